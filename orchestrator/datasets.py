@@ -1,0 +1,77 @@
+"""Real requests from the shared data folder (``../shared/data``, sources in its SOURCES.md).
+
+Every CSV of a kind folder (``customer_service/`` by default) is read; its text column is
+found by name, so other samples of the same kinds load the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from pathlib import Path
+
+from orchestrator.exceptions import UserError
+from orchestrator.request import Request
+
+#: Column names that hold the request text, in order of preference.
+TEXT_COLUMNS = ("text", "utterance", "review", "sentence1", "comment_text", "tweet", "TEXT")
+
+
+def read_texts(path: Path) -> list[tuple[int, str]]:
+    """``(row number, text)`` of every non-empty text cell of one CSV (header = row 1).
+
+    Raises:
+        UserError: The file cannot be read as UTF-8 CSV or has no known text column.
+    """
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            column = next((c for c in TEXT_COLUMNS if c in (reader.fieldnames or [])), None)
+            if column is None:
+                raise UserError(
+                    f"{path}: no text column; expected one of {TEXT_COLUMNS}, "
+                    f"found {reader.fieldnames}"
+                )
+            return [
+                (i + 2, row[column].strip())
+                for i, row in enumerate(reader)
+                if (row.get(column) or "").strip()
+            ]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
+
+
+def sample_requests(
+    data_dir: Path, n: int, *, kind: str = "customer_service", seed: int = 0
+) -> list[Request]:
+    """``n`` requests drawn round-robin from every CSV of ``data_dir/kind``, shuffled per file.
+
+    Each request's metadata records ``source`` (``file.csv:row``).
+
+    Raises:
+        UserError: The folder is missing, holds no CSV, or ``n`` is not positive.
+    """
+    if n < 1:
+        raise UserError(f"the number of requests must be at least 1, got {n}")
+    folder = Path(data_dir) / kind
+    files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if not files:
+        raise UserError(
+            f"no CSV files in {folder}; set ORCH_DATA_DIR (or --data-dir) to the "
+            "folder that holds customer_service/, moderation/ and spreadsheets/"
+        )
+    rng = random.Random(seed)
+    pools = []
+    for path in files:
+        rows = read_texts(path)
+        rng.shuffle(rows)
+        pools.append((path, rows))
+    requests: list[Request] = []
+    while len(requests) < n and any(rows for _, rows in pools):
+        for path, rows in pools:
+            if rows and len(requests) < n:
+                row, text = rows.pop()
+                requests.append(
+                    Request(text=text, channel="dataset", metadata={"source": f"{path.name}:{row}"})
+                )
+    return requests

@@ -1,0 +1,130 @@
+"""Test doubles. :class:`ScriptedModel` stands in for the vLLM server in unit tests.
+
+It is **not** a model: it returns scripted text and made-up routing labelled
+``source="scripted"``, so nothing it produces can be mistaken for real telemetry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from orchestrator.client import ChatMessage, ModelCall
+from serving.architecture import MoEArchitecture
+from serving.routing import RoutingSource, RoutingTrace, routed_token_count
+
+#: A small MoE shape for scripted traces: 3 MoE layers, 8 experts, top-2.
+SCRIPTED_ARCH = MoEArchitecture(
+    model_type="scripted",
+    num_hidden_layers=4,
+    moe_layers=(1, 2, 3),
+    num_experts=8,
+    top_k=2,
+    num_shared_experts=1,
+)
+
+
+def _first_valid(schema: dict[str, Any]) -> Any:
+    """The simplest instance of a JSON schema made of objects and enums (what skills use)."""
+    defs = schema.get("$defs", {})
+
+    def build(node: dict[str, Any]) -> Any:
+        if "$ref" in node:
+            return build(defs[node["$ref"].split("/")[-1]])
+        if "enum" in node:
+            return node["enum"][0]
+        if "const" in node:
+            return node["const"]
+        kind = node.get("type")
+        if kind == "object":
+            return {k: build(v) for k, v in node.get("properties", {}).items()}
+        return {"string": "", "integer": 0, "number": 0.0, "boolean": False}.get(kind)
+
+    return build(schema)
+
+
+class ScriptedModel:
+    """A scripted stand-in for :class:`~orchestrator.client.VLLMClient` (unit tests only).
+
+    Args:
+        replies: Text returned for free-text calls, in turn (cycled). Schema-constrained calls
+            return the schema's first valid instance unless ``json_reply`` is given.
+        json_reply: Override for schema-constrained calls.
+        fail_on_call: Raise this exception on the call with this 1-based index.
+        arch: Shape of the made-up routing.
+        seed: Seed of the made-up routing.
+
+    Example:
+        >>> model = ScriptedModel(replies=["Sorry to hear that."])
+        >>> import asyncio
+        >>> call = asyncio.run(model.chat([ChatMessage(role="user", content="hi")], max_tokens=8))
+        >>> call.text, call.routing.source.value
+        ('Sorry to hear that.', 'scripted')
+    """
+
+    base_url = "scripted://"
+
+    def __init__(
+        self,
+        replies: Sequence[str] = ("Thank you for reaching out.",),
+        *,
+        json_reply: str | None = None,
+        fail_on_call: tuple[int, Callable[[], Exception]] | None = None,
+        arch: MoEArchitecture = SCRIPTED_ARCH,
+        seed: int = 0,
+        model_name: str = "scripted-model",
+    ) -> None:
+        self.replies = list(replies)
+        self.json_reply = json_reply
+        self.fail_on_call = fail_on_call
+        self.arch = arch
+        self.model_name = model_name
+        self.calls: list[list[ChatMessage]] = []
+        self._rng = np.random.default_rng(seed)
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float = 0.0,
+    ) -> ModelCall:
+        self.calls.append(list(messages))
+        if self.fail_on_call and len(self.calls) == self.fail_on_call[0]:
+            raise self.fail_on_call[1]()
+        if json_schema is not None:
+            text = (
+                self.json_reply
+                if self.json_reply is not None
+                else json.dumps(_first_valid(json_schema))
+            )
+        else:
+            text = self.replies[(len(self.calls) - 1) % len(self.replies)]
+        prompt_tokens = sum(len(m.content.split()) + 4 for m in messages)
+        completion_tokens = min(max(len(text.split()), 1), max_tokens)
+        tokens = routed_token_count(prompt_tokens, completion_tokens)
+        layers, k, experts = len(self.arch.moe_layers), self.arch.top_k, self.arch.num_experts
+        ids = np.argsort(self._rng.random((tokens, layers, experts)), axis=-1)[..., :k]
+        routing = RoutingTrace(
+            source=RoutingSource.SCRIPTED,
+            moe_layers=self.arch.moe_layers,
+            num_experts=experts,
+            top_k=k,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            expert_ids=ids.astype(np.int16),
+            router_confidence=self._rng.uniform(0.3, 0.9, (tokens, layers)).astype(np.float32),
+        )
+        return ModelCall(
+            model=self.model_name,
+            text=text,
+            finish_reason="stop",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=1.0,
+            routing=routing,
+        )

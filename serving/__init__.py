@@ -1,0 +1,39 @@
+"""The model side: offline checkpoints, the co-hosted vLLM server, and routing capture.
+
+Heavy dependencies (torch, transformers) are imported only by the functions that need them.
+"""
+
+from serving.architecture import MoEArchitecture
+from serving.capture import EngineCapture, NoCapture, ReplayCapture, RoutingCapture
+from serving.checkpoint import CheckpointSpec, PlantedExpert, build_checkpoint
+from serving.engine_capture import decode_routed_experts, encode_routed_experts
+from serving.errors import CheckpointError, RoutingDecodeError, ServerStartError, ServingError
+from serving.launcher import VLLMServer, server_is_healthy
+from serving.profiles import ServingProfile, cpu_profile, gpu_profile
+from serving.replay import RoutingReplayer
+from serving.routing import RoutingSource, RoutingTrace
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointSpec",
+    "EngineCapture",
+    "MoEArchitecture",
+    "NoCapture",
+    "PlantedExpert",
+    "ReplayCapture",
+    "RoutingCapture",
+    "RoutingDecodeError",
+    "RoutingReplayer",
+    "RoutingSource",
+    "RoutingTrace",
+    "ServerStartError",
+    "ServingError",
+    "ServingProfile",
+    "VLLMServer",
+    "build_checkpoint",
+    "cpu_profile",
+    "decode_routed_experts",
+    "encode_routed_experts",
+    "gpu_profile",
+    "server_is_healthy",
+]

