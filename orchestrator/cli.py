@@ -26,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from orchestrator.batch import run_batch
 from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier_cli import app as classifier_app
 from orchestrator.config import Settings
 from orchestrator.console import print_load, request_lines
 from orchestrator.datasets import sample_requests
@@ -47,6 +48,7 @@ app = typer.Typer(
 )
 console = Console()
 err = Console(stderr=True)
+app.add_typer(classifier_app, name="classifier")
 
 
 def _settings(**overrides: object) -> Settings:

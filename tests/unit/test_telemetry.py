@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator import Request, RuleClassifier, TelemetryError, TelemetryStore, UserError
+from orchestrator.load import expert_load, layer_load
+from serving import RoutingSource, RoutingTrace
+
+
+def _trace(ids: np.ndarray) -> RoutingTrace:
+    tokens = ids.shape[0]
+    return RoutingTrace(source=RoutingSource.REPLAY, moe_layers=(1, 2), num_experts=8, top_k=2,
+                        prompt_tokens=tokens, completion_tokens=1, expert_ids=ids,
+                        router_confidence=np.full((tokens, 2), 0.5, np.float32))
+
+
+def test_sqlite_folder_is_created_and_bad_url_is_a_user_error(tmp_path: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{tmp_path / 'a' / 'b' / 't.db'}")
+    assert (tmp_path / "a" / "b" / "t.db").exists() and store.count_calls() == 0
+    with pytest.raises(UserError, match="SQLAlchemy URL"):
+        TelemetryStore("not a url ::")
+
+
+def test_a_rejected_write_leaves_no_row(tmp_path: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    request = Request(text="refund")
+    classification = RuleClassifier().classify(request)
+    ids = np.zeros((4, 2, 2), np.int16)
+    ids[..., 1] = 1
+    # no request row exists: the foreign key rejects the call row, and nothing remains
+    with pytest.raises(TelemetryError, match="could not write"):
+        store.record_call(request_id=request.id, classification=classification,
+                          workflow="customer_service", node="n", model="m", latency_ms=1.0,
+                          finish_reason="stop", routing=_trace(ids))
+    assert store.count_calls() == 0
+
+
+def test_load_marks_hot_and_dead_experts_with_a_sample_guard() -> None:
+    counts = np.array([50, 50, 0, 0, 0, 0, 0, 100])
+    load = layer_load(1, counts, hot_factor=2.0, dead_min_expected=5.0, top_k=2)
+    assert load.hot == [7, 0, 1] or load.hot[0] == 7
+    assert load.dead == [2, 3, 4, 5, 6]
+    assert load.balancedness == pytest.approx(25 / 100)
+    small = layer_load(1, np.array([1, 1, 0, 0, 0, 0, 0, 0]), hot_factor=2.0,
+                       dead_min_expected=5.0, top_k=2)
+    assert small.dead == []  # 2 activations over 8 experts: too few to call anyone dead
+
+
+def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    classification = RuleClassifier().classify(Request(text="refund my order"))
+    for _ in range(3):
+        request = Request(text="refund my order")
+        store.start_request(request, classification, "customer_service")
+        ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (5, 1, 1))
+        store.record_call(request_id=request.id, classification=classification,
+                          workflow="customer_service", node="n", model="m", latency_ms=1.0,
+                          finish_reason="stop", routing=_trace(ids))
+    load = expert_load(store)
+    assert load.calls == 3 and load.sources == {"replay": 3}
+    assert load.layers[0].shares[0] == pytest.approx(0.5)
+    assert load.layers[1].shares[3] == pytest.approx(0.5)
+    with pytest.raises(UserError, match="no model call"):
+        expert_load(store, workflow="excel_report")
