@@ -1,0 +1,301 @@
+"""The compiled matcher: a rules file turned into hash-table lookups for microsecond matching.
+
+Matching works on the *normalised* text (NFKC, so full-width letters and digits become
+half-width, then lower case), split into tokens: runs of ``[a-z0-9]`` and runs of CJK
+characters. Then:
+
+* **English keywords** are dictionary lookups of each token, of adjacent token pairs and
+  triples joined by a space (phrases) and without one (``log in`` = ``login``,
+  ``top-up`` = ``topup``), and of token prefixes for ``stem*`` keywords.
+* **Typos** (fuzzy matching): a token that is not a keyword is looked up in a
+  deletion-neighbourhood index (every keyword with one letter removed, the SymSpell idea),
+  which yields the few keywords within one edit; each candidate is then scored with
+  rapidfuzz (``fuzz.ratio``, and ``OSA`` distance <= 1) and the similarity scales the
+  rule's weight. Results are memoised per token, so a word is only fuzzy-searched once.
+  Scoring every token against every keyword with ``rapidfuzz.process.extractOne`` gave the
+  same matches but cost tens of microseconds per token.
+* **Chinese keywords** match as character substrings anywhere in a CJK run (Chinese has no
+  spaces, so whole-word tokens would miss ``退款`` inside ``我要退款``): for each character
+  that starts some keyword, the substrings of the keyword lengths are looked up.
+* **Regex rules** run with a per-search time limit (see :mod:`.loader`).
+* **Attachments** and the **channel** are set lookups.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import regex
+from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
+
+from orchestrator.classifier.loader import RulesError, compile_rule_regex
+from orchestrator.classifier.models import Rule, RulesFile
+from orchestrator.routes import Route
+
+log = logging.getLogger(__name__)
+
+TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[a-z0-9]")
+_FUZZY_CACHE_MAX = 50_000
+
+#: ``(rule index, keyword)``: one keyword of one rule.
+Hit = tuple[int, str]
+#: Per fired rule: ``(similarity, matched text, span)``.
+Match = tuple[float, str, tuple[int, int] | None]
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width to half-width, compatibility forms folded) then lower case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+@dataclass
+class CompiledRules:
+    """Lookup tables built from a :class:`RulesFile` (immutable once built)."""
+
+    rules: tuple[Rule, ...]
+    routes: tuple[Route, ...]
+    priority: dict[Route, int]
+    word: dict[str, tuple[Hit, ...]]
+    phrase: dict[str, tuple[Hit, ...]]
+    phrase_len: dict[str, int]
+    compact_starts: frozenset[str]
+    prefix: dict[str, tuple[Hit, ...]]
+    prefix_lens: tuple[int, ...]
+    fuzzy_del: dict[str, tuple[str, ...]]
+    zh: dict[str, tuple[Hit, ...]]
+    zh_first: dict[str, tuple[int, ...]]
+    regexes: tuple[tuple[int, regex.Pattern[str]], ...]
+    attach: dict[str, tuple[int, ...]]
+    channels: dict[str, tuple[tuple[Route, float], ...]]
+    max_scan_chars: int
+    regex_timeout_s: float
+    fuzzy_min_len: int
+    fuzzy_min_ratio: float
+    fuzzy_cache: dict[str, tuple[tuple[int, str, float], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, rules_file: RulesFile, path: Path | str = "<rules>") -> CompiledRules:
+        """Compile a validated rules file.
+
+        Raises:
+            RulesError: A keyword mixes Chinese and Latin letters, or a regex is unsafe.
+        """
+        rules = rules_file.rule
+        s = rules_file.settings
+        word: dict[str, list[Hit]] = defaultdict(list)
+        phrase: dict[str, list[Hit]] = defaultdict(list)
+        phrase_len: dict[str, int] = {}
+        prefix: dict[str, list[Hit]] = defaultdict(list)
+        zh: dict[str, list[Hit]] = defaultdict(list)
+        fuzzy_keys: set[str] = set()
+        regexes: list[tuple[int, regex.Pattern[str]]] = []
+        attach: dict[str, list[int]] = defaultdict(list)
+        for i, rule in enumerate(rules):
+            if rule.regex is not None:
+                regexes.append((i, compile_rule_regex(path, rule)))
+            for ext in rule.attachments:
+                attach[ext.lower().lstrip(".")].append(i)
+            for raw in rule.keywords:
+                kw = normalise(raw.strip())
+                star = kw.endswith("*")
+                kw = kw.rstrip("*").strip()
+                has_cjk = bool(_CJK.search(kw))
+                if has_cjk and _LATIN.search(kw):
+                    raise RulesError(
+                        path,
+                        rule.line,
+                        f"rule {rule.id!r}: keyword {raw!r} mixes Chinese and Latin letters; "
+                        "split it into two keywords",
+                    )
+                if has_cjk:
+                    zh[re.sub(r"\s+", "", kw)].append((i, raw))
+                    continue
+                tokens = TOKEN.findall(kw)
+                if not tokens:
+                    raise RulesError(
+                        path,
+                        rule.line,
+                        f"rule {rule.id!r}: keyword {raw!r} has no letters or digits",
+                    )
+                compact = "".join(tokens)
+                if star:
+                    prefix[compact].append((i, raw))
+                    continue
+                word[compact].append((i, raw))
+                if len(tokens) > 1:
+                    key = " ".join(tokens)
+                    phrase[key].append((i, raw))
+                    phrase_len[tokens[0]] = max(phrase_len.get(tokens[0], 0), len(tokens))
+                if rule.fuzzy and len(compact) >= s.fuzzy_min_len:
+                    fuzzy_keys.add(compact)
+        compact_starts = frozenset(k[:j] for k in word for j in range(2, len(k)))
+        fuzzy_del: dict[str, set[str]] = defaultdict(set)
+        for key in fuzzy_keys:
+            for variant in _deletes(key):
+                fuzzy_del[variant].add(key)
+        zh_first: dict[str, set[int]] = defaultdict(set)
+        for key in zh:
+            zh_first[key[0]].add(len(key))
+        channels: dict[str, list[tuple[Route, float]]] = defaultdict(list)
+        for spec in rules_file.route:
+            for ch in spec.channels:
+                channels[ch.lower()].append((spec.name, spec.channel_weight))
+        routes = tuple(r for r in Route if r is not Route.FALLBACK)
+        priority = {r: 0 for r in routes} | {spec.name: spec.priority for spec in rules_file.route}
+        return cls(
+            rules=rules,
+            routes=routes,
+            priority=priority,
+            word={k: tuple(v) for k, v in word.items()},
+            phrase={k: tuple(v) for k, v in phrase.items()},
+            phrase_len=phrase_len,
+            compact_starts=compact_starts,
+            prefix={k: tuple(v) for k, v in prefix.items()},
+            prefix_lens=tuple(sorted({len(k) for k in prefix})),
+            fuzzy_del={k: tuple(sorted(v)) for k, v in fuzzy_del.items()},
+            zh={k: tuple(v) for k, v in zh.items()},
+            zh_first={k: tuple(sorted(v, reverse=True)) for k, v in zh_first.items()},
+            regexes=tuple(regexes),
+            attach={k: tuple(v) for k, v in attach.items()},
+            channels={k: tuple(v) for k, v in channels.items()},
+            max_scan_chars=s.max_scan_chars,
+            regex_timeout_s=s.regex_timeout_ms / 1000,
+            fuzzy_min_len=s.fuzzy_min_len,
+            fuzzy_min_ratio=s.fuzzy_min_ratio,
+        )
+
+    # ------------------------------------------------------------------ matching
+
+    def match(
+        self, text: str, extensions: tuple[str, ...] = (), channel: str | None = None
+    ) -> dict[int, Match]:
+        """Fired rules for a *normalised* text: rule index -> (similarity, matched, span).
+
+        Args:
+            text: Output of :func:`normalise` (already cut to ``max_scan_chars``).
+            extensions: Lower-case attachment extensions without the dot.
+            channel: The request's channel, lower case, or None.
+        """
+        fired: dict[int, Match] = {}
+        word, phrase, prefix = self.word, self.phrase, self.prefix
+        zh, zh_first = self.zh, self.zh_first
+        toks = [(m.group(), m.start()) for m in TOKEN.finditer(text)]
+        n = len(toks)
+        for t, (tok, start) in enumerate(toks):
+            first = tok[0]
+            if first >= "\u3400":  # a CJK run: substring lookups
+                if zh:
+                    size = len(tok)
+                    for i in range(size):
+                        lens = zh_first.get(tok[i])
+                        if lens:
+                            for length in lens:
+                                if i + length <= size:
+                                    hits = zh.get(tok[i : i + length])
+                                    if hits:
+                                        for rule, _ in hits:
+                                            if rule not in fired:
+                                                s = start + i
+                                                fired[rule] = (
+                                                    1.0,
+                                                    tok[i : i + length],
+                                                    (s, s + length),
+                                                )
+                continue
+            end = start + len(tok)
+            hits = word.get(tok)
+            if hits:
+                for rule, _ in hits:
+                    if rule not in fired or fired[rule][0] < 1.0:
+                        fired[rule] = (1.0, tok, (start, end))
+            elif len(tok) >= self.fuzzy_min_len:
+                for rule, _kw, sim in self._fuzzy(tok):
+                    if rule not in fired or fired[rule][0] < sim:
+                        fired[rule] = (sim, tok, (start, end))
+            if self.prefix_lens:
+                for length in self.prefix_lens:
+                    if length > len(tok):
+                        break
+                    phits = prefix.get(tok[:length])
+                    if phits:
+                        for rule, _ in phits:
+                            if rule not in fired or fired[rule][0] < 1.0:
+                                fired[rule] = (1.0, tok, (start, end))
+            if t + 1 < n:
+                plen = self.phrase_len.get(tok)
+                if plen:  # phrases starting here, two or more words
+                    key = tok
+                    for k in range(t + 1, min(n, t + plen)):
+                        nxt, nstart = toks[k]
+                        if nxt[0] >= "\u3400":
+                            break
+                        key = key + " " + nxt
+                        hits = phrase.get(key)
+                        if hits:
+                            span = (start, nstart + len(nxt))
+                            for rule, _ in hits:
+                                if rule not in fired or fired[rule][0] < 1.0:
+                                    fired[rule] = (1.0, text[span[0] : span[1]], span)
+                if tok in self.compact_starts:  # "log in" -> "login"
+                    nxt, nstart = toks[t + 1]
+                    hits = word.get(tok + nxt)
+                    if hits:
+                        span = (start, nstart + len(nxt))
+                        for rule, _ in hits:
+                            if rule not in fired or fired[rule][0] < 1.0:
+                                fired[rule] = (1.0, text[span[0] : span[1]], span)
+        for rule, pattern in self.regexes:
+            try:
+                found = pattern.search(text, timeout=self.regex_timeout_s)
+            except TimeoutError:
+                log.warning(
+                    "regex rule %s exceeded %.0f ms on a %d-character text; skipped",
+                    self.rules[rule].id,
+                    self.regex_timeout_s * 1000,
+                    len(text),
+                )
+                continue
+            if found is not None:
+                fired[rule] = (1.0, found.group(0), found.span())
+        for ext in extensions:
+            for rule in self.attach.get(ext, ()):
+                fired.setdefault(rule, (1.0, ext, None))
+        return fired
+
+    def _fuzzy(self, tok: str) -> tuple[tuple[int, str, float], ...]:
+        cached = self.fuzzy_cache.get(tok)
+        if cached is not None:
+            return cached
+        candidates: set[str] = set()
+        fuzzy_del = self.fuzzy_del
+        for variant in _deletes(tok):
+            found = fuzzy_del.get(variant)
+            if found:
+                candidates.update(found)
+        out: list[tuple[int, str, float]] = []
+        for cand in candidates:
+            if OSA.distance(tok, cand, score_cutoff=1) > 1:
+                continue
+            ratio = fuzz.ratio(tok, cand, score_cutoff=self.fuzzy_min_ratio)
+            if ratio:
+                for rule, kw in self.word[cand]:
+                    if self.rules[rule].fuzzy:
+                        out.append((rule, kw, round(ratio / 100, 4)))
+        result = tuple(out)
+        if len(self.fuzzy_cache) >= _FUZZY_CACHE_MAX:
+            self.fuzzy_cache.clear()
+        self.fuzzy_cache[tok] = result
+        return result
+
+
+def _deletes(word: str) -> set[str]:
+    """The word and every string made by removing one character of it."""
+    return {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}

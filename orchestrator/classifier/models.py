@@ -1,0 +1,258 @@
+"""Pydantic models of the classifier: the rules file schema and the classification result."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from orchestrator.calibration import IsotonicMap
+from orchestrator.routes import Route
+
+#: Why a request went to the fallback route (``None`` when it did not).
+FallbackReason = Literal[
+    "no_signal",  # no rule fired
+    "low_confidence",  # best score under ``min_score``
+    "ambiguous",  # best and runner-up closer than ``ambiguity_margin``
+    "invalid_input",  # empty, too long, binary or not UTF-8 (classify_text only)
+]
+
+
+class Signal(BaseModel):
+    """One rule that fired.
+
+    Attributes:
+        rule_id: Id of the rule in the rules file (``channel.<route>`` for a channel hint).
+        route: The route it is evidence for (or against, when ``negative``).
+        weight: Evidence it contributed, in (0, 1]: the rule's weight times the match
+            similarity (1.0 for exact matches, rapidfuzz ratio / 100 for fuzzy ones).
+        matched: The text (or attachment file name, or channel) that matched.
+        span: ``(start, end)`` character offsets into the *normalised* text (NFKC, lower
+            case), or None for attachment and channel signals.
+        negative: True for a negative pattern (evidence against ``route``).
+        similarity: 1.0 for exact matches, else the rapidfuzz ratio in [0, 1].
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str
+    route: Route
+    weight: float
+    matched: str
+    span: tuple[int, int] | None = None
+    negative: bool = False
+    similarity: float = 1.0
+
+
+class RouteScore(BaseModel):
+    """A route and its evidence score (noisy-OR of fired rule weights), in [0, 1]."""
+
+    model_config = ConfigDict(frozen=True)
+
+    route: Route
+    score: float
+
+
+class Classification(BaseModel):
+    """The classifier's decision for one request.
+
+    Attributes:
+        route: The chosen route (``fallback`` when unsure).
+        confidence: Estimated probability, in [0, 1], that ``route`` is the right route:
+            the raw evidence mapped through an isotonic calibration fitted on the tune split
+            of the labelled routing set (``orchestrator classifier fit-thresholds``). Of
+            requests classified with confidence c, about c are right (ECE is reported by
+            ``orchestrator classifier eval``). Uncalibrated (``calibrated`` False) when no
+            calibration file is loaded.
+        scores: Evidence score of every non-fallback route, highest first.
+        signals: Every rule that fired, with rule id and matched span.
+        reason: Why this route was chosen, in words.
+        fallback_reason: Machine-readable reason when ``route`` is fallback, else None.
+        runner_ups: The routes that were not chosen, with scores, best first.
+        calibrated: Whether ``confidence`` went through a fitted calibration map.
+        rules_version: Short hash of the rules (and calibration) the decision used.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    route: Route
+    confidence: float = Field(ge=0, le=1)
+    scores: dict[Route, float]
+    signals: tuple[Signal, ...] = ()
+    reason: str
+    fallback_reason: FallbackReason | None = None
+    runner_ups: tuple[RouteScore, ...] = ()
+    calibrated: bool = False
+    rules_version: str = ""
+
+    @property
+    def runner_up(self) -> tuple[Route, float] | None:
+        """The best route that was not chosen, and its score (None when there is none)."""
+        if not self.runner_ups:
+            return None
+        best = self.runner_ups[0]
+        return best.route, best.score
+
+
+class Rule(BaseModel):
+    """One piece of evidence for (or, when ``negative``, against) a route.
+
+    Exactly one of ``keywords``, ``regex`` and ``attachments`` is set.
+
+    Attributes:
+        id: Stable id (``[a-z0-9_.-]+``), shown in signals and telemetry.
+        route: The route it is evidence for; never ``fallback``.
+        weight: Evidence strength in (0, 1) (up to 1 for a negative rule: 1 vetoes the route).
+        keywords: Words and phrases. English phrases match on word tokens, with or without
+            spaces between words (``log in`` = ``login``); a trailing ``*`` matches any word
+            that starts with the stem (``refund*``); Chinese keywords match anywhere as
+            character substrings. Matching is after NFKC (full-width to half-width) and lower
+            casing.
+        fuzzy: Also match English words of ``fuzzy_min_len`` letters or more that are one edit
+            (insert, delete, substitute, swap) away, scored with rapidfuzz ``ratio``.
+        regex: A pattern for the ``regex`` module, searched in the normalised text; it must
+            pass the catastrophic-backtracking probe at load.
+        attachments: File extensions without the dot (``xlsx``); fires on an attachment with
+            one of them.
+        negative: A negative pattern: when it fires, the route's score is multiplied by
+            ``1 - weight``.
+        line: Line of the rule in the rules file (set by the loader).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9_.\-]+$", max_length=80)
+    route: Route
+    weight: float = Field(gt=0, le=1)
+    keywords: tuple[str, ...] = ()
+    fuzzy: bool = True
+    regex: str | None = None
+    attachments: tuple[str, ...] = ()
+    negative: bool = False
+    line: int | None = Field(default=None, exclude=True)
+
+    @field_validator("keywords", "attachments")
+    @classmethod
+    def _no_blank(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            if not value.strip() or value.strip() == "*":
+                raise ValueError("keywords and attachments must not be blank")
+        return values
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Rule:
+        kinds = [bool(self.keywords), self.regex is not None, bool(self.attachments)]
+        if sum(kinds) != 1:
+            raise ValueError(
+                f"rule {self.id!r} must set exactly one of keywords, regex, attachments"
+            )
+        if self.route is Route.FALLBACK:
+            raise ValueError(
+                f"rule {self.id!r}: fallback is chosen by thresholds, not by rules; "
+                "use another route or a negative rule"
+            )
+        if self.weight >= 1 and not self.negative:
+            raise ValueError(f"rule {self.id!r}: weight must be below 1 for a positive rule")
+        return self
+
+    @property
+    def kind(self) -> Literal["keywords", "regex", "attachment"]:
+        """``keywords``, ``regex`` or ``attachment``."""
+        if self.regex is not None:
+            return "regex"
+        return "attachment" if self.attachments else "keywords"
+
+
+class RouteSpec(BaseModel):
+    """Per-route settings.
+
+    Attributes:
+        name: The route.
+        priority: Breaks ties between equal scores (higher wins).
+        channels: Channels (``Request.channel``) that hint at this route.
+        channel_weight: Evidence a hinted channel gives, in (0, 1).
+        description: What the route is for.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: Route
+    priority: int = 0
+    channels: tuple[str, ...] = ()
+    channel_weight: float = Field(0.5, gt=0, lt=1)
+    description: str = ""
+    line: int | None = Field(default=None, exclude=True)
+
+
+class Settings(BaseModel):
+    """Engine settings of a rules file.
+
+    Attributes:
+        max_scan_chars: Only the first this-many characters of a text are matched.
+        regex_timeout_ms: Per-search time limit of a regex rule at run time.
+        fuzzy_min_len: Shortest English keyword (letters) that is fuzzy-matched.
+        fuzzy_min_ratio: Lowest rapidfuzz ``ratio`` (0-100) that counts as a fuzzy match.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_scan_chars: int = Field(20_000, ge=100)
+    regex_timeout_ms: float = Field(20.0, gt=0)
+    fuzzy_min_len: int = Field(5, ge=3)
+    fuzzy_min_ratio: float = Field(80.0, ge=50, le=100)
+
+
+class RulesFile(BaseModel):
+    """The whole rules file (``orchestrator/rules/routes.toml``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = 1
+    settings: Settings = Settings()
+    route: tuple[RouteSpec, ...] = ()
+    rule: tuple[Rule, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> RulesFile:
+        seen: set[str] = set()
+        for rule in self.rule:
+            if rule.id in seen:
+                raise ValueError(f"rule id {rule.id!r} is used twice; ids must be unique")
+            seen.add(rule.id)
+        names = [r.name for r in self.route]
+        if len(set(names)) != len(names):
+            raise ValueError("a route is listed twice in [[route]]")
+        return self
+
+
+class Thresholds(BaseModel):
+    """Decision thresholds.
+
+    Attributes:
+        min_score: The best route needs at least this evidence score.
+        ambiguity_margin: It must beat the runner-up by at least this much.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_score: float = Field(0.4, ge=0, le=1)
+    ambiguity_margin: float = Field(0.1, ge=0, le=1)
+
+
+class CalibrationFile(BaseModel):
+    """Fitted thresholds and calibration maps (``orchestrator/rules/calibration.toml``).
+
+    Attributes:
+        thresholds: The fitted thresholds.
+        maps: Per decided route (``fallback`` included): isotonic map from the raw score
+            (best score minus runner-up for a route; best score for fallback) to P(correct).
+        fitted_on: Where the fit came from (split, sizes), for people.
+        rules_sha: Hash of the rules file the fit was made with.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    thresholds: Thresholds = Thresholds()
+    maps: dict[Route, IsotonicMap] = {}
+    fitted_on: str = ""
+    rules_sha: str = ""
