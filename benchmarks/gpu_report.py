@@ -1,0 +1,216 @@
+"""Turn the device's ``results.json`` (``benchmarks/gpu_run.py``) into the kept results.
+
+Writes ``benchmarks/results/gpu_<date>.json`` (the device's figures, minus the per-request TTFT
+samples, plus the CPU decode timing when given) and ``gpu_<date>.md`` (the summary table)::
+
+    python -m benchmarks.gpu_report RESULTS_JSON [--cpu-decode runs/decode.json] [--date 2026-11-29]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k not in ("ttft_values_s",)}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def _f(value: Any, fmt: str = "{:.1f}", none: str = "n/a") -> str:
+    return none if value is None else fmt.format(value)
+
+
+def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) -> str:
+    dev = res.get("device_measure") or res.get("device_replay") or res.get("device_build") or {}
+    lines = [
+        f"# GPU results, {date}",
+        "",
+        f"- Device: {dev.get('gpu', 'n/a')} ({dev.get('gpu_memory_gib', '?')} GiB), "
+        f"host `{dev.get('host', '?')}`",
+        f"- vLLM {dev.get('vllm')}, torch {dev.get('torch')}, transformers "
+        f"{dev.get('transformers')}, Python {dev.get('python')}",
+    ]
+    build = res.get("build") or {}
+    if build:
+        cfg = build.get("config", {})
+        lines.append(
+            f"- Model: project-built random-weight `Ernie4_5_MoeForCausalLM`, "
+            f"{cfg.get('num_hidden_layers')} layers (MoE from layer "
+            f"{cfg.get('moe_layer_start_index')}), hidden {cfg.get('hidden_size')}, "
+            f"{cfg.get('moe_num_experts')} experts, top-{cfg.get('moe_k')}, "
+            f"{cfg.get('moe_num_shared_experts')} shared, vocab {cfg.get('vocab_size')}, "
+            f"{build.get('parameters', 0) / 1e9:.1f}B parameters, bf16; built on "
+            f"{build.get('device')} in {build.get('seconds')} s"
+        )
+    lines.append(
+        "- Workload: customer-service messages from `shared/data/customer_service` (5 CSVs, "
+        "round-robin), a system prompt + the message; 48 output tokens (`ignore_eos`), "
+        "temperature 0, non-streaming with `return_token_ids` except every 8th request, "
+        "which is streamed to measure TTFT."
+    )
+    agr = res.get("agreement")
+    if agr:
+        m = agr["margin"]
+        lines += [
+            "",
+            "## Engine capture vs transformers replay (same token ids, same checkpoint)",
+            "",
+            f"{agr['calls']} calls, {agr['tokens_total']} tokens, {agr['token_layer_pairs']} "
+            f"(token, MoE layer) pairs; replay on {agr['replay_device']} in "
+            f"{agr['replay_dtype']} (gate {agr['replay_gate_dtype']}).",
+            "",
+            "| measure | agreement |",
+            "|---|---|",
+            f"| expert id per (token, layer, slot), same slot | "
+            f"{100 * agr['slot_agreement_ordered']:.2f}% |",
+            f"| expert id per (token, layer, slot), in the replay's top-6 | "
+            f"{100 * agr['slot_agreement_order_free']:.2f}% |",
+            f"| top-6 set per (token, layer) | {100 * agr['topk_set_agreement']:.2f}% |",
+            f"| top-6 set, prompt rows / completion rows | "
+            f"{_f(100 * agr['topk_set_agreement_prompt_rows'], '{:.2f}%')} / "
+            f"{_f(100 * agr['topk_set_agreement_completion_rows'], '{:.2f}%')} |",
+            f"| per-call load-share TVD, median / max | "
+            f"{_f(agr['load_share_tvd_per_call']['median'], '{:.4f}')} / "
+            f"{_f(agr['load_share_tvd_per_call']['max'], '{:.4f}')} |",
+            "",
+            "Gate margin (6th minus 7th selection score): median "
+            f"{_f(m['median_disagreeing'], '{:.2e}')} "
+            f"where the sets disagree, {_f(m['median_agreeing'], '{:.2e}')} where they agree; "
+            f"P(margin of a disagreeing pair < margin of an agreeing pair) = "
+            f"{_f(m['auc_disagreeing_lower'], '{:.3f}')}; "
+            f"{_f(100 * (m['share_of_disagreements_in_lowest_10pct_margins'] or 0), '{:.1f}')}% "
+            "of disagreements lie in the lowest 10% of margins. Disagreement rate by margin "
+            "decile (lowest first): "
+            + ", ".join(f"{100 * v:.1f}%" for v in m["disagreement_rate_by_margin_decile"])
+            + ".",
+            "",
+            "Replay rank of the engine's experts that the replay did not choose: "
+            + ", ".join(
+                f"rank {k}: {v}"
+                for k, v in agr["replay_rank_of_engine_experts_not_chosen_by_replay"].items()
+            )
+            + f". Dense layer 0 rows all zero in every payload: "
+            f"{agr['engine_dense_layer_rows_all_zero']}.",
+            "",
+            "Per MoE layer, top-6 set agreement: "
+            + ", ".join(
+                f"L{p['layer']} {100 * p['topk_set_agreement']:.1f}%" for p in agr["per_layer"]
+            )
+            + ".",
+        ]
+    bench = [(c, res.get(f"bench_c{c}")) for c in (8, 32, 128)]
+    if any(b for _, b in bench):
+        lines += [
+            "",
+            "## Routed experts off vs on (capture overhead)",
+            "",
+            "Mean of the repetitions of 1024 requests each (off and on alternate); TTFT "
+            "percentiles pooled over the streamed requests of all repetitions.",
+            "",
+            "| concurrency | reps off/on | output tok/s off | on | overhead | TTFT p50 off / on "
+            "(ms) | TTFT p99 off / on (ms) | latency p50 off / on (s) | body bytes off / on |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c, b in bench:
+            if not b or "runs" not in b:
+                lines.append(f"| {c} | not measured | | | | | | | |")
+                continue
+            s = b.get("summary") or _summary_partial(b["runs"])
+            off, on = s.get("off", {}), s.get("on", {})
+
+            def ms(d: dict[str, Any], k: str) -> str:
+                return _f(None if d.get(k) is None else 1000 * d[k], "{:.0f}")
+
+            lines.append(
+                f"| {c} | {off.get('reps', 0)}/{on.get('reps', 0)} | "
+                f"{_f(off.get('output_tok_s_mean'), '{:.0f}')} | "
+                f"{_f(on.get('output_tok_s_mean'), '{:.0f}')} | "
+                f"{_f(s.get('capture_overhead_pct'), '{:.1f}%')} | "
+                f"{ms(off, 'ttft_p50_s')} / {ms(on, 'ttft_p50_s')} | "
+                f"{ms(off, 'ttft_p99_s')} / {ms(on, 'ttft_p99_s')} | "
+                f"{_f(off.get('latency_p50_s_mean'), '{:.2f}')} / "
+                f"{_f(on.get('latency_p50_s_mean'), '{:.2f}')} | "
+                f"{_f(off.get('body_bytes_mean'), '{:.0f}')} / "
+                f"{_f(on.get('body_bytes_mean'), '{:.0f}')} |"
+            )
+    orch = res.get("orchestration")
+    if orch and orch.get("summary"):
+        s = orch["summary"]
+        lines += [
+            "",
+            "## Orchestration overhead (routed experts on)",
+            "",
+            f"{orch.get('requests')} requests through classifier → customer-service workflow "
+            f"(2 model calls) → `VLLMClient` + `EngineCapture` → SQLite telemetry, "
+            f"{orch.get('concurrency_requests')} requests in flight, vs a plain `openai` client "
+            "sending the same recorded calls with the same concurrency.",
+            "",
+            "| path | requests/s | output tok/s |",
+            "|---|---|---|",
+            f"| full | {s['full_requests_s_mean']:.2f} | {s['full_output_tok_s_mean']:.0f} |",
+            f"| plain | {s['plain_requests_s_mean']:.2f} | {s['plain_output_tok_s_mean']:.0f} |",
+            f"| ratio full / plain | {s['ratio_full_over_plain']:.3f} | |",
+        ]
+    for label, dec in (("device CPU", res.get("decode_write")), ("CPU here", cpu_decode)):
+        if not dec:
+            continue
+        syn = dec["synthetic_1k_token_call"]
+        lines += [
+            "",
+            f"## Routing decode + aggregate + telemetry write, 1k-token call ({label}, "
+            f"`{dec.get('host')}`)",
+            "",
+            "| step | mean ms | p50 ms | p99 ms |",
+            "|---|---|---|---|",
+        ]
+        for key, name in (
+            ("decode", "decode_routed_experts"),
+            ("aggregate_expert_counts", "expert_counts"),
+            ("telemetry_write_sqlite", "record_call (SQLite row, own transaction)"),
+            ("decode_aggregate_write", "all three"),
+            ("json_parse_of_body", "(json.loads of the 230 KB body, for scale)"),
+        ):
+            t = syn[key]
+            lines.append(f"| {name} | {t['mean_ms']:.2f} | {t['p50_ms']:.2f} | {t['p99_ms']:.2f} |")
+    if res.get("errors"):
+        lines += ["", "## Errors during the run", ""] + [f"- {e[:300]}" for e in res["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_partial(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    from benchmarks.gpu_run import summarise
+
+    return summarise(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--cpu-decode", type=Path, default=None)
+    parser.add_argument("--date", default=datetime.now(UTC).strftime("%Y-%m-%d"))
+    args = parser.parse_args()
+    res = json.loads(args.results.read_text())
+    cpu = json.loads(args.cpu_decode.read_text()) if args.cpu_decode else None
+    for key in [k for k in res if k.startswith("bench_c")]:
+        if res[key].get("runs") and not res[key].get("summary"):
+            res[key]["summary"] = _summary_partial(res[key]["runs"])
+    kept = _strip(res)
+    if cpu:
+        kept["decode_write_cpu_here"] = cpu
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"gpu_{args.date}.json").write_text(json.dumps(kept, indent=1) + "\n")
+    (RESULTS / f"gpu_{args.date}.md").write_text(markdown(res, args.date, cpu))
+    print((RESULTS / f"gpu_{args.date}.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
