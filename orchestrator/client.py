@@ -65,7 +65,7 @@ class ModelClient(Protocol):
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
+        temperature: float | None = None,
     ) -> ModelCall: ...
 
 
@@ -83,6 +83,7 @@ class VLLMClient:
         capture: How routing is obtained (engine capture on GPU, replay on CPU).
         timeout_s: Seconds per HTTP call.
         max_retries: Retries on connection errors and 5xx, with the SDK's backoff.
+        temperature: Default sampling temperature.
 
     Raises:
         ServerUnavailableError: From :meth:`chat` and :meth:`check`, when the server cannot
@@ -104,7 +105,9 @@ class VLLMClient:
         *,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        temperature: float = 0.7,
     ) -> None:
+        self.temperature = temperature
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
         self.capture = capture
@@ -124,6 +127,8 @@ class VLLMClient:
         Raises:
             ServerUnavailableError: The server cannot be reached.
             ModelCallError: It answers, but does not serve ``model_name``.
+            CheckpointError: It serves a different checkpoint from the one routing is
+                replayed through (the recorded experts would be wrong).
         """
         try:
             page = await self._client.models.list()
@@ -136,6 +141,8 @@ class VLLMClient:
                 f"server at {self.base_url} serves [{names}], not {self.model_name!r}; set "
                 "ORCH_SERVED_MODEL_NAME or start the server with --served-model-name"
             )
+        served = next(m for m in models if m.get("id") == self.model_name)
+        self.capture.verify_served_model(served.get("root"))
         return models
 
     async def chat(
@@ -144,7 +151,7 @@ class VLLMClient:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
+        temperature: float | None = None,
     ) -> ModelCall:
         """One non-streaming chat completion, with its routing trace.
 
@@ -152,7 +159,7 @@ class VLLMClient:
             messages: The conversation, system turn first.
             max_tokens: Completion token limit.
             json_schema: Constrain the output to this JSON schema (bound every string).
-            temperature: Sampling temperature; 0 is greedy.
+            temperature: Sampling temperature (0 is greedy); the client's default when None.
         """
         kwargs: dict[str, Any] = {}
         if json_schema is not None:
@@ -163,7 +170,7 @@ class VLLMClient:
                 model=self.model_name,
                 messages=[m.model_dump() for m in messages],  # type: ignore[misc]
                 max_tokens=max_tokens,
-                temperature=temperature,
+                temperature=self.temperature if temperature is None else temperature,
                 extra_body={"return_token_ids": True},
                 **kwargs,
             )

@@ -56,7 +56,14 @@ class Settings(BaseSettings):
     server_start_timeout_s: float = Field(600.0, gt=0, description="Seconds to wait for /health.")
     request_timeout_s: float = Field(120.0, gt=0, description="Seconds per model call.")
     max_retries: int = Field(2, ge=0, description="Retries of a model call on connection errors.")
-    max_completion_tokens: int = Field(48, ge=1, le=4096)
+    max_completion_tokens: int = Field(48, ge=1, le=4096, description="Free-text reply limit.")
+    temperature: float = Field(
+        0.7,
+        ge=0,
+        le=2,
+        description="Sampling temperature. Greedy decoding makes a random-weight model repeat "
+        "one token, which would skew the recorded expert load.",
+    )
     concurrency: int = Field(4, ge=1, le=256, description="Requests in flight in batch jobs.")
     kv_cache_gib: int = Field(1, ge=1, description="VLLM_CPU_KVCACHE_SPACE for the CPU profile.")
     hot_share_factor: float = Field(

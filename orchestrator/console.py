@@ -53,6 +53,14 @@ def request_lines(outcome: RequestOutcome, text: str, source: str | None) -> str
     return "\n".join(lines)
 
 
+def _experts(ids: list[int], show: int = 6) -> str:
+    """``"3: e7, e2, e20"``, or ``"14: e7, e2, ... +8"`` for long lists; ``"-"`` when empty."""
+    if not ids:
+        return "-"
+    head = ", ".join(f"e{e}" for e in ids[:show])
+    return f"{len(ids)}: {head}" + (f" … +{len(ids) - show}" if len(ids) > show else "")
+
+
 def load_table(load: ExpertLoad, title: str = "Expert load per MoE layer") -> Table:
     """The per-layer expert load table, with hot and dead experts marked."""
     uniform = 1.0 / load.num_experts
@@ -67,8 +75,7 @@ def load_table(load: ExpertLoad, title: str = "Expert load per MoE layer") -> Ta
     table.add_column("dead ✝", style="blue")
     for layer in load.layers:
         top = "  ".join(f"e{e} {s:.1%}" for e, s in layer.top(5))
-        hot = ", ".join(f"e{e}" for e in layer.hot) or "-"
-        dead = ", ".join(f"e{e}" for e in layer.dead) or "-"
+        hot, dead = _experts(layer.hot), _experts(layer.dead)
         table.add_row(
             str(layer.layer), f"{layer.activations:,}", f"{layer.balancedness:.2f}", top, hot, dead
         )

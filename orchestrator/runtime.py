@@ -47,4 +47,5 @@ def make_client(settings: Settings, capture: RoutingCapture | None = None) -> VL
         capture or routing_capture(settings),
         timeout_s=settings.request_timeout_s,
         max_retries=settings.max_retries,
+        temperature=settings.temperature,
     )

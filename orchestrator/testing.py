@@ -91,7 +91,7 @@ class ScriptedModel:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
-        temperature: float = 0.0,
+        temperature: float | None = None,
     ) -> ModelCall:
         self.calls.append(list(messages))
         if self.fail_on_call and len(self.calls) == self.fail_on_call[0]:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
+from serving.errors import CheckpointError
 from serving.replay import RoutingReplayer
 from serving.routing import RoutingTrace
 
@@ -25,6 +26,9 @@ class RoutingCapture(Protocol):
     """Produces the routing trace of one response choice."""
 
     arch: MoEArchitecture
+
+    def verify_served_model(self, root: str | None) -> None:
+        """Check that the server serves what this capture assumes (``/v1/models`` root)."""
 
     async def capture(
         self,
@@ -43,6 +47,9 @@ class EngineCapture:
 
     def __init__(self, arch: MoEArchitecture) -> None:
         self.arch = arch
+
+    def verify_served_model(self, root: str | None) -> None:
+        """Nothing to check: the engine reports its own routing."""
 
     async def capture(
         self,
@@ -74,6 +81,21 @@ class ReplayCapture:
     def from_checkpoint(cls, checkpoint_dir: Path | str) -> ReplayCapture:
         return cls(RoutingReplayer(checkpoint_dir))
 
+    def verify_served_model(self, root: str | None) -> None:
+        """Refuse to replay through a checkpoint other than the one the server serves.
+
+        Raises:
+            CheckpointError: ``root`` is a local folder other than the replay checkpoint.
+        """
+        if root and Path(root).is_dir():
+            served = Path(root).resolve()
+            if served != self.replayer.checkpoint_dir.resolve():
+                raise CheckpointError(
+                    self.replayer.checkpoint_dir,
+                    f"the server serves {served}, so replaying through this checkpoint would "
+                    f"record the wrong experts; set ORCH_CHECKPOINT_DIR={served}",
+                )
+
     async def capture(
         self,
         *,
@@ -100,6 +122,9 @@ class NoCapture:
     def __init__(self, arch: MoEArchitecture, reason: str = "routing capture disabled") -> None:
         self.arch = arch
         self.reason = reason
+
+    def verify_served_model(self, root: str | None) -> None:
+        """Nothing is captured, so nothing to check."""
 
     async def capture(
         self,

@@ -144,13 +144,27 @@ class CheckpointSpec(BaseModel):
 
 
 def corpus_from_data_dir(data_dir: Path | None, max_rows_per_file: int = 500) -> list[str]:
-    """Texts to train the tokenizer on: the built-in lines, plus the text cells of every CSV
-    under ``data_dir`` (sorted by path, first ``max_rows_per_file`` rows) when it exists."""
+    """Texts to train the tokenizer on: the built-in lines, plus the text cells of the CSVs in
+    ``data_dir/customer_service`` (sorted by name, first ``max_rows_per_file`` rows) when the
+    folder exists.
+
+    The moderation posts are left out on purpose: a random-weight model samples tokens
+    uniformly from its vocabulary, and slurs learnt as whole tokens would show up in every
+    demo reply. Their text still encodes (byte-level BPE), only in more tokens.
+    """
     import csv
 
     texts = list(_BUILTIN_CORPUS)
-    if data_dir is None or not Path(data_dir).is_dir():
+    folder = Path(data_dir) / "customer_service" if data_dir is not None else None
+    if folder is None or not folder.is_dir():
         return texts
+    for path in sorted(folder.glob("*.csv")):
+        with path.open(encoding="utf-8", newline="") as handle:
+            for i, row in enumerate(csv.reader(handle)):
+                if i > max_rows_per_file:
+                    break
+                texts.extend(cell for cell in row if len(cell) > 3 and not cell.isdigit())
+    return texts
     for path in sorted(Path(data_dir).rglob("*.csv")):
         with path.open(encoding="utf-8", newline="") as handle:
             for i, row in enumerate(csv.reader(handle)):

@@ -35,9 +35,11 @@ async def draft_reply(
     triage: IssueTriage,
     *,
     node: str = "draft_reply",
-    max_tokens: int = 64,
+    max_tokens: int | None = None,
 ) -> DraftReply:
     """Ask the model for a reply to ``message`` that fits ``triage``.
+
+    ``max_tokens`` defaults to the gateway's limit (``ORCH_MAX_COMPLETION_TOKENS``).
 
     Raises:
         ServerUnavailableError, ModelCallError: From the gateway.

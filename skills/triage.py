@@ -79,9 +79,13 @@ def parse_triage(text: str) -> IssueTriage:
 
 
 async def triage_issue(
-    llm: ModelGateway, message: str, *, node: str = "triage_issue", max_tokens: int = 48
+    llm: ModelGateway, message: str, *, node: str = "triage_issue", max_tokens: int = 96
 ) -> IssueTriage:
     """Ask the model to classify ``message``; the server constrains output to the schema.
+
+    ``max_tokens`` leaves room for the longest schema-valid answer (about 70 characters, which
+    the offline checkpoint's small tokenizer spells in up to about 60 tokens); a cut answer is
+    kept as unparsed data (``parsed=False``).
 
     Raises:
         ServerUnavailableError, ModelCallError: From the gateway.

@@ -17,7 +17,7 @@ def test_text_over_the_limit_is_rejected() -> None:
 
 
 def test_lone_surrogates_are_rejected() -> None:
-    with pytest.raises(ValidationError, match="(?i)unicode"):
+    with pytest.raises(ValidationError, match=r"(?i)unicode"):
         Request(text="ok \ud800 broken")
 
 

@@ -1,0 +1,87 @@
+"""Faults against real processes: a server that dies mid-run, a server that cannot start,
+a server that is not there. Requests are real utterances from
+../shared/data/customer_service/bitext_customer_support_sample.csv."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
+from orchestrator.config import Settings
+from orchestrator.datasets import read_texts
+from orchestrator.runtime import make_client
+from orchestrator.telemetry import decode_counts
+from serving import ServerStartError, VLLMServer, cpu_profile
+from tests.integration.conftest import free_port, start_server
+from workflows import CustomerServiceWorkflow
+
+pytestmark = pytest.mark.integration
+
+
+async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
+        offline_checkpoint: Path, data_dir: Path, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    server = start_server(offline_checkpoint, tmp_path)
+    settings = Settings(server_url=server.base_url, checkpoint_dir=offline_checkpoint,
+                        database_url=f"sqlite:///{tmp_path / 't.db'}", max_retries=0)
+    store = TelemetryStore(settings.database_url)
+    client = make_client(settings)
+    orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=16)
+    texts = read_texts(data_dir / "customer_service" / "bitext_customer_support_sample.csv")
+    requests = [Request(text=t) for _, t in texts[:4]]
+
+    def crash_after_first(outcome) -> None:  # type: ignore[no-untyped-def]
+        if server.process is not None:
+            os.killpg(server.process.pid, signal.SIGKILL)  # a crash, not a clean stop
+            server.process.wait()
+
+    try:
+        report = await run_batch(orch, requests, concurrency=1, on_outcome=crash_after_first)
+    finally:
+        await client.aclose()
+        server.stop()
+
+    first, second = report.outcomes[0], report.outcomes[1]
+    assert first.status == "succeeded" and second.status == "failed"
+    assert report.aborted and server.base_url in report.aborted
+    assert "orchestrator serve" in report.aborted
+    assert len(report.not_started) == 2
+    # the failed request is logged with its id, and recorded as failed
+    assert second.request_id in caplog.text
+    assert [r.id for r in store.requests(status="failed")] == [second.request_id]
+    # the finished request's rows stay, complete; the failed one has none half-written
+    rows = store.calls()
+    assert {r.request_id for r in rows} == {first.request_id}
+    for row in rows:
+        assert (decode_counts(row).sum(axis=1) == row.routed_tokens * row.top_k).all()
+
+
+def test_a_bad_flag_fails_the_launcher_with_the_log_tail(offline_checkpoint: Path,
+                                                          tmp_path: Path) -> None:
+    profile = cpu_profile(offline_checkpoint).model_copy(
+        update={"args": ("--no-such-flag-for-vllm",)})
+    server = VLLMServer(profile, port=free_port(), log_path=tmp_path / "bad.log",
+                        startup_timeout_s=600)
+    with pytest.raises(ServerStartError) as info:
+        server.start()
+    assert "exited with code" in str(info.value)
+    assert "no-such-flag-for-vllm" in info.value.log_tail
+    assert not server.running
+
+
+def test_unreachable_server_exits_non_zero_naming_url_and_command(data_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "run", "--limit", "2", "--no-launch",
+         "--server-url", url, "--database-url", f"sqlite:///{tmp_path / 't.db'}"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 1
+    assert url in result.stderr and "orchestrator serve" in result.stderr
