@@ -196,8 +196,8 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_scan_chars: int = Field(20_000, ge=100)
-    regex_timeout_ms: float = Field(20.0, gt=0)
+    max_scan_chars: int = Field(4_000, ge=100)
+    regex_timeout_ms: float = Field(200.0, gt=0)
     fuzzy_min_len: int = Field(5, ge=3)
     fuzzy_min_ratio: float = Field(80.0, ge=50, le=100)
 

