@@ -92,13 +92,18 @@ def measure(bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db
     from orchestrator.request import Request
     from orchestrator.telemetry import TelemetryStore
 
+    request = Request(text="Where is my refund? I was charged twice.")
     try:
         from orchestrator.classifier import RuleClassifier
 
-        request = Request(text="Where is my refund? I was charged twice.")
         classification = RuleClassifier().classify(request)
-    except Exception as exc:  # the classifier is being reworked; the row needs only its fields
-        raise RuntimeError(f"classifier unavailable for the telemetry row: {exc}") from exc
+    except Exception:  # the row needs only the decision's fields, not a working rule set
+        from orchestrator.classifier import Classification
+        from orchestrator.routes import Route
+
+        classification = Classification(
+            route=Route.CUSTOMER_SERVICE, confidence=1.0, scores={Route.CUSTOMER_SERVICE: 1.0}
+        )
 
     store = TelemetryStore(f"sqlite:///{db_dir / 'decode_bench.db'}")
     store.start_request(request, classification, "customer_service")

@@ -11,13 +11,16 @@ results under ``$OUT``):
     (port 8100, the profile as is) and **off** (port 8101, the same flags without
     ``--enable-return-routed-experts``), each with ``--gpu-memory-utilization 0.42``; keep them
     until ``/tmp/gpurun/stop`` exists. Started detached (``setsid``), it outlives one command.
+    ``--servers on`` starts only the first.
 ``measure --phases ...``
     ``agree``: send real customer-service requests to the on-server and keep the bodies (token
     ids + routed_experts) for the replay; also record small fixtures and check the project's
     ``VLLMClient`` on the same server. ``decode``: time decode + aggregate + telemetry write.
     ``b128``, ``b32``, ``b8``: routed experts off vs on at that concurrency (warm-up, then three
     alternating repetitions of 1024 requests). ``orch``: the project's full path vs a plain
-    client sending the same model calls. Phases that do not fit the time budget are skipped
+    client sending the same model calls (without the triage json_schema on both paths when
+    ``diag`` found the server answering 500 to it). ``diag``: which structured-output request
+    variants the server accepts. Phases that do not fit the time budget are skipped
     and left for the next command.
 ``replay``
     Stop the servers, replay the ``agree`` token ids through the same checkpoint in
@@ -213,7 +216,10 @@ def cmd_hold(args: argparse.Namespace) -> None:
     write()
     on, off = profiles(args.profile, args.util)
     servers = []
+    wanted = args.servers.split(",")
     for name, profile, port in (("on", on, PORT_ON), ("off", off, PORT_OFF)):
+        if name not in wanted:
+            continue
         server = VLLMServer(
             profile, port=port, log_path=STATE / f"server_{name}.log", startup_timeout_s=420
         )
@@ -493,6 +499,67 @@ async def project_client_check(base: str, items: list[str]) -> dict[str, Any]:
     return {"moe_layers": list(arch.moe_layers), "calls": out}
 
 
+def phase_diag(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
+    """Structured output on vLLM 0.24.0: which response_format variants the server accepts."""
+    import httpx
+
+    from skills.triage import TRIAGE_SCHEMA
+
+    base = urls["on"]
+    msgs = messages_for("Where is my refund? I was charged twice.", "D0000")
+    variants = {
+        "json_schema_strict (the project's client)": {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": TRIAGE_SCHEMA, "strict": True},
+            }
+        },
+        "json_schema_not_strict": {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": TRIAGE_SCHEMA},
+            }
+        },
+        "json_object": {"response_format": {"type": "json_object"}},
+        "structured_outputs_json": {"structured_outputs": {"json": TRIAGE_SCHEMA}},
+        "none": {},
+    }
+    out: dict[str, Any] = {}
+
+    async def go() -> None:
+        async with httpx.AsyncClient(timeout=120) as client:
+            for name, extra in variants.items():
+                body = {
+                    "model": "ernie",
+                    "messages": msgs,
+                    "max_tokens": 48,
+                    "temperature": 0.0,
+                    "return_token_ids": True,
+                    **extra,
+                }
+                resp = await client.post(f"{base}/chat/completions", json=body)
+                text = resp.text
+                out[name] = {"status": resp.status_code, "body_head": text[:400]}
+                if resp.status_code == 200:
+                    choice = resp.json()["choices"][0]
+                    out[name]["content"] = (choice.get("message") or {}).get("content")
+                    out[name]["finish_reason"] = choice.get("finish_reason")
+
+    asyncio.run(go())
+    time.sleep(1)
+    log_path = STATE / "server_on.log"
+    lines = log_path.read_text(errors="replace").splitlines() if log_path.is_file() else []
+    hits = [i for i, line in enumerate(lines) if "Traceback" in line or "Error" in line]
+    excerpt: list[str] = []
+    for i in hits[:3]:
+        excerpt += lines[i : i + 40]
+    (OUT / "server_on_errors.log").write_text(
+        "\n".join(lines[hits[0] - 5 :] if hits else [])[-60000:]
+    )
+    log(json.dumps({k: v["status"] for k, v in out.items()}))
+    save_results({"structured_output_diag": {"variants": out, "log_excerpt": excerpt[:120]}})
+
+
 def phase_decode(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
     from benchmarks.gpu_decode import run
 
@@ -603,7 +670,11 @@ class RecordingClient:
         self.base_url = inner.base_url
         self.log = log_
 
+    drop_schema = False
+
     async def chat(self, messages, **kwargs):
+        if self.drop_schema:
+            kwargs["json_schema"] = None
         key = CURRENT_REQUEST.get()
         if key is not None:
             self.log.setdefault(key, []).append(
@@ -612,7 +683,15 @@ class RecordingClient:
         return await self.inner.chat(messages, **kwargs)
 
 
+DROP_SCHEMA = {"on": False}
+
+
 def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
+    diag = load_results().get("structured_output_diag", {}).get("variants", {})
+    strict = diag.get("json_schema_strict (the project's client)", {})
+    DROP_SCHEMA["on"] = bool(strict) and strict.get("status") != 200
+    if DROP_SCHEMA["on"]:
+        log("orch: the server rejects the triage json_schema; both paths send it without")
     base = urls["on"]
     if base is None:
         raise RuntimeError("routed-experts server is not available")
@@ -666,6 +745,7 @@ def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
                 "summary": summary,
                 "requests": n,
                 "concurrency_requests": c,
+                "json_schema_dropped": DROP_SCHEMA["on"],
             }
         }
     )
@@ -685,6 +765,7 @@ async def full_path(base: str, items: list[str], tag: str, c: int, rep: int):
     calls: dict[str, list[dict[str, Any]]] = {}
     inner = VLLMClient(base, "ernie", EngineCapture(arch), timeout_s=600)
     client = RecordingClient(inner, calls)
+    client.drop_schema = DROP_SCHEMA["on"]
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # type: ignore[arg-type]
     requests = [Request(text=f"Ticket {tag}-{i:04d}: {t[:2000]}") for i, t in enumerate(items)]
     statuses: dict[str, int] = {}
@@ -800,6 +881,8 @@ def cmd_measure(args: argparse.Namespace) -> None:
         try:
             if phase == "agree":
                 phase_agree(args, urls)
+            elif phase == "diag":
+                phase_diag(args, urls)
             elif phase == "decode":
                 phase_decode(args, urls)
             elif phase in ("b128", "b32", "b8"):
@@ -922,6 +1005,7 @@ def main() -> None:
     h.add_argument("--profile", choices=["gpu", "cpu"], default="gpu")
     h.add_argument("--util", type=float, default=0.42)
     h.add_argument("--max-life-s", type=float, default=1500)
+    h.add_argument("--servers", default="on,off")
     m = sub.add_parser("measure")
     m.add_argument("--phases", default="agree,decode,b128,b32,orch,b8")
     m.add_argument("--budget-s", type=float, default=540)
