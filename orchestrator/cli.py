@@ -22,6 +22,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.batch import run_batch
@@ -55,12 +56,12 @@ def _settings(**overrides: object) -> Settings:
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        err.print(f"[red]invalid setting:[/] {exc}")
+        err.print(f"[red]invalid setting:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
 
 
 def _fail(exc: BaseException, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}")
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
     return typer.Exit(code)
 
 
@@ -231,13 +232,13 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
             settings.hot_share_factor,
         )
     except OrchestratorError as exc:
-        console.print(f"[yellow]no load table:[/] {exc}")
+        console.print(f"[yellow]no load table:[/] {escape(str(exc))}")
     for outcome in report.failed:
-        err.print(f"[red]request {outcome.request_id} failed:[/] {outcome.error}")
+        err.print(f"[red]request {outcome.request_id} failed:[/] {escape(outcome.error or '')}")
     if report.aborted:
         err.print(
             f"[bold red]stopped early[/] ({len(report.not_started)} requests not started):"
-            f" {report.aborted}"
+            f" {escape(report.aborted)}"
         )
     return 1 if report.failed or report.aborted else 0
 

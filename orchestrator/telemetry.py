@@ -36,6 +36,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
+    func,
     select,
 )
 from sqlalchemy.engine import Engine, make_url
@@ -281,8 +282,6 @@ class TelemetryStore:
 
     def count_calls(self) -> int:
         """Number of model-call rows."""
-        from sqlalchemy import func
-
         with self._sessions() as session:
             return int(session.scalar(select(func.count(ModelCallRecord.id))) or 0)
 

@@ -32,7 +32,7 @@ def offline_checkpoint(tmp_path_factory: pytest.TempPathFactory, data_dir: Path)
 
 def start_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
     server = VLLMServer(cpu_profile(checkpoint), port=free_port(),
-                        log_path=log_dir / "vllm-server.log", startup_timeout_s=900)
+                        log_path=log_dir / "vllm-server.log", startup_timeout_s=1800)
     return server.start()
 
 
