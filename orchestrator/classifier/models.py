@@ -197,7 +197,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_scan_chars: int = Field(4_000, ge=100)
-    regex_timeout_ms: float = Field(200.0, gt=0)
+    regex_timeout_ms: float = Field(1000.0, gt=0)
     fuzzy_min_len: int = Field(5, ge=3)
     fuzzy_min_ratio: float = Field(80.0, ge=50, le=100)
 
