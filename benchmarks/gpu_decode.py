@@ -102,7 +102,10 @@ def measure(bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db
         from orchestrator.routes import Route
 
         classification = Classification(
-            route=Route.CUSTOMER_SERVICE, confidence=1.0, scores={Route.CUSTOMER_SERVICE: 1.0}
+            route=Route.CUSTOMER_SERVICE,
+            confidence=1.0,
+            scores={Route.CUSTOMER_SERVICE: 1.0},
+            reason="benchmark row",
         )
 
     store = TelemetryStore(f"sqlite:///{db_dir / 'decode_bench.db'}")
