@@ -118,6 +118,9 @@ def decode_counts(record: ModelCallRecord) -> np.ndarray | None:
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    # WAL + NORMAL: a commit no longer waits for fsync (about 2 ms a row on the H200 host);
+    # the database stays consistent, and a power cut loses at most the last commits.
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
