@@ -26,7 +26,9 @@ from orchestrator.classifier.models import CalibrationFile, Rule, RulesFile
 from orchestrator.exceptions import UserError
 
 #: Probe time limit per pattern and probe string, seconds.
-PROBE_TIMEOUT_S = 0.05
+PROBE_TIMEOUT_S = 0.1
+#: Tries per probe string before a pattern is refused.
+PROBE_ATTEMPTS = 3
 #: Length of each adversarial probe string.
 PROBE_LENGTH = 3000
 
@@ -121,9 +123,15 @@ def probe_backtracking(pattern: regex.Pattern[str], timeout: float = PROBE_TIMEO
     probes = [ch * PROBE_LENGTH + "\x00" for ch in literals]
     probes += ["".join(literals) * (PROBE_LENGTH // max(1, len(literals))) + "\x00"]
     for probe in probes:
-        try:
-            pattern.search(probe, timeout=timeout)
-        except TimeoutError:
+        # The limit is wall-clock time, and a busy host can pause any search; only a probe
+        # that runs out of time on every one of PROBE_ATTEMPTS tries counts as catastrophic.
+        for _ in range(PROBE_ATTEMPTS):
+            try:
+                pattern.search(probe, timeout=timeout)
+                break
+            except TimeoutError:
+                continue
+        else:
             return repr(probe[:12]) + f"...({len(probe)} chars)"
     return None
 
