@@ -278,15 +278,10 @@ def classify(
     attachment: Annotated[
         list[str] | None, typer.Option(help="Attachment file name (repeatable).")
     ] = None,
+    channel: Annotated[str | None, typer.Option(help="Channel of the request.")] = None,
 ) -> None:
-    """Show the route, confidence and fired signals for one text."""
-    try:
-        request = Request(
-            text=text, attachments=tuple({"filename": name} for name in attachment or ())
-        )  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise _fail(exc, 2) from exc
-    result = RuleClassifier().classify(request)
+    """Show the route, confidence and fired signals for one text (bad text gets a fallback)."""
+    result = RuleClassifier().classify_text(text, attachments=attachment or (), channel=channel)
     console.print_json(result.model_dump_json())
 
 
