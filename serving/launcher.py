@@ -44,10 +44,18 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def server_is_healthy(base_url: str, timeout_s: float = 2.0) -> bool:
-    """True when ``{server root}/health`` answers 200. ``base_url`` may end in ``/v1``."""
+def server_is_healthy(
+    base_url: str, timeout_s: float = 2.0, client: httpx.Client | None = None
+) -> bool:
+    """True when ``{server root}/health`` answers 200. ``base_url`` may end in ``/v1``.
+
+    Pass a ``client`` when polling: each new ``httpx.Client`` loads a TLS context, which costs
+    a large share of a CPU core per second on a 2-core host that is starting vLLM.
+    """
     root = base_url.removesuffix("/").removesuffix("/v1")
     try:
+        if client is not None:
+            return client.get(f"{root}/health", timeout=timeout_s).status_code == 200
         return httpx.get(f"{root}/health", timeout=timeout_s).status_code == 200
     except httpx.HTTPError:
         return False
@@ -121,28 +129,29 @@ class VLLMServer:
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_timeout_s
         # A plain loop rather than a retry library: each turn must also notice the child dying.
-        while True:
-            code = self.process.poll()
-            if code is not None:
-                self.process = None
-                raise ServerStartError(
-                    f"vLLM server exited with code {code} during startup",
-                    command=self.command,
-                    log_path=self.log_path,
-                    log_tail=_tail(self.log_path),
-                )
-            if server_is_healthy(self.base_url):
-                return self
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerStartError(
-                    f"vLLM server did not answer {self.base_url.removesuffix('/v1')}/health "
-                    f"within {self.startup_timeout_s:.0f} s",
-                    command=self.command,
-                    log_path=self.log_path,
-                    log_tail=_tail(self.log_path),
-                )
-            time.sleep(1.0)
+        with httpx.Client() as poller:
+            while True:
+                code = self.process.poll()
+                if code is not None:
+                    self.process = None
+                    raise ServerStartError(
+                        f"vLLM server exited with code {code} during startup",
+                        command=self.command,
+                        log_path=self.log_path,
+                        log_tail=_tail(self.log_path),
+                    )
+                if server_is_healthy(self.base_url, client=poller):
+                    return self
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise ServerStartError(
+                        f"vLLM server did not answer {self.base_url.removesuffix('/v1')}/health "
+                        f"within {self.startup_timeout_s:.0f} s",
+                        command=self.command,
+                        log_path=self.log_path,
+                        log_tail=_tail(self.log_path),
+                    )
+                time.sleep(1.0)
 
     def stop(self, grace_s: float = 20.0) -> None:
         """SIGTERM the server's process group, then SIGKILL after ``grace_s`` seconds.
