@@ -1,5 +1,6 @@
 """Faults against real processes: a server that dies mid-run, a server that cannot start,
-a server that is not there. Requests are real utterances from
+a server that is not there. The module's name sorts after the other integration modules on
+purpose: its first test kills the session's shared server. Requests are real utterances from
 ../shared/data/customer_service/bitext_customer_support_sample.csv."""
 
 from __future__ import annotations
@@ -18,18 +19,19 @@ from orchestrator.datasets import read_texts
 from orchestrator.runtime import make_client
 from orchestrator.telemetry import decode_counts
 from serving import ServerStartError, VLLMServer, cpu_profile
-from tests.integration.conftest import free_port, start_server
+from tests.integration.conftest import free_port
 from workflows import CustomerServiceWorkflow
 
 pytestmark = pytest.mark.integration
 
 
 async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
-        offline_checkpoint: Path, data_dir: Path, tmp_path: Path,
+        vllm_server: VLLMServer, settings: Settings, data_dir: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    server = start_server(offline_checkpoint, tmp_path)
-    settings = Settings(server_url=server.base_url, checkpoint_dir=offline_checkpoint,
-                        database_url=f"sqlite:///{tmp_path / 't.db'}", max_retries=0)
+    # This module sorts last, so killing the session's server here costs no other test a
+    # server; starting a second one would add minutes to every CI run on 2 cores.
+    server = vllm_server
+    settings = settings.model_copy(update={"max_retries": 0})
     store = TelemetryStore(settings.database_url)
     client = make_client(settings)
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=16)
