@@ -165,13 +165,6 @@ def corpus_from_data_dir(data_dir: Path | None, max_rows_per_file: int = 500) ->
                     break
                 texts.extend(cell for cell in row if len(cell) > 3 and not cell.isdigit())
     return texts
-    for path in sorted(Path(data_dir).rglob("*.csv")):
-        with path.open(encoding="utf-8", newline="") as handle:
-            for i, row in enumerate(csv.reader(handle)):
-                if i > max_rows_per_file:
-                    break
-                texts.extend(cell for cell in row if len(cell) > 3 and not cell.isdigit())
-    return texts
 
 
 def _train_tokenizer(corpus: Sequence[str], vocab_size: int):  # -> PreTrainedTokenizerFast
