@@ -162,7 +162,7 @@ def run(
                 startup_timeout_s=settings.server_start_timeout_s,
             )
             with console.status(
-                f"starting co-hosted vLLM ({settings.profile}, about a minute "
+                f"starting co-hosted vLLM ({settings.profile}, a few minutes "
                 f"on 2 CPU cores); log: {settings.server_log}"
             ):
                 server.start()

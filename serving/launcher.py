@@ -69,8 +69,8 @@ class VLLMServer:
         host: Interface to bind (loopback by default).
         port: TCP port.
         log_path: File that receives the server's stdout and stderr.
-        startup_timeout_s: Seconds to wait for ``/health`` (about 60 s for the offline
-            checkpoint on 2 CPU cores, about 100 s for the 21B shape on an H200).
+        startup_timeout_s: Seconds to wait for ``/health`` (a few minutes for the offline
+            checkpoint on 2 busy CPU cores, about 100 s for the 21B shape on an H200).
 
     Raises:
         ServerStartError: From :meth:`start`, when the process exits or ``/health`` does not
