@@ -63,7 +63,7 @@ class GPUReplayer:
         model = AutoModelForCausalLM.from_pretrained(
             checkpoint_dir, dtype=getattr(torch, dtype), device_map=device
         )
-        self.model = model.eval()
+        self.model = model.train(False)  # inference mode (torch Module.eval)
         self.bias = torch.stack(
             [
                 _correction_bias(self.model.model.layers[i].mlp).detach().float().reshape(-1)

@@ -61,7 +61,7 @@ class RoutingReplayer:
             raise CheckpointError(
                 self.checkpoint_dir, f"transformers cannot load it: {exc}"
             ) from exc
-        self._model = model.eval()
+        self._model = model.train(False)  # inference mode (torch Module.eval)
         self._lock = threading.Lock()
         self._bias = self._collect_bias()
 
