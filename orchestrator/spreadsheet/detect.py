@@ -1,0 +1,499 @@
+"""Find tables, headers and free text on a sparse sheet.
+
+The layout rules (the workflow logic of this package, so written here rather than taken from a
+library):
+
+1. **Merged ranges** are spread: every cell of a merged range gets the top-left value, marked
+   ``merged_from`` (ranges over ``ReadLimits.max_merged_cells`` cells are not spread).
+2. **Excel tables** (ListObjects) are taken as declared: their range, header row and totals row.
+3. **The rest is cut into blocks** by recursive XY-cut (Nagy & Seth, 1984): a region is split
+   at fully empty rows, then at fully empty columns, until no cut is left. Two blocks are
+   joined again when the lower one continues the upper one (same columns, first row not a
+   header: a blank row inside data), or when a single empty column separates two blocks with
+   exactly the same rows (a spacer column inside one table).
+4. **Headers**: within the first 10 rows of a block, rows that are a title (one value, or a
+   single merged range) or a sparse note (text filling under half the width) are skipped;
+   the first row that is all text, fills at least half the width and whose values do not
+   recur in their columns below is the header. A header row holding a horizontally merged
+   range followed by another all-text row makes a two-row header (``Top / Sub``). A row with
+   numbers or dates before any header means the block has no header.
+5. A block of one row, or one column of text, is a :class:`TextBlock`, not a table. A last
+   row starting with ``Total``/``Grand Total``/``合计``/``总计`` is kept out of the data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from openpyxl.utils import get_column_letter, quote_sheetname
+
+from orchestrator.spreadsheet.model import (
+    CellIssue,
+    Column,
+    ColumnType,
+    Sheet,
+    Table,
+    TextBlock,
+    Value,
+)
+from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet, RawTable, ReadLimits
+
+Box = tuple[int, int, int, int]  # min_row, min_col, max_row, max_col (1-based, inclusive)
+Cells = dict[tuple[int, int], RawCell]
+
+HEADER_SCAN_ROWS = 10
+MAX_TABLES_PER_SHEET = 50
+MAX_ISSUES_LISTED = 200
+MAX_TEXT_LINES = 50
+MAX_TEXT_CHARS = 300
+_TOTALS = re.compile(r"^\s*((grand\s+)?totals?|sum|合计|总计|總計)\b", re.IGNORECASE)
+_HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
+_FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥])")
+_USABLE = frozenset(
+    {
+        CellKind.NUMBER,
+        CellKind.TEXT,
+        CellKind.BOOL,
+        CellKind.DATE,
+        CellKind.DATETIME,
+        CellKind.TIME,
+        CellKind.DURATION,
+    }
+)
+
+
+def a1(box: Box) -> str:
+    """``(1, 2, 10, 4)`` → ``"B1:D10"``."""
+    r1, c1, r2, c2 = box
+    start, end = f"{get_column_letter(c1)}{r1}", f"{get_column_letter(c2)}{r2}"
+    return start if start == end else f"{start}:{end}"
+
+
+def sheet_ref(sheet: str, ref: str) -> str:
+    """``'Sheet 1'!A1:B2`` (quoted as Excel quotes it)."""
+    return f"{quote_sheetname(sheet)}!{ref}"
+
+
+def spread_merged(raw: RawSheet, limits: ReadLimits) -> None:
+    """Give every cell of each merged range the value of its top-left cell (in place)."""
+    for r1, c1, r2, c2 in raw.merged:
+        area = (r2 - r1 + 1) * (c2 - c1 + 1)
+        origin = raw.cells.get((r1, c1))
+        if origin is None or area <= 1:
+            continue
+        if area > limits.max_merged_cells:
+            raw.warnings.append(
+                f"merged range {a1((r1, c1, r2, c2))} has {area:,} cells; its value was not "
+                f"spread (limit {limits.max_merged_cells:,})"
+            )
+            continue
+        origin.merged_from = (r1, c1)
+        for r in range(r1, r2 + 1):
+            for c in range(c1, c2 + 1):
+                if (r, c) != (r1, c1):
+                    raw.cells[(r, c)] = RawCell(
+                        origin.value, origin.kind, origin.number_format, None, (r1, c1)
+                    )
+
+
+def _runs(indices: Iterable[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive integers: ``[1,2,3,7,8]`` → ``[(1,3),(7,8)]``."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def xy_cut(points: list[tuple[int, int]], depth: int = 0) -> list[list[tuple[int, int]]]:
+    """Split occupied positions into blocks at fully empty rows and columns (recursive)."""
+    row_runs = _runs(r for r, _ in points)
+    if len(row_runs) > 1 and depth < 64:
+        out = []
+        for lo, hi in row_runs:
+            out.extend(xy_cut([p for p in points if lo <= p[0] <= hi], depth + 1))
+        return out
+    col_runs = _runs(c for _, c in points)
+    if len(col_runs) > 1 and depth < 64:
+        out = []
+        for lo, hi in col_runs:
+            out.extend(xy_cut([p for p in points if lo <= p[1] <= hi], depth + 1))
+        return out
+    return [points]
+
+
+def _box(points: list[tuple[int, int]]) -> Box:
+    rows = [r for r, _ in points]
+    cols = [c for _, c in points]
+    return min(rows), min(cols), max(rows), max(cols)
+
+
+def _row_cells(cells: Cells, r: int, c1: int, c2: int) -> list[RawCell]:
+    return [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
+
+
+def _is_title(row: list[RawCell], width: int) -> bool:
+    if width == 1:
+        return False
+    if len(row) == 1:
+        return True
+    origins = {cell.merged_from for cell in row}
+    return len(origins) == 1 and None not in origins
+
+
+def _header_like(cells: Cells, r: int, box: Box) -> bool:
+    _, c1, r2, c2 = box
+    row = _row_cells(cells, r, c1, c2)
+    width = c2 - c1 + 1
+    if not row or any(cell.kind is not CellKind.TEXT for cell in row):
+        return False
+    if len(row) * 2 < width or _is_title(row, width):
+        return False
+    texts = [str(cell.value).strip() for cell in row if cell.merged_from is None]
+    if len(set(texts)) < len(texts):
+        return False
+    # a header's labels do not recur as values in the rows below it
+    for c in range(c1, c2 + 1):
+        head = cells.get((r, c))
+        if head is None or head.merged_from is not None:
+            continue
+        for below in range(r + 1, min(r2, r + 50) + 1):
+            cell = cells.get((below, c))
+            if cell is not None and cell.merged_from is None and cell.value == head.value:
+                return False
+    return True
+
+
+def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
+    """``(header rows, title/note rows above it)`` for a block; ``([], [])`` when headerless."""
+    r1, c1, r2, c2 = box
+    width = c2 - c1 + 1
+    notes: list[int] = []
+    for r in range(r1, min(r1 + HEADER_SCAN_ROWS, r2)):
+        row = _row_cells(cells, r, c1, c2)
+        if not row:
+            continue
+        if _header_like(cells, r, box):
+            header = [r]
+            merged_across = any(
+                cell.merged_from is not None and cell.merged_from[0] == r for cell in row
+            )
+            nxt = r + 1
+            if merged_across and nxt < r2:
+                below = _row_cells(cells, nxt, c1, c2)
+                if (
+                    below
+                    and all(cell.kind is CellKind.TEXT for cell in below)
+                    and len(below) * 2 >= width
+                ):
+                    header.append(nxt)
+            return header, notes
+        if any(cell.kind is not CellKind.TEXT for cell in row):
+            return [], []
+        if _is_title(row, width) or len(row) * 2 < width:
+            notes.append(r)
+            continue
+        return [], []
+    return [], []
+
+
+def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
+    """Undo cuts that split one table (see the module docstring, rule 3)."""
+    boxes = sorted(boxes, key=lambda b: (b[1], b[0]))
+    merged = True
+    while merged:
+        merged = False
+        for i, a in enumerate(boxes):
+            for j, b in enumerate(boxes):
+                if i == j:
+                    continue
+                same_rows = a[0] == b[0] and a[2] == b[2]
+                spacer = b[1] == a[3] + 2 and same_rows
+                if spacer:
+                    rows_a = {r for (r, c) in cells if a[0] <= r <= a[2] and a[1] <= c <= a[3]}
+                    rows_b = {r for (r, c) in cells if b[0] <= r <= b[2] and b[1] <= c <= b[3]}
+                    spacer = rows_a == rows_b
+                overlap = min(a[3], b[3]) - max(a[1], b[1]) + 1
+                continues = (
+                    b[0] > a[2]
+                    and not any(
+                        x[0] > a[2]
+                        and x[2] < b[0]
+                        and x[1] <= max(a[3], b[3])
+                        and x[3] >= min(a[1], b[1])
+                        for x in boxes
+                    )
+                    and overlap * 2 >= max(a[3] - a[1] + 1, b[3] - b[1] + 1)
+                    and a[2] > a[0]
+                    and bool(find_header(cells, a)[0])
+                    and not _header_like(cells, b[0], b)
+                    and any(
+                        cell.kind is not CellKind.TEXT
+                        for cell in _row_cells(cells, b[0], b[1], b[3])
+                    )
+                )
+                if spacer or continues:
+                    joined = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                    boxes = [x for k, x in enumerate(boxes) if k not in (i, j)] + [joined]
+                    merged = True
+                    break
+            if merged:
+                break
+    return sorted(boxes)
+
+
+def _unit(fmt: str, header: str, ctype: ColumnType) -> str | None:
+    if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
+        if "%" in fmt.replace("\\%", ""):
+            return "%"
+        match = _FORMAT_CURRENCY.search(fmt.replace('"', ""))
+        if match:
+            return (match.group(1) or match.group(2)).strip()
+    match = _HEADER_UNIT.search(header)
+    if match:
+        return match.group(1).strip()
+    if header.rstrip().endswith("%"):
+        return "%"
+    return None
+
+
+def _column_type(kinds: Counter[CellKind], values: list[Value]) -> tuple[ColumnType, int]:
+    total = sum(kinds.values())
+    if not total:
+        return ColumnType.EMPTY, 0
+    merged = Counter(kinds)
+    if merged[CellKind.DATE] and merged[CellKind.DATETIME]:
+        merged[CellKind.DATETIME] += merged.pop(CellKind.DATE)
+    kind, count = merged.most_common(1)[0]
+    if count * 10 < total * 9:
+        return ColumnType.MIXED, 0
+    nonconforming = total - count
+    if kind is CellKind.NUMBER:
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if all(isinstance(v, int) or float(v).is_integer() for v in numbers):
+            return ColumnType.INTEGER, nonconforming
+        return ColumnType.NUMBER, nonconforming
+    return ColumnType(kind.value), nonconforming
+
+
+def _header_name(cells: Cells, header_rows: list[int], c: int) -> str:
+    parts: list[str] = []
+    for r in header_rows:
+        cell = cells.get((r, c))
+        if cell is not None and cell.value is not None:
+            text = " ".join(str(cell.value).split())
+            if text and text not in parts:
+                parts.append(text)
+    return " / ".join(parts)[:80]
+
+
+def build_table(
+    raw: RawSheet,
+    box: Box,
+    header_rows: list[int],
+    table_id: str,
+    *,
+    name: str | None = None,
+    source: str = "detected",
+    totals: int = 0,
+) -> Table | None:
+    """A :class:`Table` of the cells of ``box`` under ``header_rows``; None without data."""
+    cells = raw.cells
+    r1, c1, r2, c2 = box
+    first = (header_rows[-1] + 1) if header_rows else r1
+    last = r2 - totals
+    data_rows = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
+    totals_rows = [r for r in range(last + 1, r2 + 1) if _row_cells(cells, r, c1, c2)]
+    if data_rows:
+        lead = next(iter(_row_cells(cells, data_rows[-1], c1, c2)))
+        if len(data_rows) > 1 and lead.kind is CellKind.TEXT and _TOTALS.match(str(lead.value)):
+            totals_rows.insert(0, data_rows.pop())
+    if not data_rows:
+        return None
+    columns: list[Column] = []
+    issues: list[CellIssue] = []
+    issue_count = 0
+    formula_examples: list[tuple[str, str]] = []
+    seen_names: Counter[str] = Counter()
+    for c in range(c1, c2 + 1):
+        letter = get_column_letter(c)
+        header = _header_name(cells, header_rows, c)
+        values: list[Value] = []
+        kinds: Counter[CellKind] = Counter()
+        formats: Counter[str] = Counter()
+        errors = formulas = uncached = merged_values = 0
+        for r in data_rows:
+            cell = cells.get((r, c))
+            if cell is None:
+                values.append(None)
+                continue
+            ref = sheet_ref(raw.name, f"{letter}{r}")
+            if cell.formula is not None:
+                formulas += 1
+                if len(formula_examples) < 5:
+                    formula_examples.append((ref, cell.formula[:200]))
+            if cell.merged_from is not None:
+                merged_values += 1
+            if cell.kind is CellKind.ERROR:
+                errors += 1
+                issue_count += 1
+                if len(issues) < MAX_ISSUES_LISTED:
+                    issues.append(CellIssue(ref=ref, kind="error", detail=str(cell.value)))
+                values.append(None)
+            elif cell.kind is CellKind.UNCACHED:
+                uncached += 1
+                issue_count += 1
+                if len(issues) < MAX_ISSUES_LISTED:
+                    issues.append(
+                        CellIssue(ref=ref, kind="uncached_formula", detail=cell.formula or "=")
+                    )
+                values.append(None)
+            else:
+                values.append(cell.value)
+                kinds[cell.kind] += 1
+                formats[cell.number_format] += 1
+        if not header and not kinds and not errors and not uncached:
+            continue  # an empty spacer column
+        ctype, nonconforming = _column_type(kinds, values)
+        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
+            conforming = (CellKind.NUMBER,)
+        else:
+            conforming = tuple(k for k in kinds if k.value == ctype.value) or tuple(kinds)
+        fmt = formats.most_common(1)[0][0] if formats else "General"
+        base = header or f"Column {letter}"
+        seen_names[base] += 1
+        col_name = base if seen_names[base] == 1 else f"{base} ({seen_names[base]})"
+        columns.append(
+            Column(
+                name=col_name,
+                letter=letter,
+                index=c,
+                type=ctype,
+                unit=_unit(fmt, header, ctype),
+                number_format=fmt,
+                range=sheet_ref(raw.name, f"{letter}{data_rows[0]}:{letter}{data_rows[-1]}"),
+                values=values,
+                non_empty=sum(kinds.values()),
+                nonconforming=nonconforming if conforming else 0,
+                errors=errors,
+                formulas=formulas,
+                uncached_formulas=uncached,
+                merged_values=merged_values,
+            )
+        )
+    if not columns:
+        return None
+    return Table(
+        id=table_id,
+        name=name or f"{raw.name} {a1(box)}",
+        sheet=raw.name,
+        source=source,  # type: ignore[arg-type]
+        ref=a1(box),
+        header_rows=header_rows,
+        rows=data_rows,
+        totals_rows=totals_rows,
+        columns=columns,
+        issues=issues,
+        issue_count=issue_count,
+        formula_examples=formula_examples,
+    )
+
+
+def _text_block(cells: Cells, box: Box, rows: Iterable[int] | None = None) -> TextBlock:
+    r1, c1, r2, c2 = box
+    lines: list[str] = []
+    for r in rows if rows is not None else range(r1, r2 + 1):
+        row = [c for c in _row_cells(cells, r, c1, c2) if c.merged_from is None]
+        if row:
+            lines.append(" | ".join(" ".join(str(c.value).split()) for c in row)[:MAX_TEXT_CHARS])
+        if len(lines) >= MAX_TEXT_LINES:
+            break
+    return TextBlock(ref=a1(box), lines=lines)
+
+
+def _excel_table(raw: RawSheet, declared: RawTable, table_id: str) -> Table | None:
+    header = [declared.ref[0]] if declared.header_rows else []
+    return build_table(
+        raw,
+        declared.ref,
+        header,
+        table_id,
+        name=declared.name,
+        source="excel_table",
+        totals=declared.totals_rows,
+    )
+
+
+def build_sheet(raw: RawSheet, limits: ReadLimits, next_id: list[int]) -> Sheet:
+    """Turn a :class:`RawSheet` into a :class:`Sheet` of tables and text blocks.
+
+    Args:
+        raw: The sheet as read (its merged ranges are spread in place).
+        limits: Reading limits (merged-range spreading).
+        next_id: One-element counter for table ids across the workbook (mutated).
+    """
+    kinds = Counter(cell.kind for cell in raw.cells.values())
+    used = a1(_box(list(raw.cells))) if raw.cells else None
+    spread_merged(raw, limits)
+    tables: list[Table] = []
+    blocks: list[TextBlock] = []
+    warnings = list(raw.warnings)
+
+    def new_id() -> str:
+        next_id[0] += 1
+        return f"T{next_id[0]}"
+
+    claimed: set[tuple[int, int]] = set()
+    for declared in raw.tables:
+        table = _excel_table(raw, declared, new_id())
+        r1, c1, r2, c2 = declared.ref
+        claimed.update(p for p in raw.cells if r1 <= p[0] <= r2 and c1 <= p[1] <= c2)
+        if table is not None:
+            tables.append(table)
+    free = [p for p in raw.cells if p not in claimed]
+    boxes = _join_blocks(raw.cells, [_box(points) for points in xy_cut(free)] if free else [])
+    cells = {p: cell for p, cell in raw.cells.items() if p not in claimed}
+    for box in boxes:
+        if len(tables) >= MAX_TABLES_PER_SHEET:
+            warnings.append(
+                f"more than {MAX_TABLES_PER_SHEET} tables on the sheet; the rest were not read"
+            )
+            break
+        r1, c1, r2, c2 = box
+        column_texts = c1 == c2 and all(
+            cell.kind is CellKind.TEXT
+            for (r, c), cell in cells.items()
+            if r1 <= r <= r2 and c == c1
+        )
+        if r1 == r2 or column_texts:
+            blocks.append(_text_block(cells, box))
+            continue
+        header, notes = find_header(cells, box)
+        if notes:
+            blocks.append(_text_block(cells, (notes[0], c1, notes[-1], c2), notes))
+        if header:
+            box = (header[0], c1, r2, c2)
+        table = build_table(RawSheet(raw.name, raw.index, cells=cells), box, header, new_id())
+        if table is None:
+            next_id[0] -= 1
+            blocks.append(_text_block(cells, box))
+        else:
+            tables.append(table)
+    merged = [a1(m) for m in raw.merged]
+    return Sheet(
+        name=raw.name,
+        index=raw.index,
+        state=raw.state,
+        declared_dimension=raw.declared_dimension,
+        used_range=used,
+        cells=sum(kinds.values()),
+        tables=tables,
+        text_blocks=blocks,
+        merged_ranges=merged[:500],
+        kinds=dict(kinds),
+        warnings=warnings,
+    )

@@ -1,0 +1,276 @@
+"""The .xlsx/.xlsm backend: openpyxl in read-only (streaming) mode, two passes when needed.
+
+openpyxl's ``ReadOnlyWorksheet`` streams rows but drops what a report needs (merged ranges,
+Excel tables) and pads every gap with empty rows and columns, so a sheet that declares
+``A1:XFD1048576`` (calamine issue_174) takes a million padded rows to iterate. This module
+drives ``WorkSheetParser`` — the streaming parser that ``ReadOnlyWorksheet`` itself uses — so
+that only rows present in the XML cost anything, and keeps the merged ranges and table parts
+the same parse yields. Those are openpyxl internals (``openpyxl.worksheet._reader``); they
+have been stable since openpyxl 2.6 and are exercised by the unit tests.
+
+Formulas: pass 1 reads with ``data_only=False`` (a formula cell's value is its text). When a
+sheet has formula cells, pass 2 re-streams it with ``data_only=True`` for the cached values;
+a formula without a cached value becomes :attr:`CellKind.UNCACHED`, not an empty cell.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from openpyxl import load_workbook
+from openpyxl.packaging.relationship import get_dependents, get_rels_path
+from openpyxl.styles.numbers import BUILTIN_FORMATS, BUILTIN_FORMATS_MAX_SIZE
+from openpyxl.utils.cell import get_column_letter, range_boundaries
+from openpyxl.worksheet._reader import WorkSheetParser
+from openpyxl.worksheet.table import Table
+from openpyxl.xml.functions import fromstring
+
+from orchestrator.spreadsheet.errors import CorruptFileError, SpreadsheetTooLargeError
+from orchestrator.spreadsheet.raw import (
+    CellKind,
+    RawCell,
+    RawSheet,
+    RawTable,
+    ReadLimits,
+    kind_of,
+)
+
+
+class _Budget:
+    """Counts non-empty cells over the whole workbook against ``limits.max_cells``."""
+
+    def __init__(self, path: Path, limits: ReadLimits) -> None:
+        self.path = path
+        self.limits = limits
+        self.cells = 0
+
+    def add(self, n: int) -> None:
+        self.cells += n
+        if self.cells > self.limits.max_cells:
+            raise SpreadsheetTooLargeError(
+                self.path,
+                f"it holds more than {self.limits.max_cells:,} non-empty cells",
+                "Split it into smaller files, or raise the limit (ReadLimits.max_cells)",
+            )
+
+
+def _formula_text(value: Any) -> str:
+    text = getattr(value, "text", value)  # ArrayFormula / DataTableFormula keep it in .text
+    return str(text if text is not None else "=")
+
+
+class XlsxBook:
+    """One open .xlsx workbook (read-only). Use as a context manager.
+
+    Raises:
+        CorruptFileError: openpyxl cannot open the package (any exception from
+            ``load_workbook`` is caught here: it is a third-party parser facing arbitrary
+            bytes, and its failures include ``TypeError`` and ``KeyError``).
+    """
+
+    def __init__(self, path: Path, limits: ReadLimits) -> None:
+        self.path = path
+        self.limits = limits
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "Unknown extension", "no default style"
+                self.wb = load_workbook(path, read_only=True, data_only=False, keep_links=False)
+        except Exception as exc:  # see the class docstring
+            raise CorruptFileError(
+                path,
+                f"openpyxl cannot open the workbook ({type(exc).__name__}: {exc})",
+                "Re-save it in Excel as .xlsx, or send the original file again",
+            ) from exc
+        self._formats: dict[int, str] = {}
+
+    def __enter__(self) -> XlsxBook:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.wb.close()
+
+    @property
+    def date_system(self) -> str:
+        """``"1904"`` for the Mac 1904 date system, else ``"1900"``."""
+        return "1904" if self.wb.epoch.year == 1904 else "1900"
+
+    @property
+    def sheet_names(self) -> list[str]:
+        return list(self.wb.sheetnames)
+
+    def _number_format(self, style_id: int) -> str:
+        fmt = self._formats.get(style_id)
+        if fmt is None:
+            try:
+                fmt_id = self.wb._cell_styles[style_id].numFmtId
+                if fmt_id < BUILTIN_FORMATS_MAX_SIZE:
+                    fmt = BUILTIN_FORMATS.get(fmt_id, "General")
+                else:
+                    fmt = self.wb._number_formats[fmt_id - BUILTIN_FORMATS_MAX_SIZE]
+            except (IndexError, AttributeError):
+                fmt = "General"
+            self._formats[style_id] = fmt
+        return fmt
+
+    def _rows(self, ws: Any, data_only: bool) -> tuple[WorkSheetParser, Iterator[Any]]:
+        src = ws._get_source()
+        parser = WorkSheetParser(
+            src,
+            ws._shared_strings,
+            data_only=data_only,
+            epoch=self.wb.epoch,
+            date_formats=self.wb._date_formats,
+            timedelta_formats=self.wb._timedelta_formats,
+        )
+
+        def rows() -> Iterator[Any]:
+            try:
+                yield from parser.parse()
+            finally:
+                src.close()
+
+        return parser, rows()
+
+    def _cell(self, cell: dict[str, Any]) -> RawCell | None:
+        value, data_type = cell["value"], cell["data_type"]
+        if value is None:
+            return None
+        style_id = cell["style_id"] or 0
+        fmt = self._formats.get(style_id) or self._number_format(style_id)
+        # Dispatch on openpyxl's data type first: this runs once per cell.
+        if data_type == "n":
+            return RawCell(value, CellKind.NUMBER, fmt)
+        if data_type == "s":
+            if not value or value.isspace():
+                return None
+            return RawCell(value, CellKind.TEXT, fmt)
+        if data_type == "f":
+            return RawCell(None, CellKind.UNCACHED, fmt, formula=_formula_text(value))
+        if data_type == "e":
+            return RawCell(str(value), CellKind.ERROR, fmt)
+        if data_type == "b":
+            return RawCell(bool(value), CellKind.BOOL, fmt)
+        kind = kind_of(value)  # "d": datetime, date, time or timedelta
+        if kind is None:
+            return None
+        return RawCell(value, kind, fmt)
+
+    def read_sheet(self, index: int, budget: _Budget) -> RawSheet:
+        """Read sheet ``index`` (0-based) into a sparse :class:`RawSheet`.
+
+        Raises:
+            SpreadsheetTooLargeError: Over ``max_rows`` rows with data, or the workbook over
+                ``max_cells``.
+            Exception: Whatever openpyxl raises on a sheet it cannot parse (the caller
+                records it and carries on with the other sheets).
+        """
+        ws = self.wb.worksheets[index]
+        limits = self.limits
+        sheet = RawSheet(name=ws.title, index=index, state=getattr(ws, "sheet_state", "visible"))
+        if all(x is not None for x in (ws.min_row, ws.min_column, ws.max_row, ws.max_column)):
+            sheet.declared_dimension = (
+                f"{get_column_letter(ws.min_column)}{ws.min_row}:"
+                f"{get_column_letter(ws.max_column)}{ws.max_row}"
+            )
+        parser, rows = self._rows(ws, data_only=False)
+        formulas: list[tuple[int, int]] = []
+        data_rows = 0
+        dropped_right = 0
+        for row_idx, row in rows:
+            kept = 0
+            for cell in row:
+                if cell["value"] is None:
+                    continue
+                if cell["column"] > limits.max_cols:
+                    dropped_right += 1
+                    continue
+                raw = self._cell(cell)
+                if raw is None:
+                    continue
+                sheet.cells[(row_idx, cell["column"])] = raw
+                kept += 1
+                if raw.formula is not None:
+                    formulas.append((row_idx, cell["column"]))
+            if kept:
+                data_rows += 1
+                budget.add(kept)
+                if data_rows > limits.max_rows:
+                    raise SpreadsheetTooLargeError(
+                        self.path,
+                        f"sheet '{ws.title}' has more than {limits.max_rows:,} rows with data "
+                        "(reading stopped there to keep memory bounded)",
+                        "Split the sheet into smaller files, or raise the limit "
+                        "(ORCH_SPREADSHEET_MAX_ROWS)",
+                    )
+        if dropped_right:
+            sheet.warnings.append(
+                f"{dropped_right:,} values right of column {get_column_letter(limits.max_cols)} "
+                f"were not read (limit of {limits.max_cols} columns)"
+            )
+        if parser.merged_cells is not None:
+            for merged in parser.merged_cells.mergeCell:
+                min_col, min_row, max_col, max_row = range_boundaries(merged.ref)
+                sheet.merged.append((min_row, min_col, max_row, max_col))
+        sheet.tables = self._tables(ws, parser)
+        if formulas:
+            self._cached_values(ws, sheet, formulas)
+        return sheet
+
+    def _cached_values(self, ws: Any, sheet: RawSheet, formulas: list[tuple[int, int]]) -> None:
+        """Pass 2: fill each formula cell with its cached value (``data_only=True``)."""
+        wanted: dict[int, set[int]] = {}
+        for r, c in formulas:
+            wanted.setdefault(r, set()).add(c)
+        last = max(wanted)
+        _, rows = self._rows(ws, data_only=True)
+        for row_idx, row in rows:
+            if row_idx > last:
+                break
+            cols = wanted.get(row_idx)
+            if not cols:
+                continue
+            for cell in row:
+                if cell["column"] not in cols:
+                    continue
+                cached = self._cell(cell)
+                target = sheet.cells[(row_idx, cell["column"])]
+                if cached is not None and cached.kind is not CellKind.UNCACHED:
+                    target.value, target.kind = cached.value, cached.kind
+        rows.close()
+
+    def _tables(self, ws: Any, parser: WorkSheetParser) -> list[RawTable]:
+        parts = getattr(parser.tables, "tablePart", None) or []
+        if not parts:
+            return []
+        archive = self.wb._archive
+        rels_path = get_rels_path(ws._worksheet_path)
+        if rels_path not in archive.namelist():
+            return []
+        rels = get_dependents(archive, rels_path)
+        tables = []
+        for part in parts:
+            try:
+                target = rels.get(part.id).target
+                table = Table.from_tree(fromstring(archive.read(target)))
+                min_col, min_row, max_col, max_row = range_boundaries(table.ref)
+            except (KeyError, TypeError, ValueError) as exc:
+                ws_name = ws.title
+                raise CorruptFileError(
+                    self.path,
+                    f"the Excel table {part.id} of sheet '{ws_name}' cannot be read ({exc})",
+                    "Re-save the workbook in Excel",
+                ) from exc
+            tables.append(
+                RawTable(
+                    name=table.displayName or table.name or f"Table{len(tables) + 1}",
+                    ref=(min_row, min_col, max_row, max_col),
+                    header_rows=int(
+                        table.headerRowCount if table.headerRowCount is not None else 1
+                    ),
+                    totals_rows=int(table.totalsRowCount or 0),
+                )
+            )
+        return tables
