@@ -1,0 +1,1 @@
+"""Excel-to-report workflow (LangGraph): spreadsheet in, verifiable narrative report out."""

@@ -1,0 +1,115 @@
+"""Figures: every number a report may show, with where it came from.
+
+A :class:`Figure` is computed in Python from parsed cells (never by the model) and carries a
+:class:`Provenance`: the cell range it was computed from, or the computation over other
+figures. Reports cite figures by id (``F12``); the model only ever sees and cites ids.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Operation = Literal[
+    "count_rows",
+    "count",
+    "sum",
+    "mean",
+    "median",
+    "min",
+    "max",
+    "earliest",
+    "latest",
+    "group_sum",
+    "group_count",
+    "group_share",
+    "top_row",
+    "period_sum",
+    "period_count",
+    "change",
+    "pct_change",
+    "error_cells",
+]
+
+
+class Provenance(BaseModel):
+    """Where a figure comes from.
+
+    Attributes:
+        cells: The cell range read (``'Orders'!R2:R9995``), or the single cell of a min, max
+            or top-N value.
+        operation: What was computed (see :data:`Operation`).
+        inputs: Figure ids a derived figure is computed from (changes between periods).
+        filter: The rows kept, as ``column = value`` (group-bys, periods); None for all rows.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    cells: str
+    operation: Operation
+    inputs: list[str] = []
+    filter: str | None = None
+
+
+class Figure(BaseModel):
+    """One computed number (or date) and its provenance.
+
+    Attributes:
+        id: ``F1``, ``F2``... unique within an analysis.
+        label: What it is, in words; names from the workbook are kept verbatim.
+        value: The number, or an ISO date for earliest/latest.
+        unit: ``%``, a currency symbol, a unit from the header, or None.
+        display: ``value`` formatted for people (``$2,297,200.86``, ``12.5%``, ``2017-12-30``).
+        table_id: The table it was computed from.
+        column: The column it describes, when one.
+        provenance: Cells or computation.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(pattern=r"^F[0-9]{1,4}$")
+    label: str = Field(max_length=300)
+    value: float | int | str
+    unit: str | None = None
+    display: str
+    table_id: str
+    column: str | None = None
+    provenance: Provenance
+
+
+def format_value(value: float | int | str | date | datetime, unit: str | None = None) -> str:
+    """Format a figure's value: thousands separators, 2 decimals, ``%`` and currency units.
+
+    Percent values are fractions (0.125 → ``12.5%``), as Excel stores them. Non-finite
+    numbers become ``n/a``.
+
+    Example:
+        >>> format_value(2297200.8603, "$"), format_value(0.125, "%"), format_value(9994)
+        ('$2,297,200.86', '12.5%', '9,994')
+    """
+    if isinstance(value, datetime):
+        return (
+            value.date().isoformat()
+            if value.time() == datetime.min.time()
+            else (value.isoformat(sep=" ", timespec="minutes"))
+        )
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return "n/a"
+    if unit == "%":
+        return f"{value * 100:,.1f}%"
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
+        text = f"{int(value):,}"
+    elif abs(value) >= 1:
+        text = f"{value:,.2f}"
+    else:
+        text = f"{value:.4g}"
+    if unit and len(unit) <= 3 and not unit.isalpha():
+        return f"-{unit}{text[1:]}" if text.startswith("-") else f"{unit}{text}"
+    return f"{text} {unit}" if unit else text
