@@ -1,15 +1,22 @@
 """Reusable model-calling steps. Each takes a :class:`~orchestrator.gateway.ModelGateway`."""
 
+from skills.interpret_data import Finding, Interpretation, interpret_data
 from skills.prompting import delimit
 from skills.reply import DraftReply, draft_reply
 from skills.triage import TRIAGE_SCHEMA, IssueTriage, parse_triage, triage_issue
+from skills.write_report import ReportDraft, write_report
 
 __all__ = [
     "TRIAGE_SCHEMA",
     "DraftReply",
+    "Finding",
+    "Interpretation",
     "IssueTriage",
+    "ReportDraft",
     "delimit",
     "draft_reply",
+    "interpret_data",
     "parse_triage",
     "triage_issue",
+    "write_report",
 ]

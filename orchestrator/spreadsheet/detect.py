@@ -136,6 +136,11 @@ def _row_cells(cells: Cells, r: int, c1: int, c2: int) -> list[RawCell]:
     return [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
 
 
+def _is_copy(cell: RawCell, r: int, c: int) -> bool:
+    """True for a value spread from a merged range's top-left cell (not the cell itself)."""
+    return cell.merged_from is not None and cell.merged_from != (r, c)
+
+
 def _is_title(row: list[RawCell], width: int) -> bool:
     if width == 1:
         return False
@@ -153,17 +158,21 @@ def _header_like(cells: Cells, r: int, box: Box) -> bool:
         return False
     if len(row) * 2 < width or _is_title(row, width):
         return False
-    texts = [str(cell.value).strip() for cell in row if cell.merged_from is None]
+    texts = [
+        str(cell.value).strip()
+        for c in range(c1, c2 + 1)
+        if (cell := cells.get((r, c))) is not None and not _is_copy(cell, r, c)
+    ]
     if len(set(texts)) < len(texts):
         return False
     # a header's labels do not recur as values in the rows below it
     for c in range(c1, c2 + 1):
         head = cells.get((r, c))
-        if head is None or head.merged_from is not None:
+        if head is None or _is_copy(head, r, c):
             continue
         for below in range(r + 1, min(r2, r + 50) + 1):
             cell = cells.get((below, c))
-            if cell is not None and cell.merged_from is None and cell.value == head.value:
+            if cell is not None and not _is_copy(cell, below, c) and cell.value == head.value:
                 return False
     return True
 
@@ -178,6 +187,10 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
         if not row:
             continue
         if _header_like(cells, r, box):
+            fuller = r + 1 < r2 and _header_like(cells, r + 1, box)
+            if fuller and len(_row_cells(cells, r + 1, c1, c2)) > len(row):
+                notes.append(r)  # a sparse caption row above the real header (pivot layout)
+                continue
             header = [r]
             merged_across = any(
                 cell.merged_from is not None and cell.merged_from[0] == r for cell in row
@@ -407,9 +420,14 @@ def _text_block(cells: Cells, box: Box, rows: Iterable[int] | None = None) -> Te
     r1, c1, r2, c2 = box
     lines: list[str] = []
     for r in rows if rows is not None else range(r1, r2 + 1):
-        row = [c for c in _row_cells(cells, r, c1, c2) if c.merged_from is None]
+        row = [
+            cell
+            for c in range(c1, c2 + 1)
+            if (cell := cells.get((r, c))) is not None and not _is_copy(cell, r, c)
+        ]
         if row:
-            lines.append(" | ".join(" ".join(str(c.value).split()) for c in row)[:MAX_TEXT_CHARS])
+            text = " | ".join(" ".join(str(cell.value).split()) for cell in row)
+            lines.append(text[:MAX_TEXT_CHARS])
         if len(lines) >= MAX_TEXT_LINES:
             break
     return TextBlock(ref=a1(box), lines=lines)

@@ -1,0 +1,357 @@
+"""The excel_report workflow: a spreadsheet in, a verifiable narrative report out.
+
+::
+
+    START → read → analyse → interpret → write_report → render → END
+              └──(bad file)──────────────────────────────→ END
+
+* ``read``: :func:`orchestrator.spreadsheet.read_workbook` on the request's first spreadsheet
+  attachment. A bad file ends the run with ``status="rejected"`` and the reader's error
+  (naming the file and what is wrong); nothing is written.
+* ``analyse``: figures computed in Python (:mod:`~workflows.excel_report.analysis`) and a
+  token-budgeted encoding (:mod:`~workflows.excel_report.encoding`).
+* ``interpret`` (model, JSON schema): key findings citing figure ids; findings citing ids
+  that do not exist are dropped.
+* ``write_report`` (model, JSON schema): title, summary and sections around the figures.
+* ``render``: Markdown + .xlsx written atomically (:mod:`~workflows.excel_report.render`).
+
+Both model calls go through the request's gateway, so each is recorded with its prompt
+tokens, experts and router confidence. Model output is data: parsed as JSON, never executed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.config import Settings
+from orchestrator.request import Request
+from orchestrator.routes import Route
+from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
+from orchestrator.spreadsheet.sniff import EXTENSIONS
+from orchestrator.workflow import Workflow, WorkflowContext
+from skills import Interpretation, ReportDraft, interpret_data, write_report
+from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
+from workflows.excel_report.encoding import (
+    EncodedWorkbook,
+    TokenCounter,
+    default_counter,
+    encode_workbook,
+)
+from workflows.excel_report.narrative import sanitise
+from workflows.excel_report.render import RenderedFinding, ReportContent, write_report_files
+
+
+class ReportConfig(BaseModel):
+    """Knobs of the workflow.
+
+    Attributes:
+        output_dir: Where reports are written.
+        token_budget: Tokens for the workbook encoding in the ``interpret`` prompt.
+        facts_budget: Tokens for the facts in the ``write_report`` prompt.
+        interpret_max_tokens: Completion limit of ``interpret``.
+        write_max_tokens: Completion limit of ``write_report``.
+        limits: Reading limits.
+        analysis: Analysis bounds.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    output_dir: Path = Path("runs/reports")
+    token_budget: int = Field(900, ge=64)
+    facts_budget: int = Field(600, ge=64)
+    interpret_max_tokens: int = Field(640, ge=16)
+    write_max_tokens: int = Field(800, ge=16)
+    limits: ReadLimits = ReadLimits()
+    analysis: AnalysisConfig = AnalysisConfig()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> ReportConfig:
+        """Defaults from :class:`Settings` (``ORCH_REPORT_*``, ``ORCH_SPREADSHEET_*``)."""
+        values: dict[str, Any] = {}
+        for field, setting in (
+            ("output_dir", "report_dir"),
+            ("token_budget", "report_token_budget"),
+        ):
+            if hasattr(settings, setting):
+                values[field] = getattr(settings, setting)
+        limits = {}
+        for field, setting in (
+            ("max_rows", "spreadsheet_max_rows"),
+            ("max_sheets", "spreadsheet_max_sheets"),
+        ):
+            if hasattr(settings, setting):
+                limits[field] = getattr(settings, setting)
+        if limits:
+            values["limits"] = ReadLimits(**limits)
+        values.update(overrides)
+        return cls(**values)
+
+
+class SheetSummary(BaseModel):
+    """What the reader found on one sheet (for the console and the result)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    tables: list[str]
+    header_rows: list[list[int]]
+    text_blocks: int
+
+
+class ExcelReportResult(BaseModel):
+    """The workflow's output.
+
+    Attributes:
+        status: ``succeeded`` or ``rejected`` (bad input; see ``error``).
+        file: The spreadsheet read.
+        error: Why it was rejected.
+        sheets: Per sheet: tables (``T1 A1:U9995``), header rows, text blocks.
+        figures: Figures computed.
+        findings: Findings kept (sanitised statement, cited ids).
+        dropped_findings: Findings dropped for citing unknown ids, with the reason.
+        numbers_removed: Numbers the model wrote that were not figures (removed).
+        encoding_tokens: Tokens of the workbook encoding, and its budget.
+        prompt_tokens: Prompt tokens per model call node, as the server counted them.
+        markdown: Path of the Markdown report.
+        xlsx: Path of the .xlsx report.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["succeeded", "rejected"]
+    file: str | None = None
+    error: str | None = None
+    sheets: list[SheetSummary] = []
+    figures: int = 0
+    findings: list[RenderedFinding] = []
+    dropped_findings: list[str] = []
+    numbers_removed: list[str] = []
+    encoding_tokens: int | None = None
+    token_budget: int | None = None
+    prompt_tokens: dict[str, int] = {}
+    markdown: str | None = None
+    xlsx: str | None = None
+
+
+class ExcelReportState(TypedDict, total=False):
+    """Graph state."""
+
+    path: str | None
+    error: str | None
+    workbook: Workbook
+    analysis: Analysis
+    encoding: EncodedWorkbook
+    interpretation: Interpretation
+    draft: ReportDraft
+    result: ExcelReportResult
+
+
+def spreadsheet_attachment(request: Request) -> str | None:
+    """Path of the request's first attachment with a spreadsheet extension, if any."""
+    for attachment in request.attachments:
+        if attachment.extension in EXTENSIONS and attachment.path:
+            return attachment.path
+    return None
+
+
+def _facts(
+    analysis: Analysis, interpretation: Interpretation, counter: TokenCounter, budget: int
+) -> tuple[str, list[str]]:
+    """Figures cited by findings first, then the rest, within ``budget`` tokens."""
+    by_id = analysis.by_id()
+    cited = [fid for f in interpretation.findings for fid in f.figure_ids]
+    order = list(dict.fromkeys([*cited, *by_id]))
+    lines: list[str] = []
+    ids: list[str] = []
+    used = 0
+    for finding in interpretation.findings:
+        line = "finding: " + finding.statement.replace("\n", " ")
+        cost = counter.count(line) + 1
+        if used + cost <= budget // 3:
+            lines.append(line)
+            used += cost
+    for fid in order:
+        figure = by_id[fid]
+        line = f"{fid} {figure.label} = {figure.display}"
+        cost = counter.count(line) + 1
+        if used + cost > budget:
+            continue
+        lines.append(line)
+        ids.append(fid)
+        used += cost
+    return "\n".join(lines), ids
+
+
+def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStateGraph
+    """Compile the graph for ``config`` (no checkpointer: one short stateless run)."""
+
+    async def read(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+        path = state.get("path")
+        if path is None:
+            exts = ", ".join(f".{e}" for e in EXTENSIONS)
+            return {"error": f"no spreadsheet attached: attach a file ({exts}) with a path"}
+        try:
+            return {"workbook": read_workbook(path, config.limits)}
+        except SpreadsheetError as exc:
+            return {"error": str(exc)}
+
+    async def analyse_node(state: ExcelReportState) -> dict[str, Any]:
+        analysis = analyse(state["workbook"], config.analysis)
+        encoding = encode_workbook(state["workbook"], analysis, config.token_budget, counter)
+        return {"analysis": analysis, "encoding": encoding}
+
+    async def interpret(
+        state: ExcelReportState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        encoding = state["encoding"]
+        if not encoding.figure_ids:
+            return {"interpretation": Interpretation(findings=[])}
+        result = await interpret_data(
+            runtime.context.llm,
+            encoding.text,
+            encoding.figure_ids,
+            max_tokens=config.interpret_max_tokens,
+        )
+        return {"interpretation": result}
+
+    async def write(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+        facts, ids = _facts(
+            state["analysis"], state["interpretation"], counter, config.facts_budget
+        )
+        if not ids:
+            return {"draft": ReportDraft(parsed=False)}
+        draft = await write_report(runtime.context.llm, facts, max_tokens=config.write_max_tokens)
+        return {"draft": draft}
+
+    async def render(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+        wb, analysis = state["workbook"], state["analysis"]
+        figures = analysis.by_id()
+        draft, interpretation = state["draft"], state["interpretation"]
+        title, summary = sanitise(draft.title, figures), sanitise(draft.summary, figures)
+        sections = [
+            (sanitise(s.heading, figures), sanitise(s.body, figures)) for s in draft.sections
+        ]
+        findings = [
+            RenderedFinding(statement=sanitise(f.statement, figures), figure_ids=f.figure_ids)
+            for f in interpretation.findings
+        ]
+        texts = [
+            title,
+            summary,
+            *(t for pair in sections for t in pair),
+            *(f.statement for f in findings),
+        ]
+        notes = []
+        if not interpretation.parsed:
+            notes.append("interpret: the model's answer was not valid JSON; no findings")
+        if not draft.parsed:
+            notes.append(
+                "write_report: no narrative (the answer was not valid JSON or there "
+                "were no figures)"
+            )
+        notes += [f"dropped finding: {d.reason}" for d in interpretation.dropped]
+        unknown = [fid for t in texts for fid in t.unknown_citations]
+        if unknown:
+            notes.append(f"removed citations of unknown figures: {', '.join(unknown)}")
+        removed = [n for t in texts for n in t.removed_numbers]
+        if removed:
+            notes.append(f"numbers written by the model and removed: {len(removed)}")
+        content = ReportContent(
+            workbook=wb,
+            analysis=analysis,
+            title=title,
+            summary=summary,
+            sections=sections,
+            findings=findings,
+            notes=notes,
+        )
+        files = write_report_files(content, config.output_dir)
+        prompt_tokens = {c.node: c.prompt_tokens for c in runtime.context.llm.calls}
+        result = ExcelReportResult(
+            status="succeeded",
+            file=wb.path,
+            sheets=_sheets(wb),
+            figures=len(analysis.figures),
+            findings=findings,
+            dropped_findings=[d.reason for d in interpretation.dropped],
+            numbers_removed=removed,
+            encoding_tokens=state["encoding"].tokens,
+            token_budget=state["encoding"].budget,
+            prompt_tokens=prompt_tokens,
+            markdown=str(files.markdown),
+            xlsx=str(files.xlsx),
+        )
+        return {"result": result}
+
+    def after_read(state: ExcelReportState) -> str:
+        return END if state.get("error") else "analyse"
+
+    graph = StateGraph(ExcelReportState, context_schema=WorkflowContext)
+    graph.add_node("read", read)
+    graph.add_node("analyse", analyse_node)
+    graph.add_node("interpret", interpret)
+    graph.add_node("write_report", write)
+    graph.add_node("render", render)
+    graph.add_edge(START, "read")
+    graph.add_conditional_edges("read", after_read, ["analyse", END])
+    graph.add_edge("analyse", "interpret")
+    graph.add_edge("interpret", "write_report")
+    graph.add_edge("write_report", "render")
+    graph.add_edge("render", END)
+    return graph.compile()
+
+
+def _sheets(wb: Workbook) -> list[SheetSummary]:
+    return [
+        SheetSummary(
+            name=s.name,
+            tables=[f"{t.id} {t.ref}" for t in s.tables],
+            header_rows=[t.header_rows for t in s.tables],
+            text_blocks=len(s.text_blocks),
+        )
+        for s in wb.sheets
+    ]
+
+
+class ExcelReportWorkflow(Workflow):
+    """Registered for :attr:`Route.EXCEL_REPORT`.
+
+    Args:
+        config: Output folder, token budgets, limits; from :class:`Settings` when None.
+        counter: Token counter for the budgets; the served checkpoint's tokenizer when
+            available (``Settings.checkpoint_dir``), else the UTF-8 byte upper bound.
+    """
+
+    name = "excel_report"
+    route = Route.EXCEL_REPORT
+
+    def __init__(
+        self, config: ReportConfig | None = None, counter: TokenCounter | None = None
+    ) -> None:
+        settings = Settings()
+        self.config = config or ReportConfig.from_settings(settings)
+        self.counter = counter or default_counter(settings.checkpoint_dir)
+        self.graph = build_graph(self.config, self.counter)
+
+    def initial_state(self, request: Request) -> dict[str, Any]:
+        return {"path": spreadsheet_attachment(request)}
+
+    def result(self, state: dict[str, Any]) -> ExcelReportResult:
+        if state.get("error"):
+            return ExcelReportResult(
+                status="rejected", file=state.get("path"), error=state["error"]
+            )
+        return state["result"]
+
+    def headline(self, result: BaseModel) -> str:
+        assert isinstance(result, ExcelReportResult)
+        if result.status == "rejected":
+            return f"rejected: {result.error}"
+        return (
+            f"report {result.markdown} ({result.figures} figures, {len(result.findings)} findings)"
+        )

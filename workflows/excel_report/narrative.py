@@ -1,0 +1,128 @@
+"""Model text is untrusted data: escape it, resolve its figure citations, strip its numbers.
+
+Policy (applied to every string the model wrote before it reaches a report):
+
+* ``{F12}`` (or a bare ``F12``) that names a figure of the analysis is replaced by the
+  figure's computed value, rendered by code, with its id: ``$2,297,200.86 (F12)``.
+* A citation of an id that does not exist is removed and counted.
+* Any other number the model wrote (any run of ASCII digits, also inside a word such as
+  ``Q3``) is kept only when it equals a figure's displayed value (then it is tagged with that
+  figure's id); otherwise it is replaced by :data:`REMOVED` and counted. So no digit in a
+  report comes from the model. (Numbers spelt in words or CJK numerals are not detected.)
+* Markdown and HTML control characters are escaped, backticks and control characters are
+  removed, whitespace is collapsed: the text cannot open code spans, links, tables or tags.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from workflows.excel_report.figures import Figure
+
+REMOVED = "[number removed]"
+_MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
+_CITATION = re.compile(r"\{\s*(F\d{1,4})\s*\}|(?<![\w{])(F\d{1,4})(?!\w)")
+NUMBER = re.compile(r"(?<![\d.,])[-+−]?[$€£¥￥]?\d+(?:[.,]\d+)*(?:\s?%)?")
+_MD_SPECIAL = re.compile(r"([\\*_\[\]<>|#~!(){}])")
+
+
+class SafeText(BaseModel):
+    """Model text made safe for a report.
+
+    Attributes:
+        markdown: Escaped Markdown with figure values inserted by code.
+        plain: The same text without Markdown escapes (for spreadsheet cells).
+        cited: Figure ids it cites.
+        removed_numbers: Numbers the model wrote that are not figures (removed).
+        unknown_citations: Figure ids it cited that do not exist (removed).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    markdown: str
+    plain: str
+    cited: list[str] = []
+    removed_numbers: list[str] = []
+    unknown_citations: list[str] = []
+
+
+def normalise_number(token: str) -> str:
+    """``"$1,234.50"`` → ``"1234.50"``; ``"12.5 %"`` → ``"12.5%"`` (for comparisons)."""
+    token = token.replace("−", "-").replace(" ", "")
+    return re.sub(r"[$€£¥￥,+]", "", token)
+
+
+def allowed_numbers(figures: Mapping[str, Figure]) -> dict[str, str]:
+    """Normalised displayed value → figure id, for every figure."""
+    allowed: dict[str, str] = {}
+    for fid, figure in figures.items():
+        for token in NUMBER.findall(figure.display):
+            allowed.setdefault(normalise_number(token), fid)
+    return allowed
+
+
+def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000) -> SafeText:
+    """Apply the module's policy to one model-written string.
+
+    Example:
+        >>> from workflows.excel_report.figures import Figure, Provenance
+        >>> f = Figure(id="F1", label="total", value=5.0, display="5", table_id="T1",
+        ...            provenance=Provenance(cells="'S'!A1:A3", operation="sum"))
+        >>> sanitise("Sales were {F1}, up 40% on *last* year", {"F1": f}).markdown
+        'Sales were 5 (F1), up [number removed] on \\\\*last\\\\* year'
+    """
+    text = "".join(
+        ch
+        for ch in unicodedata.normalize("NFC", text)
+        if ch in "\n\t" or unicodedata.category(ch)[0] != "C"
+    )
+    text = " ".join(text.replace("`", "'").split())[:max_chars]
+    cited: list[str] = []
+    unknown: list[str] = []
+
+    def cite(match: re.Match[str]) -> str:
+        fid = match.group(1) or match.group(2)
+        if fid in figures:
+            cited.append(fid)
+            return f"{_MARK_OPEN}{fid}{_MARK_CLOSE}"
+        unknown.append(fid)
+        return ""
+
+    text = _CITATION.sub(cite, text)
+    allowed = allowed_numbers(figures)
+    removed: list[str] = []
+
+    def check(match: re.Match[str]) -> str:
+        token = match.group(0)
+        fid = allowed.get(normalise_number(token))
+        if fid is None:
+            removed.append(token)
+            return "\ue002"
+        cited.append(fid)
+        return f"{_MARK_OPEN}{fid}{_MARK_CLOSE}"
+
+    parts = re.split(f"({_MARK_OPEN}F\\d+{_MARK_CLOSE})", text)
+    text = "".join(
+        part if part.startswith(_MARK_OPEN) else NUMBER.sub(check, part) for part in parts
+    )
+    markdown = _MD_SPECIAL.sub(r"\\\1", text)
+    plain = text
+
+    def value(match: re.Match[str]) -> str:
+        fid = match.group(1)
+        return f"{figures[fid].display} ({fid})"
+
+    mark = re.compile(f"{_MARK_OPEN}(F\\d+){_MARK_CLOSE}")
+    markdown = mark.sub(value, markdown).replace("\ue002", REMOVED)
+    plain = mark.sub(value, plain).replace("\ue002", REMOVED)
+    return SafeText(
+        markdown=markdown.strip(),
+        plain=plain.strip(),
+        cited=list(dict.fromkeys(cited)),
+        removed_numbers=removed,
+        unknown_citations=unknown,
+    )

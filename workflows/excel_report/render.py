@@ -1,0 +1,297 @@
+"""Render a report as Markdown and as an .xlsx (summary sheet, figures, charts), atomically.
+
+Every number in the Markdown is a figure's display value next to its id, or part of a cell
+reference; workbook-derived names are in code spans. Model text arrives already sanitised
+(:mod:`workflows.excel_report.narrative`).
+
+Spreadsheet cells: every string written (model text *and* workbook text, which is just as
+untrusted) goes through :func:`cell_text`, which defuses formula injection (OWASP "CSV
+Injection": a value beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage return is
+prefixed with ``'``) and removes the control characters openpyxl refuses. Charts are
+openpyxl charts over a data sheet.
+
+Files are written to temporary names in the output folder and moved into place with
+``os.replace`` only when both are complete, so a failure leaves no partial report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from openpyxl import Workbook as XlsxWorkbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, LineChart, Reference
+from openpyxl.styles import Font
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.spreadsheet import Workbook
+from workflows.excel_report.analysis import Analysis
+from workflows.excel_report.figures import Figure
+from workflows.excel_report.narrative import SafeText
+
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell_text(text: str, max_chars: int = 32_000) -> str:
+    """A string that a spreadsheet shows as text, never evaluates as a formula.
+
+    Example:
+        >>> cell_text('=HYPERLINK("http://evil","x")')
+        '\\'=HYPERLINK("http://evil","x")'
+        >>> cell_text("@SUM(A1)"), cell_text("plain")
+        ("'@SUM(A1)", 'plain')
+    """
+    text = ILLEGAL_CHARACTERS_RE.sub("", str(text))[:max_chars]
+    if text.startswith(FORMULA_TRIGGERS):
+        return "'" + text
+    return text
+
+
+class RenderedFinding(BaseModel):
+    """A finding as rendered: sanitised statement plus its cited figures."""
+
+    model_config = ConfigDict(frozen=True)
+
+    statement: SafeText
+    figure_ids: list[str]
+
+
+class ReportContent(BaseModel):
+    """Everything a rendered report shows."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    workbook: Workbook
+    analysis: Analysis
+    title: SafeText | None = None
+    summary: SafeText | None = None
+    sections: list[tuple[SafeText, SafeText]] = []
+    findings: list[RenderedFinding] = []
+    notes: list[str] = []
+
+
+class ReportFiles(BaseModel):
+    """Where the report went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    markdown: Path
+    xlsx: Path
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _source(figure: Figure) -> str:
+    p = figure.provenance
+    text = f"{p.operation} of {p.cells}"
+    if p.inputs:
+        text += " from " + ", ".join(p.inputs)
+    if p.filter:
+        text += f" where {p.filter}"
+    return text
+
+
+def _reader_lines(workbook: Workbook, analysis: Analysis) -> list[str]:
+    rows = {f.table_id: f for f in analysis.figures if f.provenance.operation == "count_rows"}
+    lines = ["| sheet | table | range | header | data rows |", "|---|---|---|---|---|"]
+    for sheet in workbook.sheets:
+        for table in sheet.tables:
+            if table.header_rows:
+                first, last = table.columns[0].letter, table.columns[-1].letter
+                span = f"{first}{table.header_rows[0]}:{last}{table.header_rows[-1]}"
+                header = f"`{sheet.name}`!{span}"
+            else:
+                header = "none"
+            count = rows.get(table.id)
+            n_rows = f"{count.display} ({count.id})" if count else "not analysed"
+            lines.append(
+                f"| `{_md_cell(sheet.name)}` | `{table.id}` `{_md_cell(table.name)}` "
+                f"({table.source}) | `{_md_cell(sheet.name)}`!{table.ref} | {header} | "
+                f"{n_rows} |"
+            )
+    return lines
+
+
+def render_markdown(content: ReportContent) -> str:
+    """The report as Markdown (see the module docstring for what its numbers are)."""
+    wb, analysis = content.workbook, content.analysis
+    figures = analysis.by_id()
+    out = [f"# Report on `{wb.filename}`", ""]
+    if content.title is not None and content.title.markdown:
+        out += [f"*{content.title.markdown}*", ""]
+    out += [
+        "> Every number below is computed by code from the workbook and shown with its figure "
+        "id; the Figures table names the cells or computation behind each. Text in italics "
+        "under Summary, the sections and Key findings is written by the model; numbers it "
+        "wrote that are not figures were removed.",
+        "",
+    ]
+    if content.summary is not None and content.summary.markdown:
+        out += ["## Summary", "", f"*{content.summary.markdown}*", ""]
+    for heading, body in content.sections:
+        out += [f"## {heading.markdown or 'Section'}", "", f"*{body.markdown}*", ""]
+    out += ["## Key findings", ""]
+    if content.findings:
+        for finding in content.findings:
+            cites = "; ".join(
+                f"{figures[fid].display} ({fid})" for fid in finding.figure_ids if fid in figures
+            )
+            out.append(f"- *{finding.statement.markdown}* — based on {cites}")
+    else:
+        out.append("- The model gave no finding that cites existing figures.")
+    out.append("")
+    out += ["## What the reader found", "", *_reader_lines(wb, analysis), ""]
+    out += ["## Figures", "", "| id | figure | value | source |", "|---|---|---|---|"]
+    for figure in analysis.figures:
+        out.append(
+            f"| {figure.id} | {_md_cell(figure.label)} | {_md_cell(figure.display)} | "
+            f"{_md_cell(_source(figure))} |"
+        )
+    out.append("")
+    issues = [issue for table in wb.tables() for issue in table.issues]
+    if issues:
+        out += ["## Cells that could not be used", ""]
+        for issue in issues[:20]:
+            what = "Excel error" if issue.kind == "error" else "formula without cached value"
+            out.append(f"- {issue.ref}: {what} `{_md_cell(issue.detail[:80])}`")
+        out.append("")
+    notes = [*wb.warnings, *(w for s in wb.sheets for w in s.warnings), *content.notes]
+    if notes:
+        out += ["## Reader and workflow notes", "", "```text", *notes, "```", ""]
+    return "\n".join(out)
+
+
+def _chart_series(analysis: Analysis) -> list[tuple[str, list[Figure], str]]:
+    """(title, figures, kind) for each group-by and period series worth a chart."""
+    groups: dict[tuple[str, str], list[Figure]] = defaultdict(list)
+    for figure in analysis.figures:
+        op = figure.provenance.operation
+        if op in ("group_sum", "group_count", "period_sum", "period_count"):
+            key = figure.provenance.cells + op
+            groups[(key, op)].append(figure)
+    series = []
+    for (_, op), figs in groups.items():
+        if len(figs) < 2:
+            continue
+        column = figs[0].column or ""
+        if op.startswith("group"):
+            dim = (figs[0].provenance.filter or "").split(" = ")[0].strip("`")
+            title = f"{column} by {dim}" if op == "group_sum" else f"rows by {dim}"
+        else:
+            title = f"{column} per period"
+        series.append((title, figs, "bar" if op.startswith("group") else "line"))
+    return series[:4]
+
+
+def _category(figure: Figure) -> str:
+    filt = figure.provenance.filter or figure.label
+    match = re.search(r"`([^`]*)`\s*$", filt)
+    return match.group(1) if match else filt
+
+
+def build_xlsx(content: ReportContent) -> XlsxWorkbook:
+    """The report workbook: ``Summary``, ``Figures``, ``Chart data`` with charts."""
+    wb = XlsxWorkbook()
+    summary = wb.active
+    summary.title = "Summary"
+    bold = Font(bold=True)
+    rows: list[tuple[str, str]] = [("Report on", content.workbook.filename)]
+    if content.title is not None:
+        rows.append(("Title (model)", content.title.plain))
+    if content.summary is not None:
+        rows.append(("Summary (model)", content.summary.plain))
+    for heading, body in content.sections:
+        rows.append((heading.plain or "Section", body.plain))
+    figures = content.analysis.by_id()
+    for i, finding in enumerate(content.findings, start=1):
+        cites = "; ".join(f"{figures[f].display} ({f})" for f in finding.figure_ids if f in figures)
+        rows.append((f"Finding {i} (model)", f"{finding.statement.plain} — based on {cites}"))
+    for r, (key, value) in enumerate(rows, start=1):
+        summary.cell(r, 1, cell_text(key)).font = bold
+        summary.cell(r, 2, cell_text(value))
+    summary.column_dimensions["A"].width = 22
+    summary.column_dimensions["B"].width = 100
+
+    sheet = wb.create_sheet("Figures")
+    for c, head in enumerate(("id", "figure", "value", "unit", "source"), start=1):
+        sheet.cell(1, c, head).font = bold
+    for r, figure in enumerate(content.analysis.figures, start=2):
+        sheet.cell(r, 1, figure.id)
+        sheet.cell(r, 2, cell_text(figure.label))
+        value = sheet.cell(
+            r, 3, figure.value if not isinstance(figure.value, str) else cell_text(figure.value)
+        )
+        if figure.unit == "%":
+            value.number_format = "0.0%"
+        elif not isinstance(figure.value, str):
+            value.number_format = "#,##0.00" if isinstance(figure.value, float) else "#,##0"
+        sheet.cell(r, 4, cell_text(figure.unit or ""))
+        sheet.cell(r, 5, cell_text(_source(figure)))
+    for col, width in zip("ABCDE", (6, 60, 18, 6, 70), strict=True):
+        sheet.column_dimensions[col].width = width
+
+    series = _chart_series(content.analysis)
+    if series:
+        data = wb.create_sheet("Chart data")
+        charts = wb.create_sheet("Charts")
+        row = 1
+        for k, (title, figs, kind) in enumerate(series):
+            data.cell(row, 1, cell_text(title)).font = bold
+            data.cell(row, 2, "value")
+            for j, figure in enumerate(figs, start=1):
+                data.cell(row + j, 1, cell_text(_category(figure)))
+                data.cell(row + j, 2, figure.value)
+            chart = BarChart() if kind == "bar" else LineChart()
+            chart.title = cell_text(title)[:200]
+            chart.legend = None
+            values = Reference(data, min_col=2, min_row=row, max_row=row + len(figs))
+            labels = Reference(data, min_col=1, min_row=row + 1, max_row=row + len(figs))
+            chart.add_data(values, titles_from_data=True)
+            chart.set_categories(labels)
+            charts.add_chart(chart, f"A{1 + 16 * k}")
+            row += len(figs) + 2
+    return wb
+
+
+def _safe_stem(name: str) -> str:
+    stem = re.sub(r"[^\w\-.]+", "_", Path(name).stem, flags=re.UNICODE).strip("._")
+    return stem[:80] or "workbook"
+
+
+def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
+    """Write ``<stem>.report.md`` and ``<stem>.report.xlsx`` into ``out_dir`` atomically.
+
+    Raises:
+        OSError: The folder cannot be created or written (no partial file is left).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = _safe_stem(content.workbook.filename)
+    targets = (out_dir / f"{stem}.report.md", out_dir / f"{stem}.report.xlsx")
+    temps: list[Path] = []
+    try:
+        markdown = render_markdown(content)
+        book = build_xlsx(content)
+        for target in targets:
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
+            os.close(fd)
+            temps.append(Path(name))
+        temps[0].write_text(markdown, encoding="utf-8")
+        book.save(temps[1])
+        for temp, target in zip(temps, targets, strict=True):
+            os.replace(temp, target)
+    finally:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+    return ReportFiles(markdown=targets[0], xlsx=targets[1])
+
+
+def figure_ids_in(texts: Sequence[SafeText]) -> list[str]:
+    """All figure ids cited by ``texts``, in order, without repeats."""
+    return list(dict.fromkeys(fid for text in texts for fid in text.cited))
