@@ -34,6 +34,7 @@ from orchestrator.datasets import sample_requests
 from orchestrator.dispatcher import Orchestrator
 from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
 from orchestrator.load import expert_load
+from orchestrator.report_cli import report as report_cmd
 from orchestrator.request import Request
 from orchestrator.runtime import make_client, serving_profile
 from orchestrator.telemetry import TelemetryStore
@@ -50,6 +51,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 app.add_typer(classifier_app, name="classifier")
+app.command("report")(report_cmd)
 
 
 def _settings(**overrides: object) -> Settings:

@@ -188,6 +188,18 @@ def _describe_measure(b: _Builder, table: Table, col: Column) -> None:
     if not len(values):
         return
     name = f"`{col.name}`"
+    if len(values) < 3:  # a mean, median or extreme of one or two values says nothing new
+        if col.unit != "%":
+            b.add(
+                table,
+                f"total {name}",
+                float(values.sum()),
+                "sum",
+                col.range,
+                unit=col.unit,
+                column=col.name,
+            )
+        return
     if col.unit != "%":
         b.add(
             table,
@@ -311,7 +323,7 @@ def _top_rows(
     b: _Builder, table: Table, measure: Column, label: Column | None, config: AnalysisConfig
 ) -> None:
     values, pos = _numbers(measure)
-    if len(values) < 2 or not config.top_n:
+    if len(values) <= config.top_n or not config.top_n:
         return
     order = np.argsort(-values, kind="stable")[: config.top_n]
     for rank, k in enumerate(order, start=1):
