@@ -75,6 +75,14 @@ class Settings(BaseSettings):
         description="An expert is only called dead when uniform routing would have given it at "
         "least this many activations (minimum-sample guard).",
     )
+    report_dir: Path = Field(Path("runs/reports"), description="Where excel_report writes.")
+    report_token_budget: int = Field(
+        900, ge=64, description="Tokens of the workbook encoding in the excel_report prompt."
+    )
+    spreadsheet_max_rows: int = Field(
+        100_000, ge=1, description="Rows with data read per sheet; a larger sheet is refused."
+    )
+    spreadsheet_max_sheets: int = Field(256, ge=1, description="Sheets read per workbook.")
 
     @field_validator("server_url")
     @classmethod
