@@ -318,6 +318,49 @@ async def one_call(
     return {"latency": time.perf_counter() - t0, "ttft": ttft, "tokens": tokens, "stream": True}
 
 
+def _load_shard(args: tuple[str, list[list[dict[str, str]]], list[int], int, int]) -> dict:
+    """One client process of :func:`run_load_mp` (module level, so it can be pickled)."""
+    base, batch, index, concurrency, stream_every = args
+    return asyncio.run(
+        run_load(base, batch, concurrency, stream_every=stream_every, index=index, raw=True)
+    )
+
+
+def run_load_mp(
+    base: str,
+    batch: list[list[dict[str, str]]],
+    concurrency: int,
+    *,
+    per_process: int = 16,
+    stream_every: int = 8,
+) -> dict[str, Any]:
+    """:func:`run_load` spread over ``ceil(concurrency / per_process)`` client processes.
+
+    One Python process with one httpx pool could not keep 128 requests in flight in the first
+    session (throughput at 128 fell below 32, TTFT p50 above 1 s); several processes remove
+    the client as the limit. Shard ``j`` takes requests ``j, j + P, ...``; the wall time is
+    first start to last finish over all processes.
+    """
+    import multiprocessing as mp
+
+    procs = max(1, -(-concurrency // per_process))
+    if procs == 1:
+        return asyncio.run(run_load(base, batch, concurrency, stream_every=stream_every))
+    shards = []
+    for j in range(procs):
+        index = list(range(j, len(batch), procs))
+        conc = concurrency // procs + (1 if j < concurrency % procs else 0)
+        shards.append((base, [batch[i] for i in index], index, conc, stream_every))
+    with mp.get_context("fork").Pool(procs) as pool:
+        parts = pool.map(_load_shard, shards)
+    results = [r for part in parts for r in part["results"]]
+    errors = [e for part in parts for e in part["errors"]]
+    wall = max(p["t_end"] for p in parts) - min(p["t_start"] for p in parts)
+    out = summarise_load(results, errors, len(batch), concurrency, wall)
+    out["client_processes"] = procs
+    return out
+
+
 async def run_load(
     base: str,
     batch: list[list[dict[str, str]]],
@@ -326,10 +369,15 @@ async def run_load(
     stream_every: int = 8,
     max_tokens: int = MAX_TOKENS,
     keep_bodies: bool = False,
+    index: list[int] | None = None,
+    raw: bool = False,
 ) -> dict[str, Any]:
     """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
-    is streamed to measure TTFT (0: none)."""
+    (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
+    (0: none). ``raw`` returns the per-request results for :func:`run_load_mp` to pool."""
     import httpx
+
+    index = index if index is not None else list(range(len(batch)))
 
     limits = httpx.Limits(
         max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
@@ -347,7 +395,7 @@ async def run_load(
                     i = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                stream = bool(stream_every) and i % stream_every == stream_every - 1
+                stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
                 try:
                     r = await one_call(client, base, batch[i], max_tokens, stream)
                     r["i"] = i
@@ -357,14 +405,27 @@ async def run_load(
                 except Exception as exc:
                     errors.append(f"{type(exc).__name__}: {exc}"[:300])
 
+        t_start = time.time()
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = time.perf_counter() - t0
+        t_end = time.time()
+    if raw:
+        return {"results": results, "errors": errors, "t_start": t_start, "t_end": t_end}
+    out = summarise_load(results, errors, len(batch), concurrency, wall)
+    if keep_bodies:
+        out["bodies"] = [r.get("body") for r in sorted(results, key=lambda r: r["i"])]
+    return out
+
+
+def summarise_load(
+    results: list[dict[str, Any]], errors: list[str], n: int, concurrency: int, wall: float
+) -> dict[str, Any]:
     plain = [r for r in results if not r.get("stream")]
     streamed = [r for r in results if r.get("stream")]
     tokens = sum(r["tokens"] for r in results)
-    out = {
-        "requests": len(batch),
+    return {
+        "requests": n,
         "ok": len(results),
         "errors": len(errors),
         "error_samples": errors[:3],
@@ -383,9 +444,6 @@ async def run_load(
         if plain
         else None,
     }
-    if keep_bodies:
-        out["bodies"] = [r.get("body") for r in sorted(results, key=lambda r: r["i"])]
-    return out
 
 
 # --------------------------------------------------------------------------- phases
@@ -499,13 +557,70 @@ async def project_client_check(base: str, items: list[str]) -> dict[str, Any]:
     return {"moe_layers": list(arch.moe_layers), "calls": out}
 
 
+def _structured_output_inprocess() -> dict[str, Any]:
+    """Compile the triage schema with the backends vLLM would use, in this process, so an
+    exception shows its traceback (the API server answered 500 with an empty message)."""
+    import traceback
+
+    from skills.triage import TRIAGE_SCHEMA
+
+    out: dict[str, Any] = {}
+
+    def xgrammar_version() -> str:
+        import xgrammar as xgr
+
+        return str(xgr.__version__)
+
+    def xgrammar_compile() -> str:
+        import xgrammar as xgr
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(CKPT))
+        info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))
+        xgr.GrammarCompiler(info).compile_json_schema(json.dumps(TRIAGE_SCHEMA))
+        return "ok"
+
+    def vllm_validate() -> str:
+        from vllm.sampling_params import SamplingParams, StructuredOutputsParams
+        from vllm.v1.structured_output.backend_xgrammar import validate_xgrammar_grammar
+
+        params = StructuredOutputsParams(json=TRIAGE_SCHEMA)
+        validate_xgrammar_grammar(SamplingParams(max_tokens=8, structured_outputs=params))
+        return "ok"
+
+    def llguidance_version() -> str:
+        import llguidance
+
+        return str(getattr(llguidance, "__version__", "ok"))
+
+    def tvm_ffi_version() -> str:
+        import tvm_ffi
+
+        return str(getattr(tvm_ffi, "__version__", "ok"))
+
+    for name, step in {
+        "import xgrammar": xgrammar_version,
+        "xgrammar compile": xgrammar_compile,
+        "vllm validate_xgrammar_grammar": vllm_validate,
+        "import llguidance": llguidance_version,
+        "import tvm_ffi": tvm_ffi_version,
+    }.items():
+        try:
+            out[name] = step()
+        except BaseException as exc:  # a diagnostic records every failure, with its traceback
+            out[name] = f"{type(exc).__name__}: {exc}"[:500]
+            out[name + " traceback"] = traceback.format_exc()[-3000:]
+    return out
+
+
 def phase_diag(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
-    """Structured output on vLLM 0.24.0: which response_format variants the server accepts."""
+    """Structured output on vLLM 0.24.0: which response_format variants each server accepts
+    (routed experts on and off), the in-process compile of the schema, and the server log
+    lines after each failed request."""
     import httpx
 
     from skills.triage import TRIAGE_SCHEMA
 
-    base = urls["on"]
     msgs = messages_for("Where is my refund? I was charged twice.", "D0000")
     variants = {
         "json_schema_strict (the project's client)": {
@@ -514,50 +629,46 @@ def phase_diag(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
                 "json_schema": {"name": "output", "schema": TRIAGE_SCHEMA, "strict": True},
             }
         },
-        "json_schema_not_strict": {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "output", "schema": TRIAGE_SCHEMA},
-            }
-        },
         "json_object": {"response_format": {"type": "json_object"}},
-        "structured_outputs_json": {"structured_outputs": {"json": TRIAGE_SCHEMA}},
+        "structured_outputs_choice": {"structured_outputs": {"choice": ["yes", "no"]}},
         "none": {},
     }
-    out: dict[str, Any] = {}
+    result: dict[str, Any] = {"inprocess": _structured_output_inprocess()}
+    log(f"diag in-process: { {k: v for k, v in result['inprocess'].items() if 'trace' not in k} }")
+    for server in ("on", "off"):
+        base = urls.get(server) or wait_for(server, 5)
+        if base is None:
+            continue
+        log_path = STATE / f"server_{server}.log"
+        out: dict[str, Any] = {}
 
-    async def go() -> None:
-        async with httpx.AsyncClient(timeout=120) as client:
-            for name, extra in variants.items():
-                body = {
-                    "model": "ernie",
-                    "messages": msgs,
-                    "max_tokens": 48,
-                    "temperature": 0.0,
-                    "return_token_ids": True,
-                    **extra,
-                }
-                resp = await client.post(f"{base}/chat/completions", json=body)
-                text = resp.text
-                out[name] = {"status": resp.status_code, "body_head": text[:400]}
-                if resp.status_code == 200:
-                    choice = resp.json()["choices"][0]
-                    out[name]["content"] = (choice.get("message") or {}).get("content")
-                    out[name]["finish_reason"] = choice.get("finish_reason")
+        async def go(base: str, out: dict[str, Any], log_path: Path) -> None:
+            async with httpx.AsyncClient(timeout=120) as client:
+                for name, extra in variants.items():
+                    before = log_path.stat().st_size if log_path.is_file() else 0
+                    body = {
+                        "model": "ernie",
+                        "messages": msgs,
+                        "max_tokens": 48,
+                        "temperature": 0.0,
+                        "return_token_ids": True,
+                        **extra,
+                    }
+                    resp = await client.post(f"{base}/chat/completions", json=body)
+                    out[name] = {"status": resp.status_code, "body_head": resp.text[:300]}
+                    await asyncio.sleep(0.5)
+                    if resp.status_code != 200 and log_path.is_file():
+                        with log_path.open("rb") as fh:
+                            fh.seek(before)
+                            tail = fh.read().decode(errors="replace").splitlines()
+                        out[name]["server_log"] = [
+                            line[:400] for line in tail if "qutlass" not in line
+                        ][:80]
 
-    asyncio.run(go())
-    time.sleep(1)
-    log_path = STATE / "server_on.log"
-    lines = log_path.read_text(errors="replace").splitlines() if log_path.is_file() else []
-    hits = [i for i, line in enumerate(lines) if "Traceback" in line or "Error" in line]
-    excerpt: list[str] = []
-    for i in hits[:3]:
-        excerpt += lines[i : i + 40]
-    (OUT / "server_on_errors.log").write_text(
-        "\n".join(lines[hits[0] - 5 :] if hits else [])[-60000:]
-    )
-    log(json.dumps({k: v["status"] for k, v in out.items()}))
-    save_results({"structured_output_diag": {"variants": out, "log_excerpt": excerpt[:120]}})
+        asyncio.run(go(base, out, log_path))
+        result[server] = out
+        log(f"diag {server}: " + json.dumps({k: v["status"] for k, v in out.items()}))
+    save_results({"structured_output_diag": result})
 
 
 def phase_decode(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
@@ -585,7 +696,7 @@ def phase_bench(args: argparse.Namespace, urls: dict[str, str | None], c: int) -
         warm_n = max(2 * c, 64)
         for name in ("off", "on"):
             batch = [messages_for(items[i % n], f"W{c}-{i:04d}") for i in range(warm_n)]
-            r = asyncio.run(run_load(urls[name], batch, c))
+            r = run_load_mp(urls[name], batch, c)
             log(f"c={c} warm-up {name}: {r['output_tok_s']} tok/s ({r['wall_s']} s)")
         done["warm"] = True
     order = [("off", "on"), ("on", "off"), ("off", "on")]
@@ -599,7 +710,7 @@ def phase_bench(args: argparse.Namespace, urls: dict[str, str | None], c: int) -
                 save_results({key: {**done, "runs": runs, "complete": False}})
                 return
             batch = [messages_for(t, f"R{c}-{rep}-{i:04d}") for i, t in enumerate(items)]
-            r = asyncio.run(run_load(urls[name], batch, c))
+            r = run_load_mp(urls[name], batch, c)
             r.update(rep=rep, mode=name)
             runs.append(r)
             est = max(est * 0.5, r["wall_s"] * 1.1)
@@ -687,7 +798,7 @@ DROP_SCHEMA = {"on": False}
 
 
 def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
-    diag = load_results().get("structured_output_diag", {}).get("variants", {})
+    diag = load_results().get("structured_output_diag", {}).get("on", {})
     strict = diag.get("json_schema_strict (the project's client)", {})
     DROP_SCHEMA["on"] = bool(strict) and strict.get("status") != 200
     if DROP_SCHEMA["on"]:
@@ -699,12 +810,16 @@ def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
     items = texts(n, seed=3)
     runs: list[dict[str, Any]] = []
     recorded: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    if args.orch_profile:  # an extra, unmeasured run under cProfile
+        asyncio.run(full_path(base, items[:128], "PROF", c, -1, profile=True))
+        log("orch: profiled run written to orch_profile_PROF.txt")
     for rep, order in enumerate([("full", "plain"), ("plain", "full"), ("full", "plain")]):
         for mode in order:
             if remaining(args) < 60:
                 log("orch: out of budget")
                 break
             tag = f"O{rep}F"
+            cpu0 = time.process_time()
             if mode == "full":
                 r, calls = asyncio.run(full_path(base, items, tag, c, rep))
                 recorded[tag] = calls
@@ -716,7 +831,12 @@ def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
                         for k, v in calls.items()
                     }
                     log(f"orch rep {rep}: recording run (unmeasured) {r0['wall_s']} s")
+                cpu0 = time.process_time()
                 r = asyncio.run(plain_path(base, recorded[tag], tag, f"O{rep}P", c))
+            # client CPU per request: where the full path's extra time goes
+            r["client_cpu_ms_per_request"] = round(
+                1000 * (time.process_time() - cpu0) / max(1, r["requests"]), 3
+            )
             r.update(rep=rep, mode=mode)
             runs.append(r)
             log(
@@ -751,7 +871,9 @@ def phase_orch(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
     )
 
 
-async def full_path(base: str, items: list[str], tag: str, c: int, rep: int):
+async def full_path(
+    base: str, items: list[str], tag: str, c: int, rep: int, *, profile: bool = False
+):
     from orchestrator import Orchestrator, Request, TelemetryStore
     from orchestrator.client import VLLMClient
     from serving.architecture import MoEArchitecture
@@ -780,16 +902,33 @@ async def full_path(base: str, items: list[str], tag: str, c: int, rep: int):
             statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
             tokens += sum(call.completion_tokens for call in outcome.calls)
 
+    profiler = None
+    if profile:  # where the client's CPU time goes (cProfile, top functions by own time)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
     wall = time.perf_counter() - t0
+    if profiler is not None:
+        import io
+        import pstats
+
+        profiler.disable()
+        buf = io.StringIO()
+        pstats.Stats(profiler, stream=buf).sort_stats("tottime").print_stats(30)
+        (OUT / f"orch_profile_{tag}.txt").write_text(buf.getvalue())
+        buf = io.StringIO()
+        pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats(40)
+        (OUT / f"orch_profile_cum_{tag}.txt").write_text(buf.getvalue())
     await inner.aclose()
     sources: dict[str, int] = {}
     rows = 0
     for record in store.calls():
         rows += 1
         sources[record.routing_source] = sources.get(record.routing_source, 0) + 1
-    store.engine.dispose()
+    store.close()
     n_calls = sum(len(v) for v in calls.values())
     return (
         {
@@ -1015,6 +1154,7 @@ def main() -> None:
     m.add_argument("--agree-c", type=int, default=16)
     m.add_argument("--orch-n", type=int, default=512)
     m.add_argument("--orch-c", type=int, default=32)
+    m.add_argument("--orch-profile", action="store_true", help="cProfile the first full run")
     m.add_argument("--decode-repeat", type=int, default=300)
     r = sub.add_parser("replay")
     r.add_argument("--device", default="cuda")

@@ -106,8 +106,10 @@ class VLLMClient:
         timeout_s: float = 120.0,
         max_retries: int = 2,
         temperature: float = 0.7,
+        structured_output: bool = True,
     ) -> None:
         self.temperature = temperature
+        self.structured_output = structured_output
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
         self.capture = capture
@@ -158,11 +160,17 @@ class VLLMClient:
         Args:
             messages: The conversation, system turn first.
             max_tokens: Completion token limit.
-            json_schema: Constrain the output to this JSON schema (bound every string).
+            json_schema: Constrain the output to this JSON schema (bound every string). Not sent
+                when the client was made with ``structured_output=False``; callers parse the
+                text as untrusted data either way.
             temperature: Sampling temperature (0 is greedy); the client's default when None.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached.
+            ModelCallError: The server answered with an error status or a malformed body.
         """
         kwargs: dict[str, Any] = {}
-        if json_schema is not None:
+        if json_schema is not None and self.structured_output:
             kwargs["response_format"] = json_schema_format(json_schema)
         started = time.perf_counter()
         try:
@@ -177,8 +185,16 @@ class VLLMClient:
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise self._unavailable(exc) from exc
         except openai.APIStatusError as exc:
+            hint = ""
+            if "response_format" in kwargs and exc.status_code >= 500:
+                # seen on a vLLM 0.24.0 GPU build: every structured-output request got an empty
+                # HTTP 500 (benchmarks/results/gpu_2026-11-29_session2.md)
+                hint = (
+                    "; the request asked for schema-constrained output: if this server cannot "
+                    "do structured output, set ORCH_STRUCTURED_OUTPUT=false"
+                )
             raise ModelCallError(
-                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         body = response.to_dict()

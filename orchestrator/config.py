@@ -65,6 +65,11 @@ class Settings(BaseSettings):
         "one token, which would skew the recorded expert load.",
     )
     concurrency: int = Field(4, ge=1, le=256, description="Requests in flight in batch jobs.")
+    structured_output: bool = Field(
+        True,
+        description="Send JSON schemas as response_format (xgrammar on the server). False for a "
+        "server that cannot: skills then parse plain text and mark unparsed answers.",
+    )
     kv_cache_gib: int = Field(1, ge=1, description="VLLM_CPU_KVCACHE_SPACE for the CPU profile.")
     hot_share_factor: float = Field(
         2.0, gt=1.0, description="An expert is hot when its load share exceeds this × uniform."

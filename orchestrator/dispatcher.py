@@ -126,8 +126,8 @@ class Orchestrator:
         classification = self.classifier.classify(request)
         route = classification.route
         if route is Route.FALLBACK:
-            self.store.start_request(request, classification, None)
-            self.store.finish_request(request.id, "needs_human", error=classification.reason)
+            await self.store.astart_request(request, classification, None)
+            await self.store.afinish_request(request.id, "needs_human", error=classification.reason)
             return RequestOutcome(
                 request_id=request.id,
                 classification=classification,
@@ -138,8 +138,8 @@ class Orchestrator:
         try:
             workflow = self.workflow_for(route)
         except UnknownRouteError as exc:
-            self.store.start_request(request, classification, None)
-            self.store.finish_request(request.id, "no_workflow", error=str(exc))
+            await self.store.astart_request(request, classification, None)
+            await self.store.afinish_request(request.id, "no_workflow", error=str(exc))
             return RequestOutcome(
                 request_id=request.id,
                 classification=classification,
@@ -149,7 +149,7 @@ class Orchestrator:
                 headline=str(exc),
             )
 
-        self.store.start_request(request, classification, workflow.name)
+        await self.store.astart_request(request, classification, workflow.name)
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -165,7 +165,7 @@ class Orchestrator:
             )
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
             logger.error("request %s failed in workflow %s: %s", request.id, workflow.name, exc)
-            self.store.finish_request(request.id, "failed", error=str(exc))
+            await self.store.afinish_request(request.id, "failed", error=str(exc))
             if isinstance(exc, ServerUnavailableError):
                 raise
             return RequestOutcome(
@@ -179,7 +179,7 @@ class Orchestrator:
             )
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
-        self.store.finish_request(request.id, "succeeded", result=payload)
+        await self.store.afinish_request(request.id, "succeeded", result=payload)
         return RequestOutcome(
             request_id=request.id,
             classification=classification,

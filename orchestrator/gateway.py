@@ -94,7 +94,7 @@ class ModelGateway:
             )
         except ModelCallError as exc:
             raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
-        self.store.record_call(
+        await self.store.arecord_call(
             request_id=self.request_id,
             classification=self.classification,
             workflow=self.workflow,

@@ -48,4 +48,5 @@ def make_client(settings: Settings, capture: RoutingCapture | None = None) -> VL
         timeout_s=settings.request_timeout_s,
         max_retries=settings.max_retries,
         temperature=settings.temperature,
+        structured_output=settings.structured_output,
     )

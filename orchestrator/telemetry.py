@@ -18,9 +18,12 @@ Each row is written in its own transaction, so a failure leaves no half-written 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.pool import StaticPool
 
 from orchestrator.classifier import Classification
 from orchestrator.exceptions import TelemetryError, UserError
@@ -153,11 +157,23 @@ class TelemetryStore:
         self.url = url
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(parsed)
+        in_memory = parsed.get_backend_name() == "sqlite" and parsed.database in (
+            None,
+            "",
+            ":memory:",
+        )
+        self.engine: Engine = (
+            create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
+            if in_memory
+            else create_engine(parsed)
+        )
         if parsed.get_backend_name() == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         Base.metadata.create_all(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # One writer thread: async callers hand rows to it, so the event loop never waits on a
+        # commit, and rows are written one at a time in arrival order (SQLite has one writer).
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telemetry-writer")
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[Session]:
@@ -257,6 +273,28 @@ class TelemetryStore:
             session.flush()
             return record.id
 
+    async def _on_writer(self, write: Any, /, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, partial(write, *args, **kwargs))
+
+    async def astart_request(
+        self, request: Request, classification: Classification, workflow: str | None
+    ) -> None:
+        """:meth:`start_request` on the store's writer thread (the event loop does not wait)."""
+        await self._on_writer(self.start_request, request, classification, workflow)
+
+    async def afinish_request(self, request_id: str, status: str, **fields: Any) -> None:
+        """:meth:`finish_request` on the store's writer thread; same arguments, same errors."""
+        await self._on_writer(self.finish_request, request_id, status, **fields)
+
+    async def arecord_call(self, **fields: Any) -> int:
+        """:meth:`record_call` on the store's writer thread; same arguments, same errors.
+
+        Rows are written one at a time in the order they were handed over, and the event loop
+        keeps serving other requests while a row is committed.
+        """
+        return int(await self._on_writer(self.record_call, **fields))
+
     def calls(
         self,
         *,
@@ -290,4 +328,5 @@ class TelemetryStore:
 
     def close(self) -> None:
         """Dispose of the connection pool."""
+        self._writer.shutdown(wait=True)
         self.engine.dispose()

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pybase64
 
 from serving.architecture import MoEArchitecture
 from serving.errors import RoutingDecodeError
@@ -35,7 +36,7 @@ from serving.routing import RoutingSource, RoutingTrace, routed_token_count
 def _to_array(value: Any, field: str) -> np.ndarray:
     if isinstance(value, str):
         try:
-            raw = base64.b64decode(value, validate=True)
+            raw = pybase64.b64decode(value, validate=True)
             array = np.load(io.BytesIO(raw), allow_pickle=False)
         except (binascii.Error, ValueError, OSError) as exc:
             raise RoutingDecodeError(f"{field}: not base64 of .npy bytes ({exc})") from exc
@@ -104,7 +105,10 @@ def decode_routed_experts(
     )
 
     if ids.shape[1:] and ids.shape[1] == arch.num_hidden_layers:
-        ids = ids[:, list(arch.moe_layers), :]
+        first, last = arch.moe_layers[0], arch.moe_layers[-1]
+        contiguous = arch.moe_layers == tuple(range(first, last + 1))
+        # a slice is a view; a list index would copy the whole array once more
+        ids = ids[:, first : last + 1, :] if contiguous else ids[:, list(arch.moe_layers), :]
     elif ids.shape[0] and ids.shape[1] != len(arch.moe_layers):
         raise RoutingDecodeError(
             f"routed_experts has {ids.shape[1]} layers; the model has {arch.num_hidden_layers} "

@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from serving.architecture import MoEArchitecture
 
@@ -78,6 +78,7 @@ class RoutingTrace(BaseModel):
     expert_ids: np.ndarray | None = None
     router_confidence: np.ndarray | None = None
     reason: str | None = None
+    _counts: np.ndarray | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _check_shapes(self) -> RoutingTrace:
@@ -150,18 +151,24 @@ class RoutingTrace(BaseModel):
         )
 
     def expert_counts(self) -> np.ndarray:
-        """Activations per expert and MoE layer.
+        """Activations per expert and MoE layer (computed once per trace, then cached).
 
         Returns:
-            ``(len(moe_layers), num_experts)`` int64; each row sums to ``routed_tokens * top_k``.
-            All zeros when the trace has no ids.
+            ``(len(moe_layers), num_experts)`` int64, read-only; each row sums to
+            ``routed_tokens * top_k``. All zeros when the trace has no ids.
         """
-        layers, experts = len(self.moe_layers), self.num_experts
-        if self.expert_ids is None:
-            return np.zeros((layers, experts), dtype=np.int64)
-        offsets = (np.arange(layers, dtype=np.int64) * experts)[None, :, None]
-        flat = (self.expert_ids.astype(np.int64) + offsets).ravel()
-        return np.bincount(flat, minlength=layers * experts).reshape(layers, experts)
+        if self._counts is None:
+            layers, experts = len(self.moe_layers), self.num_experts
+            if self.expert_ids is None:
+                counts = np.zeros((layers, experts), dtype=np.int64)
+            else:
+                # one bincount over "layer * experts + id"; int32 keeps the temporary small
+                offsets = (np.arange(layers, dtype=np.int32) * experts)[None, :, None]
+                flat = (self.expert_ids.astype(np.int32) + offsets).ravel()
+                counts = np.bincount(flat, minlength=layers * experts).reshape(layers, experts)
+            counts.flags.writeable = False
+            self._counts = counts
+        return self._counts
 
     def confidence_per_layer(self) -> np.ndarray | None:
         """Mean router confidence per MoE layer, ``(len(moe_layers),)`` float64, or None."""

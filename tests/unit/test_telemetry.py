@@ -65,3 +65,41 @@ def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
     assert load.layers[1].shares[3] == pytest.approx(0.5)
     with pytest.raises(UserError, match="no model call"):
         expert_load(store, workflow="excel_report")
+
+
+@pytest.mark.parametrize("where", ["file", "memory"])
+async def test_async_writes_go_through_the_writer_thread_in_order(tmp_path: Path,
+                                                                  where: str) -> None:
+    url = f"sqlite:///{tmp_path / 't.db'}" if where == "file" else "sqlite:///:memory:"
+    store = TelemetryStore(url)
+    request = Request(text="refund my order")
+    classification = RuleClassifier().classify(request)
+    await store.astart_request(request, classification, "customer_service")
+    ids = np.zeros((3, 2, 2), np.int16)
+    ids[..., 1] = 1
+    first = await store.arecord_call(request_id=request.id, classification=classification,
+                                     workflow="customer_service", node="a", model="m",
+                                     latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
+    second = await store.arecord_call(request_id=request.id, classification=classification,
+                                      workflow="customer_service", node="b", model="m",
+                                      latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
+    await store.afinish_request(request.id, "succeeded", result={"ok": True})
+    assert second == first + 1
+    assert [c.node for c in store.calls(request_id=request.id)] == ["a", "b"]
+    assert store.requests()[0].status == "succeeded"
+    # errors cross the thread unchanged: a call row for an unknown request is rejected
+    with pytest.raises(TelemetryError, match="could not write"):
+        await store.arecord_call(request_id="nope", classification=classification,
+                                 workflow="customer_service", node="c", model="m",
+                                 latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
+    store.close()
+
+
+def test_expert_counts_are_computed_once_and_read_only() -> None:
+    ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (4, 1, 1))
+    trace = _trace(ids)
+    counts = trace.expert_counts()
+    assert trace.expert_counts() is counts
+    assert counts.tolist() == [[4, 4, 0, 0, 0, 0, 0, 0], [0, 0, 4, 4, 0, 0, 0, 0]]
+    with pytest.raises(ValueError, match="read-only"):
+        counts[0, 0] = 99
