@@ -41,6 +41,7 @@ from orchestrator.telemetry import TelemetryStore
 from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
 from serving.errors import ServingError
 from serving.launcher import VLLMServer, server_is_healthy
+from workflows.content_moderation.cli import register as register_moderation
 
 app = typer.Typer(
     add_completion=False,
@@ -51,6 +52,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 app.add_typer(classifier_app, name="classifier")
+register_moderation(app)
 app.command("report")(report_cmd)
 
 

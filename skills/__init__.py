@@ -1,5 +1,6 @@
 """Reusable model-calling steps. Each takes a :class:`~orchestrator.gateway.ModelGateway`."""
 
+from skills.assess_risk import RiskAssessment, assess_risk
 from skills.interpret_data import Finding, Interpretation, interpret_data
 from skills.prompting import delimit
 from skills.reply import DraftReply, draft_reply
@@ -13,6 +14,8 @@ __all__ = [
     "Interpretation",
     "IssueTriage",
     "ReportDraft",
+    "RiskAssessment",
+    "assess_risk",
     "delimit",
     "draft_reply",
     "interpret_data",

@@ -1,13 +1,19 @@
 """LangGraph workflows, one package per route."""
 
 from orchestrator.workflow import Workflow
+from workflows.content_moderation import ContentModerationWorkflow
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.excel_report import ExcelReportWorkflow
 
 
 def default_workflows() -> list[Workflow]:
     """Every workflow that exists so far (one per route)."""
-    return [CustomerServiceWorkflow(), ExcelReportWorkflow()]
+    return [CustomerServiceWorkflow(), ExcelReportWorkflow(), ContentModerationWorkflow()]
 
 
-__all__ = ["CustomerServiceWorkflow", "ExcelReportWorkflow", "default_workflows"]
+__all__ = [
+    "ContentModerationWorkflow",
+    "CustomerServiceWorkflow",
+    "ExcelReportWorkflow",
+    "default_workflows",
+]

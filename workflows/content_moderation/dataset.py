@@ -1,0 +1,173 @@
+"""The labelled moderation set: real posts from ``moderation/*.csv`` with a common label.
+
+Each CSV's labelling scheme is recognised by its columns, not its file name, so held-back
+samples of the same kinds load the same way:
+
+==============================  ==========================================================
+columns                         labels (``flagged`` = should not be published as is)
+==============================  ==========================================================
+``class`` (Davidson et al.)     0 hate → flagged + hate; 1 offensive → flagged +
+                                offensive; 2 neither → not flagged. Hate rows are not
+                                scored for ``offensive``.
+``toxic`` ... ``identity_hate``  any flag → flagged; ``identity_hate`` → hate; any flag
+(Jigsaw)                        without ``identity_hate`` → offensive (identity-hate rows
+                                not scored for ``offensive``).
+``label`` + ``TEXT`` (COLD)     1 → flagged, 0 → not; COLD does not say which kind, so its
+                                rows are scored for ``flagged`` only.
+==============================  ==========================================================
+
+A verdict predicts ``flagged`` when its decision is review or block, ``hate`` when it is
+flagged with a hate or regional-discrimination category, and ``offensive`` when it is flagged
+with any other category (harassment, profanity, threat, sexual ...).
+
+**Split.** The same stable hash as the routing set
+(:func:`orchestrator.routing_set.split_of`: SHA-256 of ``file name|text``, 50/50): ``tune``
+may be looked at and tuned on; ``test`` is held out — lexicon building and tuning never read
+it, and reports quote it.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.datasets import TEXT_COLUMNS
+from orchestrator.exceptions import UserError
+from orchestrator.routing_set import split_of
+from workflows.content_moderation.normalize import is_han
+from workflows.content_moderation.verdict import Category, Decision, Verdict
+
+Split = Literal["tune", "test"]
+Lang = Literal["en", "zh"]
+EvalLabel = Literal["flagged", "hate", "offensive"]
+EVAL_LABELS: tuple[EvalLabel, ...] = ("flagged", "hate", "offensive")
+HATE_CATEGORIES = frozenset({Category.HATE, Category.REGIONAL_DISCRIMINATION})
+JIGSAW_FLAGS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+
+
+class LabelledPost(BaseModel):
+    """One post and its labels.
+
+    Attributes:
+        id: ``file.csv:row`` (row 1 is the header).
+        text: The post.
+        lang: ``en`` or ``zh`` (a post with at least two Chinese characters making a quarter
+            of its non-space characters is ``zh``).
+        source: File name.
+        split: ``tune`` or ``test`` (held out).
+        truth: The labels this source annotates, and their values.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    lang: Lang
+    source: str
+    split: Split
+    truth: dict[EvalLabel, bool]
+
+
+def language(text: str) -> Lang:
+    """``zh`` when Chinese characters make a quarter of the non-space text, else ``en``."""
+    han = sum(map(is_han, text))
+    return "zh" if han >= 2 and han * 4 >= len(text.replace(" ", "")) else "en"
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip() not in ("", "0")
+
+
+def _truth(row: dict[str, str], columns: set[str]) -> dict[EvalLabel, bool] | None:
+    if "class" in columns:
+        cls = (row.get("class") or "").strip()
+        if cls not in ("0", "1", "2"):
+            return None
+        truth: dict[EvalLabel, bool] = {"flagged": cls != "2", "hate": cls == "0"}
+        if cls != "0":
+            truth["offensive"] = cls == "1"
+        return truth
+    if "toxic" in columns:
+        flags = {name: _flag(row.get(name)) for name in JIGSAW_FLAGS}
+        truth = {"flagged": any(flags.values()), "hate": flags["identity_hate"]}
+        if not flags["identity_hate"]:
+            truth["offensive"] = any(flags.values())
+        return truth
+    if "label" in columns:
+        label = (row.get("label") or "").strip()
+        if label not in ("0", "1"):
+            return None
+        return {"flagged": label == "1"}
+    return None
+
+
+def read_posts(path: Path) -> list[LabelledPost]:
+    """The labelled posts of one CSV.
+
+    Raises:
+        UserError: Unreadable, not UTF-8 CSV, no text column, or no known label columns.
+    """
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            columns = set(reader.fieldnames or [])
+            text_col = next((c for c in TEXT_COLUMNS if c in columns), None)
+            if text_col is None:
+                raise UserError(f"{path}: no text column; expected one of {TEXT_COLUMNS}")
+            if not columns & {"class", "toxic", "label"}:
+                raise UserError(
+                    f"{path}: no label column; expected 'class' (Davidson), 'toxic' (Jigsaw) "
+                    "or 'label' (COLD)"
+                )
+            posts = []
+            for i, row in enumerate(reader):
+                text = (row.get(text_col) or "").strip()
+                truth = _truth(row, columns)
+                if not text or truth is None:
+                    continue
+                posts.append(
+                    LabelledPost(
+                        id=f"{path.name}:{i + 2}",
+                        text=text,
+                        lang=language(text),
+                        source=path.name,
+                        split=split_of(path.name, text),
+                        truth=truth,
+                    )
+                )
+            return posts
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
+
+
+def load_moderation_set(
+    data_dir: Path, split: Split | Literal["all"] = "test"
+) -> list[LabelledPost]:
+    """Every labelled post of ``data_dir/moderation/*.csv`` in ``split``, in file order.
+
+    Raises:
+        UserError: The folder is missing or holds no CSV; a file cannot be read.
+    """
+    folder = Path(data_dir) / "moderation"
+    files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if not files:
+        raise UserError(
+            f"no CSV files in {folder}; point --data-dir (ORCH_DATA_DIR) at the folder that "
+            "holds moderation/"
+        )
+    posts = [p for path in files for p in read_posts(path)]
+    return posts if split == "all" else [p for p in posts if p.split == split]
+
+
+def predicted(verdict: Verdict) -> dict[EvalLabel, bool]:
+    """The labels a verdict predicts (see the module docstring)."""
+    flagged = verdict.decision is not Decision.ALLOW
+    cats = {c.category for c in verdict.categories}
+    return {
+        "flagged": flagged,
+        "hate": flagged and bool(cats & HATE_CATEGORIES),
+        "offensive": flagged and bool(cats - HATE_CATEGORIES),
+    }

@@ -1,0 +1,235 @@
+"""Evaluate the moderation on the labelled set: precision, recall and F1 per label for the
+lexicon alone, the model alone and their combination.
+
+Precision = TP / (TP + FP), recall = TP / (TP + FN), F1 = their harmonic mean (van Rijsbergen,
+*Information Retrieval*, 1979); a ratio with a zero denominator is reported as 0. Each label is
+scored only on rows whose source annotates it (:mod:`.dataset`). ``allow`` is scored too, as
+the negative of ``flagged`` (how well clean posts get through).
+
+The three systems come from one run per post: the combined workflow's verdict carries the
+lexicon's and the model's judgements, and :func:`~.judgement.build_verdict` re-decides each
+alone with the other side ``absent`` under the same policy table.
+
+With the offline random-weight checkpoint the model's answers are noise: its figures measure
+the harness, not a model, and :data:`NOISE_WARNING` says so wherever they are printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.client import ModelClient
+from orchestrator.telemetry import TelemetryStore
+from workflows.content_moderation.dataset import EVAL_LABELS, LabelledPost, predicted
+from workflows.content_moderation.graph import ContentModerationWorkflow
+from workflows.content_moderation.inputs import prepare_post
+from workflows.content_moderation.judgement import build_verdict, lexicon_findings
+from workflows.content_moderation.service import Moderator, moderate_lexicon_only
+from workflows.content_moderation.verdict import Verdict
+
+NOISE_WARNING = (
+    "The model figures come from the offline random-weight checkpoint: its answers are noise "
+    "(schema-valid only because the server enforces the schema). They test the harness, not "
+    "a model; expect them near the base rate."
+)
+SYSTEMS = ("lexicon", "model", "combined")
+ScoredLabel = str  # an EvalLabel or "allow"
+
+
+class LabelMetrics(BaseModel):
+    """Precision/recall/F1 of one label.
+
+    Attributes:
+        label: ``flagged``, ``hate``, ``offensive`` or ``allow``.
+        n: Rows scored for this label.
+        support: Rows whose true label is positive.
+        predicted: Rows predicted positive.
+        tp: True positives.
+        precision: TP / predicted (0 when nothing is predicted).
+        recall: TP / support (0 when there is no support).
+        f1: Harmonic mean of precision and recall (0 when both are 0).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    label: ScoredLabel
+    n: int
+    support: int
+    predicted: int
+    tp: int
+    precision: float
+    recall: float
+    f1: float
+
+
+class SystemReport(BaseModel):
+    """Metrics of one system on a set of rows: overall, per language, per source."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    n: int
+    labels: list[LabelMetrics]
+    by_lang: dict[str, list[LabelMetrics]]
+    by_source: dict[str, list[LabelMetrics]]
+
+
+class EvalReport(BaseModel):
+    """A whole evaluation.
+
+    Attributes:
+        split: The split evaluated (``test`` is held out).
+        systems: One report per system that ran.
+        model_rows: Rows the model judged (the lexicon judges every row of the split).
+        model_status: Counts of the model's answer status (ok / unparsed / error).
+        note: Warnings to print with the figures (the noise warning when the model ran).
+        seconds: Wall time of the model run, when it ran.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    split: str
+    systems: list[SystemReport]
+    model_rows: int = 0
+    model_status: dict[str, int] = {}
+    note: list[str] = []
+    seconds: float | None = None
+
+
+def label_metrics(pairs: Iterable[tuple[bool, bool]], label: ScoredLabel) -> LabelMetrics:
+    """Metrics from ``(true, predicted)`` pairs."""
+    n = support = pred = tp = 0
+    for truth, guess in pairs:
+        n += 1
+        support += truth
+        pred += guess
+        tp += truth and guess
+    precision = tp / pred if pred else 0.0
+    recall = tp / support if support else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return LabelMetrics(
+        label=label,
+        n=n,
+        support=support,
+        predicted=pred,
+        tp=tp,
+        precision=round(precision, 4),
+        recall=round(recall, 4),
+        f1=round(f1, 4),
+    )
+
+
+def score(posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]) -> list[LabelMetrics]:
+    """Per-label metrics of ``verdicts`` (same order as ``posts``); labels with no scored row
+    are left out."""
+    guesses = [predicted(v) for v in verdicts]
+    out = []
+    for label in EVAL_LABELS:
+        pairs = [(p.truth[label], g[label]) for p, g in zip(posts, guesses, strict=True)
+                 if label in p.truth]  # fmt: skip
+        if pairs:
+            out.append(label_metrics(pairs, label))
+    allow = [
+        (not p.truth["flagged"], not g["flagged"]) for p, g in zip(posts, guesses, strict=True)
+    ]
+    if allow:
+        out.append(label_metrics(allow, "allow"))
+    return out
+
+
+def system_report(
+    system: str, posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]
+) -> SystemReport:
+    """Overall, per-language and per-source metrics of one system."""
+
+    def by(key: Callable[[LabelledPost], str]) -> dict[str, list[LabelMetrics]]:
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(posts):
+            groups.setdefault(key(p), []).append(i)
+        return {
+            k: score([posts[i] for i in idx], [verdicts[i] for i in idx])
+            for k, idx in sorted(groups.items())
+        }
+
+    return SystemReport(
+        system=system,
+        n=len(posts),
+        labels=score(posts, verdicts),
+        by_lang=by(lambda p: p.lang),
+        by_source=by(lambda p: p.source),
+    )
+
+
+def evaluate_lexicon(
+    posts: Sequence[LabelledPost], workflow: ContentModerationWorkflow | None = None, *,
+    split: str = "test",
+) -> EvalReport:  # fmt: skip
+    """The lexicon alone on ``posts`` (no server)."""
+    workflow = workflow or ContentModerationWorkflow()
+    verdicts = [moderate_lexicon_only(p.text, workflow) for p in posts]
+    return EvalReport(split=split, systems=[system_report("lexicon", posts, verdicts)])
+
+
+async def evaluate_with_model(
+    posts: Sequence[LabelledPost],
+    client: ModelClient,
+    store: TelemetryStore,
+    *,
+    workflow: ContentModerationWorkflow | None = None,
+    concurrency: int = 8,
+    split: str = "test",
+) -> EvalReport:
+    """All three systems on ``posts``, the model judging each post once through the server.
+
+    Every call is recorded in ``store`` like any request (verdict in ``requests.result``).
+
+    Raises:
+        ServerUnavailableError: The server cannot be reached.
+    """
+    workflow = workflow or ContentModerationWorkflow()
+    moderator = Moderator(client, store, workflow=workflow)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    outcomes = await moderator.moderate_many([p.text for p in posts], concurrency=concurrency)
+    seconds = loop.time() - started
+    kept = [(p, o.verdict) for p, o in zip(posts, outcomes, strict=True) if o.verdict is not None]
+    rows = [p for p, _ in kept]
+    per_system: dict[str, list[Verdict]] = {s: [] for s in SYSTEMS}
+    status: dict[str, int] = {}
+    for post, combined in kept:
+        assert combined is not None
+        prepared = prepare_post(post.text, workflow.policy.limits)
+        matcher = workflow.lexicon.matcher()
+        lex = lexicon_findings(matcher.scan(post.text, prepared.normalized), matcher.version)
+        model = combined.assessment
+        key = model.status if model is not None else "none"
+        status[key] = status.get(key, 0) + 1
+        per_system["lexicon"].append(
+            build_verdict(prepared, workflow.policy, lexicon=lex, model=None, source="lexicon")
+        )
+        per_system["model"].append(
+            build_verdict(prepared, workflow.policy, lexicon=None, model=model, source="model")
+        )
+        per_system["combined"].append(combined)
+    return EvalReport(
+        split=split,
+        systems=[system_report(s, rows, per_system[s]) for s in SYSTEMS],
+        model_rows=len(rows),
+        model_status=status,
+        note=[NOISE_WARNING],
+        seconds=round(seconds, 2),
+    )
+
+
+def write_json(path: Path, report: EvalReport) -> None:
+    """Write ``report`` as JSON atomically (temp file, then ``os.replace``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,139 @@
+"""The content-moderation workflow (LangGraph)::
+
+    START → lexicon_scan → assess_risk → decide → END
+
+* ``lexicon_scan`` (no model): prepares the post (sanitising, truncation window, decoding
+  report) and matches the term lexicon over the full text (up to ``limits.scan_chars``).
+* ``assess_risk`` (model): :func:`skills.assess_risk` with JSON-schema-constrained output; the
+  post is passed as delimited data. Skipped for an empty post. A server error answer becomes
+  an ``error`` judgement (the policy treats it as ``uncertain``); an unreachable server fails
+  the request as in every workflow.
+* ``decide`` (policy): the decision table of ``policy.toml`` combines both judgements into the
+  :class:`~workflows.content_moderation.verdict.Verdict`, which the dispatcher stores in
+  ``requests.result``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from orchestrator.request import Request
+from orchestrator.routes import Route
+from orchestrator.workflow import Workflow, WorkflowContext
+from skills.assess_risk import assess_risk
+from workflows.content_moderation.inputs import PreparedPost, prepare_post
+from workflows.content_moderation.judgement import (
+    MODEL_CATEGORIES,
+    build_verdict,
+    lexicon_findings,
+    model_findings,
+)
+from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, Lexicon
+from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, Policy, load_policy
+from workflows.content_moderation.verdict import LexiconJudgement, ModelJudgement, Span, Verdict
+
+#: Request metadata key carrying the invalid-byte count of a post decoded from bytes.
+INVALID_BYTES_KEY = "moderation.invalid_utf8_bytes"
+#: Completion limit of the assess_risk call (see :func:`skills.assess_risk.assess_risk`).
+ASSESS_MAX_TOKENS = 256
+
+
+class ModerationState(TypedDict, total=False):
+    """Graph state: the post, then what each node adds."""
+
+    post: str
+    invalid_utf8_bytes: int
+    prepared: PreparedPost
+    lexicon: LexiconJudgement
+    spans: tuple[Span, ...]
+    assessment: ModelJudgement
+    verdict: Verdict
+
+
+def build_graph(lexicon: Lexicon, policy: Policy):  # -> CompiledStateGraph
+    """Compile the graph for a lexicon and a policy (no checkpointer: one short run per post)."""
+
+    async def lexicon_scan(state: ModerationState) -> dict[str, Any]:
+        prepared = prepare_post(
+            state["post"], policy.limits, invalid_utf8_bytes=state.get("invalid_utf8_bytes", 0)
+        )
+        matcher = lexicon.matcher()
+        scan = matcher.scan(prepared.normalized.original, prepared.normalized)
+        judgement, spans = lexicon_findings(scan, matcher.version)
+        return {"prepared": prepared, "lexicon": judgement, "spans": spans}
+
+    async def assess(state: ModerationState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+        prepared = state["prepared"]
+        if prepared.report.empty:
+            return {"assessment": ModelJudgement(status="skipped", error="empty post")}
+        answer = await assess_risk(
+            runtime.context.llm, prepared.window, MODEL_CATEGORIES, max_tokens=ASSESS_MAX_TOKENS
+        )
+        return {"assessment": model_findings(answer)}
+
+    async def decide(state: ModerationState) -> dict[str, Any]:
+        verdict = build_verdict(
+            state["prepared"],
+            policy,
+            lexicon=(state["lexicon"], state["spans"]),
+            model=state["assessment"],
+            source="combined",
+        )
+        return {"verdict": verdict}
+
+    graph = StateGraph(ModerationState, context_schema=WorkflowContext)
+    graph.add_node("lexicon_scan", lexicon_scan)
+    graph.add_node("assess_risk", assess)
+    graph.add_node("decide", decide)
+    graph.add_edge(START, "lexicon_scan")
+    graph.add_edge("lexicon_scan", "assess_risk")
+    graph.add_edge("assess_risk", "decide")
+    graph.add_edge("decide", END)
+    return graph.compile()
+
+
+class ContentModerationWorkflow(Workflow):
+    """Registered for :attr:`Route.CONTENT_MODERATION`; its result is a :class:`Verdict`.
+
+    Args:
+        lexicon: A live lexicon (the packaged folder, reloaded on change, by default).
+        policy: The policy (the packaged ``policy.toml`` by default).
+        lexicon_dir: Folder for a new :class:`Lexicon` when ``lexicon`` is None.
+        policy_path: File for the policy when ``policy`` is None.
+
+    Raises:
+        LexiconError, PolicyError: The lexicon folder or the policy file is invalid.
+    """
+
+    name = "content_moderation"
+    route = Route.CONTENT_MODERATION
+
+    def __init__(
+        self,
+        lexicon: Lexicon | None = None,
+        policy: Policy | None = None,
+        *,
+        lexicon_dir: Path | str = DEFAULT_LEXICON_DIR,
+        policy_path: Path | str = DEFAULT_POLICY_PATH,
+    ) -> None:
+        self.lexicon = lexicon or Lexicon(lexicon_dir)
+        self.policy = policy or load_policy(policy_path)
+        self.graph = build_graph(self.lexicon, self.policy)
+
+    def initial_state(self, request: Request) -> dict[str, Any]:
+        raw = request.metadata.get(INVALID_BYTES_KEY, "0")
+        invalid = int(raw) if raw.isdigit() else 0
+        return {"post": request.text, "invalid_utf8_bytes": invalid}
+
+    def result(self, state: dict[str, Any]) -> Verdict:
+        return state["verdict"]
+
+    def headline(self, result: BaseModel) -> str:
+        assert isinstance(result, Verdict)
+        cats = ", ".join(c.category.value for c in result.categories) or "no category"
+        return f"[{result.decision.value}/{result.severity.value}] {cats} ({result.policy_rule})"

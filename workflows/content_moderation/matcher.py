@@ -1,0 +1,460 @@
+"""Term matching on normalised text: whole words, stems, leetspeak, masks, spacing, repeats,
+fuzzy spellings (rapidfuzz), pinyin and abbreviations; Chinese terms as substrings.
+
+Every hit reports its span in the *original* post (via the offset map of
+:func:`~workflows.content_moderation.normalize.normalize`).
+
+English (and other Latin-script) terms match on words, never inside other words unless the
+term says so (``match = "prefix" | "suffix" | "infix"``), so ``class`` never matches ``ass``.
+On each word (letters, digits and the symbols ``@ $ ! | * #``) the matcher tries, in order:
+
+1. the word itself (``exact``), and the term plus an English inflection (``inflected``);
+2. leetspeak undone, ``0→o 1→i 3→e 4→a 5→s 7→t @→a $→s !→i |→l`` (``leet``);
+3. masks: ``*`` or ``#`` stand for one letter each (``f*ck``, ``n***a``; ``masked``); at least
+   two letters must be visible and the lowest-severity candidate wins when several fit;
+4. runs of three or more repeated letters collapsed, compared with the collapsed terms
+   (``fuuuuck``; ``repeated``) — only for words that have such a run, so ``as`` never
+   matches the collapsed ``ass``;
+5. stems: ``prefix``/``suffix``/``infix`` terms; allow-listed words are skipped;
+6. rapidfuzz ``ratio`` against terms of 5+ letters (``fuzzy``), at or above the term's cutoff
+   (88 by default: one inserted or deleted letter, not a substituted one, in a 5-letter word).
+
+Across words: single letters separated by spaces or symbols are joined (``f u c k``,
+``f.u.c.k``; ``spaced``), two pieces around one symbol are joined (``fu.ck``; ``joined``), and
+multi-word terms match on word sequences (``kill yourself``).
+
+Chinese terms match as substrings of a stream where spaces, symbols and emoji are removed
+(``傻 逼``, ``傻*逼``, ``傻😀逼`` → ``傻逼``; ``spaced``) but sentence punctuation stays, so a
+match never joins two sentences. Their pinyin (``shabi``, ``sha bi``) and listed
+abbreviations (``sb``, ``nmsl``) match as English words.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from workflows.content_moderation.lexicon import LexiconData, Term
+from workflows.content_moderation.normalize import Normalized, is_han, normalize
+from workflows.content_moderation.verdict import Category, MatchKind, Severity
+
+#: Least letters of a pinyin spelling that is matched (``nima`` is too short to be safe).
+MIN_PINYIN_LETTERS = 5
+#: Inflections tried on word-mode terms.
+INFLECTIONS = ("s", "es", "ed", "ing", "in", "er", "ers", "z")
+#: Leetspeak digits and symbols, and the letters they stand for.
+LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
+                      "@": "a", "$": "s", "!": "i", "|": "l"})  # fmt: skip
+#: Most word pieces joined into one spaced-out word.
+MAX_SPACED = 24
+
+_TOKEN = re.compile(r"[a-z0-9@$!|*]+")
+_EDGE_JUNK = "!|*."
+_SPACED_GAP = re.compile(r"[ .\-_*~|/\\,+:;'\"]{1,3}")
+_JOIN_GAP = re.compile(r"[.\-_*~|/\\']")
+_RUN3 = re.compile(r"(.)\1\1")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+#: Separators dropped from the Chinese stream (sentence punctuation , ! ? ; : 。 stays).
+_CJK_DROP_PUNCT = frozenset(" .-_*~|/\\+=#@&^`'\"()[]{}<>·…")
+
+
+@dataclass(frozen=True, slots=True)
+class TermRef:
+    """A lexicon term as the matcher uses it."""
+
+    term: str
+    category: Category
+    severity: Severity
+    exclude: frozenset[str]
+    cutoff: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One lexicon match.
+
+    Attributes:
+        start: Offset in the original text.
+        end: One past the last original character.
+        text: ``original[start:end]``.
+        term: Canonical term.
+        category: Term category.
+        severity: Term severity.
+        how: How it matched.
+        score: 1.0, or the fuzzy ratio / 100, or 0.8 for a masked guess.
+    """
+
+    start: int
+    end: int
+    text: str
+    term: str
+    category: Category
+    severity: Severity
+    how: MatchKind
+    score: float
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """Hits of one scan, in text order, one per (span, term)."""
+
+    hits: tuple[Hit, ...]
+    normalized: Normalized
+
+    @property
+    def severity(self) -> Severity:
+        """Highest severity among the hits."""
+        return Severity.highest([h.severity for h in self.hits])
+
+
+def squeeze(word: str) -> str:
+    """Collapse every run of a repeated character to one (``fuuuck`` → ``fuck``)."""
+    return "".join(ch for ch, _ in itertools.groupby(word))
+
+
+def _term_key(text: str) -> str:
+    """A term spelled the way the text is normalised (folded, single spaces)."""
+    return " ".join(normalize(text).text.split())
+
+
+@lru_cache(maxsize=4096)
+def _pinyin(text: str) -> tuple[str, ...]:
+    # pypinyin's phrase dictionary takes seconds to load; per-character readings (the most
+    # common reading of each character) are enough to spell lexicon terms.
+    os.environ.setdefault("PYPINYIN_NO_PHRASES", "true")
+    from pypinyin import lazy_pinyin
+
+    return tuple(lazy_pinyin(text))
+
+
+def _cjk_keep(ch: str) -> bool:
+    if ch in _CJK_DROP_PUNCT:
+        return False
+    return not unicodedata.category(ch).startswith(("S", "Z", "C"))
+
+
+def _lists() -> defaultdict:  # type: ignore[type-arg]
+    return defaultdict(list)
+
+
+Refs = list[tuple[TermRef, MatchKind]]
+
+
+@dataclass
+class _Index:
+    exact: dict[str, Refs] = field(default_factory=_lists)
+    squeezed: dict[str, Refs] = field(default_factory=_lists)
+    prefix: dict[str, list[TermRef]] = field(default_factory=_lists)
+    suffix: dict[str, list[TermRef]] = field(default_factory=_lists)
+    infix: dict[str, list[TermRef]] = field(default_factory=_lists)
+    phrases: dict[tuple[str, ...], Refs] = field(default_factory=_lists)
+    fuzzy: dict[str, list[TermRef]] = field(default_factory=_lists)
+    cjk: dict[str, list[TermRef]] = field(default_factory=_lists)
+
+
+class Matcher:
+    """A compiled lexicon. Build it once (:class:`~workflows.content_moderation.lexicon.Lexicon`
+    does), then :meth:`scan` any number of texts; it holds no per-scan state (thread-safe).
+
+    Args:
+        data: The validated lexicon.
+    """
+
+    def __init__(self, data: LexiconData) -> None:
+        self.version = data.version
+        self.allow = data.allow
+        self._ix = _Index()
+        for category, term in data.terms:
+            self._add(category, term)
+        self._prefix_lens = sorted({len(k) for k in self._ix.prefix}, reverse=True)
+        self._suffix_lens = sorted({len(k) for k in self._ix.suffix}, reverse=True)
+        self._infix_re = _alternation(self._ix.infix)
+        self._fuzzy_keys = list(self._ix.fuzzy)
+        cutoffs = [r.cutoff for refs in self._ix.fuzzy.values() for r in refs]
+        self._fuzzy_min = min(cutoffs, default=100.0)
+        self._by_length: dict[int, list[str]] = defaultdict(list)
+        for key in self._ix.exact:
+            self._by_length[len(key)].append(key)
+        self._max_phrase = max((len(k) for k in self._ix.phrases), default=1)
+        self._cjk_re = _alternation(self._ix.cjk)
+        self.term_count = len(data.terms)
+
+    # ------------------------------------------------------------------ building
+
+    def _add(self, category: Category, term: Term) -> None:
+        ref = TermRef(
+            term=term.text,
+            category=category,
+            severity=term.severity,
+            exclude=frozenset(_term_key(e) for e in term.exclude),
+            cutoff=term.cutoff,
+        )
+        ix = self._ix
+        if term.is_chinese:
+            for form in (term.text, *term.variants):
+                key = _term_key(form)
+                if any(is_han(c) for c in key):
+                    ix.cjk["".join(c for c in key if _cjk_keep(c))].append(ref)
+                else:
+                    self._add_latin(ref, key, term, "exact", canonical=False)
+            for abbr in term.abbreviations:
+                ix.exact[abbr.lower()].append((ref, "abbreviation"))
+            if term.pinyin and all(is_han(c) for c in term.text):
+                syllables = _pinyin(term.text)
+                if len("".join(syllables)) >= MIN_PINYIN_LETTERS:
+                    ix.exact["".join(syllables)].append((ref, "pinyin"))
+                    ix.phrases[syllables].append((ref, "pinyin"))
+            return
+        for k, form in enumerate((term.text, *term.variants)):
+            self._add_latin(ref, _term_key(form), term, "exact", canonical=k == 0)
+        for abbr in term.abbreviations:
+            ix.exact[abbr.lower()].append((ref, "abbreviation"))
+
+    def _add_latin(
+        self, ref: TermRef, key: str, term: Term, how: MatchKind, *, canonical: bool
+    ) -> None:
+        ix = self._ix
+        words = tuple(_TOKEN.findall(key))
+        if not words:
+            return
+        if len(words) > 1:
+            ix.phrases[words].append((ref, how))
+            return
+        word = words[0]
+        if term.match == "word":
+            ix.exact[word].append((ref, how))
+            ix.squeezed[squeeze(word)].append((ref, "repeated"))
+            if term.inflect:
+                for ending in INFLECTIONS:
+                    ix.exact.setdefault(word + ending, []).append((ref, "inflected"))
+        else:
+            getattr(ix, term.match)[word].append(ref)
+            ix.exact[word].append((ref, how))
+            ix.squeezed[squeeze(word)].append((ref, "repeated"))
+        fuzzy = term.fuzzy if term.fuzzy is not None else len(word) >= 5
+        if canonical and fuzzy and len(word) >= 5 and word.isalpha():
+            ix.fuzzy[word].append(ref)
+
+    # ------------------------------------------------------------------ matching one word
+
+    def _lookup(self, form: str, how: MatchKind) -> list[tuple[TermRef, MatchKind, float]]:
+        """Exact, inflected and stem matches of one word form."""
+        ix = self._ix
+        out = [(r, how if h in ("exact",) else h, 1.0) for r, h in ix.exact.get(form, ())]
+        if form in self.allow:
+            return out
+        for n in self._prefix_lens:
+            if n < len(form):
+                out += [(r, "prefix", 1.0) for r in ix.prefix.get(form[:n], ())]
+        for n in self._suffix_lens:
+            if n < len(form):
+                out += [(r, "suffix", 1.0) for r in ix.suffix.get(form[-n:], ())]
+        if self._infix_re is not None:
+            m = self._infix_re.search(form)
+            if m is not None and m.group() != form:
+                out += [(r, "infix", 1.0) for r in ix.infix[m.group()]]
+        return out
+
+    def _masked(self, form: str) -> list[tuple[TermRef, MatchKind, float]]:
+        """``*``/``#`` as one letter each: whole words, then stems at the word's start
+        (``f*cking`` → ``fuck``); the lowest-severity candidate wins when several fit."""
+
+        def pattern(text: str) -> re.Pattern[str] | None:
+            if sum(c.isalpha() for c in text) < 2:
+                return None
+            return re.compile("".join("[a-z]" if c == "*" else re.escape(c) for c in text))
+
+        found: list[tuple[TermRef, str]] = []
+        whole = pattern(form)
+        if whole is not None:
+            found = [
+                (ref, key)
+                for key in self._by_length.get(len(form), ())
+                if whole.fullmatch(key)
+                for ref, _ in self._ix.exact[key]
+            ]
+        if not found:
+            stems = {**self._ix.prefix, **self._ix.infix}
+            for key, refs in stems.items():
+                head = form[: len(key)]
+                if len(key) < len(form) and "*" in head and form[len(key) :].isalpha():
+                    p = pattern(head)
+                    if p is not None and p.fullmatch(key):
+                        found += [(ref, key) for ref in refs]
+        if not found:
+            return []
+        ref, _ = min(found, key=lambda rk: (rk[0].severity.rank, rk[1]))
+        return [(ref, "masked", 0.8)]
+
+    @lru_cache(maxsize=8192)  # noqa: B019 - matchers live as long as their lexicon
+    def _word(self, token: str) -> tuple[tuple[TermRef, MatchKind, float], ...]:
+        """Every match of one word (results cached per word)."""
+        token = token.strip(_EDGE_JUNK)
+        if not token or not any(c.isalpha() for c in token):
+            return ()
+        out: list[tuple[TermRef, MatchKind, float]] = []
+        forms: list[tuple[str, MatchKind]] = []
+        if token.isalnum():
+            forms.append((token, "exact"))
+        leet = token.translate(LEET)
+        if "*" in leet:
+            out += self._masked(leet)
+        elif leet != token:
+            forms.append((leet, "leet"))
+        for form, how in forms:
+            if not form.isalnum():
+                continue
+            out += self._lookup(form, how)
+            if _RUN3.search(form):
+                out += [(r, "repeated", 1.0) for r, _ in self._ix.squeezed.get(squeeze(form), ())]
+                out += [(r, "repeated", 1.0) for r, _, _ in self._lookup(squeeze(form), how)]
+        if not out and self._fuzzy_keys:
+            form = forms[-1][0] if forms else ""
+            if len(form) >= 5 and form.isalpha() and form not in self.allow:
+                for key, score, _ in process.extract(
+                    form, self._fuzzy_keys, scorer=fuzz.ratio, score_cutoff=self._fuzzy_min, limit=3
+                ):
+                    for ref in self._ix.fuzzy[key]:
+                        if score >= ref.cutoff and abs(len(key) - len(form)) <= 2:
+                            out.append((ref, "fuzzy", round(score / 100.0, 4)))
+        seen: set[str] = set()
+        unique = []
+        for ref, how, score in out:
+            if ref.term in seen or token in ref.exclude or token.translate(LEET) in ref.exclude:
+                continue
+            seen.add(ref.term)
+            unique.append((ref, how, score))
+        return tuple(unique)
+
+    # ------------------------------------------------------------------ scanning
+
+    def scan(self, text: str, normalized: Normalized | None = None) -> ScanResult:
+        """Find every lexicon term in ``text``.
+
+        Args:
+            text: The post (any length; the caller bounds it).
+            normalized: ``normalize(text)`` when the caller already has it.
+
+        Returns:
+            The hits, in order of their start offset.
+        """
+        norm = normalized if normalized is not None else normalize(text)
+        s = norm.text
+        hits: dict[tuple[int, int, str], Hit] = {}
+
+        def add(a: int, b: int, ref: TermRef, how: MatchKind, score: float) -> None:
+            start, end = norm.span(a, b)
+            key = (start, end, ref.term)
+            if key not in hits:
+                hits[key] = Hit(start, end, norm.original[start:end][:200], ref.term,
+                                ref.category, ref.severity, how, score)  # fmt: skip
+
+        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(s)]
+        for a, b, tok in tokens:
+            for ref, how, score in self._word(tok):
+                add(a, b, ref, how, score)
+        self._across_words(s, tokens, add)
+        if self._cjk_re is not None and _HAN.search(s):
+            self._cjk(norm, add)
+        return ScanResult(_drop_nested(hits.values()), norm)
+
+    def _across_words(self, s: str, tokens: list[tuple[int, int, str]], add) -> None:  # type: ignore[no-untyped-def]
+        ix = self._ix
+        plain = [t.strip(_EDGE_JUNK) for _, _, t in tokens]
+        # multi-word terms
+        if ix.phrases:
+            for i in range(len(tokens)):
+                for n in range(2, min(self._max_phrase, len(tokens) - i) + 1):
+                    for ref, how in ix.phrases.get(tuple(plain[i : i + n]), ()):
+                        add(tokens[i][0], tokens[i + n - 1][1], ref, how, 1.0)
+        # spaced-out single letters: "f u c k", "f.u.c.k"
+        i = 0
+        while i < len(tokens):
+            j = i
+            while (
+                j + 1 < len(tokens)
+                and j - i < MAX_SPACED
+                and len(plain[j]) == 1
+                and len(plain[j + 1]) == 1
+                and _SPACED_GAP.fullmatch(s, tokens[j][1], tokens[j + 1][0]) is not None
+            ):
+                j += 1
+            if j - i >= 2 and len(plain[i]) == 1:
+                word = "".join(plain[i : j + 1]).translate(LEET)
+                for ref, _, score in self._word(word):
+                    add(tokens[i][0], tokens[j][1], ref, "spaced", score)
+            i = j + 1
+        # two pieces around one symbol: "fu.ck", "ass-hole"
+        for (a, b, _), (c, d, _), p, q in zip(tokens, tokens[1:], plain, plain[1:], strict=False):
+            if c - b == 1 and _JOIN_GAP.fullmatch(s, b, c) and p and q:
+                for ref, how in ix.exact.get((p + q).translate(LEET), ()):
+                    if how in ("exact", "inflected"):
+                        add(a, d, ref, "joined", 1.0)
+
+    def _cjk(self, norm: Normalized, add) -> None:  # type: ignore[no-untyped-def]
+        s = norm.text
+        keep = np.fromiter((_keep_cached(c) for c in s), dtype=bool, count=len(s))
+        index = np.nonzero(keep)[0]
+        stream = "".join(itertools.compress(s, keep))
+        assert self._cjk_re is not None
+        pos = 0
+        while True:
+            m = self._cjk_re.search(stream, pos)
+            if m is None:
+                break
+            a, b = m.start(), m.end()
+            spaced = int(index[b - 1] - index[a]) != b - a - 1
+            for ref in self._ix.cjk[m.group()]:
+                if any(_covers(stream, a, b, e) for e in ref.exclude):
+                    continue
+                add(int(index[a]), int(index[b - 1]) + 1, ref, "spaced" if spaced else "exact", 1.0)
+            # also try terms that start inside this match (overlaps such as 大傻逼 / 傻逼)
+            pos = a + 1
+
+
+def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:
+    """Hits in text order, without a hit whose span lies inside another hit's span and whose
+    severity is not higher (``逼`` inside ``傻逼``, ``fuck`` inside ``motherfucker``)."""
+    ordered = sorted(hits, key=lambda h: (h.start, -h.end, -h.severity.rank, h.term))
+    kept: list[Hit] = []
+    for hit in ordered:
+        if any(
+            k.start <= hit.start and hit.end <= k.end and k.severity.rank >= hit.severity.rank
+            for k in kept[-8:]
+        ):
+            continue
+        kept.append(hit)
+    return tuple(kept)
+
+
+def _alternation(keys: dict[str, object]) -> re.Pattern[str] | None:
+    """One regex matching any key, longest first (None when there are no keys)."""
+    if not keys:
+        return None
+    return re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
+
+
+@lru_cache(maxsize=65536)
+def _keep_cached(ch: str) -> bool:
+    return _cjk_keep(ch)
+
+
+def _covers(stream: str, a: int, b: int, context: str) -> bool:
+    """True when an occurrence of ``context`` in ``stream`` covers ``stream[a:b]``."""
+    lo = max(0, b - len(context))
+    window = stream[lo : a + len(context)]
+    k = window.find(context)
+    while k != -1:
+        if lo + k <= a and lo + k + len(context) >= b:
+            return True
+        k = window.find(context, k + 1)
+    return False

@@ -1,0 +1,210 @@
+"""The moderation policy: limits and a decision table, read from ``policy.toml`` (data).
+
+The decision table combines the lexicon's judgement (its highest severity, or ``absent``)
+with the model's (``allow``/``review``/``block``, ``uncertain`` when its answer is unusable or
+below ``model.min_confidence``, ``absent`` when it did not run). The first matching rule
+wins. The packaged table (``policy.toml`` beside this module) says, in short:
+
+=================  ==========================================================
+lexicon            decision
+=================  ==========================================================
+high, critical     block, whatever the model says (an injected "allow" cannot
+                   unblock a slur)
+medium             block when the model also says block, else review
+none, low          review when the model flags the post (disagreement), else
+                   allow
+absent             the model alone decides (uncertain → review)
+=================  ==========================================================
+
+The loader checks the table is total (every pair decided) and has no dead rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from workflows.content_moderation.lexicon import LexiconError, locate_line, validation_error
+from workflows.content_moderation.verdict import Decision
+
+#: The packaged policy file.
+DEFAULT_POLICY_PATH = Path(__file__).resolve().parent / "policy.toml"
+
+LexiconState = Literal["absent", "none", "low", "medium", "high", "critical"]
+ModelState = Literal["absent", "allow", "review", "block", "uncertain"]
+LEXICON_STATES: tuple[LexiconState, ...] = ("absent", "none", "low", "medium", "high", "critical")
+MODEL_STATES: tuple[ModelState, ...] = ("absent", "allow", "review", "block", "uncertain")
+
+
+class PolicyError(LexiconError):
+    """The policy file is invalid (file, line, reason)."""
+
+
+class Limits(BaseModel):
+    """Input limits (see ``policy.toml`` for why each is what it is)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scan_chars: int = Field(200_000, ge=1_000, le=1_000_000)
+    model_head_bytes: int = Field(900, ge=64)
+    model_tail_bytes: int = Field(300, ge=0)
+    max_spans: int = Field(50, ge=1, le=1_000)
+
+
+class ModelSettings(BaseModel):
+    """How much the model's answer is trusted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_confidence: float = Field(0.5, ge=0, le=1)
+
+
+class PolicyRule(BaseModel):
+    """One row of the decision table.
+
+    Attributes:
+        id: Stable id, recorded in every verdict it decides.
+        lexicon: Lexicon states it matches (``*`` for any).
+        model: Model states it matches (``*`` for any).
+        decision: The decision.
+        reason: Why, in words (goes into the verdict's rationale).
+        line: Line in the policy file (set by the loader).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9_.\-]+$", max_length=64)
+    lexicon: tuple[LexiconState | Literal["*"], ...] = Field(min_length=1)
+    model: tuple[ModelState | Literal["*"], ...] = Field(min_length=1)
+    decision: Decision
+    reason: str = Field(min_length=1, max_length=200)
+    line: int | None = Field(default=None, exclude=True)
+
+    @field_validator("lexicon", "model")
+    @classmethod
+    def _star_alone(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if "*" in value and len(value) > 1:
+            raise ValueError('"*" already matches every state; list it alone')
+        return value
+
+    def matches(self, lexicon: LexiconState, model: ModelState) -> bool:
+        """True when this rule covers the pair."""
+        return ("*" in self.lexicon or lexicon in self.lexicon) and (
+            "*" in self.model or model in self.model
+        )
+
+
+class PolicyFile(BaseModel):
+    """The whole ``policy.toml``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: str = Field(min_length=1, max_length=40)
+    limits: Limits = Limits()
+    model: ModelSettings = ModelSettings()
+    rule: tuple[PolicyRule, ...] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A validated policy.
+
+    Attributes:
+        version: ``version`` of the file plus 8 hex digits of its SHA-256 (an edit that forgets
+            to bump the version still changes it).
+        limits: Input limits.
+        min_confidence: Model confidence below which its answer is ``uncertain``.
+        rules: The decision table, in order.
+        path: The file.
+
+    Example:
+        >>> policy = load_policy()
+        >>> policy.decide("critical", "allow").decision
+        <Decision.BLOCK: 'block'>
+    """
+
+    version: str
+    limits: Limits
+    min_confidence: float
+    rules: tuple[PolicyRule, ...]
+    path: Path | None = None
+
+    def decide(self, lexicon: LexiconState, model: ModelState) -> PolicyRule:
+        """The first rule matching ``(lexicon, model)`` (the loader guarantees one exists)."""
+        for rule in self.rules:
+            if rule.matches(lexicon, model):
+                return rule
+        raise PolicyError(self.path or "policy", None, f"no rule for ({lexicon}, {model})")
+
+
+def check_table(path: Path, text: str, rules: tuple[PolicyRule, ...]) -> None:
+    """Refuse a table with an undecided pair or a rule that earlier rules shadow.
+
+    Raises:
+        PolicyError: Names the pair or the rule (with its line).
+    """
+    used: set[str] = set()
+    for lexicon in LEXICON_STATES:
+        for model in MODEL_STATES:
+            rule = next((r for r in rules if r.matches(lexicon, model)), None)
+            if rule is None:
+                raise PolicyError(
+                    path,
+                    None,
+                    f"no rule decides lexicon={lexicon!r}, model={model!r}; add a [[rule]] for "
+                    'it or end the table with a catch-all (lexicon = ["*"], model = ["*"])',
+                )
+            used.add(rule.id)
+    for i, rule in enumerate(rules):
+        if rule.id in [r.id for r in rules[:i]]:
+            raise PolicyError(
+                path, locate_line(text, ("rule", i, "id")), f"duplicate rule id {rule.id!r}"
+            )
+        if rule.id not in used:
+            raise PolicyError(
+                path,
+                locate_line(text, ("rule", i)),
+                f"rule {rule.id!r} never fires: earlier rules already decide every case it "
+                "lists; remove it or move it up",
+            )
+
+
+def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> Policy:
+    """Read and check a policy file.
+
+    Raises:
+        PolicyError: Unreadable, not TOML, fails validation, or the table is not total or
+            has a dead rule; the message names the file and the line when known.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(path, None, f"cannot read as UTF-8 text: {exc}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(path, getattr(exc, "lineno", None), f"not valid TOML: {exc}") from exc
+    try:
+        parsed = PolicyFile.model_validate(data)
+    except ValidationError as exc:
+        err = validation_error(path, text, exc)
+        raise PolicyError(path, err.line, err.reason) from exc
+    rules = tuple(
+        r.model_copy(update={"line": locate_line(text, ("rule", i))})
+        for i, r in enumerate(parsed.rule)
+    )
+    check_table(path, text, rules)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return Policy(
+        version=f"{parsed.version}+{digest}",
+        limits=parsed.limits,
+        min_confidence=parsed.model.min_confidence,
+        rules=rules,
+        path=path,
+    )

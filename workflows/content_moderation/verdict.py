@@ -1,0 +1,464 @@
+"""The verdict: one schema for every source (lexicon alone, model alone, the combination).
+
+A :class:`Verdict` holds the decision (allow / review / block), a severity tier, the violated
+categories with a score each, a bounded rationale, the spans that triggered (offsets into the
+*original* post), the policy version and the model used, and a report on the input itself
+(truncation, invalid UTF-8, control characters).
+
+Categories map onto two widely used taxonomies, as data in :data:`TAXONOMY`:
+
+* the MLCommons AI Safety hazard taxonomy v1.0 as used by Llama Guard 3 (``S1``–``S14``;
+  Llama Guard 3 model card, https://github.com/meta-llama/PurpleLlama/blob/main/Llama-Guard3/8B/MODEL_CARD.md),
+* the OpenAI moderation categories (``omni-moderation``; https://platform.openai.com/docs/guides/moderation),
+
+plus the labels Chinese platforms use (涉政, 地域黑, 谩骂, 低俗, 广告引流 ...), which neither
+taxonomy has.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+
+class Decision(StrEnum):
+    """What happens to the post: publish it, hold it for a person, or refuse it."""
+
+    ALLOW = "allow"
+    REVIEW = "review"
+    BLOCK = "block"
+
+
+class Severity(StrEnum):
+    """Severity tier, ordered ``none < low < medium < high < critical`` (see :attr:`rank`)."""
+
+    NONE = "none"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        """0 for ``none`` up to 4 for ``critical``."""
+        return _SEVERITY_ORDER.index(self)
+
+    @classmethod
+    def highest(cls, values: list[Severity] | tuple[Severity, ...]) -> Severity:
+        """The most severe of ``values`` (``none`` when empty)."""
+        return max(values, key=lambda s: s.rank, default=cls.NONE)
+
+
+_SEVERITY_ORDER = list(Severity)
+
+
+class Category(StrEnum):
+    """What a post violates. :data:`TAXONOMY` maps each onto MLCommons and OpenAI."""
+
+    HATE = "hate"
+    REGIONAL_DISCRIMINATION = "regional_discrimination"
+    HARASSMENT = "harassment"
+    THREAT = "threat"
+    PROFANITY = "profanity"
+    SEXUAL = "sexual"
+    SEXUAL_MINORS = "sexual_minors"
+    SEX_CRIMES = "sex_crimes"
+    VIOLENCE = "violence"
+    SELF_HARM = "self_harm"
+    ILLICIT = "illicit"
+    WEAPONS = "weapons"
+    DEFAMATION = "defamation"
+    SPECIALIZED_ADVICE = "specialized_advice"
+    PRIVACY = "privacy"
+    INTELLECTUAL_PROPERTY = "intellectual_property"
+    ELECTIONS = "elections"
+    CODE_INTERPRETER_ABUSE = "code_interpreter_abuse"
+    POLITICAL_SENSITIVITY = "political_sensitivity"
+    SPAM = "spam"
+
+
+#: MLCommons hazard codes as named by Llama Guard 3.
+MLCOMMONS_CODES: dict[str, str] = {
+    "S1": "Violent Crimes",
+    "S2": "Non-Violent Crimes",
+    "S3": "Sex-Related Crimes",
+    "S4": "Child Sexual Exploitation",
+    "S5": "Defamation",
+    "S6": "Specialized Advice",
+    "S7": "Privacy",
+    "S8": "Intellectual Property",
+    "S9": "Indiscriminate Weapons",
+    "S10": "Hate",
+    "S11": "Suicide & Self-Harm",
+    "S12": "Sexual Content",
+    "S13": "Elections",
+    "S14": "Code Interpreter Abuse",
+}
+
+#: The OpenAI moderation categories (omni-moderation).
+OPENAI_CATEGORIES: tuple[str, ...] = (
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
+)
+
+
+class TaxonomyEntry(BaseModel):
+    """Where one :class:`Category` sits in the external taxonomies.
+
+    Attributes:
+        mlcommons: MLCommons / Llama Guard hazard codes (empty: none covers it).
+        openai: OpenAI moderation categories; the first is the primary one, the others are
+            sub-categories this category includes but does not tell apart.
+        cn_label: The label Chinese platforms use.
+        description: One line, also shown to the model.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mlcommons: tuple[str, ...]
+    openai: tuple[str, ...]
+    cn_label: str
+    description: str
+
+
+#: The mapping table (README "Content moderation" repeats it).
+TAXONOMY: dict[Category, TaxonomyEntry] = {
+    Category.HATE: TaxonomyEntry(
+        mlcommons=("S10",),
+        openai=("hate",),
+        cn_label="歧视/仇恨言论",
+        description="demeans people for race, ethnicity, religion, gender, sexuality, disability",
+    ),
+    Category.REGIONAL_DISCRIMINATION: TaxonomyEntry(
+        mlcommons=("S10",),
+        openai=("hate",),
+        cn_label="地域黑/地域歧视",
+        description="demeans people for the region or province they come from",
+    ),
+    Category.HARASSMENT: TaxonomyEntry(
+        mlcommons=(),
+        openai=("harassment",),
+        cn_label="谩骂/人身攻击",
+        description="insults, bullies or degrades a person",
+    ),
+    Category.THREAT: TaxonomyEntry(
+        mlcommons=("S1",),
+        openai=("harassment/threatening", "violence"),
+        cn_label="威胁恐吓",
+        description="threatens violence against a person or group",
+    ),
+    Category.PROFANITY: TaxonomyEntry(
+        mlcommons=(),
+        openai=(),
+        cn_label="低俗/脏话",
+        description="vulgar or obscene language not aimed at a group",
+    ),
+    Category.SEXUAL: TaxonomyEntry(
+        mlcommons=("S12",),
+        openai=("sexual",),
+        cn_label="色情",
+        description="sexually explicit content",
+    ),
+    Category.SEXUAL_MINORS: TaxonomyEntry(
+        mlcommons=("S4",),
+        openai=("sexual/minors",),
+        cn_label="涉未成年人色情",
+        description="sexual content involving minors",
+    ),
+    Category.SEX_CRIMES: TaxonomyEntry(
+        mlcommons=("S3",),
+        openai=("sexual", "illicit/violent"),
+        cn_label="性犯罪",
+        description="endorses or enables rape, sexual assault, trafficking",
+    ),
+    Category.VIOLENCE: TaxonomyEntry(
+        mlcommons=("S1",),
+        openai=("violence", "violence/graphic"),
+        cn_label="暴力/血腥/暴恐",
+        description="glorifies or incites violence, terrorism, graphic gore",
+    ),
+    Category.SELF_HARM: TaxonomyEntry(
+        mlcommons=("S11",),
+        openai=("self-harm", "self-harm/intent", "self-harm/instructions"),
+        cn_label="自杀自残",
+        description="suicide or self-harm: intent, encouragement, instructions",
+    ),
+    Category.ILLICIT: TaxonomyEntry(
+        mlcommons=("S2",),
+        openai=("illicit",),
+        cn_label="违法违禁(涉赌/涉毒/诈骗)",
+        description="fraud, drugs, gambling, other non-violent crime",
+    ),
+    Category.WEAPONS: TaxonomyEntry(
+        mlcommons=("S9",),
+        openai=("illicit/violent",),
+        cn_label="违禁武器",
+        description="chemical, biological, nuclear, explosive weapons",
+    ),
+    Category.DEFAMATION: TaxonomyEntry(
+        mlcommons=("S5",), openai=(), cn_label="诽谤", description="false, damaging claims"
+    ),
+    Category.SPECIALIZED_ADVICE: TaxonomyEntry(
+        mlcommons=("S6",),
+        openai=(),
+        cn_label="不当专业建议",
+        description="unsafe medical, legal or financial advice",
+    ),
+    Category.PRIVACY: TaxonomyEntry(
+        mlcommons=("S7",),
+        openai=(),
+        cn_label="隐私泄露",
+        description="exposes personal data (doxxing)",
+    ),
+    Category.INTELLECTUAL_PROPERTY: TaxonomyEntry(
+        mlcommons=("S8",), openai=(), cn_label="侵权", description="infringes copyright"
+    ),
+    Category.ELECTIONS: TaxonomyEntry(
+        mlcommons=("S13",),
+        openai=(),
+        cn_label="选举虚假信息",
+        description="false information about voting",
+    ),
+    Category.CODE_INTERPRETER_ABUSE: TaxonomyEntry(
+        mlcommons=("S14",),
+        openai=(),
+        cn_label="代码执行滥用",
+        description="tries to abuse a code interpreter",
+    ),
+    Category.POLITICAL_SENSITIVITY: TaxonomyEntry(
+        mlcommons=(),
+        openai=(),
+        cn_label="涉政",
+        description="politically sensitive under the platform's regulator (Chinese platforms)",
+    ),
+    Category.SPAM: TaxonomyEntry(
+        mlcommons=(),
+        openai=(),
+        cn_label="广告引流",
+        description="advertising, traffic diversion to outside contacts",
+    ),
+}
+
+
+MatchKind = Literal[
+    "exact",  # the term as a whole word / CJK substring
+    "inflected",  # the term plus an English inflection (s, es, ed, ing, in, er, ers, z)
+    "prefix",  # a word that starts with the term (stem terms)
+    "suffix",  # a word that ends with the term
+    "infix",  # a word that contains the term
+    "leet",  # after undoing leetspeak (0→o, 1→i, @→a, $→s ...)
+    "masked",  # letters replaced by * or # (f*ck)
+    "spaced",  # letters separated by spaces or symbols (f u c k, 傻 逼)
+    "joined",  # two pieces around one symbol (fu.ck)
+    "repeated",  # repeated letters collapsed (fuuuck)
+    "fuzzy",  # rapidfuzz ratio at or above the term's cutoff
+    "pinyin",  # a Chinese term written in pinyin (shabi)
+    "abbreviation",  # a listed abbreviation (sb, nmsl)
+    "evidence",  # a quote the model gave, found in the post
+]
+
+
+class Span(BaseModel):
+    """A piece of the post that triggered a judgement.
+
+    Attributes:
+        start: Offset of the first character in the *original* post (Python ``str`` index).
+        end: Offset one past the last character (``post[start:end]`` is :attr:`text`).
+        text: The original characters (at most 200).
+        term: The lexicon term matched (canonical form), or the model's quote.
+        category: Category of the term.
+        severity: Severity of the term.
+        how: How it matched (:data:`MatchKind`).
+        score: 1.0 for an exact match, rapidfuzz ratio / 100 for a fuzzy one.
+        source: ``lexicon`` or ``model``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str = Field(max_length=200)
+    term: str = Field(max_length=200)
+    category: Category
+    severity: Severity
+    how: MatchKind
+    score: float = Field(ge=0, le=1)
+    source: Literal["lexicon", "model"] = "lexicon"
+
+
+class CategoryScore(BaseModel):
+    """A violated category and how strongly, in [0, 1] (best lexicon match or model score)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: Category
+    score: float = Field(ge=0, le=1)
+    sources: tuple[Literal["lexicon", "model"], ...]
+
+
+class InputReport(BaseModel):
+    """What the moderation saw of the post, and what it had to do to it.
+
+    Attributes:
+        chars: Length of the post in characters (after decoding).
+        scanned_chars: Characters the lexicon scanned (``min(chars, limits.scan_chars)``).
+        model_chars: Characters of the window the model saw (head + tail).
+        truncated: True when the model saw less than the whole post.
+        scan_truncated: True when the lexicon scanned less than the whole post.
+        empty: The post was empty or whitespace only (nothing is judged; decision allow).
+        invalid_utf8_bytes: Bytes that were not valid UTF-8 (decoded as U+FFFD), or lone
+            surrogates in a ``str``.
+        control_chars: Control and invisible format characters (C0/C1, zero-width, bidi)
+            removed before matching and before the model saw the text.
+        scripts: Unicode scripts of the letters in the post (``Latin``, ``Han``, ``Cyrillic``...).
+        mixed_script_words: Words mixing Latin with Cyrillic or Greek letters (a homoglyph
+            obfuscation sign).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    chars: int = Field(ge=0)
+    scanned_chars: int = Field(ge=0)
+    model_chars: int = Field(ge=0)
+    truncated: bool = False
+    scan_truncated: bool = False
+    empty: bool = False
+    invalid_utf8_bytes: int = Field(0, ge=0)
+    control_chars: int = Field(0, ge=0)
+    scripts: tuple[str, ...] = ()
+    mixed_script_words: int = Field(0, ge=0)
+
+
+class LexiconJudgement(BaseModel):
+    """What the term lexicon found (no model).
+
+    Attributes:
+        severity: Highest severity among the hits (``none`` without hits).
+        categories: Categories hit, with the best match score each.
+        hits: Number of hits (``Verdict.spans`` keeps at most ``limits.max_spans``).
+        version: Hash of the lexicon files used.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    severity: Severity = Severity.NONE
+    categories: tuple[CategoryScore, ...] = ()
+    hits: int = Field(0, ge=0)
+    version: str = ""
+
+
+ModelStatus = Literal["ok", "unparsed", "error", "skipped"]
+
+
+class ModelJudgement(BaseModel):
+    """The model's structured risk judgement (its output is data, never instructions).
+
+    Attributes:
+        status: ``ok`` (schema-valid answer), ``unparsed`` (cut or invalid output),
+            ``error`` (the server answered with an error), ``skipped`` (no model call).
+        decision: The model's decision, when ``ok``.
+        severity: The model's severity, when ``ok``.
+        categories: The model's categories with its scores mapped to [0, 1].
+        confidence: The model's confidence in [0, 1], when ``ok``.
+        rationale: The model's one-line reason (bounded by the schema to 160 characters).
+        evidence: Quotes the model gave (bounded); those found in the post become spans.
+        model: Served model name.
+        finish_reason: ``stop`` or ``length``...
+        raw: Raw output when it could not be parsed (first 200 characters).
+        error: Why the call failed or was skipped.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: ModelStatus
+    decision: Decision | None = None
+    severity: Severity | None = None
+    categories: tuple[CategoryScore, ...] = ()
+    confidence: float | None = Field(None, ge=0, le=1)
+    rationale: str = Field("", max_length=300)
+    evidence: tuple[str, ...] = ()
+    model: str | None = None
+    finish_reason: str | None = None
+    raw: str | None = Field(None, max_length=200)
+    error: str | None = Field(None, max_length=300)
+
+
+VerdictSource = Literal["lexicon", "model", "combined"]
+
+
+class Verdict(BaseModel):
+    """The moderation decision for one post, whatever produced it.
+
+    Attributes:
+        decision: allow / review / block.
+        severity: Severity tier of the decision.
+        categories: Violated categories with a score each, highest first.
+        rationale: Why, in words (policy rule, lexicon hits, model reason); at most 600 chars.
+        spans: Parts of the original post that triggered, in order (at most
+            ``limits.max_spans``; :attr:`spans_total` counts all).
+        spans_total: Number of triggering spans before the cap.
+        source: ``lexicon`` (term lexicon alone), ``model`` (model alone) or ``combined``.
+        policy_version: Version of the policy file that decided.
+        policy_rule: Id of the policy rule that fired.
+        lexicon_version: Hash of the lexicon files.
+        model: Model used, or None when no model judged.
+        input: Truncation, decoding and sanitising report.
+        lexicon: The lexicon's judgement.
+        assessment: The model's judgement, or None when no model ran.
+
+    Example:
+        >>> v = Verdict(decision="allow", severity="none", source="lexicon",
+        ...             policy_version="1", policy_rule="r", lexicon_version="x",
+        ...             input=InputReport(chars=2, scanned_chars=2, model_chars=0))
+        >>> v.mlcommons, v.openai
+        ([], [])
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    severity: Severity
+    categories: tuple[CategoryScore, ...] = ()
+    rationale: str = Field("", max_length=600)
+    spans: tuple[Span, ...] = ()
+    spans_total: int = Field(0, ge=0)
+    source: VerdictSource
+    policy_version: str
+    policy_rule: str
+    lexicon_version: str
+    model: str | None = None
+    input: InputReport
+    lexicon: LexiconJudgement = LexiconJudgement()
+    assessment: ModelJudgement | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mlcommons(self) -> list[str]:
+        """MLCommons / Llama Guard hazard codes of the categories (``S10``...), sorted."""
+        codes = {code for c in self.categories for code in TAXONOMY[c.category].mlcommons}
+        return sorted(codes, key=lambda code: int(code[1:]))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def openai(self) -> list[str]:
+        """Primary OpenAI moderation categories of the categories; ``hate`` with ``threat``
+        gives ``hate/threatening``."""
+        present = {c.category for c in self.categories}
+        names = {TAXONOMY[c].openai[0] for c in present if TAXONOMY[c].openai}
+        hateful = present & {Category.HATE, Category.REGIONAL_DISCRIMINATION}
+        if Category.THREAT in present and hateful:
+            names.add("hate/threatening")
+        return [name for name in OPENAI_CATEGORIES if name in names]
