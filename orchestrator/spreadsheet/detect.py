@@ -349,7 +349,7 @@ def build_table(
                 formulas += 1
                 if len(formula_examples) < 5:
                     formula_examples.append((ref, cell.formula[:200]))
-            if cell.merged_from is not None:
+            if _is_copy(cell, r, c):
                 merged_values += 1
             if cell.kind is CellKind.ERROR:
                 errors += 1
