@@ -424,7 +424,7 @@ class Matcher:
 def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:
     """Hits in text order, without a hit whose span lies inside another hit's span and whose
     severity is not higher (``逼`` inside ``傻逼``, ``fuck`` inside ``motherfucker``)."""
-    ordered = sorted(hits, key=lambda h: (h.start, -h.end, -h.severity.rank, h.term))
+    ordered = sorted(hits, key=lambda h: (h.start, -h.end, -h.severity.rank, -len(h.term), h.term))
     kept: list[Hit] = []
     for hit in ordered:
         if any(
