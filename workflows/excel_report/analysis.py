@@ -37,6 +37,21 @@ _ID_NAME = re.compile(
 )
 
 
+#: Ranks in words, so that labels hold no digits that are not figures.
+_ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
+
+
 class AnalysisConfig(BaseModel):
     """Bounds on how many figures an analysis produces (the prompt must stay small)."""
 
@@ -47,7 +62,7 @@ class AnalysisConfig(BaseModel):
     max_dimensions: int = Field(2, ge=0)
     max_groups: int = Field(5, ge=1)
     max_distinct: int = Field(30, ge=2)
-    top_n: int = Field(3, ge=0)
+    top_n: int = Field(3, ge=0, le=10)
     max_periods: int = Field(6, ge=2)
 
 
@@ -332,7 +347,7 @@ def _top_rows(
         who = f" (`{label.name}` = `{str(name).strip()[:80]}`)" if name not in (None, "") else ""
         b.add(
             table,
-            f"rank-{rank} `{measure.name}`{who}",
+            f"{_ORDINALS[rank - 1]} largest `{measure.name}`{who}",
             float(values[k]),
             "top_row",
             _cell(table, measure, row),
