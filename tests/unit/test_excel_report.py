@@ -208,3 +208,20 @@ async def test_render_failure_leaves_no_partial_file(tmp_path: Path, store, monk
     with pytest.raises(OSError, match="disk full"):
         await Orchestrator(model, store, [workflow]).handle(request_for(path))
     assert list(out.iterdir()) == []
+
+
+def test_cli_inspect_and_bad_file_exit_code(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    runner = CliRunner()
+    good = fx.sales_workbook(tmp_path / "sales.xlsx", rows=12)
+    ok = runner.invoke(app, ["report", str(good), "--inspect"])
+    assert ok.exit_code == 0, ok.output
+    assert "T1" in ok.output and "A3:E15" in ok.output
+    bad = tmp_path / "fake.xlsx"
+    bad.write_bytes(b"hello, not a workbook")
+    failed = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "out")])
+    assert failed.exit_code == 2
+    assert "fake.xlsx" in failed.output and not (tmp_path / "out").exists()
