@@ -5,6 +5,7 @@ Commands:
     serve             start the co-hosted vLLM server in the foreground
     build-checkpoint  build the offline ERNIE-4.5 MoE checkpoint (random weights)
     load              print the expert load table of a telemetry database
+    skew              expert-skew report: hot/dead experts, fingerprints, drift, outliers
     classify          show how the classifier routes one text
 """
 
@@ -37,8 +38,15 @@ from orchestrator.load import expert_load
 from orchestrator.report_cli import report as report_cmd
 from orchestrator.request import Request
 from orchestrator.runtime import make_client, serving_profile
+from orchestrator.skew.cli import skew as skew_cmd
 from orchestrator.telemetry import TelemetryStore
-from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
+from serving.checkpoint import (
+    CheckpointSpec,
+    PlantedExpert,
+    build_checkpoint,
+    corpus_from_data_dir,
+    is_current,
+)
 from serving.errors import ServingError
 from serving.launcher import VLLMServer, server_is_healthy
 from workflows.content_moderation.cli import register as register_moderation
@@ -54,6 +62,7 @@ err = Console(stderr=True)
 app.add_typer(classifier_app, name="classifier")
 register_moderation(app)
 app.command("report")(report_cmd)
+app.command("skew")(skew_cmd)
 
 
 def _settings(**overrides: object) -> Settings:
@@ -85,11 +94,19 @@ def build_checkpoint_cmd(
     seed: Annotated[int, typer.Option(help="Weight seed.")] = 0,
     layers: Annotated[int, typer.Option(help="Decoder layers (layer 0 is dense).")] = 4,
     overwrite: Annotated[bool, typer.Option(help="Replace a different checkpoint.")] = False,
+    plant: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Plant known routing through the gate bias, LAYER:EXPERT:hot|dead|BIAS "
+            "(repeatable), e.g. --plant 1:3:hot --plant 1:7:dead."
+        ),
+    ] = None,
 ) -> None:
     """Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights)."""
     settings = _settings(checkpoint_dir=out)
     try:
-        spec = CheckpointSpec(seed=seed, num_hidden_layers=layers)
+        planted = tuple(PlantedExpert.parse(p) for p in plant or ())
+        spec = CheckpointSpec(seed=seed, num_hidden_layers=layers, planted=planted)
         with console.status("training tokenizer and writing weights"):
             path = build_checkpoint(
                 settings.checkpoint_dir,
@@ -97,7 +114,7 @@ def build_checkpoint_cmd(
                 corpus_from_data_dir(settings.data_dir),
                 overwrite=overwrite,
             )
-    except (ServingError, ValidationError) as exc:
+    except (ServingError, ValueError) as exc:  # ValueError: a bad --plant or spec field
         raise _fail(exc, 2) from exc
     console.print(f"checkpoint ready: {path}")
 

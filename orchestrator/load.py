@@ -11,18 +11,23 @@ Definitions (over routed experts only; shared experts are always on and never co
 * **Balancedness**: ``mean / max`` of the layer's counts, in (0, 1]; 1 is perfectly balanced.
   (Its inverse, ``max / mean``, is the MaxVio baseline of Wang et al. 2024,
   "Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts", arXiv:2408.15664.)
+
+The definitions are those of :mod:`orchestrator.skew.metrics` (one implementation for this
+table and ``orchestrator skew``). This table reads the calls themselves (exact ``since``), in
+bounded chunks; ``orchestrator skew`` reads the hourly rollups and adds drift, fingerprints and
+outliers.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import TelemetryStore, decode_counts
+from orchestrator.skew import metrics
+from orchestrator.telemetry import TelemetryStore
 
 
 class LayerLoad(BaseModel):
@@ -80,21 +85,17 @@ def layer_load(
     layer: int, counts: np.ndarray, *, hot_factor: float, dead_min_expected: float, top_k: int
 ) -> LayerLoad:
     """Load statistics of one layer from its ``(num_experts,)`` activation counts."""
-    experts = counts.shape[0]
-    total = int(counts.sum())
-    shares = counts / total if total else np.zeros(experts)
-    hot_idx = np.flatnonzero(shares > hot_factor / experts)
-    hot = [int(e) for e in hot_idx[np.argsort(shares[hot_idx])[::-1]]]
-    expected = total / experts
-    dead = [int(e) for e in np.flatnonzero(counts == 0)] if expected >= dead_min_expected else []
-    balancedness = float(counts.mean() / counts.max()) if total else 0.0
+    shares = metrics.load_shares(counts)
+    hot_idx = np.flatnonzero(metrics.hot_mask(counts, hot_factor, dead_min_expected))
+    hot = [int(e) for e in hot_idx[np.argsort(-shares[hot_idx], kind="stable")]]
+    dead = [int(e) for e in np.flatnonzero(metrics.dead_mask(counts, dead_min_expected))]
     return LayerLoad(
         layer=layer,
-        activations=total,
+        activations=int(np.sum(counts)),
         shares=[float(s) for s in shares],
         hot=hot,
         dead=dead,
-        balancedness=round(balancedness, 4),
+        balancedness=round(float(metrics.balancedness(counts)), 4),
     )
 
 
@@ -106,47 +107,55 @@ def expert_load(
     hot_factor: float = 2.0,
     dead_min_expected: float = 5.0,
 ) -> ExpertLoad:
-    """Aggregate stored per-call counts into per-layer load (vectorised over layers).
+    """Aggregate stored per-call counts into per-layer load.
+
+    Calls are read in chunks of a few thousand (:meth:`TelemetryStore.iter_call_counts`) and
+    summed with numpy, so memory stays bounded however many calls are stored.
 
     Raises:
         UserError: No call with routing is stored (for the workflow), or calls of different
             model shapes are mixed.
     """
     total: np.ndarray | None = None
-    shape: tuple[tuple[int, ...], int, int] | None = None
-    sources: Counter[str] = Counter()
-    calls = skipped = tokens = 0
-    for record in store.calls(workflow=workflow, since=since):
-        counts = decode_counts(record)
-        if counts is None:
-            skipped += 1
-            continue
-        this_shape = (tuple(record.moe_layers), record.num_experts, record.top_k)
-        if shape is None:
-            shape, total = this_shape, np.zeros(counts.shape, dtype=np.int64)
-        elif this_shape != shape:
+    top_k: int | None = None
+    moe_layers: tuple[int, ...] = ()
+    sources: dict[str, int] = {}
+    calls = tokens = 0
+    try:
+        for batch in store.iter_call_counts(start=since, workflow=workflow):
+            if total is None:
+                total = np.zeros(batch.counts.shape[1:], dtype=np.int64)
+                top_k = int(batch.top_k[0])
+                moe_layers = batch.moe_layers
+            if (batch.top_k != top_k).any():
+                raise UserError(
+                    f"calls of different model shapes are stored (top-{top_k} and top-"
+                    f"{int(batch.top_k[batch.top_k != top_k][0])}); use one database per model"
+                )
+            total += batch.counts.sum(axis=0, dtype=np.int64)
+            for source in batch.sources:
+                sources[source] = sources.get(source, 0) + 1
+            calls += len(batch.ids)
+            tokens += int(batch.routed_tokens.sum())
+    except UserError as exc:
+        if "MoE layers" in str(exc):
             raise UserError(
-                f"calls of different model shapes are stored ({shape} vs "
-                f"{this_shape}); use one database per model"
-            )
-        total += counts
-        sources[record.routing_source] += 1
-        calls += 1
-        tokens += record.routed_tokens
-    if shape is None or total is None:
+                f"calls of different model shapes are stored ({exc}); use one database per model"
+            ) from exc
+        raise
+    if total is None or top_k is None:
         scope = f" for workflow {workflow!r}" if workflow else ""
         raise UserError(
             f"no model call with routing is stored in {store.url}{scope}; "
             "run `orchestrator run` first"
         )
-    layers, experts, top_k = shape
     return ExpertLoad(
         calls=calls,
         routed_tokens=tokens,
-        num_experts=experts,
+        num_experts=int(total.shape[1]),
         top_k=top_k,
-        sources=dict(sources),
-        skipped=skipped,
+        sources=dict(sorted(sources.items())),
+        skipped=store.count_calls(workflow=workflow, since=since, with_routing=False),
         layers=[
             layer_load(
                 layer,
@@ -155,6 +164,6 @@ def expert_load(
                 dead_min_expected=dead_min_expected,
                 top_k=top_k,
             )
-            for i, layer in enumerate(layers)
+            for i, layer in enumerate(moe_layers)
         ],
     )

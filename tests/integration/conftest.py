@@ -17,6 +17,11 @@ from serving import CheckpointSpec, VLLMServer, build_checkpoint, cpu_profile
 from serving.checkpoint import corpus_from_data_dir
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the fault tests last: their first test kills the session's shared server."""
+    items.sort(key=lambda item: item.path.name == "test_server_faults.py")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -1,5 +1,5 @@
 """Faults against real processes: a server that dies mid-run, a server that cannot start,
-a server that is not there. The module's name sorts after the other integration modules on
+a server that is not there. conftest.py runs this module after every other test on
 purpose: its first test kills the session's shared server. Requests are real utterances from
 ../shared/data/customer_service/bitext_customer_support_sample.csv."""
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
         vllm_server: VLLMServer, settings: Settings, data_dir: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    # This module sorts last, so killing the session's server here costs no other test a
+    # This module runs last (conftest.py): killing the shared server here costs no other test a
     # server; starting a second one would add minutes to every CI run on 2 cores.
     server = vllm_server
     settings = settings.model_copy(update={"max_retries": 0})

@@ -1,0 +1,94 @@
+"""Synthetic telemetry for the skew tests, written through the store's public API.
+
+Every call's expert ids are drawn from a known per-layer share vector with the Gumbel-top-k
+trick (top-k without replacement, like a router), so tests know the ground truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+
+import numpy as np
+
+from orchestrator import Request, RuleClassifier, TelemetryStore
+from serving import RoutingSource, RoutingTrace
+
+LAYERS = (1, 2, 3)
+EXPERTS = 16
+TOP_K = 2
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+
+
+def draw_ids(rng: np.random.Generator, shares: np.ndarray, tokens: int, top_k: int) -> np.ndarray:
+    """``(tokens, L, top_k)`` ids: top-k without replacement, weighted by ``shares`` (L, E)."""
+    with np.errstate(divide="ignore"):
+        keys = np.log(shares)[None] + rng.gumbel(size=(tokens, *shares.shape))
+    return np.argsort(-keys, axis=-1)[..., :top_k].astype(np.int16)
+
+
+def trace(
+    rng: np.random.Generator,
+    shares: np.ndarray,
+    tokens: int,
+    *,
+    top_k: int = TOP_K,
+    layers: Sequence[int] = LAYERS,
+    confidence: float = 0.6,
+    source: RoutingSource = RoutingSource.SCRIPTED,
+) -> RoutingTrace:
+    """A routing trace of ``tokens`` routed tokens drawn from ``shares``."""
+    return RoutingTrace(
+        source=source,
+        moe_layers=tuple(layers),
+        num_experts=shares.shape[-1],
+        top_k=top_k,
+        prompt_tokens=tokens,
+        completion_tokens=1,
+        expert_ids=draw_ids(rng, shares, tokens, top_k),
+        router_confidence=np.clip(
+            rng.normal(confidence, 0.05, (tokens, len(layers))), 0.01, 1
+        ).astype(np.float32),
+    )
+
+
+@lru_cache(maxsize=1)
+def _classifier() -> RuleClassifier:
+    return RuleClassifier()
+
+
+def add_request(
+    store: TelemetryStore,
+    text: str,
+    workflow: str,
+    calls: Sequence[tuple[str, RoutingTrace]],
+) -> str:
+    """Write one request and its calls (node, trace); returns the request id."""
+    request = Request(text=text)
+    classification = _classifier().classify(request)
+    store.start_request(request, classification, workflow)
+    for node, routing in calls:
+        store.record_call(
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow,
+            node=node,
+            model="scripted-model",
+            latency_ms=1.0,
+            finish_reason="stop",
+            routing=routing,
+        )
+    store.finish_request(request.id, "succeeded")
+    return request.id
+
+
+def uniform(layers: int = len(LAYERS), experts: int = EXPERTS) -> np.ndarray:
+    return np.full((layers, experts), 1.0 / experts)
+
+
+def freeze_time(monkeypatch, moment: datetime) -> None:  # type: ignore[no-untyped-def]
+    """Make the store stamp new rows with ``moment``."""
+    import orchestrator.telemetry as telemetry
+
+    monkeypatch.setattr(telemetry, "_now", lambda: moment)
