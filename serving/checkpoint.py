@@ -18,8 +18,9 @@ its routing is real routing of a real MoE forward pass.
   most of the load and 8 to 31 per layer none). A trained ERNIE keeps its load balanced with
   ``e_score_correction_bias``, the auxiliary-loss-free balancing bias (Wang et al. 2024,
   arXiv:2408.15664): the builder calibrates that bias the same way, on the tokenizer corpus,
-  so that every routed expert gets about ``tokens * top_k / E`` activations
-  (:attr:`CheckpointSpec.balance_router`).
+  so that every routed expert gets about ``tokens * top_k / E`` activations of that corpus
+  (:attr:`CheckpointSpec.balance_router`). It does not carry over to served chat prompts
+  (see :func:`_balance_router`).
 * **Planted experts.** ERNIE picks the top-k on ``softmax(gate(h)) + e_score_correction_bias``.
   A bias of +1 makes an expert always chosen, -1 never; :attr:`CheckpointSpec.planted` uses this
   to give analysis tests a ground truth for hot and dead experts. Planted experts keep their
@@ -38,6 +39,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from serving.errors import CheckpointError
@@ -254,8 +256,12 @@ def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpe
     ``b_e += u * sign(target - load_e)`` with a step ``u`` that shrinks each round. It runs on
     ``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256),
     one MoE layer at a time, since a layer's choice changes the next layer's input: one forward
-    pass per MoE layer, then 400 rounds of top-k on the cached gate probabilities. Planted
-    experts keep their bias; the other experts share the slots the planted ones leave.
+    pass per MoE layer, then :func:`_balanced_bias` on its gate probabilities. Planted experts
+    keep their bias; the other experts share the slots the planted ones leave.
+
+    Limit (measured): the load is even on such packed corpus text, not on served chat prompts.
+    Sixteen real requests sent as chat turns still left 12 to 36 experts per layer unused, and
+    the customer-service workflow's repeated system prompt concentrates the load further.
     """
     import random
 
@@ -283,21 +289,45 @@ def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpe
             out = model(input_ids=batch, output_router_logits=True, use_cache=False)
         probs = torch.softmax(out.router_logits[position].float().reshape(-1, experts), dim=-1)
         bias = _correction_bias(model.model.layers[index].mlp)
-        b = bias.detach().float().reshape(-1).clone().to(probs.device)
-        free = torch.ones(experts, dtype=torch.bool, device=probs.device)
+        free = np.ones(experts, dtype=bool)
         free[fixed_ids.get(index, [])] = False
-        if int(free.sum()) == 0:
+        if not free.any():
             continue
-        step = 0.5 / experts
-        for _ in range(400):
-            load = torch.bincount(
-                torch.topk(probs + b, k, dim=-1).indices.reshape(-1), minlength=experts
-            ).float()
-            target = (probs.shape[0] * k - load[~free].sum()) / free.sum()
-            b[free] += step * torch.sign(target - load[free])
-            step *= 0.985
+        b = _balanced_bias(
+            probs.cpu().numpy(), bias.detach().float().reshape(-1).cpu().numpy(), free, k
+        )
         with torch.no_grad():
-            bias.copy_(b.reshape(bias.shape).to(bias.dtype))
+            bias.copy_(torch.from_numpy(b).reshape(bias.shape).to(bias.dtype))
+
+
+def _balanced_bias(
+    probs: np.ndarray, bias: np.ndarray, free: np.ndarray, k: int, rounds: int = 400
+) -> np.ndarray:
+    """400 rounds of ``b_e += u * sign(target - load_e)`` on the free experts.
+
+    Args:
+        probs: ``(tokens, E)`` float32 gate probabilities.
+        bias: ``(E,)`` the layer's current correction bias (planted values included).
+        free: ``(E,)`` bool, the experts whose bias may move (not planted).
+        k: Experts per token (top-k).
+
+    Returns:
+        ``(E,)`` float32 bias. An expert's load is the number of tokens whose top-k it is in:
+        the scores at or above the row's k-th largest (``np.partition``, several times faster
+        than a sorted top-k on 2 cores, and the same set barring exact ties of floats).
+    """
+    experts = probs.shape[1]
+    b = bias.astype(np.float32, copy=True)
+    capacity = probs.shape[0] * k
+    step = np.float32(0.5 / experts)
+    for _ in range(rounds):
+        scores = probs + b
+        kth = np.partition(scores, experts - k, axis=-1)[:, experts - k, None]
+        load = (scores >= kth).sum(axis=0, dtype=np.int64).astype(np.float32)
+        target = (capacity - load[~free].sum()) / free.sum()
+        b[free] += step * np.sign(target - load[free])
+        step *= np.float32(0.985)
+    return b
 
 
 def _correction_bias(mlp):  # -> torch.Tensor
