@@ -113,26 +113,26 @@ def scope_drift(
     otherwise the scope is reported as ``insufficient`` with the reason.
     """
     experts = np.shape(current.counts)[-1] if current.calls else np.shape(baseline.counts)[-1]
+    def insufficient(reason: str) -> ScopeDrift:
+        return ScopeDrift(
+            kind=kind,
+            name=name,
+            baseline_calls=baseline.calls,
+            current_calls=current.calls,
+            status="insufficient",
+            reason=reason,
+        )
+
     for label, delta in (("baseline", baseline), ("current", current)):
         if delta.calls < 2:
-            return ScopeDrift(
-                kind=kind,
-                name=name,
-                baseline_calls=baseline.calls,
-                current_calls=current.calls,
-                status="insufficient",
-                reason=f"the {label} window has {delta.calls} call(s); at least 2 are needed",
+            return insufficient(
+                f"the {label} window has {delta.calls} call(s); at least 2 are needed"
             )
         low = np.asarray(delta.counts).sum(axis=1).min() / experts
         if low < thresholds.min_expected:
-            return ScopeDrift(
-                kind=kind,
-                name=name,
-                baseline_calls=baseline.calls,
-                current_calls=current.calls,
-                status="insufficient",
-                reason=f"the {label} window has {low:.1f} activations per expert in its "
-                f"sparsest layer; at least {thresholds.min_expected:g} are needed",
+            return insufficient(
+                f"the {label} window has {low:.1f} activations per expert in its "
+                f"sparsest layer; at least {thresholds.min_expected:g} are needed"
             )
     layers = layer_drift(baseline, current, moe_layers, thresholds)
     p, q = load_shares(baseline.counts), load_shares(current.counts)
