@@ -77,6 +77,36 @@ def test_planted_bias_makes_an_expert_always_or_never_chosen(tmp_path: Path) -> 
     assert counts[0, 7] == 0  # never chosen
 
 
+def test_default_checkpoint_routes_served_chat_prompts_evenly(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The default checkpoint's load is even on what the workflows send, not only on its
+    calibration corpus: chat turns with a fixed system prompt, built from the first 4 rows of
+    each ../shared/data/customer_service/*.csv (sources in ../shared/data/SOURCES.md). Before
+    the residual branches were scaled (``residual_scale``), the same prompts left 10 to 31
+    experts per layer unused and the busiest at 9 to 10 times uniform."""
+    from transformers import AutoTokenizer
+
+    from orchestrator.datasets import read_texts
+    from serving.checkpoint import corpus_from_data_dir
+    from skills.triage import SYSTEM
+
+    checkpoint = build_checkpoint(tmp_path / "default", corpus=corpus_from_data_dir(data_dir))
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    replayer = RoutingReplayer(checkpoint)
+    counts = 0
+    for path in sorted((data_dir / "customer_service").glob("*.csv")):
+        for _, text in read_texts(path)[:4]:
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+            ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+            ids = ids["input_ids"] if hasattr(ids, "keys") else ids
+            counts = counts + replayer.replay(list(ids), []).expert_counts()
+    shares = counts / counts.sum(axis=1, keepdims=True) * counts.shape[1]  # 1.0 = uniform
+    assert counts.sum(axis=1).min() / counts.shape[1] > 50  # enough activations to judge
+    assert (counts > 0).all(), "an expert went unused on served prompts"
+    assert shares.max() < 4.0, f"busiest expert at {shares.max():.1f} x uniform"
+
+
 def test_replay_refuses_a_server_that_serves_another_checkpoint(
     tiny_checkpoint: Path, tmp_path: Path
 ) -> None:

