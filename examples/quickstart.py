@@ -27,8 +27,10 @@ async def main(texts: list[str]) -> None:
             print(f"{c.route.value} ({c.confidence:.2f}) {outcome.status}: {outcome.headline}")
             for call in outcome.calls:
                 experts = ", ".join(f"L{layer}/e{e} {s:.0%}" for layer, e, s in call.top_experts)
-                print(f"  {call.node}: {call.prompt_tokens}+{call.completion_tokens} tokens, "
-                      f"top experts {experts} [{call.routing_source.value}]")
+                print(
+                    f"  {call.node}: {call.prompt_tokens}+{call.completion_tokens} tokens, "
+                    f"top experts {experts} [{call.routing_source.value}]"
+                )
     finally:
         await client.aclose()
         store.close()

@@ -113,6 +113,7 @@ def scope_drift(
     otherwise the scope is reported as ``insufficient`` with the reason.
     """
     experts = np.shape(current.counts)[-1] if current.calls else np.shape(baseline.counts)[-1]
+
     def insufficient(reason: str) -> ScopeDrift:
         return ScopeDrift(
             kind=kind,

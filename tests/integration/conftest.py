@@ -50,8 +50,12 @@ PLANTED_EXPERTS = (
 
 
 def make_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
-    return VLLMServer(cpu_profile(checkpoint), port=free_port(),
-                      log_path=log_dir / "vllm-server.log", startup_timeout_s=1800)
+    return VLLMServer(
+        cpu_profile(checkpoint),
+        port=free_port(),
+        log_path=log_dir / "vllm-server.log",
+        startup_timeout_s=1800,
+    )
 
 
 def start_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
@@ -59,17 +63,25 @@ def start_server(checkpoint: Path, log_dir: Path) -> VLLMServer:
 
 
 @pytest.fixture(scope="session")
-def served(request: pytest.FixtureRequest, offline_checkpoint: Path, data_dir: Path,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(
+    request: pytest.FixtureRequest,
+    offline_checkpoint: Path,
+    data_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Served]:
     """``{"default": (checkpoint, server)}``, plus ``"planted"`` when a collected test needs it."""
     checkpoints = {"default": offline_checkpoint}
     if any("planted_server" in getattr(item, "fixturenames", ()) for item in request.session.items):
         folder = tmp_path_factory.mktemp("planted")
         checkpoints["planted"] = build_checkpoint(
-            folder / "ernie45-planted", CheckpointSpec(planted=PLANTED_EXPERTS),
-            corpus_from_data_dir(data_dir))
-    servers = {name: make_server(path, tmp_path_factory.mktemp(f"server-{name}"))
-               for name, path in checkpoints.items()}
+            folder / "ernie45-planted",
+            CheckpointSpec(planted=PLANTED_EXPERTS),
+            corpus_from_data_dir(data_dir),
+        )
+    servers = {
+        name: make_server(path, tmp_path_factory.mktemp(f"server-{name}"))
+        for name, path in checkpoints.items()
+    }
     try:
         for server in servers.values():
             server.launch()
@@ -94,5 +106,9 @@ def planted_server(served: Served) -> tuple[Path, VLLMServer]:
 
 @pytest.fixture
 def settings(vllm_server: VLLMServer, offline_checkpoint: Path, tmp_path: Path) -> Settings:
-    return Settings(server_url=vllm_server.base_url, checkpoint_dir=offline_checkpoint,
-                    database_url=f"sqlite:///{tmp_path / 'telemetry.db'}", profile="cpu")
+    return Settings(
+        server_url=vllm_server.base_url,
+        checkpoint_dir=offline_checkpoint,
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        profile="cpu",
+    )

@@ -22,8 +22,12 @@ from workflows import CustomerServiceWorkflow
 
 pytestmark = pytest.mark.integration
 
-FILES = ("banking77_sample.csv", "bitext_customer_support_sample.csv",
-         "waimai_10k_zh_sample.csv", "atec_zh_customer_questions_sample.csv")
+FILES = (
+    "banking77_sample.csv",
+    "bitext_customer_support_sample.csv",
+    "waimai_10k_zh_sample.csv",
+    "atec_zh_customer_questions_sample.csv",
+)
 
 
 def real_requests(data_dir: Path, per_file: int = 2) -> list[Request]:
@@ -35,12 +39,16 @@ def real_requests(data_dir: Path, per_file: int = 2) -> list[Request]:
 
 
 async def test_real_requests_record_experts_that_sum_to_tokens_times_top_k(
-        settings: Settings, data_dir: Path) -> None:
+    settings: Settings, data_dir: Path
+) -> None:
     store = TelemetryStore(settings.database_url)
     client = make_client(settings)
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=24)
-    requests = [r for r in real_requests(data_dir)
-                if orch.classifier.classify(r).route.value == "customer_service"]
+    requests = [
+        r
+        for r in real_requests(data_dir)
+        if orch.classifier.classify(r).route.value == "customer_service"
+    ]
     assert len(requests) >= 4, "the classifier should route most real CS utterances to CS"
     try:
         report = await run_batch(orch, requests, concurrency=2)
@@ -75,12 +83,16 @@ async def test_replay_uses_the_servers_own_token_ids(settings: Settings) -> None
     try:
         from orchestrator import ChatMessage
 
-        call = await client.chat([ChatMessage(role="user", content="我的花呗怎么还款？")],
-                                 max_tokens=5)
+        call = await client.chat(
+            [ChatMessage(role="user", content="我的花呗怎么还款？")], max_tokens=5
+        )
     finally:
         await client.aclose()
     trace = call.routing
     assert trace.prompt_tokens == call.prompt_tokens > 5
-    assert trace.expert_ids.shape == (call.prompt_tokens + call.completion_tokens - 1,
-                                      len(trace.moe_layers), trace.top_k)
+    assert trace.expert_ids.shape == (
+        call.prompt_tokens + call.completion_tokens - 1,
+        len(trace.moe_layers),
+        trace.top_k,
+    )
     assert np.all(trace.router_confidence > 0) and np.all(trace.router_confidence <= 1.0001)

@@ -27,8 +27,8 @@ pytestmark = pytest.mark.integration
 
 
 async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
-        vllm_server: VLLMServer, settings: Settings, data_dir: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+    vllm_server: VLLMServer, settings: Settings, data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     # This module runs last (conftest.py): killing the shared server here costs no other test a
     # server; starting a second one would add minutes to every CI run on 2 cores.
     server = vllm_server
@@ -37,8 +37,11 @@ async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
     client = make_client(settings)
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=16)
     texts = read_texts(data_dir / "customer_service" / "bitext_customer_support_sample.csv")
-    requests = [r for r in (Request(text=t) for _, t in texts[:20])
-                if orch.classifier.classify(r).route.value == "customer_service"][:4]
+    requests = [
+        r
+        for r in (Request(text=t) for _, t in texts[:20])
+        if orch.classifier.classify(r).route.value == "customer_service"
+    ][:4]
     assert len(requests) == 4
 
     killed: list[int] = []
@@ -70,13 +73,28 @@ async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
         assert (decode_counts(row).sum(axis=1) == row.routed_tokens * row.top_k).all()
 
 
-def test_unreachable_server_exits_non_zero_naming_url_and_command(data_dir: Path,
-                                                                   tmp_path: Path) -> None:
+def test_unreachable_server_exits_non_zero_naming_url_and_command(
+    data_dir: Path, tmp_path: Path
+) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     result = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", "run", "--limit", "2", "--no-launch",
-         "--server-url", url, "--database-url", f"sqlite:///{tmp_path / 't.db'}"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+        [
+            sys.executable,
+            "-m",
+            "orchestrator.cli",
+            "run",
+            "--limit",
+            "2",
+            "--no-launch",
+            "--server-url",
+            url,
+            "--database-url",
+            f"sqlite:///{tmp_path / 't.db'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
     )
     assert result.returncode == 1
     assert url in result.stderr and "orchestrator serve" in result.stderr

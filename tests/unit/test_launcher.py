@@ -34,8 +34,9 @@ def free_port() -> int:
 
 def stand_in(source: str, tmp_path: Path, timeout_s: float = 60) -> VLLMServer:
     profile = StandInProfile(name="cpu", model="stand-in", routing="replay", source=source)
-    return VLLMServer(profile, port=free_port(), log_path=tmp_path / "server.log",
-                      startup_timeout_s=timeout_s)
+    return VLLMServer(
+        profile, port=free_port(), log_path=tmp_path / "server.log", startup_timeout_s=timeout_s
+    )
 
 
 def test_a_server_that_exits_at_startup_fails_with_its_exit_code_and_log_tail(
@@ -55,8 +56,9 @@ def test_a_server_that_exits_at_startup_fails_with_its_exit_code_and_log_tail(
 
 
 def test_a_server_that_never_answers_times_out_and_is_killed(tmp_path: Path) -> None:
-    server = stand_in("import time; print('loading', flush=True); time.sleep(600)", tmp_path,
-                      timeout_s=2)
+    server = stand_in(
+        "import time; print('loading', flush=True); time.sleep(600)", tmp_path, timeout_s=2
+    )
     server.launch()
     pid = server.process.pid if server.process else -1
     with pytest.raises(ServerStartError) as info:

@@ -7,19 +7,33 @@ import pytest
 from serving import MoEArchitecture, RoutingDecodeError, RoutingSource, RoutingTrace
 from serving.engine_capture import decode_routed_experts, encode_routed_experts
 
-ARCH = MoEArchitecture(model_type="ernie4_5_moe", num_hidden_layers=4, moe_layers=(1, 2, 3),
-                       num_experts=8, top_k=2, num_shared_experts=1)
+ARCH = MoEArchitecture(
+    model_type="ernie4_5_moe",
+    num_hidden_layers=4,
+    moe_layers=(1, 2, 3),
+    num_experts=8,
+    top_k=2,
+    num_shared_experts=1,
+)
 
 
 def _trace(ids: np.ndarray, prompt: int, completion: int) -> RoutingTrace:
-    return RoutingTrace(source=RoutingSource.REPLAY, moe_layers=(1, 2, 3), num_experts=8, top_k=2,
-                        prompt_tokens=prompt, completion_tokens=completion, expert_ids=ids)
+    return RoutingTrace(
+        source=RoutingSource.REPLAY,
+        moe_layers=(1, 2, 3),
+        num_experts=8,
+        top_k=2,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        expert_ids=ids,
+    )
 
 
 def test_expert_counts_are_per_layer_and_sum_to_tokens_times_top_k() -> None:
     rng = np.random.default_rng(0)
-    ids = np.stack([np.stack([rng.choice(8, 2, replace=False) for _ in range(3)])
-                    for _ in range(10)]).astype(np.int16)
+    ids = np.stack(
+        [np.stack([rng.choice(8, 2, replace=False) for _ in range(3)]) for _ in range(10)]
+    ).astype(np.int16)
     trace = _trace(ids, prompt=7, completion=4)  # 7 + 4 - 1 routed tokens
     counts = trace.expert_counts()
     assert counts.shape == (3, 8)
@@ -55,8 +69,12 @@ def test_dense_and_unavailable_traces_carry_no_ids() -> None:
 def _vllm_024_choice(prompt: int, completion: int, seed: int = 1) -> tuple[dict, np.ndarray]:
     """A choice as vLLM 0.24.0 returns it: all layers, dense layer 0 zeros, uint8."""
     rng = np.random.default_rng(seed)
-    moe = np.stack([[rng.choice(8, 2, replace=False) for _ in range(3)]
-                    for _ in range(prompt + completion - 1)]).astype(np.uint8)
+    moe = np.stack(
+        [
+            [rng.choice(8, 2, replace=False) for _ in range(3)]
+            for _ in range(prompt + completion - 1)
+        ]
+    ).astype(np.uint8)
     full = np.concatenate([np.zeros((moe.shape[0], 1, 2), np.uint8), moe], axis=1)
     return {"routed_experts": encode_routed_experts(full), "finish_reason": "length"}, moe
 
@@ -78,8 +96,9 @@ def test_split_prompt_and_completion_lists_are_concatenated() -> None:
 
 
 def test_missing_payload_is_unavailable_not_expert_zero() -> None:
-    trace = decode_routed_experts({"finish_reason": "stop"}, prompt_tokens=6,
-                                  completion_tokens=4, arch=ARCH)
+    trace = decode_routed_experts(
+        {"finish_reason": "stop"}, prompt_tokens=6, completion_tokens=4, arch=ARCH
+    )
     assert trace.source is RoutingSource.UNAVAILABLE
     assert "routed_experts" in (trace.reason or "")
     assert trace.expert_counts().sum() == 0
@@ -87,21 +106,31 @@ def test_missing_payload_is_unavailable_not_expert_zero() -> None:
 
 def test_malformed_payloads_raise_decode_errors() -> None:
     with pytest.raises(RoutingDecodeError, match="base64"):
-        decode_routed_experts({"routed_experts": "@@not base64@@"}, prompt_tokens=2,
-                              completion_tokens=2, arch=ARCH)
+        decode_routed_experts(
+            {"routed_experts": "@@not base64@@"}, prompt_tokens=2, completion_tokens=2, arch=ARCH
+        )
     buffer = io.BytesIO()
     np.save(buffer, np.zeros((3, 4, 2), np.float32))
     with pytest.raises(RoutingDecodeError, match="integer"):
-        decode_routed_experts({"routed_experts": base64.b64encode(buffer.getvalue()).decode()},
-                              prompt_tokens=2, completion_tokens=2, arch=ARCH)
+        decode_routed_experts(
+            {"routed_experts": base64.b64encode(buffer.getvalue()).decode()},
+            prompt_tokens=2,
+            completion_tokens=2,
+            arch=ARCH,
+        )
     choice, _ = _vllm_024_choice(6, 4)
     with pytest.raises(RoutingDecodeError, match="token rows"):
         decode_routed_experts(choice, prompt_tokens=9, completion_tokens=4, arch=ARCH)
 
 
 def test_dense_model_records_no_moe_layers() -> None:
-    dense = MoEArchitecture.from_config({"model_type": "ernie4_5", "num_hidden_layers": 18,
-                                         "architectures": ["Ernie4_5ForCausalLM"]})
+    dense = MoEArchitecture.from_config(
+        {
+            "model_type": "ernie4_5",
+            "num_hidden_layers": 18,
+            "architectures": ["Ernie4_5ForCausalLM"],
+        }
+    )
     assert not dense.is_moe
     trace = decode_routed_experts({}, prompt_tokens=3, completion_tokens=2, arch=dense)
     assert trace.source is RoutingSource.DENSE

@@ -12,9 +12,16 @@ from serving import RoutingSource, RoutingTrace
 
 def _trace(ids: np.ndarray) -> RoutingTrace:
     tokens = ids.shape[0]
-    return RoutingTrace(source=RoutingSource.REPLAY, moe_layers=(1, 2), num_experts=8, top_k=2,
-                        prompt_tokens=tokens, completion_tokens=1, expert_ids=ids,
-                        router_confidence=np.full((tokens, 2), 0.5, np.float32))
+    return RoutingTrace(
+        source=RoutingSource.REPLAY,
+        moe_layers=(1, 2),
+        num_experts=8,
+        top_k=2,
+        prompt_tokens=tokens,
+        completion_tokens=1,
+        expert_ids=ids,
+        router_confidence=np.full((tokens, 2), 0.5, np.float32),
+    )
 
 
 def test_sqlite_folder_is_created_and_bad_url_is_a_user_error(tmp_path: Path) -> None:
@@ -32,9 +39,16 @@ def test_a_rejected_write_leaves_no_row(tmp_path: Path) -> None:
     ids[..., 1] = 1
     # no request row exists: the foreign key rejects the call row, and nothing remains
     with pytest.raises(TelemetryError, match="could not write"):
-        store.record_call(request_id=request.id, classification=classification,
-                          workflow="customer_service", node="n", model="m", latency_ms=1.0,
-                          finish_reason="stop", routing=_trace(ids))
+        store.record_call(
+            request_id=request.id,
+            classification=classification,
+            workflow="customer_service",
+            node="n",
+            model="m",
+            latency_ms=1.0,
+            finish_reason="stop",
+            routing=_trace(ids),
+        )
     assert store.count_calls() == 0
 
 
@@ -44,8 +58,9 @@ def test_load_marks_hot_and_dead_experts_with_a_sample_guard() -> None:
     assert load.hot == [7, 0, 1] or load.hot[0] == 7
     assert load.dead == [2, 3, 4, 5, 6]
     assert load.balancedness == pytest.approx(25 / 100)
-    small = layer_load(1, np.array([1, 1, 0, 0, 0, 0, 0, 0]), hot_factor=2.0,
-                       dead_min_expected=5.0, top_k=2)
+    small = layer_load(
+        1, np.array([1, 1, 0, 0, 0, 0, 0, 0]), hot_factor=2.0, dead_min_expected=5.0, top_k=2
+    )
     assert small.dead == []  # 2 activations over 8 experts: too few to call anyone dead
 
 
@@ -56,9 +71,16 @@ def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
         request = Request(text="refund my order")
         store.start_request(request, classification, "customer_service")
         ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (5, 1, 1))
-        store.record_call(request_id=request.id, classification=classification,
-                          workflow="customer_service", node="n", model="m", latency_ms=1.0,
-                          finish_reason="stop", routing=_trace(ids))
+        store.record_call(
+            request_id=request.id,
+            classification=classification,
+            workflow="customer_service",
+            node="n",
+            model="m",
+            latency_ms=1.0,
+            finish_reason="stop",
+            routing=_trace(ids),
+        )
     load = expert_load(store)
     assert load.calls == 3 and load.sources == {"replay": 3}
     assert load.layers[0].shares[0] == pytest.approx(0.5)
@@ -68,8 +90,9 @@ def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["file", "memory"])
-async def test_async_writes_go_through_the_writer_thread_in_order(tmp_path: Path,
-                                                                  where: str) -> None:
+async def test_async_writes_go_through_the_writer_thread_in_order(
+    tmp_path: Path, where: str
+) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}" if where == "file" else "sqlite:///:memory:"
     store = TelemetryStore(url)
     request = Request(text="refund my order")
@@ -77,21 +100,42 @@ async def test_async_writes_go_through_the_writer_thread_in_order(tmp_path: Path
     await store.astart_request(request, classification, "customer_service")
     ids = np.zeros((3, 2, 2), np.int16)
     ids[..., 1] = 1
-    first = await store.arecord_call(request_id=request.id, classification=classification,
-                                     workflow="customer_service", node="a", model="m",
-                                     latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
-    second = await store.arecord_call(request_id=request.id, classification=classification,
-                                      workflow="customer_service", node="b", model="m",
-                                      latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
+    first = await store.arecord_call(
+        request_id=request.id,
+        classification=classification,
+        workflow="customer_service",
+        node="a",
+        model="m",
+        latency_ms=1.0,
+        finish_reason="stop",
+        routing=_trace(ids),
+    )
+    second = await store.arecord_call(
+        request_id=request.id,
+        classification=classification,
+        workflow="customer_service",
+        node="b",
+        model="m",
+        latency_ms=1.0,
+        finish_reason="stop",
+        routing=_trace(ids),
+    )
     await store.afinish_request(request.id, "succeeded", result={"ok": True})
     assert second == first + 1
     assert [c.node for c in store.calls(request_id=request.id)] == ["a", "b"]
     assert store.requests()[0].status == "succeeded"
     # errors cross the thread unchanged: a call row for an unknown request is rejected
     with pytest.raises(TelemetryError, match="could not write"):
-        await store.arecord_call(request_id="nope", classification=classification,
-                                 workflow="customer_service", node="c", model="m",
-                                 latency_ms=1.0, finish_reason="stop", routing=_trace(ids))
+        await store.arecord_call(
+            request_id="nope",
+            classification=classification,
+            workflow="customer_service",
+            node="c",
+            model="m",
+            latency_ms=1.0,
+            finish_reason="stop",
+            routing=_trace(ids),
+        )
     store.close()
 
 
