@@ -37,7 +37,6 @@ from orchestrator.classifier.models import (
     CalibrationFile,
     Classification,
     FallbackReason,
-    RouteScore,
     Rule,
     RulesFile,
     Signal,
@@ -279,14 +278,13 @@ class RuleClassifier:
 
     def _invalid(self, reason: str) -> Classification:
         state = self._state
-        return Classification.model_construct(
+        return Classification(
             route=FALLBACK,
             confidence=1.0,
             scores=dict.fromkeys(state.compiled.routes, 0.0),
             signals=(),
             reason=reason,
             fallback_reason="invalid_input",
-            runner_ups=(),
             calibrated=False,
             rules_version=state.version,
         )
@@ -313,7 +311,7 @@ class RuleClassifier:
             else:
                 miss[rule.route] *= 1.0 - w
             signals.append(
-                Signal.model_construct(
+                Signal(
                     rule_id=rule.id,
                     route=rule.route,
                     weight=round(w, 4),
@@ -327,7 +325,7 @@ class RuleClassifier:
             for route, w in compiled.channels.get(channel.lower(), ()):
                 miss[route] *= 1.0 - w
                 signals.append(
-                    Signal.model_construct(
+                    Signal(
                         rule_id=f"channel.{route.value}",
                         route=route,
                         weight=w,
@@ -366,17 +364,13 @@ class RuleClassifier:
         confidence = round(cmap(raw) if cmap is not None else uncalibrated, 4)
         if not why:
             reason = f"{best.value} scored {s1} (runner-up {second.value} {s2})"
-        runner_ups = tuple(
-            RouteScore.model_construct(route=r, score=s) for r, s in ranked if r is not route
-        )
-        return Classification.model_construct(
+        return Classification(
             route=route,
             confidence=confidence,
             scores=scores,
             signals=tuple(signals),
             reason=reason,
             fallback_reason=why,
-            runner_ups=runner_ups,
             calibrated=cmap is not None,
             rules_version=state.version,
         )

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from orchestrator.calibration import IsotonicMap
 from orchestrator.routes import Route
@@ -68,7 +76,6 @@ class Classification(BaseModel):
         signals: Every rule that fired, with rule id and matched span.
         reason: Why this route was chosen, in words.
         fallback_reason: Machine-readable reason when ``route`` is fallback, else None.
-        runner_ups: The routes that were not chosen, with scores, best first.
         calibrated: Whether ``confidence`` went through a fitted calibration map.
         rules_version: Short hash of the rules (and calibration) the decision used.
     """
@@ -81,9 +88,19 @@ class Classification(BaseModel):
     signals: tuple[Signal, ...] = ()
     reason: str
     fallback_reason: FallbackReason | None = None
-    runner_ups: tuple[RouteScore, ...] = ()
     calibrated: bool = False
     rules_version: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def runner_ups(self) -> tuple[RouteScore, ...]:
+        """The routes that were not chosen, with scores, best first (derived from ``scores``
+        on first use, so that classifying does not build them; included in ``model_dump``)."""
+        return tuple(
+            RouteScore(route=route, score=score)
+            for route, score in self.scores.items()
+            if route is not self.route
+        )
 
     @property
     def runner_up(self) -> tuple[Route, float] | None:
