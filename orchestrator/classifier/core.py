@@ -218,7 +218,8 @@ class RuleClassifier:
 
     def classify(self, request: Request) -> Classification:
         """Route one request; never raises for a valid :class:`Request`."""
-        exts = tuple(a.extension for a in request.attachments)
+        attachments = request.attachments
+        exts = tuple(a.extension for a in attachments) if attachments else ()
         return self._classify(request.text, exts, request.channel)
 
     def classify_text(

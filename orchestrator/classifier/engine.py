@@ -17,7 +17,9 @@ characters. Then:
 * **Chinese keywords** match as character substrings anywhere in a CJK run (Chinese has no
   spaces, so whole-word tokens would miss ``退款`` inside ``我要退款``): for each character
   that starts some keyword, the substrings of the keyword lengths are looked up.
-* **Regex rules** run with a per-search time limit (see :mod:`.loader`).
+* **Regex rules** are first matched all at once by an RE2 set (:mod:`.prefilter`); only
+  those it reports are searched with the ``regex`` module, with a per-search time limit (see
+  :mod:`.loader`), for the matched text and span.
 * **Attachments** and the **channel** are set lookups.
 """
 
@@ -36,6 +38,7 @@ from rapidfuzz.distance import OSA
 
 from orchestrator.classifier.loader import RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
+from orchestrator.classifier.prefilter import RegexPrefilter
 from orchestrator.routes import Route
 
 log = logging.getLogger(__name__)
@@ -72,7 +75,8 @@ class CompiledRules:
     fuzzy_del: dict[str, tuple[str, ...]]
     zh: dict[str, tuple[Hit, ...]]
     zh_first: dict[str, tuple[int, ...]]
-    regexes: tuple[tuple[int, regex.Pattern[str]], ...]
+    regexes: dict[int, regex.Pattern[str]]  # rule index -> compiled pattern
+    regex_prefilter: RegexPrefilter
     attach: dict[str, tuple[int, ...]]
     channels: dict[str, tuple[tuple[Route, float], ...]]
     max_scan_chars: int
@@ -80,6 +84,7 @@ class CompiledRules:
     fuzzy_min_len: int
     fuzzy_min_ratio: float
     fuzzy_cache: dict[str, tuple[tuple[int, str, float], ...]] = field(default_factory=dict)
+    token_memo: dict[str, tuple[tuple[int, float | int, int], ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, rules_file: RulesFile, path: Path | str = "<rules>") -> CompiledRules:
@@ -163,7 +168,8 @@ class CompiledRules:
             fuzzy_del={k: tuple(sorted(v)) for k, v in fuzzy_del.items()},
             zh={k: tuple(v) for k, v in zh.items()},
             zh_first={k: tuple(sorted(v, reverse=True)) for k, v in zh_first.items()},
-            regexes=tuple(regexes),
+            regexes=dict(regexes),
+            regex_prefilter=RegexPrefilter([(i, p.pattern) for i, p in regexes]),
             attach={k: tuple(v) for k, v in attach.items()},
             channels={k: tuple(v) for k, v in channels.items()},
             max_scan_chars=s.max_scan_chars,
@@ -185,50 +191,23 @@ class CompiledRules:
             channel: The request's channel, lower case, or None.
         """
         fired: dict[int, Match] = {}
-        word, phrase, prefix = self.word, self.phrase, self.prefix
-        zh, zh_first = self.zh, self.zh_first
+        word, phrase = self.word, self.phrase
+        memo = self.token_memo
         toks = [(m.group(), m.start()) for m in TOKEN.finditer(text)]
         n = len(toks)
         for t, (tok, start) in enumerate(toks):
-            first = tok[0]
-            if first >= "\u3400":  # a CJK run: substring lookups
-                if zh:
-                    size = len(tok)
-                    for i in range(size):
-                        lens = zh_first.get(tok[i])
-                        if lens:
-                            for length in lens:
-                                if i + length <= size:
-                                    hits = zh.get(tok[i : i + length])
-                                    if hits:
-                                        for rule, _ in hits:
-                                            if rule not in fired:
-                                                s = start + i
-                                                fired[rule] = (
-                                                    1.0,
-                                                    tok[i : i + length],
-                                                    (s, s + length),
-                                                )
+            hits = memo.get(tok)
+            if hits is None:
+                hits = self._token_hits(tok)
+            if tok[0] >= "\u3400":  # a CJK run: (rule, offset, length), first per rule
+                for rule, i, length in hits:
+                    if rule not in fired:
+                        s = start + i
+                        fired[rule] = (1.0, tok[i : i + length], (s, s + length))
                 continue
-            end = start + len(tok)
-            hits = word.get(tok)
-            if hits:
-                for rule, _ in hits:
-                    if rule not in fired or fired[rule][0] < 1.0:
-                        fired[rule] = (1.0, tok, (start, end))
-            elif len(tok) >= self.fuzzy_min_len:
-                for rule, _kw, sim in self._fuzzy(tok):
-                    if rule not in fired or fired[rule][0] < sim:
-                        fired[rule] = (sim, tok, (start, end))
-            if self.prefix_lens:
-                for length in self.prefix_lens:
-                    if length > len(tok):
-                        break
-                    phits = prefix.get(tok[:length])
-                    if phits:
-                        for rule, _ in phits:
-                            if rule not in fired or fired[rule][0] < 1.0:
-                                fired[rule] = (1.0, tok, (start, end))
+            for rule, sim, _ in hits:  # a word: (rule, similarity, 0), best per rule
+                if rule not in fired or fired[rule][0] < sim:
+                    fired[rule] = (sim, tok, (start, start + len(tok)))
             if t + 1 < n:
                 plen = self.phrase_len.get(tok)
                 if plen:  # phrases starting here, two or more words
@@ -252,7 +231,16 @@ class CompiledRules:
                         for rule, _ in hits:
                             if rule not in fired or fired[rule][0] < 1.0:
                                 fired[rule] = (1.0, text[span[0] : span[1]], span)
-        for rule, pattern in self.regexes:
+        if self.regexes:
+            self._match_regexes(text, fired)
+        for ext in extensions:
+            for rule in self.attach.get(ext, ()):
+                fired.setdefault(rule, (1.0, ext, None))
+        return fired
+
+    def _match_regexes(self, text: str, fired: dict[int, Match]) -> None:
+        for rule in self.regex_prefilter.candidates(text):
+            pattern = self.regexes[rule]
             try:
                 found = pattern.search(text, timeout=self.regex_timeout_s)
             except TimeoutError:
@@ -265,10 +253,41 @@ class CompiledRules:
                 continue
             if found is not None:
                 fired[rule] = (1.0, found.group(0), found.span())
-        for ext in extensions:
-            for rule in self.attach.get(ext, ()):
-                fired.setdefault(rule, (1.0, ext, None))
-        return fired
+
+    def _token_hits(self, tok: str) -> tuple[tuple[int, float | int, int], ...]:
+        """What one token fires on its own, memoised per token (tokens repeat across requests).
+
+        A CJK run gives ``(rule, offset, length)`` for the first keyword of each rule found as a
+        substring; a word gives ``(rule, similarity, 0)``, the best of its exact, fuzzy (when
+        it is no keyword itself) and ``stem*`` matches per rule.
+        """
+        out: dict[int, tuple[int, float | int, int]] = {}
+        if tok[0] >= "\u3400":
+            zh, zh_first, size = self.zh, self.zh_first, len(tok)
+            for i in range(size):
+                for length in zh_first.get(tok[i], ()):
+                    if i + length <= size:
+                        for rule, _ in zh.get(tok[i : i + length], ()):
+                            out.setdefault(rule, (rule, i, length))
+        else:
+            exact = self.word.get(tok)
+            if exact:
+                for rule, _ in exact:
+                    out[rule] = (rule, 1.0, 0)
+            elif len(tok) >= self.fuzzy_min_len:
+                for rule, _kw, sim in self._fuzzy(tok):
+                    if rule not in out or out[rule][1] < sim:
+                        out[rule] = (rule, sim, 0)
+            for length in self.prefix_lens:
+                if length > len(tok):
+                    break
+                for rule, _ in self.prefix.get(tok[:length], ()):
+                    out[rule] = (rule, 1.0, 0)
+        hits = tuple(out.values())
+        if len(self.token_memo) >= _FUZZY_CACHE_MAX:
+            self.token_memo.clear()
+        self.token_memo[tok] = hits
+        return hits
 
     def _fuzzy(self, tok: str) -> tuple[tuple[int, str, float], ...]:
         cached = self.fuzzy_cache.get(tok)
