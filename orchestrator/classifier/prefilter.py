@@ -59,9 +59,7 @@ def relax(pattern: str) -> str | None:
                     out.append(f"\\{esc}{_ANY_NON_ASCII}")
                 else:
                     out.append(f"[\\{esc}{_ANY_NON_ASCII}]")
-            elif esc in _SUPERSET and in_class and negated:
-                return None
-            elif esc in _UNSUPPORTED:
+            elif esc in _UNSUPPORTED or (esc in _SUPERSET and in_class and negated):
                 return None
             else:
                 out.append("\\" + esc)
