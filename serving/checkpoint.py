@@ -466,6 +466,10 @@ def build_checkpoint(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    from transformers.utils import logging as hf_logging
+
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # one small shard: no "Writing model shards" bar
     try:
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
@@ -482,4 +486,6 @@ def build_checkpoint(
         staging.rename(out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if bar:
+            hf_logging.enable_progress_bar()
     return out
