@@ -87,19 +87,22 @@ def generate(path: Path, calls: int, seed: int = 0, chunk: int = 20_000) -> dict
     span = DAYS * 86400
     offsets = np.sort(rng.uniform(0, span, calls))
     started = time.perf_counter()
-    with store.engine.begin() as conn:
-        for lo in range(0, calls, chunk):
-            n = min(chunk, calls - lo)
-            when = [START + timedelta(seconds=float(s)) for s in offsets[lo : lo + n]]
-            node = rng.integers(0, len(NODES), n)
-            tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), 8, 4000).astype(np.int64)
-            late = offsets[lo : lo + n] >= span - 7 * 86400
-            pvals = np.where(late[:, None, None], drifted[node], profiles[node])
-            outlier = rng.random(n) < 0.001
-            pvals[outlier] = odd
-            counts = rng.multinomial((tokens * TOP_K)[:, None], pvals)
-            conf = np.clip(rng.normal(0.45, 0.08, (n, len(LAYERS))), 0.05, 1).astype("<f4")
-            request_ids = [f"bench-{(lo + i) // 2:08d}" for i in range(n)]
+    from rich.progress import track
+
+    steps = range(0, calls, chunk)
+    for lo in track(steps, description="generating", transient=True):  # a transaction each
+        n = min(chunk, calls - lo)
+        when = [START + timedelta(seconds=float(s)) for s in offsets[lo : lo + n]]
+        node = rng.integers(0, len(NODES), n)
+        tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), 8, 4000).astype(np.int64)
+        late = offsets[lo : lo + n] >= span - 7 * 86400
+        pvals = np.where(late[:, None, None], drifted[node], profiles[node])
+        outlier = rng.random(n) < 0.001
+        pvals[outlier] = odd
+        counts = rng.multinomial((tokens * TOP_K)[:, None], pvals)
+        conf = np.clip(rng.normal(0.45, 0.08, (n, len(LAYERS))), 0.05, 1).astype("<f4")
+        request_ids = [f"bench-{(lo + i) // 2:08d}" for i in range(n)]
+        with store.engine.begin() as conn:
             conn.execute(
                 insert(RequestRecord).prefix_with("OR IGNORE"),
                 [

@@ -27,6 +27,7 @@ Each row is written in its own transaction, so a failure leaves no half-written 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -52,6 +53,7 @@ from sqlalchemy import (
     event,
     func,
     select,
+    type_coerce,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -899,7 +901,8 @@ class TelemetryStore:
                     ModelCallRecord.workflow,
                     ModelCallRecord.node,
                     ModelCallRecord.created_at,
-                    ModelCallRecord.moe_layers,
+                    # raw JSON text, decoded once per distinct value below, not once per row
+                    type_coerce(ModelCallRecord.moe_layers, String).label("moe_layers"),
                     ModelCallRecord.num_experts,
                     ModelCallRecord.routed_tokens,
                     ModelCallRecord.expert_counts,
@@ -924,12 +927,13 @@ class TelemetryStore:
                 rows = session.execute(query).all()
             if not rows:
                 return
+            layers_of = {raw: tuple(json.loads(raw)) for raw in {r.moe_layers for r in rows}}
             if shape is None:
-                shape = (tuple(rows[0].moe_layers), rows[0].num_experts)
+                shape = (layers_of[rows[0].moe_layers], rows[0].num_experts)
             for row in rows:
-                if (tuple(row.moe_layers), row.num_experts) != shape:
+                if (layers_of[row.moe_layers], row.num_experts) != shape:
                     raise UserError(
-                        f"model call {row.id} has MoE layers {row.moe_layers} and "
+                        f"model call {row.id} has MoE layers {list(layers_of[row.moe_layers])} and "
                         f"{row.num_experts} experts, others {shape}; use one database per "
                         "model or filter by model"
                     )
