@@ -53,6 +53,7 @@ from sqlalchemy import (
     event,
     func,
     select,
+    tuple_,
     type_coerce,
 )
 from sqlalchemy.engine import Engine, make_url
@@ -892,7 +893,7 @@ class TelemetryStore:
         if chunk < 1:
             raise UserError(f"chunk must be at least 1, got {chunk}")
         remaining = limit if limit is not None else None
-        last_id: int | None = None
+        last: tuple[datetime, int] | None = None
         while remaining is None or remaining > 0:
             query = (
                 select(
@@ -910,11 +911,15 @@ class TelemetryStore:
                     ModelCallRecord.top_k,
                 )
                 .where(ModelCallRecord.expert_counts.is_not(None))
-                .order_by(ModelCallRecord.id.desc())
+                # newest first along the created_at index, which also serves the window's
+                # range: ordering by id instead made SQLite sort every call in the range
+                .order_by(ModelCallRecord.created_at.desc(), ModelCallRecord.id.desc())
                 .limit(chunk if remaining is None else min(chunk, remaining))
             )
-            if last_id is not None:
-                query = query.where(ModelCallRecord.id < last_id)
+            if last is not None:
+                query = query.where(
+                    tuple_(ModelCallRecord.created_at, ModelCallRecord.id) < tuple_(*last)
+                )
             if start is not None:
                 query = query.where(ModelCallRecord.created_at >= start)
             if end is not None:
@@ -937,7 +942,7 @@ class TelemetryStore:
                         f"{row.num_experts} experts, others {shape}; use one database per "
                         "model or filter by model"
                     )
-            last_id = rows[-1].id
+            last = (rows[-1].created_at, rows[-1].id)
             if remaining is not None:
                 remaining -= len(rows)
             yield CallCounts(
