@@ -128,7 +128,11 @@ class XlsxBook:
 
         def rows() -> Iterator[Any]:
             try:
-                yield from parser.parse()
+                with warnings.catch_warnings():
+                    # openpyxl warns "Unknown extension is not supported" for sheet extensions
+                    # (x14 conditional formats, sparklines) it skips; the cells still parse
+                    warnings.filterwarnings("ignore", "Unknown extension", UserWarning)
+                    yield from parser.parse()
             finally:
                 src.close()
 
