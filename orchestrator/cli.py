@@ -30,7 +30,7 @@ from orchestrator.batch import run_batch
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier_cli import app as classifier_app
 from orchestrator.config import Settings
-from orchestrator.console import print_load, request_lines
+from orchestrator.console import invalid_values, print_load, request_lines
 from orchestrator.datasets import sample_requests
 from orchestrator.dispatcher import Orchestrator
 from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
@@ -69,7 +69,7 @@ def _settings(**overrides: object) -> Settings:
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        err.print(f"[red]invalid setting:[/] {escape(str(exc))}")
+        err.print(f"[bold red]error:[/] invalid setting: {escape(invalid_values(exc))}")
         raise typer.Exit(2) from exc
 
 
@@ -153,7 +153,8 @@ def run(
     kind: Annotated[str, typer.Option(help="Data folder under the data dir.")] = "customer_service",
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[
-        bool, typer.Option(help="Never start a co-hosted server; fail if none answers.")
+        bool,
+        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
     ] = False,
     database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
     data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
@@ -278,7 +279,7 @@ def load(
     """Print the per-layer expert load table of a telemetry database."""
     settings = _settings(database_url=database_url)
     try:
-        store = TelemetryStore(settings.database_url)
+        store = TelemetryStore.open_existing(settings.database_url)
         print_load(
             console,
             expert_load(

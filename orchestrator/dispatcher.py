@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -116,6 +117,10 @@ class Orchestrator:
             UserError: ``request`` is not a :class:`Request`.
             ServerUnavailableError: Re-raised after the request is recorded as failed, so a
                 batch can stop instead of failing every remaining request the same way.
+            asyncio.CancelledError: Re-raised after the request is recorded as ``cancelled``.
+            Exception: Any other error raised inside the workflow (a bug) is re-raised after
+                the request is recorded as ``failed`` with ``internal error: ...``; no request
+                row is left ``running``.
             TelemetryError: The store cannot be written.
         """
         if not isinstance(request, Request):
@@ -177,6 +182,17 @@ class Orchestrator:
                 calls=list(gateway.calls),
                 headline=f"failed: {exc}",
             )
+        except asyncio.CancelledError:  # Ctrl-C or a caller's timeout: no row stays "running"
+            await asyncio.shield(
+                self.store.afinish_request(request.id, "cancelled", error="cancelled by caller")
+            )
+            raise
+        except Exception as exc:  # a bug in a workflow: record it, then let it surface
+            logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
+            await self.store.afinish_request(
+                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
+            )
+            raise
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
         await self.store.afinish_request(request.id, "succeeded", result=payload)

@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from orchestrator.config import Settings
+from orchestrator.console import invalid_values
 from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Workbook, read_workbook
@@ -68,7 +69,8 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Folder for the report files.")] = None,
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[
-        bool, typer.Option(help="Never start a co-hosted server; fail if none answers.")
+        bool,
+        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
     ] = False,
     inspect: Annotated[
         bool, typer.Option(help="Only show what the reader found; no model call.")
@@ -85,8 +87,14 @@ def report(
             }
         )
     except ValidationError as exc:
-        err.print(f"[red]invalid setting:[/] {escape(str(exc))}")
+        err.print(f"[bold red]error:[/] invalid setting: {escape(invalid_values(exc))}")
         raise typer.Exit(2) from exc
+    if out is not None and out.exists() and not out.is_dir():
+        err.print(
+            f"[bold red]error:[/] --out {escape(str(out))} is a file, not a folder; pass a "
+            "folder for the report files (it is created when missing)"
+        )
+        raise typer.Exit(2)
     from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 
     config = ReportConfig.from_settings(settings, **({"output_dir": out} if out else {}))

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -56,8 +57,8 @@ from sqlalchemy import (
     tuple_,
     type_coerce,
 )
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -505,6 +506,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _parse_url(url: str) -> URL:
+    try:
+        return make_url(url)
+    except Exception as exc:  # sqlalchemy raises ArgumentError with no common base
+        raise UserError(f"telemetry database URL {url!r} is not a SQLAlchemy URL: {exc}") from exc
+
+
 class TelemetryStore:
     """Writes and reads requests and model calls.
 
@@ -523,34 +531,75 @@ class TelemetryStore:
     """
 
     def __init__(self, url: str) -> None:
-        try:
-            parsed = make_url(url)
-        except Exception as exc:  # sqlalchemy raises ArgumentError with no common base
-            raise UserError(
-                f"telemetry database URL {url!r} is not a SQLAlchemy URL: {exc}"
-            ) from exc
+        parsed = _parse_url(url)
         self.url = url
-        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        backend = parsed.get_backend_name()
+        in_memory = backend == "sqlite" and parsed.database in (None, "", ":memory:")
+        if backend == "sqlite" and not in_memory:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        in_memory = parsed.get_backend_name() == "sqlite" and parsed.database in (
-            None,
-            "",
-            ":memory:",
-        )
-        # One shared connection for an in-memory database, so the writer thread and the caller
-        # see the same database (the default pool gives each thread its own empty one).
-        self.engine: Engine = (
-            create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
-            if in_memory
-            else create_engine(parsed)
-        )
-        if parsed.get_backend_name() == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-        Base.metadata.create_all(self.engine)
+        shown = parsed.render_as_string(hide_password=True)
+        try:
+            # One shared connection for an in-memory database, so the writer thread and the
+            # caller see the same database (the default pool gives each thread its own one).
+            self.engine: Engine = (
+                create_engine(
+                    parsed, poolclass=StaticPool, connect_args={"check_same_thread": False}
+                )
+                if in_memory
+                else create_engine(parsed)
+            )
+            if backend == "sqlite":
+                event.listen(self.engine, "connect", _sqlite_pragmas)
+            Base.metadata.create_all(self.engine)
+        except (ImportError, NoSuchModuleError) as exc:
+            raise UserError(
+                f"telemetry database {shown}: SQLAlchemy has no driver for it here ({exc}); "
+                "install the driver (for PostgreSQL: pip install 'psycopg[binary]' and use "
+                "postgresql+psycopg://...) or use a sqlite:/// URL"
+            ) from exc
+        except SQLAlchemyError as exc:
+            reason = getattr(exc, "orig", None) or exc
+            raise UserError(
+                f"cannot open telemetry database {shown}: {reason}; pass --database-url (or "
+                "ORCH_DATABASE_URL) of a SQLite file or a reachable database"
+            ) from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # One writer thread: async callers hand rows to it, so the event loop never waits on a
         # commit, and rows are written one at a time in arrival order (SQLite has one writer).
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telemetry-writer")
+
+    @classmethod
+    def open_existing(cls, url: str) -> TelemetryStore:
+        """Open a telemetry database that must already exist, for commands that only read.
+
+        Opening a new SQLite path would create an empty database (and turn any file into
+        one), so for SQLite the file must exist and already hold the ``model_calls`` table.
+
+        Raises:
+            UserError: The URL is malformed; the SQLite file is missing, in memory, not a
+                SQLite database, or a SQLite database without telemetry tables.
+        """
+        parsed = _parse_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            database = parsed.database
+            if database in (None, "", ":memory:"):
+                raise UserError("an in-memory SQLite database holds no telemetry; give a file URL")
+            path = Path(database)
+            fix = (
+                "run `orchestrator run` first, or pass --database-url (or --db) pointing at the "
+                "telemetry database it wrote (runs/telemetry.db by default)"
+            )
+            if not path.is_file():
+                raise UserError(f"telemetry database {path} does not exist; {fix}")
+            with path.open("rb") as handle:
+                head = handle.read(16)
+            if head != b"SQLite format 3\x00":
+                raise UserError(f"{path} is not a SQLite database; {fix}")
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if ModelCallRecord.__tablename__ not in tables:
+                raise UserError(f"{path} is a SQLite database without telemetry tables; {fix}")
+        return cls(url)
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[Session]:

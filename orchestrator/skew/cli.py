@@ -9,9 +9,9 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy.engine import make_url
 
 from orchestrator.config import Settings
+from orchestrator.console import invalid_values
 from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.skew.models import Thresholds
 from orchestrator.skew.report import ReportOptions, build_report
@@ -28,28 +28,6 @@ err = Console(stderr=True)
 def _fail(message: str, code: int = 2) -> typer.Exit:
     err.print(f"[bold red]error:[/] {escape(message)}")
     return typer.Exit(code)
-
-
-def _existing_store(url: str) -> TelemetryStore:
-    """Open the store, refusing a SQLite file that does not exist (opening would create it).
-
-    Raises:
-        UserError: The URL is malformed or names a missing SQLite file.
-    """
-    try:
-        parsed = make_url(url)
-    except Exception as exc:  # sqlalchemy raises ArgumentError with no common base
-        raise UserError(f"telemetry database URL {url!r} is not a SQLAlchemy URL: {exc}") from exc
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database in (None, "", ":memory:"):
-            raise UserError("an in-memory SQLite database holds no telemetry; give a file URL")
-        if not Path(database).is_file():
-            raise UserError(
-                f"telemetry database {database} does not exist; run `orchestrator run` first, "
-                "or pass --database-url (or --db) pointing at an existing file"
-            )
-    return TelemetryStore(url)
 
 
 def skew(
@@ -108,7 +86,7 @@ def skew(
         if baseline is not None and baseline.strip().lower() != "none":
             parse_duration(baseline, "--baseline")
     except ValidationError as exc:
-        raise _fail(f"invalid option: {exc}") from exc
+        raise _fail(f"invalid option: {invalid_values(exc)}") from exc
     except UserError as exc:
         raise _fail(str(exc)) from exc
     for target in (html, json_out):
@@ -123,7 +101,7 @@ def skew(
             )
     url = f"sqlite:///{db}" if db is not None else settings.database_url
     try:
-        store = _existing_store(url)
+        store = TelemetryStore.open_existing(url)
     except UserError as exc:
         raise _fail(str(exc)) from exc
     try:

@@ -3,6 +3,7 @@ model (no vLLM here), and a real SQLite file."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -88,6 +89,40 @@ async def test_failure_in_second_node_keeps_first_row_and_marks_request_failed(s
     assert [r.node for r in rows] == ["triage_issue"]  # the finished call stays, complete
     assert decode_counts(rows[0]) is not None
     assert store.requests(status="failed")[0].id == request.id
+
+
+async def test_a_bug_in_a_workflow_surfaces_and_the_request_is_marked_failed(store) -> None:
+    model = ScriptedModel(fail_on_call=(1, lambda: TypeError("bad operand")))
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    request = Request(text="my card payment failed")
+    with pytest.raises(TypeError, match="bad operand"):
+        await orch.handle(request)
+    (row,) = store.requests()
+    assert row.status == "failed" and row.error == "internal error: TypeError: bad operand"
+
+
+class HangingModel(ScriptedModel):
+    """ScriptedModel whose calls never answer (a server that hangs), to cancel a request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = asyncio.Event()
+
+    async def chat(self, messages, **kwargs):  # type: ignore[no-untyped-def,override]
+        self.started.set()
+        await asyncio.sleep(3600)
+        return await super().chat(messages, **kwargs)
+
+
+async def test_a_cancelled_request_is_marked_cancelled_not_left_running(store) -> None:
+    model = HangingModel()
+    orch = Orchestrator(model, store, [CustomerServiceWorkflow()])
+    task = asyncio.create_task(orch.handle(Request(text="where is my order")))
+    await asyncio.wait_for(model.started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [r.status for r in store.requests()] == ["cancelled"]
 
 
 async def test_batch_stops_when_the_server_goes_away(store) -> None:

@@ -225,3 +225,30 @@ def test_cli_inspect_and_bad_file_exit_code(tmp_path: Path) -> None:
     failed = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "out")])
     assert failed.exit_code == 2
     assert "fake.xlsx" in failed.output and not (tmp_path / "out").exists()
+
+
+def _real_workbooks() -> list[Path]:
+    from orchestrator.config import DEFAULT_DATA_DIR
+
+    folder = Path(DEFAULT_DATA_DIR) / "spreadsheets"
+    suffixes = {".xlsx", ".xlsm", ".xls", ".csv", ".tsv"}
+    return sorted(p for p in folder.glob("*") if p.suffix.lower() in suffixes)
+
+
+@pytest.mark.parametrize("path", _real_workbooks(), ids=lambda p: p.name)
+async def test_every_real_workbook_gets_a_report_or_a_clear_rejection(
+    path: Path, tmp_path: Path, store
+) -> None:
+    """Each workbook of ../shared/data/spreadsheets (sources in ../shared/data/SOURCES.md) goes
+    through the whole workflow with ScriptedModel: a report with its figures, or a rejection
+    that names the file; never a crash (calamine_date_1904.xlsx once crashed on a duration)."""
+    workflow = ExcelReportWorkflow(ReportConfig(output_dir=tmp_path / "out"), ByteCounter())
+    model = ScriptedModel(json_reply=model_answer([], title="Report"))
+    outcome = await Orchestrator(model, store, [workflow]).handle(request_for(path))
+    assert outcome.status == "succeeded", outcome.error
+    result = outcome.result
+    if result["status"] == "rejected":
+        assert result["error"].startswith(path.name) and not (tmp_path / "out").exists()
+    else:
+        assert result["status"] == "succeeded"
+        assert Path(result["markdown"]).is_file() and Path(result["xlsx"]).is_file()

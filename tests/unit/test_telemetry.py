@@ -31,6 +31,40 @@ def test_sqlite_folder_is_created_and_bad_url_is_a_user_error(tmp_path: Path) ->
         TelemetryStore("not a url ::")
 
 
+def test_files_that_are_not_databases_and_missing_drivers_are_user_errors(
+    tmp_path: Path,
+) -> None:
+    binary = tmp_path / "data.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(UserError, match="file is not a database"):
+        TelemetryStore(f"sqlite:///{binary}")
+    with pytest.raises(UserError, match="no driver"):
+        TelemetryStore("postgresql://user@127.0.0.1:1/telemetry")
+
+
+def test_open_existing_creates_and_changes_nothing(tmp_path: Path) -> None:
+    """Read-only commands (``load``, ``skew``) open with ``open_existing``: a missing path is
+    not created, and an empty or foreign file is not turned into a database."""
+    missing = tmp_path / "no" / "such.db"
+    with pytest.raises(UserError, match="does not exist"):
+        TelemetryStore.open_existing(f"sqlite:///{missing}")
+    assert not missing.parent.exists()
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(UserError, match="not a SQLite database"):
+        TelemetryStore.open_existing(f"sqlite:///{empty}")
+    assert empty.read_bytes() == b""
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(UserError, match="without telemetry tables"):
+        TelemetryStore.open_existing(f"sqlite:///{other}")
+    real = tmp_path / "telemetry.db"
+    TelemetryStore(f"sqlite:///{real}").close()
+    assert TelemetryStore.open_existing(f"sqlite:///{real}").count_calls() == 0
+
+
 def test_a_rejected_write_leaves_no_row(tmp_path: Path) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     request = Request(text="refund")

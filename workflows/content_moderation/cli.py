@@ -49,20 +49,26 @@ def moderate(
     database_url: Annotated[
         str | None, typer.Option(help="SQLAlchemy URL of the telemetry store.")
     ] = None,
-    no_model: Annotated[bool, typer.Option(help="Lexicon alone: never call the model.")] = False,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Lexicon alone: never call the model.")
+    ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the verdict as JSON only.")
     ] = False,
 ) -> None:
     """Moderate one post: the verdict (decision, severity, categories, spans, rationale)."""
+    from pydantic import ValidationError
+
     from orchestrator.config import Settings
+    from orchestrator.console import invalid_values
     from orchestrator.exceptions import OrchestratorError
     from serving.launcher import server_is_healthy
     from workflows.content_moderation.service import moderate_lexicon_only
 
     if (text is None) == (file is None):
         raise _fail(
-            "give the post as an argument or with --file PATH (--file - for stdin), not both"
+            "give the post as an argument or with --file PATH (--file - for stdin)"
+            + (", not both" if text is not None else "")
         )
     if file is not None:
         try:
@@ -76,8 +82,8 @@ def moderate(
     }
     try:
         settings = Settings(**overrides)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise _fail(f"invalid setting: {exc}") from exc
+    except ValidationError as exc:
+        raise _fail(f"invalid setting: {invalid_values(exc)}") from exc
     try:
         if no_model or not server_is_healthy(settings.server_url):
             if not no_model:

@@ -8,7 +8,7 @@ figures. Reports cite figures by id (``F12``); the model only ever sees and cite
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -80,7 +80,9 @@ class Figure(BaseModel):
     provenance: Provenance
 
 
-def format_value(value: float | int | str | date | datetime, unit: str | None = None) -> str:
+def format_value(
+    value: float | int | str | date | datetime | time | timedelta | bool, unit: str | None = None
+) -> str:
     """Format a figure's value: thousands separators, 2 decimals, ``%`` and currency units.
 
     Percent values are fractions (0.125 → ``12.5%``), as Excel stores them. Non-finite
@@ -98,8 +100,14 @@ def format_value(value: float | int | str | date | datetime, unit: str | None = 
         )
     if isinstance(value, date):
         return value.isoformat()
-    if isinstance(value, str):
-        return value
+    if isinstance(value, time):
+        return value.isoformat(timespec="minutes" if not value.second else "seconds")
+    if isinstance(value, timedelta):
+        return str(value)  # "10 days, 15:10:10", as Excel's [h]:mm durations read
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if not isinstance(value, int | float):
+        return str(value)
     if isinstance(value, float) and not math.isfinite(value):
         return "n/a"
     if unit == "%":
