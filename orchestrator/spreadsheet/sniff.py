@@ -139,6 +139,8 @@ def sniff(path: Path) -> FileFormat:
         PasswordProtectedError: An encrypted workbook.
         CorruptFileError: A damaged ZIP or compound file.
     """
+    if path.is_dir():
+        raise UnsupportedFileError(path, "is a folder, not a file", "Pass one spreadsheet file")
     if not path.is_file():
         raise UnsupportedFileError(path, "no such file", f"Check the path {path}")
     extension = path.suffix.lower().lstrip(".")

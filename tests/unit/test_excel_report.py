@@ -252,3 +252,15 @@ async def test_every_real_workbook_gets_a_report_or_a_clear_rejection(
     else:
         assert result["status"] == "succeeded"
         assert Path(result["markdown"]).is_file() and Path(result["xlsx"]).is_file()
+
+
+async def test_headers_without_data_are_rejected(tmp_path: Path, store) -> None:
+    path = tmp_path / "only_header.csv"
+    path.write_text("region,sales\n", encoding="utf-8")
+    out = tmp_path / "out"
+    workflow = ExcelReportWorkflow(ReportConfig(output_dir=out), ByteCounter())
+    model = ScriptedModel()
+    outcome = await Orchestrator(model, store, [workflow]).handle(request_for(path))
+    assert outcome.result["status"] == "rejected"
+    assert outcome.result["error"].startswith("only_header.csv: no table with data rows")
+    assert model.calls == [] and not out.exists()

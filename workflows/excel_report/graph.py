@@ -196,9 +196,15 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             exts = ", ".join(f".{e}" for e in EXTENSIONS)
             return {"error": f"no spreadsheet attached: attach a file ({exts}) with a path"}
         try:
-            return {"workbook": read_workbook(path, config.limits)}
+            workbook = read_workbook(path, config.limits)
         except SpreadsheetError as exc:
             return {"error": str(exc)}
+        if not any(table.rows for sheet in workbook.sheets for table in sheet.tables):
+            return {
+                "error": f"{Path(path).name}: no table with data rows was found (only headers or "
+                "free text). A report needs a table: a header row and at least one row of data"
+            }
+        return {"workbook": workbook}
 
     async def analyse_node(state: ExcelReportState) -> dict[str, Any]:
         analysis = analyse(state["workbook"], config.analysis)

@@ -284,12 +284,20 @@ def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
             temps.append(Path(name))
         temps[0].write_text(markdown, encoding="utf-8")
         book.save(temps[1])
+        mode = 0o666 & ~_umask()  # mkstemp makes 0600; give the files a normal file's mode
         for temp, target in zip(temps, targets, strict=True):
+            temp.chmod(mode)
             os.replace(temp, target)
     finally:
         for temp in temps:
             temp.unlink(missing_ok=True)
     return ReportFiles(markdown=targets[0], xlsx=targets[1])
+
+
+def _umask() -> int:
+    current = os.umask(0)  # the only portable way to read it is to set it
+    os.umask(current)
+    return current
 
 
 def figure_ids_in(texts: Sequence[SafeText]) -> list[str]:
