@@ -113,7 +113,9 @@ def skew(
                     f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
                 ),
             )
-        print_summary(console, report)
+        # piped or redirected output gets rich's 80 columns, too narrow for the scope table
+        wide = console if console.is_terminal else Console(width=max(console.width, 150))
+        print_summary(wide, report)
         if html is not None:
             console.print(f"HTML report: {write_html(report, html)}")
         if json_out is not None:

@@ -60,6 +60,8 @@ def summary(report: SkewReport) -> Group:
         f"top-{shape.top_k}"
     )
     jsd = {f.name: f.jsd for f in report.fingerprints}
+    profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
+    width = max(len(p.name) for p in profiles + report.nodes)
     scopes = Table(
         title="Load per scope (over layers: min balancedness, max MaxVio, mean normalised "
         "entropy and effective experts, max Gini; JSD to all calls; mean router confidence)"
@@ -76,11 +78,15 @@ def summary(report: SkewReport) -> Group:
         "JSD",
         "conf",
     ):
-        scopes.add_column(name, justify="left" if name == "scope" else "right")
+        if name == "scope":  # never cut: node names must stay tellable apart
+            scopes.add_column(name, no_wrap=True, min_width=width)
+        else:
+            scopes.add_column(name, justify="right")
     alarms = Table(title="Alarms")
     for name in ("scope", "hot 🔥", "dead ✝", "collapsed", "too few samples"):
-        alarms.add_column(name)
-    profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
+        alarms.add_column(
+            name, no_wrap=name == "scope", min_width=width if name == "scope" else None
+        )
     for profile in profiles + report.nodes:
         scopes.add_row(*_scope_row(profile, jsd.get(profile.name)))
         alarms.add_row(*_alarm_row(profile))
