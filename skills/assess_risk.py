@@ -210,9 +210,11 @@ async def assess_risk(
         post: The post, already bounded by the caller (it goes into the prompt whole).
         categories: Category name → one-line description (the taxonomy shown to the model).
         node: Node name recorded in telemetry.
-        max_tokens: Room for the longest schema-valid answer (about 450 characters, which the
-            offline checkpoint's tokenizer spells in about 200 tokens); a cut answer is kept
-            as ``unparsed``.
+        max_tokens: Completion limit. The longest schema-valid answer is about 450
+            characters, and a concise answer fits in 256 tokens; the offline
+            random-weight checkpoint often spells rationales in one-character tokens, and a
+            third of its answers reach the limit (``finish_reason="length"``); a cut answer
+            is kept as ``unparsed`` and the lexicon decides.
 
     Returns:
         The assessment; ``status="error"`` when the server answered with an error (for

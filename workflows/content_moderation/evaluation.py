@@ -34,8 +34,9 @@ from workflows.content_moderation.verdict import Verdict
 
 NOISE_WARNING = (
     "The model figures come from the offline random-weight checkpoint: its answers are noise "
-    "(schema-valid only because the server enforces the schema). They test the harness, not "
-    "a model; expect them near the base rate."
+    "(schema-valid only because the server enforces the schema; an answer the token limit "
+    "cuts short, finish_reason=length, counts as unparsed and the lexicon decides). They test "
+    "the harness, not a model; expect them near the base rate."
 )
 SYSTEMS = ("lexicon", "model", "combined")
 ScoredLabel = str  # an EvalLabel or "allow"
