@@ -180,20 +180,25 @@ class VLLMServer:
                 time.sleep(1.0)
 
     def stop(self, grace_s: float = 20.0) -> None:
-        """SIGTERM the server's process group, then SIGKILL after ``grace_s`` seconds.
+        """SIGTERM the API server, then SIGKILL what is left of its process group.
 
-        Safe to call twice; also registered with :mod:`atexit`.
+        Only the API server gets SIGTERM: it shuts its engine processes down itself. Signalling
+        the whole group made each engine process stop on its own while the API server was
+        still waiting for it, which vLLM logged as a dead engine and force-killed. Whatever
+        is still running after ``grace_s`` seconds (or after the API server exited) gets
+        SIGKILL. Safe to call twice; also registered with :mod:`atexit`.
         """
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
+        if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+                process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=grace_s)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # leftovers; the group id is the leader's pid
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
         atexit.unregister(self.stop)
 
