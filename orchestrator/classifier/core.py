@@ -336,14 +336,14 @@ class RuleClassifier:
                         similarity=1.0,
                     )
                 )
-        priority = compiled.priority
+        # best first: score, then priority, then rules-file order (no key function: plain
+        # tuples sort faster, and this runs on every request)
         ranked = sorted(
-            ((r, round((1.0 - miss[r]) * veto[r], 4)) for r in compiled.routes),
-            key=lambda item: (item[1], priority[item[0]]),
+            [(round((1.0 - miss[r]) * veto[r], 4), p, -i, r) for i, (r, p) in compiled.ranking],
             reverse=True,
         )
-        scores = dict(ranked)
-        (best, s1), (second, s2) = ranked[0], ranked[1]
+        scores = {r: score for score, _, _, r in ranked}
+        (s1, _, _, best), (s2, _, _, second) = ranked[0], ranked[1]
         t = state.thresholds
         why: FallbackReason | None = None
         if s1 <= 0.0:

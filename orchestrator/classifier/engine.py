@@ -66,6 +66,7 @@ class CompiledRules:
     rules: tuple[Rule, ...]
     routes: tuple[Route, ...]
     priority: dict[Route, int]
+    ranking: tuple[tuple[int, tuple[Route, int]], ...]  # (index, (route, priority))
     word: dict[str, tuple[Hit, ...]]
     phrase: dict[str, tuple[Hit, ...]]
     phrase_len: dict[str, int]
@@ -159,6 +160,7 @@ class CompiledRules:
             rules=rules,
             routes=routes,
             priority=priority,
+            ranking=tuple(enumerate((r, priority[r]) for r in routes)),
             word={k: tuple(v) for k, v in word.items()},
             phrase={k: tuple(v) for k, v in phrase.items()},
             phrase_len=phrase_len,
