@@ -12,54 +12,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
+from orchestrator import TelemetryStore
 from orchestrator.config import Settings
-from orchestrator.datasets import read_texts
 from orchestrator.runtime import make_client
 from orchestrator.telemetry import decode_counts
-from serving import RoutingSource
-from workflows import CustomerServiceWorkflow
+from serving import MoEArchitecture, RoutingSource
+from tests.fixtures.requests import run_customer_service
 
 pytestmark = pytest.mark.integration
-
-FILES = (
-    "banking77_sample.csv",
-    "bitext_customer_support_sample.csv",
-    "waimai_10k_zh_sample.csv",
-    "atec_zh_customer_questions_sample.csv",
-)
-
-
-def real_requests(data_dir: Path, per_file: int = 2) -> list[Request]:
-    requests = []
-    for name in FILES:
-        for row, text in read_texts(data_dir / "customer_service" / name)[:per_file]:
-            requests.append(Request(text=text, metadata={"source": f"{name}:{row}"}))
-    return requests
 
 
 async def test_real_requests_record_experts_that_sum_to_tokens_times_top_k(
     settings: Settings, data_dir: Path
 ) -> None:
     store = TelemetryStore(settings.database_url)
-    client = make_client(settings)
-    orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=24)
-    requests = [
-        r
-        for r in real_requests(data_dir)
-        if orch.classifier.classify(r).route.value == "customer_service"
-    ]
-    assert len(requests) >= 4, "the classifier should route most real CS utterances to CS"
-    try:
-        report = await run_batch(orch, requests, concurrency=2)
-    finally:
-        await client.aclose()
+    requests, report = await run_customer_service(
+        settings, store, data_dir, max_tokens=24, min_requests=4
+    )
 
     assert report.aborted is None
     assert [o.status for o in report.outcomes] == ["succeeded"] * len(requests)
     rows = store.calls()
     assert len(rows) == 2 * len(requests)  # triage_issue + draft_reply per request
-    arch = client.capture.arch
+    arch = MoEArchitecture.from_checkpoint(settings.checkpoint_dir)
     for row in rows:
         counts = decode_counts(row)
         assert counts is not None

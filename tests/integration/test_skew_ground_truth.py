@@ -28,48 +28,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
+from orchestrator import TelemetryStore
 from orchestrator.config import Settings
-from orchestrator.datasets import read_texts
-from orchestrator.runtime import make_client
 from orchestrator.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.telemetry import decode_counts
 from serving import VLLMServer
-from workflows import CustomerServiceWorkflow
+from tests.fixtures.requests import run_customer_service
 
 pytestmark = pytest.mark.integration
 
-FILES = (
-    "banking77_sample.csv",
-    "bitext_customer_support_sample.csv",
-    "waimai_10k_zh_sample.csv",
-    "atec_zh_customer_questions_sample.csv",
-)
 THRESHOLDS = Thresholds(hot_factor=4.0, min_expected=20.0)
-
-
-def real_requests(data_dir: Path, per_file: int = 2) -> list[Request]:
-    out = []
-    for name in FILES:
-        for row, text in read_texts(data_dir / "customer_service" / name)[:per_file]:
-            out.append(Request(text=text, metadata={"source": f"{name}:{row}"}))
-    return out
 
 
 async def _analyse(settings: Settings, data_dir: Path) -> tuple[SkewReport, TelemetryStore]:
     store = TelemetryStore(settings.database_url)
-    client = make_client(settings)
-    orch = Orchestrator(client, store, [CustomerServiceWorkflow()], max_tokens=16)
-    requests = [
-        r
-        for r in real_requests(data_dir)
-        if orch.classifier.classify(r).route.value == "customer_service"
-    ]
-    assert len(requests) >= 6, "the classifier should route most real CS utterances to CS"
-    try:
-        outcome = await run_batch(orch, requests, concurrency=2)
-    finally:
-        await client.aclose()
+    requests, outcome = await run_customer_service(
+        settings, store, data_dir, max_tokens=16, min_requests=6
+    )
     assert outcome.aborted is None and not outcome.failed
     report = build_report(
         store, ReportOptions(window="all", baseline="none", thresholds=THRESHOLDS)
