@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from serving._quiet import no_progress_bars
 from serving.errors import CheckpointError
 
 MANIFEST = "orchestrator_checkpoint.json"
@@ -466,12 +467,9 @@ def build_checkpoint(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    from transformers.utils import logging as hf_logging
-
-    bar = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # one small shard: no "Writing model shards" bar
     try:
-        model.save_pretrained(staging, safe_serialization=True)
+        with no_progress_bars():
+            model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
         manifest = {
             "fingerprint": spec.fingerprint(_corpus_sha(corpus)),
@@ -486,6 +484,4 @@ def build_checkpoint(
         staging.rename(out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-        if bar:
-            hf_logging.enable_progress_bar()
     return out

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from serving._quiet import no_progress_bars
 from serving.architecture import MoEArchitecture
 from serving.errors import CheckpointError
 from serving.routing import RoutingSource, RoutingTrace, routed_token_count
@@ -50,23 +51,20 @@ class RoutingReplayer:
     def __init__(self, checkpoint_dir: Path | str, *, num_threads: int | None = None) -> None:
         import torch
         from transformers import AutoModelForCausalLM
-        from transformers.utils import logging as hf_logging
 
         self.checkpoint_dir = Path(checkpoint_dir)
         self.arch = MoEArchitecture.from_checkpoint(self.checkpoint_dir)
         if num_threads:
             torch.set_num_threads(num_threads)
-        bar = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # a local file loads in a second; no bar in CLI output
         try:
-            model = AutoModelForCausalLM.from_pretrained(self.checkpoint_dir, dtype=torch.float32)
+            with no_progress_bars():
+                model = AutoModelForCausalLM.from_pretrained(
+                    self.checkpoint_dir, dtype=torch.float32
+                )
         except (OSError, ValueError) as exc:
             raise CheckpointError(
                 self.checkpoint_dir, f"transformers cannot load it: {exc}"
             ) from exc
-        finally:
-            if bar:
-                hf_logging.enable_progress_bar()
         self._model = model.train(False)  # inference mode (torch Module.eval)
         self._lock = threading.Lock()
         self._bias = self._collect_bias()

@@ -336,10 +336,13 @@ class RuleClassifier:
                         similarity=1.0,
                     )
                 )
-        # best first: score, then priority, then rules-file order (no key function: plain
+        # best first: score, then priority, then Route order (no key function: plain
         # tuples sort faster, and this runs on every request)
         ranked = sorted(
-            [(round((1.0 - miss[r]) * veto[r], 4), p, -i, r) for i, (r, p) in compiled.ranking],
+            [
+                (round((1.0 - miss[r]) * veto[r], 4), p, -i, r)
+                for i, (r, p) in enumerate(compiled.ranking)
+            ],
             reverse=True,
         )
         scores = {r: score for score, _, _, r in ranked}

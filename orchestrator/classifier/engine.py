@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[a-z0-9]")
-_FUZZY_CACHE_MAX = 50_000
+_TOKEN_MEMO_MAX = 50_000
 
 #: ``(rule index, keyword)``: one keyword of one rule.
 Hit = tuple[int, str]
@@ -65,8 +65,7 @@ class CompiledRules:
 
     rules: tuple[Rule, ...]
     routes: tuple[Route, ...]
-    priority: dict[Route, int]
-    ranking: tuple[tuple[int, tuple[Route, int]], ...]  # (index, (route, priority))
+    ranking: tuple[tuple[Route, int], ...]  # (route, priority), in Route order
     word: dict[str, tuple[Hit, ...]]
     phrase: dict[str, tuple[Hit, ...]]
     phrase_len: dict[str, int]
@@ -84,7 +83,6 @@ class CompiledRules:
     regex_timeout_s: float
     fuzzy_min_len: int
     fuzzy_min_ratio: float
-    fuzzy_cache: dict[str, tuple[tuple[int, str, float], ...]] = field(default_factory=dict)
     token_memo: dict[str, tuple[tuple[int, float | int, int], ...]] = field(default_factory=dict)
 
     @classmethod
@@ -159,8 +157,7 @@ class CompiledRules:
         return cls(
             rules=rules,
             routes=routes,
-            priority=priority,
-            ranking=tuple(enumerate((r, priority[r]) for r in routes)),
+            ranking=tuple((r, priority[r]) for r in routes),
             word={k: tuple(v) for k, v in word.items()},
             phrase={k: tuple(v) for k, v in phrase.items()},
             phrase_len=phrase_len,
@@ -286,15 +283,13 @@ class CompiledRules:
                 for rule, _ in self.prefix.get(tok[:length], ()):
                     out[rule] = (rule, 1.0, 0)
         hits = tuple(out.values())
-        if len(self.token_memo) >= _FUZZY_CACHE_MAX:
+        if len(self.token_memo) >= _TOKEN_MEMO_MAX:
             self.token_memo.clear()
         self.token_memo[tok] = hits
         return hits
 
     def _fuzzy(self, tok: str) -> tuple[tuple[int, str, float], ...]:
-        cached = self.fuzzy_cache.get(tok)
-        if cached is not None:
-            return cached
+        """Keywords of fuzzy rules within one edit of ``tok`` (``_token_hits`` memoises it)."""
         candidates: set[str] = set()
         fuzzy_del = self.fuzzy_del
         for variant in _deletes(tok):
@@ -310,11 +305,7 @@ class CompiledRules:
                 for rule, kw in self.word[cand]:
                     if self.rules[rule].fuzzy:
                         out.append((rule, kw, round(ratio / 100, 4)))
-        result = tuple(out)
-        if len(self.fuzzy_cache) >= _FUZZY_CACHE_MAX:
-            self.fuzzy_cache.clear()
-        self.fuzzy_cache[tok] = result
-        return result
+        return tuple(out)
 
 
 def _deletes(word: str) -> set[str]:

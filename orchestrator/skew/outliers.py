@@ -25,6 +25,7 @@ whatever the size of the database. The profiles come from the rollups of the who
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import entr
 
 from orchestrator.skew.metrics import load_shares
 from orchestrator.skew.models import OutlierReport, OutlierRequest, Thresholds, TimeWindow
@@ -53,8 +54,6 @@ def call_jsd(
     Returns:
         ``(n,)`` float64, in ``[0, 1]``.
     """
-    from scipy.special import entr
-
     c = counts.astype(np.float32)
     total = c.sum(axis=-1, keepdims=True)
     p = np.divide(c, total, out=c, where=total > 0)
@@ -132,8 +131,6 @@ def find_outliers(
         else np.zeros((0, len(moe_layers), experts), np.float32)
     )
     support = (shares > 0).sum(axis=-1).mean(axis=-1) if keys else np.zeros(0)
-    from scipy.special import entr
-
     entropy = entr(shares).sum(axis=-1)  # (groups, L) H(q) in nats
     ids, groups, excess, scores, tokens, requests = [], [], [], [], [], []
     created, nodes = [], []
