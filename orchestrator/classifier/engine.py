@@ -297,7 +297,7 @@ class CompiledRules:
             if found:
                 candidates.update(found)
         out: list[tuple[int, str, float]] = []
-        for cand in candidates:
+        for cand in sorted(candidates):  # set order varies with the hash seed
             if OSA.distance(tok, cand, score_cutoff=1) > 1:
                 continue
             ratio = fuzz.ratio(tok, cand, score_cutoff=self.fuzzy_min_ratio)
