@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from orchestrator import Request, RuleClassifier, TelemetryError, TelemetryStore, UserError
+from orchestrator.classifier import Classification
 from orchestrator.load import expert_load, layer_load
 from serving import RoutingSource, RoutingTrace
 
@@ -22,6 +23,22 @@ def _trace(ids: np.ndarray) -> RoutingTrace:
         expert_ids=ids,
         router_confidence=np.full((tokens, 2), 0.5, np.float32),
     )
+
+
+def _call(
+    request_id: str, classification: Classification, ids: np.ndarray, node: str = "n"
+) -> dict[str, object]:
+    """``record_call`` arguments of one customer-service call routed by ``ids``."""
+    return {
+        "request_id": request_id,
+        "classification": classification,
+        "workflow": "customer_service",
+        "node": node,
+        "model": "m",
+        "latency_ms": 1.0,
+        "finish_reason": "stop",
+        "routing": _trace(ids),
+    }
 
 
 def test_sqlite_folder_is_created_and_bad_url_is_a_user_error(tmp_path: Path) -> None:
@@ -73,16 +90,7 @@ def test_a_rejected_write_leaves_no_row(tmp_path: Path) -> None:
     ids[..., 1] = 1
     # no request row exists: the foreign key rejects the call row, and nothing remains
     with pytest.raises(TelemetryError, match="could not write"):
-        store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
-            node="n",
-            model="m",
-            latency_ms=1.0,
-            finish_reason="stop",
-            routing=_trace(ids),
-        )
+        store.record_call(**_call(request.id, classification, ids))
     assert store.count_calls() == 0
 
 
@@ -105,16 +113,7 @@ def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
         request = Request(text="refund my order")
         store.start_request(request, classification, "customer_service")
         ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (5, 1, 1))
-        store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
-            node="n",
-            model="m",
-            latency_ms=1.0,
-            finish_reason="stop",
-            routing=_trace(ids),
-        )
+        store.record_call(**_call(request.id, classification, ids))
     load = expert_load(store)
     assert load.calls == 3 and load.sources == {"replay": 3}
     assert load.layers[0].shares[0] == pytest.approx(0.5)
@@ -134,42 +133,15 @@ async def test_async_writes_go_through_the_writer_thread_in_order(
     await store.astart_request(request, classification, "customer_service")
     ids = np.zeros((3, 2, 2), np.int16)
     ids[..., 1] = 1
-    first = await store.arecord_call(
-        request_id=request.id,
-        classification=classification,
-        workflow="customer_service",
-        node="a",
-        model="m",
-        latency_ms=1.0,
-        finish_reason="stop",
-        routing=_trace(ids),
-    )
-    second = await store.arecord_call(
-        request_id=request.id,
-        classification=classification,
-        workflow="customer_service",
-        node="b",
-        model="m",
-        latency_ms=1.0,
-        finish_reason="stop",
-        routing=_trace(ids),
-    )
+    first = await store.arecord_call(**_call(request.id, classification, ids, node="a"))
+    second = await store.arecord_call(**_call(request.id, classification, ids, node="b"))
     await store.afinish_request(request.id, "succeeded", result={"ok": True})
     assert second == first + 1
     assert [c.node for c in store.calls(request_id=request.id)] == ["a", "b"]
     assert store.requests()[0].status == "succeeded"
     # errors cross the thread unchanged: a call row for an unknown request is rejected
     with pytest.raises(TelemetryError, match="could not write"):
-        await store.arecord_call(
-            request_id="nope",
-            classification=classification,
-            workflow="customer_service",
-            node="c",
-            model="m",
-            latency_ms=1.0,
-            finish_reason="stop",
-            routing=_trace(ids),
-        )
+        await store.arecord_call(**_call("nope", classification, ids, node="c"))
     store.close()
 
 
