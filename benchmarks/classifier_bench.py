@@ -6,8 +6,8 @@ Usage::
     HF_HUB_OFFLINE=1 python benchmarks/classifier_bench.py [--data-dir ../shared/data]
 
 What it measures, on the ``test`` (held-out) split of the labelled routing set
-(:mod:`orchestrator.routing_set`), one request at a time on one thread (``torch`` limited to one
-thread, so "requests/s on one core" is ``1 / mean latency``):
+(:mod:`orchestrator.classifier.labelled_set`), one request at a time on one thread
+(``torch`` limited to one thread, so "requests/s on one core" is ``1 / mean latency``):
 
 * **rules** — :class:`orchestrator.classifier.RuleClassifier` (packaged rules + calibration),
   timed on a warm instance (a first pass fills the per-token fuzzy memo), and once cold.
@@ -45,9 +45,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.routes import Route
-from orchestrator.routing_set import LabelledRequest, load_split
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

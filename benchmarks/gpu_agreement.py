@@ -2,8 +2,8 @@
 
 Pure numpy comparison (:func:`compare`) plus a replay helper (:class:`GPUReplayer`) that runs a
 checkpoint in transformers on any torch device and dtype (the project's
-:class:`serving.replay.RoutingReplayer` loads float32 on the CPU, which the 21B shape does not
-fit). The helper applies the same ERNIE rule as ``RoutingReplayer``::
+:class:`serving.replay.ExpertRoutingReplayer` loads float32 on the CPU, which the 21B shape does not
+fit). The helper applies the same ERNIE rule as ``ExpertRoutingReplayer``::
 
     p = softmax(gate(h))             # float32
     s = p + e_score_correction_bias  # selection score

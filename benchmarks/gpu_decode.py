@@ -3,7 +3,7 @@
 Per call, the project (``VLLMClient`` → ``EngineCapture`` → ``ModelGateway``) does:
 
 1. ``decode_routed_experts``: base64 → ``.npy`` → drop the dense layer → int16 trace (validated);
-2. ``RoutingTrace.expert_counts``: per-layer expert histogram (the aggregate that is stored);
+2. ``ExpertRoutingTrace.expert_counts``: per-layer expert histogram (the aggregate that is stored);
 3. ``TelemetryStore.record_call``: one SQLite row in its own transaction (WAL).
 
 This measures each step for a 28-layer, 64-expert, top-6 payload of 1,000 routed tokens (a

@@ -509,7 +509,7 @@ def phase_agree(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
     fx_path.write_text(json.dumps(old, indent=1))
     (OUT / "fixtures.json").write_text(json.dumps(old, indent=1))
 
-    # The project's own client on the same server (EngineCapture -> RoutingTrace).
+    # The project's own client on the same server (EngineCapture -> ExpertRoutingTrace).
     client_check = asyncio.run(project_client_check(base, items[:8]))
     save_results(
         {
@@ -524,7 +524,7 @@ def phase_agree(args: argparse.Namespace, urls: dict[str, str | None]) -> None:
 
 
 async def project_client_check(base: str, items: list[str]) -> dict[str, Any]:
-    from orchestrator.client import ChatMessage, VLLMClient
+    from orchestrator.core.client import ChatMessage, VLLMClient
     from serving.architecture import MoEArchitecture
     from serving.capture import EngineCapture
 
@@ -875,7 +875,7 @@ async def full_path(
     base: str, items: list[str], tag: str, c: int, rep: int, *, profile: bool = False
 ):
     from orchestrator import Orchestrator, Request, TelemetryStore
-    from orchestrator.client import VLLMClient
+    from orchestrator.core.client import VLLMClient
     from serving.architecture import MoEArchitecture
     from serving.capture import EngineCapture
     from workflows.customer_service import CustomerServiceWorkflow

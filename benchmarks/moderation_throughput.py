@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from orchestrator.config import Settings
-from orchestrator.runtime import make_client
+from orchestrator.core.runtime import make_client
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation import ContentModerationWorkflow
 from workflows.content_moderation.dataset import load_moderation_set

@@ -162,10 +162,10 @@ def report_once(path: Path, window: str, out: Path) -> dict[str, float]:
     """One full report in this process: build, HTML, JSON, terminal summary."""
     from rich.console import Console
 
-    from orchestrator.skew import ReportOptions, build_report
-    from orchestrator.skew.report_html import write_html
-    from orchestrator.skew.report_json import write_json
-    from orchestrator.skew.terminal import print_summary
+    from orchestrator.analysis.skew import ReportOptions, build_report
+    from orchestrator.analysis.skew.report_html import write_html
+    from orchestrator.analysis.skew.report_json import write_json
+    from orchestrator.analysis.skew.terminal import print_summary
     from orchestrator.telemetry import TelemetryStore
 
     store = TelemetryStore(f"sqlite:///{path}")
@@ -198,7 +198,7 @@ def write_path(calls: int = 300) -> dict[str, float]:
     import tempfile
 
     from orchestrator import Request, RuleClassifier, TelemetryStore
-    from serving import RoutingSource, RoutingTrace
+    from serving import ExpertRoutingSource, ExpertRoutingTrace
 
     rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as folder:
@@ -209,8 +209,8 @@ def write_path(calls: int = 300) -> dict[str, float]:
         times = []
         for _ in range(calls):
             ids = np.argsort(rng.random((150, len(LAYERS), EXPERTS)), axis=-1)[..., :TOP_K]
-            trace = RoutingTrace(
-                source=RoutingSource.REPLAY,
+            trace = ExpertRoutingTrace(
+                source=ExpertRoutingSource.REPLAY,
                 moe_layers=LAYERS,
                 num_experts=EXPERTS,
                 top_k=TOP_K,

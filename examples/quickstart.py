@@ -11,7 +11,7 @@ import asyncio
 import sys
 
 from orchestrator import Orchestrator, Request, Settings, TelemetryStore
-from orchestrator.runtime import make_client
+from orchestrator.core.runtime import make_client
 from workflows import default_workflows
 
 

@@ -6,7 +6,7 @@ The public API, re-exported from small private-by-convention modules::
                                      │                                        │
                                      ▼                                        ▼
                                TelemetryStore ◄──── one row per model call ◄─ VLLMClient
-                                                                               + RoutingCapture
+                                                                 + ExpertRoutingCapture
 
 Example:
     >>> from orchestrator import Request, RuleClassifier
@@ -14,11 +14,14 @@ Example:
     'customer_service'
 """
 
-from orchestrator.batch import BatchReport, run_batch
+from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load
 from orchestrator.classifier import Classification, Rule, RuleClassifier, Signal
-from orchestrator.client import ChatMessage, ModelCall, ModelClient, VLLMClient
 from orchestrator.config import Settings
-from orchestrator.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.batch import BatchReport, run_batch
+from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, VLLMClient
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.gateway import CallSummary, ModelGateway
+from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import (
     ModelCallError,
     OrchestratorError,
@@ -27,12 +30,9 @@ from orchestrator.exceptions import (
     UnknownRouteError,
     UserError,
 )
-from orchestrator.gateway import CallSummary, ModelGateway
-from orchestrator.load import ExpertLoad, LayerLoad, expert_load
 from orchestrator.request import Attachment, Request
 from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore
-from orchestrator.workflow import Workflow, WorkflowContext
 
 __all__ = [
     "Attachment",

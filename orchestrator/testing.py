@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.client import ChatMessage, ModelCall
+from orchestrator.core.client import ChatMessage, ModelCall
 from serving.architecture import MoEArchitecture
-from serving.routing import RoutingSource, RoutingTrace, routed_token_count
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
 
 #: A small MoE shape for scripted traces: 3 MoE layers, 8 experts, top-2.
 SCRIPTED_ARCH = MoEArchitecture(
@@ -47,7 +47,7 @@ def _first_valid(schema: dict[str, Any]) -> Any:
 
 
 class ScriptedModel:
-    """A scripted stand-in for :class:`~orchestrator.client.VLLMClient` (unit tests only).
+    """A scripted stand-in for :class:`~orchestrator.core.client.VLLMClient` (unit tests only).
 
     Args:
         replies: Text returned for free-text calls, in turn (cycled). Schema-constrained calls
@@ -109,8 +109,8 @@ class ScriptedModel:
         tokens = routed_token_count(prompt_tokens, completion_tokens)
         layers, k, experts = len(self.arch.moe_layers), self.arch.top_k, self.arch.num_experts
         ids = np.argsort(self._rng.random((tokens, layers, experts)), axis=-1)[..., :k]
-        routing = RoutingTrace(
-            source=RoutingSource.SCRIPTED,
+        routing = ExpertRoutingTrace(
+            source=ExpertRoutingSource.SCRIPTED,
             moe_layers=self.arch.moe_layers,
             num_experts=experts,
             top_k=k,

@@ -4,28 +4,28 @@ Heavy dependencies (torch, transformers) are imported only by the functions that
 """
 
 from serving.architecture import MoEArchitecture
-from serving.capture import EngineCapture, NoCapture, ReplayCapture, RoutingCapture
+from serving.capture import EngineCapture, ExpertRoutingCapture, NoCapture, ReplayCapture
 from serving.checkpoint import CheckpointSpec, PlantedExpert, build_checkpoint
 from serving.engine_capture import decode_routed_experts, encode_routed_experts
-from serving.errors import CheckpointError, RoutingDecodeError, ServerStartError, ServingError
+from serving.errors import CheckpointError, ExpertRoutingDecodeError, ServerStartError, ServingError
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 from serving.launcher import VLLMServer, server_is_healthy
 from serving.profiles import ServingProfile, cpu_profile, gpu_profile
-from serving.replay import RoutingReplayer
-from serving.routing import RoutingSource, RoutingTrace
+from serving.replay import ExpertRoutingReplayer
 
 __all__ = [
     "CheckpointError",
     "CheckpointSpec",
     "EngineCapture",
+    "ExpertRoutingCapture",
+    "ExpertRoutingDecodeError",
+    "ExpertRoutingReplayer",
+    "ExpertRoutingSource",
+    "ExpertRoutingTrace",
     "MoEArchitecture",
     "NoCapture",
     "PlantedExpert",
     "ReplayCapture",
-    "RoutingCapture",
-    "RoutingDecodeError",
-    "RoutingReplayer",
-    "RoutingSource",
-    "RoutingTrace",
     "ServerStartError",
     "ServingError",
     "ServingProfile",

@@ -1,6 +1,6 @@
-"""Routing capture strategies: turn one server response into a :class:`RoutingTrace`.
+"""Routing capture strategies: turn one server response into a :class:`ExpertRoutingTrace`.
 
-The client calls :meth:`RoutingCapture.capture` after every model call:
+The client calls :meth:`ExpertRoutingCapture.capture` after every model call:
 
 * :class:`EngineCapture` decodes vLLM's ``routed_experts`` (GPU profile).
 * :class:`ReplayCapture` replays the returned token ids in transformers (CPU profile). The
@@ -18,11 +18,11 @@ from typing import Any, Protocol
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
 from serving.errors import CheckpointError
-from serving.replay import RoutingReplayer
-from serving.routing import RoutingTrace
+from serving.expert_routing import ExpertRoutingTrace
+from serving.replay import ExpertRoutingReplayer
 
 
-class RoutingCapture(Protocol):
+class ExpertRoutingCapture(Protocol):
     """Produces the routing trace of one response choice."""
 
     arch: MoEArchitecture
@@ -39,7 +39,7 @@ class RoutingCapture(Protocol):
         completion_ids: Sequence[int],
         prompt_tokens: int,
         completion_tokens: int,
-    ) -> RoutingTrace: ...
+    ) -> ExpertRoutingTrace: ...
 
 
 class EngineCapture:
@@ -60,7 +60,7 @@ class EngineCapture:
         completion_ids: Sequence[int],
         prompt_tokens: int,
         completion_tokens: int,
-    ) -> RoutingTrace:
+    ) -> ExpertRoutingTrace:
         return decode_routed_experts(
             choice,
             prompt_tokens=prompt_tokens,
@@ -73,13 +73,13 @@ class EngineCapture:
 class ReplayCapture:
     """Replays the call's token ids through the served checkpoint (estimate, not record)."""
 
-    def __init__(self, replayer: RoutingReplayer) -> None:
+    def __init__(self, replayer: ExpertRoutingReplayer) -> None:
         self.replayer = replayer
         self.arch = replayer.arch
 
     @classmethod
     def from_checkpoint(cls, checkpoint_dir: Path | str) -> ReplayCapture:
-        return cls(RoutingReplayer(checkpoint_dir))
+        return cls(ExpertRoutingReplayer(checkpoint_dir))
 
     def verify_served_model(self, root: str | None) -> None:
         """Refuse to replay through a checkpoint other than the one the server serves.
@@ -105,9 +105,9 @@ class ReplayCapture:
         completion_ids: Sequence[int],
         prompt_tokens: int,
         completion_tokens: int,
-    ) -> RoutingTrace:
+    ) -> ExpertRoutingTrace:
         if len(prompt_ids) != prompt_tokens or len(completion_ids) != completion_tokens:
-            return RoutingTrace.unavailable(
+            return ExpertRoutingTrace.unavailable(
                 "server returned no token ids to replay (it needs return_token_ids support)",
                 prompt_tokens,
                 completion_tokens,
@@ -135,7 +135,9 @@ class NoCapture:
         completion_ids: Sequence[int],
         prompt_tokens: int,
         completion_tokens: int,
-    ) -> RoutingTrace:
+    ) -> ExpertRoutingTrace:
         if not self.arch.is_moe:
-            return RoutingTrace.dense(prompt_tokens, completion_tokens)
-        return RoutingTrace.unavailable(self.reason, prompt_tokens, completion_tokens, self.arch)
+            return ExpertRoutingTrace.dense(prompt_tokens, completion_tokens)
+        return ExpertRoutingTrace.unavailable(
+            self.reason, prompt_tokens, completion_tokens, self.arch
+        )

@@ -1,4 +1,4 @@
-"""Decode vLLM's routed-experts payload into a :class:`RoutingTrace` (``source="engine"``).
+"""Decode vLLM's routed-experts payload into a :class:`ExpertRoutingTrace` (``source="engine"``).
 
 This is the one place that knows how vLLM versions differ:
 
@@ -29,8 +29,8 @@ import numpy as np
 import pybase64
 
 from serving.architecture import MoEArchitecture
-from serving.errors import RoutingDecodeError
-from serving.routing import RoutingSource, RoutingTrace, routed_token_count
+from serving.errors import ExpertRoutingDecodeError
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
 
 
 def _to_array(value: Any, field: str) -> np.ndarray:
@@ -39,17 +39,23 @@ def _to_array(value: Any, field: str) -> np.ndarray:
             raw = pybase64.b64decode(value, validate=True)
             array = np.load(io.BytesIO(raw), allow_pickle=False)
         except (binascii.Error, ValueError, OSError) as exc:
-            raise RoutingDecodeError(f"{field}: not base64 of .npy bytes ({exc})") from exc
+            raise ExpertRoutingDecodeError(f"{field}: not base64 of .npy bytes ({exc})") from exc
     elif isinstance(value, list):
         array = np.asarray(value)
     else:
-        raise RoutingDecodeError(f"{field}: expected a base64 string or a list, got {type(value)}")
+        raise ExpertRoutingDecodeError(
+            f"{field}: expected a base64 string or a list, got {type(value)}"
+        )
     if array.size and not np.issubdtype(array.dtype, np.integer):
-        raise RoutingDecodeError(f"{field}: expected integer expert ids, got dtype {array.dtype}")
+        raise ExpertRoutingDecodeError(
+            f"{field}: expected integer expert ids, got dtype {array.dtype}"
+        )
     if array.ndim != 3:
         if array.size == 0:
             return np.zeros((0, 0, 0), dtype=np.int16)
-        raise RoutingDecodeError(f"{field}: expected (tokens, layers, top_k), got {array.shape}")
+        raise ExpertRoutingDecodeError(
+            f"{field}: expected (tokens, layers, top_k), got {array.shape}"
+        )
     return array
 
 
@@ -60,7 +66,7 @@ def decode_routed_experts(
     completion_tokens: int,
     arch: MoEArchitecture,
     response: Mapping[str, Any] | None = None,
-) -> RoutingTrace:
+) -> ExpertRoutingTrace:
     """Turn one response choice's routed-experts fields into an engine trace.
 
     Args:
@@ -78,16 +84,16 @@ def decode_routed_experts(
         dense model; an ``unavailable`` trace when the payload is absent.
 
     Raises:
-        RoutingDecodeError: The payload is present but its encoding, dtype or shape is wrong.
+        ExpertRoutingDecodeError: The payload is present but its encoding, dtype or shape is wrong.
     """
     if not arch.is_moe:
-        return RoutingTrace.dense(prompt_tokens, completion_tokens)
+        return ExpertRoutingTrace.dense(prompt_tokens, completion_tokens)
     completion = choice.get("routed_experts")
     prompt = choice.get("prompt_routed_experts")
     if prompt is None and response is not None:
         prompt = response.get("prompt_routed_experts")
     if completion is None and prompt is None:
-        return RoutingTrace.unavailable(
+        return ExpertRoutingTrace.unavailable(
             "response has no routed_experts (streaming response, or server started without "
             "--enable-return-routed-experts)",
             prompt_tokens,
@@ -110,23 +116,25 @@ def decode_routed_experts(
         # a slice is a view; a list index would copy the whole array once more
         ids = ids[:, first : last + 1, :] if contiguous else ids[:, list(arch.moe_layers), :]
     elif ids.shape[0] and ids.shape[1] != len(arch.moe_layers):
-        raise RoutingDecodeError(
+        raise ExpertRoutingDecodeError(
             f"routed_experts has {ids.shape[1]} layers; the model has {arch.num_hidden_layers} "
             f"layers of which {len(arch.moe_layers)} are MoE"
         )
     if ids.shape[0] and ids.shape[2] != arch.top_k:
-        raise RoutingDecodeError(f"routed_experts has top_k {ids.shape[2]}, model has {arch.top_k}")
+        raise ExpertRoutingDecodeError(
+            f"routed_experts has top_k {ids.shape[2]}, model has {arch.top_k}"
+        )
     expected = routed_token_count(prompt_tokens, completion_tokens)
     if ids.shape[0] != expected:
-        raise RoutingDecodeError(
+        raise ExpertRoutingDecodeError(
             f"routed_experts has {ids.shape[0]} token rows; prompt {prompt_tokens} + completion "
             f"{completion_tokens} - 1 = {expected} expected"
         )
     ids = np.ascontiguousarray(
         ids.reshape(expected, len(arch.moe_layers), arch.top_k), dtype=np.int16
     )
-    return RoutingTrace(
-        source=RoutingSource.ENGINE,
+    return ExpertRoutingTrace(
+        source=ExpertRoutingSource.ENGINE,
         moe_layers=arch.moe_layers,
         num_experts=arch.num_experts,
         top_k=arch.top_k,

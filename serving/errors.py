@@ -5,7 +5,7 @@
     ServingError
     ├── CheckpointError (ValueError) ......... a checkpoint folder is missing or malformed
     ├── ServerStartError (RuntimeError) ...... the vLLM server exited or never became healthy
-    └── RoutingDecodeError (ValueError) ...... a server's routing payload could not be decoded
+    └── ExpertRoutingDecodeError (ValueError) ...... a server's routing payload could not be decoded
 """
 
 from __future__ import annotations
@@ -48,5 +48,5 @@ class ServerStartError(ServingError, RuntimeError):
         )
 
 
-class RoutingDecodeError(ServingError, ValueError):
+class ExpertRoutingDecodeError(ServingError, ValueError):
     """A routed-experts payload had an unexpected type, dtype or shape."""

@@ -11,7 +11,7 @@ server returned (``return_token_ids``) through the served checkpoint in transfor
     confidence = sum(p[chosen])                     # before renormalisation
 
 The result is labelled ``source="replay"``: an estimate of the engine's routing (see
-:mod:`serving.routing`), never its record.
+:mod:`serving.expert_routing`), never its record.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import numpy as np
 from serving._quiet import no_progress_bars
 from serving.architecture import MoEArchitecture
 from serving.errors import CheckpointError
-from serving.routing import RoutingSource, RoutingTrace, routed_token_count
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
 
 
-class RoutingReplayer:
+class ExpertRoutingReplayer:
     """Replays token ids through a local checkpoint to recover per-token routing.
 
     Thread-safe: calls are serialised by a lock (one forward pass at a time), so it can be
@@ -42,7 +42,7 @@ class RoutingReplayer:
         CheckpointError: The folder is not a loadable checkpoint.
 
     Example:
-        >>> replayer = RoutingReplayer(".cache/ernie45-moe-offline")  # doctest: +SKIP
+        >>> replayer = ExpertRoutingReplayer(".cache/ernie45-moe-offline")  # doctest: +SKIP
         >>> trace = replayer.replay([5, 9, 13], [40, 41])  # doctest: +SKIP
         >>> trace.expert_ids.shape  # (prompt + completion - 1, moe layers, top_k)  # doctest: +SKIP
         (4, 3, 6)
@@ -82,7 +82,9 @@ class RoutingReplayer:
             return torch.zeros((0, 0))
         return torch.stack(rows)
 
-    def replay(self, prompt_ids: Sequence[int], completion_ids: Sequence[int]) -> RoutingTrace:
+    def replay(
+        self, prompt_ids: Sequence[int], completion_ids: Sequence[int]
+    ) -> ExpertRoutingTrace:
         """Routing of one call.
 
         Args:
@@ -98,7 +100,7 @@ class RoutingReplayer:
 
         prompt_n, completion_n = len(prompt_ids), len(completion_ids)
         if not self.arch.is_moe:
-            return RoutingTrace.dense(prompt_n, completion_n)
+            return ExpertRoutingTrace.dense(prompt_n, completion_n)
         tokens = list(prompt_ids) + list(completion_ids[:-1])
         if len(tokens) != routed_token_count(prompt_n, completion_n):  # pragma: no cover
             raise AssertionError("token bookkeeping")
@@ -121,8 +123,8 @@ class RoutingReplayer:
             mass = torch.gather(probs, -1, chosen).sum(dim=-1)  # (layers, tokens)
             ids = chosen.permute(1, 0, 2).numpy().astype(np.int16)
             conf = mass.transpose(0, 1).numpy().astype(np.float32)
-        return RoutingTrace(
-            source=RoutingSource.REPLAY,
+        return ExpertRoutingTrace(
+            source=ExpertRoutingSource.REPLAY,
             moe_layers=self.arch.moe_layers,
             num_experts=self.arch.num_experts,
             top_k=k,

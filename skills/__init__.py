@@ -1,4 +1,4 @@
-"""Reusable model-calling steps. Each takes a :class:`~orchestrator.gateway.ModelGateway`."""
+"""Reusable model-calling steps. Each takes a :class:`~orchestrator.core.gateway.ModelGateway`."""
 
 from skills.assess_risk import RiskAssessment, assess_risk
 from skills.interpret_data import Finding, Interpretation, interpret_data

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.client import ChatMessage
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.gateway import ModelGateway
 from orchestrator.exceptions import ModelCallError
-from orchestrator.gateway import ModelGateway
 from skills.prompting import delimit
 
 RiskDecision = Literal["allow", "review", "block"]

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.client import ChatMessage
-from orchestrator.gateway import ModelGateway
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.gateway import ModelGateway
 from skills.prompting import delimit
 
 #: Bounds of the answer (characters and items); they cap the completion tokens needed.

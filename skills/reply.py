@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.client import ChatMessage
-from orchestrator.gateway import ModelGateway
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.gateway import ModelGateway
 from skills.prompting import delimit
 from skills.triage import IssueTriage
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from orchestrator.client import ChatMessage
-from orchestrator.gateway import ModelGateway
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.gateway import ModelGateway
 from skills.prompting import delimit
 
 IssueType = Literal[

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.client import ChatMessage
-from orchestrator.gateway import ModelGateway
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.gateway import ModelGateway
 from skills.prompting import delimit
 
 MAX_TITLE_CHARS = 60

@@ -1,6 +1,6 @@
 """LangGraph workflows, one package per route."""
 
-from orchestrator.workflow import Workflow
+from orchestrator.core.workflow import Workflow
 from workflows.content_moderation import ContentModerationWorkflow
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.excel_report import ExcelReportWorkflow

@@ -3,7 +3,7 @@
 Metrics: accuracy; per route precision, recall and F1 (fallback counts as a route: a request
 that should fall back and does is right); the confusion matrix; and the expected calibration
 error of the confidences (ECE, 10 equal-width bins: Naeini et al. 2015, Guo et al. 2017; see
-:mod:`orchestrator.calibration`).
+:mod:`orchestrator.classifier.calibration`).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from itertools import product
 
 from pydantic import BaseModel
 
-from orchestrator.calibration import (
+from orchestrator.classifier.calibration import (
     ReliabilityBin,
     expected_calibration_error,
     fit_isotonic,
     reliability_bins,
 )
+from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.models import CalibrationFile, Classification, Thresholds
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
-from orchestrator.routing_set import LabelledRequest
 
 ROUTES = tuple(Route)
 

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from orchestrator.calibration import IsotonicMap
+from orchestrator.classifier.calibration import IsotonicMap
 from orchestrator.routes import Route
 
 #: Why a request went to the fallback route (``None`` when it did not).

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import Settings
-from orchestrator.runtime import make_client
+from orchestrator.core.runtime import make_client
 from orchestrator.telemetry import TelemetryStore, decode_counts
-from serving import RoutingSource
+from serving import ExpertRoutingSource
 from workflows.content_moderation import Decision, Verdict
 from workflows.content_moderation.dataset import load_moderation_set
 from workflows.content_moderation.service import Moderator
@@ -75,7 +75,7 @@ async def test_real_posts_and_injection_through_the_real_server(
         assert stored == outcome.verdict
         (call,) = store.calls(request_id=outcome.request_id)
         assert call.node == "assess_risk" and call.workflow == "content_moderation"
-        assert call.routing_source == RoutingSource.REPLAY.value
+        assert call.routing_source == ExpertRoutingSource.REPLAY.value
         counts = decode_counts(call)
         assert counts is not None and counts.shape == (len(arch.moe_layers), arch.num_experts)
         assert (counts.sum(axis=1) == call.routed_tokens * call.top_k).all()

@@ -18,10 +18,10 @@ import pytest
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
-from orchestrator.runtime import make_client
+from orchestrator.core.runtime import make_client
 from orchestrator.spreadsheet import read_workbook
 from orchestrator.telemetry import decode_counts
-from serving import RoutingSource
+from serving import ExpertRoutingSource
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.analysis import analyse
 from workflows.excel_report.encoding import TokenizerCounter
@@ -79,7 +79,7 @@ async def test_superstore_report_on_the_real_server(
     for row in rows:
         assert row.prompt_tokens == result["prompt_tokens"][row.node]
         assert row.prompt_tokens < 2048 - 640
-        assert row.routing_source == RoutingSource.REPLAY.value
+        assert row.routing_source == ExpertRoutingSource.REPLAY.value
         counts = decode_counts(row)
         assert counts is not None
         assert (counts.sum(axis=1) == row.routed_tokens * row.top_k).all()

@@ -16,8 +16,8 @@ import pytest
 
 from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
 from orchestrator.config import Settings
+from orchestrator.core.runtime import make_client
 from orchestrator.datasets import read_texts
-from orchestrator.runtime import make_client
 from orchestrator.telemetry import decode_counts
 from serving import VLLMServer
 from tests.integration.conftest import free_port

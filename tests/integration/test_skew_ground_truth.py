@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 from orchestrator import TelemetryStore
+from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.config import Settings
-from orchestrator.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.telemetry import decode_counts
 from serving import VLLMServer
 from tests.fixtures.requests import run_customer_service

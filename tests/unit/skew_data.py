@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from orchestrator import Request, RuleClassifier, TelemetryStore
-from serving import RoutingSource, RoutingTrace
+from serving import ExpertRoutingSource, ExpertRoutingTrace
 
 LAYERS = (1, 2, 3)
 EXPERTS = 16
@@ -36,10 +36,10 @@ def trace(
     top_k: int = TOP_K,
     layers: Sequence[int] = LAYERS,
     confidence: float = 0.6,
-    source: RoutingSource = RoutingSource.SCRIPTED,
-) -> RoutingTrace:
+    source: ExpertRoutingSource = ExpertRoutingSource.SCRIPTED,
+) -> ExpertRoutingTrace:
     """A routing trace of ``tokens`` routed tokens drawn from ``shares``."""
-    return RoutingTrace(
+    return ExpertRoutingTrace(
         source=source,
         moe_layers=tuple(layers),
         num_experts=shares.shape[-1],
@@ -62,7 +62,7 @@ def add_request(
     store: TelemetryStore,
     text: str,
     workflow: str,
-    calls: Sequence[tuple[str, RoutingTrace]],
+    calls: Sequence[tuple[str, ExpertRoutingTrace]],
 ) -> str:
     """Write one request and its calls (node, trace); returns the request id."""
     request = Request(text=text)
@@ -89,6 +89,6 @@ def uniform(layers: int = len(LAYERS), experts: int = EXPERTS) -> np.ndarray:
 
 def freeze_time(monkeypatch, moment: datetime) -> None:  # type: ignore[no-untyped-def]
     """Make the store stamp new rows with ``moment``."""
-    import orchestrator.telemetry as telemetry
+    import orchestrator.telemetry.store as telemetry
 
     monkeypatch.setattr(telemetry, "_now", lambda: moment)

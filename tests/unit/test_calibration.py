@@ -7,7 +7,7 @@ from itertools import pairwise
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.calibration import (
+from orchestrator.classifier.calibration import (
     IsotonicMap,
     expected_calibration_error,
     fit_isotonic,

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from orchestrator.client import ChatMessage, VLLMClient
+from orchestrator.core.client import ChatMessage, VLLMClient
 from orchestrator.exceptions import ModelCallError
 from serving.architecture import MoEArchitecture
 from serving.capture import NoCapture

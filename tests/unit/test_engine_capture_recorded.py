@@ -21,8 +21,8 @@ import pytest
 
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
-from serving.errors import RoutingDecodeError
-from serving.routing import RoutingSource
+from serving.errors import ExpertRoutingDecodeError
+from serving.expert_routing import ExpertRoutingSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 ROUTED = ["chat_en_routed.json", "chat_zh_routed.json"]
@@ -75,7 +75,7 @@ def test_decode_recorded_response(name: str, arch: MoEArchitecture) -> None:
         arch=arch,
         response=body,
     )
-    assert trace.source is RoutingSource.ENGINE
+    assert trace.source is ExpertRoutingSource.ENGINE
     assert trace.moe_layers == tuple(range(1, 28))
     assert trace.router_confidence is None  # vLLM returns ids only
     ids = trace.expert_ids
@@ -113,7 +113,7 @@ def test_streamed_response_has_no_routing_and_says_why(arch: MoEArchitecture) ->
         completion_tokens=usage["completion_tokens"],
         arch=arch,
     )
-    assert trace.source is RoutingSource.UNAVAILABLE
+    assert trace.source is ExpertRoutingSource.UNAVAILABLE
     assert trace.expert_ids is None and not trace.has_routing
     assert "streaming" in (trace.reason or "")
     assert trace.moe_layers == arch.moe_layers
@@ -131,14 +131,14 @@ def test_server_without_the_flag_gives_unavailable(arch: MoEArchitecture) -> Non
         arch=arch,
         response=body,
     )
-    assert trace.source is RoutingSource.UNAVAILABLE
+    assert trace.source is ExpertRoutingSource.UNAVAILABLE
     assert "--enable-return-routed-experts" in (trace.reason or "")
 
 
 def test_recorded_payload_with_wrong_token_count_is_rejected(arch: MoEArchitecture) -> None:
     body = _load(ROUTED[0])
     usage = body["usage"]
-    with pytest.raises(RoutingDecodeError, match="token rows"):
+    with pytest.raises(ExpertRoutingDecodeError, match="token rows"):
         decode_routed_experts(
             body["choices"][0],
             prompt_tokens=usage["prompt_tokens"] + 1,
@@ -151,7 +151,7 @@ def test_truncated_payload_is_rejected(arch: MoEArchitecture) -> None:
     body = _load(ROUTED[0])
     choice = dict(body["choices"][0])
     choice["routed_experts"] = choice["routed_experts"][:-40]
-    with pytest.raises(RoutingDecodeError):
+    with pytest.raises(ExpertRoutingDecodeError):
         decode_routed_experts(
             choice,
             prompt_tokens=body["usage"]["prompt_tokens"],

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.dispatcher import Orchestrator
+from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.testing import ScriptedModel

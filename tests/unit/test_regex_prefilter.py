@@ -9,9 +9,9 @@ import regex
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.engine import normalise
+from orchestrator.classifier.labelled_set import load_split
 from orchestrator.classifier.loader import REGEX_FLAGS
 from orchestrator.classifier.prefilter import RegexPrefilter, relax
-from orchestrator.routing_set import load_split
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.exceptions import UserError
-from orchestrator.routes import Route
-from orchestrator.routing_set import (
+from orchestrator.classifier.labelled_set import (
     EXCEL_ASKS,
     MODERATION_WRAPPERS,
-    build_routing_set,
+    build_labelled_set,
     split_of,
 )
+from orchestrator.exceptions import UserError
+from orchestrator.routes import Route
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def mini_data(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_labels_follow_the_kind(mini_data: Path) -> None:
-    rows = build_routing_set(mini_data, cap=0)
+    rows = build_labelled_set(mini_data, cap=0)
     by_source = Counter((r.source, r.route) for r in rows)
     assert by_source[("clinc150_oos_sample.csv:oos", Route.FALLBACK)] == 20
     assert by_source[("banking77_sample.csv", Route.CUSTOMER_SERVICE)] == 60
@@ -60,7 +60,7 @@ def test_labels_follow_the_kind(mini_data: Path) -> None:
 
 
 def test_moderation_posts_are_wrapped_or_on_the_channel(mini_data: Path) -> None:
-    rows = [r for r in build_routing_set(mini_data, cap=0) if r.route is Route.CONTENT_MODERATION]
+    rows = [r for r in build_labelled_set(mini_data, cap=0) if r.route is Route.CONTENT_MODERATION]
     for r in rows:
         wrappers = MODERATION_WRAPPERS[r.lang][r.split]
         index = int(r.template.rsplit(".", 1)[1])
@@ -72,8 +72,8 @@ def test_moderation_posts_are_wrapped_or_on_the_channel(mini_data: Path) -> None
 
 
 def test_split_is_stable_and_templates_held_out(mini_data: Path) -> None:
-    a = build_routing_set(mini_data, cap=0)
-    b = build_routing_set(mini_data, cap=0)
+    a = build_labelled_set(mini_data, cap=0)
+    b = build_labelled_set(mini_data, cap=0)
     assert [r.model_dump() for r in a] == [r.model_dump() for r in b]
     assert all(r.split == split_of(r.source.split(":")[0], r.text) for r in a if not r.template)
     assert {"tune", "test"} == {r.split for r in a}
@@ -86,7 +86,7 @@ def test_split_is_stable_and_templates_held_out(mini_data: Path) -> None:
 
 
 def test_cap_and_missing_folder(mini_data: Path, tmp_path: Path) -> None:
-    capped = build_routing_set(mini_data, cap=5)
+    capped = build_labelled_set(mini_data, cap=5)
     assert max(Counter((r.source, r.split) for r in capped).values()) <= 5
     with pytest.raises(UserError, match="customer_service"):
-        build_routing_set(tmp_path)
+        build_labelled_set(tmp_path)

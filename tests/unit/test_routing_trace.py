@@ -4,7 +4,12 @@ import io
 import numpy as np
 import pytest
 
-from serving import MoEArchitecture, RoutingDecodeError, RoutingSource, RoutingTrace
+from serving import (
+    ExpertRoutingDecodeError,
+    ExpertRoutingSource,
+    ExpertRoutingTrace,
+    MoEArchitecture,
+)
 from serving.engine_capture import decode_routed_experts, encode_routed_experts
 
 ARCH = MoEArchitecture(
@@ -17,9 +22,9 @@ ARCH = MoEArchitecture(
 )
 
 
-def _trace(ids: np.ndarray, prompt: int, completion: int) -> RoutingTrace:
-    return RoutingTrace(
-        source=RoutingSource.REPLAY,
+def _trace(ids: np.ndarray, prompt: int, completion: int) -> ExpertRoutingTrace:
+    return ExpertRoutingTrace(
+        source=ExpertRoutingSource.REPLAY,
         moe_layers=(1, 2, 3),
         num_experts=8,
         top_k=2,
@@ -59,10 +64,10 @@ def test_out_of_range_expert_is_rejected() -> None:
 
 
 def test_dense_and_unavailable_traces_carry_no_ids() -> None:
-    dense = RoutingTrace.dense(5, 3)
-    assert dense.source is RoutingSource.DENSE and not dense.has_routing
+    dense = ExpertRoutingTrace.dense(5, 3)
+    assert dense.source is ExpertRoutingSource.DENSE and not dense.has_routing
     assert dense.moe_layers == () and dense.expert_counts().shape == (0, 0)
-    gone = RoutingTrace.unavailable("streaming", 5, 3, ARCH)
+    gone = ExpertRoutingTrace.unavailable("streaming", 5, 3, ARCH)
     assert gone.expert_counts().sum() == 0 and gone.reason == "streaming"
 
 
@@ -82,7 +87,7 @@ def _vllm_024_choice(prompt: int, completion: int, seed: int = 1) -> tuple[dict,
 def test_vllm_0_24_payload_drops_the_dense_layer() -> None:
     choice, moe = _vllm_024_choice(6, 4)
     trace = decode_routed_experts(choice, prompt_tokens=6, completion_tokens=4, arch=ARCH)
-    assert trace.source is RoutingSource.ENGINE
+    assert trace.source is ExpertRoutingSource.ENGINE
     assert trace.router_confidence is None  # vLLM returns no gate probabilities
     assert (trace.expert_ids == moe).all()
     assert trace.expert_counts()[:, :].sum() == 9 * 3 * 2
@@ -99,19 +104,19 @@ def test_missing_payload_is_unavailable_not_expert_zero() -> None:
     trace = decode_routed_experts(
         {"finish_reason": "stop"}, prompt_tokens=6, completion_tokens=4, arch=ARCH
     )
-    assert trace.source is RoutingSource.UNAVAILABLE
+    assert trace.source is ExpertRoutingSource.UNAVAILABLE
     assert "routed_experts" in (trace.reason or "")
     assert trace.expert_counts().sum() == 0
 
 
 def test_malformed_payloads_raise_decode_errors() -> None:
-    with pytest.raises(RoutingDecodeError, match="base64"):
+    with pytest.raises(ExpertRoutingDecodeError, match="base64"):
         decode_routed_experts(
             {"routed_experts": "@@not base64@@"}, prompt_tokens=2, completion_tokens=2, arch=ARCH
         )
     buffer = io.BytesIO()
     np.save(buffer, np.zeros((3, 4, 2), np.float32))
-    with pytest.raises(RoutingDecodeError, match="integer"):
+    with pytest.raises(ExpertRoutingDecodeError, match="integer"):
         decode_routed_experts(
             {"routed_experts": base64.b64encode(buffer.getvalue()).decode()},
             prompt_tokens=2,
@@ -119,7 +124,7 @@ def test_malformed_payloads_raise_decode_errors() -> None:
             arch=ARCH,
         )
     choice, _ = _vllm_024_choice(6, 4)
-    with pytest.raises(RoutingDecodeError, match="token rows"):
+    with pytest.raises(ExpertRoutingDecodeError, match="token rows"):
         decode_routed_experts(choice, prompt_tokens=9, completion_tokens=4, arch=ARCH)
 
 
@@ -133,7 +138,7 @@ def test_dense_model_records_no_moe_layers() -> None:
     )
     assert not dense.is_moe
     trace = decode_routed_experts({}, prompt_tokens=3, completion_tokens=2, arch=dense)
-    assert trace.source is RoutingSource.DENSE
+    assert trace.source is ExpertRoutingSource.DENSE
 
 
 def test_21b_a3b_config_gives_27_moe_layers() -> None:

@@ -11,10 +11,10 @@ import pytest
 from serving import (
     CheckpointError,
     CheckpointSpec,
+    ExpertRoutingReplayer,
+    ExpertRoutingSource,
     MoEArchitecture,
     PlantedExpert,
-    RoutingReplayer,
-    RoutingSource,
     build_checkpoint,
     cpu_profile,
     gpu_profile,
@@ -46,10 +46,10 @@ def test_same_seed_same_bytes_other_seed_other_weights(
 
 
 def test_replay_routes_by_token_with_confidence_in_range(tiny_checkpoint: Path) -> None:
-    replayer = RoutingReplayer(tiny_checkpoint)
+    replayer = ExpertRoutingReplayer(tiny_checkpoint)
     prompt, completion = list(range(10, 40)), [50, 51, 52]
     trace = replayer.replay(prompt, completion)
-    assert trace.source is RoutingSource.REPLAY
+    assert trace.source is ExpertRoutingSource.REPLAY
     assert trace.expert_ids.shape == (30 + 3 - 1, 2, 6)
     assert trace.router_confidence.shape == (32, 2)
     assert np.all(trace.router_confidence > 0) and np.all(trace.router_confidence <= 1.0001)
@@ -69,7 +69,7 @@ def test_planted_bias_makes_an_expert_always_or_never_chosen(tmp_path: Path) -> 
             PlantedExpert(layer=1, expert=7, bias=-1.0),
         ),
     )
-    trace = RoutingReplayer(build_checkpoint(tmp_path / "planted", spec)).replay(
+    trace = ExpertRoutingReplayer(build_checkpoint(tmp_path / "planted", spec)).replay(
         list(range(5, 45)), [60, 61]
     )
     counts = trace.expert_counts()
@@ -93,7 +93,7 @@ def test_default_checkpoint_routes_served_chat_prompts_evenly(
 
     checkpoint = build_checkpoint(tmp_path / "default", corpus=corpus_from_data_dir(data_dir))
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    replayer = RoutingReplayer(checkpoint)
+    replayer = ExpertRoutingReplayer(checkpoint)
     counts = 0
     for path in sorted((data_dir / "customer_service").glob("*.csv")):
         for _, text in read_texts(path)[:4]:

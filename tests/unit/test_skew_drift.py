@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency
 
-from orchestrator.skew.drift import layer_drift, pearson_dispersion, scope_drift
-from orchestrator.skew.models import Thresholds
+from orchestrator.analysis.skew.drift import layer_drift, pearson_dispersion, scope_drift
+from orchestrator.analysis.skew.models import Thresholds
 from orchestrator.telemetry import RollupDelta
 
 E, L, K = 16, 3, 2

@@ -18,8 +18,8 @@ from PIL import Image
 from skew_data import EXPERTS, T0, add_request, freeze_time, trace
 
 from orchestrator import TelemetryStore
-from orchestrator.skew import ReportOptions, build_report
-from orchestrator.skew.report_html import write_html
+from orchestrator.analysis.skew import ReportOptions, build_report
+from orchestrator.analysis.skew.report_html import write_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [

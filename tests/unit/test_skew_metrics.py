@@ -1,4 +1,4 @@
-"""Metric definitions of orchestrator.skew.metrics, checked against independent formulas."""
+"""Metric definitions of ``analysis.skew.metrics``, checked against independent formulas."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy as scipy_entropy
 
-from orchestrator.skew import metrics
-from orchestrator.skew.fingerprint import fingerprint, jsd, jsd_terms
+from orchestrator.analysis.skew import metrics
+from orchestrator.analysis.skew.fingerprint import fingerprint, jsd, jsd_terms
 
 E = 64
 

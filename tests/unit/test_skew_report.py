@@ -17,10 +17,10 @@ from skew_data import EXPERTS, T0, add_request, freeze_time, trace
 from typer.testing import CliRunner
 
 from orchestrator import TelemetryStore
+from orchestrator.analysis.skew import ReportOptions, SkewReport, build_report
+from orchestrator.analysis.skew.window import parse_duration, parse_until, resolve
 from orchestrator.cli import app
 from orchestrator.exceptions import UserError
-from orchestrator.skew import ReportOptions, SkewReport, build_report
-from orchestrator.skew.window import parse_duration, parse_until, resolve
 
 L = 3
 

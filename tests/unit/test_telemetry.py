@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from orchestrator import Request, RuleClassifier, TelemetryError, TelemetryStore, UserError
+from orchestrator.analysis.load import expert_load, layer_load
 from orchestrator.classifier import Classification
-from orchestrator.load import expert_load, layer_load
-from serving import RoutingSource, RoutingTrace
+from serving import ExpertRoutingSource, ExpertRoutingTrace
 
 
-def _trace(ids: np.ndarray) -> RoutingTrace:
+def _trace(ids: np.ndarray) -> ExpertRoutingTrace:
     tokens = ids.shape[0]
-    return RoutingTrace(
-        source=RoutingSource.REPLAY,
+    return ExpertRoutingTrace(
+        source=ExpertRoutingSource.REPLAY,
         moe_layers=(1, 2),
         num_experts=8,
         top_k=2,

@@ -21,9 +21,9 @@ flagged with a hate or regional-discrimination category, and ``offensive`` when 
 with any other category (harassment, profanity, threat, sexual ...).
 
 **Split.** The same stable hash as the routing set
-(:func:`orchestrator.routing_set.split_of`: SHA-256 of ``file name|text``, 50/50): ``tune``
-may be looked at and tuned on; ``test`` is held out — lexicon building and tuning never read
-it, and reports quote it.
+(:func:`orchestrator.classifier.labelled_set.split_of`: SHA-256 of ``file name|text``, 50/50):
+``tune`` may be looked at and tuned on; ``test`` is held out — lexicon building and tuning never
+read it, and reports quote it.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.classifier.labelled_set import split_of
 from orchestrator.datasets import TEXT_COLUMNS
 from orchestrator.exceptions import UserError
-from orchestrator.routing_set import split_of
 from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Decision, Verdict
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.client import ModelClient
+from orchestrator.core.client import ModelClient
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation.dataset import EVAL_LABELS, LabelledPost, predicted
 from workflows.content_moderation.graph import ContentModerationWorkflow

@@ -22,9 +22,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.request import Request
 from orchestrator.routes import Route
-from orchestrator.workflow import Workflow, WorkflowContext
 from skills.assess_risk import assess_risk
 from workflows.content_moderation.inputs import PreparedPost, prepare_post
 from workflows.content_moderation.judgement import (

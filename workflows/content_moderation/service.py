@@ -4,7 +4,7 @@ with its experts and router confidence.
 
 The route is fixed by the caller (a moderation API call *is* a moderation request), so the
 classifier is replaced by :class:`FixedRoute`; the rest is the ordinary
-:class:`~orchestrator.dispatcher.Orchestrator` and :func:`~orchestrator.batch.run_batch`.
+:class:`~orchestrator.core.dispatcher.Orchestrator` and :func:`~orchestrator.core.batch.run_batch`.
 
 Bad input:
 
@@ -23,12 +23,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.batch import run_batch
 from orchestrator.classifier import Classification
-from orchestrator.client import ModelClient
-from orchestrator.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.batch import run_batch
+from orchestrator.core.client import ModelClient
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.gateway import CallSummary
 from orchestrator.exceptions import UserError
-from orchestrator.gateway import CallSummary
 from orchestrator.request import MAX_TEXT_CHARS, Request
 from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore

@@ -16,9 +16,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.request import Request
 from orchestrator.routes import Route
-from orchestrator.workflow import Workflow, WorkflowContext
 from skills import DraftReply, IssueTriage, draft_reply, triage_issue
 
 

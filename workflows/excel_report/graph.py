@@ -29,11 +29,11 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.config import Settings
+from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
 from orchestrator.spreadsheet.sniff import EXTENSIONS
-from orchestrator.workflow import Workflow, WorkflowContext
 from skills import Interpretation, ReportDraft, interpret_data, write_report
 from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
 from workflows.excel_report.encoding import (

@@ -1,0 +1,1 @@
+"""Analysis of recorded expert routing: the load table and the skew report."""

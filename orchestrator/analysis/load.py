@@ -1,0 +1,169 @@
+"""Per-layer expert load over stored calls: load share, hot and dead experts.
+
+Definitions (over routed experts only; shared experts are always on and never counted):
+
+* **Load share** of expert *e* in layer *l*: ``counts[l, e] / counts[l].sum()``, the fraction of
+  that layer's routed (token, slot) activations it received. Uniform routing gives ``1/E``.
+* **Hot**: share above ``hot_factor / E`` (twice uniform by default).
+* **Dead**: zero activations, reported only when uniform routing would have given the expert
+  at least ``dead_min_expected`` activations (``tokens * top_k / E``), so that a small sample is
+  not called dead.
+* **Balancedness**: ``mean / max`` of the layer's counts, in (0, 1]; 1 is perfectly balanced.
+  (Its inverse, ``max / mean``, is the MaxVio baseline of Wang et al. 2024,
+  "Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts", arXiv:2408.15664.)
+
+The definitions are those of :mod:`orchestrator.analysis.skew.metrics` (one implementation for this
+table and ``orchestrator skew``). This table reads the calls themselves (exact ``since``), in
+bounded chunks; ``orchestrator skew`` reads the hourly rollups and adds drift, fingerprints and
+outliers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.analysis.skew import metrics
+from orchestrator.exceptions import UserError
+from orchestrator.telemetry import TelemetryStore
+
+
+class LayerLoad(BaseModel):
+    """Load of one MoE layer.
+
+    Attributes:
+        layer: Model-layer index.
+        activations: Routed (token, slot) activations counted: ``tokens * top_k``.
+        shares: Load share per expert, ``(num_experts,)``, sums to 1.
+        hot: Experts above the hot threshold, highest share first.
+        dead: Experts with no activation (empty when the sample is too small to say).
+        balancedness: ``mean / max`` of the counts.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    layer: int
+    activations: int
+    shares: list[float]
+    hot: list[int]
+    dead: list[int]
+    balancedness: float
+
+    def top(self, n: int = 5) -> list[tuple[int, float]]:
+        """The ``n`` experts with the largest share, as ``(expert, share)``."""
+        order = np.argsort(self.shares)[::-1][:n]
+        return [(int(e), self.shares[int(e)]) for e in order]
+
+
+class ExpertLoad(BaseModel):
+    """Expert load over a set of calls.
+
+    Attributes:
+        calls: Calls aggregated (those with routing).
+        routed_tokens: Tokens that passed the router, summed over calls.
+        num_experts: Routed experts per layer.
+        top_k: Experts per token.
+        sources: Calls per routing source (``replay`` means estimated, ``engine`` recorded).
+        skipped: Calls without routing (dense, unavailable), not aggregated.
+        layers: One :class:`LayerLoad` per MoE layer.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int
+    routed_tokens: int
+    num_experts: int
+    top_k: int
+    sources: dict[str, int]
+    skipped: int
+    layers: list[LayerLoad]
+
+
+def layer_load(
+    layer: int, counts: np.ndarray, *, hot_factor: float, dead_min_expected: float, top_k: int
+) -> LayerLoad:
+    """Load statistics of one layer from its ``(num_experts,)`` activation counts."""
+    shares = metrics.load_shares(counts)
+    hot_idx = np.flatnonzero(metrics.hot_mask(counts, hot_factor, dead_min_expected))
+    hot = [int(e) for e in hot_idx[np.argsort(-shares[hot_idx], kind="stable")]]
+    dead = [int(e) for e in np.flatnonzero(metrics.dead_mask(counts, dead_min_expected))]
+    return LayerLoad(
+        layer=layer,
+        activations=int(np.sum(counts)),
+        shares=[float(s) for s in shares],
+        hot=hot,
+        dead=dead,
+        balancedness=round(float(metrics.balancedness(counts)), 4),
+    )
+
+
+def expert_load(
+    store: TelemetryStore,
+    *,
+    workflow: str | None = None,
+    since: datetime | None = None,
+    hot_factor: float = 2.0,
+    dead_min_expected: float = 5.0,
+) -> ExpertLoad:
+    """Aggregate stored per-call counts into per-layer load.
+
+    Calls are read in chunks of a few thousand (:meth:`TelemetryStore.iter_call_counts`) and
+    summed with numpy, so memory stays bounded however many calls are stored.
+
+    Raises:
+        UserError: No call with routing is stored (for the workflow), or calls of different
+            model shapes are mixed.
+    """
+    total: np.ndarray | None = None
+    top_k: int | None = None
+    moe_layers: tuple[int, ...] = ()
+    sources: dict[str, int] = {}
+    calls = tokens = 0
+    try:
+        for batch in store.iter_call_counts(start=since, workflow=workflow):
+            if total is None:
+                total = np.zeros(batch.counts.shape[1:], dtype=np.int64)
+                top_k = int(batch.top_k[0])
+                moe_layers = batch.moe_layers
+            if (batch.top_k != top_k).any():
+                raise UserError(
+                    f"calls of different model shapes are stored (top-{top_k} and top-"
+                    f"{int(batch.top_k[batch.top_k != top_k][0])}); use one database per model"
+                )
+            total += batch.counts.sum(axis=0, dtype=np.int64)
+            for source in batch.sources:
+                sources[source] = sources.get(source, 0) + 1
+            calls += len(batch.ids)
+            tokens += int(batch.routed_tokens.sum())
+    except UserError as exc:
+        if "MoE layers" in str(exc):
+            raise UserError(
+                f"calls of different model shapes are stored ({exc}); use one database per model"
+            ) from exc
+        raise
+    if total is None or top_k is None:
+        scope = f" for workflow {workflow!r}" if workflow else ""
+        raise UserError(
+            f"no model call with routing is stored in {store.url}{scope}; "
+            "run `orchestrator run` first"
+        )
+    return ExpertLoad(
+        calls=calls,
+        routed_tokens=tokens,
+        num_experts=int(total.shape[1]),
+        top_k=top_k,
+        sources=dict(sorted(sources.items())),
+        skipped=store.count_calls(workflow=workflow, since=since, with_routing=False),
+        layers=[
+            layer_load(
+                layer,
+                total[i],
+                hot_factor=hot_factor,
+                dead_min_expected=dead_min_expected,
+                top_k=top_k,
+            )
+            for i, layer in enumerate(moe_layers)
+        ],
+    )

@@ -1,0 +1,224 @@
+"""Outlier requests: calls whose routing is far from their (workflow, node) profile.
+
+Each call's per-layer expert shares ``p`` are compared with the profile ``q`` of its
+(workflow, node) in the report window by the Jensen-Shannon divergence (bits, mean over
+layers; see :mod:`orchestrator.analysis.skew.fingerprint`).
+
+A short call's shares are noisy, so its JSD is large even when it routes like everyone else.
+For ``n`` activations drawn from ``q`` the expected JSD is about ``(E' - 1) / (8 n ln 2)`` bits
+(``E'`` experts with ``q > 0``): for nearby distributions ``JSD ~ 1/8 sum (p - q)^2 / q`` (nats),
+and ``E[sum (p - q)^2 / q] = (E' - 1) / n`` for a multinomial sample. The score is the
+**excess** over that floor, and a call is an outlier when the modified z-score of its excess
+within its group,
+
+    z = 0.6745 (x - median) / MAD,
+
+exceeds ``outlier_z`` (3.5: Iglewicz & Hoaglin 1993, "How to Detect and Handle Outliers",
+ASQC Basic References in Quality Control 16). Median and MAD are robust: the outliers being
+looked for do not shift them. A request's score is that of its most unusual call.
+
+**Bound.** Only the newest ``limit`` calls of the window are scored, read newest first in
+chunks (``chunk`` calls of ``L * E`` counts at a time), so time and memory are bounded
+whatever the size of the database. The profiles come from the rollups of the whole window.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import entr
+
+from orchestrator.analysis.skew.metrics import load_shares
+from orchestrator.analysis.skew.models import OutlierReport, OutlierRequest, Thresholds, TimeWindow
+from orchestrator.telemetry import TelemetryStore
+
+#: Characters of a request's text shown in the outlier list.
+TEXT_PREVIEW = 160
+
+
+def call_jsd(
+    counts: np.ndarray, profiles: np.ndarray, profile_entropy: np.ndarray | None = None
+) -> np.ndarray:
+    """Mean-over-layers JSD (bits) of each call's shares to its profile.
+
+    Computed as ``H(m) - (H(p) + H(q)) / 2`` with ``m = (p + q) / 2`` (Lin 1991, "Divergence
+    measures based on the Shannon entropy", IEEE Trans. Inf. Theory 37(1), eq. 4.1), with
+    ``scipy.special.entr`` for ``-x log x`` (0 at 0): three elementwise passes instead of two
+    masked divisions and logarithms.
+
+    Args:
+        counts: ``(n, L, E)`` per-call counts.
+        profiles: ``(n, L, E)`` profile shares (rows sum to 1).
+        profile_entropy: ``(n, L)`` ``H(q)`` in nats when the caller has it (it is the same
+            for every call of a group); computed from ``profiles`` when None.
+
+    Returns:
+        ``(n,)`` float64, in ``[0, 1]``.
+    """
+    c = counts.astype(np.float32)
+    total = c.sum(axis=-1, keepdims=True)
+    p = np.divide(c, total, out=c, where=total > 0)
+    q = profiles.astype(np.float32, copy=False)
+    h_q = entr(q).sum(axis=-1) if profile_entropy is None else profile_entropy
+    h_p = entr(p).sum(axis=-1)
+    m = np.add(p, q, out=p)
+    m *= 0.5
+    h_m = entr(m).sum(axis=-1)
+    per_layer = np.clip((h_m - 0.5 * (h_p + h_q)) / np.log(2), 0.0, 1.0)
+    return per_layer.mean(axis=-1).astype(np.float64)
+
+
+def sampling_floor(activations: np.ndarray, profiles_support: np.ndarray) -> np.ndarray:
+    """Expected JSD (bits) of ``activations`` multinomial draws from a profile.
+
+    Args:
+        activations: ``(n,)`` activations per layer of each call (``routed_tokens * top_k``).
+        profiles_support: ``(n,)`` mean over layers of the experts the profile uses.
+    """
+    return (profiles_support - 1) / (8 * np.maximum(activations, 1) * np.log(2))
+
+
+def modified_z(values: np.ndarray) -> np.ndarray:
+    """Iglewicz-Hoaglin modified z-scores ``0.6745 (x - median) / MAD``.
+
+    When the MAD is 0 (more than half the values equal), the mean absolute deviation times
+    1.2533 stands in for it (Iglewicz & Hoaglin 1993); when that is 0 too, every score is 0.
+    """
+    median = np.median(values)
+    mad = np.median(np.abs(values - median))
+    if mad > 0:
+        return 0.6745 * (values - median) / mad
+    mean_ad = np.mean(np.abs(values - median))
+    if mean_ad > 0:
+        return (values - median) / (1.2533 * mean_ad)
+    return np.zeros_like(values)
+
+
+def find_outliers(
+    store: TelemetryStore,
+    window: TimeWindow,
+    profiles: dict[tuple[str, str], np.ndarray],
+    thresholds: Thresholds,
+    *,
+    top_k: int,
+    moe_layers: list[int],
+    workflow: str | None = None,
+    model: str | None = None,
+    limit: int = 50_000,
+    listed: int = 25,
+    chunk: int = 4096,
+) -> OutlierReport:
+    """Score the newest ``limit`` calls of the window and list the outlier requests.
+
+    Args:
+        store: The telemetry store.
+        window: The report window.
+        profiles: ``(workflow, node)`` -> ``(L, E)`` counts of the window (from the rollups).
+        thresholds: ``outlier_z`` and ``outlier_min_calls``.
+        top_k: Experts per token.
+        moe_layers: The MoE layers (the calls' shape).
+        workflow: Only this workflow's calls.
+        model: Only this model's calls.
+        limit: At most this many calls are scored (the newest).
+        listed: At most this many requests are listed.
+        chunk: Calls read at a time.
+    """
+    keys = sorted(profiles)
+    index = {key: i for i, key in enumerate(keys)}
+    experts = next(iter(profiles.values())).shape[-1] if profiles else 0
+    shares = (
+        np.stack([load_shares(profiles[k]) for k in keys]).astype(np.float32)
+        if keys
+        else np.zeros((0, len(moe_layers), experts), np.float32)
+    )
+    support = (shares > 0).sum(axis=-1).mean(axis=-1) if keys else np.zeros(0)
+    entropy = entr(shares).sum(axis=-1)  # (groups, L) H(q) in nats
+    ids, groups, excess, scores, tokens, requests = [], [], [], [], [], []
+    created, nodes = [], []
+    shape = (tuple(moe_layers), experts)
+    for batch in store.iter_call_counts(
+        start=window.start,
+        end=window.end,
+        workflow=workflow,
+        model=model,
+        shape=shape if keys else None,
+        limit=limit,
+        chunk=chunk,
+    ):
+        group = np.array(
+            [index.get((w, n), -1) for w, n in zip(batch.workflows, batch.nodes, strict=True)]
+        )
+        keep = group >= 0  # a call newer than the rollups read has no profile yet
+        if not keep.any():
+            continue
+        g = group[keep]
+        jsd = call_jsd(batch.counts[keep], shares[g], entropy[g])
+        floor = sampling_floor(batch.routed_tokens[keep] * top_k, support[g])
+        ids.append(batch.ids[keep])
+        groups.append(g)
+        scores.append(jsd)
+        excess.append(jsd - floor)
+        tokens.append(batch.routed_tokens[keep])
+        kept = np.flatnonzero(keep)
+        requests.extend(batch.request_ids[i] for i in kept)
+        created.extend(batch.created_at[i] for i in kept)
+        nodes.extend(batch.nodes[i] for i in kept)
+    if not ids:
+        return OutlierReport(
+            scored_calls=0,
+            limit=limit,
+            groups_scored=[],
+            groups_too_small=[],
+            flagged_requests=0,
+            requests=[],
+        )
+    all_ids, all_groups = np.concatenate(ids), np.concatenate(groups)
+    all_jsd, all_excess = np.concatenate(scores), np.concatenate(excess)
+    all_tokens = np.concatenate(tokens)
+    z = np.full(all_ids.shape, np.nan)
+    scored, too_small = [], []
+    for g, key in enumerate(keys):
+        members = np.flatnonzero(all_groups == g)
+        if members.size == 0:
+            continue
+        name = f"{key[0]}/{key[1]}"
+        if members.size < thresholds.outlier_min_calls:
+            too_small.append(name)
+            continue
+        scored.append(name)
+        z[members] = modified_z(all_excess[members])
+    flagged = np.flatnonzero(np.nan_to_num(z, nan=-np.inf) > thresholds.outlier_z)
+    # one entry per request: its most unusual call
+    best: dict[str, int] = {}
+    for i in flagged[np.argsort(-z[flagged], kind="stable")]:
+        best.setdefault(requests[i], int(i))
+    chosen = list(best.values())[:listed]
+    texts = store.request_texts([requests[i] for i in chosen])
+    return OutlierReport(
+        scored_calls=int(all_ids.size),
+        limit=limit,
+        groups_scored=scored,
+        groups_too_small=too_small,
+        flagged_requests=len(best),
+        requests=[
+            OutlierRequest(
+                request_id=requests[i],
+                workflow=keys[int(all_groups[i])][0],
+                node=nodes[i],
+                call_id=int(all_ids[i]),
+                created_at=created[i],
+                routed_tokens=int(all_tokens[i]),
+                jsd=round(float(all_jsd[i]), 6),
+                excess=round(float(all_excess[i]), 6),
+                z=round(float(z[i]), 3),
+                text=_preview(texts.get(requests[i])),
+            )
+            for i in chosen
+        ],
+    )
+
+
+def _preview(text: str | None) -> str | None:
+    if text is None:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TEXT_PREVIEW else flat[: TEXT_PREVIEW - 1] + "…"

@@ -1,0 +1,269 @@
+"""Build the expert-skew report from a telemetry store (the one entry point the CLI calls).
+
+Steps: check that the rollups cover every call (rebuild them for a database written before
+they existed), resolve the windows, stream the rollups of the report and baseline windows,
+then compute profiles, fingerprints, drift, the timeline and the outliers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.engine import make_url
+
+from orchestrator.analysis.skew.aggregate import WindowData, read_windows, step_start
+from orchestrator.analysis.skew.drift import scope_drift
+from orchestrator.analysis.skew.fingerprint import fingerprint, jsd
+from orchestrator.analysis.skew.metrics import balancedness, normalised_entropy
+from orchestrator.analysis.skew.models import (
+    DriftReport,
+    ModelShape,
+    SkewReport,
+    Thresholds,
+    TimelinePoint,
+)
+from orchestrator.analysis.skew.outliers import find_outliers
+from orchestrator.analysis.skew.profile import scope_profile
+from orchestrator.analysis.skew.window import parse_duration, resolve
+from orchestrator.exceptions import UserError
+from orchestrator.telemetry import RollupDelta, TelemetryStore
+
+
+class ReportOptions(BaseModel):
+    """What to analyse.
+
+    Attributes:
+        window: ``24h``, ``7d``, ``2w``... or ``all``.
+        baseline: Length of the drift baseline just before the window; None = same as
+            ``window``; ``none`` = no drift.
+        until: End of the window (UTC); None = the end of the newest data.
+        workflow: Limit the report to one workflow (the global profile still covers all).
+        model: Only calls of this served model.
+        thresholds: Alarm thresholds.
+        outlier_limit: Newest calls of the window scored for outliers.
+        outliers_listed: Outlier requests listed.
+        rebuild: Rebuild stale rollups (a database written before they existed).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    window: str = "7d"
+    baseline: str | None = None
+    until: datetime | None = None
+    workflow: str | None = None
+    model: str | None = None
+    thresholds: Thresholds = Thresholds()
+    outlier_limit: int = Field(50_000, ge=1)
+    outliers_listed: int = Field(25, ge=1)
+    rebuild: bool = True
+
+
+def _safe_url(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # pragma: no cover - the store already parsed it
+        return "<database>"
+
+
+def _timeline(data: WindowData) -> list[TimelinePoint]:
+    if not data.steps:
+        return []
+    indexes = sorted(data.steps)
+    counts = np.stack([np.asarray(data.steps[i].counts) for i in indexes])
+    window_counts = np.asarray(data.overall().counts)
+    divergence = jsd(counts, np.broadcast_to(window_counts, counts.shape)).mean(axis=-1)
+    entropy = normalised_entropy(counts).mean(axis=-1)
+    balance = balancedness(counts).min(axis=-1)
+    return [
+        TimelinePoint(
+            start=step_start(data, i),
+            calls=data.steps[i].calls,
+            jsd_to_window=round(float(divergence[j]), 6),
+            normalised_entropy=round(float(entropy[j]), 6),
+            balancedness=round(float(balance[j]), 6),
+        )
+        for j, i in enumerate(indexes)
+    ]
+
+
+def _notes(data: WindowData, options: ReportOptions, shape: ModelShape) -> list[str]:
+    notes = []
+    sources = data.sources()
+    if "replay" in sources:
+        notes.append(
+            "replay = routing recomputed by replaying the served token ids through the same "
+            "checkpoint in transformers: an estimate of the engine's routing, not its record"
+        )
+    if "scripted" in sources:
+        notes.append("scripted = routing made up by a test double, not a model")
+    if "engine" in sources:
+        notes.append("engine = vLLM's own routed_experts record; it carries no router confidence")
+    notes.append(
+        f"shares are over the {shape.num_experts} routed experts only (shared experts are "
+        f"always on and excluded); top-{shape.top_k}, so an expert chosen by every token has "
+        f"share 1/{shape.top_k}"
+    )
+    t = options.thresholds
+    notes.append(
+        f"hot = share > {t.hot_factor:g}/E = {t.hot_factor / shape.num_experts:.2%}; dead = no "
+        f"activation; both judged only where uniform routing would give each expert at least "
+        f"{t.min_expected:g} activations"
+    )
+    return notes
+
+
+def build_report(
+    store: TelemetryStore,
+    options: ReportOptions | None = None,
+    *,
+    on_rebuild: Callable[[int, int], None] | None = None,
+) -> SkewReport:
+    """Compute the expert-skew report of a telemetry store.
+
+    Args:
+        store: The telemetry store to read.
+        options: What to analyse (defaults: last 7 days against the 7 days before).
+        on_rebuild: Called with ``(calls, calls in rollups)`` before stale rollups are rebuilt.
+
+    Returns:
+        The :class:`SkewReport`.
+
+    Raises:
+        UserError: No call with routing is stored; the window spec is malformed; the
+            workflow is unknown; calls of several MoE shapes are mixed; or the rollups are
+            stale and ``options.rebuild`` is False.
+
+    Example:
+        >>> from orchestrator.telemetry import TelemetryStore
+        >>> report = build_report(TelemetryStore("sqlite:///runs/telemetry.db"))  # doctest: +SKIP
+        >>> [(m.layer, m.hot, m.dead) for m in report.overall.layers]  # doctest: +SKIP
+    """
+    options = options or ReportOptions()
+    parse_duration(options.window)  # validate before touching the database
+    if options.baseline is not None and options.baseline.strip().lower() != "none":
+        parse_duration(options.baseline, "--baseline")
+    calls, summed = store.rollup_status()
+    if calls == 0:
+        raise UserError(
+            f"no model call with routing is stored in {_safe_url(store.url)}; run "
+            "`orchestrator run` first"
+        )
+    if calls != summed:
+        if not options.rebuild:
+            raise UserError(
+                f"the expert rollups cover {summed} of {calls} calls; run without --no-rebuild "
+                "to rebuild them"
+            )
+        if on_rebuild is not None:
+            on_rebuild(calls, summed)
+        store.rebuild_rollups()
+    known = store.rollup_workflows()
+    if options.workflow is not None and options.workflow not in known:
+        raise UserError(
+            f"workflow {options.workflow!r} has no call with routing in this database; "
+            f"known workflows: {', '.join(known) or 'none'}"
+        )
+    span = store.rollup_span()
+    assert span is not None  # calls > 0 and rollups are current
+    current, baseline = resolve(options.window, options.baseline, until=options.until, span=span)
+    windows = [current] + ([baseline] if baseline is not None else [])
+    data = read_windows(store, windows, model=options.model)
+    now, base = data[0], (data[1] if baseline is not None else None)
+    if now.shape is None:
+        raise UserError(
+            f"no call with routing between {current.start:%Y-%m-%d %H:%M} and "
+            f"{current.end:%Y-%m-%d %H:%M} UTC"
+            + (f" for model {options.model!r}" if options.model else "")
+            + "; widen --window (e.g. --window all) or move --until"
+        )
+    shape, t = now.shape, options.thresholds
+    layers, experts = len(shape.moe_layers), shape.num_experts
+
+    overall = now.overall()
+    wanted = options.workflow
+    workflows = {k: v for k, v in now.workflows().items() if wanted in (None, k)}
+    nodes = {k: v for k, v in now.nodes().items() if wanted in (None, k[0])}
+    if wanted is not None and wanted not in workflows:
+        raise UserError(
+            f"workflow {wanted!r} has no call with routing in the window "
+            f"{current.start:%Y-%m-%d %H:%M} to {current.end:%Y-%m-%d %H:%M} UTC; widen --window"
+        )
+
+    def profile_of(kind, name, delta, sources):  # type: ignore[no-untyped-def]
+        return scope_profile(kind, name, delta, shape, t, sources)
+
+    workflow_profiles = [
+        profile_of("workflow", w, d, now.sources(workflow=w)) for w, d in workflows.items()
+    ]
+    node_profiles = [
+        profile_of("node", f"{w}/{n}", d, now.sources(workflow=w, node=n))
+        for (w, n), d in nodes.items()
+    ]
+    fingerprints = [
+        fingerprint("workflow", w, d.calls, d.counts, overall.counts, shape.moe_layers)
+        for w, d in workflows.items()
+    ] + [
+        fingerprint("node", f"{w}/{n}", d.calls, d.counts, overall.counts, shape.moe_layers)
+        for (w, n), d in nodes.items()
+    ]
+
+    drift = None
+    if baseline is not None and base is not None:
+        if base.shape is not None and base.shape != shape:
+            raise UserError(
+                "the baseline window holds calls of another MoE shape; pass --model or "
+                "--baseline none"
+            )
+        base_workflows = base.workflows() if base.shape is not None else {}
+        empty = RollupDelta.zeros(layers, experts)
+        base_overall = base.overall() if base.shape is not None else empty
+        scopes = (
+            []
+            if wanted
+            else [scope_drift("global", "all", base_overall, overall, shape.moe_layers, t)]
+        )
+        scopes += [
+            scope_drift("workflow", w, base_workflows.get(w, empty), d, shape.moe_layers, t)
+            for w, d in workflows.items()
+        ]
+        drift = DriftReport(
+            baseline=baseline,
+            current=current,
+            baseline_profile=profile_of("global", "all", base_overall, base.sources())
+            if base.shape is not None
+            else None,
+            scopes=scopes,
+        )
+
+    outliers = find_outliers(
+        store,
+        current,
+        {k: np.asarray(v.counts) for k, v in nodes.items()},
+        t,
+        top_k=shape.top_k,
+        moe_layers=shape.moe_layers,
+        workflow=wanted,
+        model=options.model,
+        limit=options.outlier_limit,
+        listed=options.outliers_listed,
+    )
+    return SkewReport(
+        generated_at=datetime.now(UTC),
+        database=_safe_url(store.url),
+        window=current,
+        shape=shape,
+        models=sorted(now.models),
+        thresholds=t,
+        workflow_filter=wanted,
+        overall=profile_of("global", "all", overall, now.sources()),
+        workflows=workflow_profiles,
+        nodes=node_profiles,
+        fingerprints=fingerprints,
+        drift=drift,
+        outliers=outliers,
+        timeline=_timeline(now),
+        notes=_notes(now, options, shape),
+    )

@@ -1,0 +1,168 @@
+"""The terminal summary of a skew report (rich tables)."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.analysis.skew.models import ScopeProfile, SkewReport
+
+
+def _pairs(pairs: list[tuple[int, int]], show: int = 6) -> str:
+    """``"L1:e3 L2:e9"`` (the first ``show``, then a count), or ``"-"``."""
+    if not pairs:
+        return "-"
+    head = " ".join(f"L{layer}:e{expert}" for layer, expert in pairs[:show])
+    return head + (f" +{len(pairs) - show}" if len(pairs) > show else "")
+
+
+def _scope_row(profile: ScopeProfile, jsd: float | None) -> list[str]:
+    layers = profile.layers
+    conf = profile.confidence.mean
+    return [
+        escape(profile.name),
+        f"{profile.calls:,}",
+        f"{profile.routed_tokens:,}",
+        f"{min(m.balancedness for m in layers):.2f}",
+        f"{max(m.max_violation for m in layers):.2f}",
+        f"{sum(m.normalised_entropy for m in layers) / len(layers):.3f}",
+        f"{sum(m.effective_experts for m in layers) / len(layers):.1f}",
+        f"{max(m.gini for m in layers):.2f}",
+        "-" if jsd is None else f"{jsd:.4f}",
+        "n/a" if conf is None else f"{conf:.3f}",
+    ]
+
+
+def _alarm_row(profile: ScopeProfile) -> list[str]:
+    collapsed = [m.layer for m in profile.layers if m.collapsed]
+    unjudged = [m.layer for m in profile.layers if not m.judgeable]
+    return [
+        escape(profile.name),
+        _pairs(profile.hot()),
+        _pairs(profile.dead()),
+        ", ".join(f"L{layer}" for layer in collapsed) or "-",
+        ", ".join(f"L{layer}" for layer in unjudged) or "-",
+    ]
+
+
+def summary(report: SkewReport) -> Group:
+    """Rich renderables: scope table, drift table, outlier table and notes."""
+    shape = report.shape
+    w = report.window
+    sources = ", ".join(f"{n} {s}" for s, n in report.overall.sources.items())
+    head = Text.from_markup(
+        f"[bold]Expert skew[/] {escape(report.database)} · window {w.label} "
+        f"({w.start:%Y-%m-%d %H:%M} → {w.end:%Y-%m-%d %H:%M} UTC) · "
+        f"{report.overall.calls:,} calls ({escape(sources)}) · "
+        f"{len(shape.moe_layers)} MoE layers × {shape.num_experts} routed experts, "
+        f"top-{shape.top_k}"
+    )
+    jsd = {f.name: f.jsd for f in report.fingerprints}
+    profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
+    width = max(len(p.name) for p in profiles + report.nodes)
+    scopes = Table(
+        title="Load per scope (over layers: min balancedness, max MaxVio, mean normalised "
+        "entropy and effective experts, max Gini; JSD to all calls; mean router confidence)"
+    )
+    for name in (
+        "scope",
+        "calls",
+        "tokens",
+        "bal.",
+        "MaxVio",
+        "H/lnE",
+        "exp H",
+        "Gini",
+        "JSD",
+        "conf",
+    ):
+        if name == "scope":  # never cut: node names must stay tellable apart
+            scopes.add_column(name, no_wrap=True, min_width=width)
+        else:
+            scopes.add_column(name, justify="right")
+    alarms = Table(title="Alarms")
+    for name in ("scope", "hot 🔥", "dead ✝", "collapsed", "too few samples"):
+        alarms.add_column(
+            name, no_wrap=name == "scope", min_width=width if name == "scope" else None
+        )
+    for profile in profiles + report.nodes:
+        scopes.add_row(*_scope_row(profile, jsd.get(profile.name)))
+        alarms.add_row(*_alarm_row(profile))
+
+    parts: list[object] = [head, scopes, alarms]
+    if report.drift is not None:
+        d = report.drift
+        drift = Table(
+            title=f"Drift: {d.baseline.start:%Y-%m-%d %H:%M} → {d.baseline.end:%Y-%m-%d %H:%M} "
+            f"vs the window (chi-square on counts / between-call dispersion, Bonferroni "
+            f"α={report.thresholds.drift_alpha:g}, JSD ≥ {report.thresholds.drift_min_jsd:g})"
+        )
+        for name in (
+            "scope",
+            "calls before → now",
+            "drifted layers",
+            "max JSD",
+            "min p",
+            "largest share changes",
+        ):
+            drift.add_column(name)
+        for s in d.scopes:
+            if s.status != "tested":
+                drift.add_row(
+                    escape(s.name),
+                    f"{s.baseline_calls} → {s.current_calls}",
+                    f"[dim]not tested: {escape(s.reason or '')}[/]",
+                    "",
+                    "",
+                    "",
+                )
+                continue
+            changes = " ".join(
+                f"L{c.layer}:e{c.expert} {c.baseline_share:.1%}→{c.current_share:.1%}"
+                for c in s.largest_changes[:3]
+            )
+            drifted = ", ".join(f"L{x}" for x in s.drifted_layers)
+            drift.add_row(
+                escape(s.name),
+                f"{s.baseline_calls} → {s.current_calls}",
+                f"[red]{drifted}[/]" if drifted else "[green]none[/]",
+                f"{max(x.jsd for x in s.layers):.4f}",
+                f"{min(x.p_value for x in s.layers):.2g}",
+                changes,
+            )
+        parts.append(drift)
+
+    o = report.outliers
+    outliers = Table(
+        title=f"Outlier requests: {o.flagged_requests} flagged of {o.scored_calls:,} calls "
+        f"scored (newest ≤ {o.limit:,}; modified z > {report.thresholds.outlier_z:g})"
+    )
+    for name in ("z", "JSD", "workflow/node", "tokens", "request", "text"):
+        outliers.add_column(name)
+    for r in o.requests[:10]:
+        outliers.add_row(
+            f"{r.z:.1f}",
+            f"{r.jsd:.3f}",
+            escape(f"{r.workflow}/{r.node}"),
+            str(r.routed_tokens),
+            r.request_id[:12],
+            escape(r.text or "-"),
+        )
+    parts.append(outliers)
+    if o.groups_too_small:
+        parts.append(
+            Text(
+                f"not scored (fewer than {report.thresholds.outlier_min_calls} "
+                f"calls): {', '.join(o.groups_too_small)}",
+                style="dim",
+            )
+        )
+    parts.extend(Text(note, style="dim") for note in report.notes)
+    return Group(*parts)  # type: ignore[arg-type]
+
+
+def print_summary(console: Console, report: SkewReport) -> None:
+    """Print :func:`summary`."""
+    console.print(summary(report))

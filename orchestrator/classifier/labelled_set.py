@@ -1,0 +1,317 @@
+"""The labelled routing set: real requests from ``../shared/data`` with the route they should take.
+
+How it is built (reproducible: no randomness outside stable hashes, so the same input files
+always give the same set, and a new row never moves an old row between splits):
+
+* **customer_service** — every text of ``customer_service/*.csv`` except CLINC150's
+  out-of-scope rows: BANKING77 and Bitext utterances, CLINC150 in-scope utterances (150
+  intents of a virtual assistant), waimai food-delivery reviews (Chinese) and both questions
+  of every ATEC Alipay pair (Chinese, de-duplicated).
+* **fallback** — CLINC150 rows with ``intent == "oos"`` (out-of-scope for every route).
+* **content_moderation** — posts of ``moderation/*.csv`` (Davidson tweets, Jigsaw comments,
+  COLD Chinese posts; every post, offensive or not) *submitted for review*: each post is
+  wrapped in a review request such as ``Please review this post before it goes live: …`` or
+  ``请审核这条帖子：…``, in the post's language. One wrapper in six is no wrapper at all: the
+  bare post arriving on the ``moderation_queue`` channel, as a moderation tool would send it.
+* **excel_report** — a request that comes with a spreadsheet: an ask text ("Summarise the
+  attached workbook by month", "请根据附件表格生成月度报表") in English or Chinese with one real
+  file of ``spreadsheets/`` as the attachment. One in five carries no attachment and names the
+  file in the text instead (``… (file: sales.xlsx)``).
+
+**Split.** Each row goes to ``tune`` or ``test`` by a SHA-256 of ``source|text`` (50/50).
+Wrappers and ask texts are split too: held-out requests use only wrappers and ask texts that
+the tune split never contains, so a rule or threshold fitted on ``tune`` cannot have seen the
+phrasing of a ``test`` request. ``test`` is the held-out split: the evaluation and the benchmark
+read it, and threshold fitting never does.
+
+**Size.** At most ``cap`` rows per source file and split (400 by default), chosen by the same
+hash, so each source weighs about the same and a run stays quick.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from orchestrator.datasets import TEXT_COLUMNS
+from orchestrator.exceptions import UserError
+from orchestrator.request import MAX_TEXT_CHARS, Attachment, Request
+from orchestrator.routes import Route
+
+Split = Literal["tune", "test"]
+Lang = Literal["en", "zh"]
+
+#: Review-request wrappers, by language and split. ``{post}`` is the post; ``None`` = bare post
+#: on the moderation channel.
+MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
+    "en": {
+        "tune": (
+            "Please review this post before it goes live:\n\n{post}",
+            'Can you check whether this comment breaks our community guidelines? "{post}"',
+            "Flagged by a user, needs a moderation decision: {post}",
+            "Is this tweet OK to publish?\n{post}",
+            "A user reported the following reply as abusive. Take a look: {post}",
+            None,
+        ),
+        "test": (
+            "New item in the review queue, approve or remove?\n{post}",
+            "Should we take this down? {post}",
+            "Could you screen this user comment for hate speech or harassment: «{post}»",
+            'Reported content: "{post}" - please assess.',
+            "Does this violate the content policy? {post}",
+            None,
+        ),
+    },
+    "zh": {
+        "tune": (
+            "请审核这条帖子：{post}",
+            "这条评论是否违规？\n{post}",
+            "用户举报了以下内容，请判断是否需要删除：{post}",
+            "帮忙看一下这段话能不能发：{post}",
+            "这条回复有没有问题，能通过吗？{post}",
+            None,
+        ),
+        "test": (
+            "以下内容被举报，请复核：「{post}」",
+            "这条微博要不要下架？{post}",
+            "请判断这条留言是否包含攻击性或歧视性言论：{post}",
+            "待审内容：{post}",
+            "这个帖子需要屏蔽吗？\n{post}",
+            None,
+        ),
+    },
+}
+
+#: Ask texts that come with a spreadsheet, by language and split.
+EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
+    "en": {
+        "tune": (
+            "Please turn the attached workbook into a short report.",
+            "Summarise the data in this spreadsheet by month.",
+            "Can you make a chart of the totals in the attached file?",
+            "Build a pivot of sales by region from this.",
+            "What are the key numbers in here?",
+            "See attached.",
+        ),
+        "test": (
+            "Here's the export from our system, give me the headline figures.",
+            "Write up a summary of the attached sheet for the weekly meeting.",
+            "Need a breakdown of this data by category, please.",
+            "Analyse the attached and flag anything unusual.",
+            "Quick overview of these numbers?",
+            "FYI, file attached.",
+        ),
+    },
+    "zh": {
+        "tune": (
+            "请根据附件表格生成一份月度报表",
+            "帮我汇总一下这个Excel里的数据",
+            "把附件里的数据做个统计分析",
+            "这份表格帮我整理成报告",
+            "附件请查收",
+        ),
+        "test": (
+            "附件是本季度的销售数据，请写一份总结",
+            "请统计附件中各部门的数量",
+            "看一下这个文件，列出主要指标",
+            "帮忙把这些数据做成图表",
+            "文件见附件，谢谢",
+        ),
+    },
+}
+
+
+class LabelledRequest(BaseModel):
+    """One request of the routing set and the route it should take.
+
+    Attributes:
+        id: ``source:row`` (plus a suffix for generated variants); unique in a set.
+        text: The request text.
+        attachments: Attachment file names.
+        channel: Channel of the request, or None.
+        route: The right route.
+        lang: ``en`` or ``zh``.
+        source: Data file the text came from (``davidson_hate_offensive_sample.csv``...).
+        split: ``tune`` (fitting allowed) or ``test`` (held out).
+        template: Wrapper or ask-text id for generated requests, else None.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    attachments: tuple[str, ...] = ()
+    channel: str | None = None
+    route: Route
+    lang: Lang
+    source: str
+    split: Split
+    template: str | None = None
+
+    def to_request(self) -> Request:
+        """The :class:`Request` to classify (metadata carries ``source`` = the id)."""
+        return Request(
+            text=self.text,
+            channel=self.channel,
+            attachments=tuple(Attachment(filename=name) for name in self.attachments),
+            metadata={"source": self.id},
+        )
+
+
+def _hash(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:8], "big")
+
+
+def split_of(source: str, text: str) -> Split:
+    """``test`` for half the rows, chosen by a stable hash of ``source|text``."""
+    return "test" if _hash(source, text) % 2 else "tune"
+
+
+def _rows(path: Path, columns: tuple[str, ...] = TEXT_COLUMNS) -> Iterator[tuple[int, dict]]:
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if not any(c in (reader.fieldnames or []) for c in columns):
+                raise UserError(f"{path}: no text column; expected one of {columns}")
+            for i, row in enumerate(reader):
+                yield i + 2, row
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
+
+
+def _text(row: dict, columns: tuple[str, ...] = TEXT_COLUMNS) -> str:
+    for column in columns:
+        value = (row.get(column) or "").strip()
+        if value:
+            return value
+    return ""
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _is_zh(text: str) -> bool:
+    cjk = len(_CJK.findall(text))
+    return cjk >= 2 and cjk * 4 >= len(text.replace(" ", ""))
+
+
+def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
+    for path in sorted(folder.glob("*.csv")):
+        seen: set[str] = set()
+        for row_no, row in _rows(path, (*TEXT_COLUMNS, "sentence2")):
+            texts = [_text(row)]
+            if "sentence2" in row:  # ATEC: both questions of a pair are real questions
+                texts = [(row.get("sentence1") or "").strip(), (row.get("sentence2") or "").strip()]
+            for k, text in enumerate(texts):
+                if not text or text in seen or len(text) > MAX_TEXT_CHARS:
+                    continue
+                seen.add(text)
+                oos = (row.get("intent") or "") == "oos"
+                yield LabelledRequest(
+                    id=f"{path.name}:{row_no}" + (f".{k + 1}" if len(texts) > 1 else ""),
+                    text=text,
+                    route=Route.FALLBACK if oos else Route.CUSTOMER_SERVICE,
+                    lang="zh" if _is_zh(text) else "en",
+                    source=path.name + (":oos" if oos else ""),
+                    split=split_of(path.name, text),
+                )
+
+
+def _moderation(folder: Path) -> Iterator[LabelledRequest]:
+    for path in sorted(folder.glob("*.csv")):
+        for row_no, row in _rows(path):
+            post = _text(row)
+            if not post:
+                continue
+            lang: Lang = "zh" if _is_zh(post) else "en"
+            split = split_of(path.name, post)
+            wrappers = MODERATION_WRAPPERS[lang][split]
+            w = _hash("wrap", path.name, post) % len(wrappers)
+            wrapper = wrappers[w]
+            text = post if wrapper is None else wrapper.format(post=post)
+            yield LabelledRequest(
+                id=f"{path.name}:{row_no}",
+                text=text,
+                channel="moderation_queue" if wrapper is None else "chat",
+                route=Route.CONTENT_MODERATION,
+                lang=lang,
+                source=path.name,
+                split=split,
+                template=f"mod.{lang}.{split}.{w}",
+            )
+
+
+def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
+    files = sorted(
+        p.name for p in folder.iterdir() if p.suffix.lower() in {".xlsx", ".xls", ".csv"}
+    )
+    if not files:
+        return
+    for split in ("tune", "test"):
+        for lang in ("en", "zh"):
+            asks = EXCEL_ASKS[lang][split]
+            for i in range(per_split // 2):
+                a = _hash("ask", split, lang, str(i)) % len(asks)
+                name = files[_hash("file", split, lang, str(i)) % len(files)]
+                in_text = _hash("mode", split, lang, str(i)) % 5 == 0
+                text = asks[a] + (f" (file: {name})" if in_text else "")
+                yield LabelledRequest(
+                    id=f"spreadsheets:{split}.{lang}.{i}",
+                    text=text,
+                    attachments=() if in_text else (name,),
+                    channel="chat",
+                    route=Route.EXCEL_REPORT,
+                    lang=lang,  # type: ignore[arg-type]
+                    source=f"spreadsheets/{lang}",
+                    split=split,  # type: ignore[arg-type]
+                    template=f"xl.{lang}.{split}.{a}",
+                )
+
+
+def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledRequest]:
+    """Build the labelled routing set from the shared data folder.
+
+    Args:
+        data_dir: Folder with ``customer_service/``, ``moderation/`` and ``spreadsheets/``.
+        cap: Most rows per source and split (chosen by hash); ``0`` means no cap.
+
+    Returns:
+        Rows of both splits, ordered by source then hash (stable across runs).
+
+    Raises:
+        UserError: A folder is missing or a CSV cannot be read.
+    """
+    data_dir = Path(data_dir)
+    for kind in ("customer_service", "moderation", "spreadsheets"):
+        if not (data_dir / kind).is_dir():
+            raise UserError(
+                f"{data_dir / kind} is missing; point --data-dir (ORCH_DATA_DIR) at the folder "
+                "that holds customer_service/, moderation/ and spreadsheets/"
+            )
+    rows = [
+        *_customer_service(data_dir / "customer_service"),
+        *_moderation(data_dir / "moderation"),
+        *_excel(data_dir / "spreadsheets", per_split=cap or 400),
+    ]
+    groups: dict[tuple[str, str], list[LabelledRequest]] = {}
+    for row in rows:
+        groups.setdefault((row.source, row.split), []).append(row)
+    out: list[LabelledRequest] = []
+    for key in sorted(groups):
+        group = sorted(groups[key], key=lambda r: _hash("pick", r.id, r.text))
+        out.extend(group[:cap] if cap else group)
+    return out
+
+
+def load_split(
+    data_dir: Path, split: Split | Literal["all"], *, cap: int = 400
+) -> list[LabelledRequest]:
+    """The rows of one split (``all`` for both)."""
+    rows = build_labelled_set(data_dir, cap=cap)
+    return rows if split == "all" else [r for r in rows if r.split == split]

@@ -1,0 +1,113 @@
+"""Terminal rendering (rich): request lines and the expert load table."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from orchestrator.analysis.load import ExpertLoad
+from orchestrator.core.dispatcher import RequestOutcome
+
+SOURCE_NOTE = {
+    "replay": "replay = transformers replay of the served token ids: an estimate of the "
+    "engine's routing, not its record",
+    "engine": "engine = vLLM's own routed_experts record",
+    "scripted": "scripted = made up by a test double",
+}
+
+_STATUS_STYLE = {
+    "succeeded": "green",
+    "failed": "bold red",
+    "needs_human": "yellow",
+    "no_workflow": "magenta",
+}
+
+
+def invalid_values(exc: ValidationError) -> str:
+    """A pydantic error as one line a CLI user can act on, without pydantic's links.
+
+    Example: ``concurrency = 0: Input should be greater than or equal to 1 (its
+    command-line option, or ORCH_CONCURRENCY)``; several errors are joined with ``; ``.
+    """
+    parts = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "value"
+        source = (
+            f"its command-line option, or ORCH_{field.upper()}"
+            if exc.title == "Settings"
+            else "--" + field.replace("_", "-")
+        )
+        parts.append(f"{field} = {error.get('input')!r}: {error['msg']} ({source})")
+    return "; ".join(parts)
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def request_lines(outcome: RequestOutcome, text: str, source: str | None) -> str:
+    """Rich markup for one handled request: route, confidence, reply, top experts."""
+    c = outcome.classification
+    style = _STATUS_STYLE.get(outcome.status, "white")
+    lines = [
+        f"[bold]{c.route.value}[/] conf {c.confidence:.2f} [{style}]{outcome.status}[/] "
+        f"[dim]{escape(source or outcome.request_id)}[/]  {escape(_clip(text, 70))!r}",
+        f"  → {escape(_clip(outcome.headline, 110))}",
+    ]
+    for call in outcome.calls:
+        experts = " · ".join(
+            f"L{layer} e{expert} {share:.0%}" for layer, expert, share in call.top_experts
+        )
+        conf = (
+            "n/a" if call.mean_router_confidence is None else f"{call.mean_router_confidence:.2f}"
+        )
+        lines.append(
+            f"  [dim]{call.node}: {call.prompt_tokens}+{call.completion_tokens} tok, "
+            f"{call.latency_ms:.0f} ms, top experts {experts}, router conf {conf} "
+            f"({call.routing_source.value})[/]"
+        )
+    return "\n".join(lines)
+
+
+def _experts(ids: list[int], show: int = 6) -> str:
+    """``"3: e7, e2, e20"``, or ``"14: e7, e2, ... +8"`` for long lists; ``"-"`` when empty."""
+    if not ids:
+        return "-"
+    head = ", ".join(f"e{e}" for e in ids[:show])
+    return f"{len(ids)}: {head}" + (f" … +{len(ids) - show}" if len(ids) > show else "")
+
+
+def load_table(load: ExpertLoad, title: str = "Expert load per MoE layer") -> Table:
+    """The per-layer expert load table, with hot and dead experts marked."""
+    uniform = 1.0 / load.num_experts
+    table = Table(
+        title=title, caption=" · ".join(SOURCE_NOTE.get(s, s) for s in sorted(load.sources))
+    )
+    table.add_column("layer", justify="right")
+    table.add_column("activations", justify="right")
+    table.add_column("balancedness\n(mean/max)", justify="right")
+    table.add_column(f"top experts by load share (uniform {uniform:.1%})")
+    table.add_column("hot 🔥", style="red")
+    table.add_column("dead ✝", style="blue")
+    for layer in load.layers:
+        top = "  ".join(f"e{e} {s:.1%}" for e, s in layer.top(5))
+        hot, dead = _experts(layer.hot), _experts(layer.dead)
+        table.add_row(
+            str(layer.layer), f"{layer.activations:,}", f"{layer.balancedness:.2f}", top, hot, dead
+        )
+    return table
+
+
+def print_load(console: Console, load: ExpertLoad, hot_factor: float = 2.0) -> None:
+    """Print the load table and a one-line summary of what it covers."""
+    sources = ", ".join(f"{n} {s}" for s, n in sorted(load.sources.items()))
+    console.print(load_table(load))
+    console.print(
+        f"{load.calls} calls ({sources}), {load.routed_tokens:,} routed tokens, "
+        f"{load.num_experts} routed experts, top-{load.top_k}; hot = share > "
+        f"{hot_factor / load.num_experts:.1%}; dead = no activation with enough samples"
+        + (f"; {load.skipped} calls without routing skipped" if load.skipped else "")
+    )

@@ -1,0 +1,279 @@
+"""Commands: ``orchestrator moderate TEXT`` and ``orchestrator moderation eval|check``.
+
+Mounted on the main CLI by :func:`register` (one line in ``orchestrator/cli.py``). Heavy
+imports (the workflow, the client) happen inside the commands.
+
+Commands:
+    moderate           verdict for one post (text argument, ``--file PATH`` or ``--file -``
+                       for stdin bytes); uses a running server when one answers, else the
+                       lexicon alone (and says so)
+    moderation eval    precision/recall/F1 per label for the lexicon alone, the model alone and
+                       the combination on a split of the labelled set (test = held out)
+    moderation check   validate the lexicon folder and the policy file (file:line errors)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from workflows.content_moderation.evaluation import EvalReport, LabelMetrics
+
+app = typer.Typer(no_args_is_help=True, help="Content moderation: evaluate, check the data.")
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+def moderate(
+    text: Annotated[str | None, typer.Argument(help="The post (omit with --file).")] = None,
+    file: Annotated[
+        str | None,
+        typer.Option("--file", "-f", help="Read the post as bytes from a file, or - for stdin."),
+    ] = None,
+    server_url: Annotated[
+        str | None, typer.Option(help="Model server (default ORCH_SERVER_URL).")
+    ] = None,
+    database_url: Annotated[
+        str | None, typer.Option(help="SQLAlchemy URL of the telemetry store.")
+    ] = None,
+    no_model: Annotated[
+        bool, typer.Option("--no-model", help="Lexicon alone: never call the model.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the verdict as JSON only.")
+    ] = False,
+) -> None:
+    """Moderate one post: the verdict (decision, severity, categories, spans, rationale)."""
+    from pydantic import ValidationError
+
+    from orchestrator.cli.console import invalid_values
+    from orchestrator.config import Settings
+    from orchestrator.exceptions import OrchestratorError
+    from serving.launcher import server_is_healthy
+    from workflows.content_moderation.service import moderate_lexicon_only
+
+    if (text is None) == (file is None):
+        raise _fail(
+            "give the post as an argument or with --file PATH (--file - for stdin)"
+            + (", not both" if text is not None else "")
+        )
+    if file is not None:
+        try:
+            post: str | bytes = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        except OSError as exc:
+            raise _fail(f"cannot read {file}: {exc}") from exc
+    else:
+        post = text or ""
+    overrides = {
+        k: v for k, v in {"server_url": server_url, "database_url": database_url}.items() if v
+    }
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise _fail(f"invalid setting: {invalid_values(exc)}") from exc
+    try:
+        if no_model or not server_is_healthy(settings.server_url):
+            if not no_model:
+                err.print(
+                    f"[yellow]no model server answers at {escape(settings.server_url)}: "
+                    "lexicon alone[/] (start one with `orchestrator serve`)"
+                )
+            verdict = moderate_lexicon_only(post)
+        else:
+            verdict = asyncio.run(_moderate_with_model(settings, post))
+    except (OrchestratorError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if json_out:
+        console.print_json(verdict.model_dump_json())
+        return
+    _print_verdict(verdict)
+
+
+async def _moderate_with_model(settings, post):  # type: ignore[no-untyped-def]
+    from orchestrator.core.runtime import make_client
+    from orchestrator.telemetry import TelemetryStore
+    from workflows.content_moderation.service import Moderator
+
+    store = TelemetryStore(settings.database_url)
+    client = make_client(settings)
+    try:
+        outcome = await Moderator(client, store).moderate(post)
+    finally:
+        await client.aclose()
+        store.close()
+    if outcome.verdict is None:
+        from orchestrator.exceptions import ModelCallError
+
+        raise ModelCallError(outcome.error or "moderation failed")
+    if outcome.request_id:
+        err.print(f"request {outcome.request_id} stored in {escape(settings.database_url)}")
+    return outcome.verdict
+
+
+def _print_verdict(verdict) -> None:  # type: ignore[no-untyped-def]
+    colour = {"allow": "green", "review": "yellow", "block": "red"}[verdict.decision.value]
+    console.print(
+        f"[bold {colour}]{verdict.decision.value.upper()}[/] severity {verdict.severity.value}"
+        f"  ({verdict.source}, rule {verdict.policy_rule}, policy {verdict.policy_version})"
+    )
+    if verdict.categories:
+        console.print(
+            "categories: "
+            + ", ".join(f"{c.category.value} {c.score:.2f}" for c in verdict.categories)
+            + f"  MLCommons {verdict.mlcommons or '-'}  OpenAI {verdict.openai or '-'}"
+        )
+    for span in verdict.spans:
+        console.print(
+            f"  [{span.start}:{span.end}] {escape(span.text)!s} → {escape(span.term)} "
+            f"({span.category.value}, {span.severity.value}, {span.how})"
+        )
+    console.print(escape(verdict.rationale))
+    report = verdict.input
+    if report.truncated or report.invalid_utf8_bytes or report.control_chars or report.empty:
+        console.print(f"input: {report.model_dump()}")
+
+
+@app.command("check")
+def check(
+    lexicon_dir: Annotated[
+        Path | None, typer.Option(help="Lexicon folder (default: packaged).")
+    ] = None,
+    policy: Annotated[Path | None, typer.Option(help="Policy file (default: packaged).")] = None,
+) -> None:
+    """Validate the lexicon folder and the policy file; print their versions."""
+    from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
+    from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, load_policy
+
+    try:
+        data = load_lexicon(lexicon_dir or DEFAULT_LEXICON_DIR)
+        pol = load_policy(policy or DEFAULT_POLICY_PATH)
+    except LexiconError as exc:
+        raise _fail(str(exc)) from exc
+    console.print(
+        f"lexicon {data.version}: {len(data.terms)} terms, {len(data.allow)} allow-listed words; "
+        f"policy {pol.version}: {len(pol.rules)} rules"
+    )
+
+
+def _table(title: str, metrics: list[LabelMetrics]) -> Table:
+    table = Table("label", "precision", "recall", "F1", "support", "predicted", "n", title=title)
+    for m in metrics:
+        table.add_row(m.label, f"{m.precision:.3f}", f"{m.recall:.3f}", f"{m.f1:.3f}",
+                      str(m.support), str(m.predicted), str(m.n))  # fmt: skip
+    return table
+
+
+def print_report(report: EvalReport) -> None:
+    """Print an evaluation as rich tables (overall, per language, per source)."""
+    for system in report.systems:
+        console.print(
+            _table(f"{system.system} — {report.split} split, n={system.n}", system.labels)
+        )
+        for lang, metrics in system.by_lang.items():
+            console.print(_table(f"{system.system} — language {lang}", metrics))
+        for source, metrics in system.by_source.items():
+            console.print(_table(f"{system.system} — {source}", metrics))
+    if report.model_rows:
+        console.print(
+            f"model judged {report.model_rows} posts in {report.seconds} s; "
+            f"answers: {report.model_status}"
+        )
+    for note in report.note:
+        console.print(f"[bold yellow]note:[/] {escape(note)}")
+
+
+@app.command("eval")
+def evaluate(
+    split: Annotated[str, typer.Option(help="test (held out), tune or all.")] = "test",
+    data_dir: Annotated[Path | None, typer.Option(help="Folder holding moderation/.")] = None,
+    server_url: Annotated[
+        str | None, typer.Option(help="Also run the model through this server.")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(help="Posts the model judges (spread over the split).")
+    ] = 60,
+    concurrency: Annotated[int, typer.Option(help="Model requests in flight.")] = 8,
+    database_url: Annotated[
+        str | None, typer.Option(help="Telemetry store for the model run.")
+    ] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report here.")
+    ] = None,
+) -> None:
+    """P/R/F1 per label: lexicon alone on the whole split; with --server-url also the model
+    alone and the combination on --limit posts of it."""
+    from orchestrator.config import Settings
+    from orchestrator.exceptions import OrchestratorError
+    from workflows.content_moderation.dataset import load_moderation_set
+    from workflows.content_moderation.evaluation import evaluate_lexicon
+
+    if split not in ("test", "tune", "all"):
+        raise _fail("--split must be test, tune or all")
+    if limit < 1 or concurrency < 1:
+        raise _fail("--limit and --concurrency must be at least 1")
+    overrides = {"server_url": server_url, "database_url": database_url, "data_dir": data_dir}
+    try:
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+        posts = load_moderation_set(settings.data_dir, split)  # type: ignore[arg-type]
+        with console.status(f"lexicon on {len(posts)} posts"):
+            report = evaluate_lexicon(posts, split=split)
+        print_report(report)
+        if server_url is None:
+            console.print(
+                "[bold yellow]note:[/] no --server-url: the lexicon alone was evaluated; pass "
+                "--server-url to add the model alone and the combination."
+            )
+        else:
+            step = max(1, len(posts) // limit)
+            subset = posts[::step][:limit]
+            model_report = asyncio.run(_with_model(settings, subset, concurrency, split))
+            print_report(model_report)
+            report = report.model_copy(update={"systems": report.systems + model_report.systems,
+                                               "model_rows": model_report.model_rows,
+                                               "model_status": model_report.model_status,
+                                               "note": model_report.note,
+                                               "seconds": model_report.seconds})  # fmt: skip
+    except (OrchestratorError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if json_path is not None:
+        from workflows.content_moderation.evaluation import write_json
+
+        write_json(json_path, report)
+        console.print(f"report written to {json_path}")
+
+
+async def _with_model(settings, posts, concurrency, split):  # type: ignore[no-untyped-def]
+    from orchestrator.core.runtime import make_client
+    from orchestrator.telemetry import TelemetryStore
+    from workflows.content_moderation.evaluation import evaluate_with_model
+
+    store = TelemetryStore(settings.database_url)
+    client = make_client(settings)
+    try:
+        await client.check()
+        with console.status(f"model on {len(posts)} posts via {settings.server_url}"):
+            return await evaluate_with_model(
+                posts, client, store, concurrency=concurrency, split=split
+            )
+    finally:
+        await client.aclose()
+        store.close()
+
+
+def register(main: typer.Typer) -> None:
+    """Mount ``moderate`` and the ``moderation`` group on the main CLI."""
+    main.command("moderate")(moderate)
+    main.add_typer(app, name="moderation")

@@ -1,0 +1,169 @@
+"""``orchestrator report FILE``: a spreadsheet in, a Markdown + .xlsx report out.
+
+The file is read first, before any server is started, so a bad file fails in seconds with the
+reader's error (exit code 2). ``--inspect`` prints what the reader found and stops there.
+Otherwise the request goes through the classifier and the ``excel_report`` workflow on a
+running vLLM server (``--server-url``), or on a co-hosted one started like ``orchestrator run``
+does unless ``--no-launch``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from orchestrator.cli.console import invalid_values
+from orchestrator.config import Settings
+from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
+from orchestrator.request import Attachment, Request
+from orchestrator.spreadsheet import SpreadsheetError, Workbook, read_workbook
+
+console = Console()
+err = Console(stderr=True)
+
+
+def reader_table(wb: Workbook) -> RichTable:
+    """What the reader found: one row per table or text block."""
+    table = RichTable(
+        title=f"{wb.filename}: {len(wb.sheets)} of {wb.sheets_total} sheets read, "
+        f"{wb.format}, {wb.date_system} date system, {wb.read_seconds:.2f} s"
+    )
+    for name in ("sheet", "what", "range", "header rows", "data rows", "columns (type, unit)"):
+        table.add_column(name)
+    for sheet in wb.sheets:
+        if not sheet.tables and not sheet.text_blocks:
+            table.add_row(escape(sheet.name), "empty", "", "", "", "")
+        for t in sheet.tables:
+            cols = ", ".join(
+                f"{c.name}:{c.type.value}" + (f"[{c.unit}]" if c.unit else "") for c in t.columns
+            )
+            table.add_row(
+                escape(sheet.name),
+                f"{t.id} {t.source}",
+                t.ref,
+                ",".join(map(str, t.header_rows)) or "none",
+                f"{t.n_rows:,}",
+                escape(cols[:160]),
+            )
+        for block in sheet.text_blocks[:3]:
+            table.add_row(
+                escape(sheet.name),
+                "text",
+                block.ref,
+                "",
+                "",
+                escape((block.lines[0] if block.lines else "")[:80]),
+            )
+    return table
+
+
+def report(
+    file: Annotated[Path, typer.Argument(help="Spreadsheet (.xlsx, .xlsm, .xls, .csv, .tsv).")],
+    out: Annotated[Path | None, typer.Option(help="Folder for the report files.")] = None,
+    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
+    no_launch: Annotated[
+        bool,
+        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
+    ] = False,
+    inspect: Annotated[
+        bool, typer.Option(help="Only show what the reader found; no model call.")
+    ] = False,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+) -> None:
+    """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
+    try:
+        settings = Settings(
+            **{
+                k: v
+                for k, v in {"server_url": server_url, "database_url": database_url}.items()
+                if v is not None
+            }
+        )
+    except ValidationError as exc:
+        err.print(f"[bold red]error:[/] invalid setting: {escape(invalid_values(exc))}")
+        raise typer.Exit(2) from exc
+    if out is not None and out.exists() and not out.is_dir():
+        err.print(
+            f"[bold red]error:[/] --out {escape(str(out))} is a file, not a folder; pass a "
+            "folder for the report files (it is created when missing)"
+        )
+        raise typer.Exit(2)
+    from workflows.excel_report import ExcelReportWorkflow, ReportConfig
+
+    config = ReportConfig.from_settings(settings, **({"output_dir": out} if out else {}))
+    try:
+        with console.status(f"reading {file}"):
+            wb = read_workbook(file, config.limits)
+    except SpreadsheetError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    console.print(reader_table(wb))
+    for note in [*wb.warnings, *(w for s in wb.sheets for w in s.warnings)]:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    if inspect:
+        return
+    from orchestrator.cli.app import ensure_checkpoint
+    from orchestrator.core.runtime import serving_profile
+    from serving.errors import ServingError
+    from serving.launcher import VLLMServer, server_is_healthy
+
+    server: VLLMServer | None = None
+    try:
+        if not server_is_healthy(settings.server_url):
+            if no_launch or server_url is not None:
+                raise ServerUnavailableError(settings.server_url, "no answer on /health")
+            ensure_checkpoint(settings)
+            server = VLLMServer(
+                serving_profile(settings),
+                port=settings.server_port,
+                log_path=settings.server_log,
+                startup_timeout_s=settings.server_start_timeout_s,
+            )
+            with console.status(f"starting co-hosted vLLM; log: {settings.server_log}"):
+                server.start()
+            settings = settings.model_copy(update={"server_url": server.base_url})
+        code = asyncio.run(_run(settings, ExcelReportWorkflow(config), file))
+    except (OrchestratorError, ServingError) as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    finally:
+        if server is not None:
+            server.stop()
+    raise typer.Exit(code)
+
+
+async def _run(settings: Settings, workflow, file: Path) -> int:  # type: ignore[no-untyped-def]
+    from orchestrator.cli.console import request_lines
+    from orchestrator.core.dispatcher import Orchestrator
+    from orchestrator.core.runtime import make_client
+    from orchestrator.telemetry import TelemetryStore
+
+    store = TelemetryStore(settings.database_url)
+    client = make_client(settings)
+    try:
+        await client.check()
+        orch = Orchestrator(client, store, [workflow], max_tokens=settings.max_completion_tokens)
+        text = f"Summarise the attached spreadsheet {file.name} as a report"
+        request = Request(text=text, attachments=(Attachment(filename=file.name, path=str(file)),))
+        outcome = await orch.handle(request)
+    finally:
+        await client.aclose()
+        store.close()
+    console.print(request_lines(outcome, text, str(file)))
+    result = outcome.result or {}
+    if outcome.status != "succeeded" or result.get("status") != "succeeded":
+        err.print(f"[bold red]no report:[/] {escape(outcome.error or outcome.headline)}")
+        return 1
+    console.print(f"report: {result['markdown']}\n        {result['xlsx']}")
+    console.print(
+        f"prompt tokens per call: {result['prompt_tokens']} (encoding "
+        f"{result['encoding_tokens']} of a {result['token_budget']}-token budget)"
+    )
+    return 0

@@ -1,0 +1,128 @@
+"""``orchestrator skew``: the expert-skew report in the terminal, as HTML and as JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from orchestrator.analysis.skew.models import Thresholds
+from orchestrator.analysis.skew.report import ReportOptions, build_report
+from orchestrator.analysis.skew.report_html import write_html
+from orchestrator.analysis.skew.report_json import write_json
+from orchestrator.analysis.skew.terminal import print_summary
+from orchestrator.analysis.skew.window import parse_duration, parse_until
+from orchestrator.cli.console import invalid_values
+from orchestrator.config import Settings
+from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.telemetry import TelemetryStore
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+def skew(
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
+    ] = None,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    window: Annotated[str, typer.Option(help="Report window: 24h, 7d, 2w... or all.")] = "7d",
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Drift baseline just before the window (default: same length; none)."),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Window end, ISO 8601 UTC (default: newest data).")
+    ] = None,
+    workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only calls of this served model.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report here.")
+    ] = None,
+    hot_factor: Annotated[
+        float | None, typer.Option(help="Hot = share > factor / experts (default from settings).")
+    ] = None,
+    min_expected: Annotated[
+        float | None,
+        typer.Option(help="Judge hot/dead only with this many expected activations per expert."),
+    ] = None,
+    outlier_limit: Annotated[
+        int, typer.Option(help="Score at most this many newest calls for outliers.")
+    ] = 50_000,
+    rebuild: Annotated[
+        bool, typer.Option(help="Rebuild stale rollups (databases from older versions).")
+    ] = True,
+) -> None:
+    """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
+    if db is not None and database_url is not None:
+        raise _fail("give --db or --database-url, not both")
+    try:
+        settings = Settings(**({"database_url": database_url} if database_url else {}))
+        thresholds = Thresholds(
+            hot_factor=hot_factor if hot_factor is not None else settings.hot_share_factor,
+            min_expected=min_expected if min_expected is not None else settings.dead_min_expected,
+        )
+        options = ReportOptions(
+            window=window,
+            baseline=baseline,
+            until=parse_until(until) if until is not None else None,
+            workflow=workflow,
+            model=model,
+            thresholds=thresholds,
+            outlier_limit=outlier_limit,
+            rebuild=rebuild,
+        )
+        parse_duration(window)
+        if baseline is not None and baseline.strip().lower() != "none":
+            parse_duration(baseline, "--baseline")
+    except ValidationError as exc:
+        raise _fail(f"invalid option: {invalid_values(exc)}") from exc
+    except UserError as exc:
+        raise _fail(str(exc)) from exc
+    for target in (html, json_out):
+        if target is not None and (target.is_dir() or not target.parent.is_dir()):
+            raise _fail(
+                f"cannot write {target}: "
+                + (
+                    "it is a folder"
+                    if target.is_dir()
+                    else f"folder {target.parent} does not exist"
+                )
+            )
+    url = f"sqlite:///{db}" if db is not None else settings.database_url
+    try:
+        store = TelemetryStore.open_existing(url)
+    except UserError as exc:
+        raise _fail(str(exc)) from exc
+    try:
+        with console.status("reading the expert rollups"):
+            report = build_report(
+                store,
+                options,
+                on_rebuild=lambda calls, summed: err.print(
+                    f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
+                ),
+            )
+        # piped or redirected output gets rich's 80 columns, too narrow for the scope table
+        wide = console if console.is_terminal else Console(width=max(console.width, 150))
+        print_summary(wide, report)
+        if html is not None:
+            console.print(f"HTML report: {write_html(report, html)}")
+        if json_out is not None:
+            console.print(f"JSON report: {write_json(report, json_out)}")
+    except UserError as exc:
+        raise _fail(str(exc)) from exc
+    except OrchestratorError as exc:
+        raise _fail(str(exc), 1) from exc
+    finally:
+        store.close()

@@ -1,0 +1,1 @@
+"""The runtime core: requests in, workflows run, model calls made and recorded."""

@@ -1,0 +1,227 @@
+"""Async client for the OpenAI-compatible vLLM server, with routing capture on every call.
+
+Built on the ``openai`` SDK (timeouts, retries with backoff, connection pooling). vLLM-specific
+request fields travel in ``extra_body``: ``return_token_ids`` (the CPU replay needs the exact
+token ids the server used). vLLM-specific response fields (``prompt_token_ids``, ``token_ids``,
+``routed_experts``) are read from the response's extra fields.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError
+from serving.capture import ExpertRoutingCapture
+from serving.expert_routing import ExpertRoutingTrace
+
+
+class ChatMessage(BaseModel):
+    """One chat turn."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ModelCall(BaseModel):
+    """The result of one model call.
+
+    Attributes:
+        model: Served model name.
+        text: Completion text (model output: data, never code).
+        finish_reason: ``stop``, ``length``...
+        prompt_tokens: Prompt tokens (``usage.prompt_tokens``).
+        completion_tokens: Completion tokens (``usage.completion_tokens``).
+        latency_ms: Wall time of the HTTP call, milliseconds (replay time excluded).
+        routing: The routing trace (its ``source`` says who filled it).
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    model: str
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    latency_ms: float = Field(ge=0)
+    routing: ExpertRoutingTrace
+
+
+class ModelClient(Protocol):
+    """What workflows need from a model: one chat call, with its routing."""
+
+    model_name: str
+    base_url: str
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> ModelCall: ...
+
+
+def json_schema_format(schema: dict[str, Any], name: str = "output") -> dict[str, Any]:
+    """An OpenAI ``response_format`` for schema-constrained output (vLLM: xgrammar)."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+class VLLMClient:
+    """Calls a vLLM server and attaches a :class:`ExpertRoutingTrace` to every result.
+
+    Args:
+        base_url: ``http://host:port/v1``.
+        model_name: The server's ``--served-model-name``.
+        capture: How routing is obtained (engine capture on GPU, replay on CPU).
+        timeout_s: Seconds per HTTP call.
+        max_retries: Retries on connection errors and 5xx, with the SDK's backoff.
+        temperature: Default sampling temperature.
+
+    Raises:
+        ServerUnavailableError: From :meth:`chat` and :meth:`check`, when the server cannot
+            be reached; it names the URL and the command that starts one.
+        ModelCallError: From :meth:`chat`, on an HTTP error answer or a malformed response.
+
+    Example:
+        >>> client = VLLMClient("http://127.0.0.1:8000/v1", "ernie", capture)  # doctest: +SKIP
+        >>> call = await client.chat([ChatMessage(role="user", content="hi")],
+        ...                          max_tokens=8)  # doctest: +SKIP
+        >>> call.routing.expert_counts().shape  # (moe layers, experts)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model_name: str,
+        capture: ExpertRoutingCapture,
+        *,
+        timeout_s: float = 120.0,
+        max_retries: int = 2,
+        temperature: float = 0.7,
+        structured_output: bool = True,
+    ) -> None:
+        self.temperature = temperature
+        self.structured_output = structured_output
+        self.base_url = base_url.rstrip("/")
+        self.model_name = model_name
+        self.capture = capture
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key="EMPTY", timeout=timeout_s, max_retries=max_retries
+        )
+
+    def _unavailable(self, exc: Exception) -> ServerUnavailableError:
+        reason = type(exc).__name__
+        if exc.__cause__ is not None:
+            reason = f"{reason}: {exc.__cause__}"
+        return ServerUnavailableError(self.base_url, reason)
+
+    async def check(self) -> list[dict[str, Any]]:
+        """List the served models (``GET /v1/models``); proves the server answers.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached.
+            ModelCallError: It answers, but does not serve ``model_name``.
+            CheckpointError: It serves a different checkpoint from the one routing is
+                replayed through (the recorded experts would be wrong).
+        """
+        try:
+            page = await self._client.models.list()
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise self._unavailable(exc) from exc
+        models = [m.to_dict() for m in page.data]
+        if not any(m.get("id") == self.model_name for m in models):
+            names = ", ".join(str(m.get("id")) for m in models)
+            raise ModelCallError(
+                f"server at {self.base_url} serves [{names}], not {self.model_name!r}; set "
+                "ORCH_SERVED_MODEL_NAME or start the server with --served-model-name"
+            )
+        served = next(m for m in models if m.get("id") == self.model_name)
+        self.capture.verify_served_model(served.get("root"))
+        return models
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> ModelCall:
+        """One non-streaming chat completion, with its routing trace.
+
+        Args:
+            messages: The conversation, system turn first.
+            max_tokens: Completion token limit.
+            json_schema: Constrain the output to this JSON schema (bound every string). Not sent
+                when the client was made with ``structured_output=False``; callers parse the
+                text as untrusted data either way.
+            temperature: Sampling temperature (0 is greedy); the client's default when None.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached.
+            ModelCallError: The server answered with an error status or a malformed body.
+        """
+        kwargs: dict[str, Any] = {}
+        if json_schema is not None and self.structured_output:
+            kwargs["response_format"] = json_schema_format(json_schema)
+        started = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.model_name,
+                messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                max_tokens=max_tokens,
+                temperature=self.temperature if temperature is None else temperature,
+                extra_body={"return_token_ids": True},
+                **kwargs,
+            )
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise self._unavailable(exc) from exc
+        except openai.APIStatusError as exc:
+            hint = ""
+            if "response_format" in kwargs and exc.status_code >= 500:
+                # seen on a vLLM 0.24.0 GPU build: every structured-output request got an empty
+                # HTTP 500 (benchmarks/results/gpu_2026-11-29_session2.md)
+                hint = (
+                    "; the request asked for schema-constrained output: if this server cannot "
+                    "do structured output, set ORCH_STRUCTURED_OUTPUT=false"
+                )
+            raise ModelCallError(
+                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
+            ) from exc
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        body = response.to_dict()
+        try:
+            choice = body["choices"][0]
+            usage = body["usage"]
+            prompt_tokens, completion_tokens = usage["prompt_tokens"], usage["completion_tokens"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ModelCallError(f"malformed response from {self.base_url}: {exc!r}") from exc
+        routing = await self.capture.capture(
+            response=body,
+            choice=choice,
+            prompt_ids=body.get("prompt_token_ids") or [],
+            completion_ids=choice.get("token_ids") or [],
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+        return ModelCall(
+            model=self.model_name,
+            text=(choice.get("message") or {}).get("content") or "",
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=latency_ms,
+            routing=routing,
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.close()

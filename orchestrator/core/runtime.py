@@ -1,0 +1,52 @@
+"""Wiring from :class:`~orchestrator.config.Settings` to live objects (profile, capture, client)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.config import Settings
+from orchestrator.core.client import VLLMClient
+from serving.architecture import MoEArchitecture
+from serving.capture import EngineCapture, ExpertRoutingCapture, ReplayCapture
+from serving.profiles import ServingProfile, cpu_profile, gpu_profile
+
+
+def serving_profile(settings: Settings) -> ServingProfile:
+    """The profile ``settings.profile`` names, filled from the settings."""
+    if settings.profile == "gpu":
+        return gpu_profile(settings.gpu_model, served_model_name=settings.served_model_name)
+    return cpu_profile(
+        settings.checkpoint_dir,
+        served_model_name=settings.served_model_name,
+        kv_cache_gib=settings.kv_cache_gib,
+    )
+
+
+def routing_capture(settings: Settings) -> ExpertRoutingCapture:
+    """Replay on the CPU profile; the engine's routed_experts on the GPU profile.
+
+    Raises:
+        CheckpointError: The checkpoint (CPU) or the model config (GPU) cannot be read.
+    """
+    if settings.profile == "cpu":
+        return ReplayCapture.from_checkpoint(settings.checkpoint_dir)
+    model = Path(settings.gpu_model)
+    if model.is_dir():
+        return EngineCapture(MoEArchitecture.from_checkpoint(model))
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(settings.gpu_model).to_dict()
+    return EngineCapture(MoEArchitecture.from_config(config))
+
+
+def make_client(settings: Settings, capture: ExpertRoutingCapture | None = None) -> VLLMClient:
+    """A :class:`VLLMClient` for ``settings.server_url`` with the profile's routing capture."""
+    return VLLMClient(
+        settings.server_url,
+        settings.served_model_name,
+        capture or routing_capture(settings),
+        timeout_s=settings.request_timeout_s,
+        max_retries=settings.max_retries,
+        temperature=settings.temperature,
+        structured_output=settings.structured_output,
+    )
