@@ -55,7 +55,7 @@ class GPUReplayer:
         from transformers import AutoModelForCausalLM
 
         from serving.architecture import MoEArchitecture
-        from serving.checkpoint import _correction_bias
+        from serving.checkpoint import correction_bias
 
         self.torch = torch
         self.device = device
@@ -66,7 +66,7 @@ class GPUReplayer:
         self.model = model.train(False)  # inference mode (torch Module.eval)
         self.bias = torch.stack(
             [
-                _correction_bias(self.model.model.layers[i].mlp).detach().float().reshape(-1)
+                correction_bias(self.model.model.layers[i].mlp).detach().float().reshape(-1)
                 for i in self.arch.moe_layers
             ]
         ).to(device)  # (moe layers, experts)

@@ -267,7 +267,7 @@ def _init_gates(model, spec: CheckpointSpec) -> None:  # model: Ernie4_5_MoeForC
                 continue
             weight = torch.randn(gate.weight.shape, generator=generator) * std
             gate.weight.copy_(weight.to(gate.weight.dtype))
-            bias = _correction_bias(layer.mlp)
+            bias = correction_bias(layer.mlp)
             bias.zero_()
             for p in planted.get(index, []):
                 bias[..., p.expert] += p.bias
@@ -309,7 +309,7 @@ def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpe
         with torch.inference_mode():
             out = model(input_ids=batch, output_router_logits=True, use_cache=False)
         probs = torch.softmax(out.router_logits[position].float().reshape(-1, experts), dim=-1)
-        bias = _correction_bias(model.model.layers[index].mlp)
+        bias = correction_bias(model.model.layers[index].mlp)
         free = np.ones(experts, dtype=bool)
         free[fixed_ids.get(index, [])] = False
         if not free.any():
@@ -351,7 +351,7 @@ def _balanced_bias(
     return b
 
 
-def _correction_bias(mlp):  # -> torch.Tensor
+def correction_bias(mlp):  # -> torch.Tensor
     """ERNIE's ``e_score_correction_bias`` (transformers keeps it in ``moe_statics``)."""
     statics = getattr(mlp, "moe_statics", None) or getattr(mlp.gate, "moe_statics", None)
     if statics is not None:

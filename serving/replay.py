@@ -72,12 +72,12 @@ class ExpertRoutingReplayer:
     def _collect_bias(self):  # -> torch.Tensor of shape (moe layers, num_experts)
         import torch
 
-        from serving.checkpoint import _correction_bias
+        from serving.checkpoint import correction_bias
 
         rows = []
         for index in self.arch.moe_layers:
             mlp = self._model.model.layers[index].mlp
-            rows.append(_correction_bias(mlp).detach().float().reshape(-1))
+            rows.append(correction_bias(mlp).detach().float().reshape(-1))
         if not rows:
             return torch.zeros((0, 0))
         return torch.stack(rows)
