@@ -1,0 +1,42 @@
+"""The layout's rules, checked: import-linter contracts and a runtime-free spreadsheet reader."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_import_linter_contracts_are_kept() -> None:
+    """Layers import one way, analysis and the reader stay off the runtime, no cycles.
+
+    The contracts live in ``[tool.importlinter]`` of ``pyproject.toml``.
+    """
+    lint = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run(
+        [str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "broken" not in done.stdout.lower().split("contracts:")[-1].split("\n")[0]
+
+
+def _modules_after_import(module: str) -> set[str]:
+    code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return {name.split(".")[0] for name in done.stdout.split()}
+
+
+def test_the_spreadsheet_reader_imports_without_the_runtime() -> None:
+    loaded = _modules_after_import("orchestrator.spreadsheet")
+    assert loaded.isdisjoint({"sqlalchemy", "openai", "langgraph", "torch", "transformers"})
+    assert loaded.isdisjoint({"serving", "skills", "workflows"})
+
+
+def test_the_analysis_imports_without_the_model_runtime() -> None:
+    loaded = _modules_after_import("orchestrator.analysis.skew")
+    assert loaded.isdisjoint({"openai", "langgraph", "skills", "workflows"})
