@@ -1,9 +1,15 @@
 """LangGraph workflows, one package per route."""
 
-from orchestrator.core.workflow import Workflow
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from workflows.content_moderation import ContentModerationWorkflow
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.excel_report import ExcelReportWorkflow
+
+if TYPE_CHECKING:
+    from orchestrator.core.workflow import Workflow
 
 
 def default_workflows() -> list[Workflow]:
