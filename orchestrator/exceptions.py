@@ -1,22 +1,61 @@
-"""Exceptions raised by the orchestrator.
+"""The one error tree of the project: every exception class it defines, and where it lives.
 
-Usage mistakes (bad input, bad configuration) are distinct from runtime failures (the server,
-the model, the store). Each class also subclasses the built-in that existing ``except`` blocks
-already catch::
+Usage mistakes (bad input, a bad data file, bad configuration) are kept apart from runtime
+failures (the server, the model, the store), as pydantic-ai keeps ``UserError`` apart from its
+runtime errors. Each class also subclasses the built-in that existing ``except`` blocks already
+catch (in parentheses). Classes are defined in this module unless a ``[module]`` is given::
 
     OrchestratorError
-    ├── UserError (ValueError) ............. the caller passed something invalid; fix the input
-    │   └── UnknownRouteError (KeyError) ... no workflow is registered for a route
+    ├── UserError (ValueError) ................. the caller passed something invalid; fix it
+    │   ├── UnknownRouteError (KeyError) ....... no workflow is registered for a route
+    │   ├── DataFileError ...................... a data file is invalid: ``file:line: reason``
+    │   │   ├── RulesError ..................... classifier rules or calibration file
+    │   │   │                                    [orchestrator.classifier.loader]
+    │   │   ├── LexiconError ................... moderation lexicon folder or term file
+    │   │   │                                    [workflows.content_moderation.lexicon]
+    │   │   └── PolicyError .................... moderation policy file
+    │   │                                        [workflows.content_moderation.policy]
+    │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
+    │       │                                    [orchestrator.spreadsheet.errors]
+    │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format
+    │       │                                    [orchestrator.spreadsheet.errors]
+    │       ├── PasswordProtectedError ......... encrypted workbook
+    │       │                                    [orchestrator.spreadsheet.errors]
+    │       ├── CorruptFileError ............... a spreadsheet, but damaged or unparseable
+    │       │                                    [orchestrator.spreadsheet.errors]
+    │       ├── EmptyWorkbookError ............. no sheet has a single value
+    │       │                                    [orchestrator.spreadsheet.errors]
+    │       └── SpreadsheetTooLargeError ....... over a reading limit (rows, cells)
+    │                                            [orchestrator.spreadsheet.errors]
     ├── ServerUnavailableError (ConnectionError) .. the vLLM server cannot be reached
-    ├── ModelCallError (RuntimeError) ...... the server answered, but not usably
-    └── TelemetryError (RuntimeError) ...... the telemetry store could not be written
+    ├── ModelCallError (RuntimeError) .......... the server answered, but not usably
+    ├── TelemetryError (RuntimeError) .......... the telemetry store could not be written
+    ├── ModelRequestsBlockedError (RuntimeError) .. a request to a real model server while
+    │                                               requests are off (the unit suite)
+    │                                               [orchestrator.core.client]
+    └── ServingError ........................... the serving layer
+        │                                        [serving.errors]
+        ├── CheckpointError (ValueError) ....... a checkpoint folder is missing or malformed
+        │                                        [serving.errors]
+        ├── ServerStartError (RuntimeError) .... the vLLM server exited or never became healthy
+        │                                        [serving.errors]
+        └── ExpertRoutingDecodeError (ValueError) .. a server's expert-routing payload could
+                                                     not be decoded [serving.errors]
+
+``tests/unit/test_exceptions.py`` imports every module of ``orchestrator``, ``serving``,
+``skills`` and ``workflows`` and checks that each exception class it finds subclasses
+:class:`OrchestratorError` and is drawn above, under its parent, with its built-in bases and
+its module.
 
 Request validation itself raises :class:`pydantic.ValidationError` (a ``ValueError``), which
-names the field and the rule it broke. Serving-side errors (checkpoint, launcher, routing
-decode) live in :mod:`serving.errors`.
+names the field and the rule it broke.
+
+This module imports nothing from the project, so every layer may import it.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class OrchestratorError(Exception):
@@ -32,6 +71,25 @@ class UnknownRouteError(UserError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class DataFileError(UserError):
+    """A data file (TOML rules, calibration, lexicon, policy) is invalid.
+
+    The message is ``{path}:{line}: {reason}``, or ``{path}: {reason}`` when the line is not
+    known, so editors and terminals can jump to the spot.
+
+    Attributes:
+        path: The file (or folder) that is wrong.
+        line: 1-based line of the problem, or None when unknown.
+        reason: What is wrong and how to fix it.
+    """
+
+    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
 
 
 class ServerUnavailableError(OrchestratorError, ConnectionError):

@@ -1,19 +1,19 @@
-"""Exceptions raised by the serving layer (checkpoints, the co-hosted server, routing capture).
+"""Exceptions raised by the serving layer (checkpoints, the co-hosted server, expert-routing
+capture).
 
-::
-
-    ServingError
-    ├── CheckpointError (ValueError) ......... a checkpoint folder is missing or malformed
-    ├── ServerStartError (RuntimeError) ...... the vLLM server exited or never became healthy
-    └── ExpertRoutingDecodeError (ValueError) ...... a server's routing payload could not be decoded
+:class:`ServingError` is an :class:`~orchestrator.exceptions.OrchestratorError`, so one
+``except OrchestratorError`` catches these too. The whole tree, with these classes in it, is
+drawn in :mod:`orchestrator.exceptions`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.exceptions import OrchestratorError
 
-class ServingError(Exception):
+
+class ServingError(OrchestratorError):
     """Base class of the serving layer's errors."""
 
 

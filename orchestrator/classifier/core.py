@@ -14,25 +14,23 @@ the tune split of the labelled routing set, from the raw evidence (``s1 - s2`` f
 ``s1`` for fallback) to the observed accuracy of such decisions. Without a calibration file the
 raw evidence is returned (``s1 - s2``, or ``1 - s1`` for fallback) and ``calibrated`` is False.
 
-Hot reload. The rules and calibration files are checked (one ``stat`` each) at most once per
-``reload_interval`` seconds, on the next call. A changed file is loaded and compiled *aside*;
-only a fully valid result replaces the live one (one reference swap, so a concurrent call sees
-either the old or the new rules, never a mix). A broken edit is logged at ERROR level, kept in
+Hot reload (:class:`orchestrator.datafiles.HotReloader`). The rules and calibration files are
+checked (one ``stat`` each) at most once per ``reload_interval`` seconds, on the next call. A
+changed file is loaded and compiled *aside*; only a fully valid result replaces the live one
+(one reference swap, so a concurrent call sees either the old or the new rules, never a mix).
+A broken edit (a ``RulesError`` or ``OSError``) is logged at ERROR level, kept in
 :attr:`RuleClassifier.last_error`, and the last good rules stay live.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.classifier.engine import CompiledRules, normalise
-from orchestrator.classifier.loader import RulesError, load_calibration, load_rules
+from orchestrator.classifier.loader import load_calibration, load_rules
 from orchestrator.classifier.models import (
     CalibrationFile,
     Classification,
@@ -42,6 +40,7 @@ from orchestrator.classifier.models import (
     Signal,
     Thresholds,
 )
+from orchestrator.datafiles import HotReloader
 from orchestrator.request import MAX_TEXT_CHARS, Request
 from orchestrator.routes import Route
 
@@ -70,16 +69,6 @@ class _State:
     calibration: CalibrationFile | None
     thresholds: Thresholds
     version: str
-
-
-def _signature(path: Path | None) -> tuple[int, int] | None:
-    if path is None:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 class RuleClassifier:
@@ -134,12 +123,14 @@ class RuleClassifier:
             self.calibration_path = default_calibration_path()
         else:
             self.calibration_path = None
-        self.reload_interval = reload_interval
-        self.last_error: str | None = None
-        self._lock = threading.Lock()
-        self._signatures = (_signature(self.rules_path), _signature(self.calibration_path))
-        self._state = self._load()
-        self._next_check = time.monotonic() + (reload_interval or 0)
+        self._live = HotReloader(
+            self._load,
+            [p for p in (self.rules_path, self.calibration_path) if p is not None],
+            interval_s=reload_interval,
+            what="rules",
+            version=lambda state: state.version,
+            logger=log,
+        )
 
     # ------------------------------------------------------------------ loading
 
@@ -172,27 +163,26 @@ class RuleClassifier:
             True when new rules went live; False when nothing changed or the new files were
             invalid (then the error is logged and kept in :attr:`last_error`).
         """
-        if self.rules_path is None and self.calibration_path is None:
-            return False
-        if not self._lock.acquire(blocking=False):
-            return False  # another thread is reloading
-        try:
-            signatures = (_signature(self.rules_path), _signature(self.calibration_path))
-            if signatures == self._signatures:
-                return False
-            self._signatures = signatures
-            try:
-                state = self._load()
-            except (RulesError, OSError) as exc:
-                self.last_error = str(exc)
-                log.error("rules reload failed, keeping the last good rules: %s", exc)
-                return False
-            self._state = state  # one reference swap: atomic for concurrent readers
-            self.last_error = None
-            log.info("classifier rules reloaded (version %s)", state.version)
-            return True
-        finally:
-            self._lock.release()
+        return self._live.reload()
+
+    @property
+    def reload_interval(self) -> float | None:
+        """Seconds between checks of the files for changes (0: every call, None: never)."""
+        return self._live.interval_s
+
+    @reload_interval.setter
+    def reload_interval(self, seconds: float | None) -> None:
+        self._live.interval_s = seconds
+
+    @property
+    def last_error(self) -> str | None:
+        """The error of the last failed reload; None once new files have gone live."""
+        return self._live.last_error
+
+    @property
+    def _state(self) -> _State:
+        """The live state, without looking at the files."""
+        return self._live.value
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -291,12 +281,7 @@ class RuleClassifier:
         )
 
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
-        if self.reload_interval is not None:
-            now = time.monotonic()
-            if now >= self._next_check:
-                self._next_check = now + self.reload_interval
-                self.reload()
-        state = self._state
+        state = self._live.get()  # looks at the files at most once per reload_interval
         compiled = state.compiled
         norm = normalise(text[: compiled.max_scan_chars])
         fired = compiled.match(norm, exts, channel)

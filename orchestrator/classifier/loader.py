@@ -1,5 +1,8 @@
 """Load and validate the rules file and the calibration file (TOML), with file:line errors.
 
+Reading, validation and the ``file:line: reason`` errors come from :mod:`orchestrator.datafiles`
+(shared with the moderation lexicon and policy); this module adds the regex safety checks.
+
 Regular expressions are compiled with the third-party ``regex`` module (a drop-in superset of
 ``re`` that supports a per-search ``timeout``) and probed for catastrophic backtracking here,
 at load: each pattern is searched in adversarial strings built from its own literal
@@ -13,17 +16,13 @@ beyond the one the stack already installs (``transformers`` depends on it).
 
 from __future__ import annotations
 
-import hashlib
-import re
-import tomllib
 from pathlib import Path
-from typing import Any
 
 import regex
-from pydantic import ValidationError
 
 from orchestrator.classifier.models import CalibrationFile, Rule, RulesFile
-from orchestrator.exceptions import UserError
+from orchestrator.datafiles import content_hash, load_toml
+from orchestrator.exceptions import DataFileError
 
 #: Probe time limit per pattern and probe string, seconds.
 PROBE_TIMEOUT_S = 0.1
@@ -35,78 +34,13 @@ PROBE_LENGTH = 3000
 REGEX_FLAGS = regex.IGNORECASE | regex.UNICODE | regex.VERSION0
 
 
-class RulesError(UserError):
-    """A rules or calibration file is invalid.
-
-    Attributes:
-        path: The file.
-        line: 1-based line of the problem, or None when unknown.
-        reason: What is wrong and how to fix it.
-    """
-
-    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
-        self.path = Path(path)
-        self.line = line
-        self.reason = reason
-        where = f"{path}:{line}" if line else f"{path}"
-        super().__init__(f"{where}: {reason}")
+class RulesError(DataFileError):
+    """A rules or calibration file is invalid (``file:line: reason``; see
+    :class:`~orchestrator.exceptions.DataFileError` for the attributes)."""
 
 
-def _locate(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line of a pydantic error location such as ``('rule', 3, 'weight')``."""
-    if not loc:
-        return None
-    lines = text.splitlines()
-    table = str(loc[0])
-    if len(loc) >= 2 and isinstance(loc[1], int):
-        count = -1
-        start = None
-        for i, line in enumerate(lines):
-            stripped = line.strip()
-            if stripped == f"[[{table}]]":
-                count += 1
-                if count == loc[1]:
-                    start = i
-                    continue
-            if start is not None and stripped.startswith("["):
-                break
-            if (
-                start is not None
-                and len(loc) >= 3
-                and re.match(rf"{re.escape(str(loc[2]))}\s*=", stripped)
-            ):
-                return i + 1
-        return start + 1 if start is not None else None
-    key = table if len(loc) == 1 else str(loc[-1])
-    for i, line in enumerate(lines):
-        if re.match(rf"\s*(\[{re.escape(table)}\]|{re.escape(key)}\s*=)", line):
-            return i + 1
-    return None
-
-
-def _read(path: Path) -> tuple[str, dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise RulesError(path, None, "file not found; pass an existing rules file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(path, None, f"cannot read as UTF-8 text: {exc}") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"line (\d+)", str(exc))
-        raise RulesError(
-            path, int(found.group(1)) if found else None, f"not valid TOML: {exc}"
-        ) from exc
-    return text, data
-
-
-def _validation_error(path: Path, text: str, exc: ValidationError) -> RulesError:
-    first = exc.errors()[0]
-    loc = tuple(first.get("loc", ()))
-    field = ".".join(str(p) for p in loc) or "(file)"
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return RulesError(path, _locate(text, loc), f"{field}: {first['msg']}{more}")
+#: The reason given for a rules or calibration file that does not exist.
+_MISSING = "file not found; pass an existing rules file"
 
 
 def probe_backtracking(pattern: regex.Pattern[str], timeout: float = PROBE_TIMEOUT_S) -> str | None:
@@ -183,23 +117,21 @@ def load_rules(path: Path | str) -> tuple[RulesFile, str]:
             names the file, the line when known, and the reason.
     """
     path = Path(path)
-    text, data = _read(path)
-    try:
-        rules = RulesFile.model_validate(data)
-    except ValidationError as exc:
-        raise _validation_error(path, text, exc) from exc
-    located = []
-    for i, rule in enumerate(rules.rule):
-        located.append(rule.model_copy(update={"line": _locate(text, ("rule", i))}))
-    spec_lines = [
-        spec.model_copy(update={"line": _locate(text, ("route", i))})
+    loaded = load_toml(path, RulesFile, error=RulesError, missing_reason=_MISSING)
+    rules = loaded.value
+    located = tuple(
+        rule.model_copy(update={"line": loaded.line_of("rule", i)})
+        for i, rule in enumerate(rules.rule)
+    )
+    spec_lines = tuple(
+        spec.model_copy(update={"line": loaded.line_of("route", i)})
         for i, spec in enumerate(rules.route)
-    ]
-    rules = rules.model_copy(update={"rule": tuple(located), "route": tuple(spec_lines)})
+    )
+    rules = rules.model_copy(update={"rule": located, "route": spec_lines})
     for rule in rules.rule:
         if rule.regex is not None:
             compile_rule_regex(path, rule)
-    return rules, hashlib.sha256(text.encode()).hexdigest()[:12]
+    return rules, content_hash(loaded.text)
 
 
 def load_calibration(path: Path | str) -> CalibrationFile:
@@ -208,12 +140,7 @@ def load_calibration(path: Path | str) -> CalibrationFile:
     Raises:
         RulesError: Unreadable, not TOML, or fails validation (file, line, reason).
     """
-    path = Path(path)
-    text, data = _read(path)
-    try:
-        return CalibrationFile.model_validate(data)
-    except ValidationError as exc:
-        raise _validation_error(path, text, exc) from exc
+    return load_toml(path, CalibrationFile, error=RulesError, missing_reason=_MISSING).value
 
 
 def dump_calibration(calibration: CalibrationFile) -> str:

@@ -155,12 +155,12 @@ def check(
 ) -> None:
     """Validate the lexicon folder and the policy file; print their versions."""
     from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
-    from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, load_policy
+    from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 
     try:
         data = load_lexicon(lexicon_dir or DEFAULT_LEXICON_DIR)
         pol = load_policy(policy or DEFAULT_POLICY_PATH)
-    except LexiconError as exc:
+    except (LexiconError, PolicyError) as exc:
         raise _fail(str(exc)) from exc
     console.print(
         f"lexicon {data.version}: {len(data.terms)} terms, {len(data.allow)} allow-listed words; "

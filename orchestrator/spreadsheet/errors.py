@@ -1,14 +1,12 @@
 """Errors raised while reading a spreadsheet. Each names the file and says how to fix it.
 
-::
-
-    UserError (ValueError)
-    └── SpreadsheetError ................. the file cannot be turned into tables
-        ├── UnsupportedFileError ......... not a spreadsheet, wrong extension, unsupported format
-        ├── PasswordProtectedError ....... encrypted workbook (OOXML in a CFB container, BIFF)
-        ├── CorruptFileError ............. a spreadsheet, but damaged or unparseable
-        ├── EmptyWorkbookError ........... no sheet has a single value
-        └── SpreadsheetTooLargeError ..... over a reading limit (rows, cells); memory stays bounded
+All are :class:`SpreadsheetError`, a :class:`~orchestrator.exceptions.UserError` (so also a
+``ValueError``): :class:`UnsupportedFileError` (not a spreadsheet, wrong extension,
+unsupported format), :class:`PasswordProtectedError` (encrypted workbook: OOXML in a CFB
+container, BIFF), :class:`CorruptFileError` (a spreadsheet, but damaged or unparseable),
+:class:`EmptyWorkbookError` (no sheet has a single value) and
+:class:`SpreadsheetTooLargeError` (over a reading limit such as rows or cells; memory stays
+bounded). Their place in the project's one error tree is drawn in :mod:`orchestrator.exceptions`.
 """
 
 from __future__ import annotations

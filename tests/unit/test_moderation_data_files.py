@@ -11,10 +11,10 @@ import pytest
 
 from workflows.content_moderation.lexicon import (
     DEFAULT_LEXICON_DIR,
-    Lexicon,
     LexiconError,
     load_lexicon,
 )
+from workflows.content_moderation.matcher import Lexicon
 from workflows.content_moderation.policy import (
     DEFAULT_POLICY_PATH,
     LEXICON_STATES,
@@ -128,3 +128,23 @@ def test_policy_bad_decision_names_line(tmp_path: Path) -> None:
 def test_packaged_folder_copy_gives_same_version(tmp_path: Path) -> None:
     shutil.copytree(DEFAULT_LEXICON_DIR, tmp_path / "copy")
     assert load_lexicon(tmp_path / "copy").version == load_lexicon().version
+
+
+def test_policy_toml_syntax_error_names_its_line(tmp_path: Path) -> None:
+    text = DEFAULT_POLICY_PATH.read_text(encoding="utf-8").replace(
+        'decision = "block"', 'decision = = "block"', 1
+    )
+    path = write(tmp_path, "p.toml", text)
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    line = text.splitlines().index('decision = = "block"') + 1
+    assert info.value.line == line and f"p.toml:{line}: not valid TOML" in str(info.value)
+
+
+def test_a_bad_policy_is_not_a_lexicon_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "p.toml", "version = 1\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert not isinstance(info.value, LexiconError)
+    reason = "version: Input should be a valid string (and 1 more problem(s))"
+    assert str(info.value) == f"{path}:1: {reason}"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.content_moderation.lexicon import Lexicon
-from workflows.content_moderation.matcher import Matcher, squeeze
+from workflows.content_moderation.matcher import Lexicon, Matcher, squeeze
 from workflows.content_moderation.normalize import homoglyph_table, normalize, scripts_report
 
 

@@ -9,7 +9,8 @@ table), :mod:`.inputs` (decoding and truncation), :mod:`.judgement` (verdict ass
 """
 
 from workflows.content_moderation.graph import ContentModerationWorkflow, build_graph
-from workflows.content_moderation.lexicon import Lexicon, LexiconError, load_lexicon
+from workflows.content_moderation.lexicon import LexiconError, load_lexicon
+from workflows.content_moderation.matcher import Lexicon
 from workflows.content_moderation.policy import Policy, PolicyError, load_policy
 from workflows.content_moderation.verdict import (
     TAXONOMY,

@@ -33,7 +33,8 @@ from workflows.content_moderation.judgement import (
     lexicon_findings,
     model_findings,
 )
-from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, Lexicon
+from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR
+from workflows.content_moderation.matcher import Lexicon
 from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, Policy, load_policy
 from workflows.content_moderation.verdict import LexiconJudgement, ModelJudgement, Span, Verdict
 

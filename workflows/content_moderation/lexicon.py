@@ -15,31 +15,27 @@ names its category and lists terms::
 Field reference: :class:`Term`. A file ``allowlist.toml`` holds ``words = [...]``: words
 that prefix, suffix, infix and fuzzy matching never flag (``scunthorpe``, ``cocktail``).
 
-A bad file raises :class:`LexiconError` naming the file, the line and the fix. A running
-:class:`Lexicon` re-reads the folder when a file changes; a bad edit is logged and the last
-good lexicon stays live.
+A bad file raises :class:`LexiconError` naming the file, the line and the fix (read and
+validated by :mod:`orchestrator.datafiles`).
+
+This module holds the data models and the loader only. The compiled, hot-reloaded form is
+:class:`workflows.content_moderation.matcher.Lexicon` (the matcher builds on this module, never
+the other way round).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
 import re
-import threading
-import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from orchestrator.exceptions import UserError
+from orchestrator.datafiles import content_hash, load_toml
+from orchestrator.exceptions import DataFileError
 from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Severity
-
-log = logging.getLogger(__name__)
 
 #: The packaged lexicon folder.
 DEFAULT_LEXICON_DIR = Path(__file__).resolve().parent / "lexicon"
@@ -47,20 +43,9 @@ DEFAULT_LEXICON_DIR = Path(__file__).resolve().parent / "lexicon"
 MatchMode = Literal["word", "prefix", "suffix", "infix"]
 
 
-class LexiconError(UserError):
-    """A lexicon file is invalid.
-
-    Attributes:
-        path: The file (or folder).
-        line: 1-based line of the problem, or None when unknown.
-        reason: What is wrong and how to fix it.
-    """
-
-    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
-        self.path = Path(path)
-        self.line = line
-        self.reason = reason
-        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
+class LexiconError(DataFileError):
+    """A lexicon folder or term file is invalid (``file:line: reason``; see
+    :class:`~orchestrator.exceptions.DataFileError` for the attributes)."""
 
 
 class Term(BaseModel):
@@ -179,53 +164,6 @@ class LexiconData:
     directory: Path
 
 
-def locate_line(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line of a pydantic error location such as ``('term', 3, 'severity')``."""
-    lines = text.splitlines()
-    if len(loc) >= 2 and isinstance(loc[1], int):
-        count, start = -1, None
-        for i, line in enumerate(lines):
-            stripped = line.strip()
-            if stripped == f"[[{loc[0]}]]":
-                count += 1
-                if count == loc[1]:
-                    start = i
-                elif start is not None:
-                    break
-                continue
-            key = re.escape(str(loc[2])) if len(loc) >= 3 else None
-            if start is not None and key and re.match(rf"{key}\s*=", stripped):
-                return i + 1
-        return start + 1 if start is not None else None
-    if loc:
-        for i, line in enumerate(lines):
-            if re.match(rf"\s*{re.escape(str(loc[0]))}\s*=", line):
-                return i + 1
-    return None
-
-
-def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LexiconError(path, None, f"cannot read as UTF-8 text: {exc}") from exc
-    try:
-        return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"line (\d+)", str(exc))
-        raise LexiconError(
-            path, int(found.group(1)) if found else None, f"not valid TOML: {exc}"
-        ) from exc
-
-
-def validation_error(path: Path, text: str, exc: ValidationError) -> LexiconError:
-    first = exc.errors()[0]
-    loc = tuple(first.get("loc", ()))
-    field = ".".join(str(p) for p in loc) or "(file)"
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return LexiconError(path, locate_line(text, loc), f"{field}: {first['msg']}{more}")
-
-
 def load_lexicon(directory: Path | str = DEFAULT_LEXICON_DIR) -> LexiconData:
     """Read and validate every ``*.toml`` of ``directory``.
 
@@ -243,119 +181,36 @@ def load_lexicon(directory: Path | str = DEFAULT_LEXICON_DIR) -> LexiconData:
     directory = Path(directory)
     if not directory.is_dir():
         raise LexiconError(directory, None, "lexicon folder not found; pass an existing folder")
-    paths = sorted(directory.glob("*.toml"))
-    digest = hashlib.sha256()
+    parts: list[str] = []
     terms: list[tuple[Category, Term]] = []
     allow: set[str] = set()
     owners: dict[Category, Path] = {}
-    for path in paths:
-        text, data = _read_toml(path)
-        digest.update(path.name.encode() + b"\0" + text.encode() + b"\0")
+    for path in lexicon_files(directory):
         if path.name == "allowlist.toml":
-            try:
-                allow |= {w.lower() for w in AllowList.model_validate(data).words}
-            except ValidationError as exc:
-                raise validation_error(path, text, exc) from exc
+            allowed = load_toml(path, AllowList, error=LexiconError)
+            parts += (path.name, "\0", allowed.text, "\0")
+            allow |= {w.lower() for w in allowed.value.words}
             continue
-        try:
-            parsed = LexiconFile.model_validate(data)
-        except ValidationError as exc:
-            raise validation_error(path, text, exc) from exc
+        loaded = load_toml(path, LexiconFile, error=LexiconError)
+        parts += (path.name, "\0", loaded.text, "\0")
+        parsed = loaded.value
         if parsed.category in owners:
             raise LexiconError(
                 path,
-                locate_line(text, ("category",)),
+                loaded.line_of("category"),
                 f"category {parsed.category.value!r} is already defined in "
                 f"{owners[parsed.category].name}; keep one file per category",
             )
         owners[parsed.category] = path
         for i, term in enumerate(parsed.term):
-            located = term.model_copy(update={"line": locate_line(text, ("term", i))})
+            located = term.model_copy(update={"line": loaded.line_of("term", i)})
             terms.append((parsed.category, located))
     if not terms:
         raise LexiconError(directory, None, "no category file (*.toml with [[term]] entries)")
-    return LexiconData(tuple(terms), frozenset(allow), digest.hexdigest()[:12], directory)
+    return LexiconData(tuple(terms), frozenset(allow), content_hash(*parts), directory)
 
 
-def _signature(directory: Path) -> tuple[tuple[str, int, int], ...]:
-    out = []
-    for path in sorted(directory.glob("*.toml")):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out.append((path.name, st.st_mtime_ns, st.st_size))
-    return tuple(out)
-
-
-class Lexicon:
-    """A live lexicon folder: compiled once, re-read when a file changes.
-
-    Args:
-        directory: The folder (the packaged one by default).
-        reload_interval: Seconds between checks for changed files; 0 checks on every
-            :meth:`matcher` call, None never.
-
-    Raises:
-        LexiconError: The initial folder is invalid.
-
-    Example:
-        >>> lex = Lexicon()
-        >>> [h.term for h in lex.matcher().scan("what the f*ck").hits]
-        ['fuck']
-    """
-
-    def __init__(
-        self, directory: Path | str = DEFAULT_LEXICON_DIR, *, reload_interval: float | None = 1.0
-    ) -> None:
-        from workflows.content_moderation.matcher import Matcher
-
-        self._matcher_cls = Matcher
-        self.directory = Path(directory)
-        self.reload_interval = reload_interval
-        self.last_error: str | None = None
-        self._lock = threading.Lock()
-        self._signature = _signature(self.directory)
-        self._matcher = Matcher(load_lexicon(self.directory))
-        self._next_check = time.monotonic() + (reload_interval or 0)
-
-    @property
-    def version(self) -> str:
-        """Version hash of the live lexicon."""
-        return self._matcher.version
-
-    def reload(self) -> bool:
-        """Re-read the folder now if a file changed.
-
-        Returns:
-            True when a new lexicon went live; False when nothing changed or the new files
-            are invalid (the error is logged and kept in :attr:`last_error`).
-        """
-        if not self._lock.acquire(blocking=False):
-            return False
-        try:
-            signature = _signature(self.directory)
-            if signature == self._signature:
-                return False
-            self._signature = signature
-            try:
-                matcher = self._matcher_cls(load_lexicon(self.directory))
-            except LexiconError as exc:
-                self.last_error = str(exc)
-                log.error("lexicon reload failed, keeping version %s: %s", self.version, exc)
-                return False
-            self._matcher = matcher  # one reference swap: atomic for concurrent readers
-            self.last_error = None
-            log.info("lexicon reloaded (version %s)", matcher.version)
-            return True
-        finally:
-            self._lock.release()
-
-    def matcher(self):  # -> Matcher
-        """The live compiled matcher (checks the files first, at most every interval)."""
-        if self.reload_interval is not None:
-            now = time.monotonic()
-            if now >= self._next_check:
-                self._next_check = now + self.reload_interval
-                self.reload()
-        return self._matcher
+def lexicon_files(directory: Path | str) -> list[Path]:
+    """The ``*.toml`` files of a lexicon folder, sorted by name (the order they are read and
+    hashed in); an empty list when the folder is missing."""
+    return sorted(Path(directory).glob("*.toml"))

@@ -32,6 +32,7 @@ abbreviations (``sb``, ``nmsl``) match as English words.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import re
 import unicodedata
@@ -39,13 +40,23 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from workflows.content_moderation.lexicon import LexiconData, Term
+from orchestrator.datafiles import HotReloader
+from workflows.content_moderation.lexicon import (
+    DEFAULT_LEXICON_DIR,
+    LexiconData,
+    Term,
+    lexicon_files,
+    load_lexicon,
+)
 from workflows.content_moderation.normalize import Normalized, is_han, normalize
 from workflows.content_moderation.verdict import Category, MatchKind, Severity
+
+log = logging.getLogger(__name__)
 
 #: Least letters of a pinyin spelling that is matched (``nima`` is too short to be safe).
 MIN_PINYIN_LETTERS = 5
@@ -162,8 +173,8 @@ class _Index:
 
 
 class Matcher:
-    """A compiled lexicon. Build it once (:class:`~workflows.content_moderation.lexicon.Lexicon`
-    does), then :meth:`scan` any number of texts; it holds no per-scan state (thread-safe).
+    """A compiled lexicon. Build it once (:class:`Lexicon` does), then :meth:`scan` any number
+    of texts; it holds no per-scan state (thread-safe).
 
     Args:
         data: The validated lexicon.
@@ -419,6 +430,75 @@ class Matcher:
                 add(int(index[a]), int(index[b - 1]) + 1, ref, "spaced" if spaced else "exact", 1.0)
             # also try terms that start inside this match (overlaps such as 大傻逼 / 傻逼)
             pos = a + 1
+
+
+class Lexicon:
+    """A live lexicon folder: compiled once into a :class:`Matcher`, re-read when a file changes.
+
+    The folder's ``*.toml`` files are checked (one ``stat`` each) at most once per
+    ``reload_interval`` seconds, on the next :meth:`matcher` call; a changed folder is loaded
+    and compiled aside and swapped in whole. A broken edit is logged at ERROR level, kept in
+    :attr:`last_error`, and the last good matcher stays live
+    (:class:`orchestrator.datafiles.HotReloader`).
+
+    Args:
+        directory: The folder (the packaged one by default).
+        reload_interval: Seconds between checks for changed files; 0 checks on every
+            :meth:`matcher` call, None never.
+
+    Raises:
+        LexiconError: The initial folder is invalid.
+
+    Example:
+        >>> lex = Lexicon()
+        >>> [h.term for h in lex.matcher().scan("what the f*ck").hits]
+        ['fuck']
+    """
+
+    def __init__(
+        self, directory: Path | str = DEFAULT_LEXICON_DIR, *, reload_interval: float | None = 1.0
+    ) -> None:
+        self.directory = Path(directory)
+        self._live = HotReloader(
+            lambda: Matcher(load_lexicon(self.directory)),
+            lambda: lexicon_files(self.directory),
+            interval_s=reload_interval,
+            what="lexicon",
+            version=lambda matcher: matcher.version,
+            logger=log,
+        )
+
+    @property
+    def version(self) -> str:
+        """Version hash of the live lexicon."""
+        return self._live.value.version
+
+    @property
+    def reload_interval(self) -> float | None:
+        """Seconds between checks for changed files (0: every call, None: never)."""
+        return self._live.interval_s
+
+    @reload_interval.setter
+    def reload_interval(self, seconds: float | None) -> None:
+        self._live.interval_s = seconds
+
+    @property
+    def last_error(self) -> str | None:
+        """The error of the last failed reload; None once a new lexicon has gone live."""
+        return self._live.last_error
+
+    def reload(self) -> bool:
+        """Re-read the folder now if a file changed.
+
+        Returns:
+            True when a new lexicon went live; False when nothing changed or the new files
+            are invalid (the error is logged and kept in :attr:`last_error`).
+        """
+        return self._live.reload()
+
+    def matcher(self) -> Matcher:
+        """The live compiled matcher (checks the files first, at most every interval)."""
+        return self._live.get()
 
 
 def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:

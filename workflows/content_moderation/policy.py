@@ -16,20 +16,21 @@ none, low          review when the model flags the post (disagreement), else
 absent             the model alone decides (uncertain → review)
 =================  ==========================================================
 
-The loader checks the table is total (every pair decided) and has no dead rule.
+The loader (:func:`load_policy`, on :mod:`orchestrator.datafiles`) checks the table is total
+(every pair decided) and has no dead rule; a bad file raises :class:`PolicyError`
+(``file:line: reason``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from workflows.content_moderation.lexicon import LexiconError, locate_line, validation_error
+from orchestrator.datafiles import content_hash, load_toml, locate_line
+from orchestrator.exceptions import DataFileError
 from workflows.content_moderation.verdict import Decision
 
 #: The packaged policy file.
@@ -41,8 +42,9 @@ LEXICON_STATES: tuple[LexiconState, ...] = ("absent", "none", "low", "medium", "
 MODEL_STATES: tuple[ModelState, ...] = ("absent", "allow", "review", "block", "uncertain")
 
 
-class PolicyError(LexiconError):
-    """The policy file is invalid (file, line, reason)."""
+class PolicyError(DataFileError):
+    """The policy file is invalid (``file:line: reason``; see
+    :class:`~orchestrator.exceptions.DataFileError` for the attributes)."""
 
 
 class Limits(BaseModel):
@@ -182,27 +184,14 @@ def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> Policy:
             has a dead rule; the message names the file and the line when known.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(path, None, f"cannot read as UTF-8 text: {exc}") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(path, getattr(exc, "lineno", None), f"not valid TOML: {exc}") from exc
-    try:
-        parsed = PolicyFile.model_validate(data)
-    except ValidationError as exc:
-        err = validation_error(path, text, exc)
-        raise PolicyError(path, err.line, err.reason) from exc
+    loaded = load_toml(path, PolicyFile, error=PolicyError)
+    text, parsed = loaded.text, loaded.value
     rules = tuple(
-        r.model_copy(update={"line": locate_line(text, ("rule", i))})
-        for i, r in enumerate(parsed.rule)
+        r.model_copy(update={"line": loaded.line_of("rule", i)}) for i, r in enumerate(parsed.rule)
     )
     check_table(path, text, rules)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return Policy(
-        version=f"{parsed.version}+{digest}",
+        version=f"{parsed.version}+{content_hash(text, digits=8)}",
         limits=parsed.limits,
         min_confidence=parsed.model.min_confidence,
         rules=rules,
