@@ -26,7 +26,7 @@ from orchestrator.telemetry import TelemetryStore
 
 logger = logging.getLogger(__name__)
 
-RequestStatus = Literal["succeeded", "failed", "needs_human", "no_workflow"]
+RequestStatus = Literal["succeeded", "rejected", "failed", "needs_human", "no_workflow"]
 
 
 class RequestOutcome(BaseModel):
@@ -36,7 +36,9 @@ class RequestOutcome(BaseModel):
         request_id: The request's id (also the key of its telemetry rows).
         classification: Route, confidence, signals.
         workflow: The workflow that ran, if any.
-        status: ``succeeded``; ``failed`` (see ``error``); ``needs_human`` (fallback route);
+        status: ``succeeded``; ``rejected`` (the workflow refused its input, e.g. a file
+            that is not a spreadsheet; see ``result``); ``failed`` (see ``error``);
+            ``needs_human`` (fallback route);
             ``no_workflow`` (the route has no workflow registered yet).
         result: The workflow's typed result, as a dict.
         headline: One line for the console.
@@ -78,7 +80,7 @@ class Orchestrator:
         self,
         client: ModelClient,
         store: TelemetryStore,
-        workflows: Iterable[Workflow],
+        workflows: Iterable[Workflow[Any, Any]],
         *,
         classifier: RuleClassifier | None = None,
         max_tokens: int = 48,
@@ -87,13 +89,13 @@ class Orchestrator:
         self.store = store
         self.classifier = classifier or RuleClassifier()
         self.max_tokens = max_tokens
-        self.workflows: dict[Route, Workflow] = {}
+        self.workflows: dict[Route, Workflow[Any, Any]] = {}
         for workflow in workflows:
             if workflow.route in self.workflows:
                 raise UserError(f"two workflows registered for route {workflow.route}")
             self.workflows[workflow.route] = workflow
 
-    def workflow_for(self, route: Route) -> Workflow:
+    def workflow_for(self, route: Route) -> Workflow[Any, Any]:
         """The workflow registered for ``route``.
 
         Raises:
@@ -195,12 +197,14 @@ class Orchestrator:
             raise
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
-        await self.store.afinish_request(request.id, "succeeded", result=payload)
+        # a workflow that refused its input (a bad attachment) is recorded as such
+        status: RequestStatus = "rejected" if payload.get("status") == "rejected" else "succeeded"
+        await self.store.afinish_request(request.id, status, result=payload)
         return RequestOutcome(
             request_id=request.id,
             classification=classification,
             workflow=workflow.name,
-            status="succeeded",
+            status=status,
             result=payload,
             headline=workflow.headline(result),
             calls=list(gateway.calls),

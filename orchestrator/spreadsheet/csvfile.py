@@ -6,18 +6,20 @@ superset, so those files read correctly; UTF-8 is tried first because GB18030 wo
 "decode" many UTF-8 byte sequences into the wrong characters. Anything else is refused with a
 hint to re-export as UTF-8 (guessing among single-byte code pages is unreliable on short files).
 
-Cells are typed the way Excel types them on opening a CSV: plain numbers, percentages
-(``12.5%`` → 0.125 with a ``0.0%`` format), currency-prefixed numbers, ISO dates and date-times,
-and Excel error literals. Everything else stays text.
+Cells are typed per field with :func:`~orchestrator.spreadsheet.textvalues.cell_value`, the
+same parser the .xlsx path uses for numbers and dates stored as text: plain numbers,
+percentages (``12.5%`` → 0.125 with a ``0.0%`` format), currency amounts, accounting
+negatives, ISO dates and date-times, and Excel error literals. Each typed cell keeps its text,
+so table detection reads every column again with one convention (decimal comma or point, day
+or month first) decided from all of its values
+(:func:`~orchestrator.spreadsheet.textvalues.convert_column`).
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
-import re
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 
 from orchestrator.spreadsheet.errors import (
@@ -26,14 +28,9 @@ from orchestrator.spreadsheet.errors import (
     UnsupportedFileError,
 )
 from orchestrator.spreadsheet.raw import ERROR_LITERALS, CellKind, RawCell, RawSheet, ReadLimits
+from orchestrator.spreadsheet.textvalues import cell_value
 
 ENCODINGS = ("utf-8-sig", "gb18030")
-
-_NUMBER = re.compile(
-    r"^(?P<sign>[-+]?)(?P<cur>[$€£¥￥]?)(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-    r"(?:[eE][-+]?\d+)?|\.\d+)(?P<pct>%?)$"
-)
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$")
 
 
 def parse_text_cell(text: str) -> RawCell | None:
@@ -42,38 +39,22 @@ def parse_text_cell(text: str) -> RawCell | None:
     Example:
         >>> parse_text_cell("12.5%").value, parse_text_cell("12.5%").number_format
         (0.125, '0.0%')
-        >>> parse_text_cell("$1,234").value
-        1234
+        >>> parse_text_cell("$1,234").value, parse_text_cell("(1,200)").value
+        (1234, -1200)
     """
     stripped = text.strip()
     if not stripped:
         return None
     if stripped in ERROR_LITERALS:
         return RawCell(stripped, CellKind.ERROR)
-    match = _NUMBER.match(stripped)
-    if match:
-        digits = match["num"].replace(",", "")
-        value: float | int = int(digits) if digits.isdigit() and len(digits) < 16 else float(digits)
-        if match["sign"] == "-":
-            value = -value
-        fmt = "General"
-        if match["pct"]:
-            decimals = len(digits.split(".")[1]) if "." in digits else 0
-            value = value / 100
-            fmt = "0" + ("." + "0" * decimals if decimals else "") + "%"
-        elif match["cur"]:
-            fmt = f"{match['cur']}#,##0.00"
-        elif "," in match["num"]:
-            fmt = "#,##0"
-        return RawCell(value, CellKind.NUMBER, fmt)
-    if _ISO_DATE.match(stripped):
-        try:
-            when = datetime.fromisoformat(stripped)
-        except ValueError:
-            return RawCell(stripped, CellKind.TEXT)
-        kind = CellKind.DATE if len(stripped) == 10 else CellKind.DATETIME
-        return RawCell(when, kind, "yyyy-mm-dd" if kind is CellKind.DATE else "yyyy-mm-dd hh:mm")
-    return RawCell(stripped, CellKind.TEXT)
+    typed = cell_value(stripped)
+    if typed is None:
+        return RawCell(stripped, CellKind.TEXT)
+    value, fmt, kind = typed
+    if kind == "date":
+        kind_ = CellKind.DATE if fmt == "yyyy-mm-dd" else CellKind.DATETIME
+        return RawCell(value, kind_, fmt, text=stripped)
+    return RawCell(value, CellKind.NUMBER, fmt, text=stripped)
 
 
 def detect_encoding(path: Path, probe_bytes: int = 1 << 20) -> str:

@@ -17,8 +17,17 @@ library):
    recur in their columns below is the header. A header row holding a horizontally merged
    range followed by another all-text row makes a two-row header (``Top / Sub``). A row with
    numbers or dates before any header means the block has no header.
-5. A block of one row, or one column of text, is a :class:`TextBlock`, not a table. A last
-   row starting with ``Total``/``Grand Total``/``合计``/``总计`` is kept out of the data.
+5. A block of one row, or one column of text, is a :class:`TextBlock`, not a table. A row
+   anywhere in a table whose first value is a total, subtotal or average label (``Total``,
+   ``Grand Total``, ``Subtotal``, ``Average``, ``合计``, ``小计``, ``平均``, ``Summe``...) and
+   that holds a number is kept out of the data (listed in ``Table.skipped``), so it is not
+   counted twice.
+6. **Hidden rows and columns** stay in the layout (a hidden row must not cut a table in two)
+   but are left out of the data unless ``ReadLimits.include_hidden``; each is listed in
+   ``Table.skipped``.
+7. **Numbers and dates stored as text** are read per column with one convention
+   (:func:`~orchestrator.spreadsheet.textvalues.convert_column`); a column left as text
+   although it looks numeric is listed with the reason.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
@@ -34,11 +44,13 @@ from orchestrator.spreadsheet.model import (
     Column,
     ColumnType,
     Sheet,
+    Skipped,
     Table,
     TextBlock,
     Value,
 )
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet, RawTable, ReadLimits
+from orchestrator.spreadsheet.textvalues import convert_column
 
 Box = tuple[int, int, int, int]  # min_row, min_col, max_row, max_col (1-based, inclusive)
 Cells = dict[tuple[int, int], RawCell]
@@ -48,7 +60,14 @@ MAX_TABLES_PER_SHEET = 50
 MAX_ISSUES_LISTED = 200
 MAX_TEXT_LINES = 50
 MAX_TEXT_CHARS = 300
-_TOTALS = re.compile(r"^\s*((grand\s+)?totals?|sum|合计|总计|總計)\b", re.IGNORECASE)
+_TOTALS = re.compile(
+    r"^\s*(?:(?:grand|sub)[\s-]?)?totals?\b"
+    r"|^\s*(?:sum|average|avg|mean|overall|all|gesamt|insgesamt|summe|zwischensumme|"
+    r"durchschnitt|mittelwert|somme|moyenne|sous-total|suma|promedio|media|totale|totaal|"
+    r"gemiddelde|итого|всего|среднее)\s*[:：]?\s*$"
+    r"|^\s*(?:合计|合計|总计|總計|小计|小計|总和|總和|共计|共計|平均|均值|平均值|累计|累計)",
+    re.IGNORECASE,
+)
 _HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
 _FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥])")
 _USABLE = frozenset(
@@ -304,6 +323,70 @@ def _header_name(cells: Cells, header_rows: list[int], c: int) -> str:
     return " / ".join(parts)[:80]
 
 
+def _total_label(row: list[RawCell]) -> str | None:
+    """The label of a total/subtotal/average row (first value a total label, a number in
+    the row); None for a data row."""
+    if not row or row[0].kind is not CellKind.TEXT:
+        return None
+    label = str(row[0].value).strip()
+    if not _TOTALS.match(label):
+        return None
+    if not any(cell.kind is CellKind.NUMBER or cell.kind is CellKind.UNCACHED for cell in row):
+        return None
+    return label[:40]
+
+
+@dataclass(slots=True)
+class _TextColumn:
+    """A column's text cells read again as numbers or dates (see rule 7)."""
+
+    cells: dict[int, RawCell] = field(default_factory=dict)  # row -> retyped cell
+    note: str | None = None
+    reason: str | None = None  # why a numeric-looking column stayed text
+    left_out: list[int] = field(default_factory=list)  # rows left as text in a converted one
+    left_reason: str = ""
+
+
+def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
+    """Read the text-origin cells of column ``c`` with one convention for the column."""
+    origin: list[tuple[int, str]] = []
+    has_text = False
+    for r in rows:
+        cell = cells.get((r, c))
+        if cell is None:
+            continue
+        if cell.kind is CellKind.TEXT:
+            has_text = True
+            origin.append((r, str(cell.value).strip()))
+        elif cell.text is not None:
+            origin.append((r, cell.text))
+    out = _TextColumn()
+    if not has_text:
+        return out  # nothing left as text: every cell was typed on its own
+    conversion = convert_column([text for _, text in origin])
+    if conversion.kind is None:
+        out.reason = conversion.reason
+        if conversion.reason:  # numeric-looking: also undo per-cell typing (one convention)
+            for r, text in origin:
+                out.cells[r] = RawCell(text, CellKind.TEXT)
+        return out
+    out.note = conversion.note
+    for (r, text), value, fmt in zip(origin, conversion.values, conversion.formats, strict=True):
+        if value is None:
+            out.cells[r] = RawCell(text, CellKind.TEXT)
+            continue
+        if conversion.kind == "number":
+            out.cells[r] = RawCell(value, CellKind.NUMBER, fmt, text=text)
+        else:
+            timed = fmt != "yyyy-mm-dd"
+            out.cells[r] = RawCell(
+                value, CellKind.DATETIME if timed else CellKind.DATE, fmt, text=text
+            )
+    out.left_out = [origin[i][0] for i in conversion.left_out]
+    out.left_reason = conversion.note or "not a number or date in the column's convention"
+    return out
+
+
 def build_table(
     raw: RawSheet,
     box: Box,
@@ -319,12 +402,31 @@ def build_table(
     r1, c1, r2, c2 = box
     first = (header_rows[-1] + 1) if header_rows else r1
     last = r2 - totals
-    data_rows = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
+    skipped: list[Skipped] = []
+    hidden_rows = set() if raw.include_hidden else raw.hidden_rows
+    hidden_cols = set() if raw.include_hidden else raw.hidden_cols
+    candidates = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
     totals_rows = [r for r in range(last + 1, r2 + 1) if _row_cells(cells, r, c1, c2)]
-    if data_rows:
-        lead = next(iter(_row_cells(cells, data_rows[-1], c1, c2)))
-        if len(data_rows) > 1 and lead.kind is CellKind.TEXT and _TOTALS.match(str(lead.value)):
-            totals_rows.insert(0, data_rows.pop())
+    data_rows: list[int] = []
+    for r in candidates:
+        if r in hidden_rows:
+            skipped.append(
+                Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason="hidden row")
+            )
+            continue
+        label = _total_label(_row_cells(cells, r, c1, c2))
+        if label is not None and len(candidates) > 1:
+            totals_rows.append(r)
+            skipped.append(
+                Skipped(
+                    what="row",
+                    ref=sheet_ref(raw.name, f"{r}:{r}"),
+                    reason=f"total, subtotal or average row ({label!r})",
+                )
+            )
+            continue
+        data_rows.append(r)
+    totals_rows.sort()
     if not data_rows:
         return None
     columns: list[Column] = []
@@ -335,12 +437,24 @@ def build_table(
     for c in range(c1, c2 + 1):
         letter = get_column_letter(c)
         header = _header_name(cells, header_rows, c)
+        if c in hidden_cols:
+            if header or any((r, c) in cells for r in data_rows):
+                skipped.append(
+                    Skipped(
+                        what="column",
+                        ref=sheet_ref(raw.name, f"{letter}:{letter}"),
+                        reason=f"hidden column{f' {header!r}' if header else ''}",
+                    )
+                )
+            continue
+        texts = _convert_text(cells, data_rows, c)
         values: list[Value] = []
         kinds: Counter[CellKind] = Counter()
         formats: Counter[str] = Counter()
         errors = formulas = uncached = merged_values = 0
+        issue_rows: list[int] = []
         for r in data_rows:
-            cell = cells.get((r, c))
+            cell = texts.cells.get(r) or cells.get((r, c))
             if cell is None:
                 values.append(None)
                 continue
@@ -357,14 +471,15 @@ def build_table(
                 if len(issues) < MAX_ISSUES_LISTED:
                     issues.append(CellIssue(ref=ref, kind="error", detail=str(cell.value)))
                 values.append(None)
+                issue_rows.append(r)
             elif cell.kind is CellKind.UNCACHED:
                 uncached += 1
                 issue_count += 1
+                kind = "placeholder_value" if raw.placeholder_cache else "uncached_formula"
                 if len(issues) < MAX_ISSUES_LISTED:
-                    issues.append(
-                        CellIssue(ref=ref, kind="uncached_formula", detail=cell.formula or "=")
-                    )
+                    issues.append(CellIssue(ref=ref, kind=kind, detail=cell.formula or "="))
                 values.append(None)
+                issue_rows.append(r)
             else:
                 values.append(cell.value)
                 kinds[cell.kind] += 1
@@ -377,6 +492,14 @@ def build_table(
         else:
             conforming = tuple(k for k in kinds if k.value == ctype.value) or tuple(kinds)
         fmt = formats.most_common(1)[0][0] if formats else "General"
+        unknown = [f"{letter}{r}" for r in issue_rows]
+        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
+            unknown += [
+                f"{letter}{r}"
+                for r, v in zip(data_rows, values, strict=True)
+                if v is not None and (not isinstance(v, int | float) or isinstance(v, bool))
+            ]
+            unknown.sort(key=lambda ref: int(ref[len(letter) :]))
         base = header or f"Column {letter}"
         seen_names[base] += 1
         col_name = base if seen_names[base] == 1 else f"{base} ({seen_names[base]})"
@@ -396,8 +519,26 @@ def build_table(
                 formulas=formulas,
                 uncached_formulas=uncached,
                 merged_values=merged_values,
+                unknown=unknown,
+                note=texts.note,
             )
         )
+        if texts.reason:
+            skipped.append(
+                Skipped(
+                    what="column",
+                    ref=sheet_ref(raw.name, f"{letter}:{letter}"),
+                    reason=f"{col_name!r} left as text: {texts.reason}",
+                )
+            )
+        for r in texts.left_out:
+            skipped.append(
+                Skipped(
+                    what="cell",
+                    ref=sheet_ref(raw.name, f"{letter}{r}"),
+                    reason=f"{col_name!r}: {texts.left_reason}",
+                )
+            )
     if not columns:
         return None
     return Table(
@@ -413,6 +554,7 @@ def build_table(
         issues=issues,
         issue_count=issue_count,
         formula_examples=formula_examples,
+        skipped=skipped,
     )
 
 
@@ -495,7 +637,16 @@ def build_sheet(raw: RawSheet, limits: ReadLimits, next_id: list[int]) -> Sheet:
             blocks.append(_text_block(cells, (notes[0], c1, notes[-1], c2), notes))
         if header:
             box = (header[0], c1, r2, c2)
-        table = build_table(RawSheet(raw.name, raw.index, cells=cells), box, header, new_id())
+        view = RawSheet(
+            raw.name,
+            raw.index,
+            cells=cells,
+            hidden_rows=raw.hidden_rows,
+            hidden_cols=raw.hidden_cols,
+            placeholder_cache=raw.placeholder_cache,
+            include_hidden=raw.include_hidden,
+        )
+        table = build_table(view, box, header, new_id())
         if table is None:
             next_id[0] -= 1
             blocks.append(_text_block(cells, box))

@@ -44,16 +44,36 @@ class CellIssue(BaseModel):
 
     Attributes:
         ref: A1 reference with sheet, ``'Sheet1'!C4``.
-        kind: ``error`` (an Excel error value such as ``#DIV/0!``) or ``uncached_formula``
-            (a formula whose file holds no computed value: unknown, not empty).
+        kind: ``error`` (an Excel error value such as ``#DIV/0!``), ``uncached_formula``
+            (a formula whose file holds no computed value: unknown, not empty) or
+            ``placeholder_value`` (a formula in a workbook that asks Excel to recalculate
+            every formula on open, ``<calcPr fullCalcOnLoad="1"/>``, as XlsxWriter writes:
+            its cached value is a placeholder such as 0, so it is unknown).
         detail: The error literal or the formula text.
     """
 
     model_config = ConfigDict(frozen=True)
 
     ref: str
-    kind: Literal["error", "uncached_formula"]
+    kind: Literal["error", "uncached_formula", "placeholder_value"]
     detail: str
+
+
+class Skipped(BaseModel):
+    """Something in the workbook the reader or the analysis did not use, and why.
+
+    Attributes:
+        what: ``sheet``, ``row``, ``column``, ``cell``, ``table`` or ``figure``.
+        ref: Where: ``'Stock'!5:5`` (a row), ``'Stock'!C:C`` (a column), ``'Old draft'``
+            (a sheet), ``'Stock'!C4`` (a cell), a table id, or a figure's description.
+        reason: Why it was not used, in words (``hidden row``, ``total row``...).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    what: Literal["sheet", "row", "column", "cell", "table", "figure"]
+    ref: str
+    reason: str
 
 
 class Column(BaseModel):
@@ -75,6 +95,10 @@ class Column(BaseModel):
         formulas: Formula cells (their cached values are in ``values``).
         uncached_formulas: Formula cells without a cached value.
         merged_values: Values spread from a merged range.
+        unknown: A1 references (no sheet) of data cells whose value is unknown or unusable
+            for the column's type: errors, formulas without a (trustworthy) cached value,
+            text in a numeric column. Empty cells are not in it.
+        note: How text values were read (``day first, from '13/01/2025'``), or None.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -93,6 +117,8 @@ class Column(BaseModel):
     formulas: int = Field(0, ge=0)
     uncached_formulas: int = Field(0, ge=0)
     merged_values: int = Field(0, ge=0)
+    unknown: list[str] = []
+    note: str | None = None
 
     @property
     def is_numeric(self) -> bool:
@@ -120,6 +146,8 @@ class Table(BaseModel):
         issues: Error and uncached-formula cells, at most 200 listed.
         issue_count: All of them.
         formula_examples: Up to 5 ``(ref, formula)`` pairs.
+        skipped: Rows, columns and cells of the table left out, with the reason (hidden rows
+            and columns, total/subtotal/average rows, text columns that look numeric).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -136,6 +164,7 @@ class Table(BaseModel):
     issues: list[CellIssue] = []
     issue_count: int = 0
     formula_examples: list[tuple[str, str]] = []
+    skipped: list[Skipped] = []
 
     @property
     def n_rows(self) -> int:
@@ -211,6 +240,8 @@ class Workbook(BaseModel):
         sheets_total: Sheets in the file.
         warnings: Sheets skipped or not parsed, and other workbook-level notes.
         read_seconds: Wall time spent reading.
+        skipped: What was not used (hidden sheets, and every table's ``skipped``), in order.
+        include_hidden: True when hidden rows, columns and sheets were read as data.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -222,6 +253,8 @@ class Workbook(BaseModel):
     sheets_total: int = Field(ge=0)
     warnings: list[str] = []
     read_seconds: float = Field(0.0, ge=0)
+    skipped: list[Skipped] = []
+    include_hidden: bool = False
 
     @property
     def filename(self) -> str:

@@ -99,6 +99,8 @@ class RawCell:
         formula: The formula text with its ``=`` when the cell holds a formula.
         merged_from: ``(row, col)`` of the merged range's top-left cell when the value was
             spread from there; None for a cell that holds its own value.
+        text: The original text when the value was typed from text (a CSV field), so the
+            column step can read it again with its column's convention.
     """
 
     value: Scalar
@@ -106,6 +108,7 @@ class RawCell:
     number_format: str = "General"
     formula: str | None = None
     merged_from: tuple[int, int] | None = None
+    text: str | None = None
 
 
 @dataclass(slots=True)
@@ -138,6 +141,11 @@ class RawSheet:
         tables: Declared Excel tables.
         declared_dimension: The ``<dimension ref>`` the file states, when it states one.
         warnings: What the backend skipped or capped, in words.
+        hidden_rows: 1-based rows marked hidden (``<row hidden="1">``).
+        hidden_cols: 1-based columns marked hidden (``<col hidden="1">``).
+        placeholder_cache: The workbook asks Excel to recalculate every formula on open
+            (``fullCalcOnLoad``), so cached formula values are placeholders, not results.
+        include_hidden: Hidden rows and columns are data (not skipped).
     """
 
     name: str
@@ -148,6 +156,10 @@ class RawSheet:
     tables: list[RawTable] = field(default_factory=list)
     declared_dimension: str | None = None
     warnings: list[str] = field(default_factory=list)
+    hidden_rows: set[int] = field(default_factory=set)
+    hidden_cols: set[int] = field(default_factory=set)
+    placeholder_cache: bool = False
+    include_hidden: bool = False
 
 
 class ReadLimits(BaseModel):
@@ -164,6 +176,9 @@ class ReadLimits(BaseModel):
         max_cells: Non-empty cells read in the whole workbook; more is refused.
         max_merged_cells: Largest merged range whose value is spread to every cell.
         max_file_bytes: Largest file accepted.
+        include_hidden: Read hidden rows, columns and sheets as data. Off by default: what
+            is hidden is not on screen, so a report on it would not match what people see;
+            what is skipped is listed (``Workbook.skipped``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -174,3 +189,4 @@ class ReadLimits(BaseModel):
     max_cells: int = Field(3_000_000, ge=1)
     max_merged_cells: int = Field(10_000, ge=1)
     max_file_bytes: int = Field(200 * 1024 * 1024, ge=1)
+    include_hidden: bool = False

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from openpyxl.utils import quote_sheetname
+
 from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet.csvfile import read_csv
 from orchestrator.spreadsheet.detect import build_sheet
@@ -23,7 +25,7 @@ from orchestrator.spreadsheet.errors import (
     SpreadsheetError,
     SpreadsheetTooLargeError,
 )
-from orchestrator.spreadsheet.model import Workbook
+from orchestrator.spreadsheet.model import Skipped, Workbook
 from orchestrator.spreadsheet.raw import RawSheet, ReadLimits
 from orchestrator.spreadsheet.sniff import FileFormat, sniff
 from orchestrator.spreadsheet.xls import read_xls
@@ -37,6 +39,11 @@ def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str
         names = book.sheet_names
         budget = _Budget(path, limits)
         for index in range(min(len(names), limits.max_sheets)):
+            state = book.sheet_state(index)
+            if state != "visible" and not limits.include_hidden:
+                # not read at all: a hidden sheet is not on screen (listed in Workbook.skipped)
+                raws.append(RawSheet(name=names[index], index=index, state=state))
+                continue
             try:
                 raws.append(book.read_sheet(index, budget))
             except SpreadsheetError:
@@ -103,8 +110,24 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
             f"{total - limits.max_sheets:,} sheets after the first {limits.max_sheets} were "
             "not read (ReadLimits.max_sheets)"
         )
+    for raw in raws:
+        if raw.state != "visible" and not limits.include_hidden:
+            raw.cells.clear()  # the xls backend reads hidden sheets; they are not data here
     counter = [0]
     sheets = [build_sheet(raw, limits, counter) for raw in raws]
+    skipped: list[Skipped] = []
+    for sheet in sheets:
+        if sheet.state != "visible" and not limits.include_hidden:
+            what = "very hidden" if sheet.state == "veryHidden" else "hidden"
+            skipped.append(
+                Skipped(
+                    what="sheet",
+                    ref=quote_sheetname(sheet.name),
+                    reason=f"{what} sheet (not read; pass include_hidden to read it)",
+                )
+            )
+        for table in sheet.tables:
+            skipped.extend(table.skipped)
     if not any(sheet.cells for sheet in sheets):
         scope = (
             f"none of its {total:,} sheets"
@@ -122,4 +145,6 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
         sheets_total=total,
         warnings=notes,
         read_seconds=time.perf_counter() - started,
+        skipped=skipped,
+        include_hidden=limits.include_hidden,
     )

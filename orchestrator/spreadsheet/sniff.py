@@ -11,6 +11,9 @@ Extensions lie and parsers fail with unhelpful messages (an encrypted .xlsx make
   BIFF records in the stream ``Workbook`` (or ``Book`` for BIFF5).
 * anything else is read as delimited text only when it decodes and holds no NUL bytes.
 
+A file without an extension (chat front ends store uploads as ``upload_7f3a9c``) is decided
+by its bytes alone; a file with an extension must hold what the extension says.
+
 CFB directories are read with ``olefile`` (a maintained OLE2 parser), not by hand.
 """
 
@@ -133,9 +136,10 @@ def sniff(path: Path) -> FileFormat:
         The format a backend can read.
 
     Raises:
-        UnsupportedFileError: Missing or empty file, unknown extension, content that is not a
-            spreadsheet, or an extension that does not match the content (the message names
-            the real format and the extension to use).
+        UnsupportedFileError: Missing or empty file, unknown extension (no extension is
+            fine: the content decides), content that is not a spreadsheet, or an extension
+            that does not match the content (the message names the real format and the
+            extension to use).
         PasswordProtectedError: An encrypted workbook.
         CorruptFileError: A damaged ZIP or compound file.
     """
@@ -144,7 +148,7 @@ def sniff(path: Path) -> FileFormat:
     if not path.is_file():
         raise UnsupportedFileError(path, "no such file", f"Check the path {path}")
     extension = path.suffix.lower().lstrip(".")
-    if extension not in EXTENSIONS:
+    if extension and extension not in EXTENSIONS:
         accepted = ", ".join(f".{e}" for e in EXTENSIONS)
         hint = (
             _resave_hint(f".{extension}")
@@ -178,6 +182,8 @@ def sniff(path: Path) -> FileFormat:
             "Attach an .xlsx, .xls or .csv file",
         )
 
+    if not extension:
+        return found  # no extension to check against: the bytes decide
     expected = EXTENSIONS[extension]
     if found.value != expected:
         described = {

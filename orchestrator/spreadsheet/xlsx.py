@@ -10,11 +10,26 @@ have been stable since openpyxl 2.6 and are exercised by the unit tests.
 
 Formulas: pass 1 reads with ``data_only=False`` (a formula cell's value is its text). When a
 sheet has formula cells, pass 2 re-streams it with ``data_only=True`` for the cached values;
-a formula without a cached value becomes :attr:`CellKind.UNCACHED`, not an empty cell.
+a formula without a cached value becomes :attr:`CellKind.UNCACHED`, not an empty cell. A
+workbook that asks Excel to recalculate every formula on open (``<calcPr fullCalcOnLoad="1"/>``,
+which XlsxWriter writes by default) stores placeholder results (0), so pass 2 is not run and
+every formula stays unknown (``RawSheet.placeholder_cache``).
+
+Formulas are not evaluated here. The ``formulas`` and ``pycel`` libraries could compute simple
+ones, but both load the whole workbook into their own model (no streaming: minutes and GBs on
+large sheets), ``formulas`` brings a large dependency tree and ``pycel``'s last release is a
+2021 beta; a formula evaluated wrongly would be a wrong figure stated as fact, whereas
+"unknown" is always true. So formula cells without a trustworthy cached value are unknown and
+the report says which cells they are.
+
+Hidden rows and columns (``<row hidden="1">``, ``<col hidden="1">``) are recorded in
+``RawSheet.hidden_rows``/``hidden_cols``; table detection leaves them out unless
+``ReadLimits.include_hidden``.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +52,8 @@ from orchestrator.spreadsheet.raw import (
     ReadLimits,
     kind_of,
 )
+
+_FULL_CALC = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*\bfullCalcOnLoad\s*=\s*[\"'](?:1|true)[\"']")
 
 
 class _Budget:
@@ -74,10 +91,17 @@ class XlsxBook:
     def __init__(self, path: Path, limits: ReadLimits) -> None:
         self.path = path
         self.limits = limits
+        self._handle: Any = None
+        self._full_calc: bool | None = None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Unknown extension", "no default style"
-                self.wb = load_workbook(path, read_only=True, data_only=False, keep_links=False)
+                # openpyxl refuses a path without an .xlsx-family extension; the bytes were
+                # already checked (sniff), so an extensionless upload is passed as a stream
+                source: Any = path
+                if path.suffix.lower() not in (".xlsx", ".xlsm", ".xltx", ".xltm"):
+                    self._handle = source = path.open("rb")
+                self.wb = load_workbook(source, read_only=True, data_only=False, keep_links=False)
         except Exception as exc:  # see the class docstring
             raise CorruptFileError(
                 path,
@@ -91,11 +115,30 @@ class XlsxBook:
 
     def __exit__(self, *_: object) -> None:
         self.wb.close()
+        if self._handle is not None:
+            self._handle.close()
 
     @property
     def date_system(self) -> str:
         """``"1904"`` for the Mac 1904 date system, else ``"1900"``."""
         return "1904" if self.wb.epoch.year == 1904 else "1900"
+
+    @property
+    def placeholder_cache(self) -> bool:
+        """True when the workbook asks Excel to recalculate every formula on open."""
+        # read the file's own <calcPr>: openpyxl's CalcProperties defaults fullCalcOnLoad to
+        # True when the element is absent, which would mark every Excel-saved file
+        if self._full_calc is None:
+            try:
+                head = self.wb._archive.read("xl/workbook.xml")
+            except (KeyError, AttributeError, OSError):
+                head = b""
+            self._full_calc = bool(_FULL_CALC.search(head))
+        return self._full_calc
+
+    def sheet_state(self, index: int) -> str:
+        """``visible``, ``hidden`` or ``veryHidden`` of sheet ``index`` (0-based)."""
+        return str(getattr(self.wb.worksheets[index], "sheet_state", "visible") or "visible")
 
     @property
     def sheet_names(self) -> list[str]:
@@ -219,7 +262,16 @@ class XlsxBook:
                 min_col, min_row, max_col, max_row = range_boundaries(merged.ref)
                 sheet.merged.append((min_row, min_col, max_row, max_col))
         sheet.tables = self._tables(ws, parser)
-        if formulas:
+        sheet.include_hidden = limits.include_hidden
+        for row, attrs in parser.row_dimensions.items():
+            if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
+                sheet.hidden_rows.add(int(row))
+        for attrs in parser.column_dimensions.values():
+            if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
+                low, high = int(attrs.get("min", 0)), int(attrs.get("max", 0))
+                sheet.hidden_cols.update(range(low, min(high, limits.max_cols) + 1))
+        sheet.placeholder_cache = self.placeholder_cache
+        if formulas and not sheet.placeholder_cache:
             self._cached_values(ws, sheet, formulas)
         return sheet
 

@@ -87,7 +87,7 @@ def test_xlsx_with_a_broken_sheet_part_is_corrupt_not_a_crash(tmp_path: Path) ->
         ("photo.xlsx", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, ["not a spreadsheet"]),
         ("notes.xlsx", b"just some notes\n", ["extension says .xlsx", "plain text"]),
         ("report.pdf", b"%PDF-1.7\n", ["extension .pdf"]),
-        ("noext", b"a,b\n1,2\n", ["extension"]),
+        ("noext.bin", b"a,b\n1,2\n", ["extension .bin"]),
         ("empty.csv", b"", ["empty (0 bytes)"]),
         ("page.xls", b"<html><table><tr><td>1</td></tr></table></html>", ["HTML"]),
         ("binary.csv", b"\x00\x01\x02\x03" * 100, ["not a spreadsheet"]),

@@ -32,6 +32,9 @@ Operation = Literal[
     "change",
     "pct_change",
     "error_cells",
+    "weighted_mean",
+    "group_mean",
+    "period_mean",
 ]
 
 
@@ -44,6 +47,11 @@ class Provenance(BaseModel):
         operation: What was computed (see :data:`Operation`).
         inputs: Figure ids a derived figure is computed from (changes between periods).
         filter: The rows kept, as ``column = value`` (group-bys, periods); None for all rows.
+        covered: Cells with a known value the figure was computed over.
+        of: Cells in its range (rows kept) that hold or should hold a value; ``covered < of``
+            means some are unknown and the figure says so in its label.
+        missing: The unknown cells (A1, no sheet), at most 20 listed.
+        weights: The column used as weights by a weighted mean.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -52,6 +60,10 @@ class Provenance(BaseModel):
     operation: Operation
     inputs: list[str] = []
     filter: str | None = None
+    covered: int | None = None
+    of: int | None = None
+    missing: list[str] = []
+    weights: str | None = None
 
 
 class Figure(BaseModel):
@@ -80,13 +92,22 @@ class Figure(BaseModel):
     provenance: Provenance
 
 
+def _trim(text: str) -> str:
+    """``"12.500"`` → ``"12.5"``, ``"4.000"`` → ``"4.0"`` (at least one decimal kept)."""
+    if "." not in text:
+        return text
+    text = text.rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
 def format_value(
     value: float | int | str | date | datetime | time | timedelta | bool, unit: str | None = None
 ) -> str:
     """Format a figure's value: thousands separators, 2 decimals, ``%`` and currency units.
 
-    Percent values are fractions (0.125 → ``12.5%``), as Excel stores them. Non-finite
-    numbers become ``n/a``.
+    Percent values are fractions (0.125 → ``12.5%``, 0.04375 → ``4.375%``: up to three
+    decimals), as Excel stores them; ``pp`` values are differences of such fractions, shown in
+    percentage points (0.0028 → ``+0.28 pp``). Non-finite numbers become ``n/a``.
 
     Example:
         >>> format_value(2297200.8603, "$"), format_value(0.125, "%"), format_value(9994)
@@ -111,7 +132,10 @@ def format_value(
     if isinstance(value, float) and not math.isfinite(value):
         return "n/a"
     if unit == "%":
-        return f"{value * 100:,.1f}%"
+        return f"{_trim(f'{value * 100:,.3f}')}%"
+    if unit == "pp":  # percentage points: a difference of two percentages (fractions)
+        text = _trim(f"{value * 100:+,.3f}")
+        return f"{text} pp"
     if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
         text = f"{int(value):,}"
     elif abs(value) >= 1:

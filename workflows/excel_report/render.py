@@ -119,6 +119,34 @@ def _reader_lines(workbook: Workbook, analysis: Analysis) -> list[str]:
     return lines
 
 
+_ISSUE_WORDS = {
+    "error": "Excel error",
+    "uncached_formula": "formula without a cached value (unknown)",
+    "placeholder_value": "formula whose cached value is a placeholder: the workbook asks Excel "
+    "to recalculate on open (unknown)",
+}
+
+
+def could_not_use(workbook: Workbook, analysis: Analysis) -> list[str]:
+    """Every sheet, table, row, column and cell left out of the figures, with the reason.
+
+    Sources: :attr:`Workbook.skipped` (hidden sheets, rows and columns; total rows; columns
+    left as text), each table's unknown cells (:attr:`Table.issues`), and
+    :attr:`Analysis.skipped` (limits, columns of unknown values, changes across gaps).
+    """
+    lines = [f"{s.what} {s.ref}: {s.reason}" for s in workbook.skipped]
+    for table in workbook.tables():
+        for issue in table.issues:
+            lines.append(f"cell {issue.ref}: {_ISSUE_WORDS[issue.kind]} `{issue.detail[:80]}`")
+        if table.issue_count > len(table.issues):
+            lines.append(
+                f"table {table.id}: {table.issue_count - len(table.issues):,} more unknown "
+                "cells (not listed)"
+            )
+    lines += [f"{s.what} {s.ref}: {s.reason}" for s in analysis.skipped]
+    return lines
+
+
 def render_markdown(content: ReportContent) -> str:
     """The report as Markdown (see the module docstring for what its numbers are)."""
     wb, analysis = content.workbook, content.analysis
@@ -155,13 +183,19 @@ def render_markdown(content: ReportContent) -> str:
             f"{_md_cell(_source(figure))} |"
         )
     out.append("")
-    issues = [issue for table in wb.tables() for issue in table.issues]
-    if issues:
-        out += ["## Cells that could not be used", ""]
-        for issue in issues[:20]:
-            what = "Excel error" if issue.kind == "error" else "formula without cached value"
-            out.append(f"- {issue.ref}: {what} `{_md_cell(issue.detail[:80])}`")
-        out.append("")
+    unused = could_not_use(wb, analysis)
+    out += ["## What this report could not use", ""]
+    out += [f"- {_md_cell(line)}" for line in unused] or ["- Nothing: every cell was used."]
+    out.append("")
+    read_as = [
+        f"`{_md_cell(col.name)}` ({col.range}): {_md_cell(col.note)}"
+        for table in wb.tables()
+        for col in table.columns
+        if col.note
+    ]
+    if read_as:
+        out += ["## Values stored as text, read as numbers or dates", ""]
+        out += [f"- {line}" for line in read_as] + [""]
     notes = [*wb.warnings, *(w for s in wb.sheets for w in s.warnings), *content.notes]
     if notes:
         out += ["## Reader and workflow notes", "", "```text", *notes, "```", ""]

@@ -1,0 +1,444 @@
+"""Numbers and dates stored as text: one parser for the .xlsx, .xls and .csv paths.
+
+Spreadsheets exported by other systems hold numbers as text (``"1,234"``, ``"$2,500.00"``,
+``"€300"``, ``"1 250,00 €"``, ``"(1,200)"``, ``"12,5 %"``) and dates as text (``"2024-03-01"``,
+``"01.03.2024"``, ``"3/2/2025"``, ``"Feb 10, 2025"``, ``"1 Mar 2024"``). Whether ``1.234`` is
+one thousand or one point two, and whether ``03/04/2024`` is March or April, cannot be told
+from one cell, so the decision is made **per column** from all of its values
+(:func:`convert_column`):
+
+* **Numbers.** A value with both separators (``1.234,50`` / ``1,234.50``), a decimal comma
+  (``12,5``), a space as thousands separator (``1 250,00``) or a dot followed by other than
+  three digits is evidence for one convention (European: ``.`` or space groups, ``,``
+  decimals; US: ``,`` groups, ``.`` decimals). A column with evidence for both is left as
+  text. ``1,234`` alone is read with the US convention (a comma before exactly three digits is
+  a thousands separator in both conventions' group form; a European decimal would be
+  ``1,2340``-like evidence elsewhere in the column). Accounting negatives ``(1,200)``, a
+  leading or trailing minus, currency symbols and ISO codes before or after, and a trailing
+  ``%`` (the value becomes a fraction, as Excel stores percentages) are understood. Integers
+  with a leading zero (``007``) are codes and stay text.
+* **Dates.** ISO ``yyyy-mm-dd`` (and ``yyyy/mm/dd``) is unambiguous. For ``a/b/yyyy`` forms
+  the column decides: a first field over 12 proves day first, a second field over 12 proves
+  month first; a ``.`` separator (``01.03.2024``) and day-first names (``1 Mar 2024``) are
+  evidence for day first, month-first names (``Feb 10, 2025``) for month first. Without any
+  evidence, or with evidence both ways, ambiguous cells are left out and the reason is given.
+
+A column is converted when at least 90% of its text values parse under one reading; the
+rest stay text and are listed with the reason. Sources: Excel's own text-to-number rules
+(``VALUE()``) and the CLDR number patterns for the grouping and decimal symbols.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Literal
+
+NumberStyle = Literal["us", "eu"]
+DateOrder = Literal["dmy", "mdy"]
+
+CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫"
+_CODES = r"USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|SEK|NOK|DKK|PLN|INR|KRW|RUB|BRL|MXN"
+_CUR = rf"(?:[{CURRENCY_SYMBOLS}]|(?:{_CODES})\b|(?:R\$|kr|zł|元|円))"
+_NUMBER_TEXT = re.compile(
+    rf"""^(?P<open>\()?\s*(?P<sign1>[-+−])?\s*(?P<cur1>{_CUR})?\s*(?P<sign2>[-+−])?\s*
+    (?P<num>\d[\d.,'’\u00a0\u202f ]*\d|\d|[.,]\d+)
+    \s*(?P<pct>%)?\s*(?P<cur2>{_CUR})?\s*(?P<sign3>-)?\s*(?P<close>\))?$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_SCIENTIFIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+_ISO = re.compile(r"^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$")
+_NUMERIC_DATE = re.compile(r"^(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})$")
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        (
+            ("jan", "january", "janv", "janvier", "ene", "enero", "januar", "gen", "gennaio"),
+            ("feb", "february", "fév", "fev", "février", "febrero", "februar", "febbraio"),
+            ("mar", "march", "mars", "marzo", "märz", "mär"),
+            ("apr", "april", "avr", "avril", "abr", "abril", "aprile"),
+            ("may", "mai", "mayo", "maggio"),
+            ("jun", "june", "juin", "junio", "juni", "giu", "giugno"),
+            ("jul", "july", "juil", "juillet", "julio", "juli", "lug", "luglio"),
+            ("aug", "august", "août", "aout", "ago", "agosto"),
+            ("sep", "sept", "september", "septembre", "septiembre", "set", "settembre"),
+            ("oct", "october", "octobre", "octubre", "okt", "oktober", "ott", "ottobre"),
+            ("nov", "november", "novembre", "noviembre"),
+            ("dec", "december", "déc", "décembre", "dic", "diciembre", "dez", "dezember"),
+        ),
+        start=1,
+    )
+    for m in names
+}
+_MONTH = r"([A-Za-zÀ-ÿ]{3,10})\.?"
+_DAY_NAME = re.compile(rf"^(\d{{1,2}})(?:st|nd|rd|th)?[\s\-/]+{_MONTH}[\s\-/,]+(\d{{4}})$")
+_NAME_DAY = re.compile(rf"^{_MONTH}[\s\-/]+(\d{{1,2}})(?:st|nd|rd|th)?,?[\s\-/]+(\d{{4}})$")
+_CJK_DATE = re.compile(r"^(\d{4})年(\d{1,2})月(\d{1,2})日$")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNumber:
+    """A number read from text: value (a fraction for ``%``), unit and display format."""
+
+    value: int | float
+    unit: str | None
+    number_format: str
+
+
+def _clean_currency(symbol: str | None) -> str | None:
+    if not symbol:
+        return None
+    return symbol.upper() if symbol.isalpha() and symbol.isascii() else symbol
+
+
+def number_evidence(text: str) -> set[NumberStyle]:
+    """The conventions a number text is valid in (``{"us", "eu"}`` when ambiguous, ``set()``
+    when it is not a number).
+
+    Example:
+        >>> sorted(number_evidence("1.234,50")), sorted(number_evidence("1,234"))
+        (['eu'], ['eu', 'us'])
+    """
+    if _SCIENTIFIC.match(text.strip()):
+        return {"us", "eu"}
+    match = _NUMBER_TEXT.match(text.strip())
+    if not match:
+        return set()
+    return {style for style in ("us", "eu") if _digits(match["num"], style) is not None}
+
+
+def _digits(num: str, style: NumberStyle) -> str | None:
+    """``num`` as a plain ``1234.5`` string under ``style``; None when invalid there."""
+    num = num.replace("\u00a0", " ").replace("\u202f", " ").replace("’", "'")
+    group, decimal = (",", ".") if style == "us" else (".", ",")
+    groups = {group, " ", "'"} if style == "eu" else {group, "'"}
+    if num.count(decimal) > 1:
+        return None
+    whole, _, frac = num.partition(decimal)
+    if any(ch in frac for ch in ",. '"):
+        return None
+    seps = [ch for ch in whole if not ch.isdigit()]
+    if seps:
+        if len(set(seps)) > 1 or seps[0] not in groups:
+            return None
+        parts = whole.split(seps[0])
+        if not (1 <= len(parts[0]) <= 3) or any(len(p) != 3 for p in parts[1:]):
+            return None
+        whole = "".join(parts)
+    if not whole and not frac:
+        return None
+    return f"{whole or '0'}.{frac}" if frac else whole
+
+
+def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
+    """Read one number stored as text under ``style``; None when it is not one.
+
+    Example:
+        >>> parse_number("(1,200)").value, parse_number("-$40.00").unit
+        (-1200, '$')
+        >>> parse_number("1 250,00 €", "eu").value, parse_number("12,5 %", "eu").value
+        (1250.0, 0.125)
+        >>> parse_number("007") is None  # a code, not a number
+        True
+    """
+    stripped = text.strip()
+    if _SCIENTIFIC.match(stripped):
+        return ParsedNumber(float(stripped), None, "0.00E+00")
+    match = _NUMBER_TEXT.match(stripped)
+    if not match:
+        return None
+    if bool(match["open"]) != bool(match["close"]):
+        return None
+    signs = [s for s in (match["sign1"], match["sign2"], match["sign3"]) if s]
+    if len(signs) > 1 or (signs and match["open"]):
+        return None
+    if match["cur1"] and match["cur2"]:
+        return None
+    digits = _digits(match["num"], style)
+    if digits is None:
+        return None
+    whole = digits.split(".")[0]
+    if len(whole) > 1 and whole.startswith("0") and not match["num"].startswith("0" + "."):
+        return None  # 007, 00123: identifiers
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    value: int | float = int(digits) if decimals == 0 and len(digits) < 16 else float(digits)
+    if match["open"] or (signs and signs[0] in "-−"):
+        value = -value
+    currency = _clean_currency(match["cur1"] or match["cur2"])
+    if match["pct"]:
+        if currency:
+            return None
+        value = round(value / 100, decimals + 2)  # 12.5% is 0.125 exactly, not 0.12500000001
+        fmt = "0" + ("." + "0" * decimals if decimals else "") + "%"
+        return ParsedNumber(value, "%", fmt)
+    grouped = any(not ch.isdigit() for ch in match["num"].split(".,"[style == "eu"])[0])
+    body = ("#,##0" if grouped or currency else "0") + ("." + "0" * decimals if decimals else "")
+    if currency:
+        fmt = f'"{currency}"{body}' if match["cur1"] else f'{body} "{currency}"'
+        return ParsedNumber(value, currency, fmt)
+    return ParsedNumber(value, None, body if body != "0" else "General")
+
+
+@dataclass(frozen=True, slots=True)
+class _DateForm:
+    """A date text split into fields; ``order`` says what the text itself proves."""
+
+    a: int
+    b: int
+    year: int
+    proves: DateOrder | None  # from the text alone (a field over 12, or a month name)
+    hint: DateOrder | None  # weaker evidence (a "." separator, a name's position)
+    when: datetime | None = None  # set for forms that need no order (ISO, CJK)
+
+
+def _year(text: str) -> int:
+    year = int(text)
+    return year + (2000 if year < 70 else 1900) if len(text) == 2 else year
+
+
+def _date_form(text: str) -> _DateForm | None:
+    s = text.strip()
+    if m := _ISO.match(s):
+        try:
+            when = datetime(
+                int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0), int(m[6] or 0)
+            )
+        except ValueError:
+            return None
+        return _DateForm(0, 0, when.year, None, None, when)
+    if m := _CJK_DATE.match(s):
+        try:
+            return _DateForm(0, 0, 0, None, None, datetime(int(m[1]), int(m[2]), int(m[3])))
+        except ValueError:
+            return None
+    if m := _NUMERIC_DATE.match(s):
+        a, b, year = int(m[1]), int(m[3]), _year(m[4])
+        proves: DateOrder | None = "dmy" if a > 12 else "mdy" if b > 12 else None
+        hint: DateOrder | None = "dmy" if m[2] == "." else None
+        return _DateForm(a, b, year, proves, hint)
+    if m := _DAY_NAME.match(s):
+        month = _MONTHS.get(m[2].lower())
+        if month is None:
+            return None
+        return _DateForm(int(m[1]), month, int(m[3]), "dmy", "dmy")
+    if m := _NAME_DAY.match(s):
+        month = _MONTHS.get(m[1].lower())
+        if month is None:
+            return None
+        return _DateForm(month, int(m[2]), int(m[3]), "mdy", "mdy")
+    return None
+
+
+def _form_date(form: _DateForm, order: DateOrder) -> datetime | None:
+    if form.when is not None:
+        return form.when
+    day, month = (form.a, form.b) if order == "dmy" else (form.b, form.a)
+    try:
+        return datetime(form.year, month, day)
+    except ValueError:
+        return None
+
+
+def parse_date(text: str, order: DateOrder | None = None) -> datetime | None:
+    """Read one date stored as text; ``order`` resolves ``a/b/yyyy`` forms.
+
+    Without ``order``, only forms that prove their own order are read.
+
+    Example:
+        >>> parse_date("2024-03-01").date(), parse_date("Feb 10, 2025").date()
+        (datetime.date(2024, 3, 1), datetime.date(2025, 2, 10))
+        >>> parse_date("03/04/2024") is None, parse_date("03/04/2024", "dmy").month
+        (True, 4)
+    """
+    form = _date_form(text)
+    if form is None:
+        return None
+    if form.when is not None:
+        return form.when
+    chosen = order or form.proves
+    if chosen is None:
+        return None
+    return _form_date(form, chosen)
+
+
+@dataclass(slots=True)
+class ColumnConversion:
+    """What :func:`convert_column` decided for one column's text values.
+
+    Attributes:
+        kind: ``number``, ``date`` or None (left as text).
+        values: Per input text, the parsed value or None (left as text).
+        formats: Per input text, the number format of the parsed value.
+        note: What was inferred (``day first, from 13/01/2025``) or why cells were left out.
+        reason: Why the column was left as text (None when converted).
+        left_out: Input positions left as text inside a converted column.
+    """
+
+    kind: Literal["number", "date"] | None
+    values: list[int | float | datetime | None] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    note: str | None = None
+    reason: str | None = None
+    left_out: list[int] = field(default_factory=list)
+
+
+def _share_ok(parsed: int, total: int) -> bool:
+    return total > 0 and parsed * 10 >= total * 9
+
+
+def _convert_numbers(texts: list[str]) -> ColumnConversion | None:
+    evidence = [number_evidence(t) for t in texts]
+    numeric = [e for e in evidence if e]
+    if not _share_ok(len(numeric), len(texts)):
+        return None
+    us_only = next((t for t, e in zip(texts, evidence, strict=True) if e == {"us"}), None)
+    eu_only = next((t for t, e in zip(texts, evidence, strict=True) if e == {"eu"}), None)
+    if us_only and eu_only:
+        return ColumnConversion(
+            None,
+            reason=f"numbers written in two conventions ({us_only!r} and {eu_only!r}): "
+            "the decimal separator cannot be told",
+        )
+    style: NumberStyle = "eu" if eu_only else "us"
+    parsed = [parse_number(t, style) for t in texts]
+    good = [p for p in parsed if p is not None]
+    if not _share_ok(len(good), len(texts)):
+        return ColumnConversion(
+            None, reason=f"only {len(good)} of {len(texts)} values read as numbers"
+        )
+    units = {p.unit for p in good}
+    if len(units - {None}) > 1:
+        return ColumnConversion(
+            None, reason=f"values in different units ({', '.join(sorted(u for u in units if u))})"
+        )
+    note = (
+        f"text read as numbers, European convention (from {eu_only!r})"
+        if eu_only
+        else f"text read as numbers (from {us_only!r})"
+        if us_only
+        else "text read as numbers"
+    )
+    left = [i for i, p in enumerate(parsed) if p is None]
+    return ColumnConversion(
+        "number",
+        values=[p.value if p else None for p in parsed],
+        formats=[p.number_format if p else "General" for p in parsed],
+        note=note,
+        left_out=left,
+    )
+
+
+def _convert_dates(texts: list[str]) -> ColumnConversion | None:
+    forms = [_date_form(t) for t in texts]
+    known = [f for f in forms if f is not None]
+    if not _share_ok(len(known), len(texts)):
+        return None
+    proofs = {
+        f.proves: t
+        for f, t in zip(forms, texts, strict=True)
+        if f is not None and f.proves and f.when is None and _NUMERIC_DATE.match(t.strip())
+    }
+    hints = {f.hint: t for f, t in zip(forms, texts, strict=True) if f is not None and f.hint}
+    note: str | None = None
+    order: DateOrder | None
+    if len(proofs) == 2:
+        return ColumnConversion(
+            None,
+            reason=f"dates written both day first ({proofs['dmy']!r}) and month first "
+            f"({proofs['mdy']!r})",
+        )
+    if proofs:
+        order, witness = next(iter(proofs.items()))
+        note = f"{'day' if order == 'dmy' else 'month'} first, from {witness!r}"
+    elif len(hints) == 1:
+        order, witness = next(iter(hints.items()))
+        note = (
+            f"read {'day' if order == 'dmy' else 'month'} first from the column's other "
+            f"evidence ({witness!r})"
+        )
+    else:
+        order = None
+    values: list[int | float | datetime | None] = []
+    left: list[int] = []
+    for i, form in enumerate(forms):
+        when = None
+        if form is not None:
+            if form.when is not None or order is not None:
+                when = _form_date(form, order or "dmy")
+            elif form.proves is not None:
+                when = _form_date(form, form.proves)
+        values.append(when)
+        if when is None:
+            left.append(i)
+    ambiguous = [texts[i] for i in left if forms[i] is not None]
+    if ambiguous:
+        note = (note + "; " if note else "") + (
+            f"{len(ambiguous)} ambiguous date(s) left out ({ambiguous[0]!r}: day or month "
+            "first cannot be told from the column)"
+        )
+    if not _share_ok(len(texts) - len(left), len(texts)):
+        return ColumnConversion(None, reason=note or "dates that cannot be read unambiguously")
+    return ColumnConversion(
+        "date",
+        values=values,
+        formats=[
+            "yyyy-mm-dd" if v is None or v.time() == datetime.min.time() else "yyyy-mm-dd hh:mm"
+            for v in values
+        ],  # type: ignore[union-attr]
+        note=note,
+        left_out=left,
+    )
+
+
+def convert_column(texts: list[str]) -> ColumnConversion:
+    """Decide how to read a column's text values (see the module docstring).
+
+    Args:
+        texts: The column's text cells (stripped, non-empty), in row order.
+
+    Returns:
+        A :class:`ColumnConversion`; ``kind`` None means the column stays text (``reason``
+        says why when the values looked like numbers or dates, else it is None: plain text).
+
+    Example:
+        >>> c = convert_column(["05/01/2025", "13/01/2025"])
+        >>> c.kind, [v.day for v in c.values], c.note
+        ('date', [5, 13], "day first, from '13/01/2025'")
+    """
+    if not texts:
+        return ColumnConversion(None)
+    return _convert_numbers(texts) or _convert_dates(texts) or ColumnConversion(None)
+
+
+def cell_value(text: str) -> tuple[int | float | datetime, str, Literal["number", "date"]] | None:
+    """A single text cell as ``(value, number format, kind)`` when it reads as a number or an
+    ISO/CJK date on its own; None otherwise.
+
+    This is the per-cell step both paths share (the CSV backend types its fields with it, as
+    Excel does on opening a CSV). ``1,234`` reads with the US convention here; the column step
+    (:func:`convert_column`, run on every column's original texts) reads it again with the
+    column's convention, so one cell never decides for its column.
+
+    Example:
+        >>> cell_value("12.5%")
+        (0.125, '0.0%', 'number')
+        >>> cell_value("1.234,50")[0], cell_value("03/04/2024")
+        (1234.5, None)
+    """
+    stripped = text.strip()
+    for style in ("us", "eu"):
+        parsed = parse_number(stripped, style)  # type: ignore[arg-type]
+        if parsed is not None:
+            return parsed.value, parsed.number_format, "number"
+    if _ISO.match(stripped) or _CJK_DATE.match(stripped):
+        when = parse_date(stripped)
+        if when is not None:
+            timed = when.time() != datetime.min.time() or len(stripped) > 10
+            return when, "yyyy-mm-dd hh:mm" if timed else "yyyy-mm-dd", "date"
+    return None
+
+
+def is_date_value(value: object) -> bool:
+    """True for a date or datetime (helper for callers that type cells)."""
+    return isinstance(value, date)
