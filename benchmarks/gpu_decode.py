@@ -12,26 +12,33 @@ returns it (uint8, all 28 layers, layer 0 zeros), and, when given, for recorded 
 JSON parse of the HTTP body is timed separately: the SDK does it for every response, routing or
 not, but the routing field makes the body larger.
 
-Runs on any CPU::
+Runs on any CPU, from the repository root::
 
-    python -m benchmarks.gpu_decode --out runs/decode.json
+    python -m benchmarks.gpu_decode --out runs/decode.json [--recorded agree.jsonl.gz]
+    python -m benchmarks.gpu_decode --quick      # 30 repetitions, under /tmp/benchmarks-quick
+
+Times are per call in milliseconds (mean, p50 = median, p99 over ``--repeat`` calls, after one
+warm-up call; :func:`benchmarks.harness.time_repeated`). ``--out`` is a folder (default
+``benchmarks/results``, files ``gpu_decode.{json,md}``) or a ``.json`` path naming the files.
 """
 
 from __future__ import annotations
 
-import argparse
+import gzip
 import json
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from serving.architecture import MoEArchitecture
-from serving.engine_capture import decode_routed_experts, encode_routed_experts
+from benchmarks.harness import BenchParser, host_info, time_repeated, write_results
+from orchestrator.request import Request
+from orchestrator.telemetry import TelemetryStore
+from serving import MoEArchitecture, decode_routed_experts, encode_routed_experts
+
+NAME = "gpu_decode"
+QUICK_REPEAT = 30
 
 ERNIE_21B = MoEArchitecture(
     model_type="ernie4_5_moe",
@@ -72,28 +79,17 @@ def synthetic_body(prompt: int = 500, completion: int = 501, seed: int = 0) -> d
     }
 
 
-def _time(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
-    fn()  # warm
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1000.0)
-    samples.sort()
-    return {
-        "mean_ms": statistics.fmean(samples),
-        "p50_ms": samples[len(samples) // 2],
-        "p99_ms": samples[min(len(samples) - 1, int(0.99 * len(samples)))],
-    }
+def measure(
+    bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db_dir: Path
+) -> dict[str, Any]:
+    """Time decode, aggregate and write over ``bodies`` (round-robin), per call, in ms.
 
-
-def measure(bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db_dir: Path) -> dict:
-    """Time decode, aggregate and write over ``bodies`` (round-robin), per call."""
-    from orchestrator.request import Request
-    from orchestrator.telemetry import TelemetryStore
-
+    Returns:
+        Set sizes (calls, mean routed tokens, mean body and payload bytes) and, per step,
+        ``{"n", "mean_ms", "p50_ms", "p99_ms"}``; plus all three steps per 1k routed tokens.
+    """
     request = Request(text="Where is my refund? I was charged twice.")
-    try:
+    try:  # the rule set's optional deps (rapidfuzz, re2) may be missing on the GPU machine
         from orchestrator.classifier import RuleClassifier
 
         classification = RuleClassifier().classify(request)
@@ -181,11 +177,11 @@ def measure(bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db
         "routed_experts_b64_bytes_mean": float(
             np.mean([len(b["choices"][0].get("routed_experts") or "") for b in bodies])
         ),
-        "decode": _time(decode, repeat),
-        "aggregate_expert_counts": _time(aggregate, repeat),
-        "telemetry_write_sqlite": _time(write, repeat),
-        "decode_aggregate_write": _time(all_three, repeat),
-        "json_parse_of_body": _time(parse_json, repeat),
+        "decode": time_repeated(decode, repeat).summary("ms"),
+        "aggregate_expert_counts": time_repeated(aggregate, repeat).summary("ms"),
+        "telemetry_write_sqlite": time_repeated(write, repeat).summary("ms"),
+        "decode_aggregate_write": time_repeated(all_three, repeat).summary("ms"),
+        "json_parse_of_body": time_repeated(parse_json, repeat).summary("ms"),
     }
     scale = 1000.0 / result["routed_tokens_mean"]
     result["decode_aggregate_write_per_1k_tokens_mean_ms"] = (
@@ -195,13 +191,13 @@ def measure(bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db
     return result
 
 
-def run(recorded: list[dict[str, Any]] | None = None, repeat: int = 300) -> dict:
-    """Synthetic 1k-token calls, and the recorded bodies when given."""
-    import platform
-
+def run(recorded: list[dict[str, Any]] | None = None, repeat: int = 300) -> dict[str, Any]:
+    """Synthetic 1k-token calls, and the recorded bodies when given (see :func:`measure`)."""
+    host = host_info()
     out: dict[str, Any] = {
-        "host": platform.node(),
-        "python": platform.python_version(),
+        "host": host["host"],
+        "python": host["python"],
+        "machine": host,
         "shape": "28 layers (27 MoE), 64 experts, top-6, uint8 payload as vLLM 0.24.0",
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,25 +208,65 @@ def run(recorded: list[dict[str, Any]] | None = None, repeat: int = 300) -> dict
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--repeat", type=int, default=300)
-    parser.add_argument("--recorded", type=Path, default=None, help="jsonl(.gz) of bodies")
-    args = parser.parse_args()
-    recorded = None
-    if args.recorded:
-        import gzip
+STEPS = (
+    ("decode", "decode_routed_experts"),
+    ("aggregate_expert_counts", "expert_counts"),
+    ("telemetry_write_sqlite", "record_call (SQLite row, own transaction)"),
+    ("decode_aggregate_write", "all three"),
+    ("json_parse_of_body", "(json.loads of the body, for scale)"),
+)
 
-        opener = gzip.open if args.recorded.suffix == ".gz" else open
-        with opener(args.recorded, "rt", encoding="utf-8") as handle:
-            recorded = [json.loads(line)["body"] for line in handle if line.strip()]
-    result = run(recorded, args.repeat)
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+
+def markdown(result: dict[str, Any]) -> str:
+    """One table per body set: step, mean / p50 / p99 ms."""
+    lines = [f"# Routing decode + aggregate + telemetry write (`{result['host']}`)", ""]
+    for key, title in (
+        ("synthetic_1k_token_call", "Synthetic 1k-token call"),
+        ("recorded_responses", "Recorded responses"),
+    ):
+        part = result.get(key)
+        if not part:
+            continue
+        lines += [
+            f"## {title}: {part['calls_in_set']} bodies, "
+            f"{part['routed_tokens_mean']:.0f} routed tokens on average",
+            "",
+            "| step | mean ms | p50 ms | p99 ms |",
+            "|---|---|---|---|",
+        ]
+        for step, name in STEPS:
+            t = part[step]
+            lines.append(f"| {name} | {t['mean_ms']:.2f} | {t['p50_ms']:.2f} | {t['p99_ms']:.2f} |")
+        lines += [
+            "",
+            "All three per 1k routed tokens: "
+            f"{part['decode_aggregate_write_per_1k_tokens_mean_ms']:.2f} ms (mean).",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def load_recorded(path: Path) -> list[dict[str, Any]]:
+    """Response bodies of a ``.jsonl`` or ``.jsonl.gz`` of ``{"body": ...}`` lines (the GPU
+    run's ``agree.jsonl.gz``)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line)["body"] for line in handle if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = BenchParser(
+        f"benchmarks.{NAME}",
+        __doc__.split("\n")[0],
+        repeat=300,
+        repeat_help="Timed calls per step (after one warm-up call).",
+    )
+    parser.add_argument("--recorded", type=Path, default=None, help="jsonl(.gz) of bodies")
+    args = parser.parse_args(argv)
+    recorded = load_recorded(args.recorded) if args.recorded else None
+    result = run(recorded, QUICK_REPEAT if args.quick else args.repeat)
+    write_results(args.out, NAME, result, markdown(result), command=args.command, indent=1)
+    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -7,28 +7,38 @@ it takes seconds), then starts the project's ``gpu_profile`` through ``VLLMServe
 * with ``--gpu-memory-utilization 0.001``: no room for the weights and the KV cache (the
   out-of-memory case).
 
-Each must raise :class:`serving.errors.ServerStartError` whose message carries the tail of the
-server's log naming the cause. Results go to ``$OUT/gpu_faults.json``::
+Each must raise :class:`serving.ServerStartError` whose message carries the tail of the
+server's log naming the cause. Results (seconds to the failure, the message's tail) go to
+``$OUT/gpu_faults.json`` (``--out``)::
 
-    PYTHONPATH=. python3 benchmarks/gpu_faults.py
+    python -m benchmarks.gpu_faults      # or: PYTHONPATH=. python3 benchmarks/gpu_faults.py
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
+from typing import Any
 
-from serving import CheckpointSpec, VLLMServer, build_checkpoint
-from serving.errors import ServerStartError
-from serving.profiles import gpu_profile
+from benchmarks.gpu.common import default_out, device_info
+from benchmarks.harness import BenchParser, write_results
+from serving import (
+    CheckpointSpec,
+    ServerStartError,
+    ServingProfile,
+    VLLMServer,
+    build_checkpoint,
+    gpu_profile,
+)
 
-OUT = Path(os.environ.get("OUT") or "runs/gpu_out")
+NAME = "gpu_faults"
 WORK = Path("/tmp/gpufaults")
 
 
-def attempt(name: str, profile, timeout_s: float = 240.0) -> dict[str, object]:
+def attempt(name: str, profile: ServingProfile, timeout_s: float = 240.0) -> dict[str, Any]:
+    """Start ``profile`` on port 8200; what was raised, after how many seconds, and whether
+    the message carries the log's tail."""
     server = VLLMServer(
         profile, port=8200, log_path=WORK / f"{name}.log", startup_timeout_s=timeout_s
     )
@@ -46,8 +56,10 @@ def attempt(name: str, profile, timeout_s: float = 240.0) -> dict[str, object]:
     return {"raised": None, "seconds": round(time.monotonic() - started, 1)}
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(argv: list[str] | None = None) -> None:
+    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=None, quick=False)
+    parser.set_defaults(out=default_out())
+    args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     ckpt = build_checkpoint(
         WORK / "ckpt",
@@ -62,8 +74,9 @@ def main() -> None:
     results = {
         "bad_flag": attempt("bad_flag", bad_flag),
         "out_of_memory": attempt("out_of_memory", no_memory),
+        "device": device_info(),
     }
-    (OUT / "gpu_faults.json").write_text(json.dumps(results, indent=1))
+    write_results(args.out, NAME, results, None, command=args.command, indent=1)
     print(json.dumps(results, indent=1)[:6000])
 
 

@@ -1,20 +1,21 @@
-"""Turn the device's ``results.json`` (``benchmarks/gpu_run.py``) into the kept results.
+"""Turn the device's ``results.json`` (``python -m benchmarks.gpu``) into the kept results.
 
 Writes ``benchmarks/results/gpu_<date>.json`` (the device's figures, minus the per-request TTFT
-samples, plus the CPU decode timing when given) and ``gpu_<date>.md`` (the summary table)::
+samples, plus the CPU decode timing when given) and ``gpu_<date>.md`` (the summary table), both
+atomically and with the command that made them (:func:`benchmarks.harness.write_results`)::
 
     python -m benchmarks.gpu_report RESULTS_JSON [--cpu-decode runs/decode.json] [--date 2026-11-29]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.gpu.bench import summarise
+from benchmarks.harness import BenchParser, write_results
 
 
 def _strip(obj: Any) -> Any:
@@ -205,14 +206,14 @@ commands (`run`, kind `nvidia-h200`, each within 30 s of the previous):
 
 1. carry `.w1 .whl1 .gpudata`: `. .w1/install.sh; pip install --target /tmp/site1 .whl1/*.whl;
    export PYTHONPATH=.:/tmp/site1:$PYTHONPATH GPURUN_DATA=/tmp/gpurun/data; mkdir -p /tmp/gpurun
-   && cp -r .gpudata /tmp/gpurun/data; python3 benchmarks/gpu_run.py build`
+   && cp -r .gpudata /tmp/gpurun/data; python3 -m benchmarks.gpu build`
 2. carry `.w2 .whl`: `. .w2/install.sh && pip install --target /tmp/site2 .whl/*.whl; export
    PYTHONPATH=.:/tmp/site2:$PYTHONPATH GPURUN_DATA=/tmp/gpurun/data; (setsid nohup python3
-   benchmarks/gpu_run.py hold > /tmp/gpurun/hold.log 2>&1 < /dev/null &); python3
-   benchmarks/gpu_run.py measure --phases agree,decode,b128,b32,orch --budget-s 535`
+   -m benchmarks.gpu hold > /tmp/gpurun/hold.log 2>&1 < /dev/null &); python3
+   -m benchmarks.gpu measure --phases agree,decode,b128,b32,orch --budget-s 535`
 3. no carry: `. /tmp/stage/install.sh && export PYTHONPATH=.:/tmp/site2:$PYTHONPATH
-   GPURUN_DATA=/tmp/gpurun/data; python3 benchmarks/gpu_run.py measure --phases
-   agree,decode,b128,b32,orch,b8 --budget-s 370 --wait-s 30; python3 benchmarks/gpu_run.py replay`
+   GPURUN_DATA=/tmp/gpurun/data; python3 -m benchmarks.gpu measure --phases
+   agree,decode,b128,b32,orch,b8 --budget-s 370 --wait-s 30; python3 -m benchmarks.gpu replay`
 4. (orchestration, second session) steps 1, then 2 with `hold --servers on --util 0.85` and
    `measure --phases diag,orch --budget-s 470`.
 
@@ -250,17 +251,15 @@ def _targets(res: dict[str, Any]) -> list[str]:
 
 
 def _summary_partial(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    from benchmarks.gpu_run import summarise
-
     return summarise(runs)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = BenchParser("benchmarks.gpu_report", __doc__.split("\n")[0], repeat=None, quick=False)
     parser.add_argument("results", type=Path)
     parser.add_argument("--cpu-decode", type=Path, default=None)
     parser.add_argument("--date", default=datetime.now(UTC).strftime("%Y-%m-%d"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     res = json.loads(args.results.read_text())
     cpu = json.loads(args.cpu_decode.read_text()) if args.cpu_decode else None
     for key in [k for k in res if k.startswith("bench_c")]:
@@ -269,10 +268,15 @@ def main() -> None:
     kept = _strip(res)
     if cpu:
         kept["decode_write_cpu_here"] = cpu
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"gpu_{args.date}.json").write_text(json.dumps(kept, indent=1) + "\n")
-    (RESULTS / f"gpu_{args.date}.md").write_text(markdown(res, args.date, cpu))
-    print((RESULTS / f"gpu_{args.date}.md").read_text())
+    _, md_path = write_results(
+        args.out,
+        f"gpu_{args.date}",
+        kept,
+        markdown(res, args.date, cpu),
+        command=args.command,
+        indent=1,
+    )
+    print(md_path.read_text() if md_path else "")
 
 
 if __name__ == "__main__":

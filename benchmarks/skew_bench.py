@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/skew_bench.py [--calls 1000000] [--runs 3] [--dir /tmp] [--keep]
+    python -m benchmarks.skew_bench [--calls 1000000] [--repeat 3] [--dir /tmp] [--keep]
+    python -m benchmarks.skew_bench --quick   # 20,000 calls, one report run, under a minute
 
 Steps:
 
@@ -15,14 +16,16 @@ Steps:
    (content_moderation, layer 3), and 0.1% outlier calls. Generated in chunks: bounded memory.
 2. **Rollups**: :meth:`TelemetryStore.rebuild_rollups` (what a database written in bulk, or by
    an older version, needs once; ``record_call`` keeps them current on its own). Timed once.
-3. **Report** ``--runs`` times, each in a fresh process: ``build_report`` (last 7 days against
-   the 7 before; outliers over the newest 50,000 calls of the window) + HTML + JSON + the
-   terminal summary; wall time and peak RSS (``ru_maxrss``) of that process. Then once with
+3. **Report** ``--repeat`` times (``--runs`` is the older spelling), each in a fresh
+   process: ``build_report`` (last 7 days against the 7 before; outliers over the newest
+   50,000 calls of the window) + HTML + JSON + the terminal summary; wall time in seconds and
+   peak RSS in MiB (``ru_maxrss``) of that process. Then once with
    ``--window all``.
-4. **Write path**: time of ``record_call`` (row + rollup update) for 300 calls of this shape.
+4. **Write path**: time of ``record_call`` (row + rollup update) for 300 calls of this shape
+   (30 with ``--quick``).
 
-Results go to ``benchmarks/results/skew_bench.{json,md}``; the generated database is deleted
-unless ``--keep``.
+Results go to ``benchmarks/results/skew_bench.{json,md}`` (``--out``; a ``--quick`` run writes
+under ``/tmp/benchmarks-quick``); the generated database is deleted unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -33,14 +36,16 @@ import os
 import platform
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from benchmarks.harness import BenchParser, host_info, median, percentile, write_results
 
 LAYERS = tuple(range(1, 28))
 EXPERTS = 64
@@ -56,7 +61,10 @@ NODES = (
     ("excel_report", "write_report"),
 )
 START = datetime(2026, 10, 1, tzinfo=UTC)
-RESULTS = Path(__file__).resolve().parent / "results"
+NAME = "skew_bench"
+MODULE = f"benchmarks.{NAME}"
+REPO = Path(__file__).resolve().parent.parent
+QUICK_CALLS = 20_000
 
 
 def _profiles(rng: np.random.Generator) -> np.ndarray:
@@ -137,7 +145,7 @@ def generate(path: Path, calls: int, seed: int = 0, chunk: int = 20_000) -> dict
                         "completion_tokens": 21,
                         "latency_ms": 100.0,
                         "finish_reason": "stop",
-                        "routing_source": "replay",
+                        "expert_routing_source": "replay",
                         "routing_note": None,
                         "moe_layers": list(LAYERS),
                         "num_experts": EXPERTS,
@@ -234,20 +242,25 @@ def write_path(calls: int = 300) -> dict[str, float]:
             times.append(time.perf_counter() - started)
         store.close()
     return {
-        "record_call_p50_ms": statistics.median(times) * 1e3,
-        "record_call_p90_ms": float(np.percentile(times, 90)) * 1e3,
+        "record_call_p50_ms": median(times) * 1e3,
+        "record_call_p90_ms": percentile(times, 90) * 1e3,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = BenchParser(
+        MODULE,
+        __doc__.splitlines()[0],
+        repeat=3,
+        repeat_help="Report runs over the 7d window, each in a fresh process.",
+        repeat_aliases=("--runs",),
+    )
     parser.add_argument("--calls", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path("/tmp"))
     parser.add_argument("--keep", action="store_true", help="Keep the generated database.")
     parser.add_argument("--report-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--window", default="7d", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     if args.report_only is not None:  # child process: one report, JSON on stdout
         out = args.report_only.parent / f"out-{os.getpid()}"
@@ -255,15 +268,19 @@ def main() -> None:
         print(json.dumps(report_once(args.report_only, args.window, out)))
         shutil.rmtree(out)
         return
+    calls = min(args.calls, QUICK_CALLS) if args.quick else args.calls
+    runs_wanted = 1 if args.quick else args.repeat
+    write_calls = 30 if args.quick else 300
 
-    need = args.calls * 2600 * 1.5  # ~2.2 KB a row with index, plus the rollups, with margin
+    need = calls * 2600 * 1.5  # ~2.2 KB a row with index, plus the rollups, with margin
     free = shutil.disk_usage(args.dir).free
     if free < need:
         sys.exit(f"{args.dir} has {free / 2**30:.1f} GiB free; {need / 2**30:.1f} GiB needed")
     path = args.dir / f"skew-bench-{os.getpid()}.db"
+    load_at_start = os.getloadavg()[0]
     try:
-        print(f"generating {args.calls:,} calls in {path} ...", flush=True)
-        gen = generate(path, args.calls)
+        print(f"generating {calls:,} calls in {path} ...", flush=True)
+        gen = generate(path, calls)
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
         print(
             f"generated in {gen['generate_s']:.0f} s, rollups {gen['rebuild_rollups_s']:.0f} s, "
@@ -271,13 +288,14 @@ def main() -> None:
             flush=True,
         )
 
-        def child(window: str) -> dict:
+        def child(window: str) -> dict[str, Any]:
             started = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, __file__, "--report-only", str(path), "--window", window],
+                [sys.executable, "-m", MODULE, "--report-only", str(path), "--window", window],
                 check=True,
                 capture_output=True,
                 text=True,
+                cwd=REPO,
             )
             result = json.loads(done.stdout.strip().splitlines()[-1])
             result["process_wall_s"] = time.perf_counter() - started
@@ -288,37 +306,37 @@ def main() -> None:
             )
             return result
 
-        runs = [child("7d") for _ in range(args.runs)]
+        runs = [child("7d") for _ in range(runs_wanted)]
         whole = child("all")
-        writes = write_path()
+        writes = write_path(write_calls)
     finally:
         if not args.keep:
             for p in path.parent.glob(path.name + "*"):
                 p.unlink()
+    host = host_info()
     summary = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, "
-        f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
-        f"load average at start {os.getloadavg()[0]:.1f}",
+        "machine": f"{host['machine']}, {host['cpus']} CPU cores, "
+        f"{host['memory_gib']:.0f} GiB, load average at start {load_at_start:.1f}",
         "python": platform.python_version(),
-        "calls": args.calls,
+        "host": host,
+        "calls": calls,
         "shape": {"moe_layers": len(LAYERS), "experts": EXPERTS, "top_k": TOP_K},
         "database_gib": size / 2**30,
         **gen,
         "report_7d_runs": runs,
-        "report_7d_median_s": statistics.median(r["total_s"] for r in runs),
-        "report_7d_median_build_s": statistics.median(r["build_s"] for r in runs),
+        "report_7d_median_s": median(r["total_s"] for r in runs),
+        "report_7d_median_build_s": median(r["build_s"] for r in runs),
         "report_7d_max_peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
         "report_all": whole,
         **writes,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "skew_bench.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (RESULTS / "skew_bench.md").write_text(_markdown(summary))
-    print(_markdown(summary))
+    text = _markdown(summary)
+    write_results(args.out, NAME, summary, text, command=args.command)
+    print(text)
 
 
-def _markdown(s: dict) -> str:
+def _markdown(s: dict[str, Any]) -> str:
     r = s["report_7d_runs"]
     lines = [
         "# Expert-skew report benchmark",

@@ -1,0 +1,112 @@
+"""``b128`` / ``b32`` / ``b8`` phases: routed experts off vs on at one concurrency (warm-up,
+then three alternating repetitions), and :func:`summarise` of the repetitions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from argparse import Namespace
+from typing import Any
+
+from benchmarks.gpu.common import Workspace, budget_left, log, messages_for, texts
+from benchmarks.gpu.load import one_call, pct, run_load_mp
+
+Urls = dict[str, str | None]
+#: First guess of one repetition's seconds, by concurrency (then learnt from the runs).
+FIRST_ESTIMATE_S = {"128": 15, "32": 30, "8": 70}
+ORDER = [("off", "on"), ("on", "off"), ("off", "on")]
+
+
+def run(ws: Workspace, args: Namespace, urls: Urls, c: int) -> None:
+    """Warm both servers at concurrency ``c``, then run :data:`ORDER` with ``args.requests``
+    requests each, saving after every repetition; stops (``complete: False``) when the budget
+    would be exceeded, and the next ``measure`` resumes where it stopped.
+
+    Raises:
+        RuntimeError: Either server is not available.
+    """
+    on, off = urls["on"], urls["off"]
+    if on is None or off is None:
+        raise RuntimeError(f"need both servers, have {urls}")
+    bases = {"on": on, "off": off}
+    key = f"bench_c{c}"
+    n = args.requests
+    items = texts(ws.data, n, seed=0)
+    done = ws.load_results().get(key, {})
+    runs = done.get("runs", [])
+    record_no_flag_fixture(ws, off)
+    if not done.get("warm"):
+        warm_n = max(2 * c, 64)
+        for name in ("off", "on"):
+            batch = [messages_for(items[i % n], f"W{c}-{i:04d}") for i in range(warm_n)]
+            r = run_load_mp(bases[name], batch, c)
+            log(f"c={c} warm-up {name}: {r['output_tok_s']} tok/s ({r['wall_s']} s)")
+        done["warm"] = True
+    est = done.get("est_s", FIRST_ESTIMATE_S.get(str(c), 60))
+    for rep, pair in enumerate(ORDER):
+        for name in pair:
+            if any(r["rep"] == rep and r["mode"] == name for r in runs):
+                continue
+            if budget_left(args.budget_s) < est + 10:
+                log(f"c={c}: out of budget before rep {rep} {name}; stopping here")
+                ws.save_results({key: {**done, "runs": runs, "complete": False}})
+                return
+            batch = [messages_for(t, f"R{c}-{rep}-{i:04d}") for i, t in enumerate(items)]
+            r = run_load_mp(bases[name], batch, c)
+            r.update(rep=rep, mode=name)
+            runs.append(r)
+            est = max(est * 0.5, r["wall_s"] * 1.1)
+            done["est_s"] = est
+            log(
+                f"c={c} rep {rep} {name}: {r['output_tok_s']} tok/s, ttft p50 {r['ttft_p50_s']}, "
+                f"lat p50 {r['latency_p50_s']}, {r['wall_s']} s, errors {r['errors']}"
+            )
+            ws.save_results({key: {**done, "runs": runs, "complete": False}})
+    ws.save_results({key: {**done, "runs": runs, "complete": True, "summary": summarise(runs)}})
+
+
+def record_no_flag_fixture(ws: Workspace, base: str) -> None:
+    """One short response from the server started without --enable-return-routed-experts."""
+    import httpx
+
+    fixtures = json.loads(ws.fixtures_file.read_text()) if ws.fixtures_file.is_file() else {}
+    if "chat_no_flag" in fixtures:
+        return
+
+    async def go() -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=120) as client:
+            msgs = [{"role": "user", "content": "Where is my refund?"}]
+            return (await one_call(client, base, msgs, 4, False, {"ignore_eos": False}))["body"]
+
+    fixtures["chat_no_flag"] = asyncio.run(go())
+    ws.write_state_and_out(ws.fixtures_file.name, json.dumps(fixtures, indent=1))
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per mode (``off``, ``on``): repetitions, mean and each output tok/s, TTFT p50/p99 (s)
+    pooled over all streamed requests, mean latency p50/p99 (s), mean body bytes, errors; and
+    ``capture_overhead_pct`` = 100 x (1 - on / off output tok/s) when both were run."""
+    out: dict[str, Any] = {}
+    for mode in ("off", "on"):
+        rs = [r for r in runs if r["mode"] == mode]
+        if not rs:
+            continue
+        ttfts = [v for r in rs for v in r.get("ttft_values_s", [])]
+        out[mode] = {
+            "reps": len(rs),
+            "output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in rs), 1),
+            "output_tok_s_each": [r["output_tok_s"] for r in rs],
+            "ttft_p50_s": pct(ttfts, 0.5),
+            "ttft_p99_s": pct(ttfts, 0.99),
+            "ttft_samples": len(ttfts),
+            "latency_p50_s_mean": statistics.fmean(r["latency_p50_s"] for r in rs),
+            "latency_p99_s_mean": statistics.fmean(r["latency_p99_s"] for r in rs),
+            "body_bytes_mean": statistics.fmean(r["body_bytes_mean"] for r in rs),
+            "errors": sum(r["errors"] for r in rs),
+        }
+    if "on" in out and "off" in out:
+        out["capture_overhead_pct"] = round(
+            100.0 * (1 - out["on"]["output_tok_s_mean"] / out["off"]["output_tok_s_mean"]), 2
+        )
+    return out

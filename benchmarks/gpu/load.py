@@ -1,0 +1,212 @@
+"""The load generator: requests with a fixed number in flight, over one or several client
+processes, and the summary of one load (throughput, latency and TTFT percentiles).
+
+Percentiles here pick the nearest sample (``method="nearest"``), as from the first session, so
+figures stay comparable across sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing as mp
+import statistics
+import time
+from typing import TYPE_CHECKING, Any
+
+from benchmarks.gpu.common import MAX_TOKENS
+from benchmarks.harness import percentile
+
+if TYPE_CHECKING:
+    import httpx
+
+Messages = list[dict[str, str]]
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """Nearest-sample percentile, ``q`` as a fraction (0.99); ``None`` for no values."""
+    return percentile(values, 100 * q, method="nearest")
+
+
+async def one_call(
+    client: httpx.AsyncClient,
+    base: str,
+    messages: Messages,
+    max_tokens: int,
+    stream: bool,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One chat completion (temperature 0, ``ignore_eos``, ``return_token_ids``).
+
+    Returns:
+        Non-streaming: ``latency`` (s), ``tokens``, ``bytes`` of the body and the ``body``.
+        Streaming: ``latency`` (s), ``ttft`` (s to the first chunk with choices), ``tokens``.
+
+    Raises:
+        httpx.HTTPStatusError: The server answered an error status.
+    """
+    body = {
+        "model": "ernie",
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "ignore_eos": True,
+        "return_token_ids": True,
+        **(extra or {}),
+    }
+    t0 = time.perf_counter()
+    if not stream:
+        resp = await client.post(f"{base}/chat/completions", json=body)
+        raw = resp.content
+        resp.raise_for_status()
+        data = json.loads(raw)
+        return {
+            "latency": time.perf_counter() - t0,
+            "tokens": data["usage"]["completion_tokens"],
+            "bytes": len(raw),
+            "body": data,
+        }
+    body.update(stream=True, stream_options={"include_usage": True})
+    ttft = None
+    tokens = 0
+    async with client.stream("POST", f"{base}/chat/completions", json=body) as resp:
+        resp.raise_for_status()
+        async for line in resp.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if ttft is None and chunk.get("choices"):
+                ttft = time.perf_counter() - t0
+            if chunk.get("usage"):
+                tokens = chunk["usage"]["completion_tokens"]
+    return {"latency": time.perf_counter() - t0, "ttft": ttft, "tokens": tokens, "stream": True}
+
+
+def _load_shard(args: tuple[str, list[Messages], list[int], int, int]) -> dict[str, Any]:
+    """One client process of :func:`run_load_mp` (module level, so it can be pickled)."""
+    base, batch, index, concurrency, stream_every = args
+    return asyncio.run(
+        run_load(base, batch, concurrency, stream_every=stream_every, index=index, raw=True)
+    )
+
+
+def run_load_mp(
+    base: str,
+    batch: list[Messages],
+    concurrency: int,
+    *,
+    per_process: int = 16,
+    stream_every: int = 8,
+) -> dict[str, Any]:
+    """:func:`run_load` spread over ``ceil(concurrency / per_process)`` client processes.
+
+    One Python process with one httpx pool could not keep 128 requests in flight in the first
+    session (throughput at 128 fell below 32, TTFT p50 above 1 s); several processes remove
+    the client as the limit. Shard ``j`` takes requests ``j, j + P, ...``; the wall time is
+    first start to last finish over all processes.
+    """
+    procs = max(1, -(-concurrency // per_process))
+    if procs == 1:
+        return asyncio.run(run_load(base, batch, concurrency, stream_every=stream_every))
+    shards = []
+    for j in range(procs):
+        index = list(range(j, len(batch), procs))
+        conc = concurrency // procs + (1 if j < concurrency % procs else 0)
+        shards.append((base, [batch[i] for i in index], index, conc, stream_every))
+    with mp.get_context("fork").Pool(procs) as pool:
+        parts = pool.map(_load_shard, shards)
+    results = [r for part in parts for r in part["results"]]
+    errors = [e for part in parts for e in part["errors"]]
+    wall = max(p["t_end"] for p in parts) - min(p["t_start"] for p in parts)
+    out = summarise_load(results, errors, len(batch), concurrency, wall)
+    out["client_processes"] = procs
+    return out
+
+
+async def run_load(
+    base: str,
+    batch: list[Messages],
+    concurrency: int,
+    *,
+    stream_every: int = 8,
+    max_tokens: int = MAX_TOKENS,
+    keep_bodies: bool = False,
+    index: list[int] | None = None,
+    raw: bool = False,
+) -> dict[str, Any]:
+    """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
+    (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
+    (0: none). ``raw`` returns the per-request results for :func:`run_load_mp` to pool."""
+    import httpx
+
+    index = index if index is not None else list(range(len(batch)))
+
+    limits = httpx.Limits(
+        max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
+    )
+    results: list[dict[str, Any]] = []
+    errors: list[str] = []
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(len(batch)):
+        queue.put_nowait(i)
+    async with httpx.AsyncClient(limits=limits, timeout=600.0) as client:
+
+        async def worker() -> None:
+            while True:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
+                try:
+                    r = await one_call(client, base, batch[i], max_tokens, stream)
+                    r["i"] = i
+                    if not keep_bodies:
+                        r.pop("body", None)
+                    results.append(r)
+                except Exception as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}"[:300])
+
+        t_start = time.time()
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+        t_end = time.time()
+    if raw:
+        return {"results": results, "errors": errors, "t_start": t_start, "t_end": t_end}
+    out = summarise_load(results, errors, len(batch), concurrency, wall)
+    if keep_bodies:
+        out["bodies"] = [r.get("body") for r in sorted(results, key=lambda r: r["i"])]
+    return out
+
+
+def summarise_load(
+    results: list[dict[str, Any]], errors: list[str], n: int, concurrency: int, wall: float
+) -> dict[str, Any]:
+    """One load's figures: counts, ``wall_s``, ``output_tok_s``, ``requests_s``, latency
+    p50/p99 of the non-streamed requests and TTFT p50/p99 of the streamed ones (seconds), the
+    TTFT samples, and the mean body size in bytes."""
+    plain = [r for r in results if not r.get("stream")]
+    streamed = [r for r in results if r.get("stream")]
+    tokens = sum(r["tokens"] for r in results)
+    ttfts = [r["ttft"] for r in streamed if r.get("ttft") is not None]
+    return {
+        "requests": n,
+        "ok": len(results),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "concurrency": concurrency,
+        "wall_s": round(wall, 3),
+        "output_tokens": tokens,
+        "output_tok_s": round(tokens / wall, 1),
+        "requests_s": round(len(results) / wall, 2),
+        "latency_p50_s": pct([r["latency"] for r in plain], 0.5),
+        "latency_p99_s": pct([r["latency"] for r in plain], 0.99),
+        "ttft_samples": len(streamed),
+        "ttft_p50_s": pct(ttfts, 0.5),
+        "ttft_p99_s": pct(ttfts, 0.99),
+        "ttft_values_s": [round(t, 4) for t in ttfts],
+        "body_bytes_mean": round(statistics.fmean([r["bytes"] for r in plain]), 1)
+        if plain
+        else None,
+    }

