@@ -29,7 +29,7 @@ async def main(texts: list[str]) -> None:
                 experts = ", ".join(f"L{layer}/e{e} {s:.0%}" for layer, e, s in call.top_experts)
                 print(
                     f"  {call.node}: {call.prompt_tokens}+{call.completion_tokens} tokens, "
-                    f"top experts {experts} [{call.routing_source.value}]"
+                    f"top experts {experts} [{call.expert_routing_source.value}]"
                 )
     finally:
         await client.aclose()

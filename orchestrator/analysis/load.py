@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.analysis.skew import metrics
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import TelemetryStore
+from orchestrator.telemetry import TelemetryReader
 
 
 class LayerLoad(BaseModel):
@@ -65,7 +65,7 @@ class ExpertLoad(BaseModel):
         routed_tokens: Tokens that passed the router, summed over calls.
         num_experts: Routed experts per layer.
         top_k: Experts per token.
-        sources: Calls per routing source (``replay`` means estimated, ``engine`` recorded).
+        sources: Calls per expert-routing source (``replay`` means estimated, ``engine`` recorded).
         skipped: Calls without routing (dense, unavailable), not aggregated.
         layers: One :class:`LayerLoad` per MoE layer.
     """
@@ -100,7 +100,7 @@ def layer_load(
 
 
 def expert_load(
-    store: TelemetryStore,
+    store: TelemetryReader,
     *,
     workflow: str | None = None,
     since: datetime | None = None,
@@ -109,8 +109,9 @@ def expert_load(
 ) -> ExpertLoad:
     """Aggregate stored per-call counts into per-layer load.
 
-    Calls are read in chunks of a few thousand (:meth:`TelemetryStore.iter_call_counts`) and
-    summed with numpy, so memory stays bounded however many calls are stored.
+    Calls are read in chunks of a few thousand
+    (:meth:`~orchestrator.telemetry.TelemetryReader.iter_call_counts`) and summed with numpy,
+    so memory stays bounded however many calls are stored.
 
     Raises:
         UserError: No call with routing is stored (for the workflow), or calls of different

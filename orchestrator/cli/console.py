@@ -67,7 +67,7 @@ def request_lines(outcome: RequestOutcome, text: str, source: str | None) -> str
         lines.append(
             f"  [dim]{call.node}: {call.prompt_tokens}+{call.completion_tokens} tok, "
             f"{call.latency_ms:.0f} ms, top experts {experts}, router conf {conf} "
-            f"({call.routing_source.value})[/]"
+            f"({call.expert_routing_source.value})[/]"
         )
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ class CallSummary(BaseModel):
         prompt_tokens: Prompt tokens.
         completion_tokens: Completion tokens.
         latency_ms: HTTP wall time in milliseconds.
-        routing_source: Who filled the routing (``replay`` is an estimate).
+        expert_routing_source: Who filled the routing (``replay`` is an estimate).
         top_experts: ``(layer, expert, load share)`` of the most-used experts.
         mean_router_confidence: Mean chosen-expert probability mass, or None.
     """
@@ -38,7 +38,7 @@ class CallSummary(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
-    routing_source: ExpertRoutingSource
+    expert_routing_source: ExpertRoutingSource
     top_experts: list[tuple[int, int, float]]
     mean_router_confidence: float | None
 
@@ -110,7 +110,7 @@ class ModelGateway:
                 prompt_tokens=call.prompt_tokens,
                 completion_tokens=call.completion_tokens,
                 latency_ms=call.latency_ms,
-                routing_source=call.routing.source,
+                expert_routing_source=call.routing.source,
                 top_experts=call.routing.top_experts(3),
                 mean_router_confidence=call.routing.mean_confidence(),
             )

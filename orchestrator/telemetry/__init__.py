@@ -1,20 +1,56 @@
-"""Telemetry: one row per request and per model call, with per-call expert counts.
+"""Telemetry: one row per request and per model call, with per-call expert counts and hourly
+expert-routing rollups, in any SQLAlchemy database (SQLite by default, PostgreSQL tested).
 
-Interim re-export while the package is split (schema, codec, rollups, store, read API).
+Modules:
+
+* :mod:`~orchestrator.telemetry.schema`: the ORM tables (``requests``, ``model_calls``,
+  ``expert_rollups``) at the newest schema revision.
+* :mod:`~orchestrator.telemetry.codec`: the blob codecs (expert counts in the smallest
+  integer width; rollup arrays).
+* :mod:`~orchestrator.telemetry.rollups`: the rollup arithmetic (:class:`RollupDelta`,
+  :class:`RollupKey`, hourly :func:`bucket_start`), shared by the writer and the analysis.
+* :mod:`~orchestrator.telemetry.read`: the typed read API (:class:`TelemetryReader`,
+  :class:`RollupRow`, :class:`CallCounts`, :class:`RollupStatus`).
+* :mod:`~orchestrator.telemetry.store`: :class:`TelemetryStore`, the writer (one writer
+  thread for async callers) on top of the read API.
+* :mod:`~orchestrator.telemetry.migrate` and ``migrations/``: the Alembic revisions that
+  ``TelemetryStore(url)`` applies; ``python -m orchestrator.telemetry upgrade URL`` from a shell.
 """
 
-from orchestrator.telemetry.store import *  # noqa: F403
-from orchestrator.telemetry.store import (  # noqa: F401
+from orchestrator.telemetry.codec import decode_counts, decode_counts_blob, encode_counts
+from orchestrator.telemetry.migrate import head_revision
+from orchestrator.telemetry.read import CallCounts, RollupRow, RollupStatus, TelemetryReader
+from orchestrator.telemetry.rollups import (
     CONFIDENCE_BINS,
     ROLLUP_BUCKET,
-    ExpertRollupRecord,
-    ModelCallRecord,
-    RequestRecord,
     RollupDelta,
-    TelemetryStore,
+    RollupKey,
     as_utc,
     bucket_start,
-    decode_counts,
-    decode_counts_blob,
-    encode_counts,
+    shape_key,
 )
+from orchestrator.telemetry.schema import ExpertRollupRecord, ModelCallRecord, RequestRecord
+from orchestrator.telemetry.store import TelemetryStore, utc_now
+
+__all__ = [
+    "CONFIDENCE_BINS",
+    "ROLLUP_BUCKET",
+    "CallCounts",
+    "ExpertRollupRecord",
+    "ModelCallRecord",
+    "RequestRecord",
+    "RollupDelta",
+    "RollupKey",
+    "RollupRow",
+    "RollupStatus",
+    "TelemetryReader",
+    "TelemetryStore",
+    "as_utc",
+    "bucket_start",
+    "decode_counts",
+    "decode_counts_blob",
+    "encode_counts",
+    "head_revision",
+    "shape_key",
+    "utc_now",
+]

@@ -75,7 +75,7 @@ async def test_real_posts_and_injection_through_the_real_server(
         assert stored == outcome.verdict
         (call,) = store.calls(request_id=outcome.request_id)
         assert call.node == "assess_risk" and call.workflow == "content_moderation"
-        assert call.routing_source == ExpertRoutingSource.REPLAY.value
+        assert call.expert_routing_source == ExpertRoutingSource.REPLAY.value
         counts = decode_counts(call)
         assert counts is not None and counts.shape == (len(arch.moe_layers), arch.num_experts)
         assert (counts.sum(axis=1) == call.routed_tokens * call.top_k).all()

@@ -42,7 +42,7 @@ async def test_real_requests_record_experts_that_sum_to_tokens_times_top_k(
         # every routed token picks top-k routed experts in every MoE layer
         assert row.routed_tokens == row.prompt_tokens + row.completion_tokens - 1
         assert (counts.sum(axis=1) == row.routed_tokens * row.top_k).all()
-        assert row.routing_source == ExpertRoutingSource.REPLAY.value
+        assert row.expert_routing_source == ExpertRoutingSource.REPLAY.value
         assert 0 < row.mean_router_confidence <= 1
         assert row.latency_ms > 0 and row.completion_tokens >= 1
     # the schema-constrained triage answer is valid JSON from the real server

@@ -79,7 +79,7 @@ async def test_superstore_report_on_the_real_server(
     for row in rows:
         assert row.prompt_tokens == result["prompt_tokens"][row.node]
         assert row.prompt_tokens < 2048 - 640
-        assert row.routing_source == ExpertRoutingSource.REPLAY.value
+        assert row.expert_routing_source == ExpertRoutingSource.REPLAY.value
         counts = decode_counts(row)
         assert counts is not None
         assert (counts.sum(axis=1) == row.routed_tokens * row.top_k).all()

@@ -50,7 +50,8 @@ def test_main_job_prints_routes_experts_and_load_table(
     assert "Expert load per MoE layer" in out and "balancedness" in out
     with sqlite3.connect(db) as conn:
         calls = conn.execute(
-            "select count(*), min(routing_source), max(routing_source) from model_calls"
+            "select count(*), min(expert_routing_source), max(expert_routing_source) "
+            "from model_calls"
         ).fetchone()
         requests = conn.execute("select count(*) from requests").fetchone()[0]
     assert requests == 5

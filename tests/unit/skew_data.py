@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 
 import numpy as np
+import pytest
 
 from orchestrator import Request, RuleClassifier, TelemetryStore
 from serving import ExpertRoutingSource, ExpertRoutingTrace
@@ -63,9 +64,12 @@ def add_request(
     text: str,
     workflow: str,
     calls: Sequence[tuple[str, ExpertRoutingTrace]],
+    *,
+    request_id: str | None = None,
 ) -> str:
-    """Write one request and its calls (node, trace); returns the request id."""
-    request = Request(text=text)
+    """Write one request and its calls (node, trace); returns the request id (a new UUID hex
+    unless ``request_id`` is given)."""
+    request = Request(text=text) if request_id is None else Request(id=request_id, text=text)
     classification = _classifier().classify(request)
     store.start_request(request, classification, workflow)
     for node, routing in calls:
@@ -87,8 +91,6 @@ def uniform(layers: int = len(LAYERS), experts: int = EXPERTS) -> np.ndarray:
     return np.full((layers, experts), 1.0 / experts)
 
 
-def freeze_time(monkeypatch, moment: datetime) -> None:  # type: ignore[no-untyped-def]
-    """Make the store stamp new rows with ``moment``."""
-    import orchestrator.telemetry.store as telemetry
-
-    monkeypatch.setattr(telemetry, "_now", lambda: moment)
+def freeze_time(monkeypatch: pytest.MonkeyPatch, store: TelemetryStore, moment: datetime) -> None:
+    """Make ``store`` stamp new rows with ``moment`` (through its public ``clock``)."""
+    monkeypatch.setattr(store, "clock", lambda: moment)

@@ -45,7 +45,7 @@ async def test_customer_service_request_writes_one_row_per_model_call(store) -> 
         assert counts is not None and counts.shape == (3, 8)
         assert (counts.sum(axis=1) == row.routed_tokens * row.top_k).all()
         assert row.routed_tokens == row.prompt_tokens + row.completion_tokens - 1
-        assert row.routing_source == "scripted"
+        assert row.expert_routing_source == "scripted"
         assert row.route == "customer_service" and 0 < row.route_confidence <= 1
         assert any(s["rule_id"].startswith("cs.") for s in row.classifier_signals)
     # the customer's text reaches the model as delimited data

@@ -43,7 +43,7 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shares /= shares.sum(axis=1, keepdims=True)
     with pytest.MonkeyPatch.context() as mp:
         for i in range(24):
-            freeze_time(mp, T0 + timedelta(hours=14 * i))  # two weeks: a drift baseline
+            freeze_time(mp, store, T0 + timedelta(hours=14 * i))  # two weeks: a drift baseline
             add_request(
                 store,
                 f"<b>refund</b> & order {i}",

@@ -51,7 +51,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         for week in (0, 1):
             for i in range(40):
-                freeze_time(mp, T0 + timedelta(days=7 * week, hours=4 * i))
+                freeze_time(mp, store, T0 + timedelta(days=7 * week, hours=4 * i))
                 add_request(
                     store,
                     f"refund please {week}-{i}",
@@ -66,7 +66,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     [("judge", trace(rng, shares, 50, confidence=0.4))],
                 )
         for i in range(2):
-            freeze_time(mp, T0 + timedelta(days=10, hours=i))
+            freeze_time(mp, store, T0 + timedelta(days=10, hours=i))
             add_request(
                 store,
                 f"<script>alert({i})</script> asdf",

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from skew_data import EXPERTS, LAYERS, add_request, trace, uniform
+from sqlalchemy import delete
 
 from orchestrator import TelemetryStore
 from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry import (
     ExpertRollupRecord,
-    RollupDelta,
+    RollupStatus,
     decode_counts,
     decode_counts_blob,
     encode_counts,
@@ -57,7 +58,7 @@ def test_write_time_rollups_equal_a_rebuild_from_the_calls(tmp_path: Path) -> No
     def snapshot() -> dict:
         out = {}
         for r in store.iter_rollups():
-            d = RollupDelta.of_record(r)
+            d = r.sums
             out[(r.workflow, r.node)] = (
                 d.calls,
                 d.routed_tokens,
@@ -98,8 +99,8 @@ def test_a_database_without_rollups_is_detected(tmp_path: Path) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     rng = np.random.default_rng(1)
     add_request(store, "refund", "customer_service", [("triage", trace(rng, uniform(), 30))])
-    with store._sessions.begin() as session:  # what a database of an older version looks like
-        session.query(ExpertRollupRecord).delete()
-    assert store.rollup_status() == (1, 0)
+    with store.engine.begin() as connection:  # what a database of an older version looks like
+        connection.execute(delete(ExpertRollupRecord))
+    assert store.rollup_status() == RollupStatus(calls=1, summed=0)
     store.rebuild_rollups()
     assert store.rollup_status() == (1, 1)

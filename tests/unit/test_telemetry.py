@@ -55,8 +55,10 @@ def test_files_that_are_not_databases_and_missing_drivers_are_user_errors(
     binary.write_bytes(bytes(range(256)) * 8)
     with pytest.raises(UserError, match="file is not a database"):
         TelemetryStore(f"sqlite:///{binary}")
-    with pytest.raises(UserError, match="no driver"):
-        TelemetryStore("postgresql://user@127.0.0.1:1/telemetry")
+    with pytest.raises(UserError, match="no driver"):  # mysqlclient is not a dependency
+        TelemetryStore("mysql+mysqldb://user@127.0.0.1:1/telemetry")
+    with pytest.raises(UserError, match="cannot open telemetry database postgresql"):
+        TelemetryStore("postgresql+psycopg://user:secret@127.0.0.1:1/telemetry")
 
 
 def test_open_existing_creates_and_changes_nothing(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Read rollup aggregates of a time window into per-group sums (streamed, bounded memory).
 
 The report never reads one blob per call for its metrics: it streams the ``expert_rollups``
-rows of the window (one per hour, workflow, node, routing source, model and shape) and sums
-them per ``(workflow, node, routing source)``. Memory is bounded by the number of such groups
-and timeline steps times ``L * E``, not by the number of calls.
+rows of the window (one per hour, workflow, node, expert-routing source, model and shape) as
+typed :class:`~orchestrator.telemetry.RollupRow` values, and sums them per ``(workflow, node,
+expert-routing source)``. Memory is bounded by the number of such groups and timeline steps
+times ``L * E``, not by the number of calls.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from datetime import datetime, timedelta
 
 from orchestrator.analysis.skew.models import ModelShape, TimeWindow
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import RollupDelta, TelemetryStore, as_utc
+from orchestrator.telemetry import RollupDelta, TelemetryReader
 
-#: (workflow, node, routing source)
+#: (workflow, node, expert-routing source)
 GroupKey = tuple[str, str, str]
 
 
@@ -36,7 +37,7 @@ class WindowData:
         window: The window.
         shape: The MoE shape of its calls (None when it has none).
         models: Served model names seen.
-        groups: Sums per ``(workflow, node, routing source)``.
+        groups: Sums per ``(workflow, node, expert-routing source)``.
         steps: Global sums per timeline step index (``(bucket - start) // step``).
         step: Timeline step length.
     """
@@ -76,7 +77,7 @@ class WindowData:
         return out
 
     def sources(self, workflow: str | None = None, node: str | None = None) -> dict[str, int]:
-        """Calls per routing source, optionally of one workflow or node."""
+        """Calls per expert-routing source, optionally of one workflow or node."""
         out: dict[str, int] = {}
         for (wf, nd, source), delta in self.groups.items():
             if (workflow is None or wf == workflow) and (node is None or nd == node):
@@ -85,7 +86,7 @@ class WindowData:
 
 
 def read_windows(
-    store: TelemetryStore,
+    store: TelemetryReader,
     windows: list[TimeWindow],
     *,
     model: str | None = None,
@@ -114,7 +115,7 @@ def read_windows(
     data = [WindowData(window=w, step=step) for w in windows]
     shape: tuple[str, ModelShape] | None = None
     for record in store.iter_rollups(start=start, end=end, model=model):
-        bucket = as_utc(record.bucket_start)
+        bucket = record.bucket_start
         if shape is None:
             shape = (
                 record.shape_key,
@@ -130,14 +131,14 @@ def read_windows(
                 f"model {record.model!r}); pass --model to analyse one model, or use one "
                 "database per model"
             )
-        delta = RollupDelta.of_record(record)
+        delta = record.sums
         layers, experts = len(record.moe_layers), record.num_experts
         for item in data:
             if not item.window.start <= bucket < item.window.end:
                 continue
             item.shape = shape[1]
             item.models.add(record.model)
-            key = (record.workflow, record.node, record.routing_source)
+            key = (record.workflow, record.node, record.expert_routing_source)
             item.groups.setdefault(key, RollupDelta.zeros(layers, experts)).merge(delta)
             if item is data[0]:
                 index = int((bucket - item.window.start) / step)

@@ -161,7 +161,7 @@ class ScopeProfile(BaseModel):
         name: ``all``, the workflow, or ``workflow/node``.
         calls: Calls with routing.
         routed_tokens: Tokens that passed the router.
-        sources: Calls per routing source (``replay`` is an estimate, ``engine`` a record).
+        sources: Calls per expert-routing source (``replay`` is an estimate, ``engine`` a record).
         layers: One :class:`LayerMetrics` per MoE layer.
         confidence: Router confidence summary.
     """
@@ -405,7 +405,7 @@ class SkewReport(BaseModel):
         drift: Drift against the previous window, or None when no baseline was asked for.
         outliers: Outlier requests.
         timeline: Global routing per step of the window.
-        notes: Plain-language caveats (routing source, sample sizes).
+        notes: Plain-language caveats (expert-routing source, sample sizes).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -29,7 +29,7 @@ from scipy.special import entr
 
 from orchestrator.analysis.skew.metrics import load_shares
 from orchestrator.analysis.skew.models import OutlierReport, OutlierRequest, Thresholds, TimeWindow
-from orchestrator.telemetry import TelemetryStore
+from orchestrator.telemetry import TelemetryReader
 
 #: Characters of a request's text shown in the outlier list.
 TEXT_PREVIEW = 160
@@ -94,7 +94,7 @@ def modified_z(values: np.ndarray) -> np.ndarray:
 
 
 def find_outliers(
-    store: TelemetryStore,
+    store: TelemetryReader,
     window: TimeWindow,
     profiles: dict[tuple[str, str], np.ndarray],
     thresholds: Thresholds,

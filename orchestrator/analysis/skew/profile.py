@@ -63,7 +63,7 @@ def scope_profile(
         delta: The scope's summed counts, ``counts`` of shape ``(L, E)``.
         shape: The model shape.
         thresholds: Hot, dead and collapse thresholds.
-        sources: Calls per routing source.
+        sources: Calls per expert-routing source.
     """
     counts = np.asarray(delta.counts)
     shares = metrics.load_shares(counts)

@@ -1,0 +1,402 @@
+"""The typed read API of the telemetry store: queries that return plain values, not ORM state.
+
+:class:`TelemetryReader` holds every query; :class:`~orchestrator.telemetry.store.
+TelemetryStore` adds the writes. The analysis (:mod:`orchestrator.analysis`) reads through
+these methods and types only:
+
+* :class:`RollupRow`: one ``expert_rollups`` row, its blobs decoded into a
+  :class:`~orchestrator.telemetry.rollups.RollupDelta` (:meth:`TelemetryReader.iter_rollups`).
+* :class:`CallCounts`: a chunk of model calls as arrays (:meth:`TelemetryReader.
+  iter_call_counts`).
+* :class:`RollupStatus`: how many calls the rollups cover (:meth:`TelemetryReader.
+  rollup_status`).
+
+:meth:`TelemetryReader.calls` and :meth:`TelemetryReader.requests` return detached rows of the
+schema (:class:`~orchestrator.telemetry.schema.ModelCallRecord`, :class:`~orchestrator.
+telemetry.schema.RequestRecord`) for callers that want every column.
+
+Every query is portable SQL (tested on SQLite and PostgreSQL): datetimes come back as aware UTC
+where this API builds them, and JSON is read as text and decoded here, never with a
+backend-specific function.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+
+import numpy as np
+from sqlalchemy import Text, cast, func, select, tuple_
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from orchestrator.exceptions import UserError
+from orchestrator.telemetry.codec import decode_float64, decode_int64, stack_counts
+from orchestrator.telemetry.rollups import CONFIDENCE_BINS, RollupDelta, as_utc, bucket_start
+from orchestrator.telemetry.schema import ExpertRollupRecord, ModelCallRecord, RequestRecord
+
+
+@dataclass(frozen=True)
+class RollupRow:
+    """One ``expert_rollups`` row: a group's sums over one UTC hour.
+
+    Attributes:
+        bucket_start: Start of the hour (aware UTC).
+        workflow: Workflow name.
+        node: Node name.
+        expert_routing_source: ``engine``, ``replay``, ``dense``... of the summed calls.
+        model: Served model name.
+        shape_key: The model shape as text (:func:`~orchestrator.telemetry.rollups.shape_key`).
+        moe_layers: Model-layer index of each row of the layer axis.
+        num_experts: Routed experts per layer.
+        top_k: Experts per token.
+        sums: The row's sums as arrays (read-only views of its blobs).
+    """
+
+    bucket_start: datetime
+    workflow: str
+    node: str
+    expert_routing_source: str
+    model: str
+    shape_key: str
+    moe_layers: tuple[int, ...]
+    num_experts: int
+    top_k: int
+    sums: RollupDelta
+
+
+class RollupStatus(NamedTuple):
+    """``(calls, summed)``: calls with expert routing, and calls summed in the rollups.
+
+    The two agree unless calls were written without rollups (by an older version, or by bulk
+    inserts); :meth:`TelemetryStore.rebuild_rollups` brings them back in line.
+    """
+
+    calls: int
+    summed: int
+
+
+@dataclass(frozen=True)
+class CallCounts:
+    """A batch of model calls with expert routing, as arrays (``n`` calls, ``L`` layers, ``E``
+    experts; see :meth:`TelemetryReader.iter_call_counts`).
+
+    Attributes:
+        ids: ``(n,)`` model-call ids.
+        request_ids: Request id per call.
+        workflows: Workflow per call.
+        nodes: Node per call.
+        created_at: Time of each call (aware UTC).
+        routed_tokens: ``(n,)`` tokens that passed the router.
+        counts: ``(n, L, E)`` int32 expert counts.
+        sources: Expert-routing source per call.
+        top_k: ``(n,)`` experts per token.
+        moe_layers: Model-layer index of each row of the layer axis (same for every call).
+    """
+
+    ids: np.ndarray
+    request_ids: list[str]
+    workflows: list[str]
+    nodes: list[str]
+    created_at: list[datetime]
+    routed_tokens: np.ndarray
+    counts: np.ndarray
+    sources: list[str]
+    top_k: np.ndarray
+    moe_layers: tuple[int, ...] = ()
+
+
+#: The ``expert_rollups`` columns that :func:`rollup_sums` reads, in a Core ``select``.
+ROLLUP_COLUMNS = (
+    ExpertRollupRecord.bucket_start,
+    ExpertRollupRecord.workflow,
+    ExpertRollupRecord.node,
+    ExpertRollupRecord.expert_routing_source,
+    ExpertRollupRecord.model,
+    ExpertRollupRecord.shape_key,
+    ExpertRollupRecord.moe_layers,
+    ExpertRollupRecord.num_experts,
+    ExpertRollupRecord.top_k,
+    ExpertRollupRecord.calls,
+    ExpertRollupRecord.routed_tokens,
+    ExpertRollupRecord.counts,
+    ExpertRollupRecord.sq_counts,
+    ExpertRollupRecord.conf_calls,
+    ExpertRollupRecord.conf_tokens,
+    ExpertRollupRecord.conf_sum,
+    ExpertRollupRecord.conf_hist,
+    ExpertRollupRecord.layer_conf_sum,
+)
+
+
+def rollup_sums(row: Any) -> RollupDelta:
+    """The sums held by one ``expert_rollups`` row (an ORM record or a Core row of
+    :data:`ROLLUP_COLUMNS`), as arrays: read-only views of its blobs."""
+    layers, experts = len(row.moe_layers), row.num_experts
+    return RollupDelta(
+        calls=row.calls,
+        routed_tokens=row.routed_tokens,
+        counts=decode_int64(row.counts, (layers, experts)),
+        sq_counts=decode_float64(row.sq_counts, (layers, experts)),
+        conf_calls=row.conf_calls,
+        conf_tokens=row.conf_tokens,
+        conf_sum=row.conf_sum,
+        conf_hist=decode_int64(row.conf_hist, (CONFIDENCE_BINS,)),
+        layer_conf_sum=decode_float64(row.layer_conf_sum, (layers,)),
+    )
+
+
+class TelemetryReader:
+    """Read queries over a telemetry database at the head schema revision.
+
+    Args:
+        engine: The SQLAlchemy engine (any backend).
+        url: The URL it was made from, for messages.
+    """
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    def _session(self) -> Session:
+        return self._sessions()
+
+    def calls(
+        self,
+        *,
+        request_id: str | None = None,
+        workflow: str | None = None,
+        since: datetime | None = None,
+    ) -> Sequence[ModelCallRecord]:
+        """Model-call rows (detached), oldest first, optionally filtered (``since``: created at
+        or after)."""
+        query = select(ModelCallRecord).order_by(ModelCallRecord.id)
+        if since is not None:
+            query = query.where(ModelCallRecord.created_at >= since)
+        if request_id is not None:
+            query = query.where(ModelCallRecord.request_id == request_id)
+        if workflow is not None:
+            query = query.where(ModelCallRecord.workflow == workflow)
+        with self._session() as session:
+            return session.scalars(query).all()
+
+    def requests(self, *, status: str | None = None) -> Sequence[RequestRecord]:
+        """Request rows (detached) in arrival order, optionally only those with ``status``."""
+        query = select(RequestRecord).order_by(RequestRecord.received_at)
+        if status is not None:
+            query = query.where(RequestRecord.status == status)
+        with self._session() as session:
+            return session.scalars(query).all()
+
+    def request_texts(self, request_ids: Sequence[str]) -> dict[str, str]:
+        """Text of the given requests (those that exist), by id."""
+        if not request_ids:
+            return {}
+        with self._session() as session:
+            rows = session.execute(
+                select(RequestRecord.id, RequestRecord.text).where(
+                    RequestRecord.id.in_(list(request_ids))
+                )
+            ).all()
+        return {r.id: r.text for r in rows}
+
+    def count_calls(
+        self,
+        *,
+        workflow: str | None = None,
+        since: datetime | None = None,
+        with_routing: bool | None = None,
+    ) -> int:
+        """Number of model-call rows, optionally of one workflow, created at or after
+        ``since``, and with (True) or without (False) expert counts."""
+        query = select(func.count(ModelCallRecord.id))
+        if workflow is not None:
+            query = query.where(ModelCallRecord.workflow == workflow)
+        if since is not None:
+            query = query.where(ModelCallRecord.created_at >= since)
+        if with_routing is not None:
+            column = ModelCallRecord.expert_counts
+            query = query.where(column.is_not(None) if with_routing else column.is_(None))
+        with self._session() as session:
+            return int(session.scalar(query) or 0)
+
+    def iter_rollups(
+        self,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        workflow: str | None = None,
+        model: str | None = None,
+        chunk: int = 256,
+    ) -> Iterator[RollupRow]:
+        """Rollup rows whose bucket starts in ``[start, end)``, oldest first, streamed.
+
+        Rows are fetched ``chunk`` at a time, so memory does not grow with the window.
+        Buckets are whole UTC hours (:data:`~orchestrator.telemetry.rollups.ROLLUP_BUCKET`):
+        pass hour-aligned bounds.
+        """
+        query = select(*ROLLUP_COLUMNS).order_by(
+            ExpertRollupRecord.bucket_start, ExpertRollupRecord.id
+        )
+        if start is not None:
+            query = query.where(ExpertRollupRecord.bucket_start >= start)
+        if end is not None:
+            query = query.where(ExpertRollupRecord.bucket_start < end)
+        if workflow is not None:
+            query = query.where(ExpertRollupRecord.workflow == workflow)
+        if model is not None:
+            query = query.where(ExpertRollupRecord.model == model)
+        with self._session() as session:
+            for row in session.execute(query.execution_options(yield_per=chunk)):
+                yield RollupRow(
+                    bucket_start=as_utc(row.bucket_start),
+                    workflow=row.workflow,
+                    node=row.node,
+                    expert_routing_source=row.expert_routing_source,
+                    model=row.model,
+                    shape_key=row.shape_key,
+                    moe_layers=tuple(row.moe_layers),
+                    num_experts=row.num_experts,
+                    top_k=row.top_k,
+                    sums=rollup_sums(row),
+                )
+
+    def rollup_workflows(self) -> list[str]:
+        """Workflows that have rollup rows, sorted."""
+        with self._session() as session:
+            return sorted(session.scalars(select(ExpertRollupRecord.workflow).distinct()).all())
+
+    def rollup_span(self) -> tuple[datetime, datetime] | None:
+        """First and last rollup bucket start (aware UTC), or None when there is no rollup."""
+        with self._session() as session:
+            first, last = session.execute(
+                select(
+                    func.min(ExpertRollupRecord.bucket_start),
+                    func.max(ExpertRollupRecord.bucket_start),
+                )
+            ).one()
+        if first is None or last is None:
+            return None
+        return bucket_start(first), bucket_start(last)
+
+    def rollup_status(self) -> RollupStatus:
+        """Calls with expert routing and calls summed in rollups, read in one statement.
+
+        :meth:`TelemetryStore.record_call` writes a call and its rollup in one transaction, so
+        the two agree unless calls were written without rollups (by an older version, or by
+        bulk inserts); then :meth:`TelemetryStore.rebuild_rollups` brings them back in line.
+        """
+        calls = (
+            select(func.count(ModelCallRecord.id))
+            .where(ModelCallRecord.expert_counts.is_not(None))
+            .scalar_subquery()
+        )
+        summed = select(func.coalesce(func.sum(ExpertRollupRecord.calls), 0)).scalar_subquery()
+        with self._session() as session:
+            a, b = session.execute(select(calls, summed)).one()
+        return RollupStatus(int(a or 0), int(b or 0))
+
+    def iter_call_counts(
+        self,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        workflow: str | None = None,
+        model: str | None = None,
+        shape: tuple[tuple[int, ...], int] | None = None,
+        limit: int | None = None,
+        chunk: int = 4096,
+    ) -> Iterator[CallCounts]:
+        """The calls with expert routing in ``[start, end)``, newest first, as arrays in chunks.
+
+        Memory is bounded by ``chunk`` calls (``chunk * L * E * 4`` bytes of counts).
+
+        Args:
+            start: Created at or after (UTC).
+            end: Created before (UTC).
+            workflow: Only this workflow.
+            model: Only this served model.
+            shape: ``(moe_layers, num_experts)`` the calls must have; None takes the first
+                call's shape.
+            limit: At most this many calls (the newest); None for all.
+            chunk: Calls per yielded batch.
+
+        Raises:
+            UserError: ``chunk`` is below 1, or a call's shape differs from ``shape`` (use one
+                database per model).
+            TelemetryError: A stored count blob fits no width.
+        """
+        if chunk < 1:
+            raise UserError(f"chunk must be at least 1, got {chunk}")
+        remaining = limit
+        last: tuple[datetime, int] | None = None
+        while remaining is None or remaining > 0:
+            query = (
+                select(
+                    ModelCallRecord.id,
+                    ModelCallRecord.request_id,
+                    ModelCallRecord.workflow,
+                    ModelCallRecord.node,
+                    ModelCallRecord.created_at,
+                    # JSON as text, decoded once per distinct value below, not once per row
+                    # (a cast, not a type_coerce: PostgreSQL's driver would parse json itself)
+                    cast(ModelCallRecord.moe_layers, Text).label("moe_layers"),
+                    ModelCallRecord.num_experts,
+                    ModelCallRecord.routed_tokens,
+                    ModelCallRecord.expert_counts,
+                    ModelCallRecord.expert_routing_source,
+                    ModelCallRecord.top_k,
+                )
+                .where(ModelCallRecord.expert_counts.is_not(None))
+                # newest first along the created_at index, which also serves the window's
+                # range: ordering by id instead made SQLite sort every call in the range
+                .order_by(ModelCallRecord.created_at.desc(), ModelCallRecord.id.desc())
+                .limit(chunk if remaining is None else min(chunk, remaining))
+            )
+            if last is not None:
+                query = query.where(
+                    tuple_(ModelCallRecord.created_at, ModelCallRecord.id) < tuple_(*last)
+                )
+            if start is not None:
+                query = query.where(ModelCallRecord.created_at >= start)
+            if end is not None:
+                query = query.where(ModelCallRecord.created_at < end)
+            if workflow is not None:
+                query = query.where(ModelCallRecord.workflow == workflow)
+            if model is not None:
+                query = query.where(ModelCallRecord.model == model)
+            with self._session() as session:
+                rows = session.execute(query).all()
+            if not rows:
+                return
+            layers_of = {raw: tuple(json.loads(raw)) for raw in {r.moe_layers for r in rows}}
+            if shape is None:
+                shape = (layers_of[rows[0].moe_layers], rows[0].num_experts)
+            for row in rows:
+                if (layers_of[row.moe_layers], row.num_experts) != shape:
+                    raise UserError(
+                        f"model call {row.id} has MoE layers {list(layers_of[row.moe_layers])} and "
+                        f"{row.num_experts} experts, others {shape}; use one database per "
+                        "model or filter by model"
+                    )
+            last = (rows[-1].created_at, rows[-1].id)
+            if remaining is not None:
+                remaining -= len(rows)
+            yield CallCounts(
+                ids=np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows)),
+                request_ids=[r.request_id for r in rows],
+                workflows=[r.workflow for r in rows],
+                nodes=[r.node for r in rows],
+                created_at=[as_utc(r.created_at) for r in rows],
+                routed_tokens=np.fromiter(
+                    (r.routed_tokens for r in rows), dtype=np.int64, count=len(rows)
+                ),
+                counts=stack_counts([r.expert_counts for r in rows], len(shape[0]), shape[1]),
+                sources=[r.expert_routing_source for r in rows],
+                top_k=np.fromiter((r.top_k for r in rows), dtype=np.int64, count=len(rows)),
+                moe_layers=shape[0],
+            )

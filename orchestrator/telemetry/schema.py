@@ -1,0 +1,151 @@
+"""The telemetry tables as SQLAlchemy 2.0 ORM classes (the head revision of the migrations).
+
+Three tables; every change to them is an Alembic migration in
+``orchestrator/telemetry/migrations/versions`` (see :mod:`orchestrator.telemetry.migrate`):
+
+* ``requests`` (:class:`RequestRecord`): one row per handled request.
+* ``model_calls`` (:class:`ModelCallRecord`): one row per model call, with the call's expert
+  counts as a blob (:mod:`orchestrator.telemetry.codec`), never one row per token.
+* ``expert_rollups`` (:class:`ExpertRollupRecord`): hourly sums of the calls' counts
+  (:mod:`orchestrator.telemetry.rollups`), so reports read a few aggregates.
+
+Types are portable: ``JSON`` is SQLite text or PostgreSQL ``json``; ``LargeBinary`` is a SQLite
+blob or ``bytea``; ``DateTime(timezone=True)`` is a naive UTC text in SQLite (read back naive:
+see :func:`orchestrator.telemetry.rollups.as_utc`) and ``timestamptz`` in PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the telemetry tables (``Base.metadata`` is the head schema)."""
+
+
+class RequestRecord(Base):
+    """One handled request: its route, its workflow and how it ended.
+
+    ``status`` is ``running`` from :meth:`TelemetryStore.start_request` until
+    :meth:`TelemetryStore.finish_request` sets the final one (``succeeded``, ``failed``,
+    ``needs_human``, ``cancelled``...).
+    """
+
+    __tablename__ = "requests"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    text: Mapped[str] = mapped_column(Text)
+    channel: Mapped[str | None] = mapped_column(String(64))
+    source: Mapped[str | None] = mapped_column(String(255))
+    route: Mapped[str] = mapped_column(String(64), index=True)
+    route_confidence: Mapped[float] = mapped_column(Float)
+    classifier_signals: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    workflow: Mapped[str | None] = mapped_column(String(64), index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class ModelCallRecord(Base):
+    """One model call's metadata and expert-routing aggregates.
+
+    * ``expert_counts``: activations per (MoE layer, routed expert), shape
+      ``(len(moe_layers), num_experts)``, packed by :func:`~orchestrator.telemetry.codec.
+      encode_counts`; NULL when the call has no expert routing (dense, unavailable).
+    * ``layer_confidence``: mean router confidence per MoE layer, float32 ``(len(moe_layers),)``,
+      NULL when the source returns none (vLLM's engine capture).
+    * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
+      ``scripted`` (:class:`serving.expert_routing.ExpertRoutingSource`); a replay is an
+      estimate. Named ``routing_source`` before migration 0002.
+    """
+
+    __tablename__ = "model_calls"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    request_id: Mapped[str] = mapped_column(ForeignKey("requests.id"), index=True)
+    route: Mapped[str] = mapped_column(String(64), index=True)
+    route_confidence: Mapped[float] = mapped_column(Float)
+    classifier_signals: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    workflow: Mapped[str] = mapped_column(String(64), index=True)
+    node: Mapped[str] = mapped_column(String(64), index=True)
+    model: Mapped[str] = mapped_column(String(255))
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    latency_ms: Mapped[float] = mapped_column(Float)
+    finish_reason: Mapped[str | None] = mapped_column(String(32))
+    expert_routing_source: Mapped[str] = mapped_column(String(16), index=True)
+    routing_note: Mapped[str | None] = mapped_column(Text)
+    moe_layers: Mapped[list[int]] = mapped_column(JSON)
+    num_experts: Mapped[int] = mapped_column(Integer)
+    top_k: Mapped[int] = mapped_column(Integer)
+    routed_tokens: Mapped[int] = mapped_column(Integer)
+    expert_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
+    layer_confidence: Mapped[bytes | None] = mapped_column(LargeBinary)
+    mean_router_confidence: Mapped[float | None] = mapped_column(Float)
+
+
+class ExpertRollupRecord(Base):
+    """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape).
+
+    Blobs are C-order little-endian; ``L = len(moe_layers)``, ``E = num_experts``:
+
+    * ``counts``: int64 ``(L, E)``, summed ``expert_counts``.
+    * ``sq_counts``: float64 ``(L, E)``, the sum over calls of ``count**2 / activations`` (the
+      call's ``routed_tokens * top_k``). With ``counts`` it gives the between-call dispersion of
+      the multinomial model (Pearson's statistic), see :mod:`orchestrator.analysis.skew.drift`.
+    * ``conf_hist``: int64 ``(CONFIDENCE_BINS,)``, calls per bin of their mean router confidence.
+    * ``layer_conf_sum``: float64 ``(L,)``, the sum of ``layer_confidence * routed_tokens``.
+
+    ``conf_calls`` and ``conf_tokens`` count the calls (and their routed tokens) that carry a
+    router confidence; ``conf_sum`` is the sum of ``mean_router_confidence * routed_tokens``.
+    """
+
+    __tablename__ = "expert_rollups"
+    __table_args__ = (
+        UniqueConstraint(
+            "bucket_start",
+            "workflow",
+            "node",
+            "expert_routing_source",
+            "model",
+            "shape_key",
+            name="uq_expert_rollup_group",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bucket_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    workflow: Mapped[str] = mapped_column(String(64), index=True)
+    node: Mapped[str] = mapped_column(String(64))
+    expert_routing_source: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str] = mapped_column(String(255))
+    shape_key: Mapped[str] = mapped_column(String(255))
+    moe_layers: Mapped[list[int]] = mapped_column(JSON)
+    num_experts: Mapped[int] = mapped_column(Integer)
+    top_k: Mapped[int] = mapped_column(Integer)
+    calls: Mapped[int] = mapped_column(Integer)
+    routed_tokens: Mapped[int] = mapped_column(Integer)
+    counts: Mapped[bytes] = mapped_column(LargeBinary)
+    sq_counts: Mapped[bytes] = mapped_column(LargeBinary)
+    conf_calls: Mapped[int] = mapped_column(Integer)
+    conf_tokens: Mapped[int] = mapped_column(Integer)
+    conf_sum: Mapped[float] = mapped_column(Float)
+    conf_hist: Mapped[bytes] = mapped_column(LargeBinary)
+    layer_conf_sum: Mapped[bytes] = mapped_column(LargeBinary)
