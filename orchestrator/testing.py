@@ -1,13 +1,16 @@
 """Test doubles. :class:`ScriptedModel` stands in for the vLLM server in unit tests.
 
 It is **not** a model: it returns scripted text and made-up routing labelled
-``source="scripted"``, so nothing it produces can be mistaken for real telemetry.
+``source="scripted"``, so nothing it produces can be mistaken for real telemetry. Like
+pydantic-ai's ``TestModel`` it records what it was asked (:attr:`ScriptedModel.requests`), so a
+test can check the prompt, schema and limits a skill sends.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,12 +41,29 @@ def _first_valid(schema: dict[str, Any]) -> Any:
             return node["enum"][0]
         if "const" in node:
             return node["const"]
-        kind = node.get("type")
+        kind = str(node.get("type"))
         if kind == "object":
             return {k: build(v) for k, v in node.get("properties", {}).items()}
         return {"string": "", "integer": 0, "number": 0.0, "boolean": False}.get(kind)
 
     return build(schema)
+
+
+@dataclass(frozen=True)
+class ScriptedRequest:
+    """One call :class:`ScriptedModel` received, as the caller made it.
+
+    Attributes:
+        messages: The chat turns.
+        max_tokens: The completion limit.
+        json_schema: The schema asked for, or None for free text.
+        temperature: The temperature asked for, or None for the client's default.
+    """
+
+    messages: tuple[ChatMessage, ...]
+    max_tokens: int
+    json_schema: dict[str, Any] | None
+    temperature: float | None
 
 
 class ScriptedModel:
@@ -56,6 +76,12 @@ class ScriptedModel:
         fail_on_call: Raise this exception on the call with this 1-based index.
         arch: Shape of the made-up routing.
         seed: Seed of the made-up routing.
+        model_name: The name reported as served.
+
+    Attributes:
+        calls: The messages of every call, in order (kept for older tests).
+        requests: Every call in full (:class:`ScriptedRequest`), in order.
+        closed: True once :meth:`aclose` ran.
 
     Example:
         >>> model = ScriptedModel(replies=["Sorry to hear that."])
@@ -83,7 +109,28 @@ class ScriptedModel:
         self.arch = arch
         self.model_name = model_name
         self.calls: list[list[ChatMessage]] = []
+        self.requests: list[ScriptedRequest] = []
+        self.closed = False
         self._rng = np.random.default_rng(seed)
+
+    @property
+    def last_request(self) -> ScriptedRequest:
+        """The most recent call.
+
+        Raises:
+            IndexError: No call was made yet.
+        """
+        if not self.requests:
+            raise IndexError("ScriptedModel has received no request yet")
+        return self.requests[-1]
+
+    async def check(self) -> list[dict[str, Any]]:
+        """The one served model, as ``GET /v1/models`` would list it."""
+        return [{"id": self.model_name, "object": "model", "root": None}]
+
+    async def aclose(self) -> None:
+        """Nothing to release; records that the caller closed it."""
+        self.closed = True
 
     async def chat(
         self,
@@ -93,7 +140,20 @@ class ScriptedModel:
         json_schema: dict[str, Any] | None = None,
         temperature: float | None = None,
     ) -> ModelCall:
+        """A scripted answer (see the class) with made-up ``scripted`` routing.
+
+        Raises:
+            Exception: The one ``fail_on_call`` makes, on that call.
+        """
         self.calls.append(list(messages))
+        self.requests.append(
+            ScriptedRequest(
+                messages=tuple(messages),
+                max_tokens=max_tokens,
+                json_schema=json_schema,
+                temperature=temperature,
+            )
+        )
         if self.fail_on_call and len(self.calls) == self.fail_on_call[0]:
             raise self.fail_on_call[1]()
         if json_schema is not None:

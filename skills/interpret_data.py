@@ -10,7 +10,6 @@ id, or none, is dropped and reported in ``dropped``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
+from orchestrator.core.structured import StructuredAnswer
 from skills.prompting import delimit
 
 #: Bounds of the answer (characters and items); they cap the completion tokens needed.
@@ -75,6 +75,17 @@ class Interpretation(BaseModel):
     raw: str | None = None
 
 
+class _InterpretOutput(BaseModel):
+    """The answer's envelope: an object with a ``findings`` list (extra keys ignored).
+
+    The items stay loose (``Any``) on purpose: each is checked on its own in
+    :func:`_interpretation`, so one bad finding is dropped with its reason instead of making
+    the whole answer unparsed.
+    """
+
+    findings: list[Any]
+
+
 def interpretation_schema(figure_ids: Sequence[str]) -> dict[str, Any]:
     """The JSON schema of the answer, with ``figure_ids`` as the only citable values.
 
@@ -120,14 +131,17 @@ def parse_interpretation(text: str, known_ids: Sequence[str]) -> Interpretation:
 
     Findings citing an id not in ``known_ids`` (or none) are dropped with the reason.
     """
+    return _interpretation(StructuredAnswer.parse(text, _InterpretOutput), known_ids)
+
+
+def _interpretation(
+    answer: StructuredAnswer[_InterpretOutput], known_ids: Sequence[str]
+) -> Interpretation:
+    """The answer's findings, each kept or dropped with the reason."""
+    if answer.value is None:
+        return Interpretation(findings=[], parsed=False, raw=answer.raw[:300])
     known = set(known_ids)
-    try:
-        payload = json.loads(text)
-        items = payload["findings"]
-        if not isinstance(items, list):
-            raise TypeError("findings is not a list")
-    except (ValueError, KeyError, TypeError):
-        return Interpretation(findings=[], parsed=False, raw=text[:300])
+    items = answer.value.findings
     findings: list[Finding] = []
     dropped: list[DroppedFinding] = []
     for item in items[: MAX_FINDINGS * 2]:
@@ -170,13 +184,14 @@ async def interpret_data(
         ServerUnavailableError, ModelCallError: From the gateway.
     """
     schema = interpretation_schema(figure_ids)
-    call = await llm.chat(
+    answer = await llm.structured(
         node,
         [
             ChatMessage(role="system", content=SYSTEM),
             ChatMessage(role="user", content=delimit("data", encoding, len(encoding) + 1)),
         ],
+        output=_InterpretOutput,
+        schema=schema,
         max_tokens=max_tokens,
-        json_schema=schema,
     )
-    return parse_interpretation(call.text, figure_ids)
+    return _interpretation(answer, figure_ids)

@@ -7,13 +7,13 @@ number the model wrote (see ``workflows.excel_report.narrative``).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
+from orchestrator.core.structured import StructuredAnswer
 from skills.prompting import delimit
 
 MAX_TITLE_CHARS = 60
@@ -95,10 +95,14 @@ REPORT_SCHEMA = _schema()
 
 def parse_report(text: str) -> ReportDraft:
     """Parse the model's answer (data, never code) into a :class:`ReportDraft`; never raises."""
-    try:
-        return ReportDraft.model_validate(json.loads(text))
-    except (ValueError, ValidationError):
-        return ReportDraft(parsed=False, raw=text[:300])
+    return _draft(StructuredAnswer.parse(text, ReportDraft))
+
+
+def _draft(answer: StructuredAnswer[ReportDraft]) -> ReportDraft:
+    """The validated draft, or an empty one keeping up to 300 characters of the answer."""
+    if answer.value is None:
+        return ReportDraft(parsed=False, raw=answer.raw[:300])
+    return answer.value
 
 
 async def write_report(
@@ -115,13 +119,14 @@ async def write_report(
     Raises:
         ServerUnavailableError, ModelCallError: From the gateway.
     """
-    call = await llm.chat(
+    answer = await llm.structured(
         node,
         [
             ChatMessage(role="system", content=SYSTEM),
             ChatMessage(role="user", content=delimit("facts", facts, len(facts) + 1)),
         ],
+        output=ReportDraft,
+        schema=REPORT_SCHEMA,
         max_tokens=max_tokens,
-        json_schema=REPORT_SCHEMA,
     )
-    return parse_report(call.text)
+    return _draft(answer)

@@ -4,18 +4,25 @@ Built on the ``openai`` SDK (timeouts, retries with backoff, connection pooling)
 request fields travel in ``extra_body``: ``return_token_ids`` (the CPU replay needs the exact
 token ids the server used). vLLM-specific response fields (``prompt_token_ids``, ``token_ids``,
 ``routed_experts``) are read from the response's extra fields.
+
+Tests inject the transport: ``VLLMClient(..., http_client=httpx.AsyncClient(
+transport=httpx.MockTransport(handler)))`` replays recorded response bodies with no server.
+:data:`ALLOW_MODEL_REQUESTS` (after pydantic-ai's switch of the same name) lets a test suite
+forbid real requests: the unit suite turns it off (``tests/unit/conftest.py``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal, Protocol, runtime_checkable
 
+import httpx
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.exceptions import ModelCallError, ServerUnavailableError
+from orchestrator.exceptions import ModelCallError, OrchestratorError, ServerUnavailableError
 from serving.capture import ExpertRoutingCapture
 from serving.expert_routing import ExpertRoutingTrace
 
@@ -53,11 +60,57 @@ class ModelCall(BaseModel):
     routing: ExpertRoutingTrace
 
 
+#: When False, a :class:`VLLMClient` without an injected ``http_client`` refuses to send any
+#: request (:class:`ModelRequestsBlockedError`); the unit suite sets it False so that no unit
+#: test can reach a real server. Read at every request, so it can be switched at any time.
+ALLOW_MODEL_REQUESTS = True
+
+
+class ModelRequestsBlockedError(OrchestratorError, RuntimeError):
+    """A request to a real model server was attempted while :data:`ALLOW_MODEL_REQUESTS` is
+    False (in the unit suite). Deliberately not a :class:`ModelCallError`, so no skill's
+    fallback swallows it."""
+
+
+@contextmanager
+def override_allow_model_requests(allow: bool) -> Iterator[None]:
+    """Set :data:`ALLOW_MODEL_REQUESTS` to ``allow`` inside the block, then restore it.
+
+    Example:
+        >>> from orchestrator.core import client
+        >>> with override_allow_model_requests(False):
+        ...     client.ALLOW_MODEL_REQUESTS
+        False
+    """
+    global ALLOW_MODEL_REQUESTS
+    previous, ALLOW_MODEL_REQUESTS = ALLOW_MODEL_REQUESTS, allow
+    try:
+        yield
+    finally:
+        ALLOW_MODEL_REQUESTS = previous
+
+
+@runtime_checkable
 class ModelClient(Protocol):
-    """What workflows need from a model: one chat call, with its routing."""
+    """What the orchestrator needs from a model: a health check, chat calls with their
+    routing, and closing.
+
+    :class:`VLLMClient` is the real one; :class:`~orchestrator.testing.ScriptedModel` is the
+    test double. ``isinstance(x, ModelClient)`` checks that the members exist (not their
+    signatures).
+    """
 
     model_name: str
     base_url: str
+
+    async def check(self) -> list[dict[str, Any]]:
+        """The served models (``GET /v1/models`` entries); raises when the model is not served.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached.
+            ModelCallError: It answers, but does not serve ``model_name``.
+        """
+        ...
 
     async def chat(
         self,
@@ -66,7 +119,18 @@ class ModelClient(Protocol):
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
         temperature: float | None = None,
-    ) -> ModelCall: ...
+    ) -> ModelCall:
+        """One chat completion with its routing trace.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached.
+            ModelCallError: The server answered with an error status or a malformed body.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; the client is not used afterwards."""
+        ...
 
 
 def json_schema_format(schema: dict[str, Any], name: str = "output") -> dict[str, Any]:
@@ -84,11 +148,18 @@ class VLLMClient:
         timeout_s: Seconds per HTTP call.
         max_retries: Retries on connection errors and 5xx, with the SDK's backoff.
         temperature: Default sampling temperature.
+        structured_output: Send ``response_format`` for schema-constrained calls (False:
+            ``ORCH_STRUCTURED_OUTPUT=false``, for a server that cannot do it).
+        http_client: The HTTP client the SDK sends through (tests inject one with an
+            ``httpx.MockTransport``); the SDK's own pool when None. An injected client is
+            closed by :meth:`aclose`, like the SDK's own.
 
     Raises:
         ServerUnavailableError: From :meth:`chat` and :meth:`check`, when the server cannot
             be reached; it names the URL and the command that starts one.
         ModelCallError: From :meth:`chat`, on an HTTP error answer or a malformed response.
+        ModelRequestsBlockedError: From :meth:`chat` and :meth:`check`, when
+            :data:`ALLOW_MODEL_REQUESTS` is False and no ``http_client`` was injected.
 
     Example:
         >>> client = VLLMClient("http://127.0.0.1:8000/v1", "ernie", capture)  # doctest: +SKIP
@@ -107,15 +178,37 @@ class VLLMClient:
         max_retries: int = 2,
         temperature: float = 0.7,
         structured_output: bool = True,
+        http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.temperature = temperature
         self.structured_output = structured_output
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
         self.capture = capture
+        self._transport_injected = http_client is not None
         self._client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key="EMPTY", timeout=timeout_s, max_retries=max_retries
+            base_url=self.base_url,
+            api_key="EMPTY",
+            timeout=timeout_s,
+            max_retries=max_retries,
+            # the SDK accepts an httpx or an httpx2 client at run time; its hints name httpx2
+            http_client=http_client,  # type: ignore[arg-type]
         )
+
+    def _check_allowed(self) -> None:
+        """Refuse a real request while :data:`ALLOW_MODEL_REQUESTS` is False.
+
+        Raises:
+            ModelRequestsBlockedError: Requests are off and the transport is the real one.
+        """
+        if not ALLOW_MODEL_REQUESTS and not self._transport_injected:
+            raise ModelRequestsBlockedError(
+                f"real model requests are disabled (orchestrator.core.client."
+                f"ALLOW_MODEL_REQUESTS is False, as in the unit suite), so nothing was sent "
+                f"to {self.base_url}. Use orchestrator.testing.ScriptedModel, or pass "
+                f"VLLMClient(http_client=httpx.AsyncClient(transport=httpx.MockTransport(...))); "
+                f"tests that need a real server belong in tests/integration"
+            )
 
     def _unavailable(self, exc: Exception) -> ServerUnavailableError:
         reason = type(exc).__name__
@@ -131,12 +224,14 @@ class VLLMClient:
             ModelCallError: It answers, but does not serve ``model_name``.
             CheckpointError: It serves a different checkpoint from the one routing is
                 replayed through (the recorded experts would be wrong).
+            ModelRequestsBlockedError: Real requests are disabled (the unit suite).
         """
+        self._check_allowed()
         try:
             page = await self._client.models.list()
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise self._unavailable(exc) from exc
-        models = [m.to_dict() for m in page.data]
+        models: list[dict[str, Any]] = [m.to_dict() for m in page.data]
         if not any(m.get("id") == self.model_name for m in models):
             names = ", ".join(str(m.get("id")) for m in models)
             raise ModelCallError(
@@ -168,7 +263,9 @@ class VLLMClient:
         Raises:
             ServerUnavailableError: The server cannot be reached.
             ModelCallError: The server answered with an error status or a malformed body.
+            ModelRequestsBlockedError: Real requests are disabled (the unit suite).
         """
+        self._check_allowed()
         kwargs: dict[str, Any] = {}
         if json_schema is not None and self.structured_output:
             kwargs["response_format"] = json_schema_format(json_schema)
@@ -197,7 +294,7 @@ class VLLMClient:
                 f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
-        body = response.to_dict()
+        body: dict[str, Any] = response.to_dict()
         try:
             choice = body["choices"][0]
             usage = body["usage"]
@@ -223,5 +320,5 @@ class VLLMClient:
         )
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (an injected ``http_client`` too)."""
         await self._client.close()

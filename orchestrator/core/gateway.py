@@ -2,18 +2,20 @@
 
 A :class:`ModelGateway` is scoped to one request. It knows the request id, the classifier's
 decision and the workflow, so a node only names itself and its messages; the gateway adds the
-routing aggregates and writes the row.
+routing aggregates and writes the row. :meth:`ModelGateway.structured` is the one way to ask
+for JSON output: schema, parse and validation in one place (:mod:`orchestrator.core.structured`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification
 from orchestrator.core.client import ChatMessage, ModelCall, ModelClient
+from orchestrator.core.structured import OutputT, StructuredAnswer, output_schema
 from orchestrator.exceptions import ModelCallError
 from orchestrator.telemetry import TelemetryStore
 from serving.expert_routing import ExpertRoutingSource
@@ -80,17 +82,31 @@ class ModelGateway:
         *,
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
     ) -> ModelCall:
         """Call the model for ``node`` and write the call's telemetry row.
+
+        Args:
+            node: The workflow node making the call (recorded in telemetry).
+            messages: The conversation, system turn first.
+            max_tokens: Completion token limit; the gateway's default when None.
+            json_schema: Constrain the output to this schema (prefer :meth:`structured`).
+            temperature: Sampling temperature; the client's default when None.
 
         Raises:
             ServerUnavailableError: The server cannot be reached (nothing is written).
             ModelCallError: The call failed; the error names this request and node.
             TelemetryError: The row could not be written.
         """
+        options: dict[str, Any] = {}
+        if temperature is not None:  # otherwise the client's default (ORCH_TEMPERATURE)
+            options["temperature"] = temperature
         try:
             call = await self.client.chat(
-                messages, max_tokens=max_tokens or self.max_tokens, json_schema=json_schema
+                messages,
+                max_tokens=max_tokens or self.max_tokens,
+                json_schema=json_schema,
+                **options,
             )
         except ModelCallError as exc:
             raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
@@ -116,3 +132,55 @@ class ModelGateway:
             )
         )
         return call
+
+    async def structured(
+        self,
+        node: str,
+        messages: Sequence[ChatMessage],
+        *,
+        output: type[OutputT],
+        schema: dict[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> StructuredAnswer[OutputT]:
+        """Call the model for JSON that fits ``output``; parse and validate it once.
+
+        The call is made and recorded like :meth:`chat`. An answer that is not JSON, or does
+        not validate, is not an error: it comes back with ``value=None`` and the reason in
+        ``error`` (with ``finish_reason=length`` named when the answer was cut), so the skill
+        can fall back.
+
+        Args:
+            node: The workflow node making the call (recorded in telemetry).
+            messages: The conversation, system turn first.
+            output: The pydantic model the answer must satisfy.
+            schema: The JSON schema sent to the server; ``output``'s own
+                (:func:`~orchestrator.core.structured.output_schema`) when None. Pass an
+                explicit one where strings must be bounded more tightly than the model says.
+                Not sent when the client has structured output off
+                (``ORCH_STRUCTURED_OUTPUT=false``); the text is parsed the same way.
+            context: Validation context for ``output``'s validators.
+            max_tokens: Completion token limit; the gateway's default when None.
+            temperature: Sampling temperature; the client's default when None.
+
+        Raises:
+            ServerUnavailableError: The server cannot be reached (nothing is written).
+            ModelCallError: The server answered with an error; the error names this request
+                and node.
+            TelemetryError: The row could not be written.
+        """
+        call = await self.chat(
+            node,
+            messages,
+            max_tokens=max_tokens,
+            json_schema=output_schema(output) if schema is None else schema,
+            temperature=temperature,
+        )
+        return StructuredAnswer.parse(
+            call.text,
+            output,
+            model=call.model,
+            finish_reason=call.finish_reason,
+            context=context,
+        )

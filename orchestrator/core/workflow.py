@@ -3,13 +3,18 @@
 Nodes receive a :class:`WorkflowContext` through LangGraph's runtime context
 (``runtime.context.llm``), so they call the model through the request's
 :class:`~orchestrator.core.gateway.ModelGateway` and every call is recorded.
+
+A workflow is generic over its graph state (a ``TypedDict``) and its result (a pydantic
+model), so ``initial_state``, ``result`` and ``headline`` are typed per workflow and need no
+casts; the dispatcher only relies on the base contract.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
@@ -32,25 +37,32 @@ class WorkflowContext:
     request: Request
 
 
-class Workflow(ABC):
-    """A LangGraph workflow the dispatcher can run.
+#: The graph state of a workflow (its ``TypedDict``).
+StateT = TypeVar("StateT", bound=Mapping[str, Any])
+#: The typed result of a workflow (stored as JSON in ``requests.result``).
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+class Workflow(ABC, Generic[StateT, ResultT]):
+    """A LangGraph workflow the dispatcher can run, over state ``StateT`` and result ``ResultT``.
 
     Subclasses set :attr:`name` and :attr:`route`, build the graph once in ``__init__`` and map
-    a request to the initial state and the final state to a typed result.
+    a request to the initial state and the final state to a typed result, e.g.
+    ``class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult])``.
     """
 
     name: str
     route: Route
-    graph: CompiledStateGraph
+    graph: CompiledStateGraph[Any, WorkflowContext, Any, Any]
 
     @abstractmethod
-    def initial_state(self, request: Request) -> dict[str, Any]:
+    def initial_state(self, request: Request) -> StateT:
         """The graph's input for ``request``."""
 
     @abstractmethod
-    def result(self, state: dict[str, Any]) -> BaseModel:
+    def result(self, state: StateT) -> ResultT:
         """The typed result read from the graph's final state."""
 
     @abstractmethod
-    def headline(self, result: BaseModel) -> str:
+    def headline(self, result: ResultT) -> str:
         """One line for the console (e.g. the drafted reply)."""

@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
 
 from orchestrator import (
     ModelCallError,
@@ -19,6 +23,9 @@ from orchestrator import (
     UserError,
     run_batch,
 )
+from orchestrator.core.client import ChatMessage
+from orchestrator.core.workflow import Workflow, WorkflowContext
+from orchestrator.routes import Route
 from orchestrator.telemetry import decode_counts
 from orchestrator.testing import ScriptedModel
 from workflows import CustomerServiceWorkflow
@@ -154,3 +161,58 @@ def test_stored_counts_round_trip_exactly(store, tmp_path: Path) -> None:
     assert len(rows) == 2
     assert json.loads(json.dumps(rows[0].moe_layers)) == [1, 2, 3]
     assert np.issubdtype(decode_counts(rows[0]).dtype, np.integer)
+
+
+class EchoState(TypedDict, total=False):
+    """State of the one-node workflow below."""
+
+    text: str
+    echo: str
+
+
+class EchoResult(BaseModel):
+    echo: str
+    length: int
+
+
+class EchoWorkflow(Workflow[EchoState, EchoResult]):
+    """A workflow written against the generic contract: typed state and result, no casts."""
+
+    name = "echo"
+    route = Route.CUSTOMER_SERVICE
+
+    def __init__(self) -> None:
+        async def echo(state: EchoState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+            call = await runtime.context.llm.chat("echo", [ChatMessage(role="user", content="x")])
+            return {"echo": f"{state['text']} / {call.text}"}
+
+        graph = StateGraph(EchoState, context_schema=WorkflowContext)
+        graph.add_node("echo", echo)
+        graph.add_edge(START, "echo")
+        graph.add_edge("echo", END)
+        self.graph = graph.compile()
+        self.states: list[EchoState] = []
+
+    def initial_state(self, request: Request) -> EchoState:
+        return EchoState(text=request.text)
+
+    def result(self, state: EchoState) -> EchoResult:
+        self.states.append(state)
+        return EchoResult(echo=state["echo"], length=len(state["echo"]))
+
+    def headline(self, result: EchoResult) -> str:
+        return f"{result.length}: {result.echo}"
+
+
+async def test_the_dispatcher_runs_any_workflow_through_the_generic_contract(store) -> None:
+    workflow = EchoWorkflow()
+    orch = Orchestrator(ScriptedModel(replies=["pong"]), store, [workflow])
+    text = "refund for my order please"
+    outcome = await orch.handle(Request(text=text))
+    echo = f"{text} / pong"
+    assert outcome.status == "succeeded" and outcome.workflow == "echo"
+    assert outcome.result == {"echo": echo, "length": len(echo)}
+    assert outcome.headline == f"{len(echo)}: {echo}"
+    assert workflow.states == [{"text": text, "echo": echo}]  # the graph's final state
+    (row,) = store.requests()
+    assert row.result == outcome.result

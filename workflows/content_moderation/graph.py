@@ -20,7 +20,6 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
 
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.request import Request
@@ -98,7 +97,7 @@ def build_graph(lexicon: Lexicon, policy: Policy):  # -> CompiledStateGraph
     return graph.compile()
 
 
-class ContentModerationWorkflow(Workflow):
+class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
     """Registered for :attr:`Route.CONTENT_MODERATION`; its result is a :class:`Verdict`.
 
     Args:
@@ -126,15 +125,14 @@ class ContentModerationWorkflow(Workflow):
         self.policy = policy or load_policy(policy_path)
         self.graph = build_graph(self.lexicon, self.policy)
 
-    def initial_state(self, request: Request) -> dict[str, Any]:
+    def initial_state(self, request: Request) -> ModerationState:
         raw = request.metadata.get(INVALID_BYTES_KEY, "0")
         invalid = int(raw) if raw.isdigit() else 0
-        return {"post": request.text, "invalid_utf8_bytes": invalid}
+        return ModerationState(post=request.text, invalid_utf8_bytes=invalid)
 
-    def result(self, state: dict[str, Any]) -> Verdict:
+    def result(self, state: ModerationState) -> Verdict:
         return state["verdict"]
 
-    def headline(self, result: BaseModel) -> str:
-        assert isinstance(result, Verdict)
+    def headline(self, result: Verdict) -> str:
         cats = ", ".join(c.category.value for c in result.categories) or "no category"
         return f"[{result.decision.value}/{result.severity.value}] {cats} ({result.policy_rule})"

@@ -58,7 +58,7 @@ def build_graph():  # -> CompiledStateGraph
     return graph.compile()
 
 
-class CustomerServiceWorkflow(Workflow):
+class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult]):
     """Registered for :attr:`Route.CUSTOMER_SERVICE`."""
 
     name = "customer_service"
@@ -67,12 +67,11 @@ class CustomerServiceWorkflow(Workflow):
     def __init__(self) -> None:
         self.graph = build_graph()
 
-    def initial_state(self, request: Request) -> dict[str, Any]:
-        return {"message": request.text}
+    def initial_state(self, request: Request) -> CustomerServiceState:
+        return CustomerServiceState(message=request.text)
 
-    def result(self, state: dict[str, Any]) -> CustomerServiceResult:
+    def result(self, state: CustomerServiceState) -> CustomerServiceResult:
         return CustomerServiceResult(triage=state["triage"], reply=state["reply"])
 
-    def headline(self, result: BaseModel) -> str:
-        assert isinstance(result, CustomerServiceResult)
+    def headline(self, result: CustomerServiceResult) -> str:
         return f"[{result.triage.issue_type}/{result.triage.urgency}] {result.reply.text}"

@@ -324,7 +324,7 @@ def _sheets(wb: Workbook) -> list[SheetSummary]:
     ]
 
 
-class ExcelReportWorkflow(Workflow):
+class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
     """Registered for :attr:`Route.EXCEL_REPORT`.
 
     Args:
@@ -344,18 +344,16 @@ class ExcelReportWorkflow(Workflow):
         self.counter = counter or default_counter(settings.checkpoint_dir)
         self.graph = build_graph(self.config, self.counter)
 
-    def initial_state(self, request: Request) -> dict[str, Any]:
-        return {"path": spreadsheet_attachment(request)}
+    def initial_state(self, request: Request) -> ExcelReportState:
+        return ExcelReportState(path=spreadsheet_attachment(request))
 
-    def result(self, state: dict[str, Any]) -> ExcelReportResult:
-        if state.get("error"):
-            return ExcelReportResult(
-                status="rejected", file=state.get("path"), error=state["error"]
-            )
+    def result(self, state: ExcelReportState) -> ExcelReportResult:
+        error = state.get("error")
+        if error:
+            return ExcelReportResult(status="rejected", file=state.get("path"), error=error)
         return state["result"]
 
-    def headline(self, result: BaseModel) -> str:
-        assert isinstance(result, ExcelReportResult)
+    def headline(self, result: ExcelReportResult) -> str:
         if result.status == "rejected":
             return f"rejected: {result.error}"
         return (
