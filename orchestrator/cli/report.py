@@ -76,6 +76,17 @@ def report(
         bool, typer.Option(help="Only show what the reader found; no model call.")
     ] = False,
     database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    no_model: Annotated[
+        bool,
+        typer.Option(
+            "--no-model",
+            help="Figures-only report without a server: fast and deterministic.",
+        ),
+    ] = False,
+    include_hidden: Annotated[
+        bool,
+        typer.Option("--include-hidden", help="Read hidden rows, columns and sheets as data."),
+    ] = False,
 ) -> None:
     """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
     try:
@@ -98,6 +109,10 @@ def report(
     from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 
     config = ReportConfig.from_settings(settings, **({"output_dir": out} if out else {}))
+    if include_hidden:
+        config = config.model_copy(
+            update={"limits": config.limits.model_copy(update={"include_hidden": True})}
+        )
     try:
         with console.status(f"reading {file}"):
             wb = read_workbook(file, config.limits)
@@ -108,6 +123,13 @@ def report(
     for note in [*wb.warnings, *(w for s in wb.sheets for w in s.warnings)]:
         console.print(f"[yellow]note:[/] {escape(note)}")
     if inspect:
+        return
+    if no_model:
+        from workflows.excel_report.offline import figures_only_report
+
+        analysis, files = figures_only_report(wb, config.output_dir, config.analysis)
+        console.print(f"report: {files.markdown}\n        {files.xlsx}")
+        console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
         return
     from orchestrator.cli.app import ensure_checkpoint
     from orchestrator.core.runtime import serving_profile
@@ -129,7 +151,9 @@ def report(
             with console.status(f"starting co-hosted vLLM; log: {settings.server_log}"):
                 server.start()
             settings = settings.model_copy(update={"server_url": server.base_url})
-        code = asyncio.run(_run(settings, ExcelReportWorkflow(config), file))
+        workflow = ExcelReportWorkflow(config)
+        workflow.preload(wb)  # the file was read above: the workflow does not read it again
+        code = asyncio.run(_run(settings, workflow, file))
     except (OrchestratorError, ServingError) as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(1) from exc

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow, WorkflowContext
+from orchestrator.exceptions import ServerUnavailableError
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
@@ -149,12 +150,34 @@ class ExcelReportState(TypedDict, total=False):
     interpretation: Interpretation
     draft: ReportDraft
     result: ExcelReportResult
+    fallback: str | None
+
+
+#: Media types of spreadsheets (IANA), for uploads stored without an extension.
+SPREADSHEET_MEDIA_TYPES = frozenset(
+    {
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.ms-excel.sheet.macroenabled.12",
+        "application/vnd.ms-excel",
+        "text/csv",
+        "text/tab-separated-values",
+    }
+)
 
 
 def spreadsheet_attachment(request: Request) -> str | None:
-    """Path of the request's first attachment with a spreadsheet extension, if any."""
+    """Path of the request's first spreadsheet attachment, if any: a spreadsheet extension,
+    a spreadsheet media type, or no extension at all (chat front ends store uploads as
+    ``upload_7f3a9c``; the reader then decides by the file's bytes)."""
     for attachment in request.attachments:
-        if attachment.extension in EXTENSIONS and attachment.path:
+        if not attachment.path:
+            continue
+        media = (attachment.media_type or "").split(";")[0].strip().lower()
+        if (
+            attachment.extension in EXTENSIONS
+            or media in SPREADSHEET_MEDIA_TYPES
+            or not attachment.extension
+        ):
             return attachment.path
     return None
 
@@ -195,10 +218,12 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
         if path is None:
             exts = ", ".join(f".{e}" for e in EXTENSIONS)
             return {"error": f"no spreadsheet attached: attach a file ({exts}) with a path"}
-        try:
-            workbook = read_workbook(path, config.limits)
-        except SpreadsheetError as exc:
-            return {"error": str(exc)}
+        workbook = state.get("workbook")  # already read by the caller: not read twice
+        if workbook is None:
+            try:
+                workbook = read_workbook(path, config.limits)
+            except SpreadsheetError as exc:
+                return {"error": str(exc)}
         if not any(table.rows for sheet in workbook.sheets for table in sheet.tables):
             return {
                 "error": f"{Path(path).name}: no table with data rows was found (only headers or "
@@ -217,21 +242,29 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
         encoding = state["encoding"]
         if not encoding.figure_ids:
             return {"interpretation": Interpretation(findings=[])}
-        result = await interpret_data(
-            runtime.context.llm,
-            encoding.text,
-            encoding.figure_ids,
-            max_tokens=config.interpret_max_tokens,
-        )
+        try:
+            result = await interpret_data(
+                runtime.context.llm,
+                encoding.text,
+                encoding.figure_ids,
+                max_tokens=config.interpret_max_tokens,
+            )
+        except ServerUnavailableError as exc:  # figures-only report (offline.py) instead
+            return {"interpretation": Interpretation(findings=[]), "fallback": str(exc)}
         return {"interpretation": result}
 
     async def write(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
         facts, ids = _facts(
             state["analysis"], state["interpretation"], counter, config.facts_budget
         )
-        if not ids:
+        if not ids or state.get("fallback"):
             return {"draft": ReportDraft(parsed=False)}
-        draft = await write_report(runtime.context.llm, facts, max_tokens=config.write_max_tokens)
+        try:
+            draft = await write_report(
+                runtime.context.llm, facts, max_tokens=config.write_max_tokens
+            )
+        except ServerUnavailableError as exc:  # figures-only report (offline.py) instead
+            return {"draft": ReportDraft(parsed=False), "fallback": str(exc)}
         return {"draft": draft}
 
     async def render(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
@@ -253,7 +286,9 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             *(f.statement for f in findings),
         ]
         notes = []
-        if not interpretation.parsed:
+        if state.get("fallback"):
+            notes.append(f"figures only: the model server is gone ({state['fallback']})")
+        elif not interpretation.parsed:
             notes.append("interpret: the model's answer was not valid JSON; no findings")
         if not draft.parsed:
             notes.append(
@@ -344,8 +379,17 @@ class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
         self.counter = counter or default_counter(settings.checkpoint_dir)
         self.graph = build_graph(self.config, self.counter)
 
+    def preload(self, workbook: Workbook) -> None:
+        """Use ``workbook`` (already read by the caller) for its file instead of reading the
+        file again."""
+        self._preloaded = {str(workbook.path): workbook}
+
     def initial_state(self, request: Request) -> ExcelReportState:
-        return ExcelReportState(path=spreadsheet_attachment(request))
+        path = spreadsheet_attachment(request)
+        workbook = getattr(self, "_preloaded", {}).get(str(path)) if path else None
+        if workbook is not None:
+            return ExcelReportState(path=path, workbook=workbook)
+        return ExcelReportState(path=path)
 
     def result(self, state: ExcelReportState) -> ExcelReportResult:
         error = state.get("error")
