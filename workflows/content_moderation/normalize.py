@@ -30,88 +30,11 @@ from functools import lru_cache
 
 import numpy as np
 
-#: Characters of these blocks are never homoglyph-folded or stripped of marks.
-_CJK_RANGES = (
-    (0x2E80, 0x2FDF),  # radicals
-    (0x3000, 0x303F),  # CJK punctuation
-    (0x3040, 0x30FF),  # kana
-    (0x3400, 0x4DBF),  # extension A
-    (0x4E00, 0x9FFF),  # unified ideographs
-    (0xF900, 0xFAFF),  # compatibility ideographs
-    (0x20000, 0x2FA1F),  # extensions B..F
-)
+# The character folding is shared with the request classifier (issue 14): one definition, lower
+# in the layers. Re-exported here for the matcher, lexicon and dataset modules.
+from orchestrator.textnorm import fold_char, homoglyph_table, is_cjk, is_han  # noqa: F401
 
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-
-#: Invisible characters that are part of normal emoji and text shaping, not obfuscation.
-_BENIGN_FORMAT = frozenset({"\u200d"})  # zero-width joiner inside emoji sequences
-
-
-def is_cjk(ch: str) -> bool:
-    """True for a CJK ideograph, kana or CJK punctuation character."""
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
-
-
-def is_han(ch: str) -> bool:
-    """True for a Chinese character (unified ideographs and extensions)."""
-    code = ord(ch)
-    return 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x2FA1F
-
-
-@lru_cache(maxsize=1)
-def homoglyph_table() -> dict[str, str]:
-    """Non-ASCII look-alike → ASCII letter or digit, from ``confusable-homoglyphs``' data.
-
-    Returns:
-        About 1,300 entries, e.g. ``"а"`` (Cyrillic) → ``"a"``.
-    """
-    from confusable_homoglyphs import utils
-
-    table: dict[str, str] = {}
-    for char, entries in utils.load("confusables.json").items():
-        if len(char) != 1 or char.isascii() or is_cjk(char):
-            continue
-        for entry in entries:
-            target = entry.get("c", "")
-            if len(target) == 1 and target.isascii() and target.isalnum():
-                table[char] = target.lower()
-                break
-    return table
-
-
-@lru_cache(maxsize=65536)
-def fold_char(ch: str) -> tuple[str, bool]:
-    """Normalise one character.
-
-    Returns:
-        ``(folded, removed)``: the folded text (``""`` when dropped, ``" "`` for any
-        whitespace) and whether ``ch`` was a control or invisible format character that was
-        removed.
-    """
-    if ch in "\t\n\r\v\f":
-        return " ", False
-    category = unicodedata.category(ch)
-    if category in ("Zs", "Zl", "Zp"):
-        return " ", False
-    if category == "Cc":
-        return "", True
-    if category == "Cf":
-        return "", ch not in _BENIGN_FORMAT
-    if category in ("Mn", "Me"):
-        return "", False
-    if category == "Cs":  # lone surrogate: never valid text
-        return "\ufffd", True
-    table = homoglyph_table()
-    out = []
-    for c in unicodedata.normalize("NFKC", ch).casefold():
-        if c.isascii() or is_cjk(c):
-            out.append(c)
-            continue
-        base = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
-        for b in base or c:
-            out.append(table.get(b, b))
-    return "".join(out), False
 
 
 @dataclass(frozen=True, slots=True)
