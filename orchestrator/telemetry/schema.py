@@ -1,6 +1,6 @@
 """The telemetry tables as SQLAlchemy 2.0 ORM classes (the head revision of the migrations).
 
-Three tables; every change to them is an Alembic migration in
+Five tables; every change to them is an Alembic migration in
 ``orchestrator/telemetry/migrations/versions`` (see :mod:`orchestrator.telemetry.migrate`):
 
 * ``requests`` (:class:`RequestRecord`): one row per handled request.
@@ -8,6 +8,8 @@ Three tables; every change to them is an Alembic migration in
   counts as a blob (:mod:`orchestrator.telemetry.codec`), never one row per token.
 * ``expert_rollups`` (:class:`ExpertRollupRecord`): hourly sums of the calls' counts
   (:mod:`orchestrator.telemetry.rollups`), so reports read a few aggregates.
+* ``batches`` and ``batch_rows`` (:class:`BatchRecord`, :class:`BatchRowRecord`): the
+  progress of batch jobs, one row per finished input row (:mod:`orchestrator.telemetry.batches`).
 
 Types are portable: ``JSON`` is SQLite text or PostgreSQL ``json``; ``LargeBinary`` is a SQLite
 blob or ``bytea``; ``DateTime(timezone=True)`` is a naive UTC text in SQLite (read back naive:
@@ -60,6 +62,8 @@ class RequestRecord(Base):
     status: Mapped[str] = mapped_column(String(16), index=True)
     error: Mapped[str | None] = mapped_column(Text)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: The batch job that sent the request (``Request.metadata["batch_id"]``), or NULL.
+    batch_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class ModelCallRecord(Base):
@@ -149,3 +153,43 @@ class ExpertRollupRecord(Base):
     conf_sum: Mapped[float] = mapped_column(Float)
     conf_hist: Mapped[bytes] = mapped_column(LargeBinary)
     layer_conf_sum: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class BatchRecord(Base):
+    """One batch job (``orchestrator batch``): its input, its column mapping and its size.
+
+    The id is derived from the input's bytes and the mapping, so running the same command
+    again finds the same row and resumes (:mod:`orchestrator.telemetry.batches`).
+    """
+
+    __tablename__ = "batches"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(Text)
+    mapping: Mapped[dict[str, Any]] = mapped_column(JSON)
+    total_rows: Mapped[int] = mapped_column(Integer)
+
+
+class BatchRowRecord(Base):
+    """The outcome of one input row of a batch: written once the row is done or has failed.
+
+    ``(batch_id, row_index)`` is unique, so a row is never recorded twice; ``attempts``
+    counts the runs of the row (each run is its own ``requests`` row, ``request_id`` the
+    newest). ``status`` is a request status (``succeeded``, ``failed``, ``rejected``...),
+    and ``output`` the results-file columns of the row as JSON.
+    """
+
+    __tablename__ = "batch_rows"
+    __table_args__ = (UniqueConstraint("batch_id", "row_index", name="uq_batch_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    batch_id: Mapped[str] = mapped_column(ForeignKey("batches.id"), index=True)
+    row_index: Mapped[int] = mapped_column(Integer)
+    row_id: Mapped[str] = mapped_column(String(255))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    attempts: Mapped[int] = mapped_column(Integer)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    output: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -302,6 +302,7 @@ class TelemetryStore(TelemetryReader):
                     classifier_signals=[s.model_dump(mode="json") for s in classification.signals],
                     workflow=workflow,
                     status="running",
+                    batch_id=request.metadata.get("batch_id"),
                 )
             )
 
