@@ -1,0 +1,101 @@
+"""Open, create and seed the order store on any SQLAlchemy URL (SQLite by default, Postgres)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from orchestrator.exceptions import UserError
+from workflows.customer_service.store.schema import Base, Customer, Order, StoreMeta
+from workflows.customer_service.store.seed import generate
+from workflows.customer_service.store.tools import OrderTools, RefundPolicy
+
+
+def today_utc() -> datetime:
+    """Today's UTC midnight (the default ``as_of`` of a seed)."""
+    now = datetime.now(UTC)
+    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+class OrderStore:
+    """The order store behind the customer-service tools.
+
+    Args:
+        url: SQLAlchemy URL (``sqlite:///runs/customer_service.db``,
+            ``postgresql+psycopg://user@host/db``); tables are created when missing.
+        policy: Refund rules handed to every :meth:`tools`.
+
+    Raises:
+        UserError: The URL is malformed or the database cannot be opened; the message names
+            the URL and the setting (``ORCH_CS_DATABASE_URL``).
+    """
+
+    def __init__(self, url: str, *, policy: RefundPolicy | None = None) -> None:
+        try:
+            parsed = make_url(url)
+        except ArgumentError as exc:
+            raise UserError(
+                f"bad order-store URL {url!r}: {exc}; set ORCH_CS_DATABASE_URL to a SQLAlchemy "
+                "URL such as sqlite:///runs/customer_service.db"
+            ) from None
+        args: dict[str, object] = {}
+        if parsed.get_backend_name() == "sqlite":
+            args["check_same_thread"] = False
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.policy = policy or RefundPolicy()
+        self.engine: Engine = create_engine(url, connect_args=args)
+        self.sessions: sessionmaker[Session] = sessionmaker(self.engine, expire_on_commit=False)
+        try:
+            Base.metadata.create_all(self.engine)
+        except SQLAlchemyError as exc:
+            raise UserError(f"cannot open the order store {url!r}: {exc}") from exc
+
+    def seed(self, customers: int, *, seed: int = 0, as_of: datetime | None = None) -> int:
+        """Replace the store's contents with generated data; returns the orders written.
+
+        Raises:
+            ValueError: ``customers`` out of 1..1,000,000.
+        """
+        as_of = as_of or today_utc()
+        data = generate(customers, seed=seed, as_of=as_of)
+        Base.metadata.drop_all(self.engine)
+        Base.metadata.create_all(self.engine)
+        with self.sessions() as session:
+            session.add_all(data.customers)
+            session.add_all(
+                [
+                    StoreMeta(key="seed", value=str(seed)),
+                    StoreMeta(key="as_of", value=as_of.isoformat()),
+                    StoreMeta(key="customers", value=str(customers)),
+                ]
+            )
+            session.commit()
+        return len(data.orders)
+
+    def counts(self) -> dict[str, int]:
+        """Rows per main table (``customers``, ``orders``)."""
+        with self.sessions() as session:
+            return {
+                "customers": int(session.scalar(select(func.count(Customer.id))) or 0),
+                "orders": int(session.scalar(select(func.count(Order.id))) or 0),
+            }
+
+    def customer_exists(self, customer_id: str) -> bool:
+        """True when ``customer_id`` is in the store."""
+        with self.sessions() as session:
+            return session.get(Customer, customer_id) is not None
+
+    def tools(self, customer_id: str) -> OrderTools:
+        """The tools scoped to ``customer_id``."""
+        return OrderTools(self.sessions, customer_id, policy=self.policy)
+
+    def close(self) -> None:
+        """Dispose of the connection pool."""
+        self.engine.dispose()
