@@ -33,6 +33,12 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     ├── ModelRequestsBlockedError (RuntimeError) .. a request to a real model server while
     │                                               requests are off (the unit suite)
     │                                               [orchestrator.core.client]
+    ├── RequestTimeoutError (TimeoutError) .... a batch request ran past its timeout
+    │                                           [orchestrator.batch.runner]
+    ├── ToolError (ValueError) ................. a customer-service tool refused its call
+    │   │                                        [workflows.customer_service.store.tools]
+    │   └── ToolArgumentsError ................. a tool call's arguments do not validate
+    │                                            [workflows.customer_service.store.tools]
     └── ServingError ........................... the serving layer
         │                                        [serving.errors]
         ├── CheckpointError (ValueError) ....... a checkpoint folder is missing or malformed
