@@ -38,7 +38,9 @@ fi
 # An older .venv made by pip may still hold these (see scripts/overrides.txt).
 pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 
-$UV -e ".[dev]"
+# [ray]: Ray Data for `orchestrator batch --engine ray` and its CI test on a local instance
+# (one wheel plus pandas/pyarrow, about 20 s with uv).
+$UV -e ".[dev,ray]"
 echo "project installed after ${SECONDS} s"
 
 # Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,

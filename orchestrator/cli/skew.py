@@ -62,6 +62,9 @@ def skew(
     rebuild: Annotated[
         bool, typer.Option(help="Rebuild stale rollups (databases from older versions).")
     ] = True,
+    batch: Annotated[
+        str | None, typer.Option(help="Only the requests of this batch job (orchestrator batch).")
+    ] = None,
 ) -> None:
     """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
     if db is not None and database_url is not None:
@@ -81,6 +84,7 @@ def skew(
             thresholds=thresholds,
             outlier_limit=outlier_limit,
             rebuild=rebuild,
+            batch=batch,
         )
         parse_duration(window)
         if baseline is not None and baseline.strip().lower() != "none":

@@ -13,10 +13,13 @@ Modules:
   :class:`RollupRow`, :class:`CallCounts`, :class:`RollupStatus`).
 * :mod:`~orchestrator.telemetry.store`: :class:`TelemetryStore`, the writer (one writer
   thread for async callers) on top of the read API.
+* :mod:`~orchestrator.telemetry.batches`: the progress of batch jobs (:class:`BatchLedger`)
+  and the read API scoped to one batch (:class:`BatchTelemetryView`).
 * :mod:`~orchestrator.telemetry.migrate` and ``migrations/``: the Alembic revisions that
   ``TelemetryStore(url)`` applies; ``python -m orchestrator.telemetry upgrade URL`` from a shell.
 """
 
+from orchestrator.telemetry.batches import BatchLedger, BatchTelemetryView
 from orchestrator.telemetry.codec import decode_counts, decode_counts_blob, encode_counts
 from orchestrator.telemetry.migrate import head_revision
 from orchestrator.telemetry.read import CallCounts, RollupRow, RollupStatus, TelemetryReader
@@ -29,12 +32,22 @@ from orchestrator.telemetry.rollups import (
     bucket_start,
     shape_key,
 )
-from orchestrator.telemetry.schema import ExpertRollupRecord, ModelCallRecord, RequestRecord
+from orchestrator.telemetry.schema import (
+    BatchRecord,
+    BatchRowRecord,
+    ExpertRollupRecord,
+    ModelCallRecord,
+    RequestRecord,
+)
 from orchestrator.telemetry.store import TelemetryStore, utc_now
 
 __all__ = [
     "CONFIDENCE_BINS",
     "ROLLUP_BUCKET",
+    "BatchLedger",
+    "BatchRecord",
+    "BatchRowRecord",
+    "BatchTelemetryView",
     "CallCounts",
     "ExpertRollupRecord",
     "ModelCallRecord",

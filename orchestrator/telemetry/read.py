@@ -161,6 +161,9 @@ class TelemetryReader:
         self.engine = engine
         self.url = url
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        #: When set, :meth:`iter_call_counts` reads only the calls of this batch's requests
+        #: (:class:`~orchestrator.telemetry.batches.BatchTelemetryView`).
+        self.batch_scope: str | None = None
 
     def _session(self) -> Session:
         return self._sessions()
@@ -369,6 +372,12 @@ class TelemetryReader:
                 query = query.where(ModelCallRecord.workflow == workflow)
             if model is not None:
                 query = query.where(ModelCallRecord.model == model)
+            if self.batch_scope is not None:
+                query = query.where(
+                    ModelCallRecord.request_id.in_(
+                        select(RequestRecord.id).where(RequestRecord.batch_id == self.batch_scope)
+                    )
+                )
             with self._session() as session:
                 rows = session.execute(query).all()
             if not rows:

@@ -29,7 +29,7 @@ from orchestrator.analysis.skew.outliers import find_outliers
 from orchestrator.analysis.skew.profile import scope_profile
 from orchestrator.analysis.skew.window import parse_duration, resolve
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import RollupDelta, TelemetryStore
+from orchestrator.telemetry import BatchTelemetryView, RollupDelta, TelemetryStore
 
 
 class ReportOptions(BaseModel):
@@ -46,6 +46,7 @@ class ReportOptions(BaseModel):
         outlier_limit: Newest calls of the window scored for outliers.
         outliers_listed: Outlier requests listed.
         rebuild: Rebuild stale rollups (a database written before they existed).
+        batch: Only the calls of this batch job's requests (``orchestrator batch``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,6 +60,7 @@ class ReportOptions(BaseModel):
     outlier_limit: int = Field(50_000, ge=1)
     outliers_listed: int = Field(25, ge=1)
     rebuild: bool = True
+    batch: str | None = Field(None, min_length=1, max_length=64)
 
 
 def _safe_url(url: str) -> str:
@@ -101,6 +103,8 @@ def _notes(data: WindowData, options: ReportOptions, shape: ModelShape) -> list[
         notes.append("scripted = routing made up by a test double, not a model")
     if "engine" in sources:
         notes.append("engine = vLLM's own routed_experts record; it carries no router confidence")
+    if options.batch is not None:
+        notes.append(f"only the calls of batch {options.batch} (orchestrator batch)")
     notes.append(
         f"shares are over the {shape.num_experts} routed experts only (shared experts are "
         f"always on and excluded); top-{shape.top_k}, so an expert chosen by every token has "
@@ -133,8 +137,8 @@ def build_report(
 
     Raises:
         UserError: No call with routing is stored; the window spec is malformed; the
-            workflow is unknown; calls of several MoE shapes are mixed; or the rollups are
-            stale and ``options.rebuild`` is False.
+            workflow is unknown; calls of several MoE shapes are mixed; the rollups are
+            stale and ``options.rebuild`` is False; or ``options.batch`` names no batch.
 
     Example:
         >>> from orchestrator.telemetry import TelemetryStore
@@ -145,6 +149,8 @@ def build_report(
     parse_duration(options.window)  # validate before touching the database
     if options.baseline is not None and options.baseline.strip().lower() != "none":
         parse_duration(options.baseline, "--baseline")
+    if options.batch is not None:  # one batch: its own calls, summed on the fly
+        store = BatchTelemetryView(store, options.batch)  # type: ignore[assignment]
     calls, summed = store.rollup_status()
     if calls == 0:
         raise UserError(

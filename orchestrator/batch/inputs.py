@@ -1,0 +1,438 @@
+"""Batch inputs: a sheet of requests (``.xlsx``/``.xlsm`` or ``.csv``), or a folder of workbooks.
+
+Rows are streamed, never loaded whole: an ``.xlsx`` through openpyxl's read-only mode, a
+``.csv`` through :mod:`csv`, so memory stays bounded on a 100,000-row sheet (what grows is
+the set of ids seen, for the duplicate check). Each data row becomes a :class:`BatchRow`; a
+row that cannot be a request (empty text, a duplicate id, an attachment outside the allowed
+folder...) carries a ``problem`` and becomes a failed row of the batch, never an exception.
+What makes the whole input unusable (a missing column, an empty sheet, a header-only sheet,
+an unreadable file) raises a :class:`~orchestrator.exceptions.UserError` before any request
+is sent.
+
+Example:
+    >>> from pathlib import Path
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "in.csv").write_text("ticket,body\\nT1,Where is my refund?\\nT2,\\n")
+    >>> source = SheetInput(folder / "in.csv", ColumnMapping(text="body", id="ticket"))
+    >>> [(r.row_id, r.problem) for r in source.rows()]
+    [('T1', None), ('T2', 'empty text in column body (line 3)')]
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.exceptions import UserError
+
+#: Extensions read as sheets of requests.
+SHEET_EXTENSIONS = (".xlsx", ".xlsm", ".csv")
+#: Extensions of the workbooks a folder input sends to ``excel_report``.
+WORKBOOK_EXTENSIONS = (".xlsx", ".xlsm", ".xls", ".csv")
+#: Text sent with a workbook of a folder input, or with an attachment row whose text is empty.
+WORKBOOK_REQUEST_TEXT = "Please write a report on the attached spreadsheet: {name}"
+
+
+class ColumnMapping(BaseModel):
+    """Which header names hold the parts of a request (names as in the sheet's first row).
+
+    Attributes:
+        text: The request text (required).
+        id: Row ids (unique); the row number when None.
+        channel: The channel (``email``, ``chat``...).
+        thread: A conversation thread id (kept in the request's metadata as ``thread_id``).
+        attachment: Path of a file sent with the request, relative to the allowed folder.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(min_length=1)
+    id: str | None = None
+    channel: str | None = None
+    thread: str | None = None
+    attachment: str | None = None
+
+    def named(self) -> dict[str, str]:
+        """``{role: column}`` of the columns that are set."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class BatchRow(BaseModel):
+    """One data row of the input.
+
+    Attributes:
+        index: 0-based position among the data rows (blank rows are skipped, not counted).
+        row_id: The id column's value, or ``row-<line>``.
+        line: 1-based line (CSV) or row number (sheet) in the file.
+        text: The request text, or None when empty.
+        channel: Channel, when mapped and filled.
+        thread: Thread id, when mapped and filled.
+        attachment: The resolved attachment path, when mapped, filled and allowed.
+        problem: Why this row cannot be sent (it becomes a failed row), or None.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    row_id: str
+    line: int
+    text: str | None = None
+    channel: str | None = None
+    thread: str | None = None
+    attachment: str | None = None
+    problem: str | None = None
+
+
+class BatchInput(Protocol):
+    """What the runner reads: a description, a fingerprint, a row count and the rows."""
+
+    path: Path
+
+    def describe(self) -> dict[str, Any]:
+        """The mapping and options, JSON-serialisable (stored with the batch)."""
+        ...
+
+    def fingerprint(self) -> str:
+        """A hex digest of the input's bytes and its mapping (same input, same digest)."""
+        ...
+
+    def count(self) -> int:
+        """Data rows (streams the input once)."""
+        ...
+
+    def rows(self) -> Iterator[BatchRow]:
+        """The data rows, in input order, streamed."""
+        ...
+
+
+def _cell(value: Any) -> str | None:
+    """A cell as text: None or blank -> None; dates in ISO format; whole floats without .0."""
+    if value is None:
+        return None
+    if isinstance(value, datetime | date):
+        text = value.isoformat()
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    else:
+        text = str(value)
+    return text if text.strip() else None
+
+
+def resolve_attachment(value: str, allowed: Path) -> tuple[str | None, str | None]:
+    """``(resolved path, None)`` for a file inside ``allowed``, else ``(None, reason)``.
+
+    Relative paths are taken from ``allowed``; symlinks are resolved before the check, so
+    neither ``..`` nor a link can lead outside it.
+
+    Example:
+        >>> resolve_attachment("../../etc/passwd", Path("/tmp"))[1]
+        "attachment '../../etc/passwd' is outside the allowed folder /tmp"
+    """
+    base = allowed.resolve()
+    try:
+        target = (base / value).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
+        return None, f"attachment {value!r} cannot be resolved: {exc}"
+    if not target.is_relative_to(base):
+        return None, f"attachment {value!r} is outside the allowed folder {base}"
+    if not target.is_file():
+        return None, f"attachment {value!r} does not exist in {base}"
+    return str(target), None
+
+
+def _digest(path: Path, extra: dict[str, Any]) -> str:
+    digest = hashlib.sha256(json.dumps(extra, sort_keys=True).encode())
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class SheetInput:
+    """A sheet of requests: an ``.xlsx``/``.xlsm`` workbook (one sheet) or a ``.csv`` file.
+
+    Args:
+        path: The file.
+        mapping: Which columns hold what.
+        sheet: Worksheet name (workbooks); the first sheet when None.
+        attachments_dir: The folder attachments must be inside; the file's folder when None.
+
+    Raises:
+        UserError: From :meth:`header` (and so :meth:`validate`, :meth:`count`, :meth:`rows`):
+            the file is missing, of another type, unreadable, empty, has only a header row, has
+            no such sheet, or lacks a mapped column (the message lists the columns it has).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        mapping: ColumnMapping,
+        *,
+        sheet: str | None = None,
+        attachments_dir: Path | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.mapping = mapping
+        self.sheet = sheet
+        self.attachments_dir = Path(attachments_dir) if attachments_dir else self.path.parent
+        if not self.path.is_file():
+            raise UserError(f"input file {self.path} does not exist (or is not a file)")
+        if self.path.suffix.lower() not in SHEET_EXTENSIONS:
+            raise UserError(
+                f"input file {self.path} is not a sheet of requests; give an .xlsx, .xlsm or "
+                ".csv file, or a folder of workbooks"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        """The mapping, sheet and attachments folder (stored with the batch)."""
+        return {
+            "kind": "sheet",
+            "columns": self.mapping.named(),
+            "sheet": self.sheet,
+            "attachments_dir": str(self.attachments_dir.resolve()),
+        }
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the file's bytes and :meth:`describe`."""
+        return _digest(self.path, self.describe())
+
+    def _raw_rows(self) -> Iterator[tuple[int, Sequence[Any]]]:
+        """``(line, cells)`` of every row, header included, streamed."""
+        if self.path.suffix.lower() == ".csv":
+            try:
+                with self.path.open(newline="", encoding="utf-8-sig") as handle:
+                    reader = csv.reader(handle)
+                    for cells in reader:
+                        yield reader.line_num, cells
+            except UnicodeDecodeError as exc:
+                raise UserError(
+                    f"{self.path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save "
+                    "it as CSV UTF-8"
+                ) from exc
+            except csv.Error as exc:
+                raise UserError(f"{self.path} is not a readable CSV file: {exc}") from exc
+            return
+        from openpyxl import load_workbook
+
+        try:
+            workbook = load_workbook(self.path, read_only=True, data_only=True)
+        except Exception as exc:  # zipfile, KeyError, InvalidFileException...
+            raise UserError(
+                f"{self.path} cannot be opened as a workbook ({type(exc).__name__}: {exc})"
+            ) from exc
+        try:
+            if self.sheet is None:
+                worksheet = workbook.worksheets[0]
+            elif self.sheet in workbook.sheetnames:
+                worksheet = workbook[self.sheet]
+            else:
+                raise UserError(
+                    f"{self.path} has no sheet {self.sheet!r}; its sheets: "
+                    f"{', '.join(workbook.sheetnames)}"
+                )
+            for line, cells in enumerate(worksheet.iter_rows(values_only=True), start=1):
+                yield line, cells
+        finally:
+            workbook.close()
+
+    def _where(self) -> str:
+        return f"{self.path}" + (f" (sheet {self.sheet})" if self.sheet else "")
+
+    def header(self) -> tuple[list[str], dict[str, int]]:
+        """The header names and ``{role: column index}`` of the mapped columns.
+
+        Raises:
+            UserError: Empty file, a header with no name, header-only, or a missing column.
+        """
+        rows = self._raw_rows()
+        try:
+            for _line, cells in rows:
+                names = [(_cell(c) or "").strip() for c in cells]
+                if any(names):
+                    break
+            else:
+                raise UserError(
+                    f"{self._where()} is empty; the first row must name the columns and the "
+                    "rows below it hold one request each"
+                )
+            while names and not names[-1]:
+                names.pop()
+            positions: dict[str, int] = {}
+            missing = []
+            for role, column in self.mapping.named().items():
+                if column in names:
+                    positions[role] = names.index(column)
+                else:
+                    missing.append(f"{column!r} (--{role}-column)")
+            if missing:
+                raise UserError(
+                    f"{self._where()} has no column {', '.join(missing)}; its columns are: "
+                    + ", ".join(repr(n) for n in names if n)
+                )
+            if not any(any(_cell(c) for c in cells) for _line, cells in rows):
+                raise UserError(
+                    f"{self._where()} has a header row but no data rows; add one request per "
+                    "row below the header"
+                )
+        finally:
+            rows.close()
+        return names, positions
+
+    def validate(self) -> None:
+        """Check the header and that a data row exists (see :meth:`header`)."""
+        self.header()
+
+    def count(self) -> int:
+        """Data rows (non-blank rows below the header); streams the file once."""
+        return sum(1 for _ in self._data_cells())
+
+    def _data_cells(self) -> Iterator[tuple[int, Sequence[Any]]]:
+        rows = self._raw_rows()
+        try:
+            for _line, cells in rows:
+                if any(_cell(c) for c in cells):
+                    break  # the header
+            for line, cells in rows:
+                if any(_cell(c) for c in cells):
+                    yield line, cells
+        finally:
+            rows.close()
+
+    def rows(self) -> Iterator[BatchRow]:
+        """The data rows as :class:`BatchRow`, in input order, streamed."""
+        _names, positions = self.header()
+        seen: dict[str, int] = {}
+        column = self.mapping.named()
+        for index, (line, cells) in enumerate(self._data_cells()):
+
+            def get(role: str, cells: Sequence[Any] = cells) -> str | None:
+                at = positions.get(role)
+                return _cell(cells[at]) if at is not None and at < len(cells) else None
+
+            problems = []
+            row_id = f"row-{line}"
+            if "id" in positions:
+                value = get("id")
+                if value is None:
+                    problems.append(f"empty id in column {column['id']} (line {line})")
+                else:
+                    row_id = value.strip()[:255]
+            if row_id in seen:
+                problems.append(f"duplicate id {row_id!r} (first at line {seen[row_id]})")
+            else:
+                seen[row_id] = line
+            text, attachment = get("text"), None
+            raw_attachment = get("attachment")
+            if raw_attachment is not None:
+                attachment, problem = resolve_attachment(
+                    raw_attachment.strip(), self.attachments_dir
+                )
+                if problem:
+                    problems.append(problem)
+            if text is None:
+                if attachment is not None:
+                    text = WORKBOOK_REQUEST_TEXT.format(name=Path(attachment).name)
+                else:
+                    problems.append(f"empty text in column {column['text']} (line {line})")
+            yield BatchRow(
+                index=index,
+                row_id=row_id,
+                line=line,
+                text=text,
+                channel=get("channel"),
+                thread=get("thread"),
+                attachment=attachment,
+                problem="; ".join(problems) or None,
+            )
+
+
+class WorkbookFolderInput:
+    """A folder of workbooks: each file with a workbook extension is one ``excel_report``
+    request (its text asks for a report, the file is its attachment), in name order.
+
+    Args:
+        path: The folder (not recursive; hidden files are skipped).
+
+    Raises:
+        UserError: The folder does not exist, or holds no workbook.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise UserError(f"{self.path} is not a folder")
+        if not self._files():
+            raise UserError(
+                f"folder {self.path} holds no workbook ({', '.join(WORKBOOK_EXTENSIONS)})"
+            )
+
+    def _files(self) -> list[Path]:
+        return sorted(
+            p
+            for p in self.path.iterdir()
+            if p.suffix.lower() in WORKBOOK_EXTENSIONS and not p.name.startswith((".", "~$"))
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """``{"kind": "folder"}`` (stored with the batch)."""
+        return {"kind": "folder", "columns": {"attachment": "<file>"}}
+
+    def fingerprint(self) -> str:
+        """SHA-256 over the workbooks' names and bytes."""
+        digest = hashlib.sha256(b"folder")
+        for file in self._files():
+            digest.update(file.name.encode() + b"\0" + _digest(file, {}).encode())
+        return digest.hexdigest()
+
+    def validate(self) -> None:
+        """Nothing more to check (the constructor did)."""
+
+    def count(self) -> int:
+        """Workbooks in the folder."""
+        return len(self._files())
+
+    def rows(self) -> Iterator[BatchRow]:
+        """One row per workbook; a symlink that leads outside the folder is a failed row."""
+        for index, file in enumerate(self._files()):
+            attachment, problem = resolve_attachment(file.name, self.path)
+            yield BatchRow(
+                index=index,
+                row_id=file.name,
+                line=index + 1,
+                text=WORKBOOK_REQUEST_TEXT.format(name=file.name),
+                attachment=attachment,
+                problem=problem,
+            )
+
+
+def open_input(
+    path: Path,
+    mapping: ColumnMapping | None,
+    *,
+    sheet: str | None = None,
+    attachments_dir: Path | None = None,
+) -> SheetInput | WorkbookFolderInput:
+    """The input at ``path``: a folder of workbooks, or a sheet read with ``mapping``;
+    validated (header, columns, at least one data row) before it is returned.
+
+    Raises:
+        UserError: See :class:`SheetInput` and :class:`WorkbookFolderInput`; a sheet given
+            without a text column.
+    """
+    path = Path(path)
+    if path.is_dir():
+        source: SheetInput | WorkbookFolderInput = WorkbookFolderInput(path)
+    else:
+        if mapping is None:
+            raise UserError(f"name the text column of {path} with --text-column")
+        source = SheetInput(path, mapping, sheet=sheet, attachments_dir=attachments_dir)
+    source.validate()
+    return source

@@ -1,0 +1,270 @@
+"""The results of a batch: one row per input row, in input order, as ``.xlsx`` (always) and
+``.csv`` / ``.jsonl`` on request, each written atomically (a temporary file in the same folder,
+then a rename), so a reader never sees half a file.
+
+Columns (:data:`RESULT_COLUMNS`): the row's position and id; the classifier's route and
+confidence; the workflow's outputs (``reply`` of customer service, ``verdict`` of moderation,
+``report`` path of the excel report); ``status`` and ``error``; ``attempts``, ``latency_ms``,
+``prompt_tokens`` and ``completion_tokens`` summed over the model calls; ``top_experts``
+(``layer/expert share`` of the most-used experts over the calls), ``router_confidence`` (the
+calls' mean chosen-expert probability mass) and ``expert_routing`` (who filled the routing:
+``replay`` is an estimate); the ``request_id`` of the telemetry rows. A row no run has
+finished yet (a stopped batch) has status ``pending``.
+
+Model text is data: in ``.xlsx`` and ``.csv`` every text cell goes through
+:func:`workflows.excel_report.render.cell_text`, so a reply starting with ``=``, ``+``, ``-``,
+``@``... is shown as text, never evaluated as a formula; ``.jsonl`` holds the text as JSON
+strings.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from orchestrator.batch.inputs import BatchRow
+from orchestrator.core.dispatcher import RequestOutcome
+from orchestrator.exceptions import UserError
+from workflows.excel_report.render import cell_text
+
+#: The results-file columns, in order.
+RESULT_COLUMNS = (
+    "row",
+    "id",
+    "route",
+    "confidence",
+    "workflow",
+    "status",
+    "reply",
+    "verdict",
+    "report",
+    "error",
+    "attempts",
+    "latency_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "top_experts",
+    "router_confidence",
+    "expert_routing",
+    "request_id",
+)
+#: Output formats besides the ``.xlsx``.
+EXTRA_FORMATS = ("csv", "jsonl")
+
+
+def _outputs(result: dict[str, Any] | None) -> tuple[str | None, str | None, str | None]:
+    """``(reply, verdict, report)`` of a workflow result (whichever the workflow has)."""
+    if not result:
+        return None, None, None
+    reply = verdict = report = None
+    draft = result.get("reply")
+    if isinstance(draft, dict):
+        reply = draft.get("text")
+    if "decision" in result:
+        cats = ", ".join(
+            str(c.get("category")) for c in result.get("categories") or [] if isinstance(c, dict)
+        )
+        verdict = f"{result.get('decision')}/{result.get('severity')}" + (
+            f": {cats}" if cats else ""
+        )
+    if "xlsx" in result or "markdown" in result:
+        report = result.get("xlsx") or result.get("markdown")
+    return reply, verdict, report
+
+
+def _experts(outcome: RequestOutcome) -> tuple[str | None, float | None, str | None]:
+    """``(top experts, router confidence, routing sources)`` over an outcome's calls."""
+    if not outcome.calls:
+        return None, None, None
+    shares: dict[tuple[int, int], float] = {}
+    for call in outcome.calls:
+        for layer, expert, share in call.top_experts:
+            shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(outcome.calls)
+    top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    confidences = [c.mean_router_confidence for c in outcome.calls if c.mean_router_confidence]
+    sources = sorted({c.expert_routing_source.value for c in outcome.calls})
+    return (
+        ", ".join(f"L{layer}/E{expert} {share:.0%}" for (layer, expert), share in top) or None,
+        round(sum(confidences) / len(confidences), 4) if confidences else None,
+        ",".join(sources) or None,
+    )
+
+
+def row_output(
+    row: BatchRow,
+    outcome: RequestOutcome | None,
+    *,
+    status: str,
+    error: str | None,
+    attempts: int,
+    latency_ms: float | None = None,
+    request_id: str | None = None,
+) -> dict[str, Any]:
+    """The results-file columns of one row (JSON-serialisable, not yet escaped)."""
+    reply = verdict = report = None
+    route = confidence = workflow = top = conf = sources = None
+    prompt_tokens = completion_tokens = None
+    if outcome is not None:
+        route = outcome.classification.route.value
+        confidence = round(outcome.classification.confidence, 4)
+        workflow = outcome.workflow
+        reply, verdict, report = _outputs(outcome.result)
+        if outcome.status == "rejected" and error is None and outcome.result:
+            error = outcome.result.get("error")
+        top, conf, sources = _experts(outcome)
+        prompt_tokens = sum(c.prompt_tokens for c in outcome.calls)
+        completion_tokens = sum(c.completion_tokens for c in outcome.calls)
+    return {
+        "row": row.index + 1,
+        "id": row.row_id,
+        "route": route,
+        "confidence": confidence,
+        "workflow": workflow,
+        "status": status,
+        "reply": reply,
+        "verdict": verdict,
+        "report": report,
+        "error": error,
+        "attempts": attempts,
+        "latency_ms": None if latency_ms is None else round(latency_ms, 1),
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "top_experts": top,
+        "router_confidence": conf,
+        "expert_routing": sources,
+        "request_id": request_id,
+    }
+
+
+def pending_output(row: BatchRow) -> dict[str, Any]:
+    """The columns of a row no run has finished yet (status ``pending``)."""
+    output = dict.fromkeys(RESULT_COLUMNS)
+    output.update(row=row.index + 1, id=row.row_id, status="pending", attempts=0)
+    return output
+
+
+def merged_rows(
+    rows: Iterable[BatchRow], recorded: Iterable[tuple[int, dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
+    """One output per input row in input order: the recorded one, or :func:`pending_output`.
+
+    Both iterables are in index order (the input's rows, and ``(row_index, output)`` from
+    the ledger), so they are merged in one pass without holding either.
+    """
+    done = iter(recorded)
+    current = next(done, None)
+    for row in rows:
+        while current is not None and current[0] < row.index:
+            current = next(done, None)
+        if current is not None and current[0] == row.index:
+            yield current[1]
+        else:
+            yield pending_output(row)
+
+
+def _safe(value: Any) -> Any:
+    """A cell value: numbers as they are, text escaped against formula injection."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return cell_text(str(value))
+
+
+def _atomic(target: Path, write: Any) -> Path:
+    target = Path(target)
+    if target.is_dir():
+        raise UserError(f"cannot write results to {target}: it is a folder")
+    if not target.parent.is_dir():
+        raise UserError(f"cannot write results to {target}: folder {target.parent} does not exist")
+    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(handle)
+    try:
+        write(Path(temp))
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def write_results(
+    rows: Iterable[dict[str, Any]], out: Path, *, formats: Iterable[str] = ()
+) -> list[Path]:
+    """Write the results ``.xlsx`` at ``out`` and the extra ``formats`` beside it
+    (``results.csv``, ``results.jsonl``), each atomically, streaming ``rows`` once.
+
+    Args:
+        rows: One dict of :data:`RESULT_COLUMNS` per input row, in input order.
+        out: The ``.xlsx`` path.
+        formats: Any of :data:`EXTRA_FORMATS`.
+
+    Returns:
+        The paths written, ``.xlsx`` first.
+
+    Raises:
+        UserError: ``out`` is not an ``.xlsx`` path, is a folder, or its folder does not
+            exist; an unknown format.
+    """
+    out = Path(out)
+    if out.suffix.lower() != ".xlsx":
+        raise UserError(f"--out must end in .xlsx, got {out}")
+    extra = list(dict.fromkeys(formats))
+    for fmt in extra:
+        if fmt not in EXTRA_FORMATS:
+            raise UserError(
+                f"unknown results format {fmt!r}; use one of {', '.join(EXTRA_FORMATS)}"
+            )
+    from openpyxl import Workbook
+
+    targets = [out] + [out.with_suffix(f".{fmt}") for fmt in extra]
+    for target in targets:  # fail before writing anything
+        if target.is_dir():
+            raise UserError(f"cannot write results to {target}: it is a folder")
+        if not target.parent.is_dir():
+            raise UserError(
+                f"cannot write results to {target}: folder {target.parent} does not exist"
+            )
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet("results")
+    sheet.append(list(RESULT_COLUMNS))
+    side = {
+        fmt: tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in the finally block
+            "w",
+            encoding="utf-8",
+            newline="",
+            dir=out.parent,
+            prefix=f".{out.stem}.",
+            suffix=f".{fmt}",
+            delete=False,
+        )
+        for fmt in extra
+    }
+    try:
+        writer = csv.writer(side["csv"]) if "csv" in side else None
+        if writer is not None:
+            writer.writerow(RESULT_COLUMNS)
+        for output in rows:
+            values = [output.get(c) for c in RESULT_COLUMNS]
+            safe = [_safe(v) for v in values]
+            sheet.append(safe)
+            if writer is not None:
+                writer.writerow(["" if v is None else v for v in safe])
+            if "jsonl" in side:
+                record = dict(zip(RESULT_COLUMNS, values, strict=True))
+                side["jsonl"].write(json.dumps(record, ensure_ascii=False) + "\n")
+        for handle in side.values():
+            handle.close()
+        _atomic(out, workbook.save)
+        for fmt, handle in side.items():
+            os.chmod(handle.name, 0o644)
+            os.replace(handle.name, out.with_suffix(f".{fmt}"))
+    finally:
+        for handle in side.values():
+            handle.close()
+            Path(handle.name).unlink(missing_ok=True)
+    return targets

@@ -1,0 +1,489 @@
+"""The engine-independent part of a batch: one row through the orchestrator, with retries, a
+timeout and its progress record; and the local engine (asyncio, bounded concurrency).
+
+One input row is one :class:`~orchestrator.request.Request` (tagged with the batch id in its
+metadata, so its telemetry rows carry it) handled by an
+:class:`~orchestrator.core.dispatcher.Orchestrator`: the classifier, then the route's
+workflow. Transient failures (server unreachable, HTTP 429 or 5xx, the per-request timeout)
+are retried with exponential backoff by ``tenacity``; each attempt is its own request id, and
+an attempt cut short is recorded ``cancelled``, so no request row stays ``running``. When the
+row has ended, its outcome is recorded in the batch's progress table
+(:class:`~orchestrator.telemetry.batches.BatchLedger`), once: the results file is built from
+that table, so a crash between a request and its record re-runs the row, and never lists it
+twice.
+
+Both engines (this one and :mod:`orchestrator.batch.ray_engine`) call :func:`process_row`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from orchestrator.batch.inputs import BatchInput, BatchRow
+from orchestrator.batch.results import row_output
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.exceptions import OrchestratorError, ServerUnavailableError, UserError
+from orchestrator.request import Attachment, Request
+from orchestrator.telemetry import BatchLedger, TelemetryStore
+
+logger = logging.getLogger(__name__)
+
+#: An HTTP status in a failed request's error that is worth another attempt (the client's
+#: message is ``server at URL answered HTTP <status>: ...``).
+TRANSIENT_HTTP = re.compile(r"answered HTTP (?:408|409|425|429|5\d\d)\b")
+#: Row statuses that count as failed in the progress bar (``--retry-failed`` re-runs them).
+FAILED_STATUSES = frozenset({"failed"})
+
+
+class BatchOptions(BaseModel):
+    """How a batch runs.
+
+    Attributes:
+        concurrency: Requests in flight at once (local engine: in this process; Ray: per
+            worker).
+        request_timeout_s: Seconds one attempt of a request may take, all its model calls
+            together; then it is cancelled and retried.
+        attempts: Attempts per row for transient failures (1 = no retry).
+        backoff_initial_s: First wait between attempts; doubles each time (with jitter).
+        backoff_max_s: Longest wait between attempts.
+        retry_failed: Re-run rows recorded as failed by an earlier run (otherwise they are
+            kept as they are).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    concurrency: int = Field(4, ge=1, le=1024)
+    request_timeout_s: float = Field(300.0, gt=0)
+    attempts: int = Field(3, ge=1, le=20)
+    backoff_initial_s: float = Field(1.0, ge=0)
+    backoff_max_s: float = Field(30.0, ge=0)
+    retry_failed: bool = False
+
+
+def batch_id_for(source: BatchInput) -> str:
+    """The batch id of an input: ``b`` + 16 hex digits of its fingerprint (bytes and mapping),
+    so the same command on the same file resumes the same batch."""
+    return "b" + source.fingerprint()[:16]
+
+
+class EndpointPool:
+    """Spreads requests over one orchestrator per model endpoint: each attempt goes to the
+    endpoint with the fewest requests in flight (ties in turn).
+
+    Args:
+        orchestrators: One per endpoint (non-empty).
+
+    Raises:
+        UserError: ``orchestrators`` is empty.
+    """
+
+    def __init__(self, orchestrators: Sequence[Orchestrator]) -> None:
+        if not orchestrators:
+            raise UserError("a batch needs at least one model endpoint (--server-url)")
+        self.orchestrators = list(orchestrators)
+        self.in_flight = [0] * len(self.orchestrators)
+        self.sent = [0] * len(self.orchestrators)
+        self._turn = 0
+
+    def acquire(self) -> int:
+        """The index of the endpoint to use next (count it as in flight)."""
+        n = len(self.orchestrators)
+        order = [(self._turn + i) % n for i in range(n)]
+        best = min(order, key=lambda i: self.in_flight[i])
+        self._turn = (best + 1) % n
+        self.in_flight[best] += 1
+        self.sent[best] += 1
+        return best
+
+    def release(self, index: int) -> None:
+        """One request of endpoint ``index`` ended."""
+        self.in_flight[index] -= 1
+
+
+@dataclass
+class RowResult:
+    """What :func:`process_row` recorded for one row (``output``: its results-file columns)."""
+
+    index: int
+    status: str
+    output: dict[str, Any]
+
+
+class RequestTimeoutError(OrchestratorError, TimeoutError):
+    """An attempt of a batch request ran past ``--request-timeout`` (it was cancelled and
+    recorded ``cancelled``; the row is retried, then recorded failed with this message)."""
+
+
+def _transient_outcome(outcome: Any) -> bool:
+    return (
+        isinstance(outcome, RequestOutcome)
+        and outcome.status == "failed"
+        and bool(TRANSIENT_HTTP.search(outcome.error or ""))
+    )
+
+
+def build_request(row: BatchRow, batch_id: str, source: str) -> Request:
+    """The :class:`Request` of a row (a fresh id per attempt; metadata carries the batch).
+
+    Raises:
+        pydantic.ValidationError: The text is too long or not valid Unicode.
+    """
+    metadata = {
+        "batch_id": batch_id,
+        "batch_row": str(row.index),
+        "row_id": row.row_id,
+        "source": f"{source}:{row.line}"[-255:],
+    }
+    if row.thread:
+        metadata["thread_id"] = row.thread
+    attachments = ()
+    if row.attachment:
+        name = row.attachment.rsplit("/", 1)[-1]
+        attachments = (Attachment(filename=name[:255] or "attachment", path=row.attachment),)
+    return Request(
+        id=f"{batch_id}.{row.index}.{uuid.uuid4().hex[:8]}",
+        text=row.text or "",
+        channel=(row.channel or None) and row.channel[:64],
+        attachments=attachments,
+        metadata=metadata,
+    )
+
+
+async def process_row(
+    row: BatchRow,
+    pool: EndpointPool,
+    ledger: BatchLedger,
+    batch_id: str,
+    options: BatchOptions,
+    *,
+    source: str,
+    prior_attempts: int = 0,
+) -> RowResult:
+    """Send one row (retrying transient failures), then record its outcome in the ledger.
+
+    A row with a ``problem`` is recorded failed without a request. A row whose every attempt
+    timed out, or whose workflow crashed, is recorded failed with the reason.
+
+    Raises:
+        ServerUnavailableError: Every attempt found the server unreachable: the row is not
+            recorded (a resumed run sends it again); the caller stops the batch.
+        asyncio.CancelledError: The batch was cancelled; the row is not recorded.
+        TelemetryError: The store cannot be written.
+    """
+    if row.problem is not None:
+        output = row_output(row, None, status="failed", error=row.problem, attempts=prior_attempts)
+        await ledger.arecord_row(
+            batch_id,
+            row.index,
+            row_id=row.row_id,
+            request_id=None,
+            status="failed",
+            attempts=prior_attempts,
+            output=output,
+        )
+        return RowResult(row.index, "failed", output)
+    tries = 0
+    last_request: list[str] = []
+    started = time.perf_counter()
+
+    async def attempt() -> RequestOutcome:
+        nonlocal tries
+        tries += 1
+        request = build_request(row, batch_id, source)
+        last_request.append(request.id)
+        endpoint = pool.acquire()
+        try:
+            async with asyncio.timeout(options.request_timeout_s):
+                return await pool.orchestrators[endpoint].handle(request)
+        except TimeoutError as exc:  # handle() recorded the request as cancelled
+            raise RequestTimeoutError(
+                f"timed out after {options.request_timeout_s:g} s "
+                f"(--request-timeout); attempt {tries} of {options.attempts}"
+            ) from exc
+        finally:
+            pool.release(endpoint)
+
+    def give_up(state: RetryCallState) -> Any:
+        assert state.outcome is not None
+        return state.outcome.result()  # the last outcome, or its exception raised
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(options.attempts),
+        # initial, 2x, 4x... up to the maximum, plus up to half the initial wait of jitter
+        wait=wait_exponential(multiplier=options.backoff_initial_s, max=options.backoff_max_s)
+        + wait_random(0, options.backoff_initial_s / 2),
+        retry=retry_if_exception_type((ServerUnavailableError, RequestTimeoutError))
+        | retry_if_result(_transient_outcome),
+        retry_error_callback=give_up,
+        reraise=True,
+    )
+    outcome: RequestOutcome | None = None
+    error: str | None = None
+    try:
+        outcome = await retrying(attempt)
+        status = outcome.status
+        error = outcome.error
+    except RequestTimeoutError as exc:
+        status, error = "failed", str(exc)
+    except ValidationError as exc:  # text over the limit, lone surrogates
+        status = "failed"
+        error = "; ".join(e["msg"] for e in exc.errors(include_url=False))
+    except (ServerUnavailableError, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # a workflow bug: handle() recorded the request as failed
+        logger.exception("row %s of batch %s crashed", row.index, batch_id)
+        status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+    latency_ms = (time.perf_counter() - started) * 1000.0
+    attempts = prior_attempts + tries
+    output = row_output(
+        row,
+        outcome,
+        status=status,
+        error=error,
+        attempts=attempts,
+        latency_ms=latency_ms,
+        request_id=last_request[-1] if last_request else None,
+    )
+    await ledger.arecord_row(
+        batch_id,
+        row.index,
+        row_id=row.row_id,
+        request_id=last_request[-1] if last_request else None,
+        status=status,
+        attempts=attempts,
+        output=output,
+    )
+    return RowResult(row.index, status, output)
+
+
+@dataclass
+class BatchProgress:
+    """Counters of a run, for a progress bar.
+
+    Attributes:
+        total: Data rows in the input.
+        skipped: Rows already recorded by an earlier run and not re-run.
+        done: Rows that ended in this run (any status).
+        failed: Of ``done``, those that failed.
+        statuses: Rows per status, this run.
+    """
+
+    total: int
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> int:
+        """Rows neither skipped nor done."""
+        return self.total - self.skipped - self.done
+
+    def add(self, status: str) -> None:
+        """Count one row that ended with ``status``."""
+        self.done += 1
+        self.failed += status in FAILED_STATUSES
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+class BatchSummary(BaseModel):
+    """How a run of a batch ended.
+
+    Attributes:
+        batch_id: The batch.
+        total: Data rows of the input.
+        skipped: Rows recorded by an earlier run and kept.
+        ran: Rows that ended in this run.
+        statuses: Rows per status in this run.
+        stopped: Why the run stopped before every row was recorded (Ctrl-C, the server
+            gone), or None when none is left.
+        interrupted_requests: Requests of earlier runs left ``running`` (their process was
+            killed), now marked ``interrupted``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    batch_id: str
+    total: int
+    skipped: int
+    ran: int
+    statuses: dict[str, int]
+    stopped: str | None = None
+    interrupted_requests: int = 0
+
+
+class PendingRows:
+    """The rows a run must send: every row not yet recorded, plus the failed ones when
+    ``retry_failed``; with the attempts each already had.
+
+    Args:
+        source: The input.
+        finished: ``{row_index: status}`` already recorded (:meth:`BatchLedger.finished_rows`).
+        retry_failed: Re-send rows recorded as failed.
+    """
+
+    def __init__(self, source: BatchInput, finished: dict[int, str], *, retry_failed: bool) -> None:
+        self.source = source
+        self.finished = finished
+        self.retry_failed = retry_failed
+
+    def wanted(self, index: int) -> bool:
+        """Whether row ``index`` is sent in this run."""
+        status = self.finished.get(index)
+        return status is None or (self.retry_failed and status in FAILED_STATUSES)
+
+    def __iter__(self) -> Iterator[BatchRow]:
+        return (row for row in self.source.rows() if self.wanted(row.index))
+
+    def skipped(self, total: int) -> int:
+        """Rows recorded earlier that this run keeps."""
+        return sum(1 for i in self.finished if i < total and not self.wanted(i))
+
+
+class OrchestratorFactory(Protocol):
+    """Builds what a batch needs in the process that runs it (picklable, for Ray workers).
+
+    ``store()`` is the telemetry store (one per process); ``orchestrators(urls)`` one
+    orchestrator per endpoint URL, sharing that store; ``aclose()`` closes the clients.
+    """
+
+    def store(self) -> TelemetryStore:
+        """The telemetry store of this process."""
+        ...
+
+    async def orchestrators(self, urls: Sequence[str]) -> list[Orchestrator]:
+        """One orchestrator per URL (the servers are checked)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the model clients (the store is closed by its owner)."""
+        ...
+
+
+async def run_local(
+    source: BatchInput,
+    pool: EndpointPool,
+    ledger: BatchLedger,
+    batch_id: str,
+    options: BatchOptions,
+    *,
+    total: int,
+    on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> BatchSummary:
+    """Run a batch's pending rows in this process with at most ``options.concurrency`` in
+    flight; rows are read as they are sent (never all at once).
+
+    When ``stop`` is set (the first Ctrl-C), no new row starts and the rows in flight finish.
+    Cancelling the task (the second Ctrl-C) cancels the rows in flight: their requests are
+    recorded ``cancelled`` and the rows stay pending for the next run.
+
+    Args:
+        source: The input (validated).
+        pool: The orchestrators, one per endpoint.
+        ledger: The progress table (the batch must be open: :func:`open_batch`).
+        batch_id: The batch.
+        options: Concurrency, timeout, retries.
+        total: Data rows of the input.
+        on_row: Called after each row is recorded.
+        stop: Set it to stop starting rows.
+
+    Returns:
+        The :class:`BatchSummary` of this run.
+
+    Raises:
+        TelemetryError: The store cannot be written.
+    """
+    stop = stop or asyncio.Event()
+    pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=options.retry_failed)
+    progress = BatchProgress(total=total, skipped=pending.skipped(total))
+    slots = asyncio.Semaphore(options.concurrency)
+    tasks: set[asyncio.Task[None]] = set()
+    aborted: list[str] = []
+
+    async def one(row: BatchRow, attempts: int) -> None:
+        try:
+            result = await process_row(
+                row,
+                pool,
+                ledger,
+                batch_id,
+                options,
+                source=str(source.path),
+                prior_attempts=attempts,
+            )
+        except ServerUnavailableError as exc:
+            if not aborted:
+                aborted.append(str(exc))
+            stop.set()
+            return
+        finally:
+            slots.release()
+        progress.add(result.status)
+        if on_row is not None:
+            on_row(result, progress)
+
+    try:
+        for row in pending:
+            await slots.acquire()
+            if stop.is_set():
+                slots.release()
+                break
+            attempts = ledger.attempts(batch_id, row.index) if row.index in pending.finished else 0
+            task = asyncio.create_task(one(row, attempts))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if tasks:
+            await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    recorded = ledger.finished_rows(batch_id)
+    left = sum(1 for _ in PendingRows(source, recorded, retry_failed=False))
+    stopped = None
+    if aborted:
+        stopped = f"the model server became unreachable: {aborted[0]}"
+    elif left:
+        stopped = "stopped by request (Ctrl-C)"
+    return BatchSummary(
+        batch_id=batch_id,
+        total=total,
+        skipped=progress.skipped,
+        ran=progress.done,
+        statuses=dict(progress.statuses),
+        stopped=stopped if left else None,
+    )
+
+
+def open_batch(ledger: BatchLedger, source: BatchInput, batch_id: str, total: int) -> int:
+    """Create or resume the batch's record; mark requests a killed run left ``running`` as
+    ``interrupted``. Returns how many were.
+
+    Raises:
+        UserError: The batch id exists with another mapping.
+        TelemetryError: The store cannot be written.
+    """
+    ledger.open_batch(
+        batch_id, source=str(source.path), mapping=source.describe(), total_rows=total
+    )
+    return ledger.close_interrupted(batch_id)

@@ -1,0 +1,325 @@
+"""``orchestrator batch``: a sheet of requests (or a folder of workbooks) through the classifier
+and the workflows, concurrent and resumable, with a results workbook (see
+:mod:`orchestrator.batch`).
+
+The first Ctrl-C stops starting rows and lets the running ones finish; a second one cancels
+them. Either way the results of the rows done are written, and the command to resume is
+printed (the same command: finished rows are skipped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from orchestrator.batch import (
+    BatchOptions,
+    BatchProgress,
+    ColumnMapping,
+    SettingsFactory,
+    open_input,
+    run_batch_job,
+)
+from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
+from orchestrator.batch.job import Engine
+from orchestrator.batch.runner import RowResult
+from orchestrator.cli.common import (
+    console,
+    err,
+    fail,
+    invalid_values,
+    model_server,
+    settings_from_flags,
+)
+from orchestrator.exceptions import OrchestratorError, UserError
+from serving.errors import ServingError
+
+
+class _Bar:
+    """The rich progress bar: done, failed, remaining, requests/s and ETA."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: TaskID | None = None
+        self.started = time.perf_counter()
+
+    def start(self, batch_id: str, counters: BatchProgress) -> None:
+        console.print(
+            f"batch [bold]{batch_id}[/]: {counters.total} rows, {counters.skipped} already "
+            "recorded by an earlier run"
+        )
+        self.started = time.perf_counter()
+        self.task = self.progress.add_task(
+            "rows", total=counters.total, completed=counters.skipped, stats=""
+        )
+
+    def row(self, _result: RowResult, counters: BatchProgress) -> None:
+        if self.task is None:
+            return
+        rate = counters.done / max(time.perf_counter() - self.started, 1e-9)
+        self.progress.update(
+            self.task,
+            completed=counters.skipped + counters.done,
+            stats=f"done {counters.done}  failed {counters.failed}  "
+            f"remaining {counters.remaining}  {rate:.2f} req/s",
+        )
+
+
+def batch(
+    file: Annotated[
+        Path, typer.Argument(help="An .xlsx/.csv of requests, or a folder of workbooks.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results workbook (.xlsx).")] = Path(
+        "results.xlsx"
+    ),
+    text_column: Annotated[
+        str | None, typer.Option(help="Header of the request text column (sheets).")
+    ] = None,
+    id_column: Annotated[str | None, typer.Option(help="Header of the row id column.")] = None,
+    channel_column: Annotated[
+        str | None, typer.Option(help="Header of the channel column.")
+    ] = None,
+    thread_column: Annotated[
+        str | None, typer.Option(help="Header of the thread id column.")
+    ] = None,
+    attachment_column: Annotated[
+        str | None, typer.Option(help="Header of the attachment path column.")
+    ] = None,
+    attachments_dir: Annotated[
+        Path | None,
+        typer.Option(help="Attachments must be inside this folder (default: the sheet's)."),
+    ] = None,
+    sheet: Annotated[
+        str | None, typer.Option(help="Worksheet to read (default: the first).")
+    ] = None,
+    csv_out: Annotated[bool, typer.Option("--csv", help="Also write results.csv.")] = False,
+    jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Also write results.jsonl.")] = False,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight (per Ray worker with --engine ray).")
+    ] = None,
+    engine: Annotated[str, typer.Option(help="local (asyncio) or ray (Ray Data).")] = "local",
+    server_url: Annotated[
+        list[str] | None,
+        typer.Option(help="A vLLM endpoint; repeat it to spread requests over several."),
+    ] = None,
+    no_launch: Annotated[
+        bool, typer.Option("--no-launch", help="Never start a co-hosted server.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Re-run rows an earlier run recorded failed.")
+    ] = False,
+    request_timeout: Annotated[
+        float, typer.Option(help="Seconds one attempt of a request may take.")
+    ] = 300.0,
+    attempts: Annotated[int, typer.Option(help="Attempts per row on transient errors.")] = 3,
+    batch_id: Annotated[
+        str | None, typer.Option(help="Batch id (default: derived from the input and mapping).")
+    ] = None,
+    ray_workers: Annotated[int, typer.Option(help="Ray Data workers (--engine ray).")] = 1,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to join, e.g. ray://head:10001.")
+    ] = None,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+) -> None:
+    """Run a sheet of requests through the classifier and workflows; resumable, exactly once."""
+    urls = list(server_url or [])
+    settings = settings_from_flags(
+        database_url=database_url,
+        concurrency=concurrency,
+        server_url=urls[0] if urls else None,
+    )
+    try:
+        options = BatchOptions(
+            concurrency=settings.concurrency,
+            request_timeout_s=request_timeout,
+            attempts=attempts,
+            retry_failed=retry_failed,
+        )
+    except ValidationError as exc:
+        raise fail(f"invalid option: {invalid_values(exc)}", 2) from exc
+    if engine not in ("local", "ray"):
+        raise fail(f"--engine must be local or ray, got {engine!r}", 2)
+    mapping = None
+    if text_column is not None:
+        mapping = ColumnMapping(
+            text=text_column,
+            id=id_column,
+            channel=channel_column,
+            thread=thread_column,
+            attachment=attachment_column,
+        )
+    elif not file.is_dir():
+        raise fail(f"name the column that holds the request text: --text-column (file {file})", 2)
+    formats = [f for f, on in (("csv", csv_out), ("jsonl", jsonl_out)) if on]
+    if out.suffix.lower() != ".xlsx":
+        raise fail(f"--out must end in .xlsx, got {out}", 2)
+    if not out.parent.is_dir():
+        raise fail(f"cannot write {out}: folder {out.parent} does not exist", 2)
+    try:
+        source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
+    except UserError as exc:
+        raise fail(exc, 2) from exc
+    factory = SettingsFactory(settings)
+    try:
+        factory.store()
+    except UserError as exc:
+        raise fail(exc, 2) from exc
+
+    try:
+        if urls:
+            code = _run(
+                source,
+                factory,
+                urls,
+                options,
+                out,
+                formats,
+                engine,  # type: ignore[arg-type]
+                batch_id,
+                ray_workers,
+                ray_address,
+            )
+        else:
+            with model_server(settings, launch=not no_launch) as url:
+                code = _run(
+                    source,
+                    factory,
+                    [url],
+                    options,
+                    out,
+                    formats,
+                    engine,  # type: ignore[arg-type]
+                    batch_id,
+                    ray_workers,
+                    ray_address,
+                )
+    except (OrchestratorError, ServingError) as exc:
+        raise fail(exc) from exc
+    finally:
+        factory.store().close()
+    raise typer.Exit(code)
+
+
+def _resume_command() -> str:
+    return "orchestrator batch " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def _run(
+    source: SheetInput | WorkbookFolderInput,
+    factory: SettingsFactory,
+    urls: list[str],
+    options: BatchOptions,
+    out: Path,
+    formats: list[str],
+    engine: Engine,
+    batch_id: str | None,
+    workers: int,
+    address: str | None,
+) -> int:
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    bar = _Bar(progress)
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        presses = 0
+
+        def interrupt() -> None:
+            nonlocal presses
+            presses += 1
+            if presses == 1:
+                stop.set()
+                err.print(
+                    "[yellow]stopping: no new rows; the running ones finish (Ctrl-C again "
+                    "to cancel them)[/]"
+                )
+            elif task is not None:
+                task.cancel()
+
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            with progress:
+                job = await run_batch_job(
+                    source,
+                    factory,
+                    urls,
+                    options,
+                    out=out,
+                    formats=formats,
+                    engine=engine,
+                    batch_id=batch_id,
+                    on_start=bar.start,
+                    on_row=bar.row,
+                    stop=stop,
+                    ray_workers=workers,
+                    ray_address=address,
+                )
+        except asyncio.CancelledError:
+            from orchestrator.batch import batch_id_for, write_batch_results
+            from orchestrator.telemetry import BatchLedger
+
+            written = write_batch_results(
+                source,
+                BatchLedger(factory.store()),
+                batch_id or batch_id_for(source),
+                out,
+                formats,
+            )
+            err.print(f"[yellow]cancelled; results so far: {', '.join(map(str, written))}[/]")
+            err.print(f"resume with: {escape(_resume_command())}")
+            return 130
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        summary = job.summary
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none"
+        console.print(
+            f"batch {summary.batch_id}: {summary.ran} rows this run ({counts}), "
+            f"{summary.skipped} kept from earlier runs"
+        )
+        if summary.interrupted_requests:
+            console.print(
+                f"{summary.interrupted_requests} requests left running by a stopped run were "
+                "marked interrupted"
+            )
+        console.print("results: " + ", ".join(str(p) for p in job.files))
+        console.print(f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}")
+        if summary.stopped:
+            err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")
+            err.print(f"resume with: {escape(_resume_command())}")
+            return 1
+        return 1 if summary.statuses.get("failed") else 0
+
+    return asyncio.run(main())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``batch`` to ``app``."""
+    app.command("batch")(batch)

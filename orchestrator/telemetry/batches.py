@@ -1,0 +1,377 @@
+"""Progress of batch jobs in the telemetry store: one ``batches`` row per job, one
+``batch_rows`` row per finished input row (tables: :mod:`orchestrator.telemetry.schema`).
+
+A row is recorded once its request has ended (done or failed); ``(batch_id, row_index)`` is
+unique, so recording a row again (a failed row retried) updates it in place, and a resumed
+run can neither lose nor duplicate a row. Writes go through the store's writer thread, like
+the request and call rows, one transaction each.
+
+Example:
+    >>> from orchestrator.telemetry import TelemetryStore
+    >>> ledger = BatchLedger(TelemetryStore("sqlite:///:memory:"))
+    >>> ledger.open_batch("b1", source="in.csv", mapping={"text": "body"}, total_rows=2)
+    >>> ledger.record_row("b1", 0, row_id="r0", request_id="b1.0.x", status="succeeded",
+    ...                   attempts=1, output={"id": "r0"})
+    >>> ledger.finished_rows("b1")
+    {0: 'succeeded'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from orchestrator.exceptions import TelemetryError, UserError
+from orchestrator.telemetry.read import RollupRow, RollupStatus, TelemetryReader
+from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
+from orchestrator.telemetry.schema import (
+    BatchRecord,
+    BatchRowRecord,
+    ModelCallRecord,
+    RequestRecord,
+)
+from orchestrator.telemetry.store import TelemetryStore, _rows_delta
+
+#: Request status given to a batch's requests left ``running`` by a killed process.
+INTERRUPTED = "interrupted"
+
+
+class BatchLedger:
+    """Reads and writes the progress of batch jobs in a :class:`TelemetryStore`.
+
+    Args:
+        store: The telemetry store (any backend); its writer thread serialises the writes.
+    """
+
+    def __init__(self, store: TelemetryStore) -> None:
+        self.store = store
+
+    def open_batch(
+        self, batch_id: str, *, source: str, mapping: Mapping[str, Any], total_rows: int
+    ) -> None:
+        """Create the batch's row, or check an existing one and stamp it as resumed.
+
+        Raises:
+            UserError: ``batch_id`` exists with another column mapping (the message says to
+                pass another ``--batch-id``).
+            TelemetryError: The database rejected the write.
+        """
+        now = self.store.clock()
+        with self.store._transaction(f"batch {batch_id}") as session:
+            record = session.get(BatchRecord, batch_id)
+            if record is None:
+                session.add(
+                    BatchRecord(
+                        id=batch_id,
+                        created_at=now,
+                        updated_at=now,
+                        source=source,
+                        mapping=dict(mapping),
+                        total_rows=total_rows,
+                    )
+                )
+                return
+            if dict(record.mapping) != dict(mapping):
+                raise UserError(
+                    f"batch {batch_id} exists with column mapping {record.mapping}, not "
+                    f"{dict(mapping)}; pass another --batch-id to start a new batch"
+                )
+            record.updated_at, record.total_rows = now, total_rows
+
+    def batch(self, batch_id: str) -> BatchRecord | None:
+        """The batch's row (detached), or None."""
+        with self.store._session() as session:
+            return session.get(BatchRecord, batch_id)
+
+    def finished_rows(self, batch_id: str) -> dict[int, str]:
+        """``{row_index: status}`` of the rows recorded so far."""
+        with self.store._session() as session:
+            rows = session.execute(
+                select(BatchRowRecord.row_index, BatchRowRecord.status).where(
+                    BatchRowRecord.batch_id == batch_id
+                )
+            ).all()
+        return {r.row_index: r.status for r in rows}
+
+    def attempts(self, batch_id: str, row_index: int) -> int:
+        """Runs of the row recorded so far (0 when it was never recorded)."""
+        with self.store._session() as session:
+            value = session.scalar(
+                select(BatchRowRecord.attempts).where(
+                    BatchRowRecord.batch_id == batch_id, BatchRowRecord.row_index == row_index
+                )
+            )
+        return int(value or 0)
+
+    def record_row(
+        self,
+        batch_id: str,
+        row_index: int,
+        *,
+        row_id: str,
+        request_id: str | None,
+        status: str,
+        attempts: int,
+        output: Mapping[str, Any],
+    ) -> None:
+        """Record (insert, or update in place) the outcome of one input row, atomically.
+
+        Args:
+            batch_id: The batch (its row must exist: :meth:`open_batch`).
+            row_index: 0-based position of the row among the input's data rows.
+            row_id: The row's id (the id column, or its row number).
+            request_id: The newest request sent for it (None when none was sent).
+            status: ``succeeded``, ``failed``, ``rejected``, ``needs_human``...
+            attempts: Runs of this row in total, earlier runs included.
+            output: The results-file columns of the row (JSON-serialisable).
+
+        Raises:
+            TelemetryError: The database rejected the write (nothing is changed).
+        """
+        now = self.store.clock()
+        with self.store._transaction(f"row {row_index} of batch {batch_id}") as session:
+            record = session.scalars(
+                select(BatchRowRecord)
+                .where(BatchRowRecord.batch_id == batch_id, BatchRowRecord.row_index == row_index)
+                .with_for_update()
+            ).first()
+            if record is None:
+                session.add(
+                    BatchRowRecord(
+                        batch_id=batch_id,
+                        row_index=row_index,
+                        row_id=row_id,
+                        request_id=request_id,
+                        status=status,
+                        attempts=attempts,
+                        finished_at=now,
+                        output=dict(output),
+                    )
+                )
+            else:
+                record.row_id, record.request_id, record.status = row_id, request_id, status
+                record.attempts, record.finished_at, record.output = attempts, now, dict(output)
+
+    async def arecord_row(self, batch_id: str, row_index: int, **fields: Any) -> None:
+        """:meth:`record_row` on the store's writer thread; same arguments, same errors."""
+        await self.store._on_writer(self.record_row, batch_id, row_index, **fields)
+
+    def iter_rows(self, batch_id: str, *, chunk: int = 2000) -> Iterator[BatchRowRecord]:
+        """The batch's recorded rows in input order, streamed ``chunk`` at a time."""
+        last = -1
+        while True:
+            with self.store._session() as session:
+                rows = session.scalars(
+                    select(BatchRowRecord)
+                    .where(BatchRowRecord.batch_id == batch_id, BatchRowRecord.row_index > last)
+                    .order_by(BatchRowRecord.row_index)
+                    .limit(chunk)
+                ).all()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1].row_index
+
+    def status_counts(self, batch_id: str) -> dict[str, int]:
+        """``{status: rows}`` of the recorded rows."""
+        with self.store._session() as session:
+            rows = session.execute(
+                select(BatchRowRecord.status, func.count(BatchRowRecord.id))
+                .where(BatchRowRecord.batch_id == batch_id)
+                .group_by(BatchRowRecord.status)
+            ).all()
+        return {status: int(n) for status, n in rows}
+
+    def close_interrupted(self, batch_id: str) -> int:
+        """Mark the batch's requests still ``running`` (their process was killed) as
+        ``interrupted``; returns how many. Call it only when no run of the batch is alive.
+
+        Raises:
+            TelemetryError: The database rejected the write.
+        """
+        with self.store._transaction(f"interrupted requests of batch {batch_id}") as session:
+            result = session.execute(
+                update(RequestRecord)
+                .where(RequestRecord.batch_id == batch_id, RequestRecord.status == "running")
+                .values(
+                    status=INTERRUPTED,
+                    error="the batch process stopped before the request ended",
+                    finished_at=self.store.clock(),
+                )
+            )
+        count = getattr(result, "rowcount", 0)
+        if count is None or count < 0:  # pragma: no cover - every backend here reports it
+            raise TelemetryError(f"could not count interrupted requests of batch {batch_id}")
+        return int(count)
+
+    def request_count(self, batch_id: str, *, status: str | None = None) -> int:
+        """Requests of the batch in the ``requests`` table, optionally of one status."""
+        query = select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch_id)
+        if status is not None:
+            query = query.where(RequestRecord.status == status)
+        with self.store._session() as session:
+            return int(session.scalar(query) or 0)
+
+
+class BatchTelemetryView(TelemetryReader):
+    """The read API restricted to the model calls of one batch's requests, for
+    ``orchestrator skew --batch ID``.
+
+    The hourly ``expert_rollups`` mix every request, so this view sums the batch's own calls
+    into rollup rows when asked (:meth:`iter_rollups`; memory grows with the number of
+    (hour, workflow, node, source, model) groups, not with the calls), and
+    :meth:`iter_call_counts` reads only the batch's calls.
+
+    Args:
+        store: The telemetry store.
+        batch_id: The batch.
+
+    Raises:
+        UserError: No request of the store carries ``batch_id`` (the message lists the
+            newest batch ids).
+    """
+
+    def __init__(self, store: TelemetryReader, batch_id: str) -> None:
+        super().__init__(store.engine, store.url)
+        self.batch_scope = batch_id
+        with self._session() as session:
+            found = session.scalar(
+                select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch_id)
+            )
+            if not found:
+                known = session.scalars(
+                    select(BatchRecord.id).order_by(BatchRecord.updated_at.desc()).limit(10)
+                ).all()
+                raise UserError(
+                    f"no request of batch {batch_id!r} in {self.url}; batches there: "
+                    f"{', '.join(known) or 'none'} (the batch id is printed by "
+                    "`orchestrator batch`)"
+                )
+
+    def _batch_calls(self) -> Any:
+        return ModelCallRecord.request_id.in_(
+            select(RequestRecord.id).where(RequestRecord.batch_id == self.batch_scope)
+        )
+
+    def rollup_status(self) -> RollupStatus:
+        """The batch's calls with routing, all summed (the view computes its own sums)."""
+        with self._session() as session:
+            calls = session.scalar(
+                select(func.count(ModelCallRecord.id)).where(
+                    ModelCallRecord.expert_counts.is_not(None), self._batch_calls()
+                )
+            )
+        return RollupStatus(int(calls or 0), int(calls or 0))
+
+    def rebuild_rollups(self) -> int:
+        """Nothing to rebuild: the view sums the calls itself (returns 0)."""
+        return 0
+
+    def rollup_workflows(self) -> list[str]:
+        """Workflows of the batch's calls with routing, sorted."""
+        with self._session() as session:
+            return sorted(
+                session.scalars(
+                    select(ModelCallRecord.workflow)
+                    .where(ModelCallRecord.expert_counts.is_not(None), self._batch_calls())
+                    .distinct()
+                ).all()
+            )
+
+    def rollup_span(self) -> tuple[datetime, datetime] | None:
+        """First and last hour (aware UTC) of the batch's calls with routing, or None."""
+        with self._session() as session:
+            first, last = session.execute(
+                select(
+                    func.min(ModelCallRecord.created_at), func.max(ModelCallRecord.created_at)
+                ).where(ModelCallRecord.expert_counts.is_not(None), self._batch_calls())
+            ).one()
+        if first is None or last is None:
+            return None
+        return bucket_start(first), bucket_start(last)
+
+    def iter_rollups(
+        self,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        workflow: str | None = None,
+        model: str | None = None,
+        chunk: int = 2000,
+    ) -> Iterator[RollupRow]:
+        """The batch's calls summed like ``expert_rollups`` rows, oldest hour first."""
+        columns = (
+            ModelCallRecord.id,
+            ModelCallRecord.created_at,
+            ModelCallRecord.workflow,
+            ModelCallRecord.node,
+            ModelCallRecord.expert_routing_source,
+            ModelCallRecord.model,
+            ModelCallRecord.moe_layers,
+            ModelCallRecord.num_experts,
+            ModelCallRecord.top_k,
+            ModelCallRecord.routed_tokens,
+            ModelCallRecord.expert_counts,
+            ModelCallRecord.layer_confidence,
+            ModelCallRecord.mean_router_confidence,
+        )
+        sums: dict[RollupKey, RollupDelta] = {}
+        last_id = 0
+        while True:
+            query = (
+                select(*columns)
+                .where(
+                    ModelCallRecord.expert_counts.is_not(None),
+                    ModelCallRecord.id > last_id,
+                    self._batch_calls(),
+                )
+                .order_by(ModelCallRecord.id)
+                .limit(chunk)
+            )
+            if workflow is not None:
+                query = query.where(ModelCallRecord.workflow == workflow)
+            if model is not None:
+                query = query.where(ModelCallRecord.model == model)
+            with self._session() as session:
+                rows = session.execute(query).all()
+            if not rows:
+                break
+            last_id = rows[-1].id
+            groups: dict[RollupKey, list[Any]] = {}
+            for row in rows:
+                hour = bucket_start(row.created_at)
+                if (start is not None and hour < start) or (end is not None and hour >= end):
+                    continue
+                key = RollupKey(
+                    hour,
+                    row.workflow,
+                    row.node,
+                    row.expert_routing_source,
+                    row.model,
+                    tuple(row.moe_layers),
+                    row.num_experts,
+                    row.top_k,
+                )
+                groups.setdefault(key, []).append(row)
+            for key, members in groups.items():
+                delta = _rows_delta(members, key)
+                if key in sums:
+                    sums[key].merge(delta)
+                else:
+                    sums[key] = delta
+        for key in sorted(sums, key=lambda k: (k.bucket_start, k.workflow, k.node)):
+            yield RollupRow(
+                bucket_start=key.bucket_start,
+                workflow=key.workflow,
+                node=key.node,
+                expert_routing_source=key.expert_routing_source,
+                model=key.model,
+                shape_key=key.shape_key,
+                moe_layers=tuple(key.moe_layers),
+                num_experts=key.num_experts,
+                top_k=key.top_k,
+                sums=sums[key],
+            )

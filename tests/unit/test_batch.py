@@ -1,0 +1,434 @@
+"""Batch jobs with ScriptedModel (no vLLM here) and a real SQLite store: results in input
+order, escaping, resume and exactly once, retries, timeouts, several endpoints, the skew of
+one batch, and the CLI's errors."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from typer.testing import CliRunner
+
+from orchestrator.analysis.skew.report import ReportOptions, build_report
+from orchestrator.batch import (
+    RESULT_COLUMNS,
+    BatchOptions,
+    ColumnMapping,
+    open_input,
+    run_batch_job,
+)
+from orchestrator.batch.runner import BatchProgress, RowResult
+from orchestrator.cli.app import app
+from orchestrator.core.client import ChatMessage, ModelCall
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.exceptions import ServerUnavailableError, UserError
+from orchestrator.telemetry import BatchLedger, TelemetryStore
+from orchestrator.testing import ScriptedModel
+from workflows import default_workflows
+
+TEXTS = [
+    "I was charged twice for my order, please refund me",
+    "Where is my package? It has not arrived after two weeks",
+    "My account is locked and I cannot log in",
+    "I want to cancel my subscription today",
+    "The delivery arrived damaged, I need a replacement",
+    "How do I change the shipping address of my order?",
+]
+
+
+class ScriptedFactory:
+    """One ScriptedModel per URL, one store; what SettingsFactory builds from the settings."""
+
+    def __init__(self, db: str, models: dict[str, ScriptedModel]) -> None:
+        self.db = db
+        self.models = models
+        self._store: TelemetryStore | None = None
+
+    def store(self) -> TelemetryStore:
+        if self._store is None:
+            self._store = TelemetryStore(self.db)
+        return self._store
+
+    async def orchestrators(self, urls: Sequence[str]) -> list[Orchestrator]:
+        return [Orchestrator(self.models[u], self.store(), default_workflows()) for u in urls]
+
+    async def aclose(self) -> None:
+        return None
+
+
+class SlowModel(ScriptedModel):
+    """Sleeps before answering the calls whose user text contains ``slow_marker``."""
+
+    def __init__(self, slow_marker: str, delay_s: float, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.slow_marker, self.delay_s = slow_marker, delay_s
+
+    async def chat(self, messages: Sequence[ChatMessage], **kwargs: object) -> ModelCall:
+        if any(self.slow_marker in m.content for m in messages):
+            await asyncio.sleep(self.delay_s)
+        return await super().chat(messages, **kwargs)  # type: ignore[arg-type]
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def read_results(path: Path) -> list[dict[str, object]]:
+    workbook = load_workbook(path, read_only=True)
+    rows = list(workbook.worksheets[0].iter_rows(values_only=True))
+    workbook.close()
+    assert list(rows[0]) == list(RESULT_COLUMNS)
+    return [
+        dict(zip(rows[0], list(r) + [None] * (len(rows[0]) - len(r)), strict=True))
+        for r in rows[1:]
+    ]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'telemetry.db'}"
+
+
+@pytest.fixture
+def sheet(tmp_path: Path) -> Path:
+    ids = [f"T{i:03d}" for i in range(len(TEXTS))]
+    return write_csv(
+        tmp_path / "inbox.csv",
+        ["ticket", "body"],
+        [[i, t] for i, t in zip(ids, TEXTS, strict=True)],
+    )
+
+
+async def _run(source, factory, urls=("u1",), **kwargs):  # type: ignore[no-untyped-def]
+    options = kwargs.pop(
+        "options", BatchOptions(concurrency=3, backoff_initial_s=0, backoff_max_s=0)
+    )
+    out = kwargs.pop("out")
+    return await run_batch_job(source, factory, list(urls), options, out=out, **kwargs)
+
+
+async def test_results_have_one_row_per_input_row_in_input_order(tmp_path, db, sheet) -> None:
+    factory = ScriptedFactory(db, {"u1": ScriptedModel(replies=["Sorry about that; fixed."])})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    job = await _run(source, factory, out=out, formats=["csv", "jsonl"])
+
+    rows = read_results(out)
+    assert [r["id"] for r in rows] == [f"T{i:03d}" for i in range(len(TEXTS))]
+    assert [r["row"] for r in rows] == list(range(1, len(TEXTS) + 1))
+    assert job.summary.ran == len(TEXTS) and job.summary.stopped is None
+    for r in rows:
+        assert r["status"] == "succeeded" and r["route"] == "customer_service"
+        assert r["reply"] == "Sorry about that; fixed."
+        assert 0 < float(r["confidence"]) <= 1  # type: ignore[arg-type]
+        assert r["top_experts"] and r["expert_routing"] == "scripted"
+        assert int(r["prompt_tokens"]) > 0 and r["attempts"] == 1  # type: ignore[arg-type]
+    # csv and jsonl hold the same rows in the same order
+    with out.with_suffix(".csv").open(encoding="utf-8") as handle:
+        assert [r["id"] for r in csv.DictReader(handle)] == [r["id"] for r in rows]
+    lines = out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [r["id"] for r in rows]
+    # every telemetry request row carries the batch id; none is left running
+    store = factory.store()
+    requests = store.requests()
+    assert {r.batch_id for r in requests} == {job.summary.batch_id}
+    assert len(requests) == len(TEXTS) and all(r.status == "succeeded" for r in requests)
+
+
+async def test_model_text_is_escaped_against_formula_injection(tmp_path, db, sheet) -> None:
+    evil = '=HYPERLINK("http://evil.example","click")'
+    factory = ScriptedFactory(db, {"u1": ScriptedModel(replies=[evil])})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    await _run(source, factory, out=out, formats=["csv", "jsonl"])
+    workbook = load_workbook(out)  # not read-only: data types are visible
+    cells = [
+        row[RESULT_COLUMNS.index("reply")] for row in workbook.worksheets[0].iter_rows(min_row=2)
+    ]
+    assert all(c.data_type == "s" and c.value == "'" + evil for c in cells)
+    with out.with_suffix(".csv").open(encoding="utf-8") as handle:
+        assert all(not r["reply"].startswith("=") for r in csv.DictReader(handle))
+    # JSON is data, not a spreadsheet: the text stays as the model wrote it
+    first = json.loads(out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["reply"] == evil
+
+
+async def test_bad_rows_fail_one_by_one_and_the_batch_goes_on(tmp_path, db) -> None:
+    allowed = tmp_path / "files"
+    allowed.mkdir()
+    (allowed / "ok.txt").write_text("x")
+    (tmp_path / "secret.txt").write_text("x")
+    (allowed / "link.txt").symlink_to(tmp_path / "secret.txt")
+    path = write_csv(
+        tmp_path / "in.csv",
+        ["id", "text", "file"],
+        [
+            ["a", TEXTS[0], ""],
+            ["b", "   ", ""],  # empty text
+            ["a", TEXTS[1], ""],  # duplicate id
+            ["c", TEXTS[2], "../secret.txt"],  # traversal
+            ["d", TEXTS[3], "link.txt"],  # symlink out of the folder
+            ["e", TEXTS[4], "missing.txt"],  # does not exist
+            ["f", TEXTS[5], "ok.txt"],
+            ["", TEXTS[5], ""],  # empty id
+        ],
+    )
+    factory = ScriptedFactory(db, {"u1": ScriptedModel()})
+    source = open_input(
+        path, ColumnMapping(text="text", id="id", attachment="file"), attachments_dir=allowed
+    )
+    out = tmp_path / "results.xlsx"
+    job = await _run(source, factory, out=out)
+    rows = read_results(out)
+    by_row = {r["row"]: r for r in rows}
+    assert len(rows) == 8 and job.summary.stopped is None
+    assert by_row[1]["status"] == "succeeded"
+    assert by_row[2]["status"] == "failed" and "empty text" in str(by_row[2]["error"])
+    assert by_row[3]["status"] == "failed" and "duplicate id 'a'" in str(by_row[3]["error"])
+    assert "outside the allowed folder" in str(by_row[4]["error"])
+    assert "outside the allowed folder" in str(by_row[5]["error"])
+    assert "does not exist" in str(by_row[6]["error"])
+    assert by_row[7]["status"] != "failed"
+    assert "empty id" in str(by_row[8]["error"])
+    # rows that failed before sending made no request
+    assert len(factory.store().requests()) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "is empty"),
+        ("ticket,body\n", "header row but no data rows"),
+        ("ticket,body\n,\n,\n", "header row but no data rows"),
+        (
+            "ticket,message\nT1,hello\n",
+            "no column 'body' (--text-column); its columns are: 'ticket', 'message'",
+        ),
+    ],
+)
+def test_unusable_inputs_are_refused_before_any_request(tmp_path, content, message) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        open_input(path, ColumnMapping(text="body", id="ticket"))
+
+
+def test_unusable_workbooks_are_refused_too(tmp_path) -> None:
+    from openpyxl import Workbook
+
+    empty, header_only = tmp_path / "empty.xlsx", tmp_path / "header.xlsx"
+    Workbook().save(empty)
+    book = Workbook()
+    book.active.append(["id", "text"])
+    book.save(header_only)
+    with pytest.raises(UserError, match="is empty"):
+        open_input(empty, ColumnMapping(text="text"))
+    with pytest.raises(UserError, match="header row but no data rows"):
+        open_input(header_only, ColumnMapping(text="text"))
+    with pytest.raises(UserError, match="no sheet 'nope'; its sheets: Sheet"):
+        open_input(header_only, ColumnMapping(text="text"), sheet="nope")
+
+
+async def test_a_stopped_run_resumes_and_every_row_is_recorded_exactly_once(
+    tmp_path, db, sheet
+) -> None:
+    factory = ScriptedFactory(db, {"u1": ScriptedModel()})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    stop = asyncio.Event()
+
+    def stop_after_two(_result: RowResult, progress: BatchProgress) -> None:
+        if progress.done >= 2:
+            stop.set()
+
+    options = BatchOptions(concurrency=1, backoff_initial_s=0, backoff_max_s=0)
+    first = await _run(source, factory, out=out, options=options, on_row=stop_after_two, stop=stop)
+    assert first.summary.ran == 2 and first.summary.stopped
+    partial = read_results(out)
+    assert [r["status"] for r in partial] == ["succeeded"] * 2 + ["pending"] * (len(TEXTS) - 2)
+
+    second = await _run(source, factory, out=out, options=options)
+    assert second.summary.batch_id == first.summary.batch_id  # same input, same batch
+    assert second.summary.skipped == 2 and second.summary.ran == len(TEXTS) - 2
+    rows = read_results(out)
+    assert [r["id"] for r in rows] == [f"T{i:03d}" for i in range(len(TEXTS))]
+    assert all(r["status"] == "succeeded" for r in rows)
+    ledger = BatchLedger(factory.store())
+    recorded = [r.row_index for r in ledger.iter_rows(first.summary.batch_id)]
+    assert recorded == list(range(len(TEXTS)))
+    # a third run sends nothing
+    third = await _run(source, factory, out=out, options=options)
+    assert third.summary.ran == 0 and third.summary.skipped == len(TEXTS)
+    assert len(factory.store().requests()) == len(TEXTS)
+
+
+async def test_requests_left_running_by_a_killed_run_are_marked_interrupted(
+    tmp_path, db, sheet
+) -> None:
+    from orchestrator.classifier import RuleClassifier
+    from orchestrator.request import Request
+
+    factory = ScriptedFactory(db, {"u1": ScriptedModel()})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    store = factory.store()
+    batch = (
+        await _run(
+            source, factory, out=out, options=BatchOptions(concurrency=1, retry_failed=False)
+        )
+    ).summary.batch_id
+    # what a kill -9 leaves: a request row still running
+    orphan = Request(text=TEXTS[0], id=f"{batch}.0.dead", metadata={"batch_id": batch})
+    store.start_request(orphan, RuleClassifier().classify(orphan), "customer_service")
+    again = await _run(source, factory, out=out)
+    assert again.summary.interrupted_requests == 1
+    assert not store.requests(status="running")
+    assert [r.status for r in store.requests() if r.id == orphan.id] == ["interrupted"]
+
+
+async def test_failed_rows_are_rerun_only_with_retry_failed(tmp_path, db, sheet) -> None:
+    broken = ScriptedModel(fail_on_call=(1, lambda: RuntimeError("boom")))
+    factory = ScriptedFactory(db, {"u1": broken})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    options = BatchOptions(concurrency=1, attempts=1)
+    first = await _run(source, factory, out=out, options=options)
+    assert first.summary.statuses.get("failed") == 1
+    failed_ids = [r["id"] for r in read_results(out) if r["status"] == "failed"]
+    assert len(failed_ids) == 1 and "internal error" in str(read_results(out)[0]["error"])
+
+    factory.models["u1"] = ScriptedModel()
+    kept = await _run(source, factory, out=out, options=options)
+    assert kept.summary.ran == 0
+    assert [r["id"] for r in read_results(out) if r["status"] == "failed"] == failed_ids
+
+    rerun = await _run(
+        source, factory, out=out, options=BatchOptions(concurrency=1, retry_failed=True)
+    )
+    assert rerun.summary.ran == 1 and rerun.summary.statuses == {"succeeded": 1}
+    rows = read_results(out)
+    assert all(r["status"] == "succeeded" for r in rows) and len(rows) == len(TEXTS)
+    assert [r["attempts"] for r in rows if r["id"] in failed_ids] == [2]
+
+
+async def test_transient_errors_are_retried_with_backoff(tmp_path, db, sheet) -> None:
+    flaky = ScriptedModel(
+        fail_on_call=(1, lambda: ServerUnavailableError("http://x/v1", "connection refused"))
+    )
+    factory = ScriptedFactory(db, {"u1": flaky})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    options = BatchOptions(concurrency=1, attempts=3, backoff_initial_s=0.01, backoff_max_s=0.02)
+    job = await _run(source, factory, out=out, options=options)
+    rows = read_results(out)
+    assert all(r["status"] == "succeeded" for r in rows)
+    assert sorted(r["attempts"] for r in rows) == [1] * (len(TEXTS) - 1) + [2]
+    # the failed attempt is its own request, recorded failed, not running
+    statuses = sorted(r.status for r in factory.store().requests())
+    assert statuses == ["failed"] + ["succeeded"] * len(TEXTS)
+    assert job.summary.stopped is None
+
+
+async def test_an_unreachable_server_stops_the_batch_and_leaves_rows_pending(
+    tmp_path, db, sheet
+) -> None:
+    class Down(ScriptedModel):
+        async def chat(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+            raise ServerUnavailableError("http://x/v1", "connection refused")
+
+    factory = ScriptedFactory(db, {"u1": Down()})
+    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    out = tmp_path / "results.xlsx"
+    options = BatchOptions(concurrency=2, attempts=2, backoff_initial_s=0, backoff_max_s=0)
+    job = await _run(source, factory, out=out, options=options)
+    assert job.summary.stopped and "unreachable" in job.summary.stopped
+    assert {r["status"] for r in read_results(out)} == {"pending"}
+    assert not factory.store().requests(status="running")
+
+
+async def test_a_request_past_its_timeout_is_cancelled_then_failed(tmp_path, db) -> None:
+    path = write_csv(tmp_path / "in.csv", ["text"], [[TEXTS[0]], ["SLOWPOKE " + TEXTS[1]]])
+    factory = ScriptedFactory(db, {"u1": SlowModel("SLOWPOKE", 5.0)})
+    source = open_input(path, ColumnMapping(text="text"))
+    out = tmp_path / "results.xlsx"
+    options = BatchOptions(
+        concurrency=2, attempts=2, request_timeout_s=0.3, backoff_initial_s=0, backoff_max_s=0
+    )
+    await _run(source, factory, out=out, options=options)
+    rows = read_results(out)
+    assert rows[0]["status"] == "succeeded"
+    assert rows[1]["status"] == "failed" and "timed out after 0.3 s" in str(rows[1]["error"])
+    assert rows[1]["attempts"] == 2
+    statuses = sorted(r.status for r in factory.store().requests())
+    assert statuses == ["cancelled", "cancelled", "succeeded"]
+
+
+async def test_requests_are_spread_over_several_endpoints(tmp_path, db) -> None:
+    path = write_csv(tmp_path / "in.csv", ["text"], [[t] for t in TEXTS * 4])
+    models = {"u1": SlowModel("", 0.01), "u2": SlowModel("", 0.01)}
+    factory = ScriptedFactory(db, models)  # type: ignore[arg-type]
+    source = open_input(path, ColumnMapping(text="text"))
+    await _run(source, factory, urls=("u1", "u2"), out=tmp_path / "r.xlsx")
+    calls = [len(m.requests) for m in models.values()]
+    assert sum(calls) == 2 * len(TEXTS) * 4  # two model calls per customer-service request
+    assert min(calls) >= sum(calls) // 4  # both endpoints took a real share
+
+
+async def test_skew_of_one_batch_reads_only_its_calls(tmp_path, db, sheet) -> None:
+    factory = ScriptedFactory(db, {"u1": ScriptedModel()})
+    first = open_input(sheet, ColumnMapping(text="body", id="ticket"))
+    other = write_csv(tmp_path / "other.csv", ["text"], [[t] for t in TEXTS[:2]])
+    a = (await _run(first, factory, out=tmp_path / "a.xlsx")).summary.batch_id
+    b = (
+        await _run(open_input(other, ColumnMapping(text="text")), factory, out=tmp_path / "b.xlsx")
+    ).summary.batch_id
+    assert a != b
+    store = factory.store()
+    whole = build_report(store, ReportOptions(window="all", baseline="none"))
+    only_a = build_report(store, ReportOptions(window="all", baseline="none", batch=a))
+    only_b = build_report(store, ReportOptions(window="all", baseline="none", batch=b))
+    assert whole.overall.calls == 2 * (len(TEXTS) + 2)
+    assert (only_a.overall.calls, only_b.overall.calls) == (2 * len(TEXTS), 4)
+    assert any(f"batch {a}" in note for note in only_a.notes)
+    with pytest.raises(UserError, match="no request of batch 'nope'"):
+        build_report(store, ReportOptions(window="all", batch="nope"))
+
+
+def test_the_cli_names_the_missing_column_and_the_columns_that_exist(tmp_path, sheet) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            str(sheet),
+            "--text-column",
+            "message",
+            "--out",
+            str(tmp_path / "r.xlsx"),
+            "--server-url",
+            "http://127.0.0.1:9/v1",
+            "--database-url",
+            f"sqlite:///{tmp_path / 't.db'}",
+        ],
+    )
+    shown = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "no column 'message'" in shown and "'ticket', 'body'" in shown
+
+
+def test_the_cli_refuses_a_sheet_without_text_column_and_a_bad_out(tmp_path, sheet) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["batch", str(sheet), "--out", str(tmp_path / "r.xlsx")])
+    assert result.exit_code == 2 and "--text-column" in result.output
+    result = runner.invoke(
+        app, ["batch", str(sheet), "--text-column", "body", "--out", str(tmp_path / "r.txt")]
+    )
+    assert result.exit_code == 2 and ".xlsx" in result.output
