@@ -49,6 +49,9 @@ class ScriptedFactory:
         self.models = models
         self._store: TelemetryStore | None = None
 
+    def __getstate__(self) -> dict[str, object]:  # for Ray workers: no open store
+        return {"db": self.db, "models": self.models, "_store": None}
+
     def store(self) -> TelemetryStore:
         if self._store is None:
             self._store = TelemetryStore(self.db)

