@@ -13,8 +13,12 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [orchestrator.classifier.loader]
     │   │   ├── LexiconError ................... moderation lexicon folder or term file
     │   │   │                                    [workflows.content_moderation.lexicon]
-    │   │   └── PolicyError .................... moderation policy file
-    │   │                                        [workflows.content_moderation.policy]
+    │   │   ├── PolicyError .................... moderation policy file
+    │   │   │                                    [workflows.content_moderation.policy]
+    │   │   ├── MentionError ................... moderation mention-cue file
+    │   │   │                                    [workflows.content_moderation.mention]
+    │   │   └── ScorerError .................... moderation risk-scorer file
+    │   │                                        [workflows.content_moderation.scorer]
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
     │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format

@@ -59,6 +59,9 @@ class LabelledPost(BaseModel):
         source: File name.
         split: ``tune`` or ``test`` (held out).
         truth: The labels this source annotates, and their values.
+        fine: A finer label for the confusion table: COLD's ``fine-grained-label`` when the
+            file has it (``individual``, ``group``, ``anti-bias``, ``other``), else COLD's
+            ``topic/offensive|safe``; None for other sources.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -69,6 +72,23 @@ class LabelledPost(BaseModel):
     source: str
     split: Split
     truth: dict[EvalLabel, bool]
+    fine: str | None = None
+
+
+#: COLD's fine-grained labels (test.csv of thu-coai/COLDataset): 0 safe (other), 1 attack on an
+#: individual, 2 attack on a group, 3 anti-bias (safe).
+COLD_FINE = {"0": "other", "1": "individual", "2": "group", "3": "anti-bias"}
+
+
+def _fine(row: dict[str, str], columns: set[str]) -> str | None:
+    if "label" not in columns or "TEXT" not in columns:
+        return None
+    for col in ("fine-grained-label", "fine_grained_label"):
+        if col in columns:
+            return COLD_FINE.get((row.get(col) or "").strip())
+    topic = (row.get("topic") or "").strip()
+    label = "offensive" if (row.get("label") or "").strip() == "1" else "safe"
+    return f"{topic}/{label}" if topic else None
 
 
 def language(text: str) -> Lang:
@@ -136,6 +156,7 @@ def read_posts(path: Path) -> list[LabelledPost]:
                         source=path.name,
                         split=split_of(path.name, text),
                         truth=truth,
+                        fine=_fine(row, columns),
                     )
                 )
             return posts

@@ -29,6 +29,13 @@ from workflows.content_moderation.dataset import EVAL_LABELS, LabelledPost, pred
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.inputs import prepare_post
 from workflows.content_moderation.judgement import build_verdict, lexicon_findings
+from workflows.content_moderation.scorer import (
+    SEED,
+    RiskScorer,
+    file_sha256,
+    fit_scorer,
+    save_scorer,
+)
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
 from workflows.content_moderation.verdict import Verdict
 
@@ -39,6 +46,9 @@ NOISE_WARNING = (
     "the harness, not a model; expect them near the base rate."
 )
 SYSTEMS = ("lexicon", "model", "combined")
+#: Systems that need no server: the lexicon alone, the scorer alone, and both (what
+#: ``orchestrator moderate`` does without a server).
+OFFLINE_SYSTEMS = ("lexicon", "scorer", "lexicon+scorer")
 ScoredLabel = str  # an EvalLabel or "allow"
 
 
@@ -78,6 +88,7 @@ class SystemReport(BaseModel):
     labels: list[LabelMetrics]
     by_lang: dict[str, list[LabelMetrics]]
     by_source: dict[str, list[LabelMetrics]]
+    confusion: dict[str, dict[str, int]] = {}
 
 
 class EvalReport(BaseModel):
@@ -163,7 +174,24 @@ def system_report(
         labels=score(posts, verdicts),
         by_lang=by(lambda p: p.lang),
         by_source=by(lambda p: p.source),
+        confusion=fine_confusion(posts, verdicts),
     )
+
+
+def fine_confusion(
+    posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]
+) -> dict[str, dict[str, int]]:
+    """Decisions by fine label: ``{fine label: {allow|review|block: count}}``, for posts whose
+    source has one (COLD's ``fine-grained-label`` when the file has that column: attack on an
+    individual, attack on a group, anti-bias, other safe; else COLD's ``topic`` with its
+    coarse label, e.g. ``region/offensive``)."""
+    out: dict[str, dict[str, int]] = {}
+    for p, v in zip(posts, verdicts, strict=True):
+        if p.fine is None:
+            continue
+        row = out.setdefault(p.fine, {"allow": 0, "review": 0, "block": 0})
+        row[v.decision.value] += 1
+    return dict(sorted(out.items()))
 
 
 def evaluate_lexicon(
@@ -172,8 +200,56 @@ def evaluate_lexicon(
 ) -> EvalReport:  # fmt: skip
     """The lexicon alone on ``posts`` (no server)."""
     workflow = workflow or ContentModerationWorkflow()
-    verdicts = [moderate_lexicon_only(p.text, workflow) for p in posts]
-    return EvalReport(split=split, systems=[system_report("lexicon", posts, verdicts)])
+    lex = [moderate_lexicon_only(p.text, workflow, scorer=False) for p in posts]
+    if workflow.scorer is None:
+        return EvalReport(
+            split=split,
+            systems=[system_report("lexicon", posts, lex)],
+            note=[f"scorer unavailable: {workflow.scorer_note}"],
+        )
+    both = [moderate_lexicon_only(p.text, workflow) for p in posts]
+    alone = [
+        build_verdict(
+            prepare_post(p.text, workflow.policy.limits), workflow.policy, lexicon=None,
+            model=None, source="model", scorer=v.scorer,
+        )
+        for p, v in zip(posts, both, strict=True)
+    ]  # fmt: skip
+    return EvalReport(
+        split=split,
+        systems=[
+            system_report("lexicon", posts, lex),
+            system_report("scorer", posts, alone),
+            system_report("lexicon+scorer", posts, both),
+        ],
+    )
+
+
+def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskScorer:
+    """Fit the risk scorer on the **tune** split of ``data_dir/moderation`` and write it.
+
+    The lexicon-alone verdicts of the tune posts are passed to the fit so that the review
+    threshold is chosen for the combination the policy makes.
+
+    Raises:
+        UserError: The data folder is missing or unreadable.
+        ValueError: A model has too few rows or one class only.
+    """
+    from workflows.content_moderation.dataset import load_moderation_set, predicted
+
+    posts = load_moderation_set(Path(data_dir), "tune")
+    workflow = ContentModerationWorkflow(scorer_path=None)
+    guesses = [predicted(moderate_lexicon_only(p.text, workflow, scorer=False)) for p in posts]
+    files = sorted((Path(data_dir) / "moderation").glob("*.csv"))
+    scorer = fit_scorer(
+        posts,
+        [g["flagged"] for g in guesses],
+        [g["hate"] for g in guesses],
+        seed=SEED if seed is None else seed,
+        sources={f.name: file_sha256(f) for f in files},
+    )
+    save_scorer(scorer, out)
+    return scorer
 
 
 async def evaluate_with_model(
@@ -206,12 +282,17 @@ async def evaluate_with_model(
         assert combined is not None
         prepared = prepare_post(post.text, workflow.policy.limits)
         matcher = workflow.lexicon.matcher()
-        lex = lexicon_findings(matcher.scan(post.text, prepared.normalized), matcher.version)
+        lex = lexicon_findings(
+            matcher.scan(post.text, prepared.normalized), matcher.version, matcher.names_harm
+        )
         model = combined.assessment
         key = model.status if model is not None else "none"
         status[key] = status.get(key, 0) + 1
         per_system["lexicon"].append(
-            build_verdict(prepared, workflow.policy, lexicon=lex, model=None, source="lexicon")
+            build_verdict(
+                prepared, workflow.policy, lexicon=lex, model=None, source="lexicon",
+                scorer=combined.scorer,
+            )  # fmt: skip
         )
         per_system["model"].append(
             build_verdict(prepared, workflow.policy, lexicon=None, model=model, source="model")

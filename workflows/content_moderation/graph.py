@@ -3,11 +3,14 @@
     START → lexicon_scan → assess_risk → decide → END
 
 * ``lexicon_scan`` (no model): prepares the post (sanitising, truncation window, decoding
-  report) and matches the term lexicon over the full text (up to ``limits.scan_chars``).
+  report), matches the term lexicon over the full text (up to ``limits.scan_chars``), marks
+  mentions, and runs the learned risk scorer (:mod:`.scorer`; ``unavailable`` without its
+  file).
 * ``assess_risk`` (model): :func:`skills.assess_risk` with JSON-schema-constrained output; the
-  post is passed as delimited data. Skipped for an empty post. A server error answer becomes
-  an ``error`` judgement (the policy treats it as ``uncertain``); an unreachable server fails
-  the request as in every workflow.
+  post is passed as delimited data. Skipped for an empty post. A server error answer, an
+  unreachable server or one that drops the connection mid-answer becomes an ``error``
+  judgement (``Model: unavailable`` in the rationale; the policy treats it as ``uncertain``),
+  so the verdict still comes from the lexicon and the scorer.
 * ``decide`` (policy): the decision table of ``policy.toml`` combines both judgements into the
   :class:`~workflows.content_moderation.verdict.Verdict`, which the dispatcher stores in
   ``requests.result``.
@@ -22,6 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from orchestrator.core.workflow import Workflow, WorkflowContext
+from orchestrator.exceptions import ServerUnavailableError
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from skills.assess_risk import assess_risk
@@ -31,11 +35,24 @@ from workflows.content_moderation.judgement import (
     build_verdict,
     lexicon_findings,
     model_findings,
+    scorer_findings,
 )
 from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR
 from workflows.content_moderation.matcher import Lexicon
 from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, Policy, load_policy
-from workflows.content_moderation.verdict import LexiconJudgement, ModelJudgement, Span, Verdict
+from workflows.content_moderation.scorer import (
+    DEFAULT_SCORER_PATH,
+    RiskScorer,
+    ScorerError,
+    load_scorer,
+)
+from workflows.content_moderation.verdict import (
+    LexiconJudgement,
+    ModelJudgement,
+    ScorerJudgement,
+    Span,
+    Verdict,
+)
 
 #: Request metadata key carrying the invalid-byte count of a post decoded from bytes.
 INVALID_BYTES_KEY = "moderation.invalid_utf8_bytes"
@@ -52,11 +69,18 @@ class ModerationState(TypedDict, total=False):
     lexicon: LexiconJudgement
     spans: tuple[Span, ...]
     assessment: ModelJudgement
+    scorer: ScorerJudgement
     verdict: Verdict
 
 
-def build_graph(lexicon: Lexicon, policy: Policy):  # -> CompiledStateGraph
-    """Compile the graph for a lexicon and a policy (no checkpointer: one short run per post)."""
+def build_graph(
+    lexicon: Lexicon,
+    policy: Policy,
+    scorer: RiskScorer | None = None,
+    scorer_note: str = "",
+):  # -> CompiledStateGraph
+    """Compile the graph for a lexicon, a policy and a scorer (None: ``unavailable``, with
+    ``scorer_note`` saying why); no checkpointer: one short run per post."""
 
     async def lexicon_scan(state: ModerationState) -> dict[str, Any]:
         prepared = prepare_post(
@@ -64,16 +88,20 @@ def build_graph(lexicon: Lexicon, policy: Policy):  # -> CompiledStateGraph
         )
         matcher = lexicon.matcher()
         scan = matcher.scan(prepared.normalized.original, prepared.normalized)
-        judgement, spans = lexicon_findings(scan, matcher.version)
-        return {"prepared": prepared, "lexicon": judgement, "spans": spans}
+        judgement, spans = lexicon_findings(scan, matcher.version, matcher.names_harm)
+        scored = scorer_findings(scorer, prepared.normalized.original, scorer_note)
+        return {"prepared": prepared, "lexicon": judgement, "spans": spans, "scorer": scored}
 
     async def assess(state: ModerationState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
         prepared = state["prepared"]
         if prepared.report.empty:
             return {"assessment": ModelJudgement(status="skipped", error="empty post")}
-        answer = await assess_risk(
-            runtime.context.llm, prepared.window, MODEL_CATEGORIES, max_tokens=ASSESS_MAX_TOKENS
-        )
+        try:
+            answer = await assess_risk(
+                runtime.context.llm, prepared.window, MODEL_CATEGORIES, max_tokens=ASSESS_MAX_TOKENS
+            )
+        except ServerUnavailableError as exc:
+            return {"assessment": ModelJudgement(status="error", error=f"unavailable: {exc}"[:300])}
         return {"assessment": model_findings(answer)}
 
     async def decide(state: ModerationState) -> dict[str, Any]:
@@ -83,6 +111,7 @@ def build_graph(lexicon: Lexicon, policy: Policy):  # -> CompiledStateGraph
             lexicon=(state["lexicon"], state["spans"]),
             model=state["assessment"],
             source="combined",
+            scorer=state.get("scorer"),
         )
         return {"verdict": verdict}
 
@@ -105,6 +134,9 @@ class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
         policy: The policy (the packaged ``policy.toml`` by default).
         lexicon_dir: Folder for a new :class:`Lexicon` when ``lexicon`` is None.
         policy_path: File for the policy when ``policy`` is None.
+        scorer: A loaded risk scorer; by default ``scorer_path`` is read, and when it cannot
+            be the scorer is ``unavailable`` in every verdict (its rationale says why).
+        scorer_path: File of the risk scorer (``orchestrator moderation fit`` writes it).
 
     Raises:
         LexiconError, PolicyError: The lexicon folder or the policy file is invalid.
@@ -120,10 +152,21 @@ class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
         *,
         lexicon_dir: Path | str = DEFAULT_LEXICON_DIR,
         policy_path: Path | str = DEFAULT_POLICY_PATH,
+        scorer: RiskScorer | None = None,
+        scorer_path: Path | str | None = DEFAULT_SCORER_PATH,
     ) -> None:
         self.lexicon = lexicon or Lexicon(lexicon_dir)
         self.policy = policy or load_policy(policy_path)
-        self.graph = build_graph(self.lexicon, self.policy)
+        self.scorer_note = ""
+        if scorer is None and scorer_path is not None:
+            try:
+                scorer = load_scorer(scorer_path)
+            except ScorerError as exc:
+                self.scorer_note = str(exc)
+        elif scorer is None:
+            self.scorer_note = "no scorer configured"
+        self.scorer = scorer
+        self.graph = build_graph(self.lexicon, self.policy, scorer, self.scorer_note)
 
     def initial_state(self, request: Request) -> ModerationState:
         raw = request.metadata.get(INVALID_BYTES_KEY, "0")

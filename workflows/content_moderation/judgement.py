@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from skills.assess_risk import RiskAssessment
 from workflows.content_moderation.inputs import PreparedPost
 from workflows.content_moderation.matcher import ScanResult
-from workflows.content_moderation.policy import LexiconState, ModelState, Policy
+from workflows.content_moderation.mention import MentionRules, load_mention_rules
+from workflows.content_moderation.policy import LexiconState, ModelState, Policy, ScorerState
+from workflows.content_moderation.scorer import RiskScorer
 from workflows.content_moderation.verdict import (
     TAXONOMY,
     Category,
@@ -20,6 +22,7 @@ from workflows.content_moderation.verdict import (
     Decision,
     LexiconJudgement,
     ModelJudgement,
+    ScorerJudgement,
     Severity,
     Span,
     Verdict,
@@ -31,18 +34,41 @@ MODEL_CATEGORIES: dict[str, str] = {c.value: TAXONOMY[c].description for c in Ca
 RATIONALE_CHARS = 600
 
 
-def lexicon_findings(scan: ScanResult, version: str) -> tuple[LexiconJudgement, tuple[Span, ...]]:
-    """The lexicon's judgement and its spans (all of them; the verdict caps the list)."""
+def lexicon_findings(
+    scan: ScanResult,
+    version: str,
+    names_harm: frozenset[str] = frozenset(),
+    mentions: MentionRules | None = None,
+) -> tuple[LexiconJudgement, tuple[Span, ...]]:
+    """The lexicon's judgement and its spans (all of them; the verdict caps the list).
+
+    Args:
+        scan: The matcher's hits.
+        version: The lexicon version.
+        names_harm: Terms that name a harm (``Matcher.names_harm``); a hit on one of them in a
+            sentence that negates or condemns it is a mention (left out of the severity and
+            the categories).
+        mentions: The cue rules (the packaged ``mention.toml`` by default).
+    """
+    rules = mentions if mentions is not None or not names_harm else load_mention_rules()
+    text = scan.normalized.original
+    is_mention = [
+        rules is not None and h.term in names_harm and rules.is_mention(text, h.start, h.end)
+        for h in scan.hits
+    ]
     best: dict[Category, float] = {}
-    for hit in scan.hits:
-        best[hit.category] = max(best.get(hit.category, 0.0), hit.score)
+    for hit, mention in zip(scan.hits, is_mention, strict=True):
+        if not mention:
+            best[hit.category] = max(best.get(hit.category, 0.0), hit.score)
     judgement = LexiconJudgement(
-        severity=scan.severity,
+        severity=Severity.highest([h.severity for h, m in zip(scan.hits, is_mention, strict=True)
+                                   if not m]),  # fmt: skip
         categories=tuple(
             CategoryScore(category=c, score=s, sources=("lexicon",))
             for c, s in sorted(best.items(), key=lambda kv: (-kv[1], kv[0].value))
         ),
         hits=len(scan.hits),
+        mentions=sum(is_mention),
         version=version,
     )
     spans = tuple(
@@ -55,10 +81,28 @@ def lexicon_findings(scan: ScanResult, version: str) -> tuple[LexiconJudgement, 
             severity=h.severity,
             how=h.how,
             score=h.score,
+            mention=m,
         )
-        for h in scan.hits
+        for h, m in zip(scan.hits, is_mention, strict=True)
     )
     return judgement, spans
+
+
+def scorer_findings(scorer: RiskScorer | None, text: str, why: str = "") -> ScorerJudgement:
+    """The learned scorer's judgement of ``text`` (``unavailable`` when ``scorer`` is None;
+    ``why`` then says why)."""
+    if scorer is None:
+        return ScorerJudgement(status="unavailable", error=(why or "no scorer loaded")[:300])
+    r = scorer.score(text)
+    return ScorerJudgement(
+        status="ok",
+        lang=r.lang,
+        flagged=r.flagged,
+        hate=r.hate,
+        state=r.state,
+        hate_state=r.hate_state,
+        version=r.version,
+    )
 
 
 def model_findings(assessment: RiskAssessment) -> ModelJudgement:
@@ -84,8 +128,18 @@ def model_findings(assessment: RiskAssessment) -> ModelJudgement:
 
 
 def lexicon_state(judgement: LexiconJudgement | None) -> LexiconState:
-    """``absent`` when the lexicon did not run, else its highest severity."""
-    return "absent" if judgement is None else judgement.severity.value
+    """``absent`` when the lexicon did not run; ``mention`` when its only hits above ``low``
+    are mentions; else its highest severity."""
+    if judgement is None:
+        return "absent"
+    if judgement.mentions and judgement.severity.rank <= Severity.LOW.rank:
+        return "mention"
+    return judgement.severity.value
+
+
+def scorer_state(judgement: ScorerJudgement | None) -> ScorerState:
+    """``absent`` when the scorer did not run or is unavailable, else its state."""
+    return "absent" if judgement is None or judgement.status != "ok" else judgement.state
 
 
 def model_state(judgement: ModelJudgement | None, min_confidence: float) -> ModelState:
@@ -137,6 +191,7 @@ def build_verdict(
     lexicon: tuple[LexiconJudgement, Sequence[Span]] | None,
     model: ModelJudgement | None,
     source: VerdictSource,
+    scorer: ScorerJudgement | None = None,
 ) -> Verdict:
     """Decide by the policy table and assemble the verdict.
 
@@ -146,6 +201,12 @@ def build_verdict(
         lexicon: The lexicon's judgement and spans, or None for "absent".
         model: The model's judgement, or None for "absent".
         source: What produced it: ``lexicon``, ``model`` or ``combined``.
+        scorer: The learned scorer's judgement, or None for "absent".
+
+    The rationale names every signal and what it said: the policy rule, the lexicon's terms
+    (mentions marked), the scorer's probability and state, and the model's answer, or why
+    there is none (not called, unavailable, unusable). It never reads a missing or unusable
+    model answer as the model's approval.
     """
     lex_j, lex_spans = lexicon if lexicon is not None else (None, ())
     if prepared.report.empty:
@@ -161,10 +222,12 @@ def build_verdict(
             input=prepared.report,
             lexicon=lex_j or LexiconJudgement(),
             assessment=model,
+            scorer=scorer,
         )
     l_state = lexicon_state(lex_j)
     m_state = model_state(model, policy.min_confidence)
-    rule = policy.decide(l_state, m_state)
+    s_state = scorer_state(scorer)
+    rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
 
     scores: dict[Category, tuple[float, set[str]]] = {}
@@ -173,6 +236,19 @@ def build_verdict(
         sources.append(lex_j.categories)
     if model is not None and trusted:
         sources.append(model.categories)
+    if scorer is not None and scorer.status == "ok" and rule.decision is not Decision.ALLOW:
+        if scorer.hate is not None and scorer.hate_state in ("medium", "high"):
+            sources.append(
+                (CategoryScore(category=Category.HATE, score=scorer.hate, sources=("scorer",)),)
+            )
+        if not scores and not any(sources) and scorer.flagged is not None:
+            sources.append(
+                (
+                    CategoryScore(
+                        category=Category.HARASSMENT, score=scorer.flagged, sources=("scorer",)
+                    ),
+                )
+            )
     for group in sources:
         for cs in group:
             old, where = scores.get(cs.category, (0.0, set()))
@@ -196,16 +272,33 @@ def build_verdict(
     parts = [f"{rule.reason} (rule {rule.id})."]
     if lex_j is not None:
         terms = ", ".join(
-            dict.fromkeys(f"{s.term} [{s.category.value}, {s.severity.value}]" for s in lex_spans)
+            dict.fromkeys(
+                f"{s.term} [{s.category.value}, {'mention' if s.mention else s.severity.value}]"
+                for s in lex_spans
+            )
         )
         parts.append(f"Lexicon: {terms}." if terms else "Lexicon: no term.")
-    if model is not None:
-        if model.status == "ok":
-            conf = f"{(model.confidence or 0):.0%}"
-            note = "" if trusted else f", under the {policy.min_confidence:.0%} trust threshold"
-            parts.append(f"Model: {model.decision} at {conf}{note}: {model.rationale}")
-        else:
-            parts.append(f"Model: answer unusable ({model.status}).")
+    else:
+        parts.append("Lexicon: not run.")
+    if scorer is None:
+        parts.append("Scorer: not run.")
+    elif scorer.status != "ok":
+        parts.append(f"Scorer: unavailable ({scorer.error}).")
+    else:
+        hate = f", hate {scorer.hate:.2f}" if scorer.hate is not None else ""
+        parts.append(f"Scorer ({scorer.lang}): {scorer.flagged:.2f} → {scorer.state}{hate}.")
+    if model is None:
+        parts.append("Model: not called.")
+    elif model.status == "skipped":
+        parts.append(f"Model: not called ({model.error or 'skipped'}).")
+    elif model.status == "error":
+        parts.append(f"Model: unavailable ({(model.error or 'error')[:120]}).")
+    elif model.status == "ok":
+        conf = f"{(model.confidence or 0):.0%}"
+        note = "" if trusted else f", under the {policy.min_confidence:.0%} trust threshold"
+        parts.append(f"Model: {model.decision} at {conf}{note}: {model.rationale}")
+    else:
+        parts.append(f"Model: answer unusable ({model.status}).")
     if prepared.report.truncated:
         parts.append(
             f"The model saw {prepared.report.model_chars} of {prepared.report.chars} characters."
@@ -231,4 +324,5 @@ def build_verdict(
         input=prepared.report,
         lexicon=lex_j or LexiconJudgement(),
         assessment=model,
+        scorer=scorer,
     )

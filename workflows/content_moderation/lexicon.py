@@ -72,6 +72,11 @@ class Term(BaseModel):
             (``shabi``) when it has at least ``MIN_PINYIN_LETTERS`` letters.
         exclude: Innocent words (English) or contexts (Chinese) that contain a match; a match
             inside one of them does not count.
+        context_exclude: English words or phrases that give the term an innocent sense when
+            they occur within a few words of it (``transmission`` for ``tranny``).
+        names_harm: The term names a harm (``racism``, ``歧视``) rather than commits one: in a
+            sentence that negates or condemns it the hit is a ``mention``
+            (:mod:`workflows.content_moderation.mention`), and the policy decides.
         note: Free text for maintainers.
         line: Line of the entry in its file (set by the loader).
     """
@@ -88,6 +93,8 @@ class Term(BaseModel):
     abbreviations: tuple[str, ...] = ()
     pinyin: bool = True
     exclude: tuple[str, ...] = ()
+    context_exclude: tuple[str, ...] = ()
+    names_harm: bool = False
     note: str = ""
     line: int | None = Field(default=None, exclude=True)
 
@@ -98,7 +105,7 @@ class Term(BaseModel):
             raise ValueError("a term's severity must be low, medium, high or critical")
         return value
 
-    @field_validator("text", "variants", "abbreviations", "exclude")
+    @field_validator("text", "variants", "abbreviations", "exclude", "context_exclude")
     @classmethod
     def _no_blank(cls, value: Any) -> Any:
         for item in (value,) if isinstance(value, str) else value:

@@ -15,9 +15,17 @@ On each word (letters, digits and the symbols ``@ $ ! | * #``) the matcher tries
 4. runs of three or more repeated letters collapsed, compared with the collapsed terms
    (``fuuuuck``; ``repeated``) — only for words that have such a run, so ``as`` never
    matches the collapsed ``ass``;
-5. stems: ``prefix``/``suffix``/``infix`` terms; allow-listed words are skipped;
+5. stems: ``prefix``/``suffix``/``infix`` terms of at least :data:`MIN_STEM_LETTERS` letters
+   (shorter ones match as whole words only); allow-listed words are skipped, and so is a
+   word of the dictionary (:func:`dictionary_word`: ``night`` never matches the stem ``nig``,
+   ``classic`` never ``ass``);
 6. rapidfuzz ``ratio`` against terms of 5+ letters (``fuzzy``), at or above the term's cutoff
-   (88 by default: one inserted or deleted letter, not a substituted one, in a 5-letter word).
+   (88 by default: one inserted or deleted letter, not a substituted one, in a 5-letter word),
+   never on a dictionary word.
+
+A term may list ``context_exclude`` phrases: a hit with one of them within
+:data:`CONTEXT_WINDOW` words is dropped (``tranny`` beside ``transmission``, Dutch
+``hoe is het``).
 
 Across words: single letters separated by spaces or symbols are joined (``f u c k``,
 ``f.u.c.k``; ``spaced``), two pieces around one symbol are joined (``fu.ck``; ``joined``), and
@@ -67,6 +75,18 @@ LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"
                       "@": "a", "$": "s", "!": "i", "|": "l"})  # fmt: skip
 #: Most word pieces joined into one spaced-out word.
 MAX_SPACED = 24
+#: Least letters of a prefix/suffix/infix stem (``nig``, ``fag`` match as whole words only).
+MIN_STEM_LETTERS = 4
+#: Least letters of a word that gets inflections (``v`` + ``s`` would make ``vs``).
+MIN_INFLECT_LETTERS = 3
+#: Languages whose dictionaries (wordfreq) protect ordinary Latin-script words.
+DICTIONARY_LANGS = ("en", "nl", "de", "fr", "es", "it", "pt")
+#: Zipf frequency (log10 of uses per billion words; wordfreq) from which a word is common.
+DICTIONARY_ZIPF = 3.0
+#: Endings that keep a stem match even on a common word (the stem inflected).
+_ENDINGS = frozenset({*INFLECTIONS, "", "y", "ie", "ies", "ier", "iest", "a", "as", "ah"})
+#: Words around a hit searched for its ``context_exclude`` phrases.
+CONTEXT_WINDOW = 4
 
 _TOKEN = re.compile(r"[a-z0-9@$!|*]+")
 _EDGE_JUNK = "!|*."
@@ -198,6 +218,15 @@ class Matcher:
         self._max_phrase = max((len(k) for k in self._ix.phrases), default=1)
         self._cjk_re = _alternation(self._ix.cjk)
         self.term_count = len(data.terms)
+        #: Terms that name a harm (lexicon ``names_harm``): candidates for a mention.
+        self.names_harm = frozenset(t.text for _, t in data.terms if t.names_harm)
+        self._context = {
+            term.text: tuple(
+                w for c in term.context_exclude if (w := tuple(_TOKEN.findall(_term_key(c))))
+            )
+            for _, term in data.terms
+            if term.context_exclude
+        }
 
     # ------------------------------------------------------------------ building
 
@@ -241,10 +270,12 @@ class Matcher:
             ix.phrases[words].append((ref, how))
             return
         word = words[0]
-        if term.match == "word":
+        if len(word) < 2:
+            return  # a single letter ("+v" -> "v") would flag ordinary text
+        if term.match == "word" or len(word) < MIN_STEM_LETTERS:
             ix.exact[word].append((ref, how))
             ix.squeezed[squeeze(word)].append((ref, "repeated"))
-            if term.inflect:
+            if term.inflect and len(word) >= MIN_INFLECT_LETTERS:
                 for ending in INFLECTIONS:
                     ix.exact.setdefault(word + ending, []).append((ref, "inflected"))
         else:
@@ -264,14 +295,14 @@ class Matcher:
         if form in self.allow:
             return out
         for n in self._prefix_lens:
-            if n < len(form):
-                out += [(r, "prefix", 1.0) for r in ix.prefix.get(form[:n], ())]
+            if n < len(form) and form[:n] in ix.prefix and not dictionary_word(form, form[:n]):
+                out += [(r, "prefix", 1.0) for r in ix.prefix[form[:n]]]
         for n in self._suffix_lens:
-            if n < len(form):
-                out += [(r, "suffix", 1.0) for r in ix.suffix.get(form[-n:], ())]
+            if n < len(form) and form[-n:] in ix.suffix and not dictionary_word(form, form[-n:]):
+                out += [(r, "suffix", 1.0) for r in ix.suffix[form[-n:]]]
         if self._infix_re is not None:
             m = self._infix_re.search(form)
-            if m is not None and m.group() != form:
+            if m is not None and m.group() != form and not dictionary_word(form, m.group()):
                 out += [(r, "infix", 1.0) for r in ix.infix[m.group()]]
         return out
 
@@ -330,7 +361,12 @@ class Matcher:
                 out += [(r, "repeated", 1.0) for r, _, _ in self._lookup(squeeze(form), how)]
         if not out and self._fuzzy_keys:
             form = forms[-1][0] if forms else ""
-            if len(form) >= 5 and form.isalpha() and form not in self.allow:
+            if (
+                len(form) >= 5
+                and form.isalpha()
+                and form not in self.allow
+                and not dictionary_word(form, None)
+            ):
                 for key, score, _ in process.extract(
                     form, self._fuzzy_keys, scorer=fuzz.ratio, score_cutoff=self._fuzzy_min, limit=3
                 ):
@@ -376,7 +412,28 @@ class Matcher:
         self._across_words(s, tokens, add)
         if self._cjk_re is not None and _HAN.search(s):
             self._cjk(norm, add)
-        return ScanResult(_drop_nested(hits.values()), norm)
+        kept = [h for h in hits.values() if not self._in_excluded_context(h, norm, tokens)]
+        return ScanResult(_drop_nested(kept), norm)
+
+    def _in_excluded_context(
+        self, hit: Hit, norm: Normalized, tokens: list[tuple[int, int, str]]
+    ) -> bool:
+        """True when a ``context_exclude`` phrase of the hit's term lies within
+        :data:`CONTEXT_WINDOW` words of it."""
+        contexts = self._context.get(hit.term)
+        if not contexts:
+            return False
+        starts = [norm.span(a, b)[0] for a, b, _ in tokens]
+        first = next((i for i, a in enumerate(starts) if a >= hit.start), len(tokens))
+        last = max(first, next((i for i in range(len(starts) - 1, -1, -1)
+                                if starts[i] < hit.end), first))  # fmt: skip
+        lo, hi = max(0, first - CONTEXT_WINDOW), min(len(tokens), last + CONTEXT_WINDOW + 1)
+        window = [t.strip(_EDGE_JUNK) for _, _, t in tokens[lo:hi]]
+        for phrase in contexts:
+            n = len(phrase)
+            if any(tuple(window[i : i + n]) == phrase for i in range(len(window) - n + 1)):
+                return True
+        return False
 
     def _across_words(self, s: str, tokens: list[tuple[int, int, str]], add) -> None:  # type: ignore[no-untyped-def]
         ix = self._ix
@@ -499,6 +556,29 @@ class Lexicon:
     def matcher(self) -> Matcher:
         """The live compiled matcher (checks the files first, at most every interval)."""
         return self._live.get()
+
+
+@lru_cache(maxsize=65536)
+def dictionary_word(word: str, term: str | None) -> bool:
+    """True when ``word`` is an ordinary word that a stem or fuzzy match must not flag.
+
+    A word is ordinary when it is common in one of :data:`DICTIONARY_LANGS` (wordfreq Zipf
+    frequency at least :data:`DICTIONARY_ZIPF`, about one use per million words) and, when it
+    contains the stem ``term``, at least a tenth as common as the stem in English (a word
+    used that often is a word of its own, not a disguised term: ``night`` for ``nig``,
+    ``classic`` for ``ass``, ``cocktail`` for ``cock``; but ``motherfucker`` is far rarer than
+    ``fuck``). The term itself, or the term plus an ending (``-s``, ``-ing``, ``-y`` ...), is
+    never ordinary here. Source: wordfreq (Speer et al.,
+    https://github.com/rspeer/wordfreq), whose word lists ship in its wheel.
+    """
+    if word == term or (term is not None and word.replace(term, "", 1) in _ENDINGS):
+        return False  # the term plus an ending: "niggas", "fucking", "bitchy"
+    from wordfreq import zipf_frequency
+
+    common = max(zipf_frequency(word, lang) for lang in DICTIONARY_LANGS)
+    if common < DICTIONARY_ZIPF:
+        return False
+    return term is None or common >= zipf_frequency(term, "en") - 1.0
 
 
 def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:

@@ -11,10 +11,16 @@ lexicon            decision
 high, critical     block, whatever the model says (an injected "allow" cannot
                    unblock a slur)
 medium             block when the model also says block, else review
-none, low          review when the model flags the post (disagreement), else
-                   allow
+none, low,         review when the model flags the post (disagreement) or the
+mention            learned scorer is ``high``, or ``medium`` while the model
+                   does not allow it; else allow
 absent             the model alone decides (uncertain → review)
 =================  ==========================================================
+
+A third column, ``scorer`` (the learned risk scorer: ``absent``, ``low``, ``medium``,
+``high``; :mod:`workflows.content_moderation.scorer`), defaults to ``*``. ``mention`` is the
+lexicon state when its only hits above ``low`` name a harm in a sentence that negates or
+condemns it (:mod:`workflows.content_moderation.mention`).
 
 The loader (:func:`load_policy`, on :mod:`orchestrator.datafiles`) checks the table is total
 (every pair decided) and has no dead rule; a bad file raises :class:`PolicyError`
@@ -36,10 +42,14 @@ from workflows.content_moderation.verdict import Decision
 #: The packaged policy file.
 DEFAULT_POLICY_PATH = Path(__file__).resolve().parent / "policy.toml"
 
-LexiconState = Literal["absent", "none", "low", "medium", "high", "critical"]
+LexiconState = Literal["absent", "none", "mention", "low", "medium", "high", "critical"]
 ModelState = Literal["absent", "allow", "review", "block", "uncertain"]
-LEXICON_STATES: tuple[LexiconState, ...] = ("absent", "none", "low", "medium", "high", "critical")
+ScorerState = Literal["absent", "low", "medium", "high"]
+LEXICON_STATES: tuple[LexiconState, ...] = (
+    "absent", "none", "mention", "low", "medium", "high", "critical",
+)  # fmt: skip
 MODEL_STATES: tuple[ModelState, ...] = ("absent", "allow", "review", "block", "uncertain")
+SCORER_STATES: tuple[ScorerState, ...] = ("absent", "low", "medium", "high")
 
 
 class PolicyError(DataFileError):
@@ -73,6 +83,7 @@ class PolicyRule(BaseModel):
         id: Stable id, recorded in every verdict it decides.
         lexicon: Lexicon states it matches (``*`` for any).
         model: Model states it matches (``*`` for any).
+        scorer: Learned-scorer states it matches (``*`` for any, the default).
         decision: The decision.
         reason: Why, in words (goes into the verdict's rationale).
         line: Line in the policy file (set by the loader).
@@ -83,21 +94,26 @@ class PolicyRule(BaseModel):
     id: str = Field(pattern=r"^[a-z0-9_.\-]+$", max_length=64)
     lexicon: tuple[LexiconState | Literal["*"], ...] = Field(min_length=1)
     model: tuple[ModelState | Literal["*"], ...] = Field(min_length=1)
+    scorer: tuple[ScorerState | Literal["*"], ...] = Field(("*",), min_length=1)
     decision: Decision
     reason: str = Field(min_length=1, max_length=200)
     line: int | None = Field(default=None, exclude=True)
 
-    @field_validator("lexicon", "model")
+    @field_validator("lexicon", "model", "scorer")
     @classmethod
     def _star_alone(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if "*" in value and len(value) > 1:
             raise ValueError('"*" already matches every state; list it alone')
         return value
 
-    def matches(self, lexicon: LexiconState, model: ModelState) -> bool:
-        """True when this rule covers the pair."""
-        return ("*" in self.lexicon or lexicon in self.lexicon) and (
-            "*" in self.model or model in self.model
+    def matches(
+        self, lexicon: LexiconState, model: ModelState, scorer: ScorerState = "absent"
+    ) -> bool:
+        """True when this rule covers the (lexicon, model, scorer) triple."""
+        return (
+            ("*" in self.lexicon or lexicon in self.lexicon)
+            and ("*" in self.model or model in self.model)
+            and ("*" in self.scorer or scorer in self.scorer)
         )
 
 
@@ -136,12 +152,17 @@ class Policy:
     rules: tuple[PolicyRule, ...]
     path: Path | None = None
 
-    def decide(self, lexicon: LexiconState, model: ModelState) -> PolicyRule:
-        """The first rule matching ``(lexicon, model)`` (the loader guarantees one exists)."""
+    def decide(
+        self, lexicon: LexiconState, model: ModelState, scorer: ScorerState = "absent"
+    ) -> PolicyRule:
+        """The first rule matching ``(lexicon, model, scorer)`` (the loader guarantees one
+        exists)."""
         for rule in self.rules:
-            if rule.matches(lexicon, model):
+            if rule.matches(lexicon, model, scorer):
                 return rule
-        raise PolicyError(self.path or "policy", None, f"no rule for ({lexicon}, {model})")
+        raise PolicyError(
+            self.path or "policy", None, f"no rule for ({lexicon}, {model}, {scorer})"
+        )
 
 
 def check_table(path: Path, text: str, rules: tuple[PolicyRule, ...]) -> None:
@@ -153,15 +174,17 @@ def check_table(path: Path, text: str, rules: tuple[PolicyRule, ...]) -> None:
     used: set[str] = set()
     for lexicon in LEXICON_STATES:
         for model in MODEL_STATES:
-            rule = next((r for r in rules if r.matches(lexicon, model)), None)
-            if rule is None:
-                raise PolicyError(
-                    path,
-                    None,
-                    f"no rule decides lexicon={lexicon!r}, model={model!r}; add a [[rule]] for "
-                    'it or end the table with a catch-all (lexicon = ["*"], model = ["*"])',
-                )
-            used.add(rule.id)
+            for scorer in SCORER_STATES:
+                rule = next((r for r in rules if r.matches(lexicon, model, scorer)), None)
+                if rule is None:
+                    raise PolicyError(
+                        path,
+                        None,
+                        f"no rule decides lexicon={lexicon!r}, model={model!r}, "
+                        f"scorer={scorer!r}; add a [[rule]] for it or end the table with a "
+                        'catch-all (lexicon = ["*"], model = ["*"])',
+                    )
+                used.add(rule.id)
     for i, rule in enumerate(rules):
         if rule.id in [r.id for r in rules[:i]]:
             raise PolicyError(

@@ -34,7 +34,11 @@ from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation.graph import INVALID_BYTES_KEY, ContentModerationWorkflow
 from workflows.content_moderation.inputs import decode_post, prepare_post
-from workflows.content_moderation.judgement import build_verdict, lexicon_findings
+from workflows.content_moderation.judgement import (
+    build_verdict,
+    lexicon_findings,
+    scorer_findings,
+)
 from workflows.content_moderation.verdict import Verdict
 
 #: Channel recorded for posts sent through these entry points.
@@ -196,8 +200,12 @@ class Moderator:
         return out
 
 
-def moderate_lexicon_only(post: Post, workflow: ContentModerationWorkflow | None = None) -> Verdict:
-    """The lexicon-alone verdict of one post: no model, no server, nothing stored.
+def moderate_lexicon_only(
+    post: Post, workflow: ContentModerationWorkflow | None = None, *, scorer: bool = True
+) -> Verdict:
+    """The verdict of the lexicon and the learned scorer (``scorer=False``: the lexicon
+    alone) for one post: no model, no server, nothing stored. Its rationale says the model
+    was not called.
 
     Raises:
         UserError: ``post`` is neither str nor bytes.
@@ -215,7 +223,12 @@ def moderate_lexicon_only(post: Post, workflow: ContentModerationWorkflow | None
     return build_verdict(
         prepared,
         workflow.policy,
-        lexicon=lexicon_findings(scan, matcher.version),
+        lexicon=lexicon_findings(scan, matcher.version, matcher.names_harm),
         model=None,
         source="lexicon",
+        scorer=(
+            scorer_findings(workflow.scorer, prepared.normalized.original, workflow.scorer_note)
+            if scorer
+            else None
+        ),
     )

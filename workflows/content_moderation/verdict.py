@@ -284,6 +284,8 @@ class Span(BaseModel):
         how: How it matched (:data:`MatchKind`).
         score: 1.0 for an exact match, rapidfuzz ratio / 100 for a fuzzy one.
         source: ``lexicon`` or ``model``.
+        mention: The term names a harm in a sentence that negates or condemns it ("反对歧视"):
+            noted, but it does not count toward the lexicon's severity.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -297,16 +299,18 @@ class Span(BaseModel):
     how: MatchKind
     score: float = Field(ge=0, le=1)
     source: Literal["lexicon", "model"] = "lexicon"
+    mention: bool = False
 
 
 class CategoryScore(BaseModel):
-    """A violated category and how strongly, in [0, 1] (best lexicon match or model score)."""
+    """A violated category and how strongly, in [0, 1] (best lexicon match, model score or
+    scorer probability)."""
 
     model_config = ConfigDict(frozen=True)
 
     category: Category
     score: float = Field(ge=0, le=1)
-    sources: tuple[Literal["lexicon", "model"], ...]
+    sources: tuple[Literal["lexicon", "model", "scorer"], ...]
 
 
 class InputReport(BaseModel):
@@ -346,9 +350,10 @@ class LexiconJudgement(BaseModel):
     """What the term lexicon found (no model).
 
     Attributes:
-        severity: Highest severity among the hits (``none`` without hits).
-        categories: Categories hit, with the best match score each.
+        severity: Highest severity among the hits that are not mentions (``none`` without).
+        categories: Categories hit (mentions left out), with the best match score each.
         hits: Number of hits (``Verdict.spans`` keeps at most ``limits.max_spans``).
+        mentions: Hits that are mentions (a term naming a harm, negated or condemned).
         version: Hash of the lexicon files used.
     """
 
@@ -357,7 +362,35 @@ class LexiconJudgement(BaseModel):
     severity: Severity = Severity.NONE
     categories: tuple[CategoryScore, ...] = ()
     hits: int = Field(0, ge=0)
+    mentions: int = Field(0, ge=0)
     version: str = ""
+
+
+class ScorerJudgement(BaseModel):
+    """The learned risk scorer's judgement (:mod:`workflows.content_moderation.scorer`).
+
+    Attributes:
+        status: ``ok``, or ``unavailable`` (no scorer file; ``error`` says why).
+        lang: The language model used (``en`` / ``zh``).
+        flagged: Calibrated probability that the post should not be published as is.
+        hate: Probability of hate speech (English only).
+        state: ``low`` / ``medium`` / ``high`` by the file's thresholds (``absent`` when
+            unavailable).
+        hate_state: The same for ``hate``.
+        version: The scorer file's version.
+        error: Why the scorer is unavailable.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["ok", "unavailable"]
+    lang: Literal["en", "zh"] | None = None
+    flagged: float | None = Field(None, ge=0, le=1)
+    hate: float | None = Field(None, ge=0, le=1)
+    state: Literal["absent", "low", "medium", "high"] = "absent"
+    hate_state: Literal["absent", "low", "medium", "high"] = "absent"
+    version: str = ""
+    error: str | None = Field(None, max_length=300)
 
 
 ModelStatus = Literal["ok", "unparsed", "error", "skipped"]
@@ -418,6 +451,7 @@ class Verdict(BaseModel):
         input: Truncation, decoding and sanitising report.
         lexicon: The lexicon's judgement.
         assessment: The model's judgement, or None when no model ran.
+        scorer: The learned scorer's judgement, or None when it did not run.
 
     Example:
         >>> v = Verdict(decision="allow", severity="none", source="lexicon",
@@ -443,6 +477,7 @@ class Verdict(BaseModel):
     input: InputReport
     lexicon: LexiconJudgement = LexiconJudgement()
     assessment: ModelJudgement | None = None
+    scorer: ScorerJudgement | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -1,0 +1,419 @@
+"""The learned risk scorer: a calibrated linear model over words (English) and character
+n-grams (Chinese), the third signal beside the lexicon and the model.
+
+**Features** (:func:`features`), on the normalised text (:func:`~.normalize.normalize`: NFKC,
+case folded, homoglyphs folded):
+
+* Latin-script words (``[a-z0-9']+``, leetspeak digits kept) as unigrams and bigrams;
+* runs of Chinese characters as character 1-, 2- and 3-grams (Chinese has no spaces, so
+  characters stand in for words).
+
+They are hashed into 2**20 columns (scikit-learn ``HashingVectorizer``, MurmurHash3: stateless,
+so the file holds only the weights), binary, L2-normalised.
+
+**Models.** One logistic regression per (language, label): ``zh/flagged`` (COLD),
+``en/flagged`` (Davidson + Jigsaw) and ``en/hate`` (Davidson hate and Jigsaw identity_hate).
+Each is calibrated by Platt scaling (a logistic fit of the decision value; Platt, 1999) on
+out-of-fold decision values of a 5-fold stratified split of the **tune** split only, then
+refit on the whole tune split. Thresholds are chosen on the same out-of-fold probabilities:
+
+* ``review``: the probability at which "lexicon flags or the scorer reaches it" gives the best
+  F1 on tune, among thresholds whose precision is at least ``min_precision`` of the model;
+  when no threshold keeps that precision, ``review`` is 1.0 (the scorer never flags alone);
+* ``high``: the lowest probability from ``review`` up whose out-of-fold precision (scorer
+  alone) is at least 0.95 (0.99 when none reaches it).
+
+The policy table (``policy.toml``) turns ``low`` / ``medium`` (≥ review) / ``high`` (≥ high)
+into a decision together with the lexicon and the model.
+
+**File.** :func:`save_scorer` writes one ``.npz`` (no pickle): a JSON header (format version,
+seed, thresholds, calibration, training counts and the SHA-256 of the training files) and, per
+model, the non-zero weights (int32 column, float32 weight). The same data and seed give the
+same file (fitting is deterministic: liblinear with a fixed ``random_state``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from orchestrator.exceptions import DataFileError
+from workflows.content_moderation.dataset import LabelledPost, Lang, language
+from workflows.content_moderation.normalize import normalize
+
+#: Format of the scorer file; bumped when the features or the layout change.
+FORMAT_VERSION = 1
+#: The packaged scorer file.
+DEFAULT_SCORER_PATH = Path(__file__).resolve().parent / "scorer" / "risk_scorer.npz"
+N_FEATURES = 2**20
+SEED = 20261130
+ScorerState = Literal["absent", "low", "medium", "high"]
+SCORER_STATES: tuple[ScorerState, ...] = ("absent", "low", "medium", "high")
+ModelKey = Literal["zh/flagged", "en/flagged", "en/hate"]
+MODEL_KEYS: tuple[ModelKey, ...] = ("zh/flagged", "en/flagged", "en/hate")
+
+_WORD = re.compile(r"[a-z0-9']+")
+_HAN_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+class ScorerError(DataFileError):
+    """The scorer file is missing, unreadable or of another format (``file: reason``; see
+    :class:`~orchestrator.exceptions.DataFileError`)."""
+
+
+def features(text: str) -> list[str]:
+    """The feature strings of a post (see the module docstring).
+
+    Example:
+        >>> features("You IDIOT 傻逼")
+        ['w:you', 'w:idiot', 'b:you idiot', 'c:傻', 'c:逼', 'c:傻逼']
+    """
+    s = normalize(text).text
+    words = [w.strip("'") for w in _WORD.findall(s)]
+    words = [w for w in words if w]
+    out = [f"w:{w}" for w in words]
+    out += [f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    for run in _HAN_RUN.findall(s):
+        for n in (1, 2, 3):
+            out += [f"c:{run[i : i + n]}" for i in range(len(run) - n + 1)]
+    return out
+
+
+def _vectorizer():  # -> HashingVectorizer
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(
+        analyzer=features, n_features=N_FEATURES, alternate_sign=False, binary=True, norm="l2"
+    )
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """One calibrated linear model.
+
+    Attributes:
+        columns: Hashed feature columns with a non-zero weight (int32, sorted).
+        weights: Their weights (float32).
+        intercept: The logistic regression intercept.
+        platt_a: Calibration slope: ``p = 1 / (1 + exp(-(a * z + b)))`` for decision value z.
+        platt_b: Calibration offset.
+        review: Probability from which the state is ``medium``.
+        high: Probability from which the state is ``high``.
+        n: Training rows; ``positives`` of them positive.
+        positives: Positive training rows.
+        oof: Out-of-fold figures on tune at ``review`` (precision, recall, f1).
+    """
+
+    columns: np.ndarray
+    weights: np.ndarray
+    intercept: float
+    platt_a: float
+    platt_b: float
+    review: float
+    high: float
+    n: int
+    positives: int
+    oof: dict[str, float] = field(default_factory=dict)
+
+    def probability(self, rows: Any) -> np.ndarray:
+        """Calibrated probabilities of a CSR matrix of hashed features (one per row)."""
+        sub = rows[:, self.columns]
+        z = sub @ self.weights.astype(np.float64) + self.intercept
+        return 1.0 / (1.0 + np.exp(-(self.platt_a * np.asarray(z).ravel() + self.platt_b)))
+
+    def state(self, p: float) -> ScorerState:
+        """``high`` / ``medium`` / ``low`` for a probability."""
+        return "high" if p >= self.high else "medium" if p >= self.review else "low"
+
+
+@dataclass(frozen=True)
+class ScorerResult:
+    """The scorer's judgement of one post.
+
+    Attributes:
+        lang: Language model used (``en`` or ``zh``).
+        flagged: Calibrated probability that the post should not be published as is.
+        hate: Probability of hate speech (English model only; None for Chinese).
+        state: ``low`` / ``medium`` / ``high`` from the flagged probability.
+        hate_state: The same for ``hate`` (``absent`` for Chinese).
+        version: The scorer file's version.
+    """
+
+    lang: Lang
+    flagged: float
+    hate: float | None
+    state: ScorerState
+    hate_state: ScorerState
+    version: str
+
+
+@dataclass(frozen=True)
+class RiskScorer:
+    """A loaded scorer file (thread-safe; no state per call).
+
+    Attributes:
+        models: ``zh/flagged``, ``en/flagged``, ``en/hate``.
+        meta: The file's JSON header.
+        version: ``v{format}-{12 hex digits of the file's SHA-256}``.
+        path: The file.
+    """
+
+    models: dict[str, LinearModel]
+    meta: dict[str, Any]
+    version: str
+    path: Path | None = None
+
+    def score_many(self, texts: Sequence[str]) -> list[ScorerResult]:
+        """Score posts (vectorised; the order is kept)."""
+        if not texts:
+            return []
+        matrix = _vectorizer().transform(list(texts)).tocsc()
+        langs = [language(t) for t in texts]
+        probs = {k: m.probability(matrix) for k, m in self.models.items()}
+        out = []
+        for i, lang in enumerate(langs):
+            flag_model = self.models[f"{lang}/flagged"]
+            p = float(probs[f"{lang}/flagged"][i])
+            hate = float(probs["en/hate"][i]) if lang == "en" else None
+            out.append(
+                ScorerResult(
+                    lang=lang,
+                    flagged=round(p, 4),
+                    hate=round(hate, 4) if hate is not None else None,
+                    state=flag_model.state(p),
+                    hate_state=self.models["en/hate"].state(hate) if hate is not None else "absent",
+                    version=self.version,
+                )
+            )
+        return out
+
+    def score(self, text: str) -> ScorerResult:
+        """Score one post."""
+        return self.score_many([text])[0]
+
+
+# ---------------------------------------------------------------------------------- fitting
+
+
+def _platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=1e6, solver="lbfgs")
+    lr.fit(z.reshape(-1, 1), y)
+    return float(lr.coef_[0, 0]), float(lr.intercept_[0])
+
+
+def _pr(truth: np.ndarray, guess: np.ndarray) -> tuple[float, float, float]:
+    tp = float(np.sum(truth & guess))
+    p = tp / guess.sum() if guess.sum() else 0.0
+    r = tp / truth.sum() if truth.sum() else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def _fit_one(
+    matrix: Any,
+    y: np.ndarray,
+    lexicon_flags: np.ndarray,
+    *,
+    c: float,
+    min_precision: float,
+    seed: int,
+) -> LinearModel:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    def model() -> LogisticRegression:
+        return LogisticRegression(
+            C=c, solver="liblinear", class_weight="balanced", random_state=seed, max_iter=1000
+        )
+
+    z = np.zeros(len(y))
+    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
+    for train, held in folds.split(np.zeros(len(y)), y):
+        z[held] = model().fit(matrix[train], y[train]).decision_function(matrix[held])
+    a, b = _platt(z, y)
+    p = 1.0 / (1.0 + np.exp(-(a * z + b)))
+    truth = y.astype(bool)
+    best = (-1.0, 0.5, (0.0, 0.0, 0.0))
+    for t in np.round(np.arange(0.30, 0.96, 0.01), 2):
+        guess = lexicon_flags | (p >= t)
+        prec, rec, f1 = _pr(truth, guess)
+        if prec >= min_precision and f1 > best[0]:
+            best = (f1, float(t), (prec, rec, f1))
+    if best[0] < 0:  # no threshold keeps the precision: the scorer never flags alone
+        prec, rec, f1 = _pr(truth, lexicon_flags)
+        best = (f1, 1.0, (prec, rec, f1))
+    review = best[1]
+    high = next(
+        (float(t) for t in np.round(np.arange(review, 0.99, 0.01), 2)
+         if (p >= t).any() and _pr(truth, p >= t)[0] >= 0.95),
+        0.99,
+    )  # fmt: skip
+    final = model().fit(matrix, y)
+    coef = final.coef_.ravel()
+    nz = np.nonzero(coef)[0].astype(np.int32)
+    prec, rec, f1 = best[2]
+    return LinearModel(
+        columns=nz,
+        weights=coef[nz].astype(np.float32),
+        intercept=float(final.intercept_[0]),
+        platt_a=a,
+        platt_b=b,
+        review=review,
+        high=max(high, review),
+        n=len(y),
+        positives=int(y.sum()),
+        oof={"precision": round(float(prec), 4), "recall": round(float(rec), 4),
+             "f1": round(float(f1), 4)},  # fmt: skip
+    )
+
+
+#: Per model: regularisation C and the least out-of-fold precision of "lexicon or scorer".
+FIT_SETTINGS: dict[str, tuple[float, float]] = {
+    "zh/flagged": (1.0, 0.0),
+    "en/flagged": (1.0, 0.985),
+    "en/hate": (1.0, 0.0),
+}
+
+
+def fit_scorer(
+    posts: Sequence[LabelledPost],
+    lexicon_flags: Sequence[bool],
+    lexicon_hate: Sequence[bool],
+    *,
+    seed: int = SEED,
+    sources: dict[str, str] | None = None,
+) -> RiskScorer:
+    """Fit the three models on ``posts`` (the caller passes the **tune** split only).
+
+    Args:
+        posts: Labelled posts.
+        lexicon_flags: Per post, whether the lexicon alone flags it (review or block), so the
+            review threshold is chosen for the combination the policy makes.
+        lexicon_hate: Per post, whether the lexicon alone flags it as hate.
+        seed: Seed of the folds and the solver.
+        sources: File name → SHA-256 of the training files (recorded in the header).
+
+    Raises:
+        ValueError: A model has no rows or only one class (the data folder is incomplete).
+    """
+    if any(p.split != "tune" for p in posts):
+        raise ValueError("fit_scorer trains on the tune split only; the test split is held out")
+    matrix = _vectorizer().transform([p.text for p in posts]).tocsr()
+    lex = np.asarray(lexicon_flags, dtype=bool)
+    lex_hate = np.asarray(lexicon_hate, dtype=bool)
+    models: dict[str, LinearModel] = {}
+    for key in MODEL_KEYS:
+        lang, label = key.split("/")
+        rows = [i for i, p in enumerate(posts) if p.lang == lang and label in p.truth]
+        y = np.array([posts[i].truth[label] for i in rows], dtype=np.int64)  # type: ignore[index]
+        if len(rows) < 20 or y.min() == y.max():
+            raise ValueError(
+                f"cannot fit {key}: {len(rows)} rows, {int(y.sum()) if len(y) else 0} positive; "
+                "the data folder needs labelled posts of both classes in that language"
+            )
+        c, min_precision = FIT_SETTINGS[key]
+        flags = lex_hate if label == "hate" else lex
+        models[key] = _fit_one(
+            matrix[rows], y, flags[rows], c=c, min_precision=min_precision, seed=seed
+        )
+    meta = {
+        "format": FORMAT_VERSION,
+        "seed": seed,
+        "n_features": N_FEATURES,
+        "features": "words+bigrams (Latin), char 1-3 grams (Han); binary, l2",
+        "split": "tune",
+        "sources": sources or {},
+        "models": {
+            k: {
+                "intercept": m.intercept,
+                "platt_a": m.platt_a,
+                "platt_b": m.platt_b,
+                "review": m.review,
+                "high": m.high,
+                "n": m.n,
+                "positives": m.positives,
+                "oof": m.oof,
+            }
+            for k, m in models.items()
+        },
+    }
+    return RiskScorer(models=models, meta=meta, version=_version(meta, models))
+
+
+def _version(meta: dict[str, Any], models: dict[str, LinearModel]) -> str:
+    h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    for k in sorted(models):
+        h.update(models[k].columns.tobytes())
+        h.update(models[k].weights.tobytes())
+    return f"v{FORMAT_VERSION}-{h.hexdigest()[:12]}"
+
+
+def save_scorer(scorer: RiskScorer, path: Path | str) -> Path:
+    """Write the scorer atomically (temp file, then ``os.replace``); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {
+        "meta": np.frombuffer(json.dumps(scorer.meta, sort_keys=True).encode(), dtype=np.uint8)
+    }
+    for k, m in scorer.models.items():
+        arrays[f"{k}/columns"] = m.columns
+        arrays[f"{k}/weights"] = m.weights
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as handle:
+        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
+    os.replace(tmp, path)
+    return path
+
+
+def load_scorer(path: Path | str = DEFAULT_SCORER_PATH) -> RiskScorer:
+    """Read a scorer file written by :func:`save_scorer`.
+
+    Raises:
+        ScorerError: Missing, unreadable, or of another format version (the message says to
+            run ``orchestrator moderation fit``).
+    """
+    path = Path(path)
+    fix = "run `orchestrator moderation fit` to write it"
+    if not path.is_file():
+        raise ScorerError(path, None, f"risk scorer file not found; {fix}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            if meta.get("format") != FORMAT_VERSION:
+                raise ScorerError(
+                    path, None, f"scorer format {meta.get('format')} is not {FORMAT_VERSION}; {fix}"
+                )
+            models = {}
+            for k in MODEL_KEYS:
+                m = meta["models"][k]
+                models[k] = LinearModel(
+                    columns=data[f"{k}/columns"].astype(np.int32),
+                    weights=data[f"{k}/weights"].astype(np.float32),
+                    intercept=float(m["intercept"]),
+                    platt_a=float(m["platt_a"]),
+                    platt_b=float(m["platt_b"]),
+                    review=float(m["review"]),
+                    high=float(m["high"]),
+                    n=int(m["n"]),
+                    positives=int(m["positives"]),
+                    oof=dict(m.get("oof", {})),
+                )
+    except ScorerError:
+        raise
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        raise ScorerError(path, None, f"cannot read the scorer file ({exc}); {fix}") from exc
+    return RiskScorer(models=models, meta=meta, version=_version(meta, models), path=path)
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
