@@ -64,7 +64,59 @@ class Settings(BaseSettings):
         description="Sampling temperature. Greedy decoding makes a random-weight model repeat "
         "one token, which would skew the recorded expert load.",
     )
+    temperature_judging: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="Preset for judging and extraction skills (triage, tool arguments): greedy.",
+    )
+    temperature_factual: float = Field(
+        0.1, ge=0, le=2, description="Preset for factual replies (customer-service answers)."
+    )
+    temperature_free_text: float = Field(
+        0.7, ge=0, le=2, description="Preset for free text such as report prose."
+    )
+    cs_database_url: str = Field(
+        "sqlite:///runs/customer_service.db",
+        description="SQLAlchemy URL of the customer-service order store (SQLite file by default; "
+        "postgresql+psycopg://... for Postgres). `orchestrator store seed` fills it.",
+    )
+    cs_checkpoint_url: str = Field(
+        "",
+        description="Where conversations are checkpointed (LangGraph saver): a SQLite path or "
+        "URL, or a postgresql:// URL. Empty: runs/conversations.db next to the order store when "
+        "that is SQLite, the order store's own database when it is Postgres.",
+    )
+    cs_refund_auto_limit: float = Field(
+        200.0,
+        ge=0,
+        description="Largest refund (in the order's currency) approved without a "
+        "person; a larger one is handed off.",
+    )
+    cs_refund_window_days: int = Field(30, ge=0, description="Days after delivery to refund.")
+    cs_constrain_tool_args: bool = Field(
+        True,
+        description="Constrain tool-argument schemas by what the code knows (an enum of the "
+        "customer's own order ids). False sends only the shape (a bounded string), as a "
+        "server without constrained tool decoding would see it; arguments are validated "
+        "either way.",
+    )
     concurrency: int = Field(4, ge=1, le=256, description="Requests in flight in batch jobs.")
+    stats_interval_s: float = Field(
+        60.0, gt=0, description="Seconds between STATS log lines (vLLM /metrics polls)."
+    )
+    kv_cache_warn_fraction: float = Field(
+        0.92, ge=0, le=1, description="Warn when vLLM's KV-cache use is above this fraction."
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Expose the framework's Prometheus metrics on this port (off when unset).",
+    )
+    metrics_expert_window_s: float = Field(
+        300.0, gt=0, description="Window of the expert load share metric, in seconds."
+    )
     structured_output: bool = Field(
         True,
         description="Send JSON schemas as response_format (xgrammar on the server). False for a "

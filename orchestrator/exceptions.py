@@ -39,6 +39,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │                                               [orchestrator.core.client]
     ├── RequestTimeoutError (TimeoutError) .... a batch request ran past its timeout
     │                                           [orchestrator.batch.runner]
+    ├── HandoffError (LookupError) ............. no handoff waits on that conversation
+    │                                            [workflows.customer_service.graph]
     ├── ToolError (ValueError) ................. a customer-service tool refused its call
     │   │                                        [workflows.customer_service.store.tools]
     │   └── ToolArgumentsError ................. a tool call's arguments do not validate

@@ -44,6 +44,10 @@ class Request(BaseModel):
         attachments: Files sent with it.
         metadata: Free string tags, e.g. the source data file and row.
         received_at: UTC time of arrival.
+        thread_id: The conversation this request continues (multi-turn workflows keep their
+            state per thread: LangGraph checkpoints); None for a one-off request.
+        customer_id: The signed-in customer the conversation is for; customer-service tools
+            look up only this customer's data. None when unknown.
 
     Raises:
         pydantic.ValidationError: Empty or whitespace-only text, text over
@@ -62,6 +66,8 @@ class Request(BaseModel):
     attachments: tuple[Attachment, ...] = ()
     metadata: dict[str, str] = Field(default_factory=dict)
     received_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    thread_id: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[\w.:-]+$")
+    customer_id: str | None = Field(None, min_length=1, max_length=16, pattern=r"^[\w-]+$")
 
     @field_validator("text")
     @classmethod

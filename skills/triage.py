@@ -92,13 +92,19 @@ def parse_triage(text: str) -> IssueTriage:
 
 
 async def triage_issue(
-    llm: ModelGateway, message: str, *, node: str = "triage_issue", max_tokens: int = 96
+    llm: ModelGateway,
+    message: str,
+    *,
+    node: str = "triage_issue",
+    max_tokens: int = 96,
+    temperature: float | None = None,
 ) -> IssueTriage:
     """Ask the model to classify ``message``; the server constrains output to the schema.
 
     ``max_tokens`` leaves room for the longest schema-valid answer (about 70 characters, which
     the offline checkpoint's small tokenizer spells in up to about 60 tokens); a cut answer is
-    kept as unparsed data (``parsed=False``).
+    kept as unparsed data (``parsed=False``). ``temperature`` overrides the ``judging``
+    preset (0.0 by default, ``ORCH_TEMPERATURE_JUDGING``).
 
     Raises:
         ServerUnavailableError, ModelCallError: From the gateway.
@@ -111,5 +117,6 @@ async def triage_issue(
         ],
         output=_TriageOutput,
         max_tokens=max_tokens,
+        temperature=llm.temperature("judging", temperature),
     )
     return _triage(answer)

@@ -13,8 +13,9 @@ forbid real requests: the unit suite turns it off (``tests/unit/conftest.py``).
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -23,7 +24,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.exceptions import ModelCallError, OrchestratorError, ServerUnavailableError
-from serving.capture import ExpertRoutingCapture
+from serving.capture import EngineCapture, ExpertRoutingCapture
 from serving.expert_routing import ExpertRoutingTrace
 
 
@@ -34,6 +35,23 @@ class ChatMessage(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+class ToolCall(BaseModel):
+    """One tool call the model asked for (OpenAI ``tools`` API).
+
+    Attributes:
+        id: The call id the server gave it.
+        name: The function name.
+        arguments: The arguments as the model wrote them: JSON *text*, untrusted data that the
+            caller validates (pydantic) before anything runs.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = ""
+    name: str
+    arguments: str
 
 
 class ModelCall(BaseModel):
@@ -47,6 +65,8 @@ class ModelCall(BaseModel):
         completion_tokens: Completion tokens (``usage.completion_tokens``).
         latency_ms: Wall time of the HTTP call, milliseconds (replay time excluded).
         routing: The routing trace (its ``source`` says who filled it).
+        tool_calls: The tool calls the model asked for (empty without ``tools``).
+        ttft_ms: Streamed calls only: milliseconds from sending to the first content token.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -58,6 +78,21 @@ class ModelCall(BaseModel):
     completion_tokens: int = Field(ge=0)
     latency_ms: float = Field(ge=0)
     routing: ExpertRoutingTrace
+    tool_calls: tuple[ToolCall, ...] = ()
+    ttft_ms: float | None = None
+
+
+class TextDelta(BaseModel):
+    """One streamed piece of a completion: its text and the token ids the server sent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    token_ids: tuple[int, ...] = ()
+
+
+#: What :meth:`VLLMClient.stream_chat` yields: text pieces, then the finished call once.
+StreamItem = TextDelta | ModelCall
 
 
 #: When False, a :class:`VLLMClient` without an injected ``http_client`` refuses to send any
@@ -131,6 +166,24 @@ class ModelClient(Protocol):
     async def aclose(self) -> None:
         """Release connections; the client is not used afterwards."""
         ...
+
+
+def _tool_calls(message: dict[str, Any]) -> tuple[ToolCall, ...]:
+    """The ``tool_calls`` of a response message (arguments kept as text: untrusted data)."""
+    calls: list[ToolCall] = []
+    for raw in message.get("tool_calls") or []:
+        function = raw.get("function") or {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = "" if arguments is None else json.dumps(arguments)
+        calls.append(
+            ToolCall(
+                id=str(raw.get("id") or ""),
+                name=str(function.get("name") or ""),
+                arguments=arguments,
+            )
+        )
+    return tuple(calls)
 
 
 def json_schema_format(schema: dict[str, Any], name: str = "output") -> dict[str, Any]:
@@ -249,6 +302,8 @@ class VLLMClient:
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
         temperature: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelCall:
         """One non-streaming chat completion, with its routing trace.
 
@@ -259,6 +314,11 @@ class VLLMClient:
                 when the client was made with ``structured_output=False``; callers parse the
                 text as untrusted data either way.
             temperature: Sampling temperature (0 is greedy); the client's default when None.
+            tools: OpenAI function tools (``{"type": "function", "function": {...}}``).
+            tool_choice: ``"required"``, ``"auto"``, ``"none"`` or a named tool
+                (``{"type": "function", "function": {"name": ...}}``). vLLM needs
+                ``--tool-call-parser`` for named and required choices, and
+                ``--enable-auto-tool-choice`` for ``auto``.
 
         Raises:
             ServerUnavailableError: The server cannot be reached.
@@ -269,6 +329,10 @@ class VLLMClient:
         kwargs: dict[str, Any] = {}
         if json_schema is not None and self.structured_output:
             kwargs["response_format"] = json_schema_format(json_schema)
+        if tools:
+            kwargs["tools"] = list(tools)
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
         started = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(
@@ -309,15 +373,124 @@ class VLLMClient:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
         )
+        message = choice.get("message") or {}
         return ModelCall(
             model=self.model_name,
-            text=(choice.get("message") or {}).get("content") or "",
+            text=message.get("content") or "",
             finish_reason=choice.get("finish_reason"),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_ms=latency_ms,
             routing=routing,
+            tool_calls=_tool_calls(message),
         )
+
+    async def stream_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """A streamed chat completion: :class:`TextDelta` pieces as they arrive, then the
+        finished :class:`ModelCall` (with ``ttft_ms``) once.
+
+        **Expert routing of a streamed call.** vLLM sends no routed experts in streaming
+        chunks. The stream asks for ``return_token_ids``: the first chunk carries
+        ``prompt_token_ids`` and each chunk its ``token_ids``; the collected ids go to the
+        client's capture after the last chunk. On CPU that is :class:`ReplayCapture`, so the
+        trace is the transformers replay of exactly the streamed tokens, labelled ``replay``.
+        On GPU (:class:`EngineCapture`) the client sends one more, non-streamed request: the
+        prompt and completion token ids as a completion prompt with ``max_tokens=1``; the
+        engine's ``routed_experts`` of that prefill covers the same tokens and is labelled
+        ``engine`` (a re-prefill: the same tokens through the same engine, not the decode
+        steps themselves; not verified on a GPU in this session).
+
+        Raises:
+            ServerUnavailableError, ModelCallError, ModelRequestsBlockedError: As :meth:`chat`.
+        """
+        self._check_allowed()
+        started = time.perf_counter()
+        ttft_ms: float | None = None
+        prompt_ids: list[int] = []
+        completion_ids: list[int] = []
+        parts: list[str] = []
+        finish_reason: str | None = None
+        usage: dict[str, Any] = {}
+        try:
+            stream = await self._client.chat.completions.create(
+                model=self.model_name,
+                messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                max_tokens=max_tokens,
+                temperature=self.temperature if temperature is None else temperature,
+                stream=True,
+                stream_options={"include_usage": True},
+                extra_body={"return_token_ids": True},
+            )
+            async for chunk in stream:
+                body: dict[str, Any] = chunk.to_dict()
+                if body.get("prompt_token_ids"):
+                    prompt_ids = list(body["prompt_token_ids"])
+                if body.get("usage"):
+                    usage = body["usage"]
+                for choice in body.get("choices") or []:
+                    ids = list(choice.get("token_ids") or [])
+                    completion_ids.extend(ids)
+                    text = (choice.get("delta") or {}).get("content") or ""
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
+                    if text or ids:
+                        if ttft_ms is None:
+                            ttft_ms = (time.perf_counter() - started) * 1000.0
+                        parts.append(text)
+                        yield TextDelta(text=text, token_ids=tuple(ids))
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise self._unavailable(exc) from exc
+        except openai.APIStatusError as exc:
+            raise ModelCallError(
+                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+            ) from exc
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        prompt_tokens = int(usage.get("prompt_tokens") or len(prompt_ids))
+        completion_tokens = int(usage.get("completion_tokens") or len(completion_ids))
+        response: dict[str, Any] = {"prompt_token_ids": prompt_ids}
+        choice_body: dict[str, Any] = {"token_ids": completion_ids}
+        if isinstance(self.capture, EngineCapture) and prompt_ids:
+            response, choice_body = await self._reprefill(prompt_ids + completion_ids)
+        routing = await self.capture.capture(
+            response=response,
+            choice=choice_body,
+            prompt_ids=prompt_ids,
+            completion_ids=completion_ids,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+        yield ModelCall(
+            model=self.model_name,
+            text="".join(parts),
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=latency_ms,
+            routing=routing,
+            ttft_ms=ttft_ms,
+        )
+
+    async def _reprefill(self, token_ids: list[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """GPU: the engine's routing of ``token_ids`` from one non-streamed prefill.
+
+        Returns ``(response, choice)`` bodies for the capture; ``({}, {})`` on failure (the
+        capture then records the routing as unavailable rather than inventing it).
+        """
+        try:
+            completion = await self._client.completions.create(
+                model=self.model_name, prompt=token_ids, max_tokens=1, temperature=0.0
+            )
+        except openai.OpenAIError:
+            return {}, {}
+        body = completion.to_dict()
+        choices = body.get("choices") or [{}]
+        return body, choices[0]
 
     async def aclose(self) -> None:
         """Close the connection pool (an injected ``http_client`` too)."""

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification, RuleClassifier
 from orchestrator.core.client import ModelClient
+from orchestrator.core.events import (
+    CallExperts,
+    ClassificationEvent,
+    NodeFinished,
+    NodeStarted,
+    StreamDone,
+    StreamEvent,
+)
 from orchestrator.core.gateway import CallSummary, ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import (
@@ -20,6 +28,7 @@ from orchestrator.exceptions import (
     UnknownRouteError,
     UserError,
 )
+from orchestrator.observability.metrics import observed_request, observed_stream
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore
@@ -58,6 +67,12 @@ class RequestOutcome(BaseModel):
     calls: list[CallSummary] = []
 
 
+def thread_config(request: Request) -> dict[str, Any]:
+    """LangGraph's run config: the conversation's ``thread_id`` (the request id for a one-off
+    request), which a checkpointed graph needs and other graphs ignore."""
+    return {"configurable": {"thread_id": request.thread_id or request.id}}
+
+
 class Orchestrator:
     """Routes requests into workflows and records every model call.
 
@@ -68,6 +83,8 @@ class Orchestrator:
         workflows: The workflows to register, one per route.
         classifier: The request classifier; a :class:`RuleClassifier` by default.
         max_tokens: Default completion limit for model calls.
+        temperatures: Temperature presets per kind of skill (``judging``, ``factual``,
+            ``free_text``); the gateway's defaults when None.
 
     Example:
         >>> orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # doctest: +SKIP
@@ -84,7 +101,9 @@ class Orchestrator:
         *,
         classifier: RuleClassifier | None = None,
         max_tokens: int = 48,
+        temperatures: Mapping[str, float] | None = None,
     ) -> None:
+        self.temperatures = dict(temperatures) if temperatures is not None else None
         self.client = client
         self.store = store
         self.classifier = classifier or RuleClassifier()
@@ -94,6 +113,21 @@ class Orchestrator:
             if workflow.route in self.workflows:
                 raise UserError(f"two workflows registered for route {workflow.route}")
             self.workflows[workflow.route] = workflow
+
+    def _route(self, request: Request, classification: Classification) -> Route:
+        """The route to run: the classifier's, except that a conversation with a customer
+        (``thread_id`` and ``customer_id``) stays in customer service, where a request the
+        classifier is unsure of, or that also asks for another route, is handed to a person
+        or answered with a note of the part handed on."""
+        route = classification.route
+        if (
+            request.thread_id
+            and request.customer_id
+            and Route.CUSTOMER_SERVICE in self.workflows
+            and route is not Route.CUSTOMER_SERVICE
+        ):
+            return Route.CUSTOMER_SERVICE
+        return route
 
     def workflow_for(self, route: Route) -> Workflow[Any, Any]:
         """The workflow registered for ``route``.
@@ -109,6 +143,7 @@ class Orchestrator:
                 f"no workflow registered for route {route.value!r} (registered: {known})"
             ) from None
 
+    @observed_request  # Prometheus: requests by route/status, confidence, workflow latency
     async def handle(self, request: Request) -> RequestOutcome:
         """Classify ``request``, run its workflow and record the outcome.
 
@@ -131,7 +166,7 @@ class Orchestrator:
                 "build one with Request(text=...)"
             )
         classification = self.classifier.classify(request)
-        route = classification.route
+        route = self._route(request, classification)
         if route is Route.FALLBACK:
             await self.store.astart_request(request, classification, None)
             await self.store.afinish_request(request.id, "needs_human", error=classification.reason)
@@ -164,10 +199,12 @@ class Orchestrator:
             classification=classification,
             workflow=workflow.name,
             max_tokens=self.max_tokens,
+            temperatures=self.temperatures,
         )
         try:
             state = await workflow.graph.ainvoke(
                 workflow.initial_state(request),
+                thread_config(request),
                 context=WorkflowContext(llm=gateway, request=request),
             )
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
@@ -197,8 +234,189 @@ class Orchestrator:
             raise
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
-        # a workflow that refused its input (a bad attachment) is recorded as such
-        status: RequestStatus = "rejected" if payload.get("status") == "rejected" else "succeeded"
+        # a workflow that refused its input (a bad attachment), or that waits for a person
+        # (a LangGraph interrupt), is recorded as such
+        status: RequestStatus = (
+            payload["status"]
+            if payload.get("status") in ("rejected", "needs_human")
+            else "succeeded"
+        )
+        await self.store.afinish_request(request.id, status, result=payload)
+        return RequestOutcome(
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow.name,
+            status=status,
+            result=payload,
+            headline=with_secondary_note(workflow.headline(result), classification),
+            calls=list(gateway.calls),
+        )
+
+    @observed_stream  # counted once, from its classification and done events
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Like :meth:`handle`, as a stream of typed events (:mod:`orchestrator.core.events`):
+        the classification, each node's start and end, what nodes report (tool calls and
+        results, the reply's fact sentence and its tokens as they arrive, a handoff), each
+        model call's experts with their expert-routing source, and last :class:`StreamDone`.
+
+        The request is recorded exactly as :meth:`handle` records it; stopping the iteration
+        early records it ``cancelled``.
+
+        Raises:
+            UserError: ``request`` is not a :class:`Request`.
+            ServerUnavailableError: After the ``failed`` :class:`StreamDone` is yielded.
+        """
+        if not isinstance(request, Request):
+            raise UserError(
+                f"stream() takes a Request, got {type(request).__name__}; "
+                "build one with Request(text=...)"
+            )
+        classification = self.classifier.classify(request)
+        route = self._route(request, classification)
+        yield ClassificationEvent(
+            request_id=request.id,
+            route=route.value,
+            confidence=classification.confidence,
+            reason=classification.reason,
+            secondary_routes=tuple(
+                str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
+            ),
+        )
+        workflow = self.workflows.get(route)
+        if route is Route.FALLBACK or workflow is None:
+            outcome = await self.handle(request)
+            yield StreamDone(
+                request_id=outcome.request_id,
+                status=outcome.status,
+                headline=outcome.headline,
+                error=outcome.error,
+            )
+            return
+        await self.store.astart_request(request, classification, workflow.name)
+        gateway = ModelGateway(
+            self.client,
+            self.store,
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow.name,
+            max_tokens=self.max_tokens,
+            temperatures=self.temperatures,
+        )
+        state: dict[str, Any] = {}
+        interrupts: Any = None
+        finished = completed = False
+        try:
+            async for mode, chunk in workflow.graph.astream(
+                workflow.initial_state(request),
+                thread_config(request),
+                context=WorkflowContext(llm=gateway, request=request),
+                stream_mode=["custom", "tasks", "updates", "values"],
+            ):
+                if mode == "custom" and isinstance(chunk, BaseModel):
+                    yield chunk  # type: ignore[misc]
+                elif mode == "tasks" and isinstance(chunk, dict) and "name" in chunk:
+                    if "result" in chunk or "error" in chunk:
+                        yield NodeFinished(
+                            node=chunk["name"], interrupted=bool(chunk.get("interrupts"))
+                        )
+                    else:
+                        yield NodeStarted(node=chunk["name"])
+                elif mode == "updates" and isinstance(chunk, dict) and "__interrupt__" in chunk:
+                    interrupts = chunk["__interrupt__"]
+                elif mode == "values" and isinstance(chunk, dict):
+                    state = chunk
+            completed = True
+        except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
+            finished = True
+            await self.store.afinish_request(request.id, "failed", error=str(exc))
+            for event in _expert_events(gateway):
+                yield event
+            yield StreamDone(
+                request_id=request.id, status="failed", headline=f"failed: {exc}", error=str(exc)
+            )
+            if isinstance(exc, ServerUnavailableError):
+                raise
+            return
+        except Exception as exc:
+            finished = True
+            await self.store.afinish_request(
+                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
+            )
+            raise
+        finally:
+            if not finished and not completed:
+                # the consumer stopped early (or the task was cancelled): no row stays running
+                await asyncio.shield(
+                    self.store.afinish_request(request.id, "cancelled", error="stream closed")
+                )
+        if interrupts:
+            state = {**state, "__interrupt__": interrupts}
+        result = workflow.result(state)
+        payload = result.model_dump(mode="json")
+        status: RequestStatus = (
+            payload["status"]
+            if payload.get("status") in ("rejected", "needs_human")
+            else "succeeded"
+        )
+        await self.store.afinish_request(request.id, status, result=payload)
+        for event in _expert_events(gateway):
+            yield event
+        yield StreamDone(
+            request_id=request.id,
+            status=status,
+            headline=workflow.headline(result),
+            result=payload,
+        )
+
+    async def resume(
+        self, thread_id: str, *, approve: bool, note: str = "", by: str = "agent"
+    ) -> RequestOutcome:
+        """Resume the customer-service conversation ``thread_id`` that waits for a person, once,
+        with their decision (``approve``; ``note`` goes to the customer's record).
+
+        The resumed run is recorded as its own request (route ``customer_service``).
+
+        Raises:
+            UnknownRouteError: No customer-service workflow is registered.
+            HandoffError: Nothing waits on ``thread_id`` (a second resume is refused).
+            UserError: A bad thread id or note.
+        """
+        workflow = self.workflow_for(Route.CUSTOMER_SERVICE)
+        request = Request(text=f"[handoff resumed] {note or '-'}", thread_id=thread_id)
+        classification = Classification(
+            route=Route.CUSTOMER_SERVICE,
+            confidence=1.0,
+            scores={},
+            reason=f"resumed by a person ({'approved' if approve else 'rejected'})",
+        )
+        gateway = ModelGateway(
+            self.client,
+            self.store,
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow.name,
+            max_tokens=self.max_tokens,
+            temperatures=self.temperatures,
+        )
+        resume = getattr(workflow, "resume", None)
+        if resume is None:
+            raise UserError(f"workflow {workflow.name} cannot be resumed")
+        # refuse before recording anything when nothing waits (HandoffError)
+        if await workflow.pending_handoff(thread_id) is None:  # type: ignore[attr-defined]
+            await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
+        await self.store.astart_request(request, classification, workflow.name)
+        try:
+            state = await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
+        except Exception as exc:
+            await self.store.afinish_request(
+                request.id, "failed", error=f"{type(exc).__name__}: {exc}"
+            )
+            raise
+        result = workflow.result(state)
+        payload = result.model_dump(mode="json")
+        status: RequestStatus = (
+            "needs_human" if payload.get("status") == "needs_human" else "succeeded"
+        )
         await self.store.afinish_request(request.id, status, result=payload)
         return RequestOutcome(
             request_id=request.id,
@@ -209,3 +427,30 @@ class Orchestrator:
             headline=workflow.headline(result),
             calls=list(gateway.calls),
         )
+
+
+def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
+    return [
+        CallExperts(
+            node=c.node,
+            expert_routing_source=c.expert_routing_source.value,
+            top_experts=c.top_experts,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            latency_ms=c.latency_ms,
+        )
+        for c in gateway.calls
+    ]
+
+
+def with_secondary_note(headline: str, classification: Classification) -> str:
+    """``headline`` plus a note of the routes a compound request also asked for (issue 14).
+
+    The dispatcher runs the first route's workflow only; the rest are named so that nothing
+    the user asked for is dropped silently ("refund my order *and* summarise the sheet").
+    """
+    rest = classification.secondary_routes
+    if not rest:
+        return headline
+    names = ", ".join(r.value for r in rest)
+    return f"{headline} [also asked: {names}; not run, send it as a separate request]"

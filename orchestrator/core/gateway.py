@@ -8,17 +8,25 @@ for JSON output: schema, parse and validation in one place (:mod:`orchestrator.c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification
-from orchestrator.core.client import ChatMessage, ModelCall, ModelClient
+from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, StreamItem, TextDelta
 from orchestrator.core.structured import OutputT, StructuredAnswer, output_schema
-from orchestrator.exceptions import ModelCallError
+from orchestrator.exceptions import ModelCallError, UserError
+from orchestrator.observability.metrics import observe_model_call
 from orchestrator.telemetry import TelemetryStore
 from serving.expert_routing import ExpertRoutingSource
+
+#: A skill's kind of output, which picks its temperature preset.
+TemperatureKind = Literal["judging", "factual", "free_text"]
+
+#: Presets per kind of skill: greedy for judging and extraction, near-greedy for factual
+#: replies, 0.7 for free text (report prose). Settings override them (``ORCH_TEMPERATURE_*``).
+TEMPERATURE_PRESETS: dict[str, float] = {"judging": 0.0, "factual": 0.1, "free_text": 0.7}
 
 
 class CallSummary(BaseModel):
@@ -55,6 +63,8 @@ class ModelGateway:
         classification: The classifier's decision for it (copied into each row).
         workflow: The workflow's name.
         max_tokens: Default completion limit.
+        temperatures: Temperature presets by kind (``judging``, ``factual``, ``free_text``);
+            :data:`TEMPERATURE_PRESETS` when None (``ORCH_TEMPERATURE_*`` in the settings).
     """
 
     def __init__(
@@ -66,7 +76,9 @@ class ModelGateway:
         classification: Classification,
         workflow: str,
         max_tokens: int = 48,
+        temperatures: Mapping[str, float] | None = None,
     ) -> None:
+        self.temperatures = dict(TEMPERATURE_PRESETS if temperatures is None else temperatures)
         self.client = client
         self.store = store
         self.request_id = request_id
@@ -74,6 +86,23 @@ class ModelGateway:
         self.workflow = workflow
         self.max_tokens = max_tokens
         self.calls: list[CallSummary] = []
+
+    def temperature(self, kind: TemperatureKind, override: float | None = None) -> float:
+        """The temperature for a skill of ``kind``: ``override`` when given, else the preset.
+
+        Raises:
+            UserError: ``kind`` has no preset, or ``override`` is outside 0..2.
+        """
+        if override is not None:
+            if not 0.0 <= override <= 2.0:
+                raise UserError(f"temperature must be within 0..2, got {override}")
+            return override
+        try:
+            return self.temperatures[kind]
+        except KeyError:
+            raise UserError(
+                f"no temperature preset {kind!r}; presets: {sorted(self.temperatures)}"
+            ) from None
 
     async def chat(
         self,
@@ -83,6 +112,8 @@ class ModelGateway:
         max_tokens: int | None = None,
         json_schema: dict[str, Any] | None = None,
         temperature: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> ModelCall:
         """Call the model for ``node`` and write the call's telemetry row.
 
@@ -92,6 +123,10 @@ class ModelGateway:
             max_tokens: Completion token limit; the gateway's default when None.
             json_schema: Constrain the output to this schema (prefer :meth:`structured`).
             temperature: Sampling temperature; the client's default when None.
+            tools: OpenAI function tools; the answer's ``tool_calls`` hold what the model
+                asked for (arguments as untrusted JSON text).
+            tool_choice: ``"required"``, ``"auto"`` or a named tool (see
+                :meth:`VLLMClient.chat <orchestrator.core.client.VLLMClient.chat>`).
 
         Raises:
             ServerUnavailableError: The server cannot be reached (nothing is written).
@@ -101,6 +136,10 @@ class ModelGateway:
         options: dict[str, Any] = {}
         if temperature is not None:  # otherwise the client's default (ORCH_TEMPERATURE)
             options["temperature"] = temperature
+        if tools:  # only then: clients without tool support keep working
+            options["tools"] = list(tools)
+            if tool_choice is not None:
+                options["tool_choice"] = tool_choice
         try:
             call = await self.client.chat(
                 messages,
@@ -110,6 +149,11 @@ class ModelGateway:
             )
         except ModelCallError as exc:
             raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+        await self._record(node, call)
+        return call
+
+    async def _record(self, node: str, call: ModelCall) -> None:
+        """Write ``call``'s telemetry row and keep its summary."""
         await self.store.arecord_call(
             request_id=self.request_id,
             classification=self.classification,
@@ -119,6 +163,14 @@ class ModelGateway:
             latency_ms=call.latency_ms,
             finish_reason=call.finish_reason,
             routing=call.routing,
+        )
+        observe_model_call(  # Prometheus: latency, tokens, expert load over the window
+            node=node,
+            latency_ms=call.latency_ms,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+            moe_layers=call.routing.moe_layers if call.routing.has_routing else (),
+            expert_counts=call.routing.expert_counts() if call.routing.has_routing else None,
         )
         self.calls.append(
             CallSummary(
@@ -131,7 +183,39 @@ class ModelGateway:
                 mean_router_confidence=call.routing.mean_confidence(),
             )
         )
-        return call
+
+    async def stream(
+        self,
+        node: str,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """Stream a free-text call for ``node``: :class:`TextDelta` pieces, then the finished
+        :class:`ModelCall` once, after its telemetry row is written.
+
+        A client without ``stream_chat`` (a test double) is called once, non-streamed, and
+        its whole text comes as one piece. How a streamed call's experts are obtained is in
+        :meth:`VLLMClient.stream_chat <orchestrator.core.client.VLLMClient.stream_chat>`.
+
+        Raises:
+            ServerUnavailableError, ModelCallError, TelemetryError: As :meth:`chat`.
+        """
+        limit = max_tokens or self.max_tokens
+        stream_chat = getattr(self.client, "stream_chat", None)
+        if stream_chat is None:
+            call = await self.chat(node, messages, max_tokens=limit, temperature=temperature)
+            yield TextDelta(text=call.text)
+            yield call
+            return
+        try:
+            async for item in stream_chat(messages, max_tokens=limit, temperature=temperature):
+                if isinstance(item, ModelCall):
+                    await self._record(node, item)
+                yield item
+        except ModelCallError as exc:
+            raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
 
     async def structured(
         self,

@@ -187,8 +187,8 @@ async def test_each_skill_sends_its_prompt_schema_and_limits(store) -> None:
     await write_report(llm, facts)
 
     assert [(r.max_tokens, r.temperature) for r in model.requests] == [
-        (96, None),
-        (GATEWAY_MAX_TOKENS, None),
+        (96, 0.0),  # temperature presets (issue 12): judging
+        (GATEWAY_MAX_TOKENS, 0.1),  # factual reply
         (256, None),
         (640, None),
         (800, None),

@@ -1,15 +1,24 @@
-"""Customer-service workflow (LangGraph)."""
+"""Customer-service workflow (LangGraph): order store, tools, memory, handoff, streaming."""
 
 from workflows.customer_service.graph import (
     CustomerServiceResult,
     CustomerServiceState,
     CustomerServiceWorkflow,
-    build_graph,
+    HandoffError,
+    checkpoint_url,
+    open_workflow,
+    tool_spec,
 )
+from workflows.customer_service.signals import Signals, read_signals
 
 __all__ = [
     "CustomerServiceResult",
     "CustomerServiceState",
     "CustomerServiceWorkflow",
-    "build_graph",
+    "HandoffError",
+    "Signals",
+    "checkpoint_url",
+    "open_workflow",
+    "read_signals",
+    "tool_spec",
 ]

@@ -1,77 +1,691 @@
-"""The customer-service workflow: triage the message, then draft a reply.
+"""The customer-service workflow: signals and triage, one tool through the OpenAI tools API,
+human handoff with ``interrupt()``, and a reply whose facts come from tools.
 
 ::
 
-    START → triage_issue → draft_reply → END
+    START → start_turn → triage_issue → decide ─┬─► select_tool → run_tool ─┬─► draft_reply → END
+                                                │        │ invalid twice    │ over the limit
+                                                │        ▼                  ▼
+                                                ├──────► handoff (interrupt) ┘─► draft_reply
+                                                └──────────────────────────────► draft_reply
 
-``triage_issue`` asks for JSON constrained to :data:`skills.TRIAGE_SCHEMA`; ``draft_reply``
-writes free text. Both are model calls, each recorded with its experts and router confidence.
+* ``start_turn`` (code) reads :mod:`signals <workflows.customer_service.signals>`: intent words,
+  order ids, anger; it keeps the conversation's memory (last order, anger streak, history).
+* ``triage_issue`` (model, JSON schema, temperature preset ``judging``).
+* ``decide`` (code) picks the tool the turn needs from the signals (the triage when none
+  decides) and the handoff triggers: the customer asks for a person, the classifier or triage
+  is unsure, anger for a second turn in a row.
+* ``select_tool`` (model) asks for that tool by name (``tool_choice`` names it) with an
+  argument schema constrained by what code knows: an ``enum`` of the order ids this turn may
+  touch (the one in the message, else the one the conversation is about, else the customer's
+  own). The arguments are validated (pydantic, and the id must be one offered); an invalid
+  call is retried once, then handed to a person, and never executed.
+* ``run_tool`` (code) runs it for the thread's customer only; policy is checked in code. A
+  refund over the automatic limit goes to ``handoff``.
+* ``handoff`` records the case (``orchestrator handoff list``) and calls LangGraph's
+  ``interrupt()``; ``resume`` (CLI or :meth:`CustomerServiceWorkflow.resume`) continues it once.
+* ``draft_reply``: a fact sentence written by code from tool results, then the model's
+  streamed prose with placeholders filled and any number or id it wrote itself removed.
+
+State lives in LangGraph's checkpointer per ``thread_id`` (SQLite or Postgres: see
+:func:`open_workflow`), so a conversation survives a restart.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypedDict
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, ConfigDict
+from langgraph.types import Command, interrupt
+from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.classifier import Classification
+from orchestrator.config import Settings
+from orchestrator.core.client import ModelCall
+from orchestrator.core.events import (
+    HandoffEvent,
+    ReplyFacts,
+    ReplyToken,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
+from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.request import Request
 from orchestrator.routes import Route
-from skills import DraftReply, IssueTriage, draft_reply, triage_issue
+from skills import DraftReply, IssueTriage, triage_issue
+from skills.reply import fact_sentence, stream_reply
+from skills.tool_call import ToolRequest, request_tool_call
+from workflows.customer_service.signals import INTENT_TOOL, TRIAGE_INTENT, read_signals
+from workflows.customer_service.store import (
+    TOOL_DESCRIPTIONS,
+    OrderStore,
+    RefundPolicy,
+    ToolArgumentsError,
+    ToolError,
+    ToolResult,
+)
+
+#: Longest message text the workflow reads (a longer one is cut, and says so in the prompt).
+MAX_MESSAGE_CHARS = 4000
+#: Order ids offered to the model when the message names none (newest first).
+MAX_OFFERED_ORDERS = 20
+#: Turns of history kept in the thread state.
+MAX_HISTORY = 12
+
+
+class HandoffError(OrchestratorError, LookupError):
+    """No handoff waits on that thread: it was never handed off, or it was resumed already."""
 
 
 class CustomerServiceState(TypedDict, total=False):
-    """Graph state: the message, then what each node adds."""
+    """Graph state (plain JSON values, so any checkpointer can store it).
+
+    Per turn: ``message``, ``attachments``, ``signals``, ``triage``, ``plan``, ``tool_calls``,
+    ``tool_results``, ``handoff``, ``reply``. Per conversation: ``thread_id``,
+    ``customer_id``, ``turn``, ``angry_streak``, ``last_order_id``, ``history``.
+    """
 
     message: str
-    triage: IssueTriage
-    reply: DraftReply
+    attachments: list[str]
+    route: str
+    confidence: float
+    secondary_routes: list[str]
+    thread_id: str
+    customer_id: str | None
+    turn: int
+    angry_streak: int
+    last_order_id: str | None
+    history: list[dict[str, str]]
+    signals: dict[str, Any]
+    triage: dict[str, Any]
+    plan: dict[str, Any]
+    tool_calls: list[dict[str, Any]]
+    tool_results: list[dict[str, Any]]
+    handoff: dict[str, Any] | None
+    reply: dict[str, Any]
 
 
 class CustomerServiceResult(BaseModel):
-    """The workflow's output."""
+    """The workflow's output for one turn.
+
+    Attributes:
+        status: ``succeeded``, or ``needs_human`` when the turn waits for a person.
+        triage: The triage of the message.
+        reply: The reply: code's fact sentence then the model's checked prose.
+        tool_results: Every tool result of the turn (facts a reply may quote).
+        handoff: Why and how a person was involved, if one was.
+        thread_id: The conversation.
+    """
 
     model_config = ConfigDict(frozen=True)
 
+    status: str = "succeeded"
     triage: IssueTriage
     reply: DraftReply
+    tool_results: list[dict[str, Any]] = Field(default_factory=list)
+    handoff: dict[str, Any] | None = None
+    thread_id: str = ""
 
 
-async def _triage(state: CustomerServiceState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
-    return {"triage": await triage_issue(runtime.context.llm, state["message"])}
+def _emit(event: BaseModel) -> None:
+    """Send ``event`` to the stream (``Orchestrator.stream``); a no-op under ``ainvoke``."""
+    with contextlib.suppress(RuntimeError):  # outside a runnable context
+        get_stream_writer()(event)
 
 
-async def _reply(state: CustomerServiceState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
-    return {"reply": await draft_reply(runtime.context.llm, state["message"], state["triage"])}
-
-
-def build_graph():  # -> CompiledStateGraph
-    """Compile the graph (no checkpointer: each request is one short, stateless run)."""
-    graph = StateGraph(CustomerServiceState, context_schema=WorkflowContext)
-    graph.add_node("triage_issue", _triage)
-    graph.add_node("draft_reply", _reply)
-    graph.add_edge(START, "triage_issue")
-    graph.add_edge("triage_issue", "draft_reply")
-    graph.add_edge("draft_reply", END)
-    return graph.compile()
+def tool_spec(tool: str, order_ids: list[str] | None) -> dict[str, Any]:
+    """The OpenAI function tool for ``tool``, its order id an ``enum`` of ``order_ids``
+    (None: only a bounded string, as a server without constrained decoding would see it)."""
+    order_id: dict[str, Any] = (
+        {"type": "string", "enum": order_ids}
+        if order_ids is not None
+        else {"type": "string", "maxLength": 10}
+    )
+    properties: dict[str, Any] = {"order_id": order_id}
+    if tool == "change_address":
+        properties["new_address"] = {"type": "string", "minLength": 5, "maxLength": 120}
+    return {
+        "type": "function",
+        "function": {
+            "name": tool,
+            "description": TOOL_DESCRIPTIONS[tool],
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult]):
-    """Registered for :attr:`Route.CUSTOMER_SERVICE`."""
+    """Registered for :attr:`Route.CUSTOMER_SERVICE`.
+
+    Args:
+        store: The order store; without one the workflow answers without tools (it cannot
+            look anything up) and says so.
+        checkpointer: LangGraph saver for conversation state; in memory when None (use
+            :func:`open_workflow` for the configured SQLite or Postgres one).
+        settings: Tool-argument constraint and policy settings; defaults when None.
+    """
 
     name = "customer_service"
     route = Route.CUSTOMER_SERVICE
 
-    def __init__(self) -> None:
-        self.graph = build_graph()
+    def __init__(
+        self,
+        store: OrderStore | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings or Settings()
+        self.checkpointer = checkpointer or InMemorySaver()
+        self.graph = self._build().compile(checkpointer=self.checkpointer)
+        self._resume_lock = asyncio.Lock()
 
+    # --- the dispatcher's contract ---------------------------------------------------------
     def initial_state(self, request: Request) -> CustomerServiceState:
-        return CustomerServiceState(message=request.text)
+        """This turn's input; the thread's memory comes from the checkpointer."""
+        text = request.text
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[:MAX_MESSAGE_CHARS] + f" [... cut: {len(text) - MAX_MESSAGE_CHARS} more]"
+        return CustomerServiceState(
+            message=text,
+            attachments=[a.filename for a in request.attachments],
+            thread_id=request.thread_id or request.id,
+            customer_id=request.customer_id,
+        )
 
     def result(self, state: CustomerServiceState) -> CustomerServiceResult:
-        return CustomerServiceResult(triage=state["triage"], reply=state["reply"])
+        """The turn's result; ``needs_human`` while the graph waits in ``handoff``."""
+        waiting = bool(state.get("__interrupt__"))  # type: ignore[typeddict-item]
+        reply = state.get("reply") or {}
+        handoff = state.get("handoff")
+        if waiting and handoff:
+            reply = {"text": _waiting_text(handoff), "truncated": False}
+        return CustomerServiceResult(
+            status="needs_human" if waiting else "succeeded",
+            triage=IssueTriage(**state["triage"]),
+            reply=DraftReply(text=reply.get("text", ""), truncated=reply.get("truncated", False)),
+            tool_results=list(state.get("tool_results") or []),
+            handoff=handoff,
+            thread_id=state.get("thread_id", ""),
+        )
 
     def headline(self, result: CustomerServiceResult) -> str:
+        """``[issue/urgency] reply`` (``[handoff: reason]`` while a person is needed)."""
+        if result.status == "needs_human" and result.handoff:
+            return f"[handoff: {result.handoff.get('reason')}] {result.reply.text}"
         return f"[{result.triage.issue_type}/{result.triage.urgency}] {result.reply.text}"
+
+    # --- human handoff -----------------------------------------------------------------------
+    async def pending_handoff(self, thread_id: str) -> dict[str, Any] | None:
+        """The interrupt payload ``thread_id`` waits on, or None."""
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        for task in snapshot.tasks:
+            for item in task.interrupts:
+                return dict(item.value)
+        return None
+
+    async def resume(
+        self,
+        thread_id: str,
+        *,
+        approve: bool,
+        note: str,
+        gateway: ModelGateway,
+        by: str = "agent",
+    ) -> CustomerServiceState:
+        """Resume ``thread_id`` once with a person's decision; returns the final state.
+
+        Raises:
+            HandoffError: Nothing waits on ``thread_id`` (never handed off, or already
+                resumed: a second resume is refused).
+            UserError: ``note`` is over 2,000 characters.
+        """
+        if len(note) > 2000:
+            raise UserError("the note is over 2,000 characters; shorten it")
+        async with self._resume_lock:
+            if await self.pending_handoff(thread_id) is None:
+                raise HandoffError(
+                    f"no handoff waits on thread {thread_id!r}: it was never handed off, or it "
+                    "was resumed already (orchestrator handoff list shows the waiting ones)"
+                )
+            request = Request(text=f"[handoff resumed] {note or '-'}", thread_id=thread_id)
+            state = await self.graph.ainvoke(
+                Command(resume={"approve": approve, "note": note, "by": by}),
+                {"configurable": {"thread_id": thread_id}},
+                context=WorkflowContext(llm=gateway, request=request),
+            )
+        return state  # type: ignore[return-value]
+
+    # --- the graph -------------------------------------------------------------------------
+    def _build(self) -> StateGraph:
+        graph = StateGraph(CustomerServiceState, context_schema=WorkflowContext)
+        graph.add_node("start_turn", self._start_turn)
+        graph.add_node("triage_issue", self._triage)
+        graph.add_node("decide", self._decide)
+        graph.add_node("select_tool", self._select_tool)
+        graph.add_node("run_tool", self._run_tool)
+        graph.add_node("handoff", self._handoff)
+        graph.add_node("draft_reply", self._draft_reply)
+        graph.add_edge(START, "start_turn")
+        graph.add_edge("start_turn", "triage_issue")
+        graph.add_edge("triage_issue", "decide")
+        graph.add_conditional_edges("decide", _after_decide)
+        graph.add_conditional_edges("select_tool", _after_select)
+        graph.add_conditional_edges("run_tool", _after_run)
+        graph.add_edge("handoff", "draft_reply")
+        graph.add_edge("draft_reply", END)
+        return graph
+
+    async def _start_turn(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        signals = read_signals(state["message"])
+        history = [*(state.get("history") or []), {"role": "customer", "text": state["message"]}]
+        llm = runtime.context.llm
+        classification: Classification = llm.classification
+        secondary = [
+            str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
+        ]
+        return {
+            "turn": int(state.get("turn") or 0) + 1,
+            "signals": signals.model_dump(),
+            "history": history[-MAX_HISTORY:],
+            "route": classification.route.value,
+            "confidence": classification.confidence,
+            "secondary_routes": secondary,
+            "plan": {},
+            "tool_calls": [],
+            "tool_results": [],
+            "handoff": None,
+            "reply": {},
+        }
+
+    async def _triage(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        triage = await triage_issue(runtime.context.llm, state["message"])
+        return {"triage": triage.model_dump()}
+
+    async def _decide(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        signals = state["signals"]
+        triage = IssueTriage(**state["triage"])
+        intents: list[str] = list(signals["intents"])
+        angry = bool(signals["angry"]) or (
+            triage.parsed and triage.sentiment == "negative" and triage.urgency == "high"
+        )
+        streak = int(state.get("angry_streak") or 0) + 1 if angry else 0
+        update: dict[str, Any] = {"angry_streak": streak}
+        intent = next((i for i in intents if i != "human"), None)
+        if intent is None and triage.parsed:
+            intent = TRIAGE_INTENT.get(triage.issue_type)
+        reason = None
+        if "human" in intents:
+            reason = "the customer asked for a person"
+        elif state.get("route") == Route.FALLBACK.value:
+            reason = "the classifier is unsure of the route"
+        elif not triage.parsed:
+            reason = "the triage could not read the message"
+        elif streak >= 2:
+            reason = "the customer is angry for a second turn"
+        tool = INTENT_TOOL.get(intent or "")
+        plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
+        if reason is None and tool is not None and state.get("customer_id") and self.store:
+            plan["order_ids"] = self._offer_ids(state)
+            if not plan["order_ids"]:
+                plan["tool"] = None
+        elif tool is not None:
+            plan["tool"] = None
+            if self.store is not None and not state.get("customer_id"):
+                plan["note"] = "no customer id: nothing can be looked up"
+        update["plan"] = plan
+        if reason is not None:
+            update["handoff"] = {"reason": reason}
+        return update
+
+    def _offer_ids(self, state: CustomerServiceState) -> list[str]:
+        """Order ids this turn may touch: those in the message, else the one the conversation
+        is about, else the customer's own (newest first)."""
+        named = list(state["signals"]["order_ids"])
+        if named:
+            return named[:MAX_OFFERED_ORDERS]
+        if state.get("last_order_id"):
+            return [str(state["last_order_id"])]
+        assert self.store is not None and state.get("customer_id")
+        return self.store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS)
+
+    async def _select_tool(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        plan = state["plan"]
+        tool, offered = str(plan["tool"]), list(plan["order_ids"])
+        spec = tool_spec(tool, offered if self.settings.cs_constrain_tool_args else None)
+        calls: list[dict[str, Any]] = []
+        for attempt in (1, 2):  # one retry on invalid arguments, then a person
+            proposal = await request_tool_call(
+                runtime.context.llm,
+                ToolRequest(tool=tool, spec=spec, message=state["message"]),
+                node="select_tool",
+            )
+            error = ""
+            arguments = proposal.arguments if proposal else ""
+            if proposal is None:
+                error = "the model made no tool call"
+            else:
+                try:
+                    args = _validate(tool, arguments, offered, state["message"])
+                except ToolArgumentsError as exc:
+                    error = str(exc)
+            _emit(
+                ToolCallEvent(
+                    tool=tool,
+                    arguments=arguments[:500],
+                    valid=not error,
+                    attempt=attempt,
+                    error=error[:300],
+                )
+            )
+            calls.append({"tool": tool, "arguments": arguments[:500], "error": error[:300]})
+            if not error:
+                return {"tool_calls": calls, "plan": {**plan, "arguments": args}}
+        return {
+            "tool_calls": calls,
+            "handoff": {
+                "reason": "the model's tool arguments were invalid twice",
+                "tool": tool,
+                "rejected_arguments": [c["arguments"] for c in calls],
+            },
+        }
+
+    async def _run_tool(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        assert self.store is not None
+        plan = state["plan"]
+        tool, args = str(plan["tool"]), dict(plan["arguments"])
+        tools = self.store.tools(str(state["customer_id"]))
+        key = f"{state['thread_id']}:{state['turn']}"
+        if tool == "start_refund" and state.get("attachments"):
+            args["reason"] = ("customer request; evidence: " + ", ".join(state["attachments"]))[
+                :200
+            ]
+        try:
+            result = tools.run(tool, args, key=key)
+        except ToolError as exc:
+            if exc.code == "needs_approval":
+                return {
+                    "handoff": {
+                        "reason": "refund over the automatic limit",
+                        "action": {"tool": tool, "arguments": args, "key": key},
+                        "detail": str(exc),
+                    },
+                    "last_order_id": args.get("order_id"),
+                }
+            result = _refusal(tool, args, exc)
+        _emit(
+            ToolResultEvent(
+                tool=tool, ok=result.ok, facts=result.facts, error_code=result.error_code
+            )
+        )
+        update: dict[str, Any] = {"tool_results": [result.model_dump()]}
+        if result.ok or result.error_code != "not_found":
+            update["last_order_id"] = args.get("order_id")
+        return update
+
+    async def _handoff(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        handoff = dict(state.get("handoff") or {})
+        thread_id, turn = state["thread_id"], int(state["turn"])
+        context = {
+            "reason": handoff.get("reason"),
+            "message": state["message"][:1000],
+            "customer_id": state.get("customer_id"),
+            "attachments": state.get("attachments") or [],
+            "action": handoff.get("action"),
+            "detail": handoff.get("detail", ""),
+            "history": (state.get("history") or [])[-6:],
+        }
+        if self.store is not None:
+            self.store.record_handoff(
+                thread_id, turn, state.get("customer_id"), str(handoff.get("reason")), context
+            )
+        _emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
+        decision = interrupt({"thread_id": thread_id, "turn": turn, **context})
+        approve = bool(decision.get("approve")) if isinstance(decision, dict) else False
+        note = str(decision.get("note", ""))[:2000] if isinstance(decision, dict) else ""
+        by = str(decision.get("by", "agent"))[:120] if isinstance(decision, dict) else "agent"
+        results: list[dict[str, Any]] = []
+        action = handoff.get("action")
+        if action and self.store is not None:
+            tools = self.store.tools(str(state["customer_id"]))
+            if approve:
+                try:
+                    args = tools.validate(action["tool"], action["arguments"])
+                    done = tools.start_refund(
+                        args,  # type: ignore[arg-type]
+                        key=action["key"],
+                        approved_by=f"person:{by}",
+                        note=note,
+                    )
+                except ToolError as exc:
+                    done = _refusal(action["tool"], action["arguments"], exc)
+            else:
+                done = ToolResult(
+                    tool=action["tool"],
+                    ok=False,
+                    error_code="policy",
+                    facts={
+                        "order_id": str(action["arguments"].get("order_id", "")),
+                        "reason": "declined after review",
+                    },
+                )
+            _emit(
+                ToolResultEvent(
+                    tool=done.tool, ok=done.ok, facts=done.facts, error_code=done.error_code
+                )
+            )
+            results.append(done.model_dump())
+        if self.store is not None:
+            self.store.resolve_handoff(thread_id, turn, "approved" if approve else "rejected", note)
+        handoff.update({"decision": "approved" if approve else "rejected", "note": note, "by": by})
+        return {"handoff": handoff, "tool_results": results}
+
+    async def _draft_reply(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        llm = runtime.context.llm
+        locale = "en_US"
+        if self.store is not None and state.get("customer_id"):
+            locale = self.store.customer_locale(str(state["customer_id"]))
+        results = list(state.get("tool_results") or [])
+        facts: dict[str, str] = {}
+        for result in results:
+            facts.update(result.get("facts") or {})
+        sentences = [fact_sentence(results, locale)] if results else []
+        handoff = state.get("handoff")
+        if handoff and handoff.get("decision") and not results:
+            sentences.append(_reviewed_text(handoff, locale))
+        sentences.extend(_notes(state, locale))
+        facts_text = " ".join(s for s in sentences if s)
+        if facts_text:
+            _emit(ReplyFacts(text=facts_text))
+        prose: list[str] = []
+        call: ModelCall | None = None
+        async for item in stream_reply(
+            llm, state["message"], IssueTriage(**state["triage"]), facts
+        ):
+            if isinstance(item, str):
+                prose.append(item)
+                _emit(ReplyToken(text=item))
+            else:
+                call = item
+        text = " ".join(p for p in (facts_text, "".join(prose).strip()) if p)
+        history = [*(state.get("history") or []), {"role": "agent", "text": text[:2000]}]
+        return {
+            "reply": {
+                "text": text,
+                "facts": facts_text,
+                "truncated": bool(call and call.finish_reason == "length"),
+            },
+            "history": history[-MAX_HISTORY:],
+        }
+
+
+def _validate(tool: str, arguments: str, offered: list[str], message: str) -> dict[str, Any]:
+    """The model's arguments, validated: pydantic, the order id one of ``offered``, a new
+    address copied from the customer's own message.
+
+    Raises:
+        ToolArgumentsError: Any rule broken.
+    """
+    from workflows.customer_service.store import OrderTools
+
+    if tool == "start_refund":  # the model chooses the order only; code sets amount/reason
+        try:
+            data = json.loads(arguments)
+        except ValueError:
+            raise ToolArgumentsError(tool, "arguments are not JSON") from None
+        if not isinstance(data, dict) or set(data) - {"order_id"}:
+            raise ToolArgumentsError(tool, "only order_id may be given")
+    args = OrderTools.validate(tool, arguments).model_dump(exclude_none=True)
+    if args.get("order_id") not in offered:
+        raise ToolArgumentsError(tool, "order_id: not one of the orders this turn may touch")
+    if tool == "change_address" and args["new_address"] not in message:
+        raise ToolArgumentsError(tool, "new_address: not written by the customer")
+    return args
+
+
+def _refusal(tool: str, args: dict[str, Any], exc: ToolError) -> ToolResult:
+    facts = {"order_id": str(args.get("order_id", ""))}
+    if exc.code == "policy":
+        facts["reason"] = str(exc).split(": ", 1)[-1][:200]
+    return ToolResult(tool=tool, ok=False, facts=facts, error_code=exc.code, message=str(exc))
+
+
+def _after_decide(state: CustomerServiceState) -> str:
+    if state.get("handoff"):
+        return "handoff"
+    return "select_tool" if state["plan"].get("tool") else "draft_reply"
+
+
+def _after_select(state: CustomerServiceState) -> str:
+    return "handoff" if state.get("handoff") else "run_tool"
+
+
+def _after_run(state: CustomerServiceState) -> str:
+    return "handoff" if state.get("handoff") else "draft_reply"
+
+
+def _waiting_text(handoff: dict[str, Any]) -> str:
+    return f"A colleague will take over this conversation ({handoff.get('reason')})."
+
+
+def _reviewed_text(handoff: dict[str, Any], locale: str) -> str:
+    if locale.startswith("zh"):
+        return (
+            f"同事已处理您的问题（{'已批准' if handoff['decision'] == 'approved' else '未批准'}）。"
+        )
+    return f"A colleague reviewed your case: {handoff['decision']}."
+
+
+def _notes(state: CustomerServiceState, locale: str) -> list[str]:
+    """Attachments used as evidence, parts of a compound request handed on, and a turn with
+    nothing to look up."""
+    zh = locale.startswith("zh")
+    notes: list[str] = []
+    files = state.get("attachments") or []
+    if files:
+        names = ", ".join(files)
+        notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
+    others = [r for r in state.get("secondary_routes") or [] if r != Route.CUSTOMER_SERVICE.value]
+    route = state.get("route")
+    if route not in (None, Route.CUSTOMER_SERVICE.value, Route.FALLBACK.value):
+        others.insert(0, str(route))
+    for other in dict.fromkeys(others):
+        notes.append(
+            f"您请求中关于 {other} 的部分已转交相应流程处理。"
+            if zh
+            else f"The part of your request about {other.replace('_', ' ')} is handed on to "
+            f"the {other} workflow."
+        )
+    plan = state.get("plan") or {}
+    if plan.get("note"):
+        notes.append(
+            "请登录后我们再为您查询订单。" if zh else "Please sign in so I can look up your orders."
+        )
+    return notes
+
+
+@asynccontextmanager
+async def open_workflow(settings: Settings) -> AsyncIterator[CustomerServiceWorkflow]:
+    """The workflow on the configured order store and checkpointer, open for the block.
+
+    The checkpointer is LangGraph's own: ``AsyncSqliteSaver`` (langgraph-checkpoint-sqlite)
+    on ``settings.cs_checkpoint_url`` (default: ``conversations.db`` beside a SQLite order
+    store), or ``AsyncPostgresSaver`` (langgraph-checkpoint-postgres) when the URL is
+    PostgreSQL.
+
+    Raises:
+        UserError: A URL is malformed or a database cannot be opened.
+    """
+    store = OrderStore(
+        settings.cs_database_url,
+        policy=RefundPolicy(
+            window_days=settings.cs_refund_window_days,
+            auto_limit_cents=round(settings.cs_refund_auto_limit * 100),
+        ),
+    )
+    url = checkpoint_url(settings)
+    try:
+        if url.startswith(("postgresql", "postgres")):
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+            conn = url.replace("postgresql+psycopg://", "postgresql://", 1)
+            async with AsyncPostgresSaver.from_conn_string(conn) as saver:
+                await saver.setup()
+                yield CustomerServiceWorkflow(store, saver, settings=settings)
+        else:
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            path = url.removeprefix("sqlite:///")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            async with AsyncSqliteSaver.from_conn_string(path) as saver:
+                yield CustomerServiceWorkflow(store, saver, settings=settings)
+    finally:
+        store.close()
+
+
+def checkpoint_url(settings: Settings) -> str:
+    """Where conversations are checkpointed (see :attr:`Settings.cs_checkpoint_url`)."""
+    if settings.cs_checkpoint_url:
+        return settings.cs_checkpoint_url
+    store = settings.cs_database_url
+    if store.startswith("sqlite:///"):
+        folder = Path(store.removeprefix("sqlite:///")).parent
+        return f"sqlite:///{folder / 'conversations.db'}"
+    if store.startswith(("postgresql", "postgres")):
+        return store
+    raise UserError(
+        f"cannot place conversation checkpoints beside {store!r}; set ORCH_CS_CHECKPOINT_URL "
+        "to a SQLite path or a postgresql:// URL"
+    )

@@ -3,6 +3,7 @@
 from workflows.customer_service.store.schema import (
     Base,
     Customer,
+    Handoff,
     Order,
     OrderLine,
     Refund,
@@ -31,6 +32,7 @@ __all__ = [
     "TOOL_DESCRIPTIONS",
     "Base",
     "Customer",
+    "Handoff",
     "Order",
     "OrderLine",
     "OrderStore",

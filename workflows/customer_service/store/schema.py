@@ -196,3 +196,25 @@ class StoreMeta(Base):
 
     key: Mapped[str] = mapped_column(String(40), primary_key=True)
     value: Mapped[str] = mapped_column(String(200))
+
+
+class Handoff(Base):
+    """A conversation waiting for (or resolved by) a person. One row per (thread, turn).
+
+    ``status``: ``waiting``, ``approved`` or ``rejected``; ``context`` is JSON (the reason, the
+    customer's message, the pending action).
+    """
+
+    __tablename__ = "cs_handoffs"
+    __table_args__ = (UniqueConstraint("thread_id", "turn", name="uq_cs_handoffs_turn"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(128), index=True)
+    turn: Mapped[int] = mapped_column(Integer)
+    customer_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    reason: Mapped[str] = mapped_column(String(200))
+    context: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import UserError
-from workflows.customer_service.store.schema import Base, Customer, Order, StoreMeta
+from workflows.customer_service.store.schema import Base, Customer, Handoff, Order, StoreMeta
 from workflows.customer_service.store.seed import generate
 from workflows.customer_service.store.tools import OrderTools, RefundPolicy
 
@@ -91,6 +92,65 @@ class OrderStore:
         """True when ``customer_id`` is in the store."""
         with self.sessions() as session:
             return session.get(Customer, customer_id) is not None
+
+    def customer_locale(self, customer_id: str) -> str:
+        """The customer's locale (``en_US`` / ``zh_CN``); ``en_US`` when unknown."""
+        with self.sessions() as session:
+            customer = session.get(Customer, customer_id)
+            return customer.locale if customer is not None else "en_US"
+
+    def record_handoff(
+        self, thread_id: str, turn: int, customer_id: str | None, reason: str, context: dict
+    ) -> None:
+        """Record that ``thread_id`` waits for a person at ``turn`` (idempotent per turn)."""
+        with self.sessions() as session:
+            row = session.scalar(
+                select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+            )
+            if row is None:
+                session.add(
+                    Handoff(
+                        thread_id=thread_id,
+                        turn=turn,
+                        customer_id=customer_id,
+                        reason=reason[:200],
+                        context=json.dumps(context, ensure_ascii=False, default=str),
+                        status="waiting",
+                        note="",
+                        created_at=datetime.now(UTC),
+                    )
+                )
+                session.commit()
+
+    def resolve_handoff(self, thread_id: str, turn: int, status: str, note: str) -> None:
+        """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected."""
+        with self.sessions() as session:
+            row = session.scalar(
+                select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+            )
+            if row is not None and row.status == "waiting":
+                row.status, row.note, row.resolved_at = status, note[:2000], datetime.now(UTC)
+                session.commit()
+
+    def handoffs(self, status: str | None = "waiting") -> list[dict[str, object]]:
+        """Handoffs (waiting ones by default), oldest first, with their decoded context."""
+        with self.sessions() as session:
+            query = select(Handoff).order_by(Handoff.created_at, Handoff.id)
+            if status is not None:
+                query = query.where(Handoff.status == status)
+            return [
+                {
+                    "thread_id": h.thread_id,
+                    "turn": h.turn,
+                    "customer_id": h.customer_id,
+                    "reason": h.reason,
+                    "status": h.status,
+                    "note": h.note,
+                    "created_at": h.created_at.isoformat(),
+                    "context": json.loads(h.context),
+                }
+                for h in session.scalars(query)
+            ]
 
     def tools(self, customer_id: str) -> OrderTools:
         """The tools scoped to ``customer_id``."""

@@ -1,0 +1,131 @@
+"""Typed events of :meth:`Orchestrator.stream <orchestrator.core.dispatcher.Orchestrator.stream>`.
+
+A stream yields, in order: one :class:`ClassificationEvent`; for each graph node a
+:class:`NodeStarted` and a :class:`NodeFinished`; between them what the node reports through
+LangGraph's stream writer (:class:`ToolCallEvent`, :class:`ToolResultEvent`,
+:class:`ReplyFacts`, :class:`ReplyToken`, :class:`HandoffEvent`); then one
+:class:`CallExperts` per model call (with its expert-routing source), and last one
+:class:`StreamDone` with the request's outcome. Every event is a frozen pydantic model with a
+``kind`` literal, so ``match event.kind`` or ``isinstance`` both work, and
+``event.model_dump_json()`` is one line of a JSON event stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ClassificationEvent(_Event):
+    """The request's route and confidence (``secondary_routes`` for a compound request)."""
+
+    kind: Literal["classification"] = "classification"
+    request_id: str
+    route: str
+    confidence: float
+    reason: str
+    secondary_routes: tuple[str, ...] = ()
+
+
+class NodeStarted(_Event):
+    """A graph node began."""
+
+    kind: Literal["node_started"] = "node_started"
+    node: str
+
+
+class NodeFinished(_Event):
+    """A graph node ended (``interrupted``: it paused for a person)."""
+
+    kind: Literal["node_finished"] = "node_finished"
+    node: str
+    interrupted: bool = False
+
+
+class ToolCallEvent(_Event):
+    """The model asked for a tool (``arguments``: its JSON text, untrusted); ``valid`` says
+    whether the arguments passed validation (an invalid call is never executed)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    tool: str
+    arguments: str
+    valid: bool
+    attempt: int = 1
+    error: str = ""
+
+
+class ToolResultEvent(_Event):
+    """What a tool returned: facts (placeholder → value) or a refusal code."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    tool: str
+    ok: bool
+    facts: dict[str, str] = Field(default_factory=dict)
+    error_code: str | None = None
+
+
+class ReplyFacts(_Event):
+    """The reply's fact sentence, written by code from tool results (no model text)."""
+
+    kind: Literal["reply_facts"] = "reply_facts"
+    text: str
+
+
+class ReplyToken(_Event):
+    """A piece of the model's reply prose as it streams (already checked: numbers and ids
+    that no tool returned are removed before it is sent)."""
+
+    kind: Literal["reply_token"] = "reply_token"
+    text: str
+
+
+class HandoffEvent(_Event):
+    """The conversation waits for a person (``orchestrator handoff resume THREAD``)."""
+
+    kind: Literal["handoff"] = "handoff"
+    thread_id: str
+    reason: str
+
+
+class CallExperts(_Event):
+    """One model call's experts: ``(layer, expert, load share)`` of the most used, and where
+    they came from (``replay``: transformers replay of the call's token ids; ``engine``)."""
+
+    kind: Literal["call_experts"] = "call_experts"
+    node: str
+    expert_routing_source: str
+    top_experts: list[tuple[int, int, float]]
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+
+class StreamDone(_Event):
+    """The end: the request's status, headline and result (as in ``handle``)."""
+
+    kind: Literal["done"] = "done"
+    request_id: str
+    status: str
+    headline: str
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+#: Any event of a stream.
+StreamEvent = (
+    ClassificationEvent
+    | NodeStarted
+    | NodeFinished
+    | ToolCallEvent
+    | ToolResultEvent
+    | ReplyFacts
+    | ReplyToken
+    | HandoffEvent
+    | CallExperts
+    | StreamDone
+)

@@ -1,0 +1,61 @@
+"""A tool-calling test double for the customer-service unit tests (ScriptedModel + tools)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
+from orchestrator.testing import ScriptedModel
+
+#: Picks the arguments of a tool call from the tool spec (and the attempt number, from 1).
+ArgumentPicker = Callable[[dict[str, Any], int], str]
+
+
+def first_enum(spec: dict[str, Any], attempt: int) -> str:
+    """The first allowed value of each argument (what a schema-constrained model may give)."""
+    props = spec["function"]["parameters"]["properties"]
+    return json.dumps({k: (v.get("enum") or ["ORD-000000"])[0] for k, v in props.items()})
+
+
+class ScriptedToolModel(ScriptedModel):
+    """ScriptedModel that also answers ``tools`` requests with a scripted tool call.
+
+    Attributes:
+        tool_requests: ``(tools, tool_choice)`` of every tool call request.
+    """
+
+    def __init__(self, *args: Any, arguments: ArgumentPicker = first_enum, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.arguments = arguments
+        self.tool_requests: list[tuple[list[dict[str, Any]], Any]] = []
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+    ) -> ModelCall:
+        call = await super().chat(
+            messages, max_tokens=max_tokens, json_schema=json_schema, temperature=temperature
+        )
+        if not tools:
+            return call
+        self.tool_requests.append((list(tools), tool_choice))
+        spec = tools[0]
+        if isinstance(tool_choice, dict):
+            spec = next(
+                t for t in tools if t["function"]["name"] == tool_choice["function"]["name"]
+            )
+        args = self.arguments(spec, len(self.tool_requests))
+        return call.model_copy(
+            update={
+                "text": "",
+                "tool_calls": (ToolCall(id="t", name=spec["function"]["name"], arguments=args),),
+            }
+        )
