@@ -290,9 +290,13 @@ async def evaluate_with_model(
         status[key] = status.get(key, 0) + 1
         per_system["lexicon"].append(
             build_verdict(
-                prepared, workflow.policy, lexicon=lex, model=None, source="lexicon",
+                prepared,
+                workflow.policy,
+                lexicon=lex,
+                model=None,
+                source="lexicon",
                 scorer=combined.scorer,
-            )  # fmt: skip
+            )
         )
         per_system["model"].append(
             build_verdict(prepared, workflow.policy, lexicon=None, model=model, source="model")

@@ -61,8 +61,9 @@ def lexicon_findings(
         if not mention:
             best[hit.category] = max(best.get(hit.category, 0.0), hit.score)
     judgement = LexiconJudgement(
-        severity=Severity.highest([h.severity for h, m in zip(scan.hits, is_mention, strict=True)
-                                   if not m]),  # fmt: skip
+        severity=Severity.highest(
+            [h.severity for h, m in zip(scan.hits, is_mention, strict=True) if not m]
+        ),
         categories=tuple(
             CategoryScore(category=c, score=s, sources=("lexicon",))
             for c, s in sorted(best.items(), key=lambda kv: (-kv[1], kv[0].value))

@@ -35,6 +35,7 @@ same file (fitting is deterministic: liblinear with a fixed ``random_state``).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -80,7 +81,7 @@ def features(text: str) -> list[str]:
     words = [w.strip("'") for w in _WORD.findall(s)]
     words = [w for w in words if w]
     out = [f"w:{w}" for w in words]
-    out += [f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    out += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
     for run in _HAN_RUN.findall(s):
         for n in (1, 2, 3):
             out += [f"c:{run[i : i + n]}" for i in range(len(run) - n + 1)]
@@ -271,8 +272,11 @@ def _fit_one(
         high=max(high, review),
         n=len(y),
         positives=int(y.sum()),
-        oof={"precision": round(float(prec), 4), "recall": round(float(rec), 4),
-             "f1": round(float(f1), 4)},  # fmt: skip
+        oof={
+            "precision": round(float(prec), 4),
+            "recall": round(float(rec), 4),
+            "f1": round(float(f1), 4),
+        },
     )
 
 
