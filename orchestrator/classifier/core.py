@@ -29,7 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.engine import CompiledRules, normalise
+from orchestrator.classifier.learned import LearnedModel, load_model
 from orchestrator.classifier.loader import load_calibration, load_rules
 from orchestrator.classifier.models import (
     CalibrationFile,
@@ -39,7 +43,9 @@ from orchestrator.classifier.models import (
     RulesFile,
     Signal,
     Thresholds,
+    TierContribution,
 )
+from orchestrator.classifier.negation import clauses, mask, negated_scopes
 from orchestrator.datafiles import HotReloader
 from orchestrator.request import MAX_TEXT_CHARS, Request
 from orchestrator.routes import Route
@@ -56,6 +62,11 @@ def default_rules_path() -> Path:
     return _RULES_DIR / "routes.toml"
 
 
+def default_model_path() -> Path:
+    """The learned tier shipped in the package (``orchestrator/rules/learned.v1.npz``)."""
+    return _RULES_DIR / f"learned.v{learned_tier.VERSION}.npz"
+
+
 def default_calibration_path() -> Path:
     """The fitted calibration shipped in the package (``orchestrator/rules/calibration.toml``)."""
     return _RULES_DIR / "calibration.toml"
@@ -69,6 +80,7 @@ class _State:
     calibration: CalibrationFile | None
     thresholds: Thresholds
     version: str
+    model: LearnedModel | None
 
 
 class RuleClassifier:
@@ -81,6 +93,8 @@ class RuleClassifier:
         calibration_path: Fitted thresholds and calibration maps; the packaged
             ``calibration.toml`` (when it exists) if None and the rules are the packaged ones.
             Pass ``False`` for none.
+        model_path: The learned tier (``learned.v1.npz``); the packaged one (when it exists)
+            if None and the rules are the packaged ones. ``False``: rules only.
         min_score: Overrides the calibration file's threshold.
         ambiguity_margin: Overrides the calibration file's margin.
         reload_interval: Seconds between checks of the files for changes; 0 checks on every
@@ -101,6 +115,7 @@ class RuleClassifier:
         *,
         rules_path: Path | str | None = None,
         calibration_path: Path | str | bool | None = None,
+        model_path: Path | str | bool | None = None,
         min_score: float | None = None,
         ambiguity_margin: float | None = None,
         reload_interval: float | None = 1.0,
@@ -123,9 +138,17 @@ class RuleClassifier:
             self.calibration_path = default_calibration_path()
         else:
             self.calibration_path = None
+        if model_path is False:
+            self.model_path: Path | None = None
+        elif model_path not in (None, True):
+            self.model_path = Path(model_path)  # type: ignore[arg-type]
+        elif rules_path is None and rules is None and default_model_path().exists():
+            self.model_path = default_model_path()
+        else:
+            self.model_path = None
         self._live = HotReloader(
             self._load,
-            [p for p in (self.rules_path, self.calibration_path) if p is not None],
+            [p for p in (self.rules_path, self.calibration_path, self.model_path) if p is not None],
             interval_s=reload_interval,
             what="rules",
             version=lambda state: state.version,
@@ -154,7 +177,8 @@ class RuleClassifier:
                 calibration.rules_sha,
                 version,
             )
-        return _State(compiled, calibration, thresholds, version)
+        model = load_model(self.model_path) if self.model_path else None
+        return _State(compiled, calibration, thresholds, version, model)
 
     def reload(self) -> bool:
         """Reload the files now if they changed.
@@ -193,6 +217,11 @@ class RuleClassifier:
     def thresholds(self) -> Thresholds:
         """The live thresholds."""
         return self._state.thresholds
+
+    @property
+    def model(self) -> LearnedModel | None:
+        """The live learned tier (None: rules only)."""
+        return self._state.model
 
     @property
     def version(self) -> str:
@@ -267,6 +296,45 @@ class RuleClassifier:
         exts = tuple(name.rsplit(".", 1)[-1].lower() if "." in name else "" for name in attachments)
         return self._classify(text, exts, channel)
 
+    def evidence(self, request: Request) -> tuple[list[str], Classification, bool]:
+        """What the learned tier reads for ``request``, for fitting it.
+
+        Returns:
+            ``(features, classification, negated)``: the learned tier's feature names (see
+            :func:`orchestrator.classifier.learned.features`; rule ids included), this
+            classifier's classification (its first tier holds the rule scores), and whether any
+            match was negated.
+        """
+        state = self._live.get()
+        compiled = state.compiled
+        exts = tuple(a.extension for a in request.attachments)
+        norm, _ = _scan(request.text, compiled.max_scan_chars)
+        scopes = negated_scopes(norm)
+        ids: list[str] = []
+        negated = False
+        for index, (_, _, span) in compiled.match(norm, exts, request.channel).items():
+            rule = compiled.rules[index]
+            if (
+                scopes
+                and span is not None
+                and rule.negatable
+                and not rule.negative
+                and any(x <= span[0] and span[1] <= y for x, y in scopes)
+            ):
+                negated = True
+                continue
+            if not rule.negative:
+                ids.append(rule.id)
+        rules = self._classify(request.text, exts, request.channel)
+        feats = learned_tier.features(
+            mask(norm, scopes),
+            attachments=exts,
+            channel=request.channel,
+            rule_ids=ids,
+            rule_scores=rules.tiers[0].scores,
+        )
+        return feats, rules, negated
+
     def _invalid(self, reason: str) -> Classification:
         state = self._state
         return Classification(
@@ -283,19 +351,30 @@ class RuleClassifier:
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         state = self._live.get()  # looks at the files at most once per reload_interval
         compiled = state.compiled
-        norm = normalise(text[: compiled.max_scan_chars])
+        limit, n = compiled.max_scan_chars, len(text)
+        norm, scanned = _scan(text, limit)
         fired = compiled.match(norm, exts, channel)
+        scopes = negated_scopes(norm)
         rules = compiled.rules
         miss = dict.fromkeys(compiled.routes, 1.0)
         veto = dict.fromkeys(compiled.routes, 1.0)
         signals: list[Signal] = []
+        rule_ids: list[str] = []
+        n_negated = 0
         for index, (sim, matched, span) in fired.items():
             rule = rules[index]
             w = rule.weight * sim
-            if rule.negative:
+            negated = False
+            if scopes and span is not None and rule.negatable and not rule.negative:
+                a, b = span
+                negated = any(x <= a and b <= y for x, y in scopes)
+            if negated:
+                n_negated += 1
+            elif rule.negative:
                 veto[rule.route] *= 1.0 - w
             else:
                 miss[rule.route] *= 1.0 - w
+                rule_ids.append(rule.id)
             signals.append(
                 Signal(
                     rule_id=rule.id,
@@ -305,6 +384,7 @@ class RuleClassifier:
                     span=span,
                     negative=rule.negative,
                     similarity=sim,
+                    negated=negated,
                 )
             )
         if channel is not None:
@@ -333,33 +413,176 @@ class RuleClassifier:
         scores = {r: score for score, _, _, r in ranked}
         (s1, _, _, best), (s2, _, _, second) = ranked[0], ranked[1]
         t = state.thresholds
+        tie = s1 > 0.0 and s1 == s2
+        asked = _compound(norm, signals, t.secondary_min) if s2 > 0.0 else ()
+        model = state.model
+        sure = s1 >= t.sure_score and s2 <= 0.0 and not n_negated and not asked
+        cut = f"; read {limit:,} of {n:,} characters (head and tail)" if n > limit else ""
+        neg_note = f", {n_negated} negated" if n_negated else ""
         why: FallbackReason | None = None
-        if s1 <= 0.0:
-            why, reason = "no_signal", "no rule fired"
-        elif s1 < t.min_score:
-            why = "low_confidence"
-            reason = f"best route {best.value} scored {s1} < min_score {t.min_score}"
-        elif s1 - s2 < t.ambiguity_margin:
-            why = "ambiguous"
-            reason = (
-                f"ambiguous: {best.value} {s1} vs {second.value} {s2} "
-                f"(margin {round(s1 - s2, 4)} < {t.ambiguity_margin})"
-            )
-        route = FALLBACK if why else best
-        raw = s1 if why else s1 - s2
         cal = state.calibration
-        cmap = cal.maps.get(route) if cal is not None else None
-        uncalibrated = 1.0 - s1 if why else raw
+        if model is None or sure:
+            if s1 <= 0.0:
+                why, reason = "no_signal", "no rule fired"
+            elif tie:
+                why = "ambiguous"
+                reason = f"tie: {best.value} {s1} = {second.value} {s2}; a tie never acts"
+            elif s1 < t.min_score:
+                why = "low_confidence"
+                reason = f"best route {best.value} scored {s1} < min_score {t.min_score}"
+            elif s1 - s2 < t.ambiguity_margin:
+                why = "ambiguous"
+                reason = (
+                    f"ambiguous: {best.value} {s1} vs {second.value} {s2} "
+                    f"(margin {round(s1 - s2, 4)} < {t.ambiguity_margin})"
+                )
+            else:
+                reason = f"{best.value} scored {s1} (runner-up {second.value} {s2})"
+            route = FALLBACK if why else best
+            raw = s1 if why else s1 - s2
+            cmap = cal.maps.get(route) if cal is not None else None
+            uncalibrated = 1.0 - s1 if why else raw
+            tiers = (
+                TierContribution.model_construct(
+                    tier="rules",
+                    consulted=True,
+                    scores=scores,
+                    decided=True,
+                    note=("sure: fast path" if sure else "no learned tier loaded") + neg_note,
+                ),
+                TierContribution.model_construct(
+                    tier="learned",
+                    consulted=False,
+                    scores={},
+                    decided=False,
+                    note="not run: the rules were sure" if model is not None else "not loaded",
+                ),
+            )
+            out_scores = scores
+        else:
+            feats = learned_tier.features(
+                mask(norm, scopes),
+                attachments=exts,
+                channel=channel,
+                rule_ids=rule_ids,
+                rule_scores=scores,
+            )
+            z, share = model.logits(feats)
+            z = np.exp(z - z.max())
+            probs = z / z.sum()
+            order = np.argsort(-probs, kind="stable")
+            c1, c2 = learned_tier.CLASSES[order[0]], learned_tier.CLASSES[order[1]]
+            p1, p2 = round(float(probs[order[0]]), 4), round(float(probs[order[1]]), 4)
+            p_fallback = float(probs[learned_tier.CLASSES.index(FALLBACK)])
+            learned_scores = {learned_tier.CLASSES[i]: round(float(probs[i]), 4) for i in order}
+            if tie and not asked:
+                why = "ambiguous"
+                reason = (
+                    f"tie in the rules: {best.value} {s1} = {second.value} {s2}; a tie never acts"
+                )
+            elif c1 is FALLBACK:
+                why = "out_of_scope"
+                reason = (
+                    f"learned tier: out of scope for every route (p={p1}, next {c2.value} {p2})"
+                )
+            elif p1 < t.min_score:
+                why = "low_confidence"
+                reason = f"learned tier: best route {c1.value} p={p1} < min_score {t.min_score}"
+            elif p1 - p2 < t.ambiguity_margin:
+                why = "ambiguous"
+                reason = (
+                    f"ambiguous: {c1.value} p={p1} vs {c2.value} p={p2} "
+                    f"(margin {round(p1 - p2, 4)} < {t.ambiguity_margin})"
+                )
+            else:
+                reason = f"{c1.value} p={p1} (learned tier; runner-up {c2.value} {p2})"
+            route = FALLBACK if why else c1
+            raw = p_fallback if route is FALLBACK else p1 - p2
+            cmap = cal.learned_maps.get(route) if cal is not None else None
+            uncalibrated = p_fallback if route is FALLBACK else p1
+            out_scores = {r: p for r, p in learned_scores.items() if r is not FALLBACK}
+            tiers = (
+                TierContribution.model_construct(
+                    tier="rules",
+                    consulted=True,
+                    scores=scores,
+                    decided=False,
+                    note=(
+                        f"unsure: {best.value} {s1}, {second.value} {s2}"
+                        + (", tie" if tie else "")
+                        + neg_note
+                    ),
+                ),
+                TierContribution.model_construct(
+                    tier="learned",
+                    consulted=True,
+                    scores=learned_scores,
+                    decided=True,
+                    note=f"{share:.0%} of its evidence for {c1.value} came from the fired rules",
+                ),
+            )
         confidence = round(cmap(raw) if cmap is not None else uncalibrated, 4)
-        if not why:
-            reason = f"{best.value} scored {s1} (runner-up {second.value} {s2})"
+        secondary: tuple[Route, ...] = ()
+        if asked:
+            route, secondary, why = asked[0], asked[1:], None
+            reason = "compound request: " + " then ".join(r.value for r in asked)
+            confidence = min(confidence, 1.0)
         return Classification(
             route=route,
-            confidence=confidence,
-            scores=scores,
+            confidence=max(0.0, min(1.0, confidence)),
+            scores=out_scores,
             signals=tuple(signals),
-            reason=reason,
+            reason=reason + cut,
             fallback_reason=why,
             calibrated=cmap is not None,
             rules_version=state.version,
+            secondary_routes=secondary,
+            tiers=tiers,
+            truncated=n > limit,
+            scanned=scanned,
         )
+
+
+def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The normalised text that is read, and the ranges of ``text`` it came from.
+
+    A text over ``limit`` characters is read in two windows, its first ``limit // 2``
+    characters and its last ``limit - limit // 2`` (the ask often comes after a long paste),
+    joined by a blank line so that no phrase spans the cut.
+    """
+    n = len(text)
+    if n <= limit:
+        return normalise(text), ((0, n),)
+    head, tail = limit // 2, limit - limit // 2
+    norm = normalise(text[:head]) + "\n\n" + normalise(text[n - tail :])
+    return norm, ((0, head), (n - tail, n))
+
+
+def _compound(norm: str, signals: list[Signal], min_score: float) -> tuple[Route, ...]:
+    """Routes asked for in separate clauses, in the order asked; () unless two or more.
+
+    A clause asks for a route when that route's evidence in the clause (noisy-OR of the
+    non-negated positive signals whose span lies in it) reaches ``min_score`` and beats every
+    other route's there by 0.2.
+    """
+    parts = clauses(norm)
+    if len(parts) < 2:
+        return ()
+    asked: list[Route] = []
+    for a, b in parts:
+        miss: dict[Route, float] = {}
+        for sig in signals:
+            if sig.span is None or sig.negative or sig.negated:
+                continue
+            if a <= sig.span[0] and sig.span[1] <= b:
+                miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
+        if not miss:
+            continue
+        ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
+        top, route = ranked[0]
+        runner = ranked[1][0] if len(ranked) > 1 else 0.0
+        if top >= min_score and top - runner >= 0.2 and route not in asked:
+            asked.append(route)
+    if len(asked) < 2 or Route.CONTENT_MODERATION in asked:
+        return ()  # a post under review may mention anything: never split it
+    return tuple(asked)

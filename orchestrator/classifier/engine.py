@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from orchestrator.classifier.loader import RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
 from orchestrator.classifier.prefilter import RegexPrefilter
 from orchestrator.routes import Route
+from orchestrator.textnorm import fold_text
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,10 @@ Match = tuple[float, str, tuple[int, int] | None]
 
 
 def normalise(text: str) -> str:
-    """NFKC (full-width to half-width, compatibility forms folded) then lower case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """Fold the text as the moderation normaliser does (:func:`orchestrator.textnorm.fold_text`):
+    NFKC (full-width to half-width), case, homoglyphs (Cyrillic ``о`` -> ``o``), diacritics,
+    zero-width and control characters removed, whitespace to spaces."""
+    return fold_text(text)
 
 
 @dataclass

@@ -203,3 +203,71 @@ def fit_thresholds(
         fitted_on=f"{fitted_on}; {objective} {best[0]:.4f}",
         rules_sha=rules_sha,
     )
+
+
+#: Accuracy floors on held-out phrasings, per (route, language) (issue 14). ``eval`` marks each
+#: cell that falls under its floor; the overall target is 0.95, fallback recall 0.85 at a
+#: customer-service precision of 0.97.
+FLOORS: dict[tuple[Route, str], float] = {
+    (Route.CUSTOMER_SERVICE, "en"): 0.90,
+    (Route.CUSTOMER_SERVICE, "zh"): 0.95,
+    (Route.CONTENT_MODERATION, "en"): 0.90,
+    (Route.CONTENT_MODERATION, "zh"): 0.90,
+    (Route.EXCEL_REPORT, "en"): 0.95,
+    (Route.EXCEL_REPORT, "zh"): 0.95,
+    (Route.FALLBACK, "en"): 0.85,
+    (Route.FALLBACK, "zh"): 0.70,
+}
+TARGET_ACCURACY = 0.95
+TARGET_FALLBACK_RECALL = 0.85
+TARGET_CS_PRECISION = 0.97
+
+
+class TierRow(BaseModel):
+    """One row of the comparison table of ``orchestrator classifier eval``.
+
+    Attributes:
+        name: ``rules``, ``learned``, ``combined`` (or ``MiniLM router``).
+        accuracy: Over all rows.
+        by_route_lang: Recall per ``route/lang`` (the share of that cell's rows routed right).
+        fallback_recall: Share of out-of-scope rows that fell back.
+        cs_precision: Share of rows routed to customer service that belong there.
+        p50_us: Median microseconds per request on one thread (None when not timed).
+    """
+
+    name: str
+    accuracy: float
+    by_route_lang: dict[str, float]
+    fallback_recall: float
+    cs_precision: float
+    p50_us: float | None = None
+
+
+def tier_row(
+    name: str,
+    rows: Sequence[LabelledRequest],
+    routes: Sequence[Route],
+    p50_us: float | None = None,
+) -> TierRow:
+    """Score one tier's routes against the labels (see :class:`TierRow`).
+
+    Raises:
+        UserError: ``rows`` is empty or lengths differ.
+    """
+    if not rows or len(rows) != len(routes):
+        raise UserError(f"need one route per row and at least one row ({len(rows)}, {len(routes)})")
+    cells: dict[str, list[bool]] = defaultdict(list)
+    for row, r in zip(rows, routes, strict=True):
+        cells[f"{row.route.value}/{row.lang}"].append(r == row.route)
+    cs = [row.route is Route.CUSTOMER_SERVICE for row, r in zip(rows, routes, strict=True)
+          if r is Route.CUSTOMER_SERVICE]  # fmt: skip
+    fb = [r is Route.FALLBACK for row, r in zip(rows, routes, strict=True)
+          if row.route is Route.FALLBACK]  # fmt: skip
+    return TierRow(
+        name=name,
+        accuracy=sum(r == row.route for row, r in zip(rows, routes, strict=True)) / len(rows),
+        by_route_lang={k: sum(v) / len(v) for k, v in sorted(cells.items())},
+        fallback_recall=sum(fb) / len(fb) if fb else float("nan"),
+        cs_precision=sum(cs) / len(cs) if cs else float("nan"),
+        p50_us=p50_us,
+    )

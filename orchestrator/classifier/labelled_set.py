@@ -47,8 +47,9 @@ from orchestrator.routes import Route
 Split = Literal["tune", "test"]
 Lang = Literal["en", "zh"]
 
-#: Review-request wrappers, by language and split. ``{post}`` is the post; ``None`` = bare post
-#: on the moderation channel.
+#: Review-request wrappers, by language and split: each wrapper is one phrasing family (its own
+#: framing verbs and sentence shape); a family is on one side of the split only. ``{post}`` is
+#: the post; ``None`` = bare post on the moderation channel.
 MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
     "en": {
         "tune": (
@@ -57,6 +58,17 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Flagged by a user, needs a moderation decision: {post}",
             "Is this tweet OK to publish?\n{post}",
             "A user reported the following reply as abusive. Take a look: {post}",
+            "Is it fine to leave this up on the forum? {post}",
+            "Decide whether this reply can stay visible: {post}",
+            "Mod check please - allowed or not? {post}",
+            "Would this comment be acceptable on our page: {post}",
+            "Quick moderation call on this one: {post}",
+            "Can this go on the public wall? {post}",
+            "Someone posted this in the group chat, should it be hidden? {post}",
+            "Approve this user submission or not: {post}",
+            "Is the following message safe to show other users? {post}",
+            "Vet this caption before we publish it: {post}",
+            "Does this post cross the line? {post}",
             None,
         ),
         "test": (
@@ -65,6 +77,9 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Could you screen this user comment for hate speech or harassment: «{post}»",
             'Reported content: "{post}" - please assess.',
             "Does this violate the content policy? {post}",
+            "Can I let this through to the comments section? {post}",
+            "Keep or delete this forum reply: {post}",
+            "Is this alright to appear under our video? {post}",
             None,
         ),
     },
@@ -75,6 +90,13 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "用户举报了以下内容，请判断是否需要删除：{post}",
             "帮忙看一下这段话能不能发：{post}",
             "这条回复有没有问题，能通过吗？{post}",
+            "这段文字可以公开显示吗：{post}",
+            "看看这条动态要不要隐藏：{post}",
+            "这句话放在群里合适吗？{post}",
+            "请判断这条弹幕能否保留：{post}",
+            "这条内容允许发布吗：{post}",
+            "检查一下这个评论是否可以上线：{post}",
+            "网友发了这个，需要处理吗？{post}",
             None,
         ),
         "test": (
@@ -83,12 +105,13 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "请判断这条留言是否包含攻击性或歧视性言论：{post}",
             "待审内容：{post}",
             "这个帖子需要屏蔽吗？\n{post}",
+            "这条评论能放出来吗：{post}",
             None,
         ),
     },
 }
 
-#: Ask texts that come with a spreadsheet, by language and split.
+#: Ask texts that come with a spreadsheet, by language and split (one phrasing family each).
 EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
     "en": {
         "tune": (
@@ -98,6 +121,11 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "Build a pivot of sales by region from this.",
             "What are the key numbers in here?",
             "See attached.",
+            "Give me the top five rows by revenue from this sheet.",
+            "Compare this quarter with the last one using the table I sent.",
+            "Which columns have missing values in this file?",
+            "Turn these figures into a one-page summary.",
+            "Average per customer, please, from the upload.",
         ),
         "test": (
             "Here's the export from our system, give me the headline figures.",
@@ -115,6 +143,9 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "把附件里的数据做个统计分析",
             "这份表格帮我整理成报告",
             "附件请查收",
+            "按地区算一下这张表的合计",
+            "这个文件里哪些列有空值",
+            "用上传的数据对比一下两个季度",
         ),
         "test": (
             "附件是本季度的销售数据，请写一份总结",
@@ -123,6 +154,45 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "帮忙把这些数据做成图表",
             "文件见附件，谢谢",
         ),
+    },
+}
+
+#: CLINC150 intents that a customer-service desk answers: all of its ``banking`` and
+#: ``credit_cards`` domains, plus orders, reservations and bookings. The other in-scope CLINC
+#: intents (small talk, the assistant's own settings, timers, weather, recipes, calories, travel
+#: tips, car care, HR questions) are out of scope for customer service: they fall back, like
+#: CLINC's ``oos`` rows. A request can name a service word ("a joke about delivery drivers")
+#: and still be out of scope.
+CLINC_CS_DOMAINS = frozenset({"banking", "credit_cards"})
+CLINC_CS_INTENTS = frozenset(
+    {
+        "order", "order_status", "restaurant_reservation", "confirm_reservation",
+        "cancel_reservation", "accept_reservations", "book_flight", "book_hotel", "car_rental",
+        "flight_status", "lost_luggage", "carry_on", "exchange_rate", "travel_notification",
+        "insurance", "insurance_change", "direct_deposit", "rollover_401k",
+    }
+)  # fmt: skip
+
+#: Out-of-scope requests in Chinese, written for this set (the data folder has none): by topic
+#: family and split. They must fall back, some of them name a service word.
+ZH_OUT_OF_SCOPE: dict[Split, dict[str, tuple[str, ...]]] = {
+    "tune": {
+        "joke": ("给我讲个笑话", "说个关于程序员的段子", "讲一个好笑的故事听听"),
+        "weather": ("明天北京会下雨吗", "这周末天气怎么样", "今天要不要带伞"),
+        "trivia": ("长城有多长", "世界上最高的山是哪座", "谁发明了电话", "月亮离地球多远"),
+        "cooking": ("红烧肉怎么做", "煮鸡蛋要几分钟", "蛋糕用什么面粉比较好"),
+        "health": ("一片披萨有多少卡路里", "每天喝多少水合适", "跑步能减肥吗"),
+        "chat": ("你叫什么名字", "你是机器人吗", "你喜欢什么音乐", "晚安"),
+        "study": ("帮我解释一下相对论", "英语单词怎么背得快", "推荐几本好看的小说"),
+        "travel_tips": ("去云南旅游有什么好玩的", "日本有哪些必去的景点"),
+        "sport": ("昨晚的球赛谁赢了", "篮球比赛一节多少分钟"),
+    },
+    "test": {
+        "history": ("唐朝是哪一年建立的", "秦始皇统一六国是在哪一年"),
+        "pets": ("猫咪为什么喜欢踩奶", "狗狗可以吃葡萄吗", "养金鱼要注意什么"),
+        "math": ("一百以内有多少个质数", "圆的面积公式是什么"),
+        "movies": ("最近有什么好看的电影", "推荐一部适合周末看的电视剧", "周杰伦有哪些好听的歌"),
+        "misc": ("写一首关于秋天的诗", "外卖小哥的笑话有哪些", "快递这个词用英语怎么说"),
     },
 }
 
@@ -140,6 +210,8 @@ class LabelledRequest(BaseModel):
         source: Data file the text came from (``davidson_hate_offensive_sample.csv``...).
         split: ``tune`` (fitting allowed) or ``test`` (held out).
         template: Wrapper or ask-text id for generated requests, else None.
+        family: Phrasing family: the wrapper or ask text, the intent of a templated source
+            (BANKING77, Bitext, CLINC), else the row itself. A family lies wholly in one split.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -153,6 +225,7 @@ class LabelledRequest(BaseModel):
     source: str
     split: Split
     template: str | None = None
+    family: str = ""
 
     def to_request(self) -> Request:
         """The :class:`Request` to classify (metadata carries ``source`` = the id)."""
@@ -201,6 +274,16 @@ def _is_zh(text: str) -> bool:
     return cjk >= 2 and cjk * 4 >= len(text.replace(" ", ""))
 
 
+#: Column that names a row's intent, per customer-service file; rows of one intent are one
+#: phrasing family (BANKING77, Bitext and CLINC phrase each intent from shared templates).
+_INTENT_COLUMNS = ("intent", "category")
+
+
+def family_split(family: str) -> Split:
+    """``test`` for half the phrasing families, by a stable hash of the family id."""
+    return "test" if _hash("family", family) % 2 else "tune"
+
+
 def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
     for path in sorted(folder.glob("*.csv")):
         seen: set[str] = set()
@@ -208,18 +291,52 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
             texts = [_text(row)]
             if "sentence2" in row:  # ATEC: both questions of a pair are real questions
                 texts = [(row.get("sentence1") or "").strip(), (row.get("sentence2") or "").strip()]
+            intent = next((row[c] for c in _INTENT_COLUMNS if row.get(c)), "")
+            oos = intent == "oos"
+            assistant = bool(
+                path.name.startswith("clinc150")
+                and not oos
+                and row.get("domain") not in CLINC_CS_DOMAINS
+                and intent not in CLINC_CS_INTENTS
+            )
+            if intent:
+                family = f"{path.name}:{intent}"
+                split = family_split(family)
+                if oos:  # CLINC's oos rows share no template: split by row
+                    family = f"{path.name}:oos:{row_no}"
+                    split = split_of(path.name, texts[0])
+            else:  # natural text (waimai reviews, ATEC pairs): each row (pair) is its own family
+                family = f"{path.name}:{row_no}"
+                split = split_of(path.name, texts[0])
             for k, text in enumerate(texts):
                 if not text or text in seen or len(text) > MAX_TEXT_CHARS:
                     continue
                 seen.add(text)
-                oos = (row.get("intent") or "") == "oos"
+                fallback = oos or assistant
                 yield LabelledRequest(
                     id=f"{path.name}:{row_no}" + (f".{k + 1}" if len(texts) > 1 else ""),
                     text=text,
-                    route=Route.FALLBACK if oos else Route.CUSTOMER_SERVICE,
+                    route=Route.FALLBACK if fallback else Route.CUSTOMER_SERVICE,
                     lang="zh" if _is_zh(text) else "en",
-                    source=path.name + (":oos" if oos else ""),
-                    split=split_of(path.name, text),
+                    source=path.name + (":oos" if oos else ":assistant" if assistant else ""),
+                    split=split,  # type: ignore[arg-type]
+                    family=family,
+                )
+
+
+def _zh_out_of_scope() -> Iterator[LabelledRequest]:
+    for split, topics in ZH_OUT_OF_SCOPE.items():
+        for topic, texts in topics.items():
+            for i, text in enumerate(texts):
+                yield LabelledRequest(
+                    id=f"zh_out_of_scope:{split}.{topic}.{i}",
+                    text=text,
+                    route=Route.FALLBACK,
+                    lang="zh",
+                    source="zh_out_of_scope",
+                    split=split,  # type: ignore[arg-type]
+                    template=f"oos.zh.{split}.{topic}",
+                    family=f"oos.zh.{topic}",
                 )
 
 
@@ -244,6 +361,7 @@ def _moderation(folder: Path) -> Iterator[LabelledRequest]:
                 source=path.name,
                 split=split,
                 template=f"mod.{lang}.{split}.{w}",
+                family=f"mod.{lang}.{split}.{w}",
             )
 
 
@@ -271,6 +389,7 @@ def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
                     source=f"spreadsheets/{lang}",
                     split=split,  # type: ignore[arg-type]
                     template=f"xl.{lang}.{split}.{a}",
+                    family=f"xl.{lang}.{split}.{a}",
                 )
 
 
@@ -298,6 +417,7 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
         *_customer_service(data_dir / "customer_service"),
         *_moderation(data_dir / "moderation"),
         *_excel(data_dir / "spreadsheets", per_split=cap or 400),
+        *_zh_out_of_scope(),
     ]
     groups: dict[tuple[str, str], list[LabelledRequest]] = {}
     for row in rows:

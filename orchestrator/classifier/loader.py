@@ -147,22 +147,27 @@ def dump_calibration(calibration: CalibrationFile) -> str:
     """TOML text of a calibration file (tomllib has no writer; the shape is flat enough)."""
     t = calibration.thresholds
     out = [
-        "# Written by `orchestrator classifier fit-thresholds`; do not edit by hand.",
+        "# Written by `orchestrator classifier fit` / `fit-thresholds`; do not edit by hand.",
         f"fitted_on = {_q(calibration.fitted_on)}",
         f"rules_sha = {_q(calibration.rules_sha)}",
         "",
         "[thresholds]",
         f"min_score = {t.min_score}",
         f"ambiguity_margin = {t.ambiguity_margin}",
+        f"sure_score = {t.sure_score}",
+        f"secondary_min = {t.secondary_min}",
     ]
-    for route, m in calibration.maps.items():
-        out += [
-            "",
-            f"[maps.{route.value}]",
-            f"n = {m.n}",
-            "x = [" + ", ".join(repr(float(v)) for v in m.x) + "]",
-            "y = [" + ", ".join(repr(float(v)) for v in m.y) + "]",
-        ]
+    if calibration.cost:
+        out += ["", "[cost]"] + [f"{k} = {float(v)}" for k, v in calibration.cost.items()]
+    for table, maps in (("maps", calibration.maps), ("learned_maps", calibration.learned_maps)):
+        for route, m in maps.items():
+            out += [
+                "",
+                f"[{table}.{route.value}]",
+                f"n = {m.n}",
+                "x = [" + ", ".join(repr(float(v)) for v in m.x) + "]",
+                "y = [" + ", ".join(repr(float(v)) for v in m.y) + "]",
+            ]
     return "\n".join(out) + "\n"
 
 

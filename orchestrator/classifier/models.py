@@ -23,7 +23,12 @@ FallbackReason = Literal[
     "low_confidence",  # best score under ``min_score``
     "ambiguous",  # best and runner-up closer than ``ambiguity_margin``
     "invalid_input",  # empty, too long, binary or not UTF-8 (classify_text only)
+    "out_of_scope",  # the learned tier's best class is fallback: no route serves it
 ]
+
+#: A tier of the classifier: ``rules`` (routes.toml), ``learned`` (the linear model, rules
+#: included as features), ``semantic`` (the optional embedding router).
+TierName = Literal["rules", "learned", "semantic"]
 
 
 class Signal(BaseModel):
@@ -39,6 +44,8 @@ class Signal(BaseModel):
             case), or None for attachment and channel signals.
         negative: True for a negative pattern (evidence against ``route``).
         similarity: 1.0 for exact matches, else the rapidfuzz ratio in [0, 1].
+        negated: The match lies in the scope of a negation ("don't moderate ...", "不用审核")
+            and counted for nothing (``weight`` is then what it would have given).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -50,6 +57,30 @@ class Signal(BaseModel):
     span: tuple[int, int] | None = None
     negative: bool = False
     similarity: float = 1.0
+    negated: bool = False
+
+
+class TierContribution(BaseModel):
+    """What one tier of the classifier said about a request.
+
+    Attributes:
+        tier: ``rules``, ``learned`` or ``semantic``.
+        consulted: Whether it ran (the learned tier runs only when the rules are unsure, the
+            semantic tier only when it is switched on and the fast tiers are unsure).
+        scores: Its scores per class, highest first: rule evidence in [0, 1] for ``rules``,
+            probabilities (fallback included) for ``learned`` and ``semantic``.
+        decided: Whether its scores made the decision.
+        note: In words: why it ran or not; for the learned tier, the share of its evidence
+            for the top class that came from the rules that fired.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tier: TierName
+    consulted: bool
+    scores: dict[Route, float] = {}
+    decided: bool = False
+    note: str = ""
 
 
 class RouteScore(BaseModel):
@@ -78,6 +109,13 @@ class Classification(BaseModel):
         fallback_reason: Machine-readable reason when ``route`` is fallback, else None.
         calibrated: Whether ``confidence`` went through a fitted calibration map.
         rules_version: Short hash of the rules (and calibration) the decision used.
+        secondary_routes: Further routes the request also asks for (a compound request such
+            as "refund my order and summarise the attached sheet"), in the order asked; the
+            dispatcher runs ``route`` and notes these.
+        tiers: What each tier contributed (see :class:`TierContribution`).
+        truncated: The text was longer than the scan limit; only ``scanned`` was read.
+        scanned: ``(start, end)`` character ranges of the *original* text that were read: the
+            whole text, or a head and a tail window when ``truncated``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -90,6 +128,10 @@ class Classification(BaseModel):
     fallback_reason: FallbackReason | None = None
     calibrated: bool = False
     rules_version: str = ""
+    secondary_routes: tuple[Route, ...] = ()
+    tiers: tuple[TierContribution, ...] = ()
+    truncated: bool = False
+    scanned: tuple[tuple[int, int], ...] = ()
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -133,6 +175,9 @@ class Rule(BaseModel):
             one of them.
         negative: A negative pattern: when it fires, the route's score is multiplied by
             ``1 - weight``.
+        negatable: A match inside a negation's scope ("don't moderate", "不用审核") counts
+            for nothing. Off for evidence that a negation does not undo (a problem described
+            with "not", profanity inside a post).
         line: Line of the rule in the rules file (set by the loader).
     """
 
@@ -146,6 +191,7 @@ class Rule(BaseModel):
     regex: str | None = None
     attachments: tuple[str, ...] = ()
     negative: bool = False
+    negatable: bool = True
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("keywords", "attachments")
@@ -205,7 +251,9 @@ class Settings(BaseModel):
     """Engine settings of a rules file.
 
     Attributes:
-        max_scan_chars: Only the first this-many characters of a text are matched.
+        max_scan_chars: A longer text is read in two windows: its first half this many
+            characters and its last half (``Classification.truncated`` and ``scanned`` say
+            so).
         regex_timeout_ms: Per-search time limit of a regex rule at run time.
         fuzzy_min_len: Shortest English keyword (letters) that is fuzzy-matched.
         fuzzy_min_ratio: Lowest rapidfuzz ``ratio`` (0-100) that counts as a fuzzy match.
@@ -243,17 +291,26 @@ class RulesFile(BaseModel):
 
 
 class Thresholds(BaseModel):
-    """Decision thresholds.
+    """Decision thresholds, on the scale of the tier that decides: rule evidence when the rules
+    decide alone (no learned model), the combined probability when the learned tier decides.
 
     Attributes:
-        min_score: The best route needs at least this evidence score.
-        ambiguity_margin: It must beat the runner-up by at least this much.
+        min_score: The best route needs at least this score.
+        ambiguity_margin: It must beat the runner-up by at least this much. Whatever its
+            value, a tie (margin 0) never acts: it is always ``ambiguous``.
+        sure_score: The rules decide alone (fast path, the learned tier is not run) when their
+            best route scores at least this, no other route has any evidence, and nothing was
+            negated. Above 1 the learned tier always runs.
+        secondary_min: A second clause's route becomes a secondary route when its evidence in
+            that clause reaches this.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     min_score: float = Field(0.4, ge=0, le=1)
     ambiguity_margin: float = Field(0.1, ge=0, le=1)
+    sure_score: float = Field(0.85, ge=0, le=1.01)
+    secondary_min: float = Field(0.5, gt=0, le=1)
 
 
 class CalibrationFile(BaseModel):
@@ -263,13 +320,18 @@ class CalibrationFile(BaseModel):
         thresholds: The fitted thresholds.
         maps: Per decided route (``fallback`` included): isotonic map from the raw score
             (best score minus runner-up for a route; best score for fallback) to P(correct).
+        learned_maps: The same for decisions of the learned tier (raw score: best probability
+            minus the runner-up's).
         fitted_on: Where the fit came from (split, sizes), for people.
         rules_sha: Hash of the rules file the fit was made with.
+        cost: The decision costs the thresholds were chosen by (``wrong_route``, ``handoff``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     thresholds: Thresholds = Thresholds()
     maps: dict[Route, IsotonicMap] = {}
+    learned_maps: dict[Route, IsotonicMap] = {}
+    cost: dict[str, float] = {}
     fitted_on: str = ""
     rules_sha: str = ""

@@ -136,7 +136,7 @@ def test_bad_input_gets_a_clear_result(
 
 def test_emoji_only_and_bytes(clf: RuleClassifier) -> None:
     r = clf.classify_text("😡😡🔥")
-    assert r.route is Route.FALLBACK and r.fallback_reason == "no_signal"
+    assert r.route is Route.FALLBACK and r.fallback_reason in ("no_signal", "out_of_scope")
     ok = clf.classify_text("我的退款什么时候到账".encode(), attachments=["a.csv"])
     assert ok.route in (Route.CUSTOMER_SERVICE, Route.EXCEL_REPORT)
     assert any(s.rule_id == "xl.attachment" for s in ok.signals)

@@ -1,0 +1,131 @@
+"""Negation scope and clauses, in English and Chinese, on the classifier's normalised text.
+
+"Don't moderate anything, I only need to track my parcel" asks for customer service: the cue
+word *moderate* is in the scope of *don't*. :func:`negated_scopes` finds such scopes; a rule
+match that lies inside one counts for nothing (rules with ``negatable = false`` excepted).
+
+English cues are directive negations, not every "not": ``don't`` / ``do not`` / ``never``
+followed by a verb of asking (``don't moderate``, ``do not need a report``), and ``no need
+to``, ``without``, ``instead of``, ``rather than``, ``not asking``, ``not looking``, ``not a``.
+"I did not receive my refund" or "my card is not working" negate nothing: there the negation
+*is* the problem the customer reports. Chinese cues: 不要, 别, 无需, 不用, 不需要, 没必要, 不必,
+甭, 用不着.
+
+A scope runs from the cue to the end of its clause: punctuation, a contrast or focus word
+(English ``but``, ``just``, ``only``, ``instead``, ``i``, ``please``; Chinese 但, 只, 就,
+而是, 帮我, 请, 麻烦, 我想, 我要), at most 6 English words or 8 Chinese characters.
+
+:func:`clauses` splits a text into the clauses of a compound request ("refund my order *and*
+summarise the attached sheet", "帮我退款，另外把表格汇总一下").
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Verbs of asking that a directive "don't"/"do not"/"never" negates.
+_ASK_VERBS = (
+    "moderate|review|check|screen|flag|remove|delete|ban|censor|approve|reject|block|hide|"
+    "summari[sz]e|analy[sz]e|report|chart|plot|tabulate|open|read|look|touch|need|want|"
+    "care|worry|bother|send|process|refund|cancel|escalate|forward|route|transfer|track|"
+    "contact|call|email|mark|treat|consider|handle|publish|post"
+)
+_EN_CUE = re.compile(
+    r"\b(?:(?:don'?t|do not|dont|never|please don'?t|pls don'?t)\s+(?:" + _ASK_VERBS + r")\w*"
+    r"|no need (?:to|for)|needn'?t|without|instead of|rather than|not asking(?: you)?(?: to| for)?"
+    r"|not looking(?: to| for)?|not (?:a|an)\b)"
+)
+_EN_END = re.compile(r"[,.;:!?\n]|\b(?:but|just|only|instead|i|please|so|because)\b")
+_ZH_CUE = re.compile(r"不需要|不要|无需|不用|没必要|不必|用不着|甭|别")
+_ZH_END = re.compile(r"[，,。.!！?？;；:：\n]|但|只|就|而是|帮我|请|麻烦|我想|我要")
+_EN_MAX_WORDS = 6
+_ZH_MAX_CHARS = 8
+_WORD = re.compile(r"[a-z0-9']+")
+
+#: Clause boundaries of a compound request.
+_CLAUSE = re.compile(
+    r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as)\b\s*"
+    r"|[,，]?\s*(?:另外|并且|还有|顺便|同时|然后|以及|再帮我|再把)"
+)
+
+
+def _has_cue(text: str) -> bool:
+    return (
+        "n't" in text
+        or "not" in text
+        or "never" in text
+        or "no need" in text
+        or "without" in text
+        or "instead" in text
+        or "rather" in text
+        or any(c in text for c in "不别无没甭")
+    )
+
+
+def negated_scopes(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the negated stretches of a normalised (lower-case) text.
+
+    Example:
+        >>> t = "don't moderate anything, i only need to track my parcel"
+        >>> [t[a:b] for a, b in negated_scopes(t)]
+        ["don't moderate anything"]
+        >>> t = "不用审核，帮我查一下快递"
+        >>> [t[a:b] for a, b in negated_scopes(t)]
+        ['不用审核']
+    """
+    if not _has_cue(text):
+        return []
+    out: list[tuple[int, int]] = []
+    for m in _EN_CUE.finditer(text):
+        start = m.start()
+        end_m = _EN_END.search(text, m.end())
+        limit = end_m.start() if end_m else len(text)
+        words = list(_WORD.finditer(text, m.end(), limit))
+        stop = words[_EN_MAX_WORDS - 1].end() if len(words) >= _EN_MAX_WORDS else limit
+        out.append((start, max(m.end(), min(limit, stop))))
+    for m in _ZH_CUE.finditer(text):
+        end_m = _ZH_END.search(text, m.end())
+        limit = end_m.start() if end_m else len(text)
+        out.append((m.start(), min(limit, m.end() + _ZH_MAX_CHARS)))
+    out.sort()
+    return out
+
+
+_NEG_WORD = re.compile(r"(?:please |pls )?(?:don'?t|do not|dont|never)\b")
+
+
+def mask(text: str, scopes: list[tuple[int, int]]) -> str:
+    """``text`` with each scope's negated words replaced by spaces (same length).
+
+    The negation word itself stays ("don't", "不用"), so a model reading the masked text still
+    sees that something was negated, but not what.
+    """
+    if not scopes:
+        return text
+    chars = list(text)
+    for a, b in scopes:
+        m = _NEG_WORD.match(text, a) or _EN_CUE.match(text, a) or _ZH_CUE.match(text, a)
+        keep = m.end() if m is not None else a
+        for i in range(keep, b):
+            if chars[i] != " ":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each clause of a text (one clause when nothing splits it).
+
+    Example:
+        >>> t = "refund my order and summarise the attached sheet"
+        >>> [t[a:b] for a, b in clauses(t)]
+        ['refund my order', 'summarise the attached sheet']
+    """
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in _CLAUSE.finditer(text):
+        if m.start() > start:
+            out.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return out or [(0, len(text))]
