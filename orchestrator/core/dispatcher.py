@@ -424,7 +424,7 @@ class Orchestrator:
             workflow=workflow.name,
             status=status,
             result=payload,
-            headline=workflow.headline(result),
+            headline=with_secondary_note(workflow.headline(result), classification),
             calls=list(gateway.calls),
         )
 
@@ -441,6 +441,19 @@ def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
         )
         for c in gateway.calls
     ]
+
+
+def with_secondary_note(headline: str, classification: Classification) -> str:
+    """``headline`` plus a note of the routes a compound request also asked for (issue 14).
+
+    The dispatcher runs the first route's workflow only; the rest are named so that nothing
+    the user asked for is dropped silently ("refund my order *and* summarise the sheet").
+    """
+    rest = classification.secondary_routes
+    if not rest:
+        return headline
+    names = ", ".join(r.value for r in rest)
+    return f"{headline} [also asked: {names}; not run, send it as a separate request]"
 
 
 def with_secondary_note(headline: str, classification: Classification) -> str:
