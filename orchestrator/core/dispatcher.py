@@ -129,6 +129,28 @@ class Orchestrator:
             return Route.CUSTOMER_SERVICE
         return route
 
+    async def _waiting_outcome(
+        self, request: Request, classification: Classification, workflow: Workflow[Any, Any]
+    ) -> RequestOutcome | None:
+        """When the conversation already waits for a person (a LangGraph interrupt), the new
+        message does not run the graph: it is recorded ``needs_human`` and the outcome says
+        so. None when nothing waits (or the workflow has no handoff)."""
+        pending = getattr(workflow, "pending_handoff", None)
+        if not request.thread_id or pending is None or await pending(request.thread_id) is None:
+            return None
+        headline = (
+            f"conversation {request.thread_id} waits for a person; "
+            f"orchestrator handoff resume {request.thread_id} --approve|--reject"
+        )
+        await self.store.afinish_request(request.id, "needs_human", error=headline)
+        return RequestOutcome(
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow.name,
+            status="needs_human",
+            headline=headline,
+        )
+
     def workflow_for(self, route: Route) -> Workflow[Any, Any]:
         """The workflow registered for ``route``.
 
@@ -192,6 +214,9 @@ class Orchestrator:
             )
 
         await self.store.astart_request(request, classification, workflow.name)
+        waiting = await self._waiting_outcome(request, classification, workflow)
+        if waiting is not None:
+            return waiting
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -293,6 +318,12 @@ class Orchestrator:
             )
             return
         await self.store.astart_request(request, classification, workflow.name)
+        waiting = await self._waiting_outcome(request, classification, workflow)
+        if waiting is not None:
+            yield StreamDone(
+                request_id=request.id, status=waiting.status, headline=waiting.headline
+            )
+            return
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -424,7 +455,7 @@ class Orchestrator:
             workflow=workflow.name,
             status=status,
             result=payload,
-            headline=with_secondary_note(workflow.headline(result), classification),
+            headline=workflow.headline(result),
             calls=list(gateway.calls),
         )
 
@@ -441,19 +472,6 @@ def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
         )
         for c in gateway.calls
     ]
-
-
-def with_secondary_note(headline: str, classification: Classification) -> str:
-    """``headline`` plus a note of the routes a compound request also asked for (issue 14).
-
-    The dispatcher runs the first route's workflow only; the rest are named so that nothing
-    the user asked for is dropped silently ("refund my order *and* summarise the sheet").
-    """
-    rest = classification.secondary_routes
-    if not rest:
-        return headline
-    names = ", ".join(r.value for r in rest)
-    return f"{headline} [also asked: {names}; not run, send it as a separate request]"
 
 
 def with_secondary_note(headline: str, classification: Classification) -> str:

@@ -1,0 +1,121 @@
+"""``orchestrator chat``: an interactive customer-service chat with streamed replies.
+
+Each line you type is one turn of the conversation ``--thread`` for customer ``--customer``;
+the reply streams as the model writes it (facts first, written by code from tool results).
+The conversation is checkpointed, so ``orchestrator chat --thread T`` later (even after the
+process was killed) continues it. ``--message`` sends turns without a prompt (scripts, tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+
+from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.handoff import presets
+from orchestrator.config import Settings
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import OrchestratorError
+from orchestrator.request import Request
+from orchestrator.telemetry import TelemetryStore
+from serving.errors import ServingError
+from workflows.customer_service import open_workflow
+
+
+def chat(
+    thread: Annotated[
+        str | None, typer.Option(help="Conversation id to start or continue; new when omitted.")
+    ] = None,
+    customer: Annotated[str, typer.Option(help="The signed-in customer id.")] = "C00001",
+    message: Annotated[
+        list[str] | None, typer.Option(help="Send these turns and exit (repeatable).")
+    ] = None,
+    show_events: Annotated[bool, typer.Option(help="Show nodes and tool calls.")] = False,
+    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
+    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
+    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+) -> None:
+    """Chat with the customer-service workflow; replies stream as they are written."""
+    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
+    thread_id = thread or f"chat-{uuid.uuid4().hex[:12]}"
+    try:
+        Request(text="probe", thread_id=thread_id, customer_id=customer)
+    except ValidationError as exc:
+        raise fail(f"bad --thread or --customer: {exc.errors()[0]['msg']}", 2) from exc
+    try:
+        with model_server(settings, launch=not no_launch and server_url is None) as url:
+            settings = settings.model_copy(update={"server_url": url})
+            asyncio.run(_chat(settings, thread_id, customer, message, show_events))
+    except (OrchestratorError, ServingError) as exc:
+        raise fail(exc) from exc
+
+
+async def _chat(
+    settings: Settings,
+    thread_id: str,
+    customer: str,
+    messages: list[str] | None,
+    show_events: bool,
+) -> None:
+    client = make_client(settings)
+    telemetry = TelemetryStore(settings.database_url)
+    try:
+        async with open_workflow(settings) as workflow:
+            if not workflow.store or not workflow.store.customer_exists(customer):
+                err.print(
+                    f"note: customer {escape(customer)} is not in the order store; run "
+                    "`orchestrator store seed --customers 500` first"
+                )
+            orch = Orchestrator(client, telemetry, [workflow], temperatures=presets(settings))
+            console.print(f"thread {escape(thread_id)} (customer {escape(customer)})")
+            scripted = list(messages or [])
+            while True:
+                if messages is not None:
+                    if not scripted:
+                        break
+                    text = scripted.pop(0)
+                    console.print(f"> {escape(text)}")
+                else:
+                    try:
+                        text = await asyncio.to_thread(input, "> ")
+                    except EOFError:
+                        break
+                if not text.strip():
+                    continue
+                await _turn(
+                    orch, Request(text=text, thread_id=thread_id, customer_id=customer), show_events
+                )
+    finally:
+        await client.aclose()
+        telemetry.close()
+
+
+async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None:
+    """One turn: print the streamed events (model text as plain text, never markup)."""
+    async for event in orch.stream(request):
+        if event.kind == "reply_facts":
+            console.out(event.text + " ", end="", highlight=False)
+        elif event.kind == "reply_token":
+            console.out(event.text, end="", highlight=False)
+        elif event.kind == "handoff":
+            console.print(
+                f"\n[yellow]handed to a person: {escape(event.reason)}; resume with "
+                f"`orchestrator handoff resume {escape(event.thread_id)} --approve|--reject`[/]"
+            )
+        elif event.kind == "done":
+            console.out("")
+            if event.status not in ("succeeded", "needs_human"):
+                err.print(f"[red]{escape(event.status)}: {escape(event.headline)}[/]")
+        elif show_events and event.kind in ("tool_call", "tool_result", "call_experts"):
+            console.print(f"[dim]{escape(event.model_dump_json())}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``chat`` to ``app``."""
+    app.command("chat")(chat)

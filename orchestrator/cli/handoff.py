@@ -1,0 +1,118 @@
+"""Human handoff of customer-service conversations.
+
+Commands:
+    handoff list    the conversations waiting for a person, with their context
+    handoff resume  ``orchestrator handoff resume THREAD --approve|--reject --note "..."``:
+                    continue the conversation once with the decision (a second resume is
+                    refused)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from orchestrator.cli.common import console, fail, model_server, settings_from_flags
+from orchestrator.config import Settings
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import OrchestratorError
+from orchestrator.telemetry import TelemetryStore
+from serving.errors import ServingError
+from workflows.customer_service import HandoffError, open_workflow
+from workflows.customer_service.store import OrderStore
+
+
+def list_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
+    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+) -> None:
+    """The conversations waiting for a person (oldest first), with their context."""
+    settings = settings_from_flags(cs_database_url=database_url)
+    try:
+        store = OrderStore(settings.cs_database_url)
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+    rows = store.handoffs(None if all_ else "waiting")
+    store.close()
+    if as_json:
+        for row in rows:
+            console.out(json.dumps(row, ensure_ascii=False))
+        return
+    if not rows:
+        console.print("no conversation waits for a person")
+        return
+    for row in rows:
+        ctx = row["context"]
+        console.print(
+            f"[bold]{escape(row['thread_id'])}[/] turn {row['turn']} "
+            f"customer {escape(str(row['customer_id']))} \\[{escape(row['status'])}] "
+            f"— {escape(row['reason'])}"
+        )
+        console.print(f"  message: {escape(str(ctx.get('message', ''))[:200])}")
+        if ctx.get("action"):
+            console.print(f"  pending: {escape(json.dumps(ctx['action'], ensure_ascii=False))}")
+        if ctx.get("detail"):
+            console.print(f"  detail: {escape(str(ctx['detail']))}")
+
+
+def resume(
+    thread: Annotated[str, typer.Argument(help="The conversation's thread id.")],
+    approve: Annotated[
+        bool | None, typer.Option("--approve/--reject", help="The person's decision.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="A note for the record (≤ 2,000 characters).")] = "",
+    by: Annotated[str, typer.Option(help="Who decided.")] = "agent",
+    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
+    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
+    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+) -> None:
+    """Continue THREAD once with the decision; the reply is printed."""
+    if approve is None:
+        raise fail("say --approve or --reject", 2)
+    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
+    try:
+        with model_server(settings, launch=not no_launch and server_url is None) as url:
+            settings = settings.model_copy(update={"server_url": url})
+            outcome = asyncio.run(_resume(settings, thread, approve, note, by))
+    except HandoffError as exc:
+        raise fail(exc, 2) from exc
+    except (OrchestratorError, ServingError) as exc:
+        raise fail(exc) from exc
+    console.print(f"{outcome.status}: {escape(outcome.headline)}")
+
+
+async def _resume(
+    settings: Settings, thread: str, approve: bool, note: str, by: str
+) -> RequestOutcome:
+    client = make_client(settings)
+    telemetry = TelemetryStore(settings.database_url)
+    try:
+        async with open_workflow(settings) as workflow:
+            orch = Orchestrator(client, telemetry, [workflow], temperatures=presets(settings))
+            return await orch.resume(thread, approve=approve, note=note, by=by)
+    finally:
+        await client.aclose()
+        telemetry.close()
+
+
+def presets(settings: Settings) -> dict[str, float]:
+    """The temperature presets of ``settings``."""
+    return {
+        "judging": settings.temperature_judging,
+        "factual": settings.temperature_factual,
+        "free_text": settings.temperature_free_text,
+    }
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``handoff`` group to ``app``."""
+    group = typer.Typer(no_args_is_help=True, help="Conversations handed to a person.")
+    group.command("list")(list_cmd)
+    group.command("resume")(resume)
+    app.add_typer(group, name="handoff")
