@@ -341,12 +341,12 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         reason = None
         if "human" in intents:
             reason = "the customer asked for a person"
+        elif streak >= 2:
+            reason = "the customer is angry for a second turn"
         elif state.get("route") == Route.FALLBACK.value and not intents:
             reason = "the classifier is unsure of the route and no intent word was found"
         elif not triage.parsed:
             reason = "the triage could not read the message"
-        elif streak >= 2:
-            reason = "the customer is angry for a second turn"
         tool = INTENT_TOOL.get(intent or "")
         plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
         if reason is None and tool is not None and state.get("customer_id") and self.store:
