@@ -1,8 +1,9 @@
 """Batch inputs: a sheet of requests (``.xlsx``/``.xlsm`` or ``.csv``), or a folder of workbooks.
 
 Rows are streamed, never loaded whole: an ``.xlsx`` through openpyxl's read-only mode, a
-``.csv`` through :mod:`csv`, so memory stays bounded on a 100,000-row sheet (what grows is
-the set of ids seen, for the duplicate check). Each data row becomes a :class:`BatchRow`; a
+``.csv`` through :mod:`csv`, so memory stays bounded on a 100,000-row sheet. What grows:
+the set of ids seen, for the duplicate check (only with an id column), and, for ``.xlsx``, the
+workbook's shared-strings table (each distinct string once), which openpyxl loads whole. Each data row becomes a :class:`BatchRow`; a
 row that cannot be a request (empty text, a duplicate id, an attachment outside the allowed
 folder...) carries a ``problem`` and becomes a failed row of the batch, never an exception.
 What makes the whole input unusable (a missing column, an empty sheet, a header-only sheet,
@@ -325,7 +326,9 @@ class SheetInput:
                     problems.append(f"empty id in column {column['id']} (line {line})")
                 else:
                     row_id = value.strip()[:255]
-            if row_id in seen:
+            if "id" not in positions:
+                pass  # row numbers are unique: nothing to remember
+            elif row_id in seen:
                 problems.append(f"duplicate id {row_id!r} (first at line {seen[row_id]})")
             else:
                 seen[row_id] = line
