@@ -64,10 +64,10 @@ class MentionRules:
         lo = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
         stop = _SENTENCE_END.search(text, end)
         hi = stop.start() if stop else len(text)
-        before, after = text[lo:start].casefold(), text[end:hi].casefold()
+        after = text[end:hi].casefold()
         if self.but is not None and self.but.search(after):
             return False
-        return bool(self.cues.search(before) or self.cues.search(after))
+        return bool(self.cues.search(text[lo:hi].casefold()))
 
 
 class MentionError(DataFileError):
