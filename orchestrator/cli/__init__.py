@@ -1,4 +1,29 @@
-"""The command-line application (``orchestrator``): one Typer app, one module per feature."""
+"""The command-line application, ``orchestrator`` (Typer + rich): the top layer of the project.
+
+:mod:`orchestrator.cli.app` creates the Typer root and calls ``register(app)`` of each command
+module; each module owns its commands, options and messages:
+
+* :mod:`~orchestrator.cli.run`: ``run`` (the main job: real requests end to end, then the
+  expert load table), ``load`` (the load table of a telemetry database), ``classify`` (how
+  the classifier routes one text);
+* :mod:`~orchestrator.cli.serve`: ``build-checkpoint`` (the offline ERNIE-4.5 MoE checkpoint),
+  ``serve`` (the co-hosted vLLM server in the foreground);
+* :mod:`~orchestrator.cli.report`: ``report FILE`` (a spreadsheet in, a Markdown + .xlsx
+  report out);
+* :mod:`~orchestrator.cli.skew`: ``skew`` (the expert-skew report: terminal, HTML, JSON);
+* :mod:`~orchestrator.cli.moderation`: ``moderate`` (one post) and the ``moderation`` group
+  (``eval``, ``check``, and ``fit`` from :mod:`~orchestrator.cli.moderation_fit`);
+* :mod:`~orchestrator.cli.classifier`: the ``classifier`` group (``eval``,
+  ``fit-thresholds``, ``build-set``);
+* :mod:`~orchestrator.cli.batch`: ``batch`` (a sheet of requests, resumable).
+
+Shared by them: :mod:`~orchestrator.cli.common` (the consoles, ``settings_from_flags``,
+``fail``, ``model_server``) and :mod:`~orchestrator.cli.console` (rendering of request lines
+and the expert load table).
+
+Run it as ``orchestrator ...`` (the console script, :func:`main`) or ``python -m
+orchestrator.cli ...``.
+"""
 
 from orchestrator.cli.app import app, main
 

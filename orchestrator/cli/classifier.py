@@ -1,9 +1,9 @@
-"""``orchestrator classifier ...`` commands (evaluation and threshold fitting).
+"""``orchestrator classifier ...``: evaluate and tune the request classifier.
 
-Commands:
+Commands (the ``classifier`` group):
     eval            accuracy, per-route precision/recall, confusion matrix and ECE on a split
     fit-thresholds  fit min_score, ambiguity_margin and the confidence calibration on ``tune``
-    build-set       write the labelled routing set as JSON lines
+    build-set       write the labelled request set as JSON lines
 """
 
 from __future__ import annotations
@@ -16,28 +16,22 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.classifier import RuleClassifier, default_calibration_path, default_rules_path
+from orchestrator.classifier import RuleClassifier, default_calibration_path
 from orchestrator.classifier.evaluation import EvalReport, evaluate, fit_thresholds
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.loader import dump_calibration
+from orchestrator.cli.common import console, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.routes import Route
 
-app = typer.Typer(no_args_is_help=True, help="Evaluate and tune the request classifier.")
-console = Console()
-err = Console(stderr=True)
+group = typer.Typer(no_args_is_help=True, help="Evaluate and tune the request classifier.")
 
 DataDir = Annotated[
     Path, typer.Option(help="Folder with customer_service/, moderation/, spreadsheets/.")
 ]
 RulesOpt = Annotated[Path | None, typer.Option(help="Rules file (default: the packaged one).")]
 CapOpt = Annotated[int, typer.Option(help="Most rows per source file and split (0 = all).")]
-
-
-def _fail(exc: BaseException) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}")
-    return typer.Exit(2)
 
 
 def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
@@ -81,7 +75,7 @@ def _rows(data_dir: Path, split: str, cap: int) -> list[LabelledRequest]:
     return load_split(data_dir, split, cap=cap)  # type: ignore[arg-type]
 
 
-@app.command("eval")
+@group.command("eval")
 def eval_cmd(
     split: Annotated[str, typer.Option(help="tune, test (held out) or all.")] = "test",
     data_dir: DataDir = DEFAULT_DATA_DIR,
@@ -104,7 +98,7 @@ def eval_cmd(
         )
         rep, preds = evaluate(rows, lambda r: clf.classify(r.to_request()))
     except OrchestratorError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc, 2) from exc
     print_report(f"rule classifier on {split} (rules {clf.version})", rep)
     shown = 0
     for row, p in zip(rows, preds, strict=True):
@@ -120,7 +114,7 @@ def eval_cmd(
         json_out.write_text(rep.model_dump_json(indent=2))
 
 
-@app.command("fit-thresholds")
+@group.command("fit-thresholds")
 def fit_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
@@ -147,7 +141,7 @@ def fit_cmd(
             rules_sha=clf.version,
         )
     except OrchestratorError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc, 2) from exc
     target = out or (
         default_calibration_path() if rules is None else Path(rules).with_name("calibration.toml")
     )
@@ -157,22 +151,26 @@ def fit_cmd(
         f"fitted on {len(rows)} tune requests: min_score {t.min_score}, "
         f"ambiguity_margin {t.ambiguity_margin} ({fitted.fitted_on}); wrote {target}"
     )
-    _ = default_rules_path
 
 
-@app.command("build-set")
+@group.command("build-set")
 def build_set_cmd(
     out: Annotated[Path, typer.Argument(help="JSON-lines file to write.")],
     data_dir: DataDir = DEFAULT_DATA_DIR,
     split: Annotated[str, typer.Option(help="tune, test or all.")] = "all",
     cap: CapOpt = 400,
 ) -> None:
-    """Write the labelled routing set (one JSON object per line)."""
+    """Write the labelled request set: each request with its route (one JSON object per line)."""
     try:
         rows = _rows(data_dir, split, cap)
     except OrchestratorError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc, 2) from exc
     with out.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
     console.print(f"wrote {len(rows)} rows to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``classifier`` group to the root app."""
+    app.add_typer(group, name="classifier")

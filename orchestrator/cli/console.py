@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -23,24 +22,6 @@ _STATUS_STYLE = {
     "needs_human": "yellow",
     "no_workflow": "magenta",
 }
-
-
-def invalid_values(exc: ValidationError) -> str:
-    """A pydantic error as one line a CLI user can act on, without pydantic's links.
-
-    Example: ``concurrency = 0: Input should be greater than or equal to 1 (its
-    command-line option, or ORCH_CONCURRENCY)``; several errors are joined with ``; ``.
-    """
-    parts = []
-    for error in exc.errors(include_url=False):
-        field = ".".join(str(part) for part in error["loc"]) or "value"
-        source = (
-            f"its command-line option, or ORCH_{field.upper()}"
-            if exc.title == "Settings"
-            else "--" + field.replace("_", "-")
-        )
-        parts.append(f"{field} = {error.get('input')!r}: {error['msg']} ({source})")
-    return "; ".join(parts)
 
 
 def _clip(text: str, width: int) -> str:

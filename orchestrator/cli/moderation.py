@@ -1,7 +1,6 @@
 """Commands: ``orchestrator moderate TEXT`` and ``orchestrator moderation eval|check``.
 
-Mounted on the main CLI by :func:`register` (one line in ``orchestrator/cli.py``). Heavy
-imports (the workflow, the client) happen inside the commands.
+Mounted on the root app by :func:`register`.
 
 Commands:
     moderate           verdict for one post (text argument, ``--file PATH`` or ``--file -``
@@ -17,24 +16,33 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-if TYPE_CHECKING:
-    from workflows.content_moderation.evaluation import EvalReport, LabelMetrics
+from orchestrator.cli import moderation_fit
+from orchestrator.cli.common import console, err, fail, settings_from_flags
+from orchestrator.config import Settings
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import ModelCallError, OrchestratorError
+from orchestrator.telemetry import TelemetryStore
+from serving.launcher import server_is_healthy
+from workflows.content_moderation.dataset import LabelledPost, load_moderation_set
+from workflows.content_moderation.evaluation import (
+    EvalReport,
+    LabelMetrics,
+    evaluate_lexicon,
+    evaluate_with_model,
+    write_json,
+)
+from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
+from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
+from workflows.content_moderation.service import Moderator, moderate_lexicon_only
+from workflows.content_moderation.verdict import Verdict
 
-app = typer.Typer(no_args_is_help=True, help="Content moderation: evaluate, check the data.")
-console = Console()
-err = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(code)
+group = typer.Typer(no_args_is_help=True, help="Content moderation: evaluate, check the data.")
 
 
 def moderate(
@@ -57,33 +65,21 @@ def moderate(
     ] = False,
 ) -> None:
     """Moderate one post: the verdict (decision, severity, categories, spans, rationale)."""
-    from pydantic import ValidationError
-
-    from orchestrator.cli.console import invalid_values
-    from orchestrator.config import Settings
-    from orchestrator.exceptions import OrchestratorError
-    from serving.launcher import server_is_healthy
-    from workflows.content_moderation.service import moderate_lexicon_only
-
     if (text is None) == (file is None):
-        raise _fail(
+        raise fail(
             "give the post as an argument or with --file PATH (--file - for stdin)"
-            + (", not both" if text is not None else "")
+            + (", not both" if text is not None else ""),
+            2,
         )
     if file is not None:
         try:
             post: str | bytes = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
         except OSError as exc:
-            raise _fail(f"cannot read {file}: {exc}") from exc
+            raise fail(f"cannot read {file}: {exc}", 2) from exc
     else:
         post = text or ""
-    overrides = {
-        k: v for k, v in {"server_url": server_url, "database_url": database_url}.items() if v
-    }
-    try:
-        settings = Settings(**overrides)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        raise _fail(f"invalid setting: {invalid_values(exc)}") from exc
+    # an empty --server-url or --database-url means "not given" here, as it always did
+    settings = settings_from_flags(server_url=server_url or None, database_url=database_url or None)
     try:
         if no_model or not server_is_healthy(settings.server_url):
             if not no_model:
@@ -95,18 +91,16 @@ def moderate(
         else:
             verdict = asyncio.run(_moderate_with_model(settings, post))
     except (OrchestratorError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     if json_out:
         console.print_json(verdict.model_dump_json())
         return
     _print_verdict(verdict)
 
 
-async def _moderate_with_model(settings, post):  # type: ignore[no-untyped-def]
-    from orchestrator.core.runtime import make_client
-    from orchestrator.telemetry import TelemetryStore
-    from workflows.content_moderation.service import Moderator
-
+async def _moderate_with_model(settings: Settings, post: str | bytes) -> Verdict:
+    """The verdict of the lexicon and the model on ``settings.server_url``; the request is
+    stored in the telemetry store. Raises :class:`ModelCallError` when no verdict came back."""
     store = TelemetryStore(settings.database_url)
     client = make_client(settings)
     try:
@@ -115,15 +109,13 @@ async def _moderate_with_model(settings, post):  # type: ignore[no-untyped-def]
         await client.aclose()
         store.close()
     if outcome.verdict is None:
-        from orchestrator.exceptions import ModelCallError
-
         raise ModelCallError(outcome.error or "moderation failed")
     if outcome.request_id:
         err.print(f"request {outcome.request_id} stored in {escape(settings.database_url)}")
     return outcome.verdict
 
 
-def _print_verdict(verdict) -> None:  # type: ignore[no-untyped-def]
+def _print_verdict(verdict: Verdict) -> None:
     colour = {"allow": "green", "review": "yellow", "block": "red"}[verdict.decision.value]
     console.print(
         f"[bold {colour}]{verdict.decision.value.upper()}[/] severity {verdict.severity.value}"
@@ -146,7 +138,7 @@ def _print_verdict(verdict) -> None:  # type: ignore[no-untyped-def]
         console.print(f"input: {report.model_dump()}")
 
 
-@app.command("check")
+@group.command("check")
 def check(
     lexicon_dir: Annotated[
         Path | None, typer.Option(help="Lexicon folder (default: packaged).")
@@ -154,14 +146,11 @@ def check(
     policy: Annotated[Path | None, typer.Option(help="Policy file (default: packaged).")] = None,
 ) -> None:
     """Validate the lexicon folder and the policy file; print their versions."""
-    from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
-    from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
-
     try:
         data = load_lexicon(lexicon_dir or DEFAULT_LEXICON_DIR)
         pol = load_policy(policy or DEFAULT_POLICY_PATH)
     except (LexiconError, PolicyError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     console.print(
         f"lexicon {data.version}: {len(data.terms)} terms, {len(data.allow)} allow-listed words; "
         f"policy {pol.version}: {len(pol.rules)} rules"
@@ -186,6 +175,12 @@ def print_report(report: EvalReport) -> None:
             console.print(_table(f"{system.system} — language {lang}", metrics))
         for source, metrics in system.by_source.items():
             console.print(_table(f"{system.system} — {source}", metrics))
+        if system.confusion:
+            conf = Table("COLD fine label", "allow", "review", "block",
+                         title=f"{system.system} — decisions by COLD fine label")  # fmt: skip
+            for fine, row in system.confusion.items():
+                conf.add_row(fine, str(row["allow"]), str(row["review"]), str(row["block"]))
+            console.print(conf)
     if report.model_rows:
         console.print(
             f"model judged {report.model_rows} posts in {report.seconds} s; "
@@ -195,7 +190,7 @@ def print_report(report: EvalReport) -> None:
         console.print(f"[bold yellow]note:[/] {escape(note)}")
 
 
-@app.command("eval")
+@group.command("eval")
 def evaluate(
     split: Annotated[str, typer.Option(help="test (held out), tune or all.")] = "test",
     data_dir: Annotated[Path | None, typer.Option(help="Folder holding moderation/.")] = None,
@@ -215,18 +210,14 @@ def evaluate(
 ) -> None:
     """P/R/F1 per label: lexicon alone on the whole split; with --server-url also the model
     alone and the combination on --limit posts of it."""
-    from orchestrator.config import Settings
-    from orchestrator.exceptions import OrchestratorError
-    from workflows.content_moderation.dataset import load_moderation_set
-    from workflows.content_moderation.evaluation import evaluate_lexicon
-
     if split not in ("test", "tune", "all"):
-        raise _fail("--split must be test, tune or all")
+        raise fail("--split must be test, tune or all", 2)
     if limit < 1 or concurrency < 1:
-        raise _fail("--limit and --concurrency must be at least 1")
-    overrides = {"server_url": server_url, "database_url": database_url, "data_dir": data_dir}
+        raise fail("--limit and --concurrency must be at least 1", 2)
+    settings = settings_from_flags(
+        server_url=server_url, database_url=database_url, data_dir=data_dir
+    )
     try:
-        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
         posts = load_moderation_set(settings.data_dir, split)  # type: ignore[arg-type]
         with console.status(f"lexicon on {len(posts)} posts"):
             report = evaluate_lexicon(posts, split=split)
@@ -247,19 +238,16 @@ def evaluate(
                                                "note": model_report.note,
                                                "seconds": model_report.seconds})  # fmt: skip
     except (OrchestratorError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     if json_path is not None:
-        from workflows.content_moderation.evaluation import write_json
-
         write_json(json_path, report)
         console.print(f"report written to {json_path}")
 
 
-async def _with_model(settings, posts, concurrency, split):  # type: ignore[no-untyped-def]
-    from orchestrator.core.runtime import make_client
-    from orchestrator.telemetry import TelemetryStore
-    from workflows.content_moderation.evaluation import evaluate_with_model
-
+async def _with_model(
+    settings: Settings, posts: list[LabelledPost], concurrency: int, split: str
+) -> EvalReport:
+    """The model alone and the combination on ``posts``, through ``settings.server_url``."""
     store = TelemetryStore(settings.database_url)
     client = make_client(settings)
     try:
@@ -274,6 +262,8 @@ async def _with_model(settings, posts, concurrency, split):  # type: ignore[no-u
 
 
 def register(main: typer.Typer) -> None:
-    """Mount ``moderate`` and the ``moderation`` group on the main CLI."""
+    """Mount ``moderate`` and the ``moderation`` group (``fit`` from
+    :mod:`orchestrator.cli.moderation_fit`) on the main CLI."""
+    moderation_fit.register(group)
     main.command("moderate")(moderate)
-    main.add_typer(app, name="moderation")
+    main.add_typer(group, name="moderation")

@@ -14,19 +14,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from orchestrator.cli.console import invalid_values
+from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.console import request_lines
 from orchestrator.config import Settings
-from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Workbook, read_workbook
-
-console = Console()
-err = Console(stderr=True)
+from orchestrator.telemetry import TelemetryStore
+from serving.errors import ServingError
+from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 
 
 def reader_table(wb: Workbook) -> RichTable:
@@ -89,25 +90,13 @@ def report(
     ] = False,
 ) -> None:
     """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
-    try:
-        settings = Settings(
-            **{
-                k: v
-                for k, v in {"server_url": server_url, "database_url": database_url}.items()
-                if v is not None
-            }
-        )
-    except ValidationError as exc:
-        err.print(f"[bold red]error:[/] invalid setting: {escape(invalid_values(exc))}")
-        raise typer.Exit(2) from exc
+    settings = settings_from_flags(server_url=server_url, database_url=database_url)
     if out is not None and out.exists() and not out.is_dir():
-        err.print(
-            f"[bold red]error:[/] --out {escape(str(out))} is a file, not a folder; pass a "
-            "folder for the report files (it is created when missing)"
+        raise fail(
+            f"--out {out} is a file, not a folder; pass a folder for the report files (it is "
+            "created when missing)",
+            2,
         )
-        raise typer.Exit(2)
-    from workflows.excel_report import ExcelReportWorkflow, ReportConfig
-
     config = ReportConfig.from_settings(settings, **({"output_dir": out} if out else {}))
     if include_hidden:
         config = config.model_copy(
@@ -117,8 +106,7 @@ def report(
         with console.status(f"reading {file}"):
             wb = read_workbook(file, config.limits)
     except SpreadsheetError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        raise fail(exc, 2) from exc
     console.print(reader_table(wb))
     for note in [*wb.warnings, *(w for s in wb.sheets for w in s.warnings)]:
         console.print(f"[yellow]note:[/] {escape(note)}")
@@ -131,44 +119,24 @@ def report(
         console.print(f"report: {files.markdown}\n        {files.xlsx}")
         console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
         return
-    from orchestrator.cli.app import ensure_checkpoint
-    from orchestrator.core.runtime import serving_profile
-    from serving.errors import ServingError
-    from serving.launcher import VLLMServer, server_is_healthy
-
-    server: VLLMServer | None = None
     try:
-        if not server_is_healthy(settings.server_url):
-            if no_launch or server_url is not None:
-                raise ServerUnavailableError(settings.server_url, "no answer on /health")
-            ensure_checkpoint(settings)
-            server = VLLMServer(
-                serving_profile(settings),
-                port=settings.server_port,
-                log_path=settings.server_log,
-                startup_timeout_s=settings.server_start_timeout_s,
-            )
-            with console.status(f"starting co-hosted vLLM; log: {settings.server_log}"):
-                server.start()
-            settings = settings.model_copy(update={"server_url": server.base_url})
-        workflow = ExcelReportWorkflow(config)
-        workflow.preload(wb)  # the file was read above: the workflow does not read it again
-        code = asyncio.run(_run(settings, workflow, file))
+        with model_server(
+            settings,
+            launch=not no_launch and server_url is None,
+            starting=f"starting co-hosted vLLM; log: {settings.server_log}",
+        ) as url:
+            settings = settings.model_copy(update={"server_url": url})
+            workflow = ExcelReportWorkflow(config)
+            workflow.preload(wb)  # the file was read above: the workflow does not read it again
+            code = asyncio.run(_run(settings, workflow, file))
     except (OrchestratorError, ServingError) as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
-    finally:
-        if server is not None:
-            server.stop()
+        raise fail(exc) from exc
     raise typer.Exit(code)
 
 
-async def _run(settings: Settings, workflow, file: Path) -> int:  # type: ignore[no-untyped-def]
-    from orchestrator.cli.console import request_lines
-    from orchestrator.core.dispatcher import Orchestrator
-    from orchestrator.core.runtime import make_client
-    from orchestrator.telemetry import TelemetryStore
-
+async def _run(settings: Settings, workflow: ExcelReportWorkflow, file: Path) -> int:
+    """Send one report request for ``file`` through the classifier and ``workflow``; print
+    where the report went. 1 when no report was written, else 0."""
     store = TelemetryStore(settings.database_url)
     client = make_client(settings)
     try:
@@ -191,3 +159,8 @@ async def _run(settings: Settings, workflow, file: Path) -> int:  # type: ignore
         f"{result['encoding_tokens']} of a {result['token_budget']}-token budget)"
     )
     return 0
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the root app."""
+    app.command("report")(report)

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
 from orchestrator.analysis.skew.models import Thresholds
 from orchestrator.analysis.skew.report import ReportOptions, build_report
@@ -16,18 +15,9 @@ from orchestrator.analysis.skew.report_html import write_html
 from orchestrator.analysis.skew.report_json import write_json
 from orchestrator.analysis.skew.terminal import print_summary
 from orchestrator.analysis.skew.window import parse_duration, parse_until
-from orchestrator.cli.console import invalid_values
-from orchestrator.config import Settings
+from orchestrator.cli.common import console, err, fail, invalid_values, settings_from_flags
 from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.telemetry import TelemetryStore
-
-console = Console()
-err = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(code)
 
 
 def skew(
@@ -68,9 +58,9 @@ def skew(
 ) -> None:
     """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
     if db is not None and database_url is not None:
-        raise _fail("give --db or --database-url, not both")
+        raise fail("give --db or --database-url, not both", 2)
+    settings = settings_from_flags(database_url=database_url or None)
     try:
-        settings = Settings(**({"database_url": database_url} if database_url else {}))
         thresholds = Thresholds(
             hot_factor=hot_factor if hot_factor is not None else settings.hot_share_factor,
             min_expected=min_expected if min_expected is not None else settings.dead_min_expected,
@@ -90,24 +80,25 @@ def skew(
         if baseline is not None and baseline.strip().lower() != "none":
             parse_duration(baseline, "--baseline")
     except ValidationError as exc:
-        raise _fail(f"invalid option: {invalid_values(exc)}") from exc
+        raise fail(f"invalid option: {invalid_values(exc)}", 2) from exc
     except UserError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     for target in (html, json_out):
         if target is not None and (target.is_dir() or not target.parent.is_dir()):
-            raise _fail(
+            raise fail(
                 f"cannot write {target}: "
                 + (
                     "it is a folder"
                     if target.is_dir()
                     else f"folder {target.parent} does not exist"
-                )
+                ),
+                2,
             )
     url = f"sqlite:///{db}" if db is not None else settings.database_url
     try:
         store = TelemetryStore.open_existing(url)
     except UserError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     try:
         with console.status("reading the expert rollups"):
             report = build_report(
@@ -125,8 +116,13 @@ def skew(
         if json_out is not None:
             console.print(f"JSON report: {write_json(report, json_out)}")
     except UserError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(exc, 2) from exc
     except OrchestratorError as exc:
-        raise _fail(str(exc), 1) from exc
+        raise fail(exc, 1) from exc
     finally:
         store.close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``skew`` to the root app."""
+    app.command("skew")(skew)

@@ -1,0 +1,161 @@
+"""What every command shares: the consoles, settings from flags, clear errors, a model server.
+
+One of each, so the commands cannot drift apart:
+
+* :func:`settings_from_flags` builds :class:`~orchestrator.config.Settings` from command-line
+  flags (flags left at ``None`` fall back to ``ORCH_*`` variables, ``.env`` and the defaults);
+* :func:`fail` prints an error's message in red, without a traceback, and gives the
+  :class:`typer.Exit` to raise;
+* :func:`model_server` yields the URL of a vLLM server that answers: the configured one, or a
+  co-hosted one it starts (and stops again) when allowed to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from orchestrator.config import Settings
+from orchestrator.core.runtime import serving_profile
+from orchestrator.exceptions import ServerUnavailableError
+from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
+from serving.launcher import VLLMServer, server_is_healthy
+
+#: Standard output of every command (results, tables, progress).
+console = Console()
+#: Standard error of every command (errors, warnings, notes about fallbacks).
+err = Console(stderr=True)
+
+
+def invalid_values(exc: ValidationError) -> str:
+    """A pydantic error as one line a CLI user can act on, without pydantic's links.
+
+    Example: ``concurrency = 0: Input should be greater than or equal to 1 (its
+    command-line option, or ORCH_CONCURRENCY)``; several errors are joined with ``; ``. Errors
+    of a model other than :class:`~orchestrator.config.Settings` name the option instead,
+    ``(--field-name)``.
+    """
+    parts = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "value"
+        source = (
+            f"its command-line option, or ORCH_{field.upper()}"
+            if exc.title == "Settings"
+            else "--" + field.replace("_", "-")
+        )
+        parts.append(f"{field} = {error.get('input')!r}: {error['msg']} ({source})")
+    return "; ".join(parts)
+
+
+def fail(exc: BaseException | str, code: int = 1) -> typer.Exit:
+    """Print ``error: <message>`` in red on standard error; return the exit to raise.
+
+    Meant for :class:`~orchestrator.exceptions.OrchestratorError` and the other errors whose
+    message already says what was wrong and how to fix it, so no traceback is shown. The
+    message is printed as text, never as rich markup (``[x]`` stays ``[x]``).
+
+    Args:
+        exc: The error, or the message itself.
+        code: The process exit status: 2 for a usage mistake (bad flag, bad file), 1 for a
+            runtime failure (server, model, store), by the convention of these commands.
+
+    Returns:
+        ``typer.Exit(code)``; use it as ``raise fail(exc) from exc``.
+    """
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    return typer.Exit(code)
+
+
+def settings_from_flags(**flags: object) -> Settings:
+    """:class:`~orchestrator.config.Settings` with the flags that were given (not ``None``).
+
+    Flags left at ``None`` fall back to the ``ORCH_*`` environment variables, a ``.env`` file,
+    then the defaults. Example: ``settings_from_flags(server_url=None, concurrency=8)``.
+
+    Raises:
+        typer.Exit: Exit status 2, after printing ``error: invalid setting: <field> = <value>:
+            <rule> (its command-line option, or ORCH_<FIELD>)`` on one line, when a flag or an
+            ``ORCH_*`` variable breaks a rule of :class:`~orchestrator.config.Settings`.
+    """
+    try:
+        return Settings(**{name: value for name, value in flags.items() if value is not None})
+    except ValidationError as exc:
+        raise fail(f"invalid setting: {invalid_values(exc)}", 2) from exc
+
+
+def ensure_checkpoint(settings: Settings) -> Path:
+    """Build the offline checkpoint in ``settings.checkpoint_dir`` unless an identical one is
+    already there (same spec, same tokenizer corpus from ``settings.data_dir``).
+
+    Returns:
+        The checkpoint folder.
+
+    Raises:
+        serving.errors.CheckpointError: The folder holds something else, or cannot be written.
+    """
+    corpus = corpus_from_data_dir(settings.data_dir)
+    spec = CheckpointSpec()
+    if not is_current(settings.checkpoint_dir, spec, corpus):
+        with console.status(f"building offline checkpoint in {settings.checkpoint_dir}"):
+            build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=True)
+    return settings.checkpoint_dir
+
+
+def co_hosted_server(settings: Settings) -> VLLMServer:
+    """The co-hosted vLLM server the settings describe (profile, port, log, start timeout);
+    not started yet."""
+    return VLLMServer(
+        serving_profile(settings),
+        port=settings.server_port,
+        log_path=settings.server_log,
+        startup_timeout_s=settings.server_start_timeout_s,
+    )
+
+
+@contextmanager
+def model_server(settings: Settings, *, launch: bool, starting: str | None = None) -> Iterator[str]:
+    """Yield the base URL (``http://host:port/v1``) of a vLLM server that answers ``/health``.
+
+    ``settings.server_url`` when a server answers there; it is left running on exit.
+    Otherwise, when ``launch`` is True: build the offline checkpoint if it is missing or
+    stale, start a co-hosted server with ``settings.profile`` on ``settings.server_port``
+    (its output goes to ``settings.server_log``, which the spinner names), wait until it is
+    ready, and stop it when the block exits, by an error or Ctrl-C too.
+
+    Args:
+        settings: Where to look for a server, and how to start one.
+        launch: Whether starting a co-hosted server is allowed (False for ``--no-launch``, or
+            when the user named a server with ``--server-url``).
+        starting: Spinner text while the server starts; by default it names the profile, the
+            expected wait and the log file.
+
+    Raises:
+        ServerUnavailableError: No server answers and ``launch`` is False; the message names
+            the URL and ``orchestrator serve``.
+        serving.errors.CheckpointError: The checkpoint cannot be built.
+        serving.errors.ServerStartError: The co-hosted server exited or never became healthy
+            within ``settings.server_start_timeout_s`` seconds (the error holds the log tail).
+    """
+    if server_is_healthy(settings.server_url):
+        yield settings.server_url
+        return
+    if not launch:
+        raise ServerUnavailableError(settings.server_url, "no answer on /health")
+    ensure_checkpoint(settings)
+    server = co_hosted_server(settings)
+    try:
+        with console.status(
+            starting
+            or f"starting co-hosted vLLM ({settings.profile}, a few minutes on 2 CPU cores); "
+            f"log: {settings.server_log}"
+        ):
+            server.start()
+        yield server.base_url
+    finally:
+        server.stop()

@@ -1,0 +1,177 @@
+"""The main job and what it looks at: ``orchestrator run``, ``load`` and ``classify``.
+
+Commands:
+    run       the main job: N real requests end to end (classifier, workflow, vLLM), each
+              printed with its route and top experts, then the expert load table
+    load      print the expert load table of a telemetry database
+    classify  show how the classifier routes one text (route, confidence, fired signals)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from orchestrator.analysis.load import expert_load
+from orchestrator.classifier import RuleClassifier
+from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.console import print_load, request_lines
+from orchestrator.config import Settings
+from orchestrator.core.batch import run_batch
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.runtime import make_client
+from orchestrator.datasets import sample_requests
+from orchestrator.exceptions import OrchestratorError
+from orchestrator.request import Request
+from orchestrator.telemetry import TelemetryStore
+from serving.errors import ServingError
+from workflows import default_workflows
+
+
+def run(
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Requests to run.")] = 24,
+    kind: Annotated[str, typer.Option(help="Data folder under the data dir.")] = "customer_service",
+    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
+    no_launch: Annotated[
+        bool,
+        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
+    ] = False,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+) -> None:
+    """The main job: real requests → classifier → workflow → vLLM → experts in SQLite."""
+    settings = settings_from_flags(
+        server_url=server_url, database_url=database_url, data_dir=data_dir, concurrency=concurrency
+    )
+    try:
+        requests = sample_requests(settings.data_dir, limit, kind=kind, seed=seed)
+        store = TelemetryStore(settings.database_url)
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+
+    try:
+        with model_server(settings, launch=not no_launch and server_url is None) as url:
+            settings = settings.model_copy(update={"server_url": url})
+            code = asyncio.run(_run_requests(settings, store, requests))
+    except (OrchestratorError, ServingError) as exc:
+        raise fail(exc) from exc
+    finally:
+        store.close()
+    raise typer.Exit(code)
+
+
+async def _run_requests(settings: Settings, store: TelemetryStore, requests: list[Request]) -> int:
+    """Handle the requests on ``settings.server_url``, printing each outcome, then the load
+    table of this run's calls; 1 when a request failed or the batch stopped early, else 0."""
+    with console.status(
+        "loading the routing replay model"
+        if settings.profile == "cpu"
+        else "reading the model config"
+    ):
+        client = make_client(settings)
+    try:
+        await client.check()
+        orchestrator = Orchestrator(
+            client, store, default_workflows(), max_tokens=settings.max_completion_tokens
+        )
+        texts = {r.id: (r.text, r.metadata.get("source")) for r in requests}
+        started = datetime.now(UTC)
+        console.print(
+            f"[bold]{len(requests)} requests[/] from {settings.data_dir} → "
+            f"{settings.server_url} (model {settings.served_model_name}); "
+            f"telemetry: {settings.database_url}"
+        )
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            task = progress.add_task("requests", total=len(requests))
+
+            def show(outcome: RequestOutcome) -> None:
+                text, source = texts[outcome.request_id]
+                progress.console.print(request_lines(outcome, text, source))
+                progress.advance(task)
+
+            report = await run_batch(
+                orchestrator, requests, concurrency=settings.concurrency, on_outcome=show
+            )
+    finally:
+        await client.aclose()
+
+    counts: dict[str, int] = {}
+    for outcome in report.outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    console.print("outcomes: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    try:
+        print_load(
+            console,
+            expert_load(
+                store,
+                since=started,
+                hot_factor=settings.hot_share_factor,
+                dead_min_expected=settings.dead_min_expected,
+            ),
+            settings.hot_share_factor,
+        )
+    except OrchestratorError as exc:
+        console.print(f"[yellow]no load table:[/] {escape(str(exc))}")
+    for outcome in report.failed:
+        err.print(f"[red]request {outcome.request_id} failed:[/] {escape(outcome.error or '')}")
+    if report.aborted:
+        err.print(
+            f"[bold red]stopped early[/] ({len(report.not_started)} requests not started):"
+            f" {escape(report.aborted)}"
+        )
+    return 1 if report.failed or report.aborted else 0
+
+
+def load(
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
+) -> None:
+    """Print the per-layer expert load table of a telemetry database."""
+    settings = settings_from_flags(database_url=database_url)
+    try:
+        store = TelemetryStore.open_existing(settings.database_url)
+        print_load(
+            console,
+            expert_load(
+                store,
+                workflow=workflow,
+                hot_factor=settings.hot_share_factor,
+                dead_min_expected=settings.dead_min_expected,
+            ),
+            settings.hot_share_factor,
+        )
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+
+
+def classify(
+    text: Annotated[str, typer.Argument(help="Request text.")],
+    attachment: Annotated[
+        list[str] | None, typer.Option(help="Attachment file name (repeatable).")
+    ] = None,
+    channel: Annotated[str | None, typer.Option(help="Channel of the request.")] = None,
+) -> None:
+    """Show the route, confidence and fired signals for one text (bad text gets a fallback)."""
+    result = RuleClassifier().classify_text(text, attachments=attachment or (), channel=channel)
+    console.print_json(result.model_dump_json())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run``, ``load`` and ``classify`` to the root app."""
+    app.command("run")(run)
+    app.command("load")(load)
+    app.command("classify")(classify)

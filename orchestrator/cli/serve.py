@@ -1,0 +1,94 @@
+"""The model server's commands: ``orchestrator build-checkpoint`` and ``orchestrator serve``.
+
+Commands:
+    build-checkpoint  build the offline ERNIE-4.5 MoE checkpoint (real architecture, random
+                      weights), optionally with planted hot or dead experts
+    serve             start the co-hosted vLLM server in the foreground, until Ctrl-C
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orchestrator.cli.common import (
+    co_hosted_server,
+    console,
+    ensure_checkpoint,
+    fail,
+    settings_from_flags,
+)
+from orchestrator.cli.status import observe_server
+from serving.checkpoint import (
+    CheckpointSpec,
+    PlantedExpert,
+    build_checkpoint,
+    corpus_from_data_dir,
+)
+from serving.errors import ServingError
+
+
+def build_checkpoint_cmd(
+    out: Annotated[Path | None, typer.Option(help="Folder to write.")] = None,
+    seed: Annotated[int, typer.Option(help="Weight seed.")] = 0,
+    layers: Annotated[int, typer.Option(help="Decoder layers (layer 0 is dense).")] = 4,
+    overwrite: Annotated[bool, typer.Option(help="Replace a different checkpoint.")] = False,
+    plant: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Plant known routing through the gate bias, LAYER:EXPERT:hot|dead|BIAS "
+            "(repeatable), e.g. --plant 1:3:hot --plant 1:7:dead."
+        ),
+    ] = None,
+) -> None:
+    """Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights)."""
+    settings = settings_from_flags(checkpoint_dir=out)
+    try:
+        planted = tuple(PlantedExpert.parse(p) for p in plant or ())
+        spec = CheckpointSpec(seed=seed, num_hidden_layers=layers, planted=planted)
+        with console.status("training tokenizer and writing weights"):
+            path = build_checkpoint(
+                settings.checkpoint_dir,
+                spec,
+                corpus_from_data_dir(settings.data_dir),
+                overwrite=overwrite,
+            )
+    except (ServingError, ValueError) as exc:  # ValueError: a bad --plant or spec field
+        raise fail(exc, 2) from exc
+    console.print(f"checkpoint ready: {path}")
+
+
+def serve(
+    profile: Annotated[str | None, typer.Option(help="cpu or gpu.")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port.")] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
+    ] = None,
+) -> None:
+    """Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute)."""
+    settings = settings_from_flags(profile=profile, server_port=port, metrics_port=metrics_port)
+    if settings.profile == "cpu":
+        ensure_checkpoint(settings)
+    server = co_hosted_server(settings)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        with console.status(f"starting vLLM ({settings.profile}); log: {settings.server_log}"):
+            server.start()
+        console.print(f"serving on {server.base_url} (log {settings.server_log}); Ctrl-C stops")
+        with contextlib.suppress(KeyboardInterrupt), observe_server(settings, server.base_url):
+            signal.pause()
+    except ServingError as exc:
+        raise fail(exc) from exc
+    finally:
+        server.stop()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build-checkpoint`` and ``serve`` to the root app."""
+    app.command("build-checkpoint")(build_checkpoint_cmd)
+    app.command("serve")(serve)

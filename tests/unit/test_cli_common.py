@@ -1,0 +1,253 @@
+"""The CLI's shared helpers: settings from flags, fail, model_server (no vLLM started).
+
+Servers here are stand-ins on loopback: a thread answering ``/health`` in this process, or a
+short Python child process in place of vLLM (as in ``test_launcher.py``).
+"""
+
+from __future__ import annotations
+
+import http.server
+import io
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+import typer.core
+import typer.main
+from rich.console import Console
+from typer.testing import CliRunner
+
+from orchestrator.cli import app, common
+from orchestrator.config import Settings
+from orchestrator.exceptions import ServerUnavailableError, UserError
+from serving.launcher import VLLMServer
+from serving.profiles import ServingProfile
+
+runner = CliRunner()
+
+#: A stand-in vLLM: answers 200 on /health, 404 elsewhere, on the port after ``--port``.
+HEALTH_SERVER = """
+import http.server, sys
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Health).serve_forever()
+"""
+
+
+class StandInProfile(ServingProfile):
+    """A serving profile whose "server" is the given Python source, not vLLM."""
+
+    source: str
+
+    def command(self, python: str, host: str, port: int) -> list[str]:
+        return [python, "-c", self.source, "--port", str(port)]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def stderr(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What the helpers print on standard error, one message per line (no wrapping)."""
+    buffer = io.StringIO()
+    monkeypatch.setattr(common, "err", Console(file=buffer, width=1000))
+    return buffer
+
+
+@pytest.fixture
+def healthy_url() -> Iterator[str]:
+    """The base URL of a loopback HTTP server that answers 200 on /health."""
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/health" else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def no_launch(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
+    """Record (and refuse) every attempt to build a checkpoint or start a co-hosted server."""
+    attempts: list[Settings] = []
+
+    def refuse(settings: Settings) -> VLLMServer:
+        attempts.append(settings)
+        raise AssertionError("model_server tried to start a co-hosted server")
+
+    monkeypatch.setattr(common, "ensure_checkpoint", refuse)
+    monkeypatch.setattr(common, "co_hosted_server", refuse)
+    return attempts
+
+
+# settings_from_flags
+
+
+def test_settings_from_flags_ignores_flags_left_at_none() -> None:
+    settings = common.settings_from_flags(server_url=None, concurrency=7, database_url=None)
+    assert settings.concurrency == 7
+    assert settings.server_url == Settings().server_url
+    assert settings.database_url == Settings().database_url
+
+
+def test_settings_from_flags_reports_a_bad_value_on_one_line_naming_the_field(
+    stderr: io.StringIO,
+) -> None:
+    with pytest.raises(typer.Exit) as info:
+        common.settings_from_flags(concurrency=0, server_url="http://127.0.0.1:1/v1")
+    assert info.value.exit_code == 2
+    printed = stderr.getvalue()
+    assert printed.count("\n") == 1, printed
+    assert printed.startswith("error: invalid setting: concurrency = 0: ")
+    assert "greater than or equal to 1" in printed and "ORCH_CONCURRENCY" in printed
+    assert "pydantic" not in printed and "Traceback" not in printed
+
+
+def test_a_command_with_a_bad_flag_exits_2_naming_it() -> None:
+    result = runner.invoke(app, ["run", "--concurrency", "0", "--no-launch"])
+    assert result.exit_code == 2, result.output
+    assert "invalid setting: concurrency = 0" in " ".join(result.output.split())
+
+
+# fail
+
+
+def test_fail_prints_the_message_as_text_and_returns_the_exit(stderr: io.StringIO) -> None:
+    exit_ = common.fail(UserError("column [b] of [sheet1] is empty"), 2)
+    assert isinstance(exit_, typer.Exit) and exit_.exit_code == 2
+    assert stderr.getvalue() == "error: column [b] of [sheet1] is empty\n"  # text, not markup
+    assert common.fail("the store is locked").exit_code == 1
+
+
+# model_server
+
+
+def test_model_server_uses_a_server_that_answers_without_launching(
+    healthy_url: str, no_launch: list[Settings]
+) -> None:
+    settings = Settings(server_url=healthy_url)
+    for launch in (True, False):
+        with common.model_server(settings, launch=launch) as url:
+            assert url == healthy_url
+    assert no_launch == []
+
+
+def test_model_server_refuses_when_none_answers_and_launch_is_false(
+    no_launch: list[Settings],
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    body_ran = False
+    with (
+        pytest.raises(ServerUnavailableError) as info,
+        common.model_server(Settings(server_url=url), launch=False),
+    ):
+        body_ran = True
+    assert not body_ran and no_launch == []
+    assert url in str(info.value) and "orchestrator serve" in str(info.value)
+
+
+def test_model_server_starts_a_co_hosted_server_and_stops_it_on_ctrl_c(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    port = free_port()
+    profile = StandInProfile(name="cpu", model="stand-in", routing="replay", source=HEALTH_SERVER)
+    server = VLLMServer(profile, port=port, log_path=tmp_path / "server.log", startup_timeout_s=60)
+    built: list[Path] = []
+    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: built.append(s.checkpoint_dir))
+    monkeypatch.setattr(common, "co_hosted_server", lambda s: server)
+    settings = Settings(server_url=f"http://127.0.0.1:{free_port()}/v1", checkpoint_dir=tmp_path)
+    with (
+        pytest.raises(KeyboardInterrupt),
+        common.model_server(settings, launch=True) as url,
+    ):
+        assert url == f"http://127.0.0.1:{port}/v1" and server.running
+        pid = server.process.pid if server.process else -1
+        raise KeyboardInterrupt
+    assert built == [tmp_path]
+    assert not server.running
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the stand-in is gone, not left behind
+
+
+def test_a_command_without_a_server_and_with_no_launch_exits_1_naming_the_url(
+    tmp_path: Path, no_launch: list[Settings]
+) -> None:
+    (tmp_path / "customer_service").mkdir()
+    (tmp_path / "customer_service" / "tickets.csv").write_text(
+        "text\nmy invoice is wrong\n", encoding="utf-8"
+    )
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--limit",
+            "1",
+            "--no-launch",
+            "--server-url",
+            url,
+            "--data-dir",
+            str(tmp_path),
+            "--database-url",
+            f"sqlite:///{tmp_path / 't.db'}",
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    flat = "".join(result.output.split())
+    assert url in flat and "orchestratorserve" in flat
+    assert no_launch == []
+
+
+# the root app
+
+
+def test_the_root_app_has_every_feature_modules_commands() -> None:
+    """Each feature module registers its own commands; the root lists them all."""
+
+    def names(command: object) -> set[str]:
+        assert isinstance(command, typer.core.TyperGroup)
+        return set(command.commands)
+
+    root = typer.main.get_command(app)
+    assert names(root) >= {
+        "run", "load", "classify", "build-checkpoint", "serve", "report", "skew",
+        "moderate", "moderation", "classifier",
+    }  # fmt: skip
+    assert isinstance(root, typer.core.TyperGroup)
+    assert names(root.commands["moderation"]) >= {"eval", "check"}
+    assert names(root.commands["classifier"]) >= {"eval", "fit-thresholds", "build-set"}
+
+
+def test_python_dash_m_runs_the_same_app() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "build-checkpoint" in done.stdout and "moderation" in done.stdout
