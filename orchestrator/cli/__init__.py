@@ -15,7 +15,13 @@ module; each module owns its commands, options and messages:
   (``eval``, ``check``, and ``fit`` from :mod:`~orchestrator.cli.moderation_fit`);
 * :mod:`~orchestrator.cli.classifier`: the ``classifier`` group (``eval``,
   ``fit-thresholds``, ``build-set``);
-* :mod:`~orchestrator.cli.batch`: ``batch`` (a sheet of requests, resumable).
+* :mod:`~orchestrator.cli.batch`: ``batch`` (a sheet of requests or a folder of workbooks,
+  concurrent and resumable, with a results workbook);
+* :mod:`~orchestrator.cli.status`: ``status`` (the model server's health, from vLLM's
+  ``/metrics``);
+* customer service: :mod:`~orchestrator.cli.chat` (``chat``, streamed replies on a
+  checkpointed thread), :mod:`~orchestrator.cli.handoff` (the ``handoff`` group: ``list``,
+  ``resume``), :mod:`~orchestrator.cli.store` (the ``store`` group: ``seed``, ``info``).
 
 Shared by them: :mod:`~orchestrator.cli.common` (the consoles, ``settings_from_flags``,
 ``fail``, ``model_server``) and :mod:`~orchestrator.cli.console` (rendering of request lines
