@@ -3,9 +3,10 @@
 Rows are streamed, never loaded whole: an ``.xlsx`` through openpyxl's read-only mode, a
 ``.csv`` through :mod:`csv`, so memory stays bounded on a 100,000-row sheet. What grows:
 the set of ids seen, for the duplicate check (only with an id column), and, for ``.xlsx``, the
-workbook's shared-strings table (each distinct string once), which openpyxl loads whole. Each data row becomes a :class:`BatchRow`; a
-row that cannot be a request (empty text, a duplicate id, an attachment outside the allowed
-folder...) carries a ``problem`` and becomes a failed row of the batch, never an exception.
+workbook's shared-strings table (each distinct string once), which openpyxl loads whole.
+Each data row becomes a :class:`BatchRow`; a row that cannot be a request (empty text, a
+duplicate id, an attachment outside the allowed folder...) carries a ``problem`` and becomes a
+failed row of the batch, never an exception.
 What makes the whole input unusable (a missing column, an empty sheet, a header-only sheet,
 an unreadable file) raises a :class:`~orchestrator.exceptions.UserError` before any request
 is sent.
