@@ -490,3 +490,35 @@ def test_workbook_rows_are_streamed_not_loaded(tmp_path) -> None:
     # openpyxl's parser keeps a few cleared XML elements per row (a small linear part), far
     # from the rows themselves
     assert streamed < loaded / 4, (streamed, loaded)
+
+
+async def test_a_folder_of_workbooks_is_one_excel_report_request_each(
+    tmp_path, db, data_dir, monkeypatch
+) -> None:
+    import shutil
+
+    monkeypatch.setenv("ORCH_REPORT_DIR", str(tmp_path / "reports"))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("calamine_temperature-in-middle.xlsx", "calamine_pass_protected.xlsx"):
+        shutil.copy(data_dir / "spreadsheets" / name, folder / name)
+    (tmp_path / "elsewhere.xlsx").write_bytes(b"x")
+    (folder / "z_link.xlsx").symlink_to(tmp_path / "elsewhere.xlsx")  # leads outside
+    (folder / "notes.txt").write_text("not a workbook")
+    factory = ScriptedFactory(db, {"u1": ScriptedModel()})
+    source = open_input(folder, None)
+    assert source.count() == 3
+    out = tmp_path / "results.xlsx"
+    await _run(source, factory, out=out)
+    rows = read_results(out)
+    assert [r["id"] for r in rows] == [
+        "calamine_pass_protected.xlsx",
+        "calamine_temperature-in-middle.xlsx",
+        "z_link.xlsx",
+    ]
+    protected, plain, link = rows
+    assert plain["route"] == "excel_report" and plain["status"] == "succeeded"
+    assert str(plain["report"]).endswith(".xlsx") and Path(str(plain["report"])).is_file()
+    assert protected["route"] == "excel_report" and protected["status"] == "rejected"
+    assert "password" in str(protected["error"]).lower()
+    assert link["status"] == "failed" and "outside the allowed folder" in str(link["error"])
