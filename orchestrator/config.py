@@ -117,6 +117,14 @@ class Settings(BaseSettings):
     metrics_expert_window_s: float = Field(
         300.0, gt=0, description="Window of the expert load share metric, in seconds."
     )
+    ui_port: int = Field(8501, ge=1, le=65535, description="Port of the Chainlit chat UI.")
+    ui_service_port: int = Field(
+        8765, ge=1, le=65535, description="Port of the UI's event-stream service (localhost)."
+    )
+    ui_chainlit: Path = Field(
+        _REPO_ROOT / ".venv-ui" / "bin" / "chainlit",
+        description="The chainlit executable (its own environment: scripts/install.sh --ui).",
+    )
     structured_output: bool = Field(
         True,
         description="Send JSON schemas as response_format (xgrammar on the server). False for a "

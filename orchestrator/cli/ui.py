@@ -1,0 +1,119 @@
+"""``orchestrator ui``: the Chainlit chat front end, on the co-hosted model server.
+
+It uses the configured vLLM server, or starts a co-hosted one; serves the framework's event
+stream (:mod:`orchestrator.ui.service`) on ``127.0.0.1:<ui-service-port>``; logs the STATS line
+every minute (and serves the framework's Prometheus metrics with ``--metrics-port``); then runs
+``chainlit run ui/app.py`` from its own environment (``Settings.ui_chainlit``, installed by
+``bash scripts/install.sh`` into ``.venv-ui``) until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+import uvicorn
+
+from orchestrator.cli.common import console, fail, model_server, settings_from_flags
+from orchestrator.cli.status import observe_server
+from orchestrator.config import Settings
+from orchestrator.exceptions import OrchestratorError
+from orchestrator.ui import build_app
+from serving.errors import ServingError
+
+_APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
+
+
+def _serve_api(settings: Settings) -> uvicorn.Server:
+    """Start the event-stream service in a daemon thread; wait until it answers.
+
+    Raises:
+        OrchestratorError: It did not come up within 60 s (its port may be taken).
+    """
+    config = uvicorn.Config(
+        build_app(settings),
+        host="127.0.0.1",
+        port=settings.ui_service_port,
+        log_level="warning",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, name="orchestrator-ui-service", daemon=True).start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.started:
+            return server
+        time.sleep(0.2)
+    raise OrchestratorError(
+        f"the UI service did not start on 127.0.0.1:{settings.ui_service_port}; is the port "
+        "taken? pick another with --service-port or ORCH_UI_SERVICE_PORT"
+    )
+
+
+def ui(
+    port: Annotated[int | None, typer.Option(help="Port of the chat UI.")] = None,
+    service_port: Annotated[int | None, typer.Option(help="Port of the event service.")] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
+    ] = None,
+    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
+    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
+) -> None:
+    """The Chainlit chat UI: streamed replies through the framework, expert trace, presets,
+    spreadsheet reports, a moderation panel and handoff approval."""
+    settings = settings_from_flags(
+        ui_port=port,
+        ui_service_port=service_port,
+        metrics_port=metrics_port,
+        server_url=server_url,
+    )
+    if not settings.ui_chainlit.is_file():
+        raise fail(
+            f"no chainlit at {settings.ui_chainlit}: install the UI environment with "
+            "`bash scripts/install.sh` (it builds .venv-ui), or set ORCH_UI_CHAINLIT",
+            2,
+        )
+    try:
+        with model_server(settings, launch=not no_launch and server_url is None) as url:
+            settings = settings.model_copy(update={"server_url": url})
+            api = _serve_api(settings)
+            service = f"http://127.0.0.1:{settings.ui_service_port}"
+            env = {**os.environ, "ORCH_UI_SERVICE_URL": service}
+            command = [
+                str(settings.ui_chainlit),
+                "run",
+                str(_APP),
+                "--headless",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(settings.ui_port),
+            ]
+            with observe_server(settings, url):
+                chainlit = subprocess.Popen(command, cwd=_APP.parent, env=env)
+                console.print(
+                    f"chat UI on http://127.0.0.1:{settings.ui_port} (service {service}, "
+                    f"model server {url}); Ctrl-C stops"
+                )
+                try:
+                    with contextlib.suppress(KeyboardInterrupt):
+                        chainlit.wait()
+                finally:
+                    chainlit.terminate()
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        chainlit.wait(timeout=10)
+                    api.should_exit = True
+    except (OrchestratorError, ServingError, httpx.HTTPError) as exc:
+        raise fail(exc) from exc
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ui`` to the root app."""
+    app.command("ui")(ui)

