@@ -104,6 +104,7 @@ class CustomerServiceState(TypedDict, total=False):
     secondary_routes: list[str]
     thread_id: str
     customer_id: str | None
+    locale: str
     turn: int
     angry_streak: int
     last_order_id: str | None
@@ -304,7 +305,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         secondary = [
             str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
         ]
+        locale = state.get("locale")
+        if locale is None and self.store is not None and state.get("customer_id"):
+            locale = self.store.customer_locale(str(state["customer_id"]))
         return {
+            "locale": locale or "en_US",
             "turn": int(state.get("turn") or 0) + 1,
             "signals": signals.model_dump(),
             "history": history[-MAX_HISTORY:],
@@ -358,8 +363,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             if self.store is not None and not state.get("customer_id"):
                 plan["note"] = "no customer id: nothing can be looked up"
         update["plan"] = plan
-        if reason is not None:
+        if reason is not None and self.store is not None:
             update["handoff"] = {"reason": reason}
+        elif reason is not None:  # stateless mode (no store, so no handoff queue): say so
+            plan["handoff_reason"] = reason
         return update
 
     def _offer_ids(self, state: CustomerServiceState) -> list[str]:
@@ -514,9 +521,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
         llm = runtime.context.llm
-        locale = "en_US"
-        if self.store is not None and state.get("customer_id"):
-            locale = self.store.customer_locale(str(state["customer_id"]))
+        locale = state.get("locale") or "en_US"
         results = list(state.get("tool_results") or [])
         facts: dict[str, str] = {}
         for result in results:
