@@ -1,0 +1,9 @@
+"""Training of the trained offline ERNIE-MoE (issue 20): :mod:`serving.training.train` (the
+training loop, a plain script on torch + transformers), :mod:`serving.training.generate` (greedy
+answers to held-out prompts, no grammar) and :mod:`serving.training.card` (the model card).
+
+The training data comes from :mod:`orchestrator.training` (it needs the skills' prompts, which
+sit above this layer).
+"""
+
+__all__: list[str] = []
