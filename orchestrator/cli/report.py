@@ -28,6 +28,7 @@ from orchestrator.spreadsheet import SpreadsheetError, Workbook, read_workbook
 from orchestrator.telemetry import TelemetryStore
 from serving.errors import ServingError
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
+from workflows.excel_report.offline import figures_only_report
 
 
 def reader_table(wb: Workbook) -> RichTable:
@@ -113,8 +114,6 @@ def report(
     if inspect:
         return
     if no_model:
-        from workflows.excel_report.offline import figures_only_report
-
         analysis, files = figures_only_report(wb, config.output_dir, config.analysis)
         console.print(f"report: {files.markdown}\n        {files.xlsx}")
         console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
