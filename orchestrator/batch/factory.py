@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
-from orchestrator.core.runtime import make_client, routing_capture
+from orchestrator.core.runtime import expert_routing_capture, make_client
 from orchestrator.telemetry import TelemetryStore
 from serving.capture import ExpertRoutingCapture
 from workflows import default_workflows
@@ -60,7 +60,7 @@ class SettingsFactory:
             CheckpointError: The replay checkpoint cannot be read (CPU profile).
         """
         if self._capture is None:
-            self._capture = routing_capture(self.settings)
+            self._capture = expert_routing_capture(self.settings)
         workflows = default_workflows()
         result = []
         for url in urls:

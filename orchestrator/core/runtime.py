@@ -22,7 +22,7 @@ def serving_profile(settings: Settings) -> ServingProfile:
     )
 
 
-def routing_capture(settings: Settings) -> ExpertRoutingCapture:
+def expert_routing_capture(settings: Settings) -> ExpertRoutingCapture:
     """Replay on the CPU profile; the engine's routed_experts on the GPU profile.
 
     Raises:
@@ -44,7 +44,7 @@ def make_client(settings: Settings, capture: ExpertRoutingCapture | None = None)
     return VLLMClient(
         settings.server_url,
         settings.served_model_name,
-        capture or routing_capture(settings),
+        capture or expert_routing_capture(settings),
         timeout_s=settings.request_timeout_s,
         max_retries=settings.max_retries,
         temperature=settings.temperature,
