@@ -106,8 +106,12 @@ def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
 
 
 def _send(page: Page, text: str) -> None:
+    """Type ``text`` and send it once the send button is enabled (after an upload too)."""
+    from playwright.sync_api import expect
+
     page.fill("#chat-input", text)
-    page.keyboard.press("Enter")
+    expect(page.locator("#chat-submit")).to_be_enabled(timeout=120_000)
+    page.locator("#chat-submit").click()
 
 
 def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> None:
