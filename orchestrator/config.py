@@ -101,7 +101,13 @@ class Settings(BaseSettings):
         "server without constrained tool decoding would see it; arguments are validated "
         "either way.",
     )
-    concurrency: int = Field(4, ge=1, le=256, description="Requests in flight in batch jobs.")
+    concurrency: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Requests in flight (batch jobs, the main job). 8: where the co-hosted CPU "
+        "server's throughput levels off and its latency bends (benchmarks/server_concurrency.py).",
+    )
     stats_interval_s: float = Field(
         60.0, gt=0, description="Seconds between STATS log lines (vLLM /metrics polls)."
     )
