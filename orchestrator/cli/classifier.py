@@ -1,14 +1,17 @@
 """``orchestrator classifier ...``: evaluate and tune the request classifier.
 
 Commands (the ``classifier`` group):
-    eval            accuracy, per-route precision/recall, confusion matrix and ECE on a split
-    fit-thresholds  fit min_score, ambiguity_margin and the confidence calibration on ``tune``
+    eval            rules vs learned vs combined on held-out phrasings; per-route P/R, ECE
+    fit             fit the learned tier, thresholds and calibration on ``tune`` (cross-fitted)
+    fit-thresholds  refit the thresholds (by cost) and calibration on ``tune`` only
     build-set       write the labelled request set as JSON lines
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -17,12 +20,25 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.classifier import RuleClassifier, default_calibration_path
-from orchestrator.classifier.evaluation import EvalReport, evaluate, fit_thresholds
+from orchestrator.classifier.core import default_model_path
+from orchestrator.classifier.evaluation import (
+    FLOORS,
+    TARGET_ACCURACY,
+    TARGET_CS_PRECISION,
+    TARGET_FALLBACK_RECALL,
+    EvalReport,
+    TierRow,
+    evaluate,
+    tier_row,
+)
+from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, gather
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
+from orchestrator.classifier.learned import CLASSES, VERSION
 from orchestrator.classifier.loader import dump_calibration
 from orchestrator.cli.common import console, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.exceptions import OrchestratorError
+from orchestrator.request import Request
 from orchestrator.routes import Route
 
 group = typer.Typer(no_args_is_help=True, help="Evaluate and tune the request classifier.")
@@ -75,6 +91,50 @@ def _rows(data_dir: Path, split: str, cap: int) -> list[LabelledRequest]:
     return load_split(data_dir, split, cap=cap)  # type: ignore[arg-type]
 
 
+def _p50_us(fn: Callable[[Request], object], items: Sequence[Request]) -> float:
+    """Median wall time of ``fn`` per item, in microseconds (one thread, one pass)."""
+    samples: list[float] = []
+    for item in items:
+        t0 = time.perf_counter_ns()
+        fn(item)
+        samples.append((time.perf_counter_ns() - t0) / 1000)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def print_tiers(rows: list[TierRow], out: Console = console) -> None:
+    """The comparison table: accuracy, per route and language, fallback recall, CS precision."""
+    cells = sorted({k for r in rows for k in r.by_route_lang})
+    table = Table("", *(r.name for r in rows))
+    table.add_row("accuracy", *(f"{r.accuracy:.3f}" for r in rows))
+    for cell in cells:
+        route, lang = cell.split("/")
+        floor = FLOORS.get((Route(route), lang))
+        label = f"{cell} (floor {floor})" if floor is not None else cell
+        table.add_row(
+            label,
+            *(
+                ("[red]" if floor is not None and r.by_route_lang.get(cell, 1) < floor else "")
+                + f"{r.by_route_lang.get(cell, float('nan')):.3f}"
+                for r in rows
+            ),
+        )
+    table.add_row(
+        f"fallback recall (target {TARGET_FALLBACK_RECALL})",
+        *(f"{r.fallback_recall:.3f}" for r in rows),
+    )
+    table.add_row(
+        f"customer-service precision (target {TARGET_CS_PRECISION})",
+        *(f"{r.cs_precision:.3f}" for r in rows),
+    )
+    table.add_row(
+        "p50 per request, one thread (µs)",
+        *(f"{r.p50_us:.1f}" if r.p50_us is not None else "-" for r in rows),
+    )
+    out.print(table)
+    out.print(f"target accuracy on unseen phrasings: {TARGET_ACCURACY}")
+
+
 @group.command("eval")
 def eval_cmd(
     split: Annotated[str, typer.Option(help="tune, test (held out) or all.")] = "test",
@@ -83,23 +143,44 @@ def eval_cmd(
     calibration: Annotated[
         Path | None, typer.Option(help="Calibration file (default: the packaged one).")
     ] = None,
+    model: Annotated[
+        Path | None, typer.Option(help="Learned tier (default: the packaged learned.v1.npz).")
+    ] = None,
     cap: CapOpt = 400,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report.")] = None,
     errors: Annotated[int, typer.Option(help="Print this many misrouted examples.")] = 0,
 ) -> None:
-    """Accuracy, per-route precision/recall, confusion matrix and ECE on the labelled set."""
+    """Rules vs learned vs combined on the held-out split (split by phrasing family)."""
     try:
         rows = _rows(data_dir, split, cap)
+        model_path = model or (default_model_path() if default_model_path().exists() else False)
         clf = RuleClassifier(
             rules_path=rules,
             calibration_path=calibration
             or (default_calibration_path() if default_calibration_path().exists() else False),
+            model_path=model_path if rules is None or model else False,
             reload_interval=None,
         )
+        rules_only = RuleClassifier(
+            rules_path=rules, calibration_path=False, model_path=False, reload_interval=None
+        )
+        requests = [r.to_request() for r in rows]
         rep, preds = evaluate(rows, lambda r: clf.classify(r.to_request()))
+        rule_preds = [rules_only.classify(q) for q in requests]
+        tiers = [
+            tier_row(
+                "rules", rows, [p.route for p in rule_preds], _p50_us(rules_only.classify, requests)
+            )
+        ]
+        if clf.model is not None:
+            tiers.append(tier_row("learned", rows, [_learned_only(clf, q) for q in requests]))
+        tiers.append(
+            tier_row("combined", rows, [p.route for p in preds], _p50_us(clf.classify, requests))
+        )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
-    print_report(f"rule classifier on {split} (rules {clf.version})", rep)
+    print_tiers(tiers)
+    print_report(f"combined classifier on {split} (rules {clf.version})", rep)
     shown = 0
     for row, p in zip(rows, preds, strict=True):
         if shown >= errors:
@@ -111,7 +192,64 @@ def eval_cmd(
                 f"{row.text[:100]!r} | {p.reason}"
             )
     if json_out:
-        json_out.write_text(rep.model_dump_json(indent=2))
+        payload = {"report": rep.model_dump(mode="json"), "tiers": [t.model_dump() for t in tiers]}
+        json_out.write_text(json.dumps(payload, indent=2))
+
+
+def _learned_only(clf: RuleClassifier, request: Request) -> Route:
+    """The text-only model's decision (no rule features), with the live thresholds."""
+    assert clf.model is not None
+    feats, _, _ = clf.evidence(request)
+    probs = clf.model.probabilities(feats, combined=False)
+    order = probs.argsort()[::-1]
+    c1, p1, p2 = CLASSES[order[0]], float(probs[order[0]]), float(probs[order[1]])
+    t = clf.thresholds
+    if c1 is Route.FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
+        return Route.FALLBACK
+    return c1
+
+
+Cost = Annotated[float, typer.Option(help="Cost of a wrong route (must exceed --handoff).")]
+Handoff = Annotated[float, typer.Option(help="Cost of handing a request to a person.")]
+
+
+@group.command("fit")
+def fit_model_cmd(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    rules: RulesOpt = None,
+    out_dir: Annotated[
+        Path | None, typer.Option(help="Folder for learned.v1.npz and calibration.toml.")
+    ] = None,
+    wrong_route: Cost = 5.0,
+    handoff: Handoff = 1.0,
+    folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
+    seed: Annotated[int, typer.Option(help="Orders the cross-fitting folds.")] = 0,
+    cap: CapOpt = 400,
+) -> None:
+    """Fit the learned tier, thresholds (by cost) and calibration on the tune split only."""
+    try:
+        rows = _rows(data_dir, "tune", cap)
+        model, fitted = fit_all(
+            rows,
+            rules_path=str(rules) if rules else None,
+            folds=folds,
+            seed=seed,
+            wrong_route=wrong_route,
+            handoff=handoff,
+            fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",
+        )
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+    folder = out_dir or (default_model_path().parent if rules is None else Path(rules).parent)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save(folder / f"learned.v{VERSION}.npz")
+    (folder / "calibration.toml").write_text(dump_calibration(fitted), encoding="utf-8")
+    t = fitted.thresholds
+    console.print(
+        f"fitted on {len(rows)} tune requests: {model.meta['n_features']} features; "
+        f"sure_score {t.sure_score}, min_score {t.min_score}, ambiguity_margin "
+        f"{t.ambiguity_margin} ({fitted.fitted_on}); wrote {folder}"
+    )
 
 
 @group.command("fit-thresholds")
@@ -119,24 +257,29 @@ def fit_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
     out: Annotated[Path | None, typer.Option(help="Where to write the calibration file.")] = None,
-    objective: Annotated[str, typer.Option(help="accuracy or balanced.")] = "accuracy",
+    wrong_route: Cost = 5.0,
+    handoff: Handoff = 1.0,
+    folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
     cap: CapOpt = 400,
 ) -> None:
-    """Fit min_score, ambiguity_margin and the confidence calibration on the tune split only."""
+    """Refit thresholds (by cost) and calibration on the tune split only (cross-fitted)."""
     try:
         rows = _rows(data_dir, "tune", cap)
         clf = RuleClassifier(
             rules_path=rules,
             calibration_path=False,
+            model_path=False,
             min_score=0.0,
             ambiguity_margin=0.0,
             reload_interval=None,
         )
-        raw = [clf.classify(r.to_request()) for r in rows]
-        fitted = fit_thresholds(
+        ev = gather(clf, rows)
+        fitted = fit_decisions(
             rows,
-            raw,
-            objective=objective,
+            ev,
+            cross_fit(rows, ev, folds=folds),
+            wrong_route=wrong_route,
+            handoff=handoff,
             fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",
             rules_sha=clf.version,
         )
@@ -149,7 +292,8 @@ def fit_cmd(
     t = fitted.thresholds
     console.print(
         f"fitted on {len(rows)} tune requests: min_score {t.min_score}, "
-        f"ambiguity_margin {t.ambiguity_margin} ({fitted.fitted_on}); wrote {target}"
+        f"ambiguity_margin {t.ambiguity_margin}, sure_score {t.sure_score} "
+        f"({fitted.fitted_on}); wrote {target}"
     )
 
 
