@@ -183,6 +183,62 @@ def load_moderation_set(
     return posts if split == "all" else [p for p in posts if p.split == split]
 
 
+#: Folder of ``data_dir`` whose CSVs hold ordinary (publishable) customer-service text.
+ORDINARY_FOLDER = "customer_service"
+
+
+def load_ordinary_set(data_dir: Path, split: Split | Literal["all"] = "tune") -> list[LabelledPost]:
+    """Ordinary sentences: every row of ``data_dir/customer_service/*.csv`` in ``split``, as
+    posts labelled not flagged and not hate (``fine`` = ``"ordinary"``).
+
+    These are questions, requests and reviews written to a company (ATEC, Banking77, Bitext,
+    CLINC150, Waimai reviews, angry ones included), so none should be reviewed. Bitext rows
+    whose ``flags`` column holds ``W`` (written with offensive language) are left out. The
+    split is the same stable hash as the moderation set (``file name|text``), so the fit reads
+    the tune half and the false-positive guard checks the test half.
+
+    Raises:
+        UserError: The folder is missing or holds no CSV; a file has no text column or cannot
+            be read.
+    """
+    folder = Path(data_dir) / ORDINARY_FOLDER
+    files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if not files:
+        raise UserError(
+            f"no CSV files in {folder}; point --data-dir (ORCH_DATA_DIR) at the folder that "
+            f"holds {ORDINARY_FOLDER}/"
+        )
+    posts: list[LabelledPost] = []
+    for path in files:
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as handle:
+                reader = csv.DictReader(handle)
+                text_col = next((c for c in TEXT_COLUMNS if c in (reader.fieldnames or [])), None)
+                if text_col is None:
+                    raise UserError(f"{path}: no text column; expected one of {TEXT_COLUMNS}")
+                for i, row in enumerate(reader):
+                    text = (row.get(text_col) or "").strip()
+                    if not text or "W" in (row.get("flags") or ""):
+                        continue
+                    row_split = split_of(path.name, text)
+                    if split != "all" and row_split != split:
+                        continue
+                    posts.append(
+                        LabelledPost(
+                            id=f"{path.name}:{i + 2}",
+                            text=text,
+                            lang=language(text),
+                            source=path.name,
+                            split=row_split,
+                            truth={"flagged": False, "hate": False},
+                            fine="ordinary",
+                        )
+                    )
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
+    return posts
+
+
 def predicted(verdict: Verdict) -> dict[EvalLabel, bool]:
     """The labels a verdict predicts (see the module docstring)."""
     flagged = verdict.decision is not Decision.ALLOW

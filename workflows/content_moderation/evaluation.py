@@ -229,24 +229,36 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
     """Fit the risk scorer on the **tune** split of ``data_dir/moderation`` and write it.
 
     The lexicon-alone verdicts of the tune posts are passed to the fit so that the review
-    threshold is chosen for the combination the policy makes.
+    threshold is chosen for the combination the policy makes. The tune half of
+    ``data_dir/customer_service`` joins as ordinary (negative) sentences
+    (:func:`~.dataset.load_ordinary_set`).
 
     Raises:
         UserError: The data folder is missing or unreadable.
         ValueError: A model has too few rows or one class only.
     """
-    from workflows.content_moderation.dataset import load_moderation_set, predicted
+    from workflows.content_moderation.dataset import (
+        ORDINARY_FOLDER,
+        load_moderation_set,
+        load_ordinary_set,
+        predicted,
+    )
 
     posts = load_moderation_set(Path(data_dir), "tune")
+    # without a customer_service/ folder the fit has no ordinary negatives (header: 0 rows)
+    has_ordinary = (Path(data_dir) / ORDINARY_FOLDER).is_dir()
+    ordinary = load_ordinary_set(Path(data_dir), "tune") if has_ordinary else []
     workflow = ContentModerationWorkflow(scorer_path=None)
     guesses = [predicted(moderate_lexicon_only(p.text, workflow, scorer=False)) for p in posts]
     files = sorted((Path(data_dir) / "moderation").glob("*.csv"))
+    files += sorted((Path(data_dir) / ORDINARY_FOLDER).glob("*.csv"))
     scorer = fit_scorer(
         posts,
         [g["flagged"] for g in guesses],
         [g["hate"] for g in guesses],
         seed=SEED if seed is None else seed,
-        sources={f.name: file_sha256(f) for f in files},
+        sources={f"{f.parent.name}/{f.name}": file_sha256(f) for f in files},
+        ordinary=ordinary,
     )
     save_scorer(scorer, out)
     return scorer
