@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import statistics
 import tempfile
 import time
@@ -46,6 +47,12 @@ CANDIDATES: dict[str, dict[str, int]] = {
     },
 }
 RESULTS = Path(__file__).parent / "results"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 async def _measure(url: str, texts: list[str], concurrency: int, max_tokens: int) -> float:
@@ -103,7 +110,7 @@ def main() -> None:
                     continue
                 server = VLLMServer(
                     cpu_profile(Path(tmp) / name),
-                    port=8765,
+                    port=_free_port(),
                     log_path=Path(tmp) / f"{name}.log",
                     startup_timeout_s=1200,
                 )

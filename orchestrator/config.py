@@ -24,6 +24,11 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = _REPO_ROOT.parent / "shared" / "data"
 
 
+#: Where ``orchestrator build-checkpoint`` writes the random-weight checkpoint by default (the
+#: served default, ``Settings.checkpoint_dir``, is the committed trained one).
+RANDOM_CHECKPOINT_DIR = _REPO_ROOT / ".cache" / "ernie45-moe-offline"
+
+
 class Settings(BaseSettings):
     """Runtime configuration of the orchestrator, the client and the co-hosted server."""
 
@@ -40,8 +45,10 @@ class Settings(BaseSettings):
     )
     served_model_name: str = Field("ernie", description="Model name the server answers to.")
     checkpoint_dir: Path = Field(
-        _REPO_ROOT / ".cache" / "ernie45-moe-offline",
-        description="Offline random-weight checkpoint (built by `orchestrator build-checkpoint`).",
+        _REPO_ROOT / "serving" / "checkpoints" / "ernie45-moe-trained",
+        description="Offline checkpoint the 'cpu' profile serves: by default the committed "
+        "trained one (`orchestrator train`, issue 20); a folder without a trained manifest is "
+        "(re)built with random weights by `orchestrator build-checkpoint`.",
     )
     gpu_model: str = Field(
         "baidu/ERNIE-4.5-21B-A3B-PT", description="Model id or path served by the 'gpu' profile."

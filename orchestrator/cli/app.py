@@ -23,6 +23,7 @@ from orchestrator.cli import (  # customer service (issue 12)
     skew,
     status,
     store,
+    train,
 )
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ store.register(app)  # store seed, store info (customer service)
 handoff.register(app)  # handoff list, handoff resume
 chat.register(app)  # chat
 status.register(app)  # status (vLLM server health, issue 17)
+train.register(app)  # train prepare / fit / card (trained offline checkpoint, issue 20)
 
 
 def main() -> None:  # pragma: no cover

@@ -26,6 +26,7 @@ from orchestrator.core.runtime import serving_profile
 from orchestrator.exceptions import ServerUnavailableError
 from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
 from serving.launcher import VLLMServer, server_is_healthy
+from serving.training import is_trained
 
 #: Standard output of every command (results, tables, progress).
 console = Console()
@@ -99,6 +100,8 @@ def ensure_checkpoint(settings: Settings) -> Path:
     Raises:
         serving.errors.CheckpointError: The folder holds something else, or cannot be written.
     """
+    if is_trained(settings.checkpoint_dir):  # a trained checkpoint is served as it is
+        return settings.checkpoint_dir
     corpus = corpus_from_data_dir(settings.data_dir)
     spec = CheckpointSpec()
     if not is_current(settings.checkpoint_dir, spec, corpus):

@@ -24,6 +24,7 @@ from orchestrator.cli.common import (
     settings_from_flags,
 )
 from orchestrator.cli.status import observe_server
+from orchestrator.config import RANDOM_CHECKPOINT_DIR
 from serving.checkpoint import (
     CheckpointSpec,
     PlantedExpert,
@@ -34,7 +35,9 @@ from serving.errors import ServingError
 
 
 def build_checkpoint_cmd(
-    out: Annotated[Path | None, typer.Option(help="Folder to write.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Folder to write (default .cache/ernie45-moe-offline).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Weight seed.")] = 0,
     layers: Annotated[int, typer.Option(help="Decoder layers (layer 0 is dense).")] = 4,
     overwrite: Annotated[bool, typer.Option(help="Replace a different checkpoint.")] = False,
@@ -47,7 +50,7 @@ def build_checkpoint_cmd(
     ] = None,
 ) -> None:
     """Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights)."""
-    settings = settings_from_flags(checkpoint_dir=out)
+    settings = settings_from_flags(checkpoint_dir=out or RANDOM_CHECKPOINT_DIR)
     try:
         planted = tuple(PlantedExpert.parse(p) for p in plant or ())
         spec = CheckpointSpec(seed=seed, num_hidden_layers=layers, planted=planted)

@@ -14,9 +14,9 @@ from orchestrator.training.data import (
     build_examples,
     customer_service_rows,
     data_hashes,
+    held_out_examples,
     issue_type_of,
     read_jsonl,
-    test_rows,
     write_jsonl,
 )
 
@@ -28,8 +28,8 @@ __all__ = [
     "build_examples",
     "customer_service_rows",
     "data_hashes",
+    "held_out_examples",
     "issue_type_of",
     "read_jsonl",
-    "test_rows",
     "write_jsonl",
 ]

@@ -24,7 +24,7 @@ report      :mod:`skills.write_report` on a list of      compact JSON citing fig
 (:func:`orchestrator.classifier.labelled_set.split_of`, ``file name|text``) and moderation posts
 the moderation set's split (:func:`workflows.content_moderation.dataset.load_moderation_set`,
 the same hash). Only ``tune`` rows are ever trained on; ``test`` rows are only evaluated
-(:func:`test_rows`).
+(:func:`held_out_examples`).
 
 **Determinism.** Everything is drawn from ``random.Random(seed)`` over rows read in file order,
 so the same data folder and seed give the same examples; :func:`data_hashes` records SHA-256 of
@@ -453,13 +453,16 @@ _MEASURES = ("Sales", "Profit", "Revenue", "Orders", "Quantity", "Cost", "Ticket
 _GROUPS = ("Region", "Category", "Segment", "Channel", "Month", "Product")
 _MEMBERS = (
     "West", "East", "North", "South", "Online", "Retail", "Furniture", "Technology",
-    "Office Supplies", "Consumer", "Corporate", "2026-01", "2026-02", "2026-03",
+    "Office Supplies", "Consumer", "Corporate",
 )  # fmt: skip
 
 
-def report_example(index: int, rng: random.Random) -> Example:
+def report_example(
+    index: int, rng: random.Random, split: Literal["tune", "test"] = "tune"
+) -> Example:
     """A write_report call on a drawn figure list (``F1 label = value`` lines, as the Excel
-    workflow writes them) and an answer that cites the figures as ``{Fn}``."""
+    workflow writes them) and an answer that cites the figures as ``{Fn}``. Figure lists are
+    synthetic: ``split="test"`` marks the held-out ones (drawn by another generator)."""
     measure, group = rng.choice(_MEASURES), rng.choice(_GROUPS)
     members = rng.sample(_MEMBERS, rng.randint(2, 4))
     values = sorted((rng.uniform(100, 90000) for _ in members), reverse=True)
@@ -488,7 +491,7 @@ def report_example(index: int, rng: random.Random) -> Example:
         task="report",
         lang="en",
         source=f"synthetic:{index}",
-        split="tune",
+        split=split,
         messages=(
             {"role": "system", "content": REPORT_SYSTEM},
             {"role": "user", "content": delimit("facts", facts, len(facts) + 1)},
@@ -575,7 +578,9 @@ def _take_rows(rows: Sequence[CSRow], n: int, rng: random.Random) -> list[CSRow]
     return out
 
 
-def test_rows(data_dir: Path, *, per_task: int = 200, seed: int = 0) -> dict[Task, list[Example]]:
+def held_out_examples(
+    data_dir: Path, *, per_task: int = 200, seed: int = 0
+) -> dict[Task, list[Example]]:
     """Held-out evaluation examples (``test`` split only), ``per_task`` of each task drawn with
     ``seed``; risk examples keep both languages (up to ``per_task`` each)."""
     rng = random.Random(seed + 1)
@@ -590,7 +595,7 @@ def test_rows(data_dir: Path, *, per_task: int = 200, seed: int = 0) -> dict[Tas
         "triage": [triage_example(r) for r in triage_rows],
         "risk": risk,
         "reply": [reply_example(r, rng) for r in _sample(rows, per_task, rng)],
-        "report": [report_example(100_000 + i, rng) for i in range(max(per_task // 4, 1))],
+        "report": [report_example(100_000 + i, rng, "test") for i in range(max(per_task // 4, 1))],
     }
 
 

@@ -13,7 +13,7 @@ from orchestrator.training.data import (
     Example,
     build_examples,
     data_hashes,
-    test_rows,
+    held_out_examples,
 )
 from serving.checkpoint import _BUILTIN_CORPUS, _train_tokenizer
 
@@ -50,7 +50,7 @@ def prepare(data_dir: Path, out: Path, spec: DataSpec | None = None, per_task: i
         for e in examples:
             row = {"task": e.task, "prompt": render(tokenizer, e), "target": e.target}
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    tests = test_rows(data_dir, per_task=per_task, seed=spec.seed)
+    tests = held_out_examples(data_dir, per_task=per_task, seed=spec.seed)
     with (out / "test.jsonl").open("w", encoding="utf-8") as handle:
         for task, rows in tests.items():
             for i, e in enumerate(rows):

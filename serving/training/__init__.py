@@ -6,4 +6,6 @@ The training data comes from :mod:`orchestrator.training` (it needs the skills' 
 sit above this layer).
 """
 
-__all__: list[str] = []
+from serving.training.card import LIMITATIONS, is_trained, write_card
+
+__all__ = ["LIMITATIONS", "is_trained", "write_card"]
