@@ -9,7 +9,9 @@ Against a running vLLM server (``ORCH_SERVER_URL``, the CPU profile with the too
   calls that must finish first: triage and tool selection, each with its CPU routing replay,
   plus the tool); ``reply_ttft`` = ``ttft − pre_reply``.
 * **bare server TTFT**: the same messages the reply call sent, streamed straight to the server
-  with the ``openai`` SDK (no orchestrator), time to the first content chunk.
+  with the ``openai`` SDK (no orchestrator) right after that turn, time to the first content
+  chunk (vLLM's prefix cache may serve part of that prompt: the bare figure is, if anything,
+  flattering to the server).
 * **full non-streamed turn**: ``Orchestrator.handle`` on the same turns (a fresh thread), wall
   time until the whole reply is there.
 * **overhead**: the same turns with a scripted model (no server, no model time), so a turn's
@@ -92,9 +94,17 @@ class ScriptedTools(ScriptedModel):
 
 
 async def streamed_turns(
-    settings: Settings, client: Any, turns: dict[str, list[str]], thread_prefix: str
+    settings: Settings,
+    client: Any,
+    turns: dict[str, list[str]],
+    thread_prefix: str,
+    bare: list[float] | None = None,
 ) -> list[dict[str, float]]:
-    """Each turn streamed; per turn ``ttft_s``, ``pre_reply_s``, ``reply_ttft_s``, ``total_s``."""
+    """Each turn streamed; per turn ``ttft_s``, ``pre_reply_s``, ``reply_ttft_s``, ``total_s``.
+
+    With ``bare`` (and a :class:`RecordingClient`), right after each turn its reply call's
+    messages are sent straight to the server and that TTFT is appended to ``bare``, so both
+    are measured under the same load."""
     rows: list[dict[str, float]] = []
     telemetry = TelemetryStore(settings.database_url)
     async with open_workflow(settings) as workflow:
@@ -116,6 +126,9 @@ async def streamed_turns(
                     elif event.kind == "done":
                         status = event.status
                 total = time.perf_counter() - started
+                if bare is not None and getattr(client, "streamed", None):
+                    bare += await bare_ttft(settings, client.streamed[-1:])
+                    client.streamed.clear()
                 if first is None or reply_start is None:
                     continue  # handed off (no reply call) or nothing streamed
                 rows.append(
@@ -244,10 +257,10 @@ async def main_async(args: Any) -> dict[str, Any]:
     await client.check()
     streamed: list[dict[str, float]] = []
     handled: list[float] = []
+    bare: list[float] = []
     for r in range(repeat):
-        streamed += await streamed_turns(settings, client, turns, f"s{r}")
+        streamed += await streamed_turns(settings, client, turns, f"s{r}", bare)
         handled += await handled_turns(settings, plain, turns, f"h{r}")
-    bare = await bare_ttft(settings, client.streamed)
     await client.aclose()
     await plain.aclose()
 
