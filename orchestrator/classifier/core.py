@@ -25,11 +25,10 @@ A broken edit (a ``RulesError`` or ``OSError``) is logged at ERROR level, kept i
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.engine import CompiledRules, normalise
@@ -53,6 +52,8 @@ from orchestrator.routes import Route
 log = logging.getLogger(__name__)
 
 FALLBACK = Route.FALLBACK
+_CLASSES = learned_tier.CLASSES
+_FALLBACK_COL = _CLASSES.index(FALLBACK)
 #: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject).
 _RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 
@@ -178,6 +179,8 @@ class RuleClassifier:
                 version,
             )
         model = load_model(self.model_path) if self.model_path else None
+        if model is not None:
+            model.scorer()  # the per-request lookup tables, built aside like the rules
         return _State(compiled, calibration, thresholds, version, model)
 
     def reload(self) -> bool:
@@ -460,21 +463,22 @@ class RuleClassifier:
             )
             out_scores = scores
         else:
-            feats = learned_tier.features(
+            z, share = model.scorer().score(  # plain Python: no numpy per request
                 mask(norm, scopes),
                 attachments=exts,
                 channel=channel,
                 rule_ids=rule_ids,
                 rule_scores=scores,
             )
-            z, share = model.logits(feats)
-            z = np.exp(z - z.max())
-            probs = z / z.sum()
-            order = np.argsort(-probs, kind="stable")
-            c1, c2 = learned_tier.CLASSES[order[0]], learned_tier.CLASSES[order[1]]
-            p1, p2 = round(float(probs[order[0]]), 4), round(float(probs[order[1]]), 4)
-            p_fallback = float(probs[learned_tier.CLASSES.index(FALLBACK)])
-            learned_scores = {learned_tier.CLASSES[i]: round(float(probs[i]), 4) for i in order}
+            top = max(z)
+            e = [math.exp(v - top) for v in z]
+            total = sum(e)
+            probs = [v / total for v in e]
+            order = sorted(range(len(probs)), key=lambda i: -probs[i])  # stable, as argsort
+            c1, c2 = _CLASSES[order[0]], _CLASSES[order[1]]
+            p1, p2 = round(probs[order[0]], 4), round(probs[order[1]], 4)
+            p_fallback = probs[_FALLBACK_COL]
+            learned_scores = {_CLASSES[i]: round(probs[i], 4) for i in order}
             if tie and not asked:
                 why = "ambiguous"
                 reason = (

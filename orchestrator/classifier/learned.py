@@ -39,6 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,8 @@ CLASSES: tuple[Route, ...] = (
 )
 #: Characters of the text the model reads: the first WINDOW and the last WINDOW.
 WINDOW = 320
+#: Levels of a route's rule score that become ``r:<route>>=<level>`` features.
+_LEVELS = (0.3, 0.5, 0.7, 0.85)
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _FRAME = re.compile(r"[:：?？\n\"“「«]")
@@ -69,27 +72,73 @@ def window(text: str) -> str:
     return text[:WINDOW] + " \n " + text[-WINDOW:]
 
 
-def _grams(text: str, out: list[str], prefix: str = "") -> None:
-    words: list[str] = []
+@lru_cache(maxsize=1 << 16)
+def _word(tok: str) -> tuple[str, ...]:
+    """``w:`` and ``c:`` features of one English token (memoised: words repeat)."""
+    padded = " " + tok + " "
+    if len(padded) <= 4:
+        return ("w" + tok,)
+    return ("w" + tok, *["c" + padded[i : i + 4] for i in range(len(padded) - 3)])
+
+
+@lru_cache(maxsize=1 << 14)
+def _han(tok: str) -> tuple[str, ...]:
+    """``z:`` and ``y:`` features of one run of Chinese characters (memoised)."""
+    return (*["z" + ch for ch in tok], *["y" + tok[i : i + 2] for i in range(len(tok) - 1)])
+
+
+def _grams(text: str, out: set[str]) -> None:
+    """Add the n-gram features of ``text`` to ``out`` (one pass over its tokens)."""
+    prev = ""
+    add, update = out.add, out.update
     for tok in _TOKEN.findall(text):
         if tok[0] >= "\u3400":
-            if prefix:
-                out.extend([prefix + "y" + tok[i : i + 2] for i in range(len(tok) - 1)])
-                continue
-            out.extend(["z" + ch for ch in tok])
-            out.extend(["y" + tok[i : i + 2] for i in range(len(tok) - 1)])
-            words.clear()
+            update(_han(tok))
+            prev = ""
             continue
-        if prefix:
-            out.append(prefix + "w" + tok)
-            continue
-        out.append("w" + tok)
-        if words:
-            out.append("b" + words[-1] + " " + tok)
-        words.append(tok)
-        padded = " " + tok + " "
-        if len(padded) > 4:
-            out.extend(["c" + padded[i : i + 4] for i in range(len(padded) - 3)])
+        update(_word(tok))
+        if prev:
+            add("b" + prev + " " + tok)
+        prev = tok
+
+
+def _frame_grams(text: str, out: set[str]) -> None:
+    """``f:`` features of a framing prefix: its words and its Chinese character pairs."""
+    for tok in _TOKEN.findall(text):
+        if tok[0] >= "\u3400":
+            out.update(["f:y" + tok[i : i + 2] for i in range(len(tok) - 1)])
+        else:
+            out.add("f:w" + tok)
+
+
+def feature_set(
+    text: str,
+    *,
+    attachments: Iterable[str] = (),
+    channel: str | None = None,
+    rule_ids: Iterable[str] = (),
+    rule_scores: dict[Route, float] | None = None,
+) -> set[str]:
+    """The distinct feature names of one request; arguments as in :func:`features`."""
+    text = window(text)
+    out: set[str] = set()
+    _grams(text, out)
+    head = text[:120]
+    m = _FRAME.search(head)
+    if m is not None and len(text) - m.end() >= 8 and m.start() >= 4:
+        out.add("f:")
+        _frame_grams(head[: m.start()], out)
+    for ext in attachments:
+        out.add("a:" + ext)
+    if channel:
+        out.add("h:" + channel.lower())
+    for rid in rule_ids:
+        out.add("r:" + rid)
+    if rule_scores:
+        for route, score in rule_scores.items():
+            if score >= 0.3:
+                out.update([f"r:{route.value}>={lv}" for lv in _LEVELS if score >= lv])
+    return out
 
 
 def features(
@@ -111,27 +160,17 @@ def features(
             for the levels it reaches (0.3, 0.5, 0.7, 0.85), a graded view of the evidence.
 
     Returns:
-        Feature names; duplicates are allowed (the model counts each once).
+        The distinct feature names, sorted (the model counts each once).
     """
-    text = window(text)
-    out: list[str] = []
-    _grams(text, out)
-    head = text[:120]
-    m = _FRAME.search(head)
-    if m is not None and len(text) - m.end() >= 8 and m.start() >= 4:
-        out.append("f:")
-        _grams(head[: m.start()], out, "f:")
-    out.extend(["a:" + ext for ext in attachments])
-    if channel:
-        out.append("h:" + channel.lower())
-    out.extend(["r:" + rid for rid in rule_ids])
-    if rule_scores:
-        for route, score in rule_scores.items():
-            out.extend([f"r:{route.value}>={lv}" for lv in _LEVELS if score >= lv])
-    return out
-
-
-_LEVELS = (0.3, 0.5, 0.7, 0.85)
+    return sorted(
+        feature_set(
+            text,
+            attachments=attachments,
+            channel=channel,
+            rule_ids=rule_ids,
+            rule_scores=rule_scores,
+        )
+    )
 
 
 @dataclass
@@ -170,9 +209,10 @@ class LearnedModel:
         if not combined:
             idx = [i for i in idx if i not in self.rule_rows]
         w, b = (self.w_comb, self.b_comb) if combined else (self.w_text, self.b_text)
+        b = b.astype(np.float64)
         if not idx:
-            return b.astype(np.float64), 0.0
-        rows = w[idx]
+            return b, 0.0
+        rows = w[idx].astype(np.float64)
         scale = 1.0 / math.sqrt(len(idx))
         out = b + rows.sum(axis=0) * scale
         share = 0.0
@@ -183,7 +223,7 @@ class LearnedModel:
             if total > 0:
                 rule = sum(float(mags[k]) for k, i in enumerate(idx) if i in self.rule_rows)
                 share = rule / total
-        return out.astype(np.float64), share
+        return out, share
 
     def probabilities(self, feats: Sequence[str], *, combined: bool = True) -> np.ndarray:
         """Softmax of :meth:`logits`, in :data:`CLASSES` order."""
@@ -198,6 +238,14 @@ class LearnedModel:
         if cached is None:
             cached = frozenset(i for f, i in self.vocab.items() if f.startswith("r:"))
             self.__dict__["_rule_rows"] = cached
+        return cached
+
+    def scorer(self) -> FastScorer:
+        """The plain-Python scorer of this model (built once, then cached)."""
+        cached = self.__dict__.get("_scorer")
+        if cached is None:
+            cached = FastScorer(self)
+            self.__dict__["_scorer"] = cached
         return cached
 
     # ------------------------------------------------------------------ file
@@ -217,6 +265,206 @@ class LearnedModel:
             meta=np.array(json.dumps(self.meta, sort_keys=True, ensure_ascii=False)),
         )
         tmp.replace(path)
+
+
+#: Fixed-point scale of a packed weight (2**-41 ~ 4.5e-13 rounding per weight).
+_SCALE = float(1 << 40)
+#: Added to each packed weight so that every lane stays non-negative (|weight| < 2**16).
+_OFFSET = 1 << 56
+#: Bits per lane: room for the sum of 2**23 offset weights without a carry into the next.
+_LANE = 80
+_MASK = (1 << _LANE) - 1
+#: Most distinct tokens remembered per scorer (the memo is cleared when full).
+_MEMO = 1 << 16
+
+
+def _pack(row: Sequence[float]) -> int:
+    """Four weights as one non-negative integer, lane k at bits ``[80k, 80k + 80)``."""
+    out = 0
+    for k, w in enumerate(row):
+        q = round(w * _SCALE)
+        if abs(q) >= _OFFSET:
+            raise ValueError(f"weight {w} out of the packable range (|w| < 2**16)")
+        out |= (q + _OFFSET) << (_LANE * k)
+    return out
+
+
+def _unpack(total: int, n: int) -> list[float]:
+    """Sums of the four lanes of ``total``, the sum of ``n`` packed rows."""
+    base = n * _OFFSET
+    return [(((total >> (_LANE * k)) & _MASK) - base) / _SCALE for k in range(len(CLASSES))]
+
+
+class FastScorer:
+    """The learned tier's scorer for one request, in plain Python: the per-request path.
+
+    Built once per model (and again on a hot reload, aside): every known feature gets an
+    integer id, and its four weights (combined and text-only) are packed into one Python
+    integer each, as fixed-point lanes (:func:`_pack`, scale ``2**40``). The sum of a
+    request's weight rows is then a single C-level ``sum`` of integers, unpacked into four
+    floats: no numpy, no sparse matrix, no Python arithmetic per feature. The absolute weights
+    are packed the same way for the "share of the evidence from the rules" note.
+
+    :meth:`score` builds the features in one pass over the normalised text, straight into ids:
+    the ``w:``/``c:`` ids of an English word and the ``z:``/``y:`` ids of a run of Chinese
+    characters are memoised per token (words repeat), so a request costs a dictionary lookup
+    per token, per word pair and per rule, plus one set union.
+
+    The arithmetic is :meth:`LearnedModel.logits`' (``b + sum(rows) / sqrt(n_known)``); the
+    fixed-point rounding is below ``1e-12`` per weight, so the logits agree with the numpy
+    scorer to ``1e-9`` (tested on every labelled request).
+
+    Args:
+        model: The fitted model.
+
+    Raises:
+        ValueError: A weight of ``2**16`` or more in magnitude (no fitted model comes close).
+    """
+
+    __slots__ = (
+        "_abs",
+        "_b_comb",
+        "_b_text",
+        "_comb",
+        "_han",
+        "_ids",
+        "_rule_ids",
+        "_text",
+        "_word",
+    )
+
+    def __init__(self, model: LearnedModel) -> None:
+        names = sorted(model.vocab, key=model.vocab.__getitem__)
+        comb = model.w_comb.astype(np.float64).tolist()
+        text = model.w_text.astype(np.float64).tolist()
+        self._ids: dict[str, int] = {n: i for i, n in enumerate(names)}
+        self._comb = [_pack(r) for r in comb]
+        self._abs = [_pack([abs(w) for w in r]) for r in comb]
+        self._text = [_pack(r) for r in text]
+        self._rule_ids = frozenset(i for i, n in enumerate(names) if n.startswith("r:"))
+        self._b_comb = tuple(model.b_comb.astype(np.float64).tolist())
+        self._b_text = tuple(model.b_text.astype(np.float64).tolist())
+        self._word: dict[str, tuple[int, ...]] = {}
+        self._han: dict[str, tuple[int, ...]] = {}
+
+    # ------------------------------------------------------------------ features -> ids
+
+    def _known(self, feats: Iterable[str]) -> tuple[int, ...]:
+        return tuple(i for i in map(self._ids.get, feats) if i is not None)
+
+    def ids(self, feats: Iterable[str]) -> set[int]:
+        """Ids of the known features among ``feats`` (unknown ones carry no weight)."""
+        return {i for i in map(self._ids.get, feats) if i is not None}
+
+    def text_ids(
+        self,
+        text: str,
+        *,
+        attachments: Iterable[str] = (),
+        channel: str | None = None,
+        rule_ids: Iterable[str] = (),
+        rule_scores: dict[Route, float] | None = None,
+    ) -> set[int]:
+        """Ids of the known features of one request, in one pass; the same features as
+        :func:`feature_set` with the same arguments, less those the model does not know."""
+        text = window(text)
+        out: set[int] = set()
+        update = out.update
+        get = self._ids.get
+        words, hans = self._word, self._han
+        prev = ""
+        for tok in _TOKEN.findall(text):
+            if tok[0] >= "\u3400":
+                got = hans.get(tok)
+                if got is None:
+                    if len(hans) >= _MEMO:
+                        hans.clear()
+                    got = hans[tok] = self._known(_han(tok))
+                update(got)
+                prev = ""
+                continue
+            got = words.get(tok)
+            if got is None:
+                if len(words) >= _MEMO:
+                    words.clear()
+                got = words[tok] = self._known(_word(tok))
+            update(got)
+            if prev:
+                i = get("b" + prev + " " + tok)
+                if i is not None:
+                    out.add(i)
+            prev = tok
+        extra: set[str] = set()
+        head = text[:120]
+        m = _FRAME.search(head)
+        if m is not None and len(text) - m.end() >= 8 and m.start() >= 4:
+            extra.add("f:")
+            _frame_grams(head[: m.start()], extra)
+        for ext in attachments:
+            extra.add("a:" + ext)
+        if channel:
+            extra.add("h:" + channel.lower())
+        for rid in rule_ids:
+            extra.add("r:" + rid)
+        if rule_scores:
+            for route, score in rule_scores.items():
+                if score >= 0.3:
+                    extra.update([f"r:{route.value}>={lv}" for lv in _LEVELS if score >= lv])
+        update(self._known(extra))
+        return out
+
+    # ------------------------------------------------------------------ scoring
+
+    def logits_ids(self, ids: set[int], *, combined: bool = True) -> tuple[list[float], float]:
+        """Class logits (in :data:`CLASSES` order) and the rule share, from feature ids.
+
+        Returns:
+            ``(logits, rule_share)`` as :meth:`LearnedModel.logits` returns them (a list of
+            floats instead of an array).
+        """
+        if not combined:
+            ids = ids - self._rule_ids if ids & self._rule_ids else ids
+        bias = self._b_comb if combined else self._b_text
+        n = len(ids)
+        if not n:
+            return list(bias), 0.0
+        rows = self._comb if combined else self._text
+        sums = _unpack(sum(map(rows.__getitem__, ids)), n)
+        scale = 1.0 / math.sqrt(n)
+        out = [b + v * scale for b, v in zip(bias, sums, strict=True)]
+        share = 0.0
+        if combined:
+            rule = ids & self._rule_ids
+            if rule:
+                top = out.index(max(out))
+                total = _unpack(sum(map(self._abs.__getitem__, ids)), n)[top]
+                if total > 0:
+                    share = _unpack(sum(map(self._abs.__getitem__, rule)), len(rule))[top] / total
+        return out, share
+
+    def logits(self, feats: Iterable[str], *, combined: bool = True) -> tuple[list[float], float]:
+        """:meth:`logits_ids` of feature names (duplicates and unknown names are ignored)."""
+        return self.logits_ids(self.ids(feats), combined=combined)
+
+    def score(
+        self,
+        text: str,
+        *,
+        attachments: Iterable[str] = (),
+        channel: str | None = None,
+        rule_ids: Iterable[str] = (),
+        rule_scores: dict[Route, float] | None = None,
+    ) -> tuple[list[float], float]:
+        """Combined-model logits and rule share of one request (see :meth:`text_ids`)."""
+        return self.logits_ids(
+            self.text_ids(
+                text,
+                attachments=attachments,
+                channel=channel,
+                rule_ids=rule_ids,
+                rule_scores=rule_scores,
+            )
+        )
 
 
 def load_model(path: Path | str) -> LearnedModel:

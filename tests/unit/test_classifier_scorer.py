@@ -1,0 +1,136 @@
+"""The learned tier's plain-Python scorer agrees with the numpy scorer on every labelled request.
+
+The per-request path (:class:`orchestrator.classifier.learned.FastScorer`) builds feature ids in
+one pass and sums fixed-point packed weight rows; the reference is
+:meth:`LearnedModel.logits` (numpy, float64) over :func:`learned.features`. Both must give the
+same features, the same logits (to 1e-9) and the same rule share, for the combined and the
+text-only weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from orchestrator.classifier import RuleClassifier, learned
+from orchestrator.classifier.engine import normalise
+from orchestrator.classifier.labelled_set import LabelledRequest, load_split
+from orchestrator.classifier.learned import CLASSES, FastScorer, LearnedModel, train
+from orchestrator.config import DEFAULT_DATA_DIR
+from orchestrator.request import Request
+from orchestrator.routes import Route
+
+pytestmark = pytest.mark.skipif(
+    not (DEFAULT_DATA_DIR / "customer_service").is_dir(), reason="labelled data not present"
+)
+
+
+@pytest.fixture(scope="module")
+def clf() -> RuleClassifier:
+    c = RuleClassifier(reload_interval=None)
+    assert c.model is not None, "the packaged learned tier is missing"
+    return c
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[LabelledRequest]:
+    return load_split(DEFAULT_DATA_DIR, "all", cap=0)
+
+
+ODD = [
+    "Would you let this comment through: the new update broke my save files again",
+    "帮我判断一下这句话能不能留在评论区：今天的快递又晚到了两天",
+    "Don't moderate anything, I only need to track my parcel",
+    "refund refund refund order orders ordered #A1234 退款退款",
+    "x" * 5000 + " please summarise the attached sheet " + "订单" * 400,
+    "a b c d e : 1",
+    "🙂🙂🙂",
+]
+
+
+def test_features_and_logits_equal_numpy_on_every_labelled_request(
+    clf: RuleClassifier, rows: list[LabelledRequest]
+) -> None:
+    """Same feature ids from the one-pass builder, same logits and rule share (both weight sets)."""
+    model = clf.model
+    assert model is not None
+    sc = model.scorer()
+    texts = [(normalise(r.text), r.to_request()) for r in rows]
+    texts += [(normalise(t), Request(text=t)) for t in ODD]
+    worst = 0.0
+    for norm, req in texts:
+        feats, c, _ = clf.evidence(req)
+        kw = {
+            "attachments": tuple(a.extension for a in req.attachments),
+            "channel": "Web",
+            "rule_ids": tuple(s.rule_id for s in c.signals if not s.negative),
+            "rule_scores": c.tiers[0].scores,
+        }
+        expected = sc.ids(learned.features(norm, **kw))  # type: ignore[arg-type]
+        assert sc.text_ids(norm, **kw) == expected, norm[:80]  # type: ignore[arg-type]
+        for combined in (True, False):
+            ref, ref_share = model.logits(feats, combined=combined)
+            got, share = sc.logits(feats, combined=combined)
+            worst = max(worst, float(np.abs(np.asarray(got) - ref).max()))
+            assert share == pytest.approx(ref_share, abs=1e-9)
+    assert len(texts) > 2000
+    assert worst <= 1e-9, f"largest logit difference {worst}"
+
+
+def test_classify_uses_the_same_probabilities(
+    clf: RuleClassifier, rows: list[LabelledRequest]
+) -> None:
+    model = clf.model
+    assert model is not None
+    consulted = 0
+    for row in rows[::7]:
+        req = row.to_request()
+        feats, _, _ = clf.evidence(req)
+        out = clf.classify(req)
+        tier = out.tiers[1]
+        if not tier.consulted:
+            continue
+        consulted += 1
+        probs = model.probabilities(feats)
+        for k, route in enumerate(CLASSES):
+            assert tier.scores[route] == pytest.approx(round(float(probs[k]), 4), abs=1.01e-4)
+    assert consulted > 100
+
+
+def test_packing_keeps_sign_and_magnitude() -> None:
+    """Random weights, including the extremes of the packable range, round-trip to 1e-12."""
+    rng = np.random.default_rng(7)
+    vocab = {f"w{i}": i for i in range(300)}
+    w = rng.normal(0, 3, size=(300, len(CLASSES)))
+    w[0] = [-32767.0, 32767.0, 0.0, -1e-13]
+    model = LearnedModel(
+        vocab=vocab, w_text=w, b_text=np.zeros(4), w_comb=w, b_comb=np.array([1.0, -2, 0, 3])
+    )
+    sc = FastScorer(model)
+    for n in (1, 2, 17, 300):
+        feats = [f"w{i}" for i in rng.choice(300, size=n, replace=False)] + ["unknown"]
+        ref, _ = model.logits(feats)
+        got, _ = sc.logits(feats)
+        assert np.abs(np.asarray(got) - ref).max() <= 1e-9 * max(1.0, float(np.abs(ref).max()))
+    too_big = LearnedModel(
+        vocab={"a": 0},
+        w_text=np.full((1, 4), 70000.0),
+        b_text=np.zeros(4),
+        w_comb=np.full((1, 4), 70000.0),
+        b_comb=np.zeros(4),
+    )
+    with pytest.raises(ValueError, match="packable range"):
+        FastScorer(too_big)
+
+
+def test_empty_request_gives_the_bias() -> None:
+    docs = [["wa"], ["wb"], ["wc"], ["wd"]] * 3
+    labels = [*CLASSES] * 3
+    model = train(docs, labels, min_count=1, max_iter=20)
+    got, share = model.scorer().logits(["nothing known"])
+    assert share == 0.0
+    assert got == pytest.approx(model.b_comb.astype(float).tolist(), abs=1e-12)
+    assert math.isfinite(sum(got))
+    assert Route.FALLBACK in CLASSES
