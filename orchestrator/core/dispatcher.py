@@ -399,6 +399,7 @@ class Orchestrator:
             result=payload,
         )
 
+    @observed_request  # a resumed handoff is a request too (route customer_service)
     async def resume(
         self, thread_id: str, *, approve: bool, note: str = "", by: str = "agent"
     ) -> RequestOutcome:
