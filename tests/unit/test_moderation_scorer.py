@@ -1,0 +1,154 @@
+"""The learned risk scorer's file: the same data and seed give the same bytes and version; a
+saved file loads back with the same predictions; the fit refuses the test split; English
+terms that name a harm are mentions in sentences that condemn them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workflows.content_moderation.dataset import (
+    LabelledPost,
+    load_moderation_set,
+    load_ordinary_set,
+)
+from workflows.content_moderation.graph import ContentModerationWorkflow
+from workflows.content_moderation.scorer import (
+    RiskScorer,
+    ScorerError,
+    fit_scorer,
+    load_scorer,
+    save_scorer,
+)
+from workflows.content_moderation.service import moderate_lexicon_only
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def _sample(split: str = "tune") -> tuple[list[LabelledPost], list[LabelledPost]]:
+    """Every 16th labelled post of ``split`` (both languages, all three sources) and every
+    40th ordinary sentence: small enough to fit in seconds, with both classes everywhere."""
+    if not (DATA / "moderation").is_dir() or not (DATA / "customer_service").is_dir():
+        pytest.skip("../shared/data is not beside the repository")
+    posts = load_moderation_set(DATA, split)  # type: ignore[arg-type]
+    hate = [p for p in posts if p.truth.get("hate")]
+    sample = posts[::16] + [p for p in hate if p not in posts[::16]]
+    return sample, load_ordinary_set(DATA, split)[::40]  # type: ignore[arg-type]
+
+
+def _fit(posts: list[LabelledPost], ordinary: list[LabelledPost], seed: int) -> RiskScorer:
+    flags = [("idiot" in p.text.lower()) or ("傻" in p.text) for p in posts]
+    return fit_scorer(posts, flags, [False] * len(posts), seed=seed, ordinary=ordinary)
+
+
+@pytest.fixture(scope="module")
+def sample() -> tuple[list[LabelledPost], list[LabelledPost]]:
+    return _sample()
+
+
+@pytest.fixture(scope="module")
+def fitted(sample) -> RiskScorer:
+    return _fit(*sample, seed=7)
+
+
+def test_same_data_and_seed_give_the_same_file_and_version(
+    sample, fitted: RiskScorer, tmp_path: Path
+) -> None:
+    posts, ordinary = sample
+    a = save_scorer(fitted, tmp_path / "a.npz")
+    b = save_scorer(_fit(posts, ordinary, seed=7), tmp_path / "b.npz")
+    assert a.read_bytes() == b.read_bytes()
+    assert load_scorer(a).version == load_scorer(b).version
+    c = save_scorer(_fit(posts, ordinary, seed=8), tmp_path / "c.npz")
+    assert load_scorer(c).version != load_scorer(a).version  # the seed is part of the file
+
+
+def test_saved_file_loads_back_with_the_same_predictions(
+    sample, fitted: RiskScorer, tmp_path: Path
+) -> None:
+    posts, ordinary = sample
+    loaded = load_scorer(save_scorer(fitted, tmp_path / "s.npz"))
+    texts = [p.text for p in posts[:200]] + ["have a nice day", "你好，请问怎么操作？"]
+    assert loaded.score_many(texts) == fitted.score_many(texts)
+    assert loaded.meta["ordinary_rows"] == len(ordinary) > 0
+    for key, model in fitted.models.items():
+        assert np.array_equal(loaded.models[key].columns, model.columns)
+        assert loaded.models[key].review == model.review
+
+
+def test_fit_refuses_test_rows(sample) -> None:
+    posts, ordinary = sample
+    test_posts, _ = _sample("test")
+    with pytest.raises(ValueError, match="tune split only"):
+        _fit(posts + test_posts[:1], ordinary, seed=7)
+    with pytest.raises(ValueError, match="tune split only"):
+        _fit(posts, ordinary + load_ordinary_set(DATA, "test")[:1], seed=7)
+
+
+def test_the_ordinary_budget_bounds_the_review_threshold(fitted: RiskScorer) -> None:
+    """Out of fold, the scorer sends at most 0.25% of ordinary sentences to review."""
+    for key, model in fitted.models.items():
+        assert model.oof["ordinary_review_rate"] <= 0.0025, key
+
+
+def test_packaged_scorer_was_fitted_with_ordinary_sentences() -> None:
+    scorer = load_scorer()
+    assert scorer.meta["split"] == "tune"
+    assert scorer.meta["ordinary_rows"] > 1000
+    assert any(k.startswith("customer_service/") for k in scorer.meta["sources"])
+
+
+def test_a_damaged_file_names_the_fix(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ScorerError, match="moderation fit"):
+        load_scorer(bad)
+    with pytest.raises(ScorerError, match="not found"):
+        load_scorer(tmp_path / "missing.npz")
+
+
+# ---- English terms that name a harm ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workflow() -> ContentModerationWorkflow:
+    return ContentModerationWorkflow()
+
+
+@pytest.mark.parametrize(
+    "post",
+    [
+        "racism is wrong",
+        "stop the hate",
+        "I'm against discrimination",
+        "Sexism has no place in this office.",
+        "We condemn homophobia in every form.",
+        "Bigotry is unacceptable here.",
+        "Never tolerate hate crimes.",
+    ],
+)
+def test_an_english_condemned_harm_term_is_a_mention(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    v = moderate_lexicon_only(post, workflow, scorer=False)
+    assert v.lexicon.mentions >= 1 and any(s.mention for s in v.spans), v.rationale
+    assert v.decision.value == "allow", v.rationale
+    assert "mention" in v.rationale
+
+
+@pytest.mark.parametrize(
+    "post",
+    [
+        "racism is great",
+        "I'm not racist but those people are animals",
+        "They discriminate against women and I love it",
+    ],
+)
+def test_an_english_harm_term_used_is_no_mention(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    v = moderate_lexicon_only(post, workflow, scorer=False)
+    assert v.lexicon.mentions == 0
+    assert any(not s.mention for s in v.spans), v.rationale
