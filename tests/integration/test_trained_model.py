@@ -21,10 +21,10 @@ from orchestrator.core.client import json_schema_format
 from orchestrator.training.data import WORKFLOW_OF, held_out_examples
 from orchestrator.training.evaluate import expert_counts, specialisation
 from serving import VLLMServer, cpu_profile
+from serving.errors import ServerStartError
 from serving.training import is_trained
 from skills.triage import TRIAGE_SCHEMA, parse_triage
-
-from .conftest import free_port
+from tests.integration.conftest import free_port
 
 #: Minimum pairwise workflow-fingerprint JSD (bits, mean over MoE layers) the trained model
 #: must exceed and the random checkpoint must stay under. Measured on 150 held-out calls
@@ -38,12 +38,22 @@ TRAINED = Settings().checkpoint_dir
 def trained_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VLLMServer]:
     assert is_trained(TRAINED), f"{TRAINED} is not the committed trained checkpoint"
     log_dir = tmp_path_factory.mktemp("trained")
-    server = VLLMServer(
-        cpu_profile(TRAINED), port=free_port(), log_path=log_dir / "vllm.log",
-        startup_timeout_s=1800,
-    )  # fmt: skip
-    with server.start():
+    for attempt in range(3):  # on this shared host a just-freed port was seen answering
+        server = VLLMServer(
+            cpu_profile(TRAINED), port=free_port(), log_path=log_dir / "vllm.log",
+            startup_timeout_s=1800,
+        )  # fmt: skip
+        try:
+            server.launch()
+            break
+        except ServerStartError:
+            if attempt == 2:
+                raise
+    server.wait_ready()
+    try:
         yield server
+    finally:
+        server.stop()
 
 
 def _chat(url: str, messages: list[dict[str, str]], schema: dict | None) -> dict:
