@@ -1,0 +1,71 @@
+"""The customer-service commands without a server: store seed/info, handoff list, and the
+usage errors of seed, resume and chat (exit 2 with a message naming the fix)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from orchestrator.cli import app
+from workflows.customer_service.store import OrderStore
+
+
+def test_seed_then_info_then_empty_handoff_list(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    runner = CliRunner()
+    seeded = runner.invoke(
+        app,
+        [
+            "store",
+            "seed",
+            "--customers",
+            "12",
+            "--seed",
+            "4",
+            "--as-of",
+            "2026-11-30",
+            "--database-url",
+            url,
+        ],
+    )
+    assert seeded.exit_code == 0, seeded.output
+    counts = OrderStore(url).counts()
+    assert counts["customers"] == 12 and f"{counts['orders']} orders" in seeded.output
+    info = runner.invoke(app, ["store", "info", "--database-url", url])
+    assert info.exit_code == 0 and "C00001: orders ORD-" in info.output
+    listed = runner.invoke(app, ["handoff", "list", "--json", "--database-url", url])
+    assert listed.exit_code == 0 and listed.output.strip() == ""
+
+
+def test_handoff_list_shows_waiting_cases_with_context(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    store = OrderStore(url)
+    store.record_handoff(
+        "t9",
+        2,
+        "C00001",
+        "refund over the automatic limit",
+        {"message": "[bold]refund[/] please", "action": {"tool": "start_refund"}},
+    )
+    result = CliRunner().invoke(app, ["handoff", "list", "--database-url", url])
+    assert result.exit_code == 0
+    assert "t9" in result.output and "[waiting]" in result.output
+    assert "[bold]refund[/] please" in result.output  # customer text printed, not as markup
+    as_json = CliRunner().invoke(app, ["handoff", "list", "--json", "--database-url", url])
+    row = json.loads(as_json.output.strip())
+    assert row["context"]["action"] == {"tool": "start_refund"} and row["turn"] == 2
+
+
+def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
+    runner = CliRunner()
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    bad_count = runner.invoke(app, ["store", "seed", "--customers", "0", "--database-url", url])
+    assert bad_count.exit_code == 2 and "--customers" in bad_count.output
+    bad_date = runner.invoke(app, ["store", "seed", "--as-of", "30/11/2026", "--database-url", url])
+    assert bad_date.exit_code == 2 and "YYYY-MM-DD" in bad_date.output
+    no_decision = runner.invoke(app, ["handoff", "resume", "t1", "--no-launch"])
+    assert no_decision.exit_code == 2 and "--approve or --reject" in no_decision.output
+    bad_thread = runner.invoke(app, ["chat", "--thread", "a b", "--no-launch", "--message", "x"])
+    assert bad_thread.exit_code == 2 and "--thread" in bad_thread.output
