@@ -22,7 +22,8 @@ def fit(
     seed: Annotated[int, typer.Option(help="Seed of the folds and the solver.")] = SEED,
 ) -> None:
     """Fit the learned risk scorer (calibrated logistic regression over words and Chinese
-    character n-grams) on the TUNE split of COLD, Davidson and Jigsaw, and write it."""
+    character n-grams) on the TUNE split of COLD, Davidson and Jigsaw, with the tune half of
+    customer_service/ as ordinary (negative) sentences, and write it."""
     settings = settings_from_flags(data_dir=data_dir)
     try:
         with console.status("fitting the risk scorer on the tune split"):

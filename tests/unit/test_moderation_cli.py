@@ -43,3 +43,38 @@ def test_check_reports_a_bad_lexicon_file_with_its_line(tmp_path: Path) -> None:
     assert "bad.toml:5" in result.output.replace("\n", "")
     good = runner.invoke(app, ["moderation", "check"])
     assert good.exit_code == 0 and "terms" in good.output
+
+
+def _subset(src: Path, dst: Path, keep_every: int) -> None:
+    """Copy every ``keep_every``-th row of ``src`` (header kept) to ``dst``."""
+    import csv
+
+    with src.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.reader(handle))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with dst.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows([rows[0], *rows[1::keep_every]])
+
+
+def test_moderation_fit_writes_a_scorer_that_loads(tmp_path: Path) -> None:
+    import pytest
+
+    from workflows.content_moderation.scorer import load_scorer
+
+    shared = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if not (shared / "moderation").is_dir():
+        pytest.skip("../shared/data is not beside the repository")
+    data = tmp_path / "data"
+    for path in sorted((shared / "moderation").glob("*.csv")):
+        _subset(path, data / "moderation" / path.name, 1 if "jigsaw" in path.name else 4)
+    for path in sorted((shared / "customer_service").glob("*.csv")):
+        _subset(path, data / "customer_service" / path.name, 20)
+    out = tmp_path / "scorer.npz"
+    result = runner.invoke(app, ["moderation", "fit", "--data-dir", str(data), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    scorer = load_scorer(out)
+    assert scorer.version in result.output and "zh/flagged" in result.output
+    assert scorer.meta["ordinary_rows"] > 0
+
+    missing = runner.invoke(app, ["moderation", "fit", "--data-dir", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "moderation" in missing.output
