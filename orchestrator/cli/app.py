@@ -24,6 +24,7 @@ from orchestrator.cli import (  # customer service (issue 12)
     status,
     store,
     train,
+    ui,
 )
 
 app = typer.Typer(
@@ -43,6 +44,7 @@ store.register(app)  # store seed, store info (customer service)
 handoff.register(app)  # handoff list, handoff resume
 chat.register(app)  # chat
 status.register(app)  # status (vLLM server health, issue 17)
+ui.register(app)  # ui (Chainlit chat front end, issue 17)
 train.register(app)  # train prepare / fit / card (trained offline checkpoint, issue 20)
 
 
