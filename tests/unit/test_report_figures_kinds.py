@@ -188,3 +188,39 @@ def test_no_model_report_is_deterministic_and_lists_what_was_skipped(tmp_path: P
     assert text == second.markdown.read_text(encoding="utf-8")
     section = text.split("## What this report could not use")[1]
     assert "hidden row" in section and "hidden column" in section and "hidden sheet" in section
+
+
+@pytest.mark.parametrize(
+    ("name", "additive"),
+    [
+        ("Sales price", False),
+        ("Share price", False),
+        ("Unit cost", False),
+        ("Average sales", False),
+        ("Total conversion rate", False),
+        ("平均销售额", False),
+        ("单价", False),
+        ("Total price", True),
+        ("Price amount", True),
+        ("Corporate sales", True),
+        ("Line total (€)", True),
+        ("销售额", True),
+        ("Units", True),
+    ],
+)
+def test_a_price_or_an_average_is_never_summed_whatever_else_its_name_says(
+    name: str, additive: bool
+) -> None:
+    from orchestrator.spreadsheet import Column, ColumnType
+    from workflows.excel_report.analysis import is_additive
+
+    column = Column(
+        name=name,
+        letter="B",
+        index=2,
+        type=ColumnType.NUMBER,
+        range="B2:B3",
+        values=[1.0, 2.0],
+        non_empty=2,
+    )
+    assert is_additive(column) is additive

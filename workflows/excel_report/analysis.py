@@ -62,7 +62,28 @@ _NON_ADDITIVE = re.compile(
     r"指數|温度|価格|単価|割合|点数",
     re.IGNORECASE,
 )
-#: An additive word that wins over a non-additive one (``Total price``, ``Sales amount``).
+#: Non-additive names that no additive word overrides: an average, a rate or a unit price stays
+#: one however it is named (``Average sales``, ``Total conversion rate``, ``Unit cost``).
+_ALWAYS_NON_ADDITIVE = re.compile(
+    r"average|avg|mean|median|\brate|ratio|percent|pct|per\s|per_|unit[\s_]*(price|cost)|"
+    r"durchschnitt|moyenne|promedio|media\b|taux|tasa|tasso|"
+    r"率|比例|比率|占比|百分比|单价|單價|均价|平均|均值|単価|割合",
+    re.IGNORECASE,
+)
+#: Prices and scores: a per-item figure unless a word says it is summed (``Total price``);
+#: a measure word does not make it one (``Sales price`` is a unit price).
+_PER_ITEM = re.compile(
+    r"price|score|rating|grade|quote|preis|prix|precio|prezzo|bewertung|puntuación|"
+    r"价格|價格|価格|评分|評分|得分|分数|分數|点数",
+    re.IGNORECASE,
+)
+#: A word that means "summed" (``Total price``, ``Price amount``).
+_TOTAL_WORD = re.compile(
+    r"total|sum\b|amount|金额|金額|总|總|合计|summe|betrag|montant|importe|importo",
+    re.IGNORECASE,
+)
+#: An additive word that wins over a weaker non-additive match (``Corporate sales``: "rate"
+#: inside a word; ``Margin amount``).
 _ADDITIVE = re.compile(
     r"total|sum\b|amount|revenue|sales|cost|spend|金额|金額|总|總|合计|销售额|銷售額|summe|"
     r"betrag|montant|importe|importo",
@@ -263,7 +284,12 @@ def is_additive(col: Column) -> bool:
     format) and for rates, ratios, averages, prices and scores (by name)."""
     if col.unit == "%" or "%" in col.number_format.replace("\\%", ""):
         return False
-    return not (_NON_ADDITIVE.search(col.name) and not _ADDITIVE.search(col.name))
+    name = col.name
+    if _ALWAYS_NON_ADDITIVE.search(name):
+        return False
+    if _PER_ITEM.search(name):
+        return bool(_TOTAL_WORD.search(name))
+    return not (_NON_ADDITIVE.search(name) and not _ADDITIVE.search(name))
 
 
 def _distinct(col: Column) -> Counter[str]:
