@@ -6,7 +6,7 @@ Usage, from the repository root::
     HF_HUB_OFFLINE=1 python -m benchmarks.classifier_bench [--data-dir ../shared/data]
     python -m benchmarks.classifier_bench --quick   # 100 test rows, 20 examples a source
 
-What it measures, on the ``test`` (held-out) split of the labelled routing set
+What it measures, on the ``test`` (held-out) split of the labelled request set
 (:mod:`orchestrator.classifier.labelled_set`), one request at a time on one thread
 (``torch`` limited to one thread, so "requests/s on one core" is ``1 / mean latency``):
 

@@ -10,7 +10,7 @@ no rule fired -> fallback (``no_signal``); ``s1 < min_score`` -> fallback (``low
 ``s1 - s2 < ambiguity_margin`` -> fallback (``ambiguous``); else the best route.
 
 Confidence. The estimated probability that the decision is right: an isotonic map, fitted on
-the tune split of the labelled routing set, from the raw evidence (``s1 - s2`` for a route,
+the tune split of the labelled request set, from the raw evidence (``s1 - s2`` for a route,
 ``s1`` for fallback) to the observed accuracy of such decisions. Without a calibration file the
 raw evidence is returned (``s1 - s2``, or ``1 - s1`` for fallback) and ``calibrated`` is False.
 

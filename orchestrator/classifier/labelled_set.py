@@ -1,4 +1,4 @@
-"""The labelled routing set: real requests from ``../shared/data`` with the route they should take.
+"""The labelled request set: real requests from ``../shared/data`` with the route they should take.
 
 How it is built (reproducible: no randomness outside stable hashes, so the same input files
 always give the same set, and a new row never moves an old row between splits):
@@ -198,7 +198,7 @@ ZH_OUT_OF_SCOPE: dict[Split, dict[str, tuple[str, ...]]] = {
 
 
 class LabelledRequest(BaseModel):
-    """One request of the routing set and the route it should take.
+    """One request of the labelled request set and the route it should take.
 
     Attributes:
         id: ``source:row`` (plus a suffix for generated variants); unique in a set.
@@ -394,7 +394,7 @@ def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
 
 
 def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledRequest]:
-    """Build the labelled routing set from the shared data folder.
+    """Build the labelled request set from the shared data folder.
 
     Args:
         data_dir: Folder with ``customer_service/``, ``moderation/`` and ``spreadsheets/``.

@@ -99,7 +99,7 @@ class Classification(BaseModel):
         route: The chosen route (``fallback`` when unsure).
         confidence: Estimated probability, in [0, 1], that ``route`` is the right route:
             the raw evidence mapped through an isotonic calibration fitted on the tune split
-            of the labelled routing set (``orchestrator classifier fit-thresholds``). Of
+            of the labelled request set (``orchestrator classifier fit-thresholds``). Of
             requests classified with confidence c, about c are right (ECE is reported by
             ``orchestrator classifier eval``). Uncalibrated (``calibrated`` False) when no
             calibration file is loaded.

@@ -20,7 +20,7 @@ report      :mod:`skills.write_report` on a list of      compact JSON citing fig
             figures (``F1 label = value``)               ``{F1}``, never a number
 ==========  ===========================================  =====================================
 
-**Splits.** Customer-service rows use the routing set's stable hash
+**Splits.** Customer-service rows use the labelled request set's stable hash
 (:func:`orchestrator.classifier.labelled_set.split_of`, ``file name|text``) and moderation posts
 the moderation set's split (:func:`workflows.content_moderation.dataset.load_moderation_set`,
 the same hash). Only ``tune`` rows are ever trained on; ``test`` rows are only evaluated

@@ -38,7 +38,7 @@ def test_unsupported_patterns_are_always_searched() -> None:
 
 
 def test_candidates_cover_every_real_match(data_dir: Path) -> None:
-    """On every labelled routing request built from ../shared/data (customer-service
+    """On every labelled request built from ../shared/data (customer-service
     utterances, moderation posts, spreadsheet requests; English and Chinese), each regex rule
     that the ``regex`` module matches is among the prefilter's candidates."""
     compiled = RuleClassifier(reload_interval=None)._state.compiled

@@ -1,4 +1,4 @@
-"""The labelled routing set, built from a small copy of the real data folder.
+"""The labelled request set, built from a small copy of the real data folder.
 
 Data: the first rows of every file in ../shared/data/customer_service/*.csv and
 ../shared/data/moderation/*.csv (see its SOURCES.md), and the file names of
