@@ -223,6 +223,7 @@ async def assess_risk(
     *,
     node: str = "assess_risk",
     max_tokens: int = 256,
+    temperature: float | None = None,
 ) -> RiskAssessment:
     """Ask the model for a structured risk judgement of ``post``.
 
@@ -236,6 +237,7 @@ async def assess_risk(
             random-weight checkpoint often spells rationales in one-character tokens, and a
             third of its answers reach the limit (``finish_reason="length"``); a cut answer
             is kept as ``unparsed`` and the lexicon decides.
+        temperature: Overrides the ``judging`` preset (0.0, ``ORCH_TEMPERATURE_JUDGING``).
 
     Returns:
         The assessment; ``status="error"`` when the server answered with an error (for
@@ -253,6 +255,7 @@ async def assess_risk(
             schema=risk_schema(categories),
             context={"categories": frozenset(categories)},
             max_tokens=max_tokens,
+            temperature=llm.temperature("judging", temperature),
         )
     except ModelCallError as exc:
         return RiskAssessment(status="error", error=str(exc)[:300])

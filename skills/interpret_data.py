@@ -169,6 +169,7 @@ async def interpret_data(
     *,
     node: str = "interpret",
     max_tokens: int = 640,
+    temperature: float | None = None,
 ) -> Interpretation:
     """Ask the model for key findings over the encoded figures.
 
@@ -178,6 +179,7 @@ async def interpret_data(
         figure_ids: The ids present in ``encoding``; the only ones the model may cite.
         node: Node name for telemetry.
         max_tokens: Completion limit; the default fits the longest schema-valid answer.
+        temperature: Overrides the ``judging`` preset (0.0: extraction, not prose).
 
     Raises:
         ValueError: ``figure_ids`` is empty.
@@ -193,5 +195,6 @@ async def interpret_data(
         output=_InterpretOutput,
         schema=schema,
         max_tokens=max_tokens,
+        temperature=llm.temperature("judging", temperature),
     )
     return _interpretation(answer, figure_ids)

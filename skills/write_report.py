@@ -106,7 +106,12 @@ def _draft(answer: StructuredAnswer[ReportDraft]) -> ReportDraft:
 
 
 async def write_report(
-    llm: ModelGateway, facts: str, *, node: str = "write_report", max_tokens: int = 800
+    llm: ModelGateway,
+    facts: str,
+    *,
+    node: str = "write_report",
+    max_tokens: int = 800,
+    temperature: float | None = None,
 ) -> ReportDraft:
     """Ask the model for the report narrative around ``facts``.
 
@@ -115,6 +120,8 @@ async def write_report(
         facts: Figures (id = value, label) and validated findings, already budgeted.
         node: Node name for telemetry.
         max_tokens: Completion limit; the default fits the longest schema-valid answer.
+        temperature: Overrides the ``free_text`` preset (0.7, ``ORCH_TEMPERATURE_FREE_TEXT``):
+            report prose is free text.
 
     Raises:
         ServerUnavailableError, ModelCallError: From the gateway.
@@ -128,5 +135,6 @@ async def write_report(
         output=ReportDraft,
         schema=REPORT_SCHEMA,
         max_tokens=max_tokens,
+        temperature=llm.temperature("free_text", temperature),
     )
     return _draft(answer)

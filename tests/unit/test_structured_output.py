@@ -189,9 +189,9 @@ async def test_each_skill_sends_its_prompt_schema_and_limits(store) -> None:
     assert [(r.max_tokens, r.temperature) for r in model.requests] == [
         (96, 0.0),  # temperature presets (issue 12): judging
         (GATEWAY_MAX_TOKENS, 0.1),  # factual reply
-        (256, None),
-        (640, None),
-        (800, None),
+        (256, 0.0),  # judging: risk assessment
+        (640, 0.0),  # judging: extraction of findings
+        (800, 0.7),  # free text: report prose
     ]
     triage_call, reply_call, risk_call, interpret_call, report_call = model.requests
     assert triage_call.json_schema == TRIAGE_SCHEMA
