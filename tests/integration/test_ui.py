@@ -10,6 +10,7 @@ tmp dir.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -97,11 +98,14 @@ def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
             pytest.fail(f"the UI did not answer: {(tmp_path / 'ui.log').read_text()[-2000:]}")
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
+        # The group is gone when the UI exited by itself: keep that failure, not this one.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
         log.close()
 
 
