@@ -107,4 +107,3 @@ def test_every_stated_figure_of_the_value_column_is_right(case: tuple) -> None:
             assert abs(float(stated[op].value) - expected) < 1e-9
     for figure in figures:  # every figure over all cells: no unknown cell was left unsaid
         assert figure.provenance.missing == [] and "unknown" not in figure.label
-
