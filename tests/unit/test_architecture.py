@@ -40,3 +40,13 @@ def test_the_spreadsheet_reader_imports_without_the_runtime() -> None:
 def test_the_analysis_imports_without_the_model_runtime() -> None:
     loaded = _modules_after_import("orchestrator.analysis.skew")
     assert loaded.isdisjoint({"openai", "langgraph", "skills", "workflows"})
+
+
+def test_ruff_lint_and_format_are_clean() -> None:
+    """The style rules of ``[tool.ruff]`` hold on the whole tree (lint and format)."""
+    ruff = Path(sys.executable).with_name("ruff")
+    for args in (["check", "."], ["format", "--check", "."]):
+        done = subprocess.run(
+            [str(ruff), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
