@@ -137,7 +137,9 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
 
 
 def load(
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help="SQLAlchemy URL.")
+    ] = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
 ) -> None:
     """Print the per-layer expert load table of a telemetry database."""

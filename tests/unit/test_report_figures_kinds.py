@@ -188,6 +188,9 @@ def test_no_model_report_is_deterministic_and_lists_what_was_skipped(tmp_path: P
     assert text == second.markdown.read_text(encoding="utf-8")
     section = text.split("## What this report could not use")[1]
     assert "hidden row" in section and "hidden column" in section and "hidden sheet" in section
+    # No model was called, so the report says so and never that a model found nothing.
+    assert "no model was called" in text
+    assert "written by the model;" not in text and "The model gave no finding" not in text
 
 
 @pytest.mark.parametrize(

@@ -41,5 +41,5 @@ def figures_only_report(
         OSError: The folder cannot be written (no partial file is left).
     """
     analysis = analysis or analyse(workbook, config)
-    content = ReportContent(workbook=workbook, analysis=analysis, notes=[note])
+    content = ReportContent(workbook=workbook, analysis=analysis, notes=[note], model_used=False)
     return analysis, write_report_files(content, out_dir)

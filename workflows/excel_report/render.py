@@ -73,6 +73,9 @@ class ReportContent(BaseModel):
     sections: list[tuple[SafeText, SafeText]] = []
     findings: list[RenderedFinding] = []
     notes: list[str] = []
+    #: False for a figures-only report (``--no-model``, or the server was gone): no text in it
+    #: comes from a model, and the report must not say that one found nothing.
+    model_used: bool = True
 
 
 class ReportFiles(BaseModel):
@@ -154,19 +157,29 @@ def render_markdown(content: ReportContent) -> str:
     out = [f"# Report on `{wb.filename}`", ""]
     if content.title is not None and content.title.markdown:
         out += [f"*{content.title.markdown}*", ""]
-    out += [
-        "> Every number below is computed by code from the workbook and shown with its figure "
-        "id; the Figures table names the cells or computation behind each. Text in italics "
-        "under Summary, the sections and Key findings is written by the model; numbers it "
-        "wrote that are not figures were removed.",
-        "",
-    ]
+    if content.model_used:
+        out += [
+            "> Every number below is computed by code from the workbook and shown with its "
+            "figure id; the Figures table names the cells or computation behind each. Text in "
+            "italics under Summary, the sections and Key findings is written by the model; "
+            "numbers it wrote that are not figures were removed.",
+            "",
+        ]
+    else:
+        out += [
+            "> Figures only: no model was called for this report. Every number below is "
+            "computed by code from the workbook and shown with its figure id; the Figures "
+            "table names the cells or computation behind each.",
+            "",
+        ]
     if content.summary is not None and content.summary.markdown:
         out += ["## Summary", "", f"*{content.summary.markdown}*", ""]
     for heading, body in content.sections:
         out += [f"## {heading.markdown or 'Section'}", "", f"*{body.markdown}*", ""]
     out += ["## Key findings", ""]
-    if content.findings:
+    if not content.model_used:
+        out.append("- None: findings are written by the model, and no model was called.")
+    elif content.findings:
         for finding in content.findings:
             cites = "; ".join(
                 f"{figures[fid].display} ({fid})" for fid in finding.figure_ids if fid in figures
