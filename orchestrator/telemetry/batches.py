@@ -28,6 +28,7 @@ from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry.read import RollupRow, RollupStatus, TelemetryReader
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
 from orchestrator.telemetry.schema import (
+    ROLLUP_SOURCE_COLUMNS,
     BatchRecord,
     BatchRowRecord,
     ModelCallRecord,
@@ -303,21 +304,7 @@ class BatchTelemetryView(TelemetryReader):
         chunk: int = 2000,
     ) -> Iterator[RollupRow]:
         """The batch's calls summed like ``expert_rollups`` rows, oldest hour first."""
-        columns = (
-            ModelCallRecord.id,
-            ModelCallRecord.created_at,
-            ModelCallRecord.workflow,
-            ModelCallRecord.node,
-            ModelCallRecord.expert_routing_source,
-            ModelCallRecord.model,
-            ModelCallRecord.moe_layers,
-            ModelCallRecord.num_experts,
-            ModelCallRecord.top_k,
-            ModelCallRecord.routed_tokens,
-            ModelCallRecord.expert_counts,
-            ModelCallRecord.layer_confidence,
-            ModelCallRecord.mean_router_confidence,
-        )
+        columns = ROLLUP_SOURCE_COLUMNS
         sums: dict[RollupKey, RollupDelta] = {}
         last_id = 0
         while True:

@@ -193,3 +193,22 @@ class BatchRowRecord(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     output: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+#: The ``model_calls`` columns a rollup is summed from, in the order the rollup code reads them
+#: (one definition for the rollup rebuild and for a batch's on-the-fly rollups).
+ROLLUP_SOURCE_COLUMNS = (
+    ModelCallRecord.id,
+    ModelCallRecord.created_at,
+    ModelCallRecord.workflow,
+    ModelCallRecord.node,
+    ModelCallRecord.expert_routing_source,
+    ModelCallRecord.model,
+    ModelCallRecord.moe_layers,
+    ModelCallRecord.num_experts,
+    ModelCallRecord.top_k,
+    ModelCallRecord.routed_tokens,
+    ModelCallRecord.expert_counts,
+    ModelCallRecord.layer_confidence,
+    ModelCallRecord.mean_router_confidence,
+)

@@ -55,7 +55,12 @@ from orchestrator.telemetry.codec import (
 )
 from orchestrator.telemetry.read import TelemetryReader, rollup_sums
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
-from orchestrator.telemetry.schema import ExpertRollupRecord, ModelCallRecord, RequestRecord
+from orchestrator.telemetry.schema import (
+    ROLLUP_SOURCE_COLUMNS,
+    ExpertRollupRecord,
+    ModelCallRecord,
+    RequestRecord,
+)
 from serving.expert_routing import ExpertRoutingTrace
 
 
@@ -458,21 +463,7 @@ class TelemetryStore(TelemetryReader):
         Raises:
             TelemetryError: The database rejected the rebuild (rolled back).
         """
-        columns = (
-            ModelCallRecord.id,
-            ModelCallRecord.created_at,
-            ModelCallRecord.workflow,
-            ModelCallRecord.node,
-            ModelCallRecord.expert_routing_source,
-            ModelCallRecord.model,
-            ModelCallRecord.moe_layers,
-            ModelCallRecord.num_experts,
-            ModelCallRecord.top_k,
-            ModelCallRecord.routed_tokens,
-            ModelCallRecord.expert_counts,
-            ModelCallRecord.layer_confidence,
-            ModelCallRecord.mean_router_confidence,
-        )
+        columns = ROLLUP_SOURCE_COLUMNS
         total = 0
         with self._transaction("the expert rollups") as session:
             session.execute(delete(ExpertRollupRecord))
