@@ -165,6 +165,31 @@ class Orchestrator:
                 f"no workflow registered for route {route.value!r} (registered: {known})"
             ) from None
 
+    async def _finish(
+        self, request: Request, workflow: Workflow[Any, Any], state: Any
+    ) -> tuple[Any, dict[str, Any], RequestStatus]:
+        """Record the request's end from the workflow's final state.
+
+        A workflow that refused its input (a bad attachment), or that waits for a person (a
+        LangGraph interrupt), is recorded as ``rejected`` / ``needs_human``, else
+        ``succeeded``.
+
+        Returns:
+            ``(result model, its JSON payload, status)``.
+
+        Raises:
+            TelemetryError: The request row could not be written.
+        """
+        result = workflow.result(state)
+        payload = result.model_dump(mode="json")
+        status: RequestStatus = (
+            payload["status"]
+            if payload.get("status") in ("rejected", "needs_human")
+            else "succeeded"
+        )
+        await self.store.afinish_request(request.id, status, result=payload)
+        return result, payload, status
+
     @observed_request  # Prometheus: requests by route/status, confidence, workflow latency
     async def handle(self, request: Request) -> RequestOutcome:
         """Classify ``request``, run its workflow and record the outcome.
@@ -257,16 +282,7 @@ class Orchestrator:
                 request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
             )
             raise
-        result = workflow.result(state)
-        payload = result.model_dump(mode="json")
-        # a workflow that refused its input (a bad attachment), or that waits for a person
-        # (a LangGraph interrupt), is recorded as such
-        status: RequestStatus = (
-            payload["status"]
-            if payload.get("status") in ("rejected", "needs_human")
-            else "succeeded"
-        )
-        await self.store.afinish_request(request.id, status, result=payload)
+        result, payload, status = await self._finish(request, workflow, state)
         return RequestOutcome(
             request_id=request.id,
             classification=classification,
@@ -382,14 +398,7 @@ class Orchestrator:
                 )
         if interrupts:
             state = {**state, "__interrupt__": interrupts}
-        result = workflow.result(state)
-        payload = result.model_dump(mode="json")
-        status: RequestStatus = (
-            payload["status"]
-            if payload.get("status") in ("rejected", "needs_human")
-            else "succeeded"
-        )
-        await self.store.afinish_request(request.id, status, result=payload)
+        result, payload, status = await self._finish(request, workflow, state)
         for event in _expert_events(gateway):
             yield event
         yield StreamDone(
