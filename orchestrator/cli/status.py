@@ -3,22 +3,25 @@
 Two readings ``--interval`` seconds apart give the throughputs (counters over the interval);
 the table shows running and waiting requests, KV-cache use (red above
 ``Settings.kv_cache_warn_fraction``), prompt and generation tokens per second and
-preemptions. ``--json`` prints the same as one JSON object; ``--watch N`` prints the STATS line
-every N seconds until Ctrl-C.
+preemptions. ``--json`` prints the same as one JSON object (an error too: ``{"error", "kind", ...}``
+on standard output, exit status 1 or 2); ``--watch N`` prints the STATS line (with ``--json``
+one object per line) every N seconds until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
-from orchestrator.cli.common import console, err, fail, settings_from_flags
+from orchestrator.cli.common import console, err, fail, invalid_values, settings_from_flags
 from orchestrator.config import Settings
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError
 from orchestrator.observability import (
@@ -88,6 +91,13 @@ def _table(health: ServerHealth) -> Table:
     return table
 
 
+def _json_error(kind: str, message: str, code: int, **extra: object) -> typer.Exit:
+    """Print ``{"error": message, "kind": kind, ...}`` on standard output (the stream a
+    ``--json`` reader parses) and return the exit to raise (non-zero)."""
+    print(json.dumps({"error": message, "kind": kind, **extra}, ensure_ascii=False))
+    return typer.Exit(code)
+
+
 def status(
     server_url: Annotated[
         str | None, typer.Option(help="The server (default ORCH_SERVER_URL).")
@@ -95,20 +105,40 @@ def status(
     interval: Annotated[
         float, typer.Option(min=0.1, max=600, help="Seconds between the two readings.")
     ] = 2.0,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="One JSON object (one per line with --watch); an error is a JSON object "
+            '{"error", "kind", ...} too, with a non-zero exit.',
+        ),
+    ] = False,
     watch: Annotated[
         float | None,
         typer.Option(min=1, help="Log the STATS line every N seconds until Ctrl-C."),
     ] = None,
 ) -> None:
-    """Health of the vLLM server: requests running and waiting, KV-cache use, throughput."""
-    settings = settings_from_flags(server_url=server_url)
+    """Health of the vLLM server: requests running and waiting, KV-cache use, throughput.
+
+    Exit status: 0 with a reading; 1 when the server does not answer or its ``/metrics`` is
+    not vLLM's; 2 for a bad setting (URL, ``ORCH_*`` variable).
+    """
+    if as_json:
+        try:
+            settings = Settings(**({} if server_url is None else {"server_url": server_url}))
+        except ValidationError as exc:
+            message = f"invalid setting: {invalid_values(exc)}"
+            raise _json_error("invalid_setting", message, 2) from exc
+    else:
+        settings = settings_from_flags(server_url=server_url)
     try:
         monitor = HealthMonitor(
             settings.server_url,
             kv_cache_warn_fraction=settings.kv_cache_warn_fraction,
         )
     except ValueError as exc:
+        if as_json:
+            raise _json_error("invalid_setting", str(exc), 2) from exc
         raise fail(exc, 2) from exc
     try:
         monitor.poll()
@@ -117,6 +147,9 @@ def status(
                 while True:
                     time.sleep(watch)
                     health = monitor.poll()
+                    if as_json:
+                        print(health.model_dump_json(), flush=True)
+                        continue
                     console.print(
                         health.stats_line(), markup=False, highlight=False, soft_wrap=True
                     )
@@ -125,12 +158,30 @@ def status(
             return
         time.sleep(interval)
         health = monitor.poll()
-    except (ServerUnavailableError, ModelCallError) as exc:
+    except ServerUnavailableError as exc:
+        if as_json:
+            raise _json_error(
+                "server_unavailable",
+                str(exc),
+                1,
+                server_url=settings.server_url,
+                metrics_url=monitor.url,
+            ) from exc
+        raise fail(exc) from exc
+    except ModelCallError as exc:
+        if as_json:
+            raise _json_error(
+                "bad_metrics",
+                str(exc),
+                1,
+                server_url=settings.server_url,
+                metrics_url=monitor.url,
+            ) from exc
         raise fail(exc) from exc
     finally:
         monitor.close()
     if as_json:
-        console.print_json(health.model_dump_json())
+        print(health.model_dump_json(indent=2))
         return
     console.print(_table(health))
     console.print(health.stats_line(), markup=False, highlight=False, soft_wrap=True)

@@ -268,6 +268,7 @@ class HealthMonitor:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self.url = metrics_url(server_url)
+        self.server_url = server_url.rstrip("/")
         self.kv_cache_warn_fraction = kv_cache_warn_fraction
         self.model_name = model_name
         self._http = http_client or httpx.Client(timeout=timeout_s)
@@ -281,14 +282,18 @@ class HealthMonitor:
         """One reading, without touching the monitor's history.
 
         Raises:
-            ServerUnavailableError: No answer at the metrics URL.
+            ServerUnavailableError: No answer at the metrics URL; its ``url`` is the server's
+                base URL (:attr:`server_url`), the metrics URL is in its reason.
             ModelCallError: The server answered with an error status or a body that is not
                 Prometheus text.
         """
         try:
             response = self._http.get(self.url)
         except httpx.HTTPError as exc:
-            raise ServerUnavailableError(self.url, f"GET /metrics: {exc}") from exc
+            # the error names the server (its base URL, as configured), the read URL in the reason
+            raise ServerUnavailableError(
+                self.server_url, f"GET {self.url} failed: {exc or type(exc).__name__}"
+            ) from exc
         if response.status_code != 200:
             raise ModelCallError(
                 f"GET {self.url} answered {response.status_code}: {response.text[:200]!r}; is "
