@@ -24,45 +24,84 @@ from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Attachment, Request
-from orchestrator.spreadsheet import SpreadsheetError, Workbook, read_workbook
+from orchestrator.spreadsheet import SpreadsheetError, Table, Workbook, read_workbook
 from orchestrator.telemetry import TelemetryStore
 from serving.errors import ServingError
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.offline import figures_only_report
 
+#: Columns listed per table by ``--inspect``; the rest are counted ("... +N more of M").
+INSPECT_COLUMNS = 40
+#: Empty sheets listed one by one; the rest are counted in one row.
+INSPECT_EMPTY_SHEETS = 10
+#: Text blocks listed per sheet; the rest are counted in one row.
+INSPECT_TEXT_BLOCKS = 3
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, with ``…`` when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _columns(table: Table) -> str:
+    """``name:type[unit]`` of the first :data:`INSPECT_COLUMNS` columns, then how many more."""
+    shown = [
+        _cut(c.name, 40) + f":{c.type.value}" + (f"[{c.unit}]" if c.unit else "")
+        for c in table.columns[:INSPECT_COLUMNS]
+    ]
+    more = len(table.columns) - len(shown)
+    if more > 0:
+        shown.append(f"… +{more:,} more ({len(table.columns):,} columns)")
+    return ", ".join(shown)
+
 
 def reader_table(wb: Workbook) -> RichTable:
-    """What the reader found: one row per table or text block."""
+    """What the reader found: one row per table or text block; a hidden sheet that was not
+    read says so (it is not called empty), and every list that is cut says how much is left
+    out."""
     table = RichTable(
-        title=f"{wb.filename}: {len(wb.sheets)} of {wb.sheets_total} sheets read, "
+        title=f"{escape(wb.filename)}: {len(wb.sheets)} of {wb.sheets_total} sheets read, "
         f"{wb.format}, {wb.date_system} date system, {wb.read_seconds:.2f} s"
     )
     for name in ("sheet", "what", "range", "header rows", "data rows", "columns (type, unit)"):
         table.add_column(name)
+    empty_listed = empty_more = 0
     for sheet in wb.sheets:
-        if not sheet.tables and not sheet.text_blocks:
-            table.add_row(escape(sheet.name), "empty", "", "", "", "")
-        for t in sheet.tables:
-            cols = ", ".join(
-                f"{c.name}:{c.type.value}" + (f"[{c.unit}]" if c.unit else "") for c in t.columns
+        if sheet.state != "visible" and not wb.include_hidden:
+            what = "very hidden" if sheet.state == "veryHidden" else "hidden"
+            table.add_row(
+                escape(sheet.name), f"{what}, not read", "", "", "", "--include-hidden reads it"
             )
+            continue
+        if not sheet.tables and not sheet.text_blocks:
+            if empty_listed < INSPECT_EMPTY_SHEETS:
+                table.add_row(escape(sheet.name), "empty", "", "", "", "")
+                empty_listed += 1
+            else:
+                empty_more += 1
+        for t in sheet.tables:
             table.add_row(
                 escape(sheet.name),
                 f"{t.id} {t.source}",
                 t.ref,
                 ",".join(map(str, t.header_rows)) or "none",
                 f"{t.n_rows:,}",
-                escape(cols[:160]),
+                escape(_columns(t)),
             )
-        for block in sheet.text_blocks[:3]:
+        for block in sheet.text_blocks[:INSPECT_TEXT_BLOCKS]:
             table.add_row(
                 escape(sheet.name),
                 "text",
                 block.ref,
                 "",
                 "",
-                escape((block.lines[0] if block.lines else "")[:80]),
+                escape(_cut(block.lines[0] if block.lines else "", 80)),
             )
+        if len(sheet.text_blocks) > INSPECT_TEXT_BLOCKS:
+            more = len(sheet.text_blocks) - INSPECT_TEXT_BLOCKS
+            table.add_row(escape(sheet.name), f"… +{more:,} more text blocks", "", "", "", "")
+    if empty_more:
+        table.add_row("…", f"+{empty_more:,} more empty sheets", "", "", "", "")
     return table
 
 

@@ -166,7 +166,13 @@ class ReadLimits(BaseModel):
     """Bounds that keep reading a hostile or huge workbook fast and small in memory.
 
     Attributes:
-        max_sheets: Sheets read; later sheets are listed as skipped (bigfoot.xlsx has 1,024).
+        max_sheets: Sheets with values read; later sheets are not read, and the workbook's
+            ``warnings`` say how many. A sheet that holds no value does not count (opening it
+            costs little), so a workbook whose data sits after many empty sheets is still
+            read, and one that is empty throughout (bigfoot.xlsx: 1,024 empty sheets) is
+            called empty only once every sheet was looked at.
+        max_sheets_scanned: Sheets looked at in all, empty ones included (.xlsx); the bound
+            on the cost of a workbook of thousands of empty sheets.
         max_rows: Non-empty rows read per sheet. A sheet with more is refused with
             :class:`~orchestrator.spreadsheet.errors.SpreadsheetTooLargeError` (nothing
             partial): the reader streams and stops at ``max_rows + 1``, so a 1,048,576-row
@@ -184,6 +190,7 @@ class ReadLimits(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_sheets: int = Field(256, ge=1)
+    max_sheets_scanned: int = Field(4096, ge=1)
     max_rows: int = Field(100_000, ge=1)
     max_cols: int = Field(512, ge=1, le=16_384)
     max_cells: int = Field(3_000_000, ge=1)

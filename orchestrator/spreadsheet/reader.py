@@ -32,20 +32,31 @@ from orchestrator.spreadsheet.xls import read_xls
 from orchestrator.spreadsheet.xlsx import XlsxBook, _Budget
 
 
-def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str], int, str]:
+def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str], int, str, int]:
+    """``(sheets, notes, total sheets, date system, sheets looked at)``.
+
+    Sheets are looked at in order until ``limits.max_sheets`` of them held a value or
+    ``limits.max_sheets_scanned`` were looked at: empty and hidden sheets cost little and do
+    not count against ``max_sheets``.
+    """
     notes: list[str] = []
     raws: list[RawSheet] = []
+    looked_at = 0
+    with_values = 0
     with XlsxBook(path, limits) as book:
         names = book.sheet_names
         budget = _Budget(path, limits)
-        for index in range(min(len(names), limits.max_sheets)):
+        for index in range(min(len(names), limits.max_sheets_scanned)):
+            if with_values >= limits.max_sheets:
+                break
+            looked_at += 1
             state = book.sheet_state(index)
             if state != "visible" and not limits.include_hidden:
                 # not read at all: a hidden sheet is not on screen (listed in Workbook.skipped)
                 raws.append(RawSheet(name=names[index], index=index, state=state))
                 continue
             try:
-                raws.append(book.read_sheet(index, budget))
+                raw = book.read_sheet(index, budget)
             except SpreadsheetError:
                 raise
             except Exception as exc:  # openpyxl on arbitrary XML
@@ -54,11 +65,14 @@ def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str
                     f"sheet '{names[index]}' could not be parsed ({type(exc).__name__}: {exc}); "
                     "skipped"
                 )
+                continue
+            raws.append(raw)
+            with_values += bool(raw.cells)
         if names and not raws:
             raise CorruptFileError(
                 path, "none of its sheets can be parsed: " + "; ".join(notes), "Re-save it in Excel"
             )
-        return raws, notes, len(names), book.date_system
+        return raws, notes, len(names), book.date_system, looked_at
 
 
 def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workbook:
@@ -99,16 +113,18 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
     fmt = sniff(path)
     date_system = "1900"
     if fmt is FileFormat.XLSX:
-        raws, notes, total, date_system = _read_xlsx(path, limits)
+        raws, notes, total, date_system, looked_at = _read_xlsx(path, limits)
     elif fmt is FileFormat.XLS:
         raws, notes, total, date_system = read_xls(path, limits)
+        looked_at = min(total, limits.max_sheets)
     else:
         raws, notes = read_csv(path, limits)
-        total = 1
-    if total > limits.max_sheets:
+        total = looked_at = 1
+    if total > looked_at:
         notes.append(
-            f"{total - limits.max_sheets:,} sheets after the first {limits.max_sheets} were "
-            "not read (ReadLimits.max_sheets)"
+            f"{total - looked_at:,} sheets after the first {looked_at:,} were not read "
+            f"(ReadLimits.max_sheets: {limits.max_sheets:,} sheets with values; "
+            f"max_sheets_scanned: {limits.max_sheets_scanned:,} sheets in all)"
         )
     for raw in raws:
         if raw.state != "visible" and not limits.include_hidden:
@@ -129,13 +145,27 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
         for table in sheet.tables:
             skipped.extend(table.skipped)
     if not any(sheet.cells for sheet in sheets):
-        scope = (
-            f"none of its {total:,} sheets"
-            if total <= limits.max_sheets
-            else f"none of the first {limits.max_sheets} of its {total:,} sheets"
-        )
+        hidden = sum(sheet.state != "visible" for sheet in sheets)
+        if total > looked_at:  # not known to be empty: the rest was never looked at
+            raise SpreadsheetTooLargeError(
+                path,
+                f"none of the first {looked_at:,} of its {total:,} sheets holds a visible value "
+                f"and the other {total - looked_at:,} were not read",
+                "Move the sheets with data to the front, or raise the limits "
+                "(ReadLimits.max_sheets / max_sheets_scanned, ORCH_SPREADSHEET_MAX_SHEETS)",
+            )
+        if hidden and not limits.include_hidden:
+            raise EmptyWorkbookError(
+                path,
+                f"no visible sheet holds a value ({hidden:,} of its {total:,} sheets are hidden "
+                "and were not read)",
+                "Unhide the sheets with data, or read hidden sheets too "
+                "(--include-hidden, ReadLimits.include_hidden)",
+            )
         raise EmptyWorkbookError(
-            path, f"the workbook is empty: {scope} holds a value", "Send a file with data in it"
+            path,
+            f"the workbook is empty: none of its {total:,} sheets holds a value",
+            "Send a file with data in it",
         )
     return Workbook(
         path=str(path),

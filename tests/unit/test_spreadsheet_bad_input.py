@@ -215,3 +215,90 @@ def test_one_unparseable_sheet_does_not_lose_the_others(tmp_path: Path) -> None:
     result = read_workbook(path)
     assert [s.name for s in result.sheets] == ["Good"]
     assert any("'Bad' could not be parsed" in w for w in result.warnings)
+
+
+# --- sheet limits are stated honestly (issue 18 leftover) ---------------------------------
+
+
+def _sheets_workbook(
+    path: Path, sheets: int, data_on: set[int], hidden: frozenset[int] = frozenset()
+) -> Path:
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for index in range(sheets):
+        ws = wb.create_sheet(f"S{index}")
+        if index in data_on:
+            ws.append(["item", "qty"])
+            ws.append(["apple", index])
+        if index in hidden:
+            ws.sheet_state = "hidden"
+    wb.save(path)
+    return path
+
+
+def test_empty_sheets_do_not_use_up_the_sheet_limit(tmp_path: Path) -> None:
+    # data only on the 7th sheet, past max_sheets=3: empty sheets are looked at, not counted
+    path = _sheets_workbook(tmp_path / "late.xlsx", 8, data_on={6})
+    wb = read_workbook(path, ReadLimits(max_sheets=3))
+    assert [s.name for s in wb.sheets if s.cells] == ["S6"]
+    assert not wb.warnings  # every sheet was looked at
+
+
+def test_sheets_with_values_past_the_limit_are_counted_in_a_warning(tmp_path: Path) -> None:
+    path = _sheets_workbook(tmp_path / "many.xlsx", 6, data_on={0, 1, 2, 3, 4, 5})
+    wb = read_workbook(path, ReadLimits(max_sheets=2))
+    assert [s.name for s in wb.sheets] == ["S0", "S1"] and wb.sheets_total == 6
+    assert any("4 sheets after the first 2 were not read" in w for w in wb.warnings), wb.warnings
+
+
+def test_a_workbook_not_looked_at_to_the_end_is_not_called_empty(tmp_path: Path) -> None:
+    path = _sheets_workbook(tmp_path / "far.xlsx", 12, data_on={11})
+    with pytest.raises(SpreadsheetTooLargeError) as info:
+        read_workbook(path, ReadLimits(max_sheets=2, max_sheets_scanned=5))
+    message = str(info.value)
+    assert "empty" not in message, message
+    assert_names_file(info.value, path, "first 5 of its 12 sheets", "other 7 were not read")
+    # looked at in full, the same file is read
+    assert read_workbook(path, ReadLimits(max_sheets=2)).sheets[11].cells
+
+
+def test_only_hidden_sheets_with_values_says_hidden_not_empty(tmp_path: Path) -> None:
+    path = _sheets_workbook(tmp_path / "hid.xlsx", 3, data_on={1}, hidden={1})
+    with pytest.raises(EmptyWorkbookError) as info:
+        read_workbook(path)
+    assert_names_file(info.value, path, "hidden", "include-hidden")
+    assert "the workbook is empty" not in str(info.value)
+    assert read_workbook(path, ReadLimits(include_hidden=True)).sheets[1].cells
+
+
+def test_inspect_says_hidden_and_marks_every_cut_list(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    path = tmp_path / "wide.xlsx"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Wide"
+    ws.append([f"col{c}" for c in range(100)])
+    ws.append(list(range(100)))
+    ws.append(list(range(100)))
+    for index in range(14):
+        wb.create_sheet(f"Blank{index}")
+    notes = wb.create_sheet("Notes")
+    for r in range(1, 30, 3):
+        notes.cell(r, 1, f"note {r}")
+    old = wb.create_sheet("Old draft")
+    old.append(["a", "b"])
+    old.append([1, 2])
+    old.sheet_state = "hidden"
+    wb.save(path)
+    result = CliRunner().invoke(app, ["report", str(path), "--inspect"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    old_row = next(line for line in out.splitlines() if "Old draft" in line)
+    assert "hidden, not read" in old_row and "empty" not in old_row
+    assert "+60 more (100 columns)" in out  # 40 listed, the other 60 counted
+    assert "+4 more empty sheets" in out  # 10 listed, 4 counted
+    assert out.count("Blank") == 10
+    assert "more text blocks" in out
