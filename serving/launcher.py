@@ -5,25 +5,40 @@
 >>> profile = cpu_profile(".cache/ernie45-moe-offline")
 >>> with VLLMServer(profile, port=8000) as server:  # doctest: +SKIP
 ...     print(server.base_url)  # http://127.0.0.1:8000/v1, answering /health
+
+:class:`ServerSupervisor` watches a started server from a thread: a server that dies (its
+process exits, ``kill -9`` included) is noticed within ``poll_s`` seconds (0.5 s by default,
+well inside the 5 s the project promises), its log tail is reported, and it is either given up
+(the caller exits non-zero) or restarted with backoff (tenacity's wait strategies), each death
+and restart counted in the log and in Prometheus (:mod:`orchestrator.observability.metrics`).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
 import httpx
+from tenacity import RetryCallState, wait_exponential, wait_random
+from tenacity.wait import wait_base
 
+from orchestrator.observability import metrics
 from serving.errors import ServerStartError
 from serving.profiles import ServingProfile
+
+logger = logging.getLogger(__name__)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -112,11 +127,15 @@ class VLLMServer:
         """
         return self.launch().wait_ready()
 
-    def launch(self) -> VLLMServer:
+    def launch(self, *, append_log: bool = False) -> VLLMServer:
         """Start the process and return at once; :meth:`wait_ready` waits for it.
 
         Two servers launched one after the other, then waited for, start side by side: their
         imports and engine start-up overlap instead of running in turn.
+
+        Args:
+            append_log: Append to the log file (after a marker line) instead of replacing it;
+                a restart keeps the dead server's log this way.
 
         Raises:
             ServerStartError: A server already answers on the port.
@@ -130,7 +149,11 @@ class VLLMServer:
             )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.profile.env}
-        with self.log_path.open("wb") as log:
+        with self.log_path.open("ab" if append_log else "wb") as log:
+            if append_log:
+                stamp = datetime.now(UTC).isoformat(timespec="seconds")
+                log.write(f"\n--- server restarted at {stamp} ---\n".encode())
+                log.flush()
             self.process = subprocess.Popen(
                 self.command,
                 stdout=log,
@@ -157,7 +180,15 @@ class VLLMServer:
         # A plain loop rather than a retry library: each turn must also notice the child dying.
         with httpx.Client() as poller:
             while True:
-                code = self.process.poll()
+                process = self.process
+                if process is None:  # stop() was called from another thread meanwhile
+                    raise ServerStartError(
+                        "vLLM server was stopped while starting",
+                        command=self.command,
+                        log_path=self.log_path,
+                        log_tail=_tail(self.log_path),
+                    )
+                code = process.poll()
                 if code is not None:
                     self.process = None
                     raise ServerStartError(
@@ -216,3 +247,217 @@ class VLLMServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+#: Backoff before restart attempt n (1, 2, ...): 2, 4, 8... s up to 60 s, plus up to 1 s of
+#: jitter so several supervisors on one host do not restart in step.
+DEFAULT_RESTART_WAIT: wait_base = wait_exponential(multiplier=1, min=2, max=60) + wait_random(0, 1)
+
+
+def backoff_s(wait: wait_base, attempt: int) -> float:
+    """Seconds that tenacity's ``wait`` strategy gives before attempt ``attempt`` (1-based).
+
+    The supervisor sleeps itself (it must stay stoppable and keep counting), so it asks the
+    strategy for the delay with a bare :class:`tenacity.RetryCallState` instead of running a
+    ``Retrying`` loop.
+    """
+    state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
+    state.attempt_number = attempt
+    return float(wait(state))
+
+
+class ServerSupervisor:
+    """Watch a started :class:`VLLMServer` from a daemon thread; notice when it dies.
+
+    Every ``poll_s`` seconds the thread checks the server's process (``Popen.poll``, so a
+    ``kill -9`` is seen at the next check). When the process has exited:
+
+    1. the death is reported through ``report`` (default: this module's logger at ERROR) with
+       the exit code, the uptime and the last ``tail_lines`` lines of the server log, and
+       counted in ``orchestrator_server_exits_total``;
+    2. without ``restart``, or once ``max_restarts`` consecutive restarts failed or died again
+       before ``stable_s`` seconds of uptime, the supervisor gives up: :attr:`error` holds a
+       :class:`~serving.errors.ServerStartError` (message, command, log tail), :meth:`wait`
+       returns it and ``on_give_up`` is called with it;
+    3. otherwise the server is started again (its log is appended to, not replaced) after
+       :func:`backoff_s` seconds of ``wait`` (tenacity; exponential, see
+       :data:`DEFAULT_RESTART_WAIT`), and each successful restart is reported and counted in
+       ``orchestrator_server_restarts_total``. A restart that fails to start counts as a
+       further attempt, with a longer wait.
+
+    Args:
+        server: The started server.
+        restart: Restart a dead server (``--restart``) instead of giving up.
+        max_restarts: Consecutive restart attempts before giving up (at least 0).
+        poll_s: Seconds between checks (0 < poll_s <= 5).
+        wait: A tenacity wait strategy for the backoff.
+        stable_s: Uptime after which a restart no longer counts as consecutive.
+        report: Called with each human-readable event line (death with log tail, restart).
+        on_give_up: Called once, from the supervisor thread, with the error when it gives up.
+        tail_lines: Log lines reported with a death.
+
+    Raises:
+        ValueError: ``poll_s`` outside (0, 5] or ``max_restarts`` below 0.
+
+    Example:
+        >>> supervisor = ServerSupervisor(server, restart=True).start()  # doctest: +SKIP
+        >>> error = supervisor.wait()  # blocks until it gives up (or stop() is called)
+    """
+
+    def __init__(
+        self,
+        server: VLLMServer,
+        *,
+        restart: bool = False,
+        max_restarts: int = 5,
+        poll_s: float = 0.5,
+        wait: wait_base = DEFAULT_RESTART_WAIT,
+        stable_s: float = 300.0,
+        report: Callable[[str], None] | None = None,
+        on_give_up: Callable[[ServerStartError], None] | None = None,
+        tail_lines: int = 40,
+    ) -> None:
+        if not 0 < poll_s <= 5:
+            raise ValueError(f"poll_s must be within (0, 5] seconds, got {poll_s}")
+        if max_restarts < 0:
+            raise ValueError(f"max_restarts must be 0 or more, got {max_restarts}")
+        self.server = server
+        self.restart = restart
+        self.max_restarts = max_restarts
+        self.poll_s = poll_s
+        self.wait_strategy = wait
+        self.stable_s = stable_s
+        self.report = report or (lambda line: logger.error("%s", line))
+        self.on_give_up = on_give_up
+        self.tail_lines = tail_lines
+        #: Successful restarts so far.
+        self.restarts = 0
+        #: Deaths noticed so far.
+        self.deaths = 0
+        #: Set when the supervisor gave up; the reason, with the log tail.
+        self.error: ServerStartError | None = None
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ServerSupervisor:
+        """Start watching (the server must have been started)."""
+        if self.server.process is None:
+            raise RuntimeError("start the server before supervising it")
+        metrics.observe_server_up()
+        self._thread = threading.Thread(target=self._watch, name="vllm-supervisor", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop watching (before stopping the server on purpose). After it returns,
+        ``on_give_up`` is never called. Safe to call twice."""
+        with self._lock:
+            self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=self.poll_s + 30)
+
+    def wait(self, timeout: float | None = None) -> ServerStartError | None:
+        """Block until the supervisor gives up or is stopped (or ``timeout`` seconds pass);
+        return :attr:`error` (None when stopped, or still watching)."""
+        self._done.wait(timeout)
+        return self.error
+
+    def _event(self, line: str) -> None:
+        try:
+            self.report(line)
+        except Exception:  # a broken console must not kill the supervisor
+            logger.exception("could not report a server event")
+
+    def _watch(self) -> None:
+        try:
+            self._watch_loop()
+        finally:
+            self._done.set()
+
+    def _watch_loop(self) -> None:
+        attempt = 0  # consecutive restart attempts
+        up_since = time.monotonic()
+        while not self._stop.wait(self.poll_s):
+            process = self.server.process
+            if process is None:  # stopped by its owner
+                return
+            code = process.poll()
+            if code is None:
+                continue
+            with self._lock:
+                if self._stop.is_set():
+                    return  # the owner is stopping it: not a death
+            self.deaths += 1
+            uptime = time.monotonic() - up_since
+            metrics.observe_server_exit(code)
+            tail = _tail(self.server.log_path, self.tail_lines)
+            self._event(
+                f"vLLM server (pid {process.pid}, {self.server.base_url}) died with exit code "
+                f"{code}{_signal_name(code)} after {uptime:.0f} s up; last lines of "
+                f"{self.server.log_path}:\n{tail}"
+            )
+            if uptime >= self.stable_s:
+                attempt = 0
+            self.server.stop(grace_s=0)  # kill what is left of its process group
+            error = ServerStartError(
+                f"vLLM server died with exit code {code}{_signal_name(code)}"
+                + (
+                    f" and {attempt} restart attempt(s) did not keep it up"
+                    if self.restart
+                    else "; run with --restart to restart it automatically"
+                ),
+                command=self.server.command,
+                log_path=self.server.log_path,
+                log_tail=tail,
+            )
+            while True:
+                if not self.restart or attempt >= self.max_restarts:
+                    self._give_up(error)
+                    return
+                attempt += 1
+                delay = backoff_s(self.wait_strategy, attempt)
+                self._event(
+                    f"restarting the vLLM server in {delay:.1f} s (attempt {attempt} of "
+                    f"{self.max_restarts})"
+                )
+                if self._stop.wait(delay):
+                    return
+                try:
+                    self.server.launch(append_log=True)
+                    self.server.wait_ready()
+                except ServerStartError as exc:
+                    if self._stop.is_set():
+                        return
+                    metrics.observe_server_exit(None)
+                    self._event(f"restart attempt {attempt} failed: {exc}")
+                    error = exc
+                    continue
+                if self._stop.is_set():
+                    return
+                self.restarts += 1
+                metrics.observe_server_restart()
+                up_since = time.monotonic()
+                self._event(
+                    f"vLLM server restarted on {self.server.base_url} (pid "
+                    f"{self.server.process.pid if self.server.process else '?'}; restart "
+                    f"{self.restarts} of this run)"
+                )
+                break
+
+    def _give_up(self, error: ServerStartError) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self.error = error
+            if self.on_give_up is not None:
+                self.on_give_up(error)
+
+
+def _signal_name(code: int) -> str:
+    if code >= 0:
+        return ""
+    with contextlib.suppress(ValueError):
+        return f" ({signal.Signals(-code).name})"
+    return ""

@@ -7,11 +7,16 @@ One of each, so the commands cannot drift apart:
 * :func:`fail` prints an error's message in red, without a traceback, and gives the
   :class:`typer.Exit` to raise;
 * :func:`model_server` yields the URL of a vLLM server that answers: the configured one, or a
-  co-hosted one it starts (and stops again) when allowed to.
+  co-hosted one it starts (and stops again) when allowed to, and supervises
+  (:func:`supervise`): a co-hosted server that dies is noticed within a second, its log tail
+  is printed, and the command stops with exit status 1, or, with ``restart``, the server is
+  restarted with backoff.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +30,8 @@ from orchestrator.config import Settings
 from orchestrator.core.runtime import serving_profile
 from orchestrator.exceptions import ServerUnavailableError
 from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
-from serving.launcher import VLLMServer, server_is_healthy
+from serving.errors import ServerStartError
+from serving.launcher import ServerSupervisor, VLLMServer, server_is_healthy
 from serving.training import is_trained
 
 #: Standard output of every command (results, tables, progress).
@@ -121,15 +127,76 @@ def co_hosted_server(settings: Settings) -> VLLMServer:
     )
 
 
+def report_server_event(line: str) -> None:
+    """Print a supervisor event (a death with its log tail, a restart) on standard error, as
+    text (a log line may hold ``[...]``)."""
+    err.print(f"[bold yellow]server:[/] {escape(line)}", highlight=False)
+
+
+def _interrupt_main_thread(_error: ServerStartError) -> None:
+    """Stop the command's main thread as Ctrl-C would (``SIGINT`` to that thread), so its
+    cleanup runs: asyncio cancels the running requests, context managers close. The
+    command then exits through :func:`supervise`, which turns it into the server's error."""
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
 @contextmanager
-def model_server(settings: Settings, *, launch: bool, starting: str | None = None) -> Iterator[str]:
+def supervise(
+    server: VLLMServer, *, restart: bool = False, max_restarts: int = 5
+) -> Iterator[ServerSupervisor]:
+    """Supervise a started co-hosted server while the block runs (then stop supervising; the
+    caller stops the server).
+
+    A server that dies is reported at once (exit code and log tail, on standard error). Without
+    ``restart`` (or when restarts are used up) the main thread is interrupted and this block
+    raises the :class:`~serving.errors.ServerStartError` that says why, which the commands
+    print with :func:`fail` and exit 1. With ``restart`` the server is restarted with backoff
+    (:class:`~serving.launcher.ServerSupervisor`); each restart is printed and counted.
+
+    Raises:
+        serving.errors.ServerStartError: The server died and was not (or could not be)
+            restarted.
+    """
+    supervisor = ServerSupervisor(
+        server,
+        restart=restart,
+        max_restarts=max_restarts,
+        report=report_server_event,
+        on_give_up=_interrupt_main_thread
+        if threading.current_thread() is threading.main_thread()
+        else None,
+    ).start()
+    try:
+        try:
+            yield supervisor
+        finally:
+            supervisor.stop()
+    except (KeyboardInterrupt, Exception) as exc:
+        if supervisor.error is not None and not isinstance(exc, ServerStartError):
+            raise supervisor.error from None
+        raise
+    if supervisor.error is not None:  # gave up while the block was finishing anyway
+        raise supervisor.error
+
+
+@contextmanager
+def model_server(
+    settings: Settings,
+    *,
+    launch: bool,
+    starting: str | None = None,
+    restart: bool = False,
+    max_restarts: int = 5,
+) -> Iterator[str]:
     """Yield the base URL (``http://host:port/v1``) of a vLLM server that answers ``/health``.
 
     ``settings.server_url`` when a server answers there; it is left running on exit.
     Otherwise, when ``launch`` is True: build the offline checkpoint if it is missing or
     stale, start a co-hosted server with ``settings.profile`` on ``settings.server_port``
     (its output goes to ``settings.server_log``, which the spinner names), wait until it is
-    ready, and stop it when the block exits, by an error or Ctrl-C too.
+    ready, supervise it (:func:`supervise`: a death is noticed within a second and printed
+    with the log tail; the block then stops with the server's error, or the server is
+    restarted when ``restart``), and stop it when the block exits, by an error or Ctrl-C too.
 
     Args:
         settings: Where to look for a server, and how to start one.
@@ -137,13 +204,16 @@ def model_server(settings: Settings, *, launch: bool, starting: str | None = Non
             when the user named a server with ``--server-url``).
         starting: Spinner text while the server starts; by default it names the profile, the
             expected wait and the log file.
+        restart: Restart a co-hosted server that dies (``--restart``), with backoff.
+        max_restarts: Consecutive restart attempts before giving up.
 
     Raises:
         ServerUnavailableError: No server answers and ``launch`` is False; the message names
             the URL and ``orchestrator serve``.
         serving.errors.CheckpointError: The checkpoint cannot be built.
         serving.errors.ServerStartError: The co-hosted server exited or never became healthy
-            within ``settings.server_start_timeout_s`` seconds (the error holds the log tail).
+            within ``settings.server_start_timeout_s`` seconds, or died while the block ran
+            and was not restarted (the error holds the log tail).
     """
     if server_is_healthy(settings.server_url):
         yield settings.server_url
@@ -159,6 +229,7 @@ def model_server(settings: Settings, *, launch: bool, starting: str | None = Non
             f"log: {settings.server_log}"
         ):
             server.start()
-        yield server.base_url
+        with supervise(server, restart=restart, max_restarts=max_restarts):
+            yield server.base_url
     finally:
         server.stop()

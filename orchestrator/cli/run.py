@@ -46,8 +46,21 @@ def run(
     data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart/--no-restart",
+            help="Restart a co-hosted server that dies (with backoff) instead of stopping the "
+            "job with exit 1.",
+        ),
+    ] = False,
 ) -> None:
-    """The main job: real requests → classifier → workflow → vLLM → experts in SQLite."""
+    """The main job: real requests → classifier → workflow → vLLM → experts in SQLite.
+
+    A co-hosted server is supervised: if it dies, its log tail is printed within a second and
+    the job stops (requests not started are reported, none is left running) with exit 1, or,
+    with ``--restart``, the server is restarted with backoff.
+    """
     settings = settings_from_flags(
         server_url=server_url, database_url=database_url, data_dir=data_dir, concurrency=concurrency
     )
@@ -58,7 +71,9 @@ def run(
         raise fail(exc, 2) from exc
 
     try:
-        with model_server(settings, launch=not no_launch and server_url is None) as url:
+        with model_server(
+            settings, launch=not no_launch and server_url is None, restart=restart
+        ) as url:
             settings = settings.model_copy(update={"server_url": url})
             code = asyncio.run(_run_requests(settings, store, requests))
     except (OrchestratorError, ServingError) as exc:

@@ -3,7 +3,10 @@
 Commands:
     build-checkpoint  build the offline ERNIE-4.5 MoE checkpoint (real architecture, random
                       weights), optionally with planted hot or dead experts
-    serve             start the co-hosted vLLM server in the foreground, until Ctrl-C
+    serve             start the co-hosted vLLM server in the foreground, until Ctrl-C; it is
+                      supervised: a server that dies is noticed within a second and its log
+                      tail printed, then serve exits 1, or, with --restart, restarts it with
+                      backoff (restarts are printed and counted in the framework metrics)
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from orchestrator.cli.common import (
     console,
     ensure_checkpoint,
     fail,
+    report_server_event,
     settings_from_flags,
 )
 from orchestrator.cli.status import observe_server
@@ -32,6 +36,7 @@ from serving.checkpoint import (
     corpus_from_data_dir,
 )
 from serving.errors import ServingError
+from serving.launcher import ServerSupervisor
 
 
 def build_checkpoint_cmd(
@@ -72,22 +77,50 @@ def serve(
     metrics_port: Annotated[
         int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
     ] = None,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart/--no-restart",
+            help="Restart the server when it dies (with backoff) instead of exiting 1.",
+        ),
+    ] = False,
+    max_restarts: Annotated[
+        int,
+        typer.Option(min=0, help="With --restart: consecutive restart attempts before giving up."),
+    ] = 5,
 ) -> None:
-    """Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute)."""
+    """Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute).
+
+    The server is supervised: when it dies (``kill -9`` included) its exit code and log tail
+    are printed within a second; then the command exits 1, or restarts it with ``--restart``.
+    """
     settings = settings_from_flags(profile=profile, server_port=port, metrics_port=metrics_port)
     if settings.profile == "cpu":
         ensure_checkpoint(settings)
     server = co_hosted_server(settings)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    supervisor: ServerSupervisor | None = None
     try:
         with console.status(f"starting vLLM ({settings.profile}); log: {settings.server_log}"):
             server.start()
-        console.print(f"serving on {server.base_url} (log {settings.server_log}); Ctrl-C stops")
+        console.print(
+            f"serving on {server.base_url} (log {server.log_path}); supervised"
+            + (f", restarted up to {max_restarts} times in a row" if restart else "")
+            + "; Ctrl-C stops"
+        )
+        supervisor = ServerSupervisor(
+            server, restart=restart, max_restarts=max_restarts, report=report_server_event
+        )
         with contextlib.suppress(KeyboardInterrupt), observe_server(settings, server.base_url):
-            signal.pause()
+            supervisor.start()
+            error = supervisor.wait()  # until it gives up; Ctrl-C and SIGTERM end it too
+        if error is not None:  # its log tail was printed when it died
+            raise fail(f"{str(error).splitlines()[0]} (log: {error.log_path})")
     except ServingError as exc:
         raise fail(exc) from exc
     finally:
+        if supervisor is not None:
+            supervisor.stop()
         server.stop()
 
 

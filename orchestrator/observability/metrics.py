@@ -20,6 +20,12 @@ never clash with them.
 ``orchestrator_expert_window_calls``           gauge      model calls in that window
 ``orchestrator_handoffs_waiting``              gauge      customer-service cases waiting for a
                                                           person (from a registered counter)
+``orchestrator_server_exits_total``            counter    co-hosted vLLM server deaths noticed
+                                                          by its supervisor, by ``cause``
+                                                          (``signal``, ``exit``, ``start_failed``)
+``orchestrator_server_restarts_total``         counter    successful restarts of that server
+``orchestrator_server_up``                     gauge      1 while the supervised server runs,
+                                                          0 after it died (until restarted)
 =============================================  =========  ======================================
 
 Labels are bounded: routes, statuses, workflow and node names are the project's own, and the
@@ -95,6 +101,24 @@ EXPERT_WINDOW_CALLS = Gauge(
 HANDOFFS_WAITING = Gauge(
     "orchestrator_handoffs_waiting",
     "Customer-service conversations waiting for a person (handoff cases not resumed).",
+    registry=REGISTRY,
+)
+SERVER_EXITS = Counter(
+    "orchestrator_server_exits",
+    "Deaths of the co-hosted vLLM server noticed by its supervisor, by cause: signal (killed, "
+    "e.g. kill -9 or the OOM killer), exit (it exited by itself) or start_failed (a restart "
+    "attempt that did not come up).",
+    ["cause"],
+    registry=REGISTRY,
+)
+SERVER_RESTARTS = Counter(
+    "orchestrator_server_restarts",
+    "Successful restarts of the co-hosted vLLM server by its supervisor (--restart).",
+    registry=REGISTRY,
+)
+SERVER_UP = Gauge(
+    "orchestrator_server_up",
+    "1 while the supervised co-hosted vLLM server runs, 0 after it died until restarted.",
     registry=REGISTRY,
 )
 
@@ -318,6 +342,25 @@ def observed_stream(
             )
 
     return wrapper
+
+
+def observe_server_exit(code: int | None) -> None:
+    """Count one death of the co-hosted server: ``code`` is the process's exit status
+    (negative: killed by that signal), or None for a restart attempt that never came up."""
+    cause = "start_failed" if code is None else "signal" if code < 0 else "exit"
+    SERVER_EXITS.labels(cause=cause).inc()
+    SERVER_UP.set(0)
+
+
+def observe_server_restart() -> None:
+    """Count one successful restart of the co-hosted server (it is up again)."""
+    SERVER_RESTARTS.inc()
+    SERVER_UP.set(1)
+
+
+def observe_server_up() -> None:
+    """Mark the supervised server up (when supervision starts)."""
+    SERVER_UP.set(1)
 
 
 def set_handoffs_waiting(count: Callable[[], float] | float) -> None:
