@@ -12,9 +12,18 @@ This is the one place that knows how vLLM versions differ:
   only. Both are accepted: the prompt part is concatenated first, and a layer axis whose length
   equals the number of MoE layers is taken as MoE-only.
 
+* **Per-call counts** (the project's vLLM plugin, :mod:`serving.vllm_plugin`, mode
+  ``counts``): the same field holds a **2-D** ``.npy`` array ``(num_hidden_layers, E)`` of
+  activations per layer and expert, summed over every routed token, computed in the server;
+  ``E`` may be smaller than the model's expert count (the plugin stops at the highest id it
+  saw) and is padded here. It gives an :class:`EngineCountsTrace`: the engine's record at the
+  granularity of one call (no per-token ids), which is all the telemetry and the skew analysis
+  keep.
+
 A response without the field (a streaming response, a server started without
-``--enable-return-routed-experts``) gives an ``unavailable`` trace with the reason; it is never
-read as zeros. Decoding is vectorised: no Python loop per token.
+``--enable-return-routed-experts``, a call the plugin was asked not to return routing for)
+gives an ``unavailable`` trace with the reason; it is never read as zeros. Decoding is
+vectorised: no Python loop per token.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pybase64
+from pydantic import model_validator
 
 from serving.architecture import MoEArchitecture
 from serving.errors import ExpertRoutingDecodeError
@@ -50,6 +60,8 @@ def _to_array(value: Any, field: str) -> np.ndarray:
         raise ExpertRoutingDecodeError(
             f"{field}: expected integer expert ids, got dtype {array.dtype}"
         )
+    if array.ndim == 2 and field == "routed_experts":
+        return array  # per-call counts (the project's vLLM plugin); checked by the caller
     if array.ndim != 3:
         if array.size == 0:
             return np.zeros((0, 0, 0), dtype=np.int16)
@@ -105,6 +117,14 @@ def decode_routed_experts(
         for v, name in ((prompt, "prompt_routed_experts"), (completion, "routed_experts"))
         if v is not None
     ]
+    if any(p.ndim == 2 for p in parts):
+        if len(parts) != 1:
+            raise ExpertRoutingDecodeError(
+                "routed_experts holds per-call counts but prompt_routed_experts is also present"
+            )
+        return counts_trace(
+            parts[0], prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, arch=arch
+        )
     parts = [p for p in parts if p.size]
     ids = (
         np.concatenate(parts, axis=0) if parts else np.zeros((0, len(arch.moe_layers), arch.top_k))
@@ -142,6 +162,104 @@ def decode_routed_experts(
         completion_tokens=completion_tokens,
         expert_ids=ids,
     )
+
+
+#: ``reason`` of an :class:`EngineCountsTrace`, stored as the telemetry row's routing note.
+COUNTS_NOTE = (
+    "engine counts: per-call expert counts computed in the vLLM server (moe-orchestrator "
+    "plugin, mode counts); no per-token ids"
+)
+
+
+class EngineCountsTrace(ExpertRoutingTrace):
+    """An ``engine`` trace that holds per-call expert counts instead of per-token ids.
+
+    The server (the project's vLLM plugin, mode ``counts``) summed the engine's own routing of
+    every routed token of the call; nothing is estimated. What is lost against
+    :func:`decode_routed_experts` on per-token ids: which token chose which expert (per-token
+    and per-position views, prompt vs completion split, the replay agreement measurement).
+    What the telemetry and the skew analysis use, :meth:`expert_counts`, is exact.
+
+    Attributes:
+        counts: ``(len(moe_layers), num_experts)`` int64, read-only; each row sums to
+            ``routed_tokens * top_k``.
+    """
+
+    counts: np.ndarray
+
+    @model_validator(mode="after")
+    def _check_shapes(self) -> EngineCountsTrace:  # replaces the parent's id-shape check
+        if self.source is not ExpertRoutingSource.ENGINE:
+            raise ValueError("an EngineCountsTrace is an engine record")
+        if self.expert_ids is not None or self.router_confidence is not None:
+            raise ValueError("an EngineCountsTrace carries counts, not per-token ids")
+        want = (len(self.moe_layers), self.num_experts)
+        if self.counts.shape != want:
+            raise ValueError(f"counts has shape {self.counts.shape}, expected {want}")
+        if self.counts.size and int(self.counts.min()) < 0:
+            raise ValueError("negative expert counts")
+        sums = self.counts.sum(axis=1)
+        if self.counts.size and not (sums == self.routed_tokens * self.top_k).all():
+            raise ValueError(
+                f"each MoE layer's counts must sum to routed tokens x top_k = "
+                f"{self.routed_tokens} x {self.top_k}; got {sorted(set(sums.tolist()))}"
+            )
+        return self
+
+    @property
+    def has_routing(self) -> bool:
+        """True: the call's expert counts are present (per-token ids are not)."""
+        return True
+
+    def expert_counts(self) -> np.ndarray:
+        """The server's counts, ``(len(moe_layers), num_experts)`` int64, read-only."""
+        return self.counts
+
+
+def counts_trace(
+    raw: np.ndarray, *, prompt_tokens: int, completion_tokens: int, arch: MoEArchitecture
+) -> EngineCountsTrace:
+    """Turn the plugin's ``(num_hidden_layers, E)`` counts into an :class:`EngineCountsTrace`.
+
+    Non-MoE layers (ERNIE's dense layer 0, whose zeros the plugin counted as expert 0) are
+    dropped and the expert axis is padded to ``arch.num_experts``.
+
+    Raises:
+        ExpertRoutingDecodeError: Wrong dtype, layer count, more experts than the model has,
+            or a layer whose counts do not sum to ``(prompt + completion - 1) * top_k``.
+    """
+    if not np.issubdtype(raw.dtype, np.integer):
+        raise ExpertRoutingDecodeError(
+            f"routed_experts counts: integer dtype expected, got {raw.dtype}"
+        )
+    layers, experts = raw.shape
+    if layers == arch.num_hidden_layers:
+        raw = raw[list(arch.moe_layers), :]
+    elif layers != len(arch.moe_layers):
+        raise ExpertRoutingDecodeError(
+            f"routed_experts counts have {layers} layers; the model has {arch.num_hidden_layers} "
+            f"layers of which {len(arch.moe_layers)} are MoE"
+        )
+    if experts > arch.num_experts:
+        raise ExpertRoutingDecodeError(
+            f"routed_experts counts cover {experts} experts; the model has {arch.num_experts}"
+        )
+    counts = np.zeros((len(arch.moe_layers), arch.num_experts), dtype=np.int64)
+    counts[:, :experts] = raw
+    counts.flags.writeable = False
+    try:
+        return EngineCountsTrace(
+            source=ExpertRoutingSource.ENGINE,
+            moe_layers=arch.moe_layers,
+            num_experts=arch.num_experts,
+            top_k=arch.top_k,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            counts=counts,
+            reason=COUNTS_NOTE,
+        )
+    except ValueError as exc:
+        raise ExpertRoutingDecodeError(f"routed_experts counts: {exc}") from exc
 
 
 def encode_routed_experts(ids: np.ndarray) -> str:

@@ -1,0 +1,240 @@
+"""A vLLM general plugin: routed experts as per-call expert counts, computed in the server.
+
+vLLM 0.24.0 with ``--enable-return-routed-experts`` returns, in every non-streaming choice,
+``routed_experts``: base64 of an ``.npy`` array of shape ``(routed tokens, num_hidden_layers,
+top_k)`` (about 35 KB per 150-token call of the 21B-A3B shape). The skew analysis only needs the
+per-call counts ``(layers, experts)``. This plugin lets each request choose what the server
+sends in that same field:
+
+=========  ==========================================================================  =======
+mode       ``routed_experts`` of the choice                                            size
+=========  ==========================================================================  =======
+``ids``    vLLM's own array, unchanged: ``(tokens, layers, top_k)`` expert ids           35 KB
+``counts`` ``(num_hidden_layers, E)`` activations per layer and expert, summed over     ~4 KB
+           every routed token (prompt and completion); uint16 (uint32 past 65535
+           tokens); ``E`` = the highest expert id seen + 1 (the client pads to the
+           model's expert count). 2-D, so a reader tells it from ``ids`` by its shape.
+``none``   absent (``null``): for sampled capture, where the client asks for routing on     0
+           a sample of calls only
+=========  ==========================================================================  =======
+
+The request picks its mode with ``"vllm_xargs": {"routed_experts": "counts"}``; without it
+the server's default applies, ``$ORCH_ROUTED_EXPERTS`` (``ids`` when unset, which is vLLM's
+behaviour). Both encodings stay base64 ``.npy``, as vLLM writes them.
+
+**What it saves and what it does not.** The counts are computed in vLLM's API process, where
+the output processor joins the per-step routing of a finished request. The engine side is
+unchanged: the GPU still writes the routing, the model runner still copies it to the CPU, and
+the engine core still sends it to the API process with each step. The plugin removes the
+``.npy`` + base64 of the whole array, the 35 KB JSON string and the client's decode.
+
+**How it hooks in** (no fork): vLLM loads every ``vllm.general_plugins`` entry point in each of
+its processes and calls it. :func:`register` wraps two methods of
+``vllm.v1.engine.output_processor.RequestState`` (read from vLLM 0.24.0's source):
+``from_new_request`` (to remember the request's mode from its ``SamplingParams.extra_args``)
+and ``_new_completion_output`` (which builds the ``CompletionOutput`` whose
+``routed_experts`` the chat and completion serving code encode). On a vLLM without these
+methods the plugin logs a warning and changes nothing.
+
+Entry point (``pyproject.toml``)::
+
+    [project.entry-points."vllm.general_plugins"]
+    moe_orchestrator_routing = "serving.vllm_plugin:register"
+
+Where the project is not installed (the GPU machine), ``python -m serving.vllm_plugin DIR``
+writes a ``.dist-info`` with that entry point into ``DIR``, a folder on ``PYTHONPATH``.
+
+This module imports only the standard library and numpy at import time: it runs inside the
+vLLM server's processes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Mapping as _Mapping
+from typing import Any as _Any
+
+import numpy as np
+
+__all__ = [
+    "DIST_NAME",
+    "ENV_DEFAULT",
+    "MODES",
+    "XARG",
+    "expert_counts_from_ids",
+    "mode_of",
+    "patch_request_state",
+    "register",
+    "write_dist_info",
+]
+
+_logger = logging.getLogger("serving.vllm_plugin")
+
+#: The ``vllm_xargs`` key a request sets to choose its mode.
+XARG = "routed_experts"
+#: Environment variable holding the server's default mode.
+ENV_DEFAULT = "ORCH_ROUTED_EXPERTS"
+#: The modes (see the module docstring).
+MODES = ("ids", "counts", "none")
+#: Attribute the plugin stores the mode under on each ``RequestState``.
+_STATE_ATTR = "_orch_routed_experts_mode"
+_PATCHED_MARK = "_orch_routed_experts_patched"
+
+
+def _default_mode() -> str:
+    mode = os.environ.get(ENV_DEFAULT, "ids").strip().lower() or "ids"
+    if mode not in MODES:
+        _logger.warning("%s=%r is not one of %s; using 'ids'", ENV_DEFAULT, mode, MODES)
+        return "ids"
+    return mode
+
+
+def mode_of(extra_args: _Mapping[str, _Any] | None, default: str) -> str:
+    """The mode a request asked for: ``extra_args["routed_experts"]`` when it is one of
+    :data:`MODES` (case-insensitive), else ``default``.
+
+    An unknown value falls back to ``default`` rather than failing the request: the server
+    must keep answering, and the client checks the shape of what it gets.
+    """
+    if not extra_args:
+        return default
+    value = extra_args.get(XARG)
+    if isinstance(value, str) and value.strip().lower() in MODES:
+        return value.strip().lower()
+    return default
+
+
+def expert_counts_from_ids(ids: np.ndarray) -> np.ndarray:
+    """Activations per (layer, expert) of one call's routed-experts array.
+
+    Args:
+        ids: ``(tokens, layers, top_k)`` integer expert ids, as vLLM's output processor joins
+            them (all hidden layers; ERNIE's dense layer 0 reads zeros there).
+
+    Returns:
+        ``(layers, max id + 1)`` counts: uint16 when ``tokens < 65536`` (a layer's count of one
+        expert never exceeds the token count: each token picks an expert at most once per
+        layer), else uint32. Every row sums to ``tokens * top_k``. ``(layers, 0)`` for no
+        tokens.
+
+    Raises:
+        ValueError: ``ids`` is not 3-D or not integer.
+    """
+    if ids.ndim != 3 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(
+            f"expected (tokens, layers, top_k) integer ids, got {ids.shape} {ids.dtype}"
+        )
+    tokens, layers, _ = ids.shape
+    if tokens == 0:
+        return np.zeros((layers, 0), dtype=np.uint16)
+    experts = int(ids.max()) + 1
+    # one bincount over "layer * experts + id"
+    offsets = (np.arange(layers, dtype=np.int64) * experts)[None, :, None]
+    flat = (ids.astype(np.int64) + offsets).ravel()
+    counts = np.bincount(flat, minlength=layers * experts).reshape(layers, experts)
+    return counts.astype(np.uint16 if tokens < 65536 else np.uint32)
+
+
+def patch_request_state(request_state_cls: type, default: str | None = None) -> bool:
+    """Wrap ``from_new_request`` and ``_new_completion_output`` of vLLM's ``RequestState``.
+
+    Args:
+        request_state_cls: ``vllm.v1.engine.output_processor.RequestState`` (tests pass a
+            stand-in with the same two methods).
+        default: The mode of requests that name none; :data:`ENV_DEFAULT` (else ``ids``) when
+            None.
+
+    Returns:
+        True when patched now or before; False (with a warning) when the class lacks either
+        method, in which case nothing is changed.
+    """
+    if getattr(request_state_cls, _PATCHED_MARK, False):
+        return True
+    from_new = request_state_cls.__dict__.get("from_new_request")
+    new_output = request_state_cls.__dict__.get("_new_completion_output")
+    if not isinstance(from_new, classmethod) or not callable(new_output):
+        _logger.warning(
+            "moe-orchestrator routed-experts plugin: %s has no from_new_request classmethod or "
+            "_new_completion_output (vLLM version not supported); routed experts stay as vLLM "
+            "sends them",
+            request_state_cls,
+        )
+        return False
+    server_default = default if default is not None else _default_mode()
+    original_from_new = from_new.__func__
+
+    @functools.wraps(original_from_new)
+    def from_new_request(cls: type, *args: _Any, **kwargs: _Any) -> _Any:
+        state = original_from_new(cls, *args, **kwargs)
+        request = kwargs["request"] if "request" in kwargs else args[1]
+        params = getattr(request, "sampling_params", None)
+        extra = getattr(params, "extra_args", None) if params is not None else None
+        setattr(state, _STATE_ATTR, mode_of(extra, server_default))
+        return state
+
+    @functools.wraps(new_output)
+    def _new_completion_output(self: _Any, *args: _Any, **kwargs: _Any) -> _Any:
+        mode = getattr(self, _STATE_ATTR, server_default)
+        if mode == "none":
+            # nothing to join: the chunks are dropped before vLLM concatenates them
+            self.routed_experts_chunks = []
+        output = new_output(self, *args, **kwargs)
+        if mode == "counts":
+            ids = getattr(output, "routed_experts", None)
+            if ids is not None:
+                output.routed_experts = expert_counts_from_ids(np.asarray(ids))
+        return output
+
+    request_state_cls.from_new_request = classmethod(from_new_request)  # type: ignore[attr-defined]
+    request_state_cls._new_completion_output = _new_completion_output  # type: ignore[attr-defined]
+    setattr(request_state_cls, _PATCHED_MARK, True)
+    return True
+
+
+def register() -> None:
+    """The ``vllm.general_plugins`` entry point: patch vLLM's output processor (see the module
+    docstring). Safe to call more than once and in every vLLM process."""
+    try:
+        from vllm.v1.engine.output_processor import RequestState
+    except ImportError as exc:  # another vLLM layout: leave the server as it is
+        _logger.warning("moe-orchestrator routed-experts plugin not applied: %s", exc)
+        return
+    if patch_request_state(RequestState):
+        _logger.info(
+            "moe-orchestrator routed-experts plugin active (default mode %r; per request: "
+            'vllm_xargs {"%s": "ids"|"counts"|"none"})',
+            _default_mode(),
+            XARG,
+        )
+
+
+#: Distribution name of the metadata :func:`write_dist_info` writes.
+DIST_NAME = "moe_orchestrator_vllm_plugin"
+
+
+def write_dist_info(target: str | os.PathLike[str], version: str = "0.1.0") -> str:
+    """Write ``<target>/moe_orchestrator_vllm_plugin-<version>.dist-info`` declaring the entry
+    point, so that vLLM finds the plugin where the project is not pip-installed (``target``
+    must be on ``PYTHONPATH``, and the repository root too, for ``serving`` to import).
+
+    Returns:
+        The ``.dist-info`` folder written.
+
+    Raises:
+        OSError: ``target`` cannot be written.
+    """
+    from pathlib import Path
+
+    folder = Path(target) / f"{DIST_NAME}-{version}.dist-info"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {DIST_NAME}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (folder / "entry_points.txt").write_text(
+        "[vllm.general_plugins]\nmoe_orchestrator_routing = serving.vllm_plugin:register\n",
+        encoding="utf-8",
+    )
+    (folder / "RECORD").write_text("", encoding="utf-8")
+    return str(folder)
