@@ -66,7 +66,11 @@ def decode_counts_blob(blob: bytes, layers: int, experts: int) -> np.ndarray:
     """
     cells = layers * experts
     width = len(blob) // cells if cells else 4
-    if cells and (width not in COUNT_DTYPES or width * cells != len(blob)):
+    if (
+        layers < 0
+        or experts < 0
+        or ((width not in COUNT_DTYPES or width * cells != len(blob)) if cells else blob)
+    ):
         raise TelemetryError(
             f"expert_counts blob of {len(blob)} bytes does not hold {layers}x{experts} counts"
         )
@@ -94,6 +98,8 @@ def stack_counts(blobs: Sequence[bytes], layers: int, experts: int) -> np.ndarra
     Raises:
         TelemetryError: A blob's length fits no width.
     """
+    if layers < 0 or experts < 0:
+        raise TelemetryError(f"no expert_counts blob holds {layers}x{experts} counts")
     out = np.empty((len(blobs), layers, experts), dtype=np.int32)
     cells = layers * experts
     widths = np.fromiter((len(b) for b in blobs), dtype=np.int64, count=len(blobs))
@@ -111,14 +117,37 @@ def stack_counts(blobs: Sequence[bytes], layers: int, experts: int) -> np.ndarra
     return out
 
 
+def _decode_array(blob: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``blob`` as a read-only array of ``dtype`` and ``shape``.
+
+    Raises:
+        TelemetryError: The blob's length is not that of ``shape`` (a damaged row).
+    """
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if any(n < 0 for n in shape) or len(blob) != size * 8:
+        raise TelemetryError(
+            f"rollup blob of {len(blob)} bytes does not hold a {dtype} array of shape {shape} "
+            f"({size * 8} bytes); rebuild the rollups (TelemetryStore.rebuild_rollups)"
+        )
+    return np.frombuffer(blob, dtype=dtype).reshape(shape)
+
+
 def decode_int64(blob: bytes, shape: tuple[int, ...]) -> np.ndarray:
-    """A ``<i8`` rollup blob as a read-only int64 array of ``shape``."""
-    return np.frombuffer(blob, dtype="<i8").reshape(shape)
+    """A ``<i8`` rollup blob as a read-only int64 array of ``shape``.
+
+    Raises:
+        TelemetryError: The blob's length does not match ``shape``.
+    """
+    return _decode_array(blob, "<i8", shape)
 
 
 def decode_float64(blob: bytes, shape: tuple[int, ...]) -> np.ndarray:
-    """A ``<f8`` rollup blob as a read-only float64 array of ``shape``."""
-    return np.frombuffer(blob, dtype="<f8").reshape(shape)
+    """A ``<f8`` rollup blob as a read-only float64 array of ``shape``.
+
+    Raises:
+        TelemetryError: The blob's length does not match ``shape``.
+    """
+    return _decode_array(blob, "<f8", shape)
 
 
 def encode_int64(values: np.ndarray) -> bytes:
