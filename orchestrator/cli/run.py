@@ -30,6 +30,7 @@ from orchestrator.datasets import sample_requests
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
+from orchestrator.telemetry.readonly import open_readonly
 from serving.errors import ServingError
 from workflows import default_workflows
 
@@ -157,10 +158,18 @@ def load(
     ] = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
 ) -> None:
-    """Print the per-layer expert load table of a telemetry database."""
+    """Print the per-layer expert load table of a telemetry database.
+
+    The database is opened read-only (:func:`~orchestrator.telemetry.readonly.open_readonly`):
+    nothing is written, and a database in a read-only folder, or one a writer is still
+    adding to, can be read.
+    """
     settings = settings_from_flags(database_url=database_url)
     try:
-        store = TelemetryStore.open_existing(settings.database_url)
+        store = open_readonly(settings.database_url)
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+    try:
         print_load(
             console,
             expert_load(
@@ -173,6 +182,8 @@ def load(
         )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
+    finally:
+        store.close()
 
 
 def classify(

@@ -1,4 +1,11 @@
-"""``orchestrator skew``: the expert-skew report in the terminal, as HTML and as JSON."""
+"""``orchestrator skew``: the expert-skew report in the terminal, as HTML and as JSON.
+
+The database is opened read-only (:func:`~orchestrator.telemetry.readonly.open_readonly`):
+the command works on a database in a read-only folder and beside a writer that is still
+writing, and writes nothing. Stale rollups (a database from an older version) are summed from
+the calls on the fly, and the command says so; ``--rebuild`` opens the database for writing and
+rebuilds them on disk instead (the old default).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +25,7 @@ from orchestrator.analysis.skew.window import parse_duration, parse_until
 from orchestrator.cli.common import console, err, fail, invalid_values, settings_from_flags
 from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.telemetry import TelemetryStore
+from orchestrator.telemetry.readonly import open_readonly
 
 
 def skew(
@@ -50,8 +58,13 @@ def skew(
         int, typer.Option(help="Score at most this many newest calls for outliers.")
     ] = 50_000,
     rebuild: Annotated[
-        bool, typer.Option(help="Rebuild stale rollups (databases from older versions).")
-    ] = True,
+        bool,
+        typer.Option(
+            help="Open the database for writing and rebuild stale rollups on disk (databases "
+            "from older versions). Without it the database is only read, and stale rollups "
+            "are summed from the calls for this report."
+        ),
+    ] = False,
     batch: Annotated[
         str | None, typer.Option(help="Only the requests of this batch job (orchestrator batch).")
     ] = None,
@@ -73,7 +86,7 @@ def skew(
             model=model,
             thresholds=thresholds,
             outlier_limit=outlier_limit,
-            rebuild=rebuild,
+            rebuild=True,  # read-only: the reader refuses to rebuild, with a clear error
             batch=batch,
         )
         parse_duration(window)
@@ -96,17 +109,27 @@ def skew(
             )
     url = f"sqlite:///{db}" if db is not None else settings.database_url
     try:
-        store = TelemetryStore.open_existing(url)
+        store = TelemetryStore.open_existing(url) if rebuild else open_readonly(url)
     except UserError as exc:
         raise fail(exc, 2) from exc
+    stale = getattr(store, "rollups_stale", None)
+    if stale is not None:
+        err.print(
+            f"[yellow]rollups cover {stale.summed} of {stale.calls} calls; summing the calls "
+            "for this report (read-only; --rebuild writes the rollups to the database)[/]"
+        )
     try:
         with console.status("reading the expert rollups"):
             report = build_report(
-                store,
+                store,  # type: ignore[arg-type]
                 options,
-                on_rebuild=lambda calls, summed: err.print(
-                    f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
-                ),
+                on_rebuild=(
+                    lambda calls, summed: err.print(
+                        f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
+                    )
+                )
+                if rebuild
+                else None,
             )
         # piped or redirected output gets rich's 80 columns, too narrow for the scope table
         wide = console if console.is_terminal else Console(width=max(console.width, 150))
