@@ -192,6 +192,11 @@ async def _run(settings: Settings, workflow: ExcelReportWorkflow, file: Path) ->
         err.print(f"[bold red]no report:[/] {escape(outcome.error or outcome.headline)}")
         return 1
     console.print(f"report: {result['markdown']}\n        {result['xlsx']}")
+    if result.get("narrative_unavailable"):
+        err.print(
+            "[yellow]narrative unavailable:[/] the model server was lost "
+            f"({escape(str(result['narrative_unavailable']))}); the figures are complete"
+        )
     console.print(
         f"prompt tokens per call: {result['prompt_tokens']} (encoding "
         f"{result['encoding_tokens']} of a {result['token_budget']}-token budget)"

@@ -27,6 +27,13 @@ human handoff with ``interrupt()``, and a reply whose facts come from tools.
 * ``draft_reply``: a fact sentence written by code from tool results, then the model's
   streamed prose with placeholders filled and any number or id it wrote itself removed.
 
+**The model server lost mid-turn** (unreachable, the connection cut mid-answer, an HTTP
+error of a dying server) at ``triage_issue``, ``select_tool`` or ``draft_reply``: with an order
+store the turn goes to ``handoff`` with its context (the message, the triage, tool results
+already found, the history, why) and waits for a person; the reply keeps code's fact sentence
+and says a colleague takes over, and a half-streamed model reply is not kept. Without a store
+there is no handoff queue, so the error is raised and the request fails (a batch retries it).
+
 State lives in LangGraph's checkpointer per ``thread_id`` (SQLite or Postgres: see
 :func:`open_workflow`), so a conversation survives a restart.
 """
@@ -61,7 +68,12 @@ from orchestrator.core.events import (
 )
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
-from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.exceptions import (
+    ModelCallError,
+    OrchestratorError,
+    ServerUnavailableError,
+    UserError,
+)
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from skills import DraftReply, IssueTriage, triage_issue
@@ -83,6 +95,11 @@ MAX_MESSAGE_CHARS = 4000
 MAX_OFFERED_ORDERS = 20
 #: Turns of history kept in the thread state.
 MAX_HISTORY = 12
+#: The handoff reason when the model server is lost mid-turn.
+MODEL_DOWN_REASON = "the model server is unavailable"
+#: What a lost model server raises at a model call: the unreachable server, and the failing
+#: answer of a dying one (an HTTP 5xx, a cut body).
+_MODEL_LOST = (ServerUnavailableError, ModelCallError)
 
 
 class HandoffError(OrchestratorError, LookupError):
@@ -93,7 +110,8 @@ class CustomerServiceState(TypedDict, total=False):
     """Graph state (plain JSON values, so any checkpointer can store it).
 
     Per turn: ``message``, ``attachments``, ``signals``, ``triage``, ``plan``, ``tool_calls``,
-    ``tool_results``, ``handoff``, ``reply``. Per conversation: ``thread_id``,
+    ``tool_results``, ``handoff``, ``reply``, ``model_down`` (why the model server was lost
+    this turn, when it was). Per conversation: ``thread_id``,
     ``customer_id``, ``turn``, ``angry_streak``, ``last_order_id``, ``history``.
     """
 
@@ -116,6 +134,7 @@ class CustomerServiceState(TypedDict, total=False):
     tool_results: list[dict[str, Any]]
     handoff: dict[str, Any] | None
     reply: dict[str, Any]
+    model_down: str | None
 
 
 class CustomerServiceResult(BaseModel):
@@ -218,7 +237,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         reply = state.get("reply") or {}
         handoff = state.get("handoff")
         if waiting and handoff:
-            reply = {"text": _waiting_text(handoff), "truncated": False}
+            facts = str(reply.get("facts") or "")
+            text = " ".join(p for p in (facts, _waiting_text(handoff)) if p)
+            reply = {"text": text, "truncated": False}
         return CustomerServiceResult(
             status="needs_human" if waiting else "succeeded",
             triage=IssueTriage(**state["triage"]),
@@ -292,7 +313,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         graph.add_conditional_edges("select_tool", _after_select)
         graph.add_conditional_edges("run_tool", _after_run)
         graph.add_edge("handoff", "draft_reply")
-        graph.add_edge("draft_reply", END)
+        graph.add_conditional_edges("draft_reply", _after_draft, ["handoff", END])
         return graph
 
     async def _start_turn(
@@ -321,13 +342,28 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "tool_results": [],
             "handoff": None,
             "reply": {},
+            "model_down": None,
         }
 
     async def _triage(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
-        triage = await triage_issue(runtime.context.llm, state["message"])
+        try:
+            triage = await triage_issue(runtime.context.llm, state["message"])
+        except _MODEL_LOST as exc:
+            self._degrade_or_raise(exc)
+            unread = IssueTriage(
+                issue_type="other", urgency="medium", sentiment="neutral", parsed=False
+            )
+            return {"triage": unread.model_dump(), "model_down": str(exc)[:500]}
         return {"triage": triage.model_dump()}
+
+    def _degrade_or_raise(self, exc: Exception) -> None:
+        """The model server is lost: with an order store (its handoff queue) the turn goes to a
+        person with its context; without one there is nobody to hand it to, so ``exc`` is
+        raised and the request fails (a batch retries it)."""
+        if self.store is None:
+            raise exc
 
     async def _decide(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
@@ -344,7 +380,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if intent is None and triage.parsed:
             intent = TRIAGE_INTENT.get(triage.issue_type)
         reason = None
-        if "human" in intents:
+        if state.get("model_down"):
+            reason = MODEL_DOWN_REASON
+        elif "human" in intents:
             reason = "the customer asked for a person"
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
@@ -365,6 +403,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         update["plan"] = plan
         if reason is not None and self.store is not None:
             update["handoff"] = {"reason": reason}
+            if state.get("model_down"):
+                update["handoff"]["detail"] = state["model_down"]
         elif reason is not None:  # stateless mode (no store, so no handoff queue): say so
             plan["handoff_reason"] = reason
         return update
@@ -388,11 +428,23 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         spec = tool_spec(tool, offered if self.settings.cs_constrain_tool_args else None)
         calls: list[dict[str, Any]] = []
         for attempt in (1, 2):  # one retry on invalid arguments, then a person
-            proposal = await request_tool_call(
-                runtime.context.llm,
-                ToolRequest(tool=tool, spec=spec, message=state["message"]),
-                node="select_tool",
-            )
+            try:
+                proposal = await request_tool_call(
+                    runtime.context.llm,
+                    ToolRequest(tool=tool, spec=spec, message=state["message"]),
+                    node="select_tool",
+                )
+            except _MODEL_LOST as exc:
+                self._degrade_or_raise(exc)
+                return {
+                    "tool_calls": calls,
+                    "model_down": str(exc)[:500],
+                    "handoff": {
+                        "reason": MODEL_DOWN_REASON,
+                        "tool": tool,
+                        "detail": str(exc)[:500],
+                    },
+                }
             error = ""
             arguments = proposal.arguments if proposal else ""
             if proposal is None:
@@ -471,6 +523,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "action": handoff.get("action"),
             "detail": handoff.get("detail", ""),
             "history": (state.get("history") or [])[-6:],
+            "triage": state.get("triage"),
+            "tool_results": state.get("tool_results") or [],
+            "reply_so_far": (state.get("reply") or {}).get("text", "")[:1000],
         }
         if self.store is not None:
             self.store.record_handoff(
@@ -481,7 +536,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         approve = bool(decision.get("approve")) if isinstance(decision, dict) else False
         note = str(decision.get("note", ""))[:2000] if isinstance(decision, dict) else ""
         by = str(decision.get("by", "agent"))[:120] if isinstance(decision, dict) else "agent"
-        results: list[dict[str, Any]] = []
+        # results found before the handoff (a lookup done before the server was lost) stay
+        results: list[dict[str, Any]] = list(state.get("tool_results") or [])
         action = handoff.get("action")
         if action and self.store is not None:
             tools = self.store.tools(str(state["customer_id"]))
@@ -536,14 +592,24 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             _emit(ReplyFacts(text=facts_text))
         prose: list[str] = []
         call: ModelCall | None = None
-        async for item in stream_reply(
-            llm, state["message"], IssueTriage(**state["triage"]), facts
-        ):
-            if isinstance(item, str):
-                prose.append(item)
-                _emit(ReplyToken(text=item))
-            else:
-                call = item
+        try:
+            async for item in stream_reply(
+                llm, state["message"], IssueTriage(**state["triage"]), facts
+            ):
+                if isinstance(item, str):
+                    prose.append(item)
+                    _emit(ReplyToken(text=item))
+                else:
+                    call = item
+        except _MODEL_LOST as exc:
+            self._degrade_or_raise(exc)
+            lost, prose = str(exc)[:500], []  # a cut reply is not sent as if whole
+            if not (handoff and handoff.get("decision")):  # not yet seen by a person
+                return {
+                    "model_down": lost,
+                    "reply": {"text": facts_text, "facts": facts_text, "truncated": False},
+                    "handoff": {"reason": MODEL_DOWN_REASON, "detail": lost},
+                }
         text = " ".join(p for p in (facts_text, "".join(prose).strip()) if p)
         history = [*(state.get("history") or []), {"role": "agent", "text": text[:2000]}]
         return {
@@ -599,6 +665,12 @@ def _after_select(state: CustomerServiceState) -> str:
 
 def _after_run(state: CustomerServiceState) -> str:
     return "handoff" if state.get("handoff") else "draft_reply"
+
+
+def _after_draft(state: CustomerServiceState) -> str:
+    """The server lost while the reply was written, and no person saw the case yet."""
+    handoff = state.get("handoff")
+    return "handoff" if handoff and not handoff.get("decision") else END
 
 
 def _waiting_text(handoff: dict[str, Any]) -> str:

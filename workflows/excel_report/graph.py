@@ -15,6 +15,12 @@
 * ``write_report`` (model, JSON schema): title, summary and sections around the figures.
 * ``render``: Markdown + .xlsx written atomically (:mod:`~workflows.excel_report.render`).
 
+**The server lost mid-report.** When a model call finds the server gone (unreachable, the
+connection cut mid-answer, an HTTP error of a dying server), the figures are still computed
+and rendered: the report is written with its narrative marked unavailable
+(``ExcelReportResult.narrative_unavailable``, a banner and the Summary of the Markdown, a row
+of the .xlsx), and the request succeeds rather than losing the file's figures.
+
 Both model calls go through the request's gateway, so each is recorded with its prompt
 tokens, experts and router confidence. Model output is data: parsed as JSON, never executed.
 """
@@ -30,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow, WorkflowContext
-from orchestrator.exceptions import ServerUnavailableError
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
@@ -120,6 +126,9 @@ class ExcelReportResult(BaseModel):
         prompt_tokens: Prompt tokens per model call node, as the server counted them.
         markdown: Path of the Markdown report.
         xlsx: Path of the .xlsx report.
+        narrative_unavailable: Why the model's narrative is missing when the model server
+            was lost mid-report (the figures are complete and the report says so); None when
+            the narrative was written.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -137,6 +146,7 @@ class ExcelReportResult(BaseModel):
     prompt_tokens: dict[str, int] = {}
     markdown: str | None = None
     xlsx: str | None = None
+    narrative_unavailable: str | None = None
 
 
 class ExcelReportState(TypedDict, total=False):
@@ -210,6 +220,12 @@ def _facts(
     return "\n".join(lines), ids
 
 
+#: What a lost model server raises at a model call: the unreachable server, and the failing
+#: answer of a dying one (an HTTP 5xx, a cut body). The figures need no model, so the report
+#: is written with the narrative marked unavailable instead of no report at all.
+_MODEL_LOST = (ServerUnavailableError, ModelCallError)
+
+
 def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStateGraph
     """Compile the graph for ``config`` (no checkpointer: one short stateless run)."""
 
@@ -249,7 +265,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
                 encoding.figure_ids,
                 max_tokens=config.interpret_max_tokens,
             )
-        except ServerUnavailableError as exc:  # figures-only report (offline.py) instead
+        except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"interpretation": Interpretation(findings=[]), "fallback": str(exc)}
         return {"interpretation": result}
 
@@ -263,7 +279,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             draft = await write_report(
                 runtime.context.llm, facts, max_tokens=config.write_max_tokens
             )
-        except ServerUnavailableError as exc:  # figures-only report (offline.py) instead
+        except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"draft": ReportDraft(parsed=False), "fallback": str(exc)}
         return {"draft": draft}
 
@@ -286,11 +302,12 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             *(f.statement for f in findings),
         ]
         notes = []
-        if state.get("fallback"):
-            notes.append(f"figures only: the model server is gone ({state['fallback']})")
+        lost = state.get("fallback")
+        if lost:
+            notes.append(f"narrative unavailable: the model server was lost ({lost})")
         elif not interpretation.parsed:
             notes.append("interpret: the model's answer was not valid JSON; no findings")
-        if not draft.parsed:
+        if not draft.parsed and not lost:
             notes.append(
                 "write_report: no narrative (the answer was not valid JSON or there "
                 "were no figures)"
@@ -310,6 +327,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             sections=sections,
             findings=findings,
             notes=notes,
+            narrative_unavailable=lost or None,
         )
         files = write_report_files(content, config.output_dir)
         prompt_tokens = {c.node: c.prompt_tokens for c in runtime.context.llm.calls}
@@ -326,6 +344,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             prompt_tokens=prompt_tokens,
             markdown=str(files.markdown),
             xlsx=str(files.xlsx),
+            narrative_unavailable=lost or None,
         )
         return {"result": result}
 
@@ -400,6 +419,8 @@ class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
     def headline(self, result: ExcelReportResult) -> str:
         if result.status == "rejected":
             return f"rejected: {result.error}"
+        narrative = "; narrative unavailable" if result.narrative_unavailable else ""
         return (
-            f"report {result.markdown} ({result.figures} figures, {len(result.findings)} findings)"
+            f"report {result.markdown} ({result.figures} figures, {len(result.findings)} "
+            f"findings{narrative})"
         )

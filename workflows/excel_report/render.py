@@ -76,6 +76,9 @@ class ReportContent(BaseModel):
     #: False for a figures-only report (``--no-model``, or the server was gone): no text in it
     #: comes from a model, and the report must not say that one found nothing.
     model_used: bool = True
+    #: Why the model's narrative is missing although a model was asked (the server was lost
+    #: mid-report): the report says so where the narrative would be. None otherwise.
+    narrative_unavailable: str | None = None
 
 
 class ReportFiles(BaseModel):
@@ -157,7 +160,16 @@ def render_markdown(content: ReportContent) -> str:
     out = [f"# Report on `{wb.filename}`", ""]
     if content.title is not None and content.title.markdown:
         out += [f"*{content.title.markdown}*", ""]
-    if content.model_used:
+    if content.narrative_unavailable is not None:
+        out += [
+            "> **Narrative unavailable**: the model server was lost while this report was "
+            f"written ({_md_cell(content.narrative_unavailable)}). Every number below is "
+            "computed by code from the workbook and shown with its figure id; the Figures "
+            "table names the cells or computation behind each. Run the report again for the "
+            "narrative.",
+            "",
+        ]
+    elif content.model_used:
         out += [
             "> Every number below is computed by code from the workbook and shown with its "
             "figure id; the Figures table names the cells or computation behind each. Text in "
@@ -174,11 +186,15 @@ def render_markdown(content: ReportContent) -> str:
         ]
     if content.summary is not None and content.summary.markdown:
         out += ["## Summary", "", f"*{content.summary.markdown}*", ""]
+    elif content.narrative_unavailable is not None:
+        out += ["## Summary", "", "Narrative unavailable: the model server was lost.", ""]
     for heading, body in content.sections:
         out += [f"## {heading.markdown or 'Section'}", "", f"*{body.markdown}*", ""]
     out += ["## Key findings", ""]
     if not content.model_used:
         out.append("- None: findings are written by the model, and no model was called.")
+    elif content.narrative_unavailable is not None and not content.findings:
+        out.append("- Unavailable: the model server was lost before it gave its findings.")
     elif content.findings:
         for finding in content.findings:
             cites = "; ".join(
@@ -254,6 +270,13 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
         rows.append(("Title (model)", content.title.plain))
     if content.summary is not None:
         rows.append(("Summary (model)", content.summary.plain))
+    if content.narrative_unavailable is not None:
+        rows.append(
+            (
+                "Narrative",
+                f"unavailable: the model server was lost ({content.narrative_unavailable})",
+            )
+        )
     for heading, body in content.sections:
         rows.append((heading.plain or "Section", body.plain))
     figures = content.analysis.by_id()
