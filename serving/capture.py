@@ -5,6 +5,11 @@ The client calls :meth:`ExpertRoutingCapture.capture` after every model call:
 * :class:`EngineCapture` decodes vLLM's ``routed_experts`` (GPU profile).
 * :class:`ReplayCapture` replays the returned token ids in transformers (CPU profile). The
   forward pass runs in a worker thread so the event loop keeps serving other requests.
+* :class:`DeferredReplayCapture` (CPU profile, batch jobs) does no replay on the request
+  path: it returns a :class:`PendingReplayTrace` holding the token ids, the telemetry store
+  records the call's expert routing as ``pending`` with those ids, and a replay worker
+  (:mod:`orchestrator.telemetry.fill`, ``orchestrator telemetry fill-routing``) replays many
+  calls per forward pass later and fills it in (then labelled ``replay``).
 * :class:`NoCapture` records a dense model, or a deployment that opted out, honestly.
 """
 
@@ -15,10 +20,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import Field, model_validator
+
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
 from serving.errors import CheckpointError
-from serving.expert_routing import ExpertRoutingTrace
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 from serving.replay import ExpertRoutingReplayer
 
 
@@ -70,6 +77,120 @@ class EngineCapture:
         )
 
 
+def _verify_same_checkpoint(root: str | None, checkpoint_dir: Path) -> None:
+    """Raise when the server's ``/v1/models`` root is a local folder other than
+    ``checkpoint_dir`` (replaying through another checkpoint records the wrong experts)."""
+    if root and Path(root).is_dir():
+        served = Path(root).resolve()
+        if served != checkpoint_dir.resolve():
+            raise CheckpointError(
+                checkpoint_dir,
+                f"the server serves {served}, so replaying through this checkpoint would "
+                f"record the wrong experts; set ORCH_CHECKPOINT_DIR={served}",
+            )
+
+
+#: The ``reason`` of a :class:`PendingReplayTrace` (and the telemetry row's ``routing_note``
+#: until the replay worker fills it).
+PENDING_REASON = (
+    "expert routing pending: the CPU replay was deferred off the request path; "
+    "`orchestrator telemetry fill-routing` fills it"
+)
+
+
+class PendingReplayTrace(ExpertRoutingTrace):
+    """A call whose expert routing will be filled later by a replay of its token ids.
+
+    As an :class:`ExpertRoutingTrace` it has no expert ids (``source`` is ``unavailable``,
+    ``reason`` :data:`PENDING_REASON`), so nothing reads zero experts into it; the telemetry
+    store recognises it and records the call as ``pending`` together with the ids below,
+    which the replay worker needs.
+
+    Attributes:
+        prompt_ids: The prompt's token ids as the server tokenised them.
+        completion_ids: The completion's token ids.
+        checkpoint: The resolved folder the replay must go through (the served checkpoint).
+    """
+
+    prompt_ids: tuple[int, ...] = ()
+    completion_ids: tuple[int, ...] = ()
+    checkpoint: str = Field("", min_length=1)
+
+    @model_validator(mode="after")
+    def _check_pending(self) -> PendingReplayTrace:
+        if self.source != ExpertRoutingSource.UNAVAILABLE or self.expert_ids is not None:
+            raise ValueError("a pending trace carries no expert ids (source unavailable)")
+        if (len(self.prompt_ids), len(self.completion_ids)) != (
+            self.prompt_tokens,
+            self.completion_tokens,
+        ):
+            raise ValueError(
+                f"a pending trace needs every token id: {len(self.prompt_ids)} prompt and "
+                f"{len(self.completion_ids)} completion ids for {self.prompt_tokens} and "
+                f"{self.completion_tokens} tokens"
+            )
+        return self
+
+
+class DeferredReplayCapture:
+    """CPU profile without replay on the request path: each call's token ids are kept, and
+    its expert routing is filled later (see :class:`PendingReplayTrace`).
+
+    Loads no model (only the checkpoint's ``config.json``), so a batch process or a Ray
+    worker spends no core on the replay while requests are in flight.
+
+    Args:
+        checkpoint_dir: The folder the server serves.
+
+    Raises:
+        CheckpointError: The folder holds no readable ``config.json``.
+    """
+
+    def __init__(self, checkpoint_dir: Path | str) -> None:
+        self.checkpoint_dir = Path(checkpoint_dir)
+        self.arch = MoEArchitecture.from_checkpoint(self.checkpoint_dir)
+
+    def verify_served_model(self, root: str | None) -> None:
+        """As :meth:`ReplayCapture.verify_served_model`.
+
+        Raises:
+            CheckpointError: ``root`` is a local folder other than the replay checkpoint.
+        """
+        _verify_same_checkpoint(root, self.checkpoint_dir)
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> ExpertRoutingTrace:
+        if not self.arch.is_moe:
+            return ExpertRoutingTrace.dense(prompt_tokens, completion_tokens)
+        if len(prompt_ids) != prompt_tokens or len(completion_ids) != completion_tokens:
+            return ExpertRoutingTrace.unavailable(
+                "server returned no token ids to replay (it needs return_token_ids support)",
+                prompt_tokens,
+                completion_tokens,
+                self.arch,
+            )
+        return PendingReplayTrace(
+            source=ExpertRoutingSource.UNAVAILABLE,
+            moe_layers=self.arch.moe_layers,
+            num_experts=self.arch.num_experts,
+            top_k=self.arch.top_k,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            reason=PENDING_REASON,
+            prompt_ids=tuple(int(t) for t in prompt_ids),
+            completion_ids=tuple(int(t) for t in completion_ids),
+            checkpoint=str(self.checkpoint_dir.resolve()),
+        )
+
+
 class ReplayCapture:
     """Replays the call's token ids through the served checkpoint (estimate, not record)."""
 
@@ -87,14 +208,7 @@ class ReplayCapture:
         Raises:
             CheckpointError: ``root`` is a local folder other than the replay checkpoint.
         """
-        if root and Path(root).is_dir():
-            served = Path(root).resolve()
-            if served != self.replayer.checkpoint_dir.resolve():
-                raise CheckpointError(
-                    self.replayer.checkpoint_dir,
-                    f"the server serves {served}, so replaying through this checkpoint would "
-                    f"record the wrong experts; set ORCH_CHECKPOINT_DIR={served}",
-                )
+        _verify_same_checkpoint(root, self.replayer.checkpoint_dir)
 
     async def capture(
         self,

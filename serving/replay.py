@@ -27,6 +27,11 @@ from serving.architecture import MoEArchitecture
 from serving.errors import CheckpointError
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
 
+#: Padded tokens per forward pass of :meth:`ExpertRoutingReplayer.replay_many`.
+DEFAULT_BATCH_TOKENS = 8192
+#: Calls per forward pass of :meth:`ExpertRoutingReplayer.replay_many`.
+DEFAULT_BATCH_CALLS = 16
+
 
 class ExpertRoutingReplayer:
     """Replays token ids through a local checkpoint to recover per-token routing.
@@ -68,6 +73,8 @@ class ExpertRoutingReplayer:
         self._model = model.train(False)  # inference mode (torch Module.eval)
         self._lock = threading.Lock()
         self._bias = self._collect_bias()
+        pad = getattr(model.config, "pad_token_id", None)
+        self._pad_id = int(pad) if isinstance(pad, int) and pad >= 0 else 0
 
     def _collect_bias(self):  # -> torch.Tensor of shape (moe layers, num_experts)
         import torch
@@ -96,40 +103,122 @@ class ExpertRoutingReplayer:
             and ``router_confidence`` ``(prompt + completion - 1, moe layers)``; a ``dense``
             trace for a dense checkpoint.
         """
-        import torch
+        return self.replay_many([(prompt_ids, completion_ids)])[0]
 
-        prompt_n, completion_n = len(prompt_ids), len(completion_ids)
-        if not self.arch.is_moe:
-            return ExpertRoutingTrace.dense(prompt_n, completion_n)
-        tokens = list(prompt_ids) + list(completion_ids[:-1])
-        if len(tokens) != routed_token_count(prompt_n, completion_n):  # pragma: no cover
-            raise AssertionError("token bookkeeping")
-        k = self.arch.top_k
-        if not tokens:
-            ids = np.zeros((0, len(self.arch.moe_layers), k), dtype=np.int16)
-            conf = np.zeros((0, len(self.arch.moe_layers)), dtype=np.float32)
-        else:
-            with self._lock, torch.inference_mode():
-                out = self._model(
-                    input_ids=torch.tensor([tokens], dtype=torch.long),
-                    output_router_logits=True,
-                    use_cache=False,
+    def replay_many(
+        self,
+        calls: Sequence[tuple[Sequence[int], Sequence[int]]],
+        *,
+        max_batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        max_batch_calls: int = DEFAULT_BATCH_CALLS,
+    ) -> list[ExpertRoutingTrace]:
+        """Routing of many calls, several calls per forward pass.
+
+        Calls are sorted by length and grouped, at most ``max_batch_calls`` per pass and at
+        most ``max_batch_tokens`` padded tokens per pass. Each group is right-padded: the
+        model's attention is causal, so a call's tokens never see the padding after them,
+        and the padding's router logits are dropped. On the 2-core host, 16 calls of 150 to
+        300 tokens per pass took about a third of the time of 16 single passes
+        (``transformers`` runs each expert's GEMM once per pass, so small passes are
+        dominated by per-expert overhead). Results can differ from :meth:`replay` of the
+        same call only by float rounding of the larger GEMMs, which can flip a near-tie in
+        the gate (the replay is an estimate either way, see the module docstring).
+
+        Args:
+            calls: ``(prompt_ids, completion_ids)`` per call, as for :meth:`replay`.
+            max_batch_tokens: Padded tokens per forward pass (``calls x longest``); a call
+                longer than this gets a pass of its own.
+            max_batch_calls: Calls per forward pass.
+
+        Returns:
+            One trace per call, in the order of ``calls``.
+
+        Raises:
+            ValueError: ``max_batch_tokens`` or ``max_batch_calls`` is below 1.
+        """
+        if max_batch_tokens < 1 or max_batch_calls < 1:
+            raise ValueError(
+                f"max_batch_tokens and max_batch_calls must be at least 1, got "
+                f"{max_batch_tokens} and {max_batch_calls}"
+            )
+        results: list[ExpertRoutingTrace | None] = [None] * len(calls)
+        layers, k = len(self.arch.moe_layers), self.arch.top_k
+        work: list[tuple[int, list[int]]] = []
+        for i, (prompt_ids, completion_ids) in enumerate(calls):
+            prompt_n, completion_n = len(prompt_ids), len(completion_ids)
+            if not self.arch.is_moe:
+                results[i] = ExpertRoutingTrace.dense(prompt_n, completion_n)
+                continue
+            tokens = list(prompt_ids) + list(completion_ids[:-1])
+            if len(tokens) != routed_token_count(prompt_n, completion_n):  # pragma: no cover
+                raise AssertionError("token bookkeeping")
+            if not tokens:
+                results[i] = self._trace(
+                    prompt_n,
+                    completion_n,
+                    np.zeros((0, layers, k), dtype=np.int16),
+                    np.zeros((0, layers), dtype=np.float32),
                 )
-            logits = torch.stack(
-                [layer.float().reshape(len(tokens), -1) for layer in out.router_logits]
-            )  # (layers, tokens, experts)
-            probs = torch.softmax(logits, dim=-1)
-            chosen = torch.topk(probs + self._bias[:, None, :], k, dim=-1).indices
-            mass = torch.gather(probs, -1, chosen).sum(dim=-1)  # (layers, tokens)
-            ids = chosen.permute(1, 0, 2).numpy().astype(np.int16)
-            conf = mass.transpose(0, 1).numpy().astype(np.float32)
+                continue
+            work.append((i, tokens))
+        work.sort(key=lambda item: len(item[1]))
+        group: list[tuple[int, list[int]]] = []
+        for item in work:
+            longest = len(item[1])  # sorted: the newest is the longest
+            if group and (
+                len(group) >= max_batch_calls or (len(group) + 1) * longest > max_batch_tokens
+            ):
+                self._replay_group(group, calls, results)
+                group = []
+            group.append(item)
+        if group:
+            self._replay_group(group, calls, results)
+        return [r for r in results if r is not None]
+
+    def _trace(
+        self, prompt_n: int, completion_n: int, ids: np.ndarray, conf: np.ndarray
+    ) -> ExpertRoutingTrace:
         return ExpertRoutingTrace(
             source=ExpertRoutingSource.REPLAY,
             moe_layers=self.arch.moe_layers,
             num_experts=self.arch.num_experts,
-            top_k=k,
+            top_k=self.arch.top_k,
             prompt_tokens=prompt_n,
             completion_tokens=completion_n,
             expert_ids=ids,
             router_confidence=conf,
         )
+
+    def _replay_group(
+        self,
+        group: list[tuple[int, list[int]]],
+        calls: Sequence[tuple[Sequence[int], Sequence[int]]],
+        results: list[ExpertRoutingTrace | None],
+    ) -> None:
+        """One forward pass over ``group`` (right-padded); fills ``results`` in place."""
+        import torch
+
+        width = max(len(tokens) for _i, tokens in group)
+        batch = torch.full((len(group), width), self._pad_id, dtype=torch.long)
+        for row, (_i, tokens) in enumerate(group):
+            batch[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+        with self._lock, torch.inference_mode():
+            # the decoder stack only: the routing needs no vocabulary projection (lm_head)
+            out = self._model.model(input_ids=batch, output_router_logits=True, use_cache=False)
+        logits = torch.stack(
+            [layer.float().reshape(len(group), width, -1) for layer in out.router_logits]
+        )  # (layers, calls, width, experts)
+        probs = torch.softmax(logits, dim=-1)
+        chosen = torch.topk(probs + self._bias[:, None, None, :], self.arch.top_k, dim=-1).indices
+        mass = torch.gather(probs, -1, chosen).sum(dim=-1)  # (layers, calls, width)
+        ids_all = chosen.permute(1, 2, 0, 3).numpy().astype(np.int16)  # (calls, width, L, k)
+        conf_all = mass.permute(1, 2, 0).numpy().astype(np.float32)  # (calls, width, L)
+        for row, (i, tokens) in enumerate(group):
+            n = len(tokens)
+            prompt_ids, completion_ids = calls[i]
+            results[i] = self._trace(
+                len(prompt_ids),
+                len(completion_ids),
+                np.ascontiguousarray(ids_all[row, :n]),
+                np.ascontiguousarray(conf_all[row, :n]),
+            )

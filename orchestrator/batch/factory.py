@@ -2,6 +2,15 @@
 Settings`: the telemetry store, the expert-routing capture (the CPU replay model is loaded once
 per process) and one :class:`~orchestrator.core.dispatcher.Orchestrator` per endpoint URL.
 
+On the CPU profile a batch **defers** the expert-routing replay by default
+(``expert_routing="deferred"``): the request path keeps the call's token ids and records its
+routing ``pending`` (:class:`serving.capture.DeferredReplayCapture`, no model loaded), and
+:meth:`SettingsFactory.replayer` loads the replay model once, for the worker that fills the
+routing after the rows (:mod:`orchestrator.telemetry.fill`). The CPU replay shared the two
+cores with the server on the request path and took more time than the HTTP calls
+(benchmarks/batch_throughput.py). ``expert_routing="inline"`` replays on the request path as
+interactive commands do.
+
 :class:`SettingsFactory` is picklable (it holds only the settings), so Ray Data workers build
 their own copies (:mod:`orchestrator.batch.ray_engine`).
 """
@@ -9,14 +18,21 @@ their own copies (:mod:`orchestrator.batch.ray_engine`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import expert_routing_capture, make_client
+from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryStore
-from serving.capture import ExpertRoutingCapture
+from serving.capture import DeferredReplayCapture, ExpertRoutingCapture
+from serving.replay import ExpertRoutingReplayer
 from workflows import default_workflows
+
+#: When a batch's CPU expert-routing replay runs: ``deferred`` (after the rows, in bulk) or
+#: ``inline`` (on each request's path).
+ExpertRoutingMode = Literal["deferred", "inline"]
 
 
 class SettingsFactory:
@@ -26,20 +42,71 @@ class SettingsFactory:
         settings: Database URL, model name, profile, timeouts...; ``server_url`` is replaced
             by each URL given to :meth:`orchestrators`.
         check: Call each server's ``/v1/models`` first (fails fast on a wrong URL or model).
+        expert_routing: ``deferred`` (default) or ``inline`` CPU replay; see the module doc.
+            The GPU profile reads the engine's record either way.
+
+    Raises:
+        UserError: ``expert_routing`` is neither ``deferred`` nor ``inline``.
     """
 
-    def __init__(self, settings: Settings, *, check: bool = True) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        check: bool = True,
+        expert_routing: ExpertRoutingMode = "deferred",
+    ) -> None:
+        if expert_routing not in ("deferred", "inline"):
+            raise UserError(f"expert_routing must be deferred or inline, got {expert_routing!r}")
         self.settings = settings
         self.check = check
+        self.expert_routing = expert_routing
         self._store: TelemetryStore | None = None
         self._capture: ExpertRoutingCapture | None = None
+        self._replayer: ExpertRoutingReplayer | None = None
         self._clients: list[VLLMClient] = []
 
     def __getstate__(self) -> dict[str, object]:
-        return {"settings": self.settings, "check": self.check}
+        return {
+            "settings": self.settings,
+            "check": self.check,
+            "expert_routing": self.expert_routing,
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(state["settings"], check=bool(state["check"]))  # type: ignore[misc, arg-type]
+        self.__init__(  # type: ignore[misc]
+            state["settings"],  # type: ignore[arg-type]
+            check=bool(state["check"]),
+            expert_routing=state.get("expert_routing", "deferred"),  # type: ignore[arg-type]
+        )
+
+    @property
+    def defers_routing(self) -> bool:
+        """True when calls are recorded ``pending`` and filled after the rows (CPU profile)."""
+        return self.settings.profile == "cpu" and self.expert_routing == "deferred"
+
+    def capture(self) -> ExpertRoutingCapture:
+        """The routing capture of this process (built once).
+
+        Raises:
+            CheckpointError: The checkpoint (CPU) or model config (GPU) cannot be read.
+        """
+        if self._capture is None:
+            if self.defers_routing:
+                self._capture = DeferredReplayCapture(self.settings.checkpoint_dir)
+            else:
+                self._capture = expert_routing_capture(self.settings)
+        return self._capture
+
+    def replayer(self) -> ExpertRoutingReplayer:
+        """The replay model that fills pending routing (loaded once, on first use).
+
+        Raises:
+            CheckpointError: The checkpoint cannot be loaded.
+        """
+        if self._replayer is None:
+            self._replayer = ExpertRoutingReplayer(self.settings.checkpoint_dir)
+        return self._replayer
 
     def store(self) -> TelemetryStore:
         """The telemetry store at ``settings.database_url`` (opened once, upgraded on open).
@@ -59,14 +126,11 @@ class SettingsFactory:
             ModelCallError: A server does not serve ``settings.served_model_name``.
             CheckpointError: The replay checkpoint cannot be read (CPU profile).
         """
-        if self._capture is None:
-            self._capture = expert_routing_capture(self.settings)
+        capture = self.capture()
         workflows = default_workflows()
         result = []
         for url in urls:
-            client = make_client(
-                self.settings.model_copy(update={"server_url": url}), self._capture
-            )
+            client = make_client(self.settings.model_copy(update={"server_url": url}), capture)
             self._clients.append(client)
             if self.check:
                 await client.check()

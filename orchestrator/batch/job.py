@@ -1,5 +1,14 @@
 """The batch job as one call: open or resume the batch, run the pending rows on an engine,
-write the results file (:func:`run_batch_job`); the Python API behind ``orchestrator batch``.
+fill the expert routing the rows left ``pending``, write the results file
+(:func:`run_batch_job`); the Python API behind ``orchestrator batch``.
+
+**Expert routing.** On the CPU profile the rows' calls are recorded with expert routing
+``pending`` (no replay on the request path: see :mod:`orchestrator.batch.factory`); once the
+rows are done, :func:`run_batch_job` replays them in bulk (``fill_routing=True``, the default)
+with :func:`orchestrator.telemetry.fill.fill_pending_routing`, so the results file and
+``orchestrator skew --batch ID`` see them filled (``replay``). With ``fill_routing=False``,
+or when the fill is stopped, the calls stay ``pending`` (the results say so) and
+``orchestrator telemetry fill-routing --batch ID`` fills them later.
 
 Example:
     >>> from orchestrator.batch import ColumnMapping, open_input, run_batch_job
@@ -14,36 +23,52 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from orchestrator.batch.inputs import BatchInput
-from orchestrator.batch.results import merged_rows, write_results
+from orchestrator.batch.results import merged_rows, refresh_expert_columns, write_results
 from orchestrator.batch.runner import (
     BatchOptions,
     BatchProgress,
     BatchSummary,
     EndpointPool,
     OrchestratorFactory,
+    PendingRows,
     RowResult,
     batch_id_for,
     open_batch,
+    record_unsent,
     run_local,
+    unreachable_error,
+    unreachable_stop,
 )
-from orchestrator.exceptions import UserError
+from orchestrator.exceptions import ServerUnavailableError, UserError
 from orchestrator.telemetry import BatchLedger
+from orchestrator.telemetry.fill import FillSummary, fill_pending_routing, pending_routing_count
 
 Engine = Literal["local", "ray"]
 
 
 @dataclass
 class BatchJobResult:
-    """A finished (or stopped) run: its summary and the results files written."""
+    """A finished (or stopped) run.
+
+    Attributes:
+        summary: What the run did.
+        files: The results files written.
+        routing_fill: What the expert-routing fill after the rows did (None when none ran).
+        pending_routing: The batch's calls whose expert routing is still ``pending`` (fill
+            them with ``orchestrator telemetry fill-routing --batch ID``).
+    """
 
     summary: BatchSummary
     files: list[Path]
+    routing_fill: FillSummary | None = None
+    pending_routing: int = 0
 
 
 def write_batch_results(
@@ -57,7 +82,46 @@ def write_batch_results(
     ``pending``) from the progress table, atomically. See
     :func:`~orchestrator.batch.results.write_results`."""
     recorded = ((r.row_index, r.output) for r in ledger.iter_rows(batch_id))
-    return write_results(merged_rows(source.rows(), recorded), out, formats=formats)
+    rows = refresh_expert_columns(merged_rows(source.rows(), recorded), ledger.store)
+    return write_results(rows, out, formats=formats)
+
+
+async def fill_batch_routing(
+    factory: OrchestratorFactory,
+    batch_id: str,
+    *,
+    stop: asyncio.Event | None = None,
+    on_fill: Callable[[int, int], None] | None = None,
+) -> FillSummary | None:
+    """Fill the batch's ``pending`` expert routing in a worker thread (bulk replay).
+
+    Returns None when nothing is pending or the factory has no replayer (a test double).
+    Setting ``stop`` stops after the chunk in progress (committed whole, or not at all).
+
+    Raises:
+        CheckpointError: The replay checkpoint cannot be loaded.
+        TelemetryError: The store cannot be written.
+    """
+    store = factory.store()
+    load = getattr(factory, "replayer", None)
+    if load is None or not pending_routing_count(store, batch_id=batch_id):
+        return None
+    replayer = await asyncio.to_thread(load)
+    halt = threading.Event()
+
+    async def watch() -> None:
+        if stop is not None:
+            await stop.wait()
+            halt.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await asyncio.to_thread(
+            fill_pending_routing, store, replayer, batch_id=batch_id, on_chunk=on_fill, stop=halt
+        )
+    finally:
+        halt.set()  # a cancelled await leaves the thread running: it stops after its chunk
+        watcher.cancel()
 
 
 async def run_batch_job(
@@ -75,6 +139,8 @@ async def run_batch_job(
     stop: asyncio.Event | None = None,
     ray_workers: int = 1,
     ray_address: str | None = None,
+    fill_routing: bool = True,
+    on_fill: Callable[[int, int], None] | None = None,
 ) -> BatchJobResult:
     """Run (or resume) a batch and write its results.
 
@@ -93,14 +159,20 @@ async def run_batch_job(
         stop: Set it to stop starting rows (local engine).
         ray_workers: Ray actors (``engine="ray"``).
         ray_address: Ray cluster address (``engine="ray"``).
+        fill_routing: Fill the expert routing the rows left ``pending`` before writing the
+            results (see the module doc); False leaves it for ``orchestrator telemetry
+            fill-routing``.
+        on_fill: Called after each filled chunk with ``(calls done, calls pending)``.
 
     Returns:
         The :class:`BatchJobResult`; ``summary.stopped`` says why rows are left, if any.
+        When no server answers the first check, every row to run is recorded
+        ``unreachable`` (rows with a problem: ``failed``), the results are written and
+        ``summary.stopped`` says so; ``--retry-failed`` runs them again.
 
     Raises:
         UserError: No URL, an unknown engine, the batch id exists with another mapping, or
             the results cannot be written there.
-        ServerUnavailableError: A server does not answer its first check.
         TelemetryError: The store cannot be written.
     """
     if engine not in ("local", "ray"):
@@ -114,8 +186,18 @@ async def run_batch_job(
     if on_start is not None:
         finished = ledger.finished_rows(batch_id)
         on_start(batch_id, BatchProgress(total=total, skipped=len(finished)))
-    if engine == "local":
-        pool = EndpointPool(await factory.orchestrators(urls))
+    try:
+        orchestrators = await factory.orchestrators(urls) if engine == "local" else None
+    except ServerUnavailableError as exc:
+        await factory.aclose()
+        summary = await _all_unreachable(
+            source, ledger, batch_id, options, total, exc, on_row=on_row
+        )
+        summary = summary.model_copy(update={"interrupted_requests": interrupted})
+        files = write_batch_results(source, ledger, batch_id, out, formats)
+        return BatchJobResult(summary=summary, files=files)
+    if orchestrators is not None:
+        pool = EndpointPool(orchestrators)
         try:
             summary = await run_local(
                 source, pool, ledger, batch_id, options, total=total, on_row=on_row, stop=stop
@@ -139,5 +221,53 @@ async def run_batch_job(
             ray_address=ray_address,
         )
     summary = summary.model_copy(update={"interrupted_requests": interrupted})
+    filled = None
+    if fill_routing and not (stop is not None and stop.is_set()):
+        filled = await fill_batch_routing(factory, batch_id, stop=stop, on_fill=on_fill)
     files = write_batch_results(source, ledger, batch_id, out, formats)
-    return BatchJobResult(summary=summary, files=files)
+    return BatchJobResult(
+        summary=summary,
+        files=files,
+        routing_fill=filled,
+        pending_routing=pending_routing_count(factory.store(), batch_id=batch_id),
+    )
+
+
+async def _all_unreachable(
+    source: BatchInput,
+    ledger: BatchLedger,
+    batch_id: str,
+    options: BatchOptions,
+    total: int,
+    exc: ServerUnavailableError,
+    *,
+    on_row: Callable[[RowResult, BatchProgress], None] | None,
+) -> BatchSummary:
+    """No server answered the first check: record the rows this run would send (see
+    :func:`~orchestrator.batch.runner.record_unsent`) and say so."""
+    pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=options.retry_failed)
+    progress = BatchProgress(total=total, skipped=pending.skipped(total))
+
+    def counted(result: RowResult) -> None:
+        progress.add(result.status)
+        if on_row is not None:
+            on_row(result, progress)
+
+    await record_unsent(
+        iter(pending),
+        ledger,
+        batch_id,
+        unreachable_error(exc),
+        attempts_of=lambda index: (
+            ledger.attempts(batch_id, index) if index in pending.finished else 0
+        ),
+        on_row=counted,
+    )
+    return BatchSummary(
+        batch_id=batch_id,
+        total=total,
+        skipped=progress.skipped,
+        ran=progress.done,
+        statuses=dict(progress.statuses),
+        stopped=unreachable_stop(progress.statuses, str(exc)) or f"no model server answered: {exc}",
+    )

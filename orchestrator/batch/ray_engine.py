@@ -31,6 +31,7 @@ from orchestrator.batch.runner import (
     PendingRows,
     RowResult,
     process_row,
+    unreachable_stop,
 )
 from orchestrator.exceptions import ServerUnavailableError, UserError
 from orchestrator.telemetry import BatchLedger
@@ -194,8 +195,8 @@ def run_ray(
                 if on_row is not None:
                     on_row(RowResult(int(index), str(status), {}), progress)
     left = sum(1 for _ in PendingRows(source, ledger.finished_rows(batch_id), retry_failed=False))
-    stopped = None
-    if left:
+    stopped = unreachable_stop(progress.statuses, None)
+    if stopped is None and left:
         stopped = (
             f"{unsent} rows could not be sent: no model endpoint answered"
             if unsent

@@ -8,8 +8,13 @@ confidence; the workflow's outputs (``reply`` of customer service, ``verdict`` o
 ``prompt_tokens`` and ``completion_tokens`` summed over the model calls; ``top_experts``
 (``layer/expert share`` of the most-used experts over the calls), ``router_confidence`` (the
 calls' mean chosen-expert probability mass) and ``expert_routing`` (who filled the routing:
-``replay`` is an estimate); the ``request_id`` of the telemetry rows. A row no run has
-finished yet (a stopped batch) has status ``pending``.
+``replay`` is an estimate; ``pending`` while the deferred replay has not filled it, with the
+two columns before it empty, never zero); the ``request_id`` of the telemetry rows. A row no
+run has finished yet (a stopped batch) has status ``pending``.
+
+The three expert columns of a row whose calls had no routing when the row was recorded (a
+deferred replay) are read again from the telemetry store each time the file is written
+(:func:`refresh_expert_columns`), so they show the routing once it is filled.
 
 Model text is data: in ``.xlsx`` and ``.csv`` every text cell goes through
 :func:`workflows.excel_report.render.cell_text`, so a reply starting with ``=``, ``+``, ``-``,
@@ -27,9 +32,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from sqlalchemy import select
+
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.exceptions import UserError
+from orchestrator.telemetry import ModelCallRecord, TelemetryReader, decode_counts_blob
 from workflows.excel_report.render import cell_text
 
 #: The results-file columns, in order.
@@ -139,6 +148,85 @@ def row_output(
         "expert_routing": sources,
         "request_id": request_id,
     }
+
+
+def _top_of_counts(
+    counts: np.ndarray, moe_layers: list[int], n: int = 3
+) -> list[tuple[int, int, float]]:
+    """``(layer, expert, share within the layer)`` of the ``n`` most-used experts, as
+    :meth:`serving.expert_routing.ExpertRoutingTrace.top_experts` computes them."""
+    if counts.size == 0 or counts.sum() == 0:
+        return []
+    totals = counts.sum(axis=1, keepdims=True)
+    shares = counts / np.where(totals == 0, 1, totals)
+    order = np.argsort(shares, axis=None)[::-1][:n]
+    rows, cols = np.unravel_index(order, shares.shape)
+    return [(moe_layers[r], int(c), float(shares[r, c])) for r, c in zip(rows, cols, strict=True)]
+
+
+def _stored_experts(
+    calls: list[Any],
+) -> tuple[str | None, float | None, str | None]:
+    """``(top experts, router confidence, routing sources)`` of a request's stored calls,
+    with the arithmetic of :func:`_experts`."""
+    shares: dict[tuple[int, int], float] = {}
+    for call in calls:
+        if call.expert_counts is None:
+            continue
+        counts = decode_counts_blob(call.expert_counts, len(call.moe_layers), call.num_experts)
+        for layer, expert, share in _top_of_counts(counts, list(call.moe_layers)):
+            shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(calls)
+    top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    confidences = [c.mean_router_confidence for c in calls if c.mean_router_confidence]
+    sources = sorted({c.expert_routing_source for c in calls})
+    return (
+        ", ".join(f"L{layer}/E{expert} {share:.0%}" for (layer, expert), share in top) or None,
+        round(sum(confidences) / len(confidences), 4) if confidences else None,
+        ",".join(sources) or None,
+    )
+
+
+def _needs_refresh(output: dict[str, Any]) -> bool:
+    routing = output.get("expert_routing") or ""
+    return bool(output.get("request_id")) and ("unavailable" in routing or "pending" in routing)
+
+
+def refresh_expert_columns(
+    rows: Iterable[dict[str, Any]], store: TelemetryReader, *, chunk: int = 500
+) -> Iterator[dict[str, Any]]:
+    """The outputs of ``rows`` with the expert columns of rows recorded without routing
+    (``expert_routing`` ``unavailable`` or ``pending``) read again from ``store``'s
+    ``model_calls``, ``chunk`` rows at a time (one query per chunk), in the same order."""
+    iterator = iter(rows)
+    while True:
+        block = [row for _, row in zip(range(chunk), iterator, strict=False)]
+        if not block:
+            return
+        wanted = {str(r["request_id"]) for r in block if _needs_refresh(r)}
+        found: dict[str, list[Any]] = {}
+        if wanted:
+            with store._session() as session:
+                calls = session.execute(
+                    select(
+                        ModelCallRecord.request_id,
+                        ModelCallRecord.expert_routing_source,
+                        ModelCallRecord.expert_counts,
+                        ModelCallRecord.moe_layers,
+                        ModelCallRecord.num_experts,
+                        ModelCallRecord.mean_router_confidence,
+                    )
+                    .where(ModelCallRecord.request_id.in_(wanted))
+                    .order_by(ModelCallRecord.id)
+                ).all()
+            for call in calls:
+                found.setdefault(call.request_id, []).append(call)
+        for row in block:
+            stored = found.get(str(row.get("request_id")))
+            if stored and _needs_refresh(row):
+                row = dict(row)
+                top, conf, sources = _stored_experts(stored)
+                row.update(top_experts=top, router_confidence=conf, expert_routing=sources)
+            yield row
 
 
 def pending_output(row: BatchRow) -> dict[str, Any]:

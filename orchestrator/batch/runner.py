@@ -49,8 +49,11 @@ logger = logging.getLogger(__name__)
 #: An HTTP status in a failed request's error that is worth another attempt (the client's
 #: message is ``server at URL answered HTTP <status>: ...``).
 TRANSIENT_HTTP = re.compile(r"answered HTTP (?:408|409|425|429|5\d\d)\b")
+#: Row status of a row never run because no model server answered (every attempt of the row,
+#: or the batch's first check, found it unreachable). Retryable: ``--retry-failed`` re-runs it.
+UNREACHABLE = "unreachable"
 #: Row statuses that count as failed in the progress bar (``--retry-failed`` re-runs them).
-FAILED_STATUSES = frozenset({"failed"})
+FAILED_STATUSES = frozenset({"failed", UNREACHABLE})
 
 
 class BatchOptions(BaseModel):
@@ -180,11 +183,11 @@ async def process_row(
     """Send one row (retrying transient failures), then record its outcome in the ledger.
 
     A row with a ``problem`` is recorded failed without a request. A row whose every attempt
-    timed out, or whose workflow crashed, is recorded failed with the reason.
+    timed out, or whose workflow crashed, is recorded failed with the reason. A row whose
+    every attempt found the server unreachable is recorded :data:`UNREACHABLE` (retryable:
+    ``--retry-failed``); the caller stops starting rows.
 
     Raises:
-        ServerUnavailableError: Every attempt found the server unreachable: the row is not
-            recorded (a resumed run sends it again); the caller stops the batch.
         asyncio.CancelledError: The batch was cancelled; the row is not recorded.
         TelemetryError: The store cannot be written.
     """
@@ -246,7 +249,9 @@ async def process_row(
     except ValidationError as exc:  # text over the limit, lone surrogates
         status = "failed"
         error = "; ".join(e["msg"] for e in exc.errors(include_url=False))
-    except (ServerUnavailableError, asyncio.CancelledError):
+    except ServerUnavailableError as exc:
+        status, error = UNREACHABLE, unreachable_error(exc)
+    except asyncio.CancelledError:
         raise
     except Exception as exc:  # a workflow bug: handle() recorded the request as failed
         logger.exception("row %s of batch %s crashed", row.index, batch_id)
@@ -272,6 +277,65 @@ async def process_row(
         output=output,
     )
     return RowResult(row.index, status, output)
+
+
+def unreachable_error(exc: BaseException) -> str:
+    """The ``error`` of an :data:`UNREACHABLE` row: why, and how to run it again."""
+    return (
+        f"not run: {exc}; start the server (or fix --server-url), then run the same "
+        "command with --retry-failed"
+    )
+
+
+async def record_unsent(
+    rows: Iterator[BatchRow],
+    ledger: BatchLedger,
+    batch_id: str,
+    error: str,
+    *,
+    attempts_of: Callable[[int], int],
+    on_row: Callable[[RowResult], None] | None = None,
+) -> int:
+    """Record rows that were never sent because no server answered: a row with a
+    ``problem`` (empty text, duplicate id, bad attachment: it needs no server) failed with
+    its problem, every other row :data:`UNREACHABLE` with ``error`` (see
+    :func:`unreachable_error`). Returns how many rows were recorded.
+
+    Raises:
+        TelemetryError: The store cannot be written.
+    """
+    count = 0
+    for row in rows:
+        prior = attempts_of(row.index)
+        if row.problem is not None:
+            status, why = "failed", row.problem
+        else:
+            status, why = UNREACHABLE, error
+        output = row_output(row, None, status=status, error=why, attempts=prior)
+        await ledger.arecord_row(
+            batch_id,
+            row.index,
+            row_id=row.row_id,
+            request_id=None,
+            status=status,
+            attempts=prior,
+            output=output,
+        )
+        count += 1
+        if on_row is not None:
+            on_row(RowResult(row.index, status, output))
+    return count
+
+
+def unreachable_stop(statuses: dict[str, int], reason: str | None) -> str | None:
+    """The ``stopped`` text of a run that left rows :data:`UNREACHABLE`, or None."""
+    rows = statuses.get(UNREACHABLE, 0)
+    if not rows:
+        return None
+    return (
+        f"no model server answered; {rows} rows were recorded unreachable ("
+        f"{reason or 'no endpoint answered'})"
+    )
 
 
 @dataclass
@@ -430,13 +494,12 @@ async def run_local(
                 source=str(source.path),
                 prior_attempts=attempts,
             )
-        except ServerUnavailableError as exc:
-            if not aborted:
-                aborted.append(str(exc))
-            stop.set()
-            return
         finally:
             slots.release()
+        if result.status == UNREACHABLE:
+            if not aborted:
+                aborted.append(str(result.output.get("error") or "no endpoint answered"))
+            stop.set()
         progress.add(result.status)
         if on_row is not None:
             on_row(result, progress)
@@ -458,12 +521,26 @@ async def run_local(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    if aborted:  # the rows not started are recorded unreachable too (retryable)
+        unsent = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=False)
+
+        def counted(result: RowResult) -> None:
+            progress.add(result.status)
+            if on_row is not None:
+                on_row(result, progress)
+
+        await record_unsent(
+            iter(unsent),
+            ledger,
+            batch_id,
+            aborted[0],
+            attempts_of=lambda index: 0,
+            on_row=counted,
+        )
     recorded = ledger.finished_rows(batch_id)
     left = sum(1 for _ in PendingRows(source, recorded, retry_failed=False))
-    stopped = None
-    if aborted:
-        stopped = f"the model server became unreachable: {aborted[0]}"
-    elif left:
+    stopped = unreachable_stop(progress.statuses, aborted[0] if aborted else None)
+    if stopped is None and left:
         stopped = "stopped by request (Ctrl-C)"
     return BatchSummary(
         batch_id=batch_id,
@@ -471,7 +548,7 @@ async def run_local(
         skipped=progress.skipped,
         ran=progress.done,
         statuses=dict(progress.statuses),
-        stopped=stopped if left else None,
+        stopped=stopped,
     )
 
 

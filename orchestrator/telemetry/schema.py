@@ -1,6 +1,6 @@
 """The telemetry tables as SQLAlchemy 2.0 ORM classes (the head revision of the migrations).
 
-Five tables; every change to them is an Alembic migration in
+Six tables; every change to them is an Alembic migration in
 ``orchestrator/telemetry/migrations/versions`` (see :mod:`orchestrator.telemetry.migrate`):
 
 * ``requests`` (:class:`RequestRecord`): one row per handled request.
@@ -8,6 +8,9 @@ Five tables; every change to them is an Alembic migration in
   counts as a blob (:mod:`orchestrator.telemetry.codec`), never one row per token.
 * ``expert_rollups`` (:class:`ExpertRollupRecord`): hourly sums of the calls' counts
   (:mod:`orchestrator.telemetry.rollups`), so reports read a few aggregates.
+* ``pending_expert_routing`` (:class:`PendingExpertRoutingRecord`): the token ids of calls
+  whose expert routing is ``pending`` (replay deferred off the request path), until the
+  replay worker (:mod:`orchestrator.telemetry.fill`) fills the call and deletes the row.
 * ``batches`` and ``batch_rows`` (:class:`BatchRecord`, :class:`BatchRowRecord`): the
   progress of batch jobs, one row per finished input row (:mod:`orchestrator.telemetry.batches`).
 
@@ -76,7 +79,9 @@ class ModelCallRecord(Base):
       NULL when the source returns none (vLLM's engine capture).
     * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
       ``scripted`` (:class:`serving.expert_routing.ExpertRoutingSource`); a replay is an
-      estimate. Named ``routing_source`` before migration 0002.
+      estimate. Named ``routing_source`` before migration 0002. Or :data:`PENDING_SOURCE`
+      (``pending``): the replay was deferred; ``expert_counts`` is NULL until the replay
+      worker fills it and sets ``replay`` (its token ids wait in ``pending_expert_routing``).
     """
 
     __tablename__ = "model_calls"
@@ -153,6 +158,31 @@ class ExpertRollupRecord(Base):
     conf_sum: Mapped[float] = mapped_column(Float)
     conf_hist: Mapped[bytes] = mapped_column(LargeBinary)
     layer_conf_sum: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+#: ``model_calls.expert_routing_source`` of a call whose routing replay is still to run.
+PENDING_SOURCE = "pending"
+
+
+class PendingExpertRoutingRecord(Base):
+    """The token ids a ``pending`` call's replay needs (one row per pending call).
+
+    Deleted in the same transaction that fills the call's routing and adds it to its rollup
+    (:mod:`orchestrator.telemetry.fill`), so a call is filled, and summed, exactly once.
+
+    * ``prompt_ids`` / ``completion_ids``: int32 little-endian token ids, as the server
+      returned them (``return_token_ids``).
+    * ``checkpoint``: the resolved checkpoint folder the replay must use (the one served
+      when the call was made).
+    """
+
+    __tablename__ = "pending_expert_routing"
+
+    call_id: Mapped[int] = mapped_column(ForeignKey("model_calls.id"), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    checkpoint: Mapped[str] = mapped_column(Text)
+    prompt_ids: Mapped[bytes] = mapped_column(LargeBinary)
+    completion_ids: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class BatchRecord(Base):

@@ -56,12 +56,32 @@ from orchestrator.telemetry.codec import (
 from orchestrator.telemetry.read import TelemetryReader, rollup_sums
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
 from orchestrator.telemetry.schema import (
+    PENDING_SOURCE,
     ROLLUP_SOURCE_COLUMNS,
     ExpertRollupRecord,
     ModelCallRecord,
+    PendingExpertRoutingRecord,
     RequestRecord,
 )
+from serving.capture import PendingReplayTrace
 from serving.expert_routing import ExpertRoutingTrace
+
+
+def encode_token_ids(ids: Sequence[int]) -> bytes:
+    """Token ids as int32 little-endian bytes (``pending_expert_routing`` blobs).
+
+    Raises:
+        UserError: An id does not fit in int32.
+    """
+    array = np.asarray(ids, dtype=np.int64)
+    if array.size and (array.min() < 0 or array.max() > np.iinfo(np.int32).max):
+        raise UserError("a token id is negative or does not fit in int32")
+    return array.astype("<i4").tobytes()
+
+
+def decode_token_ids(blob: bytes) -> list[int]:
+    """The ids :func:`encode_token_ids` packed."""
+    return np.frombuffer(blob, dtype="<i4").astype(np.int64).tolist()
 
 
 def utc_now() -> datetime:
@@ -354,10 +374,13 @@ class TelemetryStore(TelemetryReader):
             model: Served model name.
             latency_ms: Wall time of the HTTP call in milliseconds.
             finish_reason: ``stop``, ``length``...
-            routing: The call's expert-routing trace; its counts are aggregated here.
+            routing: The call's expert-routing trace; its counts are aggregated here. A
+                :class:`~serving.capture.PendingReplayTrace` (replay deferred) is recorded
+                with source ``pending`` and its token ids in ``pending_expert_routing``, in
+                the same transaction; :mod:`orchestrator.telemetry.fill` fills it later.
 
         Raises:
-            UserError: A count does not fit in int32.
+            UserError: A count (or a pending call's token id) does not fit in int32.
             TelemetryError: The database rejected the write (e.g. unknown request id); nothing
                 of the call remains.
         """
@@ -365,6 +388,11 @@ class TelemetryStore(TelemetryReader):
         layer_conf = routing.confidence_per_layer()
         mean_conf = routing.mean_confidence()
         created_at = self.clock()
+        pending = isinstance(routing, PendingReplayTrace)
+        source = PENDING_SOURCE if pending else routing.source.value
+        if pending:
+            prompt_blob = encode_token_ids(routing.prompt_ids)
+            completion_blob = encode_token_ids(routing.completion_ids)
         key = delta = None
         if counts is not None:
             key = RollupKey(
@@ -405,7 +433,7 @@ class TelemetryStore(TelemetryReader):
                         completion_tokens=routing.completion_tokens,
                         latency_ms=latency_ms,
                         finish_reason=finish_reason,
-                        expert_routing_source=routing.source.value,
+                        expert_routing_source=source,
                         routing_note=routing.reason,
                         moe_layers=list(routing.moe_layers),
                         num_experts=routing.num_experts,
@@ -421,6 +449,16 @@ class TelemetryStore(TelemetryReader):
                     session.flush()  # the call row first: it takes the write lock
                     if key is not None and delta is not None:
                         _add_to_rollup(session, key, delta)
+                    if pending:
+                        session.add(
+                            PendingExpertRoutingRecord(
+                                call_id=record.id,
+                                created_at=created_at,
+                                checkpoint=routing.checkpoint,
+                                prompt_ids=prompt_blob,
+                                completion_ids=completion_blob,
+                            )
+                        )
                     return record.id
             except TelemetryError as exc:
                 if attempt == 2 or not isinstance(exc.__cause__, IntegrityError):

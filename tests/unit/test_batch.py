@@ -341,7 +341,7 @@ async def test_transient_errors_are_retried_with_backoff(tmp_path, db, sheet) ->
     assert job.summary.stopped is None
 
 
-async def test_an_unreachable_server_stops_the_batch_and_leaves_rows_pending(
+async def test_an_unreachable_server_stops_the_batch_and_records_rows_unreachable(
     tmp_path, db, sheet
 ) -> None:
     class Down(ScriptedModel):
@@ -354,8 +354,58 @@ async def test_an_unreachable_server_stops_the_batch_and_leaves_rows_pending(
     options = BatchOptions(concurrency=2, attempts=2, backoff_initial_s=0, backoff_max_s=0)
     job = await _run(source, factory, out=out, options=options)
     assert job.summary.stopped and "unreachable" in job.summary.stopped
-    assert {r["status"] for r in read_results(out)} == {"pending"}
+    rows = read_results(out)
+    assert [r["status"] for r in rows] == ["unreachable"] * len(TEXTS)
+    assert all("--retry-failed" in str(r["error"]) for r in rows)
     assert not factory.store().requests(status="running")
+    # a plain resume keeps them; --retry-failed runs them once the server is back
+    factory.models["u1"] = ScriptedModel()
+    again = await _run(source, factory, out=out, options=options)
+    assert again.summary.ran == 0
+    retry = BatchOptions(concurrency=2, retry_failed=True, backoff_initial_s=0, backoff_max_s=0)
+    last = await _run(source, factory, out=out, options=retry)
+    assert last.summary.ran == len(TEXTS) and last.summary.stopped is None
+    assert "unreachable" not in {r["status"] for r in read_results(out)}
+    assert sorted(r["id"] for r in read_results(out)) == [f"T{i:03d}" for i in range(len(TEXTS))]
+
+
+class DownAtCheck(ScriptedFactory):
+    """A factory whose servers do not answer the first check (``/v1/models``)."""
+
+    async def orchestrators(self, urls: Sequence[str]) -> list[Orchestrator]:
+        raise ServerUnavailableError(urls[0], "ConnectError: connection refused")
+
+
+async def test_a_server_down_at_the_start_still_records_every_row_and_writes_results(
+    tmp_path, db
+) -> None:
+    path = write_csv(
+        tmp_path / "in.csv",
+        ["id", "text"],
+        [["A", TEXTS[0]], ["B", ""], ["A", TEXTS[1]], ["C", TEXTS[2]]],
+    )
+    source = open_input(path, ColumnMapping(text="text", id="id"))
+    out = tmp_path / "results.xlsx"
+    factory = DownAtCheck(db, {})
+    job = await _run(source, factory, out=out, formats=["csv"])
+    assert out.is_file() and out.with_suffix(".csv").is_file()
+    rows = read_results(out)
+    assert [r["status"] for r in rows] == ["unreachable", "failed", "failed", "unreachable"]
+    assert "empty text" in str(rows[1]["error"]) and "duplicate" in str(rows[2]["error"])
+    assert "connection refused" in str(rows[0]["error"]) and "--retry-failed" in str(
+        rows[0]["error"]
+    )
+    assert job.summary.stopped and "unreachable" in job.summary.stopped
+    ledger = BatchLedger(factory.store())
+    assert len(ledger.finished_rows(job.summary.batch_id)) == 4
+    # resumed with --retry-failed once a server answers: each row once, the bad ones still fail
+    up = ScriptedFactory(db, {"u1": ScriptedModel()})
+    retry = BatchOptions(concurrency=2, retry_failed=True, backoff_initial_s=0, backoff_max_s=0)
+    again = await _run(source, up, out=out, options=retry)
+    statuses = [r["status"] for r in read_results(out)]
+    assert statuses[1:3] == ["failed", "failed"] and "unreachable" not in statuses
+    assert again.summary.stopped is None
+    assert [r["row"] for r in read_results(out)] == [1, 2, 3, 4]
 
 
 async def test_a_request_past_its_timeout_is_cancelled_then_failed(tmp_path, db) -> None:
