@@ -5,15 +5,24 @@ It runs in its own environment (``.venv-ui``: Chainlit 2.12 pins ``mcp<2``, whic
 through the framework's event stream, served by :mod:`orchestrator.ui.service` at
 ``ORCH_UI_SERVICE_URL``: classification, then the LangGraph workflow on the co-hosted vLLM.
 
-Each reply shows the route and confidence, the rules that fired, the tool calls, and the expert
-trace (``L1 [E3 41% + E7 22%]`` per MoE layer, labelled engine or replay), with a layer × expert
-heatmap on demand. Chat settings hold the three temperature presets. An uploaded spreadsheet
-runs the report workflow and offers the ``.md`` and ``.xlsx``. ``/moderate TEXT`` shows the
-moderation verdict with the matched spans highlighted. A handoff shows Approve / Reject
-buttons that resume the interrupted graph. ``/health`` shows the model server's STATS line.
+Each reply shows the route and confidence, the rules that fired, the tool calls (one step per
+tool: arguments, validity, result), and the expert trace (``L1 [E3 41% + E7 22%]`` per MoE
+layer, labelled engine or replay) with its layer × expert heatmap inline (a Plotly chart; an
+SVG image on demand). Chat settings hold the three temperature presets. An uploaded
+spreadsheet runs the report workflow, offers the ``.md`` and ``.xlsx`` and shows the report's
+charts inline. ``/moderate TEXT`` shows the moderation verdict with the matched spans
+highlighted. A handoff shows Approve / Reject buttons that resume the interrupted graph.
+``/health`` shows the model server's STATS line.
 
-Model output is data: everything shown is Markdown-escaped, and raw HTML is off
-(``.chainlit/config.toml``).
+First reply token: nothing is sent to the browser before it that the turn does not need. The
+HTTP client to the service is made once (a new ``httpx.AsyncClient`` costs about 0.14 s here:
+it builds an SSL context) and keeps its connection; each tool is one step, sent once with its
+arguments and result (not a step opened and then updated); the trace, the charts and the
+footer are built after the reply has streamed.
+
+Model output is data: everything shown is Markdown-escaped, raw HTML is off
+(``.chainlit/config.toml``), and chart text comes escaped for Plotly from the service
+(``orchestrator.ui.charts.plot_text``).
 """
 
 from __future__ import annotations
@@ -27,12 +36,38 @@ from typing import Any
 
 import chainlit as cl
 import httpx
+from chainlit.element import Element
 from chainlit.input_widget import Select
+from chainlit.utils import utc_now
 
 SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip("/")
 CUSTOMER = os.environ.get("ORCH_UI_CUSTOMER", "C00001")
 PRESETS = ["precise", "balanced", "creative"]
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+
+
+_http: httpx.AsyncClient | None = None
+
+
+def http() -> httpx.AsyncClient:
+    """The app's one HTTP client to the service (made on first use, in Chainlit's loop)."""
+    global _http
+    if _http is None or _http.is_closed:
+        _http = httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10))
+    return _http
+
+
+class PlotlyJson(Element):
+    """Chainlit's Plotly element for a figure the service built and escaped as JSON
+    (``orchestrator.ui.charts``): passed through as it is, so ``.venv-ui`` needs no plotly.
+    (A plain subclass: Element's fields as they are, only the type and the mime differ.)"""
+
+    type = "plotly"
+
+    def __post_init__(self) -> None:
+        self.mime = "application/json"
+        self.size = self.size or "medium"
+        super().__post_init__()
 
 
 def md(text: object) -> str:
@@ -83,10 +118,7 @@ def heatmap_svg(grid: dict[str, Any]) -> bytes:
 
 async def events(payload: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """The framework's events for one turn, as they arrive."""
-    async with (
-        httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10)) as client,
-        client.stream("POST", f"{SERVICE}/api/turn", json=payload) as response,
-    ):
+    async with http().stream("POST", f"{SERVICE}/api/turn", json=payload) as response:
         if response.status_code != 200:
             body = await response.aread()
             yield {"kind": "error", "error": body.decode(errors="replace")[:500]}
@@ -96,10 +128,32 @@ async def events(payload: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
+async def tool_step(call: dict[str, Any] | None, result: dict[str, Any] | None) -> None:
+    """One finished step for one tool: its arguments (untrusted model text), whether they were
+    valid, and what the tool returned; sent once (one websocket message)."""
+    name = str((call or result or {}).get("tool", "?"))
+    current = cl.context.current_step
+    step = cl.Step(name=f"tool {name}", type="tool", parent_id=current.id if current else None)
+    step.start = step.end = utc_now()
+    step.input = md((call or {}).get("arguments", ""))
+    lines = []
+    if call is not None:
+        lines.append("valid arguments" if call.get("valid") else md(call.get("error") or "invalid"))
+    if result is not None:
+        facts = result.get("facts") or result.get("error_code")
+        lines.append(md(json.dumps(facts, ensure_ascii=False)))
+    step.output = "  \n".join(lines)
+    await step.send()
+
+
 async def run_turn(
     text: str, *, path: str | None = None, name: str | None = None, channel: str | None = None
-) -> dict[str, Any]:
-    """Send one turn and render its events; returns the ``done`` event (or ``{}``)."""
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Send one turn and render its events.
+
+    Returns:
+        The ``done`` event (``{}`` when none came) and the report's charts (Plotly JSON).
+    """
     preset = cl.user_session.get("preset") or "balanced"
     payload = {
         "text": text,
@@ -114,44 +168,65 @@ async def run_turn(
     calls: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
     header: list[str] = []
+    charts: list[dict[str, Any]] = []
+    tools: list[str] = []
+    pending: dict[str, Any] | None = None  # a valid tool call, sent with its result
+    figure: dict[str, Any] | None = None
     async for event in events(payload):
         kind = event.get("kind")
-        if kind == "rules":
-            rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("rules", [])) or "none"
-            header.append(
-                f"**route** {md(event['route'])} · **confidence** {float(event['confidence']):.2f}"
-                f" · **rules** {rules} · **preset** {md(preset)}"
-            )
-        elif kind == "tool_call":
-            async with cl.Step(name=f"tool {event.get('tool')}", type="tool") as step:
-                step.input = md(event.get("arguments", ""))
-                step.output = "valid" if event.get("valid") else md(event.get("error", "invalid"))
-        elif kind == "tool_result":
-            async with cl.Step(name=f"result {event.get('tool')}", type="tool") as step:
-                step.output = md(json.dumps(event.get("facts") or event.get("error_code")))
-        elif kind in ("reply_facts", "reply_token"):
+        if kind in ("reply_facts", "reply_token"):
+            if pending is not None:
+                await tool_step(pending, None)
+                pending = None
             await reply.stream_token(
                 md(event.get("text", "")) + (" " if kind == "reply_facts" else "")
             )
+        elif kind == "classification":
+            rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("signals", []))
+            header.append(
+                f"**route** {md(event['route'])} · **confidence** {float(event['confidence']):.2f}"
+                f" · **rules** {rules or 'none'} · **preset** {md(preset)}"
+            )
+        elif kind == "tool_call":
+            tools.append(f"{md(event.get('tool'))}({'valid' if event.get('valid') else 'invalid'})")
+            if pending is not None:
+                await tool_step(pending, None)
+            pending = event if event.get("valid") else None
+            if not event.get("valid"):
+                await tool_step(event, None)
+        elif kind == "tool_result":
+            await tool_step(pending, event)
+            pending = None
         elif kind == "handoff":
             cl.user_session.set("handoff_thread", event.get("thread_id"))
         elif kind == "call_experts":
             calls.append(event)
         elif kind == "expert_grid":
             cl.user_session.set("last_grid", event)
+            figure = event.get("figure")
+        elif kind == "report_charts":
+            charts = list(event.get("figures") or [])
         elif kind == "done":
             done = event
         elif kind == "error":
             await reply.stream_token("\n\n**error:** " + md(event.get("error")))
+    if pending is not None:
+        await tool_step(pending, None)
     if not reply.content and done.get("headline"):
         await reply.stream_token(md(done["headline"]))
     lines = [*header]
+    if tools:
+        lines.append("**tools** " + ", ".join(tools))
     trace = trace_line(calls)
     if trace:
         lines.append(f"**experts** {md(trace)}")
     if done:
         lines.append(f"**status** {md(done.get('status'))}")
     reply.content = (reply.content or "") + "\n\n---\n" + "  \n".join(lines)
+    if figure:
+        reply.elements = [
+            PlotlyJson(name="expert load share", content=json.dumps(figure), display="inline")
+        ]
     actions = []
     if calls:
         actions.append(cl.Action(name="heatmap", payload={}, label="Expert heatmap"))
@@ -163,7 +238,7 @@ async def run_turn(
         ]
     reply.actions = actions
     await reply.send()
-    return done
+    return done, charts
 
 
 @cl.on_chat_start
@@ -184,8 +259,7 @@ async def settings_update(settings: dict[str, Any]) -> None:
 
 async def health_text() -> str:
     try:
-        async with httpx.AsyncClient(timeout=10) as client:
-            response = await client.get(f"{SERVICE}/api/health")
+        response = await http().get(f"{SERVICE}/api/health", timeout=10)
         body = response.json()
     except (httpx.HTTPError, ValueError) as exc:
         return f"server health unavailable: {md(exc)}"
@@ -237,7 +311,7 @@ async def on_message(message: cl.Message) -> None:
         if not post:
             await cl.Message(content="paste the post after /moderate").send()
             return
-        done = await run_turn(post, channel="moderation_queue")
+        done, _ = await run_turn(post, channel="moderation_queue")
         result = done.get("result") or {}
         verdict = result.get("verdict") or result.get("label") or done.get("status")
         await cl.Message(
@@ -246,21 +320,26 @@ async def on_message(message: cl.Message) -> None:
         return
     if files:
         spreadsheet = files[0]
-        done = await run_turn(
+        done, charts = await run_turn(
             text or "Please write a report of this spreadsheet",
             path=spreadsheet.path,
             name=spreadsheet.name,
         )
         result = done.get("result") or {}
-        elements = []
-        async with httpx.AsyncClient(timeout=60) as client:
-            for key in ("markdown", "xlsx"):
-                if result.get(key):
-                    name = os.path.basename(result[key])
-                    response = await client.get(f"{SERVICE}/api/files/{name}")
-                    if response.status_code == 200:
-                        elements.append(cl.File(name=name, content=response.content))
+        elements: list[Element] = []
+        for key in ("markdown", "xlsx"):
+            if result.get(key):
+                name = os.path.basename(result[key])
+                response = await http().get(f"{SERVICE}/api/files/{name}", timeout=60)
+                if response.status_code == 200:
+                    elements.append(cl.File(name=name, content=response.content))
         note = "report files:" if elements else "no report files: " + md(result.get("error", ""))
+        if charts:
+            note += f" · {len(charts)} chart{'s' if len(charts) > 1 else ''}:"
+        elements += [
+            PlotlyJson(name=f"report chart {i}", content=json.dumps(chart), display="inline")
+            for i, chart in enumerate(charts, start=1)
+        ]
         await cl.Message(content=note, elements=elements).send()
         return
     await run_turn(text)
@@ -278,10 +357,9 @@ async def on_heatmap(action: cl.Action) -> None:
 
 async def _decide(action: cl.Action, approve: bool) -> None:
     thread = action.payload.get("thread")
-    async with httpx.AsyncClient(timeout=600) as client:
-        response = await client.post(
-            f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
-        )
+    response = await http().post(
+        f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
+    )
     body = response.json()
     if response.status_code != 200:
         await cl.Message(content=f"**could not resume:** {md(body.get('error'))}").send()

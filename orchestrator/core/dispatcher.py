@@ -322,6 +322,7 @@ class Orchestrator:
             secondary_routes=tuple(
                 str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
             ),
+            signals=tuple(signal.model_dump(mode="json") for signal in classification.signals),
         )
         workflow = self.workflows.get(route)
         if route is Route.FALLBACK or workflow is None:

@@ -22,7 +22,10 @@ class _Event(BaseModel):
 
 
 class ClassificationEvent(_Event):
-    """The request's route and confidence (``secondary_routes`` for a compound request)."""
+    """The request's route and confidence (``secondary_routes`` for a compound request), and
+    the rules that fired (``signals``: each :class:`~orchestrator.classifier.Signal` as JSON,
+    ``rule_id``, ``route``, ``weight``, ``matched``, ``span``..., so a front end need not
+    classify the request a second time)."""
 
     kind: Literal["classification"] = "classification"
     request_id: str
@@ -30,6 +33,7 @@ class ClassificationEvent(_Event):
     confidence: float
     reason: str
     secondary_routes: tuple[str, ...] = ()
+    signals: tuple[dict[str, Any], ...] = ()
 
 
 class NodeStarted(_Event):

@@ -13,10 +13,14 @@ Endpoints (JSON in, JSON or NDJSON out; every input validated, errors as ``{"err
 with status 400/404/503):
 
 * ``POST /api/turn`` ``{"text", "thread_id", "customer_id", "preset", "channel"?, "path"?}``
-  → NDJSON: one ``{"kind": "rules", ...}`` line (route, confidence, fired rules with their
-  spans), then every stream event (``classification``, ``node_started``, ``tool_call``,
-  ``reply_token``, ``call_experts``, ``done``...), then ``{"kind": "expert_grid", ...}`` (the turn's
-  layer × expert load share, for the heatmap).
+  → NDJSON, one line per event as the framework yields it, each flushed at once: first the
+  ``classification`` (route, confidence, the fired rules with their spans: the request is
+  classified once, by the dispatcher), then ``node_started``, ``tool_call``, ``reply_facts``,
+  ``reply_token``, ``call_experts``, ``done``...; after the reply,
+  ``{"kind": "expert_grid", ..., "figure": {...}}`` (the turn's layer × expert load share and
+  its Plotly heatmap) and, for a spreadsheet report, ``{"kind": "report_charts", "figures":
+  [...]}`` (the report's charts as Plotly JSON). Nothing is computed before the first reply
+  token that the reply does not need.
 * ``GET /api/handoffs`` → the waiting cases; ``POST /api/handoffs/{thread}/resume``
   ``{"approve": bool, "note": str}`` → the resumed turn's outcome.
 * ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.ServerHealth`.
@@ -25,6 +29,7 @@ with status 400/404/503):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -41,6 +46,7 @@ from starlette.routing import Route as HttpRoute
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
+from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
@@ -48,6 +54,7 @@ from orchestrator.observability import HealthMonitor, ServerHealth
 from orchestrator.observability import metrics as framework_metrics
 from orchestrator.request import Attachment, Request
 from orchestrator.telemetry import TelemetryStore
+from orchestrator.ui.charts import expert_figure, report_figures
 from workflows import ContentModerationWorkflow, ExcelReportWorkflow
 from workflows.customer_service import HandoffError, open_workflow
 from workflows.customer_service.store import OrderStore
@@ -115,15 +122,39 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def build_app(settings: Settings) -> Starlette:
+def _line(payload: dict[str, Any]) -> bytes:
+    return (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+
+
+def report_charts(done: dict[str, Any]) -> list[dict[str, Any]]:
+    """The charts of the report a ``done`` event names (its ``result.xlsx``), as Plotly JSON;
+    ``[]`` when there is no report workbook or it cannot be read (logged)."""
+    xlsx = (done.get("result") or {}).get("xlsx")
+    if not xlsx:
+        return []
+    try:
+        return report_figures(xlsx)
+    except (OSError, ValueError) as exc:
+        logger.warning("no inline charts for %s: %s", xlsx, exc)
+        return []
+
+
+def build_app(settings: Settings, *, client: ModelClient | None = None) -> Starlette:
     """The service for ``settings`` (its ``server_url`` must answer; ``orchestrator ui`` makes
     sure). The model client, telemetry store, customer-service workflow (with its LangGraph
-    checkpointer) and health monitor open with the app and close with it."""
+    checkpointer) and health monitor open with the app and close with it.
+
+    Args:
+        settings: Stores, report folder, server URL, completion limit.
+        client: The model client to use (a test double in unit tests); one made from
+            ``settings`` (:func:`~orchestrator.core.runtime.make_client`) when None, and closed
+            with the app.
+    """
     state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        state["client"] = make_client(settings)
+        state["client"] = client if client is not None else make_client(settings)
         state["store"] = TelemetryStore(settings.database_url)
         state["classifier"] = RuleClassifier()
         state["monitor"] = HealthMonitor(
@@ -137,7 +168,8 @@ def build_app(settings: Settings) -> Starlette:
             try:
                 yield
             finally:
-                await state["client"].aclose()
+                if client is None:
+                    await state["client"].aclose()
                 state["store"].close()
                 state["monitor"].close()
 
@@ -169,29 +201,27 @@ def build_app(settings: Settings) -> Starlette:
             )
         except (ValidationError, json.JSONDecodeError) as exc:
             return _error(f"bad turn: {exc}", 400)
-        classification = state["classifier"].classify(request)
-        rules = [json.loads(signal.model_dump_json()) for signal in classification.signals]
         orch = orchestrator(body.preset)
 
         async def lines() -> AsyncIterator[bytes]:
-            head = {
-                "kind": "rules",
-                "route": classification.route.value,
-                "confidence": classification.confidence,
-                "rules": rules,
-            }
-            yield (json.dumps(head, ensure_ascii=False) + "\n").encode()
             calls: list[dict[str, Any]] = []
+            done: dict[str, Any] = {}
             try:
                 async for event in orch.stream(request):
-                    payload = json.loads(event.model_dump_json())
-                    if payload.get("kind") == "call_experts":
+                    payload = event.model_dump(mode="json")
+                    if payload["kind"] == "call_experts":
                         calls.append(payload)
-                    yield (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+                    elif payload["kind"] == "done":
+                        done = payload
+                    yield _line(payload)
             except ServerUnavailableError as exc:
-                yield (json.dumps({"kind": "error", "error": str(exc)}) + "\n").encode()
-            grid = {"kind": "expert_grid", **expert_grid(calls)}
-            yield (json.dumps(grid) + "\n").encode()
+                yield _line({"kind": "error", "error": str(exc)})
+            # after the reply: the expert heatmap and the report's charts
+            grid = expert_grid(calls)
+            yield _line({"kind": "expert_grid", **grid, "figure": expert_figure(grid)})
+            figures = await asyncio.to_thread(report_charts, done)  # reads the report workbook
+            if figures:
+                yield _line({"kind": "report_charts", "figures": figures})
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 

@@ -1,0 +1,200 @@
+"""The chat UI's service and its inline charts, with ScriptedModel (a test double of the model;
+no vLLM here): the NDJSON event stream of a turn (classified once, the rules in the
+classification event, the heatmap after the reply), the report's charts read from a real
+report workbook, and text from workbooks and models escaped for Plotly."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from starlette.testclient import TestClient
+
+from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
+from orchestrator.config import Settings
+from orchestrator.testing import ScriptedModel
+from orchestrator.ui import build_app, expert_grid
+from orchestrator.ui.charts import expert_figure, plot_text, report_figures
+from workflows.excel_report import ExcelReportWorkflow, ReportConfig
+from workflows.excel_report.encoding import ByteCounter
+
+#: Text a workbook or a model may hold that plotly.js would read as markup.
+HOSTILE = [
+    '<img src=x onerror="alert(1)">',
+    "<b>bold</b> & <br>",
+    '<a href="javascript:alert(1)">click</a>',
+    "R&D <sup>2</sup>",
+    "区域 <i>东</i>",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_plot_text_leaves_no_tag_and_keeps_the_text(text: str) -> None:
+    out = plot_text(text, limit=200)
+    assert "<" not in out and ">" not in out
+    # plotly.js decodes &lt; &gt; &amp; back to the characters: what is shown is the text
+    shown = out.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    assert shown == text
+
+
+def test_plot_text_cuts_long_labels_and_drops_control_characters() -> None:
+    assert plot_text("a\x00b\nc") == "a b c"
+    out = plot_text("x" * 500, limit=60)
+    assert len(out) == 60 and out.endswith("…")
+    # cut before escaping: an entity is never cut in half
+    assert plot_text("&" * 100, limit=10) == "&amp;" * 9 + "…"
+
+
+def test_expert_figure_is_the_grid_as_a_heatmap() -> None:
+    calls = [
+        {"expert_routing_source": "replay", "top_experts": [[1, 3, 0.5], [1, 7, 0.25]]},
+        {"expert_routing_source": "replay", "top_experts": [[2, 3, 0.4], [1, 3, 0.25]]},
+    ]
+    grid = expert_grid(calls)
+    figure = expert_figure(grid)
+    assert figure is not None
+    heatmap = figure["data"][0]
+    assert heatmap["type"] == "heatmap"
+    assert heatmap["x"] == ["E3", "E7"] and heatmap["y"] == ["L1", "L2"]
+    # layer 1: expert 3 0.75, expert 7 0.25 (renormalised); layer 2: expert 3 only
+    assert heatmap["z"] == [[0.75, 0.25], [1.0, 0.0]]
+    assert "source: replay" in figure["layout"]["title"]["text"]
+
+
+def test_expert_figure_of_no_routing_is_none_and_a_bad_grid_is_refused() -> None:
+    assert expert_figure(expert_grid([])) is None
+    with pytest.raises(ValueError, match=r"2 layers × 1 experts"):
+        expert_figure({"layers": [1, 2], "experts": [3], "share": [[1.0]], "sources": []})
+    with pytest.raises(ValueError, match=r"within 0\.\.1"):
+        expert_figure({"layers": [1], "experts": [3], "share": [[1.5]], "sources": []})
+
+
+def test_the_source_label_is_escaped_too() -> None:
+    grid = {"layers": [1], "experts": [0], "share": [[1.0]], "sources": ["<b>x</b>"]}
+    figure = expert_figure(grid)
+    assert figure is not None and "<b>" not in figure["layout"]["title"]["text"]
+
+
+def _hostile_sales(path: Path) -> Path:
+    """A sales sheet whose region names are markup (what a workbook may hold)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sales"
+    ws.append(["Date", "Region", "Revenue"])
+    for i in range(36):
+        ws.append([date(2024, 1 + i % 12, 1 + i % 27), HOSTILE[i % 3], 100.0 + 10 * i])
+    wb.save(path)
+    return path
+
+
+async def test_report_charts_come_from_the_report_workbook_escaped(tmp_path: Path) -> None:
+    path = _hostile_sales(tmp_path / "sales.xlsx")
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    model = ScriptedModel(
+        json_reply=json.dumps(
+            {"findings": [], "title": "t", "summary": "s", "sections": []}, ensure_ascii=False
+        )
+    )
+    workflow = ExcelReportWorkflow(ReportConfig(output_dir=tmp_path / "out"), ByteCounter())
+    outcome = await Orchestrator(model, store, [workflow]).handle(
+        Request(
+            text="Summarise the attached spreadsheet",
+            attachments=(Attachment(filename=path.name, path=str(path)),),
+        )
+    )
+    store.close()
+    assert outcome.status == "succeeded", outcome.error
+    figures = report_figures(outcome.result["xlsx"])
+    assert figures, "the report workbook has charts"
+    book = openpyxl.load_workbook(outcome.result["xlsx"], read_only=True)
+    blocks = sum(1 for row in book["Chart data"].iter_rows(values_only=True) if row[1] == "value")
+    assert len(figures) == min(4, blocks)
+    by_region = [f for f in figures if "Region" in f["layout"]["title"]["text"]]
+    assert by_region, [f["layout"]["title"]["text"] for f in figures]
+    trace = by_region[0]["data"][0]
+    assert trace["type"] == "bar"
+    assert all("<" not in label and ">" not in label for label in trace["x"])
+    shown = {x.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") for x in trace["x"]}
+    assert shown == set(HOSTILE[:3])
+    assert all(isinstance(v, float) for v in trace["y"])
+    periods = [f for f in figures if f["layout"]["title"]["text"].endswith(" per period")]
+    assert all(f["data"][0]["type"] == "scatter" for f in periods)
+
+
+def test_report_figures_of_a_missing_or_plain_workbook(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        report_figures(tmp_path / "nope.xlsx")
+    plain = tmp_path / "plain.xlsx"
+    openpyxl.Workbook().save(plain)
+    assert report_figures(plain) == []
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"broken\.xlsx"):
+        report_figures(broken)
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> TestClient:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
+    model = ScriptedModel(replies=["Sorry <script>alert(1)</script> about the wait."])
+    return TestClient(build_app(settings, client=model))
+
+
+def _turn(client: TestClient, body: dict[str, Any]) -> list[dict[str, Any]]:
+    response = client.post("/api/turn", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+def test_a_turn_streams_the_classification_first_and_the_heatmap_last(
+    service: TestClient,
+) -> None:
+    with service as client:
+        events = _turn(
+            client,
+            {
+                "text": "Where is my order? It has not arrived",
+                "thread_id": "t-1",
+                "customer_id": "C00001",
+                "preset": "precise",
+            },
+        )
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "classification" and "rules" not in kinds  # classified once
+    assert events[0]["route"] == "customer_service"
+    assert isinstance(events[0]["signals"], list)
+    assert kinds.index("done") < kinds.index("expert_grid") == len(kinds) - 1
+    text = "".join(e["text"] for e in events if e["kind"] in ("reply_facts", "reply_token"))
+    assert "<script>" in text  # data, as the model wrote it: the app escapes it when shown
+    grid = events[-1]
+    assert grid["sources"] == ["scripted"] and grid["figure"]["data"][0]["type"] == "heatmap"
+    done = next(e for e in events if e["kind"] == "done")
+    assert done["status"] == "succeeded"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"text": "", "thread_id": "t"}, "text"),
+        ({"text": "hi", "thread_id": "bad id!"}, "thread_id"),
+        ({"text": "hi", "thread_id": "t", "preset": "wild"}, "preset"),
+        ({"text": "hi", "thread_id": "t", "path": "/no/such.xlsx"}, "upload it again"),
+    ],
+)
+def test_a_bad_turn_is_a_400_naming_the_field(
+    service: TestClient, body: dict[str, Any], message: str
+) -> None:
+    with service as client:
+        response = client.post("/api/turn", json=body)
+    assert response.status_code == 400
+    assert message in response.json()["error"]
