@@ -23,6 +23,7 @@ from orchestrator.cli import (  # customer service (issue 12)
     skew,
     status,
     store,
+    telemetry,
     train,
     ui,
 )
@@ -46,6 +47,7 @@ chat.register(app)  # chat
 status.register(app)  # status (vLLM server health, issue 17)
 ui.register(app)  # ui (Chainlit chat front end, issue 17)
 train.register(app)  # train prepare / fit / card (trained offline checkpoint, issue 20)
+telemetry.register(app)  # telemetry pending / fill-routing (deferred expert routing, issue 13)
 
 
 def main() -> None:  # pragma: no cover

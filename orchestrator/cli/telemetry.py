@@ -1,0 +1,175 @@
+"""``orchestrator telemetry``: the deferred expert routing of the telemetry store.
+
+* ``orchestrator telemetry pending [--batch ID]``: how many model calls still have expert
+  routing ``pending`` (a batch job deferred their CPU replay), per checkpoint.
+* ``orchestrator telemetry fill-routing [--batch ID]``: replay them in bulk and fill their
+  routing and rollups (:mod:`orchestrator.telemetry.fill`); safe to stop (Ctrl-C, or a kill)
+  and run again: each call is filled and summed exactly once.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from sqlalchemy import func, select
+
+from orchestrator.cli.common import console, err, fail, settings_from_flags
+from orchestrator.exceptions import OrchestratorError
+from orchestrator.telemetry import ModelCallRecord, RequestRecord, TelemetryStore
+from orchestrator.telemetry.fill import (
+    FILL_COMMAND,
+    fill_pending_routing,
+    pending_routing_count,
+)
+from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRecord
+from serving.errors import ServingError
+from serving.replay import ExpertRoutingReplayer
+
+
+def _url(db: Path | None, database_url: str | None) -> str:
+    if db is not None and database_url is not None:
+        raise fail("give --db or --database-url, not both", 2)
+    settings = settings_from_flags(database_url=database_url)
+    return f"sqlite:///{db}" if db is not None else settings.database_url
+
+
+def _open(url: str) -> TelemetryStore:
+    try:
+        return TelemetryStore.open_existing(url)
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+
+
+def _batch_known(store: TelemetryStore, batch: str | None) -> None:
+    if batch is None:
+        return
+    with store._session() as session:
+        found = session.scalar(
+            select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch)
+        )
+    if not found:
+        raise fail(
+            f"no request of batch {batch!r} in {store.url}; the batch id is printed by "
+            "`orchestrator batch`",
+            2,
+        )
+
+
+def pending(
+    batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
+    ] = None,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+) -> None:
+    """Count the model calls whose expert routing is still pending (replay deferred)."""
+    store = _open(_url(db, database_url))
+    try:
+        _batch_known(store, batch)
+        count = pending_routing_count(store, batch_id=batch)
+        with store._session() as session:
+            query = (
+                select(PendingExpertRoutingRecord.checkpoint, func.count())
+                .join(ModelCallRecord, PendingExpertRoutingRecord.call_id == ModelCallRecord.id)
+                .where(ModelCallRecord.expert_routing_source == PENDING_SOURCE)
+                .group_by(PendingExpertRoutingRecord.checkpoint)
+            )
+            if batch is not None:
+                query = query.where(
+                    ModelCallRecord.request_id.in_(
+                        select(RequestRecord.id).where(RequestRecord.batch_id == batch)
+                    )
+                )
+            by_checkpoint = session.execute(query).all()
+    finally:
+        store.close()
+    scope = f" of batch {batch}" if batch else ""
+    console.print(f"{count} model calls{escape(scope)} with expert routing pending")
+    for checkpoint, n in by_checkpoint:
+        console.print(f"  {n} to replay through {escape(str(checkpoint))}")
+    if count:
+        flag = f" --batch {batch}" if batch else ""
+        console.print(f"fill them with: {FILL_COMMAND}{escape(flag)}")
+
+
+def fill_routing(
+    batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
+    ] = None,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    checkpoint_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="The served checkpoint to replay through (default: ORCH_CHECKPOINT_DIR)."
+        ),
+    ] = None,
+    chunk: Annotated[
+        int, typer.Option(min=1, max=4096, help="Calls replayed and committed together.")
+    ] = 64,
+    limit: Annotated[int | None, typer.Option(min=1, help="Fill at most this many calls.")] = None,
+) -> None:
+    """Replay the calls whose expert routing is pending, many per forward pass, and fill
+    their routing and the hourly rollups. Stop any time; run again to go on."""
+    url = _url(db, database_url)
+    settings = settings_from_flags(checkpoint_dir=checkpoint_dir)
+    store = _open(url)
+    try:
+        _batch_known(store, batch)
+        total = pending_routing_count(store, batch_id=batch)
+        if total == 0:
+            scope = f" of batch {batch}" if batch else ""
+            console.print(f"no model call{escape(scope)} has expert routing pending")
+            return
+        with console.status(f"loading the replay checkpoint {settings.checkpoint_dir}"):
+            replayer = ExpertRoutingReplayer(settings.checkpoint_dir)
+        stop = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+        try:
+            with console.status(f"filling the expert routing of {total} calls") as status:
+                summary = fill_pending_routing(
+                    store,
+                    replayer,
+                    batch_id=batch,
+                    chunk=chunk,
+                    limit=limit,
+                    stop=stop,
+                    on_chunk=lambda done, all_: status.update(
+                        f"filled the expert routing of {done} of {all_} calls"
+                    ),
+                )
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    except (OrchestratorError, ServingError) as exc:
+        raise fail(exc) from exc
+    finally:
+        store.close()
+    console.print(
+        f"filled {summary.filled} calls (source replay) in {summary.seconds:.1f} s "
+        f"({summary.replay_seconds:.1f} s of forward passes); {summary.failed} could not be "
+        f"replayed (recorded unavailable, with the reason); {summary.left} still pending"
+    )
+    for path, n in summary.other_checkpoint.items():
+        err.print(
+            f"[yellow]{n} pending calls were served from another checkpoint:[/] "
+            f"{escape(path)}; fill them with --checkpoint-dir {escape(path)}"
+        )
+    if summary.left:
+        flag = f" --batch {batch}" if batch else ""
+        err.print(f"run again to go on: {FILL_COMMAND}{escape(flag)}")
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``telemetry`` group (``pending``, ``fill-routing``) to ``app``."""
+    group = typer.Typer(
+        no_args_is_help=True, help="Deferred expert routing in the telemetry store."
+    )
+    group.command("pending")(pending)
+    group.command("fill-routing")(fill_routing)
+    app.add_typer(group, name="telemetry")
