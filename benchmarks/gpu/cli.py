@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import benchmarks.gpu
-from benchmarks.gpu import agree, bench, decode, diag, orch
+from benchmarks.gpu import agree, bench, capture19, decode, diag, orch
 from benchmarks.gpu.build import build
 from benchmarks.gpu.common import (
     Workspace,
@@ -29,7 +29,19 @@ Urls = dict[str, str | None]
 Phase = Callable[[Workspace, argparse.Namespace, Urls], None]
 
 #: Seconds a phase needs at least; one that does not fit the budget left is skipped.
-PHASE_EST = {"agree": 45, "decode": 40, "b128": 80, "b32": 150, "orch": 150, "b8": 200}
+PHASE_EST = {
+    "agree": 45,
+    "decode": 40,
+    "b128": 80,
+    "b32": 150,
+    "orch": 150,
+    "b8": 200,
+    "probe": 5,
+    "cap128": 60,
+    "cap32": 90,
+    "stream": 30,
+    "agree19": 20,
+}
 PHASES: dict[str, Phase] = {
     "agree": agree.run,
     "diag": diag.run,
@@ -38,6 +50,14 @@ PHASES: dict[str, Phase] = {
     "b128": lambda ws, args, urls: bench.run(ws, args, urls, 128),
     "b32": lambda ws, args, urls: bench.run(ws, args, urls, 32),
     "b8": lambda ws, args, urls: bench.run(ws, args, urls, 8),
+    # issue 19
+    "probe": capture19.probe,
+    "cap128": lambda ws, args, urls: capture19.capture(
+        ws, args, urls, 128, ["off", "ids", "counts", "none"]
+    ),
+    "cap32": lambda ws, args, urls: capture19.capture(ws, args, urls, 32, ["off", "ids", "counts"]),
+    "stream": capture19.stream,
+    "agree19": capture19.agree,
 }
 #: ``--quick``: workload sizes of a smoke test of the plumbing.
 QUICK = {"requests": 128, "agree_n": 16, "orch_n": 64, "repeat": 30}
@@ -58,7 +78,9 @@ def measure(ws: Workspace, args: argparse.Namespace) -> None:
     for phase in args.phases.split(","):
         if phase in finished:
             continue
-        if phase.startswith("b") and urls["off"] is None:
+        if (phase.startswith("b") or phase.startswith("cap") or phase == "probe") and urls[
+            "off"
+        ] is None:
             urls["off"] = wait_for(ws, "off", args.wait_s)
         if budget_left(args.budget_s) < PHASE_EST.get(phase, 60):
             log(f"skip {phase}: {budget_left(args.budget_s):.0f} s left")
@@ -70,6 +92,10 @@ def measure(ws: Workspace, args: argparse.Namespace) -> None:
             if phase.startswith("b") and not ws.load_results().get(f"bench_c{phase[1:]}", {}).get(
                 "complete"
             ):
+                continue
+            if phase.startswith("cap") and not ws.load_results().get(
+                f"capture_c{phase[3:]}", {}
+            ).get("complete"):
                 continue
         except Exception as exc:
             traceback.print_exc()
@@ -128,6 +154,7 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--orch-n", type=int, default=512)
     m.add_argument("--orch-c", type=int, default=32)
     m.add_argument("--orch-profile", action="store_true", help="cProfile the first full run")
+    m.add_argument("--stream-n", type=int, default=512, help="Streamed calls per load (stream).")
     add_common_arguments(
         m,
         repeat=300,

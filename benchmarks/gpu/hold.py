@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from serving import ServingProfile
 
 ROUTED_EXPERTS_FLAG = "--enable-return-routed-experts"
+#: vLLM logs each request and the cause of a failed one (an empty HTTP 500 otherwise hides
+#: it: issue 19); on both servers, so the off/on comparison stays fair.
+LOG_FLAGS = ("--enable-log-requests",)
+#: The on-server's default routed-experts encoding (serving.vllm_plugin); requests that name
+#: a mode in ``vllm_xargs`` get theirs.
+ON_DEFAULT_MODE = "ids"  # "counts" needs the ExpertRoutingTrace change (issue 19 report)
 
 
 def profiles(ws: Workspace, kind: str, util: float) -> tuple[ServingProfile, ServingProfile]:
@@ -26,6 +32,12 @@ def profiles(ws: Workspace, kind: str, util: float) -> tuple[ServingProfile, Ser
         on = gpu_profile(str(ws.ckpt), gpu_memory_utilization=util)
     else:
         on = cpu_profile(str(ws.ckpt))
+    on = on.model_copy(
+        update={
+            "args": (*on.args, *(f for f in LOG_FLAGS if f not in on.args)),
+            "env": {**on.env, "ORCH_ROUTED_EXPERTS": ON_DEFAULT_MODE},
+        }
+    )
     off = on.model_copy(update={"args": tuple(a for a in on.args if a != ROUTED_EXPERTS_FLAG)})
     return on, off
 
@@ -49,20 +61,29 @@ def hold(
     on, off = profiles(ws, profile, util)
     started = []
     wanted = servers.split(",")
+    launched = []
+    t = time.monotonic()
     for name, server_profile, port in (("on", on, PORT_ON), ("off", off, PORT_OFF)):
         if name not in wanted:
             continue
+        # each its own compile cache: two servers compiling side by side into one could race
+        cache = {"VLLM_CACHE_ROOT": str(ws.state / f"vllm_cache_{name}")}
+        server_profile = server_profile.model_copy(update={"env": {**server_profile.env, **cache}})
         server = VLLMServer(
             server_profile,
             port=port,
             log_path=ws.state / f"server_{name}.log",
             startup_timeout_s=420,
         )
-        t = time.monotonic()
-        status[name] = {"command": server.command, "state": "starting"}
+        status[name] = {"command": server.command, "env": server_profile.env, "state": "starting"}
         write()
+        try:  # launched side by side: imports and compilation overlap
+            launched.append((name, server.launch()))
+        except ServerStartError as exc:
+            status[name].update(state="failed", error=str(exc)[-4000:])
+    for name, server in launched:
         try:
-            server.start()
+            server.wait_ready()
             status[name].update(
                 state="ready", url=server.base_url, startup_s=round(time.monotonic() - t, 1)
             )

@@ -82,11 +82,15 @@ async def one_call(
     return {"latency": time.perf_counter() - t0, "ttft": ttft, "tokens": tokens, "stream": True}
 
 
-def _load_shard(args: tuple[str, list[Messages], list[int], int, int]) -> dict[str, Any]:
+def _load_shard(
+    args: tuple[str, list[Messages], list[int], int, int, dict[str, Any] | None],
+) -> dict[str, Any]:
     """One client process of :func:`run_load_mp` (module level, so it can be pickled)."""
-    base, batch, index, concurrency, stream_every = args
+    base, batch, index, concurrency, stream_every, extra = args
     return asyncio.run(
-        run_load(base, batch, concurrency, stream_every=stream_every, index=index, raw=True)
+        run_load(
+            base, batch, concurrency, stream_every=stream_every, index=index, raw=True, extra=extra
+        )
     )
 
 
@@ -97,8 +101,10 @@ def run_load_mp(
     *,
     per_process: int = 16,
     stream_every: int = 8,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`run_load` spread over ``ceil(concurrency / per_process)`` client processes.
+    """:func:`run_load` spread over ``ceil(concurrency / per_process)`` client processes
+    (``extra``: fields added to every request body, e.g. ``vllm_xargs``).
 
     One Python process with one httpx pool could not keep 128 requests in flight in the first
     session (throughput at 128 fell below 32, TTFT p50 above 1 s); several processes remove
@@ -107,12 +113,14 @@ def run_load_mp(
     """
     procs = max(1, -(-concurrency // per_process))
     if procs == 1:
-        return asyncio.run(run_load(base, batch, concurrency, stream_every=stream_every))
+        return asyncio.run(
+            run_load(base, batch, concurrency, stream_every=stream_every, extra=extra)
+        )
     shards = []
     for j in range(procs):
         index = list(range(j, len(batch), procs))
         conc = concurrency // procs + (1 if j < concurrency % procs else 0)
-        shards.append((base, [batch[i] for i in index], index, conc, stream_every))
+        shards.append((base, [batch[i] for i in index], index, conc, stream_every, extra))
     with mp.get_context("fork").Pool(procs) as pool:
         parts = pool.map(_load_shard, shards)
     results = [r for part in parts for r in part["results"]]
@@ -133,6 +141,7 @@ async def run_load(
     keep_bodies: bool = False,
     index: list[int] | None = None,
     raw: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
     (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
@@ -159,7 +168,7 @@ async def run_load(
                     return
                 stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
                 try:
-                    r = await one_call(client, base, batch[i], max_tokens, stream)
+                    r = await one_call(client, base, batch[i], max_tokens, stream, extra)
                     r["i"] = i
                     if not keep_bodies:
                         r.pop("body", None)

@@ -60,9 +60,13 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
     Raises:
         RuntimeError: The routed-experts server is not available.
     """
-    diag = ws.load_results().get("structured_output_diag", {}).get("on", {})
+    results = ws.load_results()
+    diag = results.get("structured_output_diag", {}).get("on", {})
     strict = diag.get(STRICT_VARIANT, {})
     drop_schema = bool(strict) and strict.get("status") != 200
+    probed = (results.get("probe", {}).get("on") or {}).get("structured")
+    if probed is not None:  # issue 19: the launcher's probe decides, not an old diagnosis
+        drop_schema = not probed.get("ok")
     if drop_schema:
         log("orch: the server rejects the triage json_schema; both paths send it without")
     base = urls["on"]
@@ -115,6 +119,20 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
                 "requests": n,
                 "concurrency_requests": c,
                 "json_schema_dropped": drop_schema,
+                "calls_with_schema": sum(
+                    1
+                    for calls in recorded.values()
+                    for seq in calls.values()
+                    for call in seq
+                    if call.get("json_schema") is not None
+                ),
+                "calls_with_tools": sum(
+                    1
+                    for calls in recorded.values()
+                    for seq in calls.values()
+                    for call in seq
+                    if call.get("tools")
+                ),
             }
         }
     )
@@ -241,6 +259,10 @@ async def plain_path(base: str, calls: Recorded, old: str, new: str, c: int) -> 
             for call in seq:
                 msgs = json.loads(json.dumps(call["messages"]).replace(f"{old}-", f"{new}-"))
                 kwargs: dict[str, Any] = {}
+                if call.get("tools"):  # the same tools and tool_choice as the full path
+                    kwargs["tools"] = call["tools"]
+                    if call.get("tool_choice") is not None:
+                        kwargs["tool_choice"] = call["tool_choice"]
                 if call.get("json_schema") is not None:
                     kwargs["response_format"] = {
                         "type": "json_schema",

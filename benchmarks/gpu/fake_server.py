@@ -1,0 +1,164 @@
+"""A stand-in of vLLM 0.24.0's OpenAI server with routed experts and the project's plugin, for
+testing the GPU run's plumbing on a CPU (``python -m benchmarks.gpu.fake_server PORT
+[--no-experts]``). It answers ``/health``, ``/v1/models``, ``/v1/chat/completions`` (plain,
+streamed with ``return_token_ids``, ``response_format``, ``tools``) and ``/v1/completions``
+(token-id prompts), with ``routed_experts`` in the modes of :mod:`serving.vllm_plugin`. The
+experts are random; nothing it returns is a measurement.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from serving.vllm_plugin import expert_counts_from_ids, mode_of
+
+LAYERS, EXPERTS, TOP_K = 28, 64, 6
+
+
+def _experts(rows: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    ids = np.argsort(rng.random((rows, LAYERS, EXPERTS)), axis=2)[:, :, :TOP_K].astype(np.uint8)
+    ids[:, 0, :] = 0  # dense layer 0
+    return ids
+
+
+def _encode(ids: np.ndarray, mode: str) -> str | None:
+    if mode == "none":
+        return None
+    array = expert_counts_from_ids(ids) if mode == "counts" else ids
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def app(experts: bool, default_mode: str = "counts") -> Any:
+    """The Starlette app."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+    from starlette.routing import Route
+
+    async def health(_: Request) -> PlainTextResponse:
+        return PlainTextResponse("")
+
+    async def models(_: Request) -> JSONResponse:
+        return JSONResponse({"object": "list", "data": [{"id": "ernie", "root": "/fake"}]})
+
+    def content_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        if body.get("tools"):
+            choice = body.get("tool_choice")
+            name = body["tools"][0]["function"]["name"]
+            if isinstance(choice, dict):
+                name = choice["function"]["name"]
+            args = {"order_id": "A123"}
+            return "", [
+                {
+                    "id": "call_0",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+            ]
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            schema = fmt["json_schema"]["schema"]
+            obj: dict[str, Any] = {}
+            for key, prop in (schema.get("properties") or {}).items():
+                if "enum" in prop:
+                    obj[key] = prop["enum"][0]
+                elif prop.get("type") in ("number", "integer"):
+                    obj[key] = prop.get("minimum", 0)
+                elif prop.get("type") == "boolean":
+                    obj[key] = False
+                elif prop.get("type") == "array":
+                    obj[key] = []
+                else:
+                    obj[key] = "x"
+            return json.dumps(obj), []
+        return "Thank you for your message. " * 4, []
+
+    async def chat(request: Request) -> Any:
+        body = await request.json()
+        prompt = max(8, len(json.dumps(body.get("messages"))) // 6)
+        completion = int(body.get("max_tokens") or 16)
+        prompt_ids = list(range(prompt))
+        comp_ids = list(range(100, 100 + completion))
+        text, tool_calls = content_for(body)
+        if body.get("stream"):
+
+            async def gen() -> Any:
+                first = {"choices": [], "prompt_token_ids": prompt_ids}
+                yield f"data: {json.dumps(first)}\n\n"
+                for i, t in enumerate(comp_ids):
+                    chunk = {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"content": "x"},
+                                "token_ids": [t],
+                                "finish_reason": "length" if i == completion - 1 else None,
+                            }
+                        ]
+                    }
+                    yield f"data: {json.dumps(chunk)}\n\n"
+                usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+                yield f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n"
+                yield "data: [DONE]\n\n"
+
+            return StreamingResponse(gen(), media_type="text/event-stream")
+        mode = mode_of(body.get("vllm_xargs"), default_mode)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text, "tool_calls": tool_calls},
+            "finish_reason": "tool_calls" if tool_calls else "length",
+            "token_ids": comp_ids if body.get("return_token_ids") else None,
+        }
+        if experts:
+            choice["routed_experts"] = _encode(_experts(prompt + completion - 1, prompt), mode)
+        return JSONResponse(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "ernie",
+                "choices": [choice],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+                "prompt_token_ids": prompt_ids if body.get("return_token_ids") else None,
+            }
+        )
+
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        prompt = len(body["prompt"])
+        mode = mode_of(body.get("vllm_xargs"), default_mode)
+        choice: dict[str, Any] = {"index": 0, "text": "x", "finish_reason": "length"}
+        if experts:
+            choice["routed_experts"] = _encode(_experts(prompt, prompt), mode)
+        usage = {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}
+        return JSONResponse({"id": "y", "choices": [choice], "usage": usage})
+
+    return Starlette(
+        routes=[
+            Route("/health", health),
+            Route("/v1/models", models),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
+        ]
+    )
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    port = int(sys.argv[1])
+    uvicorn.run(
+        app("--no-experts" not in sys.argv), host="127.0.0.1", port=port, log_level="warning"
+    )

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Pack ../shared/gpu/stage.sh's payload (vLLM 0.24.0 + deps) and the orchestrator's wheels that the
+# device lacks (.whl, see benchmarks/gpu/run19.sh) into one xz tarball split in ~14 MB parts .x1..xN
+# (the repository alone is ~49 MB of the 64 MiB a command may carry). Run from the repo root after
+# stage.sh and after filling .whl (pip download --no-deps ... for cp312 manylinux).
+set -euo pipefail
+W=${STAGE_WORK:-/tmp/vllm_stage_work}
+rm -rf /tmp/site19 && mkdir -p /tmp/site19
+for w in "$W"/payload/*.whl "$W"/payload/deps/*.whl .whl/*.whl; do unzip -q -o "$w" -d /tmp/site19; done
+tar -C /tmp/site19 -cf - . | xz -T2 -6 > /tmp/site19.tar.xz
+rm -f /tmp/s19part.*; split -b 14200000 -d -a 1 /tmp/site19.tar.xz /tmp/s19part.
+sha256sum /tmp/site19.tar.xz | awk '{print $1}' > /tmp/s19.sha
+grep -qx '/.x\[0-9\]/' .git/info/exclude || echo '/.x[0-9]/' >> .git/info/exclude
+rm -rf .x[0-9]; i=1
+for p in /tmp/s19part.*; do mkdir -p .x$i; cp "$p" /tmp/s19.sha .x$i/; mv .x$i/s19.sha .x$i/sha; i=$((i+1)); done
+du -sh .x*

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Issue 19 on the lent H200 (run from the repository root on the device machine).
+#
+# The repository alone is ~49 MB (a trained checkpoint is tracked), so the vLLM 0.24.0 payload of
+# ../shared/gpu/stage.sh plus the orchestrator's own missing wheels travel as one xz tarball in six
+# ~14 MB parts (.x1 ... .x6, ignored), one part per command:
+#   here:  bash benchmarks/gpu/pack19.sh            (after bash ../shared/gpu/stage.sh)
+#   device, commands 1..5 (carry .xK; command 1 also .gpudata):
+#          mkdir -p /tmp/x19 && cp .xK/* /tmp/x19/ [&& cp -r .gpudata/customer_service /tmp/gpurun_data/]
+#   device, command 6 (carry .x6):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
+#   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2
+# Each command within 30 s of the previous one (the machine is kept 30 s between commands).
+set -uo pipefail
+STEP=${1:?usage: run19.sh phase1|phase2}
+LIMIT=${LIMIT_S:-570}
+mkdir -p "${OUT:=/tmp/out19}"
+if [ ! -f /tmp/site/.ok19 ]; then
+  cat $(ls /tmp/x19/s19part.* | sort -t. -k2 -n) > /tmp/s19.tar.xz
+  if [ "$(sha256sum /tmp/s19.tar.xz | awk '{print $1}')" != "$(cat /tmp/x19/sha)" ]; then
+    echo "payload incomplete: $(ls /tmp/x19)"; exit 3
+  fi
+  mkdir -p /tmp/site
+  tar -C /tmp/site -xJf /tmp/s19.tar.xz || python3 -c "import tarfile; tarfile.open('/tmp/s19.tar.xz').extractall('/tmp/site')" || exit 4
+  rm -f /tmp/s19.tar.xz && touch /tmp/site/.ok19
+  echo "site installed at ${SECONDS}s"
+fi
+# a copy of the sources that later syncs of the working tree cannot disturb (the servers import
+# serving.vllm_plugin from it when they start)
+if [ ! -d /tmp/src/serving ]; then
+  mkdir -p /tmp/src && cp -r benchmarks orchestrator serving skills workflows /tmp/src/
+fi
+export PYTHONPATH=/tmp/plugin19:/tmp/src:/tmp/site PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 \
+  VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 NCCL_NVLS_ENABLE=0 \
+  TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 GPURUN_DATA=/tmp/gpurun_data \
+  GPURUN_STATE=/tmp/gpurun
+cd /tmp/src
+[ -d /tmp/plugin19 ] || python3 -m serving.vllm_plugin /tmp/plugin19
+mkdir -p /tmp/gpurun
+if [ "$STEP" = phase1 ]; then
+  python3 -c "import vllm, importlib.metadata as m; print('vllm', vllm.__version__, [e.value for e in m.entry_points(group='vllm.general_plugins')])"
+  [ -f /tmp/gpurun/ckpt/config.json ] || python3 -m benchmarks.gpu build
+  (setsid nohup python3 -m benchmarks.gpu hold --util 0.42 --max-life-s 1500 > /tmp/gpurun/hold.log 2>&1 < /dev/null &)
+  python3 -m benchmarks.gpu measure --phases probe,cap128,orch --orch-c 128 --orch-n 512 \
+    --orch-profile --wait-s 300 --budget-s $((LIMIT - SECONDS))
+else
+  python3 -m benchmarks.gpu measure --phases probe,cap128,orch,cap32,stream,agree19 --orch-c 128 \
+    --orch-n 512 --agree-n 16 --wait-s 30 --budget-s $((LIMIT - SECONDS))
+  [ "$STEP" = phase2 ] && touch /tmp/gpurun/stop
+fi
+cp /tmp/gpurun/results.json "$OUT/" 2>/dev/null
+cp /tmp/gpurun/hold.log "$OUT/" 2>/dev/null
+for s in on off; do
+  f=/tmp/gpurun/server_$s.log
+  [ -f "$f" ] && { grep -v "Received request\|Added request\|Finished request\|qutlass" "$f" | tail -150; \
+    grep -m 3 "moe-orchestrator" "$f"; grep -c "Received request" "$f"; } > "$OUT/server_$s.txt"
+done
+echo "done in ${SECONDS}s"
