@@ -159,6 +159,7 @@ if __name__ == "__main__":
     import uvicorn
 
     port = int(sys.argv[1])
+    mode = "counts" if "--counts" in sys.argv else "ids"
     uvicorn.run(
-        app("--no-experts" not in sys.argv), host="127.0.0.1", port=port, log_level="warning"
+        app("--no-experts" not in sys.argv, mode), host="127.0.0.1", port=port, log_level="warning"
     )
