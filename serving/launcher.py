@@ -426,6 +426,9 @@ class ServerSupervisor:
                     return
                 try:
                     self.server.launch(append_log=True)
+                    if self._stop.is_set():  # stopped while launching: leave nothing behind
+                        self.server.stop(grace_s=0)
+                        return
                     self.server.wait_ready()
                 except ServerStartError as exc:
                     if self._stop.is_set():

@@ -1,8 +1,9 @@
-"""Faults against real processes: a server that dies mid-run, a server that is not there.
-(A server that cannot start is tested with stand-in processes in tests/unit/test_launcher.py.)
-conftest.py runs this module after every other test on purpose: its first test kills the
-session's shared server. Requests are real utterances from
-../shared/data/customer_service/bitext_customer_support_sample.csv."""
+"""Faults against real processes: a server killed under its supervisor (noticed within 5 s,
+restarted), a server that dies mid-run, a server that is not there. (A server that cannot
+start, and the supervisor's give-up path, are tested with stand-in processes in
+tests/unit/test_launcher.py and tests/unit/test_server_supervisor.py.) conftest.py runs this
+module after every other test on purpose: its tests kill the session's shared server. Requests
+are real utterances from ../shared/data/customer_service/bitext_customer_support_sample.csv."""
 
 from __future__ import annotations
 
@@ -10,20 +11,83 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+from tenacity import wait_fixed
 
 from orchestrator import Orchestrator, Request, TelemetryStore, run_batch
 from orchestrator.config import Settings
 from orchestrator.core.runtime import make_client
 from orchestrator.datasets import read_texts
+from orchestrator.observability import REGISTRY
 from orchestrator.telemetry import decode_counts
 from serving import VLLMServer
+from serving.launcher import ServerSupervisor, server_is_healthy
 from tests.integration.conftest import free_port
 from workflows import CustomerServiceWorkflow
 
 pytestmark = pytest.mark.integration
+
+
+def _chat(base_url: str) -> str:
+    """One real completion from the server; its text."""
+    response = httpx.post(
+        f"{base_url}/chat/completions",
+        json={
+            "model": "ernie",
+            "messages": [{"role": "user", "content": "where is my order?"}],
+            "max_tokens": 4,
+        },
+        timeout=120,
+    )
+    response.raise_for_status()
+    return str(response.json()["choices"][0]["message"]["content"])
+
+
+def test_a_killed_server_is_noticed_within_5_s_and_restarted(vllm_server: VLLMServer) -> None:
+    """``kill -9`` of the real vLLM API server: its supervisor reports the death with the log
+    tail within 5 s, restarts it on the same port, the restart is counted, and the new server
+    answers a completion. (Runs first in this module; the next test kills it again.)"""
+    server = vllm_server
+    _chat(server.base_url)
+    lines: list[tuple[float, str]] = []
+    restarts_before = REGISTRY.get_sample_value("orchestrator_server_restarts_total") or 0.0
+    supervisor = ServerSupervisor(
+        server,
+        restart=True,
+        wait=wait_fixed(1),
+        report=lambda line: lines.append((time.monotonic(), line)),
+    ).start()
+    try:
+        old_pid = server.process.pid if server.process else -1
+        killed_at = time.monotonic()
+        os.kill(old_pid, signal.SIGKILL)
+        while not lines and time.monotonic() - killed_at < 30:
+            time.sleep(0.05)
+        assert lines, "the death was not reported within 30 s"
+        noticed_s = lines[0][0] - killed_at
+        assert noticed_s < 5.0, f"noticed after {noticed_s:.1f} s"
+        assert "exit code -9 (SIGKILL)" in lines[0][1]
+        assert str(server.log_path) in lines[0][1]
+        deadline = time.monotonic() + server.startup_timeout_s
+        while supervisor.restarts < 1:
+            assert supervisor.error is None, supervisor.error
+            assert time.monotonic() < deadline
+            time.sleep(1)
+        restarted_after_s = lines[-1][0] - killed_at
+        assert server.process is not None and server.process.pid != old_pid
+        assert server_is_healthy(server.base_url)
+        _chat(server.base_url)  # the restarted server serves
+    finally:
+        supervisor.stop()
+    assert (REGISTRY.get_sample_value("orchestrator_server_restarts_total") or 0) == (
+        restarts_before + 1
+    )
+    assert "server restarted at" in server.log_path.read_text(errors="replace")
+    print(f"death noticed after {noticed_s:.2f} s; serving again after {restarted_after_s:.0f} s")
 
 
 async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
