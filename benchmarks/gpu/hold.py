@@ -61,12 +61,12 @@ def hold(
     on, off = profiles(ws, profile, util)
     started = []
     wanted = servers.split(",")
-    launched = []
     t = time.monotonic()
     for name, server_profile, port in (("on", on, PORT_ON), ("off", off, PORT_OFF)):
         if name not in wanted:
             continue
-        # each its own compile cache: two servers compiling side by side into one could race
+        # each its own compile cache; one after the other: two servers started side by side
+        # on the H200 profiled each other's memory (the second saw -30 GiB for its KV cache)
         cache = {"VLLM_CACHE_ROOT": str(ws.state / f"vllm_cache_{name}")}
         server_profile = server_profile.model_copy(update={"env": {**server_profile.env, **cache}})
         server = VLLMServer(
@@ -77,13 +77,8 @@ def hold(
         )
         status[name] = {"command": server.command, "env": server_profile.env, "state": "starting"}
         write()
-        try:  # launched side by side: imports and compilation overlap
-            launched.append((name, server.launch()))
-        except ServerStartError as exc:
-            status[name].update(state="failed", error=str(exc)[-4000:])
-    for name, server in launched:
         try:
-            server.wait_ready()
+            server.start()
             status[name].update(
                 state="ready", url=server.base_url, startup_s=round(time.monotonic() - t, 1)
             )

@@ -7,7 +7,7 @@
 #   here:  bash benchmarks/gpu/pack19.sh            (after bash ../shared/gpu/stage.sh)
 #   device, commands 1..5 (carry .xK; command 1 also .gpudata):
 #          mkdir -p /tmp/x19 && cp .xK/* /tmp/x19/ [&& cp -r .gpudata/customer_service /tmp/gpurun_data/]
-#   device, command 6 (carry .x6):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
+#   device, command 6 (carry .x6 .whl2):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
 #   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2
 # Each command within 30 s of the previous one (the machine is kept 30 s between commands).
 set -uo pipefail
@@ -23,6 +23,10 @@ if [ ! -f /tmp/site/.ok19 ]; then
   tar -C /tmp/site -xJf /tmp/s19.tar.xz || python3 -c "import tarfile; tarfile.open('/tmp/s19.tar.xz').extractall('/tmp/site')" || exit 4
   rm -f /tmp/s19.tar.xz && touch /tmp/site/.ok19
   echo "site installed at ${SECONDS}s"
+fi
+# wheels found missing after the tarball was packed (carried as .whl2 with the phase1 command)
+if [ -d .whl2 ] && [ ! -f /tmp/site/.ok19b ]; then
+  for w in .whl2/*.whl; do python3 -m zipfile -e "$w" /tmp/site; done && touch /tmp/site/.ok19b
 fi
 # a copy of the sources that later syncs of the working tree cannot disturb (the servers import
 # serving.vllm_plugin from it when they start)
@@ -40,11 +44,10 @@ if [ "$STEP" = phase1 ]; then
   python3 -c "import vllm, importlib.metadata as m; print('vllm', vllm.__version__, [e.value for e in m.entry_points(group='vllm.general_plugins')])"
   [ -f /tmp/gpurun/ckpt/config.json ] || python3 -m benchmarks.gpu build
   (setsid nohup python3 -m benchmarks.gpu hold --util 0.42 --max-life-s 1500 > /tmp/gpurun/hold.log 2>&1 < /dev/null &)
-  python3 -m benchmarks.gpu measure --phases probe,cap128,orch --orch-c 128 --orch-n 512 \
-    --orch-profile --wait-s 300 --budget-s $((LIMIT - SECONDS))
+  python3 -m benchmarks.gpu measure --phases probe,cap128 --wait-s 400 --budget-s $((LIMIT - SECONDS))
 else
   python3 -m benchmarks.gpu measure --phases probe,cap128,orch,cap32,stream,agree19 --orch-c 128 \
-    --orch-n 512 --agree-n 16 --wait-s 30 --budget-s $((LIMIT - SECONDS))
+    --orch-n 512 --orch-profile --agree-n 16 --wait-s 30 --budget-s $((LIMIT - SECONDS))
   [ "$STEP" = phase2 ] && touch /tmp/gpurun/stop
 fi
 cp /tmp/gpurun/results.json "$OUT/" 2>/dev/null

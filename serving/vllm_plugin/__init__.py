@@ -70,7 +70,8 @@ __all__ = [
     "write_dist_info",
 ]
 
-_logger = logging.getLogger("serving.vllm_plugin")
+# a child of "vllm": vLLM configures that logger in its processes, so these lines reach its log
+_logger = logging.getLogger("vllm.moe_orchestrator_plugin")
 
 #: The ``vllm_xargs`` key a request sets to choose its mode.
 XARG = "routed_experts"
