@@ -21,7 +21,8 @@ from orchestrator.cli.handoff import presets
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError
+from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
 from serving.errors import ServingError
@@ -40,6 +41,13 @@ def chat(
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
     database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+    trace: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenTelemetry traces of each turn: console (stderr) or otlp "
+            "(OTEL_EXPORTER_OTLP_ENDPOINT); default OTEL_TRACES_EXPORTER, else off."
+        ),
+    ] = None,
 ) -> None:
     """Chat with the customer-service workflow; replies stream as they are written."""
     settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
@@ -48,12 +56,15 @@ def chat(
         Request(text="probe", thread_id=thread_id, customer_id=customer)
     except ValidationError as exc:
         raise fail(f"bad --thread or --customer: {exc.errors()[0]['msg']}", 2) from exc
+    start_tracing(trace)
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
             asyncio.run(_chat(settings, thread_id, customer, message, show_events))
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc
+    finally:
+        shutdown_tracing()
 
 
 async def _chat(
@@ -114,6 +125,22 @@ async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None
                 err.print(f"[red]{escape(event.status)}: {escape(event.headline)}[/]")
         elif show_events and event.kind in ("tool_call", "tool_result", "call_experts"):
             console.print(f"[dim]{escape(event.model_dump_json())}[/]")
+
+
+def start_tracing(exporter: str | None) -> None:
+    """Turn OpenTelemetry tracing on with ``exporter`` (``console``, ``otlp``, or ``off``), or
+    as ``OTEL_TRACES_EXPORTER`` says when None (off when unset).
+
+    Raises:
+        typer.Exit: Exit status 2 for an unknown exporter or a missing ``otel`` extra.
+    """
+    try:
+        if exporter is None:
+            tracing_from_env()
+        elif exporter != "off":
+            configure_tracing(exporter)
+    except UserError as exc:
+        raise fail(exc, 2) from exc
 
 
 def register(app: typer.Typer) -> None:

@@ -21,10 +21,12 @@ import httpx
 import typer
 import uvicorn
 
+from orchestrator.cli.chat import start_tracing
 from orchestrator.cli.common import console, fail, model_server, settings_from_flags
 from orchestrator.cli.status import observe_server
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError
+from orchestrator.observability import shutdown_tracing
 from orchestrator.ui import build_app
 from serving.errors import ServingError
 
@@ -65,6 +67,13 @@ def ui(
     ] = None,
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
+    trace: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenTelemetry traces of each turn: console (stderr) or otlp "
+            "(OTEL_EXPORTER_OTLP_ENDPOINT); default OTEL_TRACES_EXPORTER, else off."
+        ),
+    ] = None,
 ) -> None:
     """The Chainlit chat UI: streamed replies through the framework, expert trace, presets,
     spreadsheet reports, a moderation panel and handoff approval."""
@@ -80,6 +89,7 @@ def ui(
             "`bash scripts/install.sh` (it builds .venv-ui), or set ORCH_UI_CHAINLIT",
             2,
         )
+    start_tracing(trace)
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
@@ -112,6 +122,8 @@ def ui(
                     api.should_exit = True
     except (OrchestratorError, ServingError, httpx.HTTPError) as exc:
         raise fail(exc) from exc
+    finally:
+        shutdown_tracing()
 
 
 def register(app: typer.Typer) -> None:

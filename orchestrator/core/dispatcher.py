@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
@@ -29,6 +30,7 @@ from orchestrator.exceptions import (
     UserError,
 )
 from orchestrator.observability.metrics import observed_request, observed_stream
+from orchestrator.observability.tracing import RequestTrace
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore
@@ -67,10 +69,24 @@ class RequestOutcome(BaseModel):
     calls: list[CallSummary] = []
 
 
-def thread_config(request: Request) -> dict[str, Any]:
+def thread_config(request: Request, trace: RequestTrace | None = None) -> dict[str, Any]:
     """LangGraph's run config: the conversation's ``thread_id`` (the request id for a one-off
-    request), which a checkpointed graph needs and other graphs ignore."""
-    return {"configurable": {"thread_id": request.thread_id or request.id}}
+    request), which a checkpointed graph needs and other graphs ignore; with ``trace`` on, the
+    callbacks that open a span per node."""
+    config: dict[str, Any] = {"configurable": {"thread_id": request.thread_id or request.id}}
+    callbacks = trace.callbacks() if trace is not None else []
+    if callbacks:
+        config["callbacks"] = callbacks
+    return config
+
+
+def _request_trace(kind: str, request: Request) -> RequestTrace:
+    return RequestTrace(
+        kind,
+        request.id,
+        channel=request.channel,
+        **{"request.thread": request.thread_id, "request.attachments": len(request.attachments)},
+    )
 
 
 class Orchestrator:
@@ -212,8 +228,21 @@ class Orchestrator:
                 f"handle() takes a Request, got {type(request).__name__}; "
                 "build one with Request(text=...)"
             )
+        trace = _request_trace("handle", request)
+        try:
+            outcome = await self._handle(request, trace)
+        except BaseException as exc:
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            trace.finish("cancelled" if cancelled else "failed", f"{type(exc).__name__}: {exc}")
+            raise
+        trace.finish(outcome.status, outcome.error)
+        return outcome
+
+    async def _handle(self, request: Request, trace: RequestTrace) -> RequestOutcome:
+        """:meth:`handle`'s work, on the request's ``trace``."""
         classification = self.classifier.classify(request)
         route = self._route(request, classification)
+        _trace_classification(trace, route, classification)
         if route is Route.FALLBACK:
             await self.store.astart_request(request, classification, None)
             await self.store.afinish_request(request.id, "needs_human", error=classification.reason)
@@ -242,6 +271,7 @@ class Orchestrator:
         waiting = await self._waiting_outcome(request, classification, workflow)
         if waiting is not None:
             return waiting
+        trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -250,11 +280,12 @@ class Orchestrator:
             workflow=workflow.name,
             max_tokens=self.max_tokens,
             temperatures=self.temperatures,
+            trace=trace,
         )
         try:
             state = await workflow.graph.ainvoke(
                 workflow.initial_state(request),
-                thread_config(request),
+                thread_config(request, trace),
                 context=WorkflowContext(llm=gateway, request=request),
             )
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
@@ -312,8 +343,29 @@ class Orchestrator:
                 f"stream() takes a Request, got {type(request).__name__}; "
                 "build one with Request(text=...)"
             )
+        trace = _request_trace("stream", request)
+        ended: list[tuple[str, str | None]] = []  # how it ended, for the trace
+        try:
+            # aclosing: a consumer that stops early closes the inner stream now, which
+            # records the request cancelled (no row stays running)
+            async with contextlib.aclosing(self._stream(request, trace)) as events:
+                async for event in events:
+                    if isinstance(event, StreamDone):
+                        ended.append((event.status, event.error))
+                    yield event
+        except BaseException as exc:
+            if not ended:
+                closed = isinstance(exc, asyncio.CancelledError | GeneratorExit)
+                ended.append(("cancelled" if closed else "failed", f"{type(exc).__name__}: {exc}"))
+            raise
+        finally:
+            trace.finish(*(ended[0] if ended else ("cancelled", "stream closed")))
+
+    async def _stream(self, request: Request, trace: RequestTrace) -> AsyncIterator[StreamEvent]:
+        """:meth:`stream`'s work, on the request's ``trace``."""
         classification = self.classifier.classify(request)
         route = self._route(request, classification)
+        _trace_classification(trace, route, classification)
         yield ClassificationEvent(
             request_id=request.id,
             route=route.value,
@@ -326,7 +378,7 @@ class Orchestrator:
         )
         workflow = self.workflows.get(route)
         if route is Route.FALLBACK or workflow is None:
-            outcome = await self.handle(request)
+            outcome = await self._handle(request, trace)
             yield StreamDone(
                 request_id=outcome.request_id,
                 status=outcome.status,
@@ -341,6 +393,7 @@ class Orchestrator:
                 request_id=request.id, status=waiting.status, headline=waiting.headline
             )
             return
+        trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -349,6 +402,7 @@ class Orchestrator:
             workflow=workflow.name,
             max_tokens=self.max_tokens,
             temperatures=self.temperatures,
+            trace=trace,
         )
         state: dict[str, Any] = {}
         interrupts: Any = None
@@ -356,7 +410,7 @@ class Orchestrator:
         try:
             async for mode, chunk in workflow.graph.astream(
                 workflow.initial_state(request),
-                thread_config(request),
+                thread_config(request, trace),
                 context=WorkflowContext(llm=gateway, request=request),
                 stream_mode=["custom", "tasks", "updates", "values"],
             ):
@@ -431,6 +485,33 @@ class Orchestrator:
             scores={},
             reason=f"resumed by a person ({'approved' if approve else 'rejected'})",
         )
+        trace = _request_trace("resume", request)
+        try:
+            outcome = await self._resume(
+                workflow, request, classification, trace, approve=approve, note=note, by=by
+            )
+        except BaseException as exc:
+            trace.finish("failed", f"{type(exc).__name__}: {exc}")
+            raise
+        trace.finish(outcome.status, outcome.error)
+        return outcome
+
+    async def _resume(
+        self,
+        workflow: Workflow[Any, Any],
+        request: Request,
+        classification: Classification,
+        trace: RequestTrace,
+        *,
+        approve: bool,
+        note: str,
+        by: str,
+    ) -> RequestOutcome:
+        """:meth:`resume`'s work, on the request's ``trace``."""
+        thread_id = str(request.thread_id)
+        _trace_classification(trace, Route.CUSTOMER_SERVICE, classification)
+        trace.set(**{"handoff.decision": "approved" if approve else "rejected"})
+        trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
             self.store,
@@ -439,6 +520,7 @@ class Orchestrator:
             workflow=workflow.name,
             max_tokens=self.max_tokens,
             temperatures=self.temperatures,
+            trace=trace,
         )
         resume = getattr(workflow, "resume", None)
         if resume is None:
@@ -469,6 +551,12 @@ class Orchestrator:
             headline=workflow.headline(result),
             calls=list(gateway.calls),
         )
+
+
+def _trace_classification(trace: RequestTrace, route: Route, c: Classification) -> None:
+    if trace.active:
+        rules = [signal.rule_id for signal in c.signals]
+        trace.classified(route.value, c.confidence, rules, c.reason)
 
 
 def _expert_events(gateway: ModelGateway) -> list[CallExperts]:

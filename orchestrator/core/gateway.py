@@ -18,6 +18,7 @@ from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, Stream
 from orchestrator.core.structured import OutputT, StructuredAnswer, output_schema
 from orchestrator.exceptions import ModelCallError, UserError
 from orchestrator.observability.metrics import observe_model_call
+from orchestrator.observability.tracing import RequestTrace
 from orchestrator.telemetry import TelemetryStore
 from serving.expert_routing import ExpertRoutingSource
 
@@ -27,6 +28,10 @@ TemperatureKind = Literal["judging", "factual", "free_text"]
 #: Presets per kind of skill: greedy for judging and extraction, near-greedy for factual
 #: replies, 0.7 for free text (report prose). Settings override them (``ORCH_TEMPERATURE_*``).
 TEMPERATURE_PRESETS: dict[str, float] = {"judging": 0.0, "factual": 0.1, "free_text": 0.7}
+
+
+#: The trace of a gateway made without one: every span call is a no-op.
+_UNTRACED = RequestTrace("untraced", "", traced=False)
 
 
 class CallSummary(BaseModel):
@@ -65,6 +70,9 @@ class ModelGateway:
         max_tokens: Default completion limit.
         temperatures: Temperature presets by kind (``judging``, ``factual``, ``free_text``);
             :data:`TEMPERATURE_PRESETS` when None (``ORCH_TEMPERATURE_*`` in the settings).
+        trace: The request's OpenTelemetry spans; each call gets an
+            ``orchestrator.model_call`` span (usage, latency, expert routing) under its node's.
+            Untraced when None (or when tracing is off).
     """
 
     def __init__(
@@ -77,8 +85,10 @@ class ModelGateway:
         workflow: str,
         max_tokens: int = 48,
         temperatures: Mapping[str, float] | None = None,
+        trace: RequestTrace | None = None,
     ) -> None:
         self.temperatures = dict(TEMPERATURE_PRESETS if temperatures is None else temperatures)
+        self.trace = trace if trace is not None else _UNTRACED
         self.client = client
         self.store = store
         self.request_id = request_id
@@ -140,15 +150,23 @@ class ModelGateway:
             options["tools"] = list(tools)
             if tool_choice is not None:
                 options["tool_choice"] = tool_choice
-        try:
-            call = await self.client.chat(
-                messages,
-                max_tokens=max_tokens or self.max_tokens,
-                json_schema=json_schema,
-                **options,
-            )
-        except ModelCallError as exc:
-            raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+        limit = max_tokens or self.max_tokens
+        with self.trace.model_call(
+            node,
+            **{
+                "gen_ai.request.max_tokens": limit,
+                "gen_ai.request.temperature": temperature,
+                "model_call.structured": json_schema is not None,
+                "model_call.tools_offered": len(tools or ()),
+            },
+        ) as span:
+            try:
+                call = await self.client.chat(
+                    messages, max_tokens=limit, json_schema=json_schema, **options
+                )
+            except ModelCallError as exc:
+                raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+            self.trace.record_call(span, call)
         await self._record(node, call)
         return call
 
@@ -209,13 +227,22 @@ class ModelGateway:
             yield TextDelta(text=call.text)
             yield call
             return
-        try:
-            async for item in stream_chat(messages, max_tokens=limit, temperature=temperature):
-                if isinstance(item, ModelCall):
-                    await self._record(node, item)
-                yield item
-        except ModelCallError as exc:
-            raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+        with self.trace.model_call(
+            node,
+            **{
+                "gen_ai.request.max_tokens": limit,
+                "gen_ai.request.temperature": temperature,
+                "model_call.streamed": True,
+            },
+        ) as span:
+            try:
+                async for item in stream_chat(messages, max_tokens=limit, temperature=temperature):
+                    if isinstance(item, ModelCall):
+                        self.trace.record_call(span, item)
+                        await self._record(node, item)
+                    yield item
+            except ModelCallError as exc:
+                raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
 
     async def structured(
         self,

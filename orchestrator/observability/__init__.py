@@ -8,6 +8,9 @@ framework's own Prometheus metrics.
 * :mod:`orchestrator.observability.metrics`: requests, confidence, latencies, tokens, expert
   load share and handoffs waiting, in :data:`~orchestrator.observability.metrics.REGISTRY`,
   fed by the dispatcher and the model gateway and exposed by ``--metrics-port``.
+* :mod:`orchestrator.observability.tracing`: optional OpenTelemetry traces of each request
+  (request → workflow → LangGraph node → model call, with expert-routing attributes); off
+  until :func:`configure_tracing` (``--trace console|otlp`` or ``OTEL_TRACES_EXPORTER``).
 
 This package imports only the configuration and the error tree of the project, so every layer
 above may report into it.
@@ -33,14 +36,23 @@ from orchestrator.observability.metrics import (
     set_handoffs_waiting,
     start_metrics_server,
 )
+from orchestrator.observability.tracing import (
+    RequestTrace,
+    configure_tracing,
+    shutdown_tracing,
+    tracing_enabled,
+    tracing_from_env,
+)
 
 __all__ = [
     "REGISTRY",
     "ExpertLoadWindow",
     "HealthMonitor",
     "MetricsSample",
+    "RequestTrace",
     "ServerHealth",
     "StatsReporter",
+    "configure_tracing",
     "health_between",
     "log_health",
     "metrics_url",
@@ -48,5 +60,8 @@ __all__ = [
     "observe_request",
     "parse_vllm_metrics",
     "set_handoffs_waiting",
+    "shutdown_tracing",
     "start_metrics_server",
+    "tracing_enabled",
+    "tracing_from_env",
 ]
