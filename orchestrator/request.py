@@ -13,6 +13,30 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 MAX_TEXT_CHARS = 1_000_000
 
 
+def _valid_unicode(value: object) -> object:
+    """``value`` when every string in it (keys too) encodes as UTF-8, else ValueError.
+
+    A lone surrogate (``"\\ud800"``) is a Python ``str`` but no Unicode text: it cannot be
+    written to JSON, a database or a socket, so it is refused at the door rather than failing
+    later in telemetry.
+    """
+    strings = (
+        [value]
+        if isinstance(value, str)
+        else [s for pair in value.items() for s in pair if isinstance(s, str)]
+        if isinstance(value, dict)
+        else []
+    )
+    for text in strings:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"holds a lone surrogate at offset {exc.start} (not valid Unicode); send UTF-8 text"
+            ) from None
+    return value
+
+
 class Attachment(BaseModel):
     """A file that came with a request (only its name and type; contents are read by workflows).
 
@@ -27,6 +51,8 @@ class Attachment(BaseModel):
     filename: str = Field(min_length=1, max_length=255)
     media_type: str | None = None
     path: str | None = None
+
+    _unicode = field_validator("filename", "media_type", "path")(_valid_unicode)
 
     @property
     def extension(self) -> str:
@@ -51,7 +77,8 @@ class Request(BaseModel):
 
     Raises:
         pydantic.ValidationError: Empty or whitespace-only text, text over
-            :data:`MAX_TEXT_CHARS`, or text that is not valid Unicode (lone surrogates).
+            :data:`MAX_TEXT_CHARS`, or any string (text, id, channel, metadata keys and
+            values, attachment names and paths) that is not valid Unicode (lone surrogates).
 
     Example:
         >>> Request(text="Where is my refund?").text
@@ -68,6 +95,10 @@ class Request(BaseModel):
     received_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     thread_id: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[\w.:-]+$")
     customer_id: str | None = Field(None, min_length=1, max_length=16, pattern=r"^[\w-]+$")
+
+    _unicode = field_validator("text", "id", "channel", "metadata", "thread_id", "customer_id")(
+        _valid_unicode
+    )
 
     @field_validator("text")
     @classmethod

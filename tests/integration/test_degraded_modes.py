@@ -52,6 +52,7 @@ from workflows.customer_service.store import OrderStore, RefundPolicy
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.analysis import analyse
 from workflows.excel_report.encoding import ByteCounter
+from workflows.excel_report.render import _md_cell, _md_value
 
 pytestmark = pytest.mark.integration
 
@@ -253,7 +254,9 @@ async def test_report_writes_every_figure_with_the_narrative_marked_unavailable(
     analysis = analyse(read_workbook(WORKBOOK), ReportConfig().analysis)
     assert analysis.figures and result["figures"] == len(analysis.figures)
     for figure in analysis.figures:
-        assert f"| {figure.id} |" in markdown and figure.display in markdown, figure
+        assert (
+            f"| {figure.id} | {_md_cell(figure.label)} | {_md_value(figure.display)} |" in markdown
+        )
     xlsx = openpyxl.load_workbook(result["xlsx"])
     values = {row[0].value: row[1].value for row in xlsx["Summary"].iter_rows(max_col=2)}
     assert str(values["Narrative"]).startswith("unavailable")

@@ -90,8 +90,53 @@ class ReportFiles(BaseModel):
     xlsx: Path
 
 
+#: Markdown and HTML control characters of text read from a workbook (sheet, table and column
+#: names, cell values, the file name): each is backslash-escaped, which CommonMark renders as
+#: the character itself, so such text cannot open a link, an image, a tag, a code span, a table
+#: cell or an emphasis.
+_MD_ESCAPE = re.compile(r"([\\`*_\[\]<>|#~&$])")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` from a workbook (or any other untrusted source) as inert Markdown on one line.
+
+    Example:
+        >>> print(_md_cell("[x](javascript:alert(1)) <script>|`=1`"))
+        \\[x\\](javascript:alert(1)) \\<script\\>\\|\\`=1\\`
+    """
+    return _MD_ESCAPE.sub(r"\\\1", " ".join(str(text).split()))
+
+
+#: The control characters escaped in a figure's display value (computed by code; its unit can
+#: come from the workbook): enough to keep it inert while ``$1,234.50 (12%)`` stays as written.
+_MD_VALUE_ESCAPE = re.compile(r"([\\`\[\]<>|])")
+
+
+def _md_value(text: str) -> str:
+    """A figure's display value as inert Markdown: ``$`` and parentheses kept as written."""
+    return _MD_VALUE_ESCAPE.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _md_code(text: str) -> str:
+    """``text`` (a sheet, table or file name) as a Markdown code span that it cannot close:
+    the span's backtick run is longer than any inside it, and a code span shows its content
+    literally (no link, tag or emphasis). ``|`` is escaped, as GFM tables need inside spans.
+
+    Example:
+        >>> print(_md_code("a`b|c"))
+        ``a`b\\|c``
+    """
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fence(lines: Sequence[str]) -> str:
+    """A code fence longer than any run of backticks in ``lines`` (so none can close it)."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _source(figure: Figure) -> str:
@@ -112,14 +157,14 @@ def _reader_lines(workbook: Workbook, analysis: Analysis) -> list[str]:
             if table.header_rows:
                 first, last = table.columns[0].letter, table.columns[-1].letter
                 span = f"{first}{table.header_rows[0]}:{last}{table.header_rows[-1]}"
-                header = f"`{sheet.name}`!{span}"
+                header = f"{_md_code(sheet.name)}!{span}"
             else:
                 header = "none"
             count = rows.get(table.id)
             n_rows = f"{count.display} ({count.id})" if count else "not analysed"
             lines.append(
-                f"| `{_md_cell(sheet.name)}` | `{table.id}` `{_md_cell(table.name)}` "
-                f"({table.source}) | `{_md_cell(sheet.name)}`!{table.ref} | {header} | "
+                f"| {_md_code(sheet.name)} | `{table.id}` {_md_code(table.name)} "
+                f"({table.source}) | {_md_code(sheet.name)}!{table.ref} | {header} | "
                 f"{n_rows} |"
             )
     return lines
@@ -157,7 +202,7 @@ def render_markdown(content: ReportContent) -> str:
     """The report as Markdown (see the module docstring for what its numbers are)."""
     wb, analysis = content.workbook, content.analysis
     figures = analysis.by_id()
-    out = [f"# Report on `{wb.filename}`", ""]
+    out = [f"# Report on {_md_code(wb.filename)}", ""]
     if content.title is not None and content.title.markdown:
         out += [f"*{content.title.markdown}*", ""]
     if content.narrative_unavailable is not None:
@@ -198,7 +243,9 @@ def render_markdown(content: ReportContent) -> str:
     elif content.findings:
         for finding in content.findings:
             cites = "; ".join(
-                f"{figures[fid].display} ({fid})" for fid in finding.figure_ids if fid in figures
+                f"{_md_value(figures[fid].display)} ({fid})"
+                for fid in finding.figure_ids
+                if fid in figures
             )
             out.append(f"- *{finding.statement.markdown}* — based on {cites}")
     else:
@@ -208,7 +255,7 @@ def render_markdown(content: ReportContent) -> str:
     out += ["## Figures", "", "| id | figure | value | source |", "|---|---|---|---|"]
     for figure in analysis.figures:
         out.append(
-            f"| {figure.id} | {_md_cell(figure.label)} | {_md_cell(figure.display)} | "
+            f"| {figure.id} | {_md_cell(figure.label)} | {_md_value(figure.display)} | "
             f"{_md_cell(_source(figure))} |"
         )
     out.append("")
@@ -217,7 +264,7 @@ def render_markdown(content: ReportContent) -> str:
     out += [f"- {_md_cell(line)}" for line in unused] or ["- Nothing: every cell was used."]
     out.append("")
     read_as = [
-        f"`{_md_cell(col.name)}` ({col.range}): {_md_cell(col.note)}"
+        f"{_md_code(col.name)} ({col.range}): {_md_cell(col.note)}"
         for table in wb.tables()
         for col in table.columns
         if col.note
@@ -227,7 +274,9 @@ def render_markdown(content: ReportContent) -> str:
         out += [f"- {line}" for line in read_as] + [""]
     notes = [*wb.warnings, *(w for s in wb.sheets for w in s.warnings), *content.notes]
     if notes:
-        out += ["## Reader and workflow notes", "", "```text", *notes, "```", ""]
+        lines = [" ".join(str(n).split()) for n in notes]
+        fence = _fence(lines)
+        out += ["## Reader and workflow notes", "", f"{fence}text", *lines, fence, ""]
     return "\n".join(out)
 
 
