@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.analysis.skew import metrics
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryReader
+from orchestrator.telemetry.fill import pending_note, pending_routing_count
 
 
 class LayerLoad(BaseModel):
@@ -66,7 +67,10 @@ class ExpertLoad(BaseModel):
         num_experts: Routed experts per layer.
         top_k: Experts per token.
         sources: Calls per expert-routing source (``replay`` means estimated, ``engine`` recorded).
-        skipped: Calls without routing (dense, unavailable), not aggregated.
+        skipped: Calls without routing (dense, unavailable, pending), not aggregated.
+        pending: Of ``skipped``, calls whose expert routing is still ``pending`` (a batch
+            deferred the replay): left out, never read as zero experts, until
+            ``orchestrator telemetry fill-routing`` fills them.
         layers: One :class:`LayerLoad` per MoE layer.
     """
 
@@ -79,6 +83,7 @@ class ExpertLoad(BaseModel):
     sources: dict[str, int]
     skipped: int
     layers: list[LayerLoad]
+    pending: int = 0
 
 
 def layer_load(
@@ -144,8 +149,14 @@ def expert_load(
                 f"calls of different model shapes are stored ({exc}); use one database per model"
             ) from exc
         raise
+    pending = pending_routing_count(store, workflow=workflow, since=since)
     if total is None or top_k is None:
         scope = f" for workflow {workflow!r}" if workflow else ""
+        if pending:
+            raise UserError(
+                f"no model call with routing is stored in {store.url}{scope} yet: "
+                + pending_note(pending)
+            )
         raise UserError(
             f"no model call with routing is stored in {store.url}{scope}; "
             "run `orchestrator run` first"
@@ -157,6 +168,7 @@ def expert_load(
         top_k=top_k,
         sources=dict(sorted(sources.items())),
         skipped=store.count_calls(workflow=workflow, since=since, with_routing=False),
+        pending=pending,
         layers=[
             layer_load(
                 layer,

@@ -185,6 +185,8 @@ class SheetInput:
         self.mapping = mapping
         self.sheet = sheet
         self.attachments_dir = Path(attachments_dir) if attachments_dir else self.path.parent
+        self._sheet_read: str | None = None  # the worksheet read last (named in errors)
+        self._sheets_seen: list[str] = []  # the workbook's sheets (suggested in errors)
         if not self.path.is_file():
             raise UserError(f"input file {self.path} does not exist (or is not a file)")
         if self.path.suffix.lower() not in SHEET_EXTENSIONS:
@@ -231,6 +233,7 @@ class SheetInput:
                 f"{self.path} cannot be opened as a workbook ({type(exc).__name__}: {exc})"
             ) from exc
         try:
+            self._sheets_seen = list(workbook.sheetnames)
             if self.sheet is None:
                 worksheet = workbook.worksheets[0]
             elif self.sheet in workbook.sheetnames:
@@ -240,13 +243,30 @@ class SheetInput:
                     f"{self.path} has no sheet {self.sheet!r}; its sheets: "
                     f"{', '.join(workbook.sheetnames)}"
                 )
+            self._sheet_read = worksheet.title
             for line, cells in enumerate(worksheet.iter_rows(values_only=True), start=1):
                 yield line, cells
         finally:
             workbook.close()
 
     def _where(self) -> str:
-        return f"{self.path}" + (f" (sheet {self.sheet})" if self.sheet else "")
+        """The file, and for a workbook the sheet read (named even when it was the first)."""
+        sheet = self.sheet or self._sheet_read
+        if sheet is None or self.path.suffix.lower() == ".csv":
+            return str(self.path)
+        which = "sheet" if self.sheet else "its first sheet"
+        return f"{self.path} ({which} {sheet!r})"
+
+    def _other_sheets(self) -> str:
+        """``"; its other sheets: ... (choose one with --sheet NAME)"``, or ``""``."""
+        read = self.sheet or self._sheet_read
+        others = [n for n in self._sheets_seen if n != read]
+        if not others:
+            return ""
+        return (
+            f"; the workbook's other sheets: {', '.join(repr(n) for n in others)} (read one "
+            "with --sheet NAME)"
+        )
 
     def header(self) -> tuple[list[str], dict[str, int]]:
         """The header names and ``{role: column index}`` of the mapped columns.
@@ -263,7 +283,7 @@ class SheetInput:
             else:
                 raise UserError(
                     f"{self._where()} is empty; the first row must name the columns and the "
-                    "rows below it hold one request each"
+                    "rows below it hold one request each" + self._other_sheets()
                 )
             while names and not names[-1]:
                 names.pop()
@@ -278,11 +298,12 @@ class SheetInput:
                 raise UserError(
                     f"{self._where()} has no column {', '.join(missing)}; its columns are: "
                     + ", ".join(repr(n) for n in names if n)
+                    + self._other_sheets()
                 )
             if not any(any(_cell(c) for c in cells) for _line, cells in rows):
                 raise UserError(
                     f"{self._where()} has a header row but no data rows; add one request per "
-                    "row below the header"
+                    "row below the header" + self._other_sheets()
                 )
         finally:
             rows.close()

@@ -5,6 +5,11 @@ and the workflows, concurrent and resumable, with a results workbook (see
 The first Ctrl-C stops starting rows and lets the running ones finish; a second one cancels
 them. Either way the results of the rows done are written, and the command to resume is
 printed (the same command: finished rows are skipped).
+
+On the CPU profile the expert-routing replay is deferred off the request path
+(``--expert-routing deferred``, the default) and run in bulk once the rows are done, before
+the results are written; ``--no-fill-routing`` (or a Ctrl-C during the fill) leaves the calls
+``pending`` and prints ``orchestrator telemetry fill-routing --batch ID``.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from orchestrator.batch import (
 )
 from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
 from orchestrator.batch.job import Engine
-from orchestrator.batch.runner import RowResult
+from orchestrator.batch.runner import UNREACHABLE, RowResult
 from orchestrator.cli.common import (
     console,
     err,
@@ -70,6 +75,13 @@ class _Bar:
         self.task = self.progress.add_task(
             "rows", total=counters.total, completed=counters.skipped, stats=""
         )
+
+    def fill(self, done: int, total: int) -> None:
+        """After each chunk of the expert-routing fill."""
+        if self.task is not None:
+            self.progress.update(
+                self.task, stats=f"expert routing: replayed {done} of {total} calls"
+            )
 
     def row(self, _result: RowResult, counters: BatchProgress) -> None:
         if self.task is None:
@@ -138,6 +150,21 @@ def batch(
         str | None, typer.Option(help="Ray cluster to join, e.g. ray://head:10001.")
     ] = None,
     database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    expert_routing: Annotated[
+        str,
+        typer.Option(
+            help="CPU replay of the expert routing: deferred (off the request path, filled "
+            "in bulk) or inline (on each request's path)."
+        ),
+    ] = "deferred",
+    fill_routing: Annotated[
+        bool,
+        typer.Option(
+            "--fill-routing/--no-fill-routing",
+            help="Fill deferred expert routing after the rows (else: orchestrator telemetry "
+            "fill-routing later).",
+        ),
+    ] = True,
 ) -> None:
     """Run a sheet of requests through the classifier and workflows; resumable, exactly once."""
     urls = list(server_url or [])
@@ -157,6 +184,8 @@ def batch(
         raise fail(f"invalid option: {invalid_values(exc)}", 2) from exc
     if engine not in ("local", "ray"):
         raise fail(f"--engine must be local or ray, got {engine!r}", 2)
+    if expert_routing not in ("deferred", "inline"):
+        raise fail(f"--expert-routing must be deferred or inline, got {expert_routing!r}", 2)
     mapping = None
     if text_column is not None:
         mapping = ColumnMapping(
@@ -177,7 +206,7 @@ def batch(
         source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
     except UserError as exc:
         raise fail(exc, 2) from exc
-    factory = SettingsFactory(settings)
+    factory = SettingsFactory(settings, expert_routing=expert_routing)  # type: ignore[arg-type]
     try:
         factory.store()
     except UserError as exc:
@@ -196,6 +225,7 @@ def batch(
                 batch_id,
                 ray_workers,
                 ray_address,
+                fill_routing,
             )
         else:
             with model_server(settings, launch=not no_launch) as url:
@@ -210,6 +240,7 @@ def batch(
                     batch_id,
                     ray_workers,
                     ray_address,
+                    fill_routing,
                 )
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc
@@ -218,8 +249,11 @@ def batch(
     raise typer.Exit(code)
 
 
-def _resume_command() -> str:
-    return "orchestrator batch " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+def _resume_command(*, retry_failed: bool = False) -> str:
+    args = list(sys.argv[1:])
+    if retry_failed and "--retry-failed" not in args:
+        args.append("--retry-failed")
+    return "orchestrator batch " + " ".join(shlex.quote(a) for a in args)
 
 
 def _run(
@@ -233,6 +267,7 @@ def _run(
     batch_id: str | None,
     workers: int,
     address: str | None,
+    fill_routing: bool = True,
 ) -> int:
     progress = Progress(
         TextColumn("{task.description}"),
@@ -281,6 +316,8 @@ def _run(
                     stop=stop,
                     ray_workers=workers,
                     ray_address=address,
+                    fill_routing=fill_routing,
+                    on_fill=bar.fill,
                 )
         except asyncio.CancelledError:
             from orchestrator.batch import batch_id_for, write_batch_results
@@ -309,13 +346,26 @@ def _run(
                 f"{summary.interrupted_requests} requests left running by a stopped run were "
                 "marked interrupted"
             )
+        if job.routing_fill is not None:
+            f = job.routing_fill
+            console.print(
+                f"expert routing: {f.filled} calls filled by bulk replay in {f.seconds:.1f} s"
+                + (f", {f.failed} could not be replayed (recorded unavailable)" if f.failed else "")
+            )
+        if job.pending_routing:
+            err.print(
+                f"[yellow]{job.pending_routing} model calls of this batch have expert routing "
+                "pending[/] (their expert columns say pending); fill them with: "
+                f"orchestrator telemetry fill-routing --batch {summary.batch_id}"
+            )
         console.print("results: " + ", ".join(str(p) for p in job.files))
         console.print(f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}")
+        unreachable = summary.statuses.get(UNREACHABLE, 0)
         if summary.stopped:
             err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")
-            err.print(f"resume with: {escape(_resume_command())}")
+            err.print(f"resume with: {escape(_resume_command(retry_failed=bool(unreachable)))}")
             return 1
-        return 1 if summary.statuses.get("failed") else 0
+        return 1 if summary.statuses.get("failed") or unreachable else 0
 
     return asyncio.run(main())
 

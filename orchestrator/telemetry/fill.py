@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -110,6 +111,7 @@ def pending_routing_count(
     *,
     batch_id: str | None = None,
     workflow: str | None = None,
+    since: datetime | None = None,
 ) -> int:
     """Model calls whose expert routing is still ``pending`` (replay deferred, not filled).
 
@@ -117,12 +119,15 @@ def pending_routing_count(
         reader: Any telemetry reader (a store, a read-only reader, a batch view).
         batch_id: Only the calls of this batch's requests.
         workflow: Only this workflow's calls.
+        since: Only calls made at or after this time (UTC).
     """
     query = select(func.count(ModelCallRecord.id)).where(
         ModelCallRecord.expert_routing_source == PENDING_SOURCE
     )
     if workflow is not None:
         query = query.where(ModelCallRecord.workflow == workflow)
+    if since is not None:
+        query = query.where(ModelCallRecord.created_at >= since)
     with reader._session() as session:
         return int(session.scalar(_scope(query, batch_id)) or 0)
 

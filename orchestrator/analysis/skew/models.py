@@ -406,6 +406,10 @@ class SkewReport(BaseModel):
         outliers: Outlier requests.
         timeline: Global routing per step of the window.
         notes: Plain-language caveats (expert-routing source, sample sizes).
+        pending_routing_calls: Model calls in scope (the batch, the workflow) whose expert
+            routing is still ``pending`` (replay deferred by a batch job): not in any figure
+            above, never read as zero experts; ``orchestrator telemetry fill-routing`` fills
+            them.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -425,3 +429,4 @@ class SkewReport(BaseModel):
     outliers: OutlierReport
     timeline: list[TimelinePoint]
     notes: list[str]
+    pending_routing_calls: int = 0

@@ -30,6 +30,7 @@ from orchestrator.analysis.skew.profile import scope_profile
 from orchestrator.analysis.skew.window import parse_duration, resolve
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import BatchTelemetryView, RollupDelta, TelemetryStore
+from orchestrator.telemetry.fill import pending_note, pending_routing_count
 
 
 class ReportOptions(BaseModel):
@@ -91,8 +92,10 @@ def _timeline(data: WindowData) -> list[TimelinePoint]:
     ]
 
 
-def _notes(data: WindowData, options: ReportOptions, shape: ModelShape) -> list[str]:
-    notes = []
+def _notes(
+    data: WindowData, options: ReportOptions, shape: ModelShape, pending: int = 0
+) -> list[str]:
+    notes = [pending_note(pending, options.batch)] if pending else []
     sources = data.sources()
     if "replay" in sources:
         notes.append(
@@ -152,7 +155,13 @@ def build_report(
     if options.batch is not None:  # one batch: its own calls, summed on the fly
         store = BatchTelemetryView(store, options.batch)  # type: ignore[assignment]
     calls, summed = store.rollup_status()
+    pending = pending_routing_count(store, batch_id=options.batch, workflow=options.workflow)
     if calls == 0:
+        if pending:
+            raise UserError(
+                f"no model call with routing is stored in {_safe_url(store.url)} yet: "
+                + pending_note(pending, options.batch)
+            )
         raise UserError(
             f"no model call with routing is stored in {_safe_url(store.url)}; run "
             "`orchestrator run` first"
@@ -271,5 +280,6 @@ def build_report(
         drift=drift,
         outliers=outliers,
         timeline=_timeline(now),
-        notes=_notes(now, options, shape),
+        notes=_notes(now, options, shape, pending),
+        pending_routing_calls=pending,
     )

@@ -56,7 +56,13 @@ def summary(report: SkewReport) -> Group:
         f"[bold]Expert skew[/] {escape(report.database)} · window {w.label} "
         f"({w.start:%Y-%m-%d %H:%M} → {w.end:%Y-%m-%d %H:%M} UTC) · "
         f"{report.overall.calls:,} calls ({escape(sources)}) · "
-        f"{len(shape.moe_layers)} MoE layers × {shape.num_experts} routed experts, "
+        + (
+            f"[yellow]{report.pending_routing_calls:,} calls with expert routing pending, "
+            "not counted[/] · "
+            if report.pending_routing_calls
+            else ""
+        )
+        + f"{len(shape.moe_layers)} MoE layers × {shape.num_experts} routed experts, "
         f"top-{shape.top_k}"
     )
     jsd = {f.name: f.jsd for f in report.fingerprints}
