@@ -241,6 +241,55 @@ def test_unusable_workbooks_are_refused_too(tmp_path) -> None:
         open_input(header_only, ColumnMapping(text="text"), sheet="nope")
 
 
+@pytest.mark.parametrize("first", ["empty", "header only", "other columns"])
+def test_a_workbook_whose_first_sheet_is_unusable_names_it_and_suggests_sheet(
+    tmp_path, first
+) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.title = "Cover page"
+    if first == "header only":
+        book.active.append(["id", "text"])
+    elif first == "other columns":
+        book.active.append(["title"])
+        book.active.append(["Q3 inbox export"])
+    data = book.create_sheet("Requests")
+    data.append(["id", "text"])
+    data.append(["A1", TEXTS[0]])
+    book.create_sheet("Notes")
+    path = tmp_path / "inbox.xlsx"
+    book.save(path)
+    with pytest.raises(UserError) as caught:
+        open_input(path, ColumnMapping(text="text", id="id"))
+    message = str(caught.value)
+    assert "its first sheet 'Cover page'" in message
+    assert "other sheets: 'Requests', 'Notes'" in message and "--sheet NAME" in message
+    assert open_input(path, ColumnMapping(text="text", id="id"), sheet="Requests").count() == 1
+    result = CliRunner().invoke(
+        app, ["batch", str(path), "--text-column", "text", "--out", str(tmp_path / "r.xlsx")]
+    )
+    assert result.exit_code == 2 and "--sheet" in result.output
+
+
+def test_the_cli_against_an_unreachable_server_writes_results_and_says_how_to_resume(
+    tmp_path, sheet, monkeypatch
+) -> None:
+    from orchestrator.core.client import override_allow_model_requests
+
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 't.db'}")
+    monkeypatch.setenv("ORCH_MAX_RETRIES", "0")
+    out = tmp_path / "r.xlsx"
+    args = ["batch", str(sheet), "--text-column", "body", "--id-column", "ticket"]
+    args += ["--out", str(out), "--server-url", "http://127.0.0.1:9/v1"]
+    with override_allow_model_requests(True):  # port 9 refuses: nothing is sent anywhere
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert out.is_file()
+    assert [r["status"] for r in read_results(out)] == ["unreachable"] * len(TEXTS)
+    assert "--retry-failed" in result.output and "127.0.0.1:9" in result.output
+
+
 async def test_a_stopped_run_resumes_and_every_row_is_recorded_exactly_once(
     tmp_path, db, sheet
 ) -> None:
