@@ -75,20 +75,17 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
-def trace_line(calls: list[dict[str, Any]]) -> str:
-    """Per MoE layer, the top experts with their load share, ``L1 [E3 41% + E7 22%]``, and the
-    routing source (engine or replay)."""
-    per_layer: dict[int, dict[int, float]] = {}
-    for call in calls:
-        for layer, expert, share in call.get("top_experts", []):
-            experts = per_layer.setdefault(int(layer), {})
-            experts[int(expert)] = experts.get(int(expert), 0.0) + float(share) / len(calls)
+def trace_line(grid: dict[str, Any]) -> str:
+    """Per MoE layer, the three most used experts with their load share over the turn's
+    routed tokens, ``L1 [E3 41% + E7 22% + E9 8%]``, and the routing source (engine or
+    replay); from the service's ``expert_grid`` event."""
     parts = []
-    for layer in sorted(per_layer):
-        top = sorted(per_layer[layer].items(), key=lambda kv: -kv[1])[:3]
-        parts.append(f"L{layer} [" + " + ".join(f"E{e} {100 * s:.0f}%" for e, s in top) + "]")
-    sources = sorted({str(c.get("expert_routing_source")) for c in calls})
-    return " · ".join(parts) + f"  (source: {', '.join(sources)})" if parts else ""
+    for layer, row in zip(grid.get("layers", []), grid.get("share", []), strict=False):
+        top = sorted(zip(grid.get("experts", []), row, strict=False), key=lambda kv: -kv[1])[:3]
+        used = " + ".join(f"E{int(e)} {100 * float(v):.0f}%" for e, v in top if v > 0)
+        parts.append(f"L{int(layer)} [{used}]")
+    sources = ", ".join(str(s) for s in grid.get("sources", []))
+    return " · ".join(parts) + f"  (source: {sources})" if parts else ""
 
 
 def heatmap_svg(grid: dict[str, Any]) -> bytes:
@@ -172,6 +169,7 @@ async def run_turn(
     tools: list[str] = []
     pending: dict[str, Any] | None = None  # a valid tool call, sent with its result
     figure: dict[str, Any] | None = None
+    grid: dict[str, Any] = {}
     async for event in events(payload):
         kind = event.get("kind")
         if kind in ("reply_facts", "reply_token"):
@@ -202,6 +200,7 @@ async def run_turn(
         elif kind == "call_experts":
             calls.append(event)
         elif kind == "expert_grid":
+            grid = event
             cl.user_session.set("last_grid", event)
             figure = event.get("figure")
         elif kind == "report_charts":
@@ -217,7 +216,7 @@ async def run_turn(
     lines = [*header]
     if tools:
         lines.append("**tools** " + ", ".join(tools))
-    trace = trace_line(calls)
+    trace = trace_line(grid)
     if trace:
         lines.append(f"**experts** {md(trace)}")
     if done:

@@ -565,11 +565,13 @@ def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
             node=c.node,
             expert_routing_source=c.expert_routing_source.value,
             top_experts=c.top_experts,
+            moe_layers=layers,
+            expert_counts=counts,
             prompt_tokens=c.prompt_tokens,
             completion_tokens=c.completion_tokens,
             latency_ms=c.latency_ms,
         )
-        for c in gateway.calls
+        for c, (layers, counts) in zip(gateway.calls, gateway.expert_loads, strict=True)
     ]
 
 

@@ -97,13 +97,17 @@ class HandoffEvent(_Event):
 
 
 class CallExperts(_Event):
-    """One model call's experts: ``(layer, expert, load share)`` of the most used, and where
-    they came from (``replay``: transformers replay of the call's token ids; ``engine``)."""
+    """One model call's experts: ``(layer, expert, load share)`` of the most used, the whole
+    load (``moe_layers`` and ``expert_counts``: activations per MoE layer and expert, each row
+    summing to routed tokens × top-k; empty without routing), and where they came from
+    (``replay``: transformers replay of the call's token ids; ``engine``)."""
 
     kind: Literal["call_experts"] = "call_experts"
     node: str
     expert_routing_source: str
     top_experts: list[tuple[int, int, float]]
+    moe_layers: tuple[int, ...] = ()
+    expert_counts: list[list[int]] = Field(default_factory=list)
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float

@@ -96,6 +96,9 @@ class ModelGateway:
         self.workflow = workflow
         self.max_tokens = max_tokens
         self.calls: list[CallSummary] = []
+        #: Per call (aligned with ``calls``): its MoE layers and ``(layers, experts)``
+        #: activation counts, ``((), [])`` for a call without routing.
+        self.expert_loads: list[tuple[tuple[int, ...], list[list[int]]]] = []
 
     def temperature(self, kind: TemperatureKind, override: float | None = None) -> float:
         """The temperature for a skill of ``kind``: ``override`` when given, else the preset.
@@ -189,6 +192,11 @@ class ModelGateway:
             completion_tokens=call.completion_tokens,
             moe_layers=call.routing.moe_layers if call.routing.has_routing else (),
             expert_counts=call.routing.expert_counts() if call.routing.has_routing else None,
+        )
+        self.expert_loads.append(
+            (tuple(call.routing.moe_layers), call.routing.expert_counts().tolist())
+            if call.routing.has_routing
+            else ((), [])
         )
         self.calls.append(
             CallSummary(

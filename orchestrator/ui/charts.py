@@ -98,9 +98,9 @@ def expert_figure(grid: dict[str, Any]) -> dict[str, Any] | None:
     )
     figure.update_layout(
         title={"text": f"expert load share per MoE layer (source: {source})"},
-        xaxis={"title": {"text": "expert"}, "type": "category"},
+        xaxis={"title": {"text": "expert"}, "type": "category", "tickfont": {"size": 9}},
         yaxis={"title": {"text": "layer"}, "type": "category", "autorange": "reversed"},
-        height=120 + 28 * len(layers),
+        height=max(220, 110 + 36 * len(layers)),
         margin={"l": 50, "r": 20, "t": 40, "b": 40},
         template="plotly_white",
     )

@@ -91,23 +91,35 @@ class ResumeIn(BaseModel):
 
 
 def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The turn's layer × expert load share from its ``call_experts`` events' top experts.
+    """The turn's layer × expert load share, from its ``call_experts`` events.
+
+    A call's ``expert_counts`` (activations per MoE layer and expert) are summed over the
+    turn's calls, so each layer's shares are over all its routed tokens; a call that only
+    carries its ``top_experts`` (an older event) adds those shares instead.
 
     Returns:
         ``{"layers": [...], "experts": [...], "share": [[...]], "sources": [...]}``: share
-        per (layer, expert) summed over calls, renormalised per layer; only experts that
-        appear. Empty lists when no call routed through experts.
+        per (layer, expert), each layer's row summing to 1; only experts used in some layer.
+        Empty lists when no call routed through experts.
     """
     cells: dict[tuple[int, int], float] = {}
     sources = sorted({str(c.get("expert_routing_source", "")) for c in calls} - {""})
     for call in calls:
+        layers, counts = call.get("moe_layers") or (), call.get("expert_counts") or []
+        if layers and len(counts) == len(layers):
+            for layer, row in zip(layers, counts, strict=True):
+                for expert, count in enumerate(row):
+                    if count:
+                        key = (int(layer), expert)
+                        cells[key] = cells.get(key, 0.0) + float(count)
+            continue
         for layer, expert, share in call.get("top_experts", []):
             cells[(int(layer), int(expert))] = cells.get((int(layer), int(expert)), 0.0) + share
     layers = sorted({k[0] for k in cells})
     experts = sorted({k[1] for k in cells})
     grid = np.zeros((len(layers), len(experts)))
-    for (layer, expert), share in cells.items():
-        grid[layers.index(layer), experts.index(expert)] = share
+    for (layer, expert), value in cells.items():
+        grid[layers.index(layer), experts.index(expert)] = value
     sums = grid.sum(axis=1, keepdims=True)
     grid = np.divide(grid, sums, out=np.zeros_like(grid), where=sums > 0)
     return {

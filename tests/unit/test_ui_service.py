@@ -65,6 +65,28 @@ def test_expert_figure_is_the_grid_as_a_heatmap() -> None:
     assert "source: replay" in figure["layout"]["title"]["text"]
 
 
+def test_expert_grid_sums_whole_counts_over_the_turns_calls() -> None:
+    calls = [
+        {  # 10 activations in layer 1, 4 in layer 2
+            "expert_routing_source": "replay",
+            "moe_layers": [1, 2],
+            "expert_counts": [[6, 0, 4, 0], [0, 0, 0, 4]],
+            "top_experts": [[1, 0, 0.6]],  # ignored: the counts say more
+        },
+        {
+            "expert_routing_source": "replay",
+            "moe_layers": [1, 2],
+            "expert_counts": [[0, 0, 0, 10], [0, 4, 0, 0]],
+            "top_experts": [],
+        },
+    ]
+    grid = expert_grid(calls)
+    assert grid["layers"] == [1, 2] and grid["experts"] == [0, 1, 2, 3]
+    # layer 1: 6, 0, 4, 10 of 20; layer 2: 0, 4, 0, 4 of 8
+    assert grid["share"] == [[0.3, 0.0, 0.2, 0.5], [0.0, 0.5, 0.0, 0.5]]
+    assert grid["sources"] == ["replay"]
+
+
 def test_expert_figure_of_no_routing_is_none_and_a_bad_grid_is_refused() -> None:
     assert expert_figure(expert_grid([])) is None
     with pytest.raises(ValueError, match=r"2 layers × 1 experts"):
@@ -178,6 +200,10 @@ def test_a_turn_streams_the_classification_first_and_the_heatmap_last(
     assert "<script>" in text  # data, as the model wrote it: the app escapes it when shown
     grid = events[-1]
     assert grid["sources"] == ["scripted"] and grid["figure"]["data"][0]["type"] == "heatmap"
+    calls = [e for e in events if e["kind"] == "call_experts"]
+    assert calls and all(len(c["expert_counts"]) == len(c["moe_layers"]) for c in calls)
+    for row in grid["share"]:
+        assert abs(sum(row) - 1.0) < 1e-3  # each layer's shares are over all its tokens
     done = next(e for e in events if e["kind"] == "done")
     assert done["status"] == "succeeded"
 
