@@ -302,3 +302,32 @@ def test_the_sqlite_uri_follows_the_folder_and_the_wal(tmp_path: Path) -> None:
     assert stat.S_IMODE(tmp_path.stat().st_mode) & 0o200
     with pytest.raises(UserError, match="does not exist"):
         sqlite_readonly_uri(tmp_path / "none.db")
+
+
+def test_postgresql_is_read_in_read_only_transactions(tmp_path: Path) -> None:
+    """The same reader on PostgreSQL: the report equals the writer's, and a write through the
+    reader's engine is refused by the server."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from tests.unit.postgres_server import running_postgres
+
+    with running_postgres() as server:
+        url = server.create_database("readonly")
+        store = TelemetryStore(url)
+        fill(store, 10)
+        options = ReportOptions(window="all", baseline="none")
+        expected = build_report(store, options).model_dump(exclude={"generated_at"})
+        store.close()
+        reader = open_readonly(url)
+        try:
+            assert reader.opened_with == "postgresql" and reader.rollups_stale is None
+            got = build_report(reader, options).model_dump(exclude={"generated_at"})  # type: ignore[arg-type]
+            assert got == expected
+            with (
+                pytest.raises(DBAPIError, match="read-only transaction"),
+                reader.engine.begin() as c,
+            ):
+                c.execute(text("DELETE FROM expert_rollups"))
+        finally:
+            reader.close()
