@@ -15,12 +15,16 @@ Modules:
   thread for async callers) on top of the read API.
 * :mod:`~orchestrator.telemetry.batches`: the progress of batch jobs (:class:`BatchLedger`)
   and the read API scoped to one batch (:class:`BatchTelemetryView`).
+* :mod:`~orchestrator.telemetry.fill`: the replay worker that fills the expert routing of
+  calls recorded ``pending`` (deferred replay), exactly once (:func:`fill_pending_routing`,
+  :func:`pending_routing_count`).
 * :mod:`~orchestrator.telemetry.migrate` and ``migrations/``: the Alembic revisions that
   ``TelemetryStore(url)`` applies; ``python -m orchestrator.telemetry upgrade URL`` from a shell.
 """
 
 from orchestrator.telemetry.batches import BatchLedger, BatchTelemetryView
 from orchestrator.telemetry.codec import decode_counts, decode_counts_blob, encode_counts
+from orchestrator.telemetry.fill import FillSummary, fill_pending_routing, pending_routing_count
 from orchestrator.telemetry.migrate import head_revision
 from orchestrator.telemetry.read import CallCounts, RollupRow, RollupStatus, TelemetryReader
 from orchestrator.telemetry.rollups import (
@@ -33,16 +37,19 @@ from orchestrator.telemetry.rollups import (
     shape_key,
 )
 from orchestrator.telemetry.schema import (
+    PENDING_SOURCE,
     BatchRecord,
     BatchRowRecord,
     ExpertRollupRecord,
     ModelCallRecord,
+    PendingExpertRoutingRecord,
     RequestRecord,
 )
 from orchestrator.telemetry.store import TelemetryStore, utc_now
 
 __all__ = [
     "CONFIDENCE_BINS",
+    "PENDING_SOURCE",
     "ROLLUP_BUCKET",
     "BatchLedger",
     "BatchRecord",
@@ -50,7 +57,9 @@ __all__ = [
     "BatchTelemetryView",
     "CallCounts",
     "ExpertRollupRecord",
+    "FillSummary",
     "ModelCallRecord",
+    "PendingExpertRoutingRecord",
     "RequestRecord",
     "RollupDelta",
     "RollupKey",
@@ -63,7 +72,9 @@ __all__ = [
     "decode_counts",
     "decode_counts_blob",
     "encode_counts",
+    "fill_pending_routing",
     "head_revision",
+    "pending_routing_count",
     "shape_key",
     "utc_now",
 ]
