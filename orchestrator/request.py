@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from orchestrator.exceptions import UserError
 
 #: Longest request text accepted, in characters (1 MiB of ASCII). Longer text is refused
 #: with a validation error rather than truncated silently.
@@ -106,3 +109,48 @@ class Request(BaseModel):
         if not value.strip():
             raise ValueError("request text is empty or whitespace; send the user's message")
         return value
+
+
+def resolve_attachment_path(path: str | Path, allowed: Sequence[str | Path]) -> Path:
+    """The real path of an attachment file that lies inside one of the ``allowed`` folders.
+
+    Symlinks are resolved (in ``path`` and in each folder) before the check, so neither ``..``
+    nor a link can lead outside; a relative ``path`` is taken from the current folder. Only a
+    regular file is accepted: not a folder, a device, a FIFO or a socket. Callers open the
+    returned path, not ``path``, so a link swapped after the check is not followed.
+
+    Args:
+        path: The attachment's ``path`` as the request carries it.
+        allowed: Folders attachments may come from.
+
+    Returns:
+        The resolved path.
+
+    Raises:
+        UserError: The path cannot be resolved (a NUL byte, a symlink loop), lies outside
+            every allowed folder, or is not a regular file; the message names the path and
+            the folders.
+
+    Example:
+        >>> try:
+        ...     resolve_attachment_path("../../etc/passwd", ["/tmp/uploads"])
+        ... except UserError as exc:
+        ...     print(str(exc).split(";")[0])
+        attachment '../../etc/passwd' is outside the allowed folders (/tmp/uploads)
+    """
+    if not allowed:
+        raise UserError("no folder is allowed for attachments; configure at least one")
+    try:
+        target = Path(path).resolve()
+        folders = [Path(folder).resolve() for folder in allowed]
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
+        raise UserError(f"attachment {str(path)!r} cannot be resolved ({exc})") from None
+    names = ", ".join(str(folder) for folder in folders)
+    if not any(target.is_relative_to(folder) for folder in folders):
+        raise UserError(
+            f"attachment {str(path)!r} is outside the allowed folders ({names}); upload the "
+            "file again, or add its folder to the allowed ones"
+        )
+    if not target.is_file():
+        raise UserError(f"attachment {str(path)!r} is not a file in the allowed folders ({names})")
+    return target

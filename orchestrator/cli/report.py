@@ -138,6 +138,10 @@ def report(
             2,
         )
     config = ReportConfig.from_settings(settings, **({"output_dir": out} if out else {}))
+    # the file named on the command line is the operator's choice: its folder is allowed
+    config = config.model_copy(
+        update={"attachment_dirs": (*config.attachment_dirs, file.resolve().parent)}
+    )
     if include_hidden:
         config = config.model_copy(
             update={"limits": config.limits.model_copy(update={"include_hidden": True})}

@@ -27,6 +27,7 @@ tokens, experts and router confidence. Model output is data: parsed as JSON, nev
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -36,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow, WorkflowContext
-from orchestrator.exceptions import ModelCallError, ServerUnavailableError
-from orchestrator.request import Request
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
+from orchestrator.request import Request, resolve_attachment_path
 from orchestrator.routes import Route
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
 from orchestrator.spreadsheet.sniff import EXTENSIONS
@@ -53,6 +54,14 @@ from workflows.excel_report.narrative import sanitise
 from workflows.excel_report.render import RenderedFinding, ReportContent, write_report_files
 
 
+def default_attachment_dirs() -> tuple[Path, ...]:
+    """Folders a report may read attachments from by default: the working folder (uploads
+    and ``runs/`` live under it), the data folder (``ORCH_DATA_DIR``) and the system's
+    temporary folder (where chat front ends and tests store uploads)."""
+    settings = Settings()
+    return (Path.cwd(), Path(settings.data_dir), Path(tempfile.gettempdir()))
+
+
 class ReportConfig(BaseModel):
     """Knobs of the workflow.
 
@@ -64,6 +73,11 @@ class ReportConfig(BaseModel):
         write_max_tokens: Completion limit of ``write_report``.
         limits: Reading limits.
         analysis: Analysis bounds.
+        attachment_dirs: The only folders an attachment is read from (symlinks resolved:
+            :func:`~orchestrator.request.resolve_attachment_path`); any other path a request
+            carries (``../../etc/passwd``, ``/proc/self/environ``, a link out of an upload
+            folder) is rejected without being opened. :func:`default_attachment_dirs` when
+            not given.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -75,6 +89,7 @@ class ReportConfig(BaseModel):
     write_max_tokens: int = Field(800, ge=16)
     limits: ReadLimits = ReadLimits()
     analysis: AnalysisConfig = AnalysisConfig()
+    attachment_dirs: tuple[Path, ...] = Field(default_factory=default_attachment_dirs)
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> ReportConfig:
@@ -95,6 +110,9 @@ class ReportConfig(BaseModel):
                 limits[field] = getattr(settings, setting)
         if limits:
             values["limits"] = ReadLimits(**limits)
+        extra = getattr(settings, "attachment_dirs", None)  # when Settings has the field
+        if extra:
+            values["attachment_dirs"] = (*default_attachment_dirs(), *map(Path, extra))
         values.update(overrides)
         return cls(**values)
 
@@ -237,8 +255,10 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
         workbook = state.get("workbook")  # already read by the caller: not read twice
         if workbook is None:
             try:
-                workbook = read_workbook(path, config.limits)
-            except SpreadsheetError as exc:
+                # only from the allowed folders, and the resolved file, never the link
+                real = resolve_attachment_path(path, config.attachment_dirs)
+                workbook = read_workbook(real, config.limits)
+            except (SpreadsheetError, UserError) as exc:
                 return {"error": str(exc)}
         if not any(table.rows for sheet in workbook.sheets for table in sheet.tables):
             return {
