@@ -28,9 +28,11 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "EMPTY_500_HINT",
     "LOG_REQUESTS_FLAG",
     "PROBE_SCHEMA",
     "StructuredOutputProbe",
+    "empty_500_hint",
     "error_lines",
     "probe_structured_output",
 ]
@@ -44,6 +46,13 @@ PROBE_SCHEMA: dict[str, Any] = {
     "required": ["label"],
     "additionalProperties": False,
 }
+#: What a client adds to its error for an HTTP 5xx whose message is empty.
+EMPTY_500_HINT = (
+    "; the server gave no reason: vLLM logs the cause of a failed request only when started "
+    f"with {LOG_REQUESTS_FLAG} (add --log-error-stack for the stack), so read the server log "
+    "(on vLLM 0.24.0 an empty 500 to every structured-output request meant a missing "
+    "structured-output backend package, lm-format-enforcer)"
+)
 _ERROR = re.compile(r"\b(ERROR|CRITICAL|Traceback|Exception|Error)\b|ModuleNotFoundError|500")
 
 
@@ -91,6 +100,26 @@ class StructuredOutputProbe(BaseModel):
         else:
             cause = "the server log names no cause (no error line while the probe ran)"
         return f"{head}\n{cause}\nserve without schemas meanwhile: ORCH_STRUCTURED_OUTPUT=false"
+
+
+def empty_500_hint(status_code: int, body: object) -> str:
+    """:data:`EMPTY_500_HINT` when ``status_code`` is 5xx and ``body`` carries no message, else
+    ``""``.
+
+    Args:
+        status_code: The HTTP status.
+        body: The parsed error body as the ``openai`` SDK keeps it (``APIStatusError.body``:
+            vLLM's ``{"message": "", "type": ..., "code": 500}``, or the whole
+            ``{"error": {...}}``), a string, or None.
+    """
+    if status_code < 500:
+        return ""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+    else:
+        message = body
+    return EMPTY_500_HINT if not str(message or "").strip() else ""
 
 
 def error_lines(lines: tuple[str, ...] | list[str]) -> list[str]:
