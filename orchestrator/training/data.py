@@ -47,27 +47,41 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classifier.labelled_set import split_of
 from orchestrator.datasets import TEXT_COLUMNS
 from orchestrator.exceptions import UserError
+from orchestrator.training.jobs import (
+    ToolWorld,
+    draft_messages,
+    excel_examples,
+    fact_reply,
+    plain_reply,
+    reply_messages,
+    tool_call_text,
+    tool_messages,
+    tool_of,
+)
 from skills.assess_risk import EVIDENCE_MAX_CHARS, build_messages
 from skills.prompting import delimit
-from skills.reply import STREAM_SYSTEM
-from skills.reply import _context as triage_context
 from skills.triage import SYSTEM as TRIAGE_SYSTEM
 from skills.triage import IssueTriage
-from skills.write_report import MAX_TITLE_CHARS
-from skills.write_report import SYSTEM as REPORT_SYSTEM
 from workflows.content_moderation.dataset import LabelledPost, language, load_moderation_set
 from workflows.content_moderation.graph import prepare_post
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
 from workflows.content_moderation.policy import load_policy
+from workflows.customer_service.signals import INTENT_TOOL
 
 _T = TypeVar("_T")
-Task = Literal["triage", "risk", "reply", "report"]
-TASKS: tuple[Task, ...] = ("triage", "risk", "reply", "report")
+Task = Literal["triage", "risk", "reply", "reply_plain", "draft", "tool", "interpret", "report"]
+TASKS: tuple[Task, ...] = (
+    "triage", "risk", "reply", "reply_plain", "draft", "tool", "interpret", "report",
+)  # fmt: skip
 #: The workflow (route) each task's calls belong to, for the specialisation measurements.
 WORKFLOW_OF: dict[Task, str] = {
     "triage": "customer_service",
     "reply": "customer_service",
+    "reply_plain": "customer_service",
+    "draft": "customer_service",
+    "tool": "customer_service",
     "risk": "content_moderation",
+    "interpret": "excel_report",
     "report": "excel_report",
 }
 
@@ -329,176 +343,102 @@ def risk_example(post: LabelledPost, window: str) -> Example:
     )
 
 
-# --------------------------------------------------------------------------- replies
-
-#: The tool whose results a reply to each issue type is grounded in.
-_TOOL_OF = {
-    "order_status": "lookup_order",
-    "delivery": "track_shipment",
-    "refund": "check_refund_eligibility",
-    "cancellation": "cancel_order",
-    "billing": "lookup_order",
-    "payment": "lookup_order",
-}
-_REPLY_EN: dict[str, tuple[str, ...]] = {
-    "lookup_order": (
-        "Thank you for your patience. Your order {order_id} is {status}, and I will keep you "
-        "updated.",
-        "I checked order {order_id}: it is {status} (total {total}). Let me know if anything "
-        "else is unclear.",
-    ),
-    "track_shipment": (
-        "Your order {order_id} is on its way with {carrier}; the tracking number is "
-        "{tracking_number}.",
-        "Sorry for the wait. Order {order_id} shipped on {shipped_on} and you can follow it with "
-        "{tracking_number}.",
-    ),
-    "check_refund_eligibility": (
-        "I am sorry about this. Order {order_id} can be refunded up to {refundable}, and I can "
-        "start it for you.",
-        "Thank you for telling us. You are eligible for a refund of up to {refundable} on order "
-        "{order_id}.",
-    ),
-    "cancel_order": (
-        "Done: order {order_id} is now {status}. You will get a confirmation by email.",
-        "I understand. Order {order_id} is {status}, and nothing more will be charged.",
-    ),
-    "open_ticket": (
-        "Thank you for reaching out. I opened ticket {ticket_id} and a colleague will follow up "
-        "soon.",
-        "I am sorry for the trouble. A colleague will look into this under ticket {ticket_id}.",
-    ),
-}
-_REPLY_ZH: dict[str, tuple[str, ...]] = {
-    "lookup_order": (
-        "感谢您的耐心等待，您的订单 {order_id} 目前{status}，我们会继续跟进。",
-        "已为您查询订单 {order_id}：状态为{status}，金额 {total}。",
-    ),
-    "track_shipment": (
-        "您的订单 {order_id} 已由 {carrier} 配送，运单号 {tracking_number}。",
-        "抱歉让您久等了，订单 {order_id} 已于 {shipped_on} 发出，运单号 {tracking_number}。",
-    ),
-    "check_refund_eligibility": (
-        "非常抱歉给您带来不便，订单 {order_id} 最多可退款 {refundable}，我们可以为您办理。",
-        "感谢您的反馈，订单 {order_id} 符合退款条件，可退 {refundable}。",
-    ),
-    "cancel_order": (
-        "已为您处理，订单 {order_id} 当前状态：{status}。",
-        "明白，订单 {order_id} 已{status}，不会再产生费用。",
-    ),
-    "open_ticket": (
-        "感谢您的反馈，已为您创建工单 {ticket_id}，同事会尽快联系您。",
-        "抱歉给您带来困扰，我们会通过工单 {ticket_id} 跟进处理。",
-    ),
-}
-_STATUS = {"en": ("shipped", "processing", "delivered", "cancelled"),
-           "zh": ("已发货", "处理中", "已送达", "已取消")}  # fmt: skip
-_CARRIERS = ("UPS", "FedEx", "DHL", "SF Express", "YTO")
+# --------------------------------------------------------------------------- replies, tools
 
 
-def _facts(tool: str, lang: str, rng: random.Random) -> dict[str, str]:
-    """Tool-result facts of the kind the customer-service tools return (values drawn)."""
-    order = f"ORD-{rng.randint(100000, 999999)}"
-    amount = f"{'CNY' if lang == 'zh' else 'USD'} {rng.randint(5, 900)}.{rng.randint(0, 99):02d}"
-    day = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    facts = {"order_id": order}
-    if tool == "lookup_order":
-        facts |= {"status": rng.choice(_STATUS[lang]), "total": amount, "placed_on": day}
-    elif tool == "track_shipment":
-        facts |= {
-            "carrier": rng.choice(_CARRIERS),
-            "tracking_number": f"1Z{rng.randint(10**9, 10**10 - 1)}",
-            "shipped_on": day,
-        }
-    elif tool == "check_refund_eligibility":
-        facts |= {"refundable": amount}
-    elif tool == "cancel_order":
-        facts |= {"status": _STATUS[lang][3]}
-    elif tool == "open_ticket":
-        facts = {"ticket_id": f"T-{rng.randint(10000, 99999)}"}
-    return facts
-
-
-def reply_example(row: CSRow, rng: random.Random) -> Example:
-    """The compose_reply call for ``row`` with drawn tool facts, and a template answer that
-    names each fact only as a placeholder."""
-    tool = _TOOL_OF.get(row.issue_type, "open_ticket")
-    facts = _facts(tool, row.lang, rng)
-    template = rng.choice((_REPLY_ZH if row.lang == "zh" else _REPLY_EN)[tool])
-    names = ", ".join("{" + name + "}" for name in sorted(facts)) or "none"
-    triage = IssueTriage(
+def _triage_of(row: CSRow) -> IssueTriage:
+    return IssueTriage(
         issue_type=row.issue_type,  # type: ignore[arg-type]
         urgency=row.urgency,  # type: ignore[arg-type]
         sentiment=row.sentiment,  # type: ignore[arg-type]
     )
-    system = f"{STREAM_SYSTEM.replace('{placeholders}', names)}\n{triage_context(triage)}"
+
+
+def reply_example(row: CSRow, rng: random.Random, world: ToolWorld) -> Example:
+    """The ``draft_reply`` node's call for ``row`` after the tool the workflow picks for it ran
+    on a seeded order store (``task="reply"``, facts = the tool's facts, target naming them
+    only as placeholders); ``task="reply_plain"`` when the workflow picks no tool (facts
+    ``{}``, placeholders ``none``, a target with no placeholder or figure)."""
+    tool = tool_of(row.text, row.issue_type)
+    if tool is None:
+        return plain_example(row, rng)
+    outcome, results, _args = world.run_usually_ok(tool, row.lang, rng)
+    facts: dict[str, str] = {}
+    for result in results:
+        facts.update({k: str(v) for k, v in (result.get("facts") or {}).items()})
     return Example(
         task="reply",
         lang=row.lang,
         source=row.source,
         split=row.split,
-        messages=(
-            {"role": "system", "content": system},
-            {"role": "user", "content": delimit("message", row.text)},
-        ),
-        target=template,
-        label=tool,
+        messages=reply_messages(row.text, _triage_of(row), facts),
+        target=fact_reply(outcome, facts, row.lang, rng),
+        label=outcome,
         facts=facts,
+    )
+
+
+def plain_example(row: CSRow, rng: random.Random, *, draft: bool = False) -> Example:
+    """The reply call with no tool result (the main job: no order store), or with
+    ``draft=True`` the classic ``draft_reply`` skill's call; a template answer per issue type
+    with no placeholder and no figure."""
+    triage = _triage_of(row)
+    return Example(
+        task="draft" if draft else "reply_plain",
+        lang=row.lang,
+        source=row.source,
+        split=row.split,
+        messages=draft_messages(row.text, triage)
+        if draft
+        else reply_messages(row.text, triage, {}),
+        target=plain_reply(row.issue_type, row.lang, rng),
+        label=row.issue_type,
+    )
+
+
+def tool_example(row: CSRow, rng: random.Random, world: ToolWorld) -> Example:
+    """The ``select_tool`` node's call (:func:`skills.tool_call.request_tool_call`) for a
+    tool-needing message with an order id written in; the target is the arguments JSON."""
+    tool = tool_of(row.text, row.issue_type) or rng.choice(sorted(set(INTENT_TOOL.values())))
+    text, args = tool_call_text(row.text, tool, row.lang, world, rng)
+    return Example(
+        task="tool",
+        lang=row.lang,
+        source=row.source,
+        split=row.split,
+        messages=tool_messages(text),
+        target=_json(args),
+        label=tool,
+        facts={k: str(v) for k, v in args.items()},
     )
 
 
 # --------------------------------------------------------------------------- reports
 
-_MEASURES = ("Sales", "Profit", "Revenue", "Orders", "Quantity", "Cost", "Tickets", "Refunds")
-_GROUPS = ("Region", "Category", "Segment", "Channel", "Month", "Product")
-_MEMBERS = (
-    "West", "East", "North", "South", "Online", "Retail", "Furniture", "Technology",
-    "Office Supplies", "Consumer", "Corporate",
-)  # fmt: skip
+
+def excel_pair(
+    rng: random.Random, counter: object, n: int, split: Literal["tune", "test"], seed: int
+) -> tuple[list[Example], list[Example]]:
+    """``n`` generated workbooks' ``interpret`` and ``write_report`` calls (see
+    :func:`orchestrator.training.jobs.excel_examples`)."""
+    interpret, report = [], []
+    for lang, source, i_turns, i_target, r_turns, r_target in excel_examples(
+        n, rng, counter, seed=seed
+    ):
+        interpret.append(Example(task="interpret", lang=lang, source=source, split=split,
+                                 messages=i_turns, target=i_target))  # fmt: skip
+        report.append(Example(task="report", lang=lang, source=source, split=split,
+                              messages=r_turns, target=r_target))  # fmt: skip
+    return interpret, report
 
 
-def report_example(
-    index: int, rng: random.Random, split: Literal["tune", "test"] = "tune"
-) -> Example:
-    """A write_report call on a drawn figure list (``F1 label = value`` lines, as the Excel
-    workflow writes them) and an answer that cites the figures as ``{Fn}``. Figure lists are
-    synthetic: ``split="test"`` marks the held-out ones (drawn by another generator)."""
-    measure, group = rng.choice(_MEASURES), rng.choice(_GROUPS)
-    members = rng.sample(_MEMBERS, rng.randint(2, 4))
-    values = sorted((rng.uniform(100, 90000) for _ in members), reverse=True)
-    lines = [f"F1 total {measure} = {sum(values):,.2f}", f"F2 mean {measure} = "
-             f"{sum(values) / len(values):,.2f}"]  # fmt: skip
-    for i, (member, value) in enumerate(zip(members, values, strict=True)):
-        lines.append(f"F{i + 3} {measure} by {group}: {member} = {value:,.2f}")
-    top = members[0]
-    answer = {
-        "title": f"{measure} by {group}"[:MAX_TITLE_CHARS],
-        "summary": f"Total {measure.lower()} was {{F1}}, led by {top} at {{F3}}.",
-        "sections": [
-            {
-                "heading": f"{measure} overview",
-                "body": f"Total {measure.lower()} was {{F1}} "
-                f"with a mean of {{F2}} per {group.lower()}.",
-            },
-            {
-                "heading": f"By {group.lower()}",
-                "body": f"{top} was highest at {{F3}}, ahead of {members[1]} at {{F4}}.",
-            },
-        ],
-    }
-    facts = "\n".join(lines)
-    return Example(
-        task="report",
-        lang="en",
-        source=f"synthetic:{index}",
-        split=split,
-        messages=(
-            {"role": "system", "content": REPORT_SYSTEM},
-            {"role": "user", "content": delimit("facts", facts, len(facts) + 1)},
-        ),
-        target=_json(answer),
-        label=f"{measure}/{group}",
-    )
+def _counter() -> object:
+    """The token counter the Excel workflow uses with the committed checkpoint (bytes when
+    it is absent)."""
+    from workflows.excel_report.encoding import default_counter
+
+    folder = Path(__file__).resolve().parents[2] / "serving" / "checkpoints" / "ernie45-moe-trained"
+    return default_counter(folder if folder.is_dir() else None)
 
 
 # --------------------------------------------------------------------------- building
@@ -511,8 +451,12 @@ class DataSpec(BaseModel):
         seed: Seeds every draw (row order, reply templates, tool facts, report figures).
         triage: Triage examples (tune-split rows, balanced over issue types by repetition).
         risk: Risk examples (tune-split posts; repeated when fewer).
-        reply: Reply examples.
-        report: Report examples.
+        reply: Reply examples after the workflow's tool ran (``reply``; rows whose message
+            needs no tool become ``reply_plain``).
+        reply_plain: Reply examples with no tool result (the main job's replies).
+        draft: Classic ``draft_reply`` examples.
+        tool: ``select_tool`` examples.
+        workbooks: Generated workbooks (one ``interpret`` and one ``report`` example each).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -520,8 +464,11 @@ class DataSpec(BaseModel):
     seed: int = 0
     triage: int = 6000
     risk: int = 3000
-    reply: int = 3000
-    report: int = 1000
+    reply: int = 2400
+    reply_plain: int = 1600
+    draft: int = 300
+    tool: int = 800
+    workbooks: int = 500
 
 
 def _moderation_windows(posts: Sequence[LabelledPost]) -> Iterator[tuple[LabelledPost, str]]:
@@ -560,13 +507,30 @@ def build_examples(data_dir: Path, spec: DataSpec | None = None) -> list[Example
     per_issue = max(1, spec.triage // max(len(by_issue), 1))
     triage = [e for issue in sorted(by_issue) for e in _take(by_issue[issue], per_issue, rng)]
     risk = _take([risk_example(p, w) for p, w in _moderation_windows(posts)], spec.risk, rng)
-    reply_rows = _take_rows(rows, spec.reply, rng)
-    reply = [reply_example(r, rng) for r in reply_rows]
-    report = [report_example(i, rng) for i in range(spec.report)]
-    examples = triage + risk + reply + report
+    world = ToolWorld(seed=spec.seed)
+    tool_rows = [r for r in rows if tool_of(r.text, r.issue_type)]
+    reply = [reply_example(r, rng, world) for r in _by_lang(tool_rows, spec.reply, rng)]
+    plain = [plain_example(r, rng) for r in _by_lang(rows, spec.reply_plain, rng)]
+    draft = [plain_example(r, rng, draft=True) for r in _take_rows(rows, spec.draft, rng)]
+    tools = [tool_example(r, rng, world) for r in _by_lang(tool_rows, spec.tool, rng)]
+    interpret, report = excel_pair(rng, _counter(), spec.workbooks, "tune", spec.seed)
+    examples = triage + risk + reply + plain + draft + tools + interpret + report
     rng.shuffle(examples)
     assert all(e.split == "tune" for e in examples), "a test-split row reached the training set"
     return examples
+
+
+#: Share of Chinese rows in the reply and tool examples (Chinese rows rarely name a tool, so
+#: drawing over all rows would leave a few hundred Chinese replies).
+ZH_SHARE = 0.3
+
+
+def _by_lang(rows: Sequence[CSRow], n: int, rng: random.Random) -> list[CSRow]:
+    """``n`` rows, :data:`ZH_SHARE` of them Chinese (repeated while short), the rest English."""
+    zh = [r for r in rows if r.lang == "zh"]
+    en = [r for r in rows if r.lang != "zh"]
+    n_zh = round(n * ZH_SHARE) if zh and en else (n if zh else 0)
+    return _take_rows(zh, n_zh, rng) + _take_rows(en, n - n_zh, rng)
 
 
 def _take_rows(rows: Sequence[CSRow], n: int, rng: random.Random) -> list[CSRow]:
@@ -591,11 +555,18 @@ def held_out_examples(
     for lang in ("en", "zh"):
         chosen = _sample([p for p in posts if p.lang == lang], per_task, rng)
         risk += [risk_example(p, w) for p, w in _moderation_windows(chosen)]
+    world = ToolWorld(seed=seed + 1)
+    tool_rows = [r for r in rows if tool_of(r.text, r.issue_type)]
+    small = max(per_task // 2, 1)
+    interpret, report = excel_pair(rng, _counter(), max(per_task // 4, 1), "test", seed + 1)
     return {
         "triage": [triage_example(r) for r in triage_rows],
         "risk": risk,
-        "reply": [reply_example(r, rng) for r in _sample(rows, per_task, rng)],
-        "report": [report_example(100_000 + i, rng, "test") for i in range(max(per_task // 4, 1))],
+        "reply": [reply_example(r, rng, world) for r in _sample(tool_rows, per_task, rng)],
+        "reply_plain": [plain_example(r, rng) for r in _sample(rows, per_task, rng)],
+        "tool": [tool_example(r, rng, world) for r in _sample(tool_rows, small, rng)],
+        "interpret": interpret,
+        "report": report,
     }
 
 

@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,6 +28,7 @@ import numpy as np
 from orchestrator.analysis.skew.fingerprint import jsd
 from orchestrator.training.data import WORKFLOW_OF, Example
 from skills.assess_risk import parse_risk
+from skills.interpret_data import parse_interpretation
 from skills.reply import PLACEHOLDER, FactGuard
 from skills.triage import parse_triage
 from skills.write_report import parse_report
@@ -60,6 +63,37 @@ def reply_facts_ok(text: str, facts: Mapping[str, str]) -> bool:
     guard.flush()
     named = {m.group(1) for m in PLACEHOLDER.finditer(text)}
     return bool(named) and not guard.dropped
+
+
+def plain_reply_ok(text: str) -> bool:
+    """True when a reply offered no placeholder (``none``) is non-empty, writes no
+    placeholder and no figure (the fact guard drops nothing) — the main job's replies.
+
+    Example:
+        >>> plain_reply_ok("A colleague will look into it."), plain_reply_ok("Ticket {ticket_id}.")
+        (True, False)
+    """
+    guard = FactGuard({})
+    guard.feed(text)
+    guard.flush()
+    return bool(text.strip()) and not PLACEHOLDER.search(text) and not guard.dropped
+
+
+def _json_object(text: str) -> dict[str, str] | None:
+    """``text`` as a JSON object of strings, or None."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else None
+
+
+_FIGURE_LINE = re.compile(r"^(F\d+) ", re.M)
+
+
+def _figure_ids(example: Example) -> list[str]:
+    """The figure ids in an interpret prompt's encoding."""
+    return _FIGURE_LINE.findall(example.messages[-1]["content"])
 
 
 def score_outputs(
@@ -127,10 +161,30 @@ def score_outputs(
         "n": len(replies),
         "facts_equal_tool_results": _share(reply_facts_ok(o, e.facts) for e, o in replies),
     }
+    plain = by_task.get("reply_plain", [])
+    result["reply_plain"] = {
+        "n": len(plain),
+        "no_placeholder_no_figure": _share(plain_reply_ok(o) for _, o in plain),
+    }
+    tools = [(e, _json_object(o)) for e, o in by_task.get("tool", [])]
+    result["tool"] = {
+        "n": len(tools),
+        "valid_json": _share(a is not None for _, a in tools),
+        "arguments_equal": _share(a == e.facts for e, a in tools),
+    }
+    interpreted = [
+        (e, parse_interpretation(o, _figure_ids(e))) for e, o in by_task.get("interpret", [])
+    ]
+    result["interpret"] = {
+        "n": len(interpreted),
+        "valid_json": _share(i.parsed for _, i in interpreted),
+        "findings_kept": _share(bool(i.findings) and not i.dropped for _, i in interpreted),
+    }
     reports = [(e, parse_report(o)) for e, o in by_task.get("report", [])]
     result["report"] = {"n": len(reports), "valid_json": _share(r.parsed for _, r in reports)}
     json_rows = [t.parsed for _, t in parsed] + [a.status == "ok" for _, a in risk]
-    json_rows += [r.parsed for _, r in reports]
+    json_rows += [r.parsed for _, r in reports] + [i.parsed for _, i in interpreted]
+    json_rows += [a is not None for _, a in tools]
     result["valid_json_without_grammar"] = _share(json_rows)
     return result
 

@@ -12,7 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-MAX_NEW = {"triage": 48, "risk": 160, "reply": 96, "report": 256}
+MAX_NEW = {"triage": 48, "risk": 160, "reply": 96, "reply_plain": 96, "draft": 96, "tool": 64,
+           "interpret": 256, "report": 256}  # fmt: skip
 
 
 def main(checkpoint: str, test_jsonl: str, out_jsonl: str, batch: int = 64) -> None:
@@ -25,8 +26,13 @@ def main(checkpoint: str, test_jsonl: str, out_jsonl: str, batch: int = 64) -> N
     model = Ernie4_5_MoeForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).to(device)
     model.eval()
     eos = tok.convert_tokens_to_ids("<|end_of_sentence|>")
-    rows = [json.loads(line) for line in Path(test_jsonl).read_text("utf-8").splitlines()]
-    rows.sort(key=lambda r: (r["task"], len(r["prompt"])))
+    raw = Path(test_jsonl).read_bytes()
+    if test_jsonl.endswith(".gz"):
+        import gzip
+
+        raw = gzip.decompress(raw)
+    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines()]
+    rows.sort(key=lambda r: (MAX_NEW[r["task"]], r["task"], len(r["prompt"])))  # short first
     with Path(out_jsonl).open("w", encoding="utf-8") as handle:
         for i in range(0, len(rows), batch):
             part = rows[i : i + batch]

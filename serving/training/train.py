@@ -51,7 +51,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--max-seconds", type=float, default=420.0, help="stop training after this")
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--max-len", type=int, default=1024)
+    p.add_argument("--max-len", type=int, default=1280)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--warmup", type=int, default=150)
     p.add_argument("--bias-rate", type=float, default=1e-3)
@@ -65,6 +65,15 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.top_k > args.experts or args.layers < 2 or args.batch < 1 or args.steps < 1:
         p.error("need top-k <= experts, layers >= 2, batch >= 1, steps >= 1")
     return args
+
+
+def _open_jsonl(path: Path):
+    """``path``'s lines, or those of ``path.gz`` when only the gzipped copy exists."""
+    import gzip
+
+    if not path.exists() and path.with_suffix(".jsonl.gz").exists():
+        return gzip.open(path.with_suffix(".jsonl.gz"), "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
 
 
 def _encode(tokenizer, rows: list[dict], max_len: int) -> list[tuple[list[int], int]]:
@@ -134,7 +143,7 @@ def main(argv: list[str] | None = None) -> dict:
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     tokenizer = PreTrainedTokenizerFast.from_pretrained(args.data / "tokenizer")
-    rows = [json.loads(line) for line in (args.data / "train.jsonl").open(encoding="utf-8")]
+    rows = [json.loads(line) for line in _open_jsonl(args.data / "train.jsonl")]
     encoded = _encode(tokenizer, rows, args.max_len)
     vocab = int(math.ceil(len(tokenizer) / 64) * 64)
     config = Ernie4_5_MoeConfig(
@@ -223,10 +232,15 @@ def main(argv: list[str] | None = None) -> dict:
             ):
                 bias.add_(args.bias_rate * torch.sign(load.mean() - load).reshape(bias.shape))
         window.append(float(loss.detach()))
-        if step == 19 and args.max_seconds:  # fit the cosine schedule into the time budget
-            per_step = (time.perf_counter() - start) / 20
-            args.steps = max(21, min(args.steps, int(args.max_seconds / per_step)))
+        if step == 19:
+            fit_from = time.perf_counter()
+        if step == 79 and args.max_seconds:  # fit the cosine schedule into the time budget
+            # from steps 20-79 (the first steps pay CUDA start-up and kernel selection)
+            per_step = (time.perf_counter() - fit_from) / 60
+            left = args.max_seconds - (time.perf_counter() - start)
+            args.steps = max(81, min(args.steps, 80 + int(left / per_step)))
             log["planned_steps"] = args.steps
+            log["fitted_seconds_per_step"] = round(per_step, 4)
         if (step + 1) % args.log_every == 0 or step == 0:
             entry = {"step": step + 1, "loss": sum(window) / len(window), "lr": lr_at(step),
                      "seconds": round(time.perf_counter() - start, 2)}  # fmt: skip

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from orchestrator.config import Settings
 from orchestrator.training.data import (
+    TASKS,
     DataSpec,
     build_examples,
     customer_service_rows,
@@ -17,16 +20,21 @@ from orchestrator.training.data import (
     issue_type_of,
     urgency_of,
 )
-from orchestrator.training.evaluate import reply_facts_ok, specialisation
+from orchestrator.training.evaluate import plain_reply_ok, reply_facts_ok, specialisation
 from serving.training import LIMITATIONS, is_trained, write_card
 from skills.assess_risk import parse_risk
+from skills.interpret_data import parse_interpretation
 from skills.reply import PLACEHOLDER
 from skills.triage import parse_triage
 from skills.write_report import parse_report
 from workflows.content_moderation.dataset import load_moderation_set
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
 
-SMALL = DataSpec(seed=3, triage=120, risk=60, reply=60, report=10)
+SMALL = DataSpec(
+    seed=3, triage=120, risk=60, reply=40, reply_plain=30, draft=10, tool=20, workbooks=6
+)
+#: Tasks whose inputs are generated (workbooks of faker values), not dataset rows.
+GENERATED = ("interpret", "report")
 
 
 @pytest.fixture(scope="module")
@@ -43,19 +51,20 @@ def test_training_examples_come_from_the_tune_split_only(data_dir: Path, small) 
     held_out = {r.text for r in customer_service_rows(data_dir) if r.split == "test"}
     held_out |= {p.text for p in load_moderation_set(data_dir, "test")}
     assert {e.split for e in small} == {"tune"}
-    leaked = [e.source for e in small if e.task != "report" and _user_text(e) in held_out]
+    leaked = [e.source for e in small if e.task not in GENERATED and _user_text(e) in held_out]
     # a tune row may repeat a test row's exact text (duplicates across the hash split are
     # possible); the source rows themselves must all be tune rows
     tune_sources = {r.source for r in customer_service_rows(data_dir) if r.split == "tune"}
     tune_sources |= {p.id for p in load_moderation_set(data_dir, "tune")}
-    assert all(e.source in tune_sources for e in small if e.task != "report")
+    assert all(e.source in tune_sources for e in small if e.task not in GENERATED)
     assert len(leaked) <= len(small) // 50
 
 
 def test_every_task_and_both_languages_are_built(small) -> None:
     kinds = {(e.task, e.lang) for e in small}
-    assert {"triage", "risk", "reply", "report"} == {t for t, _ in kinds}
-    assert ("triage", "zh") in kinds and ("risk", "zh") in kinds and ("reply", "zh") in kinds
+    assert set(TASKS) == {t for t, _ in kinds}
+    for task in ("triage", "risk", "reply", "reply_plain", "tool"):
+        assert (task, "zh") in kinds and (task, "en") in kinds, task
 
 
 def test_targets_are_what_the_skills_parse(small) -> None:
@@ -70,9 +79,99 @@ def test_targets_are_what_the_skills_parse(small) -> None:
         elif e.task == "report":
             assert parse_report(e.target).parsed
             assert not any(ch.isdigit() for ch in PLACEHOLDER.sub("", e.target))
+        elif e.task == "interpret":
+            ids = re.findall(r"^(F\d+) ", e.messages[-1]["content"], re.M)
+            read = parse_interpretation(e.target, ids)
+            assert read.parsed and read.findings and not read.dropped
+            cited = re.sub(r'"F\d+"', "", PLACEHOLDER.sub("", e.target))
+            assert not any(ch.isdigit() for ch in cited)
+        elif e.task == "tool":
+            args = json.loads(e.target)
+            assert args["order_id"] in _user_text(e)
+            assert args.get("new_address", "") in _user_text(e)
+        elif e.task in ("reply_plain", "draft"):  # no tool ran: no placeholder, no figure
+            assert plain_reply_ok(e.target)
+            assert "{placeholders}" not in e.messages[0]["content"]
+            if e.task == "reply_plain":
+                assert "one of: none." in e.messages[0]["content"]
         else:  # reply: facts only as placeholders, all of them known tool facts
             assert reply_facts_ok(e.target, e.facts)
-            assert not any(value in e.target for value in e.facts.values())
+            assert not any(len(v) >= 5 and v in e.target for v in e.facts.values())
+
+
+class _Recorder:
+    """A gateway stand-in that records the chat turns a skill sends and answers nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[dict[str, str]]] = []
+
+    def temperature(self, preset: str, value: float | None = None) -> float:
+        return 0.0
+
+    def _record(self, messages) -> None:
+        self.sent.append([{"role": m.role, "content": m.content} for m in messages])
+
+    async def stream(self, node, messages, **kwargs):
+        self._record(messages)
+        return
+        yield
+
+    async def chat(self, node, messages, **kwargs):
+        from orchestrator.core.client import ModelCall
+
+        self._record(messages)
+        raise _SentError(ModelCall)
+
+
+class _SentError(Exception):
+    pass
+
+
+def test_reply_and_tool_prompts_are_the_ones_the_skills_send(small) -> None:
+    """The training prompts are what the skills' own code sends (no copy that can drift)."""
+    from skills.reply import stream_reply
+    from skills.tool_call import ToolRequest, request_tool_call
+    from skills.triage import IssueTriage
+
+    for e in [x for x in small if x.task in ("reply", "reply_plain")][:12]:
+        triage = IssueTriage(**json.loads(_triage_json(e)))
+        recorder = _Recorder()
+
+        async def drain(example=e, rec=recorder, tri=triage) -> None:
+            async for _ in stream_reply(rec, _user_text(example), tri, example.facts):  # type: ignore[arg-type]
+                pass
+
+        asyncio.run(drain())
+        assert recorder.sent == [list(e.messages)]
+    tool = next(x for x in small if x.task == "tool")
+    recorder = _Recorder()
+    spec = {"type": "function", "function": {"name": tool.label, "parameters": {}}}
+    with pytest.raises(_SentError):
+        asyncio.run(request_tool_call(recorder, ToolRequest(  # type: ignore[arg-type]
+            tool=tool.label, spec=spec, message=_user_text(tool))))  # fmt: skip
+    assert recorder.sent == [list(tool.messages)]
+
+
+def _triage_json(example) -> str:
+    found = re.search(
+        r"Issue type: (\w+); urgency: (\w+); sentiment: (\w+)\.", example.messages[0]["content"]
+    )
+    assert found
+    keys = ("issue_type", "urgency", "sentiment")
+    return json.dumps(dict(zip(keys, found.groups(), strict=True)))
+
+
+def test_reply_facts_are_what_the_real_tools_return(small) -> None:
+    """Each reply's placeholders are the facts of a real tool result of the workflow's tools."""
+    from workflows.customer_service.signals import INTENT_TOOL
+
+    replies = [e for e in small if e.task == "reply"]
+    assert {e.label for e in replies} - {*INTENT_TOOL.values(), "not_found", "refused",
+                                          "no_shipment"} == set()  # fmt: skip
+    assert any(e.label in INTENT_TOOL.values() for e in replies)
+    for e in replies:
+        assert "order_id" in e.facts
+        assert re.fullmatch(r"ORD-\d{6}", e.facts["order_id"])
 
 
 def test_building_is_deterministic_by_seed(data_dir: Path, small) -> None:
