@@ -1,0 +1,63 @@
+"""The issue-19 GPU phases' pure parts: the capture summary (overhead of each encoding against
+routed experts off) and the report tables, on the committed H200 results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.gpu.capture19 import ORDERS, summarise
+from benchmarks.gpu_report19 import agreement_text, capture_table, orch_table, stream_table
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gpu_2026-11-30.json"
+
+
+def _run(mode: str, rep: int, tok_s: float) -> dict:
+    return {
+        "mode": mode,
+        "rep": rep,
+        "output_tok_s": tok_s,
+        "body_bytes_mean": 100.0,
+        "latency_p50_s": 0.5,
+        "errors": 0,
+        "ttft_values_s": [0.1, 0.2],
+    }
+
+
+def test_every_repetition_runs_every_mode_once() -> None:
+    for n, orders in ORDERS.items():
+        assert len(orders) == 3
+        assert all(sorted(o) == sorted(orders[0]) and len(o) == n for o in orders)
+        assert len({tuple(o) for o in orders}) == 3  # the order changes
+
+
+def test_overhead_of_the_means_and_per_repetition() -> None:
+    runs = [_run("off", 0, 1000), _run("counts", 0, 950), _run("off", 1, 1100)]
+    runs += [_run("counts", 1, 1100), _run("ids", 0, 800)]
+    s = summarise(runs, ["off", "ids", "counts"])
+    assert s["off"]["output_tok_s_mean"] == 1050
+    assert s["counts"]["overhead_pct"] == pytest.approx(100 * (1 - 1025 / 1050), abs=0.01)
+    assert s["counts"]["overhead_pct_each_rep"] == [5.0, 0.0]
+    assert s["ids"]["overhead_pct_each_rep"] == [20.0]
+    assert s["off"].get("overhead_pct") is None
+    assert summarise([_run("ids", 0, 1)], ["off", "ids"])["ids"].get("overhead_pct") is None
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def test_report_tables_read_the_recorded_run(results: dict) -> None:
+    table = capture_table(results)
+    c128 = results["capture_c128"]["summary"]
+    assert f"{c128['counts']['output_tok_s_mean']:.0f}" in table
+    assert f"{c128['counts']['overhead_pct']:.1f}%" in table
+    assert table.count("\n| 128 |") == 4 and table.count("\n| 32 |") == 3
+    ratio = results["orchestration"]["summary"]["ratio_full_over_plain"]
+    assert f"**{ratio:.3f}**" in orch_table(results)
+    assert "512/512" in stream_table(results)
+    assert "| 16 |" in agreement_text(results)
+    assert agreement_text({}) == "(not run)"
