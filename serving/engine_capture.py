@@ -180,6 +180,12 @@ class EngineCountsTrace(ExpertRoutingTrace):
     and per-position views, prompt vs completion split, the replay agreement measurement).
     What the telemetry and the skew analysis use, :meth:`expert_counts`, is exact.
 
+    Known limit (2026-11-30): ``ModelCall.routing`` is typed :class:`ExpertRoutingTrace`, and
+    pydantic runs that class's own validator on any instance given to it, which asks an
+    ``engine`` trace for ``expert_ids``; so this trace is refused there until
+    :class:`ExpertRoutingTrace` itself accepts per-call counts (issue 19's report gives the
+    change). Servers for the orchestrator therefore keep the plugin's default, ``ids``.
+
     Attributes:
         counts: ``(len(moe_layers), num_experts)`` int64, read-only; each row sums to
             ``routed_tokens * top_k``.

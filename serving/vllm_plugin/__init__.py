@@ -41,6 +41,10 @@ Entry point (``pyproject.toml``)::
     [project.entry-points."vllm.general_plugins"]
     moe_orchestrator_routing = "serving.vllm_plugin:register"
 
+Measured on an H200 (``benchmarks/results/gpu_2026-11-30.md``, 21B-A3B shape, 1024 requests,
+three alternating repetitions): capture cost against routed experts off was 7.0% (ids) vs 2.3%
+(counts) at concurrency 32, and 9.9% (ids) vs 5.3% (counts) vs 2.2% (none) at 128.
+
 Where the project is not installed (the GPU machine), ``python -m serving.vllm_plugin DIR``
 writes a ``.dist-info`` with that entry point into ``DIR``, a folder on ``PYTHONPATH``.
 
