@@ -227,6 +227,17 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
     before = [s for t, s in latencies if t < first_kill]
     after = [s for t, s in latencies if t > last_back]
 
+    # when each process started serving: the client at its start, the first server at the
+    # soak's start, a restarted server at its "restarted" report (its start-up, minutes on
+    # this box, is not growth)
+    serving_since: dict[tuple[str, int], float] = {}
+    for e in soak.events:
+        if e["kind"] == "client_started":
+            serving_since[("client", e["pid"])] = e["t_s"]
+        elif e["kind"] == "server_restarted" and "(pid " in e["line"]:
+            pid = int(e["line"].split("(pid ")[1].split(";")[0])
+            serving_since[("server", pid)] = e["t_s"]
+
     def lifetimes(key: str) -> list[dict[str, Any]]:
         out = []
         by_pid: defaultdict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -234,9 +245,12 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
             if sample[f"{key}_pid"] and sample[f"{key}_kib"]:
                 by_pid[sample[f"{key}_pid"]].append(sample)
         for pid, samples in by_pid.items():
-            start = samples[0]["t_s"] + warmup_s
-            steady = [s for s in samples if s["t_s"] >= start] or samples[-1:]
+            start = serving_since.get((key, pid), samples[0]["t_s"]) + warmup_s
+            steady = [s for s in samples if s["t_s"] >= start]
+            if len(steady) < 2:
+                continue  # did not serve long enough past its warm-up to say
             first, last = steady[0], steady[-1]
+            middle = steady[len(steady) // 2]
             minutes = max((last["t_s"] - first["t_s"]) / 60, 1e-9)
             growth = (last[f"{key}_kib"] - first[f"{key}_kib"]) / 1024
             out.append(
@@ -249,6 +263,9 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
                     "rss_peak_mib": round(max(s[f"{key}_kib"] for s in samples) / 1024, 1),
                     "growth_mib": round(growth, 1),
                     "growth_mib_per_min": round(growth / minutes, 2),
+                    "growth_last_half_mib": round(
+                        (last[f"{key}_kib"] - middle[f"{key}_kib"]) / 1024, 1
+                    ),
                 }
             )
         return out
@@ -276,6 +293,7 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
         "latency_after_last_restart": lat(after),
         "client_rss": lifetimes("client"),
         "server_rss": lifetimes("server"),
+        "rss_series": soak.rss,
     }
 
 
@@ -462,7 +480,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--attempts", type=int, default=20, help="Attempts per row.")
     parser.add_argument("--request-timeout", type=float, default=180.0)
     parser.add_argument("--sample-s", type=float, default=5.0, help="RSS sampling period.")
-    parser.add_argument("--warmup-s", type=float, default=60.0, help="RSS baseline offset.")
+    parser.add_argument(
+        "--warmup-s",
+        type=float,
+        default=120.0,
+        help="RSS baseline: this long after a process started serving.",
+    )
     parser.add_argument(
         "--after-s", type=float, default=90.0, help="Run at least this long after the last restart."
     )
@@ -482,8 +505,18 @@ def main(argv: list[str] | None = None) -> None:
         "routing replay) and other sessions' work share the machine's cores"
     )
     b, a = figures["latency_before_first_kill"], figures["latency_after_last_restart"]
-    client_growth = [c["growth_mib"] for c in figures["client_rss"]]
-    server_growth = [s["growth_mib"] for s in figures["server_rss"]]
+
+    def growth(rows: list[dict[str, Any]]) -> str:
+        return (
+            ", ".join(
+                f"{r['growth_mib']} MiB over {round((r['to_s'] - r['from_s']) / 60, 1)} min "
+                f"(last half {r['growth_last_half_mib']}; {r['rss_first_mib']} -> "
+                f"{r['rss_last_mib']} MiB)"
+                for r in rows
+            )
+            or "no lifetime long enough"
+        )
+
     lines = [
         f"# {NAME}",
         "",
@@ -499,8 +532,9 @@ def main(argv: list[str] | None = None) -> None:
         f"- latency before the first kill: p50 {b['p50_s']} s, p99 {b['p99_s']} s "
         f"(n={b['n']}); after the last restart: p50 {a['p50_s']} s, p99 {a['p99_s']} s "
         f"(n={a['n']})",
-        f"- RSS growth per lifetime (MiB, after {args.warmup_s:g} s warm-up): client "
-        f"{client_growth}, server {server_growth}",
+        f"- RSS growth per process lifetime, from {args.warmup_s:g} s after it started "
+        f"serving: client {growth(figures['client_rss'])}; server (API process group) "
+        f"{growth(figures['server_rss'])}",
         "- server kills: "
         + "; ".join(
             f"at {k['killed_at_s']} s noticed after {k['noticed_after_s']} s, serving again "
