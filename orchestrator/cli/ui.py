@@ -33,11 +33,18 @@ from serving.errors import ServingError
 _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
 
+#: Seconds the event service may take to open (imports, stores, workflows): minutes on a
+#: loaded 2-core machine.
+SERVICE_START_TIMEOUT_S = 300.0
+
+
 def _serve_api(settings: Settings) -> uvicorn.Server:
     """Start the event-stream service in a daemon thread; wait until it answers.
 
     Raises:
-        OrchestratorError: It did not come up within 60 s (its port may be taken).
+        OrchestratorError: It stopped while starting (its port may be taken, or opening a
+            store failed: see the log above), or did not start within
+            :data:`SERVICE_START_TIMEOUT_S`.
     """
     config = uvicorn.Config(
         build_app(settings),
@@ -47,15 +54,17 @@ def _serve_api(settings: Settings) -> uvicorn.Server:
         lifespan="on",
     )
     server = uvicorn.Server(config)
-    threading.Thread(target=server.run, name="orchestrator-ui-service", daemon=True).start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    thread = threading.Thread(target=server.run, name="orchestrator-ui-service", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SERVICE_START_TIMEOUT_S
+    while time.monotonic() < deadline and thread.is_alive():
         if server.started:
             return server
         time.sleep(0.2)
+    why = "stopped while starting" if not thread.is_alive() else "did not start in time"
     raise OrchestratorError(
-        f"the UI service did not start on 127.0.0.1:{settings.ui_service_port}; is the port "
-        "taken? pick another with --service-port or ORCH_UI_SERVICE_PORT"
+        f"the UI service {why} on 127.0.0.1:{settings.ui_service_port} (see the log above); "
+        "if the port is taken, pick another with --service-port or ORCH_UI_SERVICE_PORT"
     )
 
 
