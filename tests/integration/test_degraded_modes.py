@@ -19,9 +19,12 @@ What must hold, per workflow:
 * every request row ends ``succeeded``, ``needs_human`` or ``failed``: none is left
   ``running``.
 
+* **batch** (``orchestrator batch``, in process): every row of a batch whose server dies on its
+  first request is recorded ``unreachable`` (retryable with ``--retry-failed``), the results
+  file is written, the command says how to resume.
+
 Moderation's verdict without the model is tested the same way in
-``tests/unit/test_moderation_dropped_connection.py``; the batch's retryable status is the batch
-workstream's (issue 18 part 2, last item).
+``tests/unit/test_moderation_dropped_connection.py``.
 """
 
 from __future__ import annotations
@@ -126,7 +129,15 @@ class DyingServer:
                 body = await reader.readexactly(length) if length else b""
                 first = head.split(b"\r\n", 1)[0]
                 if b"/models" in first:
-                    writer.write(_completion({"role": "assistant", "content": ""}))
+                    models = json.dumps(
+                        {"object": "list", "data": [{"id": "ernie", "object": "model"}]}
+                    ).encode()
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                        + f"content-length: {len(models)}\r\n\r\n".encode()
+                        + models
+                    )
+                    await writer.drain()
                     continue
                 self.chat_requests += 1
                 request = json.loads(body)
@@ -360,4 +371,45 @@ async def test_customer_service_without_a_handoff_queue_fails_the_request(
     assert _no_row_running(store) == ["failed"]
     (row,) = store.requests()
     assert "unreachable" in (row.error or "")
+    store.close()
+
+
+# ------------------------------------------------------------------------------ batch
+
+
+def test_batch_rows_fail_with_a_retryable_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    sheet = tmp_path / "tickets.xlsx"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["ticket", "body"])
+    texts = [
+        "Where is my order? It has not arrived yet.",
+        "I was charged twice for the same order",
+        "Please cancel my order, I no longer need it",
+    ]
+    for i, text in enumerate(texts):
+        ws.append([f"T{i}", text])
+    wb.save(sheet)
+    out = tmp_path / "results.xlsx"
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 'telemetry.db'}")
+    monkeypatch.setenv("ORCH_MAX_RETRIES", "0")
+    with dying_server([("die-mid-body", None)]) as server:
+        url = f"http://127.0.0.1:{server.port}/v1"
+        args = ["batch", str(sheet), "--text-column", "body", "--id-column", "ticket"]
+        result = CliRunner().invoke(app, [*args, "--out", str(out), "--server-url", url])
+        assert server.dead and server.chat_requests >= 1  # it died mid-request
+    assert result.exit_code == 1, result.output
+    assert "--retry-failed" in result.output
+    rows = openpyxl.load_workbook(out).active
+    header = [c.value for c in rows[1]]
+    statuses = [r[header.index("status")] for r in rows.iter_rows(min_row=2, values_only=True)]
+    assert statuses == ["unreachable"] * len(texts), statuses
+    store = TelemetryStore(f"sqlite:///{tmp_path / 'telemetry.db'}")
+    assert not store.requests(status="running")
     store.close()
