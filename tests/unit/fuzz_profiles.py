@@ -14,6 +14,15 @@ invalid) and how long they took; the fuzz tests also count the examples they ran
 
 The profiles are used as ``@settings(parent=FUZZ)`` on each test, not loaded globally, so the
 project's other hypothesis tests keep their own settings.
+
+Last ``fuzz-deep`` run (2026-12-01, this 2-core box, load average 12-22 from other work), every
+example passing after the fixes of that session: damaged real .xlsx 3,000; arbitrary bytes
+under spreadsheet names 2,000; CSV fields and encodings 2,000; ``Request`` 2,000;
+``classify_text`` 2,000; ``normalize`` 2,000; ``Matcher.scan`` 2,000;
+``decode_routed_experts`` 2,000; ``ExpertRoutingTrace`` 2,000; count codec round trip 2,000
+and decoders 2,000; ``load_toml`` 2,000; rules, calibration, policy and mention files 1,500
+each; lexicon folders 1,000; risk-scorer file 1,000 (plus 4,026 inputs skipped as the known
+finding F3). Wall time: 7.5 min (spreadsheet) and 30.6 min (entry points).
 """
 
 from __future__ import annotations
