@@ -1,4 +1,18 @@
-"""The rule classifier: evidence from the rules file, thresholds, calibrated confidence, reload.
+"""The request classifier: four tiers, thresholds, calibrated confidence, reload.
+
+Tiers, in the order they run (each one's part is in :attr:`Classification.tiers`):
+
+1. **fast** — the learned tier's n-gram model alone (:meth:`FastScorer.fast`: a dictionary
+   lookup per token into a table of precomputed weight sums). It decides when its best class
+   (a route, or out of scope) has probability ``>= fast_min`` and the text has no negation cue
+   (the rules must read the scope) and no joining cue with a second route likely (the rules
+   split the clauses), and is within the scan limit. Most requests end here.
+2. **rules** — ``routes.toml``: evidence per route (below). They decide alone when sure.
+3. **learned** — the combined model (n-grams plus the rules' evidence as features) decides
+   when the rules are unsure.
+4. **semantic** — optional (``semantic=True`` or ``ORCH_CLASSIFIER_SEMANTIC=1``, the
+   ``[semantic]`` extra; off by default): the MiniLM nearest-example router, consulted only when
+   the tiers above end unsure (``low_confidence``/``ambiguous``, never on a tie).
 
 Scoring. Each fired rule gives evidence ``w = weight * similarity`` for its route. A route's
 score is the noisy-OR of its positive evidence, ``1 - prod(1 - w)`` (independent weak signals
@@ -26,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +60,15 @@ from orchestrator.classifier.models import (
     TierContribution,
 )
 from orchestrator.classifier.negation import clauses, mask, negated_scopes
+from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
 from orchestrator.datafiles import HotReloader
+from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Request
 from orchestrator.routes import Route
 
 log = logging.getLogger(__name__)
+#: C0 control characters other than tab, line feed and carriage return.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 FALLBACK = Route.FALLBACK
 _CLASSES = learned_tier.CLASSES
@@ -100,6 +119,11 @@ class RuleClassifier:
         ambiguity_margin: Overrides the calibration file's margin.
         reload_interval: Seconds between checks of the files for changes; 0 checks on every
             call, None never.
+        semantic: The optional semantic tier (MiniLM nearest examples, the ``[semantic]``
+            extra), consulted only when the fast tiers end unsure (``low_confidence`` or
+            ``ambiguous``; never on a tie). ``True``: a :class:`SemanticTier` built lazily
+            from the labelled set; an instance: that one; ``False``: off; None (default): on
+            only when the environment variable ``ORCH_CLASSIFIER_SEMANTIC`` is ``1``.
 
     Raises:
         RulesError: The initial rules or calibration file is invalid (file, line, reason).
@@ -120,7 +144,22 @@ class RuleClassifier:
         min_score: float | None = None,
         ambiguity_margin: float | None = None,
         reload_interval: float | None = 1.0,
+        semantic: bool | SemanticTier | None = None,
     ) -> None:
+        if semantic is None:
+            semantic = enabled_by_env()
+        self.semantic: SemanticTier | None = (
+            semantic if isinstance(semantic, SemanticTier) else SemanticTier() if semantic else None
+        )
+        self._semantic_off = TierContribution.model_construct(
+            tier="semantic",
+            consulted=False,
+            scores={},
+            decided=False,
+            note="off (semantic=False; ORCH_CLASSIFIER_SEMANTIC=1 switches it on)"
+            if self.semantic is None
+            else "not needed: the fast tiers were sure",
+        )
         self._overrides = {
             k: v
             for k, v in (("min_score", min_score), ("ambiguity_margin", ambiguity_margin))
@@ -290,7 +329,7 @@ class RuleClassifier:
         except UnicodeEncodeError:
             return self._invalid("text has lone surrogate code points (not valid Unicode)")
         head = text[:4096]
-        controls = sum(1 for ch in head if ch < " " and ch not in "\t\n\r")
+        controls = len(_CONTROL.findall(head))
         if "\x00" in head or controls > len(head) // 10:
             return self._invalid(
                 f"text looks binary ({controls} control characters in the first "
@@ -334,7 +373,7 @@ class RuleClassifier:
             attachments=exts,
             channel=request.channel,
             rule_ids=ids,
-            rule_scores=rules.tiers[0].scores,
+            rule_scores=_rule_scores(rules),
         )
         return feats, rules, negated
 
@@ -353,9 +392,96 @@ class RuleClassifier:
 
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         state = self._live.get()  # looks at the files at most once per reload_interval
-        compiled = state.compiled
-        limit, n = compiled.max_scan_chars, len(text)
+        limit, n = state.compiled.max_scan_chars, len(text)
         norm, scanned = _scan(text, limit)
+        cut = f"; read {limit:,} of {n:,} characters (head and tail)" if n > limit else ""
+        model = state.model
+        t = state.thresholds
+        fast_tier = _NOT_LOADED_FAST
+        if model is not None and t.fast_min <= 1.0 and n <= limit:
+            z, flag = model.scorer().fast(norm, attachments=exts, channel=channel)
+            probs = _softmax(z)
+            ranked = sorted(zip(probs, _NEG_INDEX, _CLASSES, strict=True), reverse=True)
+            p1, _, c1 = ranked[0]
+            fast_scores = {c: round(p, 4) for p, _, c in ranked}
+            # a second request is possible when a cue joins clauses and a second route has
+            # some probability; a negation cue may negate a cue word: the rules read both
+            second = max(p for p, _, c in ranked[1:] if c is not FALLBACK)
+            why_not = (
+                "a negation cue: the rules read its scope"
+                if flag & learned_tier.NEGATION
+                else "too short for the n-grams alone: the rules read it"
+                if flag & learned_tier.SHORT
+                else "two requests may be joined: the rules read the clauses"
+                if flag & learned_tier.COMPOUND and second >= _COMPOUND_P
+                else f"unsure: {c1.value} p={round(p1, 4)} < fast_min {t.fast_min}"
+                if p1 < t.fast_min
+                else ""
+            )
+            if not why_not:
+                return self._fast_decision(state, c1, p1, fast_scores, n > limit, scanned, cut)
+            fast_tier = TierContribution.model_construct(
+                tier="fast", consulted=True, scores=fast_scores, decided=False, note=why_not
+            )
+        return self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
+
+    def _fast_decision(
+        self,
+        state: _State,
+        route: Route,
+        p1: float,
+        scores: dict[Route, float],
+        truncated: bool,
+        scanned: tuple[tuple[int, int], ...],
+        cut: str,
+    ) -> Classification:
+        cal = state.calibration
+        cmap = cal.fast_maps.get(route) if cal is not None else None
+        confidence = cmap(p1) if cmap is not None else p1
+        fallback = route is FALLBACK
+        reason = (
+            f"fast tier: out of scope for every route (p={round(p1, 4)})"
+            if fallback
+            else f"{route.value} p={round(p1, 4)} (fast tier: n-gram model, no negation or "
+            "second request for the rules to read)"
+        )
+        return Classification(
+            route=route,
+            confidence=max(0.0, min(1.0, round(confidence, 4))),
+            scores={r: p for r, p in scores.items() if r is not FALLBACK},
+            reason=reason + cut,
+            fallback_reason="out_of_scope" if fallback else None,
+            calibrated=cmap is not None,
+            rules_version=state.version,
+            tiers=(
+                TierContribution(
+                    tier="fast",
+                    consulted=True,
+                    scores=scores,
+                    decided=True,
+                    note=f"sure: p={p1:.4f} >= fast_min {state.thresholds.fast_min}",
+                ),
+                _SKIPPED_RULES,
+                _SKIPPED_LEARNED,
+                self._semantic_off,
+            ),
+            truncated=truncated,
+            scanned=scanned,
+        )
+
+    def _slow(
+        self,
+        state: _State,
+        norm: str,
+        exts: tuple[str, ...],
+        channel: str | None,
+        n: int,
+        scanned: tuple[tuple[int, int], ...],
+        cut: str,
+        fast_tier: TierContribution,
+    ) -> Classification:
+        compiled = state.compiled
+        limit = compiled.max_scan_chars
         fired = compiled.match(norm, exts, channel)
         scopes = negated_scopes(norm)
         rules = compiled.rules
@@ -405,7 +531,7 @@ class RuleClassifier:
                     )
                 )
         # best first: score, then priority, then Route order (no key function: plain
-        # tuples sort faster, and this runs on every request)
+        # tuples sort faster)
         ranked = sorted(
             [
                 (round((1.0 - miss[r]) * veto[r], 4), p, -i, r)
@@ -419,11 +545,15 @@ class RuleClassifier:
         tie = s1 > 0.0 and s1 == s2
         asked = _compound(norm, signals, t.secondary_min) if s2 > 0.0 else ()
         model = state.model
-        sure = s1 >= t.sure_score and s2 <= 0.0 and not n_negated and not asked
-        cut = f"; read {limit:,} of {n:,} characters (head and tail)" if n > limit else ""
+        # over the scan limit the rules decide: they read 4,000 characters of head and tail,
+        # the learned tier only its 2 x 320 (and never saw a long paste in training)
+        sure = (
+            (s1 >= t.sure_score and s2 <= 0.0 and not n_negated) or (n > limit and s1 > 0.0)
+        ) and not asked
         neg_note = f", {n_negated} negated" if n_negated else ""
         why: FallbackReason | None = None
         cal = state.calibration
+        learned_probs: dict[Route, float] | None = None
         if model is None or sure:
             if s1 <= 0.0:
                 why, reason = "no_signal", "no rule fired"
@@ -446,12 +576,20 @@ class RuleClassifier:
             cmap = cal.maps.get(route) if cal is not None else None
             uncalibrated = 1.0 - s1 if why else raw
             tiers = (
+                fast_tier,
                 TierContribution.model_construct(
                     tier="rules",
                     consulted=True,
                     scores=scores,
                     decided=True,
-                    note=("sure: fast path" if sure else "no learned tier loaded") + neg_note,
+                    note=(
+                        "no learned tier loaded"
+                        if model is None
+                        else "decides: text over the scan limit"
+                        if n > limit and s1 < t.sure_score
+                        else "sure"
+                    )
+                    + neg_note,
                 ),
                 TierContribution.model_construct(
                     tier="learned",
@@ -463,22 +601,19 @@ class RuleClassifier:
             )
             out_scores = scores
         else:
-            z, share = model.scorer().score(  # plain Python: no numpy per request
+            z, share = model.scorer().score(
                 mask(norm, scopes),
                 attachments=exts,
                 channel=channel,
                 rule_ids=rule_ids,
                 rule_scores=scores,
             )
-            top = max(z)
-            e = [math.exp(v - top) for v in z]
-            total = sum(e)
-            probs = [v / total for v in e]
+            probs = _softmax(z)
             order = sorted(range(len(probs)), key=lambda i: -probs[i])  # stable, as argsort
             c1, c2 = _CLASSES[order[0]], _CLASSES[order[1]]
             p1, p2 = round(probs[order[0]], 4), round(probs[order[1]], 4)
             p_fallback = probs[_FALLBACK_COL]
-            learned_scores = {_CLASSES[i]: round(probs[i], 4) for i in order}
+            learned_probs = {_CLASSES[i]: round(probs[i], 4) for i in order}
             if tie and not asked:
                 why = "ambiguous"
                 reason = (
@@ -504,8 +639,9 @@ class RuleClassifier:
             raw = p_fallback if route is FALLBACK else p1 - p2
             cmap = cal.learned_maps.get(route) if cal is not None else None
             uncalibrated = p_fallback if route is FALLBACK else p1
-            out_scores = {r: p for r, p in learned_scores.items() if r is not FALLBACK}
+            out_scores = {r: p for r, p in learned_probs.items() if r is not FALLBACK}
             tiers = (
+                fast_tier,
                 TierContribution.model_construct(
                     tier="rules",
                     consulted=True,
@@ -520,7 +656,7 @@ class RuleClassifier:
                 TierContribution.model_construct(
                     tier="learned",
                     consulted=True,
-                    scores=learned_scores,
+                    scores=learned_probs,
                     decided=True,
                     note=f"{share:.0%} of its evidence for {c1.value} came from the fired rules",
                 ),
@@ -530,7 +666,16 @@ class RuleClassifier:
         if asked:
             route, secondary, why = asked[0], asked[1:], None
             reason = "compound request: " + " then ".join(r.value for r in asked)
-            confidence = min(confidence, 1.0)
+        semantic_tier = self._semantic_off
+        if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not tie:
+            semantic_tier, decided = self._consult_semantic(norm, exts)
+            if decided is not None:
+                route, why, p_sem = decided
+                reason = (
+                    f"{route.value} by the semantic tier (MiniLM nearest examples, score "
+                    f"{p_sem}); the fast tiers were unsure: {reason}"
+                )
+                confidence, cmap = p_sem, None
         return Classification(
             route=route,
             confidence=max(0.0, min(1.0, confidence)),
@@ -541,10 +686,70 @@ class RuleClassifier:
             calibrated=cmap is not None,
             rules_version=state.version,
             secondary_routes=secondary,
-            tiers=tiers,
+            tiers=(*tiers, semantic_tier),
             truncated=n > limit,
             scanned=scanned,
         )
+
+    def _consult_semantic(
+        self, norm: str, exts: tuple[str, ...]
+    ) -> tuple[TierContribution, tuple[Route, None, float] | None]:
+        """The semantic tier's view of an unsure request: its tier record, and a decision
+        ``(route, None, score)`` when its best route reaches its threshold."""
+        sem = self.semantic
+        if sem is None:
+            return self._semantic_off, None
+        try:
+            scores = sem.scores(norm, [f"file.{e}" for e in exts])
+        except UserError as exc:
+            return TierContribution.model_construct(
+                tier="semantic", consulted=False, scores={}, decided=False, note=str(exc)
+            ), None
+        rounded = {r: round(v, 4) for r, v in scores.items()}
+        best, score = next(iter(rounded.items()))
+        if score >= sem.threshold:
+            note = f"decided: {best.value} {score} >= threshold {sem.threshold}"
+            return TierContribution.model_construct(
+                tier="semantic", consulted=True, scores=rounded, decided=True, note=note
+            ), (best, None, score)
+        note = f"abstained: best {best.value} {score} < threshold {sem.threshold}"
+        return TierContribution.model_construct(
+            tier="semantic", consulted=True, scores=rounded, decided=False, note=note
+        ), None
+
+
+_COMPOUND_P = 0.01
+#: Ties in probability sort by class order, as a stable argsort would.
+_NEG_INDEX = tuple(-i for i in range(len(_CLASSES)))
+_NOT_LOADED_FAST = TierContribution.model_construct(
+    tier="fast",
+    consulted=False,
+    scores={},
+    decided=False,
+    note="not run (no learned tier, fast_min > 1, or a text over the scan limit)",
+)
+_SKIPPED_RULES = TierContribution.model_construct(
+    tier="rules", consulted=False, scores={}, decided=False, note="not run: the fast tier was sure"
+)
+_SKIPPED_LEARNED = TierContribution.model_construct(
+    tier="learned",
+    consulted=False,
+    scores={},
+    decided=False,
+    note="not run: the fast tier was sure",
+)
+
+
+def _rule_scores(c: Classification) -> dict[Route, float]:
+    tier = c.tier("rules")
+    return tier.scores if tier is not None else {}
+
+
+def _softmax(z: list[float]) -> list[float]:
+    top = max(z)
+    e = [math.exp(v - top) for v in z]
+    total = sum(e)
+    return [v / total for v in e]
 
 
 def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:

@@ -233,6 +233,8 @@ class TierRow(BaseModel):
         fallback_recall: Share of out-of-scope rows that fell back.
         cs_precision: Share of rows routed to customer service that belong there.
         p50_us: Median microseconds per request on one thread (None when not timed).
+        decided_by: Share of requests each tier decided (``fast``, ``rules``, ``learned``,
+            ``semantic``), for the combined classifier; empty for a single tier.
     """
 
     name: str
@@ -241,6 +243,7 @@ class TierRow(BaseModel):
     fallback_recall: float
     cs_precision: float
     p50_us: float | None = None
+    decided_by: dict[str, float] = {}
 
 
 def tier_row(

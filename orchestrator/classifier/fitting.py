@@ -8,15 +8,17 @@
    that share a wrapper, an ask text or an intent stay together); a model fitted on the other
    folds predicts each fold. Thresholds and calibration are fitted on these out-of-fold
    probabilities, so they see the model on phrasings it was not trained on, as in use.
-3. **Thresholds by cost.** ``sure_score`` (rules decide alone), ``min_score`` and
+3. **Thresholds by cost.** ``fast_min`` (the fast tier, the text-only model's out-of-fold
+   probabilities, decides alone), ``sure_score`` (rules decide alone), ``min_score`` and
    ``ambiguity_margin`` (on the learned tier's probabilities) are chosen on a grid to minimise
    the mean decision cost: a wrong route costs ``wrong_route`` (default 5), a handoff of a
    request that had a right route costs ``handoff`` (default 1), a right decision 0. Equal cost:
-   the larger ``sure_score`` share of fast-path decisions wins, then the smaller thresholds.
+   the larger share of fast-tier decisions wins, then the larger share of rules-alone ones.
    The grid has no zero: ``low_confidence`` and ``ambiguous`` can fire, and a tie never acts.
 4. **Calibration.** Isotonic maps (:func:`~orchestrator.classifier.calibration.fit_isotonic`)
-   from the raw score to the observed rate of right decisions: per route for fast-path
-   decisions (``maps``; raw = best rule score minus runner-up) and for learned decisions
+   from the raw score to the observed rate of right decisions: per route for fast-tier
+   decisions (``fast_maps``; raw = its best probability), rules-alone decisions (``maps``;
+   raw = best rule score minus runner-up) and for learned decisions
    (``learned_maps``; raw = best probability minus runner-up, or the fallback probability).
 5. **The model** is then fitted on the whole tune split and written next to the rules.
 """
@@ -33,7 +35,7 @@ import numpy as np
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.calibration import fit_isotonic
-from orchestrator.classifier.core import RuleClassifier
+from orchestrator.classifier.core import _COMPOUND_P, RuleClassifier, _scan
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import CLASSES, LearnedModel, train
 from orchestrator.classifier.models import CalibrationFile, Classification, Thresholds
@@ -44,6 +46,9 @@ from orchestrator.routes import Route
 SURE_GRID = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 1.01)
 MIN_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 MARGIN_GRID = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+#: Evidence flag: the text is over the scan limit (the fast tier does not decide it).
+_LONG = 1 << 8
+FAST_GRID = (0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999, 1.01)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Evidence:
     features: list[str]
     rules: Classification
     negated: bool
+    cues: int = 0
 
 
 def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidence]:
@@ -64,9 +70,13 @@ def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidenc
     if clf.model is not None:
         raise UserError("gather() needs a rules-only classifier (model_path=False)")
     out = []
+    limit = clf._state.compiled.max_scan_chars
     for row in rows:
         feats, rules, negated = clf.evidence(row.to_request())
-        out.append(Evidence(feats, rules, negated))
+        cue = learned_tier.cues(learned_tier.window(_scan(row.text, limit)[0]))
+        if len(row.text) > limit:
+            cue |= _LONG  # the fast tier leaves a text over the scan limit to the rules
+        out.append(Evidence(feats, rules, negated, cue))
     return out
 
 
@@ -77,8 +87,9 @@ def _fold_of(family: str, folds: int, seed: int) -> int:
 
 def cross_fit(
     rows: Sequence[LabelledRequest], ev: Sequence[Evidence], *, folds: int = 5, seed: int = 0
-) -> np.ndarray:
-    """Out-of-fold class probabilities, ``(rows, 4)`` in :data:`CLASSES` order, grouped by family.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold class probabilities of the combined and of the text-only (fast tier) model,
+    each ``(rows, 4)`` in :data:`CLASSES` order; folds grouped by phrasing family.
 
     Raises:
         UserError: Fewer than two folds hold rows.
@@ -87,38 +98,62 @@ def cross_fit(
     if len(set(fold.tolist())) < 2:
         raise UserError("need rows of at least two phrasing families to cross-fit")
     probs = np.zeros((len(rows), len(CLASSES)))
+    fast = np.zeros((len(rows), len(CLASSES)))
     for k in sorted(set(fold.tolist())):
         train_idx = np.flatnonzero(fold != k)
         test_idx = np.flatnonzero(fold == k)
         labels = [rows[i].route for i in train_idx]
         if len(set(labels)) < len(CLASSES):
-            probs[test_idx] = 1.0 / len(CLASSES)
+            probs[test_idx] = fast[test_idx] = 1.0 / len(CLASSES)
             continue
         model = train([ev[i].features for i in train_idx], labels)
         for i in test_idx:
             probs[i] = model.probabilities(ev[i].features)
-    return probs
+            fast[i] = model.probabilities(ev[i].features, combined=False)
+    return probs, fast
 
 
-def _decide(e: Evidence, p: np.ndarray, t: Thresholds) -> tuple[Route, bool, float]:
-    """``(route, fast_path, raw score)``, the way :class:`RuleClassifier` decides."""
+def _fast(e: Evidence, q: np.ndarray, t: Thresholds) -> tuple[Route, float] | None:
+    """The fast tier's decision ``(route, p)``, or None when it hands the request on."""
+    top = int(np.argmax(q))
+    if e.cues & (learned_tier.NEGATION | learned_tier.SHORT | _LONG):
+        return None
+    routes = [
+        float(q[i]) for i in range(len(CLASSES)) if i != top and CLASSES[i] is not Route.FALLBACK
+    ]
+    if e.cues & learned_tier.COMPOUND and max(routes) >= _COMPOUND_P:
+        return None
+    if float(q[top]) < t.fast_min:
+        return None
+    return CLASSES[top], float(q[top])
+
+
+def _decide(e: Evidence, p: np.ndarray, q: np.ndarray, t: Thresholds) -> tuple[Route, str, float]:
+    """``(route, tier, raw score)``, the way :class:`RuleClassifier` decides; ``tier`` is
+    ``fast``, ``rules`` or ``learned``."""
+    fast = _fast(e, q, t)
+    if fast is not None:
+        return fast[0], "fast", fast[1]
     rules = e.rules
-    ranked = list(rules.tiers[0].scores.items())
+    scores = rules.tier("rules")
+    ranked = list(scores.scores.items()) if scores is not None else []
     (best, s1), (_, s2) = ranked[0], ranked[1]
     if rules.secondary_routes:
-        return rules.route, False, 1.0
-    if s1 >= t.sure_score and s2 <= 0.0 and not e.negated:
-        if s1 < t.min_score:
-            return Route.FALLBACK, True, s1
-        return best, True, s1 - s2
+        return rules.route, "learned", 1.0
+    if (s1 >= t.sure_score and s2 <= 0.0 and not e.negated) or (e.cues & _LONG and s1 > 0.0):
+        if s1 > 0.0 and s1 == s2:
+            return Route.FALLBACK, "rules", s1
+        if s1 < t.min_score or s1 - s2 < t.ambiguity_margin:
+            return Route.FALLBACK, "rules", s1
+        return best, "rules", s1 - s2
     order = np.argsort(-p, kind="stable")
     c1 = CLASSES[order[0]]
     p1, p2 = float(p[order[0]]), float(p[order[1]])
     p_fallback = float(p[CLASSES.index(Route.FALLBACK)])
     tie = s1 > 0.0 and s1 == s2
     if tie or c1 is Route.FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
-        return Route.FALLBACK, False, p_fallback
-    return c1, False, p1 - p2
+        return Route.FALLBACK, "learned", p_fallback
+    return c1, "learned", p1 - p2
 
 
 def cost(truth: Route, decided: Route, *, wrong_route: float, handoff: float) -> float:
@@ -134,6 +169,7 @@ def fit_decisions(
     rows: Sequence[LabelledRequest],
     ev: Sequence[Evidence],
     probs: np.ndarray,
+    fast_probs: np.ndarray | None = None,
     *,
     wrong_route: float = 5.0,
     handoff: float = 1.0,
@@ -141,6 +177,16 @@ def fit_decisions(
     rules_sha: str = "",
 ) -> CalibrationFile:
     """Thresholds by cost and calibration maps, from out-of-fold probabilities.
+
+    ``fast_min`` is searched on :data:`FAST_GRID` (the fast tier's decision depends on it
+    alone), the other three thresholds on their grids; the cost of a row is its fast decision's
+    when the fast tier decides, else the rules' or learned tier's. Equal cost: the larger share
+    of fast-tier decisions wins, then the larger share of rules-alone decisions.
+
+    Args:
+        probs: Out-of-fold probabilities of the combined model (:func:`cross_fit`).
+        fast_probs: Those of the text-only model (the fast tier); None: no fast tier
+            (``fast_min`` above 1).
 
     Raises:
         UserError: No rows, or costs that do not make a wrong route dearer than a handoff.
@@ -152,35 +198,56 @@ def fit_decisions(
             f"costs must satisfy wrong_route > handoff > 0 (got {wrong_route}, {handoff}): "
             "a wrong route costs more than a handoff to a person"
         )
-    best: tuple[float, float, Thresholds] | None = None
+    n = len(rows)
+    q = fast_probs if fast_probs is not None else np.zeros_like(probs)
+    grid = FAST_GRID if fast_probs is not None else (1.01,)
+    # the fast tier's candidate decision per row: (route, p) when its cues allow it to decide
+    everyone = Thresholds(fast_min=0.0)
+    fast = [_fast(e, qi, everyone) for e, qi in zip(ev, q, strict=True)]
+    fast_p = np.array([f[1] if f is not None else -1.0 for f in fast])
+    fast_cost = np.array(
+        [
+            cost(r.route, f[0], wrong_route=wrong_route, handoff=handoff) if f is not None else 0.0
+            for r, f in zip(rows, fast, strict=True)
+        ]
+    )
+    best: tuple[tuple[float, float, float], Thresholds] | None = None
     for sure, m, g in product(SURE_GRID, MIN_GRID, MARGIN_GRID):
-        t = Thresholds(min_score=m, ambiguity_margin=g, sure_score=sure)
-        total, fast = 0.0, 0
-        for row, e, p in zip(rows, ev, probs, strict=True):
-            route, is_fast, _ = _decide(e, p, t)
-            total += cost(row.route, route, wrong_route=wrong_route, handoff=handoff)
-            fast += is_fast
-        key = (total / len(rows), -fast / len(rows))
-        if best is None or key < (best[0], best[1]):
-            best = (key[0], key[1], t)
+        t = Thresholds(min_score=m, ambiguity_margin=g, sure_score=sure, fast_min=1.01)
+        slow = [_decide(e, p, qi, t) for e, p, qi in zip(ev, probs, q, strict=True)]
+        slow_cost = np.array(
+            [
+                cost(r.route, d[0], wrong_route=wrong_route, handoff=handoff)
+                for r, d in zip(rows, slow, strict=True)
+            ]
+        )
+        by_rules = np.array([d[1] == "rules" for d in slow])
+        for fm in grid:
+            use = fast_p >= fm
+            total = float(np.where(use, fast_cost, slow_cost).sum())
+            key = (round(total / n, 9), -float(use.mean()), -float((by_rules & ~use).mean()))
+            if best is None or key < best[0]:
+                best = (key, t.model_copy(update={"fast_min": fm}))
     assert best is not None
-    thresholds = best[2]
-    fast_maps: dict[Route, tuple[list[float], list[bool]]] = defaultdict(lambda: ([], []))
-    slow_maps: dict[Route, tuple[list[float], list[bool]]] = defaultdict(lambda: ([], []))
+    thresholds = best[1]
+    maps: dict[str, dict[Route, tuple[list[float], list[bool]]]] = {
+        tier: defaultdict(lambda: ([], [])) for tier in ("fast", "rules", "learned")
+    }
     right = 0
-    for row, e, p in zip(rows, ev, probs, strict=True):
-        route, is_fast, raw = _decide(e, p, thresholds)
-        target = fast_maps if is_fast else slow_maps
-        target[route][0].append(raw)
-        target[route][1].append(route == row.route)
+    for row, e, p, qi in zip(rows, ev, probs, q, strict=True):
+        route, tier, raw = _decide(e, p, qi, thresholds)
+        maps[tier][route][0].append(raw)
+        maps[tier][route][1].append(route == row.route)
         right += route == row.route
+    (mean_cost, fast_share, rules_share), _ = best
     return CalibrationFile(
         thresholds=thresholds,
-        maps={r: fit_isotonic(x, ok) for r, (x, ok) in fast_maps.items()},
-        learned_maps={r: fit_isotonic(x, ok) for r, (x, ok) in slow_maps.items()},
+        maps={r: fit_isotonic(x, ok) for r, (x, ok) in maps["rules"].items()},
+        learned_maps={r: fit_isotonic(x, ok) for r, (x, ok) in maps["learned"].items()},
+        fast_maps={r: fit_isotonic(x, ok) for r, (x, ok) in maps["fast"].items()},
         fitted_on=(
-            f"{fitted_on}; out-of-fold accuracy {right / len(rows):.4f}, "
-            f"mean cost {best[0]:.4f}, fast path {-best[1]:.1%}"
+            f"{fitted_on}; out-of-fold accuracy {right / n:.4f}, mean cost {mean_cost:.4f}, "
+            f"fast tier decides {-fast_share:.1%}, rules alone {-rules_share:.1%}"
         ),
         rules_sha=rules_sha,
         cost={"wrong_route": wrong_route, "handoff": handoff},
@@ -217,11 +284,12 @@ def fit_all(
         reload_interval=None,
     )
     ev = gather(clf, rows)
-    probs = cross_fit(rows, ev, folds=folds, seed=seed)
+    probs, fast_probs = cross_fit(rows, ev, folds=folds, seed=seed)
     calibration = fit_decisions(
         rows,
         ev,
         probs,
+        fast_probs,
         wrong_route=wrong_route,
         handoff=handoff,
         fitted_on=fitted_on,
@@ -235,7 +303,6 @@ def fit_all(
             "rules_sha": clf.version,
             "seed": seed,
             "folds": folds,
-            "window": learned_tier.WINDOW,
         },
     )
     return model, calibration

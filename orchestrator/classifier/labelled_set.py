@@ -69,6 +69,18 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Is the following message safe to show other users? {post}",
             "Vet this caption before we publish it: {post}",
             "Does this post cross the line? {post}",
+            "Okay to run this reader letter in the newsletter? {post}",
+            "Before this testimonial shows on the landing page, is it acceptable: {post}",
+            "Can this feedback be displayed publicly on the product page? {post}",
+            "Check if this chat message is fit for the public lobby: {post}",
+            "Is this review clean enough to publish: {post}",
+            "Would our moderators allow this reply? {post}",
+            "Green light or not for this forum post: {post}",
+            "Have a look at this user comment and tell me if it can stay: {post}",
+            "Is this bio appropriate for a public profile? {post}",
+            "Pending comment, allow it on the blog? {post}",
+            "Any reason to hold back this post from the feed? {post}",
+            "Sanity check this before it appears in the thread: {post}",
             None,
         ),
         "test": (
@@ -80,6 +92,10 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Can I let this through to the comments section? {post}",
             "Keep or delete this forum reply: {post}",
             "Is this alright to appear under our video? {post}",
+            "Safe to pin this message in the channel? {post}",
+            "Let me know if this listing description is okay to show: {post}",
+            "Can this stay in the public guestbook: {post}",
+            "Approve for the community board? {post}",
             None,
         ),
     },
@@ -97,6 +113,14 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "这条内容允许发布吗：{post}",
             "检查一下这个评论是否可以上线：{post}",
             "网友发了这个，需要处理吗？{post}",
+            "这条买家评价能放到商品详情页吗：{post}",
+            "帮我过一下这条回复，能发出去吗：{post}",
+            "这段用户留言适合公开吗？{post}",
+            "请看下这条帖子可不可以置顶展示：{post}",
+            "这条弹幕发出去没问题吧：{post}",
+            "评论区新来的这条要不要放行：{post}",
+            "这条内容能不能在首页展示：{post}",
+            "帮忙审一下这句话是否合规：{post}",
             None,
         ),
         "test": (
@@ -106,6 +130,9 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "待审内容：{post}",
             "这个帖子需要屏蔽吗？\n{post}",
             "这条评论能放出来吗：{post}",
+            "这条评价可以展示给其他用户看吗：{post}",
+            "这条发言能不能上墙：{post}",
+            "请确认这段话是否适合发布：{post}",
             None,
         ),
     },
@@ -195,6 +222,128 @@ ZH_OUT_OF_SCOPE: dict[Split, dict[str, tuple[str, ...]]] = {
         "misc": ("写一首关于秋天的诗", "外卖小哥的笑话有哪些", "快递这个词用英语怎么说"),
     },
 }
+
+
+#: Out-of-scope asks about a service *topic* (issue 14: "tell me a joke about delivery
+#: drivers"): general knowledge, entertainment and trivia that merely name a word a
+#: customer-service desk also uses. Each template is one phrasing family, on one side of the
+#: split; ``{x}`` is a service topic of :data:`SERVICE_TOPICS`.
+OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
+    "en": {
+        "tune": (
+            "tell me a joke about {x}",
+            "write a short poem about {x}",
+            "what is the history of {x}",
+            "give me a fun fact about {x}",
+            "who came up with the idea of {x}",
+            "how do you say {x} in french",
+            "what rhymes with {x}",
+            "make up a bedtime story about {x}",
+            "is there a famous song about {x}",
+            "what does the word {x} come from",
+            "how many calories are in {food}",
+            "what wine goes well with {food}",
+            "recommend a novel where {x} play a big part",
+            "write a limerick about {x}",
+        ),
+        "test": (
+            "do you know any riddles about {x}",
+            "compose a haiku on {x}",
+            "what is the etymology of {x}",
+            "how much sugar is in {food}",
+            "what movie features {x}",
+            "give me trivia about {x}",
+        ),
+    },
+    "zh": {
+        "tune": (
+            "讲一个关于{x}的笑话",
+            "写一首关于{x}的诗",
+            "{x}的历史是怎样的",
+            "{x}用英语怎么说",
+            "给我讲个{x}的小故事",
+            "有哪些关于{x}的冷知识",
+            "{food}有多少热量",
+            "{food}怎么做才好吃",
+            "推荐一部讲{x}的电影",
+        ),
+        "test": (
+            "编一个和{x}有关的谜语",
+            "{x}这个词是怎么来的",
+            "吃{food}会长胖吗",
+            "有没有关于{x}的歌",
+        ),
+    },
+}
+#: Service topics for :data:`OOS_SERVICE_TEMPLATES` (``x``: things; ``food``: dishes). The
+#: issue's own examples ("a joke about delivery drivers", "calories in a slice of pizza") are
+#: deliberately not among the combinations, so that they stay unseen.
+SERVICE_TOPICS: dict[Lang, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "x": (
+            "bike couriers",
+            "parcels",
+            "credit cards",
+            "banks",
+            "refunds",
+            "couriers",
+            "online shopping",
+            "call centres",
+            "passwords",
+            "invoices",
+            "airports",
+            "hotels",
+            "the post office",
+            "debit cards",
+            "shipping containers",
+            "receipts",
+            "subscriptions",
+            "coupons",
+            "vending machines",
+            "cash machines",
+        ),
+        "food": (
+            "a pizza margherita",
+            "a burger",
+            "a bowl of ramen",
+            "a milkshake",
+            "takeaway fries",
+            "a chocolate bar",
+            "a donut",
+            "a bag of chips",
+        ),
+    },
+    "zh": {
+        "x": (
+            "快递",
+            "外卖",
+            "信用卡",
+            "银行",
+            "退款",
+            "快递员",
+            "网购",
+            "邮局",
+            "支付宝",
+            "花呗",
+            "订单",
+            "发票",
+            "优惠券",
+            "外卖小哥",
+            "物流",
+        ),
+        "food": ("一块披萨", "一碗米饭", "一杯奶茶", "炸鸡", "一个汉堡", "麻辣烫"),
+    },
+}
+
+#: Ordinary customer texts (a review, a complaint) submitted *for moderation*: the post reads
+#: like a customer-service request, the framing asks for a moderation decision (issue 14:
+#: "Would you let this comment through: the new update broke my save files again"). Posts come
+#: from these customer-service sources, each on its own row's side of the split.
+WRAPPED_POST_SOURCES = (
+    "waimai_10k_zh_sample.csv",
+    "bitext_customer_support_sample.csv",
+    "banking77_sample.csv",
+)
 
 
 class LabelledRequest(BaseModel):
@@ -340,6 +489,47 @@ def _zh_out_of_scope() -> Iterator[LabelledRequest]:
                 )
 
 
+def _oos_service_words() -> Iterator[LabelledRequest]:
+    for lang, splits in OOS_SERVICE_TEMPLATES.items():
+        topics = SERVICE_TOPICS[lang]
+        for split, templates in splits.items():
+            for t, template in enumerate(templates):
+                key = "food" if "{food}" in template else "x"
+                pool = sorted(topics[key], key=lambda x: _hash("topic", template, x))
+                for k, topic in enumerate(pool[:8]):
+                    text = template.format(**{key: topic})
+                    yield LabelledRequest(
+                        id=f"oos_service:{lang}.{split}.{t}.{k}",
+                        text=text[:1].upper() + text[1:] if k % 3 == 0 else text,
+                        route=Route.FALLBACK,
+                        lang=lang,  # type: ignore[arg-type]
+                        source=f"oos_service_word/{lang}",
+                        split=split,  # type: ignore[arg-type]
+                        template=f"oos.svc.{lang}.{split}.{t}",
+                        family=f"oos.svc.{lang}.{split}.{t}",
+                    )
+
+
+def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
+    for row in cs_rows:
+        if row.source not in WRAPPED_POST_SOURCES or _hash("wrap?", row.id) % 3:
+            continue  # one customer text in three is also submitted as a post
+        wrappers = MODERATION_WRAPPERS[row.lang][row.split]
+        usable = [i for i, w in enumerate(wrappers) if w is not None]
+        w = usable[_hash("wrap", row.id, row.text) % len(usable)]
+        yield LabelledRequest(
+            id=f"wrapped:{row.id}",
+            text=wrappers[w].format(post=row.text),  # type: ignore[union-attr]
+            channel="chat",
+            route=Route.CONTENT_MODERATION,
+            lang=row.lang,
+            source=f"wrapped_customer_text/{row.lang}",
+            split=row.split,
+            template=f"mod.{row.lang}.{row.split}.{w}",
+            family=f"mod.{row.lang}.{row.split}.{w}",
+        )
+
+
 def _moderation(folder: Path) -> Iterator[LabelledRequest]:
     for path in sorted(folder.glob("*.csv")):
         for row_no, row in _rows(path):
@@ -413,11 +603,14 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
                 f"{data_dir / kind} is missing; point --data-dir (ORCH_DATA_DIR) at the folder "
                 "that holds customer_service/, moderation/ and spreadsheets/"
             )
+    cs = list(_customer_service(data_dir / "customer_service"))
     rows = [
-        *_customer_service(data_dir / "customer_service"),
+        *cs,
         *_moderation(data_dir / "moderation"),
+        *_wrapped_posts(cs),
         *_excel(data_dir / "spreadsheets", per_split=cap or 400),
         *_zh_out_of_scope(),
+        *_oos_service_words(),
     ]
     groups: dict[tuple[str, str], list[LabelledRequest]] = {}
     for row in rows:

@@ -156,10 +156,15 @@ def dump_calibration(calibration: CalibrationFile) -> str:
         f"ambiguity_margin = {t.ambiguity_margin}",
         f"sure_score = {t.sure_score}",
         f"secondary_min = {t.secondary_min}",
+        f"fast_min = {t.fast_min}",
     ]
     if calibration.cost:
         out += ["", "[cost]"] + [f"{k} = {float(v)}" for k, v in calibration.cost.items()]
-    for table, maps in (("maps", calibration.maps), ("learned_maps", calibration.learned_maps)):
+    for table, maps in (
+        ("maps", calibration.maps),
+        ("learned_maps", calibration.learned_maps),
+        ("fast_maps", calibration.fast_maps),
+    ):
         for route, m in maps.items():
             out += [
                 "",

@@ -26,9 +26,10 @@ FallbackReason = Literal[
     "out_of_scope",  # the learned tier's best class is fallback: no route serves it
 ]
 
-#: A tier of the classifier: ``rules`` (routes.toml), ``learned`` (the linear model, rules
+#: A tier of the classifier, in the order they run: ``fast`` (the n-gram model alone, from a
+#: precomputed weight table), ``rules`` (routes.toml), ``learned`` (the linear model, rules
 #: included as features), ``semantic`` (the optional embedding router).
-TierName = Literal["rules", "learned", "semantic"]
+TierName = Literal["fast", "rules", "learned", "semantic"]
 
 
 class Signal(BaseModel):
@@ -143,6 +144,10 @@ class Classification(BaseModel):
             for route, score in self.scores.items()
             if route is not self.route
         )
+
+    def tier(self, name: TierName) -> TierContribution | None:
+        """The contribution of the tier called ``name`` (None when it is not in ``tiers``)."""
+        return next((t for t in self.tiers if t.tier == name), None)
 
     @property
     def runner_up(self) -> tuple[Route, float] | None:
@@ -298,9 +303,12 @@ class Thresholds(BaseModel):
         min_score: The best route needs at least this score.
         ambiguity_margin: It must beat the runner-up by at least this much. Whatever its
             value, a tie (margin 0) never acts: it is always ``ambiguous``.
-        sure_score: The rules decide alone (fast path, the learned tier is not run) when their
-            best route scores at least this, no other route has any evidence, and nothing was
-            negated. Above 1 the learned tier always runs.
+        sure_score: The rules decide alone (the learned tier is not run) when their best route
+            scores at least this, no other route has any evidence, and nothing was negated.
+            Above 1 the learned tier always runs.
+        fast_min: The fast tier (n-gram model alone, before the rules) decides when its best
+            class has at least this probability and the text has no negation cue and no second
+            request (see :mod:`orchestrator.classifier.core`). Above 1 it never decides.
         secondary_min: A second clause's route becomes a secondary route when its evidence in
             that clause reaches this.
     """
@@ -311,6 +319,7 @@ class Thresholds(BaseModel):
     ambiguity_margin: float = Field(0.1, ge=0, le=1)
     sure_score: float = Field(0.85, ge=0, le=1.01)
     secondary_min: float = Field(0.5, gt=0, le=1)
+    fast_min: float = Field(1.01, ge=0, le=1.01)
 
 
 class CalibrationFile(BaseModel):
@@ -322,6 +331,7 @@ class CalibrationFile(BaseModel):
             (best score minus runner-up for a route; best score for fallback) to P(correct).
         learned_maps: The same for decisions of the learned tier (raw score: best probability
             minus the runner-up's).
+        fast_maps: The same for decisions of the fast tier (raw score: its best probability).
         fitted_on: Where the fit came from (split, sizes), for people.
         rules_sha: Hash of the rules file the fit was made with.
         cost: The decision costs the thresholds were chosen by (``wrong_route``, ``handoff``).
@@ -332,6 +342,7 @@ class CalibrationFile(BaseModel):
     thresholds: Thresholds = Thresholds()
     maps: dict[Route, IsotonicMap] = {}
     learned_maps: dict[Route, IsotonicMap] = {}
+    fast_maps: dict[Route, IsotonicMap] = {}
     cost: dict[str, float] = {}
     fitted_on: str = ""
     rules_sha: str = ""

@@ -1,6 +1,7 @@
 """``orchestrator classifier ...``: evaluate and tune the request classifier.
 
 Commands (the ``classifier`` group):
+    classify        route one text given as an argument, a file (--file PATH) or stdin (-)
     eval            rules vs learned vs combined on held-out phrasings; per-route P/R, ECE
     fit             fit the learned tier, thresholds and calibration on ``tune`` (cross-fitted)
     fit-thresholds  refit the thresholds (by cost) and calibration on ``tune`` only
@@ -10,7 +11,9 @@ Commands (the ``classifier`` group):
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -85,6 +88,62 @@ def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
     out.print(rel)
 
 
+def read_request_text(text: str | None, file: Path | None) -> str | bytes:
+    """The request text from exactly one of: the argument, ``--file PATH``, or ``-`` (stdin).
+
+    A long request (a 300,000-character paste) cannot be passed as an argument (the OS limits
+    one argument to about 128 KiB), so it comes from a file or standard input. The bytes are
+    returned undecoded: :meth:`RuleClassifier.classify_text` says what is wrong with text that
+    is not UTF-8.
+
+    Raises:
+        typer.BadParameter: None or both given, or the file cannot be read (says which).
+    """
+    if file is not None and text not in (None, ""):
+        raise typer.BadParameter("give the text as an argument or with --file, not both")
+    if file is not None:
+        if str(file) == "-":
+            return sys.stdin.buffer.read()
+        try:
+            return file.read_bytes()
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read --file {file}: {exc.strerror or exc}") from exc
+    if text == "-":
+        return sys.stdin.buffer.read()
+    if text is None:
+        raise typer.BadParameter(
+            "no request text: pass it as an argument, with --file PATH, or '-' to read stdin"
+        )
+    return text
+
+
+@group.command("classify")
+def classify_cmd(
+    text: Annotated[
+        str | None, typer.Argument(help="Request text, or '-' to read it from stdin.")
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", "-f", help="Read the request text from this file ('-': stdin)."),
+    ] = None,
+    attachment: Annotated[
+        list[str] | None, typer.Option(help="Attachment file name (repeatable).")
+    ] = None,
+    channel: Annotated[str | None, typer.Option(help="Channel of the request.")] = None,
+    semantic: Annotated[
+        bool, typer.Option(help="Consult the semantic tier (MiniLM) when the others are unsure.")
+    ] = False,
+) -> None:
+    """Route one request: the route, confidence, each tier's contribution and fired signals."""
+    try:
+        body = read_request_text(text, file)
+    except typer.BadParameter as exc:
+        raise fail(str(exc), 2) from exc
+    clf = RuleClassifier(reload_interval=None, semantic=True if semantic else None)
+    result = clf.classify_text(body, attachments=attachment or (), channel=channel)
+    console.print_json(result.model_dump_json())
+
+
 def _rows(data_dir: Path, split: str, cap: int) -> list[LabelledRequest]:
     if split not in ("tune", "test", "all"):
         raise typer.BadParameter("split must be tune, test or all")
@@ -127,6 +186,12 @@ def print_tiers(rows: list[TierRow], out: Console = console) -> None:
         f"customer-service precision (target {TARGET_CS_PRECISION})",
         *(f"{r.cs_precision:.3f}" for r in rows),
     )
+    tiers = sorted({k for r in rows for k in r.decided_by})
+    for tier in tiers:
+        table.add_row(
+            f"decided by the {tier} tier",
+            *(f"{r.decided_by[tier]:.1%}" if tier in r.decided_by else "-" for r in rows),
+        )
     table.add_row(
         "p50 per request, one thread (µs)",
         *(f"{r.p50_us:.1f}" if r.p50_us is not None else "-" for r in rows),
@@ -173,9 +238,17 @@ def eval_cmd(
             )
         ]
         if clf.model is not None:
-            tiers.append(tier_row("learned", rows, [_learned_only(clf, q) for q in requests]))
+            tiers.append(
+                tier_row("n-gram model alone", rows, [_learned_only(clf, q) for q in requests])
+            )
+        combined = tier_row(
+            "combined", rows, [p.route for p in preds], _p50_us(clf.classify, requests)
+        )
+        decided = Counter(next((t.tier for t in p.tiers if t.decided), "none") for p in preds)
         tiers.append(
-            tier_row("combined", rows, [p.route for p in preds], _p50_us(clf.classify, requests))
+            combined.model_copy(
+                update={"decided_by": {k: v / len(preds) for k, v in sorted(decided.items())}}
+            )
         )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
@@ -274,10 +347,12 @@ def fit_cmd(
             reload_interval=None,
         )
         ev = gather(clf, rows)
+        probs, fast_probs = cross_fit(rows, ev, folds=folds)
         fitted = fit_decisions(
             rows,
             ev,
-            cross_fit(rows, ev, folds=folds),
+            probs,
+            fast_probs,
             wrong_route=wrong_route,
             handoff=handoff,
             fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",

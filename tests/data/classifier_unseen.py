@@ -102,6 +102,8 @@ TWO_INTENTS: list[tuple[str, Route, Route]] = [
     ("Update my shipping address; also summarise the worksheet", CS, XL),
 ]
 
+TWO_INTENTS_TEXTS: list[tuple[str, Route]] = [(t, first) for t, first, _ in TWO_INTENTS]
+
 #: Order and ticket ids (not hashtags) vs real hashtags.
 IDS_NOT_HASHTAGS: list[tuple[str, Route]] = [
     ("Order #A1234 never arrived", CS),
@@ -140,3 +142,45 @@ FILLER = (
     "The committee met on Tuesday to discuss the garden project. Several neighbours brought "
     "plants, and the weather stayed dry for most of the afternoon. "
 )
+
+# ---------------------------------------------------------------------------------------------
+# Held-out phrasings written in session 4 (issue 14), after the training families of
+# ``labelled_set.MODERATION_WRAPPERS`` / ``OOS_SERVICE_TEMPLATES`` were fixed and never
+# used to choose anything: no fit, threshold or feature was tuned on them. The posts are
+# harmless and read like customer-service text; the out-of-scope asks name a service word.
+
+#: Moderation asked in yet other words (en and zh), about a harmless post.
+MODERATION_OTHER_WORDS_2: list[tuple[str, Route]] = [
+    ("Can we put this visitor note on the wall of fame: your courier saved my weekend", MOD),
+    ("Is this okay to appear in the reviews carousel? shipping took ages but worth it", MOD),
+    ("Please tell me whether this may be shown under the article: where is my refund??", MOD),
+    ("Would it be alright to publish this customer quote: the app crashes at checkout", MOD),
+    ("Moderation question, can this reply be visible: my card got declined twice today", MOD),
+    ("Should I allow this to appear on the fan page: the delivery was late again", MOD),
+    ("Does this comment pass our rules for the public feed: thanks for the fast refund", MOD),
+    ("Is the following review fine to leave on the store page: parcel arrived damaged", MOD),
+    ("是否可以把这条评论展示在首页：退款到账很快，谢谢", MOD),
+    ("这条用户评价能发布到店铺主页吗：送餐太慢了，汤都洒了", MOD),
+    ("请问这句留言可以公开吗：快递三天了还没到", MOD),
+    ("这个回帖要不要放出来：客服态度一般，但问题解决了", MOD),
+    ("帮我审一下能不能展示这条：我的订单怎么还没发货", MOD),
+    ("这段话适合挂在评论区吗：外卖小哥送得很快", MOD),
+]
+
+#: Out-of-scope questions with a service word, phrased unlike any training template.
+OUT_OF_SCOPE_SERVICE_WORD_2: list[tuple[str, Route]] = [
+    ("sing me a song about my package", FB),
+    ("what is the plural of parcel", FB),
+    ("how fast can a delivery drone fly in theory", FB),
+    ("which country uses the most credit cards per person", FB),
+    ("draw me an ascii picture of a bank", FB),
+    ("what did people use before paper receipts were invented", FB),
+    ("is pizza healthier than a burger", FB),
+    ("translate 'refund' into japanese", FB),
+    ("why do couriers wear bright vests", FB),
+    ("tell me something funny about airport queues", FB),
+    ("用快递两个字造个句子", FB),
+    ("外卖这个行业是哪一年出现的", FB),
+    ("讲讲银行的起源", FB),
+    ("给我写一段关于退款的绕口令", FB),
+]

@@ -51,19 +51,36 @@ def test_kinds_have_a_dozen_or_more_cases() -> None:
         "TWO_INTENTS",
         "IDS_NOT_HASHTAGS",
         "LONG_ASKS",
+        "MODERATION_OTHER_WORDS_2",
+        "OUT_OF_SCOPE_SERVICE_WORD_2",
     ):
         assert len(getattr(unseen, name)) >= 12, name
 
 
-@pytest.mark.xfail(reason="issue 14 open: 0.50 of these on the shipped model (target 0.75)")
-def test_moderation_asked_in_other_words(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, unseen.MODERATION_OTHER_WORDS)
+@pytest.mark.parametrize("cases", ["MODERATION_OTHER_WORDS", "MODERATION_OTHER_WORDS_2"])
+def test_moderation_asked_in_other_words(clf: RuleClassifier, cases: str) -> None:
+    share, wrong = _share_right(clf, getattr(unseen, cases))
     assert share >= 0.75, wrong
 
 
-@pytest.mark.xfail(reason="issue 14 open: 0.20 of these on the shipped model (target 0.7)")
-def test_out_of_scope_with_a_service_word_falls_back(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, unseen.OUT_OF_SCOPE_SERVICE_WORD)
+@pytest.mark.parametrize(
+    "cases",
+    [
+        "OUT_OF_SCOPE_SERVICE_WORD",
+        pytest.param(
+            "OUT_OF_SCOPE_SERVICE_WORD_2",
+            marks=pytest.mark.xfail(
+                reason="issue 14 open: 9 of 14 (0.64) of these phrasings, written after the fit "
+                "and never tuned on, fall back (target 0.7); general-knowledge questions in "
+                "forms no training template has ('how fast can a delivery drone fly', "
+                "'用快递两个字造个句子') still go to customer_service",
+                strict=False,
+            ),
+        ),
+    ],
+)
+def test_out_of_scope_with_a_service_word_falls_back(clf: RuleClassifier, cases: str) -> None:
+    share, wrong = _share_right(clf, getattr(unseen, cases))
     assert share >= 0.7, wrong
 
 
@@ -82,7 +99,9 @@ def test_negated_cue_words_count_for_nothing(clf: RuleClassifier) -> None:
 def test_a_tie_never_acts(clf: RuleClassifier) -> None:
     for text, _ in unseen.TIES:
         got = clf.classify_text(text)
-        rules = got.tiers[0].scores
+        tier = got.tier("rules")
+        assert tier is not None and tier.consulted, (text, got.reason)
+        rules = tier.scores
         top = sorted(rules.values(), reverse=True)
         assert top[0] == top[1] > 0, (text, rules)  # the case really is a tie in the rules
         assert got.route is Route.FALLBACK and got.fallback_reason == "ambiguous", got.reason
@@ -96,12 +115,13 @@ def test_two_intents_give_a_secondary_route(clf: RuleClassifier) -> None:
 
 
 def test_ids_are_not_hashtags(clf: RuleClassifier) -> None:
+    rules = RuleClassifier(reload_interval=None, model_path=False)  # the rule's own signals
     for text, want in unseen.IDS_NOT_HASHTAGS:
+        assert "mod.tweet.en" not in {s.rule_id for s in rules.classify_text(text).signals}, text
         got = clf.classify_text(text)
-        assert "mod.tweet.en" not in {s.rule_id for s in got.signals}, text
         assert got.route is want, (text, got.reason)
     for tag in unseen.HASHTAGS:
-        got = clf.classify_text(f"lol this is so true {tag}")
+        got = rules.classify_text(f"lol this is so true {tag}")
         assert "mod.tweet.en" in {s.rule_id for s in got.signals}, tag
 
 
@@ -118,8 +138,8 @@ def test_a_long_request_is_read_head_and_tail(clf: RuleClassifier, chars: int) -
         assert a0 == 0 and b1 == len(text) and (a1 - a0) + (b1 - b0) == limit
         assert "read" in got.reason and "characters" in got.reason
         right += got.route is want
-    # Measured: 9 of 12. The misses are spreadsheet asks after prose filler: the learned tier
-    # reads the filler as out of scope (a known gap of issue 14, not yet fixed).
+    # Over the scan limit the rules decide (the learned tier reads only 2 x 320 characters and
+    # never saw a long paste in training); measured 12 of 12 at both lengths.
     assert right / len(unseen.LONG_ASKS) >= 0.75
 
 
@@ -129,12 +149,25 @@ def test_short_text_is_not_truncated(clf: RuleClassifier) -> None:
 
 
 def test_explanation_shows_each_tier(clf: RuleClassifier) -> None:
-    unsure = clf.classify_text("Would you let this comment through: the new update broke my save")
-    tiers = {t.tier: t for t in unsure.tiers}
-    assert tiers["rules"].consulted and tiers["learned"].consulted
-    assert tiers["learned"].decided and not tiers["rules"].decided
-    assert "came from the fired rules" in tiers["learned"].note
+    order = ["fast", "rules", "learned", "semantic"]
+    by_fast = 0
+    for text, _ in unseen.MODERATION_OTHER_WORDS + unseen.NEGATION + unseen.TWO_INTENTS_TEXTS:
+        got = clf.classify_text(text)
+        assert [t.tier for t in got.tiers] == order
+        decided = [t for t in got.tiers if t.decided]
+        assert len(decided) == 1 and decided[0].consulted, got.tiers
+        after = order[order.index(decided[0].tier) + 1 :]
+        assert not any(t.consulted for t in got.tiers if t.tier in after)
+        by_fast += decided[0].tier == "fast"
+    assert by_fast > 0  # the fast tier decides some of them alone
+    neg = clf.classify_text("Don't moderate anything, I only need to track my parcel")
+    tiers = {t.tier: t for t in neg.tiers}
+    assert tiers["fast"].consulted and not tiers["fast"].decided
+    assert "negation" in tiers["fast"].note
+    assert tiers["rules"].consulted and any(s.negated for s in neg.signals)
+    assert tiers["learned"].decided and "came from the fired rules" in tiers["learned"].note
     assert abs(sum(tiers["learned"].scores.values()) - 1) < 1e-3
+    assert not tiers["semantic"].consulted and "off" in tiers["semantic"].note
 
 
 def test_homoglyphs_and_zero_width_are_folded(clf: RuleClassifier) -> None:

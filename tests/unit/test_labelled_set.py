@@ -16,6 +16,7 @@ import pytest
 from orchestrator.classifier.labelled_set import (
     EXCEL_ASKS,
     MODERATION_WRAPPERS,
+    OOS_SERVICE_TEMPLATES,
     build_labelled_set,
     split_of,
 )
@@ -99,3 +100,23 @@ def test_cap_and_missing_folder(mini_data: Path, tmp_path: Path) -> None:
     assert max(Counter((r.source, r.split) for r in capped).values()) <= 5
     with pytest.raises(UserError, match="customer_service"):
         build_labelled_set(tmp_path)
+
+
+def test_customer_texts_submitted_for_review_and_service_word_asks(mini_data: Path) -> None:
+    """Issue 14's two kinds in the set: a customer-like post under a moderation framing is a
+    moderation request on its own row's side of the split; an out-of-scope ask that names a
+    service word falls back, its template on one side only."""
+    rows = build_labelled_set(mini_data, cap=0)
+    by_id = {r.id: r for r in rows}
+    wrapped = [r for r in rows if r.id.startswith("wrapped:")]
+    assert len(wrapped) > 10
+    for r in wrapped:
+        original = by_id[r.id.removeprefix("wrapped:")]
+        assert original.route is Route.CUSTOMER_SERVICE and r.route is Route.CONTENT_MODERATION
+        assert r.split == original.split and original.text in r.text
+        assert r.text != original.text  # a framing asks for the decision
+    oos = [r for r in rows if r.source.startswith("oos_service_word/")]
+    assert {r.lang for r in oos} == {"en", "zh"} and all(r.route is Route.FALLBACK for r in oos)
+    for lang, splits in OOS_SERVICE_TEMPLATES.items():
+        assert not set(splits["tune"]) & set(splits["test"]), lang
+    assert any("delivery drivers" in r.text or "快递" in r.text for r in oos)
