@@ -59,6 +59,9 @@ def list_cmd(
             console.print(f"  pending: {escape(json.dumps(ctx['action'], ensure_ascii=False))}")
         if ctx.get("detail"):
             console.print(f"  detail: {escape(str(ctx['detail']))}")
+        for found in ctx.get("tool_results") or []:  # looked up before the handoff
+            facts = json.dumps(found.get("facts") or {}, ensure_ascii=False)
+            console.print(f"  found ({escape(str(found.get('tool')))}): {escape(facts[:300])}")
 
 
 def resume(

@@ -69,3 +69,30 @@ def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     assert no_decision.exit_code == 2 and "--approve or --reject" in no_decision.output
     bad_thread = runner.invoke(app, ["chat", "--thread", "a b", "--no-launch", "--message", "x"])
     assert bad_thread.exit_code == 2 and "--thread" in bad_thread.output
+
+
+def test_handoff_list_shows_what_was_found_before_the_model_server_was_lost(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    store = OrderStore(url)
+    store.record_handoff(
+        "t10",
+        1,
+        "C00002",
+        "the model server is unavailable",
+        {
+            "message": "where is my order ORD-000123",
+            "detail": "vLLM server at http://127.0.0.1:1/v1 is unreachable",
+            "tool_results": [
+                {"tool": "lookup_order", "facts": {"order_id": "ORD-000123", "note": "[red]x[/]"}}
+            ],
+        },
+    )
+    result = CliRunner().invoke(
+        app, ["handoff", "list", "--database-url", url], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "the model server is unavailable" in result.output
+    assert "found (lookup_order)" in result.output and "ORD-000123" in result.output
+    assert "[red]x[/]" in result.output  # facts printed as text, not as markup
