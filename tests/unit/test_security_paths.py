@@ -206,3 +206,16 @@ async def test_customer_service_never_opens_an_attachment_path(
     assert "photo.jpg" in text  # the name is used as evidence
     assert SECRET not in text and str(outside) not in text  # the file is never read
     store.close()
+
+
+def test_the_default_allowed_folders_keep_system_files_out() -> None:
+    import tempfile
+
+    from orchestrator.config import Settings
+
+    dirs = ReportConfig().attachment_dirs
+    assert Path.cwd() in dirs and Path(tempfile.gettempdir()) in dirs
+    assert Path(Settings().data_dir) in dirs
+    for path in ("/etc/passwd", "/proc/self/environ", str(Path.home() / ".ssh" / "id_rsa")):
+        with pytest.raises(UserError):
+            resolve_attachment_path(path, dirs)
