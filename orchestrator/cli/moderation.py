@@ -5,7 +5,8 @@ Mounted on the root app by :func:`register`.
 Commands:
     moderate           verdict for one post (text argument, ``--file PATH`` or ``--file -``
                        for stdin bytes); uses a running server when one answers, else the
-                       lexicon alone (and says so)
+                       lexicon and the learned risk scorer without the model (and says which
+                       signals judged, and why the scorer is missing when it is)
     moderation eval    precision/recall/F1 per label for the lexicon alone, the model alone and
                        the combination on a split of the labelled set (test = held out)
     moderation check   validate the lexicon folder and the policy file (file:line errors)
@@ -37,6 +38,7 @@ from workflows.content_moderation.evaluation import (
     evaluate_with_model,
     write_json,
 )
+from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
 from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
@@ -58,7 +60,10 @@ def moderate(
         str | None, typer.Option(help="SQLAlchemy URL of the telemetry store.")
     ] = None,
     no_model: Annotated[
-        bool, typer.Option("--no-model", help="Lexicon alone: never call the model.")
+        bool,
+        typer.Option(
+            "--no-model", help="Never call the model: the lexicon and the learned scorer judge."
+        ),
     ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the verdict as JSON only.")
@@ -82,12 +87,14 @@ def moderate(
     settings = settings_from_flags(server_url=server_url or None, database_url=database_url or None)
     try:
         if no_model or not server_is_healthy(settings.server_url):
+            workflow = ContentModerationWorkflow()
             if not no_model:
                 err.print(
                     f"[yellow]no model server answers at {escape(settings.server_url)}: "
-                    "lexicon alone[/] (start one with `orchestrator serve`)"
+                    f"{offline_signals(workflow)}, without the model[/] "
+                    "(start one with `orchestrator serve`)"
                 )
-            verdict = moderate_lexicon_only(post)
+            verdict = moderate_lexicon_only(post, workflow)
         else:
             verdict = asyncio.run(_moderate_with_model(settings, post))
     except (OrchestratorError, ValueError) as exc:
@@ -96,6 +103,14 @@ def moderate(
         console.print_json(verdict.model_dump_json())
         return
     _print_verdict(verdict)
+
+
+def offline_signals(workflow: ContentModerationWorkflow) -> str:
+    """What judges a post without a server: the lexicon and the learned scorer, or the
+    lexicon alone with the reason the scorer is missing (escaped for rich markup)."""
+    if workflow.scorer is not None:
+        return f"lexicon and learned risk scorer {escape(workflow.scorer.version)}"
+    return f"lexicon alone (risk scorer unavailable: {escape(workflow.scorer_note)})"
 
 
 async def _moderate_with_model(settings: Settings, post: str | bytes) -> Verdict:

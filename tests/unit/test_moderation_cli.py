@@ -78,3 +78,28 @@ def test_moderation_fit_writes_a_scorer_that_loads(tmp_path: Path) -> None:
 
     missing = runner.invoke(app, ["moderation", "fit", "--data-dir", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "moderation" in missing.output
+
+
+def test_moderate_without_a_server_names_the_signals_that_judged(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """No server: the message names the lexicon AND the learned scorer (not "lexicon alone"),
+    and says "lexicon alone" with the reason only when the scorer file cannot be read."""
+    from orchestrator.cli import moderation as cli
+    from workflows.content_moderation.graph import ContentModerationWorkflow
+
+    args = ["moderate", "you idiot", "--server-url", "http://127.0.0.1:9", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "lexicon and learned risk scorer v" in said and "lexicon alone" not in said
+    assert "without the model" in said
+
+    missing = tmp_path / "absent.npz"
+    monkeypatch.setattr(
+        cli, "ContentModerationWorkflow", lambda: ContentModerationWorkflow(scorer_path=missing)
+    )
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "lexicon alone (risk scorer unavailable" in said and "absent.npz" in said

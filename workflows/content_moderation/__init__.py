@@ -4,8 +4,10 @@ policy table (data) turns both judgements into one :class:`Verdict`.
 Modules: :mod:`.verdict` (schema and taxonomy mapping), :mod:`.normalize` and
 :mod:`.matcher` (lexicon matching), :mod:`.lexicon` (term files), :mod:`.policy` (decision
 table), :mod:`.inputs` (decoding and truncation), :mod:`.judgement` (verdict assembly),
-:mod:`.graph` (LangGraph workflow), :mod:`.service` (entry points), :mod:`.dataset` and
-:mod:`.evaluation` (labelled set and metrics), :mod:`.cli` (commands).
+:mod:`.mention` (terms that name a harm), :mod:`.scorer` (the learned risk scorer) and
+:mod:`.targeting` (its hate model's features: who a post aims at), :mod:`.graph` (LangGraph
+workflow), :mod:`.service` (entry points), :mod:`.dataset` and :mod:`.evaluation` (labelled
+set and metrics).
 """
 
 from workflows.content_moderation.graph import ContentModerationWorkflow, build_graph

@@ -62,6 +62,9 @@ class LabelledPost(BaseModel):
         fine: A finer label for the confusion table: COLD's ``fine-grained-label`` when the
             file has it (``individual``, ``group``, ``anti-bias``, ``other``), else COLD's
             ``topic/offensive|safe``; None for other sources.
+        hate_share: Share of the annotators who called the post hate speech (Davidson's
+            ``hate_speech / count``, 0..1), when the file has those columns; None otherwise.
+            The scorer's hate model learns from it (a 2-of-3 vote is less sure than 3-of-3).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -73,6 +76,7 @@ class LabelledPost(BaseModel):
     split: Split
     truth: dict[EvalLabel, bool]
     fine: str | None = None
+    hate_share: float | None = None
 
 
 #: COLD's fine-grained labels (test.csv of thu-coai/COLDataset): 0 safe (other), 1 attack on an
@@ -95,6 +99,17 @@ def language(text: str) -> Lang:
     """``zh`` when Chinese characters make a quarter of the non-space text, else ``en``."""
     han = sum(map(is_han, text))
     return "zh" if han >= 2 and han * 4 >= len(text.replace(" ", "")) else "en"
+
+
+def _hate_share(row: dict[str, str], columns: set[str]) -> float | None:
+    """Davidson's ``hate_speech / count`` (share of annotators who said hate), or None."""
+    if not {"hate_speech", "count"} <= columns:
+        return None
+    try:
+        votes, count = int(row.get("hate_speech") or ""), int(row.get("count") or "")
+    except ValueError:
+        return None
+    return min(1.0, votes / count) if count > 0 and votes >= 0 else None
 
 
 def _flag(value: str | None) -> bool:
@@ -157,6 +172,7 @@ def read_posts(path: Path) -> list[LabelledPost]:
                         split=split_of(path.name, text),
                         truth=truth,
                         fine=_fine(row, columns),
+                        hate_share=_hate_share(row, columns),
                     )
                 )
             return posts

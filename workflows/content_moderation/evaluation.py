@@ -37,7 +37,7 @@ from workflows.content_moderation.scorer import (
     save_scorer,
 )
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
-from workflows.content_moderation.verdict import Verdict
+from workflows.content_moderation.verdict import Category, Severity, Span, Verdict
 
 NOISE_WARNING = (
     "The model figures come from the offline random-weight checkpoint: its answers are noise "
@@ -225,11 +225,20 @@ def evaluate_lexicon(
     )
 
 
+def _critical_hate(span: Span) -> bool:
+    """A critical hate term that is no mention: the verdict labels it hate whatever the
+    scorer's hate model says (:func:`~.judgement.build_verdict`)."""
+    critical = span.severity is Severity.CRITICAL
+    return span.category is Category.HATE and critical and not span.mention
+
+
 def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskScorer:
     """Fit the risk scorer on the **tune** split of ``data_dir/moderation`` and write it.
 
     The lexicon-alone verdicts of the tune posts are passed to the fit so that the review
-    threshold is chosen for the combination the policy makes. The tune half of
+    threshold is chosen for the combination the policy makes; their lexicon spans feed the
+    hate model's targeting features, and a critical hate term counts as the lexicon's own hate
+    label (the verdict keeps it whatever the hate model says). The tune half of
     ``data_dir/customer_service`` joins as ordinary (negative) sentences
     (:func:`~.dataset.load_ordinary_set`).
 
@@ -250,15 +259,21 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
     ordinary = load_ordinary_set(Path(data_dir), "tune") if has_ordinary else []
     workflow = ContentModerationWorkflow(scorer_path=None)
     guesses = [predicted(moderate_lexicon_only(p.text, workflow, scorer=False)) for p in posts]
+    matcher = workflow.lexicon.matcher()
+    spans = [
+        lexicon_findings(matcher.scan(p.text), matcher.version, matcher.names_harm)[1]
+        for p in [*posts, *ordinary]
+    ]
     files = sorted((Path(data_dir) / "moderation").glob("*.csv"))
     files += sorted((Path(data_dir) / ORDINARY_FOLDER).glob("*.csv"))
     scorer = fit_scorer(
         posts,
         [g["flagged"] for g in guesses],
-        [g["hate"] for g in guesses],
+        [any(_critical_hate(s) for s in found) for found in spans[: len(posts)]],
         seed=SEED if seed is None else seed,
         sources={f"{f.parent.name}/{f.name}": file_sha256(f) for f in files},
         ordinary=ordinary,
+        spans=spans,
     )
     save_scorer(scorer, out)
     return scorer

@@ -89,7 +89,7 @@ def build_graph(
         matcher = lexicon.matcher()
         scan = matcher.scan(prepared.normalized.original, prepared.normalized)
         judgement, spans = lexicon_findings(scan, matcher.version, matcher.names_harm)
-        scored = scorer_findings(scorer, prepared.normalized.original, scorer_note)
+        scored = scorer_findings(scorer, prepared.normalized.original, scorer_note, spans)
         return {"prepared": prepared, "lexicon": judgement, "spans": spans, "scorer": scored}
 
     async def assess(state: ModerationState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:

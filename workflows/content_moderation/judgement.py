@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skills.assess_risk import RiskAssessment
+
+# lexicon_findings lives below the scorer (findings.py); re-exported for existing callers
+from workflows.content_moderation.findings import lexicon_findings as lexicon_findings
 from workflows.content_moderation.inputs import PreparedPost
-from workflows.content_moderation.matcher import ScanResult
-from workflows.content_moderation.mention import MentionRules, load_mention_rules
 from workflows.content_moderation.policy import LexiconState, ModelState, Policy, ScorerState
 from workflows.content_moderation.scorer import RiskScorer
 from workflows.content_moderation.verdict import (
@@ -34,67 +35,18 @@ MODEL_CATEGORIES: dict[str, str] = {c.value: TAXONOMY[c].description for c in Ca
 RATIONALE_CHARS = 600
 
 
-def lexicon_findings(
-    scan: ScanResult,
-    version: str,
-    names_harm: frozenset[str] = frozenset(),
-    mentions: MentionRules | None = None,
-) -> tuple[LexiconJudgement, tuple[Span, ...]]:
-    """The lexicon's judgement and its spans (all of them; the verdict caps the list).
-
-    Args:
-        scan: The matcher's hits.
-        version: The lexicon version.
-        names_harm: Terms that name a harm (``Matcher.names_harm``); a hit on one of them in a
-            sentence that negates or condemns it is a mention (left out of the severity and
-            the categories).
-        mentions: The cue rules (the packaged ``mention.toml`` by default).
-    """
-    rules = mentions if mentions is not None or not names_harm else load_mention_rules()
-    text = scan.normalized.original
-    is_mention = [
-        rules is not None and h.term in names_harm and rules.is_mention(text, h.start, h.end)
-        for h in scan.hits
-    ]
-    best: dict[Category, float] = {}
-    for hit, mention in zip(scan.hits, is_mention, strict=True):
-        if not mention:
-            best[hit.category] = max(best.get(hit.category, 0.0), hit.score)
-    judgement = LexiconJudgement(
-        severity=Severity.highest(
-            [h.severity for h, m in zip(scan.hits, is_mention, strict=True) if not m]
-        ),
-        categories=tuple(
-            CategoryScore(category=c, score=s, sources=("lexicon",))
-            for c, s in sorted(best.items(), key=lambda kv: (-kv[1], kv[0].value))
-        ),
-        hits=len(scan.hits),
-        mentions=sum(is_mention),
-        version=version,
-    )
-    spans = tuple(
-        Span(
-            start=h.start,
-            end=h.end,
-            text=h.text,
-            term=h.term,
-            category=h.category,
-            severity=h.severity,
-            how=h.how,
-            score=h.score,
-            mention=m,
-        )
-        for h, m in zip(scan.hits, is_mention, strict=True)
-    )
-    return judgement, spans
-
-
-def scorer_findings(scorer: RiskScorer | None, text: str, why: str = "") -> ScorerJudgement:
+def scorer_findings(
+    scorer: RiskScorer | None,
+    text: str,
+    why: str = "",
+    spans: Sequence[Span] | None = None,
+) -> ScorerJudgement:
     """The learned scorer's judgement of ``text`` (``unavailable`` when ``scorer`` is None;
-    ``why`` then says why)."""
+    ``why`` then says why). ``spans`` are the lexicon's spans of ``text`` (the hate model
+    reads them); None scans them with the packaged lexicon."""
     if scorer is None:
         return ScorerJudgement(status="unavailable", error=(why or "no scorer loaded")[:300])
-    r = scorer.score(text)
+    r = scorer.score(text, spans)
     return ScorerJudgement(
         status="ok",
         lang=r.lang,
@@ -185,6 +137,30 @@ def _evidence_spans(post: str, judgement: ModelJudgement) -> list[Span]:
     return spans
 
 
+def _slur_as_insult(
+    lexicon: LexiconJudgement | None, spans: Sequence[Span], scorer: ScorerJudgement | None
+) -> bool:
+    """True when the lexicon's hate category should read as harassment: the English hate
+    model ran and rates the post low, and no critical hate term (no mention) is present.
+
+    A slur is hate speech when it is aimed at a group or at a person as a member of one; used
+    as a general insult ("you f*", between friends) it is offensive (Davidson et al., 2017).
+    The hate model (:mod:`.targeting` features) tells the two apart; critical terms ("gas the
+    jews", the n-word) stay hate whatever it says.
+    """
+    if lexicon is None or scorer is None or scorer.status != "ok" or scorer.hate is None:
+        return False
+    if scorer.hate_state in ("medium", "high"):
+        return False
+    if not any(c.category is Category.HATE for c in lexicon.categories):
+        return False
+    return not any(
+        s.category is Category.HATE and s.severity is Severity.CRITICAL and not s.mention
+        for s in spans
+        if s.source == "lexicon"
+    )
+
+
 def build_verdict(
     prepared: PreparedPost,
     policy: Policy,
@@ -233,12 +209,25 @@ def build_verdict(
 
     scores: dict[Category, tuple[float, set[str]]] = {}
     sources: list[tuple[CategoryScore, ...]] = []
+    insult = _slur_as_insult(lex_j, lex_spans, scorer)
     if lex_j is not None:
-        sources.append(lex_j.categories)
+        sources.append(
+            tuple(
+                cs.model_copy(update={"category": Category.HARASSMENT})
+                if insult and cs.category is Category.HATE
+                else cs
+                for cs in lex_j.categories
+            )
+        )
     if model is not None and trusted:
         sources.append(model.categories)
     if scorer is not None and scorer.status == "ok" and rule.decision is not Decision.ALLOW:
-        if scorer.hate is not None and scorer.hate_state in ("medium", "high"):
+        # without a slur the hate model labels hate only at "high" (its review threshold
+        # is chosen to confirm slurs, see scorer.py)
+        slur = lex_j is not None and any(c.category is Category.HATE for c in lex_j.categories)
+        if scorer.hate is not None and (
+            scorer.hate_state == "high" or (slur and scorer.hate_state == "medium")
+        ):
             sources.append(
                 (CategoryScore(category=Category.HATE, score=scorer.hate, sources=("scorer",)),)
             )
@@ -286,8 +275,13 @@ def build_verdict(
     elif scorer.status != "ok":
         parts.append(f"Scorer: unavailable ({scorer.error}).")
     else:
-        hate = f", hate {scorer.hate:.2f}" if scorer.hate is not None else ""
+        hate = f", hate {scorer.hate:.2f} → {scorer.hate_state}" if scorer.hate is not None else ""
         parts.append(f"Scorer ({scorer.lang}): {scorer.flagged:.2f} → {scorer.state}{hate}.")
+        if insult:
+            parts.append(
+                "The slur reads as an insult of a person, not hate against a group "
+                "(no critical hate term, hate model low): category harassment."
+            )
     if model is None:
         parts.append("Model: not called.")
     elif model.status == "skipped":

@@ -1,25 +1,38 @@
 """The learned risk scorer: a calibrated linear model over words (English) and character
 n-grams (Chinese), the third signal beside the lexicon and the model.
 
-**Features** (:func:`features`), on the normalised text (:func:`~.normalize.normalize`: NFKC,
-case folded, homoglyphs folded):
+**Features.** The two *flagged* models (:func:`features`) read the normalised text
+(:func:`~.normalize.normalize`: NFKC, case folded, homoglyphs folded):
 
 * Latin-script words (``[a-z0-9']+``, leetspeak digits kept) as unigrams and bigrams;
 * runs of Chinese characters as character 1-, 2- and 3-grams (Chinese has no spaces, so
   characters stand in for words).
 
-They are hashed into 2**20 columns (scikit-learn ``HashingVectorizer``, MurmurHash3: stateless,
-so the file holds only the weights), binary, L2-normalised.
+The English *hate* model reads targeting features instead (:mod:`.targeting`): the lexicon's
+hits as term / category / severity tiers, how a slur is used (plural, as a label, addressing
+the reader) and cues of a targeted group (a group named, generalisation, dehumanising or
+violent words, banter). Hate differs from offensive language by whom it is aimed at, and a
+word model cannot learn that from the few dozen hate posts of the tune split.
+
+They are hashed into 2**20 columns (MurmurHash3: stateless, so the file holds only the
+weights), binary, L2-normalised.
 
 **Models.** One logistic regression per (language, label): ``zh/flagged`` (COLD),
 ``en/flagged`` (Davidson + Jigsaw) and ``en/hate`` (Davidson hate and Jigsaw identity_hate).
+The hate model learns from the share of annotators who said hate where the source has it
+(Davidson's vote counts: each post is a positive with weight *share* and a negative with
+weight 1 - *share*, classes balanced), since a 2-of-3 vote is weaker evidence than 3-of-3.
 Each is calibrated by Platt scaling (a logistic fit of the decision value; Platt, 1999) on
 out-of-fold decision values of a 5-fold stratified split of the **tune** split only, then
 refit on the whole tune split. Thresholds are chosen on the same out-of-fold probabilities:
 
 * ``review``: the probability at which "lexicon flags or the scorer reaches it" gives the best
   F1 on tune, among thresholds whose precision is at least ``min_precision`` of the model;
-  when no threshold keeps that precision, ``review`` is 1.0 (the scorer never flags alone);
+  when no threshold keeps that precision, ``review`` is 1.0 (the scorer never flags alone).
+  For ``en/hate`` the rule is the verdict's (:func:`~.judgement.build_verdict`): a critical
+  hate term is hate whatever the model says; a lesser slur is hate only when the hate model
+  reaches ``review`` (else it reads as an insult of a person, harassment); a post without a
+  slur is hate only at ``high``;
 * ``high``: the lowest probability from ``review`` up whose out-of-fold precision (scorer
   alone) is at least 0.95 (0.99 when none reaches it).
 
@@ -48,10 +61,13 @@ import numpy as np
 
 from orchestrator.exceptions import DataFileError
 from workflows.content_moderation.dataset import LabelledPost, Lang, language
+from workflows.content_moderation.findings import lexicon_findings
 from workflows.content_moderation.normalize import normalize
+from workflows.content_moderation.targeting import load_targeting_cues, targeting_features
+from workflows.content_moderation.verdict import Span
 
 #: Format of the scorer file; bumped when the features or the layout change.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: The packaged scorer file.
 DEFAULT_SCORER_PATH = Path(__file__).resolve().parent / "scorer" / "risk_scorer.npz"
 N_FEATURES = 2**20
@@ -94,6 +110,49 @@ def _vectorizer():  # -> HashingVectorizer
     return HashingVectorizer(
         analyzer=features, n_features=N_FEATURES, alternate_sign=False, binary=True, norm="l2"
     )
+
+
+#: Models that read targeting features (:mod:`.targeting`) rather than words.
+TARGETING_MODELS = frozenset({"en/hate"})
+
+
+def _targeting_matrix(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> Any:
+    """CSC matrix of the targeting features (hashed like the words: same columns, binary,
+    L2-normalised; the ``t:`` prefix keeps them apart from word features)."""
+    from sklearn.feature_extraction import FeatureHasher
+    from sklearn.preprocessing import normalize as l2
+
+    cues = load_targeting_cues()
+    hashed = FeatureHasher(n_features=N_FEATURES, input_type="string", alternate_sign=False)
+    rows = [
+        [f"t:{f}" for f in targeting_features(t, s, cues)]
+        for t, s in zip(texts, spans, strict=True)
+    ]
+    matrix = hashed.transform(rows)
+    matrix.data[:] = 1.0
+    return l2(matrix, norm="l2").tocsc()
+
+
+def lexicon_spans(texts: Sequence[str]) -> list[tuple[Span, ...]]:
+    """The packaged lexicon's spans of each text (mentions marked), for callers that score
+    without having scanned (the workflow passes its own spans)."""
+    matcher = _default_lexicon().matcher()
+    out = []
+    for text in texts:
+        scan = matcher.scan(text)
+        out.append(lexicon_findings(scan, matcher.version, matcher.names_harm)[1])
+    return out
+
+
+_LEXICON: list[Any] = []
+
+
+def _default_lexicon() -> Any:  # -> Lexicon
+    from workflows.content_moderation.matcher import Lexicon
+
+    if not _LEXICON:
+        _LEXICON.append(Lexicon())
+    return _LEXICON[0]
 
 
 @dataclass(frozen=True)
@@ -172,13 +231,27 @@ class RiskScorer:
     version: str
     path: Path | None = None
 
-    def score_many(self, texts: Sequence[str]) -> list[ScorerResult]:
-        """Score posts (vectorised; the order is kept)."""
+    def score_many(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Span]] | None = None
+    ) -> list[ScorerResult]:
+        """Score posts (vectorised; the order is kept).
+
+        Args:
+            texts: The posts.
+            spans: Each post's lexicon spans (:func:`~.judgement.lexicon_findings`), read by
+                the hate model; None scans them with the packaged lexicon.
+        """
         if not texts:
             return []
+        if spans is None:
+            spans = lexicon_spans(texts)
         matrix = _vectorizer().transform(list(texts)).tocsc()
+        targeting = _targeting_matrix(texts, spans)
         langs = [language(t) for t in texts]
-        probs = {k: m.probability(matrix) for k, m in self.models.items()}
+        probs = {
+            k: m.probability(targeting if k in TARGETING_MODELS else matrix)
+            for k, m in self.models.items()
+        }
         out = []
         for i, lang in enumerate(langs):
             flag_model = self.models[f"{lang}/flagged"]
@@ -196,9 +269,9 @@ class RiskScorer:
             )
         return out
 
-    def score(self, text: str) -> ScorerResult:
-        """Score one post."""
-        return self.score_many([text])[0]
+    def score(self, text: str, spans: Sequence[Span] | None = None) -> ScorerResult:
+        """Score one post (``spans``: its lexicon spans; None scans them)."""
+        return self.score_many([text], None if spans is None else [spans])[0]
 
 
 # ---------------------------------------------------------------------------------- fitting
@@ -228,30 +301,43 @@ def _fit_one(
     min_precision: float,
     seed: int,
     ordinary: np.ndarray | None = None,
+    soft: np.ndarray | None = None,
+    grid_start: float = 0.30,
+    candidates: np.ndarray | None = None,
 ) -> LinearModel:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
     def model() -> LogisticRegression:
         return LogisticRegression(
-            C=c, solver="liblinear", class_weight="balanced", random_state=seed, max_iter=1000
+            C=c,
+            solver="liblinear",
+            class_weight="balanced" if soft is None else None,
+            random_state=seed,
+            max_iter=1000,
         )
+
+    def fit(idx: np.ndarray) -> LogisticRegression:
+        if soft is None:
+            return model().fit(matrix[idx], y[idx])
+        return _fit_soft(model(), matrix[idx], soft[idx])
 
     z = np.zeros(len(y))
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
     for train, held in folds.split(np.zeros(len(y)), y):
-        z[held] = model().fit(matrix[train], y[train]).decision_function(matrix[held])
+        z[held] = fit(train).decision_function(matrix[held])
     a, b = _platt(z, y)
     p = 1.0 / (1.0 + np.exp(-(a * z + b)))
     truth = y.astype(bool)
+    cand = np.ones(len(y), dtype=bool) if candidates is None else candidates.astype(bool)
     plain = np.zeros(len(y), dtype=bool) if ordinary is None else ordinary.astype(bool)
     labelled = ~plain  # the F1 is measured on the labelled moderation rows only
     n_plain = int(plain.sum())
     best = (-1.0, 0.5, (0.0, 0.0, 0.0))
-    for t in np.round(np.arange(0.30, 1.0, 0.01), 2):
+    for t in np.round(np.arange(grid_start, 1.0, 0.01), 2):
         if n_plain and float(np.sum(p[plain] >= t)) > MAX_ORDINARY_REVIEW_RATE * n_plain:
             continue  # too many ordinary sentences would go to review
-        guess = lexicon_flags | (p >= t)
+        guess = lexicon_flags | ((p >= t) & cand)
         prec, rec, f1 = _pr(truth[labelled], guess[labelled])
         if prec >= min_precision and f1 > best[0]:
             best = (f1, float(t), (prec, rec, f1))
@@ -265,7 +351,7 @@ def _fit_one(
         0.99,
     )  # fmt: skip
     ordinary_rate = float(np.mean(p[plain] >= review)) if n_plain else 0.0
-    final = model().fit(matrix, y)
+    final = fit(np.arange(len(y)))
     coef = final.coef_.ravel()
     nz = np.nonzero(coef)[0].astype(np.int32)
     prec, rec, f1 = best[2]
@@ -289,17 +375,36 @@ def _fit_one(
     )
 
 
+def _is_slur(span: Span) -> bool:
+    """A lexicon hit on a hate term that is no mention."""
+    return span.source == "lexicon" and span.category.value == "hate" and not span.mention
+
+
+def _fit_soft(model: Any, matrix: Any, share: np.ndarray) -> Any:
+    """Fit a logistic regression to soft targets: each row once as a positive weighted by
+    ``share`` and once as a negative weighted by ``1 - share``, the two classes' total
+    weights made equal (what ``class_weight="balanced"`` does for hard labels)."""
+    import scipy.sparse as sp
+
+    n = len(share)
+    pos, neg = share.sum(), (1.0 - share).sum()
+    weight = np.r_[share * (n / 2 / max(pos, 1e-9)), (1.0 - share) * (n / 2 / max(neg, 1e-9))]
+    target = np.r_[np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
+    return model.fit(sp.vstack([matrix, matrix]).tocsr(), target, sample_weight=weight)
+
+
 #: Most out-of-fold share of ordinary sentences (customer-service text, never to be reviewed)
 #: that the scorer may send to review at its ``review`` threshold: half of the guard's 0.5%
 #: budget, the other half left for sentences unlike the training ones. The cost stated: a
 #: higher threshold trades recall on the labelled sets for fewer reviews of ordinary text.
 MAX_ORDINARY_REVIEW_RATE = 0.0025
 
-#: Per model: regularisation C and the least out-of-fold precision of "lexicon or scorer".
-FIT_SETTINGS: dict[str, tuple[float, float]] = {
-    "zh/flagged": (1.0, 0.0),
-    "en/flagged": (1.0, 0.985),
-    "en/hate": (1.0, 0.0),
+#: Per model: regularisation C, the least out-of-fold precision of "lexicon or scorer", and
+#: the lowest review threshold tried (hate is rare, so its calibrated probabilities are low).
+FIT_SETTINGS: dict[str, tuple[float, float, float]] = {
+    "zh/flagged": (1.0, 0.0, 0.30),
+    "en/flagged": (1.0, 0.985, 0.30),
+    "en/hate": (1.0, 0.0, 0.05),
 }
 
 
@@ -311,6 +416,7 @@ def fit_scorer(
     seed: int = SEED,
     sources: dict[str, str] | None = None,
     ordinary: Sequence[LabelledPost] = (),
+    spans: Sequence[Sequence[Span]] | None = None,
 ) -> RiskScorer:
     """Fit the three models on ``posts`` (the caller passes the **tune** split only).
 
@@ -323,8 +429,11 @@ def fit_scorer(
         posts: Labelled posts.
         lexicon_flags: Per post, whether the lexicon alone flags it (review or block), so the
             review threshold is chosen for the combination the policy makes.
-        lexicon_hate: Per post, whether the lexicon alone flags it as hate.
+        lexicon_hate: Per post, whether the lexicon labels it hate whatever the scorer says
+            (a critical hate term that is no mention; see :func:`~.judgement.build_verdict`).
         ordinary: Ordinary sentences of the tune split (negatives; see above).
+        spans: The lexicon spans of ``posts`` then ``ordinary`` (the hate model's targeting
+            features); None scans them with the packaged lexicon.
         seed: Seed of the folds and the solver.
         sources: File name → SHA-256 of the training files (recorded in the header).
 
@@ -337,11 +446,19 @@ def fit_scorer(
         raise ValueError("lexicon_flags and lexicon_hate need one value per post")
     n_labelled = len(posts)
     posts = [*posts, *ordinary]
-    matrix = _vectorizer().transform([p.text for p in posts]).tocsr()
+    texts = [p.text for p in posts]
+    if spans is None:
+        spans = lexicon_spans(texts)
+    if len(spans) != len(posts):
+        raise ValueError("spans need one entry per post and per ordinary sentence")
+    matrix = _vectorizer().transform(texts).tocsr()
+    targeting = _targeting_matrix(texts, spans).tocsr()
     pad = [False] * len(ordinary)
     lex = np.asarray([*lexicon_flags, *pad], dtype=bool)
     lex_hate = np.asarray([*lexicon_hate, *pad], dtype=bool)
     plain = np.arange(len(posts)) >= n_labelled
+    # the hate model confirms or withdraws the hate label of a slur; it adds none alone
+    slur = np.asarray([any(_is_slur(x) for x in found) for found in spans], dtype=bool)
     models: dict[str, LinearModel] = {}
     for key in MODEL_KEYS:
         lang, label = key.split("/")
@@ -352,17 +469,28 @@ def fit_scorer(
                 f"cannot fit {key}: {len(rows)} rows, {int(y.sum()) if len(y) else 0} positive; "
                 "the data folder needs labelled posts of both classes in that language"
             )
-        c, min_precision = FIT_SETTINGS[key]
+        c, min_precision, grid_start = FIT_SETTINGS[key]
         flags = lex_hate if label == "hate" else lex
+        soft = None
+        if label == "hate":  # annotator shares where the source has them, else the label
+            shares = [posts[i].hate_share for i in rows]
+            soft = np.array(
+                [float(y[j]) if share is None else share for j, share in enumerate(shares)]
+            )
+        source = targeting if key in TARGETING_MODELS else matrix
         models[key] = _fit_one(
-            matrix[rows], y, flags[rows], c=c, min_precision=min_precision, seed=seed,
-            ordinary=plain[rows],
+            source[rows], y, flags[rows], c=c, min_precision=min_precision, seed=seed,
+            ordinary=plain[rows], soft=soft, grid_start=grid_start,
+            candidates=slur[rows] if label == "hate" else None,
         )  # fmt: skip
     meta = {
         "format": FORMAT_VERSION,
         "seed": seed,
         "n_features": N_FEATURES,
         "features": "words+bigrams (Latin), char 1-3 grams (Han); binary, l2",
+        "features_en/hate": "targeting (lexicon tiers, slur use, group cues); binary, l2",
+        "targeting": load_targeting_cues().version,
+        "lexicon": _default_lexicon().version,
         "split": "tune",
         "ordinary_rows": len(ordinary),
         "max_ordinary_review_rate": MAX_ORDINARY_REVIEW_RATE,

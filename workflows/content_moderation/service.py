@@ -220,14 +220,17 @@ def moderate_lexicon_only(
     prepared = prepare_post(text, workflow.policy.limits, invalid_utf8_bytes=invalid)
     matcher = workflow.lexicon.matcher()
     scan = matcher.scan(prepared.normalized.original, prepared.normalized)
+    found = lexicon_findings(scan, matcher.version, matcher.names_harm)
     return build_verdict(
         prepared,
         workflow.policy,
-        lexicon=lexicon_findings(scan, matcher.version, matcher.names_harm),
+        lexicon=found,
         model=None,
         source="lexicon",
         scorer=(
-            scorer_findings(workflow.scorer, prepared.normalized.original, workflow.scorer_note)
+            scorer_findings(
+                workflow.scorer, prepared.normalized.original, workflow.scorer_note, found[1]
+            )
             if scorer
             else None
         ),

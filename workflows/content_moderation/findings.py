@@ -1,0 +1,71 @@
+"""The lexicon's findings on a post: its judgement (severity, categories) and its spans, with
+mentions (terms that name a harm in a sentence that condemns it) marked. Used by the verdict
+(:mod:`.judgement`) and by the scorer's hate model (:mod:`.scorer`), so it sits below both.
+"""
+
+from __future__ import annotations
+
+from workflows.content_moderation.matcher import ScanResult
+from workflows.content_moderation.mention import MentionRules, load_mention_rules
+from workflows.content_moderation.verdict import (
+    Category,
+    CategoryScore,
+    LexiconJudgement,
+    Severity,
+    Span,
+)
+
+
+def lexicon_findings(
+    scan: ScanResult,
+    version: str,
+    names_harm: frozenset[str] = frozenset(),
+    mentions: MentionRules | None = None,
+) -> tuple[LexiconJudgement, tuple[Span, ...]]:
+    """The lexicon's judgement and its spans (all of them; the verdict caps the list).
+
+    Args:
+        scan: The matcher's hits.
+        version: The lexicon version.
+        names_harm: Terms that name a harm (``Matcher.names_harm``); a hit on one of them in a
+            sentence that negates or condemns it is a mention (left out of the severity and
+            the categories).
+        mentions: The cue rules (the packaged ``mention.toml`` by default).
+    """
+    rules = mentions if mentions is not None or not names_harm else load_mention_rules()
+    text = scan.normalized.original
+    is_mention = [
+        rules is not None and h.term in names_harm and rules.is_mention(text, h.start, h.end)
+        for h in scan.hits
+    ]
+    best: dict[Category, float] = {}
+    for hit, mention in zip(scan.hits, is_mention, strict=True):
+        if not mention:
+            best[hit.category] = max(best.get(hit.category, 0.0), hit.score)
+    judgement = LexiconJudgement(
+        severity=Severity.highest(
+            [h.severity for h, m in zip(scan.hits, is_mention, strict=True) if not m]
+        ),
+        categories=tuple(
+            CategoryScore(category=c, score=s, sources=("lexicon",))
+            for c, s in sorted(best.items(), key=lambda kv: (-kv[1], kv[0].value))
+        ),
+        hits=len(scan.hits),
+        mentions=sum(is_mention),
+        version=version,
+    )
+    spans = tuple(
+        Span(
+            start=h.start,
+            end=h.end,
+            text=h.text,
+            term=h.term,
+            category=h.category,
+            severity=h.severity,
+            how=h.how,
+            score=h.score,
+            mention=m,
+        )
+        for h, m in zip(scan.hits, is_mention, strict=True)
+    )
+    return judgement, spans
