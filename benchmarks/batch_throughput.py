@@ -194,6 +194,110 @@ async def direct(settings: Settings, calls: list[dict[str, Any]], concurrency: i
         return time.perf_counter() - t0
 
 
+#: Where a profiled function's file belongs (first match wins), for the framework profile.
+BUCKETS = (
+    ("LangGraph", ("langgraph", "langchain_core")),
+    ("telemetry + progress rows (SQLAlchemy, SQLite)", ("sqlalchemy", "sqlite3", "telemetry")),
+    ("classifier", ("orchestrator/classifier", "orchestrator/rules")),
+    ("workflows and skills", ("workflows/", "skills/")),
+    ("model gateway and test model", ("orchestrator/core", "orchestrator/testing")),
+    ("batch runner, inputs, results file", ("orchestrator/batch", "openpyxl", "tenacity")),
+    ("pydantic", ("pydantic",)),
+    ("asyncio event loop", ("asyncio", "selectors")),
+)
+
+
+class _NoModelFactory:
+    """The batch's factory with the test double (instant answers, no server, no replay)."""
+
+    def __init__(self, db: str) -> None:
+        from orchestrator.telemetry import TelemetryStore
+
+        self._store = TelemetryStore(db)
+
+    def store(self) -> Any:
+        return self._store
+
+    async def orchestrators(self, urls: list[str]) -> list[Any]:
+        from orchestrator.core.dispatcher import Orchestrator
+        from orchestrator.testing import ScriptedModel
+        from workflows import default_workflows
+
+        return [Orchestrator(ScriptedModel(), self._store, default_workflows())]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def framework_profile(texts: list[str], concurrency: int) -> dict[str, Any]:
+    """The runner's own cost with no model (``ScriptedModel`` answers at once): wall and CPU
+    seconds per request, and the event-loop thread's time by part (cProfile ``tottime`` per
+    file, bucketed by :data:`BUCKETS`; the telemetry writer thread is not profiled, so its
+    share shows in ``writer_thread_s``)."""
+    import cProfile
+    import pstats
+
+    work = Path(tempfile.mkdtemp(prefix="batch-frame-"))
+    sheet = work / "requests.csv"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text"])
+        writer.writerows([f"Q{i}", t] for i, t in enumerate(texts))
+    factory = _NoModelFactory(f"sqlite:///{work / 'telemetry.db'}")
+    store = factory.store()
+    writer_s = 0.0
+    for name in ("start_request", "finish_request", "record_call"):
+        write = getattr(store, name)
+
+        def timed(*args: Any, write: Any = write, **kwargs: Any) -> Any:
+            nonlocal writer_s
+            t0 = time.perf_counter()
+            try:
+                return write(*args, **kwargs)
+            finally:
+                writer_s += time.perf_counter() - t0
+
+        setattr(store, name, timed)
+    source = open_input(sheet, ColumnMapping(text="text", id="id"))
+    profile = cProfile.Profile()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    profile.enable()
+    job = asyncio.run(
+        run_batch_job(
+            source, factory, ["none"], BatchOptions(concurrency=concurrency), out=work / "r.xlsx"
+        )
+    )
+    profile.disable()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    store.close()
+    parts: dict[str, float] = defaultdict(float)
+    total = 0.0
+    for (filename, _line, _name), row in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+        tottime = row[2]
+        total += tottime
+        bucket = (
+            "C built-ins (waiting in select and on locks, json, re...)"
+            if filename == "~"
+            else next(
+                (label for label, keys in BUCKETS if any(k in filename for k in keys)), "other"
+            )
+        )
+        parts[bucket] += tottime
+    n = len(texts)
+    return {
+        "requests": n,
+        "statuses": job.summary.statuses,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "cpu_ms_per_request": round(cpu / n * 1000, 1),
+        "writer_thread_s": round(writer_s, 2),
+        "event_loop_thread_profile_s": {
+            k: round(v, 2) for k, v in sorted(parts.items(), key=lambda kv: -kv[1])
+        },
+        "profiled_total_s": round(total, 2),
+    }
+
+
 def _status_kib(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -251,10 +355,16 @@ def streaming_memory(rows: int, folder: Path) -> dict[str, Any]:
 
 
 async def runner_pass(
-    settings: Settings, sheet: Path, work: Path, concurrency: int, routing: str
+    settings: Settings,
+    sheet: Path,
+    work: Path,
+    concurrency: int,
+    routing: str,
+    *,
+    fill: bool = True,
 ) -> dict[str, Any]:
-    """One runner pass on a fresh database; with ``routing="deferred"`` the fill is timed
-    after the rows."""
+    """One runner pass on a fresh database; with ``routing="deferred"`` (and ``fill``) the
+    fill is timed after the rows."""
     settings = settings.model_copy(update={"database_url": f"sqlite:///{work / 'telemetry.db'}"})
     factory = SettingsFactory(settings, expert_routing=routing)  # type: ignore[arg-type]
     profiler = Profiler()
@@ -281,7 +391,7 @@ async def runner_pass(
         },
         "calls": profiler.calls,
     }
-    if routing == "deferred":
+    if routing == "deferred" and fill:
         t0 = time.perf_counter()
         await asyncio.to_thread(factory.replayer)  # load the replay model (once per process)
         load_s = time.perf_counter() - t0
@@ -321,7 +431,9 @@ async def run(args: Any) -> dict[str, Any]:
     # A priming runner pass, not measured: it records the model calls the direct client sends,
     # and leaves the prompts in the server's prefix cache, so no measured pass runs colder
     # than another (the first pass of the same prompts is slower on vLLM).
-    primed = await runner_pass(settings, sheet, work / "prime", args.concurrency, "deferred")
+    primed = await runner_pass(
+        settings, sheet, work / "prime", args.concurrency, "deferred", fill=False
+    )
     calls = primed.pop("calls")
     for rep in range(args.repeat):
         load_before = os.getloadavg()[0]
@@ -393,6 +505,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--sheet-rows", type=int, default=100_000)
     parser.add_argument(
+        "--framework-only",
+        action="store_true",
+        help="only the runner's own cost with no model (test double), profiled by part",
+    )
+    parser.add_argument(
         "--inline",
         action="store_true",
         help="also run the runner with the replay on the request path (the old behaviour)",
@@ -400,6 +517,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.quick:
         args.requests, args.sheet_rows = 24, 10_000
+    if args.framework_only:
+        texts = real_requests(Settings().data_dir, args.requests)
+        frame = framework_profile(texts, args.concurrency)
+        frame["host"] = host_info()
+        parts = ", ".join(f"{k} {v}" for k, v in frame["event_loop_thread_profile_s"].items())
+        text = (
+            f"# {NAME} (framework only)\n\n{frame['requests']} real requests through the runner "
+            f"with the test double (no server, no replay), concurrency {args.concurrency}: wall "
+            f"{frame['wall_s']} s, CPU {frame['cpu_s']} s ({frame['cpu_ms_per_request']} ms per "
+            f"request); telemetry writer thread {frame['writer_thread_s']} s; event-loop thread "
+            f"by part (cProfile tottime, s): {parts}."
+        )
+        write_results(args.out, f"{NAME}_framework", frame, text, command=args.command)
+        print(text)
+        return
     if args.requests > 0:
         settings = Settings()
         with model_server(settings, launch=True) as url:
