@@ -48,10 +48,20 @@ def _to_array(value: Any, field: str) -> np.ndarray:
         try:
             raw = pybase64.b64decode(value, validate=True)
             array = np.load(io.BytesIO(raw), allow_pickle=False)
-        except (binascii.Error, ValueError, OSError) as exc:
-            raise ExpertRoutingDecodeError(f"{field}: not base64 of .npy bytes ({exc})") from exc
+        except (binascii.Error, ValueError, OSError, EOFError) as exc:
+            # EOFError: np.load on zero bytes (``routed_experts: ""``)
+            raise ExpertRoutingDecodeError(
+                f"{field}: not base64 of .npy bytes ({type(exc).__name__}: {exc or 'no data'})"
+            ) from exc
     elif isinstance(value, list):
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError, OverflowError) as exc:
+            # a ragged list ("inhomogeneous shape"), or ints too large for any numpy dtype
+            raise ExpertRoutingDecodeError(
+                f"{field}: a nested list must be rectangular (tokens, layers, top_k) of "
+                f"integer expert ids ({exc})"
+            ) from exc
     else:
         raise ExpertRoutingDecodeError(
             f"{field}: expected a base64 string or a list, got {type(value)}"
@@ -150,6 +160,12 @@ def decode_routed_experts(
             f"routed_experts has {ids.shape[0]} token rows; prompt {prompt_tokens} + completion "
             f"{completion_tokens} - 1 = {expected} expected"
         )
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= arch.num_experts):
+        # checked before the int16 cast, which would wrap large uint16 ids into range
+        raise ExpertRoutingDecodeError(
+            f"routed_experts has expert ids in [{int(ids.min())}, {int(ids.max())}]; the model "
+            f"has {arch.num_experts} routed experts, ids must lie in [0, {arch.num_experts})"
+        )
     ids = np.ascontiguousarray(
         ids.reshape(expected, len(arch.moe_layers), arch.top_k), dtype=np.int16
     )
@@ -180,11 +196,10 @@ class EngineCountsTrace(ExpertRoutingTrace):
     and per-position views, prompt vs completion split, the replay agreement measurement).
     What the telemetry and the skew analysis use, :meth:`expert_counts`, is exact.
 
-    Known limit (2026-11-30): ``ModelCall.routing`` is typed :class:`ExpertRoutingTrace`, and
-    pydantic runs that class's own validator on any instance given to it, which asks an
-    ``engine`` trace for ``expert_ids``; so this trace is refused there until
-    :class:`ExpertRoutingTrace` itself accepts per-call counts (issue 19's report gives the
-    change). Servers for the orchestrator therefore keep the plugin's default, ``ids``.
+    The base class validates the counts (shape, integer dtype, non-negative, each row summing
+    to ``routed_tokens * top_k``), so this trace is accepted wherever an
+    :class:`ExpertRoutingTrace` is, e.g. ``ModelCall.routing``, and the telemetry store records its
+    counts like any other trace's.
 
     Attributes:
         counts: ``(len(moe_layers), num_experts)`` int64, read-only; each row sums to
@@ -194,32 +209,10 @@ class EngineCountsTrace(ExpertRoutingTrace):
     counts: np.ndarray
 
     @model_validator(mode="after")
-    def _check_shapes(self) -> EngineCountsTrace:  # replaces the parent's id-shape check
+    def _check_engine_counts(self) -> EngineCountsTrace:
         if self.source is not ExpertRoutingSource.ENGINE:
             raise ValueError("an EngineCountsTrace is an engine record")
-        if self.expert_ids is not None or self.router_confidence is not None:
-            raise ValueError("an EngineCountsTrace carries counts, not per-token ids")
-        want = (len(self.moe_layers), self.num_experts)
-        if self.counts.shape != want:
-            raise ValueError(f"counts has shape {self.counts.shape}, expected {want}")
-        if self.counts.size and int(self.counts.min()) < 0:
-            raise ValueError("negative expert counts")
-        sums = self.counts.sum(axis=1)
-        if self.counts.size and not (sums == self.routed_tokens * self.top_k).all():
-            raise ValueError(
-                f"each MoE layer's counts must sum to routed tokens x top_k = "
-                f"{self.routed_tokens} x {self.top_k}; got {sorted(set(sums.tolist()))}"
-            )
         return self
-
-    @property
-    def has_routing(self) -> bool:
-        """True: the call's expert counts are present (per-token ids are not)."""
-        return True
-
-    def expert_counts(self) -> np.ndarray:
-        """The server's counts, ``(len(moe_layers), num_experts)`` int64, read-only."""
-        return self.counts
 
 
 def counts_trace(

@@ -16,6 +16,13 @@ A :class:`ExpertRoutingTrace` is filled by exactly one :class:`ExpertRoutingSour
   ``reason`` says why. No ids are invented.
 * ``scripted``: made up by a test double (:class:`orchestrator.testing.ScriptedModel`).
 
+An ``engine`` (or ``scripted``) trace carries either per-token ``expert_ids`` or, from the
+project's vLLM plugin in mode ``counts``, only the call's per-layer ``counts``
+(:class:`serving.engine_capture.EngineCountsTrace`). Both give
+:meth:`ExpertRoutingTrace.expert_counts`, which is all the telemetry and the skew analysis keep;
+a counts-only trace has no per-token views (``expert_ids`` is None,
+:attr:`ExpertRoutingTrace.has_token_ids` is False).
+
 Token axis: the prompt tokens, then the completion tokens except the last one. The last
 sampled token is never fed back through the model, so it has no routing; this matches the
 ``prompt_tokens + completion_tokens - 1`` rows vLLM returns.
@@ -60,7 +67,11 @@ class ExpertRoutingTrace(BaseModel):
         expert_ids: ``(routed_tokens, len(moe_layers), top_k)`` int16 expert ids in
             ``[0, num_experts)``, the top-k order of the gate; None unless source is
             engine, replay or scripted. From vLLM's ``routed_experts`` (engine) or the
-            replay's gate (replay).
+            replay's gate (replay). None for a counts-only trace.
+        counts: ``(len(moe_layers), num_experts)`` int64 activations per MoE layer and expert,
+            summed over the call's routed tokens, each row summing to ``routed_tokens * top_k``;
+            set instead of ``expert_ids`` by a counts-only ``engine`` (or ``scripted``) trace
+            (the project's vLLM plugin, mode ``counts``), None otherwise.
         router_confidence: ``(routed_tokens, len(moe_layers))`` float32 in ``(0, 1]``: the
             chosen experts' softmax probability mass before renormalisation. Only a replay
             (or a test double) fills it; vLLM does not return gate probabilities.
@@ -77,6 +88,7 @@ class ExpertRoutingTrace(BaseModel):
     completion_tokens: int = Field(0, ge=0)
     expert_ids: np.ndarray | None = None
     router_confidence: np.ndarray | None = None
+    counts: np.ndarray | None = None
     reason: str | None = None
     _counts: np.ndarray | None = PrivateAttr(default=None)
 
@@ -88,11 +100,21 @@ class ExpertRoutingTrace(BaseModel):
             ExpertRoutingSource.SCRIPTED,
         )
         if not has_ids:
-            if self.expert_ids is not None or self.router_confidence is not None:
-                raise ValueError(f"a {self.source} trace carries no expert ids or confidence")
+            if (
+                self.expert_ids is not None
+                or self.router_confidence is not None
+                or self.counts is not None
+            ):
+                raise ValueError(
+                    f"a {self.source} trace carries no expert ids, counts or confidence"
+                )
             return self
+        if self.counts is not None:
+            return self._check_counts()
         if self.expert_ids is None:
-            raise ValueError(f"a {self.source} trace needs expert_ids")
+            raise ValueError(
+                f"a {self.source} trace needs expert_ids (per token) or counts (per call)"
+            )
         want = (self.routed_tokens, len(self.moe_layers), self.top_k)
         if self.expert_ids.shape != want:
             raise ValueError(f"expert_ids has shape {self.expert_ids.shape}, expected {want}")
@@ -106,6 +128,31 @@ class ExpertRoutingTrace(BaseModel):
             )
         return self
 
+    def _check_counts(self) -> ExpertRoutingTrace:
+        """Validate a counts-only trace: shape, integer dtype, non-negative, row sums."""
+        if self.source is ExpertRoutingSource.REPLAY:
+            raise ValueError("a replay trace has per-token expert_ids; counts are engine-only")
+        if self.expert_ids is not None:
+            raise ValueError("a trace carries expert_ids or counts, not both")
+        if self.router_confidence is not None:
+            raise ValueError("a counts-only trace has no per-token router_confidence")
+        counts = self.counts
+        assert counts is not None
+        want = (len(self.moe_layers), self.num_experts)
+        if counts.shape != want:
+            raise ValueError(f"counts has shape {counts.shape}, expected {want}")
+        if counts.size and not np.issubdtype(counts.dtype, np.integer):
+            raise ValueError(f"counts must be integers, got dtype {counts.dtype}")
+        if counts.size and int(counts.min()) < 0:
+            raise ValueError("negative expert counts")
+        sums = counts.sum(axis=1)
+        if counts.size and not (sums == self.routed_tokens * self.top_k).all():
+            raise ValueError(
+                f"each MoE layer's counts must sum to routed tokens x top_k = "
+                f"{self.routed_tokens} x {self.top_k}; got {sorted(set(sums.tolist()))}"
+            )
+        return self
+
     @property
     def routed_tokens(self) -> int:
         """Rows of the token axis: ``prompt_tokens + completion_tokens - 1`` (see module doc)."""
@@ -113,7 +160,12 @@ class ExpertRoutingTrace(BaseModel):
 
     @property
     def has_routing(self) -> bool:
-        """True when expert ids are present."""
+        """True when the call's routing is present: per-token expert ids or per-call counts."""
+        return self.expert_ids is not None or self.counts is not None
+
+    @property
+    def has_token_ids(self) -> bool:
+        """True when per-token expert ids are present (False for a counts-only trace)."""
         return self.expert_ids is not None
 
     @classmethod
@@ -155,11 +207,14 @@ class ExpertRoutingTrace(BaseModel):
 
         Returns:
             ``(len(moe_layers), num_experts)`` int64, read-only; each row sums to
-            ``routed_tokens * top_k``. All zeros when the trace has no ids.
+            ``routed_tokens * top_k``. The ``counts`` field itself for a counts-only trace;
+            all zeros when the trace has no routing.
         """
         if self._counts is None:
             layers, experts = len(self.moe_layers), self.num_experts
-            if self.expert_ids is None:
+            if self.counts is not None:
+                counts = np.array(self.counts, dtype=np.int64)  # a copy; the field stays as given
+            elif self.expert_ids is None:
                 counts = np.zeros((layers, experts), dtype=np.int64)
             else:
                 # one bincount over "layer * experts + id"; int32 keeps the temporary small

@@ -158,3 +158,54 @@ def test_truncated_payload_is_rejected(arch: MoEArchitecture) -> None:
             completion_tokens=body["usage"]["completion_tokens"],
             arch=arch,
         )
+
+
+# ---- malformed payloads of the fuzz findings' kinds (F1 ids out of range, F2 ragged lists,
+# F4 empty strings): every one is an ExpertRoutingDecodeError, never pydantic/numpy/EOF errors
+
+
+def _ids_payload(arch: MoEArchitecture, value: int, dtype: str) -> str:
+    body = _load(ROUTED[0])
+    ids = _raw(body["choices"][0]).astype(dtype)
+    ids[-1, 5, 0] = value  # one id of one MoE layer
+    buffer = io.BytesIO()
+    np.save(buffer, ids)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype"),
+    [(64, "u1"), (255, "u1"), (40000, "u2"), (65535, "u2"), (-1, "i2"), (1 << 40, "i8")],
+)
+def test_recorded_payload_with_expert_id_out_of_range_is_a_decode_error(
+    arch: MoEArchitecture, value: int, dtype: str
+) -> None:
+    body = _load(ROUTED[0])
+    choice = {"routed_experts": _ids_payload(arch, value, dtype)}
+    with pytest.raises(ExpertRoutingDecodeError, match=r"ids must lie in \[0, 64\)"):
+        decode_routed_experts(
+            choice,
+            prompt_tokens=body["usage"]["prompt_tokens"],
+            completion_tokens=body["usage"]["completion_tokens"],
+            arch=arch,
+        )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "",
+        [[[0, 1], [2, 3]], [0]],
+        [[[0, 1]], [[2, 3], [4]]],
+        [[[0, 1, 2, 3, 4, 5]] * 27, [[0, 1]] * 27],
+        [[[None, 1]]],
+        [[["a", "b"]]],
+        [[[1 << 70]]],
+    ],
+)
+@pytest.mark.parametrize("field", ["routed_experts", "prompt_routed_experts"])
+def test_malformed_payload_is_a_decode_error(
+    arch: MoEArchitecture, payload: object, field: str
+) -> None:
+    with pytest.raises(ExpertRoutingDecodeError, match=field):
+        decode_routed_experts({field: payload}, prompt_tokens=2, completion_tokens=1, arch=arch)

@@ -267,10 +267,7 @@ def test_decode_routed_experts_raises_only_its_decode_error(
             choice, prompt_tokens=prompt, completion_tokens=completion, arch=ARCH
         )
     except ExpertRoutingDecodeError:
-        return
-    except (ValueError, TypeError, EOFError) as exc:
-        assume_known(exc, choice)
-        return
+        return  # findings F1, F2, F4 (fixed): anything else escaping here fails the test
     assert trace.source in (ExpertRoutingSource.ENGINE, ExpertRoutingSource.UNAVAILABLE)
     if trace.expert_ids is not None:
         counts = trace.expert_counts()
@@ -278,26 +275,6 @@ def test_decode_routed_experts_raises_only_its_decode_error(
         assert (counts.sum(axis=1) == trace.routed_tokens * ARCH.top_k).all()
 
 
-def assume_known(exc: BaseException, choice: dict[str, Any]) -> None:
-    """Skip exactly the inputs of the findings kept as strict xfails below; fail on others."""
-    message = str(exc)
-    known = (
-        (isinstance(exc, pydantic.ValidationError) and "expert ids outside" in message)  # F1
-        or (isinstance(exc, ValueError) and "inhomogeneous" in message)  # F2
-        or (isinstance(exc, EOFError) and "" in choice.values())  # F4
-    )
-    if not known:
-        raise exc
-    assume(False)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=pydantic.ValidationError,
-    reason="finding F1 (serving/engine_capture.py, not owned here): expert ids outside "
-    "[0, num_experts) reach ExpertRoutingTrace and raise pydantic.ValidationError instead of "
-    "ExpertRoutingDecodeError; fix: check the id range in decode_routed_experts",
-)
 def test_finding_out_of_range_expert_id_is_a_decode_error() -> None:
     ids = np.full((1, 3, 2), 40, dtype=np.uint8)  # 40 >= num_experts 16
     with pytest.raises(ExpertRoutingDecodeError):
@@ -309,13 +286,6 @@ def test_finding_out_of_range_expert_id_is_a_decode_error() -> None:
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="finding F2 (serving/engine_capture.py, not owned here): a ragged nested list "
-    "(`[[[0, 1]]], [0]]`) makes np.asarray raise a bare ValueError ('inhomogeneous shape'); "
-    "fix: wrap np.asarray in _to_array's list branch and raise ExpertRoutingDecodeError",
-)
 def test_finding_ragged_list_is_a_decode_error() -> None:
     with pytest.raises(ExpertRoutingDecodeError):
         decode_routed_experts(
@@ -326,13 +296,6 @@ def test_finding_ragged_list_is_a_decode_error() -> None:
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=EOFError,
-    reason="finding F4 (serving/engine_capture.py, not owned here): an empty routed_experts "
-    "string ('') makes np.load raise EOFError ('No data left in file'), which _to_array does "
-    "not catch; fix: add EOFError to its except tuple (or treat '' as an empty payload)",
-)
 def test_finding_empty_routed_experts_string_is_a_decode_error() -> None:
     with pytest.raises(ExpertRoutingDecodeError):
         decode_routed_experts(
