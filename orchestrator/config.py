@@ -12,11 +12,13 @@ Example:
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, HttpUrl, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -161,9 +163,56 @@ class Settings(BaseSettings):
         100_000, ge=1, description="Rows with data read per sheet; a larger sheet is refused."
     )
     spreadsheet_max_sheets: int = Field(256, ge=1, description="Sheets read per workbook.")
+    attachment_dirs: Annotated[tuple[Path, ...], NoDecode] = Field(
+        (),
+        description="Extra folders a request's attachments may be read from, besides the "
+        "built-in ones (the working folder, data_dir, the system temporary folder); empty: the "
+        'built-in ones only. ORCH_ATTACHMENT_DIRS takes a JSON list (`["/srv/uploads"]`) or '
+        f"folders separated by {os.pathsep!r} (`/srv/uploads{os.pathsep}/mnt/shared`). Each must "
+        "be an existing folder.",
+    )
 
     @field_validator("server_url")
     @classmethod
     def _check_url(cls, value: str) -> str:
         HttpUrl(value)  # raises a ValidationError naming the field when malformed
         return value.rstrip("/")
+
+    @field_validator("attachment_dirs", mode="before")
+    @classmethod
+    def _split_attachment_dirs(cls, value: Any) -> Any:
+        """Accept the environment's string form: a JSON list, or an ``os.pathsep`` list."""
+        if isinstance(value, Path):
+            return (value,)
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"attachment_dirs {value!r} starts with '[' but is not a JSON list ({exc}); "
+                    f"give a JSON list of folders or folders separated by {os.pathsep!r}"
+                ) from exc
+        return tuple(part.strip() for part in text.split(os.pathsep) if part.strip())
+
+    @field_validator("attachment_dirs")
+    @classmethod
+    def _check_attachment_dirs(cls, value: tuple[Path, ...]) -> tuple[Path, ...]:
+        """Each folder must exist (a typo would otherwise silently allow nothing extra)."""
+        problems = []
+        for folder in value:
+            path = folder.expanduser()
+            if not path.exists():
+                problems.append(f"{folder} does not exist")
+            elif not path.is_dir():
+                problems.append(f"{folder} is not a folder")
+        if problems:
+            raise ValueError(
+                "attachment_dirs: "
+                + "; ".join(problems)
+                + ". Create the folder or remove it from ORCH_ATTACHMENT_DIRS (a JSON list or "
+                f"folders separated by {os.pathsep!r})"
+            )
+        return tuple(folder.expanduser() for folder in value)

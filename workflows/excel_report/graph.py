@@ -110,9 +110,8 @@ class ReportConfig(BaseModel):
                 limits[field] = getattr(settings, setting)
         if limits:
             values["limits"] = ReadLimits(**limits)
-        extra = getattr(settings, "attachment_dirs", None)  # when Settings has the field
-        if extra:
-            values["attachment_dirs"] = (*default_attachment_dirs(), *map(Path, extra))
+        if settings.attachment_dirs:  # ORCH_ATTACHMENT_DIRS: added to the built-in folders
+            values["attachment_dirs"] = (*default_attachment_dirs(), *settings.attachment_dirs)
         values.update(overrides)
         return cls(**values)
 
