@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.analysis.load import expert_load
-from orchestrator.classifier import RuleClassifier
+from orchestrator.cli.classifier import classify_cmd
 from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
 from orchestrator.cli.console import print_load, request_lines
 from orchestrator.config import Settings
@@ -186,20 +186,9 @@ def load(
         store.close()
 
 
-def classify(
-    text: Annotated[str, typer.Argument(help="Request text.")],
-    attachment: Annotated[
-        list[str] | None, typer.Option(help="Attachment file name (repeatable).")
-    ] = None,
-    channel: Annotated[str | None, typer.Option(help="Channel of the request.")] = None,
-) -> None:
-    """Show the route, confidence and fired signals for one text (bad text gets a fallback)."""
-    result = RuleClassifier().classify_text(text, attachments=attachment or (), channel=channel)
-    console.print_json(result.model_dump_json())
-
-
 def register(app: typer.Typer) -> None:
     """Add ``run``, ``load`` and ``classify`` to the root app."""
     app.command("run")(run)
     app.command("load")(load)
-    app.command("classify")(classify)
+    # One implementation with `orchestrator classifier classify` (TEXT, --file PATH or - for stdin).
+    app.command("classify")(classify_cmd)
