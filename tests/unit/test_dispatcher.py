@@ -54,7 +54,12 @@ async def test_customer_service_request_writes_one_row_per_model_call(store) -> 
         assert row.routed_tokens == row.prompt_tokens + row.completion_tokens - 1
         assert row.expert_routing_source == "scripted"
         assert row.route == "customer_service" and 0 < row.route_confidence <= 1
-        assert any(s["rule_id"].startswith("cs.") for s in row.classifier_signals)
+        # the row keeps the evidence of the tier that decided (a fast-tier decision fires
+        # no rule, so its signals are empty; a rules decision lists its cs.* rules)
+        assert row.classifier_signals == [
+            s.model_dump(mode="json") for s in outcome.classification.signals
+        ]
+        assert all(s["rule_id"].startswith("cs.") for s in row.classifier_signals)
     # the customer's text reaches the model as delimited data
     assert "<message>" in model.calls[0][1].content
 
