@@ -4,7 +4,15 @@ Heavy dependencies (torch, transformers) are imported only by the functions that
 """
 
 from serving.architecture import MoEArchitecture
-from serving.capture import EngineCapture, ExpertRoutingCapture, NoCapture, ReplayCapture
+from serving.capture import (
+    PENDING_REASON,
+    DeferredReplayCapture,
+    EngineCapture,
+    ExpertRoutingCapture,
+    NoCapture,
+    PendingReplayTrace,
+    ReplayCapture,
+)
 from serving.checkpoint import CheckpointSpec, PlantedExpert, build_checkpoint
 from serving.engine_capture import decode_routed_experts, encode_routed_experts
 from serving.errors import CheckpointError, ExpertRoutingDecodeError, ServerStartError, ServingError
@@ -14,8 +22,10 @@ from serving.profiles import ServingProfile, cpu_profile, gpu_profile
 from serving.replay import ExpertRoutingReplayer
 
 __all__ = [
+    "PENDING_REASON",
     "CheckpointError",
     "CheckpointSpec",
+    "DeferredReplayCapture",
     "EngineCapture",
     "ExpertRoutingCapture",
     "ExpertRoutingDecodeError",
@@ -24,6 +34,7 @@ __all__ = [
     "ExpertRoutingTrace",
     "MoEArchitecture",
     "NoCapture",
+    "PendingReplayTrace",
     "PlantedExpert",
     "ReplayCapture",
     "ServerStartError",

@@ -101,7 +101,7 @@ PENDING_REASON = (
 class PendingReplayTrace(ExpertRoutingTrace):
     """A call whose expert routing will be filled later by a replay of its token ids.
 
-    As an :class:`ExpertRoutingTrace` it has no expert ids (``source`` is ``unavailable``,
+    As an :class:`ExpertRoutingTrace` it has no expert ids (``source`` is ``pending``,
     ``reason`` :data:`PENDING_REASON`), so nothing reads zero experts into it; the telemetry
     store recognises it and records the call as ``pending`` together with the ids below,
     which the replay worker needs.
@@ -112,14 +112,17 @@ class PendingReplayTrace(ExpertRoutingTrace):
         checkpoint: The resolved folder the replay must go through (the served checkpoint).
     """
 
+    source: ExpertRoutingSource = ExpertRoutingSource.PENDING
     prompt_ids: tuple[int, ...] = ()
     completion_ids: tuple[int, ...] = ()
     checkpoint: str = Field("", min_length=1)
 
     @model_validator(mode="after")
     def _check_pending(self) -> PendingReplayTrace:
-        if self.source != ExpertRoutingSource.UNAVAILABLE or self.expert_ids is not None:
-            raise ValueError("a pending trace carries no expert ids (source unavailable)")
+        if self.source is not ExpertRoutingSource.PENDING or self.expert_ids is not None:
+            raise ValueError(
+                f"a pending trace has source pending and no expert ids (got source {self.source})"
+            )
         if (len(self.prompt_ids), len(self.completion_ids)) != (
             self.prompt_tokens,
             self.completion_tokens,
@@ -178,7 +181,7 @@ class DeferredReplayCapture:
                 self.arch,
             )
         return PendingReplayTrace(
-            source=ExpertRoutingSource.UNAVAILABLE,
+            source=ExpertRoutingSource.PENDING,
             moe_layers=self.arch.moe_layers,
             num_experts=self.arch.num_experts,
             top_k=self.arch.top_k,

@@ -14,6 +14,9 @@ A :class:`ExpertRoutingTrace` is filled by exactly one :class:`ExpertRoutingSour
 * ``dense``: the model has no MoE layers; there is nothing to record.
 * ``unavailable``: routing was expected but not returned (for example a streaming response);
   ``reason`` says why. No ids are invented.
+* ``pending``: the CPU replay was deferred off the request path
+  (:class:`serving.capture.DeferredReplayCapture`); the call's token ids are kept and
+  ``orchestrator telemetry fill-routing`` fills its expert ids later. No ids yet.
 * ``scripted``: made up by a test double (:class:`orchestrator.testing.ScriptedModel`).
 
 An ``engine`` (or ``scripted``) trace carries either per-token ``expert_ids`` or, from the
@@ -46,6 +49,7 @@ class ExpertRoutingSource(StrEnum):
     REPLAY = "replay"
     DENSE = "dense"
     UNAVAILABLE = "unavailable"
+    PENDING = "pending"
     SCRIPTED = "scripted"
 
 

@@ -8,6 +8,7 @@ transformers replayer on the committed trained checkpoint (batched vs one call p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def _calls(n: int, seed: int = 0) -> list[tuple[list[int], list[int]]]:
 
 def _pending(arch: MoEArchitecture, prompt: list[int], completion: list[int]) -> PendingReplayTrace:
     return PendingReplayTrace(
-        source=ExpertRoutingSource.UNAVAILABLE,
+        source=ExpertRoutingSource.PENDING,
         moe_layers=arch.moe_layers,
         num_experts=arch.num_experts,
         top_k=arch.top_k,
@@ -222,7 +223,7 @@ def test_a_pending_call_has_no_experts_its_ids_are_kept_and_the_analysis_says_so
 def test_a_pending_trace_needs_every_token_id(arch: MoEArchitecture) -> None:
     with pytest.raises(ValueError, match="every token id"):
         PendingReplayTrace(
-            source=ExpertRoutingSource.UNAVAILABLE,
+            source=ExpertRoutingSource.PENDING,
             moe_layers=arch.moe_layers,
             num_experts=arch.num_experts,
             top_k=arch.top_k,
@@ -230,6 +231,36 @@ def test_a_pending_trace_needs_every_token_id(arch: MoEArchitecture) -> None:
             completion_tokens=1,
             prompt_ids=(1, 2),
             completion_ids=(3,),
+            checkpoint="/x",
+        )
+
+
+def test_a_deferred_capture_reports_source_pending_not_unavailable(
+    arch: MoEArchitecture,
+) -> None:
+    trace = asyncio.run(
+        DeferredReplayCapture(CHECKPOINT).capture(
+            response={},
+            choice={},
+            prompt_ids=[5, 6, 7],
+            completion_ids=[8, 9],
+            prompt_tokens=3,
+            completion_tokens=2,
+        )
+    )
+    assert isinstance(trace, PendingReplayTrace)
+    assert trace.source is ExpertRoutingSource.PENDING and trace.source.value == PENDING_SOURCE
+    assert trace.reason == PENDING_REASON and not trace.has_routing
+    assert (trace.prompt_ids, trace.completion_ids) == ((5, 6, 7), (8, 9))
+    with pytest.raises(ValueError, match="source pending"):
+        PendingReplayTrace(
+            source=ExpertRoutingSource.UNAVAILABLE,
+            moe_layers=arch.moe_layers,
+            num_experts=arch.num_experts,
+            top_k=arch.top_k,
+            prompt_tokens=1,
+            completion_tokens=0,
+            prompt_ids=(1,),
             checkpoint="/x",
         )
 
