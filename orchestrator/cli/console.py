@@ -92,3 +92,8 @@ def print_load(console: Console, load: ExpertLoad, hot_factor: float = 2.0) -> N
         f"{hot_factor / load.num_experts:.1%}; dead = no activation with enough samples"
         + (f"; {load.skipped} calls without routing skipped" if load.skipped else "")
     )
+    if load.pending > 0:
+        console.print(
+            f"[yellow]{load.pending} calls with expert routing pending "
+            "(fill: orchestrator telemetry fill-routing)[/]"
+        )

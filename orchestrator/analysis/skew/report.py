@@ -169,7 +169,7 @@ def build_report(
     if calls != summed:
         if not options.rebuild:
             raise UserError(
-                f"the expert rollups cover {summed} of {calls} calls; run without --no-rebuild "
+                f"the expert rollups cover {summed} of {calls} calls; run with --rebuild "
                 "to rebuild them"
             )
         if on_rebuild is not None:
