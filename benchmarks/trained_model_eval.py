@@ -101,7 +101,7 @@ def markdown(r: dict) -> str:
         f"{s['triage']['issue_type_accuracy']} |",
         f"| triage accuracy en / zh | {s['triage']['issue_type_accuracy_by_lang']['en']} / "
         f"{s['triage']['issue_type_accuracy_by_lang']['zh']} |",
-        "| valid JSON without grammar (triage, risk, report) | "
+        "| valid JSON without grammar (triage, risk, report, interpret, tool) | "
         f"{s['valid_json_without_grammar']} |",
         f"| valid JSON: triage / risk / report | {s['triage']['valid_json']} / "
         f"{m['valid_json']} / {s['report']['valid_json']} |",

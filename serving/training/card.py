@@ -45,6 +45,14 @@ def _shape_lines(choice: Mapping[str, object] | None) -> list[str]:
             f"| {name} | {row['parameters']:,} | {row.get('median_tokens_per_s')} | "
             f"{row.get('median_ttft_s')} | {len(row.get('rounds', []))} |"
         )
+    if choice.get("chosen") != choice.get("today"):
+        lines += [
+            "",
+            f"This checkpoint keeps {choice.get('today')}: it was trained before the measurement "
+            "ended, and on this shared machine the measurement is confounded by load (see "
+            "`benchmarks/results/trained_model_shape.md`). Retrain in the chosen shape only after "
+            "a quiet-machine re-run confirms it (`training_log.json`'s note has the command).",
+        ]
     return [*lines, ""]
 
 

@@ -26,6 +26,8 @@ from serving.training import is_trained
 from skills.triage import TRIAGE_SCHEMA, parse_triage
 from tests.integration.conftest import free_port
 
+pytestmark = pytest.mark.integration
+
 #: Minimum pairwise workflow-fingerprint JSD (bits, mean over MoE layers) the trained model
 #: must exceed and the random checkpoint must stay under. Measured on 150 held-out calls
 #: (benchmarks/results/trained_model_2026-11-30.md): trained pairs 0.203 to 0.276, random pairs
