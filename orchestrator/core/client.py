@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.exceptions import ModelCallError, OrchestratorError, ServerUnavailableError
 from serving.capture import EngineCapture, ExpertRoutingCapture
 from serving.expert_routing import ExpertRoutingTrace
+from serving.probe import empty_500_hint
 
 
 class ChatMessage(BaseModel):
@@ -354,6 +355,8 @@ class VLLMClient:
                     "; the request asked for schema-constrained output: if this server cannot "
                     "do structured output, set ORCH_STRUCTURED_OUTPUT=false"
                 )
+            # an empty 5xx says nothing: name the vLLM flag that makes the server log the cause
+            hint = empty_500_hint(exc.status_code, exc.body) or hint
             raise ModelCallError(
                 f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc
@@ -447,8 +450,9 @@ class VLLMClient:
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise self._unavailable(exc) from exc
         except openai.APIStatusError as exc:
+            hint = empty_500_hint(exc.status_code, exc.body)
             raise ModelCallError(
-                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         prompt_tokens = int(usage.get("prompt_tokens") or len(prompt_ids))
@@ -456,7 +460,9 @@ class VLLMClient:
         response: dict[str, Any] = {"prompt_token_ids": prompt_ids}
         choice_body: dict[str, Any] = {"token_ids": completion_ids}
         if isinstance(self.capture, EngineCapture) and prompt_ids:
-            response, choice_body = await self._reprefill(prompt_ids + completion_ids)
+            # the last sampled token never went through the model (it has no routing): the
+            # prefill of prompt + completion[:-1] gives exactly the call's routed tokens
+            response, choice_body = await self._reprefill(prompt_ids + completion_ids[:-1])
         routing = await self.capture.capture(
             response=response,
             choice=choice_body,
