@@ -356,7 +356,8 @@ class VLLMClient:
                     "do structured output, set ORCH_STRUCTURED_OUTPUT=false"
                 )
             # an empty 5xx says nothing: name the vLLM flag that makes the server log the cause
-            hint = empty_500_hint(exc.status_code, exc.body) or hint
+            # (kept together with the structured-output switch: both are ways out)
+            hint = empty_500_hint(exc.status_code, exc.body) + hint
             raise ModelCallError(
                 f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc

@@ -62,6 +62,19 @@ async def test_a_5xx_with_a_reason_or_a_4xx_gets_no_flag_hint(status: int, messa
     assert f"HTTP {status}" in str(err.value) and LOG_REQUESTS_FLAG not in str(err.value)
 
 
+async def test_an_empty_500_on_a_schema_request_names_both_ways_out() -> None:
+    client = _client(lambda request: _error(500, ""))
+    with pytest.raises(ModelCallError) as err:
+        await client.chat(
+            [ChatMessage(role="user", content="hi")],
+            max_tokens=4,
+            json_schema={"type": "object", "properties": {"a": {"type": "string"}}},
+        )
+    await client.aclose()
+    assert LOG_REQUESTS_FLAG in str(err.value)
+    assert "ORCH_STRUCTURED_OUTPUT=false" in str(err.value)
+
+
 def _sse(chunks: list[dict[str, Any]]) -> str:
     head = {"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "ernie"}
     return "".join(f"data: {json.dumps({**head, **c})}\n\n" for c in chunks) + "data: [DONE]\n\n"
