@@ -18,17 +18,20 @@ their own copies (:mod:`orchestrator.batch.ray_engine`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import expert_routing_capture, make_client
+from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryStore
 from serving.capture import DeferredReplayCapture, ExpertRoutingCapture
 from serving.replay import ExpertRoutingReplayer
-from workflows import default_workflows
+from workflows import ExcelReportWorkflow, default_workflows
+from workflows.excel_report import ReportConfig
 
 #: When a batch's CPU expert-routing replay runs: ``deferred`` (after the rows, in bulk) or
 #: ``inline`` (on each request's path).
@@ -44,6 +47,10 @@ class SettingsFactory:
         check: Call each server's ``/v1/models`` first (fails fast on a wrong URL or model).
         expert_routing: ``deferred`` (default) or ``inline`` CPU replay; see the module doc.
             The GPU profile reads the engine's record either way.
+        attachment_dirs: The batch's attachments folder(s): the excel report reads attachments
+            from them besides its defaults (working, data and temporary folders,
+            ``ORCH_ATTACHMENT_DIRS``), so a batch whose attachments live elsewhere is reported;
+            any path outside every allowed folder is still refused.
 
     Raises:
         UserError: ``expert_routing`` is neither ``deferred`` nor ``inline``.
@@ -55,12 +62,14 @@ class SettingsFactory:
         *,
         check: bool = True,
         expert_routing: ExpertRoutingMode = "deferred",
+        attachment_dirs: Sequence[Path | str] = (),
     ) -> None:
         if expert_routing not in ("deferred", "inline"):
             raise UserError(f"expert_routing must be deferred or inline, got {expert_routing!r}")
         self.settings = settings
         self.check = check
         self.expert_routing = expert_routing
+        self.attachment_dirs = tuple(Path(d) for d in attachment_dirs)
         self._store: TelemetryStore | None = None
         self._capture: ExpertRoutingCapture | None = None
         self._replayer: ExpertRoutingReplayer | None = None
@@ -71,6 +80,7 @@ class SettingsFactory:
             "settings": self.settings,
             "check": self.check,
             "expert_routing": self.expert_routing,
+            "attachment_dirs": self.attachment_dirs,
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -78,6 +88,7 @@ class SettingsFactory:
             state["settings"],  # type: ignore[arg-type]
             check=bool(state["check"]),
             expert_routing=state.get("expert_routing", "deferred"),  # type: ignore[arg-type]
+            attachment_dirs=state.get("attachment_dirs", ()),  # type: ignore[arg-type]
         )
 
     @property
@@ -97,6 +108,21 @@ class SettingsFactory:
             else:
                 self._capture = expert_routing_capture(self.settings)
         return self._capture
+
+    def workflows(self) -> list[Workflow]:
+        """The batch's workflows: :func:`workflows.default_workflows`, with the excel report
+        also reading attachments from :attr:`attachment_dirs` (when given)."""
+        workflows = default_workflows()
+        if not self.attachment_dirs:
+            return workflows
+        settings = self.settings.model_copy(
+            update={"attachment_dirs": (*self.settings.attachment_dirs, *self.attachment_dirs)}
+        )
+        config = ReportConfig.from_settings(settings)
+        return [
+            ExcelReportWorkflow(config) if isinstance(w, ExcelReportWorkflow) else w
+            for w in workflows
+        ]
 
     def replayer(self) -> ExpertRoutingReplayer:
         """The replay model that fills pending routing (loaded once, on first use).
@@ -127,7 +153,7 @@ class SettingsFactory:
             CheckpointError: The replay checkpoint cannot be read (CPU profile).
         """
         capture = self.capture()
-        workflows = default_workflows()
+        workflows = self.workflows()
         result = []
         for url in urls:
             client = make_client(self.settings.model_copy(update={"server_url": url}), capture)

@@ -206,7 +206,13 @@ def batch(
         source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
     except UserError as exc:
         raise fail(exc, 2) from exc
-    factory = SettingsFactory(settings, expert_routing=expert_routing)  # type: ignore[arg-type]
+    # the report workflow may read the batch's attachments from their folder (a folder input's
+    # own folder), as well as its default folders
+    factory = SettingsFactory(
+        settings,
+        expert_routing=expert_routing,  # type: ignore[arg-type]
+        attachment_dirs=(getattr(source, "attachments_dir", source.path),),
+    )
     try:
         factory.store()
     except UserError as exc:
