@@ -49,10 +49,10 @@ from orchestrator.config import Settings
 from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError, ServerUnavailableError
+from orchestrator.exceptions import OrchestratorError, ServerUnavailableError, UserError
 from orchestrator.observability import HealthMonitor, ServerHealth
 from orchestrator.observability import metrics as framework_metrics
-from orchestrator.request import Attachment, Request
+from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.ui.charts import expert_figure, report_figures
 from workflows import ContentModerationWorkflow, ExcelReportWorkflow
@@ -151,7 +151,17 @@ def report_charts(done: dict[str, Any]) -> list[dict[str, Any]]:
         return []
 
 
-def build_app(settings: Settings, *, client: ModelClient | None = None) -> Starlette:
+#: Where Chainlit stores the files a user uploads (``<app root>/.files``; ``orchestrator ui`` runs
+#: it with ``ui/`` as the app root): the only folder a turn's ``path`` may name.
+UI_UPLOAD_DIR = Path(__file__).resolve().parents[2] / "ui" / ".files"
+
+
+def build_app(
+    settings: Settings,
+    *,
+    client: ModelClient | None = None,
+    upload_dir: Path | None = None,
+) -> Starlette:
     """The service for ``settings`` (its ``server_url`` must answer; ``orchestrator ui`` makes
     sure). The model client, telemetry store, customer-service workflow (with its LangGraph
     checkpointer) and health monitor open with the app and close with it.
@@ -161,7 +171,11 @@ def build_app(settings: Settings, *, client: ModelClient | None = None) -> Starl
         client: The model client to use (a test double in unit tests); one made from
             ``settings`` (:func:`~orchestrator.core.runtime.make_client`) when None, and closed
             with the app.
+        upload_dir: The UI's upload folder; a turn's ``path`` must name a regular file inside
+            it (symlinks resolved, :func:`~orchestrator.request.resolve_attachment_path`), any
+            other path is a 400. :data:`UI_UPLOAD_DIR` when None.
     """
+    uploads = UI_UPLOAD_DIR if upload_dir is None else Path(upload_dir)
     state: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -200,9 +214,10 @@ def build_app(settings: Settings, *, client: ModelClient | None = None) -> Starl
             body = TurnIn.model_validate(await http.json())
             attachments: tuple[Attachment, ...] = ()
             if body.path:
-                path = Path(body.path)
-                if not path.is_file():
-                    return _error(f"no file at {body.path}; upload it again", 400)
+                try:  # only a file under the upload folder: no ../, no symlink out
+                    path = resolve_attachment_path(body.path, [uploads])
+                except UserError as exc:
+                    return _error(f"{exc}; upload it again", 400)
                 attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
             request = Request(
                 text=body.text,
