@@ -36,6 +36,7 @@ from tenacity.wait import wait_base
 
 from orchestrator.observability import metrics
 from serving.errors import ServerStartError
+from serving.probe import probe_structured_output
 from serving.profiles import ServingProfile
 
 logger = logging.getLogger(__name__)
@@ -198,6 +199,8 @@ class VLLMServer:
                         log_tail=_tail(self.log_path),
                     )
                 if server_is_healthy(self.base_url, client=poller):
+                    if self.profile.name == "gpu":
+                        self.check_structured_output()
                     return self
                 if time.monotonic() > self._deadline:
                     self.stop()
@@ -209,6 +212,36 @@ class VLLMServer:
                         log_tail=_tail(self.log_path),
                     )
                 time.sleep(1.0)
+
+    def check_structured_output(self, client: httpx.Client | None = None) -> None:
+        """Send one schema-constrained request (:func:`serving.probe.probe_structured_output`)
+        to the healthy server; :meth:`wait_ready` does so for the GPU profile, where vLLM
+        0.24.0 answered every structured-output request with an empty HTTP 500 while
+        ``/health`` said 200.
+
+        Args:
+            client: An ``httpx.Client`` to send through (tests pass a mock transport).
+
+        Raises:
+            ServerStartError: The probe failed; the server is stopped and the message is
+                :meth:`StructuredOutputProbe.explain` (what came back, the server log lines
+                that name the cause, what to do).
+        """
+        probe = probe_structured_output(
+            self.base_url,
+            self.profile.served_model_name,
+            log_path=self.log_path,
+            command=self.command,
+            client=client,
+        )
+        if not probe.ok:
+            self.stop()
+            raise ServerStartError(
+                probe.explain(),
+                command=self.command,
+                log_path=self.log_path,
+                log_tail=_tail(self.log_path),
+            )
 
     def stop(self, grace_s: float = 20.0) -> None:
         """SIGTERM the API server, then SIGKILL what is left of its process group.

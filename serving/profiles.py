@@ -23,6 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from serving.probe import LOG_REQUESTS_FLAG
+
 STRUCTURED_OUTPUTS = json.dumps({"backend": "xgrammar", "disable_any_whitespace": True})
 #: OpenAI tools API: ERNIE-4.5's tool-call format (customer-service tools).
 TOOL_CALLING = ("--enable-auto-tool-choice", "--tool-call-parser", "ernie45")
@@ -129,6 +131,8 @@ def gpu_profile(
             str(gpu_memory_utilization),
             "--enable-prefix-caching",
             "--enable-return-routed-experts",
+            # vLLM logs a failed request's cause only with this flag (an empty HTTP 500 else)
+            LOG_REQUESTS_FLAG,
             "--structured-outputs-config",
             STRUCTURED_OUTPUTS,
             *TOOL_CALLING,
