@@ -58,6 +58,7 @@ from orchestrator.ui.charts import expert_figure, report_figures
 from workflows import ContentModerationWorkflow, ExcelReportWorkflow
 from workflows.customer_service import HandoffError, open_workflow
 from workflows.customer_service.store import OrderStore
+from workflows.excel_report import ReportConfig
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +188,12 @@ def build_app(
             settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
         )
         async with open_workflow(settings) as cs:
-            state["workflows"] = [cs, ExcelReportWorkflow(), ContentModerationWorkflow()]
+            # the report reads uploads from the UI's upload folder wherever the UI was started
+            base = ReportConfig.from_settings(settings)
+            report = ExcelReportWorkflow(
+                base.model_copy(update={"attachment_dirs": (*base.attachment_dirs, uploads)})
+            )
+            state["workflows"] = [cs, report, ContentModerationWorkflow()]
             state["orders"] = cs.store
             if cs.store is not None:
                 framework_metrics.set_handoffs_waiting(lambda: len(cs.store.handoffs("waiting")))
