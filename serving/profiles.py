@@ -137,5 +137,14 @@ def gpu_profile(
             STRUCTURED_OUTPUTS,
             *TOOL_CALLING,
         ),
-        env={"VLLM_USE_FLASHINFER_SAMPLER": "0"},
+        env={
+            "VLLM_USE_FLASHINFER_SAMPLER": "0",
+            # With the project's vLLM plugin installed (serving.vllm_plugin, an entry point),
+            # each response carries per-call (layer, expert) counts instead of per-token ids:
+            # 2.3% / 5.3% capture cost at c=32 / c=128 against 7.0% / 9.9% on the H200
+            # (benchmarks/results/gpu_2026-11-30.md). A call that needs per-token ids asks for
+            # them with vllm_xargs {"routed_experts": "ids"}; without the plugin this is unused
+            # and vLLM returns ids, which the client decodes as before.
+            "ORCH_ROUTED_EXPERTS": "counts",
+        },
     )

@@ -77,3 +77,10 @@ def test_wait_ready_probes_only_the_gpu_profile(
         assert stopped == ["stop"]
     else:
         assert server.wait_ready() is server and stopped == []
+
+
+def test_the_gpu_profile_asks_the_plugin_for_per_call_counts() -> None:
+    from serving.vllm_plugin import ENV_DEFAULT, MODES
+
+    value = gpu_profile().env[ENV_DEFAULT]
+    assert value == "counts" and value in MODES
