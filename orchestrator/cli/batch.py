@@ -256,10 +256,11 @@ def batch(
 
 
 def _resume_command(*, retry_failed: bool = False) -> str:
+    """This command line again (``sys.argv[1:]`` already holds ``batch`` and any root option)."""
     args = list(sys.argv[1:])
     if retry_failed and "--retry-failed" not in args:
         args.append("--retry-failed")
-    return "orchestrator batch " + " ".join(shlex.quote(a) for a in args)
+    return "orchestrator " + " ".join(shlex.quote(a) for a in args)
 
 
 def _run(
@@ -337,7 +338,7 @@ def _run(
                 formats,
             )
             err.print(f"[yellow]cancelled; results so far: {', '.join(map(str, written))}[/]")
-            err.print(f"resume with: {escape(_resume_command())}")
+            err.print(f"resume with: {escape(_resume_command())}", soft_wrap=True)
             return 130
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -369,7 +370,9 @@ def _run(
         unreachable = summary.statuses.get(UNREACHABLE, 0)
         if summary.stopped:
             err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")
-            err.print(f"resume with: {escape(_resume_command(retry_failed=bool(unreachable)))}")
+            # a stopped run leaves rows recorded unreachable (this run or an earlier one): only
+            # --retry-failed sends them again, so a plain rerun would loop without progress
+            err.print(f"resume with: {escape(_resume_command(retry_failed=True))}", soft_wrap=True)
             return 1
         return 1 if summary.statuses.get("failed") or unreachable else 0
 

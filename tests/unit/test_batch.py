@@ -622,3 +622,32 @@ async def test_a_folder_of_workbooks_is_one_excel_report_request_each(
     assert protected["route"] == "excel_report" and protected["status"] == "rejected"
     assert "password" in str(protected["error"]).lower()
     assert link["status"] == "failed" and "outside the allowed folder" in str(link["error"])
+
+
+def test_the_printed_resume_command_runs_as_printed_and_retries_unreachable_rows(
+    tmp_path, sheet, monkeypatch
+) -> None:
+    import shlex
+    import sys
+
+    from orchestrator.core.client import override_allow_model_requests
+
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 't.db'}")
+    monkeypatch.setenv("ORCH_MAX_RETRIES", "0")
+    args = ["batch", str(sheet), "--text-column", "body", "--id-column", "ticket"]
+    args += ["--out", str(tmp_path / "r.xlsx"), "--server-url", "http://127.0.0.1:9/v1"]
+    monkeypatch.setattr(sys, "argv", ["orchestrator", *args])
+
+    def resume_line(output: str) -> list[str]:
+        line = next(ln for ln in output.splitlines() if ln.startswith("resume with: "))
+        return shlex.split(line.removeprefix("resume with: "))
+
+    with override_allow_model_requests(True):  # port 9 refuses: nothing is sent anywhere
+        first = CliRunner().invoke(app, args)
+        # the same command again (all rows already recorded unreachable) still says to retry
+        again = CliRunner().invoke(app, args)
+    for result in (first, again):
+        assert result.exit_code == 1, result.output
+        command = resume_line(result.output)
+        assert command[:2] == ["orchestrator", "batch"] and command.count("batch") == 1
+        assert command[2:] == [*args[1:], "--retry-failed"]
