@@ -572,7 +572,10 @@ def load_scorer(path: Path | str = DEFAULT_SCORER_PATH) -> RiskScorer:
                 )
     except ScorerError:
         raise
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+    # numpy's zip and .npy header parsers run on arbitrary bytes here and raise whatever their
+    # input provokes (BadZipFile, EOFError, zlib.error, SyntaxError, tokenize.TokenError, ...):
+    # any failure to read the file is a damaged scorer file
+    except Exception as exc:
         raise ScorerError(path, None, f"cannot read the scorer file ({exc}); {fix}") from exc
     return RiskScorer(models=models, meta=meta, version=_version(meta, models), path=path)
 
