@@ -139,7 +139,7 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
                 Skipped(
                     what="sheet",
                     ref=quote_sheetname(sheet.name),
-                    reason=f"{what} sheet (not read; pass include_hidden to read it)",
+                    reason=f"{what} sheet (not read; --include-hidden reads it)",
                 )
             )
         for table in sheet.tables:
