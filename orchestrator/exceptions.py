@@ -17,8 +17,10 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.policy]
     │   │   ├── MentionError ................... moderation mention-cue file
     │   │   │                                    [workflows.content_moderation.mention]
-    │   │   └── ScorerError .................... moderation risk-scorer file
-    │   │                                        [workflows.content_moderation.scorer]
+    │   │   ├── ScorerError .................... moderation risk-scorer file
+    │   │   │                                    [workflows.content_moderation.scorer]
+    │   │   └── TargetingError ................. moderation hate-targeting cue file
+    │   │                                        [workflows.content_moderation.targeting]
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
     │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format
