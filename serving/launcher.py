@@ -334,7 +334,7 @@ class ServerSupervisor:
 
     Example:
         >>> supervisor = ServerSupervisor(server, restart=True).start()  # doctest: +SKIP
-        >>> error = supervisor.wait()  # blocks until it gives up (or stop() is called)
+        >>> error = supervisor.wait()  # doctest: +SKIP
     """
 
     def __init__(
