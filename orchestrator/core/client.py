@@ -240,6 +240,11 @@ class VLLMClient:
         self.model_name = model_name
         self.capture = capture
         self._transport_injected = http_client is not None
+        #: Fields every chat call sends: vLLM's token ids, and with an engine capture the
+        #: routed-experts encoding it asks for (the project's vLLM plugin reads it).
+        self._extra_body: dict[str, Any] = {"return_token_ids": True}
+        if isinstance(capture, EngineCapture):
+            self._extra_body.update(capture.request_fields())
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key="EMPTY",
@@ -336,12 +341,15 @@ class VLLMClient:
                 kwargs["tool_choice"] = tool_choice
         started = time.perf_counter()
         try:
-            response = await self._client.chat.completions.create(
+            # with_raw_response: the body is parsed once, below, into plain dicts; the SDK's
+            # pydantic ChatCompletion and its to_dict() copy cost client CPU on every call
+            # (benchmarks/orch_client_cpu.py measures the client CPU per request)
+            raw = await self._client.chat.completions.with_raw_response.create(
                 model=self.model_name,
                 messages=[m.model_dump() for m in messages],  # type: ignore[misc]
                 max_tokens=max_tokens,
                 temperature=self.temperature if temperature is None else temperature,
-                extra_body={"return_token_ids": True},
+                extra_body=self._extra_body,
                 **kwargs,
             )
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
@@ -362,12 +370,13 @@ class VLLMClient:
                 f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
-        body: dict[str, Any] = response.to_dict()
         try:
+            body: dict[str, Any] = json.loads(raw.content)
             choice = body["choices"][0]
             usage = body["usage"]
             prompt_tokens, completion_tokens = usage["prompt_tokens"], usage["completion_tokens"]
-        except (KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            # ValueError: not JSON (json.JSONDecodeError, UnicodeDecodeError)
             raise ModelCallError(f"malformed response from {self.base_url}: {exc!r}") from exc
         routing = await self.capture.capture(
             response=body,
@@ -491,7 +500,13 @@ class VLLMClient:
         """
         try:
             completion = await self._client.completions.create(
-                model=self.model_name, prompt=token_ids, max_tokens=1, temperature=0.0
+                model=self.model_name,
+                prompt=token_ids,
+                max_tokens=1,
+                temperature=0.0,
+                extra_body=self.capture.request_fields()
+                if isinstance(self.capture, EngineCapture)
+                else None,
             )
         except openai.OpenAIError:
             return {}, {}

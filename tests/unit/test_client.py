@@ -293,3 +293,28 @@ async def test_with_requests_allowed_the_same_client_does_reach_the_server(
     assert _accepted(server)
     await client.aclose()
     assert client_module.ALLOW_MODEL_REQUESTS is False  # restored after the block
+
+
+async def test_an_engine_capture_asks_the_server_for_its_routed_experts_encoding(arch) -> None:
+    body = _load("chat_en_routed.json")
+    for capture, want in (
+        (EngineCapture(arch), {"routed_experts": "counts"}),  # the default: per-call counts
+        (EngineCapture(arch, encoding="ids"), {"routed_experts": "ids"}),  # per-token views
+        (NoCapture(arch), None),  # no engine capture: nothing vLLM-plugin specific is sent
+    ):
+        client, recorder, _ = _client(_answer(body), capture)
+        await client.chat(HI, max_tokens=4)
+        sent = recorder.bodies[0]
+        assert sent.get("vllm_xargs") == want
+        assert sent["return_token_ids"] is True
+    with pytest.raises(ValueError, match="'counts' for per-call expert counts"):
+        EngineCapture(arch, encoding="count")
+
+
+async def test_a_body_that_is_not_json_is_a_model_call_error(arch) -> None:
+    def respond(_: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"<html>proxy error</html>")
+
+    client, _, _ = _client(respond, EngineCapture(arch))
+    with pytest.raises(ModelCallError, match="malformed response"):
+        await client.chat(HI, max_tokens=4)

@@ -153,7 +153,7 @@ def test_patch_gives_each_request_its_mode(recorded: list[dict[str, Any]]) -> No
     ids = _ids(recorded[0])
     assert np.array_equal(_run(cls, ids, None), ids)  # the default: vLLM's own array
     counts = _run(cls, ids, {"routed_experts": "counts"}, positional=True)
-    assert np.array_equal(counts, vllm_plugin.expert_counts_from_ids(ids))
+    assert np.array_equal(counts, vllm_plugin.compact_expert_counts(ids))
     assert _run(cls, ids, {"routed_experts": "none"}) is None
     assert np.array_equal(_run(cls, ids, {"routed_experts": "ids"}), ids)
     no_params = cls.from_new_request(tokenizer=None, request=_Request(None), prompt=None)
@@ -165,7 +165,7 @@ def test_server_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(vllm_plugin.ENV_DEFAULT, "counts")
     cls = _request_state_cls()
     vllm_plugin.patch_request_state(cls)
-    assert _run(cls, ids, None).shape == (2, 1)
+    assert _run(cls, ids, None).shape == (2, 1)  # top_k 1: no layer can be told dense
     monkeypatch.setenv(vllm_plugin.ENV_DEFAULT, "nonsense")
     cls = _request_state_cls()
     vllm_plugin.patch_request_state(cls)
@@ -272,3 +272,54 @@ def test_counts_decode_refuses_inconsistent_payloads(
     # MoE layers only (a server that already dropped the dense layer) is accepted
     moe_only = decode(counts[1:])
     assert moe_only.expert_counts().shape == (27, arch.num_experts)
+
+
+# ---- the compact counts (the plugin's counts mode) ------------------------------------------
+
+
+def test_compact_counts_drop_the_dense_layer_and_fit_uint8(
+    recorded: list[dict[str, Any]], arch: MoEArchitecture
+) -> None:
+    for body in recorded:
+        ids = _ids(body)
+        full = vllm_plugin.expert_counts_from_ids(ids)
+        compact = vllm_plugin.compact_expert_counts(ids)
+        assert ids.shape[0] < 256
+        assert compact.dtype == np.uint8
+        assert compact.shape == (len(arch.moe_layers), full.shape[1])
+        assert np.array_equal(compact, full[list(arch.moe_layers)])
+        assert len(_npy_b64(compact)) < len(_npy_b64(full)) / 1.9
+        usage = body["usage"]
+        choice = {"routed_experts": _npy_b64(compact)}
+        kwargs = {"prompt_tokens": usage["prompt_tokens"], "arch": arch}
+        trace = decode_routed_experts(
+            choice, completion_tokens=usage["completion_tokens"], **kwargs
+        )
+        from_ids = decode_routed_experts(
+            body["choices"][0], completion_tokens=usage["completion_tokens"], **kwargs
+        )
+        assert np.array_equal(trace.expert_counts(), from_ids.expert_counts())
+
+
+def test_compact_counts_widen_the_dtype_and_keep_layers_they_cannot_tell_apart() -> None:
+    rng = np.random.default_rng(7)
+    tokens, layers, top_k, experts = 300, 4, 2, 8
+    ids = np.stack([rng.permutation(experts)[:top_k] for _ in range(tokens * layers)])
+    ids = ids.reshape(tokens, layers, top_k).astype(np.uint8)
+    ids[:, 0, 1] = 1  # expert 1 of layer 0 is picked by every token: 300 does not fit uint8
+    ids[:, 0, 0] = 0
+    ids[:, 2, :] = 0  # a dense layer between MoE layers
+    compact = vllm_plugin.compact_expert_counts(ids)
+    assert compact.dtype == np.uint16
+    assert compact.shape == (3, experts)
+    assert np.array_equal(compact, vllm_plugin.expert_counts_from_ids(ids)[[0, 1, 3]])
+    assert (compact.sum(axis=1) == tokens * top_k).all()
+    small = vllm_plugin.compact_expert_counts(ids[:10])
+    assert small.dtype == np.uint8 and small.shape == (3, experts)
+    top1 = np.zeros((5, 3, 1), dtype=np.uint8)  # top-1: an all-zero layer may be a real one
+    assert vllm_plugin.compact_expert_counts(top1).shape == (3, 1)
+    all_dense = np.zeros((5, 3, 2), dtype=np.uint8)  # nothing but zeros: nothing dropped
+    assert vllm_plugin.compact_expert_counts(all_dense).shape == (3, 1)
+    assert vllm_plugin.compact_expert_counts(np.zeros((0, 3, 2), np.uint8)).shape == (3, 0)
+    with pytest.raises(ValueError, match="integer ids"):
+        vllm_plugin.compact_expert_counts(np.zeros((2, 3), np.uint8))
