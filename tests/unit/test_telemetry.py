@@ -147,6 +147,49 @@ async def test_async_writes_go_through_the_writer_thread_in_order(
     store.close()
 
 
+async def test_concurrent_calls_are_committed_in_groups_and_a_rejected_one_fails_alone(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    classification = RuleClassifier().classify(Request(text="refund my order"))
+    requests = [Request(text=f"refund order {i}") for i in range(6)]
+    for request in requests:
+        await store.astart_request(request, classification, "customer_service")
+    rng = np.random.default_rng(3)
+    traces = []
+    for _ in range(40):
+        ids = np.stack([rng.permutation(8)[:2] for _ in range(5 * 2)]).reshape(5, 2, 2)
+        traces.append(ids.astype(np.int16))
+    writes = [
+        store.arecord_call(**_call(requests[i % 6].id, classification, ids, node=f"n{i % 2}"))
+        for i, ids in enumerate(traces)
+    ]
+    # an unknown request id among them: its group is rejected, then written call by call
+    writes.insert(17, store.arecord_call(**_call("nope", classification, traces[0], node="n0")))
+    outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    ids_written = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(errors) == 1 and isinstance(errors[0], TelemetryError)
+    assert "nope" in str(errors[0])
+    assert isinstance(outcomes[17], TelemetryError)
+    assert len(set(ids_written)) == 40
+    assert store.count_calls() == 40
+    # the rollups hold exactly the 40 calls' counts: none lost, none counted twice
+    sums = [row.sums for row in store.iter_rollups()]
+    assert sum(d.calls for d in sums) == 40
+    want = sum(_trace(t).expert_counts() for t in traces)
+    assert np.array_equal(sum(d.counts for d in sums), want)
+    per_node = {n: sum(_trace(t).expert_counts() for t in traces[n::2]) for n in (0, 1)}
+    rows = list(store.iter_rollups())
+    assert sorted(r.node for r in rows) == ["n0", "n1"]
+    for row, delta in zip(rows, sums, strict=True):
+        assert np.array_equal(delta.counts, per_node[int(row.node[1])])
+    assert expert_load(store).calls == 40
+    store.close()
+
+
 def test_expert_counts_are_computed_once_and_read_only() -> None:
     ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (4, 1, 1))
     trace = _trace(ids)
