@@ -1,53 +1,216 @@
-"""The ``orchestrator`` Typer root: it creates the app, and each feature module adds its own
-commands through its ``register(app)`` (the list is in :mod:`orchestrator.cli`).
+"""The ``orchestrator`` Typer root: each feature module adds its own commands through its
+``register(app)`` (the list is in :mod:`orchestrator.cli`), **imported only when one of its
+commands runs**.
 
-The order of registration is the order ``orchestrator --help`` lists the commands in (single
-commands first, then the groups).
+Importing every feature module (LangGraph, SQLAlchemy and Alembic, scipy, the workflows, the
+serving package...) took 6-7 s of CPU before ``orchestrator --help`` could print anything.
+The root group is a :class:`LazyGroup`: ``orchestrator --help`` lists the commands from
+:data:`COMMANDS` (name, module, first paragraph of the help) without importing any module, and
+``orchestrator NAME ...`` imports the one module that registers ``NAME``.
+``tests/unit/test_cli_app.py`` checks that the lazy help is the same as the help of the app
+with every module imported (:func:`eager_app`), so :data:`COMMANDS` cannot drift.
+
+The order of :data:`COMMANDS` is the order ``orchestrator --help`` lists the commands in
+(single commands first, then the groups).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 import typer
+import typer.core
+from typer import _click as click  # Typer 0.29 vendors its own click: its classes, not click's
 
-from orchestrator.cli import (  # customer service (issue 12)
-    batch,
-    chat,
-    classifier,
-    handoff,
-    moderation,
-    report,
-    run,
-    serve,
-    skew,
-    status,
-    store,
-    telemetry,
-    train,
-    ui,
+
+class CommandEntry(NamedTuple):
+    """One command of the root: its name, the ``orchestrator.cli`` module whose ``register``
+    adds it, and the first paragraph of its help (what ``orchestrator --help`` shows)."""
+
+    name: str
+    module: str
+    summary: str
+
+
+#: The root's commands, in ``--help`` order.
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry(
+        "moderate",
+        "moderation",
+        "Moderate one post: the verdict (decision, severity, categories, spans, rationale).",
+    ),
+    CommandEntry(
+        "report",
+        "report",
+        "Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts).",
+    ),
+    CommandEntry(
+        "skew",
+        "skew",
+        "Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests.",
+    ),
+    CommandEntry(
+        "build-checkpoint",
+        "serve",
+        "Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights).",
+    ),
+    CommandEntry(
+        "serve",
+        "serve",
+        "Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute).",
+    ),
+    CommandEntry(
+        "run", "run", "The main job: real requests → classifier → workflow → vLLM → experts in SQLite."
+    ),
+    CommandEntry("load", "run", "Print the per-layer expert load table of a telemetry database."),
+    CommandEntry(
+        "classify",
+        "run",
+        "Route one request: the route, confidence, each tier's contribution and fired signals.",
+    ),
+    CommandEntry(
+        "batch",
+        "batch",
+        "Run a sheet of requests through the classifier and workflows; resumable, exactly once.",
+    ),
+    CommandEntry(
+        "chat",
+        "chat",
+        "Chat with the customer-service workflow; replies stream as they are written.",
+    ),
+    CommandEntry(
+        "status",
+        "status",
+        "Health of the vLLM server: requests running and waiting, KV-cache use, throughput.",
+    ),
+    CommandEntry(
+        "ui",
+        "ui",
+        "The Chainlit chat UI: streamed replies through the framework, expert trace, presets,\n"
+        "spreadsheet reports, a moderation panel and handoff approval.",
+    ),
+    CommandEntry("classifier", "classifier", "Evaluate and tune the request classifier."),
+    CommandEntry("moderation", "moderation", "Content moderation: evaluate, check the data."),
+    CommandEntry("store", "store", "The customer-service order store."),
+    CommandEntry("handoff", "handoff", "Conversations handed to a person."),
+    CommandEntry("train", "train", "Train the offline ERNIE-MoE on the project's labelled sets."),
+    CommandEntry("telemetry", "telemetry", "Deferred expert routing in the telemetry store."),
 )
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Route requests into LangGraph workflows on a self-hosted ERNIE-4.5 MoE "
-    "and record which experts the router used.",
+#: Every feature module, in the order :func:`eager_app` registers them (which gives the
+#: ``--help`` order of :data:`COMMANDS`: Typer lists single commands first, then groups).
+MODULES: tuple[str, ...] = (
+    "classifier",
+    "moderation",
+    "report",
+    "skew",
+    "serve",
+    "run",
+    "batch",
+    "store",
+    "handoff",
+    "chat",
+    "status",
+    "ui",
+    "train",
+    "telemetry",
 )
-classifier.register(app)  # the classifier group
-moderation.register(app)  # moderate, and the moderation group
-report.register(app)  # report
-skew.register(app)  # skew
-serve.register(app)  # build-checkpoint, serve
-run.register(app)  # run, load, classify
-batch.register(app)  # batch
-store.register(app)  # store seed, store info (customer service)
-handoff.register(app)  # handoff list, handoff resume
-chat.register(app)  # chat
-status.register(app)  # status (vLLM server health, issue 17)
-ui.register(app)  # ui (Chainlit chat front end, issue 17)
-train.register(app)  # train prepare / fit / card (trained offline checkpoint, issue 20)
-telemetry.register(app)  # telemetry pending / fill-routing (deferred expert routing, issue 13)
+
+_HELP = (
+    "Route requests into LangGraph workflows on a self-hosted ERNIE-4.5 MoE "
+    "and record which experts the router used."
+)
+
+
+def _noop() -> None:
+    """(Makes Typer build a group for a single module's commands.)"""
+
+
+def module_commands(module: str) -> dict[str, click.Command]:
+    """The click commands that ``orchestrator.cli.<module>``'s ``register`` adds, by name
+    (the module is imported here)."""
+    feature = importlib.import_module(f"orchestrator.cli.{module}")
+    holder = typer.Typer(add_completion=False)
+    holder.callback()(_noop)
+    feature.register(holder)
+    group = typer.main.get_command(holder)
+    assert isinstance(group, typer.core.TyperGroup)
+    return dict(group.commands)
+
+
+class _Placeholder(typer.core.TyperCommand):
+    """A command listed by ``--help`` before its module is imported."""
+
+
+class _LazyCommands(Mapping[str, click.Command]):
+    """The root's ``commands``: every name of :data:`COMMANDS`, in order; looking one up
+    imports its module (once) and gives the real command."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+        self._by_name = {entry.name: entry for entry in COMMANDS}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            entry = self._by_name[name]  # KeyError: no such command
+            self._loaded.update(module_commands(entry.module))
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:  # click's add_command
+        self._loaded[name] = command
+        self._by_name.setdefault(name, CommandEntry(name, "", command.help or ""))
+
+    def placeholder(self, name: str) -> click.Command | None:
+        """The real command when already imported, else a stand-in with its summary."""
+        if name in self._loaded:
+            return self._loaded[name]
+        entry = self._by_name.get(name)
+        return None if entry is None else _Placeholder(name=name, help=entry.summary)
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """The root group: lists :data:`COMMANDS` without importing them; imports the module of
+    the command that runs (see the module doc)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: _LazyCommands = _LazyCommands()  # type: ignore[assignment]
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # names only: nothing imported
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands.placeholder(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and isinstance(command, _Placeholder):
+            command = self.commands[name]
+        return name, command, rest
+
+
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, help=_HELP)
+app.callback()(_noop)
+
+
+def eager_app() -> typer.Typer:
+    """The same app with every feature module imported and registered up front (what
+    ``app`` was before it was lazy); for tests that compare the two."""
+    eager = typer.Typer(add_completion=False, no_args_is_help=True, help=_HELP)
+    for module in MODULES:
+        importlib.import_module(f"orchestrator.cli.{module}").register(eager)
+    return eager
 
 
 def main() -> None:  # pragma: no cover
