@@ -63,7 +63,9 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute).",
     ),
     CommandEntry(
-        "run", "run", "The main job: real requests → classifier → workflow → vLLM → experts in SQLite."
+        "run",
+        "run",
+        "The main job: real requests → classifier → workflow → vLLM → experts in SQLite.",
     ),
     CommandEntry("load", "run", "Print the per-layer expert load table of a telemetry database."),
     CommandEntry(
