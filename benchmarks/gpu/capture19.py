@@ -10,6 +10,13 @@ request picks its encoding with ``vllm_xargs``):
 * ``counts``: per-call ``(layer, expert)`` counts computed in the server.
 * ``none``: capture on in the engine, nothing returned: the floor any API-side encoding can
   reach (and the cost of a call left out of a sampled capture).
+* ``sampled``: per-call sampled capture, ``counts`` on a random quarter of the requests (drawn
+  per request, independently of its content: :func:`benchmarks.gpu.load.request_extra`) and
+  ``none`` on the rest. Its records are a 25% sample: load shares from them are unbiased, and
+  counts scale by 1 / 0.25 to estimate totals.
+
+Since 2026-12-01 the plugin's ``counts`` are compact (non-MoE layers dropped, uint8 below 256
+tokens: :func:`serving.vllm_plugin.compact_expert_counts`).
 """
 
 from __future__ import annotations
@@ -22,16 +29,19 @@ from argparse import Namespace
 from typing import Any
 
 from benchmarks.gpu.common import MAX_TOKENS, Workspace, budget_left, log, messages_for, texts
-from benchmarks.gpu.load import pct, run_load_mp
+from benchmarks.gpu.load import SAMPLE_KEY, pct, run_load_mp
 
 Urls = dict[str, str | None]
 
+#: Share of requests that carry counts in the ``sampled`` mode.
+SAMPLE_RATE = 0.25
 #: mode -> (server, extra request fields)
 MODES: dict[str, tuple[str, dict[str, Any] | None]] = {
     "off": ("off", None),
     "ids": ("on", {"vllm_xargs": {"routed_experts": "ids"}}),
     "counts": ("on", {"vllm_xargs": {"routed_experts": "counts"}}),
     "none": ("on", {"vllm_xargs": {"routed_experts": "none"}}),
+    "sampled": ("on", {SAMPLE_KEY: {"rate": SAMPLE_RATE, "seed": 19}}),
 }
 #: Orders of the three repetitions (each mode once per repetition, order rotated).
 ORDERS = {
@@ -42,6 +52,12 @@ ORDERS = {
     ],
     3: [["off", "ids", "counts"], ["counts", "ids", "off"], ["ids", "off", "counts"]],
 }
+#: Orders of cap128 on 2026-12-01 (compact counts, sampled capture; ids measured 2026-11-30).
+ORDERS_SAMPLED = [
+    ["off", "counts", "none", "sampled"],
+    ["sampled", "none", "counts", "off"],
+    ["counts", "off", "sampled", "none"],
+]
 
 
 # ---- probe -----------------------------------------------------------------------------------
@@ -151,7 +167,8 @@ def capture(ws: Workspace, args: Namespace, urls: Urls, c: int, modes: list[str]
             log(f"c={c} warm-up {server}: {r['output_tok_s']} tok/s ({r['wall_s']} s)")
         done["warm"] = True
     est = done.get("est_s", 10.0 if c >= 128 else 20.0)
-    for rep, order in enumerate(ORDERS[len(modes)]):
+    orders = ORDERS_SAMPLED if "sampled" in modes else ORDERS[len(modes)]
+    for rep, order in enumerate(orders):
         for mode in order:
             if any(r["rep"] == rep and r["mode"] == mode for r in runs):
                 continue

@@ -3,12 +3,15 @@ testing the GPU run's plumbing on a CPU (``python -m benchmarks.gpu.fake_server 
 [--no-experts]``). It answers ``/health``, ``/v1/models``, ``/v1/chat/completions`` (plain,
 streamed with ``return_token_ids``, ``response_format``, ``tools``) and ``/v1/completions``
 (token-id prompts), with ``routed_experts`` in the modes of :mod:`serving.vllm_plugin`. The
-experts are random; nothing it returns is a measurement.
+experts are random; nothing it returns is a measurement. Answers are canned (the routed-experts
+payload is built once per (routed tokens, mode) and cached), so the server spends little CPU
+per request: :mod:`benchmarks.orch_client_cpu` uses it to measure the client's CPU per request.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import json
 import sys
@@ -16,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from serving.vllm_plugin import expert_counts_from_ids, mode_of
+from serving.vllm_plugin import compact_expert_counts, mode_of
 
 LAYERS, EXPERTS, TOP_K = 28, 64, 6
 
@@ -31,10 +34,16 @@ def _experts(rows: int, seed: int) -> np.ndarray:
 def _encode(ids: np.ndarray, mode: str) -> str | None:
     if mode == "none":
         return None
-    array = expert_counts_from_ids(ids) if mode == "counts" else ids
+    array = compact_expert_counts(ids) if mode == "counts" else ids
     buf = io.BytesIO()
     np.save(buf, array)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=8192)
+def _payload(rows: int, mode: str) -> str | None:
+    """The ``routed_experts`` field of a call with ``rows`` routed tokens (built once)."""
+    return _encode(_experts(rows, rows), mode)
 
 
 def app(experts: bool, default_mode: str = "counts") -> Any:
@@ -119,7 +128,7 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
             "token_ids": comp_ids if body.get("return_token_ids") else None,
         }
         if experts:
-            choice["routed_experts"] = _encode(_experts(prompt + completion - 1, prompt), mode)
+            choice["routed_experts"] = _payload(prompt + completion - 1, mode)
         return JSONResponse(
             {
                 "id": "x",
@@ -141,7 +150,7 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
         mode = mode_of(body.get("vllm_xargs"), default_mode)
         choice: dict[str, Any] = {"index": 0, "text": "x", "finish_reason": "length"}
         if experts:
-            choice["routed_experts"] = _encode(_experts(prompt, prompt), mode)
+            choice["routed_experts"] = _payload(prompt, mode)
         usage = {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}
         return JSONResponse({"id": "y", "choices": [choice], "usage": usage})
 

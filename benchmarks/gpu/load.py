@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing as mp
+import random
 import statistics
 import time
 from typing import TYPE_CHECKING, Any
@@ -80,6 +81,26 @@ async def one_call(
             if chunk.get("usage"):
                 tokens = chunk["usage"]["completion_tokens"]
     return {"latency": time.perf_counter() - t0, "ttft": ttft, "tokens": tokens, "stream": True}
+
+
+#: Key of an ``extra`` that samples the routed-experts encoding per request:
+#: ``{SAMPLE_KEY: {"rate": r, "seed": s}}`` sends ``vllm_xargs.routed_experts`` ``counts`` on a
+#: request whose draw is below ``r`` and ``none`` on the others (see :func:`request_extra`).
+SAMPLE_KEY = "sample_routed_experts"
+
+
+def request_extra(extra: dict[str, Any] | None, i: int) -> dict[str, Any] | None:
+    """The fields added to request ``i`` (its position in the whole workload): ``extra``
+    itself, or for a sampling ``extra`` (:data:`SAMPLE_KEY`) ``counts`` or ``none`` drawn from
+    ``random.Random(seed * 1_000_003 + i)``: independent of the request's content, so the
+    sampled calls' load shares are unbiased, and the same in every repetition."""
+    if not extra or SAMPLE_KEY not in extra:
+        return extra
+    spec = extra[SAMPLE_KEY]
+    rest = {k: v for k, v in extra.items() if k != SAMPLE_KEY}
+    draw = random.Random(int(spec.get("seed", 0)) * 1_000_003 + i).random()
+    mode = "counts" if draw < float(spec["rate"]) else "none"
+    return {**rest, "vllm_xargs": {"routed_experts": mode}}
 
 
 def _load_shard(
@@ -168,7 +189,9 @@ async def run_load(
                     return
                 stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
                 try:
-                    r = await one_call(client, base, batch[i], max_tokens, stream, extra)
+                    r = await one_call(
+                        client, base, batch[i], max_tokens, stream, request_extra(extra, index[i])
+                    )
                     r["i"] = i
                     if not keep_bodies:
                         r.pop("body", None)

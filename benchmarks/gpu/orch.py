@@ -1,15 +1,26 @@
 """``orch`` phase: the project's full path (classifier -> customer-service workflow ->
 ``VLLMClient`` + ``EngineCapture`` -> SQLite telemetry) vs a plain ``openai`` client sending
-the same recorded model calls with the same concurrency."""
+the same recorded model calls with the same concurrency.
+
+Both sides run as a user at c=128 would run them: spread over the same number of client
+processes (``--orch-procs``, default ``ceil(c / 16)`` like the load generator of
+:mod:`benchmarks.gpu.load`), each with its share of the requests in flight; the full path's
+processes each write their own SQLite file. One Python event loop cannot drive 128 workflow
+requests (2026-11-30: the full path was CPU-bound at one core, 0.354x). The client CPU per
+request is the CPU time of every client process (all threads: the telemetry writer too) over
+the timed load, divided by the requests.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import json
+import multiprocessing as mp
 import statistics
 import time
 from argparse import Namespace
+from pathlib import Path
 from typing import Any
 
 from benchmarks.gpu.common import Workspace, budget_left, log, texts
@@ -73,36 +84,38 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
     if base is None:
         raise RuntimeError("routed-experts server is not available")
     n, c = args.orch_n, args.orch_c
+    procs = getattr(args, "orch_procs", 0) or default_procs(c)
     items = texts(ws.data, n, seed=3)
     runs: list[dict[str, Any]] = []
     recorded: dict[str, Recorded] = {}
-    if args.orch_profile:  # an extra, unmeasured run under cProfile
-        asyncio.run(full_path(ws, base, items[:128], "PROF", c, drop_schema, profile=True))
-        log("orch: profiled run written to orch_profile_PROF.txt")
+    paths = (ws.ckpt, ws.state, ws.out)
+    if args.orch_profile:  # an extra, unmeasured run of one client process under cProfile
+        per = max(1, c // procs)
+        asyncio.run(
+            full_path(
+                *paths, base, list(enumerate(items[:128])), "PROF", per, drop_schema, profile=True
+            )
+        )
+        log(f"orch: profiled run ({per} in flight, one process) written to orch_profile_PROF.txt")
+    log(f"orch: {n} requests, {c} in flight over {procs} client processes on both sides")
     for rep, order in enumerate(ORDER):
         for mode in order:
             if budget_left(args.budget_s) < 60:
                 log("orch: out of budget")
                 break
             tag = f"O{rep}F"
-            cpu0 = time.process_time()
             if mode == "full":
-                r, calls = asyncio.run(full_path(ws, base, items, tag, c, drop_schema))
+                r, calls = full_path_mp(paths, base, items, tag, c, drop_schema, procs)
                 recorded[tag] = calls
             else:
                 if tag not in recorded:  # plain before full in this rep: record first
-                    r0, calls = asyncio.run(full_path(ws, base, items, f"X{rep}F", c, drop_schema))
+                    r0, calls = full_path_mp(paths, base, items, f"X{rep}F", c, drop_schema, procs)
                     recorded[tag] = {
                         k: json.loads(json.dumps(v).replace(f"X{rep}F-", f"{tag}-"))
                         for k, v in calls.items()
                     }
                     log(f"orch rep {rep}: recording run (unmeasured) {r0['wall_s']} s")
-                cpu0 = time.process_time()
-                r = asyncio.run(plain_path(base, recorded[tag], tag, f"O{rep}P", c))
-            # client CPU per request: where the full path's extra time goes
-            r["client_cpu_ms_per_request"] = round(
-                1000 * (time.process_time() - cpu0) / max(1, r["requests"]), 3
-            )
+                r = plain_path_mp(base, recorded[tag], tag, f"O{rep}P", c, procs)
             r.update(rep=rep, mode=mode)
             runs.append(r)
             log(
@@ -118,6 +131,7 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
                 "summary": summarise(runs),
                 "requests": n,
                 "concurrency_requests": c,
+                "client_processes": procs,
                 "json_schema_dropped": drop_schema,
                 "calls_with_schema": sum(
                     1
@@ -153,40 +167,158 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "ratio_full_over_plain": round(f / p, 4),
         "full_output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in full), 1),
         "plain_output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in plain), 1),
+        "full_client_cpu_ms_per_request_median": round(
+            statistics.median(r["client_cpu_ms_per_request"] for r in full), 2
+        ),
+        "plain_client_cpu_ms_per_request_median": round(
+            statistics.median(r["client_cpu_ms_per_request"] for r in plain), 2
+        ),
     }
 
 
-async def full_path(
-    ws: Workspace,
+def default_procs(c: int) -> int:
+    """Client processes for ``c`` in flight: ``ceil(c / 16)``, as :func:`benchmarks.gpu.load.
+    run_load_mp` spreads the plain load generator."""
+    return max(1, -(-c // 16))
+
+
+def _shares(c: int, procs: int) -> list[int]:
+    """In-flight requests of each of ``procs`` processes (``c`` in all)."""
+    return [c // procs + (1 if j < c % procs else 0) for j in range(procs)]
+
+
+def _merge(parts: list[dict[str, Any]], procs: int) -> dict[str, Any]:
+    """One load's figures from its processes': wall = first start to last finish."""
+    wall = max(p["t_end"] for p in parts) - min(p["t_start"] for p in parts)
+    requests = sum(p["requests"] for p in parts)
+    tokens = sum(p["output_tokens"] for p in parts)
+    cpu_s = sum(p["cpu_s"] for p in parts)
+    out: dict[str, Any] = {
+        "wall_s": round(wall, 3),
+        "requests": requests,
+        "requests_s": round(requests / wall, 3),
+        "model_calls": sum(p["model_calls"] for p in parts),
+        "output_tokens": tokens,
+        "output_tok_s": round(tokens / wall, 1),
+        "client_processes": procs,
+        "client_cpu_s": round(cpu_s, 3),
+        # all client processes' CPU (every thread) over the timed load, per request
+        "client_cpu_ms_per_request": round(1000 * cpu_s / max(1, requests), 3),
+    }
+    for key in ("statuses", "routing_sources"):
+        if any(key in p for p in parts):
+            merged: dict[str, int] = {}
+            for p in parts:
+                for k, v in p.get(key, {}).items():
+                    merged[k] = merged.get(k, 0) + v
+            out[key] = merged
+    if any("telemetry_rows" in p for p in parts):
+        out["telemetry_rows"] = sum(p.get("telemetry_rows", 0) for p in parts)
+    return out
+
+
+def _full_shard(job: tuple[Any, ...]) -> tuple[dict[str, Any], Recorded]:
+    """One client process of :func:`full_path_mp` (module level, so a pool can run it)."""
+    paths, base, shard, tag, c, drop_schema, encoding = job
+    return asyncio.run(full_path(*paths, base, shard, tag, c, drop_schema, encoding=encoding))
+
+
+def full_path_mp(
+    paths: tuple[Path, Path, Path],
     base: str,
     items: list[str],
     tag: str,
     c: int,
     drop_schema: bool,
+    procs: int,
     *,
+    encoding: str = "counts",
+) -> tuple[dict[str, Any], Recorded]:
+    """:func:`full_path` over ``procs`` forked client processes: process ``j`` takes requests
+    ``j, j + procs, ...`` with its share of ``c`` in flight and its own telemetry file.
+
+    Returns:
+        The merged figures (see :func:`_merge`) and every request's recorded calls.
+    """
+    jobs = [
+        (paths, base, list(enumerate(items))[j::procs], f"{tag}", share, drop_schema, encoding)
+        for j, share in enumerate(_shares(c, procs))
+    ]
+    if procs == 1:
+        parts = [_full_shard(jobs[0])]
+    else:
+        with mp.get_context("fork").Pool(procs) as pool:
+            parts = pool.map(_full_shard, jobs)
+    calls: Recorded = {}
+    for _, recorded in parts:
+        calls.update(recorded)
+    return _merge([p for p, _ in parts], procs), calls
+
+
+def _plain_shard(job: tuple[Any, ...]) -> dict[str, Any]:
+    base, calls, old, new, c = job
+    return asyncio.run(plain_path(base, calls, old, new, c))
+
+
+def plain_path_mp(
+    base: str, calls: Recorded, old: str, new: str, c: int, procs: int
+) -> dict[str, Any]:
+    """:func:`plain_path` over ``procs`` forked client processes, the requests split as
+    :func:`full_path_mp` splits them (request ``i`` to process ``i % procs``)."""
+    jobs = [
+        (base, {k: v for k, v in calls.items() if int(k) % procs == j}, old, new, share)
+        for j, share in enumerate(_shares(c, procs))
+    ]
+    if procs == 1:
+        parts = [_plain_shard(jobs[0])]
+    else:
+        with mp.get_context("fork").Pool(procs) as pool:
+            parts = pool.map(_plain_shard, jobs)
+    return _merge(parts, procs)
+
+
+async def full_path(
+    ckpt: Path,
+    state: Path,
+    out: Path,
+    base: str,
+    items: list[tuple[int, str]],
+    tag: str,
+    c: int,
+    drop_schema: bool,
+    *,
+    encoding: str = "counts",
     profile: bool = False,
 ) -> tuple[dict[str, Any], Recorded]:
-    """``items`` through the project's ``Orchestrator`` with ``c`` requests in flight.
+    """``items`` (``(request index, text)``) through the project's ``Orchestrator`` with ``c``
+    requests in flight, in this process.
+
+    Args:
+        ckpt: The served checkpoint (its ``config.json`` gives the architecture).
+        state: Folder for the telemetry file (``telemetry_<tag>_<first index>.db``).
+        out: Folder for the cProfile tables.
+        encoding: The routed-experts encoding the client asks for (``counts`` or ``ids``).
 
     Returns:
         The figures (wall s, requests/s, model calls, output tok/s, statuses, telemetry rows
-        and their expert-routing sources) and the recorded calls per request. With ``profile``
-        also writes cProfile tables to ``<out>/orch_profile[_cum]_<tag>.txt``.
+        and their expert-routing sources, ``cpu_s`` of this process over the load,
+        ``t_start``/``t_end`` epoch seconds) and the recorded calls per request. With
+        ``profile`` also writes cProfile tables to ``<out>/orch_profile[_cum]_<tag>.txt``.
     """
     from orchestrator import Orchestrator, Request, TelemetryStore
     from orchestrator.core.client import VLLMClient
     from serving import EngineCapture, MoEArchitecture
     from workflows.customer_service import CustomerServiceWorkflow
 
-    arch = MoEArchitecture.from_checkpoint(ws.ckpt)
-    db = ws.state / f"telemetry_{tag}.db"
+    arch = MoEArchitecture.from_checkpoint(ckpt)
+    db = state / f"telemetry_{tag}_{items[0][0] if items else 0}.db"
     db.unlink(missing_ok=True)
     store = TelemetryStore(f"sqlite:///{db}")
     calls: Recorded = {}
-    inner = VLLMClient(base, "ernie", EngineCapture(arch), timeout_s=600)
+    inner = VLLMClient(base, "ernie", EngineCapture(arch, encoding), timeout_s=600)
     client = RecordingClient(inner, calls, drop_schema=drop_schema)
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # type: ignore[arg-type]
-    requests = [Request(text=f"Ticket {tag}-{i:04d}: {t[:2000]}") for i, t in enumerate(items)]
+    requests = [(i, Request(text=f"Ticket {tag}-{i:04d}: {t[:2000]}")) for i, t in items]
     statuses: dict[str, int] = {}
     tokens = 0
     sem = asyncio.Semaphore(c)
@@ -205,9 +337,11 @@ async def full_path(
 
         profiler = cProfile.Profile()
         profiler.enable()
+    t_start, cpu0 = time.time(), time.process_time()
     t0 = time.perf_counter()
-    await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
+    await asyncio.gather(*(one(i, r) for i, r in requests))
     wall = time.perf_counter() - t0
+    t_end, cpu_s = time.time(), time.process_time() - cpu0
     if profiler is not None:
         import io
         import pstats
@@ -217,8 +351,8 @@ async def full_path(
         for sort, top, name in tables:
             buf = io.StringIO()
             pstats.Stats(profiler, stream=buf).sort_stats(sort).print_stats(top)
-            ws.out.mkdir(parents=True, exist_ok=True)
-            (ws.out / f"{name}_{tag}.txt").write_text(buf.getvalue())
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}_{tag}.txt").write_text(buf.getvalue())
     await inner.aclose()
     sources: dict[str, int] = {}
     rows = 0
@@ -239,6 +373,9 @@ async def full_path(
             "statuses": statuses,
             "telemetry_rows": rows,
             "routing_sources": sources,
+            "cpu_s": cpu_s,
+            "t_start": t_start,
+            "t_end": t_end,
         },
         calls,
     )
@@ -283,11 +420,16 @@ async def plain_path(base: str, calls: Recorded, old: str, new: str, c: int) -> 
                 tokens += resp.usage.completion_tokens
 
     n_requests = len(calls)
+    t_start, cpu0 = time.time(), time.process_time()
     t0 = time.perf_counter()
     await asyncio.gather(*(one(seq) for seq in calls.values()))
     wall = time.perf_counter() - t0
+    t_end, cpu_s = time.time(), time.process_time() - cpu0
     await client.close()
     return {
+        "cpu_s": cpu_s,
+        "t_start": t_start,
+        "t_end": t_end,
         "wall_s": round(wall, 3),
         "requests": n_requests,
         "requests_s": round(n_requests / wall, 3),
