@@ -8,7 +8,7 @@
 #   device, commands 1..5 (carry .xK; command 1 also .gpudata):
 #          mkdir -p /tmp/x19 && cp .xK/* /tmp/x19/ [&& cp -r .gpudata/customer_service /tmp/gpurun_data/]
 #   device, command 6 (carry .x6 .whl2):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
-#   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2
+#   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2   (PHASES2=probe,cap128,orch: orch only)
 # Each command within 30 s of the previous one (the machine is kept 30 s between commands).
 set -uo pipefail
 STEP=${1:?usage: run19.sh phase1|phase2}
@@ -46,7 +46,7 @@ if [ "$STEP" = phase1 ]; then
   (setsid nohup python3 -m benchmarks.gpu hold --util 0.42 --max-life-s 1500 > /tmp/gpurun/hold.log 2>&1 < /dev/null &)
   python3 -m benchmarks.gpu measure --phases probe,cap128 --wait-s 400 --budget-s $((LIMIT - SECONDS))
 else
-  python3 -m benchmarks.gpu measure --phases probe,cap128,orch,cap32,stream,agree19 --orch-c 128 \
+  python3 -m benchmarks.gpu measure --phases "${PHASES2:-probe,cap128,orch,cap32,stream,agree19}" --orch-c 128 \
     --orch-n 512 --orch-profile --agree-n 16 --wait-s 30 --budget-s $((LIMIT - SECONDS))
   [ "$STEP" = phase2 ] && touch /tmp/gpurun/stop
 fi
