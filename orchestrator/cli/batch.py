@@ -47,7 +47,9 @@ from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
 from orchestrator.batch.job import Engine
 from orchestrator.batch.runner import UNREACHABLE, RowResult
 from orchestrator.cli.common import (
+    DB_HELP,
     console,
+    database_url_from_flags,
     err,
     fail,
     invalid_values,
@@ -149,7 +151,9 @@ def batch(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join, e.g. ray://head:10001.")
     ] = None,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
+    ] = None,
     expert_routing: Annotated[
         str,
         typer.Option(
@@ -169,7 +173,7 @@ def batch(
     """Run a sheet of requests through the classifier and workflows; resumable, exactly once."""
     urls = list(server_url or [])
     settings = settings_from_flags(
-        database_url=database_url,
+        database_url=database_url_from_flags(None, database_url),
         concurrency=concurrency,
         server_url=urls[0] if urls else None,
     )

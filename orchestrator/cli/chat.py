@@ -16,7 +16,15 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
-from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.common import (
+    CS_DB_HELP,
+    console,
+    database_url_from_flags,
+    err,
+    fail,
+    model_server,
+    settings_from_flags,
+)
 from orchestrator.cli.handoff import presets
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
@@ -40,7 +48,9 @@ def chat(
     show_events: Annotated[bool, typer.Option(help="Show nodes and tool calls.")] = False,
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
-    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
+    ] = None,
     trace: Annotated[
         str | None,
         typer.Option(
@@ -50,7 +60,9 @@ def chat(
     ] = None,
 ) -> None:
     """Chat with the customer-service workflow; replies stream as they are written."""
-    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
+    settings = settings_from_flags(
+        server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
+    )
     thread_id = thread or f"chat-{uuid.uuid4().hex[:12]}"
     try:
         Request(text="probe", thread_id=thread_id, customer_id=customer)

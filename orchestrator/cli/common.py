@@ -15,11 +15,14 @@ One of each, so the commands cannot drift apart:
 
 from __future__ import annotations
 
+import re
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
@@ -27,12 +30,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from orchestrator.config import Settings
-from orchestrator.core.runtime import serving_profile
-from orchestrator.exceptions import ServerUnavailableError
-from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir, is_current
-from serving.errors import ServerStartError
-from serving.launcher import ServerSupervisor, VLLMServer, server_is_healthy
-from serving.training import is_trained
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
+
+if TYPE_CHECKING:  # the serving package (and what it imports) loads when a server is needed
+    from serving.launcher import ServerSupervisor, VLLMServer
 
 #: Standard output of every command (results, tables, progress).
 console = Console()
@@ -106,6 +107,14 @@ def ensure_checkpoint(settings: Settings) -> Path:
     Raises:
         serving.errors.CheckpointError: The folder holds something else, or cannot be written.
     """
+    from serving.checkpoint import (
+        CheckpointSpec,
+        build_checkpoint,
+        corpus_from_data_dir,
+        is_current,
+    )
+    from serving.training import is_trained
+
     if is_trained(settings.checkpoint_dir):  # a trained checkpoint is served as it is
         return settings.checkpoint_dir
     corpus = corpus_from_data_dir(settings.data_dir)
@@ -119,6 +128,9 @@ def ensure_checkpoint(settings: Settings) -> Path:
 def co_hosted_server(settings: Settings) -> VLLMServer:
     """The co-hosted vLLM server the settings describe (profile, port, log, start timeout);
     not started yet."""
+    from orchestrator.core.runtime import serving_profile
+    from serving.launcher import VLLMServer
+
     return VLLMServer(
         serving_profile(settings),
         port=settings.server_port,
@@ -133,7 +145,7 @@ def report_server_event(line: str) -> None:
     err.print(f"[bold yellow]server:[/] {escape(line)}", highlight=False)
 
 
-def _interrupt_main_thread(_error: ServerStartError) -> None:
+def _interrupt_main_thread(_error: Exception) -> None:
     """Stop the command's main thread as Ctrl-C would (``SIGINT`` to that thread), so its
     cleanup runs: asyncio cancels the running requests, context managers close. The
     command then exits through :func:`supervise`, which turns it into the server's error."""
@@ -157,6 +169,9 @@ def supervise(
         serving.errors.ServerStartError: The server died and was not (or could not be)
             restarted.
     """
+    from serving.errors import ServerStartError
+    from serving.launcher import ServerSupervisor
+
     supervisor = ServerSupervisor(
         server,
         restart=restart,
@@ -215,11 +230,43 @@ def model_server(
             within ``settings.server_start_timeout_s`` seconds, or died while the block ran
             and was not restarted (the error holds the log tail).
     """
+    from serving.launcher import server_is_healthy
+
     if server_is_healthy(settings.server_url):
-        yield settings.server_url
-        return
-    if not launch:
+        found = served_models(settings.server_url)
+        if settings.served_model_name in found.models:
+            err.print(
+                f"using the server already at {escape(settings.server_url)} "
+                f"(it serves {escape(settings.served_model_name)})",
+                highlight=False,
+            )
+            yield settings.server_url
+            return
+        what = found.describe()
+        if not launch:
+            raise ModelCallError(
+                f"the server at {settings.server_url} answers, but {what}, not "
+                f"{settings.served_model_name!r}; point --server-url at a server that serves it, "
+                "or set ORCH_SERVED_MODEL_NAME to the name it serves"
+            )
+        port = free_port()
+        err.print(
+            f"[bold yellow]note:[/] {escape(settings.server_url)} is taken by a server that "
+            f"{escape(what)}, not {escape(settings.served_model_name)}; starting the co-hosted "
+            f"server on port {port} instead",
+            highlight=False,
+        )
+        settings = settings.model_copy(update={"server_port": port})
+    elif not launch:
         raise ServerUnavailableError(settings.server_url, "no answer on /health")
+    elif not port_is_free(settings.server_port):
+        port = free_port()
+        err.print(
+            f"[bold yellow]note:[/] port {settings.server_port} is taken by a program that does "
+            f"not answer /health; starting the co-hosted server on port {port} instead",
+            highlight=False,
+        )
+        settings = settings.model_copy(update={"server_port": port})
     ensure_checkpoint(settings)
     server = co_hosted_server(settings)
     try:
@@ -233,3 +280,144 @@ def model_server(
             yield server.base_url
     finally:
         server.stop()
+
+
+class ServedModels:
+    """What ``GET /v1/models`` of a server said: the model ids, or why none could be read.
+
+    Attributes:
+        models: The ``id`` of each entry of ``data`` (empty when unreadable).
+        problem: Why the list could not be read (an HTTP status, not JSON...), or None.
+    """
+
+    def __init__(self, models: tuple[str, ...], problem: str | None = None) -> None:
+        self.models = models
+        self.problem = problem
+
+    def describe(self) -> str:
+        """``serves 'a', 'b'``, ``serves no model`` or ``does not list its models (why)``."""
+        if self.problem is not None:
+            return f"does not list its models on /v1/models ({self.problem})"
+        if not self.models:
+            return "serves no model"
+        return "serves " + ", ".join(repr(m) for m in self.models)
+
+
+def served_models(base_url: str, *, timeout_s: float = 5.0) -> ServedModels:
+    """The models the OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)
+    lists on ``GET {base_url}/models``; never raises (the problem is in the result)."""
+    import httpx
+
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return ServedModels((), f"{type(exc).__name__}: {exc}")
+    if response.status_code != 200:
+        return ServedModels((), f"HTTP {response.status_code}")
+    try:
+        data = response.json().get("data", [])
+        models = tuple(str(entry["id"]) for entry in data if isinstance(entry, dict))
+    except (ValueError, AttributeError, KeyError, TypeError) as exc:
+        return ServedModels((), f"not an OpenAI model list: {type(exc).__name__}")
+    return ServedModels(models)
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server could listen on ``host:port`` now."""
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (the system picks it)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+#: The help of every ``--db``/``--database-url`` option (:func:`database_url_option`).
+DB_HELP = (
+    "Telemetry database: a file path (runs/telemetry.db) or a SQLAlchemy URL "
+    "(sqlite:///runs/telemetry.db, postgresql+psycopg://...). Default: ORCH_DATABASE_URL."
+)
+
+#: The help of the customer-service order store's ``--db``/``--database-url`` options.
+CS_DB_HELP = (
+    "Order store: a file path (runs/customer_service.db) or a SQLAlchemy URL (sqlite:///..., "
+    "postgresql+psycopg://...). Default: ORCH_CS_DATABASE_URL."
+)
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+#: Dialect names of SQLAlchemy URLs: ``sqlite:x.db`` (no ``//``) is a broken URL, not a path.
+_DIALECT = re.compile(
+    r"^(sqlite|postgres|postgresql|mysql|mariadb|oracle|mssql|duckdb)(\+[A-Za-z0-9_]+)?:",
+    re.IGNORECASE,
+)
+
+
+def database_url(value: str | Path | None, *, flag: str = "--db") -> str | None:
+    """The SQLAlchemy URL of a ``--db``/``--database-url`` value, which is either a URL
+    (``dialect[+driver]://...``, returned as given once it parses) or a file path (an SQLite
+    file: ``sqlite:///`` + the path, ``~`` expanded). None stays None (the settings' default).
+
+    Every command reads its database flags through this one function (and
+    :func:`database_url_from_flags`), so a value means the same thing everywhere.
+
+    Raises:
+        UserError: The value is empty, holds a NUL byte, looks like a URL but does not parse
+            (``sqlite:runs/t.db``: a URL needs ``//``), or names a folder.
+    """
+    if value is None:
+        return None
+    text = str(value)
+    example = "give a file path (runs/telemetry.db) or a SQLAlchemy URL (sqlite:///runs/t.db)"
+    if not text.strip():
+        raise UserError(f"{flag} is empty; {example}")
+    if "\x00" in text:
+        raise UserError(f"{flag} {text!r} holds a NUL byte; {example}")
+    if _URL.match(text):
+        from sqlalchemy.engine import make_url
+
+        try:
+            make_url(text).get_dialect()  # parses, and names a dialect SQLAlchemy has
+        except Exception as exc:  # ArgumentError, NoSuchModuleError, ValueError: no common base
+            raise UserError(
+                f"{flag} {text!r} is neither a SQLAlchemy URL ({exc}) nor a file path; {example}"
+            ) from exc
+        return text
+    if _DIALECT.match(text):
+        raise UserError(
+            f"{flag} {text!r} is neither a SQLAlchemy URL (a URL needs '//' after the "
+            f"dialect, e.g. sqlite:///runs/t.db) nor a file path; {example}"
+        )
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise UserError(
+            f"{flag} {text!r} is a folder, not a database file; give the file inside it, "
+            f"e.g. {path / 'telemetry.db'}"
+        )
+    return f"sqlite:///{path}"
+
+
+def database_url_from_flags(
+    db: str | Path | None, database_url_flag: str | None, *, code: int = 2
+) -> str | None:
+    """The URL of a command's ``--db`` and ``--database-url`` flags (either may be a path or
+    a URL, see :func:`database_url`); None when neither is given.
+
+    Raises:
+        typer.Exit: Exit status ``code`` after printing why, when both are given or the value
+            is neither a path nor a URL.
+    """
+    if db is not None and database_url_flag is not None:
+        raise fail("give --db or --database-url, not both (each takes a path or a URL)", code)
+    try:
+        if db is not None:
+            return database_url(db, flag="--db")
+        return database_url(database_url_flag, flag="--database-url")
+    except UserError as exc:
+        raise fail(exc, code) from exc

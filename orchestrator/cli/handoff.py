@@ -16,7 +16,14 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from orchestrator.cli.common import console, fail, model_server, settings_from_flags
+from orchestrator.cli.common import (
+    CS_DB_HELP,
+    console,
+    database_url_from_flags,
+    fail,
+    model_server,
+    settings_from_flags,
+)
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
 from orchestrator.core.runtime import make_client
@@ -30,10 +37,12 @@ from workflows.customer_service.store import OrderStore
 def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
-    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
+    ] = None,
 ) -> None:
     """The conversations waiting for a person (oldest first), with their context."""
-    settings = settings_from_flags(cs_database_url=database_url)
+    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
     try:
         store = OrderStore(settings.cs_database_url)
     except OrchestratorError as exc:
@@ -73,12 +82,16 @@ def resume(
     by: Annotated[str, typer.Option(help="Who decided.")] = "agent",
     server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
     no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
-    database_url: Annotated[str | None, typer.Option(help="Order store URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
+    ] = None,
 ) -> None:
     """Continue THREAD once with the decision; the reply is printed."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
-    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
+    settings = settings_from_flags(
+        server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
+    )
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})

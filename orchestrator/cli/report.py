@@ -17,7 +17,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.common import (
+    DB_HELP,
+    console,
+    database_url_from_flags,
+    err,
+    fail,
+    model_server,
+    settings_from_flags,
+)
 from orchestrator.cli.console import request_lines
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
@@ -116,7 +124,9 @@ def report(
     inspect: Annotated[
         bool, typer.Option(help="Only show what the reader found; no model call.")
     ] = False,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
+    ] = None,
     no_model: Annotated[
         bool,
         typer.Option(
@@ -130,7 +140,9 @@ def report(
     ] = False,
 ) -> None:
     """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
-    settings = settings_from_flags(server_url=server_url, database_url=database_url)
+    settings = settings_from_flags(
+        server_url=server_url, database_url=database_url_from_flags(None, database_url)
+    )
     if out is not None and out.exists() and not out.is_dir():
         raise fail(
             f"--out {out} is a file, not a folder; pass a folder for the report files (it is "

@@ -20,7 +20,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from orchestrator.analysis.load import expert_load
 from orchestrator.cli.classifier import classify_cmd
-from orchestrator.cli.common import console, err, fail, model_server, settings_from_flags
+from orchestrator.cli.common import (
+    DB_HELP,
+    console,
+    database_url_from_flags,
+    err,
+    fail,
+    model_server,
+    settings_from_flags,
+)
 from orchestrator.cli.console import print_load, request_lines
 from orchestrator.config import Settings
 from orchestrator.core.batch import run_batch
@@ -43,7 +51,9 @@ def run(
         bool,
         typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
     ] = False,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    database_url: Annotated[
+        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
+    ] = None,
     data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
@@ -63,7 +73,10 @@ def run(
     with ``--restart``, the server is restarted with backoff.
     """
     settings = settings_from_flags(
-        server_url=server_url, database_url=database_url, data_dir=data_dir, concurrency=concurrency
+        server_url=server_url,
+        database_url=database_url_from_flags(None, database_url),
+        data_dir=data_dir,
+        concurrency=concurrency,
     )
     try:
         requests = sample_requests(settings.data_dir, limit, kind=kind, seed=seed)
@@ -154,7 +167,7 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
 
 def load(
     database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help="SQLAlchemy URL.")
+        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
     ] = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
 ) -> None:
@@ -164,7 +177,7 @@ def load(
     nothing is written, and a database in a read-only folder, or one a writer is still
     adding to, can be read.
     """
-    settings = settings_from_flags(database_url=database_url)
+    settings = settings_from_flags(database_url=database_url_from_flags(None, database_url))
     try:
         store = open_readonly(settings.database_url)
     except OrchestratorError as exc:

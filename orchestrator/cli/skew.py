@@ -22,17 +22,23 @@ from orchestrator.analysis.skew.report_html import write_html
 from orchestrator.analysis.skew.report_json import write_json
 from orchestrator.analysis.skew.terminal import print_summary
 from orchestrator.analysis.skew.window import parse_duration, parse_until
-from orchestrator.cli.common import console, err, fail, invalid_values, settings_from_flags
+from orchestrator.cli.common import (
+    DB_HELP,
+    console,
+    database_url_from_flags,
+    err,
+    fail,
+    invalid_values,
+    settings_from_flags,
+)
 from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.telemetry.readonly import open_readonly
 
 
 def skew(
-    db: Annotated[
-        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
-    ] = None,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
     window: Annotated[str, typer.Option(help="Report window: 24h, 7d, 2w... or all.")] = "7d",
     baseline: Annotated[
         str | None,
@@ -70,9 +76,7 @@ def skew(
     ] = None,
 ) -> None:
     """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
-    if db is not None and database_url is not None:
-        raise fail("give --db or --database-url, not both", 2)
-    settings = settings_from_flags(database_url=database_url or None)
+    settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
     try:
         thresholds = Thresholds(
             hot_factor=hot_factor if hot_factor is not None else settings.hot_share_factor,
@@ -107,7 +111,7 @@ def skew(
                 ),
                 2,
             )
-    url = f"sqlite:///{db}" if db is not None else settings.database_url
+    url = settings.database_url
     try:
         store = TelemetryStore.open_existing(url) if rebuild else open_readonly(url)
     except UserError as exc:

@@ -14,7 +14,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from orchestrator.cli.common import console, fail, settings_from_flags
+from orchestrator.cli.common import (
+    CS_DB_HELP,
+    console,
+    database_url_from_flags,
+    fail,
+    settings_from_flags,
+)
 from orchestrator.exceptions import OrchestratorError
 from workflows.customer_service.store import OrderStore
 
@@ -27,11 +33,11 @@ def seed(
         typer.Option(help="The store's 'today', YYYY-MM-DD (UTC); today when omitted."),
     ] = None,
     database_url: Annotated[
-        str | None, typer.Option(help="Order store URL (ORCH_CS_DATABASE_URL).")
+        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
     ] = None,
 ) -> None:
     """Replace the order store's rows with generated ones (same seed and date: same rows)."""
-    settings = settings_from_flags(cs_database_url=database_url)
+    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
     if not 1 <= customers <= 1_000_000:
         raise fail(f"--customers must be 1..1000000, got {customers}", 2)
     when = None
@@ -55,11 +61,11 @@ def seed(
 
 def info(
     database_url: Annotated[
-        str | None, typer.Option(help="Order store URL (ORCH_CS_DATABASE_URL).")
+        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
     ] = None,
 ) -> None:
     """Row counts of the order store and the first customer ids."""
-    settings = settings_from_flags(cs_database_url=database_url)
+    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
     try:
         store = OrderStore(settings.cs_database_url)
     except OrchestratorError as exc:

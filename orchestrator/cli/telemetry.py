@@ -18,7 +18,14 @@ import typer
 from rich.markup import escape
 from sqlalchemy import func, select
 
-from orchestrator.cli.common import console, err, fail, settings_from_flags
+from orchestrator.cli.common import (
+    DB_HELP,
+    console,
+    database_url_from_flags,
+    err,
+    fail,
+    settings_from_flags,
+)
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.telemetry import ModelCallRecord, RequestRecord, TelemetryStore
 from orchestrator.telemetry.fill import (
@@ -26,16 +33,19 @@ from orchestrator.telemetry.fill import (
     fill_pending_routing,
     pending_routing_count,
 )
-from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRecord
+from orchestrator.telemetry.read import TelemetryReader
+from orchestrator.telemetry.readonly import open_readonly
+from orchestrator.telemetry.schema import (
+    PENDING_SOURCE,
+    BatchRecord,
+    PendingExpertRoutingRecord,
+)
 from serving.errors import ServingError
-from serving.replay import ExpertRoutingReplayer
 
 
-def _url(db: Path | None, database_url: str | None) -> str:
-    if db is not None and database_url is not None:
-        raise fail("give --db or --database-url, not both", 2)
-    settings = settings_from_flags(database_url=database_url)
-    return f"sqlite:///{db}" if db is not None else settings.database_url
+def _url(db: str | None, database_url: str | None) -> str:
+    url = database_url_from_flags(db, database_url)
+    return settings_from_flags(database_url=url).database_url
 
 
 def _open(url: str) -> TelemetryStore:
@@ -45,30 +55,31 @@ def _open(url: str) -> TelemetryStore:
         raise fail(exc, 2) from exc
 
 
-def _batch_known(store: TelemetryStore, batch: str | None) -> None:
+def _batch_known(store: TelemetryReader, batch: str | None) -> None:
+    """Refuse a ``--batch`` that is neither a batch job nor carried by any request."""
     if batch is None:
         return
     with store._session() as session:
-        found = session.scalar(
+        found = session.get(BatchRecord, batch) is not None or session.scalar(
             select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch)
         )
     if not found:
         raise fail(
-            f"no request of batch {batch!r} in {store.url}; the batch id is printed by "
-            "`orchestrator batch`",
+            f"no batch {batch!r} in {store.url}; the batch id is printed by `orchestrator batch`",
             2,
         )
 
 
 def pending(
     batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
-    db: Annotated[
-        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
-    ] = None,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
 ) -> None:
     """Count the model calls whose expert routing is still pending (replay deferred)."""
-    store = _open(_url(db, database_url))
+    try:  # read-only: works on a database in a read-only folder, beside a running writer
+        store = open_readonly(_url(db, database_url))
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
     try:
         _batch_known(store, batch)
         count = pending_routing_count(store, batch_id=batch)
@@ -99,10 +110,8 @@ def pending(
 
 def fill_routing(
     batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
-    db: Annotated[
-        Path | None, typer.Option(help="SQLite telemetry file (shortcut for --database-url).")
-    ] = None,
-    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL.")] = None,
+    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(
@@ -126,6 +135,8 @@ def fill_routing(
             scope = f" of batch {batch}" if batch else ""
             console.print(f"no model call{escape(scope)} has expert routing pending")
             return
+        from serving.replay import ExpertRoutingReplayer  # torch and transformers: only here
+
         with console.status(f"loading the replay checkpoint {settings.checkpoint_dir}"):
             replayer = ExpertRoutingReplayer(settings.checkpoint_dir)
         stop = threading.Event()

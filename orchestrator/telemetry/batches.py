@@ -217,6 +217,33 @@ class BatchLedger:
             return int(session.scalar(query) or 0)
 
 
+def _no_calls_yet(
+    batch_id: str, record: BatchRecord | None, statuses: Mapping[str, int], requests: int
+) -> str:
+    """Why ``skew --batch`` has nothing to show for a batch that exists: its rows so far."""
+    recorded = sum(statuses.values())
+    by_status = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+    if record is not None:
+        pending = max(record.total_rows - recorded, 0)
+        rows = (
+            f"{recorded} of its {record.total_rows} rows are recorded"
+            + (f" ({by_status})" if by_status else "")
+            + f", {pending} not run yet"
+        )
+    else:
+        rows = "it has no progress rows"
+    made = (
+        f"its {requests} requests made no model call (e.g. handed to a person)"
+        if requests
+        else "no row has reached the model"
+    )
+    return (
+        f"batch {batch_id!r} exists but has no model calls yet: {rows}; {made}. Run the "
+        "same `orchestrator batch` command again to go on (--retry-failed re-runs failed "
+        "and unreachable rows), then run skew again"
+    )
+
+
 class BatchTelemetryView(TelemetryReader):
     """The read API restricted to the model calls of one batch's requests, for
     ``orchestrator skew --batch ID``.
@@ -231,26 +258,51 @@ class BatchTelemetryView(TelemetryReader):
         batch_id: The batch.
 
     Raises:
-        UserError: No request of the store carries ``batch_id`` (the message lists the
-            newest batch ids).
+        UserError: The batch is unknown (neither a ``batches`` row nor a request carries
+            ``batch_id``; the message lists the newest batch ids), or it is known but has no
+            model call yet (the message says how many of its rows are recorded, by status,
+            how many are still pending, and how many requests it made).
     """
 
     def __init__(self, store: TelemetryReader, batch_id: str) -> None:
         super().__init__(store.engine, store.url)
         self.batch_scope = batch_id
         with self._session() as session:
-            found = session.scalar(
-                select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch_id)
+            requests = int(
+                session.scalar(
+                    select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch_id)
+                )
+                or 0
             )
-            if not found:
+            record = session.get(BatchRecord, batch_id)
+            if not requests and record is None:
                 known = session.scalars(
                     select(BatchRecord.id).order_by(BatchRecord.updated_at.desc()).limit(10)
                 ).all()
                 raise UserError(
-                    f"no request of batch {batch_id!r} in {self.url}; batches there: "
+                    f"no batch {batch_id!r} in {self.url}; batches there: "
                     f"{', '.join(known) or 'none'} (the batch id is printed by "
                     "`orchestrator batch`)"
                 )
+            calls = (
+                int(
+                    session.scalar(
+                        select(func.count(ModelCallRecord.id)).where(self._batch_calls())
+                    )
+                    or 0
+                )
+                if requests
+                else 0
+            )
+            if not calls:
+                statuses = dict(
+                    session.execute(
+                        select(BatchRowRecord.status, func.count())
+                        .where(BatchRowRecord.batch_id == batch_id)
+                        .group_by(BatchRowRecord.status)
+                    ).all()
+                )
+                raise UserError(_no_calls_yet(batch_id, record, statuses, requests))
 
     def _batch_calls(self) -> Any:
         return ModelCallRecord.request_id.in_(

@@ -501,7 +501,7 @@ async def test_skew_of_one_batch_reads_only_its_calls(tmp_path, db, sheet) -> No
     assert whole.overall.calls == 2 * (len(TEXTS) + 2)
     assert (only_a.overall.calls, only_b.overall.calls) == (2 * len(TEXTS), 4)
     assert any(f"batch {a}" in note for note in only_a.notes)
-    with pytest.raises(UserError, match="no request of batch 'nope'"):
+    with pytest.raises(UserError, match="no batch 'nope'"):
         build_report(store, ReportOptions(window="all", batch="nope"))
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import http.server
 import io
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app, common
 from orchestrator.config import Settings
-from orchestrator.exceptions import ServerUnavailableError, UserError
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from serving.launcher import VLLMServer
 from serving.profiles import ServingProfile
 
@@ -67,12 +69,18 @@ def stderr(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     return buffer
 
 
-@pytest.fixture
-def healthy_url() -> Iterator[str]:
-    """The base URL of a loopback HTTP server that answers 200 on /health."""
+@contextmanager
+def stand_in_server(models: bytes | None) -> Iterator[str]:
+    """A loopback HTTP server that answers 200 on /health and ``models`` (raw body) on
+    /v1/models (404 when None); yields its base URL."""
 
     class Health(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if self.path == "/v1/models" and models is not None:
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(models)
+                return
             self.send_response(200 if self.path == "/health" else 404)
             self.end_headers()
 
@@ -87,6 +95,18 @@ def healthy_url() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def models_body(*names: str) -> bytes:
+    return json.dumps({"object": "list", "data": [{"id": n} for n in names]}).encode()
+
+
+@pytest.fixture
+def healthy_url() -> Iterator[str]:
+    """The base URL of a loopback stand-in that answers /health and lists the default
+    served model (``ernie``) on /v1/models."""
+    with stand_in_server(models_body("ernie")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -251,3 +271,155 @@ def test_python_dash_m_runs_the_same_app() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "build-checkpoint" in done.stdout and "moderation" in done.stdout
+
+
+# model_server: a server already on the port that serves something else
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (models_body("other-model"), "serves 'other-model'"),
+        (models_body(), "serves no model"),
+        (b"<html>not json</html>", "does not list its models"),
+        (None, "does not list its models on /v1/models (HTTP 404)"),
+    ],
+)
+def test_model_server_refuses_a_server_that_does_not_serve_the_model(
+    body: bytes | None, said: str, no_launch: list[Settings]
+) -> None:
+    with (
+        stand_in_server(body) as url,
+        pytest.raises(ModelCallError) as info,
+        common.model_server(Settings(server_url=url), launch=False),
+    ):
+        pytest.fail("the block ran against the wrong server")
+    message = str(info.value)
+    assert url in message and said in message and "'ernie'" in message
+    assert "--server-url" in message and no_launch == []
+
+
+def test_model_server_starts_its_own_server_on_a_free_port_when_the_port_serves_another_model(
+    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    started: list[int] = []
+
+    class StartedError(Exception):
+        pass
+
+    def co_hosted(settings: Settings) -> VLLMServer:
+        started.append(settings.server_port)
+        raise StartedError
+
+    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: s.checkpoint_dir)
+    monkeypatch.setattr(common, "co_hosted_server", co_hosted)
+    with stand_in_server(models_body("someone-elses-model")) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with (
+            pytest.raises(StartedError),
+            common.model_server(Settings(server_url=url, server_port=port), launch=True),
+        ):
+            pass
+    assert started and started[0] != port
+    note = stderr.getvalue()
+    assert "someone-elses-model" in note and f"port {started[0]}" in note
+
+
+def test_model_server_says_which_server_it_uses(healthy_url: str, stderr: io.StringIO) -> None:
+    with common.model_server(Settings(server_url=healthy_url), launch=True) as url:
+        assert url == healthy_url
+    assert f"using the server already at {healthy_url} (it serves ernie)" in stderr.getvalue()
+
+
+def test_model_server_picks_a_free_port_when_the_port_is_taken_by_a_non_server(
+    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    started: list[int] = []
+
+    class StartedError(Exception):
+        pass
+
+    def co_hosted(settings: Settings) -> VLLMServer:
+        started.append(settings.server_port)
+        raise StartedError
+
+    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: s.checkpoint_dir)
+    monkeypatch.setattr(common, "co_hosted_server", co_hosted)
+    with socket.socket() as taken:  # bound and listening, answers no HTTP
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = Settings(server_url=f"http://127.0.0.1:{free_port()}/v1", server_port=port)
+        with pytest.raises(StartedError), common.model_server(settings, launch=True):
+            pass
+    assert started and started[0] != port
+    assert f"port {port} is taken" in stderr.getvalue()
+
+
+# --db / --database-url: a path or a URL, the same way everywhere
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        ("runs/t.db", "sqlite:///runs/t.db"),
+        ("/abs/t.db", "sqlite:////abs/t.db"),
+        ("sqlite:///runs/t.db", "sqlite:///runs/t.db"),
+        ("postgresql+psycopg://u@localhost/db", "postgresql+psycopg://u@localhost/db"),
+        ("odd:name.db", "sqlite:///odd:name.db"),  # a colon in a file name is still a path
+    ],
+)
+def test_database_url_takes_a_path_or_a_url(value: str, url: str) -> None:
+    assert common.database_url(value) == url
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("", "is empty"),
+        ("   ", "is empty"),
+        ("a\x00b.db", "NUL"),
+        ("sqlite:runs/t.db", "needs '//'"),
+        ("http://example.com/db", "neither a SQLAlchemy URL"),
+        ("postgresql+nosuchdriver://h/db", "neither a SQLAlchemy URL"),
+    ],
+)
+def test_database_url_refuses_what_is_neither(value: str, why: str) -> None:
+    with pytest.raises(UserError, match="--db") as info:
+        common.database_url(value)
+    assert why in str(info.value) and "file path" in str(info.value)
+
+
+def test_database_url_refuses_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="is a folder"):
+        common.database_url(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["load"],
+        ["skew", "--window", "all"],
+        ["telemetry", "pending"],
+        ["telemetry", "fill-routing"],
+    ],
+)
+def test_every_telemetry_command_reads_a_path_and_a_url_for_db_alike(
+    command: list[str], tmp_path: Path
+) -> None:
+    """--db and --database-url each take a path or a URL; the same missing file gets the same
+    error either way, and a value that is neither is refused before anything is opened."""
+    db = tmp_path / "missing.db"
+    outputs = []
+    for flag in ("--db", "--database-url"):
+        for value in (str(db), f"sqlite:///{db}"):
+            result = runner.invoke(app, [*command, flag, value], env={"COLUMNS": "300"})
+            assert result.exit_code == 2, (flag, value, result.output)
+            outputs.append(" ".join(result.output.split()))
+            assert "does not exist" in outputs[-1] and "missing.db" in outputs[-1]
+    assert not db.exists()  # nothing created by a read command
+    bad = runner.invoke(app, [*command, "--db", "sqlite:x.db"], env={"COLUMNS": "300"})
+    assert bad.exit_code == 2 and "needs '//'" in " ".join(bad.output.split())
+    if command[0] != "load":  # load's --db is an alias of --database-url (one option)
+        both = runner.invoke(app, [*command, "--db", "a.db", "--database-url", "b.db"])
+        assert both.exit_code == 2 and "not both" in both.output

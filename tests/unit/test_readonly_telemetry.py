@@ -331,3 +331,70 @@ def test_postgresql_is_read_in_read_only_transactions(tmp_path: Path) -> None:
                 c.execute(text("DELETE FROM expert_rollups"))
         finally:
             reader.close()
+
+
+def _pending_calls(store: TelemetryStore, batch: str, calls: int) -> None:
+    """``calls`` model calls of batch ``batch`` with expert routing deferred (``pending``)."""
+    from orchestrator.classifier import RuleClassifier
+    from orchestrator.request import Request
+    from serving.architecture import MoEArchitecture
+    from serving.capture import PENDING_REASON, PendingReplayTrace
+    from serving.expert_routing import ExpertRoutingSource
+
+    checkpoint = ROOT / "serving" / "checkpoints" / "ernie45-moe-trained"
+    arch = MoEArchitecture.from_checkpoint(checkpoint)
+    classification = RuleClassifier().classify(Request(text="refund my order"))
+    for i in range(calls):
+        request = Request(id=f"{batch}.{i}", text="refund my order", metadata={"batch_id": batch})
+        store.start_request(request, classification, "customer_service")
+        store.record_call(
+            request_id=request.id,
+            classification=classification,
+            workflow="customer_service",
+            node="triage",
+            model="ernie",
+            latency_ms=10.0,
+            finish_reason="stop",
+            routing=PendingReplayTrace(
+                source=ExpertRoutingSource.PENDING,
+                moe_layers=arch.moe_layers,
+                num_experts=arch.num_experts,
+                top_k=arch.top_k,
+                prompt_tokens=3,
+                completion_tokens=2,
+                reason=PENDING_REASON,
+                prompt_ids=(11, 12, 13),
+                completion_ids=(14, 15),
+                checkpoint=str(checkpoint.resolve()),
+            ),
+        )
+
+
+@pytest.mark.parametrize("writer_open", [True, False], ids=["live-writer", "checkpointed"])
+def test_telemetry_pending_reads_a_database_in_a_read_only_folder(
+    shared_dir: Path, writer_open: bool
+) -> None:
+    """``telemetry pending`` opens the database read-only like skew and load: it counts the
+    pending calls (with --db as a path and as a URL) and changes nothing."""
+    db = shared_dir / "telemetry.db"
+    writer = TelemetryStore(f"sqlite:///{db}")
+    _pending_calls(writer, "b1", 3)
+    if not writer_open:
+        writer.close()
+    try:
+        make_read_only(shared_dir)
+        assert not writer_can_write(shared_dir)
+        before = fingerprint(shared_dir)
+        results = [
+            as_reader("telemetry", "pending", "--db", str(db)),
+            as_reader("telemetry", "pending", "--database-url", f"sqlite:///{db}", "--batch", "b1"),
+        ]
+        assert fingerprint(shared_dir) == before
+    finally:
+        if writer_open:
+            writer.close()
+    for result in results:
+        assert result.returncode == 0, result.stderr
+        assert "3 model calls" in result.stdout and "with expert routing pending" in result.stdout
+        assert "Traceback" not in result.stderr
+    assert "of batch b1" in results[1].stdout
