@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
 
 #: Extensions read as sheets of requests.
@@ -145,8 +146,11 @@ def resolve_attachment(value: str, allowed: Path) -> tuple[str | None, str | Non
         return None, f"attachment {value!r} cannot be resolved: {exc}"
     if not target.is_relative_to(base):
         return None, f"attachment {value!r} is outside the allowed folder {base}"
-    if not target.is_file():
+    problem = file_problem(target)
+    if problem == "does not exist":
         return None, f"attachment {value!r} does not exist in {base}"
+    if problem is not None:
+        return None, f"attachment {value!r} ({target}) {problem}; attach a regular file"
     return str(target), None
 
 
@@ -187,8 +191,7 @@ class SheetInput:
         self.attachments_dir = Path(attachments_dir) if attachments_dir else self.path.parent
         self._sheet_read: str | None = None  # the worksheet read last (named in errors)
         self._sheets_seen: list[str] = []  # the workbook's sheets (suggested in errors)
-        if not self.path.is_file():
-            raise UserError(f"input file {self.path} does not exist (or is not a file)")
+        _require_input_file(self.path)
         if self.path.suffix.lower() not in SHEET_EXTENSIONS:
             raise UserError(
                 f"input file {self.path} is not a sheet of requests; give an .xlsx, .xlsm or "
@@ -438,6 +441,21 @@ class WorkbookFolderInput:
             )
 
 
+def _require_input_file(path: Path) -> None:
+    """Refuse an input that is not a regular file, saying what it is (missing, a device like
+    /dev/null, a pipe, a dangling symlink...).
+
+    Raises:
+        UserError: See :func:`~orchestrator.batch.files.file_problem`.
+    """
+    problem = file_problem(path)
+    if problem is not None:
+        raise UserError(
+            f"input file {path} {problem}; give an .xlsx, .xlsm or .csv file of requests, or "
+            "a folder of workbooks"
+        )
+
+
 def open_input(
     path: Path,
     mapping: ColumnMapping | None,
@@ -456,6 +474,7 @@ def open_input(
     if path.is_dir():
         source: SheetInput | WorkbookFolderInput = WorkbookFolderInput(path)
     else:
+        _require_input_file(path)
         if mapping is None:
             raise UserError(f"name the text column of {path} with --text-column")
         source = SheetInput(path, mapping, sheet=sheet, attachments_dir=attachments_dir)

@@ -43,6 +43,7 @@ from orchestrator.batch import (
     open_input,
     run_batch_job,
 )
+from orchestrator.batch.files import file_problem
 from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
 from orchestrator.batch.job import Engine
 from orchestrator.batch.runner import UNREACHABLE, RowResult
@@ -200,6 +201,13 @@ def batch(
             attachment=attachment_column,
         )
     elif not file.is_dir():
+        problem = file_problem(file)
+        if problem is not None:  # say what the path is before asking for its columns
+            raise fail(
+                f"input file {file} {problem}; give an .xlsx, .xlsm or .csv file of requests, "
+                "or a folder of workbooks",
+                2,
+            )
         raise fail(f"name the column that holds the request text: --text-column (file {file})", 2)
     formats = [f for f, on in (("csv", csv_out), ("jsonl", jsonl_out)) if on]
     if out.suffix.lower() != ".xlsx":

@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from orchestrator.batch.files import file_problem
 from orchestrator.cli.common import (
     DB_HELP,
     console,
@@ -143,6 +144,9 @@ def report(
     settings = settings_from_flags(
         server_url=server_url, database_url=database_url_from_flags(None, database_url)
     )
+    problem = file_problem(file)
+    if problem is not None:
+        raise fail(f"{file} {problem}; pass a spreadsheet file (.xlsx, .xlsm, .xls, .csv, .tsv)", 2)
     if out is not None and out.exists() and not out.is_dir():
         raise fail(
             f"--out {out} is a file, not a folder; pass a folder for the report files (it is "
