@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -335,3 +335,13 @@ async def test_a_blocked_real_request_is_not_swallowed_by_the_risk_fallback(stor
     with pytest.raises(ModelRequestsBlockedError):
         await assess_risk(llm, "post", MODEL_CATEGORIES)
     assert store.calls(request_id=llm.request_id) == []
+
+
+def test_output_schema_is_built_once_and_handed_out_as_copies() -> None:
+    class Answer(BaseModel):
+        label: Literal["yes", "no"]
+
+    first = output_schema(Answer)
+    assert first == Answer.model_json_schema()
+    first["properties"]["label"]["enum"].append("maybe")  # a caller changing its copy
+    assert output_schema(Answer)["properties"]["label"]["enum"] == ["yes", "no"]
