@@ -38,8 +38,11 @@ _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 SERVICE_START_TIMEOUT_S = 300.0
 
 
-def _serve_api(settings: Settings) -> uvicorn.Server:
+def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Server:
     """Start the event-stream service in a daemon thread; wait until it answers.
+
+    ``trace_from_env``: the service traces its turns as ``OTEL_TRACES_EXPORTER`` says when
+    tracing is not on already (False for ``--trace off``).
 
     Raises:
         OrchestratorError: It stopped while starting (its port may be taken, or opening a
@@ -47,7 +50,7 @@ def _serve_api(settings: Settings) -> uvicorn.Server:
             :data:`SERVICE_START_TIMEOUT_S`.
     """
     config = uvicorn.Config(
-        build_app(settings),
+        build_app(settings, trace_from_env=trace_from_env),
         host="127.0.0.1",
         port=settings.ui_service_port,
         log_level="warning",
@@ -102,7 +105,7 @@ def ui(
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
-            api = _serve_api(settings)
+            api = _serve_api(settings, trace_from_env=trace != "off")
             service = f"http://127.0.0.1:{settings.ui_service_port}"
             env = {**os.environ, "ORCH_UI_SERVICE_URL": service}
             command = [

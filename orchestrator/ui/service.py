@@ -50,7 +50,13 @@ from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import OrchestratorError, ServerUnavailableError, UserError
-from orchestrator.observability import HealthMonitor, ServerHealth
+from orchestrator.observability import (
+    HealthMonitor,
+    ServerHealth,
+    shutdown_tracing,
+    tracing_enabled,
+    tracing_from_env,
+)
 from orchestrator.observability import metrics as framework_metrics
 from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.telemetry import TelemetryStore
@@ -162,6 +168,7 @@ def build_app(
     *,
     client: ModelClient | None = None,
     upload_dir: Path | None = None,
+    trace_from_env: bool = True,
 ) -> Starlette:
     """The service for ``settings`` (its ``server_url`` must answer; ``orchestrator ui`` makes
     sure). The model client, telemetry store, customer-service workflow (with its LangGraph
@@ -175,35 +182,62 @@ def build_app(
         upload_dir: The UI's upload folder; a turn's ``path`` must name a regular file inside
             it (symlinks resolved, :func:`~orchestrator.request.resolve_attachment_path`), any
             other path is a 400. :data:`UI_UPLOAD_DIR` when None.
+        trace_from_env: Whether the app turns OpenTelemetry tracing on from
+            ``OTEL_TRACES_EXPORTER`` when it opens (:func:`~orchestrator.observability.
+            tracing_from_env`, as ``orchestrator chat`` does), and off when it closes. Tracing
+            already on (``orchestrator ui --trace console|otlp``) is kept and left on; False
+            for ``--trace off``.
+
+    Raises:
+        UserError: When the app opens: ``OTEL_TRACES_EXPORTER`` is not console, otlp or none,
+            or the ``otel`` extra is missing.
     """
     uploads = UI_UPLOAD_DIR if upload_dir is None else Path(upload_dir)
     state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        state["client"] = client if client is not None else make_client(settings)
-        state["store"] = TelemetryStore(settings.database_url)
-        state["classifier"] = RuleClassifier()
-        state["monitor"] = HealthMonitor(
+        # each turn's trace (request > workflow > node > model call), as in the CLI
+        traced_here = trace_from_env and not tracing_enabled() and tracing_from_env() is not None
+        try:
+            async with _opened() as opened:
+                state.update(opened)
+                yield
+        finally:
+            if traced_here:
+                shutdown_tracing()  # exports the spans still batched
+
+    @asynccontextmanager
+    async def _opened() -> AsyncIterator[dict[str, Any]]:
+        model = client if client is not None else make_client(settings)
+        store = TelemetryStore(settings.database_url)
+        monitor = HealthMonitor(
             settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
         )
-        async with open_workflow(settings) as cs:
-            # the report reads uploads from the UI's upload folder wherever the UI was started
-            base = ReportConfig.from_settings(settings)
-            report = ExcelReportWorkflow(
-                base.model_copy(update={"attachment_dirs": (*base.attachment_dirs, uploads)})
-            )
-            state["workflows"] = [cs, report, ContentModerationWorkflow()]
-            state["orders"] = cs.store
-            if cs.store is not None:
-                framework_metrics.set_handoffs_waiting(lambda: len(cs.store.handoffs("waiting")))
-            try:
-                yield
-            finally:
-                if client is None:
-                    await state["client"].aclose()
-                state["store"].close()
-                state["monitor"].close()
+        try:
+            async with open_workflow(settings) as cs:
+                # the report reads uploads from the UI's upload folder wherever it was started
+                base = ReportConfig.from_settings(settings)
+                report = ExcelReportWorkflow(
+                    base.model_copy(update={"attachment_dirs": (*base.attachment_dirs, uploads)})
+                )
+                if cs.store is not None:
+                    framework_metrics.set_handoffs_waiting(
+                        lambda: len(cs.store.handoffs("waiting"))
+                    )
+                yield {
+                    "client": model,
+                    "store": store,
+                    "classifier": RuleClassifier(),
+                    "monitor": monitor,
+                    "workflows": [cs, report, ContentModerationWorkflow()],
+                    "orders": cs.store,
+                }
+        finally:
+            if client is None:
+                await model.aclose()
+            store.close()
+            monitor.close()
 
     def orchestrator(preset: str) -> Orchestrator:
         return Orchestrator(

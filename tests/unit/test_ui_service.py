@@ -6,6 +6,7 @@ report workbook, and text from workbooks and models escaped for Plotly."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,12 @@ from starlette.testclient import TestClient
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
+from orchestrator.exceptions import UserError
+from orchestrator.observability import (
+    configure_tracing,
+    shutdown_tracing,
+    tracing_enabled,
+)
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app, expert_grid
 from orchestrator.ui.charts import expert_figure, plot_text, report_figures
@@ -224,3 +231,63 @@ def test_a_bad_turn_is_a_400_naming_the_field(
         response = client.post("/api/turn", json=body)
     assert response.status_code == 400
     assert message in response.json()["error"]
+
+
+_CS_TURN = {"text": "Where is my order?", "thread_id": "t-tr", "customer_id": "C00001"}
+
+
+def test_the_service_traces_turns_from_otel_env_and_stops_when_it_closes(
+    service: TestClient, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """OTEL_TRACES_EXPORTER=console: the UI's turns are traced as ``orchestrator chat``'s are
+    (the console exporter writes the spans to stderr when the app closes)."""
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    assert not tracing_enabled()
+    try:
+        with service as client:
+            assert tracing_enabled()
+            _turn(client, _CS_TURN)
+        assert not tracing_enabled()  # turned off (and flushed) with the app
+    finally:
+        shutdown_tracing()
+    err = capfd.readouterr().err
+    spans = [json.loads(s) for s in re.findall(r"^\{\n.*?^\}$", err, re.S | re.M)]
+    names = {s["name"] for s in spans}
+    assert {"orchestrator.request", "orchestrator.workflow", "orchestrator.model_call"} <= names
+    request = next(s for s in spans if s["name"] == "orchestrator.request")
+    assert request["attributes"]["route"] == "customer_service"
+
+
+def test_the_service_keeps_tracing_the_cli_turned_on_and_honours_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``orchestrator ui --trace memory|console|otlp``: the CLI's exporter gets the UI's spans and
+    stays on after the app closes; ``--trace off`` (trace_from_env=False) with
+    OTEL_TRACES_EXPORTER set traces nothing; a bad OTEL_TRACES_EXPORTER stops the app opening."""
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
+    model = ScriptedModel(replies=["On its way."])
+    exporter = configure_tracing("memory")
+    try:
+        monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")  # the CLI's choice wins
+        with TestClient(build_app(settings, client=model)) as client:
+            _turn(client, _CS_TURN)
+        assert tracing_enabled()
+        names = [s.name for s in exporter.get_finished_spans()]
+        assert names.count("orchestrator.request") == 1 and "orchestrator.node" in names
+    finally:
+        shutdown_tracing()
+    with TestClient(build_app(settings, client=model, trace_from_env=False)) as client:
+        assert not tracing_enabled()
+        _turn(client, {**_CS_TURN, "thread_id": "t-off"})
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    with (
+        pytest.raises(UserError, match="console, otlp or none"),
+        TestClient(build_app(settings, client=model)),
+    ):
+        pass
+    assert not tracing_enabled()
