@@ -22,7 +22,7 @@ from orchestrator.batch.inputs import (
     open_input,
 )
 from orchestrator.batch.job import BatchJobResult, run_batch_job, write_batch_results
-from orchestrator.batch.results import RESULT_COLUMNS, write_results
+from orchestrator.batch.results import NOT_CLASSIFIED, RESULT_COLUMNS, write_results
 from orchestrator.batch.runner import (
     BatchOptions,
     BatchProgress,
@@ -35,6 +35,7 @@ from orchestrator.batch.runner import (
 )
 
 __all__ = [
+    "NOT_CLASSIFIED",
     "RESULT_COLUMNS",
     "BatchJobResult",
     "BatchOptions",

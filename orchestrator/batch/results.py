@@ -10,7 +10,9 @@ confidence; the workflow's outputs (``reply`` of customer service, ``verdict`` o
 calls' mean chosen-expert probability mass) and ``expert_routing`` (who filled the routing:
 ``replay`` is an estimate; ``pending`` while the deferred replay has not filled it, with the
 two columns before it empty, never zero); the ``request_id`` of the telemetry rows. A row no
-run has finished yet (a stopped batch) has status ``pending``.
+run has finished yet (a stopped batch) has status ``pending``; a row never sent (``pending``,
+``unreachable``, or refused before sending) has route ``not_classified``
+(:data:`NOT_CLASSIFIED`), never an empty route.
 
 The three expert columns of a row whose calls had no routing when the row was recorded (a
 deferred replay) are read again from the telemetry store each time the file is written
@@ -40,6 +42,13 @@ from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ModelCallRecord, TelemetryReader, decode_counts_blob
 from workflows.excel_report.render import cell_text
+
+#: The ``route`` of a row that was never sent, so never classified: a row stopped or
+#: cancelled before dispatch (``pending``), one no server answered (``unreachable``), one
+#: refused before sending (empty text, duplicate id, bad attachment). Never an empty cell.
+NOT_CLASSIFIED = "not_classified"
+#: The ``error`` of a ``pending`` row: why it has no outcome, and how to go on.
+PENDING_ERROR = "not run yet (the batch stopped before it); run the same command again to go on"
 
 #: The results-file columns, in order.
 RESULT_COLUMNS = (
@@ -114,9 +123,13 @@ def row_output(
     latency_ms: float | None = None,
     request_id: str | None = None,
 ) -> dict[str, Any]:
-    """The results-file columns of one row (JSON-serialisable, not yet escaped)."""
+    """The results-file columns of one row (JSON-serialisable, not yet escaped).
+
+    A row without an outcome (never sent: a problem such as empty text, or no server
+    answered) has route :data:`NOT_CLASSIFIED`, never an empty cell."""
     reply = verdict = report = None
-    route = confidence = workflow = top = conf = sources = None
+    route: str | None = NOT_CLASSIFIED
+    confidence = workflow = top = conf = sources = None
     prompt_tokens = completion_tokens = None
     if outcome is not None:
         route = outcome.classification.route.value
@@ -230,9 +243,17 @@ def refresh_expert_columns(
 
 
 def pending_output(row: BatchRow) -> dict[str, Any]:
-    """The columns of a row no run has finished yet (status ``pending``)."""
+    """The columns of a row no run has finished yet (status ``pending``, route
+    :data:`NOT_CLASSIFIED`: the classifier runs when the row is sent)."""
     output = dict.fromkeys(RESULT_COLUMNS)
-    output.update(row=row.index + 1, id=row.row_id, status="pending", attempts=0)
+    output.update(
+        row=row.index + 1,
+        id=row.row_id,
+        route=NOT_CLASSIFIED,
+        status="pending",
+        attempts=0,
+        error=PENDING_ERROR,
+    )
     return output
 
 
@@ -250,7 +271,10 @@ def merged_rows(
         while current is not None and current[0] < row.index:
             current = next(done, None)
         if current is not None and current[0] == row.index:
-            yield current[1]
+            output = current[1]
+            if output.get("route") is None:  # recorded by an older version: never sent
+                output = {**output, "route": NOT_CLASSIFIED}
+            yield output
         else:
             yield pending_output(row)
 
