@@ -184,14 +184,50 @@ class _PreparedCall:
     pending: dict[str, Any] | None
 
 
-def _settle(future: asyncio.Future[int], call_id: int | None, error: BaseException | None) -> None:
-    """On the caller's loop: hand a queued call's outcome to its awaiting caller."""
+#: A queued write: ``("start", RequestRecord fields)``, ``("call", _PreparedCall)`` or
+#: ``("finish", (request_id, status, error, result, finished_at))``.
+_Op = tuple[str, Any]
+
+
+def _describe(op: _Op) -> str:
+    """What a queued write is, for its error message."""
+    kind, payload = op
+    if kind == "start":
+        return f"request {payload['id']}"
+    if kind == "finish":
+        return f"request {payload[0]}"
+    return f"model call of request {payload.row['request_id']}"
+
+
+def _request_row(
+    request: Request, classification: Classification, workflow: str | None
+) -> dict[str, Any]:
+    """The ``requests`` row of a request that starts (status ``running``)."""
+    return {
+        "id": request.id,
+        "received_at": request.received_at,
+        "text": request.text,
+        "channel": request.channel,
+        "source": request.metadata.get("source"),
+        "route": classification.route.value,
+        "route_confidence": classification.confidence,
+        "classifier_signals": [s.model_dump(mode="json") for s in classification.signals],
+        "workflow": workflow,
+        "status": "running",
+        "batch_id": request.metadata.get("batch_id"),
+    }
+
+
+def _settle(
+    future: asyncio.Future[int | None], value: int | None, error: BaseException | None
+) -> None:
+    """On the caller's loop: hand a queued write's outcome to its awaiting caller."""
     if future.done():  # the caller was cancelled; the row is written all the same
         return
     if error is not None:
         future.set_exception(error)
     else:
-        future.set_result(int(call_id or 0))
+        future.set_result(value)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -284,8 +320,8 @@ class TelemetryStore(TelemetryReader):
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telemetry-writer")
         # calls handed over by arecord_call, written in groups by _drain_calls
         self._queue_lock = threading.Lock()
-        self._queued_calls: list[
-            tuple[_PreparedCall, asyncio.Future[int], asyncio.AbstractEventLoop]
+        self._queued_ops: list[
+            tuple[_Op, asyncio.Future[int | None], asyncio.AbstractEventLoop]
         ] = []
         self._drain_scheduled = False
 
@@ -344,21 +380,7 @@ class TelemetryStore(TelemetryReader):
             TelemetryError: The database rejected the row (e.g. the id exists already).
         """
         with self._transaction(f"request {request.id}") as session:
-            session.add(
-                RequestRecord(
-                    id=request.id,
-                    received_at=request.received_at,
-                    text=request.text,
-                    channel=request.channel,
-                    source=request.metadata.get("source"),
-                    route=classification.route.value,
-                    route_confidence=classification.confidence,
-                    classifier_signals=[s.model_dump(mode="json") for s in classification.signals],
-                    workflow=workflow,
-                    status="running",
-                    batch_id=request.metadata.get("batch_id"),
-                )
-            )
+            session.add(RequestRecord(**_request_row(request, classification, workflow)))
 
     def finish_request(
         self,
@@ -374,11 +396,15 @@ class TelemetryStore(TelemetryReader):
             TelemetryError: The request was never started, or the database rejected the write.
         """
         with self._transaction(f"request {request_id}") as session:
-            record = session.get(RequestRecord, request_id)
-            if record is None:
-                raise TelemetryError(f"request {request_id} was never started in {self.url}")
-            record.status, record.error, record.result = status, error, result
-            record.finished_at = self.clock()
+            self._apply_finish(session, (request_id, status, error, result, self.clock()))
+
+    def _apply_finish(self, session: Session, finish: tuple[Any, ...]) -> None:
+        request_id, status, error, result, finished_at = finish
+        record = session.get(RequestRecord, request_id)
+        if record is None:
+            raise TelemetryError(f"request {request_id} was never started in {self.url}")
+        record.status, record.error, record.result = status, error, result
+        record.finished_at = finished_at
 
     def record_call(
         self,
@@ -501,33 +527,56 @@ class TelemetryStore(TelemetryReader):
     def _write_calls(self, calls: Sequence[_PreparedCall], what: str) -> list[int]:
         """Insert ``calls`` and add them to their rollup rows in ONE transaction; their ids.
 
+        Raises:
+            TelemetryError: The database rejected a write; nothing of these calls remains.
+        """
+        return [int(i or 0) for i in self._write_ops([("call", c) for c in calls], what)]
+
+    def _write_ops(self, ops: Sequence[_Op], what: str) -> list[int | None]:
+        """Apply queued writes (``start``, ``call``, ``finish``) in order in ONE transaction;
+        a ``call``'s id, ``None`` for the others. The calls' rollup deltas are merged per
+        rollup row and added once, after the rows.
+
         Two writers may both create the same new rollup row; the loser's transaction is rolled
         back whole (no partial row) and retried once, when the row then exists.
 
         Raises:
-            TelemetryError: The database rejected a write; nothing of these calls remains.
+            TelemetryError: The database rejected a write; nothing of these writes remains.
         """
         for attempt in (1, 2):
             try:
                 with self._transaction(what) as session:
-                    records = [ModelCallRecord(**c.row) for c in calls]
-                    session.add_all(records)
-                    session.flush()  # the call rows first: they take the write lock
+                    out: list[int | None] = []
+                    calls: list[tuple[_PreparedCall, ModelCallRecord]] = []
+                    for kind, payload in ops:
+                        if kind == "start":
+                            session.add(RequestRecord(**payload))
+                            session.flush()
+                            out.append(None)
+                        elif kind == "finish":
+                            self._apply_finish(session, payload)
+                            out.append(None)
+                        else:
+                            record = ModelCallRecord(**payload.row)
+                            session.add(record)
+                            session.flush()  # the call row first: it takes the write lock
+                            calls.append((payload, record))
+                            out.append(record.id)
                     rollups: dict[RollupKey, RollupDelta] = {}
-                    for c in calls:
+                    for c, _ in calls:
                         if c.key is not None and c.delta is not None:
                             if c.key in rollups:
                                 rollups[c.key].merge(c.delta)
                             else:
                                 # a copy: merge() changes its target, and a failed group's
-                                # calls are written again from their own deltas
+                                # writes are applied again from their own deltas
                                 rollups[c.key] = replace(c.delta)
                     for key, delta in rollups.items():
                         _add_to_rollup(session, key, delta)
-                    for c, record in zip(calls, records, strict=True):
+                    for c, record in calls:
                         if c.pending is not None:
                             session.add(PendingExpertRoutingRecord(call_id=record.id, **c.pending))
-                    return [record.id for record in records]
+                    return out
             except TelemetryError as exc:
                 if attempt == 2 or not isinstance(exc.__cause__, IntegrityError):
                     raise
@@ -537,65 +586,77 @@ class TelemetryStore(TelemetryReader):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._writer, partial(write, *args, **kwargs))
 
-    async def astart_request(
-        self, request: Request, classification: Classification, workflow: str | None
-    ) -> None:
-        """:meth:`start_request` on the store's writer thread (the event loop does not wait)."""
-        await self._on_writer(self.start_request, request, classification, workflow)
-
-    async def afinish_request(self, request_id: str, status: str, **fields: Any) -> None:
-        """:meth:`finish_request` on the store's writer thread; same arguments, same errors."""
-        await self._on_writer(self.finish_request, request_id, status, **fields)
-
-    async def arecord_call(self, **fields: Any) -> int:
-        """:meth:`record_call` on the store's writer thread; same arguments, same errors.
-
-        **Group commit.** The call is prepared (counts, rollup delta, row) on the event loop,
-        queued, and written by the writer thread together with every call queued while the
-        previous write ran: one transaction, and one rollup update per rollup row, for the
-        whole group. Each caller gets its own call's id once that transaction has committed.
-        When the group's transaction fails, its calls are written again one at a time, so
-        only the call the database rejects fails (with its own :class:`TelemetryError`) and
-        no other call is lost or half-written. Rows keep arrival order; requests started and
-        finished through :meth:`astart_request` / :meth:`afinish_request` are written in
-        order with them (one writer thread).
-
-        Measured (``benchmarks/orch_client_cpu.py``): one transaction per call cost about
-        5 ms of client CPU per call on the 2-core box, on the writer thread but in the same
-        process (GIL) as the event loop.
-        """
+    async def _queued(self, op: _Op) -> int | None:
+        """Queue ``op`` for the writer thread and wait until its group has committed."""
         loop = asyncio.get_running_loop()
-        prepared = self._prepare_call(**fields)
-        future: asyncio.Future[int] = loop.create_future()
+        future: asyncio.Future[int | None] = loop.create_future()
         with self._queue_lock:
-            self._queued_calls.append((prepared, future, loop))
+            self._queued_ops.append((op, future, loop))
             schedule = not self._drain_scheduled
             self._drain_scheduled = True
         if schedule:
-            self._writer.submit(self._drain_calls)
+            self._writer.submit(self._drain)
         return await future
 
-    def _drain_calls(self) -> None:
-        """Writer thread: write every queued call (see :meth:`arecord_call`)."""
+    async def astart_request(
+        self, request: Request, classification: Classification, workflow: str | None
+    ) -> None:
+        """:meth:`start_request` through the writer thread's group commit (see
+        :meth:`arecord_call`); same errors."""
+        await self._queued(("start", _request_row(request, classification, workflow)))
+
+    async def afinish_request(
+        self,
+        request_id: str,
+        status: str,
+        *,
+        error: str | None = None,
+        result: dict[str, Any] | None = None,
+    ) -> None:
+        """:meth:`finish_request` through the writer thread's group commit (see
+        :meth:`arecord_call`); same arguments, same errors. ``finished_at`` is the time of
+        this call, not of the commit."""
+        await self._queued(("finish", (request_id, status, error, result, self.clock())))
+
+    async def arecord_call(self, **fields: Any) -> int:
+        """:meth:`record_call` through the writer thread; same arguments, same errors.
+
+        **Group commit.** The call is prepared (counts, rollup delta, row) on the event loop and
+        queued; the writer thread writes every write queued while its previous transaction ran
+        (request starts, calls, request finishes, in arrival order) in ONE transaction, with
+        one rollup update per rollup row. Each caller gets its result once that transaction
+        has committed. When a group's transaction fails, its writes are applied again one at a
+        time, so only the write the database rejects fails (with its own
+        :class:`TelemetryError`) and nothing else is lost or half-written.
+
+        Measured (``benchmarks/orch_client_cpu.py``, 2-core box): with one transaction per
+        write the telemetry cost about 10 ms of client CPU per request (on the writer thread,
+        but in the same process and GIL as the event loop), and with 16 requests in flight
+        each request waited behind the single writer; see ``benchmarks/results/``.
+        """
+        prepared = self._prepare_call(**fields)
+        return int(await self._queued(("call", prepared)) or 0)
+
+    def _drain(self) -> None:
+        """Writer thread: apply every queued write (see :meth:`arecord_call`)."""
         with self._queue_lock:
-            group, self._queued_calls = self._queued_calls, []
+            group, self._queued_ops = self._queued_ops, []
             self._drain_scheduled = False
         if not group:
             return
         outcomes: list[tuple[int | None, BaseException | None]]
         try:
-            ids = self._write_calls([c for c, _, _ in group], f"{len(group)} model call(s)")
-            outcomes = [(i, None) for i in ids]
+            results = self._write_ops([op for op, _, _ in group], f"{len(group)} telemetry writes")
+            outcomes = [(r, None) for r in results]
         except Exception:
             outcomes = []
-            for prepared, _, _ in group:  # one at a time: only the rejected call fails
+            for op, _, _ in group:  # one at a time: only the rejected write fails
                 try:
-                    what = f"model call of request {prepared.row['request_id']}"
-                    outcomes.append((self._write_calls([prepared], what)[0], None))
-                except Exception as exc:  # handed to that call's awaiting caller
+                    outcomes.append((self._write_ops([op], _describe(op))[0], None))
+                except Exception as exc:  # handed to that write's awaiting caller
                     outcomes.append((None, exc))
-        for (_, future, loop), (call_id, error) in zip(group, outcomes, strict=True):
-            loop.call_soon_threadsafe(_settle, future, call_id, error)
+        for (_, future, loop), (value, error) in zip(group, outcomes, strict=True):
+            loop.call_soon_threadsafe(_settle, future, value, error)
 
     def rebuild_rollups(self, *, chunk: int = 5000, max_pending: int = 512) -> int:
         """Recompute every ``expert_rollups`` row from ``model_calls``, in one transaction.

@@ -190,6 +190,34 @@ async def test_concurrent_calls_are_committed_in_groups_and_a_rejected_one_fails
     store.close()
 
 
+async def test_starts_calls_and_finishes_share_a_group_in_arrival_order(tmp_path: Path) -> None:
+    import asyncio
+
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    classification = RuleClassifier().classify(Request(text="refund my order"))
+    ids = np.zeros((3, 2, 2), np.int16)
+    ids[..., 1] = 1
+    first, second = Request(text="refund order 1"), Request(text="refund order 2")
+    await store.astart_request(first, classification, "customer_service")
+    outcomes = await asyncio.gather(
+        store.astart_request(second, classification, "customer_service"),
+        store.arecord_call(**_call(second.id, classification, ids, node="a")),
+        store.astart_request(first, classification, "customer_service"),  # exists: rejected
+        store.arecord_call(**_call(second.id, classification, ids, node="b")),
+        store.afinish_request(second.id, "succeeded", result={"ok": True}),
+        store.afinish_request("never-started", "failed"),  # rejected
+        return_exceptions=True,
+    )
+    assert outcomes[0] is None and outcomes[4] is None
+    assert isinstance(outcomes[1], int) and outcomes[3] == outcomes[1] + 1
+    assert isinstance(outcomes[2], TelemetryError) and first.id in str(outcomes[2])
+    assert isinstance(outcomes[5], TelemetryError) and "never started" in str(outcomes[5])
+    assert [c.node for c in store.calls(request_id=second.id)] == ["a", "b"]
+    statuses = {r.id: r.status for r in store.requests()}
+    assert statuses == {first.id: "running", second.id: "succeeded"}
+    store.close()
+
+
 def test_expert_counts_are_computed_once_and_read_only() -> None:
     ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (4, 1, 1))
     trace = _trace(ids)
