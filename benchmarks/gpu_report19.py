@@ -19,6 +19,7 @@ LABELS = {
     "ids": "ids (vLLM's per-token `.npy`)",
     "counts": "counts (plugin, per-call layer x expert)",
     "none": "none (capture on, nothing returned)",
+    "sampled": "sampled (counts on a per-request 25% draw, none on the rest)",
 }
 
 
@@ -32,7 +33,7 @@ def capture_table(results: dict[str, Any]) -> str:
     ]
     for c in (32, 128):
         summary = results.get(f"capture_c{c}", {}).get("summary", {})
-        for mode in ("off", "ids", "counts", "none"):
+        for mode in ("off", "ids", "counts", "none", "sampled"):
             s = summary.get(mode)
             if not s:
                 continue
@@ -125,7 +126,21 @@ def orch_table(results: dict[str, Any]) -> str:
             f"| {r.get('statuses') or ''} | {r.get('routing_sources') or ''} |"
         )
     s = o.get("summary", {})
-    if s:
+    if s and "ratio_wall_plain_over_full" in s:  # 2026-12-01 on: same calls, output tok/s
+        rows.append(
+            f"\n{o['requests']} requests, {o['concurrency_requests']} in flight over "
+            f"{o.get('client_processes', 1)} client processes on each side; the plain client "
+            f"sends the full path's recorded calls. Full {s['full_output_tok_s_mean']:.0f} "
+            f"output tok/s vs plain {s['plain_output_tok_s_mean']:.0f}: ratio "
+            f"**{s['ratio_full_over_plain']:.3f}** (wall for the same calls: plain "
+            f"{s['plain_wall_s_mean']:.2f} s / full {s['full_wall_s_mean']:.2f} s = "
+            f"{s['ratio_wall_plain_over_full']:.3f}); client CPU per request, median: full "
+            f"{s['full_client_cpu_ms_per_request_median']:.1f} ms, plain "
+            f"{s['plain_client_cpu_ms_per_request_median']:.1f} ms; model calls with a JSON "
+            f"schema {o.get('calls_with_schema')}, with tools {o.get('calls_with_tools')}; "
+            f"schema dropped: {o.get('json_schema_dropped')}."
+        )
+    elif s:
         rows.append(
             f"\n{o['requests']} requests, {o['concurrency_requests']} in flight; full "
             f"{s['full_requests_s_mean']:.1f} req/s vs plain {s['plain_requests_s_mean']:.1f}: "

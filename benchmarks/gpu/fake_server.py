@@ -10,10 +10,12 @@ per request: :mod:`benchmarks.orch_client_cpu` uses it to measure the client's C
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import io
 import json
+import os
 import sys
 from typing import Any
 
@@ -22,6 +24,8 @@ import numpy as np
 from serving.vllm_plugin import compact_expert_counts, mode_of
 
 LAYERS, EXPERTS, TOP_K = 28, 64, 6
+#: Seconds every chat call waits before answering ($FAKE_DELAY_MS, default 0).
+DELAY_S = float(os.environ.get("FAKE_DELAY_MS", "0")) / 1000.0
 
 
 def _experts(rows: int, seed: int) -> np.ndarray:
@@ -93,6 +97,8 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
 
     async def chat(request: Request) -> Any:
         body = await request.json()
+        if DELAY_S:  # a stand-in for the GPU's time per call ($FAKE_DELAY_MS)
+            await asyncio.sleep(DELAY_S)
         prompt = max(8, len(json.dumps(body.get("messages"))) // 6)
         completion = int(body.get("max_tokens") or 16)
         prompt_ids = list(range(prompt))

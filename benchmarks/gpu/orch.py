@@ -153,20 +153,35 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean requests/s and output tok/s of each path and the full / plain ratio (``{}`` until
-    both paths ran)."""
+    """Mean requests/s, output tok/s and wall of each path, and the full / plain ratio
+    (``{}`` until both paths ran).
+
+    ``ratio_full_over_plain`` compares the same work: the plain client sends exactly the full
+    path's recorded model calls, so the ratio is of output tok/s (equal to plain wall / full
+    wall for the same calls and tokens). Requests/s are not comparable: requests whose
+    workflow made no model call (e.g. handed to a person before any call) count for the full
+    path but have nothing for the plain client to send (``ratio_requests_s`` keeps that
+    figure, as the 2026-11-30 report computed it, for comparison only)."""
     full = [r for r in runs if r["mode"] == "full"]
     plain = [r for r in runs if r["mode"] == "plain"]
     if not (full and plain):
         return {}
     f = statistics.fmean(r["requests_s"] for r in full)
     p = statistics.fmean(r["requests_s"] for r in plain)
+    ft = statistics.fmean(r["output_tok_s"] for r in full)
+    pt = statistics.fmean(r["output_tok_s"] for r in plain)
+    fw = statistics.fmean(r["wall_s"] for r in full)
+    pw = statistics.fmean(r["wall_s"] for r in plain)
     return {
         "full_requests_s_mean": round(f, 3),
         "plain_requests_s_mean": round(p, 3),
-        "ratio_full_over_plain": round(f / p, 4),
-        "full_output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in full), 1),
-        "plain_output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in plain), 1),
+        "ratio_full_over_plain": round(ft / pt, 4),
+        "ratio_wall_plain_over_full": round(pw / fw, 4),
+        "ratio_requests_s": round(f / p, 4),
+        "full_wall_s_mean": round(fw, 3),
+        "plain_wall_s_mean": round(pw, 3),
+        "full_output_tok_s_mean": round(ft, 1),
+        "plain_output_tok_s_mean": round(pt, 1),
         "full_client_cpu_ms_per_request_median": round(
             statistics.median(r["client_cpu_ms_per_request"] for r in full), 2
         ),
@@ -381,9 +396,12 @@ async def full_path(
     )
 
 
-async def plain_path(base: str, calls: Recorded, old: str, new: str, c: int) -> dict[str, Any]:
+async def plain_path(
+    base: str, calls: Recorded, old: str, new: str, c: int, enc: str = "counts"
+) -> dict[str, Any]:
     """The recorded ``calls`` (tag ``old`` renamed ``new`` so no prefix cache is shared) sent
-    with a plain ``openai`` client, each request's calls in order, ``c`` requests in flight."""
+    with a plain ``openai`` client, each request's calls in order, ``c`` requests in flight,
+    asking for the routed-experts encoding ``enc`` as the full path does."""
     import openai
 
     client = openai.AsyncOpenAI(base_url=base, api_key="EMPTY", timeout=600, max_retries=2)
@@ -414,7 +432,10 @@ async def plain_path(base: str, calls: Recorded, old: str, new: str, c: int) -> 
                     messages=msgs,
                     max_tokens=call["max_tokens"],
                     temperature=call.get("temperature", 0.0),
-                    extra_body={"return_token_ids": True},
+                    # the same routed-experts encoding as the full path's EngineCapture asks
+                    # for (on 2026-12-01 the plain client sent none and got the server's
+                    # default, ids: more server work and bigger bodies than the full path's)
+                    extra_body={"return_token_ids": True, "vllm_xargs": {"routed_experts": enc}},
                     **kwargs,
                 )
                 tokens += resp.usage.completion_tokens
