@@ -13,6 +13,18 @@ moderation lexicon see obfuscated text the same way (issue 14):
 CJK characters are never folded. :func:`fold_char` is the per-character primitive (the
 moderation normaliser keeps an offset map with it); :func:`fold_text` folds a whole string
 through a lazily filled ``str.translate`` table (about 20 ns a character once warm).
+
+On top of that, word-level obfuscation (what evades a word list rather than a character
+table):
+
+* **Leetspeak**: digits and symbols standing for letters inside a word
+  (:data:`LEET`, :func:`unleet`: ``k1ll`` → ``kill``, ``d!e`` → ``die``, ``ur$elf`` →
+  ``urself``); a word of digits only (``2024``) is left alone.
+* **Spaced letters**: three or more single letters split by spaces or symbols
+  (``k i l l``, ``k.i.l.l``) joined into one word (:func:`join_spaced_letters`).
+
+:func:`fold_obfuscation` applies both to a whole text for callers that need no offsets (the
+request classifier); the moderation matcher uses :func:`unleet` per word and keeps offsets.
 """
 
 from __future__ import annotations
@@ -21,7 +33,17 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["fold_char", "fold_text", "homoglyph_table", "is_cjk", "is_han"]
+__all__ = [
+    "LEET",
+    "fold_char",
+    "fold_obfuscation",
+    "fold_text",
+    "homoglyph_table",
+    "is_cjk",
+    "is_han",
+    "join_spaced_letters",
+    "unleet",
+]
 
 #: Characters of these blocks are never homoglyph-folded or stripped of marks.
 _CJK_RANGES = (
@@ -142,3 +164,60 @@ def fold_text(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text.lower()
     return _FOLDABLE.sub(_fold_run, text).lower()
+
+
+#: Leetspeak digits and symbols, and the letters they stand for (``1`` also stands for ``l``:
+#: :func:`unleet` gives both readings).
+LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
+                      "@": "a", "$": "s", "!": "i", "|": "l"})  # fmt: skip
+_LEET_L = str.maketrans({"1": "l", "|": "l", "!": "i"})
+_LEET_CHARS = frozenset("013457@$!|")
+
+
+def unleet(word: str) -> tuple[str, ...]:
+    """The readings of a leetspeak word, most likely first (``1`` read as ``i``, then as
+    ``l``): ``("kiii", "kill")`` for ``ki11``; callers try every reading. A word with no
+    letter (``2024``, ``!!``) or no leet character gives ``()``; so does a reading that
+    keeps a non-letter.
+
+    Example:
+        >>> unleet("k1ll"), unleet("d!e"), unleet("2024")
+        (('kill', 'klll'), ('die',), ())
+    """
+    if not any(c.isalpha() for c in word) or not _LEET_CHARS & set(word):
+        return ()
+    first = word.translate(LEET)
+    second = word.translate(_LEET_L).translate(LEET)
+    return tuple(w for w in dict.fromkeys((first, second)) if w.isalpha())
+
+
+_SPACED = re.compile(r"(?<![A-Za-z])(?:[A-Za-z][ .\-_*~|/\\,+:;'\"]{1,3}){2,}[A-Za-z](?![A-Za-z])")
+_SPACE_GAP = re.compile(r"[ .\-_*~|/\\,+:;'\"]")
+
+
+def join_spaced_letters(text: str) -> str:
+    """Join runs of three or more single Latin letters split by spaces or symbols
+    (``k i l l``, ``k.i.l.l``, ``k-i-l-l``) into one word; other text (Chinese included) is
+    kept as is.
+
+    Example:
+        >>> join_spaced_letters("k i l l yourself, a b c")
+        'kill yourself, abc'
+    """
+    return _SPACED.sub(lambda m: _SPACE_GAP.sub("", m.group()), text)
+
+
+_LEET_WORD = re.compile(r"[a-z0-9@$!|]*[a-z][a-z0-9@$!|]*")
+
+
+def fold_obfuscation(text: str) -> str:
+    """:func:`fold_text`, then leetspeak words read as letters (first reading of
+    :func:`unleet`) and spaced-out letters joined (:func:`join_spaced_letters`).
+
+    Example:
+        >>> fold_obfuscation("K1LL  y0urself, k i l l")
+        'kill  yourself, kill'
+    """
+    folded = fold_text(text)
+    folded = _LEET_WORD.sub(lambda m: (unleet(m.group()) or (m.group(),))[0], folded)
+    return join_spaced_letters(folded)

@@ -74,6 +74,10 @@ class Term(BaseModel):
             inside one of them does not count.
         context_exclude: English words or phrases that give the term an innocent sense when
             they occur within a few words of it (``transmission`` for ``tranny``).
+        obfuscated_only: English single words that are ordinary as written (``die``, ``kill``)
+            but an evasion when disguised: they match only as leetspeak (``d!e``, ``k1ll``) or
+            spaced-out letters (``d i e``), never in plain spelling, inflections, stems or
+            fuzzy matches.
         names_harm: The term names a harm (``racism``, ``歧视``) rather than commits one: in a
             sentence that negates or condemns it the hit is a ``mention``
             (:mod:`workflows.content_moderation.mention`), and the policy decides.
@@ -95,6 +99,7 @@ class Term(BaseModel):
     exclude: tuple[str, ...] = ()
     context_exclude: tuple[str, ...] = ()
     names_harm: bool = False
+    obfuscated_only: bool = False
     note: str = ""
     line: int | None = Field(default=None, exclude=True)
 
@@ -127,6 +132,11 @@ class Term(BaseModel):
             raise ValueError(
                 f"term {self.text!r}: Chinese terms always match as substrings; remove "
                 f"match = {self.match!r}"
+            )
+        if self.obfuscated_only and (self.is_chinese or not re.fullmatch(r"[a-z]+", self.text)):
+            raise ValueError(
+                f"term {self.text!r}: obfuscated_only is for single lower-case English words; "
+                "remove it or spell the term as one word"
             )
         return self
 

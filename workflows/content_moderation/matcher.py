@@ -33,8 +33,19 @@ multi-word terms match on word sequences (``kill yourself``).
 
 Chinese terms match as substrings of a stream where spaces, symbols and emoji are removed
 (``傻 逼``, ``傻*逼``, ``傻😀逼`` → ``傻逼``; ``spaced``) but sentence punctuation stays, so a
-match never joins two sentences. Their pinyin (``shabi``, ``sha bi``) and listed
-abbreviations (``sb``, ``nmsl``) match as English words.
+match never joins two sentences. Their pinyin (``shabi``, ``sha bi``), Latin variants (``jb``)
+and listed abbreviations (``sb``, ``nmsl``) match as words **only in Chinese context**
+(:meth:`Matcher.chinese_context`), because the same letters are ordinary in English ("SB 1047
+bill", "JB Hi-Fi", "NC State", "the gang can" → *gang can*, 港灿):
+
+* in a post with Chinese characters, the Latin word must stand alone — its neighbouring words
+  (across spaces, ``-``, ``_``, ``/``, ``.``) are Chinese characters, other Chinese-style words,
+  or nothing (``你就是个SB吧``, but not ``我在JB Hi-Fi买的``);
+* in a post without Chinese characters, at least :data:`MIN_PINYIN_SHARE` of its Latin words
+  must be Chinese-style (pinyin syllables or Chinese-term abbreviations: ``ni shi sha bi``,
+  ``cnm``, ``wcnm sb``), so one such word inside an English sentence is not enough;
+* either way, a word followed or preceded by a number is a code or model number (``SB 1047``,
+  ``TMD-200``, ``NB3``) and never a term.
 """
 
 from __future__ import annotations
@@ -54,6 +65,8 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from orchestrator.datafiles import HotReloader
+from orchestrator.textnorm import LEET as _LEET
+from orchestrator.textnorm import unleet
 from workflows.content_moderation.lexicon import (
     DEFAULT_LEXICON_DIR,
     LexiconData,
@@ -68,11 +81,24 @@ log = logging.getLogger(__name__)
 
 #: Least letters of a pinyin spelling that is matched (``nima`` is too short to be safe).
 MIN_PINYIN_LETTERS = 5
+#: Least share of a post's Latin words that must be Chinese-style (pinyin syllables or
+#: abbreviations of Chinese terms) for a post without Chinese characters to be Chinese context.
+MIN_PINYIN_SHARE = 0.75
+#: English Zipf frequency from which a pinyin-shaped word counts as English (``you``, ``are``,
+#: ``can`` split into syllables too), not as Chinese style.
+ENGLISH_ZIPF = 5.5
+#: Most Zipf frequency, in every :data:`DICTIONARY_LANGS` list, of a spelled-out pinyin form
+#: of five or more letters that counts even inside an English sentence (``shabi``,
+#: ``caonima``: words of no language there; ``guinan``, a name, is not one of them).
+UNKNOWN_ZIPF = 1.5
 #: Inflections tried on word-mode terms.
 INFLECTIONS = ("s", "es", "ed", "ing", "in", "er", "ers", "z")
-#: Leetspeak digits and symbols, and the letters they stand for.
-LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
-                      "@": "a", "$": "s", "!": "i", "|": "l"})  # fmt: skip
+#: Leetspeak digits and symbols, and the letters they stand for (shared with the request
+#: classifier: :data:`orchestrator.textnorm.LEET`).
+LEET = _LEET
+#: Least letters of a multi-word term written as one word (``killyourself``, ``k i l l y o u``)
+#: that is matched.
+MIN_JOINED_PHRASE = 6
 #: Most word pieces joined into one spaced-out word.
 MAX_SPACED = 24
 #: Least letters of a prefix/suffix/infix stem (``nig``, ``fag`` match as whole words only).
@@ -96,6 +122,10 @@ _RUN3 = re.compile(r"(.)\1\1")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 #: Separators dropped from the Chinese stream (sentence punctuation , ! ? ; : 。 stays).
 _CJK_DROP_PUNCT = frozenset(" .-_*~|/\\+=#@&^`'\"()[]{}<>·…")
+#: The Latin word right before / after a span, across spaces and joiners (original text).
+_WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[\s\-_/.]*$")
+_WORD_AFTER = re.compile(r"^[\s\-_/.]*([A-Za-z0-9]+)")
+_LATIN_WORD = re.compile(r"[a-z]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +218,10 @@ class _Index:
     suffix: dict[str, list[TermRef]] = field(default_factory=_lists)
     infix: dict[str, list[TermRef]] = field(default_factory=_lists)
     phrases: dict[tuple[str, ...], Refs] = field(default_factory=_lists)
+    #: Latin multi-word terms written as one word ("killyourself").
+    joined: dict[str, Refs] = field(default_factory=_lists)
+    #: Words that count only when disguised (lexicon ``obfuscated_only``: "d!e", "k i l l").
+    obfuscated: dict[str, Refs] = field(default_factory=_lists)
     fuzzy: dict[str, list[TermRef]] = field(default_factory=_lists)
     cjk: dict[str, list[TermRef]] = field(default_factory=_lists)
 
@@ -218,6 +252,17 @@ class Matcher:
         self._max_phrase = max((len(k) for k in self._ix.phrases), default=1)
         self._cjk_re = _alternation(self._ix.cjk)
         self.term_count = len(data.terms)
+        #: Chinese terms: their Latin forms (pinyin, variants, abbreviations) need Chinese
+        #: context (:meth:`chinese_context`).
+        self._chinese = frozenset(t.text for _, t in data.terms if t.is_chinese)
+        #: Latin forms of Chinese terms (abbreviations, Latin variants): Chinese-style words.
+        self._chinese_latin = frozenset(
+            form.lower()
+            for _, t in data.terms
+            if t.is_chinese
+            for form in (*t.abbreviations, *t.variants)
+            if not any(is_han(c) for c in form)
+        )
         #: Terms that name a harm (lexicon ``names_harm``): candidates for a mention.
         self.names_harm = frozenset(t.text for _, t in data.terms if t.names_harm)
         self._context = {
@@ -254,6 +299,10 @@ class Matcher:
                     ix.exact["".join(syllables)].append((ref, "pinyin"))
                     ix.phrases[syllables].append((ref, "pinyin"))
             return
+        if term.obfuscated_only:
+            for form in (term.text, *term.variants):
+                ix.obfuscated[_term_key(form)].append((ref, "leet"))
+            return
         for k, form in enumerate((term.text, *term.variants)):
             self._add_latin(ref, _term_key(form), term, "exact", canonical=k == 0)
         for abbr in term.abbreviations:
@@ -268,6 +317,9 @@ class Matcher:
             return
         if len(words) > 1:
             ix.phrases[words].append((ref, how))
+            glued = "".join(words)
+            if len(glued) >= MIN_JOINED_PHRASE and glued.isalpha():
+                ix.joined[glued].append((ref, how))
             return
         word = words[0]
         if len(word) < 2:
@@ -350,11 +402,13 @@ class Matcher:
         leet = token.translate(LEET)
         if "*" in leet:
             out += self._masked(leet)
-        elif leet != token:
-            forms.append((leet, "leet"))
+        elif leet != token:  # every reading: "ki11" is "kiii" or "kill"
+            forms += [(form, "leet") for form in unleet(token) or (leet,)]
         for form, how in forms:
             if not form.isalnum():
                 continue
+            if how == "leet":  # a disguised ordinary word ("d!e"): lexicon obfuscated_only
+                out += [(r, "leet", 1.0) for r, _ in self._ix.obfuscated.get(form, ())]
             out += self._lookup(form, how)
             if _RUN3.search(form):
                 out += [(r, "repeated", 1.0) for r, _ in self._ix.squeezed.get(squeeze(form), ())]
@@ -413,7 +467,56 @@ class Matcher:
         if self._cjk_re is not None and _HAN.search(s):
             self._cjk(norm, add)
         kept = [h for h in hits.values() if not self._in_excluded_context(h, norm, tokens)]
+        latin_cn = [h for h in kept if h.term in self._chinese and not _HAN.search(h.text)]
+        if latin_cn:
+            has_han = _HAN.search(s) is not None
+            context = self.chinese_context
+            drop = {id(h) for h in latin_cn if not context(h, norm.original, s, has_han)}
+            kept = [h for h in kept if id(h) not in drop]
         return ScanResult(_drop_nested(kept), norm)
+
+    def chinese_style(self, word: str) -> bool:
+        """True for a Latin word written the Chinese-internet way: an abbreviation or Latin
+        variant of a Chinese term (``sb``, ``nmsl``, ``jb``), or pinyin that is not ordinary
+        English — one syllable under :data:`ENGLISH_ZIPF` (``ni``, ``ta``, ``gang``; not
+        ``you``, ``can``) or several under Zipf 3 (``shabi``, ``nihao``; not ``cute`` = cu+te).
+        Lower-case input."""
+        if word in self._chinese_latin:
+            return True
+        n = pinyin_split(word)
+        if not n:
+            return False
+        from wordfreq import zipf_frequency
+
+        return zipf_frequency(word, "en") < (ENGLISH_ZIPF if n == 1 else 3.0)
+
+    def chinese_context(self, hit: Hit, original: str, normalized: str, has_han: bool) -> bool:
+        """Whether a Latin-script hit of a Chinese term (pinyin, abbreviation, Latin variant)
+        counts: see the module docstring (Chinese context).
+
+        Args:
+            hit: The hit (its span in ``original``).
+            original: The post as given.
+            normalized: Its normalised text (lower case, folded).
+            has_han: Whether the post holds a Chinese character.
+        """
+        before = _WORD_BEFORE.search(original, max(0, hit.start - 40), hit.start)
+        after = _WORD_AFTER.search(original[hit.end : hit.end + 40])
+        neighbours = [m.group(1) for m in (before, after) if m is not None]
+        neighbours = [w for w in neighbours if not any(is_han(c) for c in w)]
+        if any(any(c.isdigit() for c in w) for w in neighbours):
+            return False  # a code or model number: "SB 1047", "TMD-200"
+        if any(c.isdigit() for c in hit.text):
+            return False
+        if has_han:
+            return all(self.chinese_style(w.lower()) for w in neighbours)
+        words = _LATIN_WORD.findall(normalized)
+        if words and sum(map(self.chinese_style, words)) >= MIN_PINYIN_SHARE * len(words):
+            return True
+        # one spelled-out pinyin word that no language's word list knows ("you are shabi");
+        # syllables written apart ("gang can") need the share above
+        form = _LATIN_WORD.findall(normalize(hit.text).text)
+        return len(form) == 1 and len(form[0]) >= MIN_PINYIN_LETTERS and not known_word(form[0])
 
     def _in_excluded_context(
         self, hit: Hit, norm: Normalized, tokens: list[tuple[int, int, str]]
@@ -438,13 +541,8 @@ class Matcher:
     def _across_words(self, s: str, tokens: list[tuple[int, int, str]], add) -> None:  # type: ignore[no-untyped-def]
         ix = self._ix
         plain = [t.strip(_EDGE_JUNK) for _, _, t in tokens]
-        # multi-word terms
-        if ix.phrases:
-            for i in range(len(tokens)):
-                for n in range(2, min(self._max_phrase, len(tokens) - i) + 1):
-                    for ref, how in ix.phrases.get(tuple(plain[i : i + n]), ()):
-                        add(tokens[i][0], tokens[i + n - 1][1], ref, how, 1.0)
-        # spaced-out single letters: "f u c k", "f.u.c.k"
+        # spaced-out single letters: "f u c k", "f.u.c.k" -> one word over tokens i..j
+        runs: list[tuple[int, int, str]] = []
         i = 0
         while i < len(tokens):
             j = i
@@ -458,15 +556,59 @@ class Matcher:
                 j += 1
             if j - i >= 2 and len(plain[i]) == 1:
                 word = "".join(plain[i : j + 1]).translate(LEET)
+                runs.append((i, j, word))
                 for ref, _, score in self._word(word):
                     add(tokens[i][0], tokens[j][1], ref, "spaced", score)
+                for ref, _ in self._ix.obfuscated.get(word, ()):
+                    add(tokens[i][0], tokens[j][1], ref, "spaced", 1.0)
+                for ref, _ in self._joined(word):
+                    add(tokens[i][0], tokens[j][1], ref, "spaced", 1.0)
             i = j + 1
+        # multi-word terms, over the words with leetspeak read as letters ("k1ll yourself",
+        # "go d!e") and spaced-out letters joined ("k i l l yourself")
+        if ix.phrases:
+            words: list[tuple[int, int, tuple[str, ...], MatchKind]] = []
+            starts = {r[0]: r for r in runs}
+            i = 0
+            while i < len(tokens):
+                if i in starts:
+                    _, j, word = starts[i]
+                    words.append((tokens[i][0], tokens[j][1], (word,), "spaced"))
+                    i = j + 1
+                    continue
+                read = unleet(plain[i])
+                forms = (plain[i], *read) if plain[i].isalpha() else read or (plain[i],)
+                words.append((tokens[i][0], tokens[i][1], forms, "leet" if read else "exact"))
+                i += 1
+            for k in range(len(words)):
+                for n in range(2, min(self._max_phrase, len(words) - k) + 1):
+                    span = words[k : k + n]
+                    kinds = {w[3] for w in span} - {"exact"}
+                    for combo in itertools.product(*(w[2] for w in span)):
+                        for ref, how in ix.phrases.get(combo, ()):
+                            kind = how if not kinds or how != "exact" else min(kinds)
+                            add(span[0][0], span[-1][1], ref, kind, 1.0)
+        # a multi-word term written as one word: "killyourself", "k1llyourself"
+        if ix.joined:
+            for (a, b, _), word in zip(tokens, plain, strict=True):
+                for ref, how in self._joined(word):
+                    add(a, b, ref, "joined" if how == "exact" else how, 1.0)
         # two pieces around one symbol: "fu.ck", "ass-hole"
         for (a, b, _), (c, d, _), p, q in zip(tokens, tokens[1:], plain, plain[1:], strict=False):
             if c - b == 1 and _JOIN_GAP.fullmatch(s, b, c) and p and q:
                 for ref, how in ix.exact.get((p + q).translate(LEET), ()):
                     if how in ("exact", "inflected"):
                         add(a, d, ref, "joined", 1.0)
+
+    def _joined(self, word: str) -> Refs:
+        """Multi-word terms written as the one word ``word`` (leetspeak read as letters)."""
+        if len(word) < MIN_JOINED_PHRASE or not self._ix.joined:
+            return []
+        forms = (word, *unleet(word)) if word.isalpha() else unleet(word)
+        found: Refs = []
+        for form in forms:
+            found += self._ix.joined.get(form, ())
+        return found
 
     def _cjk(self, norm: Normalized, add) -> None:  # type: ignore[no-untyped-def]
         s = norm.text
@@ -556,6 +698,56 @@ class Lexicon:
     def matcher(self) -> Matcher:
         """The live compiled matcher (checks the files first, at most every interval)."""
         return self._live.get()
+
+
+@lru_cache(maxsize=1)
+def pinyin_syllables() -> frozenset[str]:
+    """The toneless pinyin syllables with a vowel (``ü`` written ``v``), about 420, read from
+    ``pypinyin``'s character readings rather than typed by hand."""
+    from pypinyin.pinyin_dict import pinyin_dict
+    from pypinyin.style._constants import PHONETIC_SYMBOL_DICT
+
+    plain = str.maketrans(
+        {k: re.sub(r"\d", "", v) for k, v in PHONETIC_SYMBOL_DICT.items() if len(k) == 1}
+    )
+    out = set()
+    for readings in pinyin_dict.values():
+        for reading in readings.split(","):
+            syllable = reading.translate(plain).replace("ü", "v")
+            # interjections without a vowel (m, n, hm, ng) would make "mn" or "n" pinyin
+            if syllable.isascii() and syllable.isalpha() and set(syllable) & set("aeiouv"):
+                out.add(syllable)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def pinyin_split(word: str) -> int:
+    """How many pinyin syllables a lower-case Latin word splits into wholly (fewest), or 0
+    when it does not split (``shabi`` → 2, ``caonima`` → 3, ``help`` → 0).
+
+    Example:
+        >>> pinyin_split("caonima"), pinyin_split("help")
+        (3, 0)
+    """
+    syllables = pinyin_syllables()
+    n = len(word)
+    if not n or not word.isalpha():
+        return 0
+    best = [0] + [0] * n  # best[i]: fewest syllables of word[:i], 0 when it does not split
+    for i in range(1, n + 1):
+        counts = [best[j] + 1 for j in range(max(0, i - 6), i)
+                  if (best[j] or j == 0) and word[j:i] in syllables]  # fmt: skip
+        best[i] = min(counts, default=0)
+    return best[n]
+
+
+@lru_cache(maxsize=65536)
+def known_word(word: str) -> bool:
+    """True when ``word`` is at least rare-but-real in one of :data:`DICTIONARY_LANGS`
+    (wordfreq Zipf ≥ :data:`UNKNOWN_ZIPF`): a name or word, not a pinyin insult."""
+    from wordfreq import zipf_frequency
+
+    return max(zipf_frequency(word, lang) for lang in DICTIONARY_LANGS) >= UNKNOWN_ZIPF
 
 
 @lru_cache(maxsize=65536)
