@@ -47,7 +47,7 @@ from pathlib import Path
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.engine import CompiledRules, normalise
-from orchestrator.classifier.learned import LearnedModel, load_model
+from orchestrator.classifier.learned import FastScorer, LearnedModel, load_model
 from orchestrator.classifier.loader import load_calibration, load_rules
 from orchestrator.classifier.models import (
     CalibrationFile,
@@ -58,6 +58,8 @@ from orchestrator.classifier.models import (
     Signal,
     Thresholds,
     TierContribution,
+    TierName,
+    trusted,
 )
 from orchestrator.classifier.negation import clauses, mask, negated_scopes
 from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
@@ -101,6 +103,7 @@ class _State:
     thresholds: Thresholds
     version: str
     model: LearnedModel | None
+    scorer: FastScorer | None = None
 
 
 class RuleClassifier:
@@ -151,7 +154,7 @@ class RuleClassifier:
         self.semantic: SemanticTier | None = (
             semantic if isinstance(semantic, SemanticTier) else SemanticTier() if semantic else None
         )
-        self._semantic_off = TierContribution.model_construct(
+        self._semantic_off = _tier(
             tier="semantic",
             consulted=False,
             scores={},
@@ -218,9 +221,9 @@ class RuleClassifier:
                 version,
             )
         model = load_model(self.model_path) if self.model_path else None
-        if model is not None:
-            model.scorer()  # the per-request lookup tables, built aside like the rules
-        return _State(compiled, calibration, thresholds, version, model)
+        # the per-request lookup tables, built aside like the rules
+        scorer = model.scorer() if model is not None else None
+        return _State(compiled, calibration, thresholds, version, model, scorer)
 
     def reload(self) -> bool:
         """Reload the files now if they changed.
@@ -394,35 +397,40 @@ class RuleClassifier:
         state = self._live.get()  # looks at the files at most once per reload_interval
         limit, n = state.compiled.max_scan_chars, len(text)
         norm, scanned = _scan(text, limit)
-        cut = f"; read {limit:,} of {n:,} characters (head and tail)" if n > limit else ""
-        model = state.model
+        cut = (
+            f"; read {sum(b - a for a, b in scanned):,} of {n:,} characters "
+            + ("(head and tail)" if len(scanned) > 1 else "(without its blank padding)")
+            if n > limit
+            else ""
+        )
+        scorer = state.scorer
         t = state.thresholds
         fast_tier = _NOT_LOADED_FAST
-        if model is not None and t.fast_min <= 1.0 and n <= limit:
-            z, flag = model.scorer().fast(norm, attachments=exts, channel=channel)
-            probs = _softmax(z)
-            ranked = sorted(zip(probs, _NEG_INDEX, _CLASSES, strict=True), reverse=True)
+        if scorer is not None and t.fast_min <= 1.0 and n <= limit:
+            z, flag = scorer.fast(norm, attachments=exts, channel=channel)
+            top = max(z)
+            e = [math.exp(v - top) for v in z]
+            total = sum(e)
+            ranked = sorted(zip([v / total for v in e], _NEG_INDEX, _CLASSES), reverse=True)  # noqa: B905
             p1, _, c1 = ranked[0]
             fast_scores = {c: round(p, 4) for p, _, c in ranked}
             # a second request is possible when a cue joins clauses and a second route has
-            # some probability; a negation cue may negate a cue word: the rules read both
-            second = max(p for p, _, c in ranked[1:] if c is not FALLBACK)
-            why_not = (
-                "a negation cue: the rules read its scope"
-                if flag & learned_tier.NEGATION
-                else "too short for the n-grams alone: the rules read it"
-                if flag & learned_tier.SHORT
-                else "two requests may be joined: the rules read the clauses"
-                if flag & learned_tier.COMPOUND and second >= _COMPOUND_P
-                else f"unsure: {c1.value} p={round(p1, 4)} < fast_min {t.fast_min}"
-                if p1 < t.fast_min
-                else ""
-            )
+            # some probability; a negation scope may hold a cue word: the rules read both
+            why_not = ""
+            if flag & learned_tier.NEGATION:
+                why_not = "a negation cue: the rules read its scope"
+            elif flag & learned_tier.SHORT:
+                why_not = "too short for the n-grams alone: the rules read it"
+            elif (
+                flag & learned_tier.COMPOUND
+                and max([p for p, _, c in ranked[1:] if c is not FALLBACK]) >= _COMPOUND_P
+            ):
+                why_not = "two requests may be joined: the rules read the clauses"
+            elif p1 < t.fast_min:
+                why_not = f"unsure: {c1} p={round(p1, 4)} < fast_min {t.fast_min}"
             if not why_not:
-                return self._fast_decision(state, c1, p1, fast_scores, n > limit, scanned, cut)
-            fast_tier = TierContribution.model_construct(
-                tier="fast", consulted=True, scores=fast_scores, decided=False, note=why_not
-            )
+                return self._fast_decision(state, c1, p1, fast_scores, scanned)
+            fast_tier = _tier("fast", True, fast_scores, False, why_not)
         return self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
 
     def _fast_decision(
@@ -431,41 +439,38 @@ class RuleClassifier:
         route: Route,
         p1: float,
         scores: dict[Route, float],
-        truncated: bool,
         scanned: tuple[tuple[int, int], ...],
-        cut: str,
     ) -> Classification:
+        """The fast tier's decision (the text is within the scan limit: never truncated)."""
         cal = state.calibration
         cmap = cal.fast_maps.get(route) if cal is not None else None
         confidence = cmap(p1) if cmap is not None else p1
-        fallback = route is FALLBACK
-        reason = (
-            f"fast tier: out of scope for every route (p={round(p1, 4)})"
-            if fallback
-            else f"{route.value} p={round(p1, 4)} (fast tier: n-gram model, no negation or "
-            "second request for the rules to read)"
-        )
-        return Classification(
+        p = round(p1, 4)
+        if route is FALLBACK:
+            reason = f"fast tier: out of scope for every route (p={p})"
+            out_scores = {r: v for r, v in scores.items() if r is not FALLBACK}
+        else:
+            reason = (
+                f"{route} p={p} (fast tier: n-gram model, no negation or "
+                "second request for the rules to read)"
+            )
+            out_scores = scores.copy()
+            del out_scores[FALLBACK]
+        note = f"sure: p={p1:.4f} >= fast_min {state.thresholds.fast_min}"
+        return _result(
             route=route,
             confidence=max(0.0, min(1.0, round(confidence, 4))),
-            scores={r: p for r, p in scores.items() if r is not FALLBACK},
-            reason=reason + cut,
-            fallback_reason="out_of_scope" if fallback else None,
+            scores=out_scores,
+            reason=reason,
+            fallback_reason="out_of_scope" if route is FALLBACK else None,
             calibrated=cmap is not None,
             rules_version=state.version,
             tiers=(
-                TierContribution(
-                    tier="fast",
-                    consulted=True,
-                    scores=scores,
-                    decided=True,
-                    note=f"sure: p={p1:.4f} >= fast_min {state.thresholds.fast_min}",
-                ),
+                _tier("fast", True, scores, True, note),
                 _SKIPPED_RULES,
                 _SKIPPED_LEARNED,
                 self._semantic_off,
             ),
-            truncated=truncated,
             scanned=scanned,
         )
 
@@ -505,29 +510,36 @@ class RuleClassifier:
                 miss[rule.route] *= 1.0 - w
                 rule_ids.append(rule.id)
             signals.append(
-                Signal(
-                    rule_id=rule.id,
-                    route=rule.route,
-                    weight=round(w, 4),
-                    matched=matched,
-                    span=span,
-                    negative=rule.negative,
-                    similarity=sim,
-                    negated=negated,
+                trusted(
+                    Signal,
+                    {
+                        "rule_id": rule.id,
+                        "route": rule.route,
+                        "weight": round(w, 4),
+                        "matched": matched,
+                        "span": span,
+                        "negative": rule.negative,
+                        "similarity": sim,
+                        "negated": negated,
+                    },
                 )
             )
         if channel is not None:
             for route, w in compiled.channels.get(channel.lower(), ()):
                 miss[route] *= 1.0 - w
                 signals.append(
-                    Signal(
-                        rule_id=f"channel.{route.value}",
-                        route=route,
-                        weight=w,
-                        matched=channel,
-                        span=None,
-                        negative=False,
-                        similarity=1.0,
+                    trusted(
+                        Signal,
+                        {
+                            "rule_id": f"channel.{route}",
+                            "route": route,
+                            "weight": w,
+                            "matched": channel,
+                            "span": None,
+                            "negative": False,
+                            "similarity": 1.0,
+                            "negated": False,
+                        },
                     )
                 )
         # best first: score, then priority, then Route order (no key function: plain
@@ -545,39 +557,42 @@ class RuleClassifier:
         tie = s1 > 0.0 and s1 == s2
         asked = _compound(norm, signals, t.secondary_min) if s2 > 0.0 else ()
         model = state.model
-        # over the scan limit the rules decide: they read 4,000 characters of head and tail,
-        # the learned tier only its 2 x 320 (and never saw a long paste in training)
-        sure = (
-            (s1 >= t.sure_score and s2 <= 0.0 and not n_negated) or (n > limit and s1 > 0.0)
-        ) and not asked
+        sure = s1 >= t.sure_score and s2 <= 0.0 and not n_negated and not asked
+        # over the scan limit the rules decide whenever they found anything: they read 4,000
+        # characters of head and tail (a rule fires once however often its word repeats); the
+        # learned tier reads only 2 x 320 of them and never saw a long paste in training (it
+        # sent "<ask> + 300,000 characters of prose" to moderation). The rules' calibration
+        # maps were fitted on sure decisions only, so such a decision's confidence is its raw
+        # margin, uncalibrated ("refund " * 50000 had confidence 0.0 from the sure-range map).
+        long_rules = n > limit and s1 >= t.min_score and not sure and not asked
         neg_note = f", {n_negated} negated" if n_negated else ""
         why: FallbackReason | None = None
         cal = state.calibration
         learned_probs: dict[Route, float] | None = None
-        if model is None or sure:
+        if model is None or sure or long_rules:
             if s1 <= 0.0:
                 why, reason = "no_signal", "no rule fired"
             elif tie:
                 why = "ambiguous"
-                reason = f"tie: {best.value} {s1} = {second.value} {s2}; a tie never acts"
+                reason = f"tie: {best} {s1} = {second} {s2}; a tie never acts"
             elif s1 < t.min_score:
                 why = "low_confidence"
-                reason = f"best route {best.value} scored {s1} < min_score {t.min_score}"
+                reason = f"best route {best} scored {s1} < min_score {t.min_score}"
             elif s1 - s2 < t.ambiguity_margin:
                 why = "ambiguous"
                 reason = (
-                    f"ambiguous: {best.value} {s1} vs {second.value} {s2} "
+                    f"ambiguous: {best} {s1} vs {second} {s2} "
                     f"(margin {round(s1 - s2, 4)} < {t.ambiguity_margin})"
                 )
             else:
-                reason = f"{best.value} scored {s1} (runner-up {second.value} {s2})"
+                reason = f"{best} scored {s1} (runner-up {second} {s2})"
             route = FALLBACK if why else best
             raw = s1 if why else s1 - s2
-            cmap = cal.maps.get(route) if cal is not None else None
+            cmap = cal.maps.get(route) if cal is not None and not long_rules else None
             uncalibrated = 1.0 - s1 if why else raw
             tiers = (
                 fast_tier,
-                TierContribution.model_construct(
+                _tier(
                     tier="rules",
                     consulted=True,
                     scores=scores,
@@ -585,23 +600,28 @@ class RuleClassifier:
                     note=(
                         "no learned tier loaded"
                         if model is None
-                        else "decides: text over the scan limit"
-                        if n > limit and s1 < t.sure_score
                         else "sure"
+                        if sure
+                        else "decides: text over the scan limit (confidence uncalibrated)"
                     )
                     + neg_note,
                 ),
-                TierContribution.model_construct(
+                _tier(
                     tier="learned",
                     consulted=False,
                     scores={},
                     decided=False,
-                    note="not run: the rules were sure" if model is not None else "not loaded",
+                    note="not loaded"
+                    if model is None
+                    else "not run: the rules were sure"
+                    if sure
+                    else "not run: text over the scan limit, the rules read more of it",
                 ),
             )
             out_scores = scores
         else:
-            z, share = model.scorer().score(
+            assert state.scorer is not None
+            z, share = state.scorer.score(
                 mask(norm, scopes),
                 attachments=exts,
                 channel=channel,
@@ -616,25 +636,21 @@ class RuleClassifier:
             learned_probs = {_CLASSES[i]: round(probs[i], 4) for i in order}
             if tie and not asked:
                 why = "ambiguous"
-                reason = (
-                    f"tie in the rules: {best.value} {s1} = {second.value} {s2}; a tie never acts"
-                )
+                reason = f"tie in the rules: {best} {s1} = {second} {s2}; a tie never acts"
             elif c1 is FALLBACK:
                 why = "out_of_scope"
-                reason = (
-                    f"learned tier: out of scope for every route (p={p1}, next {c2.value} {p2})"
-                )
+                reason = f"learned tier: out of scope for every route (p={p1}, next {c2} {p2})"
             elif p1 < t.min_score:
                 why = "low_confidence"
-                reason = f"learned tier: best route {c1.value} p={p1} < min_score {t.min_score}"
+                reason = f"learned tier: best route {c1} p={p1} < min_score {t.min_score}"
             elif p1 - p2 < t.ambiguity_margin:
                 why = "ambiguous"
                 reason = (
-                    f"ambiguous: {c1.value} p={p1} vs {c2.value} p={p2} "
+                    f"ambiguous: {c1} p={p1} vs {c2} p={p2} "
                     f"(margin {round(p1 - p2, 4)} < {t.ambiguity_margin})"
                 )
             else:
-                reason = f"{c1.value} p={p1} (learned tier; runner-up {c2.value} {p2})"
+                reason = f"{c1} p={p1} (learned tier; runner-up {c2} {p2})"
             route = FALLBACK if why else c1
             raw = p_fallback if route is FALLBACK else p1 - p2
             cmap = cal.learned_maps.get(route) if cal is not None else None
@@ -642,41 +658,39 @@ class RuleClassifier:
             out_scores = {r: p for r, p in learned_probs.items() if r is not FALLBACK}
             tiers = (
                 fast_tier,
-                TierContribution.model_construct(
+                _tier(
                     tier="rules",
                     consulted=True,
                     scores=scores,
                     decided=False,
                     note=(
-                        f"unsure: {best.value} {s1}, {second.value} {s2}"
-                        + (", tie" if tie else "")
-                        + neg_note
+                        f"unsure: {best} {s1}, {second} {s2}" + (", tie" if tie else "") + neg_note
                     ),
                 ),
-                TierContribution.model_construct(
+                _tier(
                     tier="learned",
                     consulted=True,
                     scores=learned_probs,
                     decided=True,
-                    note=f"{share:.0%} of its evidence for {c1.value} came from the fired rules",
+                    note=f"{share:.0%} of its evidence for {c1} came from the fired rules",
                 ),
             )
         confidence = round(cmap(raw) if cmap is not None else uncalibrated, 4)
         secondary: tuple[Route, ...] = ()
         if asked:
             route, secondary, why = asked[0], asked[1:], None
-            reason = "compound request: " + " then ".join(r.value for r in asked)
+            reason = "compound request: " + " then ".join(asked)
         semantic_tier = self._semantic_off
         if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not tie:
             semantic_tier, decided = self._consult_semantic(norm, exts)
             if decided is not None:
                 route, why, p_sem = decided
                 reason = (
-                    f"{route.value} by the semantic tier (MiniLM nearest examples, score "
+                    f"{route} by the semantic tier (MiniLM nearest examples, score "
                     f"{p_sem}); the fast tiers were unsure: {reason}"
                 )
                 confidence, cmap = p_sem, None
-        return Classification(
+        return _result(
             route=route,
             confidence=max(0.0, min(1.0, confidence)),
             scores=out_scores,
@@ -702,36 +716,84 @@ class RuleClassifier:
         try:
             scores = sem.scores(norm, [f"file.{e}" for e in exts])
         except UserError as exc:
-            return TierContribution.model_construct(
+            return _tier(
                 tier="semantic", consulted=False, scores={}, decided=False, note=str(exc)
             ), None
         rounded = {r: round(v, 4) for r, v in scores.items()}
         best, score = next(iter(rounded.items()))
         if score >= sem.threshold:
-            note = f"decided: {best.value} {score} >= threshold {sem.threshold}"
-            return TierContribution.model_construct(
+            note = f"decided: {best} {score} >= threshold {sem.threshold}"
+            return _tier(
                 tier="semantic", consulted=True, scores=rounded, decided=True, note=note
             ), (best, None, score)
-        note = f"abstained: best {best.value} {score} < threshold {sem.threshold}"
-        return TierContribution.model_construct(
+        note = f"abstained: best {best} {score} < threshold {sem.threshold}"
+        return _tier(
             tier="semantic", consulted=True, scores=rounded, decided=False, note=note
         ), None
 
 
 _COMPOUND_P = 0.01
+
+
+def _tier(
+    tier: TierName, consulted: bool, scores: dict[Route, float], decided: bool, note: str
+) -> TierContribution:
+    """A :class:`TierContribution` of values computed here (no validation: see ``trusted``)."""
+    return trusted(
+        TierContribution,
+        {"tier": tier, "consulted": consulted, "scores": scores, "decided": decided, "note": note},
+    )
+
+
+def _result(
+    *,
+    route: Route,
+    confidence: float,
+    scores: dict[Route, float],
+    reason: str,
+    signals: tuple[Signal, ...] = (),
+    fallback_reason: FallbackReason | None = None,
+    calibrated: bool = False,
+    rules_version: str = "",
+    secondary_routes: tuple[Route, ...] = (),
+    tiers: tuple[TierContribution, ...] = (),
+    truncated: bool = False,
+    scanned: tuple[tuple[int, int], ...] = (),
+) -> Classification:
+    """A :class:`Classification` of values computed here (no validation: see ``trusted``),
+    fields in declaration order."""
+    return trusted(
+        Classification,
+        {
+            "route": route,
+            "confidence": confidence,
+            "scores": scores,
+            "signals": signals,
+            "reason": reason,
+            "fallback_reason": fallback_reason,
+            "calibrated": calibrated,
+            "rules_version": rules_version,
+            "secondary_routes": secondary_routes,
+            "tiers": tiers,
+            "truncated": truncated,
+            "scanned": scanned,
+        },
+    )
+
+
 #: Ties in probability sort by class order, as a stable argsort would.
 _NEG_INDEX = tuple(-i for i in range(len(_CLASSES)))
-_NOT_LOADED_FAST = TierContribution.model_construct(
+_NOT_LOADED_FAST = _tier(
     tier="fast",
     consulted=False,
     scores={},
     decided=False,
     note="not run (no learned tier, fast_min > 1, or a text over the scan limit)",
 )
-_SKIPPED_RULES = TierContribution.model_construct(
+_SKIPPED_RULES = _tier(
     tier="rules", consulted=False, scores={}, decided=False, note="not run: the fast tier was sure"
 )
-_SKIPPED_LEARNED = TierContribution.model_construct(
+_SKIPPED_LEARNED = _tier(
     tier="learned",
     consulted=False,
     scores={},
@@ -755,16 +817,21 @@ def _softmax(z: list[float]) -> list[float]:
 def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The normalised text that is read, and the ranges of ``text`` it came from.
 
-    A text over ``limit`` characters is read in two windows, its first ``limit // 2``
-    characters and its last ``limit - limit // 2`` (the ask often comes after a long paste),
-    joined by a blank line so that no phrase spans the cut.
+    A text over ``limit`` characters is read without its leading and trailing whitespace (a
+    request padded with blank lines is not cut inside the padding), in two windows: the first
+    ``limit // 2`` characters and the last ``limit - limit // 2`` of what remains, joined by a
+    blank line so that no phrase spans the cut (one window when what remains fits).
     """
     n = len(text)
     if n <= limit:
         return normalise(text), ((0, n),)
+    a = n - len(text.lstrip())
+    b = len(text.rstrip())
+    if b - a <= limit:
+        return normalise(text[a:b]), ((a, b),)
     head, tail = limit // 2, limit - limit // 2
-    norm = normalise(text[:head]) + "\n\n" + normalise(text[n - tail :])
-    return norm, ((0, head), (n - tail, n))
+    norm = normalise(text[a : a + head]) + "\n\n" + normalise(text[b - tail : b])
+    return norm, ((a, a + head), (b - tail, b))
 
 
 def _compound(norm: str, signals: list[Signal], min_score: float) -> tuple[Route, ...]:

@@ -52,6 +52,11 @@ _TOKEN_MEMO_MAX = 50_000
 Hit = tuple[int, str]
 #: Per fired rule: ``(similarity, matched text, span)``.
 Match = tuple[float, str, tuple[int, int] | None]
+#: Per token: its hits, the longest phrase (words) starting with it, whether it may join the
+#: next word ("log in" -> "login").
+TokenEntry = tuple[tuple[tuple[int, float | int, int], ...], int, bool]
+#: The memo's entry of a token that fires nothing and starts nothing.
+_NOTHING: TokenEntry = ((), 0, False)
 
 
 def normalise(text: str) -> str:
@@ -85,7 +90,7 @@ class CompiledRules:
     regex_timeout_s: float
     fuzzy_min_len: int
     fuzzy_min_ratio: float
-    token_memo: dict[str, tuple[tuple[int, float | int, int], ...]] = field(default_factory=dict)
+    token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
     def build(cls, rules_file: RulesFile, path: Path | str = "<rules>") -> CompiledRules:
@@ -197,9 +202,12 @@ class CompiledRules:
         toks = [(m.group(), m.start()) for m in TOKEN.finditer(text)]
         n = len(toks)
         for t, (tok, start) in enumerate(toks):
-            hits = memo.get(tok)
-            if hits is None:
-                hits = self._token_hits(tok)
+            entry = memo.get(tok)
+            if entry is None:
+                entry = self._token_entry(tok)
+            if entry is _NOTHING:  # no keyword, no phrase or joined word starts here
+                continue
+            hits, plen, joins = entry
             if tok[0] >= "\u3400":  # a CJK run: (rule, offset, length), first per rule
                 for rule, i, length in hits:
                     if rule not in fired:
@@ -210,7 +218,6 @@ class CompiledRules:
                 if rule not in fired or fired[rule][0] < sim:
                     fired[rule] = (sim, tok, (start, start + len(tok)))
             if t + 1 < n:
-                plen = self.phrase_len.get(tok)
                 if plen:  # phrases starting here, two or more words
                     key = tok
                     for k in range(t + 1, min(n, t + plen)):
@@ -224,7 +231,7 @@ class CompiledRules:
                             for rule, _ in hits:
                                 if rule not in fired or fired[rule][0] < 1.0:
                                     fired[rule] = (1.0, text[span[0] : span[1]], span)
-                if tok in self.compact_starts:  # "log in" -> "login"
+                if joins:  # "log in" -> "login"
                     nxt, nstart = toks[t + 1]
                     hits = word.get(tok + nxt)
                     if hits:
@@ -255,6 +262,18 @@ class CompiledRules:
             if found is not None:
                 fired[rule] = (1.0, found.group(0), found.span())
 
+    def _token_entry(self, tok: str) -> TokenEntry:
+        """``(hits, longest phrase starting with it, whether it may join the next word)`` of
+        one token, or :data:`_NOTHING` when it has none of them; memoised per token."""
+        hits = self._token_hits(tok)
+        plen = self.phrase_len.get(tok, 0)
+        joins = tok in self.compact_starts
+        entry = (hits, plen, joins) if hits or plen or joins else _NOTHING
+        if len(self.token_memo) >= _TOKEN_MEMO_MAX:
+            self.token_memo.clear()
+        self.token_memo[tok] = entry
+        return entry
+
     def _token_hits(self, tok: str) -> tuple[tuple[int, float | int, int], ...]:
         """What one token fires on its own, memoised per token (tokens repeat across requests).
 
@@ -284,11 +303,7 @@ class CompiledRules:
                     break
                 for rule, _ in self.prefix.get(tok[:length], ()):
                     out[rule] = (rule, 1.0, 0)
-        hits = tuple(out.values())
-        if len(self.token_memo) >= _TOKEN_MEMO_MAX:
-            self.token_memo.clear()
-        self.token_memo[tok] = hits
-        return hits
+        return tuple(out.values())
 
     def _fuzzy(self, tok: str) -> tuple[tuple[int, str, float], ...]:
         """Keywords of fuzzy rules within one edit of ``tok`` (``_token_hits`` memoises it)."""

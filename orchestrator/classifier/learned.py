@@ -42,15 +42,18 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise, repeat
 from pathlib import Path
 
 import numpy as np
 
 from orchestrator.classifier.loader import RulesError
+from orchestrator.classifier.negation import has_negation
 from orchestrator.routes import Route
 
 FORMAT = "orchestrator-learned-router"
@@ -69,24 +72,44 @@ WINDOW = 320
 _LEVELS = (0.3, 0.5, 0.7, 0.85)
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+#: ``bytes.translate`` table: every byte but ``[a-z0-9]`` becomes a space (ASCII texts only).
+_ASCII_SEP = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
 _FRAME = re.compile(r"[:：?？\n\"“「«]")
 
-#: Cue flags of :func:`cues`: the text may negate a cue word, or ask for two things, or is
-#: too short (under :data:`SHORT_TOKENS` tokens) for the n-grams alone: two cue words of
-#: different routes ("agent attachment") are a tie for the rules to call.
+#: Cue flags of :func:`cues`: the text negates something (a negation scope of
+#: :func:`orchestrator.classifier.negation.negated_scopes`: only the rules read its scope), may
+#: ask for two things (a joining word: the rules split the clauses), or is too short (under
+#: :data:`SHORT_TOKENS` tokens) for the n-grams alone: two cue words of different routes
+#: ("agent attachment") are a tie for the rules to call.
 NEGATION, COMPOUND, SHORT = 1, 2, 4
 SHORT_TOKENS = 3
-#: English tokens (``[a-z0-9]+``: "don't" is ``don`` ``t``) that may start a negation scope
-#: (:mod:`orchestrator.classifier.negation`) or join two requests (its clause split).
-_EN_CUES = {
-    **dict.fromkeys(
-        ("don", "dont", "not", "never", "no", "needn", "without", "instead", "rather"),
-        NEGATION,
-    ),
-    **dict.fromkeys(("and", "also", "plus", "then", "well"), COMPOUND),
-}
-_ZH_NEG = ("不需要", "不要", "无需", "不用", "没必要", "不必", "用不着", "甭", "别")
+#: Chinese words that may join two requests (the clause split of :mod:`.negation`).
 _ZH_COMPOUND = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
+
+
+def tokens(text: str) -> list[str]:
+    """``_TOKEN.findall(text)``: runs of ``[a-z0-9]`` and of Chinese characters. An ASCII text
+    is split with a byte translation and ``str.split`` instead (same tokens, 4x faster)."""
+    if text.isascii():
+        return text.encode().translate(_ASCII_SEP).decode().split()
+    return _TOKEN.findall(text)
+
+
+#: A window whose tokens are mostly repeats (``"refund " * 50000``, one pasted line over and
+#: over) keeps at most this many copies of each token (:func:`bag_tokens`).
+REPEAT_KEEP = 2
+
+
+def bag_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` that count as evidence: all of them, except in a text where more
+    than three in four tokens are repeats; there each token counts at most :data:`REPEAT_KEEP`
+    times. A word said a thousand times is not a thousand times the evidence (the bag is scaled
+    by ``1 / sqrt(n)``, so n copies of a word would weigh ``sqrt(n)`` times one), and no
+    request in training looked like that."""
+    toks = tokens(text)
+    if len(toks) > 8 and len(set(toks)) * 4 < len(toks):
+        return list(_cap(toks))
+    return toks
 
 
 def window(text: str) -> str:
@@ -96,38 +119,44 @@ def window(text: str) -> str:
     return text[:WINDOW] + " \n " + text[-WINDOW:]
 
 
+def _cap(feats: list[str]) -> tuple[str, ...]:
+    """``feats`` with each feature kept at most :data:`REPEAT_KEEP` times when more than three
+    in four are repeats (one long run: ``"aaaa..."``, ``"退款退款..."``; see :func:`bag_tokens`)."""
+    if len(feats) > 8 and len(set(feats)) * 4 < len(feats):
+        seen: dict[str, int] = {}
+        kept = []
+        for f in feats:
+            c = seen.get(f, 0)
+            if c < REPEAT_KEEP:
+                kept.append(f)
+                seen[f] = c + 1
+        return tuple(kept)
+    return tuple(feats)
+
+
 @lru_cache(maxsize=1 << 16)
 def _word(tok: str) -> tuple[str, ...]:
     """``w`` and ``c`` features of one English token (memoised: words repeat)."""
     padded = " " + tok + " "
     if len(padded) <= 4:
         return ("w" + tok,)
-    return ("w" + tok, *["c" + padded[i : i + 4] for i in range(len(padded) - 3)])
+    return _cap(["w" + tok, *["c" + padded[i : i + 4] for i in range(len(padded) - 3)]])
 
 
 @lru_cache(maxsize=1 << 14)
 def _han(tok: str) -> tuple[str, ...]:
     """``z`` and ``y`` features of one run of Chinese characters (memoised)."""
-    return (*["z" + ch for ch in tok], *["y" + tok[i : i + 2] for i in range(len(tok) - 1)])
-
-
-def _han_flag(tok: str) -> int:
-    flag = NEGATION if any(c in tok for c in _ZH_NEG) else 0
-    return flag | (COMPOUND if any(c in tok for c in _ZH_COMPOUND) else 0)
+    return _cap([*["z" + ch for ch in tok], *["y" + tok[i : i + 2] for i in range(len(tok) - 1)]])
 
 
 def cues(text: str) -> int:
     """:data:`NEGATION`, :data:`COMPOUND`, :data:`SHORT` when ``text`` has such a cue, else 0.
 
-    Short: fewer than :data:`SHORT_TOKENS` tokens and fewer than 4 words-or-Chinese-characters
-    (a Chinese run is one token however long)."""
-    flag = 0
-    tokens = _TOKEN.findall(text)
-    for tok in tokens:
-        flag |= _han_flag(tok) if tok[0] >= "\u3400" else _EN_CUES.get(tok, 0)
-    if len(tokens) < SHORT_TOKENS and sum(len(t) if t[0] >= "\u3400" else 1 for t in tokens) < 4:
-        flag |= SHORT
-    return flag
+    Negation: a directive negation scope ("don't moderate ...", "不用审核"), not any "not" ("my
+    card is not working" negates nothing). Compound: a joining word (and, also, plus, then,
+    well; 另外, 并且, ...). Short: fewer than :data:`SHORT_TOKENS` tokens and fewer than 4
+    words-or-Chinese-characters (a Chinese run is one token however long)."""
+    return _flags(text, tokens(text))
 
 
 def _frame(text: str) -> list[str]:
@@ -181,12 +210,13 @@ def features(
             for the levels it reaches (0.3, 0.5, 0.7, 0.85), a graded view of the evidence.
 
     Returns:
-        The features in text order (a bag: repeats count), of :func:`window` of the text.
+        The features in text order (a bag: repeats count, see :func:`bag_tokens`), of
+        :func:`window` of the text.
     """
     text = window(text)
     out: list[str] = []
     prev = ""
-    for tok in _TOKEN.findall(text):
+    for tok in bag_tokens(text):
         if tok[0] >= "\u3400":
             out += _han(tok)
             prev = ""
@@ -292,38 +322,80 @@ class LearnedModel:
         tmp.replace(path)
 
 
+#: Lanes of a packed row, 64 bits each, lowest first: lane 0 counts known features (1 per row),
+#: lanes 1-4 hold the text-only weights and lanes 5-8 the combined weights, each stored as
+#: ``_OFFSET + round(w * _SCALE)`` so that every lane stays non-negative and a sum of rows never
+#: borrows across lanes: a sum of n rows holds ``n * _OFFSET`` extra on each weight lane, which
+#: :func:`_unpack` subtracts (exactly, in integers) before converting to float.
+_K = len(CLASSES)
+_LANE = 64
+_LANES = 1 + 2 * _K
+_BYTES = _LANES * _LANE // 8
+_UNPACK = struct.Struct(f"<{_LANES}Q").unpack
 #: Fixed-point scale of a packed weight (rounding below 2**-33 ~ 1.2e-10 per weight).
 _SCALE = float(1 << 32)
-#: Bits per signed lane: sums up to 2**31 in magnitude (far above any request's).
-_LANE = 64
-_HALF = 1 << (_LANE - 1)
-_FULL = 1 << _LANE
-_MASK = _FULL - 1
+#: Largest packable weight magnitude (fitted models stay under 10): ``|w| * _SCALE < 2**40``.
+_LIMIT = float(1 << 8)
+_OFFSET = 1 << 40
+#: Most known features one packed sum may hold: each row adds under ``2**41`` per lane.
+_MAX_FEATURES = (1 << (_LANE - 41)) - 1
 #: Most distinct tokens remembered per scorer (the memo is cleared when full).
 _MEMO = 1 << 16
-_K = len(CLASSES)
-#: Largest packable weight magnitude: 2**16 leaves room for 2**15 features per request.
-_LIMIT = float(1 << 16)
 
 
 def _pack(values: Sequence[float]) -> int:
-    """Signed fixed-point values as one Python integer, value k in lane k (``_LANE`` bits)."""
-    out = 0
-    for k, v in enumerate(values):
-        out += round(v * _SCALE) << (_LANE * k)
+    """One feature's weights (text-only then combined, :data:`CLASSES` order each) as one
+    Python integer: a count of 1 in lane 0, value k in lane k + 1, offset to be non-negative."""
+    out = 1
+    for k, v in enumerate(values, 1):
+        out += (_OFFSET + round(v * _SCALE)) << (_LANE * k)
     return out
 
 
-def _unpack(total: int, n: int) -> list[float]:
-    """The first ``n`` signed lanes of a sum of :func:`_pack` integers."""
-    out = []
-    for _ in range(n):
-        r = total & _MASK
-        if r >= _HALF:
-            r -= _FULL
-        out.append(r / _SCALE)
-        total = (total - r) >> _LANE
-    return out
+def _unpack(total: int) -> tuple[int, list[float]]:
+    """The feature count and the eight weight sums (text-only, then combined) of a sum of
+    :func:`_pack` integers.
+
+    Raises:
+        ValueError: More than :data:`_MAX_FEATURES` features were summed (lanes would carry;
+            a request's window holds a few thousand at most).
+    """
+    lanes = _UNPACK(total.to_bytes(_BYTES, "little"))
+    n = lanes[0]
+    if n > _MAX_FEATURES:
+        raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
+    base = n * _OFFSET
+    return n, [(v - base) / _SCALE for v in lanes[1:]]
+
+
+_TEXT_MASK = (1 << (_LANE * (1 + _K))) - 1
+_UNPACK_TEXT = struct.Struct(f"<{1 + _K}Q").unpack
+
+
+def _unpack_text(total: int) -> tuple[int, list[float]]:
+    """:func:`_unpack` of the count and the text-only lanes only (the fast tier's)."""
+    lanes = _UNPACK_TEXT((total & _TEXT_MASK).to_bytes(_LANE // 8 * (1 + _K), "little"))
+    n = lanes[0]
+    if n > _MAX_FEATURES:
+        raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
+    base = n * _OFFSET
+    return n, [(v - base) / _SCALE for v in lanes[1:]]
+
+
+#: English tokens that may join two requests (:func:`orchestrator.classifier.negation.clauses`).
+_EN_COMPOUND = frozenset(("and", "also", "plus", "then", "well"))
+
+
+def _flags(text: str, toks: Sequence[str]) -> int:
+    """:func:`cues` of a text whose tokens are already split."""
+    flag = NEGATION if has_negation(text) else 0
+    if not _EN_COMPOUND.isdisjoint(toks) or (
+        not text.isascii() and any(c in text for c in _ZH_COMPOUND)
+    ):
+        flag |= COMPOUND
+    if len(toks) < SHORT_TOKENS and sum(len(t) if t[0] >= "\u3400" else 1 for t in toks) < 4:
+        flag |= SHORT
+    return flag
 
 
 class FastScorer:
@@ -332,14 +404,14 @@ class FastScorer:
     Built once per model (and again on a hot reload, aside). Each token the scorer meets is
     turned, once, into one *entry*: the sum of the weight rows of all its known features (a
     word's ``w`` and ``c`` grams, a Chinese run's ``z`` and ``y`` grams) for both weight sets,
-    packed as eight signed fixed-point lanes of one Python integer (:func:`_pack`, scale
-    ``2**32``: text-only lanes 0-3, combined lanes 4-7), the number of known features, and
-    its cue flags (:func:`cues`). Word pairs and the framing, attachment, channel and rule
-    features have packed rows of their own. A request then costs one dictionary lookup per
-    token and per word pair and an integer addition each; the eight class sums are unpacked
-    at the end: no numpy, no per-feature Python arithmetic. This is a precomputed weight table
-    keyed by the token instead of by a hash bucket: the dictionary hashes the token anyway, and
-    a known token needs no n-gram extraction at all.
+    packed as unsigned 64-bit lanes of one Python integer (:func:`_pack`: a feature count and
+    eight offset fixed-point weights, scale ``2**32``). Word pairs and the framing, attachment,
+    channel and rule features have packed rows of their own. A request then costs one C-level
+    ``sum(map(memo.__getitem__, tokens))``, one more over its word pairs (``dict.get`` of
+    ``(prev, tok)``), and one ``int.to_bytes`` + ``struct`` unpack of the nine lanes at the
+    end: no numpy and no per-token Python bytecode on a warm path. This is a precomputed weight
+    table keyed by the token instead of by a hash bucket: the dictionary hashes the token
+    anyway, and a known token needs no n-gram extraction at all.
 
     The arithmetic is :meth:`LearnedModel.logits`' (``b + sum(rows) / sqrt(n_known)``); the
     fixed-point rounding is below ``1.2e-10`` per weight, so the logits agree with the numpy
@@ -349,10 +421,10 @@ class FastScorer:
         model: The fitted model.
 
     Raises:
-        ValueError: A weight of ``2**16`` or more in magnitude (no fitted model comes close).
+        ValueError: A weight of ``2**8`` or more in magnitude (fitted models stay under 10).
     """
 
-    __slots__ = ("_b_comb", "_b_text", "_ids", "_memo", "_rows", "_rule")
+    __slots__ = ("_b_comb", "_b_text", "_bigram", "_ids", "_last", "_memo", "_rows", "_rule")
 
     def __init__(self, model: LearnedModel) -> None:
         names = sorted(model.vocab, key=model.vocab.__getitem__)
@@ -360,79 +432,79 @@ class FastScorer:
         comb = model.w_comb.astype(np.float64).tolist()
         biggest = max((abs(w) for row in (*text, *comb) for w in row), default=0.0)
         if biggest >= _LIMIT:
-            raise ValueError(f"weight {biggest} out of the packable range (|w| < 2**16)")
+            raise ValueError(f"weight {biggest} out of the packable range (|w| < 2**8)")
         self._ids: dict[str, int] = {n: i for i, n in enumerate(names)}
         self._rows = [_pack(t + c) for t, c in zip(text, comb, strict=True)]
         self._rule = [n.startswith("r:") for n in names]
+        #: ``(prev, tok)`` -> packed row of the word pair feature ``b<prev> <tok>`` (a tuple of
+        #: two strings hashes from their cached hashes: no string is built per pair).
+        self._bigram: dict[tuple[str, ...], int] = {
+            tuple(n[1:].split(" ")): self._rows[i] for i, n in enumerate(names) if n[0] == "b"
+        }
         self._b_text = tuple(model.b_text.astype(np.float64).tolist())
         self._b_comb = tuple(model.b_comb.astype(np.float64).tolist())
-        self._memo: dict[str, tuple[int, int, int]] = {}
+        self._memo: dict[str, int] = {}
+        #: ``(text, packed sum of its n-grams and framing)`` of the last :meth:`fast` call
+        #: (compared by identity: one tuple, replaced whole, so a concurrent call is safe).
+        self._last: tuple[str | None, int] = (None, 0)
 
-    def _entry(self, tok: str) -> tuple[int, int, int]:
-        han = tok[0] >= "\u3400"
+    def _entry(self, tok: str) -> int:
         get, rows = self._ids.get, self._rows
-        known = [i for i in map(get, _han(tok) if han else _word(tok)) if i is not None]
-        flag = _han_flag(tok) if han else _EN_CUES.get(tok, 0)
-        entry = (sum(map(rows.__getitem__, known)), len(known), flag)
-        if len(self._memo) >= _MEMO:
-            self._memo.clear()
-        self._memo[tok] = entry
-        return entry
+        feats = _han(tok) if tok[0] >= "\u3400" else _word(tok)
+        known = [i for i in map(get, feats) if i is not None]
+        return sum(map(rows.__getitem__, known))
 
-    def _named(self, names: Iterable[str]) -> tuple[int, int, int]:
-        """Packed sum, count and rule part of named features (frame, extras, rules)."""
+    def _bag(self, toks: list[str]) -> int:
+        """Packed sum of the n-grams of a text's tokens (word pairs included)."""
+        memo = self._memo
+        try:
+            total = sum(map(memo.__getitem__, toks))
+        except KeyError:
+            missing = set(toks).difference(memo)
+            if len(memo) + len(missing) > _MEMO:
+                memo.clear()
+                missing = set(toks)
+            entry = self._entry
+            for tok in missing:
+                memo[tok] = entry(tok)
+            total = sum(map(memo.__getitem__, toks))
+        if len(toks) > 1:  # word pairs, keyed (prev, tok): a pair with a Chinese run is unknown
+            total += sum(map(self._bigram.get, pairwise(toks), repeat(0)))
+        return total
+
+    def _named(self, names: Iterable[str]) -> tuple[int, int]:
+        """Packed sum and rule part of named features (frame, extras, rules)."""
         get, rows, rule = self._ids.get, self._rows, self._rule
-        total = count = rules = 0
+        total = rules = 0
         for name in names:
             i = get(name)
             if i is not None:
                 total += rows[i]
-                count += 1
                 if rule[i]:
                     rules += rows[i]
-        return total, count, rules
-
-    def _bag(self, text: str) -> tuple[int, int, int]:
-        """Packed sum, known-feature count and cue flags of the text's n-grams."""
-        memo, entry, get, rows = self._memo, self._entry, self._ids.get, self._rows
-        total = count = flag = 0
-        prev = ""
-        tokens = _TOKEN.findall(text)
-        if (
-            len(tokens) < SHORT_TOKENS
-            and sum(len(t) if t[0] >= "\u3400" else 1 for t in tokens) < 4
-        ):
-            flag = SHORT
-        for tok in tokens:
-            e = memo.get(tok) or entry(tok)
-            total += e[0]
-            count += e[1]
-            flag |= e[2]
-            if tok[0] >= "\u3400":
-                prev = ""
-                continue
-            if prev:
-                i = get("b" + prev + " " + tok)
-                if i is not None:
-                    total += rows[i]
-                    count += 1
-            prev = tok
-        return total, count, flag
+        return total, rules
 
     def fast(
         self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
     ) -> tuple[list[float], int]:
-        """Text-only logits (:data:`CLASSES` order) and cue flags: the fast tier's input."""
+        """Text-only logits (:data:`CLASSES` order) and :func:`cues` flags of :func:`window` of
+        the text: the fast tier's input."""
+        given = text
         text = window(text)
-        total, count, flag = self._bag(text)
-        extra = _frame(text) + _extras(attachments, channel, (), None)
-        if extra:
-            t2, c2, _ = self._named(extra)
-            total, count = total + t2, count + c2
-        if not count:
+        toks = bag_tokens(text)
+        total = self._bag(toks)
+        frame = _frame(text)
+        if frame:
+            total += self._named(frame)[0]
+        # the text's part, for score() of the same text object when the rules run next
+        self._last = (given, total)
+        if attachments or channel:
+            total += self._named(_extras(attachments, channel, (), None))[0]
+        flag = _flags(text, toks)
+        n, sums = _unpack_text(total)
+        if not n:
             return list(self._b_text), flag
-        scale = 1.0 / math.sqrt(count)
-        sums = _unpack(total, _K)
+        scale = 1.0 / math.sqrt(n)
         return [b + v * scale for b, v in zip(self._b_text, sums, strict=True)], flag
 
     def score(
@@ -447,24 +519,28 @@ class FastScorer:
     ) -> tuple[list[float], float]:
         """Logits and rule share of one request, as :meth:`LearnedModel.logits` of its
         :func:`features` (``combined=False``: the text-only weights, rule features ignored)."""
-        text = window(text)
-        total, count, _ = self._bag(text)
-        named = _frame(text) + _extras(
+        extras = _extras(
             attachments, channel, rule_ids if combined else (), rule_scores if combined else None
         )
-        t2, c2, rules = self._named(named)
-        total, count = total + t2, count + c2
+        last = self._last
+        if last[0] is text:  # the same string object fast() just read: reuse its text part
+            total, named = last[1], extras
+        else:
+            text = window(text)
+            total = self._bag(bag_tokens(text))
+            named = _frame(text) + extras
+        t2, rules = self._named(named)
+        n, lanes = _unpack(total + t2)
         bias = self._b_comb if combined else self._b_text
-        if not count:
+        if not n:
             return list(bias), 0.0
-        scale = 1.0 / math.sqrt(count)
-        lanes = _unpack(total, 2 * _K)
+        scale = 1.0 / math.sqrt(n)
         sums = lanes[_K:] if combined else lanes[:_K]
         out = [b + v * scale for b, v in zip(bias, sums, strict=True)]
         share = 0.0
         if combined and rules:
             top = out.index(max(out))
-            r = _unpack(rules, 2 * _K)[_K + top] * scale
+            r = _unpack(rules)[1][_K + top] * scale
             t = sums[top] * scale - r
             share = abs(r) / (abs(t) + abs(r)) if (t or r) else 0.0
         return out, share

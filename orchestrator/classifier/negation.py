@@ -49,7 +49,11 @@ _CLAUSE = re.compile(
 )
 
 
+_ZH_FIRST = re.compile("[不别无没甭用]")
+
+
 def _has_cue(text: str) -> bool:
+    """Cheap pre-check: could ``text`` hold a cue at all (substring scans, no regex for ASCII)."""
     return (
         "n't" in text
         or "not" in text
@@ -58,7 +62,16 @@ def _has_cue(text: str) -> bool:
         or "without" in text
         or "instead" in text
         or "rather" in text
-        or any(c in text for c in "不别无没甭")
+        or (not text.isascii() and _ZH_FIRST.search(text) is not None)
+    )
+
+
+def has_negation(text: str) -> bool:
+    """Whether :func:`negated_scopes` of ``text`` is non-empty (a cue matches), cheaper."""
+    if not _has_cue(text):
+        return False
+    return _EN_CUE.search(text) is not None or (
+        not text.isascii() and _ZH_CUE.search(text) is not None
     )
 
 

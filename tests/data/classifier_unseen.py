@@ -184,3 +184,50 @@ OUT_OF_SCOPE_SERVICE_WORD_2: list[tuple[str, Route]] = [
     ("讲讲银行的起源", FB),
     ("给我写一段关于退款的绕口令", FB),
 ]
+
+# ---------------------------------------------------------------------------------------------
+# Held-out phrasings written in session 5 (2026-12-01), after that session's tune-only
+# templates were added to ``labelled_set.OOS_SERVICE_TEMPLATES`` / ``ZH_OUT_OF_SCOPE``, in forms
+# none of those templates has; never used to choose anything.
+
+#: Out-of-scope asks that name a service word (or a route's cue word), third set.
+OUT_OF_SCOPE_SERVICE_WORD_3: list[tuple[str, Route]] = [
+    ("who would win a race, a cheetah or a delivery van", FB),
+    ("summarise the plot of the movie cast away", FB),
+    ("quiz me on european capitals before my flight", FB),
+    ("what is the best way to fold a paper airplane", FB),
+    ("explain compound interest the way a pirate would", FB),
+    ("write a motivational quote for bank tellers", FB),
+    ("which bird could carry the heaviest package", FB),
+    ("how loud is a jet engine at the airport gate", FB),
+    ("make a pun about online shopping carts", FB),
+    ("is it true that gold bars are stored under new york", FB),
+    ("外卖小哥和快递小哥谁更辛苦，说说你的看法", FB),
+    ("网购对环境有什么影响", FB),
+    ("给我推荐一本讲物流发展史的书", FB),
+    ("发票上的防伪技术是怎么做到的", FB),
+    ("用外卖两个字写一首藏头诗", FB),
+    ("银行的金库一般建在地下多深", FB),
+]
+
+
+#: Very long or repetitive inputs: ``(text, expected route)``; the route is what a person reading
+#: the text would pick (a pasted document with the ask at its start or end, one word or line
+#: repeated, an endless run of one character or emoji).
+def long_and_repetitive() -> list[tuple[str, Route]]:
+    """Built on call (the texts are large)."""
+    prose = FILLER * 2000  # about 270,000 characters of neutral prose
+    return [
+        ("refund " * 50_000, CS),
+        ("退款" * 100_000, CS),
+        ("Where is my parcel?\n" * 20_000, CS),
+        ("我的快递到哪了？" * 30_000, CS),
+        ("Please refund my order, it never arrived. " + prose, CS),
+        (prose + " Please summarise the attached spreadsheet by region.", XL),
+        ("请审核这条评论是否违规：" + "你们都是垃圾" * 20_000, MOD),
+        ("a" * 300_000, FB),
+        ("\U0001f642" * 200_000, FB),
+        (" " * 100_000 + "where is my refund" + " " * 100_000, CS),
+        ("lol " * 80_000, FB),
+        ("hello?\n" * 30_000 + "my card was charged twice, please help", CS),
+    ]

@@ -116,7 +116,7 @@ def test_packing_keeps_sign_and_magnitude() -> None:
     rng = np.random.default_rng(7)
     vocab = {f"w{i}": i for i in range(300)}
     w = rng.normal(0, 3, size=(300, len(CLASSES)))
-    w[0] = [-32767.0, 32767.0, 0.0, -1e-13]
+    w[0] = [-255.9, 255.9, 0.0, -1e-13]
     model = LearnedModel(
         vocab=vocab, w_text=w, b_text=np.zeros(4), w_comb=w, b_comb=np.array([1.0, -2, 0, 3])
     )
@@ -126,11 +126,16 @@ def test_packing_keeps_sign_and_magnitude() -> None:
         ref, _ = model.logits(["w" + t for t in words])
         got, _ = sc.score(" ".join(words) + " unknown")
         assert np.abs(np.asarray(got) - ref).max() <= 1e-8 * max(1.0, float(np.abs(ref).max()))
+    # a full window of repeats of the extreme row: lanes must not carry into each other
+    text = " ".join(["w0"] * 400)
+    ref, _ = model.logits(["w" + t for t in learned.window(text).split()])
+    got, _ = sc.score(text)
+    assert np.abs(np.asarray(got) - ref).max() <= 1e-6 * float(np.abs(ref).max())
     too_big = LearnedModel(
         vocab={"a": 0},
-        w_text=np.full((1, 4), 70000.0),
+        w_text=np.full((1, 4), 300.0),
         b_text=np.zeros(4),
-        w_comb=np.full((1, 4), 70000.0),
+        w_comb=np.full((1, 4), 300.0),
         b_comb=np.zeros(4),
     )
     with pytest.raises(ValueError, match="packable range"):

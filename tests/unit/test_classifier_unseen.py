@@ -175,3 +175,64 @@ def test_homoglyphs_and_zero_width_are_folded(clf: RuleClassifier) -> None:
     tricky = clf.classify_text("I want a r\u0435f\u200bund for my оrder")  # Cyrillic e, o; ZWSP
     assert {s.rule_id for s in plain.signals} == {s.rule_id for s in tricky.signals}
     assert tricky.route is plain.route
+
+
+# ------------------------------------------------ session 5: own phrasings, long/repetitive
+
+
+def test_out_of_scope_third_set(clf: RuleClassifier) -> None:
+    """Session 5's own held-out phrasings (never tuned on): at least 0.7 fall back."""
+    share, wrong = _share_right(clf, unseen.OUT_OF_SCOPE_SERVICE_WORD_3)
+    assert share >= 0.7, wrong
+
+
+def test_long_and_repetitive_input_gets_a_sensible_result(clf: RuleClassifier) -> None:
+    """A huge, repeated or padded text: read head and tail (or without its padding), flagged
+    truncated, decided by a tier with a confidence that is not 0 for a route it acts on, and
+    right for at least 10 of 12 such inputs (measured 12 of 12)."""
+    limit = clf._state.compiled.max_scan_chars
+    right, wrong = 0, []
+    for text, want in unseen.long_and_repetitive():
+        got = clf.classify_text(text)
+        assert got.truncated, text[:40]
+        assert 1 <= len(got.scanned) <= 2
+        assert sum(b - a for a, b in got.scanned) <= limit
+        assert all(0 <= a < b <= len(text) for a, b in got.scanned)
+        assert "read" in got.reason and "characters" in got.reason
+        assert 0.0 <= got.confidence <= 1.0
+        if got.route is not Route.FALLBACK:
+            assert got.confidence >= 0.5, (text[:40], got.reason)  # "refund " * 50000 had 0.0
+        assert sum(t.decided for t in got.tiers) == 1
+        right += got.route is want
+        if got.route is not want:
+            wrong.append((text[:40], want.value, got.route.value, got.reason))
+    assert right >= 10, wrong
+
+
+def test_repeats_do_not_outweigh_the_rest_of_the_text() -> None:
+    """Within the window a token counts at most twice once most tokens are repeats, in the
+    features the model is fitted on and in the per-request scorer alike."""
+    from orchestrator.classifier import learned
+
+    many = learned.features("refund " * 80 + "tell me a joke")
+    assert many.count("wrefund") == learned.REPEAT_KEEP
+    assert learned.features("refund my refund please").count("wrefund") == 2  # not repetitive
+    assert learned.features("退款" * 100).count("z退") == learned.REPEAT_KEEP
+    assert learned.bag_tokens("a b c d e f g h i") == list("abcdefghi")
+
+
+def test_results_built_without_validation_validate(clf: RuleClassifier) -> None:
+    """The hot path builds results without pydantic validation (``models.trusted``); each one
+    must equal itself validated, whichever tier decided."""
+    from orchestrator.classifier import Classification
+
+    texts = [t for t, _ in unseen.MODERATION_OTHER_WORDS + unseen.NEGATION + unseen.TIES]
+    texts += [t for t, _, _ in unseen.TWO_INTENTS] + ["refund " * 2000, "where is my parcel"]
+    tiers = set()
+    for text in texts:
+        got = clf.classify_text(text, channel="web")
+        again = Classification.model_validate(got.model_dump())
+        assert again == got, text
+        assert again.model_dump() == got.model_dump()
+        tiers.add(next(t.tier for t in got.tiers if t.decided))
+    assert {"fast", "learned", "rules"} <= tiers
