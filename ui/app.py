@@ -6,19 +6,23 @@ through the framework's event stream, served by :mod:`orchestrator.ui.service` a
 ``ORCH_UI_SERVICE_URL``: classification, then the LangGraph workflow on the co-hosted vLLM.
 
 Each reply shows the route and confidence, the rules that fired, the tool calls (one step per
-tool: arguments, validity, result), and the expert trace (``L1 [E3 41% + E7 22%]`` per MoE
-layer, labelled engine or replay) with its layer × expert heatmap inline (a Plotly chart; an
-SVG image on demand). Chat settings hold the three temperature presets. An uploaded
-spreadsheet runs the report workflow, offers the ``.md`` and ``.xlsx`` and shows the report's
-charts inline. ``/moderate TEXT`` shows the moderation verdict with the matched spans
-highlighted. A handoff shows Approve / Reject buttons that resume the interrupted graph.
-``/health`` shows the model server's STATS line.
+tool, under the reply: arguments, validity, result), and the expert trace
+(``L1 [E3 41% + E7 22%]`` per MoE layer, labelled engine or replay) with its layer × expert
+heatmap inline (a Plotly chart; an SVG image on demand). Chat settings hold the three
+temperature presets. An uploaded spreadsheet runs the report workflow, offers the ``.md`` and
+``.xlsx`` and shows the report's charts inline. ``/moderate TEXT`` shows the moderation
+verdict with the matched spans highlighted. A handoff shows Approve / Reject buttons that
+resume the interrupted graph. ``/health`` shows the model server's STATS line.
 
-First reply token: nothing is sent to the browser before it that the turn does not need. The
-HTTP client to the service is made once (a new ``httpx.AsyncClient`` costs about 0.14 s here:
-it builds an SSL context) and keeps its connection; each tool is one step, sent once with its
-arguments and result (not a step opened and then updated); the trace, the charts and the
-footer are built after the reply has streamed.
+First reply token: nothing is sent to the browser just before it that the turn does not need.
+The reply's empty message is sent when the turn starts (drawn while the model works, so the
+first token is an append to it); the tool steps are held until the reply's first text has gone
+out (they nest in the reply, shown under its text), since the page drawing a step delays the
+token queued behind it; the HTTP client to the service is made once (a new
+``httpx.AsyncClient`` costs about 0.14 s here: it builds an SSL context) and keeps its
+connection; each tool is one step, sent once with its arguments and result (not a step opened
+and then updated); the trace, the charts and the footer are built after the reply has
+streamed.
 
 Model output is data: everything shown is Markdown-escaped, raw HTML is off
 (``.chainlit/config.toml``), and chart text comes escaped for Plotly from the service
@@ -125,12 +129,14 @@ async def events(payload: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-async def tool_step(call: dict[str, Any] | None, result: dict[str, Any] | None) -> None:
-    """One finished step for one tool: its arguments (untrusted model text), whether they were
-    valid, and what the tool returned; sent once (one websocket message)."""
+async def tool_step(
+    call: dict[str, Any] | None, result: dict[str, Any] | None, *, reply_id: str
+) -> None:
+    """One finished step for one tool, nested in the reply it served (``reply_id``): its
+    arguments (untrusted model text), whether they were valid, and what the tool returned;
+    sent once (one websocket message)."""
     name = str((call or result or {}).get("tool", "?"))
-    current = cl.context.current_step
-    step = cl.Step(name=f"tool {name}", type="tool", parent_id=current.id if current else None)
+    step = cl.Step(name=f"tool {name}", type="tool", parent_id=reply_id)
     step.start = step.end = utc_now()
     step.input = md((call or {}).get("arguments", ""))
     lines = []
@@ -141,6 +147,35 @@ async def tool_step(call: dict[str, Any] | None, result: dict[str, Any] | None) 
         lines.append(md(json.dumps(facts, ensure_ascii=False)))
     step.output = "  \n".join(lines)
     await step.send()
+
+
+class ToolSteps:
+    """The turn's tool steps, held back until the reply's first text has been sent.
+
+    Before the first reply token the browser should have nothing to draw but the reply: a tool
+    step sent just before it (its ``tool_result`` comes a few ms before ``reply_facts``) keeps
+    the page's main thread busy rendering it while the reply's first text waits in the
+    websocket queue (measured 60-200 ms at load average 10). The steps nest in the reply
+    (``parent_id``), so they show in the same place whenever they are sent.
+    """
+
+    def __init__(self, reply_id: str) -> None:
+        self.reply_id = reply_id
+        self.held: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        self.flowing = False  # True once the reply's first text is out
+
+    async def add(self, call: dict[str, Any] | None, result: dict[str, Any] | None) -> None:
+        if self.flowing:
+            await tool_step(call, result, reply_id=self.reply_id)
+        else:
+            self.held.append((call, result))
+
+    async def release(self) -> None:
+        """Send the held steps, in order; later ones go at once."""
+        self.flowing = True
+        held, self.held = self.held, []
+        for call, result in held:
+            await tool_step(call, result, reply_id=self.reply_id)
 
 
 async def run_turn(
@@ -161,7 +196,12 @@ async def run_turn(
         "filename": name,
         "channel": channel,
     }
+    # the reply's (empty) message goes to the page now, while the framework classifies and
+    # calls the model: its first token is then an append to a drawn message, not a new one
     reply = cl.Message(content="")
+    reply.streaming = True
+    await cl.context.emitter.stream_start(reply.to_dict())
+    steps = ToolSteps(reply.id)
     calls: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
     header: list[str] = []
@@ -174,11 +214,13 @@ async def run_turn(
         kind = event.get("kind")
         if kind in ("reply_facts", "reply_token"):
             if pending is not None:
-                await tool_step(pending, None)
+                await steps.add(pending, None)
                 pending = None
             await reply.stream_token(
                 md(event.get("text", "")) + (" " if kind == "reply_facts" else "")
             )
+            if not steps.flowing:
+                await steps.release()
         elif kind == "classification":
             rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("signals", []))
             header.append(
@@ -188,12 +230,12 @@ async def run_turn(
         elif kind == "tool_call":
             tools.append(f"{md(event.get('tool'))}({'valid' if event.get('valid') else 'invalid'})")
             if pending is not None:
-                await tool_step(pending, None)
+                await steps.add(pending, None)
             pending = event if event.get("valid") else None
             if not event.get("valid"):
-                await tool_step(event, None)
+                await steps.add(event, None)
         elif kind == "tool_result":
-            await tool_step(pending, event)
+            await steps.add(pending, event)
             pending = None
         elif kind == "handoff":
             cl.user_session.set("handoff_thread", event.get("thread_id"))
@@ -210,7 +252,8 @@ async def run_turn(
         elif kind == "error":
             await reply.stream_token("\n\n**error:** " + md(event.get("error")))
     if pending is not None:
-        await tool_step(pending, None)
+        await steps.add(pending, None)
+    await steps.release()
     if not reply.content and done.get("headline"):
         await reply.stream_token(md(done["headline"]))
     lines = [*header]
