@@ -11,8 +11,15 @@ Both read only the public names of :mod:`orchestrator.telemetry` (its typed read
 never import the runtime (model client, workflows, skills, LangGraph, OpenAI).
 """
 
-from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load, layer_load
-from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load, layer_load
+    from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
 
 __all__ = [
     "ExpertLoad",
@@ -24,3 +31,23 @@ __all__ = [
     "expert_load",
     "layer_load",
 ]
+
+#: Where each public name lives; imported on first use (PEP 562), so ``orchestrator load``
+#: does not load the skew report (scipy) and ``skew`` does not load what only ``load`` needs.
+_HOMES = {
+    **dict.fromkeys(
+        ("ExpertLoad", "LayerLoad", "expert_load", "layer_load"), "orchestrator.analysis.load"
+    ),
+    **dict.fromkeys(
+        ("ReportOptions", "SkewReport", "Thresholds", "build_report"), "orchestrator.analysis.skew"
+    ),
+}
+
+
+def __getattr__(name: str) -> _Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -4,8 +4,8 @@
 module; each module owns its commands, options and messages:
 
 * :mod:`~orchestrator.cli.run`: ``run`` (the main job: real requests end to end, then the
-  expert load table), ``load`` (the load table of a telemetry database), ``classify`` (how
-  the classifier routes one text);
+  expert load table), ``classify`` (how the classifier routes one text);
+* :mod:`~orchestrator.cli.load`: ``load`` (the load table of a telemetry database);
 * :mod:`~orchestrator.cli.serve`: ``build-checkpoint`` (the offline ERNIE-4.5 MoE checkpoint),
   ``serve`` (the co-hosted vLLM server in the foreground);
 * :mod:`~orchestrator.cli.report`: ``report FILE`` (a spreadsheet in, a Markdown + .xlsx
@@ -22,6 +22,8 @@ module; each module owns its commands, options and messages:
 * customer service: :mod:`~orchestrator.cli.chat` (``chat``, streamed replies on a
   checkpointed thread), :mod:`~orchestrator.cli.handoff` (the ``handoff`` group: ``list``,
   ``resume``), :mod:`~orchestrator.cli.store` (the ``store`` group: ``seed``, ``info``).
+
+The root (:mod:`~orchestrator.cli.app`) imports a module only when one of its commands runs.
 
 Shared by them: :mod:`~orchestrator.cli.common` (the consoles, ``settings_from_flags``,
 ``fail``, ``model_server``) and :mod:`~orchestrator.cli.console` (rendering of request lines

@@ -67,12 +67,12 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "run",
         "The main job: real requests → classifier → workflow → vLLM → experts in SQLite.",
     ),
-    CommandEntry("load", "run", "Print the per-layer expert load table of a telemetry database."),
     CommandEntry(
         "classify",
         "run",
         "Route one request: the route, confidence, each tier's contribution and fired signals.",
     ),
+    CommandEntry("load", "load", "Print the per-layer expert load table of a telemetry database."),
     CommandEntry(
         "batch",
         "batch",
@@ -111,6 +111,7 @@ MODULES: tuple[str, ...] = (
     "skew",
     "serve",
     "run",
+    "load",
     "batch",
     "store",
     "handoff",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.analysis.load import ExpertLoad
-from orchestrator.core.dispatcher import RequestOutcome
+if TYPE_CHECKING:  # annotations only: `orchestrator load` needs neither the runtime nor numpy
+    from orchestrator.analysis.load import ExpertLoad
+    from orchestrator.core.dispatcher import RequestOutcome
 
 SOURCE_NOTE = {
     "replay": "replay = transformers replay of the served token ids: an estimate of the "

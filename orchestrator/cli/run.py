@@ -1,10 +1,13 @@
-"""The main job and what it looks at: ``orchestrator run``, ``load`` and ``classify``.
+"""The main job and how a text is routed: ``orchestrator run`` and ``classify``.
 
 Commands:
     run       the main job: N real requests end to end (classifier, workflow, vLLM), each
               printed with its route and top experts, then the expert load table
-    load      print the expert load table of a telemetry database
     classify  show how the classifier routes one text (route, confidence, fired signals)
+
+(``load``, the expert load table of a telemetry database, is :mod:`orchestrator.cli.load`.)
+The runtime (client, LangGraph, workflows, store) is imported when ``run`` runs, not when the
+module is imported.
 """
 
 from __future__ import annotations
@@ -12,14 +15,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from orchestrator.analysis.load import expert_load
-from orchestrator.cli.classifier import classify_cmd
 from orchestrator.cli.common import (
     DB_HELP,
     console,
@@ -30,17 +31,13 @@ from orchestrator.cli.common import (
     settings_from_flags,
 )
 from orchestrator.cli.console import print_load, request_lines
-from orchestrator.config import Settings
-from orchestrator.core.batch import run_batch
-from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
-from orchestrator.core.runtime import make_client
-from orchestrator.datasets import sample_requests
 from orchestrator.exceptions import OrchestratorError
-from orchestrator.request import Request
-from orchestrator.telemetry import TelemetryStore
-from orchestrator.telemetry.readonly import open_readonly
-from serving.errors import ServingError
-from workflows import default_workflows
+
+if TYPE_CHECKING:
+    from orchestrator.config import Settings
+    from orchestrator.core.dispatcher import RequestOutcome
+    from orchestrator.request import Request
+    from orchestrator.telemetry import TelemetryStore
 
 
 def run(
@@ -78,6 +75,10 @@ def run(
         data_dir=data_dir,
         concurrency=concurrency,
     )
+    from orchestrator.datasets import sample_requests
+    from orchestrator.telemetry import TelemetryStore
+    from serving.errors import ServingError
+
     try:
         requests = sample_requests(settings.data_dir, limit, kind=kind, seed=seed)
         store = TelemetryStore(settings.database_url)
@@ -100,6 +101,12 @@ def run(
 async def _run_requests(settings: Settings, store: TelemetryStore, requests: list[Request]) -> int:
     """Handle the requests on ``settings.server_url``, printing each outcome, then the load
     table of this run's calls; 1 when a request failed or the batch stopped early, else 0."""
+    from orchestrator.analysis.load import expert_load
+    from orchestrator.core.batch import run_batch
+    from orchestrator.core.dispatcher import Orchestrator
+    from orchestrator.core.runtime import make_client
+    from workflows import default_workflows
+
     with console.status(
         "loading the routing replay model"
         if settings.profile == "cpu"
@@ -165,43 +172,11 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
     return 1 if report.failed or report.aborted else 0
 
 
-def load(
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
-    ] = None,
-    workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
-) -> None:
-    """Print the per-layer expert load table of a telemetry database.
-
-    The database is opened read-only (:func:`~orchestrator.telemetry.readonly.open_readonly`):
-    nothing is written, and a database in a read-only folder, or one a writer is still
-    adding to, can be read.
-    """
-    settings = settings_from_flags(database_url=database_url_from_flags(None, database_url))
-    try:
-        store = open_readonly(settings.database_url)
-    except OrchestratorError as exc:
-        raise fail(exc, 2) from exc
-    try:
-        print_load(
-            console,
-            expert_load(
-                store,
-                workflow=workflow,
-                hot_factor=settings.hot_share_factor,
-                dead_min_expected=settings.dead_min_expected,
-            ),
-            settings.hot_share_factor,
-        )
-    except OrchestratorError as exc:
-        raise fail(exc, 2) from exc
-    finally:
-        store.close()
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``run``, ``load`` and ``classify`` to the root app."""
+    """Add ``run`` and ``classify`` to the root app (``load`` is in
+    :mod:`orchestrator.cli.load`)."""
+    from orchestrator.cli.classifier import classify_cmd
+
     app.command("run")(run)
-    app.command("load")(load)
     # One implementation with `orchestrator classifier classify` (TEXT, --file PATH or - for stdin).
     app.command("classify")(classify_cmd)

@@ -16,12 +16,6 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from orchestrator.analysis.skew.models import Thresholds
-from orchestrator.analysis.skew.report import ReportOptions, build_report
-from orchestrator.analysis.skew.report_html import write_html
-from orchestrator.analysis.skew.report_json import write_json
-from orchestrator.analysis.skew.terminal import print_summary
-from orchestrator.analysis.skew.window import parse_duration, parse_until
 from orchestrator.cli.common import (
     DB_HELP,
     console,
@@ -32,8 +26,6 @@ from orchestrator.cli.common import (
     settings_from_flags,
 )
 from orchestrator.exceptions import OrchestratorError, UserError
-from orchestrator.telemetry import TelemetryStore
-from orchestrator.telemetry.readonly import open_readonly
 
 
 def skew(
@@ -76,6 +68,16 @@ def skew(
     ] = None,
 ) -> None:
     """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
+    # the report (numpy, scipy, SQLAlchemy) loads when the command runs, not for --help
+    from orchestrator.analysis.skew.models import Thresholds
+    from orchestrator.analysis.skew.report import ReportOptions, build_report
+    from orchestrator.analysis.skew.report_html import write_html
+    from orchestrator.analysis.skew.report_json import write_json
+    from orchestrator.analysis.skew.terminal import print_summary
+    from orchestrator.analysis.skew.window import parse_duration, parse_until
+    from orchestrator.telemetry import TelemetryStore
+    from orchestrator.telemetry.readonly import open_readonly
+
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
     try:
         thresholds = Thresholds(

@@ -12,11 +12,10 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from sqlalchemy import func, select
 
 from orchestrator.cli.common import (
     DB_HELP,
@@ -27,20 +26,10 @@ from orchestrator.cli.common import (
     settings_from_flags,
 )
 from orchestrator.exceptions import OrchestratorError
-from orchestrator.telemetry import ModelCallRecord, RequestRecord, TelemetryStore
-from orchestrator.telemetry.fill import (
-    FILL_COMMAND,
-    fill_pending_routing,
-    pending_routing_count,
-)
-from orchestrator.telemetry.read import TelemetryReader
-from orchestrator.telemetry.readonly import open_readonly
-from orchestrator.telemetry.schema import (
-    PENDING_SOURCE,
-    BatchRecord,
-    PendingExpertRoutingRecord,
-)
-from serving.errors import ServingError
+
+if TYPE_CHECKING:
+    from orchestrator.telemetry import TelemetryStore
+    from orchestrator.telemetry.read import TelemetryReader
 
 
 def _url(db: str | None, database_url: str | None) -> str:
@@ -49,6 +38,8 @@ def _url(db: str | None, database_url: str | None) -> str:
 
 
 def _open(url: str) -> TelemetryStore:
+    from orchestrator.telemetry import TelemetryStore
+
     try:
         return TelemetryStore.open_existing(url)
     except OrchestratorError as exc:
@@ -59,6 +50,11 @@ def _batch_known(store: TelemetryReader, batch: str | None) -> None:
     """Refuse a ``--batch`` that is neither a batch job nor carried by any request."""
     if batch is None:
         return
+    from sqlalchemy import func, select
+
+    from orchestrator.telemetry import RequestRecord
+    from orchestrator.telemetry.schema import BatchRecord
+
     with store._session() as session:
         found = session.get(BatchRecord, batch) is not None or session.scalar(
             select(func.count(RequestRecord.id)).where(RequestRecord.batch_id == batch)
@@ -76,6 +72,13 @@ def pending(
     database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
 ) -> None:
     """Count the model calls whose expert routing is still pending (replay deferred)."""
+    from sqlalchemy import func, select
+
+    from orchestrator.telemetry import ModelCallRecord, RequestRecord
+    from orchestrator.telemetry.fill import FILL_COMMAND, pending_routing_count
+    from orchestrator.telemetry.readonly import open_readonly
+    from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRecord
+
     try:  # read-only: works on a database in a read-only folder, beside a running writer
         store = open_readonly(_url(db, database_url))
     except OrchestratorError as exc:
@@ -125,6 +128,13 @@ def fill_routing(
 ) -> None:
     """Replay the calls whose expert routing is pending, many per forward pass, and fill
     their routing and the hourly rollups. Stop any time; run again to go on."""
+    from orchestrator.telemetry.fill import (
+        FILL_COMMAND,
+        fill_pending_routing,
+        pending_routing_count,
+    )
+    from serving.errors import ServingError
+
     url = _url(db, database_url)
     settings = settings_from_flags(checkpoint_dir=checkpoint_dir)
     store = _open(url)
