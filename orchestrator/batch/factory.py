@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
@@ -154,6 +155,9 @@ class SettingsFactory:
         """
         capture = self.capture()
         workflows = self.workflows()
+        # one classifier for every endpoint: building it loads the rules, the learned tier and
+        # the calibration (about 0.5 s of CPU here), and it holds no per-endpoint state
+        classifier = RuleClassifier()
         result = []
         for url in urls:
             client = make_client(self.settings.model_copy(update={"server_url": url}), capture)
@@ -165,6 +169,7 @@ class SettingsFactory:
                     client,
                     self.store(),
                     workflows,
+                    classifier=classifier,
                     max_tokens=self.settings.max_completion_tokens,
                 )
             )
