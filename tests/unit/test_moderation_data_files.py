@@ -70,6 +70,13 @@ def test_chinese_term_with_word_mode_is_refused(tmp_path: Path) -> None:
         load_lexicon(tmp_path)
 
 
+def test_obfuscated_only_is_for_single_english_words(tmp_path: Path) -> None:
+    bad = GOOD + '\n[[term]]\ntext = "go die"\nseverity = "medium"\nobfuscated_only = true\n'
+    write(tmp_path, "x.toml", bad)
+    with pytest.raises(LexiconError, match="obfuscated_only is for single lower-case English"):
+        load_lexicon(tmp_path)
+
+
 def test_lexicon_reloads_on_change_and_keeps_the_last_good_one(tmp_path: Path) -> None:
     folder = tmp_path / "lex"
     path = write(folder, "h.toml", GOOD)
