@@ -83,12 +83,14 @@ document.addEventListener('click', (e) => {
   }
 }, true);
 """
-#: Armed before the click: marks the first reply text in the DOM, then the next frame.
+#: Armed before the click: marks the first reply text in the DOM, then the next frame. It reads
+#: ``textContent`` (``innerText`` would force a layout of the page on every mutation, work of
+#: the benchmark's own in the page's main thread while the reply is drawn).
 FIRST_TEXT_MARK = """(text) => {
   const skip = (t) => !t || t === text || t.startsWith('server STATS')
       || t.startsWith('LLMs can make');
   const reply = () => [...document.querySelectorAll('[role=article]')]
-      .map((a) => a.innerText.trim()).filter((t) => !skip(t));
+      .map((a) => a.textContent.trim()).filter((t) => !skip(t));
   const observer = new MutationObserver(() => {
     if (window.__bench.first === undefined && reply().length) {
       window.__bench.first = performance.now();

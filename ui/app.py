@@ -31,6 +31,7 @@ Model output is data: everything shown is Markdown-escaped, raw HTML is off
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -198,9 +199,10 @@ async def run_turn(
     }
     # the reply's (empty) message goes to the page now, while the framework classifies and
     # calls the model: its first token is then an append to a drawn message, not a new one
+    # (in a task: the turn's request to the service does not wait for this websocket send)
     reply = cl.Message(content="")
     reply.streaming = True
-    await cl.context.emitter.stream_start(reply.to_dict())
+    opened = asyncio.create_task(cl.context.emitter.stream_start(reply.to_dict()))
     steps = ToolSteps(reply.id)
     calls: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
@@ -213,6 +215,7 @@ async def run_turn(
     async for event in events(payload):
         kind = event.get("kind")
         if kind in ("reply_facts", "reply_token"):
+            await opened  # the empty message is on the page before its first token
             if pending is not None:
                 await steps.add(pending, None)
                 pending = None
@@ -250,7 +253,9 @@ async def run_turn(
         elif kind == "done":
             done = event
         elif kind == "error":
+            await opened
             await reply.stream_token("\n\n**error:** " + md(event.get("error")))
+    await opened
     if pending is not None:
         await steps.add(pending, None)
     await steps.release()
