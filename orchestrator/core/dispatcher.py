@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
 
+from langgraph.types import Durability
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification, RuleClassifier
@@ -78,6 +79,45 @@ def thread_config(request: Request, trace: RequestTrace | None = None) -> dict[s
     if callbacks:
         config["callbacks"] = callbacks
     return config
+
+
+def durability(request: Request, workflow: Workflow[Any, Any]) -> Durability | None:
+    """How often a checkpointed graph saves a one-off request's state (no ``thread_id``):
+    ``exit``, once when the run ends (completed, failed, or interrupted for a person); None,
+    LangGraph's default (``async``: after every step), for a conversation's turn and for a
+    graph without a checkpointer (LangGraph warns when given a durability it cannot use).
+
+    A one-off request is never resumed mid-run (its thread is its own request id), so the
+    per-step checkpoints were written and never read. Measured with the batch's in-process
+    saver, 200 real requests (121 customer-service): 726 checkpoints, 605 pending writes,
+    ~1.97 MB kept with ``async``; 121 checkpoints, no writes, ~0.54 MB with ``exit``.
+    """
+    return "exit" if request.thread_id is None and _saver(workflow) is not None else None
+
+
+def _saver(workflow: Workflow[Any, Any]) -> Any:
+    saver = getattr(workflow.graph, "checkpointer", None)
+    return None if saver is None or isinstance(saver, bool) else saver
+
+
+async def _forget_one_off(request: Request, workflow: Workflow[Any, Any], status: str) -> None:
+    """Drop the checkpoints of a finished one-off request (no ``thread_id``) unless it waits
+    for a person (``needs_human``: ``orchestrator handoff resume`` needs its state).
+
+    Nothing reads a finished one-off request's graph state again (its outcome and telemetry
+    rows hold the result), but the in-process saver a batch uses kept every one of them: ~4.5
+    KB per customer-service request even with ``exit`` durability, ~450 MB over a 100k-row
+    batch, growing with the rows instead of staying bounded.
+    """
+    saver = _saver(workflow)
+    if saver is None or request.thread_id is not None or status == "needs_human":
+        return
+    try:
+        await saver.adelete_thread(request.id)
+    except NotImplementedError:  # a saver without deletion keeps them, as before
+        return
+    except Exception:  # cleanup only: the request is recorded already, never fail it here
+        logger.warning("could not drop the checkpoints of request %s", request.id, exc_info=True)
 
 
 def _request_trace(kind: str, request: Request) -> RequestTrace:
@@ -287,10 +327,12 @@ class Orchestrator:
                 workflow.initial_state(request),
                 thread_config(request, trace),
                 context=WorkflowContext(llm=gateway, request=request),
+                durability=durability(request, workflow),
             )
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
             logger.error("request %s failed in workflow %s: %s", request.id, workflow.name, exc)
             await self.store.afinish_request(request.id, "failed", error=str(exc))
+            await _forget_one_off(request, workflow, "failed")
             if isinstance(exc, ServerUnavailableError):
                 raise
             return RequestOutcome(
@@ -314,6 +356,7 @@ class Orchestrator:
             )
             raise
         result, payload, status = await self._finish(request, workflow, state)
+        await _forget_one_off(request, workflow, status)
         return RequestOutcome(
             request_id=request.id,
             classification=classification,
@@ -413,6 +456,7 @@ class Orchestrator:
                 thread_config(request, trace),
                 context=WorkflowContext(llm=gateway, request=request),
                 stream_mode=["custom", "tasks", "updates", "values"],
+                durability=durability(request, workflow),
             ):
                 if mode == "custom" and isinstance(chunk, BaseModel):
                     yield chunk  # type: ignore[misc]
@@ -431,6 +475,7 @@ class Orchestrator:
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
             finished = True
             await self.store.afinish_request(request.id, "failed", error=str(exc))
+            await _forget_one_off(request, workflow, "failed")
             for event in _expert_events(gateway):
                 yield event
             yield StreamDone(
@@ -454,6 +499,7 @@ class Orchestrator:
         if interrupts:
             state = {**state, "__interrupt__": interrupts}
         result, payload, status = await self._finish(request, workflow, state)
+        await _forget_one_off(request, workflow, status)
         for event in _expert_events(gateway):
             yield event
         yield StreamDone(
