@@ -97,15 +97,18 @@ def test_negated_cue_words_count_for_nothing(clf: RuleClassifier) -> None:
 
 
 def test_a_tie_never_acts(clf: RuleClassifier) -> None:
+    rules_only = RuleClassifier(reload_interval=None, model_path=False)
     for text, _ in unseen.TIES:
+        rules = rules_only.classify_text(text).tier("rules")
+        assert rules is not None and rules.consulted
+        top = sorted(rules.scores.values(), reverse=True)
+        assert top[0] == top[1] > 0, (text, rules.scores)  # the case really is a tie in the rules
         got = clf.classify_text(text)
-        tier = got.tier("rules")
-        assert tier is not None and tier.consulted, (text, got.reason)
-        rules = tier.scores
-        top = sorted(rules.values(), reverse=True)
-        assert top[0] == top[1] > 0, (text, rules)  # the case really is a tie in the rules
-        assert got.route is Route.FALLBACK and got.fallback_reason == "ambiguous", got.reason
-        assert "tie" in got.reason
+        assert got.route is Route.FALLBACK, (text, got.reason)
+        if got.decided_by != "fast":  # the rules ran: they say it is a tie
+            assert got.fallback_reason == "ambiguous" and "tie" in got.reason, got.reason
+        # else the fast tier itself found it out of scope (it never acts on a short tie: the
+        # SHORT cue hands texts under 3 tokens to the rules)
 
 
 def test_two_intents_give_a_secondary_route(clf: RuleClassifier) -> None:
