@@ -145,6 +145,8 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         assert "confidence 0." in body or "confidence 1.00" in body
         assert "L1 [E" in body and "status succeeded" in body
         assert re.search(r"tools \w+\((valid|invalid)\)", body), body[-1500:]
+        # the tool's own step, nested in the reply (sent once the reply's first text is out)
+        assert re.search(r"Used\s+tool \w+", body), body[-1500:]
         page.get_by_role("button", name="Expert heatmap").last.click()
         expect(page.get_by_text("layer × expert load share")).to_be_visible(timeout=60_000)
 
