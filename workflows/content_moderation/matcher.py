@@ -470,8 +470,9 @@ class Matcher:
         latin_cn = [h for h in kept if h.term in self._chinese and not _HAN.search(h.text)]
         if latin_cn:
             has_han = _HAN.search(s) is not None
+            pinyin_post = not has_han and self.pinyin_post(s)  # once per scan, not per hit
             context = self.chinese_context
-            drop = {id(h) for h in latin_cn if not context(h, norm.original, s, has_han)}
+            drop = {id(h) for h in latin_cn if not context(h, norm.original, has_han, pinyin_post)}
             kept = [h for h in kept if id(h) not in drop]
         return ScanResult(_drop_nested(kept), norm)
 
@@ -490,15 +491,21 @@ class Matcher:
 
         return zipf_frequency(word, "en") < (ENGLISH_ZIPF if n == 1 else 3.0)
 
-    def chinese_context(self, hit: Hit, original: str, normalized: str, has_han: bool) -> bool:
+    def pinyin_post(self, normalized: str) -> bool:
+        """True when at least :data:`MIN_PINYIN_SHARE` of the Latin words of a normalised
+        post are Chinese-style (:meth:`chinese_style`): a post written in pinyin."""
+        words = _LATIN_WORD.findall(normalized)
+        return bool(words) and sum(map(self.chinese_style, words)) >= MIN_PINYIN_SHARE * len(words)
+
+    def chinese_context(self, hit: Hit, original: str, has_han: bool, pinyin_post: bool) -> bool:
         """Whether a Latin-script hit of a Chinese term (pinyin, abbreviation, Latin variant)
         counts: see the module docstring (Chinese context).
 
         Args:
             hit: The hit (its span in ``original``).
             original: The post as given.
-            normalized: Its normalised text (lower case, folded).
             has_han: Whether the post holds a Chinese character.
+            pinyin_post: Whether the post is written in pinyin (:meth:`pinyin_post`).
         """
         before = _WORD_BEFORE.search(original, max(0, hit.start - 40), hit.start)
         after = _WORD_AFTER.search(original[hit.end : hit.end + 40])
@@ -510,8 +517,7 @@ class Matcher:
             return False
         if has_han:
             return all(self.chinese_style(w.lower()) for w in neighbours)
-        words = _LATIN_WORD.findall(normalized)
-        if words and sum(map(self.chinese_style, words)) >= MIN_PINYIN_SHARE * len(words):
+        if pinyin_post:
             return True
         # one spelled-out pinyin word that no language's word list knows ("you are shabi");
         # syllables written apart ("gang can") need the share above
