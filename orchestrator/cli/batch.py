@@ -128,7 +128,11 @@ def batch(
     csv_out: Annotated[bool, typer.Option("--csv", help="Also write results.csv.")] = False,
     jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Also write results.jsonl.")] = False,
     concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight (per Ray worker with --engine ray).")
+        int | None,
+        typer.Option(
+            help="Model calls in flight over all endpoints, with up to twice as many rows in "
+            "progress (requests per Ray worker with --engine ray)."
+        ),
     ] = None,
     engine: Annotated[str, typer.Option(help="local (asyncio) or ray (Ray Data).")] = "local",
     server_url: Annotated[

@@ -13,6 +13,8 @@ forbid real requests: the unit suite turns it off (``tests/unit/conftest.py``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -240,6 +242,8 @@ class VLLMClient:
         self.model_name = model_name
         self.capture = capture
         self._transport_injected = http_client is not None
+        #: Bounds the HTTP calls in flight (:meth:`limit_in_flight`); None: no bound.
+        self._slots: asyncio.Semaphore | None = None
         #: Fields every chat call sends: vLLM's token ids, and with an engine capture the
         #: routed-experts encoding it asks for (the project's vLLM plugin reads it).
         self._extra_body: dict[str, Any] = {"return_token_ids": True}
@@ -253,6 +257,20 @@ class VLLMClient:
             # the SDK accepts an httpx or an httpx2 client at run time; its hints name httpx2
             http_client=http_client,  # type: ignore[arg-type]
         )
+
+    def limit_in_flight(self, slots: asyncio.Semaphore | None) -> None:
+        """Bound this client's HTTP calls in flight by ``slots`` (None: no bound).
+
+        Several clients may share one semaphore, so the bound holds over all of them (the
+        batch runner: ``--concurrency`` model calls in flight over all endpoints, while more
+        rows than that are in progress). A call waits for a slot before it is sent, and its
+        ``latency_ms`` and ``ttft_ms`` count from the moment it has one; a streamed call holds
+        its slot until its last chunk.
+        """
+        self._slots = slots
+
+    def _slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        return self._slots if self._slots is not None else contextlib.nullcontext()
 
     def _check_allowed(self) -> None:
         """Refuse a real request while :data:`ALLOW_MODEL_REQUESTS` is False.
@@ -339,26 +357,27 @@ class VLLMClient:
             kwargs["tools"] = list(tools)
             if tool_choice is not None:
                 kwargs["tool_choice"] = tool_choice
-        started = time.perf_counter()
         try:
-            # The SDK's documented raw path (client.post with cast_to=httpx.Response; its
-            # timeouts, retries and error mapping still apply): the body is our plain dict,
-            # sent as is, and the answer is parsed once, below. chat.completions.create walks
-            # the params through the SDK's typed-dict transform (messages and the whole JSON
-            # schema) and builds a pydantic ChatCompletion that to_dict() copied again: about
-            # 1 ms of client CPU per call more (benchmarks/orch_client_cpu.py).
-            raw = await self._client.post(
-                "/chat/completions",
-                body={
-                    "model": self.model_name,
-                    "messages": [m.model_dump() for m in messages],
-                    "max_tokens": max_tokens,
-                    "temperature": self.temperature if temperature is None else temperature,
-                    **self._extra_body,
-                    **kwargs,
-                },
-                cast_to=httpx.Response,
-            )
+            async with self._slot():
+                started = time.perf_counter()
+                # The SDK's documented raw path (client.post with cast_to=httpx.Response; its
+                # timeouts, retries and error mapping still apply): the body is our plain dict,
+                # sent as is, and the answer is parsed once, below. chat.completions.create walks
+                # the params through the SDK's typed-dict transform (messages and the whole JSON
+                # schema) and builds a pydantic ChatCompletion that to_dict() copied again: about
+                # 1 ms of client CPU per call more (benchmarks/orch_client_cpu.py).
+                raw = await self._client.post(
+                    "/chat/completions",
+                    body={
+                        "model": self.model_name,
+                        "messages": [m.model_dump() for m in messages],
+                        "max_tokens": max_tokens,
+                        "temperature": self.temperature if temperature is None else temperature,
+                        **self._extra_body,
+                        **kwargs,
+                    },
+                    cast_to=httpx.Response,
+                )
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise self._unavailable(exc) from exc
         except openai.APIStatusError as exc:
@@ -430,47 +449,47 @@ class VLLMClient:
             ServerUnavailableError, ModelCallError, ModelRequestsBlockedError: As :meth:`chat`.
         """
         self._check_allowed()
-        started = time.perf_counter()
         ttft_ms: float | None = None
         prompt_ids: list[int] = []
         completion_ids: list[int] = []
         parts: list[str] = []
         finish_reason: str | None = None
         usage: dict[str, Any] = {}
-        try:
-            stream = await self._client.chat.completions.create(
-                model=self.model_name,
-                messages=[m.model_dump() for m in messages],  # type: ignore[misc]
-                max_tokens=max_tokens,
-                temperature=self.temperature if temperature is None else temperature,
-                stream=True,
-                stream_options={"include_usage": True},
-                extra_body={"return_token_ids": True},
-            )
-            async for chunk in stream:
-                body: dict[str, Any] = chunk.to_dict()
-                if body.get("prompt_token_ids"):
-                    prompt_ids = list(body["prompt_token_ids"])
-                if body.get("usage"):
-                    usage = body["usage"]
-                for choice in body.get("choices") or []:
-                    ids = list(choice.get("token_ids") or [])
-                    completion_ids.extend(ids)
-                    text = (choice.get("delta") or {}).get("content") or ""
-                    if choice.get("finish_reason"):
-                        finish_reason = choice["finish_reason"]
-                    if text or ids:
-                        if ttft_ms is None:
-                            ttft_ms = (time.perf_counter() - started) * 1000.0
-                        parts.append(text)
-                        yield TextDelta(text=text, token_ids=tuple(ids))
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise self._unavailable(exc) from exc
-        except openai.APIStatusError as exc:
-            hint = empty_500_hint(exc.status_code, exc.body)
-            raise ModelCallError(
-                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
-            ) from exc
+        async with self._slot():
+            started = time.perf_counter()
+            try:
+                stream = await self._client.chat.completions.create(
+                    model=self.model_name,
+                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                    max_tokens=max_tokens,
+                    temperature=self.temperature if temperature is None else temperature,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    extra_body={"return_token_ids": True},
+                )
+                async for chunk in stream:
+                    body: dict[str, Any] = chunk.to_dict()
+                    if body.get("prompt_token_ids"):
+                        prompt_ids = list(body["prompt_token_ids"])
+                    if body.get("usage"):
+                        usage = body["usage"]
+                    for choice in body.get("choices") or []:
+                        ids = list(choice.get("token_ids") or [])
+                        completion_ids.extend(ids)
+                        text = (choice.get("delta") or {}).get("content") or ""
+                        if choice.get("finish_reason"):
+                            finish_reason = choice["finish_reason"]
+                        if text or ids:
+                            if ttft_ms is None:
+                                ttft_ms = (time.perf_counter() - started) * 1000.0
+                            parts.append(text)
+                            yield TextDelta(text=text, token_ids=tuple(ids))
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                raise self._unavailable(exc) from exc
+            except openai.APIStatusError as exc:
+                hint = empty_500_hint(exc.status_code, exc.body)
+                status = f"answered HTTP {exc.status_code}: {exc.message}{hint}"
+                raise ModelCallError(f"server at {self.base_url} {status}") from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         prompt_tokens = int(usage.get("prompt_tokens") or len(prompt_ids))
         completion_tokens = int(usage.get("completion_tokens") or len(completion_ids))
@@ -506,15 +525,16 @@ class VLLMClient:
         capture then records the routing as unavailable rather than inventing it).
         """
         try:
-            completion = await self._client.completions.create(
-                model=self.model_name,
-                prompt=token_ids,
-                max_tokens=1,
-                temperature=0.0,
-                extra_body=self.capture.request_fields()
-                if isinstance(self.capture, EngineCapture)
-                else None,
-            )
+            async with self._slot():
+                completion = await self._client.completions.create(
+                    model=self.model_name,
+                    prompt=token_ids,
+                    max_tokens=1,
+                    temperature=0.0,
+                    extra_body=self.capture.request_fields()
+                    if isinstance(self.capture, EngineCapture)
+                    else None,
+                )
         except openai.OpenAIError:
             return {}, {}
         body = completion.to_dict()

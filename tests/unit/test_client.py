@@ -7,6 +7,7 @@ bodies, see ``test_engine_capture_recorded.py``) and records every request it is
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Callable, Iterator
@@ -318,3 +319,39 @@ async def test_a_body_that_is_not_json_is_a_model_call_error(arch) -> None:
     client, _, _ = _client(respond, EngineCapture(arch))
     with pytest.raises(ModelCallError, match="malformed response"):
         await client.chat(HI, max_tokens=4)
+
+
+async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(arch) -> None:
+    """Two clients sharing one semaphore of 2: six concurrent calls, never more than 2 on the
+    wire (the batch runner's --concurrency over every endpoint)."""
+    body = _load("chat_en_routed.json")
+    in_flight, peak = 0, 0
+
+    async def respond(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.2)
+        in_flight -= 1
+        return httpx.Response(200, json=body)
+
+    shared = asyncio.Semaphore(2)
+    clients = []
+    for _ in range(2):
+        http = httpx.AsyncClient(transport=httpx.MockTransport(respond))
+        client = VLLMClient(BASE_URL, "ernie", NoCapture(arch), http_client=http, max_retries=0)
+        client.limit_in_flight(shared)
+        clients.append(client)
+
+    calls = await asyncio.gather(*(clients[i % 2].chat(HI, max_tokens=4) for i in range(6)))
+
+    assert len(calls) == 6 and peak == 2
+    # latency counts from the slot, not from the wait for it: the third wave of calls would
+    # read about 600 ms if it counted its wait
+    assert max(c.latency_ms for c in calls) < 500
+    clients[0].limit_in_flight(None)
+    in_flight = peak = 0
+    await asyncio.gather(*(clients[0].chat(HI, max_tokens=4) for _ in range(4)))
+    assert peak == 4  # no bound once removed
+    for client in clients:
+        await client.aclose()
