@@ -35,11 +35,11 @@ from workflows.content_moderation.dataset import (
     load_ordinary_set,
     predicted,
 )
-from workflows.content_moderation.evaluation import _critical_hate
+from workflows.content_moderation.evaluation import critical_hate
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.judgement import lexicon_findings
 from workflows.content_moderation.normalize import normalize
-from workflows.content_moderation.scorer import N_FEATURES, _fit_soft, _is_slur, _platt
+from workflows.content_moderation.scorer import N_FEATURES, fit_soft, is_slur, platt
 from workflows.content_moderation.service import moderate_lexicon_only
 from workflows.content_moderation.targeting import load_targeting_cues, targeting_features
 
@@ -55,7 +55,7 @@ def _address_features(text: str, spans, cues) -> list[str]:  # type: ignore[no-u
         out.append("addr:you")
     if "@user" in norm:
         out.append("reply")
-    slurs = [s for s in spans if _is_slur(s)]
+    slurs = [s for s in spans if is_slur(s)]
     if slurs:
         if len(words) <= 4:
             out.append("slur:short")
@@ -98,8 +98,8 @@ def main() -> None:
         [float(y[i]) if p.hate_share is None else p.hate_share for i, p in enumerate(every)]
     )
     lexflag = np.array([*flags, *[False] * len(ordinary)])
-    crit = np.array([any(_critical_hate(s) for s in f) for f in spans])
-    slur = np.array([any(_is_slur(s) for s in f) for f in spans])
+    crit = np.array([any(critical_hate(s) for s in f) for f in spans])
+    slur = np.array([any(is_slur(s) for s in f) for f in spans])
     cues = load_targeting_cues()
 
     def fit_z(x, train, test, c: float, soft: bool):  # type: ignore[no-untyped-def]
@@ -107,7 +107,7 @@ def main() -> None:
             C=c, solver="liblinear", class_weight=None if soft else "balanced",
             random_state=1, max_iter=1000,
         )  # fmt: skip
-        model = _fit_soft(model, x[train], share[train]) if soft else model.fit(x[train], y[train])
+        model = fit_soft(model, x[train], share[train]) if soft else model.fit(x[train], y[train])
         return model.decision_function(x[test])
 
     def guess(p: np.ndarray, idx: np.ndarray, t_slur: float, t_any: float) -> np.ndarray:
@@ -128,7 +128,7 @@ def main() -> None:
             inner = StratifiedKFold(5, shuffle=True, random_state=seed)
             for a, b in inner.split(np.zeros(len(train)), y[train]):
                 z[b] = fit_z(x, train[a], train[b], c, soft)
-            pa, pb = _platt(z, y[train])
+            pa, pb = platt(z, y[train])
             p_in = 1 / (1 + np.exp(-(pa * z + pb)))
             grid = [
                 (ts, ta) for ts in np.arange(0.02, 0.9, 0.02) for ta in np.arange(0.3, 1.01, 0.05)

@@ -225,7 +225,7 @@ def evaluate_lexicon(
     )
 
 
-def _critical_hate(span: Span) -> bool:
+def critical_hate(span: Span) -> bool:
     """A critical hate term that is no mention: the verdict labels it hate whatever the
     scorer's hate model says (:func:`~.judgement.build_verdict`)."""
     critical = span.severity is Severity.CRITICAL
@@ -269,7 +269,7 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
     scorer = fit_scorer(
         posts,
         [g["flagged"] for g in guesses],
-        [any(_critical_hate(s) for s in found) for found in spans[: len(posts)]],
+        [any(critical_hate(s) for s in found) for found in spans[: len(posts)]],
         seed=SEED if seed is None else seed,
         sources={f"{f.parent.name}/{f.name}": file_sha256(f) for f in files},
         ordinary=ordinary,

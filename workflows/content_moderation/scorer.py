@@ -277,7 +277,10 @@ class RiskScorer:
 # ---------------------------------------------------------------------------------- fitting
 
 
-def _platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def platt(z: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Platt scaling: ``(a, b)`` with ``P(y=1) = sigmoid(a * z + b)`` fitted by logistic
+    regression on decision values ``z`` (shape ``(n,)``) and labels ``y`` (shape ``(n,)``, 0/1).
+    Platt, "Probabilistic outputs for support vector machines" (1999)."""
     from sklearn.linear_model import LogisticRegression
 
     lr = LogisticRegression(C=1e6, solver="lbfgs")
@@ -320,13 +323,13 @@ def _fit_one(
     def fit(idx: np.ndarray) -> LogisticRegression:
         if soft is None:
             return model().fit(matrix[idx], y[idx])
-        return _fit_soft(model(), matrix[idx], soft[idx])
+        return fit_soft(model(), matrix[idx], soft[idx])
 
     z = np.zeros(len(y))
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
     for train, held in folds.split(np.zeros(len(y)), y):
         z[held] = fit(train).decision_function(matrix[held])
-    a, b = _platt(z, y)
+    a, b = platt(z, y)
     p = 1.0 / (1.0 + np.exp(-(a * z + b)))
     truth = y.astype(bool)
     cand = np.ones(len(y), dtype=bool) if candidates is None else candidates.astype(bool)
@@ -375,12 +378,12 @@ def _fit_one(
     )
 
 
-def _is_slur(span: Span) -> bool:
+def is_slur(span: Span) -> bool:
     """A lexicon hit on a hate term that is no mention."""
     return span.source == "lexicon" and span.category.value == "hate" and not span.mention
 
 
-def _fit_soft(model: Any, matrix: Any, share: np.ndarray) -> Any:
+def fit_soft(model: Any, matrix: Any, share: np.ndarray) -> Any:
     """Fit a logistic regression to soft targets: each row once as a positive weighted by
     ``share`` and once as a negative weighted by ``1 - share``, the two classes' total
     weights made equal (what ``class_weight="balanced"`` does for hard labels)."""
@@ -458,7 +461,7 @@ def fit_scorer(
     lex_hate = np.asarray([*lexicon_hate, *pad], dtype=bool)
     plain = np.arange(len(posts)) >= n_labelled
     # the hate model confirms or withdraws the hate label of a slur; it adds none alone
-    slur = np.asarray([any(_is_slur(x) for x in found) for found in spans], dtype=bool)
+    slur = np.asarray([any(is_slur(x) for x in found) for found in spans], dtype=bool)
     models: dict[str, LinearModel] = {}
     for key in MODEL_KEYS:
         lang, label = key.split("/")
