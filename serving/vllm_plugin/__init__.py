@@ -26,18 +26,30 @@ the server's default applies, ``$ORCH_ROUTED_EXPERTS`` (``ids`` when unset, whic
 behaviour). Both encodings stay base64 ``.npy``, as vLLM writes them.
 
 **What it saves and what it does not.** The counts are computed in vLLM's API process, where
-the output processor joins the per-step routing of a finished request. The engine side is
-unchanged: the GPU still writes the routing, the model runner still copies it to the CPU, and
-the engine core still sends it to the API process with each step. The plugin removes the
+the output processor joins the per-step routing of a finished request. The plugin removes the
 ``.npy`` + base64 of the whole array, the 35 KB JSON string and the client's decode.
+
+**A request that asks for ``none`` pays (almost) nothing past the GPU** (since 2026-12-01b):
+in the engine-core process the plugin also wraps the scheduler (:func:`patch_scheduler`), so
+the per-step routing rows of a ``none`` request are never attached to its ``EngineCoreOutput``:
+they are not serialised, not sent to the API process, not appended there. What such a request
+still shares with every other one is the engine's batch-wide work of
+``--enable-return-routed-experts``: the GPU capture buffer, its per-step copy to the CPU, the
+scheduler's slot buffer, and the read of a finished prefill's prompt rows. This makes sampled
+capture a per-request opt-in: only the sampled calls (``counts``) carry their routing through
+the engine-to-API path.
 
 **How it hooks in** (no fork): vLLM loads every ``vllm.general_plugins`` entry point in each of
 its processes and calls it. :func:`register` wraps two methods of
 ``vllm.v1.engine.output_processor.RequestState`` (read from vLLM 0.24.0's source):
 ``from_new_request`` (to remember the request's mode from its ``SamplingParams.extra_args``)
 and ``_new_completion_output`` (which builds the ``CompletionOutput`` whose
-``routed_experts`` the chat and completion serving code encode). On a vLLM without these
-methods the plugin logs a warning and changes nothing.
+``routed_experts`` the chat and completion serving code encode); and in the scheduler's module
+``vllm.v1.core.sched.scheduler`` it wraps ``Scheduler.update_from_output`` (to know the
+scheduler whose outputs are being built) and the module's ``EngineCoreOutput`` name (to drop
+the routing rows of ``none`` requests). On a vLLM without these names the plugin logs a
+warning and changes nothing; any error inside the wrappers falls back to vLLM's own
+behaviour for that output (the server keeps answering).
 
 Entry point (``pyproject.toml``)::
 
@@ -60,6 +72,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Mapping as _Mapping
 from typing import Any as _Any
 
@@ -74,6 +87,8 @@ __all__ = [
     "expert_counts_from_ids",
     "mode_of",
     "patch_request_state",
+    "patch_scheduler",
+    "patch_scheduler_config",
     "register",
     "write_dist_info",
 ]
@@ -237,6 +252,74 @@ def patch_request_state(request_state_cls: type, default: str | None = None) -> 
     return True
 
 
+_SCHED_MARK = "_orch_routed_experts_scheduler_patched"
+
+
+def patch_scheduler(scheduler_module: _Any, default: str | None = None) -> bool:
+    """Drop the routing rows of ``none`` requests in the engine core (see the module docstring).
+
+    Wraps ``scheduler_module.Scheduler.update_from_output`` (it remembers, for the duration of
+    the call, the scheduler whose outputs are being built) and replaces the module's
+    ``EngineCoreOutput`` name with a factory that builds the same struct but with
+    ``routed_experts=None`` when the request (``scheduler.requests[request_id]``) asked for
+    ``none`` in its ``sampling_params.extra_args`` (or names no mode and the server default
+    is ``none``). Outputs of every other request, and outputs without routing, are built
+    unchanged. Any error in the lookup builds the output unchanged.
+
+    Args:
+        scheduler_module: ``vllm.v1.core.sched.scheduler`` (tests pass a stand-in module with
+            ``Scheduler`` and ``EngineCoreOutput``).
+        default: The mode of requests that name none; :data:`ENV_DEFAULT` (else ``ids``) when
+            None.
+
+    Returns:
+        True when patched now or before; False (with a warning) when the module lacks
+        ``Scheduler.update_from_output`` or ``EngineCoreOutput``, in which case nothing is
+        changed.
+    """
+    scheduler_cls = getattr(scheduler_module, "Scheduler", None)
+    output_cls = getattr(scheduler_module, "EngineCoreOutput", None)
+    if scheduler_cls is not None and getattr(scheduler_cls, _SCHED_MARK, False):
+        return True
+    update = getattr(scheduler_cls, "update_from_output", None) if scheduler_cls else None
+    if not callable(update) or not callable(output_cls):
+        _logger.warning(
+            "moe-orchestrator routed-experts plugin: %s has no Scheduler.update_from_output or "
+            "EngineCoreOutput (vLLM version not supported); 'none' requests still carry their "
+            "routing from the engine core to the API process",
+            getattr(scheduler_module, "__name__", scheduler_module),
+        )
+        return False
+    server_default = default if default is not None else _default_mode()
+    active: list[_Any] = []  # the scheduler inside update_from_output (one engine core thread)
+
+    @functools.wraps(update)
+    def update_from_output(self: _Any, *args: _Any, **kwargs: _Any) -> _Any:
+        active.append(self)
+        try:
+            return update(self, *args, **kwargs)
+        finally:
+            active.pop()
+
+    def engine_core_output(*args: _Any, **kwargs: _Any) -> _Any:
+        if kwargs.get("routed_experts") is not None and active:
+            try:
+                request = active[-1].requests.get(kwargs["request_id"])
+                params = getattr(request, "sampling_params", None)
+                extra = getattr(params, "extra_args", None) if params is not None else None
+                if mode_of(extra, server_default) == "none":
+                    kwargs["routed_experts"] = None
+            except Exception:  # never fail the engine: send the routing as vLLM would
+                pass
+        return output_cls(*args, **kwargs)
+
+    engine_core_output.__wrapped__ = output_cls  # type: ignore[attr-defined]
+    scheduler_cls.update_from_output = update_from_output
+    scheduler_module.EngineCoreOutput = engine_core_output
+    setattr(scheduler_cls, _SCHED_MARK, True)
+    return True
+
+
 def register() -> None:
     """The ``vllm.general_plugins`` entry point: patch vLLM's output processor (see the module
     docstring). Safe to call more than once and in every vLLM process."""
@@ -252,6 +335,54 @@ def register() -> None:
             _default_mode(),
             XARG,
         )
+    # The scheduler lives in the engine-core process only: patch its module when the engine
+    # core resolves its scheduler class (SchedulerConfig.get_scheduler_cls, called in
+    # EngineCore.__init__), so the API process never imports the scheduler module for this.
+    try:
+        from vllm.config.scheduler import SchedulerConfig
+    except ImportError as exc:
+        _logger.warning("moe-orchestrator plugin: engine-side 'none' not applied: %s", exc)
+        return
+    patch_scheduler_config(SchedulerConfig)
+
+
+_CONFIG_MARK = "_orch_routed_experts_config_patched"
+
+
+def patch_scheduler_config(config_cls: type) -> bool:
+    """Wrap ``config_cls.get_scheduler_cls`` so that the module of the scheduler class it
+    returns (``Scheduler`` or a subclass such as ``AsyncScheduler``, whose base module defines
+    ``update_from_output`` and builds the outputs) is patched by :func:`patch_scheduler` the
+    first time the engine core asks for it. Returns False (nothing changed) when the class has
+    no such method."""
+    if getattr(config_cls, _CONFIG_MARK, False):
+        return True
+    original = getattr(config_cls, "get_scheduler_cls", None)
+    if not callable(original):
+        _logger.warning("moe-orchestrator plugin: %s has no get_scheduler_cls", config_cls)
+        return False
+
+    @functools.wraps(original)
+    def get_scheduler_cls(self: _Any, *args: _Any, **kwargs: _Any) -> _Any:
+        cls = original(self, *args, **kwargs)
+        try:
+            for klass in getattr(cls, "__mro__", (cls,)):
+                module = sys.modules.get(getattr(klass, "__module__", ""))
+                if module is not None and getattr(module, "Scheduler", None) is klass:
+                    if patch_scheduler(module):
+                        _logger.info(
+                            "moe-orchestrator routed-experts plugin: 'none' requests carry no "
+                            "routing from the engine core (%s)",
+                            module.__name__,
+                        )
+                    break
+        except Exception as exc:  # never fail the engine's start for this
+            _logger.warning("moe-orchestrator plugin: scheduler not patched: %s", exc)
+        return cls
+
+    config_cls.get_scheduler_cls = get_scheduler_cls  # type: ignore[method-assign]
+    setattr(config_cls, _CONFIG_MARK, True)
+    return True
 
 
 #: Distribution name of the metadata :func:`write_dist_info` writes.
