@@ -56,7 +56,10 @@ PHASES: dict[str, Phase] = {
     "cap128": lambda ws, args, urls: capture19.capture(
         ws, args, urls, 128, ["off", "counts", "none", "sampled"]
     ),
-    "cap32": lambda ws, args, urls: capture19.capture(ws, args, urls, 32, ["off", "ids", "counts"]),
+    # 2026-12-01b: the engine-side 'none' (plugin), 5 rotated repetitions (--cap-reps)
+    "cap32": lambda ws, args, urls: capture19.capture(
+        ws, args, urls, 32, ["off", "counts", "sampled"]
+    ),
     "stream": capture19.stream,
     "agree19": capture19.agree,
 }
@@ -161,6 +164,12 @@ def parser() -> argparse.ArgumentParser:
         help="Client processes of the orch phase, both paths (0: ceil(orch-c / 16)).",
     )
     m.add_argument("--orch-profile", action="store_true", help="cProfile the first full run")
+    m.add_argument(
+        "--cap-reps",
+        type=int,
+        default=0,
+        help="Repetitions of the cap* phases, orders rotated (0: the three fixed orders).",
+    )
     m.add_argument("--stream-n", type=int, default=512, help="Streamed calls per load (stream).")
     add_common_arguments(
         m,

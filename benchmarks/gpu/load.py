@@ -84,6 +84,8 @@ async def one_call(
 
 
 #: Key of an ``extra`` that samples the routed-experts encoding per request:
+#: Seconds between forking the client processes of :func:`run_load_mp` and their common start.
+START_BARRIER_S = 1.0
 #: ``{SAMPLE_KEY: {"rate": r, "seed": s}}`` sends ``vllm_xargs.routed_experts`` ``counts`` on a
 #: request whose draw is below ``r`` and ``none`` on the others (see :func:`request_extra`).
 SAMPLE_KEY = "sample_routed_experts"
@@ -104,13 +106,20 @@ def request_extra(extra: dict[str, Any] | None, i: int) -> dict[str, Any] | None
 
 
 def _load_shard(
-    args: tuple[str, list[Messages], list[int], int, int, dict[str, Any] | None],
+    args: tuple[str, list[Messages], list[int], int, int, dict[str, Any] | None, float],
 ) -> dict[str, Any]:
     """One client process of :func:`run_load_mp` (module level, so it can be pickled)."""
-    base, batch, index, concurrency, stream_every, extra = args
+    base, batch, index, concurrency, stream_every, extra, t_go = args
     return asyncio.run(
         run_load(
-            base, batch, concurrency, stream_every=stream_every, index=index, raw=True, extra=extra
+            base,
+            batch,
+            concurrency,
+            stream_every=stream_every,
+            index=index,
+            raw=True,
+            extra=extra,
+            t_go=t_go,
         )
     )
 
@@ -138,10 +147,13 @@ def run_load_mp(
             run_load(base, batch, concurrency, stream_every=stream_every, extra=extra)
         )
     shards = []
+    # every process starts sending at the same wall time (forking and importing take a few
+    # hundred ms, unevenly): the load's wall time is then not stretched by a late process
+    t_go = time.time() + START_BARRIER_S
     for j in range(procs):
         index = list(range(j, len(batch), procs))
         conc = concurrency // procs + (1 if j < concurrency % procs else 0)
-        shards.append((base, [batch[i] for i in index], index, conc, stream_every, extra))
+        shards.append((base, [batch[i] for i in index], index, conc, stream_every, extra, t_go))
     with mp.get_context("fork").Pool(procs) as pool:
         parts = pool.map(_load_shard, shards)
     results = [r for part in parts for r in part["results"]]
@@ -163,6 +175,7 @@ async def run_load(
     index: list[int] | None = None,
     raw: bool = False,
     extra: dict[str, Any] | None = None,
+    t_go: float | None = None,
 ) -> dict[str, Any]:
     """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
     (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
@@ -199,6 +212,8 @@ async def run_load(
                 except Exception as exc:
                     errors.append(f"{type(exc).__name__}: {exc}"[:300])
 
+        if t_go is not None:  # the start barrier of run_load_mp
+            await asyncio.sleep(max(0.0, t_go - time.time()))
         t_start = time.time()
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))

@@ -4,6 +4,14 @@
 # (the repository alone is ~49 MB of the 64 MiB a command may carry). Run from the repo root after
 # stage.sh and after filling .whl (pip download --no-deps ... for cp312 manylinux).
 set -euo pipefail
+if [ "${1:-}" = src ]; then  # only the committed sources, for run19.sh (.src19, carried)
+  grep -qx '/.src19/' .git/info/exclude || echo '/.src19/' >> .git/info/exclude
+  rm -rf .src19 && mkdir -p .src19
+  git archive --format=tar HEAD benchmarks orchestrator serving skills workflows \
+    ':(exclude)serving/checkpoints' > .src19/src.tar
+  git rev-parse HEAD > .src19/commit
+  du -sh .src19; exit 0
+fi
 W=${STAGE_WORK:-/tmp/vllm_stage_work}
 rm -rf /tmp/site19 && mkdir -p /tmp/site19
 for w in "$W"/payload/*.whl "$W"/payload/deps/*.whl .whl/*.whl; do unzip -q -o "$w" -d /tmp/site19; done

@@ -9,6 +9,8 @@
 #          mkdir -p /tmp/x19 && cp .xK/* /tmp/x19/ [&& cp -r .gpudata/customer_service /tmp/gpurun_data/]
 #   device, command 6 (carry .x6 .whl2):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
 #   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2   (PHASES2=probe,cap128,orch: orch only)
+# CAP_REPS=5: five rotated repetitions in the cap* phases (capture19.rotated_orders); 0: three.
+# 2026-12-01b: `bash benchmarks/gpu/pack19.sh src` writes .src19 (carry it with command 6).
 # Each command within 30 s of the previous one (the machine is kept 30 s between commands).
 set -uo pipefail
 STEP=${1:?usage: run19.sh phase1|phase2}
@@ -29,9 +31,16 @@ if [ -d .whl2 ] && [ ! -f /tmp/site/.ok19b ]; then
   for w in .whl2/*.whl; do python3 -m zipfile -e "$w" /tmp/site; done && touch /tmp/site/.ok19b
 fi
 # a copy of the sources that later syncs of the working tree cannot disturb (the servers import
-# serving.vllm_plugin from it when they start)
+# serving.vllm_plugin from it when they start). With .src19/src.tar (carried; made here by
+# `bash benchmarks/gpu/pack19.sh src`: `git archive HEAD`, so other engineers' uncommitted edits
+# in the shared tree do not travel) the committed sources are used; else the working tree's.
 if [ ! -d /tmp/src/serving ]; then
-  mkdir -p /tmp/src && cp -r benchmarks orchestrator serving skills workflows /tmp/src/
+  mkdir -p /tmp/src
+  if [ -f .src19/src.tar ]; then
+    tar -C /tmp/src -xf .src19/src.tar && echo "sources: $(cat .src19/commit)"
+  else
+    cp -r benchmarks orchestrator serving skills workflows /tmp/src/
+  fi
 fi
 export PYTHONPATH=/tmp/plugin19:/tmp/src:/tmp/site PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 \
   VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 NCCL_NVLS_ENABLE=0 \
@@ -44,10 +53,12 @@ if [ "$STEP" = phase1 ]; then
   python3 -c "import vllm, importlib.metadata as m; print('vllm', vllm.__version__, [e.value for e in m.entry_points(group='vllm.general_plugins')])"
   [ -f /tmp/gpurun/ckpt/config.json ] || python3 -m benchmarks.gpu build
   (setsid nohup python3 -m benchmarks.gpu hold --util 0.42 --max-life-s 1500 > /tmp/gpurun/hold.log 2>&1 < /dev/null &)
-  python3 -m benchmarks.gpu measure --phases probe,cap128 --wait-s 400 --budget-s $((LIMIT - SECONDS))
+  python3 -m benchmarks.gpu measure --phases probe,cap128 --wait-s 400 --cap-reps "${CAP_REPS:-0}" \
+    --budget-s $((LIMIT - SECONDS))
 else
   python3 -m benchmarks.gpu measure --phases "${PHASES2:-probe,cap128,orch,cap32,stream,agree19}" --orch-c 128 \
-    --orch-n 512 --orch-profile --agree-n 16 --wait-s 30 --budget-s $((LIMIT - SECONDS))
+    --orch-n 512 --orch-profile --agree-n 16 --wait-s 30 --cap-reps "${CAP_REPS:-0}" \
+    --budget-s $((LIMIT - SECONDS))
   [ "$STEP" = phase2 ] && touch /tmp/gpurun/stop
 fi
 cp /tmp/gpurun/results.json "$OUT/" 2>/dev/null

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.gpu.capture19 import ORDERS, summarise
+from benchmarks.gpu.capture19 import ORDERS, SAMPLE_RATE, rotated_orders, summarise
 from benchmarks.gpu_report19 import agreement_text, capture_table, orch_table, stream_table
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gpu_2026-11-30.json"
@@ -33,6 +33,24 @@ def test_every_repetition_runs_every_mode_once() -> None:
         assert len({tuple(o) for o in orders}) == 3  # the order changes
 
 
+@pytest.mark.parametrize("modes", [["off", "counts", "none", "sampled"], ["off", "sampled"]])
+@pytest.mark.parametrize("reps", [1, 3, 5, 8])
+def test_rotated_orders_run_every_mode_once_per_repetition(modes: list[str], reps: int) -> None:
+    orders = rotated_orders(modes, reps)
+    assert len(orders) == reps
+    assert all(sorted(o) == sorted(modes) for o in orders)
+    if reps >= len(modes):  # every mode leads at least once
+        assert {o[0] for o in orders} == set(modes)
+    if reps >= 2:
+        assert orders[0] != orders[1]
+
+
+def test_rotated_orders_refuse_bad_input() -> None:
+    for modes, reps in ((["off", "off"], 3), ([], 3), (["off"], 0)):
+        with pytest.raises(ValueError, match="distinct modes"):
+            rotated_orders(modes, reps)
+
+
 def test_overhead_of_the_means_and_per_repetition() -> None:
     runs = [_run("off", 0, 1000), _run("counts", 0, 950), _run("off", 1, 1100)]
     runs += [_run("counts", 1, 1100), _run("ids", 0, 800)]
@@ -41,6 +59,9 @@ def test_overhead_of_the_means_and_per_repetition() -> None:
     assert s["counts"]["overhead_pct"] == pytest.approx(100 * (1 - 1025 / 1050), abs=0.01)
     assert s["counts"]["overhead_pct_each_rep"] == [5.0, 0.0]
     assert s["ids"]["overhead_pct_each_rep"] == [20.0]
+    assert s["counts"]["overhead_pct_median_of_reps"] == 2.5
+    sampled = summarise([_run("off", 0, 100), _run("sampled", 0, 99)], ["off", "sampled"])
+    assert sampled["sampled"]["sample_rate"] == SAMPLE_RATE
     assert s["off"].get("overhead_pct") is None
     assert summarise([_run("ids", 0, 1)], ["off", "ids"])["ids"].get("overhead_pct") is None
 
