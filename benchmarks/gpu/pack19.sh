@@ -8,7 +8,7 @@ if [ "${1:-}" = src ]; then  # only the committed sources, for run19.sh (.src19,
   grep -qx '/.src19/' .git/info/exclude || echo '/.src19/' >> .git/info/exclude
   rm -rf .src19 && mkdir -p .src19
   git archive --format=tar HEAD benchmarks orchestrator serving skills workflows \
-    ':(exclude)serving/checkpoints' > .src19/src.tar
+    ':(exclude)serving/checkpoints' | gzip -9 > .src19/src.tar.gz
   git rev-parse HEAD > .src19/commit
   du -sh .src19; exit 0
 fi

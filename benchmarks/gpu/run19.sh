@@ -31,13 +31,13 @@ if [ -d .whl2 ] && [ ! -f /tmp/site/.ok19b ]; then
   for w in .whl2/*.whl; do python3 -m zipfile -e "$w" /tmp/site; done && touch /tmp/site/.ok19b
 fi
 # a copy of the sources that later syncs of the working tree cannot disturb (the servers import
-# serving.vllm_plugin from it when they start). With .src19/src.tar (carried; made here by
+# serving.vllm_plugin from it when they start). With .src19/src.tar.gz (carried; made here by
 # `bash benchmarks/gpu/pack19.sh src`: `git archive HEAD`, so other engineers' uncommitted edits
 # in the shared tree do not travel) the committed sources are used; else the working tree's.
 if [ ! -d /tmp/src/serving ]; then
   mkdir -p /tmp/src
-  if [ -f .src19/src.tar ]; then
-    tar -C /tmp/src -xf .src19/src.tar && echo "sources: $(cat .src19/commit)"
+  if [ -f .src19/src.tar.gz ]; then
+    tar -C /tmp/src -xzf .src19/src.tar.gz && echo "sources: $(cat .src19/commit)"
   else
     cp -r benchmarks orchestrator serving skills workflows /tmp/src/
   fi
