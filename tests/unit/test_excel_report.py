@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 import openpyxl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
 from orchestrator.spreadsheet import read_workbook
@@ -139,6 +142,31 @@ def test_sanitise_resolves_citations_and_strips_numbers() -> None:
     # a number the model copied exactly from a figure is kept and tagged
     copied = sanitise(f"about {figures['F2'].display}", figures)
     assert copied.removed_numbers == [] and copied.cited == ["F2"]
+
+
+_SANITISE_FIGURES = analyse(
+    read_workbook(fx.sales_workbook(Path("/tmp") / "s_sanitise_property.xlsx"))
+).by_id()
+#: Pieces model prose is made of, weighted toward the ones near numbers: digits in several
+#: scripts, separators, signs, currency, citations (real and unknown) and other numerals.
+_PROSE_PIECES = st.one_of(
+    st.text(alphabet="0123456789.,%$-+ F{}Qxv", max_size=8),
+    st.sampled_from(["{F2}", "F2", "{F999}", "F3", ".5", ",5", "５", "٥", "½", "⁵", "①", "Ⅻ"]),
+    st.sampled_from([f.display for f in _SANITISE_FIGURES.values()]),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PROSE_PIECES, max_size=12).map("".join))
+def test_sanitise_lets_no_model_number_through(text: str) -> None:
+    """Whatever the model writes, every numeral left in the output belongs to a figure's value
+    rendered by code with its id (the CI flake: ``,5`` and ``.5`` slipped past)."""
+    safe = sanitise(text, _SANITISE_FIGURES)
+    for out in (safe.markdown, safe.plain):
+        for fid in sorted(set(safe.cited), key=lambda f: -len(_SANITISE_FIGURES[f].display)):
+            out = out.replace(f"{_SANITISE_FIGURES[fid].display} ({fid})", " ")
+        assert not [ch for ch in out if unicodedata.category(ch)[0] == "N"], (text, out)
 
 
 def test_interpretation_schema_and_validation() -> None:

@@ -5,10 +5,13 @@ Policy (applied to every string the model wrote before it reaches a report):
 * ``{F12}`` (or a bare ``F12``) that names a figure of the analysis is replaced by the
   figure's computed value, rendered by code, with its id: ``$2,297,200.86 (F12)``.
 * A citation of an id that does not exist is removed and counted.
-* Any other number the model wrote (any run of ASCII digits, also inside a word such as
-  ``Q3``) is kept only when it equals a figure's displayed value (then it is tagged with that
-  figure's id); otherwise it is replaced by :data:`REMOVED` and counted. So no digit in a
-  report comes from the model. (Numbers spelt in words or CJK numerals are not detected.)
+* Any other number the model wrote (any run of decimal digits, in any script, also inside a
+  word such as ``Q3`` or after a bare separator such as ``.5`` or ``,5``) is kept only when
+  it equals a figure's displayed value (then it is tagged with that figure's id); otherwise
+  it is replaced by :data:`REMOVED` and counted. Other numeric characters (superscripts,
+  fractions, circled and Roman numerals: Unicode categories ``No`` and ``Nl``) are always
+  removed. So no digit in a report comes from the model. (Numbers spelt in words or CJK
+  numerals such as 三 are not detected.)
 * Markdown and HTML control characters are escaped, backticks and control characters are
   removed, whitespace is collapsed: the text cannot open code spans, links, tables or tags.
 """
@@ -26,7 +29,12 @@ from workflows.excel_report.figures import Figure
 REMOVED = "[number removed]"
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 _CITATION = re.compile(r"\{\s*(F\d{1,4})\s*\}|(?<![\w{])(F\d{1,4})(?!\w)")
-NUMBER = re.compile(r"(?<![\d.,])[-+−]?[$€£¥￥]?\d+(?:[.,]\d+)*(?:\s?%)?")
+#: A number as the model may write it. A run of digits is matched wherever it starts, also
+#: after a separator (``.5``, ``,5``): the left-to-right scan consumes ``1,234.5`` whole, so
+#: no lookbehind is needed to avoid splitting one.
+NUMBER = re.compile(r"(?<!\d)[-+−]?[$€£¥￥]?[.,]?\d+(?:[.,]\d+)*(?:\s?%)?")
+#: Where a removed number was, until :data:`REMOVED` replaces it after escaping.
+_REMOVED_MARK = "\ue002"
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|#~!(){}])")
 
 
@@ -83,6 +91,11 @@ def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000)
     text = " ".join(text.replace("`", "'").split())[:max_chars]
     cited: list[str] = []
     unknown: list[str] = []
+    removed = [ch for ch in text if unicodedata.category(ch) in ("No", "Nl")]
+    if removed:  # a numeral that is not a decimal digit: ½ ⁵ ① Ⅻ
+        text = "".join(
+            _REMOVED_MARK if unicodedata.category(ch) in ("No", "Nl") else ch for ch in text
+        )
 
     def cite(match: re.Match[str]) -> str:
         fid = match.group(1) or match.group(2)
@@ -94,14 +107,13 @@ def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000)
 
     text = _CITATION.sub(cite, text)
     allowed = allowed_numbers(figures)
-    removed: list[str] = []
 
     def check(match: re.Match[str]) -> str:
         token = match.group(0)
         fid = allowed.get(normalise_number(token))
         if fid is None:
             removed.append(token)
-            return "\ue002"
+            return _REMOVED_MARK
         cited.append(fid)
         return f"{_MARK_OPEN}{fid}{_MARK_CLOSE}"
 
@@ -117,8 +129,8 @@ def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000)
         return f"{figures[fid].display} ({fid})"
 
     mark = re.compile(f"{_MARK_OPEN}(F\\d+){_MARK_CLOSE}")
-    markdown = mark.sub(value, markdown).replace("\ue002", REMOVED)
-    plain = mark.sub(value, plain).replace("\ue002", REMOVED)
+    markdown = mark.sub(value, markdown).replace(_REMOVED_MARK, REMOVED)
+    plain = mark.sub(value, plain).replace(_REMOVED_MARK, REMOVED)
     return SafeText(
         markdown=markdown.strip(),
         plain=plain.strip(),
