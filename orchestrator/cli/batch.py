@@ -15,6 +15,7 @@ the results are written; ``--no-fill-routing`` (or a Ctrl-C during the fill) lea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import signal
 import sys
@@ -235,7 +236,9 @@ def batch(
         raise fail(exc, 2) from exc
 
     try:
-        if urls:
+        with contextlib.ExitStack() as stack:
+            if not urls:  # no --server-url: use (or start) the one on the default port
+                urls = [stack.enter_context(model_server(settings, launch=not no_launch))]
             code = _run(
                 source,
                 factory,
@@ -249,21 +252,6 @@ def batch(
                 ray_address,
                 fill_routing,
             )
-        else:
-            with model_server(settings, launch=not no_launch) as url:
-                code = _run(
-                    source,
-                    factory,
-                    [url],
-                    options,
-                    out,
-                    formats,
-                    engine,  # type: ignore[arg-type]
-                    batch_id,
-                    ray_workers,
-                    ray_address,
-                    fill_routing,
-                )
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc
     finally:

@@ -24,6 +24,7 @@ from orchestrator.cli.common import (
     model_server,
     settings_from_flags,
 )
+from orchestrator.cli.store import open_order_store
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
 from orchestrator.core.runtime import make_client
@@ -31,7 +32,6 @@ from orchestrator.exceptions import OrchestratorError
 from orchestrator.telemetry import TelemetryStore
 from serving.errors import ServingError
 from workflows.customer_service import HandoffError, open_workflow
-from workflows.customer_service.store import OrderStore
 
 
 def list_cmd(
@@ -42,11 +42,7 @@ def list_cmd(
     ] = None,
 ) -> None:
     """The conversations waiting for a person (oldest first), with their context."""
-    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
-    try:
-        store = OrderStore(settings.cs_database_url)
-    except OrchestratorError as exc:
-        raise fail(exc, 2) from exc
+    store, _ = open_order_store(database_url)
     rows = store.handoffs(None if all_ else "waiting")
     store.close()
     if as_json:

@@ -59,19 +59,30 @@ def seed(
     )
 
 
+def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
+    """The order store at ``--db`` (default: the settings'), and its URL.
+
+    Raises:
+        typer.Exit: Code 2, with the store's error, when it cannot be opened.
+    """
+    url = settings_from_flags(
+        cs_database_url=database_url_from_flags(None, database_url)
+    ).cs_database_url
+    try:
+        return OrderStore(url), url
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+
+
 def info(
     database_url: Annotated[
         str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
     ] = None,
 ) -> None:
     """Row counts of the order store and the first customer ids."""
-    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
-    try:
-        store = OrderStore(settings.cs_database_url)
-    except OrchestratorError as exc:
-        raise fail(exc, 2) from exc
+    store, url = open_order_store(database_url)
     counts = store.counts()
-    console.print(f"{escape(settings.cs_database_url)}: {counts}")
+    console.print(f"{escape(url)}: {counts}")
     for customer_id in ("C00001", "C00002", "C00003"):
         if store.customer_exists(customer_id):
             ids = store.tools(customer_id).order_ids(5)

@@ -101,6 +101,25 @@ def models_body(*names: str) -> bytes:
     return json.dumps({"object": "list", "data": [{"id": n} for n in names]}).encode()
 
 
+class _StartedError(Exception):
+    """Raised by the stand-in for starting a co-hosted server (see :func:`started`)."""
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ports at which ``model_server`` tried to start its own server: the attempt is
+    recorded, then refused with :class:`_StartedError` (no checkpoint is built)."""
+    ports: list[int] = []
+
+    def co_hosted(settings: Settings) -> VLLMServer:
+        ports.append(settings.server_port)
+        raise _StartedError
+
+    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: s.checkpoint_dir)
+    monkeypatch.setattr(common, "co_hosted_server", co_hosted)
+    return ports
+
+
 @pytest.fixture
 def healthy_url() -> Iterator[str]:
     """The base URL of a loopback stand-in that answers /health and lists the default
@@ -300,23 +319,12 @@ def test_model_server_refuses_a_server_that_does_not_serve_the_model(
 
 
 def test_model_server_starts_its_own_server_on_a_free_port_when_the_port_serves_another_model(
-    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+    started: list[int], stderr: io.StringIO
 ) -> None:
-    started: list[int] = []
-
-    class StartedError(Exception):
-        pass
-
-    def co_hosted(settings: Settings) -> VLLMServer:
-        started.append(settings.server_port)
-        raise StartedError
-
-    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: s.checkpoint_dir)
-    monkeypatch.setattr(common, "co_hosted_server", co_hosted)
     with stand_in_server(models_body("someone-elses-model")) as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         with (
-            pytest.raises(StartedError),
+            pytest.raises(_StartedError),
             common.model_server(Settings(server_url=url, server_port=port), launch=True),
         ):
             pass
@@ -332,25 +340,14 @@ def test_model_server_says_which_server_it_uses(healthy_url: str, stderr: io.Str
 
 
 def test_model_server_picks_a_free_port_when_the_port_is_taken_by_a_non_server(
-    monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+    started: list[int], stderr: io.StringIO
 ) -> None:
-    started: list[int] = []
-
-    class StartedError(Exception):
-        pass
-
-    def co_hosted(settings: Settings) -> VLLMServer:
-        started.append(settings.server_port)
-        raise StartedError
-
-    monkeypatch.setattr(common, "ensure_checkpoint", lambda s: s.checkpoint_dir)
-    monkeypatch.setattr(common, "co_hosted_server", co_hosted)
     with socket.socket() as taken:  # bound and listening, answers no HTTP
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         settings = Settings(server_url=f"http://127.0.0.1:{free_port()}/v1", server_port=port)
-        with pytest.raises(StartedError), common.model_server(settings, launch=True):
+        with pytest.raises(_StartedError), common.model_server(settings, launch=True):
             pass
     assert started and started[0] != port
     assert f"port {port} is taken" in stderr.getvalue()
