@@ -41,8 +41,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.classifier import learned as learned_tier
@@ -104,6 +105,14 @@ class _State:
     version: str
     model: LearnedModel | None
     scorer: FastScorer | None = None
+    #: the fast tier runs (a scorer is loaded and ``fast_min <= 1``)
+    fast_on: bool = False
+    #: fast-tier calibration maps as plain ``(xs, ys)`` tuples, per route
+    fast_knots: dict[Route, tuple[tuple[float, ...], tuple[float, ...]]] = field(
+        default_factory=dict
+    )
+    #: the fixed tail of the fast tier's note (`` >= fast_min 0.8``)
+    fast_note: str = ""
 
 
 class RuleClassifier:
@@ -223,7 +232,20 @@ class RuleClassifier:
         model = load_model(self.model_path) if self.model_path else None
         # the per-request lookup tables, built aside like the rules
         scorer = model.scorer() if model is not None else None
-        return _State(compiled, calibration, thresholds, version, model, scorer)
+        fast_knots = (
+            {r: (m.x, m.y) for r, m in calibration.fast_maps.items()} if calibration else {}
+        )
+        return _State(
+            compiled,
+            calibration,
+            thresholds,
+            version,
+            model,
+            scorer,
+            fast_on=scorer is not None and thresholds.fast_min <= 1.0,
+            fast_knots=fast_knots,
+            fast_note=f" >= fast_min {thresholds.fast_min}",
+        )
 
     def reload(self) -> bool:
         """Reload the files now if they changed.
@@ -396,24 +418,25 @@ class RuleClassifier:
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         state = self._live.get()  # looks at the files at most once per reload_interval
         limit, n = state.compiled.max_scan_chars, len(text)
-        norm, scanned = _scan(text, limit)
-        cut = (
-            f"; read {sum(b - a for a, b in scanned):,} of {n:,} characters "
-            + ("(head and tail)" if len(scanned) > 1 else "(without its blank padding)")
-            if n > limit
-            else ""
-        )
+        if n <= limit:
+            # fold_text's own ASCII fast path, inlined: plain printable ASCII needs no
+            # homoglyph, zero-width or NFKC folding, only lower case
+            norm = text.lower() if text.isascii() and text.isprintable() else normalise(text)
+            scanned: tuple[tuple[int, int], ...] = ((0, n),)
+            cut = ""
+        else:
+            norm, scanned = _scan(text, limit)
+            cut = f"; read {sum(b - a for a, b in scanned):,} of {n:,} characters " + (
+                "(head and tail)" if len(scanned) > 1 else "(without its blank padding)"
+            )
         scorer = state.scorer
-        t = state.thresholds
         fast_tier = _NOT_LOADED_FAST
-        if scorer is not None and t.fast_min <= 1.0 and n <= limit:
-            z, flag = scorer.fast(norm, attachments=exts, channel=channel)
-            top = max(z)
-            e = [math.exp(v - top) for v in z]
-            total = sum(e)
-            ranked = sorted(zip([v / total for v in e], _NEG_INDEX, _CLASSES), reverse=True)  # noqa: B905
-            p1, _, c1 = ranked[0]
-            fast_scores = {c: round(p, 4) for p, _, c in ranked}
+        if scorer is not None and state.fast_on and n <= limit:
+            probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
+            p1 = max(probs)
+            c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
+            if not flag and p1 >= state.thresholds.fast_min:
+                return self._fast_decision(state, c1, p1, probs, scanned)
             # a second request is possible when a cue joins clauses and a second route has
             # some probability; a negation scope may hold a cue word: the rules read both
             why_not = ""
@@ -423,14 +446,21 @@ class RuleClassifier:
                 why_not = "too short for the n-grams alone: the rules read it"
             elif (
                 flag & learned_tier.COMPOUND
-                and max([p for p, _, c in ranked[1:] if c is not FALLBACK]) >= _COMPOUND_P
+                and max(p for p, c in zip(probs, _CLASSES) if c is not c1 and c is not FALLBACK)  # noqa: B905
+                >= _COMPOUND_P
             ):
                 why_not = "two requests may be joined: the rules read the clauses"
-            elif p1 < t.fast_min:
-                why_not = f"unsure: {c1} p={round(p1, 4)} < fast_min {t.fast_min}"
+            elif p1 < state.thresholds.fast_min:
+                why_not = f"unsure: {c1} p={p1:.4f} < fast_min {state.thresholds.fast_min}"
+            elif (
+                flag & learned_tier.FEW
+                and c1 is not FALLBACK
+                and _rules_tie(state.compiled, norm, exts, channel)
+            ):
+                why_not = "a few words that the rules score as a tie: the rules call it"
             if not why_not:
-                return self._fast_decision(state, c1, p1, fast_scores, scanned)
-            fast_tier = _tier("fast", True, fast_scores, False, why_not)
+                return self._fast_decision(state, c1, p1, probs, scanned)
+            fast_tier = _tier("fast", True, _ranked_scores(probs), False, why_not)
         return self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
 
     def _fast_decision(
@@ -438,40 +468,60 @@ class RuleClassifier:
         state: _State,
         route: Route,
         p1: float,
-        scores: dict[Route, float],
+        probs: list[float],
         scanned: tuple[tuple[int, int], ...],
     ) -> Classification:
-        """The fast tier's decision (the text is within the scan limit: never truncated)."""
-        cal = state.calibration
-        cmap = cal.fast_maps.get(route) if cal is not None else None
-        confidence = cmap(p1) if cmap is not None else p1
-        p = round(p1, 4)
+        """The fast tier's decision (the text is within the scan limit: never truncated).
+
+        Two requests in three end here, so it is built with as few steps as this host's
+        Python allows (each ``round`` or float format costs about a microsecond on it): the
+        scores are the model's probabilities as computed (not rounded), ordered once by a
+        stable sort of four indices; the calibration map is a plain tuple interpolation; the
+        reason and the tier's note share one formatted probability and precomputed text; the
+        result and the tier record are built from dict literals (``models.trusted``).
+        """
+        order = sorted(_INDICES, key=probs.__getitem__, reverse=True)  # stable: ties by class
+        scores = {_CLASSES[i]: probs[i] for i in order}
+        knots = state.fast_knots.get(route)
+        shown = f"{p1:.4f}"
+        head, tail = _FAST_REASON[route]
         if route is FALLBACK:
-            reason = f"fast tier: out of scope for every route (p={p})"
-            out_scores = {r: v for r, v in scores.items() if r is not FALLBACK}
+            out_scores = {c: p for c, p in scores.items() if c is not FALLBACK}
+            why: FallbackReason | None = "out_of_scope"
         else:
-            reason = (
-                f"{route} p={p} (fast tier: n-gram model, no negation or "
-                "second request for the rules to read)"
-            )
             out_scores = scores.copy()
             del out_scores[FALLBACK]
-        note = f"sure: p={p1:.4f} >= fast_min {state.thresholds.fast_min}"
-        return _result(
-            route=route,
-            confidence=max(0.0, min(1.0, round(confidence, 4))),
-            scores=out_scores,
-            reason=reason,
-            fallback_reason="out_of_scope" if route is FALLBACK else None,
-            calibrated=cmap is not None,
-            rules_version=state.version,
-            tiers=(
-                _tier("fast", True, scores, True, note),
-                _SKIPPED_RULES,
-                _SKIPPED_LEARNED,
-                self._semantic_off,
-            ),
-            scanned=scanned,
+            why = None
+        return trusted(
+            Classification,
+            {
+                "route": route,
+                "confidence": _interp(knots, p1) if knots is not None else p1,
+                "scores": out_scores,
+                "signals": (),
+                "reason": head + shown + tail,
+                "fallback_reason": why,
+                "calibrated": knots is not None,
+                "rules_version": state.version,
+                "secondary_routes": (),
+                "tiers": (
+                    trusted(
+                        TierContribution,
+                        {
+                            "tier": "fast",
+                            "consulted": True,
+                            "scores": scores,
+                            "decided": True,
+                            "note": "sure: p=" + shown + state.fast_note,
+                        },
+                    ),
+                    _SKIPPED_RULES,
+                    _SKIPPED_LEARNED,
+                    self._semantic_off,
+                ),
+                "truncated": False,
+                "scanned": scanned,
+            },
         )
 
     def _slow(
@@ -629,28 +679,30 @@ class RuleClassifier:
                 rule_scores=scores,
             )
             probs = _softmax(z)
-            order = sorted(range(len(probs)), key=lambda i: -probs[i])  # stable, as argsort
+            order = sorted(_INDICES, key=probs.__getitem__, reverse=True)  # stable, as argsort
             c1, c2 = _CLASSES[order[0]], _CLASSES[order[1]]
-            p1, p2 = round(probs[order[0]], 4), round(probs[order[1]], 4)
+            p1, p2 = probs[order[0]], probs[order[1]]
             p_fallback = probs[_FALLBACK_COL]
-            learned_probs = {_CLASSES[i]: round(probs[i], 4) for i in order}
+            learned_probs = {_CLASSES[i]: probs[i] for i in order}
             if tie and not asked:
                 why = "ambiguous"
                 reason = f"tie in the rules: {best} {s1} = {second} {s2}; a tie never acts"
             elif c1 is FALLBACK:
                 why = "out_of_scope"
-                reason = f"learned tier: out of scope for every route (p={p1}, next {c2} {p2})"
+                reason = (
+                    f"learned tier: out of scope for every route (p={p1:.4f}, next {c2} {p2:.4f})"
+                )
             elif p1 < t.min_score:
                 why = "low_confidence"
-                reason = f"learned tier: best route {c1} p={p1} < min_score {t.min_score}"
+                reason = f"learned tier: best route {c1} p={p1:.4f} < min_score {t.min_score}"
             elif p1 - p2 < t.ambiguity_margin:
                 why = "ambiguous"
                 reason = (
-                    f"ambiguous: {c1} p={p1} vs {c2} p={p2} "
-                    f"(margin {round(p1 - p2, 4)} < {t.ambiguity_margin})"
+                    f"ambiguous: {c1} p={p1:.4f} vs {c2} p={p2:.4f} "
+                    f"(margin {p1 - p2:.4f} < {t.ambiguity_margin})"
                 )
             else:
-                reason = f"{c1} p={p1} (learned tier; runner-up {c2} {p2})"
+                reason = f"{c1} p={p1:.4f} (learned tier; runner-up {c2} {p2:.4f})"
             route = FALLBACK if why else c1
             raw = p_fallback if route is FALLBACK else p1 - p2
             cmap = cal.learned_maps.get(route) if cal is not None else None
@@ -783,6 +835,62 @@ def _result(
 
 #: Ties in probability sort by class order, as a stable argsort would.
 _NEG_INDEX = tuple(-i for i in range(len(_CLASSES)))
+_INDICES = tuple(range(len(_CLASSES)))
+#: The fixed parts of a fast-tier decision's reason, per route: ``head + p + tail``.
+_FAST_REASON: dict[Route, tuple[str, str]] = {
+    r: (
+        ("fast tier: out of scope for every route (p=", ")")
+        if r is FALLBACK
+        else (
+            f"{r.value} p=",
+            " (fast tier: n-gram model, no negation or second request for the rules to read)",
+        )
+    )
+    for r in _CLASSES
+}
+
+
+def _ranked_scores(probs: list[float]) -> dict[Route, float]:
+    """Class probabilities (:data:`_CLASSES` order) as a dict, highest first, rounded."""
+    return {c: round(p, 4) for p, _, c in sorted(zip(probs, _NEG_INDEX, _CLASSES), reverse=True)}  # noqa: B905
+
+
+def _rules_tie(
+    compiled: CompiledRules, norm: str, exts: tuple[str, ...], channel: str | None
+) -> bool:
+    """Whether the rules' two best routes score the same (above 0) on a short text: the
+    fast tier's check before it acts on a text of a few words (a tie never acts). The scores
+    are :meth:`RuleClassifier._slow`'s (noisy-OR, negative rules, channel hints, rounded to
+    4 places); negation is not read (a text with a negation cue never gets here)."""
+    rules = compiled.rules
+    miss = dict.fromkeys(compiled.routes, 1.0)
+    veto = dict.fromkeys(compiled.routes, 1.0)
+    for index, (sim, _, _) in compiled.match(norm, exts, channel).items():
+        rule = rules[index]
+        if rule.negative:
+            veto[rule.route] *= 1.0 - rule.weight * sim
+        else:
+            miss[rule.route] *= 1.0 - rule.weight * sim
+    if channel is not None:
+        for route, w in compiled.channels.get(channel.lower(), ()):
+            miss[route] *= 1.0 - w
+    top = sorted((round((1.0 - miss[r]) * veto[r], 4) for r in compiled.routes), reverse=True)
+    return top[0] > 0.0 and top[0] == top[1]
+
+
+def _interp(knots: tuple[tuple[float, ...], tuple[float, ...]], value: float) -> float:
+    """:meth:`IsotonicMap.__call__ <orchestrator.classifier.calibration.IsotonicMap.__call__>`
+    on its knots as plain tuples (no attribute lookups on the hot path)."""
+    xs, ys = knots
+    if value <= xs[0]:
+        return ys[0]
+    if value >= xs[-1]:
+        return ys[-1]
+    i = bisect_right(xs, value)
+    x0, y0 = xs[i - 1], ys[i - 1]
+    return y0 + (ys[i] - y0) * (value - x0) / (xs[i] - x0)
+
+
 _NOT_LOADED_FAST = _tier(
     tier="fast",
     consulted=False,

@@ -125,6 +125,11 @@ def _fast(e: Evidence, q: np.ndarray, t: Thresholds) -> tuple[Route, float] | No
         return None
     if float(q[top]) < t.fast_min:
         return None
+    if e.cues & learned_tier.FEW and CLASSES[top] is not Route.FALLBACK:
+        rules = e.rules.tier("rules")  # a few words that the rules tie on: the rules call it
+        top2 = sorted(rules.scores.values(), reverse=True) if rules is not None else []
+        if len(top2) > 1 and top2[0] > 0.0 and top2[0] == top2[1]:
+            return None
     return CLASSES[top], float(q[top])
 
 

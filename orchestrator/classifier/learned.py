@@ -48,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise, repeat
+from math import exp
 from pathlib import Path
 
 import numpy as np
@@ -80,9 +81,16 @@ _FRAME = re.compile(r"[:：?？\n\"“「«]")
 #: :func:`orchestrator.classifier.negation.negated_scopes`: only the rules read its scope), may
 #: ask for two things (a joining word: the rules split the clauses), or is too short (under
 #: :data:`SHORT_TOKENS` tokens) for the n-grams alone: two cue words of different routes
-#: ("agent attachment") are a tie for the rules to call.
-NEGATION, COMPOUND, SHORT = 1, 2, 4
+#: ("agent attachment") are a tie for the rules to call. :data:`FEW`: at most
+#: :data:`FEW_UNITS` words-or-Chinese-characters, where two cue words of different routes may
+#: be all the rules see ("the invoice spreadsheet"): the fast tier decides such a text only
+#: after the rules have been matched and do not tie (a tie never acts).
+NEGATION, COMPOUND, SHORT, FEW = 1, 2, 4, 8
 SHORT_TOKENS = 3
+FEW_UNITS = 6
+#: The flags that stop the fast tier from deciding (COMPOUND stops it only when a second route
+#: is likely; FEW only when the rules tie).
+HAND_OVER = NEGATION | SHORT
 #: Chinese words that may join two requests (the clause split of :mod:`.negation`).
 _ZH_COMPOUND = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
 
@@ -150,12 +158,14 @@ def _han(tok: str) -> tuple[str, ...]:
 
 
 def cues(text: str) -> int:
-    """:data:`NEGATION`, :data:`COMPOUND`, :data:`SHORT` when ``text`` has such a cue, else 0.
+    """:data:`NEGATION`, :data:`COMPOUND`, :data:`SHORT`, :data:`FEW` when ``text`` has such a
+    cue, else 0.
 
     Negation: a directive negation scope ("don't moderate ...", "不用审核"), not any "not" ("my
     card is not working" negates nothing). Compound: a joining word (and, also, plus, then,
     well; 另外, 并且, ...). Short: fewer than :data:`SHORT_TOKENS` tokens and fewer than 4
-    words-or-Chinese-characters (a Chinese run is one token however long)."""
+    words-or-Chinese-characters (a Chinese run is one token however long). Few: at most
+    :data:`FEW_UNITS` words-or-Chinese-characters."""
     return _flags(text, tokens(text))
 
 
@@ -369,6 +379,7 @@ def _unpack(total: int) -> tuple[int, list[float]]:
 
 
 _TEXT_MASK = (1 << (_LANE * (1 + _K))) - 1
+_TEXT_BYTES = _LANE // 8 * (1 + _K)
 _UNPACK_TEXT = struct.Struct(f"<{1 + _K}Q").unpack
 
 
@@ -393,8 +404,12 @@ def _flags(text: str, toks: Sequence[str]) -> int:
         not text.isascii() and any(c in text for c in _ZH_COMPOUND)
     ):
         flag |= COMPOUND
-    if len(toks) < SHORT_TOKENS and sum(len(t) if t[0] >= "\u3400" else 1 for t in toks) < 4:
-        flag |= SHORT
+    if len(toks) <= FEW_UNITS:
+        units = sum(len(t) if t[0] >= "\u3400" else 1 for t in toks)
+        if len(toks) < SHORT_TOKENS and units < 4:
+            flag |= SHORT
+        if units <= FEW_UNITS:
+            flag |= FEW
     return flag
 
 
@@ -424,7 +439,19 @@ class FastScorer:
         ValueError: A weight of ``2**8`` or more in magnitude (fitted models stay under 10).
     """
 
-    __slots__ = ("_b_comb", "_b_text", "_bigram", "_ids", "_last", "_memo", "_rows", "_rule")
+    __slots__ = (
+        "_b_comb",
+        "_b_text",
+        "_bigram",
+        "_extra_memo",
+        "_frames",
+        "_ids",
+        "_last",
+        "_memo",
+        "_rows",
+        "_rule",
+        "_score_memo",
+    )
 
     def __init__(self, model: LearnedModel) -> None:
         names = sorted(model.vocab, key=model.vocab.__getitem__)
@@ -444,6 +471,13 @@ class FastScorer:
         self._b_text = tuple(model.b_text.astype(np.float64).tolist())
         self._b_comb = tuple(model.b_comb.astype(np.float64).tolist())
         self._memo: dict[str, int] = {}
+        #: framing prefix (the text before its first ``:``/``?``/quote/line break) -> packed
+        #: sum of its ``f:`` features; ``(attachments, channel)`` -> packed sum of theirs.
+        self._frames: dict[str, int] = {}
+        self._extra_memo: dict[tuple[tuple[str, ...], str | None], int] = {}
+        #: :meth:`score`'s memo: ``(attachments, channel, rule ids, routes, levels)`` -> packed
+        #: sum and rule part of those features
+        self._score_memo: dict[tuple[object, ...], tuple[int, int]] = {}
         #: ``(text, packed sum of its n-grams and framing)`` of the last :meth:`fast` call
         #: (compared by identity: one tuple, replaced whole, so a concurrent call is safe).
         self._last: tuple[str | None, int] = (None, 0)
@@ -460,14 +494,7 @@ class FastScorer:
         try:
             total = sum(map(memo.__getitem__, toks))
         except KeyError:
-            missing = set(toks).difference(memo)
-            if len(memo) + len(missing) > _MEMO:
-                memo.clear()
-                missing = set(toks)
-            entry = self._entry
-            for tok in missing:
-                memo[tok] = entry(tok)
-            total = sum(map(memo.__getitem__, toks))
+            total = self._fill(toks)
         if len(toks) > 1:  # word pairs, keyed (prev, tok): a pair with a Chinese run is unknown
             total += sum(map(self._bigram.get, pairwise(toks), repeat(0)))
         return total
@@ -487,25 +514,118 @@ class FastScorer:
     def fast(
         self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
     ) -> tuple[list[float], int]:
-        """Text-only logits (:data:`CLASSES` order) and :func:`cues` flags of :func:`window` of
-        the text: the fast tier's input."""
+        """Text-only class *probabilities* (:data:`CLASSES` order, the softmax of the text-only
+        logits) and :func:`cues` flags of :func:`window` of the text: the fast tier's input.
+
+        The hot path of the classifier, written flat (one call, no helper per step): tokens by
+        byte translation for ASCII, one C-level sum over the per-token memo, one over the word
+        pairs, the framing prefix's and the attachments'/channel's packed sums from memos keyed
+        by the prefix and by ``(attachments, channel)``, then the cue flags (a substring
+        pre-check before any regex) and the softmax.
+        """
         given = text
-        text = window(text)
-        toks = bag_tokens(text)
-        total = self._bag(toks)
-        frame = _frame(text)
-        if frame:
-            total += self._named(frame)[0]
+        if len(text) > 2 * WINDOW:
+            text = text[:WINDOW] + " \n " + text[-WINDOW:]
+        ascii_text = text.isascii()
+        if ascii_text:
+            toks = text.encode().translate(_ASCII_SEP).decode().split()
+        else:
+            toks = _TOKEN.findall(text)
+        n_tok = len(toks)
+        if n_tok > 8 and len(set(toks)) * 4 < n_tok:
+            toks = list(_cap(toks))
+        memo = self._memo
+        try:
+            total = sum(map(memo.__getitem__, toks))
+        except KeyError:
+            total = self._fill(toks)
+        if n_tok > 1:  # word pairs, keyed (prev, tok): a pair with a Chinese run is unknown
+            total += sum(map(self._bigram.get, pairwise(toks), repeat(0)))
+        m = _FRAME.search(text, 0, 120)
+        if m is not None and len(text) - m.end() >= 8 and m.start() >= 4:
+            prefix = text[: m.start()]
+            frame = self._frames.get(prefix)
+            if frame is None:
+                frame = self._memo_put(self._frames, prefix, self._named(_frame(text))[0])
+            total += frame
         # the text's part, for score() of the same text object when the rules run next
         self._last = (given, total)
         if attachments or channel:
+            key = (tuple(attachments), channel)
+            extra = self._extra_memo.get(key)
+            if extra is None:
+                extra = self._memo_put(
+                    self._extra_memo, key, self._named(_extras(key[0], channel, (), None))[0]
+                )
+            total += extra
+        # cue flags (:func:`_flags`, inlined)
+        flag = NEGATION if has_negation(text) else 0
+        if not _EN_COMPOUND.isdisjoint(toks) or (
+            not ascii_text and any(c in text for c in _ZH_COMPOUND)
+        ):
+            flag |= COMPOUND
+        if n_tok <= FEW_UNITS:
+            units = n_tok if ascii_text else sum(len(t) if t[0] >= "\u3400" else 1 for t in toks)
+            if n_tok < SHORT_TOKENS and units < 4:
+                flag |= SHORT
+            if units <= FEW_UNITS:
+                flag |= FEW
+        lanes = _UNPACK_TEXT((total & _TEXT_MASK).to_bytes(_TEXT_BYTES, "little"))
+        n = lanes[0]
+        if not n:
+            z = self._b_text
+        else:
+            if n > _MAX_FEATURES:
+                raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
+            base = n * _OFFSET
+            scale = 1.0 / (_SCALE * math.sqrt(n))
+            b0, b1, b2, b3 = self._b_text
+            z = (
+                b0 + (lanes[1] - base) * scale,
+                b1 + (lanes[2] - base) * scale,
+                b2 + (lanes[3] - base) * scale,
+                b3 + (lanes[4] - base) * scale,
+            )
+        top = max(z)
+        e0, e1, e2, e3 = exp(z[0] - top), exp(z[1] - top), exp(z[2] - top), exp(z[3] - top)
+        s = e0 + e1 + e2 + e3
+        return [e0 / s, e1 / s, e2 / s, e3 / s], flag
+
+    def logits_fast(
+        self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
+    ) -> list[float]:
+        """Text-only logits (:data:`CLASSES` order) of :func:`window` of the text (the log of
+        :meth:`fast`'s probabilities, up to a constant; for tests and tools)."""
+        text = window(text)
+        toks = bag_tokens(text)
+        total = self._bag(toks) + self._named(_frame(text))[0]
+        if attachments or channel:
             total += self._named(_extras(attachments, channel, (), None))[0]
-        flag = _flags(text, toks)
         n, sums = _unpack_text(total)
         if not n:
-            return list(self._b_text), flag
+            return list(self._b_text)
         scale = 1.0 / math.sqrt(n)
-        return [b + v * scale for b, v in zip(self._b_text, sums, strict=True)], flag
+        return [b + v * scale for b, v in zip(self._b_text, sums, strict=True)]
+
+    @staticmethod
+    def _memo_put(memo: dict, key: object, value: int) -> int:  # type: ignore[type-arg]
+        """Store ``value`` under ``key`` in a bounded memo (cleared when full); returns it."""
+        if len(memo) >= _MEMO:
+            memo.clear()
+        memo[key] = value
+        return value
+
+    def _fill(self, toks: list[str]) -> int:
+        """Memoise the entries of the tokens not yet in the memo; the packed sum of all."""
+        memo = self._memo
+        missing = set(toks).difference(memo)
+        if len(memo) + len(missing) > _MEMO:
+            memo.clear()
+            missing = set(toks)
+        entry = self._entry
+        for tok in missing:
+            memo[tok] = entry(tok)
+        return sum(map(memo.__getitem__, toks))
 
     def score(
         self,
@@ -519,17 +639,30 @@ class FastScorer:
     ) -> tuple[list[float], float]:
         """Logits and rule share of one request, as :meth:`LearnedModel.logits` of its
         :func:`features` (``combined=False``: the text-only weights, rule features ignored)."""
-        extras = _extras(
-            attachments, channel, rule_ids if combined else (), rule_scores if combined else None
+        ids = tuple(rule_ids) if combined else ()
+        scores = rule_scores if combined and rule_scores else None
+        # the rule, attachment and channel features repeat across requests: their packed sum
+        # is memoised by (attachments, channel, rule ids, the levels each route reaches)
+        levels = (
+            tuple(sum(score >= lv for lv in _LEVELS) for score in scores.values()) if scores else ()
         )
+        key = (tuple(attachments), channel, ids, tuple(scores) if scores else (), levels)
+        memo = self._score_memo
+        got = memo.get(key)
+        if got is None:
+            got = self._named(_extras(key[0], channel, ids, scores))
+            if len(memo) >= _MEMO:
+                memo.clear()
+            memo[key] = got
+        t2, rules = got
         last = self._last
         if last[0] is text:  # the same string object fast() just read: reuse its text part
-            total, named = last[1], extras
+            total = last[1]
         else:
             text = window(text)
             total = self._bag(bag_tokens(text))
-            named = _frame(text) + extras
-        t2, rules = self._named(named)
+            frame = self._named(_frame(text))
+            t2 += frame[0]
         n, lanes = _unpack(total + t2)
         bias = self._b_comb if combined else self._b_text
         if not n:

@@ -38,6 +38,8 @@ _EN_CUE = re.compile(
 _EN_END = re.compile(r"[,.;:!?\n]|\b(?:but|just|only|instead|i|please|so|because)\b")
 _ZH_CUE = re.compile(r"不需要|不要|无需|不用|没必要|不必|用不着|甭|别")
 _ZH_END = re.compile(r"[，,。.!！?？;；:：\n]|但|只|就|而是|帮我|请|麻烦|我想|我要")
+#: Scope ends that, right after a cue, belong to the negated verb phrase (不要帮我审核).
+_ZH_VERB_LEAD = frozenset(("帮我", "请", "麻烦"))
 _EN_MAX_WORDS = 6
 _ZH_MAX_CHARS = 8
 _WORD = re.compile(r"[a-z0-9']+")
@@ -98,6 +100,10 @@ def negated_scopes(text: str) -> list[tuple[int, int]]:
         out.append((start, max(m.end(), min(limit, stop))))
     for m in _ZH_CUE.finditer(text):
         end_m = _ZH_END.search(text, m.end())
+        # "不要帮我审核" / "别请人看": a request word right after the cue is part of the negated
+        # verb phrase, not the start of a new clause
+        while end_m is not None and end_m.start() == m.end() and end_m.group() in _ZH_VERB_LEAD:
+            end_m = _ZH_END.search(text, end_m.end())
         limit = end_m.start() if end_m else len(text)
         out.append((m.start(), min(limit, m.end() + _ZH_MAX_CHARS)))
     out.sort()

@@ -77,7 +77,12 @@ def test_logits_equal_numpy_on_every_labelled_request(
             assert share == pytest.approx(ref_share, abs=1e-6), norm[:80]
         fast, _ = sc.fast(norm, attachments=kw["attachments"], channel="Web")  # type: ignore[arg-type]
         text_only, _ = sc.score(norm, combined=False, **kw)  # type: ignore[arg-type]
-        assert fast == pytest.approx(text_only, abs=1e-12)
+        z = np.exp(np.asarray(text_only) - max(text_only))
+        assert fast == pytest.approx((z / z.sum()).tolist(), abs=1e-12)  # softmax of the logits
+        ref_fast = model.probabilities(feats, combined=False)
+        assert fast == pytest.approx(ref_fast.tolist(), abs=1e-6), norm[:80]
+        logits = sc.logits_fast(norm, attachments=kw["attachments"], channel="Web")  # type: ignore[arg-type]
+        assert logits == pytest.approx(text_only, abs=1e-12)
     assert len(reqs) > 2000
     assert worst <= 1e-6, f"largest logit difference {worst}"
 
