@@ -455,41 +455,69 @@ class VLLMClient:
         parts: list[str] = []
         finish_reason: str | None = None
         usage: dict[str, Any] = {}
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [m.model_dump() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "return_token_ids": True,
+        }
         async with self._slot():
             started = time.perf_counter()
             try:
-                stream = await self._client.chat.completions.create(
-                    model=self.model_name,
-                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
-                    max_tokens=max_tokens,
-                    temperature=self.temperature if temperature is None else temperature,
+                # The SDK's raw path again (as chat), streamed: its timeouts, retries before
+                # the first byte, SSE decoding and error mapping (a timeout or a cut connection
+                # mid-stream is APITimeoutError / APIConnectionError, an error event APIError),
+                # with each chunk handed over as the parsed JSON dict (cast_to=object) instead
+                # of a pydantic ChatCompletionChunk that to_dict() then copied back: that was
+                # the largest part of a batch's client CPU (benchmarks/batch_throughput.py).
+                stream = await self._client.post(
+                    "/chat/completions",
+                    body=body,
+                    cast_to=object,
                     stream=True,
-                    stream_options={"include_usage": True},
-                    extra_body={"return_token_ids": True},
+                    stream_cls=openai.AsyncStream[object],
                 )
-                async for chunk in stream:
-                    body: dict[str, Any] = chunk.to_dict()
-                    if body.get("prompt_token_ids"):
-                        prompt_ids = list(body["prompt_token_ids"])
-                    if body.get("usage"):
-                        usage = body["usage"]
-                    for choice in body.get("choices") or []:
-                        ids = list(choice.get("token_ids") or [])
-                        completion_ids.extend(ids)
-                        text = (choice.get("delta") or {}).get("content") or ""
-                        if choice.get("finish_reason"):
-                            finish_reason = choice["finish_reason"]
-                        if text or ids:
-                            if ttft_ms is None:
-                                ttft_ms = (time.perf_counter() - started) * 1000.0
-                            parts.append(text)
-                            yield TextDelta(text=text, token_ids=tuple(ids))
+                async with stream:  # the connection goes back to the pool however it ends
+                    async for chunk in stream:
+                        if not isinstance(chunk, dict):
+                            raise ModelCallError(
+                                f"malformed stream chunk from {self.base_url}: {chunk!r:.200}"
+                            )
+                        if chunk.get("prompt_token_ids"):
+                            prompt_ids = list(chunk["prompt_token_ids"])
+                        if chunk.get("usage"):
+                            usage = chunk["usage"]
+                        for choice in chunk.get("choices") or ():
+                            ids = choice.get("token_ids") or ()
+                            completion_ids.extend(ids)
+                            text = (choice.get("delta") or {}).get("content") or ""
+                            if not isinstance(text, str):
+                                raise ModelCallError(
+                                    f"malformed stream chunk from {self.base_url}: content is "
+                                    f"{type(text).__name__}, not text"
+                                )
+                            if choice.get("finish_reason"):
+                                finish_reason = choice["finish_reason"]
+                            if text or ids:
+                                if ttft_ms is None:
+                                    ttft_ms = (time.perf_counter() - started) * 1000.0
+                                parts.append(text)
+                                # built without validation: text is checked above, the ids are
+                                # the server's own JSON ints (used only for the routing replay)
+                                yield TextDelta.model_construct(text=text, token_ids=tuple(ids))
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                 raise self._unavailable(exc) from exc
             except openai.APIStatusError as exc:
                 hint = empty_500_hint(exc.status_code, exc.body)
                 status = f"answered HTTP {exc.status_code}: {exc.message}{hint}"
                 raise ModelCallError(f"server at {self.base_url} {status}") from exc
+            except openai.APIError as exc:  # an error event in the stream (vLLM: mid-generation)
+                raise ModelCallError(
+                    f"server at {self.base_url} sent an error in the stream: {exc.message}"
+                ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         prompt_tokens = int(usage.get("prompt_tokens") or len(prompt_ids))
         completion_tokens = int(usage.get("completion_tokens") or len(completion_ids))

@@ -653,21 +653,27 @@ def _refusal(tool: str, args: dict[str, Any], exc: ToolError) -> ToolResult:
     return ToolResult(tool=tool, ok=False, facts=facts, error_code=exc.code, message=str(exc))
 
 
-def _after_decide(state: CustomerServiceState) -> str:
+# The edge functions are coroutines although they only read the state: LangGraph runs a plain
+# function given to add_conditional_edges in a thread of the event loop's executor
+# (langchain_core's run_in_executor), a thread hop and a GIL handover per edge, two or three
+# per turn, on the batch's request path.
+
+
+async def _after_decide(state: CustomerServiceState) -> str:
     if state.get("handoff"):
         return "handoff"
     return "select_tool" if state["plan"].get("tool") else "draft_reply"
 
 
-def _after_select(state: CustomerServiceState) -> str:
+async def _after_select(state: CustomerServiceState) -> str:
     return "handoff" if state.get("handoff") else "run_tool"
 
 
-def _after_run(state: CustomerServiceState) -> str:
+async def _after_run(state: CustomerServiceState) -> str:
     return "handoff" if state.get("handoff") else "draft_reply"
 
 
-def _after_draft(state: CustomerServiceState) -> str:
+async def _after_draft(state: CustomerServiceState) -> str:
     """The server lost while the reply was written, and no person saw the case yet."""
     handoff = state.get("handoff")
     return "handoff" if handoff and not handoff.get("decision") else END
