@@ -14,15 +14,21 @@ temperature presets. An uploaded spreadsheet runs the report workflow, offers th
 verdict with the matched spans highlighted. A handoff shows Approve / Reject buttons that
 resume the interrupted graph. ``/health`` shows the model server's STATS line.
 
-First reply token: nothing is sent to the browser just before it that the turn does not need.
+First reply token: nothing is sent to the browser around it that the turn does not need, since
+every websocket message is a render of the page, on the same 2 cores as the model server.
+The handler runs without Chainlit's ``on_message`` run step (a wrapper step with nothing of
+this app's in it: two messages and two renders per turn) and, with no data layer, without the
+``first_interaction`` event (it only names a thread for a history this app does not keep).
 The reply's empty message is sent when the turn starts (drawn while the model works, so the
-first token is an append to it); the tool steps are held until the reply's first text has gone
-out (they nest in the reply, shown under its text), since the page drawing a step delays the
-token queued behind it; the HTTP client to the service is made once (a new
+first token is an append to it); the tool steps are held until the reply's text has streamed
+(they nest in the reply, shown under its text), since the page drawing a step delays the token
+queued next to it, before or after; the HTTP client to the service is made once (a new
 ``httpx.AsyncClient`` costs about 0.14 s here: it builds an SSL context) and keeps its
-connection; each tool is one step, sent once with its arguments and result (not a step opened
-and then updated); the trace, the charts and the footer are built after the reply has
-streamed.
+connection between turns (:data:`KEEPALIVE_S`); each tool is one step, sent once with its
+arguments and result (not a step opened and then updated); the trace, the charts and the
+footer are built after the reply has streamed. ``.chainlit/config.toml`` draws user messages as
+plain text (no Markdown pass) and has no message editing (an edit would re-run a message the
+framework's conversation thread already holds).
 
 Model output is data: everything shown is Markdown-escaped, raw HTML is off
 (``.chainlit/config.toml``), and chart text comes escaped for Plotly from the service
@@ -41,14 +47,19 @@ from typing import Any
 
 import chainlit as cl
 import httpx
+from chainlit.config import config as chainlit_config
+from chainlit.data import get_data_layer
 from chainlit.element import Element
 from chainlit.input_widget import Select
-from chainlit.utils import utc_now
+from chainlit.utils import utc_now, wrap_user_function
 
 SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip("/")
 CUSTOMER = os.environ.get("ORCH_UI_CUSTOMER", "C00001")
 PRESETS = ["precise", "balanced", "creative"]
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+#: Seconds the app keeps an idle connection to the service (a person reads and types between
+#: turns; httpx's default of 5 s would reconnect for most turns).
+KEEPALIVE_S = 600.0
 
 
 _http: httpx.AsyncClient | None = None
@@ -58,7 +69,10 @@ def http() -> httpx.AsyncClient:
     """The app's one HTTP client to the service (made on first use, in Chainlit's loop)."""
     global _http
     if _http is None or _http.is_closed:
-        _http = httpx.AsyncClient(timeout=httpx.Timeout(600, connect=10))
+        _http = httpx.AsyncClient(
+            timeout=httpx.Timeout(600, connect=10),
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S),
+        )
     return _http
 
 
@@ -150,35 +164,6 @@ async def tool_step(
     await step.send()
 
 
-class ToolSteps:
-    """The turn's tool steps, held back until the reply's first text has been sent.
-
-    Before the first reply token the browser should have nothing to draw but the reply: a tool
-    step sent just before it (its ``tool_result`` comes a few ms before ``reply_facts``) keeps
-    the page's main thread busy rendering it while the reply's first text waits in the
-    websocket queue (measured 60-200 ms at load average 10). The steps nest in the reply
-    (``parent_id``), so they show in the same place whenever they are sent.
-    """
-
-    def __init__(self, reply_id: str) -> None:
-        self.reply_id = reply_id
-        self.held: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
-        self.flowing = False  # True once the reply's first text is out
-
-    async def add(self, call: dict[str, Any] | None, result: dict[str, Any] | None) -> None:
-        if self.flowing:
-            await tool_step(call, result, reply_id=self.reply_id)
-        else:
-            self.held.append((call, result))
-
-    async def release(self) -> None:
-        """Send the held steps, in order; later ones go at once."""
-        self.flowing = True
-        held, self.held = self.held, []
-        for call, result in held:
-            await tool_step(call, result, reply_id=self.reply_id)
-
-
 async def run_turn(
     text: str, *, path: str | None = None, name: str | None = None, channel: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -203,7 +188,11 @@ async def run_turn(
     reply = cl.Message(content="")
     reply.streaming = True
     opened = asyncio.create_task(cl.context.emitter.stream_start(reply.to_dict()))
-    steps = ToolSteps(reply.id)
+    # the tool steps wait until the reply's text has streamed: the page draws a step sent next
+    # to a token (its tool_result comes a few ms before reply_facts) before it paints the token
+    # (measured 60-200 ms at load average 10); nested in the reply (parent_id), they show in
+    # the same place whenever they are sent
+    steps: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
     calls: list[dict[str, Any]] = []
     done: dict[str, Any] = {}
     header: list[str] = []
@@ -217,13 +206,11 @@ async def run_turn(
         if kind in ("reply_facts", "reply_token"):
             await opened  # the empty message is on the page before its first token
             if pending is not None:
-                await steps.add(pending, None)
+                steps.append((pending, None))
                 pending = None
             await reply.stream_token(
                 md(event.get("text", "")) + (" " if kind == "reply_facts" else "")
             )
-            if not steps.flowing:
-                await steps.release()
         elif kind == "classification":
             rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("signals", []))
             header.append(
@@ -233,12 +220,12 @@ async def run_turn(
         elif kind == "tool_call":
             tools.append(f"{md(event.get('tool'))}({'valid' if event.get('valid') else 'invalid'})")
             if pending is not None:
-                await steps.add(pending, None)
+                steps.append((pending, None))
             pending = event if event.get("valid") else None
             if not event.get("valid"):
-                await steps.add(event, None)
+                steps.append((event, None))
         elif kind == "tool_result":
-            await steps.add(pending, event)
+            steps.append((pending, event))
             pending = None
         elif kind == "handoff":
             cl.user_session.set("handoff_thread", event.get("thread_id"))
@@ -257,8 +244,9 @@ async def run_turn(
             await reply.stream_token("\n\n**error:** " + md(event.get("error")))
     await opened
     if pending is not None:
-        await steps.add(pending, None)
-    await steps.release()
+        steps.append((pending, None))
+    for call, result in steps:
+        await tool_step(call, result, reply_id=reply.id)
     if not reply.content and done.get("headline"):
         await reply.stream_token(md(done["headline"]))
     lines = [*header]
@@ -292,6 +280,11 @@ async def run_turn(
 async def start() -> None:
     cl.user_session.set("thread_id", f"ui-{uuid.uuid4().hex[:12]}")
     cl.user_session.set("preset", "balanced")
+    if get_data_layer() is None:
+        # Chainlit sends ``first_interaction`` on a session's first message, to name the
+        # thread in a history kept by a data layer; without one it is only a render of the
+        # page while the first turn starts
+        cl.context.session.has_first_interaction = True
     await cl.ChatSettings(
         [Select(id="preset", label="Temperature preset", values=PRESETS, initial_index=1)]
     ).send()
@@ -346,8 +339,8 @@ def _spans(result: dict[str, Any]) -> list[tuple[int, int]]:
     return found
 
 
-@cl.on_message
 async def on_message(message: cl.Message) -> None:
+    """Chainlit's message handler (registered below)."""
     text = message.content or ""
     files = [e for e in (message.elements or []) if getattr(e, "path", None)]
     if text.strip() == "/health":
@@ -390,6 +383,12 @@ async def on_message(message: cl.Message) -> None:
         await cl.Message(content=note, elements=elements).send()
         return
     await run_turn(text)
+
+
+# Registered as ``@cl.on_message`` would, less the ``on_message`` run step it wraps the handler
+# in (sent before the handler starts and updated when it ends: two websocket messages and two
+# renders of the page per turn, for a step with nothing of this app's in it).
+chainlit_config.code.on_message = wrap_user_function(on_message)
 
 
 @cl.action_callback("heatmap")

@@ -36,6 +36,8 @@ _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 #: Seconds the event service may take to open (imports, stores, workflows): minutes on a
 #: loaded 2-core machine.
 SERVICE_START_TIMEOUT_S = 300.0
+#: Seconds the event service keeps the chat app's idle connection open between turns.
+UI_KEEPALIVE_S = 600.0
 
 
 def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Server:
@@ -55,6 +57,9 @@ def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Se
         port=settings.ui_service_port,
         log_level="warning",
         lifespan="on",
+        # the app's one client keeps its connection between turns (ui/app.py KEEPALIVE_S);
+        # uvicorn's default closes it after 5 s idle, so most turns would connect again
+        timeout_keep_alive=int(UI_KEEPALIVE_S),
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="orchestrator-ui-service", daemon=True)
