@@ -1,0 +1,150 @@
+"""The Chainlit app's websocket messages around the first reply token (ui/app.py, run in
+.venv-ui with Chainlit's own message path, ``chainlit.socket.process_message``, a recording
+emitter and a scripted event service; no browser, no model).
+
+Every websocket message is a render of the page on the machine that also runs the model, so
+before the reply's first text the page gets only the turn's start and the reply's (empty)
+message: no ``on_message`` run step, no ``first_interaction`` (no data layer), no tool step.
+The tool steps come after the reply's text, nested in the reply; the reply ends with its
+route, confidence, rules, tools and status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.config import Settings
+
+UI = Path(__file__).resolve().parents[2] / "ui"
+PYTHON = Settings().ui_chainlit.parent / "python"
+
+#: Runs in .venv-ui: two turns of one chat session through Chainlit's process_message; prints
+#: each turn's emitted (event, payload) pairs as one JSON line.
+PROBE = r"""
+import asyncio, json, sys, uuid
+import httpx
+EVENTS = [
+    {"kind": "classification", "route": "customer_service", "confidence": 0.91,
+     "signals": [{"rule_id": "cs.where_is_order"}]},
+    {"kind": "node_started", "node": "plan"},
+    {"kind": "tool_call", "tool": "track_shipment", "arguments": "{\"order_id\": \"O1\"}",
+     "valid": True},
+    {"kind": "tool_result", "tool": "track_shipment", "facts": {"status": "shipped"}},
+    {"kind": "tool_call", "tool": "refund", "arguments": "{}", "valid": False,
+     "error": "missing order_id"},
+    {"kind": "reply_facts", "text": "Order O1 shipped"},
+    {"kind": "reply_token", "text": " today <b>"},
+    {"kind": "call_experts", "moe_layers": [1], "expert_counts": [[2, 0, 6]],
+     "expert_routing_source": "replay"},
+    {"kind": "done", "status": "succeeded"},
+    {"kind": "expert_grid", "layers": [1], "experts": [0, 2], "share": [[0.25, 0.75]],
+     "sources": ["replay"], "figure": None},
+]
+async def service(request):
+    if request.url.path == "/api/health":
+        return httpx.Response(200, json={"stats_line": "STATS running=0"})
+    return httpx.Response(200, content="".join(json.dumps(e) + "\n" for e in EVENTS).encode())
+async def main():
+    import app
+    from chainlit.context import init_ws_context
+    from chainlit.session import WebsocketSession
+    from chainlit.socket import process_message
+    log = []
+    async def emit(event, data):
+        log.append([event, data])
+    async def emit_call(*args):
+        return None
+    session = WebsocketSession(id=str(uuid.uuid4()), socket_id="s", emit=emit,
+                               emit_call=emit_call, user_env={}, client_type="webapp")
+    init_ws_context(session)
+    app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+    await app.start()
+    for text in ("Where is my order?", "And now?"):
+        log.clear()
+        await process_message(session, {"message": {
+            "id": str(uuid.uuid4()), "type": "user_message", "name": "User", "output": text,
+            "createdAt": "2026-12-01T00:00:00Z"}})
+        print(json.dumps(log, default=str))
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]]]:
+    """The emitted messages of two turns of one session."""
+    if not PYTHON.is_file():
+        pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
+    script = tmp_path_factory.mktemp("ui_app") / "probe.py"
+    script.write_text(PROBE)
+    env = {**os.environ, "CHAINLIT_APP_ROOT": str(UI), "PYTHONPATH": str(UI)}
+    done = subprocess.run(
+        [str(PYTHON), str(script)], cwd=UI, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == 2, done.stdout[-2000:]
+    return [[(event, data) for event, data in json.loads(line)] for line in lines]
+
+
+def _first_token(turn: list[tuple[str, Any]]) -> int:
+    return next(i for i, (e, d) in enumerate(turn) if e == "stream_token" and d.get("token"))
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_before_the_first_token_the_page_gets_only_the_turn_start_and_the_reply(
+    turns: list[list[tuple[str, Any]]], index: int
+) -> None:
+    turn = turns[index]
+    first = _first_token(turn)
+    before = [event for event, _ in turn[:first]]
+    assert before == ["task_start", "stream_start"], turn[:first]
+    reply_id = turn[1][1]["id"]
+    assert turn[1][1]["type"] == "assistant_message" and turn[1][1]["output"] == ""
+    assert turn[first][1]["id"] == reply_id and turn[first][1]["token"].startswith("Order O1")
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_no_run_step_and_no_first_interaction(
+    turns: list[list[tuple[str, Any]]], index: int
+) -> None:
+    events = [event for event, _ in turns[index]]
+    assert "first_interaction" not in events
+    steps = [d for e, d in turns[index] if e in ("new_message", "update_message")]
+    assert not [s for s in steps if s.get("type") == "run"], steps
+
+
+def test_tool_steps_follow_the_reply_text_nested_in_the_reply(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    turn = turns[0]
+    reply_id = turn[1][1]["id"]
+    last_token = max(i for i, (e, _) in enumerate(turn) if e == "stream_token")
+    tools = [(i, d) for i, (e, d) in enumerate(turn) if e == "new_message" and d["type"] == "tool"]
+    assert [d["name"] for _, d in tools] == ["tool track_shipment", "tool refund"]
+    assert all(i > last_token and d["parentId"] == reply_id for i, d in tools)
+    assert "shipped" in tools[0][1]["output"] and "missing order" in tools[1][1]["output"]
+
+
+def test_the_reply_ends_with_route_rules_tools_trace_and_status(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    turn = turns[0]
+    reply_id = turn[1][1]["id"]
+    final = [d for e, d in turn if e == "new_message" and d["id"] == reply_id][-1]["output"]
+    assert final.startswith("Order O1 shipped  today \\<b\\>")  # model text escaped
+    for part in (
+        "**route** customer\\_service",
+        "**confidence** 0.91",
+        "cs\\.where\\_is\\_order",
+        "track\\_shipment(valid), refund(invalid)",
+        "L1 \\[E2 75% \\+ E0 25%\\]  \\(source: replay\\)",
+        "**status** succeeded",
+    ):
+        assert part in final, final
+    assert turn[-1][0] == "task_end"
