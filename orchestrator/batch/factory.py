@@ -17,9 +17,11 @@ their own copies (:mod:`orchestrator.batch.ray_engine`).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
@@ -31,8 +33,38 @@ from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryStore
 from serving.capture import DeferredReplayCapture, ExpertRoutingCapture
 from serving.replay import ExpertRoutingReplayer
-from workflows import ExcelReportWorkflow, default_workflows
+from workflows import ContentModerationWorkflow, ExcelReportWorkflow, default_workflows
 from workflows.excel_report import ReportConfig
+
+logger = logging.getLogger(__name__)
+
+#: Posts the warm-up scores before the first row (English and Chinese: each loads its part).
+WARM_POSTS = (
+    "Thanks for the quick reply, the parcel arrived today.",
+    "谢谢你的回复，包裹今天到了。",
+)
+
+
+def warm_workflows(workflows: Sequence[Workflow[Any, Any]]) -> None:
+    """Load what the workflows would otherwise load on their first request, before the first
+    row: a workflow's own ``warm()`` when it has one; the content-moderation risk scorer by
+    scoring :data:`WARM_POSTS` (its first post imports scikit-learn and wordfreq and reads the
+    word lists: seconds of CPU that stalled the batch's event loop, and every row in progress
+    with it, inside the first moderation row).
+
+    A failure here is logged and left for the rows (which then report it as they would have).
+    """
+    for workflow in workflows:
+        try:
+            warm = getattr(workflow, "warm", None)
+            if callable(warm):
+                warm()
+            elif isinstance(workflow, ContentModerationWorkflow) and workflow.scorer is not None:
+                for post in WARM_POSTS:
+                    workflow.scorer.score(post)
+        except Exception:
+            logger.warning("could not warm workflow %s", workflow.name, exc_info=True)
+
 
 #: When a batch's CPU expert-routing replay runs: ``deferred`` (after the rows, in bulk) or
 #: ``inline`` (on each request's path).
@@ -158,6 +190,7 @@ class SettingsFactory:
         # one classifier for every endpoint: building it loads the rules, the learned tier and
         # the calibration (about 0.5 s of CPU here), and it holds no per-endpoint state
         classifier = RuleClassifier()
+        await asyncio.to_thread(warm_workflows, workflows)
         result = []
         for url in urls:
             client = make_client(self.settings.model_copy(update={"server_url": url}), capture)
