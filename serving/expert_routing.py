@@ -80,6 +80,9 @@ class ExpertRoutingTrace(BaseModel):
             chosen experts' softmax probability mass before renormalisation. Only a replay
             (or a test double) fills it; vLLM does not return gate probabilities.
         reason: Why routing is missing, when source is ``unavailable`` or ``dense``.
+        capture_sampling_rate: Fraction of calls whose experts the capture asked for when this
+            call was made (``1.0``: every call). A sampled call stands for ``1 / rate`` calls
+            in aggregates; a call left out of the sample is ``unavailable`` with this rate.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -94,6 +97,7 @@ class ExpertRoutingTrace(BaseModel):
     router_confidence: np.ndarray | None = None
     counts: np.ndarray | None = None
     reason: str | None = None
+    capture_sampling_rate: float = Field(1.0, gt=0.0, le=1.0)
     _counts: np.ndarray | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")

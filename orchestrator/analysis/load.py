@@ -25,6 +25,7 @@ from datetime import datetime
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.analysis.sampling import sampling_label
 from orchestrator.analysis.skew import metrics
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryReader
@@ -72,6 +73,11 @@ class ExpertLoad(BaseModel):
             deferred the replay): left out, never read as zero experts, until
             ``orchestrator telemetry fill-routing`` fills them.
         layers: One :class:`LayerLoad` per MoE layer.
+        sampling_rates: Captured calls per capture sampling rate. Shares and activations
+            weight each call by ``1 / rate`` (estimates of all calls when a rate is below 1);
+            ``calls`` and ``routed_tokens`` are of the captured calls; the hot/dead sample
+            guard judges the captured activations, not the weighted estimate.
+        capture_sampling: The same as one line of text; print it with the table.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -84,19 +90,36 @@ class ExpertLoad(BaseModel):
     skipped: int
     layers: list[LayerLoad]
     pending: int = 0
+    sampling_rates: dict[float, int] = {}
+    capture_sampling: str = "capture sampling rate 1 (every call captured)"
 
 
 def layer_load(
-    layer: int, counts: np.ndarray, *, hot_factor: float, dead_min_expected: float, top_k: int
+    layer: int,
+    counts: np.ndarray,
+    *,
+    hot_factor: float,
+    dead_min_expected: float,
+    top_k: int,
+    captured: np.ndarray | None = None,
 ) -> LayerLoad:
-    """Load statistics of one layer from its ``(num_experts,)`` activation counts."""
+    """Load statistics of one layer from its ``(num_experts,)`` activation counts.
+
+    ``captured``: the unweighted counts of the captured calls when ``counts`` are weighted
+    estimates (sampled capture); the minimum-sample guard of hot and dead judges them, so a
+    small sample is not made to look large by its weights. None: ``counts`` themselves.
+    """
     shares = metrics.load_shares(counts)
-    hot_idx = np.flatnonzero(metrics.hot_mask(counts, hot_factor, dead_min_expected))
-    hot = [int(e) for e in hot_idx[np.argsort(-shares[hot_idx], kind="stable")]]
-    dead = [int(e) for e in np.flatnonzero(metrics.dead_mask(counts, dead_min_expected))]
+    guard = counts if captured is None else captured
+    if bool(metrics.judgeable(guard, dead_min_expected)):
+        hot_idx = np.flatnonzero(shares > hot_factor / len(shares))
+        hot = [int(e) for e in hot_idx[np.argsort(-shares[hot_idx], kind="stable")]]
+        dead = [int(e) for e in np.flatnonzero(np.asarray(counts) == 0)]
+    else:
+        hot, dead = [], []
     return LayerLoad(
         layer=layer,
-        activations=int(np.sum(counts)),
+        activations=round(float(np.sum(counts))),
         shares=[float(s) for s in shares],
         hot=hot,
         dead=dead,
@@ -123,14 +146,17 @@ def expert_load(
             model shapes are mixed.
     """
     total: np.ndarray | None = None
+    captured: np.ndarray | None = None
+    rates: dict[float, int] = {}
     top_k: int | None = None
     moe_layers: tuple[int, ...] = ()
     sources: dict[str, int] = {}
     calls = tokens = 0
     try:
         for batch in store.iter_call_counts(start=since, workflow=workflow):
-            if total is None:
-                total = np.zeros(batch.counts.shape[1:], dtype=np.int64)
+            if total is None or captured is None:
+                total = np.zeros(batch.counts.shape[1:], dtype=np.float64)
+                captured = np.zeros(batch.counts.shape[1:], dtype=np.int64)
                 top_k = int(batch.top_k[0])
                 moe_layers = batch.moe_layers
             if (batch.top_k != top_k).any():
@@ -138,7 +164,16 @@ def expert_load(
                     f"calls of different model shapes are stored (top-{top_k} and top-"
                     f"{int(batch.top_k[batch.top_k != top_k][0])}); use one database per model"
                 )
-            total += batch.counts.sum(axis=0, dtype=np.int64)
+            # each captured call stands for 1 / rate calls (sampled capture)
+            weights = batch.weights()
+            total += np.einsum("n,nle->le", weights, batch.counts.astype(np.float64))
+            captured += batch.counts.sum(axis=0, dtype=np.int64)
+            if batch.sampling_rates is not None:
+                found, per = np.unique(batch.sampling_rates, return_counts=True)
+                for rate, n in zip(found.tolist(), per.tolist(), strict=True):
+                    rates[rate] = rates.get(rate, 0) + n
+            else:
+                rates[1.0] = rates.get(1.0, 0) + len(batch.ids)
             for source in batch.sources:
                 sources[source] = sources.get(source, 0) + 1
             calls += len(batch.ids)
@@ -150,7 +185,7 @@ def expert_load(
             ) from exc
         raise
     pending = pending_routing_count(store, workflow=workflow, since=since)
-    if total is None or top_k is None:
+    if total is None or captured is None or top_k is None:
         scope = f" for workflow {workflow!r}" if workflow else ""
         if pending:
             raise UserError(
@@ -176,7 +211,10 @@ def expert_load(
                 hot_factor=hot_factor,
                 dead_min_expected=dead_min_expected,
                 top_k=top_k,
+                captured=captured[i] if any(r != 1.0 for r in rates) else None,
             )
             for i, layer in enumerate(moe_layers)
         ],
+        sampling_rates=dict(sorted(rates.items())),
+        capture_sampling=sampling_label(rates),
     )

@@ -393,6 +393,7 @@ class BatchTelemetryView(TelemetryReader):
                     tuple(row.moe_layers),
                     row.num_experts,
                     row.top_k,
+                    row.capture_sampling_rate,
                 )
                 groups.setdefault(key, []).append(row)
             for key, members in groups.items():
@@ -413,4 +414,5 @@ class BatchTelemetryView(TelemetryReader):
                 num_experts=key.num_experts,
                 top_k=key.top_k,
                 sums=sums[key],
+                capture_sampling_rate=key.capture_sampling_rate,
             )

@@ -154,6 +154,7 @@ class _Pending:
     top_k: int
     prompt_ids: list[int]
     completion_ids: list[int]
+    capture_sampling_rate: float = 1.0
 
 
 def _read_chunk(
@@ -169,6 +170,7 @@ def _read_chunk(
             ModelCallRecord.moe_layers,
             ModelCallRecord.num_experts,
             ModelCallRecord.top_k,
+            ModelCallRecord.capture_sampling_rate,
             PendingExpertRoutingRecord.prompt_ids,
             PendingExpertRoutingRecord.completion_ids,
         )
@@ -195,6 +197,7 @@ def _read_chunk(
             top_k=r.top_k,
             prompt_ids=decode_token_ids(r.prompt_ids),
             completion_ids=decode_token_ids(r.completion_ids),
+            capture_sampling_rate=r.capture_sampling_rate,
         )
         for r in rows
     ]
@@ -299,6 +302,7 @@ def _commit_chunk(
                 call.moe_layers,
                 call.num_experts,
                 call.top_k,
+                call.capture_sampling_rate,
             )
             layers = len(call.moe_layers)
             layer_conf = trace.confidence_per_layer()

@@ -53,7 +53,11 @@ class RollupRow:
         moe_layers: Model-layer index of each row of the layer axis.
         num_experts: Routed experts per layer.
         top_k: Experts per token.
-        sums: The row's sums as arrays (read-only views of its blobs).
+        sums: The row's sums as arrays (read-only views of its blobs), of the captured calls
+            as they are (unweighted).
+        capture_sampling_rate: Fraction of calls whose experts were captured (1.0: all); a
+            reader weights ``sums`` by ``1 / rate``
+            (:func:`~orchestrator.telemetry.rollups.weighted`).
     """
 
     bucket_start: datetime
@@ -66,6 +70,7 @@ class RollupRow:
     num_experts: int
     top_k: int
     sums: RollupDelta
+    capture_sampling_rate: float = 1.0
 
 
 class RollupStatus(NamedTuple):
@@ -95,6 +100,8 @@ class CallCounts:
         sources: Expert-routing source per call.
         top_k: ``(n,)`` experts per token.
         moe_layers: Model-layer index of each row of the layer axis (same for every call).
+        sampling_rates: ``(n,)`` capture sampling rate of each call (1.0: every call was
+            captured); a call stands for ``1 / rate`` calls in aggregates.
     """
 
     ids: np.ndarray
@@ -107,6 +114,14 @@ class CallCounts:
     sources: list[str]
     top_k: np.ndarray
     moe_layers: tuple[int, ...] = ()
+    sampling_rates: np.ndarray | None = None
+
+    def weights(self) -> np.ndarray:
+        """``(n,)`` float64 weight of each call: ``1 / capture sampling rate`` (ones when the
+        rates are unknown)."""
+        if self.sampling_rates is None:
+            return np.ones(len(self.ids))
+        return 1.0 / self.sampling_rates
 
 
 #: The ``expert_rollups`` columns that :func:`rollup_sums` reads, in a Core ``select``.
@@ -129,6 +144,7 @@ ROLLUP_COLUMNS = (
     ExpertRollupRecord.conf_sum,
     ExpertRollupRecord.conf_hist,
     ExpertRollupRecord.layer_conf_sum,
+    ExpertRollupRecord.capture_sampling_rate,
 )
 
 
@@ -266,6 +282,7 @@ class TelemetryReader:
                     num_experts=row.num_experts,
                     top_k=row.top_k,
                     sums=rollup_sums(row),
+                    capture_sampling_rate=row.capture_sampling_rate,
                 )
 
     def rollup_workflows(self) -> list[str]:
@@ -353,6 +370,7 @@ class TelemetryReader:
                     ModelCallRecord.expert_counts,
                     ModelCallRecord.expert_routing_source,
                     ModelCallRecord.top_k,
+                    ModelCallRecord.capture_sampling_rate,
                 )
                 .where(ModelCallRecord.expert_counts.is_not(None))
                 # newest first along the created_at index, which also serves the window's
@@ -408,4 +426,7 @@ class TelemetryReader:
                 sources=[r.expert_routing_source for r in rows],
                 top_k=np.fromiter((r.top_k for r in rows), dtype=np.int64, count=len(rows)),
                 moe_layers=shape[0],
+                sampling_rates=np.fromiter(
+                    (r.capture_sampling_rate for r in rows), dtype=np.float64, count=len(rows)
+                ),
             )

@@ -7,7 +7,9 @@ rows it reads (:meth:`RollupDelta.merge`). Gather (per call), accumulate (per gr
 (to the table) stay apart.
 
 A row sums the calls of one :class:`RollupKey`: UTC hour (:data:`ROLLUP_BUCKET`), workflow,
-node, expert-routing source, served model and model shape.
+node, expert-routing source, served model, model shape and capture sampling rate (the sums are
+of the captured calls as they are; readers weight them by ``1 / rate``, see
+:func:`weighted`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class RollupKey:
     moe_layers: tuple[int, ...]
     num_experts: int
     top_k: int
+    #: Fraction of calls whose experts were captured (1.0: all), see migration 0005.
+    capture_sampling_rate: float = 1.0
 
     @property
     def shape_key(self) -> str:
@@ -148,3 +152,51 @@ class RollupDelta:
         self.conf_sum += other.conf_sum
         self.conf_hist = self.conf_hist + other.conf_hist
         self.layer_conf_sum = self.layer_conf_sum + other.layer_conf_sum
+
+
+def check_sampling_rate(rate: float) -> float:
+    """``rate`` as a float in ``(0, 1]``.
+
+    Raises:
+        ValueError: ``rate`` is not a number in ``(0, 1]`` (NaN, 0, negative, above 1).
+    """
+    value = float(rate)
+    if not 0.0 < value <= 1.0:  # NaN fails both comparisons
+        raise ValueError(
+            f"capture sampling rate must be in (0, 1] (the fraction of calls whose experts "
+            f"were captured, 1.0 for all), got {rate!r}"
+        )
+    return value
+
+
+def weighted(delta: RollupDelta, rate: float) -> RollupDelta:
+    """``delta`` as an estimate of the calls it was sampled from (Horvitz-Thompson: a call
+    captured with probability ``rate`` stands for ``1 / rate`` calls).
+
+    Scaled by ``1 / rate``: ``counts``, ``sq_counts``, ``routed_tokens``, ``conf_tokens``,
+    ``conf_sum``, ``conf_hist`` and ``layer_conf_sum`` (estimates of the totals; load shares,
+    balancedness and mean confidences are unchanged by one common weight and are unbiased
+    where rows of different rates are merged). Kept as captured: ``calls`` and ``conf_calls``,
+    the sample sizes, which the drift test's degrees of freedom need (with ``calls`` kept, its
+    dispersion estimate scales with the weight and the weight cancels out of the test, so a
+    sample is not made more significant by weighting). ``delta`` itself is returned for
+    rate 1.
+
+    Raises:
+        ValueError: ``rate`` is not in ``(0, 1]``.
+    """
+    rate = check_sampling_rate(rate)
+    if rate == 1.0:
+        return delta
+    w = 1.0 / rate
+    return RollupDelta(
+        calls=delta.calls,
+        routed_tokens=round(delta.routed_tokens * w),
+        counts=delta.counts * w,
+        sq_counts=delta.sq_counts * w,
+        conf_calls=delta.conf_calls,
+        conf_tokens=round(delta.conf_tokens * w),
+        conf_sum=delta.conf_sum * w,
+        conf_hist=delta.conf_hist * w,
+        layer_conf_sum=delta.layer_conf_sum * w,
+    )

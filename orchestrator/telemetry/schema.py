@@ -34,6 +34,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -67,6 +68,9 @@ class RequestRecord(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     #: The batch job that sent the request (``Request.metadata["batch_id"]``), or NULL.
     batch_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    #: The classifier tier whose scores decided the route (``fast``, ``rules``, ``learned``,
+    #: ``semantic``: ``Classification.decided_by``); NULL when unknown (migration 0005).
+    decided_by: Mapped[str | None] = mapped_column(String(16))
 
 
 class ModelCallRecord(Base):
@@ -77,6 +81,10 @@ class ModelCallRecord(Base):
       encode_counts`; NULL when the call has no expert routing (dense, unavailable).
     * ``layer_confidence``: mean router confidence per MoE layer, float32 ``(len(moe_layers),)``,
       NULL when the source returns none (vLLM's engine capture).
+    * ``capture_sampling_rate``: the fraction of calls whose experts were captured when this
+      call was made (1.0: all). A captured call stands for ``1 / rate`` calls in aggregates;
+      a call left out of the sample has source ``unavailable`` and no counts (migration 0005).
+    * ``decided_by``: the classifier tier that decided the request's route (NULL: unknown).
     * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
       ``scripted`` (:class:`serving.expert_routing.ExpertRoutingSource`); a replay is an
       estimate. Named ``routing_source`` before migration 0002. Or :data:`PENDING_SOURCE`
@@ -108,10 +116,16 @@ class ModelCallRecord(Base):
     expert_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
     layer_confidence: Mapped[bytes | None] = mapped_column(LargeBinary)
     mean_router_confidence: Mapped[float | None] = mapped_column(Float)
+    capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
+    decided_by: Mapped[str | None] = mapped_column(String(16))
 
 
 class ExpertRollupRecord(Base):
-    """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape).
+    """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape,
+    capture sampling rate).
+
+    The sums are of the captured calls as they are; a reader weights a row by
+    ``1 / capture_sampling_rate`` (:mod:`orchestrator.analysis`), so rates never mix unweighted.
 
     Blobs are C-order little-endian; ``L = len(moe_layers)``, ``E = num_experts``:
 
@@ -135,6 +149,7 @@ class ExpertRollupRecord(Base):
             "expert_routing_source",
             "model",
             "shape_key",
+            "capture_sampling_rate",
             name="uq_expert_rollup_group",
         ),
     )
@@ -158,6 +173,7 @@ class ExpertRollupRecord(Base):
     conf_sum: Mapped[float] = mapped_column(Float)
     conf_hist: Mapped[bytes] = mapped_column(LargeBinary)
     layer_conf_sum: Mapped[bytes] = mapped_column(LargeBinary)
+    capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
 
 
 #: ``model_calls.expert_routing_source`` of a call whose routing replay is still to run.
@@ -241,4 +257,5 @@ ROLLUP_SOURCE_COLUMNS = (
     ModelCallRecord.expert_counts,
     ModelCallRecord.layer_confidence,
     ModelCallRecord.mean_router_confidence,
+    ModelCallRecord.capture_sampling_rate,
 )

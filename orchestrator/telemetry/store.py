@@ -56,7 +56,12 @@ from orchestrator.telemetry.codec import (
     stack_counts,
 )
 from orchestrator.telemetry.read import TelemetryReader, rollup_sums
-from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
+from orchestrator.telemetry.rollups import (
+    RollupDelta,
+    RollupKey,
+    bucket_start,
+    check_sampling_rate,
+)
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
     ROLLUP_SOURCE_COLUMNS,
@@ -102,6 +107,7 @@ def _new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord:
         moe_layers=list(key.moe_layers),
         num_experts=key.num_experts,
         top_k=key.top_k,
+        capture_sampling_rate=key.capture_sampling_rate,
         calls=delta.calls,
         routed_tokens=delta.routed_tokens,
         counts=encode_int64(delta.counts),
@@ -140,6 +146,7 @@ def _add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None
             ExpertRollupRecord.expert_routing_source == key.expert_routing_source,
             ExpertRollupRecord.model == key.model,
             ExpertRollupRecord.shape_key == key.shape_key,
+            ExpertRollupRecord.capture_sampling_rate == key.capture_sampling_rate,
         )
         .with_for_update()
     ).first()
@@ -215,6 +222,7 @@ def _request_row(
         "workflow": workflow,
         "status": "running",
         "batch_id": request.metadata.get("batch_id"),
+        "decided_by": classification.decided_by,
     }
 
 
@@ -470,6 +478,10 @@ class TelemetryStore(TelemetryReader):
         created_at = self.clock()
         pending = isinstance(routing, PendingReplayTrace)
         source = PENDING_SOURCE if pending else routing.source.value
+        try:
+            rate = check_sampling_rate(routing.capture_sampling_rate)
+        except ValueError as exc:
+            raise UserError(f"model call of request {request_id}: {exc}") from exc
         key = delta = None
         if counts is not None:
             key = RollupKey(
@@ -481,6 +493,7 @@ class TelemetryStore(TelemetryReader):
                 moe_layers=tuple(routing.moe_layers),
                 num_experts=routing.num_experts,
                 top_k=routing.top_k,
+                capture_sampling_rate=rate,
             )
             layers = len(routing.moe_layers)
             delta = RollupDelta.of_calls(
@@ -512,6 +525,8 @@ class TelemetryStore(TelemetryReader):
             "expert_counts": None if counts is None else encode_counts(counts),
             "layer_confidence": None if layer_conf is None else layer_conf.astype("<f4").tobytes(),
             "mean_router_confidence": mean_conf,
+            "capture_sampling_rate": rate,
+            "decided_by": classification.decided_by,
         }
         pending_row = None
         if pending:
@@ -700,6 +715,7 @@ class TelemetryStore(TelemetryReader):
                         tuple(row.moe_layers),
                         row.num_experts,
                         row.top_k,
+                        row.capture_sampling_rate,
                     )
                     groups.setdefault(key, []).append(i)
                 for key, members in groups.items():

@@ -120,14 +120,14 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 def test_a_new_database_is_at_head_and_matches_the_orm_schema(store: TelemetryStore) -> None:
     with store.engine.connect() as connection:
-        assert current_revision(connection) == head_revision() == "0004"
+        assert current_revision(connection) == head_revision() == "0005"
         columns = {c["name"] for c in inspect(connection).get_columns("model_calls")}
     assert "expert_routing_source" in columns and "routing_source" not in columns
     assert _schema_diff(store.engine) == []
     if store.url != "sqlite:///:memory:":  # reopening an up-to-date database changes nothing
         TelemetryStore(store.url).close()
         with store.engine.connect() as connection:
-            assert current_revision(connection) == "0004"
+            assert current_revision(connection) == "0005"
     assert store.count_calls() == 0
 
 
@@ -205,10 +205,10 @@ def test_the_revisions_build_the_orm_schema_and_an_upgrade_keeps_rows(
             ],
         )
     # the upgrade: adopted at 0001, then 0002 renames the column (0003 adds batch jobs, 0004
-    # the pending expert routing); rows survive
+    # the pending expert routing, 0005 sampling rates and decided_by); rows survive
     with engine.begin() as connection:
         before, after = migrate_upgrade(connection)
-    assert (before, after) == (None, "0004")
+    assert (before, after) == (None, "0005")
     assert _schema_diff(engine) == []
     reader = TelemetryReader(engine, url)
     rows = reader.calls()
@@ -419,7 +419,7 @@ def test_open_existing_reads_and_refuses_a_database_behind_the_code(url: str) ->
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "0001")
     engine.dispose()
-    with pytest.raises(UserError, match=r"revision 0001, this version reads 0004.*upgrade"):
+    with pytest.raises(UserError, match=r"revision 0001, this version reads 0005.*upgrade"):
         TelemetryStore.open_existing(url)
     result = CliRunner().invoke(app, ["skew", "--database-url", url])
     shown = " ".join(result.output.split())  # rich wraps long lines

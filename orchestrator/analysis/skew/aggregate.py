@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from orchestrator.analysis.skew.models import ModelShape, TimeWindow
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import RollupDelta, TelemetryReader
+from orchestrator.telemetry.rollups import weighted
 
 #: (workflow, node, expert-routing source)
 GroupKey = tuple[str, str, str]
@@ -40,6 +41,10 @@ class WindowData:
         groups: Sums per ``(workflow, node, expert-routing source)``.
         steps: Global sums per timeline step index (``(bucket - start) // step``).
         step: Timeline step length.
+        sampling_rates: Captured calls per capture sampling rate. Every sum above is
+            weighted: a rollup row of rate ``r`` enters with its counts and token sums times
+            ``1 / r`` (:func:`~orchestrator.telemetry.rollups.weighted`), estimates of all
+            calls when ``r < 1``; ``calls`` stays the number of captured calls.
     """
 
     window: TimeWindow
@@ -48,6 +53,7 @@ class WindowData:
     groups: dict[GroupKey, RollupDelta] = field(default_factory=dict)
     steps: dict[int, RollupDelta] = field(default_factory=dict)
     step: timedelta = timedelta(hours=1)
+    sampling_rates: dict[float, int] = field(default_factory=dict)
 
     @property
     def calls(self) -> int:
@@ -131,11 +137,13 @@ def read_windows(
                 f"model {record.model!r}); pass --model to analyse one model, or use one "
                 "database per model"
             )
-        delta = record.sums
+        rate = record.capture_sampling_rate
+        delta = weighted(record.sums, rate)
         layers, experts = len(record.moe_layers), record.num_experts
         for item in data:
             if not item.window.start <= bucket < item.window.end:
                 continue
+            item.sampling_rates[rate] = item.sampling_rates.get(rate, 0) + record.sums.calls
             item.shape = shape[1]
             item.models.add(record.model)
             key = (record.workflow, record.node, record.expert_routing_source)

@@ -406,6 +406,9 @@ class SkewReport(BaseModel):
         outliers: Outlier requests.
         timeline: Global routing per step of the window.
         notes: Plain-language caveats (expert-routing source, sample sizes).
+        capture_sampling_rates: Captured calls per capture sampling rate in the window (every
+            figure weights a call by ``1 / rate``: :mod:`orchestrator.analysis.sampling`).
+        capture_sampling: The same as one line of text, shown with every table.
         pending_routing_calls: Model calls in scope (the batch, the workflow) whose expert
             routing is still ``pending`` (replay deferred by a batch job): not in any figure
             above, never read as zero experts; ``orchestrator telemetry fill-routing`` fills
@@ -430,3 +433,5 @@ class SkewReport(BaseModel):
     timeline: list[TimelinePoint]
     notes: list[str]
     pending_routing_calls: int = 0
+    capture_sampling_rates: dict[float, int] = Field(default_factory=dict)
+    capture_sampling: str = "capture sampling rate 1 (every call captured)"

@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import make_url
 
+from orchestrator.analysis.sampling import sampling_label
 from orchestrator.analysis.skew.aggregate import WindowData, read_windows, step_start
 from orchestrator.analysis.skew.drift import scope_drift
 from orchestrator.analysis.skew.fingerprint import fingerprint, jsd
@@ -280,6 +281,8 @@ def build_report(
         drift=drift,
         outliers=outliers,
         timeline=_timeline(now),
-        notes=_notes(now, options, shape, pending),
+        notes=[sampling_label(now.sampling_rates), *_notes(now, options, shape, pending)],
         pending_routing_calls=pending,
+        capture_sampling_rates=dict(sorted(now.sampling_rates.items())),
+        capture_sampling=sampling_label(now.sampling_rates),
     )

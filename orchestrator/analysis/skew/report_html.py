@@ -424,7 +424,8 @@ def render_html(report: SkewReport) -> str:
         f"{_e(w.label)} ({w.start:%Y-%m-%d %H:%M} → {w.end:%Y-%m-%d %H:%M} UTC) · "
         f"{report.overall.calls:,} calls · models {_e(', '.join(report.models))} · "
         f"{len(report.shape.moe_layers)} MoE layers × {report.shape.num_experts} routed experts, "
-        f"top-{report.shape.top_k} · generated {report.generated_at:%Y-%m-%d %H:%M} UTC</p>",
+        f"top-{report.shape.top_k} · {_e(report.capture_sampling)} · generated "
+        f"{report.generated_at:%Y-%m-%d %H:%M} UTC</p>",
         "".join(f"<p class='note'>{_e(n)}</p>" for n in report.notes),
         "<h2>Summary</h2>",
         _scope_table(report),
@@ -450,6 +451,9 @@ def render_html(report: SkewReport) -> str:
     if line is not None:
         sections.append(_figure(line))
     sections += ["<h2>Requests that route unusually</h2>", _outlier_table(report)]
+    # every table and figure states the capture sampling rate it was computed at
+    rate = f" <span class='muted'>({_e(report.capture_sampling)})</span></h2>"
+    sections = [s.replace("</h2>", rate) if s.startswith("<h2>") else s for s in sections]
     title = f"Expert skew · {w.label} · {report.overall.calls:,} calls"
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"

@@ -63,14 +63,15 @@ def summary(report: SkewReport) -> Group:
             else ""
         )
         + f"{len(shape.moe_layers)} MoE layers × {shape.num_experts} routed experts, "
-        f"top-{shape.top_k}"
+        f"top-{shape.top_k} · {escape(report.capture_sampling)}"
     )
+    rate = f" · {report.capture_sampling}"  # every table states the capture sampling rate
     jsd = {f.name: f.jsd for f in report.fingerprints}
     profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
     width = max(len(p.name) for p in profiles + report.nodes)
     scopes = Table(
         title="Load per scope (over layers: min balancedness, max MaxVio, mean normalised "
-        "entropy and effective experts, max Gini; JSD to all calls; mean router confidence)"
+        "entropy and effective experts, max Gini; JSD to all calls; mean router confidence)" + rate
     )
     for name in (
         "scope",
@@ -88,7 +89,7 @@ def summary(report: SkewReport) -> Group:
             scopes.add_column(name, no_wrap=True, min_width=width)
         else:
             scopes.add_column(name, justify="right")
-    alarms = Table(title="Alarms")
+    alarms = Table(title="Alarms" + rate)
     for name in ("scope", "hot 🔥", "dead ✝", "collapsed", "too few samples"):
         alarms.add_column(
             name, no_wrap=name == "scope", min_width=width if name == "scope" else None
@@ -104,6 +105,7 @@ def summary(report: SkewReport) -> Group:
             title=f"Drift: {d.baseline.start:%Y-%m-%d %H:%M} → {d.baseline.end:%Y-%m-%d %H:%M} "
             f"vs the window (chi-square on counts / between-call dispersion, Bonferroni "
             f"α={report.thresholds.drift_alpha:g}, JSD ≥ {report.thresholds.drift_min_jsd:g})"
+            + rate
         )
         for name in (
             "scope",
@@ -143,7 +145,7 @@ def summary(report: SkewReport) -> Group:
     o = report.outliers
     outliers = Table(
         title=f"Outlier requests: {o.flagged_requests} flagged of {o.scored_calls:,} calls "
-        f"scored (newest ≤ {o.limit:,}; modified z > {report.thresholds.outlier_z:g})"
+        f"scored (newest ≤ {o.limit:,}; modified z > {report.thresholds.outlier_z:g})" + rate
     )
     for name in ("z", "JSD", "workflow/node", "tokens", "request", "text"):
         outliers.add_column(name)
