@@ -12,15 +12,21 @@
 3. ``direct``: the same calls sent with ``httpx`` straight to ``/v1/chat/completions`` at the
    same concurrency: no classifier, graph, replay or store.
 
-A priming runner pass (not measured) records the calls and warms the server's prefix cache;
-then each repetition (``--repeat``) runs the direct client, then the runner and its fill on a
-fresh database; the figures are medians.
-The ratio is model calls/s of the runner (rows only) over model calls/s of the direct client
-(target >= 0.9); the end-to-end ratio adds the fill to the runner's time. With ``--inline``
-one more runner pass replays on the request path (the old behaviour) for comparison. The
-profile says where the runner's time goes: seconds summed over calls of the classifier, the
-telemetry writes (writer thread) and the HTTP calls; the wall time beyond the direct client's
-is LangGraph, the event loop, the routing capture and the progress rows. Also measured: peak
+A priming runner pass (not measured) records the calls and warms the server's prefix cache
+(and this process's imports); then each repetition (``--repeat``) runs the direct client and
+the runner (then its fill) on a fresh database, the direct client first in odd repetitions and
+second in even ones; the figures are medians.
+The ratio is model calls/s of the runner over model calls/s of the direct client (target >=
+0.9), with the runner timed over the whole job (opening the batch, building the classifier and
+workflows, the rows, the results file; the fill excluded); ``ratio_rows`` times the rows phase
+only (orchestrators built -> last row recorded); the end-to-end ratio adds the fill to the
+runner's time. Both sides' client CPU (``time.process_time``: this process, every thread) is
+reported per call, and the runner's calls in flight on average over its rows phase. With
+``--inline`` one more runner pass replays on the request path (the old behaviour) for
+comparison. The profile says where the runner's time goes: seconds summed over calls of the
+classifier, the telemetry writes (writer thread) and the HTTP calls; the wall time beyond the
+direct client's is LangGraph, the event loop, the routing capture and the progress rows.
+``--framework-only`` profiles the runner's own CPU with no model. Also measured: peak
 RSS of streaming a generated ``--sheet-rows``-row ``.xlsx`` through the batch input (child
 process), against loading the same sheet whole.
 
@@ -50,6 +56,7 @@ import httpx
 
 from benchmarks.harness import BenchParser, host_info, write_results
 from orchestrator.batch import BatchOptions, ColumnMapping, SettingsFactory, open_input
+from orchestrator.batch import runner as runner_module
 from orchestrator.batch.job import fill_batch_routing, run_batch_job, write_batch_results
 from orchestrator.cli.common import model_server
 from orchestrator.config import Settings
@@ -86,6 +93,19 @@ class Profiler:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.calls: list[dict[str, Any]] = []
+        #: perf_counter of the first call's start and of the last call's end (the calls window)
+        self.first_call: float | None = None
+        self.last_call: float = 0.0
+        #: perf_counter when the orchestrators were built, and when the rows ended
+        self.ready: float | None = None
+        self.rows_done: float | None = None
+
+    def started(self) -> None:
+        if self.first_call is None:
+            self.first_call = time.perf_counter()
+
+    def ended(self) -> None:
+        self.last_call = time.perf_counter()
 
 
 def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
@@ -94,6 +114,7 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
 
     async def orchestrators(urls: list[str]) -> list[Any]:
         built = await original(urls)
+        profiler.ready = time.perf_counter()
         for orch in built:
             classify = orch.classifier.classify
 
@@ -123,7 +144,9 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
 
             async def timed_chat(messages: Any, chat: Any = chat, **kwargs: Any) -> Any:
                 profiler.calls.append({"messages": messages, **kwargs})
+                profiler.started()
                 call = await chat(messages, **kwargs)
+                profiler.ended()
                 profiler.seconds["http_calls"] += call.latency_ms / 1000
                 return call
 
@@ -134,8 +157,10 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
                 messages: Any, stream_chat: Any = stream_chat, **kwargs: Any
             ) -> Any:
                 profiler.calls.append({"messages": messages, "stream": True, **kwargs})
+                profiler.started()
                 async for item in stream_chat(messages, **kwargs):
                     if isinstance(item, ModelCall):
+                        profiler.ended()
                         profiler.seconds["http_calls"] += item.latency_ms / 1000
                     yield item
 
@@ -155,10 +180,20 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
         return built
 
     factory.orchestrators = orchestrators  # type: ignore[method-assign]
+    close = factory.aclose
+
+    async def aclose() -> None:  # run_batch_job closes the clients right after the rows
+        profiler.rows_done = time.perf_counter()
+        await close()
+
+    factory.aclose = aclose  # type: ignore[method-assign]
 
 
-async def direct(settings: Settings, calls: list[dict[str, Any]], concurrency: int) -> float:
-    """Send ``calls`` with httpx at ``concurrency``; returns the wall seconds."""
+async def direct(
+    settings: Settings, calls: list[dict[str, Any]], concurrency: int
+) -> tuple[float, float]:
+    """Send ``calls`` with httpx at ``concurrency``; returns the wall seconds and this
+    process's CPU seconds (all threads) over them."""
     slots = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=settings.server_url, timeout=600) as http:
 
@@ -189,9 +224,9 @@ async def direct(settings: Settings, calls: list[dict[str, Any]], concurrency: i
                     response = await http.post("/chat/completions", json=body)
                     response.raise_for_status()
 
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(c) for c in calls))
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - cpu0
 
 
 #: Where a profiled function's file belongs (first match wins), for the framework profile.
@@ -371,7 +406,7 @@ async def runner_pass(
     instrument(factory, profiler)
     source = open_input(sheet, ColumnMapping(text="text", id="id"))
     options = BatchOptions(concurrency=concurrency)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     job = await run_batch_job(
         source,
         factory,
@@ -381,10 +416,24 @@ async def runner_pass(
         fill_routing=False,
     )
     runner_s = time.perf_counter() - t0
+    cpu_s = time.process_time() - cpu0
+    rows = sum(job.summary.statuses.values())
+    assert profiler.ready is not None and profiler.rows_done is not None
+    rows_s = profiler.rows_done - profiler.ready
+    window_s = profiler.last_call - (profiler.first_call or profiler.last_call)
+    http_s = profiler.seconds.get("http_calls", 0.0)
     result: dict[str, Any] = {
         "statuses": job.summary.statuses,
         "model_calls": len(profiler.calls),
         "runner_s": round(runner_s, 2),
+        # the rows phase: orchestrators built -> last row recorded (no set-up, no results file)
+        "rows_s": round(rows_s, 2),
+        "setup_s": round(profiler.ready - t0, 2),
+        "after_rows_s": round(t0 + runner_s - profiler.rows_done, 2),
+        "calls_window_s": round(window_s, 2),
+        "calls_in_flight_rows": round(http_s / rows_s, 2) if rows_s else 0.0,
+        "cpu_s": round(cpu_s, 2),
+        "cpu_ms_per_request": round(cpu_s / rows * 1000, 1) if rows else 0.0,
         "pending_after_rows": job.pending_routing,
         "profile_seconds_summed_over_calls": {
             k: round(v, 2) for k, v in sorted(profiler.seconds.items())
@@ -437,21 +486,37 @@ async def run(args: Any) -> dict[str, Any]:
     calls = primed.pop("calls")
     for rep in range(args.repeat):
         load_before = os.getloadavg()[0]
-        direct_s = await direct(settings, calls, args.concurrency)
+        # alternate which side goes first, so neither always runs on a host the other warmed
+        direct_first = rep % 2 == 0
+        if direct_first:
+            direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
         deferred = await runner_pass(
-            settings, sheet, work / f"d{rep}", args.concurrency, "deferred"
+            settings, sheet, work / f"d{rep}", args.concurrency, "deferred", fill=args.fill
         )
+        if not args.fill:  # --no-fill: the rows only (a quicker look; not the reported run)
+            deferred.update(
+                replay_model_load_s=0.0, fill_s=0.0, fill_replay_s=0.0, pending_after_fill=None
+            )
+        if not direct_first:
+            direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
         deferred.pop("calls")
         n = deferred["model_calls"]
+        direct_rate = len(calls) / direct_s
         figures = {
             **deferred,
+            "order": "direct, runner" if direct_first else "runner, direct",
             "direct_s": round(direct_s, 2),
+            "direct_cpu_ms_per_call": round(direct_cpu / len(calls) * 1000, 2),
+            "runner_cpu_ms_per_call": round(deferred["cpu_s"] / n * 1000, 2),
             "runner_calls_per_s": round(n / deferred["runner_s"], 3),
-            "direct_calls_per_s": round(len(calls) / direct_s, 3),
-            "ratio": round((n / deferred["runner_s"]) / (len(calls) / direct_s), 3),
+            "direct_calls_per_s": round(direct_rate, 3),
+            "ratio": round((n / deferred["runner_s"]) / direct_rate, 3),
+            "ratio_rows": round((n / deferred["rows_s"]) / direct_rate, 3),
             "ratio_with_fill": round(
-                (n / (deferred["runner_s"] + deferred["fill_s"])) / (len(calls) / direct_s), 3
-            ),
+                (n / (deferred["runner_s"] + deferred["fill_s"])) / direct_rate, 3
+            )
+            if args.fill
+            else None,
             "load_average_before": round(load_before, 2),
             "load_average_after": round(os.getloadavg()[0], 2),
         }
@@ -462,19 +527,19 @@ async def run(args: Any) -> dict[str, Any]:
             inline.pop("calls")
             figures["inline"] = {
                 **inline,
-                "ratio": round(
-                    (inline["model_calls"] / inline["runner_s"]) / (len(calls) / direct_s), 3
-                ),
+                "ratio": round((inline["model_calls"] / inline["runner_s"]) / direct_rate, 3),
             }
         print(f"rep {rep + 1}: {figures}", flush=True)
         reps.append(figures)
 
-    def median(key: str) -> float:
-        return round(statistics.median(r[key] for r in reps), 3)
+    def median(key: str) -> float | None:
+        values = [r[key] for r in reps if r[key] is not None]
+        return round(statistics.median(values), 3) if values else None
 
     return {
         "requests": len(texts),
         "concurrency": args.concurrency,
+        "rows_per_call_slot": runner_module.ROWS_PER_CALL_SLOT,
         "repetitions": len(reps),
         "model_calls": reps[0]["model_calls"],
         "direct_client_calls": len(calls),
@@ -486,7 +551,15 @@ async def run(args: Any) -> dict[str, Any]:
                 "fill_s",
                 "fill_replay_s",
                 "direct_s",
+                "rows_s",
+                "setup_s",
+                "after_rows_s",
+                "calls_in_flight_rows",
+                "cpu_ms_per_request",
+                "runner_cpu_ms_per_call",
+                "direct_cpu_ms_per_call",
                 "ratio",
+                "ratio_rows",
                 "ratio_with_fill",
             )
         },
@@ -505,6 +578,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--sheet-rows", type=int, default=100_000)
     parser.add_argument(
+        "--rows-per-slot",
+        type=int,
+        default=None,
+        help="rows in progress per model-call slot (orchestrator.batch.runner."
+        "ROWS_PER_CALL_SLOT; default: the runner's own) - to measure other values",
+    )
+    parser.add_argument(
         "--framework-only",
         action="store_true",
         help="only the runner's own cost with no model (test double), profiled by part",
@@ -514,7 +594,17 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also run the runner with the replay on the request path (the old behaviour)",
     )
+    parser.add_argument(
+        "--no-fill",
+        dest="fill",
+        action="store_false",
+        help="skip the deferred fill after each runner pass (the rows only: a quicker look)",
+    )
     args = parser.parse_args(argv)
+    if args.rows_per_slot is not None:
+        if args.rows_per_slot < 1:
+            parser.error("--rows-per-slot must be at least 1")
+        runner_module.ROWS_PER_CALL_SLOT = args.rows_per_slot
     if args.quick:
         args.requests, args.sheet_rows = 24, 10_000
     if args.framework_only:
@@ -553,30 +643,40 @@ def main(argv: list[str] | None = None) -> None:
         med = figures["median"]
         lines += [
             f"{figures['requests']} real requests, {figures['model_calls']} model calls, "
-            f"concurrency {figures['concurrency']}, {figures['repetitions']} repetitions "
-            f"(medians): runner (rows, replay deferred) {med['runner_s']} s, direct client "
-            f"{med['direct_s']} s: ratio **{med['ratio']}** (target >= 0.9). The deferred "
+            f"concurrency {figures['concurrency']} ({figures['rows_per_call_slot']} rows in "
+            f"progress per call slot), {figures['repetitions']} repetitions "
+            f"(medians): runner (whole job, replay deferred) {med['runner_s']} s, direct client "
+            f"{med['direct_s']} s: ratio **{med['ratio']}** (target >= 0.9). Rows phase only "
+            f"(orchestrators built -> last row recorded; the job also spent {med['setup_s']} s "
+            f"building them and {med['after_rows_s']} s on the results file): {med['rows_s']} s, "
+            f"ratio {med['ratio_rows']}, {med['calls_in_flight_rows']} calls in flight on "
+            f"average. Client CPU (this process, all threads): runner "
+            f"{med['cpu_ms_per_request']} ms per request ({med['runner_cpu_ms_per_call']} ms "
+            f"per call), direct {med['direct_cpu_ms_per_call']} ms per call. The deferred "
             f"fill took {med['fill_s']} s ({med['fill_replay_s']} s of forward passes), after "
             f"{med['replay_model_load_s']} s loading the replay model; rows + fill vs direct: "
             f"{med['ratio_with_fill']}.",
             "",
-            "| rep | load avg before/after | runner s | fill s | direct s | ratio | with fill "
+            "| rep | order | load avg before/after | runner s (rows s) | direct s | ratio (rows) "
+            "| in flight | CPU ms/call runner, direct | fill s | with fill "
             "| pending after rows -> after fill | profile (s summed over calls) |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for i, r in enumerate(figures["runs"], start=1):
             prof = ", ".join(f"{k} {v}" for k, v in r["profile_seconds_summed_over_calls"].items())
             lines.append(
-                f"| {i} | {r['load_average_before']}/{r['load_average_after']} | "
-                f"{r['runner_s']} | {r['fill_s']} | {r['direct_s']} | {r['ratio']} | "
+                f"| {i} | {r['order']} | {r['load_average_before']}/{r['load_average_after']} | "
+                f"{r['runner_s']} ({r['rows_s']}) | {r['direct_s']} | {r['ratio']} "
+                f"({r['ratio_rows']}) | {r['calls_in_flight_rows']} | "
+                f"{r['runner_cpu_ms_per_call']}, {r['direct_cpu_ms_per_call']} | {r['fill_s']} | "
                 f"{r['ratio_with_fill']} | {r['pending_after_rows']} -> "
                 f"{r['pending_after_fill']} | {prof} |"
             )
             if "inline" in r:
                 inl = r["inline"]
                 lines.append(
-                    f"| {i} inline replay | | {inl['runner_s']} | - | {r['direct_s']} | "
-                    f"{inl['ratio']} | | | "
+                    f"| {i} inline replay | | | {inl['runner_s']} | {r['direct_s']} | "
+                    f"{inl['ratio']} | | | - | | | "
                     + ", ".join(
                         f"{k} {v}" for k, v in inl["profile_seconds_summed_over_calls"].items()
                     )
