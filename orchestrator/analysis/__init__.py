@@ -13,9 +13,9 @@ never import the runtime (model client, workflows, skills, LangGraph, OpenAI).
 
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from orchestrator.analysis._lazy import lazy_getattr as _lazy_getattr
 
 if _TYPE_CHECKING:
     from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load, layer_load
@@ -44,10 +44,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _HOMES, globals())

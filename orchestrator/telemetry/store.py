@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 from sqlalchemy import create_engine, delete, event, select
@@ -178,6 +178,21 @@ def _rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
         ),
         layer_conf,
     )
+
+
+class CallFields(TypedDict):
+    """The fields of one model call that :meth:`TelemetryStore.record_call` and
+    :meth:`TelemetryStore.arecord_call` take as keyword arguments (one definition for both,
+    and for the preparation they share)."""
+
+    request_id: str
+    classification: Classification
+    workflow: str
+    node: str
+    model: str
+    latency_ms: float
+    finish_reason: str | None
+    routing: ExpertRoutingTrace
 
 
 @dataclass(frozen=True)
@@ -414,22 +429,11 @@ class TelemetryStore(TelemetryReader):
         record.status, record.error, record.result = status, error, result
         record.finished_at = finished_at
 
-    def record_call(
-        self,
-        *,
-        request_id: str,
-        classification: Classification,
-        workflow: str,
-        node: str,
-        model: str,
-        latency_ms: float,
-        finish_reason: str | None,
-        routing: ExpertRoutingTrace,
-    ) -> int:
+    def record_call(self, **fields: Unpack[CallFields]) -> int:
         """Insert one model call's row, add it to its rollup row (same transaction), and
         return its id.
 
-        Args:
+        Args (keyword-only, :class:`CallFields`):
             request_id: The request the call served (its row must exist).
             classification: The classifier's route, confidence and signals for that request.
             workflow: Workflow name.
@@ -447,17 +451,8 @@ class TelemetryStore(TelemetryReader):
             TelemetryError: The database rejected the write (e.g. unknown request id); nothing
                 of the call remains.
         """
-        prepared = self._prepare_call(
-            request_id=request_id,
-            classification=classification,
-            workflow=workflow,
-            node=node,
-            model=model,
-            latency_ms=latency_ms,
-            finish_reason=finish_reason,
-            routing=routing,
-        )
-        return self._write_calls([prepared], f"model call of request {request_id}")[0]
+        prepared = self._prepare_call(**fields)
+        return self._write_calls([prepared], f"model call of request {fields['request_id']}")[0]
 
     def _prepare_call(
         self,
@@ -633,7 +628,7 @@ class TelemetryStore(TelemetryReader):
         this call, not of the commit."""
         await self._queued(("finish", (request_id, status, error, result, self.clock())))
 
-    async def arecord_call(self, **fields: Any) -> int:
+    async def arecord_call(self, **fields: Unpack[CallFields]) -> int:
         """:meth:`record_call` through the writer thread; same arguments, same errors.
 
         **Group commit.** The call is prepared (counts, rollup delta, row) on the event loop and

@@ -12,9 +12,9 @@ test), ``outliers``, ``report`` (builds a :class:`~.models.SkewReport`), ``repor
 
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from orchestrator.analysis._lazy import lazy_getattr as _lazy_getattr
 
 if _TYPE_CHECKING:
     from orchestrator.analysis.skew.models import SkewReport, Thresholds
@@ -33,10 +33,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _HOMES, globals())
