@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         args.limit = min(args.limit or 100, 100)
         args.per_source = min(args.per_source, 20)
 
+    load_at_start = os.getloadavg()
     tune = load_split(args.data_dir, "tune")
     test = load_split(args.data_dir, "test")
     if args.limit:
@@ -152,6 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     rule_routes = [p.route for p in rule_preds]
     decided_by = Counter(next((t.tier for t in p.tiers if t.decided), "none") for p in rule_preds)
     fast_share = decided_by["fast"] / len(rule_preds)
+    # per tier that decided: the warm samples of each request (passes pooled)
+    tier_of = [p.decided_by or "none" for p in rule_preds] * args.repeat
+    by_tier: dict[str, list[float]] = defaultdict(list)
+    for tier, us in zip(tier_of, rule_wall, strict=True):
+        by_tier[tier].append(us)
+    tier_latency = {
+        tier: {"n": len(v) // args.repeat, "p50_us": percentile(v, 50), "p99_us": percentile(v, 99)}
+        for tier, v in sorted(by_tier.items())
+    }
     # ---- the rules alone (no learned tier, no calibration): the old default
     only = RuleClassifier(reload_interval=None, model_path=False, calibration_path=False)
     _time_rules(only, requests)
@@ -244,12 +254,14 @@ def main(argv: list[str] | None = None) -> int:
         "hybrid_share_sent_to_embedding": used / len(test),
         "default_fast_path_share": fast_share,
         "decided_by_tier": dict(decided_by),
+        "latency_by_deciding_tier": tier_latency,
         "goal_speedup": 1000.0,
         "p50_speedup_rules_vs_embedding": speedup,
         "recall_by_route": per_route,
         "rows": rows,
         "host": {
             **host_info(),
+            "loadavg_at_start": load_at_start,
             "loadavg_at_end": os.getloadavg(),
             "torch_threads": torch.get_num_threads(),
         },
@@ -257,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"Held-out test split: n={len(test)} (en {result['n_en']}, zh {result['n_zh']}); "
         f"embedding examples {len(examples)}, threshold {best_t:.3f}; "
-        f"load average at end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.",
+        f"load average {load_at_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end, on "
+        f"{os.cpu_count()} CPUs.",
         "",
         "| router | acc | acc en | acc zh | p50 µs | p99 µs | p50 CPU µs | req/s (1 core) |",
         "|---|---|---|---|---|---|---|---|",
@@ -276,6 +289,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{rows[2]['p50_us'] / 1000:.1f} µs, it is {rows[0]['p50_us']:.1f} µs); the fast tier "
         f"decided alone on {fast_share:.1%} of requests (by tier: {dict(decided_by)}); hybrid "
         f"sends {used / len(test):.1%} of requests to the embedding router.",
+        "",
+        "Default path by the tier that decided (wall µs, warm passes pooled): "
+        + "; ".join(
+            f"{tier} n={v['n']} p50 {v['p50_us']:.1f} p99 {v['p99_us']:.1f}"
+            for tier, v in tier_latency.items()
+        )
+        + ".",
         "",
         "Recall by true route: " + json.dumps(per_route),
     ]

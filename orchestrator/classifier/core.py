@@ -851,8 +851,9 @@ _FAST_REASON: dict[Route, tuple[str, str]] = {
 
 
 def _ranked_scores(probs: list[float]) -> dict[Route, float]:
-    """Class probabilities (:data:`_CLASSES` order) as a dict, highest first, rounded."""
-    return {c: round(p, 4) for p, _, c in sorted(zip(probs, _NEG_INDEX, _CLASSES), reverse=True)}  # noqa: B905
+    """Class probabilities (:data:`_CLASSES` order) as a dict, highest first (ties in class
+    order, as a stable argsort)."""
+    return {_CLASSES[i]: probs[i] for i in sorted(_INDICES, key=probs.__getitem__, reverse=True)}
 
 
 def _rules_tie(

@@ -113,7 +113,12 @@ def test_fast_tier_cues_send_negation_and_compound_requests_on() -> None:
     assert learned.cues("不要审核，帮我退款") & learned.NEGATION
     assert learned.cues("refund me and summarise the sheet") & learned.COMPOUND
     assert learned.cues("帮我退款，另外把表格汇总一下") & learned.COMPOUND
-    assert learned.cues("where is my parcel") == 0
+    stops = learned.NEGATION | learned.COMPOUND | learned.SHORT
+    assert learned.cues("where is my parcel") & stops == 0
+    assert learned.cues("where is my parcel") & learned.FEW  # 4 words: the rules' tie is checked
+    assert not learned.cues("where is my parcel, it was due on monday") & learned.FEW
+    assert learned.cues("退款表格") & learned.FEW
+    assert not learned.cues("我的快递三天了还没有到") & learned.FEW  # 11 characters
 
 
 def test_packing_keeps_sign_and_magnitude() -> None:

@@ -105,10 +105,13 @@ def test_a_tie_never_acts(clf: RuleClassifier) -> None:
         assert top[0] == top[1] > 0, (text, rules.scores)  # the case really is a tie in the rules
         got = clf.classify_text(text)
         assert got.route is Route.FALLBACK, (text, got.reason)
-        if got.decided_by != "fast":  # the rules ran: they say it is a tie
+        # the fast tier never routes a few-word text that the rules tie on (SHORT hands texts
+        # under 3 words to the rules; FEW makes it check the rules first up to 6); it may find
+        # one out of scope, which acts on nothing
+        if got.decided_by == "fast":
+            assert got.fallback_reason == "out_of_scope", got.reason
+        else:
             assert got.fallback_reason == "ambiguous" and "tie" in got.reason, got.reason
-        # else the fast tier itself found it out of scope (it never acts on a short tie: the
-        # SHORT cue hands texts under 3 tokens to the rules)
 
 
 def test_two_intents_give_a_secondary_route(clf: RuleClassifier) -> None:

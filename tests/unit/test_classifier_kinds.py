@@ -1,0 +1,191 @@
+"""Issue 14, session 6: the packaged classifier on a fourth set of phrasings of each failing kind.
+
+Written in this session before the classifier was measured on them, in forms that neither
+``labelled_set`` (the fit's data) nor ``tests/data/classifier_unseen.py`` has; no threshold,
+rule or fit was chosen by looking at them (the refit's L2 was chosen on the tune split's
+out-of-fold predictions). Each kind's share of right answers has a floor. Measured with the
+shipped model (l2 3e-5 refit): moderation 11/12, out of scope 10/12, negation 8/8 (6/8
+before the Chinese scope fix: 不要帮我审核 left 审核 outside the scope), compound 5/5, ids
+4/5 routed right and 5/5 without the hashtag rule, ties 6/6 never acted on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.core import default_calibration_path, default_model_path
+from orchestrator.routes import Route
+
+CS, MOD, XL, FB = (
+    Route.CUSTOMER_SERVICE,
+    Route.CONTENT_MODERATION,
+    Route.EXCEL_REPORT,
+    Route.FALLBACK,
+)
+
+#: Moderation asked in words no rule lists, about a harmless post that reads like a customer
+#: message (English and Chinese).
+MODERATION_ASKED_4: list[tuple[str, Route]] = [
+    ("Are we fine letting this go public on the help forum: my voucher code expired early", MOD),
+    ("Before I approve it for the Q&A page, anything wrong with: how do I reset my pin?", MOD),
+    ("Would this be acceptable as a pinned answer: you can track parcels in the app", MOD),
+    ("New member wrote this on the noticeboard, keep it visible? lost my receipt, help", MOD),
+    ("Is it safe to feature this on the homepage: best customer support I have ever had", MOD),
+    ("Can this message go out to the whole group: my package is stuck in customs again", MOD),
+    ("Quick yes or no on showing this under the product: the zip broke after a week", MOD),
+    ("Should this user remark remain on our timeline: the refund form would not load", MOD),
+    ("这条读者来信可以刊登吗：快递包装破了，但东西没坏", MOD),
+    ("帮忙判断这条弹幕适不适合播出：退货流程太麻烦了", MOD),
+    ("这段买家留言放到问答区没问题吧：请问什么时候发货", MOD),
+    ("这个网友的回复要不要删掉：骑手迟到了半小时", MOD),
+]
+
+#: Out-of-scope asks that name a service word: general knowledge, creative writing, advice.
+OUT_OF_SCOPE_4: list[tuple[str, Route]] = [
+    ("write a lullaby for a tired parcel sorter", FB),
+    ("what animals did people use to deliver mail in ancient times", FB),
+    ("give me three adjectives that describe a busy airport", FB),
+    ("how do you pronounce invoice in spanish", FB),
+    ("what is the difference between a bank and a credit union in economics class", FB),
+    ("suggest a name for my goldfish, something to do with coupons", FB),
+    ("how many hotels are there in las vegas roughly", FB),
+    ("teach me a card trick with a deck of cards", FB),
+    ("快递的英文缩写有哪些", FB),
+    ("帮我给外卖这个词想一个押韵的词", FB),
+    ("历史上第一张信用卡长什么样", FB),
+    ("讲一个银行劫案题材的电影剧情", FB),
+]
+
+#: A cue word of another route in the scope of a negation; the request is customer service.
+NEGATED_4: list[tuple[str, Route]] = [
+    ("no need to review my comment, I just want the delivery date", CS),
+    ("do not moderate this, my card payment keeps failing", CS),
+    ("I do not need a spreadsheet summary, please refund the late order", CS),
+    ("never mind moderating anything, how do I change my password", CS),
+    ("不要帮我审核帖子，我要查退款进度", CS),
+    ("别管评论了，我的订单怎么还没到", CS),
+    ("无需整理报表，帮我改一下收货地址", CS),
+    ("不用看这个表格，我的信用卡被多扣了一笔钱", CS),
+]
+
+#: Two requests in one message: (text, first route, second route).
+COMPOUND_4: list[tuple[str, Route, Route]] = [
+    ("Please refund the broken kettle and then total the columns in the attached excel", CS, XL),
+    ("Change my delivery slot, plus make a chart from the spreadsheet", CS, XL),
+    ("Summarise the workbook by quarter and also tell me why my card was declined", XL, CS),
+    ("帮我查一下订单物流，然后把附件表格按月汇总", CS, XL),
+    ("把这个表格做成图表，另外我的退款还没到账", XL, CS),
+]
+
+#: Ids with a hash sign are not hashtags.
+IDS_4: list[tuple[str, Route]] = [
+    ("parcel #QX40021 has not moved for a week", CS),
+    ("refund request #RF2291 was rejected, why", CS),
+    ("my booking #HT7730 shows the wrong date", CS),
+    ("case #C12 is still open", CS),
+    ("退款单#TK5521还没处理", CS),
+]
+
+#: Cue words of two routes whose rules weigh the same, and little else: a tie in the rules,
+#: which must never act, whichever tier runs first (3-word ties included: the fast tier's
+#: SHORT cue hands on only texts under 3 words).
+TIES_4: list[str] = [
+    "flight itinerary uploaded",
+    "missing totals",
+    "the hotel enclosed",
+    "broken dashboard figures",
+    "our luggage export",
+    "damaged chart today",
+]
+
+
+@pytest.fixture(scope="module")
+def clf() -> RuleClassifier:
+    assert default_model_path().exists(), "run `orchestrator classifier fit` to ship the model"
+    return RuleClassifier(reload_interval=None)
+
+
+def _share(clf: RuleClassifier, cases: list[tuple[str, Route]]) -> tuple[float, list]:
+    wrong = []
+    for text, want in cases:
+        got = clf.classify_text(text)
+        if got.route is not want:
+            wrong.append((text, want.value, got.route.value, got.reason))
+    return 1 - len(wrong) / len(cases), wrong
+
+
+def test_moderation_asked_in_a_fourth_set_of_words(clf: RuleClassifier) -> None:
+    share, wrong = _share(clf, MODERATION_ASKED_4)
+    assert share >= 0.75, wrong
+
+
+def test_out_of_scope_fourth_set_falls_back(clf: RuleClassifier) -> None:
+    share, wrong = _share(clf, OUT_OF_SCOPE_4)
+    assert share >= 0.6, wrong
+
+
+def test_negated_cue_words_fourth_set(clf: RuleClassifier) -> None:
+    share, wrong = _share(clf, NEGATED_4)
+    assert share >= 0.75, wrong
+    for text, _ in NEGATED_4:  # the rules read the scope: the fast tier never decides these
+        assert clf.classify_text(text).decided_by != "fast", text
+
+
+def test_compound_fourth_set_gives_a_secondary_route(clf: RuleClassifier) -> None:
+    right = 0
+    for text, first, second in COMPOUND_4:
+        got = clf.classify_text(text)
+        right += (got.route, got.secondary_routes) == (first, (second,))
+    assert right / len(COMPOUND_4) >= 0.6
+
+
+def test_ids_fourth_set_are_not_hashtags(clf: RuleClassifier) -> None:
+    """No id fires the hashtag rule; at least 4 of 5 are routed right (measured 4 of 5: "case
+    #C12 is still open" is read as out of scope, which is a handoff, not a wrong route)."""
+    rules = RuleClassifier(reload_interval=None, model_path=False)
+    for text, _ in IDS_4:
+        assert "mod.tweet.en" not in {s.rule_id for s in rules.classify_text(text).signals}
+    share, wrong = _share(clf, IDS_4)
+    assert share >= 0.8, wrong
+
+
+def test_a_tie_never_acts_whichever_tier_runs(clf: RuleClassifier, tmp_path: Path) -> None:
+    """The packaged classifier, and one whose fast tier would decide every request
+    (``fast_min = 0``): a text of a few words that the rules tie on is never acted on. The fast
+    tier either finds it out of scope (a fallback, which acts on nothing) or, when its best
+    class is a route, checks the rules first and hands the tie to them."""
+    eager_cal = tmp_path / "calibration.toml"
+    text = default_calibration_path().read_text(encoding="utf-8")
+    assert "fast_min = " in text
+    eager_cal.write_text(
+        "\n".join(
+            "fast_min = 0.0" if line.startswith("fast_min = ") else line
+            for line in text.splitlines()
+        ),
+        encoding="utf-8",
+    )
+    eager = RuleClassifier(
+        reload_interval=None, model_path=default_model_path(), calibration_path=eager_cal
+    )
+    assert eager.thresholds.fast_min == 0.0
+    assert eager.classify_text("where is my parcel, it is late").decided_by == "fast"
+    rules_only = RuleClassifier(reload_interval=None, model_path=False)
+    for text in TIES_4:
+        scores = rules_only.classify_text(text).scores
+        top = sorted(scores.values(), reverse=True)
+        assert top[0] == top[1] > 0, (text, scores)  # really a tie in the rules
+        for c in (clf, eager):
+            got = c.classify_text(text)
+            assert got.route is Route.FALLBACK, (text, got.reason)
+            if got.decided_by == "fast":  # out of scope for the n-grams: acts on nothing
+                assert got.fallback_reason == "out_of_scope", got.reason
+            else:  # the fast tier handed it on: the rules call the tie
+                assert got.fallback_reason == "ambiguous" and "tie" in got.reason, got.reason
+        # the eager fast tier would route it (its best class is a route) but checked the rules
+        eager_fast = eager.classify_text(text).tier("fast")
+        assert eager_fast is not None
+        if not eager_fast.decided:
+            assert "tie" in eager_fast.note or "short" in eager_fast.note, eager_fast.note
