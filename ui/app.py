@@ -10,8 +10,10 @@ tool, under the reply: arguments, validity, result), and the expert trace
 (``L1 [E3 41% + E7 22%]`` per MoE layer, labelled engine or replay) with its layer × expert
 heatmap inline (a Plotly chart; an SVG image on demand). Chat settings hold the three
 temperature presets. An uploaded spreadsheet runs the report workflow, offers the ``.md`` and
-``.xlsx`` and shows the report's charts inline. ``/moderate TEXT`` shows the moderation
-verdict with the matched spans highlighted. A handoff shows Approve / Reject buttons that
+``.xlsx`` and shows the report's charts inline. The moderation panel (the composer's
+*Moderate* button, or ``/moderate TEXT``) sends the post to content moderation whatever the
+classifier would say and shows the verdict (decision, severity, categories) with the matched
+spans in bold. A handoff shows Approve / Reject buttons that
 resume the interrupted graph. ``/health`` shows the model server's STATS line.
 
 First reply token: nothing is sent to the browser around it that the turn does not need, since
@@ -165,7 +167,7 @@ async def tool_step(
 
 
 async def run_turn(
-    text: str, *, path: str | None = None, name: str | None = None, channel: str | None = None
+    text: str, *, path: str | None = None, name: str | None = None, route: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Send one turn and render its events.
 
@@ -180,7 +182,7 @@ async def run_turn(
         "preset": preset,
         "path": path,
         "filename": name,
-        "channel": channel,
+        "route": route,
     }
     # the reply's (empty) message goes to the page now, while the framework classifies and
     # calls the model: its first token is then an append to a drawn message, not a new one
@@ -280,6 +282,17 @@ async def run_turn(
 async def start() -> None:
     cl.user_session.set("thread_id", f"ui-{uuid.uuid4().hex[:12]}")
     cl.user_session.set("preset", "balanced")
+    await cl.context.emitter.set_commands(
+        [
+            {
+                "id": MODERATE,
+                "icon": "shield-alert",
+                "description": "paste a post: its moderation verdict, the matched spans in bold",
+                "button": True,
+                "persistent": False,
+            }
+        ]
+    )
     if get_data_layer() is None:
         # Chainlit sends ``first_interaction`` on a session's first message, to name the
         # thread in a history kept by a data layer; without one it is only a render of the
@@ -310,7 +323,8 @@ async def health_text() -> str:
 
 
 def highlight(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` Markdown-escaped, with each ``(start, end)`` span in bold."""
+    """``text`` Markdown-escaped, with each ``(start, end)`` span in bold (overlapping or
+    out-of-range spans are skipped)."""
     out, last = [], 0
     for start, end in sorted(spans):
         if start < last or end > len(text) or start >= end:
@@ -321,22 +335,38 @@ def highlight(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _spans(result: dict[str, Any]) -> list[tuple[int, int]]:
-    found: list[tuple[int, int]] = []
+def verdict_text(post: str, done: dict[str, Any]) -> str:
+    """The moderation panel's answer: the decision, severity and categories of the verdict
+    (``done["result"]``, a ``Verdict``) and the post with its triggering spans in bold (the
+    verdict's ``spans``: offsets into the original post); the status and headline when there
+    is no verdict."""
+    result = done.get("result") or {}
+    if "decision" not in result:
+        return (
+            f"**moderation** no verdict: {md(done.get('status'))} {md(done.get('headline') or '')}"
+            f"\n\n> {md(post)}"
+        )
+    spans = [
+        (s["start"], s["end"])
+        for s in result.get("spans") or []
+        if isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
+    ]
+    categories = ", ".join(
+        f"{md(c.get('category'))} {float(c.get('score', 0)):.2f}"
+        for c in result.get("categories") or []
+    )
+    lines = [
+        f"**moderation** decision **{md(result['decision'])}** · severity "
+        f"{md(result.get('severity'))} · categories {categories or 'none'}",
+        f"> {highlight(post, spans)}",
+    ]
+    if result.get("rationale"):
+        lines.append(f"rationale: {md(result['rationale'])}")
+    return "\n\n".join(lines)
 
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            start, end = node.get("start"), node.get("end")
-            if isinstance(start, int) and isinstance(end, int):
-                found.append((start, end))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
 
-    walk(result)
-    return found
+#: The moderation panel: a composer button; the post typed (or pasted) with it is moderated.
+MODERATE = "Moderate"
 
 
 async def on_message(message: cl.Message) -> None:
@@ -346,17 +376,15 @@ async def on_message(message: cl.Message) -> None:
     if text.strip() == "/health":
         await cl.Message(content=await health_text()).send()
         return
-    if text.startswith("/moderate"):
+    if message.command == MODERATE or text.startswith("/moderate"):
         post = text.removeprefix("/moderate").strip()
         if not post:
-            await cl.Message(content="paste the post after /moderate").send()
+            await cl.Message(
+                content="paste the post to moderate (Moderate, or /moderate TEXT)"
+            ).send()
             return
-        done, _ = await run_turn(post, channel="moderation_queue")
-        result = done.get("result") or {}
-        verdict = result.get("verdict") or result.get("label") or done.get("status")
-        await cl.Message(
-            content=f"**verdict** {md(verdict)}\n\n> {highlight(post, _spans(result))}"
-        ).send()
+        done, _ = await run_turn(post, route="content_moderation")
+        await cl.Message(content=verdict_text(post, done)).send()
         return
     if files:
         spreadsheet = files[0]

@@ -12,7 +12,9 @@ starts both.
 Endpoints (JSON in, JSON or NDJSON out; every input validated, errors as ``{"error": ...}``
 with status 400/404/503):
 
-* ``POST /api/turn`` ``{"text", "thread_id", "customer_id", "preset", "channel"?, "path"?}``
+* ``POST /api/turn`` ``{"text", "thread_id", "customer_id", "preset", "channel"?, "path"?,
+  "route"?}`` (``"route": "content_moderation"``: the UI's moderation panel fixed the route, so
+  the post is moderated as a one-off request, not classified or kept in the conversation)
   → NDJSON, one line per event as the framework yields it, each flushed at once: first the
   ``classification`` (route, confidence, the fired rules with their spans: the request is
   classified once, by the dispatcher), then ``node_started``, ``tool_call``, ``reply_facts``,
@@ -62,6 +64,7 @@ from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.ui.charts import expert_figure, report_figures
 from workflows import ContentModerationWorkflow, ExcelReportWorkflow
+from workflows.content_moderation.service import FixedRoute
 from workflows.customer_service import HandoffError, open_workflow
 from workflows.customer_service.store import OrderStore
 from workflows.excel_report import ReportConfig
@@ -87,6 +90,9 @@ class TurnIn(BaseModel):
     channel: str | None = Field(None, max_length=64, pattern=r"^[a-z_]+$")
     path: str | None = None
     filename: str | None = Field(None, max_length=255)
+    #: Set by the moderation panel: the post goes to content moderation whatever the
+    #: classifier would say (a pasted post may read as a customer message or as out of scope).
+    route: Literal["content_moderation"] | None = None
 
 
 class ResumeIn(BaseModel):
@@ -135,6 +141,11 @@ def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "share": grid.round(4).tolist(),
         "sources": sources,
     }
+
+
+def _channel(attachments: tuple[Attachment, ...], moderation: bool) -> str:
+    """The channel recorded for a turn that names none."""
+    return "report_upload" if attachments else "moderation_panel" if moderation else "chat"
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -239,12 +250,12 @@ def build_app(
             store.close()
             monitor.close()
 
-    def orchestrator(preset: str) -> Orchestrator:
+    def orchestrator(preset: str, *, moderation: bool = False) -> Orchestrator:
         return Orchestrator(
             state["client"],
             state["store"],
             state["workflows"],
-            classifier=state["classifier"],
+            classifier=FixedRoute() if moderation else state["classifier"],  # type: ignore[arg-type]
             max_tokens=settings.max_completion_tokens,
             temperatures=PRESETS[preset],
         )
@@ -252,6 +263,9 @@ def build_app(
     async def turn(http: HttpRequest) -> Response:
         try:
             body = TurnIn.model_validate(await http.json())
+            moderation = body.route == "content_moderation"
+            if moderation and body.path:
+                return _error("bad turn: a moderation post is text; send it without a path", 400)
             attachments: tuple[Attachment, ...] = ()
             if body.path:
                 try:  # only a file under the upload folder: no ../, no symlink out
@@ -259,16 +273,17 @@ def build_app(
                 except UserError as exc:
                     return _error(f"{exc}; upload it again", 400)
                 attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
+            one_off = bool(attachments) or moderation  # not a turn of the conversation
             request = Request(
                 text=body.text,
-                thread_id=body.thread_id if not attachments else None,
-                customer_id=body.customer_id if not attachments else None,
+                thread_id=None if one_off else body.thread_id,
+                customer_id=None if one_off else body.customer_id,
                 attachments=attachments,
-                channel=body.channel or ("report_upload" if attachments else "chat"),
+                channel=body.channel or _channel(attachments, moderation),
             )
         except (ValidationError, json.JSONDecodeError) as exc:
             return _error(f"bad turn: {exc}", 400)
-        orch = orchestrator(body.preset)
+        orch = orchestrator(body.preset, moderation=moderation)
 
         async def lines() -> AsyncIterator[bytes]:
             calls: list[dict[str, Any]] = []

@@ -24,8 +24,8 @@ from orchestrator.config import Settings
 UI = Path(__file__).resolve().parents[2] / "ui"
 PYTHON = Settings().ui_chainlit.parent / "python"
 
-#: Runs in .venv-ui: two turns of one chat session through Chainlit's process_message; prints
-#: each turn's emitted (event, payload) pairs as one JSON line.
+#: Runs in .venv-ui: three turns of one chat session through Chainlit's process_message; prints
+#: each turn's emitted (event, payload) pairs as one JSON line, then what went to the service.
 PROBE = r"""
 import asyncio, json, sys, uuid
 import httpx
@@ -46,10 +46,24 @@ EVENTS = [
     {"kind": "expert_grid", "layers": [1], "experts": [0, 2], "share": [[0.25, 0.75]],
      "sources": ["replay"], "figure": None},
 ]
+POST = "you *are* a stupid idiot"
+VERDICT = [
+    {"kind": "classification", "route": "content_moderation", "confidence": 1.0, "signals": []},
+    {"kind": "done", "status": "succeeded", "result": {
+        "decision": "review", "severity": "medium",
+        "categories": [{"category": "harassment", "score": 0.8}],
+        "rationale": "insult <i>aimed</i> at the reader",
+        "spans": [{"start": 19, "end": 24, "text": "idiot"}, {"start": 0, "end": 3, "text": "you"},
+                  {"start": 1, "end": 2, "text": "o"}, {"start": 12, "end": 99, "text": "x"}],
+        "lexicon": {"start": 4, "end": 9}}},
+]
+SENT = []
 async def service(request):
     if request.url.path == "/api/health":
         return httpx.Response(200, json={"stats_line": "STATS running=0"})
-    return httpx.Response(200, content="".join(json.dumps(e) + "\n" for e in EVENTS).encode())
+    SENT.append(json.loads(request.content))
+    events = VERDICT if SENT[-1].get("route") else EVENTS
+    return httpx.Response(200, content="".join(json.dumps(e) + "\n" for e in events).encode())
 async def main():
     import app
     from chainlit.context import init_ws_context
@@ -65,19 +79,21 @@ async def main():
     init_ws_context(session)
     app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
-    for text in ("Where is my order?", "And now?"):
+    for text, command in (("Where is my order?", None), ("And now?", None), (POST, "Moderate")):
         log.clear()
         await process_message(session, {"message": {
             "id": str(uuid.uuid4()), "type": "user_message", "name": "User", "output": text,
-            "createdAt": "2026-12-01T00:00:00Z"}})
+            "createdAt": "2026-12-01T00:00:00Z", "command": command}})
         print(json.dumps(log, default=str))
+    print("SENT " + json.dumps(SENT))
 asyncio.run(main())
 """
 
 
 @pytest.fixture(scope="module")
 def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]]]:
-    """The emitted messages of two turns of one session."""
+    """The emitted messages of three turns of one session (two chat turns, then a post sent
+    with the moderation panel's command), then the bodies the app sent to the service."""
     if not PYTHON.is_file():
         pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
     script = tmp_path_factory.mktemp("ui_app") / "probe.py"
@@ -87,9 +103,11 @@ def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]
         [str(PYTHON), str(script)], cwd=UI, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
-    assert len(lines) == 2, done.stdout[-2000:]
-    return [[(event, data) for event, data in json.loads(line)] for line in lines]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("[", "SENT "))]
+    assert len(lines) == 4, done.stdout[-2000:]
+    turns = [[(event, data) for event, data in json.loads(line)] for line in lines[:3]]
+    turns.append([("sent", body) for body in json.loads(lines[3].removeprefix("SENT "))])
+    return turns
 
 
 def _first_token(turn: list[tuple[str, Any]]) -> int:
@@ -148,3 +166,18 @@ def test_the_reply_ends_with_route_rules_tools_trace_and_status(
     ):
         assert part in final, final
     assert turn[-1][0] == "task_end"
+
+
+def test_the_moderation_panel_fixes_the_route_and_shows_the_verdict_with_its_spans(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    sent = [body for _, body in turns[3]]
+    assert [b.get("route") for b in sent] == [None, None, "content_moderation"]
+    assert sent[2]["text"] == "you *are* a stupid idiot"
+    shown = [d["output"] for e, d in turns[2] if e == "new_message" and d["type"] != "tool"]
+    verdict = shown[-1]
+    assert "decision **review**" in verdict and "harassment 0.80" in verdict
+    # the verdict's own spans, in bold, the text escaped; overlapping, out-of-range and
+    # non-verdict offsets (the lexicon's) are not drawn
+    assert "> **you** \\*are\\* a stupid **idiot**" in verdict, verdict
+    assert "\\<i\\>aimed\\</i\\>" in verdict  # model text escaped

@@ -291,3 +291,54 @@ def test_the_service_keeps_tracing_the_cli_turned_on_and_honours_off(
     ):
         pass
     assert not tracing_enabled()
+
+
+#: A post with lexicon hits in two languages, and its triggering words.
+_POST = "you are a stupid idiot, go kill yourself. 你真是个傻逼"
+
+
+def test_a_moderation_panel_turn_is_moderated_whatever_the_classifier_says(
+    service: TestClient,
+) -> None:
+    # what the UI sends: the session's thread and customer (which alone would keep the turn
+    # in customer service) and the route fixed by the panel
+    body = {
+        "text": _POST,
+        "thread_id": "t-mod",
+        "customer_id": "C00001",
+        "route": "content_moderation",
+    }
+    with service as client:
+        events = _turn(client, body)
+    assert events[0]["kind"] == "classification"
+    assert events[0]["route"] == "content_moderation" and events[0]["confidence"] == 1.0
+    done = next(e for e in events if e["kind"] == "done")
+    verdict = done["result"]
+    assert verdict["decision"] in ("allow", "review", "block")
+    words = {_POST[s["start"] : s["end"]] for s in verdict["spans"]}
+    assert {"kill yourself", "傻逼"} <= words, verdict["spans"]  # offsets into the post as sent
+    assert all(_POST[s["start"] : s["end"]] == s["text"] for s in verdict["spans"])
+
+
+def test_without_the_panel_the_same_post_stays_in_the_conversation(service: TestClient) -> None:
+    body = {"text": _POST, "thread_id": "t-mod2", "customer_id": "C00001"}
+    with service as client:
+        events = _turn(client, body)
+    done = next(e for e in events if e["kind"] == "done")
+    assert "decision" not in (done["result"] or {})  # a customer-service turn, not a verdict
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"route": "customer_service"}, "route"),
+        ({"route": "content_moderation", "path": "x.xlsx"}, "path"),
+    ],
+)
+def test_a_bad_moderation_turn_is_a_400(
+    service: TestClient, extra: dict[str, Any], message: str
+) -> None:
+    with service as client:
+        response = client.post("/api/turn", json={"text": "hi", "thread_id": "t", **extra})
+    assert response.status_code == 400
+    assert message in response.json()["error"]
