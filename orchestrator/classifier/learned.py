@@ -88,9 +88,6 @@ _FRAME = re.compile(r"[:：?？\n\"“「«]")
 NEGATION, COMPOUND, SHORT, FEW = 1, 2, 4, 8
 SHORT_TOKENS = 3
 FEW_UNITS = 6
-#: The flags that stop the fast tier from deciding (COMPOUND stops it only when a second route
-#: is likely; FEW only when the rules tie).
-HAND_OVER = NEGATION | SHORT
 #: Chinese words that may join two requests (the clause split of :mod:`.negation`).
 _ZH_COMPOUND = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
 
