@@ -86,7 +86,7 @@ def default_rules_path() -> Path:
 
 
 def default_model_path() -> Path:
-    """The learned tier shipped in the package (``orchestrator/rules/learned.v1.npz``)."""
+    """The learned tier shipped in the package (``orchestrator/rules/learned.v2.npz``)."""
     return _RULES_DIR / f"learned.v{learned_tier.VERSION}.npz"
 
 
@@ -125,7 +125,7 @@ class RuleClassifier:
         calibration_path: Fitted thresholds and calibration maps; the packaged
             ``calibration.toml`` (when it exists) if None and the rules are the packaged ones.
             Pass ``False`` for none.
-        model_path: The learned tier (``learned.v1.npz``); the packaged one (when it exists)
+        model_path: The learned tier (``learned.v2.npz``); the packaged one (when it exists)
             if None and the rules are the packaged ones. ``False``: rules only.
         min_score: Overrides the calibration file's threshold.
         ambiguity_margin: Overrides the calibration file's margin.
