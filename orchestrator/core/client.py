@@ -247,7 +247,9 @@ class VLLMClient:
         #: Fields every chat call sends: vLLM's token ids, and with an engine capture the
         #: routed-experts encoding it asks for (the project's vLLM plugin reads it).
         self._extra_body: dict[str, Any] = {"return_token_ids": True}
-        if isinstance(capture, EngineCapture):
+        #: A sampled engine capture draws per call (its fields then come from each call).
+        self._sampled = isinstance(capture, EngineCapture) and capture.per_call
+        if isinstance(capture, EngineCapture) and not self._sampled:
             self._extra_body.update(capture.request_fields())
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -374,6 +376,7 @@ class VLLMClient:
                         "max_tokens": max_tokens,
                         "temperature": self.temperature if temperature is None else temperature,
                         **self._extra_body,
+                        **(self.capture.request_fields() if self._sampled else {}),
                         **kwargs,
                     },
                     cast_to=httpx.Response,
@@ -525,8 +528,13 @@ class VLLMClient:
         choice_body: dict[str, Any] = {"token_ids": completion_ids}
         if isinstance(self.capture, EngineCapture) and prompt_ids:
             # the last sampled token never went through the model (it has no routing): the
-            # prefill of prompt + completion[:-1] gives exactly the call's routed tokens
-            response, choice_body = await self._reprefill(prompt_ids + completion_ids[:-1])
+            # prefill of prompt + completion[:-1] gives exactly the call's routed tokens. A call
+            # the sample leaves out skips it (the capture labels it "not in the sample").
+            fields = self.capture.request_fields()
+            if fields["vllm_xargs"]["routed_experts"] != "none":
+                response, choice_body = await self._reprefill(
+                    prompt_ids + completion_ids[:-1], fields
+                )
         routing = await self.capture.capture(
             response=response,
             choice=choice_body,
@@ -546,7 +554,9 @@ class VLLMClient:
             ttft_ms=ttft_ms,
         )
 
-    async def _reprefill(self, token_ids: list[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _reprefill(
+        self, token_ids: list[int], fields: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """GPU: the engine's routing of ``token_ids`` from one non-streamed prefill.
 
         Returns ``(response, choice)`` bodies for the capture; ``({}, {})`` on failure (the
@@ -559,9 +569,7 @@ class VLLMClient:
                     prompt=token_ids,
                     max_tokens=1,
                     temperature=0.0,
-                    extra_body=self.capture.request_fields()
-                    if isinstance(self.capture, EngineCapture)
-                    else None,
+                    extra_body=fields,
                 )
         except openai.OpenAIError:
             return {}, {}

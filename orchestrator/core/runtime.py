@@ -23,7 +23,8 @@ def serving_profile(settings: Settings) -> ServingProfile:
 
 
 def expert_routing_capture(settings: Settings) -> ExpertRoutingCapture:
-    """Replay on the CPU profile; the engine's routed_experts on the GPU profile.
+    """Replay on the CPU profile; the engine's routed_experts on the GPU profile, for every
+    call or for the sample ``settings.capture_sample_rate`` draws.
 
     Raises:
         CheckpointError: The checkpoint (CPU) or the model config (GPU) cannot be read.
@@ -32,11 +33,12 @@ def expert_routing_capture(settings: Settings) -> ExpertRoutingCapture:
         return ReplayCapture.from_checkpoint(settings.checkpoint_dir)
     model = Path(settings.gpu_model)
     if model.is_dir():
-        return EngineCapture(MoEArchitecture.from_checkpoint(model))
-    from transformers import AutoConfig
+        arch = MoEArchitecture.from_checkpoint(model)
+    else:
+        from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(settings.gpu_model).to_dict()
-    return EngineCapture(MoEArchitecture.from_config(config))
+        arch = MoEArchitecture.from_config(AutoConfig.from_pretrained(settings.gpu_model).to_dict())
+    return EngineCapture(arch, sample_rate=settings.capture_sample_rate)
 
 
 def make_client(settings: Settings, capture: ExpertRoutingCapture | None = None) -> VLLMClient:
