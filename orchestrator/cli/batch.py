@@ -58,6 +58,7 @@ from orchestrator.cli.common import (
     model_server,
     settings_from_flags,
 )
+from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError, UserError
 from serving.errors import ServingError
 
@@ -191,7 +192,8 @@ def batch(
             retry_failed=retry_failed,
         )
     except ValidationError as exc:
-        raise fail(f"invalid option: {invalid_values(exc)}", 2) from exc
+        flags = {"request_timeout_s": "--request-timeout"}
+        raise fail(f"invalid option: {invalid_values(exc, flags)}", 2) from exc
     if engine not in ("local", "ray"):
         raise fail(f"--engine must be local or ray, got {engine!r}", 2)
     if expert_routing not in ("deferred", "inline"):
@@ -370,7 +372,13 @@ def _run(
                 f"orchestrator telemetry fill-routing --batch {summary.batch_id}"
             )
         console.print("results: " + ", ".join(str(p) for p in job.files))
-        console.print(f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}")
+        if summary.statuses.keys() - {UNREACHABLE}:  # some row reached the model server
+            db = factory.settings.database_url
+            where = "" if db == Settings().database_url else f" --db {shlex.quote(db)}"
+            console.print(
+                f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}"
+                + escape(where)
+            )
         unreachable = summary.statuses.get(UNREACHABLE, 0)
         if summary.stopped:
             err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")

@@ -19,7 +19,7 @@ import re
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,22 +41,22 @@ console = Console()
 err = Console(stderr=True)
 
 
-def invalid_values(exc: ValidationError) -> str:
+def invalid_values(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
     """A pydantic error as one line a CLI user can act on, without pydantic's links.
 
     Example: ``concurrency = 0: Input should be greater than or equal to 1 (its
     command-line option, or ORCH_CONCURRENCY)``; several errors are joined with ``; ``. Errors
     of a model other than :class:`~orchestrator.config.Settings` name the option instead,
-    ``(--field-name)``.
+    ``(--field-name)``, or the option ``flags`` maps the field to (``{"request_timeout_s":
+    "--request-timeout"}``) where the two differ.
     """
     parts = []
     for error in exc.errors(include_url=False):
         field = ".".join(str(part) for part in error["loc"]) or "value"
-        source = (
-            f"its command-line option, or ORCH_{field.upper()}"
-            if exc.title == "Settings"
-            else "--" + field.replace("_", "-")
-        )
+        if exc.title == "Settings":
+            source = f"its command-line option, or ORCH_{field.upper()}"
+        else:
+            source = (flags or {}).get(field) or "--" + field.replace("_", "-")
         parts.append(f"{field} = {error.get('input')!r}: {error['msg']} ({source})")
     return "; ".join(parts)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -157,10 +159,12 @@ def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
     assert running[0] == 0  # the killed run's requests were marked interrupted
     assert len(batch_ids) == 1 and None not in batch_ids
 
-    # the skew report of this one batch
+    # the skew report of this one batch, by the command the batch printed (it names the --db)
     (batch_id,) = batch_ids
+    hint = re.search(r"expert skew of this batch: orchestrator (skew .*?--db \S+)", shown)
+    assert hint is not None, shown[-2000:]
     skew = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", "skew", "--db", str(db), "--batch", batch_id,
+        [sys.executable, "-m", "orchestrator.cli", *shlex.split(hint.group(1)),
          "--window", "all", "--baseline", "none"],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip

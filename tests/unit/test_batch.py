@@ -654,3 +654,14 @@ def test_the_printed_resume_command_runs_as_printed_and_retries_unreachable_rows
         command = resume_line(result.output)
         assert command[:2] == ["orchestrator", "batch"] and command.count("batch") == 1
         assert command[2:] == [*args[1:], "--retry-failed"]
+
+
+def test_the_cli_names_the_option_of_a_bad_request_timeout(tmp_path, sheet) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["batch", str(sheet), "--text-column", "body", "--out", str(tmp_path / "r.xlsx"),
+         "--request-timeout", "-1"],
+    )  # fmt: skip
+    shown = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "(--request-timeout)" in shown and "--request-timeout-s" not in shown
