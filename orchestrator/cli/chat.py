@@ -41,7 +41,9 @@ def chat(
     thread: Annotated[
         str | None, typer.Option(help="Conversation id to start or continue; new when omitted.")
     ] = None,
-    customer: Annotated[str, typer.Option(help="The signed-in customer id.")] = "C00001",
+    customer: Annotated[
+        str, typer.Option(help="The signed-in customer id (the demo store's first customer).")
+    ] = "C00001",
     message: Annotated[
         list[str] | None, typer.Option(help="Send these turns and exit (repeatable).")
     ] = None,
@@ -68,6 +70,8 @@ def chat(
         Request(text="probe", thread_id=thread_id, customer_id=customer)
     except ValidationError as exc:
         raise fail(f"bad --thread or --customer: {exc.errors()[0]['msg']}", 2) from exc
+    if message is not None and any(not m.strip() for m in message):
+        raise fail("--message must not be empty: give the text of the turn to send", 2)
     start_tracing(trace)
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
@@ -92,8 +96,9 @@ async def _chat(
         async with open_workflow(settings) as workflow:
             if not workflow.store or not workflow.store.customer_exists(customer):
                 err.print(
-                    f"note: customer {escape(customer)} is not in the order store; run "
-                    "`orchestrator store seed --customers 500` first"
+                    f"note: customer {escape(customer)} is not in the order store "
+                    f"{escape(settings.cs_database_url)}; `orchestrator store info` lists its "
+                    "first customers, `orchestrator store seed` fills an empty one"
                 )
             orch = Orchestrator(client, telemetry, [workflow], temperatures=presets(settings))
             console.print(f"thread {escape(thread_id)} (customer {escape(customer)})")
@@ -120,20 +125,27 @@ async def _chat(
 
 
 async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None:
-    """One turn: print the streamed events (model text as plain text, never markup)."""
+    """One turn: print the streamed events (model text as plain text, never markup).
+
+    A turn that ends waiting for a person without a handoff of its own (its thread already
+    waits) prints the dispatcher's headline, which says so and how to resume."""
+    handed_off = False
     async for event in orch.stream(request):
         if event.kind == "reply_facts":
             console.out(event.text + " ", end="", highlight=False)
         elif event.kind == "reply_token":
             console.out(event.text, end="", highlight=False)
         elif event.kind == "handoff":
+            handed_off = True
             console.print(
                 f"\n[yellow]handed to a person: {escape(event.reason)}; resume with "
                 f"`orchestrator handoff resume {escape(event.thread_id)} --approve|--reject`[/]"
             )
         elif event.kind == "done":
             console.out("")
-            if event.status not in ("succeeded", "needs_human"):
+            if event.status == "needs_human" and not handed_off:
+                console.print(f"[yellow]{escape(event.headline)}[/]")
+            elif event.status not in ("succeeded", "needs_human"):
                 err.print(f"[red]{escape(event.status)}: {escape(event.headline)}[/]")
         elif show_events and event.kind in ("tool_call", "tool_result", "call_experts"):
             console.print(f"[dim]{escape(event.model_dump_json())}[/]")

@@ -3,12 +3,19 @@ usage errors of seed, resume and chat (exit 2 with a message naming the fix)."""
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
+from orchestrator.cli import chat as chat_cli
+from orchestrator.core.events import HandoffEvent, StreamDone, StreamEvent
+from orchestrator.request import Request
 from workflows.customer_service.store import OrderStore
 
 
@@ -69,6 +76,38 @@ def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     assert no_decision.exit_code == 2 and "--approve or --reject" in no_decision.output
     bad_thread = runner.invoke(app, ["chat", "--thread", "a b", "--no-launch", "--message", "x"])
     assert bad_thread.exit_code == 2 and "--thread" in bad_thread.output
+    empty = runner.invoke(app, ["chat", "--no-launch", "--message", "hi", "--message", " "])
+    assert empty.exit_code == 2 and "--message must not be empty" in empty.output
+
+
+class _WaitingThread:
+    """A stand-in Orchestrator whose thread already waits for a person: the turn ends
+    needs_human with the dispatcher's headline and no handoff event of its own."""
+
+    def __init__(self, handoff: bool) -> None:
+        self.handoff = handoff
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        if self.handoff:
+            yield HandoffEvent(thread_id="t1", reason="refund above the limit")
+        yield StreamDone(
+            request_id="r1",
+            status="needs_human",
+            headline="conversation t1 waits for a person; orchestrator handoff resume t1",
+        )
+
+
+@pytest.mark.parametrize("handoff", [False, True])
+async def test_a_turn_on_a_waiting_thread_says_so(
+    handoff: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    buffer = io.StringIO()
+    monkeypatch.setattr(chat_cli, "console", Console(file=buffer, width=200))
+    orch = _WaitingThread(handoff)
+    await chat_cli._turn(orch, Request(text="hello?", thread_id="t1"), False)  # type: ignore[arg-type]
+    shown = buffer.getvalue()
+    assert ("waits for a person" in shown) is not handoff  # the headline only without handoff
+    assert ("handed to a person" in shown) is handoff
 
 
 def test_handoff_list_shows_what_was_found_before_the_model_server_was_lost(
