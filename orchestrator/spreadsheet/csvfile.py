@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,22 @@ def parse_text_cell(text: str) -> RawCell | None:
     return RawCell(value, CellKind.NUMBER, fmt, text=stripped)
 
 
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
+
+
+def single_byte_code_page(head: bytes) -> bool:
+    """Whether ``head`` (text that is not UTF-8) reads as a single-byte legacy code page
+    (Windows-1252, Latin-1) rather than GB18030.
+
+    GB18030 decodes most Latin-1 text without error, as mojibake (``Müller`` → ``M黮ler``),
+    because its trail bytes include ASCII letters. Chinese text puts its characters in runs of
+    two or more high bytes; a single-byte code page puts an accented letter, one high byte,
+    between ASCII ones. So: most runs of high bytes one byte long → a single-byte code page.
+    """
+    runs = [len(m) for m in _HIGH_RUN.findall(head)]
+    return bool(runs) and sum(n == 1 for n in runs) * 2 > len(runs)
+
+
 def detect_encoding(path: Path, probe_bytes: int = 1 << 20) -> str:
     """The first of :data:`ENCODINGS` that decodes the file's first ``probe_bytes``.
 
@@ -66,6 +83,8 @@ def detect_encoding(path: Path, probe_bytes: int = 1 << 20) -> str:
     with path.open("rb") as handle:
         head = handle.read(probe_bytes)
     for encoding in ENCODINGS:
+        if encoding == "gb18030" and single_byte_code_page(head):
+            continue  # Latin-1 text would read as mojibake: refused below
         decoder = codecs.getincrementaldecoder(encoding)()
         try:
             decoder.decode(head, final=len(head) < probe_bytes)
@@ -74,7 +93,7 @@ def detect_encoding(path: Path, probe_bytes: int = 1 << 20) -> str:
         return encoding
     raise UnsupportedFileError(
         path,
-        "the text is neither UTF-8 nor GB18030",
+        "the text is neither UTF-8 nor GB18030 (a legacy code page such as Windows-1252?)",
         "Export it again as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8)",
     )
 

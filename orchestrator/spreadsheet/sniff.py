@@ -25,6 +25,7 @@ from pathlib import Path
 
 import olefile
 
+from orchestrator.spreadsheet.csvfile import single_byte_code_page
 from orchestrator.spreadsheet.errors import (
     CorruptFileError,
     PasswordProtectedError,
@@ -116,6 +117,8 @@ def _looks_like_text(head: bytes) -> bool:
     if b"\x00" in head:
         return False
     for encoding in ("utf-8-sig", "gb18030"):
+        if encoding == "gb18030" and single_byte_code_page(head):
+            return False
         try:
             head.decode(encoding)
         except UnicodeDecodeError as exc:
@@ -175,6 +178,13 @@ def sniff(path: Path) -> FileFormat:
         )
     elif _looks_like_text(head):
         found = FileFormat.CSV
+    elif extension in ("csv", "tsv") and b"\x00" not in head:
+        # text in a legacy code page (Windows-1252, Latin-1...): say so, as the CSV reader does
+        raise UnsupportedFileError(
+            path,
+            "the text is neither UTF-8 nor GB18030 (a legacy code page such as Windows-1252?)",
+            "Export it again as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8)",
+        )
     else:
         raise UnsupportedFileError(
             path,

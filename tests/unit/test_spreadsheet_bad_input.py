@@ -302,3 +302,39 @@ def test_inspect_says_hidden_and_marks_every_cut_list(tmp_path: Path) -> None:
     assert "+4 more empty sheets" in out  # 10 listed, 4 counted
     assert out.count("Blank") == 10
     assert "more text blocks" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "encoding"),
+    [
+        ("latin1.csv", "name,qty,city\nJosé,12,Köln\nRenée,3,Málaga\n", "cp1252"),
+        ("prices.tsv", "item\tprice\ncafé\t3,50 €\n", "cp1252"),
+        ("names.csv", "name,street\nMüller,Hauptstraße 5\nÅsa,Ørstedsvej\n", "latin-1"),
+        # GB18030 decodes these bytes without error, as mojibake (M黮ler, Fran鏾is)
+        ("villes.csv", "nom;ville\nFrançois;Besançon\nHélène;Orléans\n", "latin-1"),
+    ],
+)
+def test_a_csv_in_a_legacy_code_page_is_named_as_such(
+    tmp_path: Path, name: str, text: str, encoding: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(UnsupportedFileError) as info:
+        read_workbook(path)
+    assert_names_file(info.value, path, "neither UTF-8 nor GB18030", "CSV UTF-8")
+    assert "not a spreadsheet" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "产品,数量,城市\n苹果,12,北京\n",
+        "代码,名称\nA股,iPhone手机\n600519,贵州茅台\n",
+        "名字,年龄\n张三,30\n",
+    ],
+)
+def test_a_gb18030_csv_still_reads_as_chinese(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "zh.csv"
+    path.write_bytes(text.encode("gb18030"))
+    table = read_workbook(path).sheets[0].tables[0]
+    assert table.columns[0].name == text.split(",")[0].split("\n")[0]
