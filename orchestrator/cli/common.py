@@ -15,6 +15,7 @@ One of each, so the commands cannot drift apart:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -22,7 +23,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import ValidationError
@@ -39,6 +40,24 @@ if TYPE_CHECKING:  # the serving package (and what it imports) loads when a serv
 console = Console()
 #: Standard error of every command (errors, warnings, notes about fallbacks).
 err = Console(stderr=True)
+
+
+class _PlainStatus:
+    """What :func:`working` yields off a terminal: ``update`` keeps the first line's word."""
+
+    def update(self, *_args: object, **_kwargs: object) -> None:
+        """No line per update (a fill updates per chunk); the first line said what runs."""
+
+
+def working(message: str) -> contextlib.AbstractContextManager[Any]:
+    """A spinner with ``message`` on a terminal; elsewhere (a log, CI, a pipe), where rich
+    draws no spinner, the message as one plain line on standard error, so a long step (a
+    server start takes minutes on 2 CPU cores) is never silent. Either way the value bound by
+    ``as`` has ``update(message)``."""
+    if console.is_terminal:
+        return console.status(message)
+    err.print(f"{message} ...", markup=False, highlight=False, soft_wrap=True)
+    return contextlib.nullcontext(_PlainStatus())
 
 
 def invalid_values(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
@@ -120,7 +139,7 @@ def ensure_checkpoint(settings: Settings) -> Path:
     corpus = corpus_from_data_dir(settings.data_dir)
     spec = CheckpointSpec()
     if not is_current(settings.checkpoint_dir, spec, corpus):
-        with console.status(f"building offline checkpoint in {settings.checkpoint_dir}"):
+        with working(f"building offline checkpoint in {settings.checkpoint_dir}"):
             build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=True)
     return settings.checkpoint_dir
 
@@ -270,7 +289,7 @@ def model_server(
     ensure_checkpoint(settings)
     server = co_hosted_server(settings)
     try:
-        with console.status(
+        with working(
             starting
             or f"starting co-hosted vLLM ({settings.profile}, a few minutes on 2 CPU cores); "
             f"log: {settings.server_log}"

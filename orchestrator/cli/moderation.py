@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.cli import moderation_fit
-from orchestrator.cli.common import console, err, fail, settings_from_flags
+from orchestrator.cli.common import console, err, fail, settings_from_flags, working
 from orchestrator.config import Settings
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import ModelCallError, OrchestratorError
@@ -234,7 +234,7 @@ def evaluate(
     )
     try:
         posts = load_moderation_set(settings.data_dir, split)  # type: ignore[arg-type]
-        with console.status(f"lexicon on {len(posts)} posts"):
+        with working(f"lexicon on {len(posts)} posts"):
             report = evaluate_lexicon(posts, split=split)
         print_report(report)
         if server_url is None:
@@ -267,7 +267,7 @@ async def _with_model(
     client = make_client(settings)
     try:
         await client.check()
-        with console.status(f"model on {len(posts)} posts via {settings.server_url}"):
+        with working(f"model on {len(posts)} posts via {settings.server_url}"):
             return await evaluate_with_model(
                 posts, client, store, concurrency=concurrency, split=split
             )

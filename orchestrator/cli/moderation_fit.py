@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.cli.common import console, fail, settings_from_flags
+from orchestrator.cli.common import console, fail, settings_from_flags, working
 from orchestrator.exceptions import OrchestratorError
 from workflows.content_moderation.evaluation import fit_and_save
 from workflows.content_moderation.scorer import DEFAULT_SCORER_PATH, SEED
@@ -26,7 +26,7 @@ def fit(
     customer_service/ as ordinary (negative) sentences, and write it."""
     settings = settings_from_flags(data_dir=data_dir)
     try:
-        with console.status("fitting the risk scorer on the tune split"):
+        with working("fitting the risk scorer on the tune split"):
             scorer = fit_and_save(settings.data_dir, out, seed=seed)
     except (OrchestratorError, ValueError) as exc:
         raise fail(exc, 2) from exc

@@ -26,6 +26,7 @@ from orchestrator.cli.common import (
     fail,
     model_server,
     settings_from_flags,
+    working,
 )
 from orchestrator.cli.console import request_lines
 from orchestrator.config import Settings
@@ -163,7 +164,7 @@ def report(
             update={"limits": config.limits.model_copy(update={"include_hidden": True})}
         )
     try:
-        with console.status(f"reading {file}"):
+        with working(f"reading {file}"):
             wb = read_workbook(file, config.limits)
     except SpreadsheetError as exc:
         raise fail(exc, 2) from exc

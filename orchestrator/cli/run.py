@@ -29,6 +29,7 @@ from orchestrator.cli.common import (
     fail,
     model_server,
     settings_from_flags,
+    working,
 )
 from orchestrator.cli.console import print_load, request_lines
 from orchestrator.exceptions import OrchestratorError
@@ -107,7 +108,7 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
     from orchestrator.core.runtime import make_client
     from workflows import default_workflows
 
-    with console.status(
+    with working(
         "loading the routing replay model"
         if settings.profile == "cpu"
         else "reading the model config"

@@ -26,6 +26,7 @@ from orchestrator.cli.common import (
     fail,
     report_server_event,
     settings_from_flags,
+    working,
 )
 from orchestrator.cli.status import observe_server
 from orchestrator.config import RANDOM_CHECKPOINT_DIR
@@ -59,7 +60,7 @@ def build_checkpoint_cmd(
     try:
         planted = tuple(PlantedExpert.parse(p) for p in plant or ())
         spec = CheckpointSpec(seed=seed, num_hidden_layers=layers, planted=planted)
-        with console.status("training tokenizer and writing weights"):
+        with working("training tokenizer and writing weights"):
             path = build_checkpoint(
                 settings.checkpoint_dir,
                 spec,
@@ -101,7 +102,7 @@ def serve(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     supervisor: ServerSupervisor | None = None
     try:
-        with console.status(f"starting vLLM ({settings.profile}); log: {settings.server_log}"):
+        with working(f"starting vLLM ({settings.profile}); log: {settings.server_log}"):
             server.start()
         console.print(
             f"serving on {server.base_url} (log {server.log_path}); supervised"

@@ -24,6 +24,7 @@ from orchestrator.cli.common import (
     fail,
     invalid_values,
     settings_from_flags,
+    working,
 )
 from orchestrator.exceptions import OrchestratorError, UserError
 
@@ -125,7 +126,7 @@ def skew(
             "for this report (read-only; --rebuild writes the rollups to the database)[/]"
         )
     try:
-        with console.status("reading the expert rollups"):
+        with working("reading the expert rollups"):
             report = build_report(
                 store,  # type: ignore[arg-type]
                 options,

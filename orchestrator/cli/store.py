@@ -20,6 +20,7 @@ from orchestrator.cli.common import (
     database_url_from_flags,
     fail,
     settings_from_flags,
+    working,
 )
 from orchestrator.exceptions import OrchestratorError
 from workflows.customer_service.store import OrderStore
@@ -48,7 +49,7 @@ def seed(
             raise fail(f"--as-of must be YYYY-MM-DD, got {as_of!r}", 2) from None
     try:
         store = OrderStore(settings.cs_database_url)
-        with console.status(f"generating {customers} customers"):
+        with working(f"generating {customers} customers"):
             orders = store.seed(customers, seed=seed_value, as_of=when)
         store.close()
     except OrchestratorError as exc:

@@ -24,6 +24,7 @@ from orchestrator.cli.common import (
     err,
     fail,
     settings_from_flags,
+    working,
 )
 from orchestrator.exceptions import OrchestratorError
 
@@ -147,12 +148,12 @@ def fill_routing(
             return
         from serving.replay import ExpertRoutingReplayer  # torch and transformers: only here
 
-        with console.status(f"loading the replay checkpoint {settings.checkpoint_dir}"):
+        with working(f"loading the replay checkpoint {settings.checkpoint_dir}"):
             replayer = ExpertRoutingReplayer(settings.checkpoint_dir)
         stop = threading.Event()
         previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
         try:
-            with console.status(f"filling the expert routing of {total} calls") as status:
+            with working(f"filling the expert routing of {total} calls") as status:
                 summary = fill_pending_routing(
                     store,
                     replayer,

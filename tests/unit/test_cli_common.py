@@ -420,3 +420,17 @@ def test_every_telemetry_command_reads_a_path_and_a_url_for_db_alike(
     if command[0] != "load":  # load's --db is an alias of --database-url (one option)
         both = runner.invoke(app, [*command, "--db", "a.db", "--database-url", "b.db"])
         assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_a_long_step_says_what_runs_when_no_spinner_can_be_drawn(
+    stderr: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "console", Console(file=io.StringIO()))  # a log, not a terminal
+    with common.working("starting co-hosted vLLM; log: runs/vllm-server.log") as status:
+        status.update("still starting")
+    assert stderr.getvalue() == "starting co-hosted vLLM; log: runs/vllm-server.log ...\n"
+    terminal = Console(file=io.StringIO(), force_terminal=True)
+    monkeypatch.setattr(common, "console", terminal)
+    with common.working("on a terminal, a spinner") as status:
+        status.update("updated")
+    assert stderr.getvalue().count("\n") == 1  # the spinner, not a line
