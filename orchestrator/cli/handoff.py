@@ -88,6 +88,16 @@ def resume(
     settings = settings_from_flags(
         server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
     )
+    # before any server is reached or started (minutes on 2 cores): is anything waiting?
+    store, _ = open_order_store(database_url)
+    waiting = {row["thread_id"] for row in store.handoffs("waiting")}
+    store.close()
+    if thread not in waiting:
+        raise fail(
+            f"no handoff waits on thread {thread!r}: it was never handed off, or it was "
+            "resumed already (orchestrator handoff list shows the waiting ones)",
+            2,
+        )
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})

@@ -76,6 +76,13 @@ def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     assert no_decision.exit_code == 2 and "--approve or --reject" in no_decision.output
     bad_thread = runner.invoke(app, ["chat", "--thread", "a b", "--no-launch", "--message", "x"])
     assert bad_thread.exit_code == 2 and "--thread" in bad_thread.output
+    # nothing waits on the thread: said before any server is reached (port 9 answers nothing)
+    nothing = runner.invoke(
+        app,
+        ["handoff", "resume", "nosuch", "--approve", "--server-url", "http://127.0.0.1:9/v1",
+         "--database-url", url],
+    )  # fmt: skip
+    assert nothing.exit_code == 2 and "no handoff waits on thread 'nosuch'" in nothing.output
     empty = runner.invoke(app, ["chat", "--no-launch", "--message", "hi", "--message", " "])
     assert empty.exit_code == 2 and "--message must not be empty" in empty.output
 
