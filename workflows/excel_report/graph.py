@@ -367,7 +367,8 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
         )
         return {"result": result}
 
-    def after_read(state: ExcelReportState) -> str:
+    async def after_read(state: ExcelReportState) -> str:
+        # a coroutine: LangGraph runs a plain-function edge in a worker thread (a thread hop)
         return END if state.get("error") else "analyse"
 
     graph = StateGraph(ExcelReportState, context_schema=WorkflowContext)
