@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
-from orchestrator.testing import ScriptedModel
+from orchestrator.testing import SCRIPTED_ARCH, ScriptedModel
+from serving.expert_routing import ExpertRoutingTrace
 
 #: Picks the arguments of a tool call from the tool spec (and the attempt number, from 1).
 ArgumentPicker = Callable[[dict[str, Any], int], str]
@@ -59,3 +60,28 @@ class ScriptedToolModel(ScriptedModel):
                 "tool_calls": (ToolCall(id="t", name=spec["function"]["name"], arguments=args),),
             }
         )
+
+
+class RecordingCapture:
+    """Records the ids it is given; returns an honest 'unavailable' trace."""
+
+    arch = SCRIPTED_ARCH
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[list[int], list[int]]] = []
+
+    def verify_served_model(self, root: str | None) -> None:
+        return None
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> ExpertRoutingTrace:
+        self.seen.append((list(prompt_ids), list(completion_ids)))
+        return ExpertRoutingTrace.unavailable("test", prompt_tokens, completion_tokens, self.arch)

@@ -8,7 +8,7 @@ in the stream is ``ModelCallError``; and the connection is closed however the st
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -16,35 +16,9 @@ import pytest
 
 from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError
-from orchestrator.testing import SCRIPTED_ARCH
-from serving.expert_routing import ExpertRoutingTrace
+from tests.unit.customer_service_double import RecordingCapture
 
 HI = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="hi")]
-
-
-class RecordingCapture:
-    """Records the ids it is given; returns an honest 'unavailable' trace."""
-
-    arch = SCRIPTED_ARCH
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[list[int], list[int]]] = []
-
-    def verify_served_model(self, root: str | None) -> None:
-        return None
-
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
-        self.seen.append((list(prompt_ids), list(completion_ids)))
-        return ExpertRoutingTrace.unavailable("test", prompt_tokens, completion_tokens, self.arch)
 
 
 def _event(chunk: Any) -> bytes:

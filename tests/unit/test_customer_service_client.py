@@ -5,39 +5,12 @@ ids handed to the routing capture (CPU: replay of exactly the streamed tokens)."
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
 from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
-from orchestrator.testing import SCRIPTED_ARCH
-from serving.expert_routing import ExpertRoutingTrace
-
-
-class RecordingCapture:
-    """Records the ids it is given; returns an honest 'unavailable' trace."""
-
-    arch = SCRIPTED_ARCH
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[list[int], list[int]]] = []
-
-    def verify_served_model(self, root: str | None) -> None:
-        return None
-
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
-        self.seen.append((list(prompt_ids), list(completion_ids)))
-        return ExpertRoutingTrace.unavailable("test", prompt_tokens, completion_tokens, self.arch)
+from tests.unit.customer_service_double import RecordingCapture
 
 
 def _client(handler, capture: RecordingCapture) -> VLLMClient:
