@@ -18,6 +18,7 @@ import pytest
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_calibration_path, default_model_path
 from orchestrator.routes import Route
+from tests.unit.test_classifier_unseen import _share_right
 
 CS, MOD, XL, FB = (
     Route.CUSTOMER_SERVICE,
@@ -108,27 +109,18 @@ def clf() -> RuleClassifier:
     return RuleClassifier(reload_interval=None)
 
 
-def _share(clf: RuleClassifier, cases: list[tuple[str, Route]]) -> tuple[float, list]:
-    wrong = []
-    for text, want in cases:
-        got = clf.classify_text(text)
-        if got.route is not want:
-            wrong.append((text, want.value, got.route.value, got.reason))
-    return 1 - len(wrong) / len(cases), wrong
-
-
 def test_moderation_asked_in_a_fourth_set_of_words(clf: RuleClassifier) -> None:
-    share, wrong = _share(clf, MODERATION_ASKED_4)
+    share, wrong = _share_right(clf, MODERATION_ASKED_4)
     assert share >= 0.75, wrong
 
 
 def test_out_of_scope_fourth_set_falls_back(clf: RuleClassifier) -> None:
-    share, wrong = _share(clf, OUT_OF_SCOPE_4)
+    share, wrong = _share_right(clf, OUT_OF_SCOPE_4)
     assert share >= 0.6, wrong
 
 
 def test_negated_cue_words_fourth_set(clf: RuleClassifier) -> None:
-    share, wrong = _share(clf, NEGATED_4)
+    share, wrong = _share_right(clf, NEGATED_4)
     assert share >= 0.75, wrong
     for text, _ in NEGATED_4:  # the rules read the scope: the fast tier never decides these
         assert clf.classify_text(text).decided_by != "fast", text
@@ -148,7 +140,7 @@ def test_ids_fourth_set_are_not_hashtags(clf: RuleClassifier) -> None:
     rules = RuleClassifier(reload_interval=None, model_path=False)
     for text, _ in IDS_4:
         assert "mod.tweet.en" not in {s.rule_id for s in rules.classify_text(text).signals}
-    share, wrong = _share(clf, IDS_4)
+    share, wrong = _share_right(clf, IDS_4)
     assert share >= 0.8, wrong
 
 
