@@ -42,6 +42,8 @@ MODES: dict[str, tuple[str, dict[str, Any] | None]] = {
     "counts": ("on", {"vllm_xargs": {"routed_experts": "counts"}}),
     "none": ("on", {"vllm_xargs": {"routed_experts": "none"}}),
     "sampled": ("on", {SAMPLE_KEY: {"rate": SAMPLE_RATE, "seed": 19}}),
+    # 2026-12-01c: a 10% sample, to see how close a lower rate comes to the floor (none)
+    "sampled10": ("on", {SAMPLE_KEY: {"rate": 0.10, "seed": 19}}),
 }
 #: Orders of the three repetitions (each mode once per repetition, order rotated).
 ORDERS = {
@@ -174,6 +176,9 @@ def capture(ws: Workspace, args: Namespace, urls: Urls, c: int, modes: list[str]
     items = texts(ws.data, n, seed=0)
     done = ws.load_results().get(key, {})
     runs: list[dict[str, Any]] = done.get("runs", [])
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown capture mode(s) {unknown}; choose from {', '.join(MODES)}")
     for mode in modes:
         if urls.get(MODES[mode][0]) is None:
             raise RuntimeError(f"mode {mode} needs server {MODES[mode][0]}; have {urls}")

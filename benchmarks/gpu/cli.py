@@ -42,6 +42,14 @@ PHASE_EST = {
     "stream": 30,
     "agree19": 20,
 }
+
+
+def _modes(args: argparse.Namespace, default: list[str]) -> list[str]:
+    """The capture modes of a cap* phase: ``--cap-modes`` (comma-separated) or ``default``."""
+    chosen = getattr(args, "cap_modes", "") or ""
+    return chosen.split(",") if chosen else default
+
+
 PHASES: dict[str, Phase] = {
     "agree": agree.run,
     "diag": diag.run,
@@ -54,11 +62,11 @@ PHASES: dict[str, Phase] = {
     "probe": capture19.probe,
     # 2026-12-01: compact counts and sampled capture (ids: 9.9% on 2026-11-30, not re-run)
     "cap128": lambda ws, args, urls: capture19.capture(
-        ws, args, urls, 128, ["off", "counts", "none", "sampled"]
+        ws, args, urls, 128, _modes(args, ["off", "counts", "none", "sampled"])
     ),
     # 2026-12-01b: the engine-side 'none' (plugin), 5 rotated repetitions (--cap-reps)
     "cap32": lambda ws, args, urls: capture19.capture(
-        ws, args, urls, 32, ["off", "counts", "sampled"]
+        ws, args, urls, 32, _modes(args, ["off", "counts", "sampled"])
     ),
     "stream": capture19.stream,
     "agree19": capture19.agree,
@@ -169,6 +177,19 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="Repetitions of the cap* phases, orders rotated (0: the three fixed orders).",
+    )
+    m.add_argument(
+        "--cap-modes",
+        default="",
+        help="Comma-separated modes of the cap* phases (default: each phase's own list; "
+        "2026-12-01c: off,sampled for more repetitions of the sampled capture).",
+    )
+    m.add_argument(
+        "--orch-sample-rate",
+        type=float,
+        default=1.0,
+        help="The full path's capture sampling rate (EngineCapture sample_rate; the plain "
+        "client asks each recorded call for what the full path's draw asked).",
     )
     m.add_argument("--stream-n", type=int, default=512, help="Streamed calls per load (stream).")
     add_common_arguments(

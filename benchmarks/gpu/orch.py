@@ -47,6 +47,8 @@ class RecordingClient:
 
     def __init__(self, inner: Any, log_: Recorded, *, drop_schema: bool = False) -> None:
         self.inner = inner
+        #: What a captured call asks for (a call the sample leaves out asks for ``none``).
+        self.encoding = getattr(inner.capture, "encoding", "counts")
         self.model_name = inner.model_name
         self.base_url = inner.base_url
         self.log = log_
@@ -57,11 +59,17 @@ class RecordingClient:
         if self.drop_schema:
             kwargs["json_schema"] = None
         key = CURRENT_REQUEST.get()
+        entry: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **kwargs}
         if key is not None:
-            self.log.setdefault(key, []).append(
-                {"messages": [m.model_dump() for m in messages], **kwargs}
-            )
-        return await self.inner.chat(messages, **kwargs)
+            self.log.setdefault(key, []).append(entry)
+        result = await self.inner.chat(messages, **kwargs)
+        # the encoding this call asked the server for (the plain client asks the same): a call
+        # the capture sample left out is recorded as unavailable and asked for ``none``
+        from serving.expert_routing import ExpertRoutingSource  # the device's import path
+
+        left_out = result.routing.source == ExpertRoutingSource.UNAVAILABLE
+        entry["enc"] = "none" if left_out else self.encoding
+        return result
 
 
 def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
@@ -86,6 +94,7 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
     n, c = args.orch_n, args.orch_c
     procs = getattr(args, "orch_procs", 0) or default_procs(c)
     items = texts(ws.data, n, seed=3)
+    rate = float(getattr(args, "orch_sample_rate", 1.0) or 1.0)
     runs: list[dict[str, Any]] = []
     recorded: dict[str, Recorded] = {}
     paths = (ws.ckpt, ws.state, ws.out)
@@ -93,7 +102,14 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
         per = max(1, c // procs)
         asyncio.run(
             full_path(
-                *paths, base, list(enumerate(items[:128])), "PROF", per, drop_schema, profile=True
+                *paths,
+                base,
+                list(enumerate(items[:128])),
+                "PROF",
+                per,
+                drop_schema,
+                sample_rate=rate,
+                profile=True,
             )
         )
         log(f"orch: profiled run ({per} in flight, one process) written to orch_profile_PROF.txt")
@@ -105,11 +121,15 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
                 break
             tag = f"O{rep}F"
             if mode == "full":
-                r, calls = full_path_mp(paths, base, items, tag, c, drop_schema, procs)
+                r, calls = full_path_mp(
+                    paths, base, items, tag, c, drop_schema, procs, sample_rate=rate
+                )
                 recorded[tag] = calls
             else:
                 if tag not in recorded:  # plain before full in this rep: record first
-                    r0, calls = full_path_mp(paths, base, items, f"X{rep}F", c, drop_schema, procs)
+                    r0, calls = full_path_mp(
+                        paths, base, items, f"X{rep}F", c, drop_schema, procs, sample_rate=rate
+                    )
                     recorded[tag] = {
                         k: json.loads(json.dumps(v).replace(f"X{rep}F-", f"{tag}-"))
                         for k, v in calls.items()
@@ -132,6 +152,7 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
                 "requests": n,
                 "concurrency_requests": c,
                 "client_processes": procs,
+                "capture_sample_rate": rate,
                 "json_schema_dropped": drop_schema,
                 "calls_with_schema": sum(
                     1
@@ -234,8 +255,10 @@ def _merge(parts: list[dict[str, Any]], procs: int) -> dict[str, Any]:
 
 def _full_shard(job: tuple[Any, ...]) -> tuple[dict[str, Any], Recorded]:
     """One client process of :func:`full_path_mp` (module level, so a pool can run it)."""
-    paths, base, shard, tag, c, drop_schema, encoding = job
-    return asyncio.run(full_path(*paths, base, shard, tag, c, drop_schema, encoding=encoding))
+    paths, base, shard, tag, c, drop_schema, encoding, rate = job
+    return asyncio.run(
+        full_path(*paths, base, shard, tag, c, drop_schema, encoding=encoding, sample_rate=rate)
+    )
 
 
 def full_path_mp(
@@ -248,6 +271,7 @@ def full_path_mp(
     procs: int,
     *,
     encoding: str = "counts",
+    sample_rate: float = 1.0,
 ) -> tuple[dict[str, Any], Recorded]:
     """:func:`full_path` over ``procs`` forked client processes: process ``j`` takes requests
     ``j, j + procs, ...`` with its share of ``c`` in flight and its own telemetry file.
@@ -256,7 +280,16 @@ def full_path_mp(
         The merged figures (see :func:`_merge`) and every request's recorded calls.
     """
     jobs = [
-        (paths, base, list(enumerate(items))[j::procs], f"{tag}", share, drop_schema, encoding)
+        (
+            paths,
+            base,
+            list(enumerate(items))[j::procs],
+            f"{tag}",
+            share,
+            drop_schema,
+            encoding,
+            sample_rate,
+        )
         for j, share in enumerate(_shares(c, procs))
     ]
     if procs == 1:
@@ -272,7 +305,7 @@ def full_path_mp(
 
 def _plain_shard(job: tuple[Any, ...]) -> dict[str, Any]:
     base, calls, old, new, c = job
-    return asyncio.run(plain_path(base, calls, old, new, c))
+    return asyncio.run(plain_path(base, calls, old, new, c))  # each call's recorded "enc"
 
 
 def plain_path_mp(
@@ -303,6 +336,7 @@ async def full_path(
     drop_schema: bool,
     *,
     encoding: str = "counts",
+    sample_rate: float = 1.0,
     profile: bool = False,
 ) -> tuple[dict[str, Any], Recorded]:
     """``items`` (``(request index, text)``) through the project's ``Orchestrator`` with ``c``
@@ -313,6 +347,8 @@ async def full_path(
         state: Folder for the telemetry file (``telemetry_<tag>_<first index>.db``).
         out: Folder for the cProfile tables.
         encoding: The routed-experts encoding the client asks for (``counts`` or ``ids``).
+        sample_rate: The capture's sampling rate (``EngineCapture``; 1.0: every call), drawn
+            per call with a seed from ``tag`` and the first request index.
 
     Returns:
         The figures (wall s, requests/s, model calls, output tok/s, statuses, telemetry rows
@@ -330,7 +366,9 @@ async def full_path(
     db.unlink(missing_ok=True)
     store = TelemetryStore(f"sqlite:///{db}")
     calls: Recorded = {}
-    inner = VLLMClient(base, "ernie", EngineCapture(arch, encoding), timeout_s=600)
+    seed = sum(map(ord, tag)) * 1_000_003 + (items[0][0] if items else 0)
+    capture = EngineCapture(arch, encoding, sample_rate=sample_rate, seed=seed)
+    inner = VLLMClient(base, "ernie", capture, timeout_s=600)
     client = RecordingClient(inner, calls, drop_schema=drop_schema)
     orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # type: ignore[arg-type]
     requests = [(i, Request(text=f"Ticket {tag}-{i:04d}: {t[:2000]}")) for i, t in items]
@@ -435,7 +473,11 @@ async def plain_path(
                     # the same routed-experts encoding as the full path's EngineCapture asks
                     # for (on 2026-12-01 the plain client sent none and got the server's
                     # default, ids: more server work and bigger bodies than the full path's)
-                    extra_body={"return_token_ids": True, "vllm_xargs": {"routed_experts": enc}},
+                    # (per call: a call the full path's sample left out asked for none)
+                    extra_body={
+                        "return_token_ids": True,
+                        "vllm_xargs": {"routed_experts": call.get("enc", enc)},
+                    },
                     **kwargs,
                 )
                 tokens += resp.usage.completion_tokens
