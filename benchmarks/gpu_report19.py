@@ -20,30 +20,59 @@ LABELS = {
     "counts": "counts (plugin, per-call layer x expert)",
     "none": "none (capture on, nothing returned)",
     "sampled": "sampled (counts on a per-request 25% draw, none on the rest)",
+    "sampled10": "sampled10 (counts on a per-request 10% draw, none on the rest)",
 }
+
+
+def paired_upper_bound(per_rep: list[float], confidence: float = 0.95) -> float | None:
+    """One-sided upper confidence bound (%) of the mean paired overhead: each repetition's
+    overhead against the same repetition's off load, mean + t(confidence, n - 1) x SD / sqrt(n)
+    (Student's t; the paired design removes the drift both servers share over the run).
+
+    Args:
+        per_rep: Overheads in % (``overhead_pct_each_rep``), one per repetition.
+        confidence: One-sided confidence level, in ``(0, 1)``.
+
+    Returns:
+        The bound in %, or None with fewer than two repetitions.
+    """
+    if len(per_rep) < 2:
+        return None
+    from scipy import stats  # CPU side only (the report runs here, not on the device)
+
+    n = len(per_rep)
+    se = statistics.stdev(per_rep) / n**0.5
+    return statistics.fmean(per_rep) + float(stats.t.ppf(confidence, n - 1)) * se
 
 
 def capture_table(results: dict[str, Any]) -> str:
     """One row per (concurrency, mode): tok/s of each repetition, mean, overhead vs off (of the
     means, and per repetition against the same repetition's off), body bytes, TTFT p50/p99."""
     rows = [
-        "| c | mode | output tok/s (each rep) | mean | overhead vs off | per rep | body bytes "
-        "| TTFT p50 / p99 (ms) | errors |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| c | mode | output tok/s (each rep) | mean | overhead vs off | per rep "
+        "| paired mean ± SD (95% upper) | body bytes | TTFT p50 / p99 (ms) | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in (32, 128):
         summary = results.get(f"capture_c{c}", {}).get("summary", {})
-        for mode in ("off", "ids", "counts", "none", "sampled"):
+        for mode in ("off", "ids", "counts", "none", "sampled", "sampled10"):
             s = summary.get(mode)
             if not s:
                 continue
             each = ", ".join(f"{v:.0f}" for v in s["output_tok_s_each"])
             over = f"{s['overhead_pct']:.1f}%" if "overhead_pct" in s else ""
-            per = ", ".join(f"{v:.1f}" for v in s.get("overhead_pct_each_rep", []))
+            each_rep = s.get("overhead_pct_each_rep", [])
+            per = ", ".join(f"{v:.1f}" for v in each_rep)
+            upper = paired_upper_bound(each_rep)
+            paired = (
+                f"{statistics.fmean(each_rep):.1f} ± {statistics.stdev(each_rep):.1f} ({upper:.1f})"
+                if upper is not None
+                else ""
+            )
             ttft = f"{1000 * s['ttft_p50_s']:.0f} / {1000 * s['ttft_p99_s']:.0f}"
             rows.append(
                 f"| {c} | {LABELS[mode]} | {each} | {s['output_tok_s_mean']:.0f} | {over} | {per} "
-                f"| {s['body_bytes_mean']:.0f} | {ttft} | {s['errors']} |"
+                f"| {paired} | {s['body_bytes_mean']:.0f} | {ttft} | {s['errors']} |"
             )
     return "\n".join(rows)
 

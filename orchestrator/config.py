@@ -61,10 +61,12 @@ class Settings(BaseSettings):
         le=1.0,
         description="'gpu' profile: fraction of model calls whose routed experts the engine "
         "returns, drawn per call (1.0: every call). Below 1 the telemetry stores the rate and "
-        "the skew analysis weights each captured call by 1/rate (Horvitz-Thompson). On an H200 "
-        "(benchmarks/results/gpu_2026-12-01b.md) a 0.25 sample cost 2.4% of throughput at c=32 "
-        "and 3.8% at c=128 against 5.3% and 4.5% for every call. The 'cpu' profile replays "
-        "every call and ignores it.",
+        "the skew analysis weights each captured call by 1/rate (Horvitz-Thompson). Capture cost "
+        "on an H200 (output tok/s vs routed experts off, benchmarks/results/gpu_2026-12-01c.md): "
+        "0.1 costs 2.7% at c=32 and 2.6% at c=128 (the floor of capture on is 2.5%); 0.25 costs "
+        "2.5% and 5.5%; every call (1.0) 5.3% and 4.5% (gpu_2026-12-01b.md). Use 0.1 when the "
+        "server runs near its throughput limit. The 'cpu' profile replays every call and "
+        "ignores it.",
     )
     database_url: str = Field(
         "sqlite:///runs/telemetry.db",

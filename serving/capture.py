@@ -72,8 +72,9 @@ class EngineCapture:
             call). Below 1 each call is drawn independently of its content
             (:meth:`request_fields`, one draw per call); a drawn call asks for ``encoding``,
             the others for ``none``, which the project's plugin answers without routing and
-            without carrying the rows from the engine core (2026-12-01b on the H200, c=128:
-            3.8% at rate 0.25 vs 4.5% for counts on every call; c=32: 2.4% vs 5.3%). Every
+            without carrying the rows from the engine core (H200, throughput cost at c=32 / c=128:
+            rate 0.1 2.7% / 2.6%, rate 0.25 2.5% / 5.5% (gpu_2026-12-01c.md); counts on every
+            call 5.3% / 4.5% (gpu_2026-12-01b.md)). Every
             trace carries the rate (``capture_sampling_rate``), so the telemetry and the
             analysis weigh a captured call by ``1 / rate``. **The client must call
             :meth:`request_fields` once per call** (and :meth:`capture` for that call in the

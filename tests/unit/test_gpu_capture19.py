@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.gpu.capture19 import ORDERS, SAMPLE_RATE, rotated_orders, summarise
-from benchmarks.gpu_report19 import agreement_text, capture_table, orch_table, stream_table
+from benchmarks.gpu_report19 import (
+    agreement_text,
+    capture_table,
+    orch_table,
+    paired_upper_bound,
+    stream_table,
+)
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gpu_2026-11-30.json"
 
@@ -82,3 +88,21 @@ def test_report_tables_read_the_recorded_run(results: dict) -> None:
     assert "512/512" in stream_table(results)
     assert "| 16 |" in agreement_text(results)
     assert agreement_text({}) == "(not run)"
+
+
+def test_paired_upper_bound_is_the_one_sided_t_bound() -> None:
+    # mean 3, SD sqrt(8 / 3) = 1.633, n 4: t(0.95, 3) = 2.3534 -> 3 + 2.3534 * 1.633 / 2
+    assert paired_upper_bound([1.0, 3.0, 5.0, 3.0]) == pytest.approx(3 + 2.3534 * 0.8165, abs=0.01)
+    assert paired_upper_bound([4.0]) is None
+    assert paired_upper_bound([2.0, 2.0]) == pytest.approx(2.0)
+
+
+def test_report_reads_the_sampled_rates_of_2026_12_01c() -> None:
+    path = RESULTS.with_name("gpu_2026-12-01c.json")
+    results = json.loads(path.read_text(encoding="utf-8"))
+    table = capture_table(results)
+    for c in (32, 128):
+        s = results[f"capture_c{c}"]["summary"]["sampled10"]
+        assert f"| {c} | sampled10 " in table
+        assert f"{s['overhead_pct']:.1f}%" in table
+    assert results["orchestration"]["capture_sample_rate"] == 0.1
