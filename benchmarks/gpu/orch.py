@@ -33,6 +33,8 @@ Recorded = dict[str, list[dict[str, Any]]]
 CURRENT_REQUEST: contextvars.ContextVar[str | None] = contextvars.ContextVar("req", default=None)
 #: Alternating order of the three repetitions.
 ORDER = [("full", "plain"), ("plain", "full"), ("full", "plain")]
+#: Customers in each load's seeded order store (request ``i`` is customer ``i mod CUSTOMERS``).
+CUSTOMERS = 64
 
 
 class RecordingClient:
@@ -360,6 +362,7 @@ async def full_path(
     from orchestrator.core.client import VLLMClient
     from serving import EngineCapture, MoEArchitecture
     from workflows.customer_service import CustomerServiceWorkflow
+    from workflows.customer_service.store import OrderStore
 
     arch = MoEArchitecture.from_checkpoint(ckpt)
     db = state / f"telemetry_{tag}_{items[0][0] if items else 0}.db"
@@ -370,8 +373,23 @@ async def full_path(
     capture = EngineCapture(arch, encoding, sample_rate=sample_rate, seed=seed)
     inner = VLLMClient(base, "ernie", capture, timeout_s=600)
     client = RecordingClient(inner, calls, drop_schema=drop_schema)
-    orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # type: ignore[arg-type]
-    requests = [(i, Request(text=f"Ticket {tag}-{i:04d}: {t[:2000]}")) for i, t in items]
+    # the order store users run with (2026-12-01c): without one the workflow has no tools, and
+    # runs a and b sent no call with tools; seeded afresh per load, so every load starts alike
+    orders = OrderStore(f"sqlite:///{state / f'orders_{tag}_{items[0][0] if items else 0}.db'}")
+    orders.seed(CUSTOMERS, seed=0)
+    workflow = CustomerServiceWorkflow(orders)
+    orch = Orchestrator(client, store, [workflow])  # type: ignore[arg-type]
+    requests = [
+        (
+            i,
+            Request(
+                text=f"Ticket {tag}-{i:04d}: {t[:2000]}",
+                thread_id=f"{tag}-{i:04d}",
+                customer_id=f"C{i % CUSTOMERS + 1:05d}",
+            ),
+        )
+        for i, t in items
+    ]
     statuses: dict[str, int] = {}
     tokens = 0
     sem = asyncio.Semaphore(c)
@@ -414,6 +432,7 @@ async def full_path(
         source = record.expert_routing_source
         sources[source] = sources.get(source, 0) + 1
     store.close()
+    orders.close()
     n_calls = sum(len(v) for v in calls.values())
     return (
         {

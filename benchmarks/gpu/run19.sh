@@ -12,7 +12,7 @@
 # CAP_REPS=5: five rotated repetitions in the cap* phases (capture19.rotated_orders); 0: three.
 # 2026-12-01c: CAP_MODES=off,sampled,sampled10 picks the cap* modes; ORCH_RATE=0.25 runs the orch
 # phase with sampled capture; any step other than phase1/phase2 (e.g. `mid`) measures like
-# phase2 but leaves the servers up for a later command.
+# phase2 but leaves the servers up for a later command. PHASES1 replaces phase1's probe,cap128.
 # 2026-12-01b: `bash benchmarks/gpu/pack19.sh src` writes .src19 (carry it with command 6).
 # Each command within 30 s of the previous one (the machine is kept 30 s between commands).
 set -uo pipefail
@@ -56,8 +56,9 @@ if [ "$STEP" = phase1 ]; then
   python3 -c "import vllm, importlib.metadata as m; print('vllm', vllm.__version__, [e.value for e in m.entry_points(group='vllm.general_plugins')])"
   [ -f /tmp/gpurun/ckpt/config.json ] || python3 -m benchmarks.gpu build
   (setsid nohup python3 -m benchmarks.gpu hold --util 0.42 --max-life-s 1500 > /tmp/gpurun/hold.log 2>&1 < /dev/null &)
-  python3 -m benchmarks.gpu measure --phases probe,cap128 --wait-s 400 --cap-reps "${CAP_REPS:-0}" \
-    ${CAP_MODES:+--cap-modes "$CAP_MODES"} --budget-s $((LIMIT - SECONDS))
+  python3 -m benchmarks.gpu measure --phases "${PHASES1:-probe,cap128}" --wait-s 400 \
+    --cap-reps "${CAP_REPS:-0}" ${CAP_MODES:+--cap-modes "$CAP_MODES"} --orch-c 128 --orch-n 512 \
+    --orch-profile --orch-sample-rate "${ORCH_RATE:-1}" --budget-s $((LIMIT - SECONDS))
 else
   python3 -m benchmarks.gpu measure --phases "${PHASES2:-probe,cap128,orch,cap32,stream,agree19}" --orch-c 128 \
     --orch-n 512 --orch-profile --agree-n 16 --wait-s 30 --cap-reps "${CAP_REPS:-0}" \
