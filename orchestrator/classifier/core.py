@@ -435,8 +435,15 @@ class RuleClassifier:
             probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
             p1 = max(probs)
             c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
+            compiled = state.compiled
             if not flag and p1 >= state.thresholds.fast_min:
-                return self._fast_decision(state, c1, p1, probs, scanned)
+                # a decisive rule may overrule this decision (one precompiled search): the
+                # rules and the combined model read the text, then the rule has its say
+                union = (
+                    compiled.decisive_any if c1 is FALLBACK else compiled.decisive_against.get(c1)
+                )
+                if union is None or union.search(norm) is None:
+                    return self._fast_decision(state, c1, p1, probs, scanned)
             # a second request is possible when a cue joins clauses and a second route has
             # some probability; a negation scope may hold a cue word: the rules read both
             why_not = ""
@@ -455,9 +462,15 @@ class RuleClassifier:
             elif (
                 flag & learned_tier.FEW
                 and c1 is not FALLBACK
-                and _rules_tie(state.compiled, norm, exts, channel)
+                and _rules_tie(compiled, norm, exts, channel)
             ):
                 why_not = "a few words that the rules score as a tie: the rules call it"
+            elif compiled.decisive_may_fire(norm, c1):
+                why_not = (
+                    "a decisive rule may overrule "
+                    + ("a fallback" if c1 is FALLBACK else c1.value)
+                    + ": the rules read it"
+                )
             if not why_not:
                 return self._fast_decision(state, c1, p1, probs, scanned)
             fast_tier = _tier("fast", True, _ranked_scores(probs), False, why_not)
@@ -545,6 +558,7 @@ class RuleClassifier:
         signals: list[Signal] = []
         rule_ids: list[str] = []
         n_negated = 0
+        decisive: list[Rule] = []
         for index, (sim, matched, span) in fired.items():
             rule = rules[index]
             w = rule.weight * sim
@@ -552,6 +566,8 @@ class RuleClassifier:
             if scopes and span is not None and rule.negatable and not rule.negative:
                 a, b = span
                 negated = any(x <= a and b <= y for x, y in scopes)
+            if rule.decisive and not negated:
+                decisive.append(rule)
             if negated:
                 n_negated += 1
             elif rule.negative:
@@ -708,6 +724,22 @@ class RuleClassifier:
             cmap = cal.learned_maps.get(route) if cal is not None else None
             uncalibrated = p_fallback if route is FALLBACK else p1
             out_scores = {r: p for r, p in learned_probs.items() if r is not FALLBACK}
+            overruled = (
+                overrule(route, learned_probs, decisive, compiled.ranking)
+                if decisive and not (tie and not asked)
+                else None
+            )
+            if overruled is not None:
+                by, rule = overruled
+                reason = f"{by} by decisive rule {rule.id}, overruling the learned tier ({reason})"
+                # confidence, uncalibrated: a route rescued from fallback gets the learned
+                # tier's own mass on "this route or no route" (the rule rules out no route);
+                # a veto gets the negative rule's weight
+                cmap = None
+                uncalibrated = (
+                    rule.weight if by is FALLBACK else learned_probs[by] + learned_probs[FALLBACK]
+                )
+                route, why = by, ("out_of_scope" if by is FALLBACK else None)
             tiers = (
                 fast_tier,
                 _tier(
@@ -785,6 +817,49 @@ class RuleClassifier:
 
 
 _COMPOUND_P = 0.01
+
+
+def overrule(
+    route: Route,
+    probs: dict[Route, float],
+    decisive: Sequence[Rule],
+    ranking: Sequence[tuple[Route, int]],
+) -> tuple[Route, Rule] | None:
+    """The decisive rules' say on a learned-tier decision: ``(new route, rule)``, or None.
+
+    * A **fallback** becomes the route of a positive decisive rule that fired, when no
+      negative decisive rule against that route fired too. With one such route, only when it
+      is the learned tier's most probable *route* (the rule settles fallback-or-this-route,
+      never this-route-or-another); with several, the one of the highest priority (a post
+      under review may mention anything).
+    * A **route** becomes fallback when a negative decisive rule against it fired and no
+      positive decisive rule of it did.
+
+    Args:
+        route: The learned tier's decision.
+        probs: Its class probabilities (fallback included).
+        decisive: The decisive rules that fired outside any negation scope.
+        ranking: ``(route, priority)`` of every route (:attr:`CompiledRules.ranking`).
+    """
+    positive = {r.route: r for r in decisive if not r.negative}
+    against = {r.route: r for r in decisive if r.negative}
+    if route is FALLBACK:
+        candidates = [r for r in positive if r not in against]
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            best_route = max(
+                (r for r in probs if r is not FALLBACK), key=probs.__getitem__, default=None
+            )
+            if candidates[0] is not best_route:
+                return None
+            return candidates[0], positive[candidates[0]]
+        priority = dict(ranking)
+        winner = max(candidates, key=lambda r: priority.get(r, 0))
+        return winner, positive[winner]
+    if route in against and route not in positive:
+        return FALLBACK, against[route]
+    return None
 
 
 def _tier(

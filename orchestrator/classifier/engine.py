@@ -21,6 +21,10 @@ characters. Then:
   those it reports are searched with the ``regex`` module, with a per-search time limit (see
   :mod:`.loader`), for the matched text and span.
 * **Attachments** and the **channel** are set lookups.
+* **Decisive rules** (``decisive = true``, regex rules only) are also joined into one
+  precompiled alternation per kind (positive, any route; negative, per route), so the fast
+  tier can tell with a single search whether one of them may overrule it
+  (:meth:`CompiledRules.decisive_may_fire`).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import regex
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from orchestrator.classifier.loader import RulesError, compile_rule_regex
+from orchestrator.classifier.loader import REGEX_FLAGS, RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
 from orchestrator.classifier.prefilter import RegexPrefilter
 from orchestrator.routes import Route
@@ -90,6 +94,12 @@ class CompiledRules:
     regex_timeout_s: float
     fuzzy_min_len: int
     fuzzy_min_ratio: float
+    #: one alternation of every positive decisive rule's pattern (None: there are none)
+    decisive_any: re.Pattern[str] | regex.Pattern[str] | None = None
+    #: per route, one alternation of the negative decisive rules against it
+    decisive_against: dict[Route, re.Pattern[str] | regex.Pattern[str]] = field(
+        default_factory=dict
+    )
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -161,6 +171,11 @@ class CompiledRules:
                 channels[ch.lower()].append((spec.name, spec.channel_weight))
         routes = tuple(r for r in Route if r is not Route.FALLBACK)
         priority = {r: 0 for r in routes} | {spec.name: spec.priority for spec in rules_file.route}
+        positive = [r.regex for r in rules if r.decisive and not r.negative and r.regex]
+        against: dict[Route, list[str]] = defaultdict(list)
+        for r in rules:
+            if r.decisive and r.negative and r.regex:
+                against[r.route].append(r.regex)
         return cls(
             rules=rules,
             routes=routes,
@@ -182,7 +197,18 @@ class CompiledRules:
             regex_timeout_s=s.regex_timeout_ms / 1000,
             fuzzy_min_len=s.fuzzy_min_len,
             fuzzy_min_ratio=s.fuzzy_min_ratio,
+            decisive_any=_union(positive),
+            decisive_against={r: u for r, p in against.items() if (u := _union(p)) is not None},
         )
+
+    def decisive_may_fire(self, text: str, route: Route) -> bool:
+        """Whether a decisive rule may overrule a learned-tier decision for ``route`` on the
+        *normalised* text: for a fallback, a positive decisive rule of any route matches; for
+        a route, a negative decisive rule against it matches. One search of a precompiled
+        alternation (about a microsecond); negation scopes are not read here (the fast tier
+        never decides a text with a negation cue)."""
+        union = self.decisive_any if route is Route.FALLBACK else self.decisive_against.get(route)
+        return union is not None and union.search(text) is not None
 
     # ------------------------------------------------------------------ matching
 
@@ -323,6 +349,18 @@ class CompiledRules:
                     if self.rules[rule].fuzzy:
                         out.append((rule, kw, round(ratio / 100, 4)))
         return tuple(out)
+
+
+def _union(patterns: list[str]) -> re.Pattern[str] | regex.Pattern[str] | None:
+    """One alternation of ``patterns`` (each already validated by :func:`compile_rule_regex`):
+    the standard ``re`` module when it compiles them (faster on short texts), else ``regex``."""
+    if not patterns:
+        return None
+    joined = "|".join(f"(?:{p})" for p in patterns)
+    try:
+        return re.compile(joined, re.IGNORECASE)
+    except re.error:
+        return regex.compile(joined, REGEX_FLAGS)
 
 
 def _deletes(word: str) -> set[str]:

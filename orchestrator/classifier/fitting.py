@@ -35,10 +35,10 @@ import numpy as np
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.calibration import fit_isotonic
-from orchestrator.classifier.core import _COMPOUND_P, RuleClassifier, _scan
+from orchestrator.classifier.core import _COMPOUND_P, RuleClassifier, _scan, overrule
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import CLASSES, LearnedModel, train
-from orchestrator.classifier.models import CalibrationFile, Classification, Thresholds
+from orchestrator.classifier.models import CalibrationFile, Classification, Rule, Thresholds
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
 
@@ -59,6 +59,10 @@ class Evidence:
     rules: Classification
     negated: bool
     cues: int = 0
+    #: the decisive rules that fired outside a negation scope (:func:`~.core.overrule`)
+    decisive: tuple[Rule, ...] = ()
+    #: ``(route, priority)`` of every route, for :func:`~.core.overrule`
+    ranking: tuple[tuple[Route, int], ...] = ()
 
 
 def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidence]:
@@ -70,13 +74,18 @@ def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidenc
     if clf.model is not None:
         raise UserError("gather() needs a rules-only classifier (model_path=False)")
     out = []
-    limit = clf._state.compiled.max_scan_chars
+    compiled = clf._state.compiled
+    limit = compiled.max_scan_chars
+    decisive = {r.id: r for r in compiled.rules if r.decisive}
     for row in rows:
         feats, rules, negated = clf.evidence(row.to_request())
         cue = learned_tier.cues(learned_tier.window(_scan(row.text, limit)[0]))
         if len(row.text) > limit:
             cue |= _LONG  # the fast tier leaves a text over the scan limit to the rules
-        out.append(Evidence(feats, rules, negated, cue))
+        fired = tuple(
+            decisive[s.rule_id] for s in rules.signals if s.rule_id in decisive and not s.negated
+        )
+        out.append(Evidence(feats, rules, negated, cue, fired, compiled.ranking))
     return out
 
 
@@ -125,6 +134,13 @@ def _fast(e: Evidence, q: np.ndarray, t: Thresholds) -> tuple[Route, float] | No
         return None
     if float(q[top]) < t.fast_min:
         return None
+    if e.decisive:  # a decisive rule may overrule it: the classifier hands such a text on
+        c = CLASSES[top]
+        if any(
+            (c is Route.FALLBACK and not r.negative) or (r.negative and r.route is c)
+            for r in e.decisive
+        ):
+            return None
     if e.cues & learned_tier.FEW and CLASSES[top] is not Route.FALLBACK:
         rules = e.rules.tier("rules")  # a few words that the rules tie on: the rules call it
         top2 = sorted(rules.scores.values(), reverse=True) if rules is not None else []
@@ -156,7 +172,16 @@ def _decide(e: Evidence, p: np.ndarray, q: np.ndarray, t: Thresholds) -> tuple[R
     p1, p2 = float(p[order[0]]), float(p[order[1]])
     p_fallback = float(p[CLASSES.index(Route.FALLBACK)])
     tie = s1 > 0.0 and s1 == s2
+    route = c1
     if tie or c1 is Route.FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
+        route = Route.FALLBACK
+    if e.decisive and not tie:
+        overruled = overrule(
+            route, dict(zip(CLASSES, p.tolist(), strict=True)), e.decisive, e.ranking
+        )
+        if overruled is not None:
+            return overruled[0], "decisive", overruled[1].weight
+    if route is Route.FALLBACK:
         return Route.FALLBACK, "learned", p_fallback
     return c1, "learned", p1 - p2
 
@@ -236,7 +261,7 @@ def fit_decisions(
     assert best is not None
     thresholds = best[1]
     maps: dict[str, dict[Route, tuple[list[float], list[bool]]]] = {
-        tier: defaultdict(lambda: ([], [])) for tier in ("fast", "rules", "learned")
+        tier: defaultdict(lambda: ([], [])) for tier in ("fast", "rules", "learned", "decisive")
     }
     right = 0
     for row, e, p, qi in zip(rows, ev, probs, q, strict=True):
@@ -245,6 +270,10 @@ def fit_decisions(
         maps[tier][route][1].append(route == row.route)
         right += route == row.route
     (mean_cost, fast_share, rules_share), _ = best
+    overruled = [ok for _, oks in maps["decisive"].values() for ok in oks]
+    decisive_note = (
+        f", decisive rules overrule {len(overruled)} (right {sum(overruled)})" if overruled else ""
+    )
     return CalibrationFile(
         thresholds=thresholds,
         maps={r: fit_isotonic(x, ok) for r, (x, ok) in maps["rules"].items()},
@@ -252,7 +281,7 @@ def fit_decisions(
         fast_maps={r: fit_isotonic(x, ok) for r, (x, ok) in maps["fast"].items()},
         fitted_on=(
             f"{fitted_on}; out-of-fold accuracy {right / n:.4f}, mean cost {mean_cost:.4f}, "
-            f"fast tier decides {-fast_share:.1%}, rules alone {-rules_share:.1%}"
+            f"fast tier decides {-fast_share:.1%}, rules alone {-rules_share:.1%}" + decisive_note
         ),
         rules_sha=rules_sha,
         cost={"wrong_route": wrong_route, "handoff": handoff},

@@ -210,6 +210,15 @@ class Rule(BaseModel):
         negatable: A match inside a negation's scope ("don't moderate", "不用审核") counts
             for nothing. Off for evidence that a negation does not undo (a problem described
             with "not", profanity inside a post).
+        decisive: A high-precision regex rule that may overrule the learned tiers (fast and
+            combined): a positive one turns their *fallback* into its route ("what is your
+            return policy" is customer service however unsure the n-grams are), a negative
+            one turns their decision *for* its route into a fallback ("a haiku about
+            refunds" is not customer service). Only when it fires outside a negation's scope,
+            and only when no decisive rule says the opposite; of several routes' positive
+            decisive rules the one of the highest route priority wins (a post under review
+            may mention anything). Regex rules only (one precompiled union checks them all
+            before the fast tier acts).
         line: Line of the rule in the rules file (set by the loader).
     """
 
@@ -224,6 +233,7 @@ class Rule(BaseModel):
     attachments: tuple[str, ...] = ()
     negative: bool = False
     negatable: bool = True
+    decisive: bool = False
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("keywords", "attachments")
@@ -248,6 +258,11 @@ class Rule(BaseModel):
             )
         if self.weight >= 1 and not self.negative:
             raise ValueError(f"rule {self.id!r}: weight must be below 1 for a positive rule")
+        if self.decisive and self.regex is None:
+            raise ValueError(
+                f"rule {self.id!r}: decisive rules must be regex rules (they are checked by one "
+                "precompiled union before the fast tier acts); write the keywords as a regex"
+            )
         return self
 
     @property

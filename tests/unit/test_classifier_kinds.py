@@ -163,7 +163,9 @@ def test_a_tie_never_acts_whichever_tier_runs(clf: RuleClassifier, tmp_path: Pat
         reload_interval=None, model_path=default_model_path(), calibration_path=eager_cal
     )
     assert eager.thresholds.fast_min == 0.0
-    assert eager.classify_text("where is my parcel, it is late").decided_by == "fast"
+    # a text that no decisive rule could overrule (those hand even an eager fast tier's
+    # decision to the rules: tests/unit/test_classifier_decisive.py)
+    assert eager.classify_text("the card was declined at the shop").decided_by == "fast"
     rules_only = RuleClassifier(reload_interval=None, model_path=False)
     for text in TIES_4:
         scores = rules_only.classify_text(text).scores

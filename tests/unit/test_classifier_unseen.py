@@ -67,16 +67,8 @@ def test_moderation_asked_in_other_words(clf: RuleClassifier, cases: str) -> Non
     "cases",
     [
         "OUT_OF_SCOPE_SERVICE_WORD",
-        pytest.param(
-            "OUT_OF_SCOPE_SERVICE_WORD_2",
-            marks=pytest.mark.xfail(
-                reason="issue 14 open: 9 of 14 (0.64) of these phrasings, written after the fit "
-                "and never tuned on, fall back (target 0.7); general-knowledge questions in "
-                "forms no training template has ('how fast can a delivery drone fly', "
-                "'用快递两个字造个句子') still go to customer_service",
-                strict=False,
-            ),
-        ),
+        # was xfail at 9 of 14 (0.64); 10 of 14 since the general-knowledge decisive rules
+        "OUT_OF_SCOPE_SERVICE_WORD_2",
     ],
 )
 def test_out_of_scope_with_a_service_word_falls_back(clf: RuleClassifier, cases: str) -> None:
