@@ -35,10 +35,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, cast
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy import Table, create_engine, delete, event, null, select
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -206,6 +206,11 @@ class _PreparedCall:
     pending: dict[str, Any] | None
 
 
+#: The tables the writer thread inserts into and updates with Core statements.
+_REQUESTS = cast(Table, RequestRecord.__table__)
+_CALLS = cast(Table, ModelCallRecord.__table__)
+_PENDING = cast(Table, PendingExpertRoutingRecord.__table__)
+
 #: A queued write: ``("start", RequestRecord fields)``, ``("call", _PreparedCall)`` or
 #: ``("finish", (request_id, status, error, result, finished_at))``.
 _Op = tuple[str, Any]
@@ -251,6 +256,12 @@ def _settle(
         future.set_exception(error)
     else:
         future.set_result(value)
+
+
+def _settle_all(items: Sequence[tuple[asyncio.Future[int | None], int | None, Any]]) -> None:
+    """On the callers' loop: :func:`_settle` each ``(future, value, error)`` of a group."""
+    for future, value, error in items:
+        _settle(future, value, error)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -403,7 +414,7 @@ class TelemetryStore(TelemetryReader):
             TelemetryError: The database rejected the row (e.g. the id exists already).
         """
         with self._transaction(f"request {request.id}") as session:
-            session.add(RequestRecord(**_request_row(request, classification, workflow)))
+            session.execute(_REQUESTS.insert(), _request_row(request, classification, workflow))
 
     def finish_request(
         self,
@@ -422,12 +433,26 @@ class TelemetryStore(TelemetryReader):
             self._apply_finish(session, (request_id, status, error, result, self.clock()))
 
     def _apply_finish(self, session: Session, finish: tuple[Any, ...]) -> None:
+        """One Core ``UPDATE`` of the request's row (no ORM load of the row first: that
+        ``SELECT`` and the unit of work were most of a finish's CPU on the writer thread).
+
+        Raises:
+            TelemetryError: No row has ``request_id`` (the request was never started).
+        """
         request_id, status, error, result, finished_at = finish
-        record = session.get(RequestRecord, request_id)
-        if record is None:
+        updated = session.execute(
+            _REQUESTS.update()
+            .where(_REQUESTS.c.id == request_id)
+            .values(
+                status=status,
+                error=error,
+                # SQL NULL for no result, as the ORM wrote it (the JSON type would write 'null')
+                result=null() if result is None else result,
+                finished_at=finished_at,
+            )
+        )
+        if updated.rowcount == 0:  # type: ignore[attr-defined]
             raise TelemetryError(f"request {request_id} was never started in {self.url}")
-        record.status, record.error, record.result = status, error, result
-        record.finished_at = finished_at
 
     def record_call(self, **fields: Unpack[CallFields]) -> int:
         """Insert one model call's row, add it to its rollup row (same transaction), and
@@ -557,21 +582,23 @@ class TelemetryStore(TelemetryReader):
             try:
                 with self._transaction(what) as session:
                     out: list[int | None] = []
-                    calls: list[tuple[_PreparedCall, ModelCallRecord]] = []
+                    calls: list[tuple[_PreparedCall, int]] = []
+                    # Core statements on the tables, not ORM objects: the rows are plain dicts
+                    # already, and the ORM's unit of work (a flush per row, an identity map)
+                    # was most of the writer thread's CPU (in the client's process and GIL)
                     for kind, payload in ops:
                         if kind == "start":
-                            session.add(RequestRecord(**payload))
-                            session.flush()
+                            session.execute(_REQUESTS.insert(), payload)
                             out.append(None)
                         elif kind == "finish":
                             self._apply_finish(session, payload)
                             out.append(None)
                         else:
-                            record = ModelCallRecord(**payload.row)
-                            session.add(record)
-                            session.flush()  # the call row first: it takes the write lock
-                            calls.append((payload, record))
-                            out.append(record.id)
+                            # the call row first: it takes the write lock
+                            inserted = session.execute(_CALLS.insert(), payload.row)
+                            call_id = int(inserted.inserted_primary_key[0])
+                            calls.append((payload, call_id))
+                            out.append(call_id)
                     rollups: dict[RollupKey, RollupDelta] = {}
                     for c, _ in calls:
                         if c.key is not None and c.delta is not None:
@@ -583,9 +610,13 @@ class TelemetryStore(TelemetryReader):
                                 rollups[c.key] = replace(c.delta)
                     for key, delta in rollups.items():
                         _add_to_rollup(session, key, delta)
-                    for c, record in calls:
-                        if c.pending is not None:
-                            session.add(PendingExpertRoutingRecord(call_id=record.id, **c.pending))
+                    pending = [
+                        {"call_id": call_id, **c.pending}
+                        for c, call_id in calls
+                        if c.pending is not None
+                    ]
+                    if pending:
+                        session.execute(_PENDING.insert(), pending)
                     return out
             except TelemetryError as exc:
                 if attempt == 2 or not isinstance(exc.__cause__, IntegrityError):
@@ -665,8 +696,13 @@ class TelemetryStore(TelemetryReader):
                     outcomes.append((self._write_ops([op], _describe(op))[0], None))
                 except Exception as exc:  # handed to that write's awaiting caller
                     outcomes.append((None, exc))
+        # one wake-up per event loop for the whole group (each call_soon_threadsafe writes to
+        # the loop's self-pipe: a syscall and a GIL handover per write before)
+        settled: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
         for (_, future, loop), (value, error) in zip(group, outcomes, strict=True):
-            loop.call_soon_threadsafe(_settle, future, value, error)
+            settled.setdefault(loop, []).append((future, value, error))
+        for loop, items in settled.items():
+            loop.call_soon_threadsafe(_settle_all, items)
 
     def rebuild_rollups(self, *, chunk: int = 5000, max_pending: int = 512) -> int:
         """Recompute every ``expert_rollups`` row from ``model_calls``, in one transaction.

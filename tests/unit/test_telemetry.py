@@ -218,6 +218,47 @@ async def test_starts_calls_and_finishes_share_a_group_in_arrival_order(tmp_path
     store.close()
 
 
+async def test_finished_rows_store_sql_null_for_no_result_and_pending_rows_follow_calls(
+    tmp_path: Path,
+) -> None:
+    """The writer's Core statements write what the ORM wrote: no result is SQL NULL (not the
+    JSON text 'null'), a result is JSON, and a pending call's token ids sit under its own id."""
+    import sqlite3
+
+    from serving.capture import PendingReplayTrace
+
+    path = tmp_path / "t.db"
+    store = TelemetryStore(f"sqlite:///{path}")
+    classification = RuleClassifier().classify(Request(text="refund my order"))
+    plain, with_result = Request(text="refund order 1"), Request(text="refund order 2")
+    pending = PendingReplayTrace(
+        source=ExpertRoutingSource.PENDING,
+        moe_layers=(1, 2),
+        num_experts=8,
+        top_k=2,
+        prompt_tokens=3,
+        completion_tokens=2,
+        reason="pending",
+        prompt_ids=(7, 8, 9),
+        completion_ids=(10, 11),
+        checkpoint="/ckpt",
+    )
+    for request in (plain, with_result):
+        await store.astart_request(request, classification, "customer_service")
+    call = {**_call(plain.id, classification, np.zeros((3, 2, 2), np.int16)), "routing": pending}
+    call_id = await store.arecord_call(**call)  # type: ignore[arg-type]
+    await store.afinish_request(plain.id, "failed", error="boom")
+    await store.afinish_request(with_result.id, "succeeded", result={"a": [1, None]})
+    store.close()
+    with sqlite3.connect(path) as db:
+        rows = dict(
+            db.execute("SELECT id, typeof(result) || ':' || coalesce(result, '') FROM requests")
+        )
+        stored = db.execute("SELECT call_id, prompt_ids FROM pending_expert_routing").fetchall()
+    assert rows == {plain.id: "null:", with_result.id: 'text:{"a": [1, null]}'}
+    assert stored == [(call_id, np.array([7, 8, 9], "<i4").tobytes())]
+
+
 def test_expert_counts_are_computed_once_and_read_only() -> None:
     ids = np.tile(np.array([[0, 1], [2, 3]], np.int16), (4, 1, 1))
     trace = _trace(ids)
