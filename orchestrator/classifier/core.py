@@ -436,14 +436,14 @@ class RuleClassifier:
             p1 = max(probs)
             c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
             compiled = state.compiled
-            if not flag and p1 >= state.thresholds.fast_min:
-                # a decisive rule may overrule this decision (one precompiled search): the
-                # rules and the combined model read the text, then the rule has its say
-                union = (
-                    compiled.decisive_any if c1 is FALLBACK else compiled.decisive_against.get(c1)
-                )
-                if union is None or union.search(norm) is None:
-                    return self._fast_decision(state, c1, p1, probs, scanned)
+            # sure, unless a decisive rule may overrule it (one RE2 set pass): then the rules
+            # and the combined model read the text, and the rule has its say
+            if (
+                not flag
+                and p1 >= state.thresholds.fast_min
+                and not compiled.decisive_may_fire(norm, c1)
+            ):
+                return self._fast_decision(state, c1, p1, probs, scanned)
             # a second request is possible when a cue joins clauses and a second route has
             # some probability; a negation scope may hold a cue word: the rules read both
             why_not = ""

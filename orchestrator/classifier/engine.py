@@ -21,10 +21,11 @@ characters. Then:
   those it reports are searched with the ``regex`` module, with a per-search time limit (see
   :mod:`.loader`), for the matched text and span.
 * **Attachments** and the **channel** are set lookups.
-* **Decisive rules** (``decisive = true``, regex rules only) are also joined into one
-  precompiled alternation per kind (positive, any route; negative, per route), so the fast
-  tier can tell with a single search whether one of them may overrule it
-  (:meth:`CompiledRules.decisive_may_fire`).
+* **Decisive rules** (``decisive = true``, regex rules only) also get an RE2 set of their
+  own (:mod:`.prefilter`: one linear-time pass, about a microsecond on a typical request), so
+  the fast tier can tell whether one of them may overrule it
+  (:meth:`CompiledRules.decisive_may_fire`); only a rule the set reports is then searched
+  with ``regex``. One Python ``re`` alternation of the same patterns took 8-16 µs.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import regex
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from orchestrator.classifier.loader import REGEX_FLAGS, RulesError, compile_rule_regex
+from orchestrator.classifier.loader import RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
 from orchestrator.classifier.prefilter import RegexPrefilter
 from orchestrator.routes import Route
@@ -94,12 +95,12 @@ class CompiledRules:
     regex_timeout_s: float
     fuzzy_min_len: int
     fuzzy_min_ratio: float
-    #: one alternation of every positive decisive rule's pattern (None: there are none)
-    decisive_any: re.Pattern[str] | regex.Pattern[str] | None = None
-    #: per route, one alternation of the negative decisive rules against it
-    decisive_against: dict[Route, re.Pattern[str] | regex.Pattern[str]] = field(
-        default_factory=dict
-    )
+    #: RE2 set of the decisive rules' patterns (None: there are none)
+    decisive_prefilter: RegexPrefilter | None = None
+    #: rule indices of the positive decisive rules (any route)
+    decisive_positive: frozenset[int] = frozenset()
+    #: per route, rule indices of the negative decisive rules against it
+    decisive_against: dict[Route, frozenset[int]] = field(default_factory=dict)
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -171,11 +172,11 @@ class CompiledRules:
                 channels[ch.lower()].append((spec.name, spec.channel_weight))
         routes = tuple(r for r in Route if r is not Route.FALLBACK)
         priority = {r: 0 for r in routes} | {spec.name: spec.priority for spec in rules_file.route}
-        positive = [r.regex for r in rules if r.decisive and not r.negative and r.regex]
-        against: dict[Route, list[str]] = defaultdict(list)
-        for r in rules:
-            if r.decisive and r.negative and r.regex:
-                against[r.route].append(r.regex)
+        decisive = [(i, p.pattern) for i, p in regexes if rules[i].decisive]
+        against: dict[Route, set[int]] = defaultdict(set)
+        for i, _ in decisive:
+            if rules[i].negative:
+                against[rules[i].route].add(i)
         return cls(
             rules=rules,
             routes=routes,
@@ -197,18 +198,31 @@ class CompiledRules:
             regex_timeout_s=s.regex_timeout_ms / 1000,
             fuzzy_min_len=s.fuzzy_min_len,
             fuzzy_min_ratio=s.fuzzy_min_ratio,
-            decisive_any=_union(positive),
-            decisive_against={r: u for r, p in against.items() if (u := _union(p)) is not None},
+            decisive_prefilter=RegexPrefilter(decisive) if decisive else None,
+            decisive_positive=frozenset(i for i, _ in decisive if not rules[i].negative),
+            decisive_against={r: frozenset(v) for r, v in against.items()},
         )
 
     def decisive_may_fire(self, text: str, route: Route) -> bool:
-        """Whether a decisive rule may overrule a learned-tier decision for ``route`` on the
-        *normalised* text: for a fallback, a positive decisive rule of any route matches; for
-        a route, a negative decisive rule against it matches. One search of a precompiled
-        alternation (about a microsecond); negation scopes are not read here (the fast tier
-        never decides a text with a negation cue)."""
-        union = self.decisive_any if route is Route.FALLBACK else self.decisive_against.get(route)
-        return union is not None and union.search(text) is not None
+        """Whether a decisive rule matches the *normalised* text that may overrule a
+        learned-tier decision for ``route``: for a fallback, a positive decisive rule of any
+        route; for a route, a negative decisive rule against it. One RE2 set pass (about a
+        microsecond), then a ``regex`` search of only the rules it reports, so the answer is
+        the rules' own. Negation scopes are not read here (the fast tier never decides a text
+        with a negation cue)."""
+        wanted = (
+            self.decisive_positive if route is Route.FALLBACK else self.decisive_against.get(route)
+        )
+        if not wanted or self.decisive_prefilter is None:
+            return False
+        for rule in self.decisive_prefilter.candidates(text):
+            if rule in wanted:
+                try:
+                    if self.regexes[rule].search(text, timeout=self.regex_timeout_s) is not None:
+                        return True
+                except TimeoutError:
+                    return True  # unsure: the rules read it (their search logs the timeout)
+        return False
 
     # ------------------------------------------------------------------ matching
 
@@ -349,18 +363,6 @@ class CompiledRules:
                     if self.rules[rule].fuzzy:
                         out.append((rule, kw, round(ratio / 100, 4)))
         return tuple(out)
-
-
-def _union(patterns: list[str]) -> re.Pattern[str] | regex.Pattern[str] | None:
-    """One alternation of ``patterns`` (each already validated by :func:`compile_rule_regex`):
-    the standard ``re`` module when it compiles them (faster on short texts), else ``regex``."""
-    if not patterns:
-        return None
-    joined = "|".join(f"(?:{p})" for p in patterns)
-    try:
-        return re.compile(joined, re.IGNORECASE)
-    except re.error:
-        return regex.compile(joined, REGEX_FLAGS)
 
 
 def _deletes(word: str) -> set[str]:

@@ -193,10 +193,16 @@ def test_decisive_rules_must_be_regex_rules() -> None:
 
 
 def test_decisive_union_agrees_with_the_rules(clf: RuleClassifier) -> None:
-    """The fast tier's one-search check fires exactly when a decisive rule fires."""
+    """The fast tier's check (an RE2 set pass, then the reported rules' own search) says yes
+    exactly when a decisive rule fires."""
     compiled = clf._state.compiled
     rules_only = RuleClassifier(reload_interval=None, model_path=False)
-    decisive = {r.id for r in compiled.rules if r.decisive and not r.negative}
+    positive = {r.id for r in compiled.rules if r.decisive and not r.negative}
+    against_cs = {r.id for r in compiled.rules if r.decisive and r.negative and r.route is CS}
+    assert positive and against_cs
     for text, _ in SERVICE_DESK + STORE_POLICY + GENERAL_KNOWLEDGE + PUBLIC_VENUE:
-        fired = {s.rule_id for s in rules_only.classify_text(text).signals} & decisive
-        assert compiled.decisive_may_fire(clf.normalise(text), FB) == bool(fired), text
+        fired = {s.rule_id for s in rules_only.classify_text(text).signals}
+        norm = clf.normalise(text)
+        assert compiled.decisive_may_fire(norm, FB) == bool(fired & positive), text
+        assert compiled.decisive_may_fire(norm, CS) == bool(fired & against_cs), text
+        assert not compiled.decisive_may_fire(norm, XL), text  # no veto against reports
