@@ -152,3 +152,29 @@ def test_an_english_harm_term_used_is_no_mention(
     v = moderate_lexicon_only(post, workflow, scorer=False)
     assert v.lexicon.mentions == 0
     assert any(not s.mention for s in v.spans), v.rationale
+
+
+def test_dense_weights_give_the_column_selected_decision_values(sample) -> None:
+    """The packaged scorer's probabilities are the logistic of ``x[:, columns] @ weights``
+    (the fitted sparse model as stored), for one post at a time and for many at once, on
+    real posts of both languages; the dense product is only a faster way to that sum."""
+    from workflows.content_moderation.scorer import (
+        TARGETING_MODELS,
+        _targeting_matrix,
+        _vectorizer,
+        lexicon_spans,
+    )
+
+    posts, _ordinary = sample
+    texts = [p.text for p in posts[:120]]
+    scorer = load_scorer()
+    words = _vectorizer().transform(texts)
+    targeting = _targeting_matrix(texts, lexicon_spans(texts))
+    for key, model in scorer.models.items():
+        rows = targeting if key in TARGETING_MODELS else words
+        z = rows.tocsc()[:, model.columns] @ model.weights.astype(np.float64) + model.intercept
+        expected = 1.0 / (1.0 + np.exp(-(model.platt_a * np.asarray(z).ravel() + model.platt_b)))
+        assert np.allclose(model.probability(rows), expected, rtol=0, atol=1e-12), key
+        singles = [model.probability(rows[i])[0] for i in range(rows.shape[0])]
+        assert np.allclose(singles, expected, rtol=0, atol=1e-12), key
+    assert len({round(float(p), 3) for p in expected}) > 5  # real, varied posts
