@@ -154,9 +154,15 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
             stream_chat = client.stream_chat
 
             async def timed_stream(
-                messages: Any, stream_chat: Any = stream_chat, **kwargs: Any
+                messages: Any,
+                stream_chat: Any = stream_chat,
+                interval: int = client.stream_interval,
+                **kwargs: Any,
             ) -> Any:
-                profiler.calls.append({"messages": messages, "stream": True, **kwargs})
+                # the direct client streams with the same chunking (vLLM's stream_interval)
+                profiler.calls.append(
+                    {"messages": messages, "stream": True, "stream_interval": interval, **kwargs}
+                )
                 profiler.started()
                 async for item in stream_chat(messages, **kwargs):
                     if isinstance(item, ModelCall):
@@ -216,6 +222,8 @@ async def direct(
                 if call.get("stream"):  # streamed like the runner's call, read to the end
                     body["stream"] = True
                     body["stream_options"] = {"include_usage": True}
+                    if call.get("stream_interval", 1) > 1:
+                        body["stream_interval"] = call["stream_interval"]
                     async with http.stream("POST", "/chat/completions", json=body) as response:
                         response.raise_for_status()
                         async for _line in response.aiter_lines():

@@ -130,6 +130,16 @@ class Settings(BaseSettings):
         description="Requests in flight (batch jobs, the main job). 8: where the co-hosted CPU "
         "server's throughput levels off and its latency bends (benchmarks/server_concurrency.py).",
     )
+    batch_stream_interval: int = Field(
+        16,
+        ge=1,
+        le=4096,
+        description="Tokens per chunk of a batch row's streamed model calls (vLLM's per-request "
+        "stream_interval; the first and the last chunk come at once, so TTFT is unchanged). "
+        "Nobody watches a batch row's reply stream, and every chunk costs the co-hosted "
+        "server's API process and the runner a JSON event. Chat and the UI stream token by "
+        "token.",
+    )
     stats_interval_s: float = Field(
         60.0, gt=0, description="Seconds between STATS log lines (vLLM /metrics polls)."
     )

@@ -193,7 +193,11 @@ class SettingsFactory:
         await asyncio.to_thread(warm_workflows, workflows)
         result = []
         for url in urls:
-            client = make_client(self.settings.model_copy(update={"server_url": url}), capture)
+            client = make_client(
+                self.settings.model_copy(update={"server_url": url}),
+                capture,
+                stream_interval=self.settings.batch_stream_interval,
+            )
             self._clients.append(client)
             if self.check:
                 await client.check()

@@ -136,6 +136,13 @@ def batch(
             "progress (requests per Ray worker with --engine ray)."
         ),
     ] = None,
+    stream_interval: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens per chunk of a row's streamed reply (default 16, "
+            "ORCH_BATCH_STREAM_INTERVAL; 1: token by token). TTFT is unchanged."
+        ),
+    ] = None,
     engine: Annotated[str, typer.Option(help="local (asyncio) or ray (Ray Data).")] = "local",
     server_url: Annotated[
         list[str] | None,
@@ -182,6 +189,7 @@ def batch(
     settings = settings_from_flags(
         database_url=database_url_from_flags(None, database_url),
         concurrency=concurrency,
+        batch_stream_interval=stream_interval,
         server_url=urls[0] if urls else None,
     )
     try:

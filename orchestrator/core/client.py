@@ -25,7 +25,12 @@ import httpx
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.exceptions import ModelCallError, OrchestratorError, ServerUnavailableError
+from orchestrator.exceptions import (
+    ModelCallError,
+    OrchestratorError,
+    ServerUnavailableError,
+    UserError,
+)
 from serving.capture import EngineCapture, ExpertRoutingCapture
 from serving.expert_routing import ExpertRoutingTrace
 from serving.probe import empty_500_hint
@@ -209,8 +214,14 @@ class VLLMClient:
         http_client: The HTTP client the SDK sends through (tests inject one with an
             ``httpx.MockTransport``); the SDK's own pool when None. An injected client is
             closed by :meth:`aclose`, like the SDK's own.
+        stream_interval: Tokens per chunk of a streamed call (vLLM's per-request
+            ``stream_interval``, sent when above 1; the first and the last chunk still come at
+            once, so TTFT is unchanged). 1, token by token, for a person watching (chat, UI);
+            a batch, which nobody watches, sends fewer and larger chunks: each chunk costs the
+            server's API process and this client a JSON event.
 
     Raises:
+        UserError: ``stream_interval`` is below 1.
         ServerUnavailableError: From :meth:`chat` and :meth:`check`, when the server cannot
             be reached; it names the URL and the command that starts one.
         ModelCallError: From :meth:`chat`, on an HTTP error answer or a malformed response.
@@ -235,7 +246,11 @@ class VLLMClient:
         temperature: float = 0.7,
         structured_output: bool = True,
         http_client: httpx.AsyncClient | None = None,
+        stream_interval: int = 1,
     ) -> None:
+        if stream_interval < 1:
+            raise UserError(f"stream_interval must be at least 1 token, got {stream_interval}")
+        self.stream_interval = stream_interval
         self.temperature = temperature
         self.structured_output = structured_output
         self.base_url = base_url.rstrip("/")
@@ -467,6 +482,8 @@ class VLLMClient:
             "stream_options": {"include_usage": True},
             "return_token_ids": True,
         }
+        if self.stream_interval > 1:
+            body["stream_interval"] = self.stream_interval
         async with self._slot():
             started = time.perf_counter()
             try:

@@ -41,8 +41,11 @@ def expert_routing_capture(settings: Settings) -> ExpertRoutingCapture:
     return EngineCapture(arch, sample_rate=settings.capture_sample_rate)
 
 
-def make_client(settings: Settings, capture: ExpertRoutingCapture | None = None) -> VLLMClient:
-    """A :class:`VLLMClient` for ``settings.server_url`` with the profile's routing capture."""
+def make_client(
+    settings: Settings, capture: ExpertRoutingCapture | None = None, *, stream_interval: int = 1
+) -> VLLMClient:
+    """A :class:`VLLMClient` for ``settings.server_url`` with the profile's routing capture
+    (``stream_interval``: tokens per streamed chunk, see :class:`VLLMClient`)."""
     return VLLMClient(
         settings.server_url,
         settings.served_model_name,
@@ -51,4 +54,5 @@ def make_client(settings: Settings, capture: ExpertRoutingCapture | None = None)
         max_retries=settings.max_retries,
         temperature=settings.temperature,
         structured_output=settings.structured_output,
+        stream_interval=stream_interval,
     )

@@ -100,3 +100,19 @@ async def test_the_pool_is_warmed_before_the_first_row(
         await factory.aclose()
         factory.store().close()
     assert warmed == [["customer_service", "excel_report", "content_moderation"]]
+
+
+@pytest.mark.parametrize(("given", "expected"), [({}, 16), ({"batch_stream_interval": 1}, 1)])
+async def test_batch_clients_stream_in_chunks_of_the_settings_interval(
+    tmp_path: Path, given: dict[str, int], expected: int
+) -> None:
+    """A batch row's streamed calls ask vLLM for ``batch_stream_interval`` tokens per chunk
+    (16 by default: nobody watches a batch row's stream); 1 streams token by token."""
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 't.db'}", profile="cpu", **given)
+    factory = SettingsFactory(settings, check=False)
+    try:
+        orchestrators = await factory.orchestrators(["http://127.0.0.1:9/v1"])
+        assert orchestrators[0].client.stream_interval == expected  # type: ignore[attr-defined]
+    finally:
+        await factory.aclose()
+        factory.store().close()

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
-from orchestrator.exceptions import ModelCallError, ServerUnavailableError
+from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from tests.unit.customer_service_double import RecordingCapture
 
 HI = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="hi")]
@@ -142,6 +142,43 @@ async def test_pieces_then_one_call_with_every_streamed_id(words: list[str]) -> 
     assert call.ttft_ms is not None and 0 <= call.ttft_ms <= call.latency_ms
     assert capture.seen == [([1, 2, 3], [20 + i for i in range(len(words))])]
     assert body.closed
+
+
+async def test_a_stream_interval_is_sent_and_chunks_of_several_tokens_are_read_whole() -> None:
+    """With ``stream_interval`` above 1 the body asks vLLM for it, and a chunk that carries
+    several tokens (as vLLM then sends) yields its text and every one of its ids."""
+    sent: list[dict[str, Any]] = []
+    chunks = _chunks(["one two", " three"])
+    chunks[1]["choices"][0]["token_ids"] = [20, 21]
+    chunks[2]["choices"][0]["token_ids"] = [22]
+    chunks[-1]["usage"]["completion_tokens"] = 3
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return _sse(Body([*map(_event, chunks), b"data: [DONE]\n\n"]))
+
+    capture = RecordingCapture()
+    client = VLLMClient(
+        "http://vllm.test/v1",
+        "ernie",
+        capture,  # type: ignore[arg-type]
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        stream_interval=16,
+    )
+    items = await _drain(client)
+    await client.aclose()
+    assert sent[0]["stream_interval"] == 16
+    deltas = [i for i in items if isinstance(i, TextDelta)]
+    assert [d.token_ids for d in deltas] == [(20, 21), (22,)]
+    call = items[-1]
+    assert isinstance(call, ModelCall) and call.text == "one two three"
+    assert call.completion_tokens == 3
+    assert capture.seen == [([1, 2, 3], [20, 21, 22])]
+
+
+def test_a_stream_interval_below_one_token_is_refused() -> None:
+    with pytest.raises(UserError, match="stream_interval must be at least 1"):
+        VLLMClient("http://vllm.test/v1", "ernie", RecordingCapture(), stream_interval=0)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
