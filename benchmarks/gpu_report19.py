@@ -140,9 +140,11 @@ def agreement_text(results: dict[str, Any]) -> str:
     )
 
 
-def orch_table(results: dict[str, Any]) -> str:
-    """Full path vs plain client: requests/s and client CPU ms per request of each run."""
-    o = results.get("orchestration", {})
+def orch_table(results: dict[str, Any], key: str = "orchestration") -> str:
+    """Full path vs plain client: requests/s and client CPU ms per request of each run
+    (``key``: the results entry; a run that repeats the phase at another capture rate keeps
+    the earlier one under ``orchestration_rate<r>``)."""
+    o = results.get(key, {})
     rows = [
         "| rep | path | requests/s | output tok/s | wall s | client CPU ms / request "
         "| statuses | routing sources |",
@@ -214,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
         ("Orchestration", orch_table(results)),
     ):
         print(f"### {title}\n\n{text}\n")
+    for key in sorted(k for k in results if k.startswith("orchestration_")):
+        print(f"### Orchestration ({key})\n\n{orch_table(results, key)}\n")
 
 
 if __name__ == "__main__":

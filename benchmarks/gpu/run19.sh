@@ -1,14 +1,15 @@
 #!/bin/bash
 # Issue 19 on the lent H200 (run from the repository root on the device machine).
 #
-# The repository alone is ~49 MB (a trained checkpoint is tracked), so the vLLM 0.24.0 payload of
-# ../shared/gpu/stage.sh plus the orchestrator's own missing wheels travel as one xz tarball in six
-# ~14 MB parts (.x1 ... .x6, ignored), one part per command:
-#   here:  bash benchmarks/gpu/pack19.sh            (after bash ../shared/gpu/stage.sh)
-#   device, commands 1..5 (carry .xK; command 1 also .gpudata):
-#          mkdir -p /tmp/x19 && cp .xK/* /tmp/x19/ [&& cp -r .gpudata/customer_service /tmp/gpurun_data/]
-#   device, command 6 (carry .x6 .whl2):  cp .x6/* /tmp/x19/ && bash benchmarks/gpu/run19.sh phase1
-#   device, command 7 (no carry):   bash benchmarks/gpu/run19.sh phase2   (PHASES2=probe,cap128,orch: orch only)
+# The repository alone is ~50 MB (a trained checkpoint is tracked), so the vLLM 0.24.0 payload of
+# ../shared/gpu/stage.sh plus the orchestrator's own missing wheels travel as one xz tarball in
+# ~14 MB parts (.x1 ... .xN, ignored; six on 2026-12-01d), one part per command. The exact
+# sequence of the last run is in benchmarks/results/gpu_2026-12-01d.md ("Reproduce"):
+#   here:  bash benchmarks/gpu/pack19.sh; bash benchmarks/gpu/pack19.sh src  (after stage.sh)
+#   device, command 1 (carry .x1 .cs19): copy the part and the customer-service data
+#   device, commands 2..N-1 (carry .xK):  cp .xK/s19part.* /tmp/x19/
+#   device, command N (carry .xN .whl2 .src19):  cp .xN/s19part.* /tmp/x19/ && bash run19.sh phase1
+#   device, later commands (no carry):   bash benchmarks/gpu/run19.sh mid|phase2
 # CAP_REPS=5: five rotated repetitions in the cap* phases (capture19.rotated_orders); 0: three.
 # 2026-12-01c: CAP_MODES=off,sampled,sampled10 picks the cap* modes; ORCH_RATE=0.25 runs the orch
 # phase with sampled capture; any step other than phase1/phase2 (e.g. `mid`) measures like
@@ -31,7 +32,9 @@ if [ ! -f /tmp/site/.ok19 ]; then
 fi
 # wheels found missing after the tarball was packed (carried as .whl2 with the phase1 command)
 if [ -d .whl2 ] && [ ! -f /tmp/site/.ok19b ]; then
-  for w in .whl2/*.whl; do python3 -m zipfile -e "$w" /tmp/site; done && touch /tmp/site/.ok19b
+  ok=1
+  for w in .whl2/*.whl; do python3 -m zipfile -e "$w" /tmp/site || ok=0; done
+  [ "$ok" = 1 ] && touch /tmp/site/.ok19b
 fi
 # a copy of the sources that later syncs of the working tree cannot disturb (the servers import
 # serving.vllm_plugin from it when they start). With .src19/src.tar.gz (carried; made here by

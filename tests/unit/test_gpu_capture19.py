@@ -106,3 +106,15 @@ def test_report_reads_the_sampled_rates_of_2026_12_01c() -> None:
         assert f"| {c} | sampled10 " in table
         assert f"{s['overhead_pct']:.1f}%" in table
     assert results["orchestration"]["capture_sample_rate"] == 0.1
+
+
+def test_run_d_tables_show_both_capture_rates_with_tools() -> None:
+    """Run d (2026-12-01d) repeated the orch phase at two capture rates: each table comes from
+    its own entry, and both runs offered tools."""
+    run_d = json.loads((RESULTS.parent / "gpu_2026-12-01d.json").read_text(encoding="utf-8"))
+    for key in ("orchestration", "orchestration_rate0.1"):
+        entry = run_d[key]
+        assert entry["calls_with_tools"] > 0 and not entry["json_schema_dropped"]
+        ratio = entry["summary"]["ratio_full_over_plain"]
+        assert f"**{ratio:.3f}**" in orch_table(run_d, key)
+    assert orch_table(run_d) != orch_table(run_d, "orchestration_rate0.1")
