@@ -3,8 +3,9 @@
 
 A row is recorded once its request has ended (done or failed); ``(batch_id, row_index)`` is
 unique, so recording a row again (a failed row retried) updates it in place, and a resumed
-run can neither lose nor duplicate a row. Writes go through the store's writer thread, like
-the request and call rows, one transaction each.
+run can neither lose nor duplicate a row. Writes go through the store's writer thread; a
+running batch's rows are committed in groups with the request and call rows queued at the same
+time (one transaction a group, Core statements: no ORM unit of work per row).
 
 Example:
     >>> from orchestrator.telemetry import TelemetryStore
@@ -34,7 +35,32 @@ from orchestrator.telemetry.schema import (
     ModelCallRecord,
     RequestRecord,
 )
-from orchestrator.telemetry.store import TelemetryStore, _rows_delta
+from orchestrator.telemetry.store import TelemetryStore, _apply_batch_row, _rows_delta
+
+
+def _row_fields(
+    batch_id: str,
+    row_index: int,
+    *,
+    row_id: str,
+    request_id: str | None,
+    status: str,
+    attempts: int,
+    output: Mapping[str, Any],
+    finished_at: datetime,
+) -> dict[str, Any]:
+    """The ``batch_rows`` columns of one recorded row."""
+    return {
+        "batch_id": batch_id,
+        "row_index": row_index,
+        "row_id": row_id,
+        "request_id": request_id,
+        "status": status,
+        "attempts": attempts,
+        "finished_at": finished_at,
+        "output": dict(output),
+    }
+
 
 #: Request status given to a batch's requests left ``running`` by a killed process.
 INTERRUPTED = "interrupted"
@@ -132,33 +158,48 @@ class BatchLedger:
         Raises:
             TelemetryError: The database rejected the write (nothing is changed).
         """
-        now = self.store.clock()
+        row = _row_fields(
+            batch_id,
+            row_index,
+            row_id=row_id,
+            request_id=request_id,
+            status=status,
+            attempts=attempts,
+            output=output,
+            finished_at=self.store.clock(),
+        )
         with self.store._transaction(f"row {row_index} of batch {batch_id}") as session:
-            record = session.scalars(
-                select(BatchRowRecord)
-                .where(BatchRowRecord.batch_id == batch_id, BatchRowRecord.row_index == row_index)
-                .with_for_update()
-            ).first()
-            if record is None:
-                session.add(
-                    BatchRowRecord(
-                        batch_id=batch_id,
-                        row_index=row_index,
-                        row_id=row_id,
-                        request_id=request_id,
-                        status=status,
-                        attempts=attempts,
-                        finished_at=now,
-                        output=dict(output),
-                    )
-                )
-            else:
-                record.row_id, record.request_id, record.status = row_id, request_id, status
-                record.attempts, record.finished_at, record.output = attempts, now, dict(output)
+            _apply_batch_row(session, row)
 
-    async def arecord_row(self, batch_id: str, row_index: int, **fields: Any) -> None:
-        """:meth:`record_row` on the store's writer thread; same arguments, same errors."""
-        await self.store._on_writer(self.record_row, batch_id, row_index, **fields)
+    async def arecord_row(
+        self,
+        batch_id: str,
+        row_index: int,
+        *,
+        row_id: str,
+        request_id: str | None,
+        status: str,
+        attempts: int,
+        output: Mapping[str, Any],
+    ) -> None:
+        """:meth:`record_row` through the store's writer thread, committed with the other
+        telemetry writes queued at the same time (one transaction for the group, as the
+        request and call rows); same arguments, same errors."""
+        await self.store._queued(
+            (
+                "row",
+                _row_fields(
+                    batch_id,
+                    row_index,
+                    row_id=row_id,
+                    request_id=request_id,
+                    status=status,
+                    attempts=attempts,
+                    output=output,
+                    finished_at=self.store.clock(),
+                ),
+            )
+        )
 
     def iter_rows(self, batch_id: str, *, chunk: int = 2000) -> Iterator[BatchRowRecord]:
         """The batch's recorded rows in input order, streamed ``chunk`` at a time."""

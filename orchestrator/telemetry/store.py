@@ -65,6 +65,7 @@ from orchestrator.telemetry.rollups import (
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
     ROLLUP_SOURCE_COLUMNS,
+    BatchRowRecord,
     ExpertRollupRecord,
     ModelCallRecord,
     PendingExpertRoutingRecord,
@@ -133,6 +134,24 @@ def _add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
     record.conf_sum = total.conf_sum
     record.conf_hist = encode_int64(total.conf_hist)
     record.layer_conf_sum = encode_float64(total.layer_conf_sum)
+
+
+def _apply_batch_row(session: Session, row: dict[str, Any]) -> None:
+    """Record one batch row's outcome: a Core ``UPDATE`` of its ``(batch_id, row_index)``
+    row, an ``INSERT`` when there is none (inside a transaction; no ORM load, no unit of work).
+
+    Two writers inserting the same new row collide on ``uq_batch_row``; the loser's group is
+    rolled back whole and retried, when its ``UPDATE`` then finds the row.
+    """
+    table = _BATCH_ROWS
+    fields = {k: v for k, v in row.items() if k not in ("batch_id", "row_index")}
+    updated = session.execute(
+        table.update()
+        .where(table.c.batch_id == row["batch_id"], table.c.row_index == row["row_index"])
+        .values(**fields)
+    )
+    if updated.rowcount == 0:  # type: ignore[attr-defined]
+        session.execute(table.insert(), row)
 
 
 def _add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
@@ -210,9 +229,11 @@ class _PreparedCall:
 _REQUESTS = cast(Table, RequestRecord.__table__)
 _CALLS = cast(Table, ModelCallRecord.__table__)
 _PENDING = cast(Table, PendingExpertRoutingRecord.__table__)
+_BATCH_ROWS = cast(Table, BatchRowRecord.__table__)
 
-#: A queued write: ``("start", RequestRecord fields)``, ``("call", _PreparedCall)`` or
-#: ``("finish", (request_id, status, error, result, finished_at))``.
+#: A queued write: ``("start", RequestRecord fields)``, ``("call", _PreparedCall)``,
+#: ``("finish", (request_id, status, error, result, finished_at))`` or ``("row", batch_rows
+#: fields)`` (:meth:`~orchestrator.telemetry.batches.BatchLedger.arecord_row`).
 _Op = tuple[str, Any]
 
 
@@ -223,6 +244,8 @@ def _describe(op: _Op) -> str:
         return f"request {payload['id']}"
     if kind == "finish":
         return f"request {payload[0]}"
+    if kind == "row":
+        return f"row {payload['row_index']} of batch {payload['batch_id']}"
     return f"model call of request {payload.row['request_id']}"
 
 
@@ -592,6 +615,9 @@ class TelemetryStore(TelemetryReader):
                             out.append(None)
                         elif kind == "finish":
                             self._apply_finish(session, payload)
+                            out.append(None)
+                        elif kind == "row":
+                            _apply_batch_row(session, payload)
                             out.append(None)
                         else:
                             # the call row first: it takes the write lock

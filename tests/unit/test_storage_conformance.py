@@ -14,6 +14,7 @@ loses its zone is caught). Missing server binaries fail these tests: CI must run
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ from orchestrator.classifier import Classification
 from orchestrator.cli import app
 from orchestrator.telemetry import (
     CONFIDENCE_BINS,
+    BatchLedger,
     RollupStatus,
     TelemetryReader,
     decode_counts,
@@ -297,6 +299,43 @@ async def test_async_writes_keep_their_order(store: TelemetryStore) -> None:
     assert ids == sorted(ids) and len(set(ids)) == 4
     assert [c.node for c in store.calls(request_id=request.id)] == ["n0", "n1", "n2", "n3"]
     assert store.requests()[0].status == "succeeded"
+
+
+async def test_batch_rows_are_recorded_once_and_updated_in_place(store: TelemetryStore) -> None:
+    """Batch rows queued at once are committed with the group's other writes, each row once;
+    recording a row again (a failed row retried) updates it in place; a row of a batch that
+    does not exist fails its own caller only."""
+    ledger = BatchLedger(store)
+    ledger.open_batch("b1", source="in.csv", mapping={"text": "body"}, total_rows=40)
+    request, classification = _classified("refund my order")
+
+    async def row(index: int, status: str, attempts: int = 1) -> None:
+        await ledger.arecord_row(
+            "b1",
+            index,
+            row_id=f"r{index}",
+            request_id=f"b1.{index}",
+            status=status,
+            attempts=attempts,
+            output={"id": f"r{index}", "status": status, "reply": "=SUM(A1)"},
+        )
+
+    await asyncio.gather(
+        store.astart_request(request, classification, "customer_service"),
+        *(row(i, "failed" if i % 5 == 0 else "succeeded") for i in range(40)),
+    )
+    await asyncio.gather(*(row(i, "succeeded", attempts=2) for i in range(0, 40, 5)))
+    with pytest.raises(TelemetryError, match="row 3 of batch nope"):
+        await ledger.arecord_row(
+            "nope", 3, row_id="x", request_id=None, status="failed", attempts=1, output={}
+        )
+    await row(40, "succeeded")  # the writer goes on after a rejected write
+    assert ledger.finished_rows("b1") == {i: "succeeded" for i in range(41)}
+    records = list(ledger.iter_rows("b1"))
+    assert [r.row_index for r in records] == list(range(41))
+    assert [r.attempts for r in records[:10]] == [2, 1, 1, 1, 1, 2, 1, 1, 1, 1]
+    assert records[7].output == {"id": "r7", "status": "succeeded", "reply": "=SUM(A1)"}
+    assert store.requests()[0].status == "running"
 
 
 def test_rollups_are_written_in_the_calls_transaction(store: TelemetryStore) -> None:
