@@ -136,19 +136,49 @@ def _add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
     record.layer_conf_sum = encode_float64(total.layer_conf_sum)
 
 
-def _apply_batch_row(session: Session, row: dict[str, Any]) -> None:
-    """Record one batch row's outcome: a Core ``UPDATE`` of its ``(batch_id, row_index)``
-    row, an ``INSERT`` when there is none (inside a transaction; no ORM load, no unit of work).
+#: ``batch_rows`` columns a recorded row sets again when it is recorded a second time.
+_BATCH_ROW_SET = ("row_id", "request_id", "status", "attempts", "finished_at", "output")
 
-    Two writers inserting the same new row collide on ``uq_batch_row``; the loser's group is
-    rolled back whole and retried, when its ``UPDATE`` then finds the row.
+
+def _upsert(dialect: str) -> Any:
+    """The dialect's own ``INSERT ... ON CONFLICT (batch_id, row_index) DO UPDATE`` of a
+    ``batch_rows`` row (SQLite 3.24+ and PostgreSQL), or None for another database."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+    else:
+        return None
+    stmt = insert(_BATCH_ROWS)
+    return stmt.on_conflict_do_update(
+        index_elements=["batch_id", "row_index"],
+        set_={name: stmt.excluded[name] for name in _BATCH_ROW_SET},
+    )
+
+
+_UPSERTS: dict[str, Any] = {}
+
+
+def _apply_batch_row(session: Session, row: dict[str, Any]) -> None:
+    """Record one batch row's outcome (inside a transaction): one upsert on
+    ``uq_batch_row`` where the database has one (SQLite, PostgreSQL), else a Core ``UPDATE``
+    and an ``INSERT`` when it matched no row; no ORM load, no unit of work.
+
+    On the fallback, two writers inserting the same new row collide on ``uq_batch_row``; the
+    loser's group is rolled back whole and retried, when its ``UPDATE`` then finds the row.
     """
+    dialect = session.get_bind().dialect.name
+    if dialect not in _UPSERTS:
+        _UPSERTS[dialect] = _upsert(dialect)
+    upsert = _UPSERTS[dialect]
+    if upsert is not None:
+        session.execute(upsert, row)
+        return
     table = _BATCH_ROWS
-    fields = {k: v for k, v in row.items() if k not in ("batch_id", "row_index")}
     updated = session.execute(
         table.update()
         .where(table.c.batch_id == row["batch_id"], table.c.row_index == row["row_index"])
-        .values(**fields)
+        .values(**{name: row[name] for name in _BATCH_ROW_SET})
     )
     if updated.rowcount == 0:  # type: ignore[attr-defined]
         session.execute(table.insert(), row)

@@ -44,6 +44,7 @@ from orchestrator.telemetry import (
     decode_counts,
     head_revision,
 )
+from orchestrator.telemetry import store as store_module
 from orchestrator.telemetry.__main__ import main as telemetry_main
 from orchestrator.telemetry.migrate import alembic_config, current_revision
 from orchestrator.telemetry.migrate import upgrade as migrate_upgrade
@@ -301,10 +302,16 @@ async def test_async_writes_keep_their_order(store: TelemetryStore) -> None:
     assert store.requests()[0].status == "succeeded"
 
 
-async def test_batch_rows_are_recorded_once_and_updated_in_place(store: TelemetryStore) -> None:
+@pytest.mark.parametrize("write", ["upsert", "update then insert"])
+async def test_batch_rows_are_recorded_once_and_updated_in_place(
+    store: TelemetryStore, write: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Batch rows queued at once are committed with the group's other writes, each row once;
     recording a row again (a failed row retried) updates it in place; a row of a batch that
-    does not exist fails its own caller only."""
+    does not exist fails its own caller only. Both ways of writing a row: the database's own
+    upsert (SQLite, PostgreSQL) and the UPDATE-then-INSERT of other databases."""
+    if write != "upsert":
+        monkeypatch.setitem(store_module._UPSERTS, store.engine.dialect.name, None)
     ledger = BatchLedger(store)
     ledger.open_batch("b1", source="in.csv", mapping={"text": "body"}, total_rows=40)
     request, classification = _classified("refund my order")
