@@ -14,6 +14,7 @@ import asyncio
 import base64
 import functools
 import io
+import itertools
 import json
 import os
 import sys
@@ -109,14 +110,18 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
             async def gen() -> Any:
                 first = {"choices": [], "prompt_token_ids": prompt_ids}
                 yield f"data: {json.dumps(first)}\n\n"
-                for i, t in enumerate(comp_ids):
+                # vLLM's per-request stream_interval: the first token at once, then chunks of
+                # that many tokens (the last one shorter)
+                step = max(1, int(body.get("stream_interval") or 1))
+                starts = [0, *range(1, completion, step)] if completion else []
+                for a, b in itertools.pairwise([*starts, completion]):
                     chunk = {
                         "choices": [
                             {
                                 "index": 0,
-                                "delta": {"content": "x"},
-                                "token_ids": [t],
-                                "finish_reason": "length" if i == completion - 1 else None,
+                                "delta": {"content": "x" * (b - a)},
+                                "token_ids": comp_ids[a:b],
+                                "finish_reason": "length" if b == completion else None,
                             }
                         ]
                     }
