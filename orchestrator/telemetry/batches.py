@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import func, select, update
 
@@ -38,27 +38,27 @@ from orchestrator.telemetry.schema import (
 from orchestrator.telemetry.store import TelemetryStore, _apply_batch_row, _rows_delta
 
 
+class RowFields(TypedDict):
+    """The outcome fields of one input row that :meth:`BatchLedger.record_row` and
+    :meth:`BatchLedger.arecord_row` take as keyword arguments (one definition for both)."""
+
+    row_id: str
+    request_id: str | None
+    status: str
+    attempts: int
+    output: Mapping[str, Any]
+
+
 def _row_fields(
-    batch_id: str,
-    row_index: int,
-    *,
-    row_id: str,
-    request_id: str | None,
-    status: str,
-    attempts: int,
-    output: Mapping[str, Any],
-    finished_at: datetime,
+    batch_id: str, row_index: int, fields: RowFields, finished_at: datetime
 ) -> dict[str, Any]:
     """The ``batch_rows`` columns of one recorded row."""
     return {
         "batch_id": batch_id,
         "row_index": row_index,
-        "row_id": row_id,
-        "request_id": request_id,
-        "status": status,
-        "attempts": attempts,
+        **fields,
         "finished_at": finished_at,
-        "output": dict(output),
+        "output": dict(fields["output"]),
     }
 
 
@@ -133,22 +133,14 @@ class BatchLedger:
             )
         return int(value or 0)
 
-    def record_row(
-        self,
-        batch_id: str,
-        row_index: int,
-        *,
-        row_id: str,
-        request_id: str | None,
-        status: str,
-        attempts: int,
-        output: Mapping[str, Any],
-    ) -> None:
+    def record_row(self, batch_id: str, row_index: int, **fields: Unpack[RowFields]) -> None:
         """Record (insert, or update in place) the outcome of one input row, atomically.
 
         Args:
             batch_id: The batch (its row must exist: :meth:`open_batch`).
             row_index: 0-based position of the row among the input's data rows.
+
+        Keyword args (:class:`RowFields`):
             row_id: The row's id (the id column, or its row number).
             request_id: The newest request sent for it (None when none was sent).
             status: ``succeeded``, ``failed``, ``rejected``, ``needs_human``...
@@ -158,48 +150,16 @@ class BatchLedger:
         Raises:
             TelemetryError: The database rejected the write (nothing is changed).
         """
-        row = _row_fields(
-            batch_id,
-            row_index,
-            row_id=row_id,
-            request_id=request_id,
-            status=status,
-            attempts=attempts,
-            output=output,
-            finished_at=self.store.clock(),
-        )
+        row = _row_fields(batch_id, row_index, fields, self.store.clock())
         with self.store._transaction(f"row {row_index} of batch {batch_id}") as session:
             _apply_batch_row(session, row)
 
-    async def arecord_row(
-        self,
-        batch_id: str,
-        row_index: int,
-        *,
-        row_id: str,
-        request_id: str | None,
-        status: str,
-        attempts: int,
-        output: Mapping[str, Any],
-    ) -> None:
+    async def arecord_row(self, batch_id: str, row_index: int, **fields: Unpack[RowFields]) -> None:
         """:meth:`record_row` through the store's writer thread, committed with the other
         telemetry writes queued at the same time (one transaction for the group, as the
         request and call rows); same arguments, same errors."""
-        await self.store._queued(
-            (
-                "row",
-                _row_fields(
-                    batch_id,
-                    row_index,
-                    row_id=row_id,
-                    request_id=request_id,
-                    status=status,
-                    attempts=attempts,
-                    output=output,
-                    finished_at=self.store.clock(),
-                ),
-            )
-        )
+        row = _row_fields(batch_id, row_index, fields, self.store.clock())
+        await self.store._queued(("row", row))
 
     def iter_rows(self, batch_id: str, *, chunk: int = 2000) -> Iterator[BatchRowRecord]:
         """The batch's recorded rows in input order, streamed ``chunk`` at a time."""
