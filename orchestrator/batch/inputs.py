@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
@@ -62,6 +63,18 @@ class ColumnMapping(BaseModel):
     channel: str | None = None
     thread: str | None = None
     attachment: str | None = None
+
+    @model_validator(mode="after")
+    def _one_role_per_column(self) -> ColumnMapping:
+        seen: dict[str, str] = {}
+        for role, column in self.named().items():
+            if column in seen:
+                raise ValueError(
+                    f"column {column!r} is named both as --{seen[column]}-column and as "
+                    f"--{role}-column; each role needs a column of its own"
+                )
+            seen[column] = role
+        return self
 
     def named(self) -> dict[str, str]:
         """``{role: column}`` of the columns that are set."""
@@ -114,6 +127,17 @@ class BatchInput(Protocol):
     def rows(self) -> Iterator[BatchRow]:
         """The data rows, in input order, streamed."""
         ...
+
+
+def _near(column: str, names: Sequence[str]) -> str:
+    """``", did you mean 'X'?"`` for a header that differs from ``column`` only in case or
+    spacing, or is a close spelling (difflib); empty when none is."""
+    folded = {n.casefold().strip(): n for n in names if n}
+    hit = folded.get(column.casefold().strip())
+    if hit is None:
+        close = difflib.get_close_matches(column, [n for n in names if n], n=1, cutoff=0.75)
+        hit = close[0] if close else None
+    return f", did you mean {hit!r}?" if hit is not None else ""
 
 
 def _cell(value: Any) -> str | None:
@@ -293,10 +317,17 @@ class SheetInput:
             positions: dict[str, int] = {}
             missing = []
             for role, column in self.mapping.named().items():
+                if names.count(column) > 1:
+                    where = ", ".join(str(i + 1) for i, n in enumerate(names) if n == column)
+                    raise UserError(
+                        f"{self._where()} has {names.count(column)} columns named {column!r} "
+                        f"(--{role}-column; columns {where}); rename all but one so that the "
+                        "batch knows which to read"
+                    )
                 if column in names:
                     positions[role] = names.index(column)
                 else:
-                    missing.append(f"{column!r} (--{role}-column)")
+                    missing.append(f"{column!r} (--{role}-column)" + _near(column, names))
             if missing:
                 raise UserError(
                     f"{self._where()} has no column {', '.join(missing)}; its columns are: "
@@ -477,6 +508,11 @@ def open_input(
         _require_input_file(path)
         if mapping is None:
             raise UserError(f"name the text column of {path} with --text-column")
+        if sheet is not None and path.suffix.lower() == ".csv":
+            raise UserError(
+                f"--sheet {sheet!r} names a worksheet, and {path} is a CSV file, which has none; "
+                "drop --sheet, or give the .xlsx workbook"
+            )
         source = SheetInput(path, mapping, sheet=sheet, attachments_dir=attachments_dir)
     source.validate()
     return source

@@ -60,6 +60,7 @@ from orchestrator.cli.common import (
 )
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.telemetry import BatchLedger
 from serving.errors import ServingError
 
 
@@ -127,13 +128,21 @@ def batch(
     sheet: Annotated[
         str | None, typer.Option(help="Worksheet to read (default: the first).")
     ] = None,
-    csv_out: Annotated[bool, typer.Option("--csv", help="Also write results.csv.")] = False,
-    jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Also write results.jsonl.")] = False,
+    csv_out: Annotated[
+        bool, typer.Option("--csv", help="Also write the results as CSV (the --out path, .csv).")
+    ] = False,
+    jsonl_out: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl", help="Also write the results as JSON Lines (the --out path, .jsonl)."
+        ),
+    ] = False,
     concurrency: Annotated[
         int | None,
         typer.Option(
             help="Model calls in flight over all endpoints, with up to twice as many rows in "
-            "progress (requests per Ray worker with --engine ray)."
+            "progress (requests per Ray worker with --engine ray). Default: ORCH_CONCURRENCY, "
+            f"else {Settings.model_fields['concurrency'].default}."
         ),
     ] = None,
     stream_interval: Annotated[
@@ -206,15 +215,34 @@ def batch(
         raise fail(f"--engine must be local or ray, got {engine!r}", 2)
     if expert_routing not in ("deferred", "inline"):
         raise fail(f"--expert-routing must be deferred or inline, got {expert_routing!r}", 2)
+    if ray_workers < 1:
+        raise fail(f"--ray-workers must be at least 1, got {ray_workers}", 2)
+    columns = {
+        "--text-column": text_column,
+        "--id-column": id_column,
+        "--channel-column": channel_column,
+        "--thread-column": thread_column,
+        "--attachment-column": attachment_column,
+    }
+    if file.is_dir() and (given := [flag for flag, value in columns.items() if value]):
+        raise fail(
+            f"{file} is a folder of workbooks, one excel_report request each, and has no "
+            f"columns: drop {', '.join(given)}, or give a sheet of requests",
+            2,
+        )
     mapping = None
     if text_column is not None:
-        mapping = ColumnMapping(
-            text=text_column,
-            id=id_column,
-            channel=channel_column,
-            thread=thread_column,
-            attachment=attachment_column,
-        )
+        try:
+            mapping = ColumnMapping(
+                text=text_column,
+                id=id_column,
+                channel=channel_column,
+                thread=thread_column,
+                attachment=attachment_column,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+            raise fail(f"invalid columns: {problems}", 2) from exc
     elif not file.is_dir():
         problem = file_problem(file)
         if problem is not None:  # say what the path is before asking for its columns
@@ -342,7 +370,6 @@ def _run(
                 )
         except asyncio.CancelledError:
             from orchestrator.batch import batch_id_for, write_batch_results
-            from orchestrator.telemetry import BatchLedger
 
             written = write_batch_results(
                 source,
@@ -394,7 +421,17 @@ def _run(
             # --retry-failed sends them again, so a plain rerun would loop without progress
             err.print(f"resume with: {escape(_resume_command(retry_failed=True))}", soft_wrap=True)
             return 1
-        return 1 if summary.statuses.get("failed") or unreachable else 0
+        # the exit status is the results file's, not this run's: a rerun with nothing left to
+        # do still exits 1 while rows of the batch stand failed or unreachable
+        standing = BatchLedger(factory.store()).status_counts(summary.batch_id)
+        failed = standing.get("failed", 0) + standing.get(UNREACHABLE, 0)
+        if failed and not summary.ran:
+            err.print(
+                f"{failed} rows of this batch stand failed from earlier runs; send them again "
+                f"with: {escape(_resume_command(retry_failed=True))}",
+                soft_wrap=True,
+            )
+        return 1 if failed or summary.statuses.get("failed") or unreachable else 0
 
     return asyncio.run(main())
 

@@ -665,3 +665,64 @@ def test_the_cli_names_the_option_of_a_bad_request_timeout(tmp_path, sheet) -> N
     shown = " ".join(result.output.split())
     assert result.exit_code == 2
     assert "(--request-timeout)" in shown and "--request-timeout-s" not in shown
+
+
+@pytest.mark.parametrize(
+    ("header", "mapping", "message"),
+    [
+        # the same header twice: which one holds the text is unknowable
+        ("id,text,text", {"text": "text", "id": "id"}, "2 columns named 'text'"),
+        ("Ticket,Body", {"text": "body"}, "did you mean 'Body'?"),
+        ("ticket,messsage", {"text": "message"}, "did you mean 'messsage'?"),
+    ],
+)
+def test_an_ambiguous_or_misspelt_column_is_refused_with_what_to_do(
+    tmp_path, header, mapping, message
+) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text(header + "\n" + ",".join(["x"] * len(header.split(","))) + "\n", "utf-8")
+    with pytest.raises(UserError, match=message.replace("?", r"\?")):
+        open_input(path, ColumnMapping(**mapping))
+
+
+def test_one_column_named_for_two_roles_and_a_sheet_name_on_a_csv_are_refused(tmp_path) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="both as --text-column and as --id-column"):
+        ColumnMapping(text="body", id="body")
+    path = tmp_path / "in.csv"
+    path.write_text("id,body\n1,hello\n", "utf-8")
+    with pytest.raises(UserError, match="CSV file, which has none"):
+        open_input(path, ColumnMapping(text="body"), sheet="Requests")
+
+
+def test_the_cli_refuses_column_flags_on_a_folder_and_bad_ray_workers_up_front(
+    tmp_path, sheet
+) -> None:
+    runner = CliRunner()
+    out = ["--out", str(tmp_path / "r.xlsx"), "--db", f"sqlite:///{tmp_path / 't.db'}"]
+    folder = runner.invoke(app, ["batch", str(tmp_path), "--text-column", "body", *out])
+    assert folder.exit_code == 2 and "drop --text-column" in " ".join(folder.output.split())
+    workers = runner.invoke(
+        app, ["batch", str(sheet), "--text-column", "body", "--ray-workers", "0", *out]
+    )
+    assert workers.exit_code == 2 and "--ray-workers must be at least 1" in workers.output
+    same = runner.invoke(
+        app, ["batch", str(sheet), "--text-column", "body", "--id-column", "body", *out]
+    )
+    assert same.exit_code == 2 and "each role needs a column of its own" in same.output
+
+
+def test_a_rerun_with_nothing_left_still_exits_1_while_rows_stand_failed(tmp_path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("id,body\na,\nb,\n", "utf-8")  # empty texts: failed, no request sent
+    args = ["batch", str(path), "--text-column", "body", "--id-column", "id"]
+    args += ["--out", str(tmp_path / "r.xlsx"), "--server-url", "http://127.0.0.1:9/v1"]
+    args += ["--db", f"sqlite:///{tmp_path / 't.db'}"]
+    from orchestrator.core.client import override_allow_model_requests
+
+    with override_allow_model_requests(True):  # port 9 refuses: nothing is sent anywhere
+        first, again = CliRunner().invoke(app, args), CliRunner().invoke(app, args)
+    assert first.exit_code == 1, first.output
+    assert again.exit_code == 1, again.output
+    assert "2 already recorded by an earlier run" in " ".join(again.output.split())
