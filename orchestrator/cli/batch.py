@@ -218,13 +218,13 @@ def batch(
     if ray_workers < 1:
         raise fail(f"--ray-workers must be at least 1, got {ray_workers}", 2)
     columns = {
-        "--text-column": text_column,
-        "--id-column": id_column,
-        "--channel-column": channel_column,
-        "--thread-column": thread_column,
-        "--attachment-column": attachment_column,
+        "text": text_column,
+        "id": id_column,
+        "channel": channel_column,
+        "thread": thread_column,
+        "attachment": attachment_column,
     }
-    if file.is_dir() and (given := [flag for flag, value in columns.items() if value]):
+    if file.is_dir() and (given := [f"--{role}-column" for role, v in columns.items() if v]):
         raise fail(
             f"{file} is a folder of workbooks, one excel_report request each, and has no "
             f"columns: drop {', '.join(given)}, or give a sheet of requests",
@@ -233,13 +233,7 @@ def batch(
     mapping = None
     if text_column is not None:
         try:
-            mapping = ColumnMapping(
-                text=text_column,
-                id=id_column,
-                channel=channel_column,
-                thread=thread_column,
-                attachment=attachment_column,
-            )
+            mapping = ColumnMapping(**columns)  # type: ignore[arg-type]
         except ValidationError as exc:
             problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             raise fail(f"invalid columns: {problems}", 2) from exc
