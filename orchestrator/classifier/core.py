@@ -62,7 +62,13 @@ from orchestrator.classifier.models import (
     TierName,
     trusted,
 )
-from orchestrator.classifier.negation import clauses, mask, negated_scopes
+from orchestrator.classifier.negation import (
+    clauses,
+    joined_before_post,
+    joins,
+    mask,
+    negated_scopes,
+)
 from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
 from orchestrator.datafiles import HotReloader
 from orchestrator.exceptions import UserError
@@ -451,10 +457,12 @@ class RuleClassifier:
                 why_not = "a negation cue: the rules read its scope"
             elif flag & learned_tier.SHORT:
                 why_not = "too short for the n-grams alone: the rules read it"
-            elif (
-                flag & learned_tier.COMPOUND
-                and max(p for p, c in zip(probs, _CLASSES) if c is not c1 and c is not FALLBACK)  # noqa: B905
+            elif flag & learned_tier.COMPOUND and (
+                max(p for p, c in zip(probs, _CLASSES) if c is not c1 and c is not FALLBACK)  # noqa: B905
                 >= _COMPOUND_P
+                # a moderation ask may follow a request of another route, however sure the
+                # n-grams are of moderation: the rules split the clauses
+                or (c1 is Route.CONTENT_MODERATION and joined_before_post(norm))
             ):
                 why_not = "two requests may be joined: the rules read the clauses"
             elif p1 < state.thresholds.fast_min:
@@ -621,7 +629,11 @@ class RuleClassifier:
         (s1, _, _, best), (s2, _, _, second) = ranked[0], ranked[1]
         t = state.thresholds
         tie = s1 > 0.0 and s1 == s2
-        asked = _compound(norm, signals, t.secondary_min) if s2 > 0.0 else ()
+        asked = (
+            _compound(norm, signals, t.secondary_min, content=compiled.content_ids)
+            if s2 > 0.0
+            else ()
+        )
         model = state.model
         sure = s1 >= t.sure_score and s2 <= 0.0 and not n_negated and not asked
         # over the scan limit the rules decide whenever they found anything: they read 4,000
@@ -761,6 +773,15 @@ class RuleClassifier:
             )
         confidence = round(cmap(raw) if cmap is not None else uncalibrated, 4)
         secondary: tuple[Route, ...] = ()
+        if route is Route.CONTENT_MODERATION and not asked and s2 > 0.0:
+            # a request before the moderation ask, which the rules' evidence alone missed
+            asked = _compound(
+                norm,
+                signals,
+                t.secondary_min,
+                moderation_decided=True,
+                content=compiled.content_ids,
+            )
         if asked:
             route, secondary, why = asked[0], asked[1:], None
             reason = "compound request: " + " then ".join(asked)
@@ -1018,31 +1039,68 @@ def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     return norm, ((a, a + head), (b - tail, b))
 
 
-def _compound(norm: str, signals: list[Signal], min_score: float) -> tuple[Route, ...]:
+def _compound(
+    norm: str,
+    signals: list[Signal],
+    min_score: float,
+    *,
+    moderation_decided: bool = False,
+    content: frozenset[str] = frozenset(),
+) -> tuple[Route, ...]:
     """Routes asked for in separate clauses, in the order asked; () unless two or more.
 
     A clause asks for a route when that route's evidence in the clause (noisy-OR of the
     non-negated positive signals whose span lies in it) reaches ``min_score`` and beats every
-    other route's there by 0.2.
+    other route's there by 0.2. Evidence of what a post says (the ``content`` rules: profanity,
+    slurs, hashtags) never makes a clause an ask, and a clause that opens with a quotation mark
+    is quoted content, never an ask.
+
+    Moderation is read apart, because what follows its ask is the post under review, and a post
+    may mention anything ("moderate this: where is my refund" is one request). The clauses
+    after the one that asks for moderation are therefore never asks of their own. Clauses
+    before it are asks only when the moderation clause opens with a joining word: in "where is
+    my parcel? also, is it ok to post this: ..." the parcel is a request of its own, while in
+    "where is my refund, you thieves. remove it?" it is the post. A moderation ask in the
+    first clause leaves a single route.
+
+    Args:
+        moderation_decided: The tiers decided content_moderation for the whole text: then a
+            clause asks for moderation when it holds any moderation evidence: the ask may be
+            in words no rule lists ("tell me if this *post* breaks our rules"), and the post's
+            own words may score for another route.
+        content: Ids of the rules whose evidence is what a post says (profanity, slurs,
+            hashtags): never evidence that a clause asks for moderation.
     """
     parts = clauses(norm)
     if len(parts) < 2:
         return ()
     asked: list[Route] = []
-    for a, b in parts:
+    for j, (a, b) in enumerate(parts):
+        if norm[a:b].lstrip()[:1] in _QUOTES:
+            continue
         miss: dict[Route, float] = {}
         for sig in signals:
-            if sig.span is None or sig.negative or sig.negated:
+            if sig.span is None or sig.negative or sig.negated or sig.rule_id in content:
                 continue
             if a <= sig.span[0] and sig.span[1] <= b:
                 miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
         if not miss:
             continue
-        ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
-        top, route = ranked[0]
-        runner = ranked[1][0] if len(ranked) > 1 else 0.0
-        if top >= min_score and top - runner >= 0.2 and route not in asked:
+        if moderation_decided and Route.CONTENT_MODERATION in miss:
+            route = Route.CONTENT_MODERATION
+        else:
+            ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
+            top, route = ranked[0]
+            runner = ranked[1][0] if len(ranked) > 1 else 0.0
+            if top < min_score or top - runner < 0.2:
+                continue
+        if route is Route.CONTENT_MODERATION:
+            joined = j > 0 and joins(norm, parts[j - 1][1], a)
+            return (*asked, route) if asked and joined else ()
+        if route not in asked:
             asked.append(route)
-    if len(asked) < 2 or Route.CONTENT_MODERATION in asked:
-        return ()  # a post under review may mention anything: never split it
-    return tuple(asked)
+    return tuple(asked) if len(asked) >= 2 else ()
+
+
+#: Opening quotation marks (normalised text: NFKC has made full-width ones half-width).
+_QUOTES = frozenset("\"'“‘「『«")

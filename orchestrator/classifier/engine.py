@@ -101,6 +101,9 @@ class CompiledRules:
     decisive_positive: frozenset[int] = frozenset()
     #: per route, rule indices of the negative decisive rules against it
     decisive_against: dict[Route, frozenset[int]] = field(default_factory=dict)
+    #: ids of the rules a negation cannot cancel (``negatable = false``): evidence in what a
+    #: post says (a slur, profanity, a hashtag), not in what the user asks for
+    content_ids: frozenset[str] = frozenset()
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -201,6 +204,7 @@ class CompiledRules:
             decisive_prefilter=RegexPrefilter(decisive) if decisive else None,
             decisive_positive=frozenset(i for i, _ in decisive if not rules[i].negative),
             decisive_against={r: frozenset(v) for r, v in against.items()},
+            content_ids=frozenset(r.id for r in rules if not r.negatable),
         )
 
     def decisive_may_fire(self, text: str, route: Route) -> bool:

@@ -47,6 +47,7 @@ _WORD = re.compile(r"[a-z0-9']+")
 #: Clause boundaries of a compound request.
 _CLAUSE = re.compile(
     r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as)\b\s*"
+    r"|[,，]\s*then\b\s*"
     r"|[,，]?\s*(?:另外|并且|还有|顺便|同时|然后|以及|再帮我|再把)"
 )
 
@@ -129,6 +130,35 @@ def mask(text: str, scopes: list[tuple[int, int]]) -> str:
             if chars[i] != " ":
                 chars[i] = " "
     return "".join(chars)
+
+
+#: A joining word between two clauses: what opens a second request ("..., *also* ...").
+_JOIN = re.compile(
+    r"\b(?:and|also|plus|then|as well as|besides|additionally)\b"
+    r"|另外|并且|还有|顺便|同时|然后|以及|再帮我|再把|此外|还要"
+)
+
+
+def joins(text: str, end: int, start: int) -> bool:
+    """Whether a joining word lies between two clauses: in ``text[end:start]`` (the boundary
+    :func:`clauses` cut out) or among the first words of the next clause."""
+    return _JOIN.search(text, end, min(len(text), start + 12)) is not None
+
+
+#: Where a moderation ask usually ends and its post begins.
+_FRAME_END = re.compile(r"[:：?？\"“「\n]")
+
+
+def joined_before_post(text: str) -> bool:
+    """Whether a joining word comes before the first mark that opens a post under review
+    (``:``, ``?``, a quotation mark, a line break): "cancel my order, *and* check whether this
+    comment is fine: great shop" may hold a request before the moderation ask, while in
+    "moderate this: ... and ..." the joining word is the post's."""
+    join = _JOIN.search(text)
+    if join is None:
+        return False
+    end = _FRAME_END.search(text, 0, join.start())
+    return end is None
 
 
 def clauses(text: str) -> list[tuple[int, int]]:

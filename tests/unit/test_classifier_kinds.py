@@ -81,6 +81,36 @@ COMPOUND_4: list[tuple[str, Route, Route]] = [
     ("把这个表格做成图表，另外我的退款还没到账", XL, CS),
 ]
 
+#: A request of another route, then a moderation ask joined to it: (text, first, second).
+#: Written before the rule that reads them (session 2026-12-02); the fast tier decided four of
+#: them as moderation alone, and the rules never split a request that held a moderation ask.
+COMPOUND_MODERATION: list[tuple[str, Route, Route]] = [
+    ("Where is my parcel? Also, is it ok to post this review: the courier was rude", CS, MOD),
+    ("Please cancel my order, and also check whether this comment is fine to publish: ok", CS, MOD),
+    ("Refund the damaged blender, then tell me if this post breaks our rules: scammers", CS, MOD),
+    ("Track my package and moderate this reply: thanks for nothing", CS, MOD),
+    ("My card got charged twice. Also can you screen this comment before it goes live", CS, MOD),
+    ("Update my billing address; also, would you let this comment through: nice", CS, MOD),
+    ("Summarise the attached sales sheet and then check if this post is acceptable: hi", XL, MOD),
+    ("帮我查一下退款进度，另外看看这条评论能不能发：这家店服务很好", CS, MOD),
+    ("我的快递还没到，顺便帮我审核一下这条留言：客服态度太差了", CS, MOD),
+    ("我的信用卡被多扣钱了，还有这个帖子需要屏蔽吗：楼主是骗子", CS, MOD),
+]
+
+#: One moderation request whose post holds service words and joining words: never split.
+MODERATION_NOT_SPLIT: list[str] = [
+    "Please review this comment: I ordered a lamp and also a chair, both broken, refund me",
+    "Can this go on our page? My parcel was late and then the driver threw it over the fence",
+    'Moderate: "cancel my subscription and refund me, you crooks"',
+    "Is this review fine to publish? The courier lost my box, and also support hung up on me",
+    "帮我审核这条评论：快递太慢了，另外客服也不回消息",
+    "这条留言能发吗：退款一直没到，还有客服态度很差",
+    'Is it okay to show this under the product? "The refund took ages and then failed"',
+    "New post in the queue, approve or remove? Where is my refund, and also why is my card off?",
+    "Is this ok under our video? I want a refund and you are all fucking idiots",
+    "Is this fine to keep on the forum? I can't log in and also my refund is late",
+]
+
 #: Ids with a hash sign are not hashtags.
 IDS_4: list[tuple[str, Route]] = [
     ("parcel #QX40021 has not moved for a week", CS),
@@ -132,6 +162,25 @@ def test_compound_fourth_set_gives_a_secondary_route(clf: RuleClassifier) -> Non
         got = clf.classify_text(text)
         right += (got.route, got.secondary_routes) == (first, (second,))
     assert right / len(COMPOUND_4) >= 0.6
+
+
+def test_a_request_before_a_moderation_ask_is_kept(clf: RuleClassifier) -> None:
+    """Measured 10 of 10 (0 before: any moderation ask made the request a single route)."""
+    got = [(t, clf.classify_text(t)) for t, _, _ in COMPOUND_MODERATION]
+    wrong = [
+        (t, c.route, c.secondary_routes)
+        for (t, first, second), (_, c) in zip(COMPOUND_MODERATION, got, strict=True)
+        if (c.route, c.secondary_routes) != (first, (second,))
+    ]
+    assert len(wrong) <= 2, wrong
+
+
+def test_a_post_under_review_is_never_split(clf: RuleClassifier) -> None:
+    """What follows a moderation ask is the post, however many requests it seems to hold."""
+    for text in MODERATION_NOT_SPLIT:
+        got = clf.classify_text(text)
+        assert got.secondary_routes == (), (text, got.reason)
+        assert got.route is not Route.EXCEL_REPORT, text
 
 
 def test_ids_fourth_set_are_not_hashtags(clf: RuleClassifier) -> None:
