@@ -45,6 +45,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.engine import CompiledRules, normalise
@@ -773,15 +774,20 @@ class RuleClassifier:
             )
         confidence = round(cmap(raw) if cmap is not None else uncalibrated, 4)
         secondary: tuple[Route, ...] = ()
-        if route is Route.CONTENT_MODERATION and not asked and s2 > 0.0:
-            # a request before the moderation ask, which the rules' evidence alone missed
-            asked = _compound(
-                norm,
-                signals,
-                t.secondary_min,
-                moderation_decided=True,
-                content=compiled.content_ids,
+        if not asked and s2 > 0.0:
+            # a request before a moderation ask that the rules' evidence alone missed
+            p_moderation = (learned_probs or {}).get(Route.CONTENT_MODERATION, 0.0)
+            mode: Literal["decided", "likely"] | None = (
+                "decided"
+                if route is Route.CONTENT_MODERATION
+                else "likely"
+                if p_moderation >= _MODERATION_LIKELY
+                else None
             )
+            if mode is not None:
+                asked = _compound(
+                    norm, signals, t.secondary_min, moderation=mode, content=compiled.content_ids
+                )
         if asked:
             route, secondary, why = asked[0], asked[1:], None
             reason = "compound request: " + " then ".join(asked)
@@ -838,6 +844,10 @@ class RuleClassifier:
 
 
 _COMPOUND_P = 0.01
+#: The learned tier's probability of moderation from which :func:`_compound` reads a clause's
+#: moderation evidence as an ask (``moderation="likely"``) when it decided another route:
+#: "update my address; also, would you let this comment through: nice" (moderation 0.25).
+_MODERATION_LIKELY = 0.2
 
 
 def overrule(
@@ -1044,7 +1054,7 @@ def _compound(
     signals: list[Signal],
     min_score: float,
     *,
-    moderation_decided: bool = False,
+    moderation: Literal["decided", "likely"] | None = None,
     content: frozenset[str] = frozenset(),
 ) -> tuple[Route, ...]:
     """Routes asked for in separate clauses, in the order asked; () unless two or more.
@@ -1064,10 +1074,14 @@ def _compound(
     first clause leaves a single route.
 
     Args:
-        moderation_decided: The tiers decided content_moderation for the whole text: then a
-            clause asks for moderation when it holds any moderation evidence: the ask may be
-            in words no rule lists ("tell me if this *post* breaks our rules"), and the post's
-            own words may score for another route.
+        moderation: ``"decided"``: the tiers decided content_moderation for the whole text;
+            then a clause asks for moderation when it holds any moderation evidence (the ask
+            may be in words no rule lists, "tell me if this *post* breaks our rules", and the
+            post's own words may score for another route). ``"likely"``: they decided another
+            route but find moderation likely (:data:`_MODERATION_LIKELY`); then such a clause
+            must also hold the post, after a ``:`` or a quotation mark ("... also, would you
+            let this comment through: nice"; "and also *post* the chart to our channel" holds
+            none).
         content: Ids of the rules whose evidence is what a post says (profanity, slurs,
             hashtags): never evidence that a clause asks for moderation.
     """
@@ -1086,7 +1100,9 @@ def _compound(
                 miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
         if not miss:
             continue
-        if moderation_decided and Route.CONTENT_MODERATION in miss:
+        if Route.CONTENT_MODERATION in miss and (
+            moderation == "decided" or (moderation == "likely" and _POST.search(norm, a, b))
+        ):
             route = Route.CONTENT_MODERATION
         else:
             ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
@@ -1104,3 +1120,5 @@ def _compound(
 
 #: Opening quotation marks (normalised text: NFKC has made full-width ones half-width).
 _QUOTES = frozenset("\"'“‘「『«")
+#: Where a post under review begins inside a clause that asks for moderation.
+_POST = re.compile('[:："“「『«]')
