@@ -29,7 +29,8 @@ def figures_only_report(
 
     Args:
         workbook: The reader's result (the file is not read again).
-        out_dir: Folder for ``<stem>.report.md`` and ``<stem>.report.xlsx``.
+        out_dir: Folder for ``<stem>.<hash>.report.md`` and ``.report.xlsx``
+            (:func:`~workflows.excel_report.render.report_stem`).
         config: Analysis bounds; defaults when None.
         analysis: A ready analysis of ``workbook`` (the workflow's fallback passes its own).
         note: Why there is no narrative, shown under the report's notes.

@@ -16,12 +16,13 @@ Files are written to temporary names in the output folder and moved into place w
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from openpyxl import Workbook as XlsxWorkbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -384,14 +385,25 @@ def _safe_stem(name: str) -> str:
     return stem[:80] or "workbook"
 
 
+def report_stem(workbook_path: str) -> str:
+    """The name the report files of the workbook at ``workbook_path`` share:
+    ``<stem>.<8 hex digits>``, the file's stem (made safe for a file name) and the start of the
+    SHA-1 of its absolute path. Two workbooks of one name in different folders (``q1/sales.xlsx``
+    and ``q2/sales.xlsx``, a batch over a folder tree) get reports of their own, and a rerun on
+    the same file writes over its own report, not a new one."""
+    digest = hashlib.sha1(os.path.abspath(workbook_path).encode("utf-8", "surrogatepass"))
+    return f"{_safe_stem(PurePath(workbook_path).name)}.{digest.hexdigest()[:8]}"
+
+
 def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
-    """Write ``<stem>.report.md`` and ``<stem>.report.xlsx`` into ``out_dir`` atomically.
+    """Write ``<stem>.<hash>.report.md`` and ``<stem>.<hash>.report.xlsx`` into ``out_dir``
+    atomically (names: :func:`report_stem`).
 
     Raises:
         OSError: The folder cannot be created or written (no partial file is left).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = _safe_stem(content.workbook.filename)
+    stem = report_stem(content.workbook.path)
     targets = (out_dir / f"{stem}.report.md", out_dir / f"{stem}.report.xlsx")
     temps: list[Path] = []
     try:
