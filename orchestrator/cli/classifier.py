@@ -134,7 +134,11 @@ def classify_cmd(
         bool, typer.Option(help="Consult the semantic tier (MiniLM) when the others are unsure.")
     ] = False,
 ) -> None:
-    """Route one request: the route, confidence, each tier's contribution and fired signals."""
+    """Route one request: the route, confidence, each tier's contribution and fired signals.
+
+    Text the classifier cannot read (empty, binary, not UTF-8, over the length limit) still
+    prints its fallback result, and exits with status 2 and the reason on standard error.
+    """
     try:
         body = read_request_text(text, file)
     except typer.BadParameter as exc:
@@ -142,6 +146,8 @@ def classify_cmd(
     clf = RuleClassifier(reload_interval=None, semantic=True if semantic else None)
     result = clf.classify_text(body, attachments=attachment or (), channel=channel)
     console.print_json(result.model_dump_json())
+    if result.fallback_reason == "invalid_input":
+        raise fail(result.reason, 2)
 
 
 def _rows(data_dir: Path, split: str, cap: int) -> list[LabelledRequest]:

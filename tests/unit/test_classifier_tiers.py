@@ -157,4 +157,10 @@ def test_classify_input_errors_say_what_to_do(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "cannot read" in missing.output
     (tmp_path / "bad.bin").write_bytes(b"\xff\xfe bad")
     bad = _run(["--file", str(tmp_path / "bad.bin")])
-    assert bad.exit_code == 0 and "not valid UTF-8" in json.loads(bad.output)["reason"]
+    assert bad.exit_code == 2 and "not valid UTF-8" in json.loads(bad.stdout)["reason"]
+    assert "error: text is not valid UTF-8" in bad.stderr
+    for empty in ("", "   \n"):
+        got = _run([empty])
+        assert got.exit_code == 2, got.output
+        assert json.loads(got.stdout)["fallback_reason"] == "invalid_input"
+        assert "text is empty" in got.stderr
