@@ -630,9 +630,10 @@ class RuleClassifier:
         (s1, _, _, best), (s2, _, _, second) = ranked[0], ranked[1]
         t = state.thresholds
         tie = s1 > 0.0 and s1 == s2
+        parts = clauses(norm) if s2 > 0.0 else None
         asked = (
-            _compound(norm, signals, t.secondary_min, content=compiled.content_ids)
-            if s2 > 0.0
+            _compound(norm, parts, signals, t.secondary_min, content=compiled.content_ids)
+            if parts is not None
             else ()
         )
         model = state.model
@@ -784,9 +785,14 @@ class RuleClassifier:
                 if p_moderation >= _MODERATION_LIKELY
                 else None
             )
-            if mode is not None:
+            if mode is not None and parts is not None:
                 asked = _compound(
-                    norm, signals, t.secondary_min, moderation=mode, content=compiled.content_ids
+                    norm,
+                    parts,
+                    signals,
+                    t.secondary_min,
+                    moderation=mode,
+                    content=compiled.content_ids,
                 )
         if asked:
             route, secondary, why = asked[0], asked[1:], None
@@ -1051,6 +1057,7 @@ def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
 
 def _compound(
     norm: str,
+    parts: list[tuple[int, int]],
     signals: list[Signal],
     min_score: float,
     *,
@@ -1074,6 +1081,10 @@ def _compound(
     first clause leaves a single route.
 
     Args:
+        norm: The normalised text.
+        parts: Its :func:`~orchestrator.classifier.negation.clauses`.
+        signals: The rules' signals on ``norm``.
+        min_score: The evidence a clause needs to ask for a route (``secondary_min``).
         moderation: ``"decided"``: the tiers decided content_moderation for the whole text;
             then a clause asks for moderation when it holds any moderation evidence (the ask
             may be in words no rule lists, "tell me if this *post* breaks our rules", and the
@@ -1085,7 +1096,6 @@ def _compound(
         content: Ids of the rules whose evidence is what a post says (profanity, slurs,
             hashtags): never evidence that a clause asks for moderation.
     """
-    parts = clauses(norm)
     if len(parts) < 2:
         return ()
     asked: list[Route] = []

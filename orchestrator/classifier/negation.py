@@ -44,12 +44,21 @@ _EN_MAX_WORDS = 6
 _ZH_MAX_CHARS = 8
 _WORD = re.compile(r"[a-z0-9']+")
 
-#: Clause boundaries of a compound request.
-_CLAUSE = re.compile(
+#: Clause boundaries of a compound request, as one pattern (the reference the faster
+#: :func:`clauses` reproduces exactly: ``tests/unit/test_clauses.py``): a sentence mark, or a
+#: joining word with the comma and spaces before it.
+CLAUSE_PATTERN = (
     r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as)\b\s*"
     r"|[,，]\s*then\b\s*"
     r"|[,，]?\s*(?:另外|并且|还有|顺便|同时|然后|以及|再帮我|再把)"
 )
+#: :data:`CLAUSE_PATTERN` in three scans that each start with a literal (Python's ``re``
+#: finds those with a fast first-character search; the one pattern tried its optional comma and
+#: spaces at every position: 23 µs on a 210-character text, against 5 µs for these).
+_MARK = re.compile(r"[;；。!！?？\n]")
+_JOIN_WORD = re.compile(r"(?:and also|and then|and|also|plus|as well as|then)\b\s*")
+_JOIN_ZH = re.compile("另外|并且|还有|顺便|同时|然后|以及|再帮我|再把")
+_EN_JOINS = ("and", "also", "plus", "then", "as well as")
 
 
 _ZH_FIRST = re.compile("[不别无没甭用]")
@@ -169,12 +178,47 @@ def clauses(text: str) -> list[tuple[int, int]]:
         >>> [t[a:b] for a, b in clauses(t)]
         ['refund my order', 'summarise the attached sheet']
     """
+    # (start, end, kind) of each separator: 0 a sentence mark, 1 an English joining word, 2 a
+    # Chinese one; an English word only at a word boundary
+    seps = [(m.start(), m.end(), 0) for m in _MARK.finditer(text)]
+    if any(word in text for word in _EN_JOINS):
+        pos, search = 0, _JOIN_WORD.search
+        while (m := search(text, pos)) is not None:
+            a = m.start()
+            if a and (text[a - 1].isalnum() or text[a - 1] == "_"):
+                pos = a + 1  # inside a word ("brand"): look again one character on
+                continue
+            seps.append((a, m.end(), 1))
+            pos = m.end()
+    if not text.isascii():
+        seps += [(m.start(), m.end(), 2) for m in _JOIN_ZH.finditer(text)]
+    if not seps:
+        return [(0, len(text))]
+    # in the order the one pattern meets them: a joining word from the comma and spaces before
+    # it (``[,，]?\s*``), which may hold a line break; a mark first where both begin
+    seps.sort(key=lambda sep: (_lead(text, sep[0], 0) if sep[2] else sep[0], sep[2]))
     out: list[tuple[int, int]] = []
     start = 0
-    for m in _CLAUSE.finditer(text):
-        if m.start() > start:
-            out.append((start, m.start()))
-        start = m.end()
+    for a, b, kind in seps:
+        if a < start:
+            continue  # inside the separator before
+        if kind:
+            lead = _lead(text, a, start)
+            if kind == 1 and text.startswith("then", a) and text[lead : lead + 1] not in ",，":
+                continue  # "then" splits only after a comma
+            a = lead
+        if a > start:
+            out.append((start, a))
+        start = b
     if start < len(text):
         out.append((start, len(text)))
     return out or [(0, len(text))]
+
+
+def _lead(text: str, at: int, floor: int) -> int:
+    """Where a joining word at ``at`` begins with the spaces and the one comma before it, not
+    before ``floor``."""
+    i = at
+    while i > floor and text[i - 1].isspace():
+        i -= 1
+    return i - 1 if i > floor and text[i - 1] in ",，" else i
