@@ -1086,13 +1086,13 @@ def _compound(
         signals: The rules' signals on ``norm``.
         min_score: The evidence a clause needs to ask for a route (``secondary_min``).
         moderation: ``"decided"``: the tiers decided content_moderation for the whole text;
-            then a clause asks for moderation when it holds any moderation evidence (the ask
-            may be in words no rule lists, "tell me if this *post* breaks our rules", and the
-            post's own words may score for another route). ``"likely"``: they decided another
-            route but find moderation likely (:data:`_MODERATION_LIKELY`); then such a clause
-            must also hold the post, after a ``:`` or a quotation mark ("... also, would you
-            let this comment through: nice"; "and also *post* the chart to our channel" holds
-            none).
+            ``"likely"``: they decided another route but find moderation likely
+            (:data:`_MODERATION_LIKELY`). Then a clause asks for moderation when it holds
+            moderation evidence that reaches ``min_score`` or the post itself (after a ``:`` or
+            a quotation mark), whatever other routes score there: the ask may be in words no
+            rule lists ("tell me if this *post* breaks our rules: ..."), and the post's own
+            words may score for another route; "and also *post* the chart to our channel"
+            holds neither.
         content: Ids of the rules whose evidence is what a post says (profanity, slurs,
             hashtags): never evidence that a clause asks for moderation.
     """
@@ -1110,8 +1110,10 @@ def _compound(
                 miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
         if not miss:
             continue
-        if Route.CONTENT_MODERATION in miss and (
-            moderation == "decided" or (moderation == "likely" and _POST.search(norm, a, b))
+        if (
+            moderation is not None
+            and Route.CONTENT_MODERATION in miss
+            and (1.0 - miss[Route.CONTENT_MODERATION] >= min_score or _POST.search(norm, a, b))
         ):
             route = Route.CONTENT_MODERATION
         else:

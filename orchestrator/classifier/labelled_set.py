@@ -12,7 +12,10 @@ always give the same set, and a new row never moves an old row between splits):
   COLD Chinese posts; every post, offensive or not) *submitted for review*: each post is
   wrapped in a review request such as ``Please review this post before it goes live: …`` or
   ``请审核这条帖子：…``, in the post's language. One wrapper in six is no wrapper at all: the
-  bare post arriving on the ``moderation_queue`` channel, as a moderation tool would send it.
+  bare post arriving on the ``moderation_queue`` channel, as a moderation tool would send it
+  (the bare posts that their dataset labels offensive come with no channel: abuse typed into
+  any box is for moderation). The other rows carry no channel either: a channel that only some
+  routes' rows carry would be a label the learned tier reads.
 * **excel_report** — a request that comes with a spreadsheet: an ask text ("Summarise the
   attached workbook by month", "请根据附件表格生成月度报表") in English or Chinese with one real
   file of ``spreadsheets/`` as the attachment. One in five carries no attachment and names the
@@ -81,6 +84,19 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Pending comment, allow it on the blog? {post}",
             "Any reason to hold back this post from the feed? {post}",
             "Sanity check this before it appears in the thread: {post}",
+            # added 2026-12-02 (tune): the post first or in the middle, the ask after it, and
+            # the asker's role or the place the post would show up said first
+            '"{post}" - left by a shopper on our store page. Fine to keep it up?',
+            "As admin of a neighbourhood group I have to rule on this member post: {post}. "
+            "Leave it or take it down?",
+            "{post}\n\n^ came in as a reply on our live stream, should it stay?",
+            "One of our buyers wrote the review below; may I delete it? '{post}'",
+            "I look after the comments on a cooking blog. Would you remove this one: {post}",
+            "Our spam filter held back this comment, release it? {post}",
+            "A follower answered our announcement with '{post}'. Does it need to go?",
+            "Community team here, can we publish the following or not? {post}",
+            "User caption waiting for sign-off: {post}",
+            "This came through the suggestions form for the notice wall - '{post}' - put it up?",
             None,
         ),
         "test": (
@@ -96,6 +112,10 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "Let me know if this listing description is okay to show: {post}",
             "Can this stay in the public guestbook: {post}",
             "Approve for the community board? {post}",
+            # added 2026-12-02 (test): shapes of the tune additions, in other words
+            "Someone in our members' forum wrote this: '{post}' - let it stand or delete it?",
+            "{post}\n(left under our latest product video; does it stay?)",
+            "I manage the reviews for a small cafe. This one came in: {post}. Remove or keep?",
             None,
         ),
     },
@@ -121,6 +141,14 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "评论区新来的这条要不要放行：{post}",
             "这条内容能不能在首页展示：{post}",
             "帮忙审一下这句话是否合规：{post}",
+            # added 2026-12-02 (tune): 帖子在前、问题在后，或先说自己的身份
+            "“{post}”——这是顾客在店铺主页留下的，要不要删掉？",
+            "我负责管理一个业主群，有人发了这样一段：{post}，该不该撤回？",
+            "这段留言被系统自动拦下来了，要放出来吗：{post}",
+            "粉丝在我们的公告下面回复了“{post}”，需要处理吗",
+            "{post}\n——以上是用户的评论，可以公开展示吗",
+            "这条用户反馈能挂到官网的案例页吗：{post}",
+            "作为版主，我该怎么处理这条回帖：{post}",
             None,
         ),
         "test": (
@@ -133,6 +161,9 @@ MODERATION_WRAPPERS: dict[Lang, dict[Split, tuple[str | None, ...]]] = {
             "这条评价可以展示给其他用户看吗：{post}",
             "这条发言能不能上墙：{post}",
             "请确认这段话是否适合发布：{post}",
+            # added 2026-12-02 (test)
+            "有网友在直播间刷了这句：{post}，要不要禁言删除？",
+            "“{post}”这条点评能留在小程序里吗",
             None,
         ),
     },
@@ -153,6 +184,11 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "Which columns have missing values in this file?",
             "Turn these figures into a one-page summary.",
             "Average per customer, please, from the upload.",
+            # added 2026-12-02 (tune): casual asks and an upload said in passing
+            "quick one - weekly averages from the export pls",
+            "I've uploaded the tracker; break it down by owner, would you?",
+            "Could you pull the trend out of the numbers I just shared?",
+            "Boss wants a summary of this by Friday, can you help?",
         ),
         "test": (
             "Here's the export from our system, give me the headline figures.",
@@ -161,6 +197,9 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "Analyse the attached and flag anything unusual.",
             "Quick overview of these numbers?",
             "FYI, file attached.",
+            # added 2026-12-02 (test)
+            "I've put the figures in a sheet, could you tell me what stands out?",
+            "pls crunch these numbers into a few bullet points",
         ),
     },
     "zh": {
@@ -173,6 +212,10 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "按地区算一下这张表的合计",
             "这个文件里哪些列有空值",
             "用上传的数据对比一下两个季度",
+            # added 2026-12-02 (tune)
+            "刚上传了数据，帮我看看每周的平均值",
+            "这份导出的明细麻烦按负责人拆一下",
+            "领导要一份这个数据的小结，帮帮忙",
         ),
         "test": (
             "附件是本季度的销售数据，请写一份总结",
@@ -180,6 +223,8 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "看一下这个文件，列出主要指标",
             "帮忙把这些数据做成图表",
             "文件见附件，谢谢",
+            # added 2026-12-02 (test)
+            "数据我放在表里了，帮我找找有什么规律",
         ),
     },
 }
@@ -266,6 +311,16 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "what country invented {food}",
             "how much protein does {food} have",
             "is {food} vegetarian",
+            # added 2026-12-02 (tune): general questions about how a service thing works in
+            # the world, for school or out of curiosity, and etiquette
+            "how did {x} first get started",
+            "why are {x} called that",
+            "for a school project, explain how {x} work in general",
+            "just curious, what is the economics behind {x}",
+            "is it polite to talk about {x} at a dinner party",
+            "what did people do before {x} existed",
+            "what careers have to do with {x}",
+            "which famous painting shows {x}",
         ),
         "test": (
             "do you know any riddles about {x}",
@@ -274,6 +329,9 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "how much sugar is in {food}",
             "what movie features {x}",
             "give me trivia about {x}",
+            # added 2026-12-02 (test)
+            "out of curiosity, how have {x} changed over the last century",
+            "for my homework: what role do {x} play in an economy",
         ),
     },
     "zh": {
@@ -298,12 +356,20 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "{x}这个行业以后会怎么发展",
             "{food}是哪个国家发明的",
             "{food}和什么饮料最配",
+            # added 2026-12-02 (tune)
+            "{x}最早是怎么出现的",
+            "帮孩子出一道和{x}有关的数学应用题",
+            "写作业用：简单介绍一下{x}在社会里的作用",
+            "{x}为什么叫这个名字",
+            "以前没有{x}的时候人们怎么办",
         ),
         "test": (
             "编一个和{x}有关的谜语",
             "{x}这个词是怎么来的",
             "吃{food}会长胖吗",
             "有没有关于{x}的歌",
+            # added 2026-12-02 (test)
+            "好奇问一下，{x}这些年有什么变化",
         ),
     },
 }
@@ -552,7 +618,6 @@ def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
         yield LabelledRequest(
             id=f"wrapped:{row.id}",
             text=wrappers[w].format(post=row.text),  # type: ignore[union-attr]
-            channel="chat",
             route=Route.CONTENT_MODERATION,
             lang=row.lang,
             source=f"wrapped_customer_text/{row.lang}",
@@ -571,13 +636,27 @@ def _moderation(folder: Path) -> Iterator[LabelledRequest]:
             lang: Lang = "zh" if _is_zh(post) else "en"
             split = split_of(path.name, post)
             wrappers = MODERATION_WRAPPERS[lang][split]
-            w = _hash("wrap", path.name, post) % len(wrappers)
+            # one post in six arrives bare (the None entry), the rest in one of the wrappers
+            if _hash("bare?", path.name, post) % 6 == 0:
+                w = wrappers.index(None)
+            else:
+                usable = [i for i, x in enumerate(wrappers) if x is not None]
+                w = usable[_hash("wrap", path.name, post) % len(usable)]
             wrapper = wrappers[w]
             text = post if wrapper is None else wrapper.format(post=post)
+            # no channel, as the customer-service and out-of-scope rows have none: a channel
+            # that only some routes' rows carry is a label the learned tier reads (it sent
+            # every request without one away from moderation and reports)
+            channel: str | None = None
+            if wrapper is None and not _offensive(row):
+                # a bare harmless post is for moderation only because it comes from the
+                # moderation queue; a bare offensive one needs no channel (abuse typed into any
+                # box is for moderation), so the tier learns that from the text
+                channel = "moderation_queue"
             yield LabelledRequest(
                 id=f"{path.name}:{row_no}",
                 text=text,
-                channel="moderation_queue" if wrapper is None else "chat",
+                channel=channel,
                 route=Route.CONTENT_MODERATION,
                 lang=lang,
                 source=path.name,
@@ -585,6 +664,23 @@ def _moderation(folder: Path) -> Iterator[LabelledRequest]:
                 template=f"mod.{lang}.{split}.{w}",
                 family=f"mod.{lang}.{split}.{w}",
             )
+
+
+#: How a request that comes without an attachment names its file in the text.
+_NAMED_FILE: dict[Lang, tuple[str, ...]] = {
+    "en": ("{ask} (file: {name})", "{name}: {ask}", "{ask} See {name}.", "Re {name} - {ask}"),
+    "zh": ("{ask}（文件：{name}）", "{name}：{ask}", "{ask}，文件是 {name}", "关于{name}，{ask}"),
+}
+
+
+def _offensive(row: dict) -> bool:
+    """Whether a moderation dataset row is labelled offensive: Davidson ``class`` 0 (hate) or 1
+    (offensive), Jigsaw ``toxic`` 1, COLD ``label`` 1 (``SOURCES.md`` of the data folder)."""
+    if "class" in row:
+        return (row.get("class") or "").strip() in ("0", "1")
+    if "toxic" in row:
+        return (row.get("toxic") or "").strip() == "1"
+    return (row.get("label") or "").strip() == "1"
 
 
 def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
@@ -600,12 +696,15 @@ def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
                 a = _hash("ask", split, lang, str(i)) % len(asks)
                 name = files[_hash("file", split, lang, str(i)) % len(files)]
                 in_text = _hash("mode", split, lang, str(i)) % 5 == 0
-                text = asks[a] + (f" (file: {name})" if in_text else "")
+                text = asks[a]
+                if in_text:  # the file named in the text, in one of a few ways
+                    forms = _NAMED_FILE[lang]
+                    form = forms[_hash("form", split, lang, str(i)) % len(forms)]
+                    text = form.format(ask=asks[a], name=name)
                 yield LabelledRequest(
                     id=f"spreadsheets:{split}.{lang}.{i}",
                     text=text,
                     attachments=() if in_text else (name,),
-                    channel="chat",
                     route=Route.EXCEL_REPORT,
                     lang=lang,  # type: ignore[arg-type]
                     source=f"spreadsheets/{lang}",
