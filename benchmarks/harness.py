@@ -218,14 +218,23 @@ class TimedCalls(Generic[R]):
 
 def time_calls(fn: Callable[[T], R], items: Iterable[T]) -> TimedCalls[R]:
     """Call ``fn(item)`` once per item; wall time (``perf_counter_ns``) and the calling
-    thread's CPU time (``thread_time_ns``, less sensitive to other load on the host) each."""
+    thread's CPU time (``thread_time_ns``, less sensitive to other load on the host) each.
+
+    The CPU clock is read outside the wall window: ``thread_time_ns`` is a system call here
+    (0.27 µs, and up to 3 µs at the 99th percentile on this VM), while ``perf_counter_ns``
+    costs 0.07 µs; reading both inside the window added 0.5 µs to the median and 2.8 µs to
+    the p99 of an empty call."""
     results: list[R] = []
     wall: list[float] = []
     cpu: list[float] = []
+    thread_ns, wall_ns = time.thread_time_ns, time.perf_counter_ns
     for item in items:
-        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-        results.append(fn(item))
-        c1, t1 = time.thread_time_ns(), time.perf_counter_ns()
+        c0 = thread_ns()
+        t0 = wall_ns()
+        result = fn(item)
+        t1 = wall_ns()
+        c1 = thread_ns()
+        results.append(result)
         wall.append((t1 - t0) / 1e9)
         cpu.append((c1 - c0) / 1e9)
     return TimedCalls(results, wall, cpu)
