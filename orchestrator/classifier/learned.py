@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.classifier.loader import RulesError
-from orchestrator.classifier.negation import has_negation
+from orchestrator.classifier.negation import ZH_JOINS, has_negation
 from orchestrator.routes import Route
 
 FORMAT = "orchestrator-learned-router"
@@ -89,7 +89,7 @@ NEGATION, COMPOUND, SHORT, FEW = 1, 2, 4, 8
 SHORT_TOKENS = 3
 FEW_UNITS = 6
 #: Chinese words that may join two requests (the clause split of :mod:`.negation`).
-_ZH_COMPOUND = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
+_ZH_COMPOUND = ZH_JOINS
 
 
 def tokens(text: str) -> list[str]:

@@ -47,17 +47,19 @@ _WORD = re.compile(r"[a-z0-9']+")
 #: Clause boundaries of a compound request, as one pattern (the reference the faster
 #: :func:`clauses` reproduces exactly: ``tests/unit/test_clauses.py``): a sentence mark, or a
 #: joining word with the comma and spaces before it.
+#: Chinese words that join the clauses of a compound request (the fast tier's cue too).
+ZH_JOINS = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
 CLAUSE_PATTERN = (
     r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as)\b\s*"
     r"|[,，]\s*then\b\s*"
-    r"|[,，]?\s*(?:另外|并且|还有|顺便|同时|然后|以及|再帮我|再把)"
+    r"|[,，]?\s*(?:" + "|".join(ZH_JOINS) + ")"
 )
 #: :data:`CLAUSE_PATTERN` in three scans that each start with a literal (Python's ``re``
 #: finds those with a fast first-character search; the one pattern tried its optional comma and
 #: spaces at every position: 23 µs on a 210-character text, against 5 µs for these).
 _MARK = re.compile(r"[;；。!！?？\n]")
 _JOIN_WORD = re.compile(r"(?:and also|and then|and|also|plus|as well as|then)\b\s*")
-_JOIN_ZH = re.compile("另外|并且|还有|顺便|同时|然后|以及|再帮我|再把")
+_JOIN_ZH = re.compile("|".join(ZH_JOINS))
 _EN_JOINS = ("and", "also", "plus", "then", "as well as")
 
 
@@ -143,8 +145,8 @@ def mask(text: str, scopes: list[tuple[int, int]]) -> str:
 
 #: A joining word between two clauses: what opens a second request ("..., *also* ...").
 _JOIN = re.compile(
-    r"\b(?:and|also|plus|then|as well as|besides|additionally)\b"
-    r"|另外|并且|还有|顺便|同时|然后|以及|再帮我|再把|此外|还要"
+    r"\b(?:and|also|plus|then|as well as|besides|additionally)\b|"
+    + "|".join((*ZH_JOINS, "此外", "还要"))
 )
 
 
