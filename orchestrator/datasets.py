@@ -9,12 +9,46 @@ from __future__ import annotations
 import csv
 import random
 from pathlib import Path
+from typing import Literal
 
 from orchestrator.exceptions import UserError
 from orchestrator.request import Request
 
 #: Column names that hold the request text, in order of preference.
 TEXT_COLUMNS = ("text", "utterance", "review", "sentence1", "comment_text", "tweet", "TEXT")
+
+#: What a labelled moderation post is, by its dataset's own labels.
+ModerationLabel = Literal["flagged", "hate", "offensive"]
+#: Jigsaw's label columns (``moderation/jigsaw_toxic_sample.csv``).
+JIGSAW_FLAGS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+
+
+def moderation_labels(row: dict[str, str], columns: set[str]) -> dict[ModerationLabel, bool] | None:
+    """A moderation dataset row's labels, from its own columns (``SOURCES.md`` of the data
+    folder): Davidson ``class`` (0 hate, 1 offensive, 2 neither), Jigsaw's flags, COLD
+    ``label`` (1 offensive). ``offensive`` is left out where the dataset cannot say it (a hate
+    post); None when the row has no readable label.
+    """
+    if "class" in columns:
+        cls = (row.get("class") or "").strip()
+        if cls not in ("0", "1", "2"):
+            return None
+        labels: dict[ModerationLabel, bool] = {"flagged": cls != "2", "hate": cls == "0"}
+        if cls != "0":
+            labels["offensive"] = cls == "1"
+        return labels
+    if "toxic" in columns:
+        flags = {name: (row.get(name) or "").strip() not in ("", "0") for name in JIGSAW_FLAGS}
+        labels = {"flagged": any(flags.values()), "hate": flags["identity_hate"]}
+        if not flags["identity_hate"]:
+            labels["offensive"] = any(flags.values())
+        return labels
+    if "label" in columns:
+        label = (row.get("label") or "").strip()
+        if label not in ("0", "1"):
+            return None
+        return {"flagged": label == "1"}
+    return None
 
 
 def read_texts(path: Path) -> list[tuple[int, str]]:

@@ -42,7 +42,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.datasets import TEXT_COLUMNS
+from orchestrator.datasets import TEXT_COLUMNS, moderation_labels
 from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Attachment, Request
 from orchestrator.routes import Route
@@ -674,13 +674,8 @@ _NAMED_FILE: dict[Lang, tuple[str, ...]] = {
 
 
 def _offensive(row: dict) -> bool:
-    """Whether a moderation dataset row is labelled offensive: Davidson ``class`` 0 (hate) or 1
-    (offensive), Jigsaw ``toxic`` 1, COLD ``label`` 1 (``SOURCES.md`` of the data folder)."""
-    if "class" in row:
-        return (row.get("class") or "").strip() in ("0", "1")
-    if "toxic" in row:
-        return (row.get("toxic") or "").strip() == "1"
-    return (row.get("label") or "").strip() == "1"
+    """Whether a moderation dataset row is labelled offensive (flagged) by its dataset."""
+    return (moderation_labels(row, set(row)) or {}).get("flagged", False)
 
 
 def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:

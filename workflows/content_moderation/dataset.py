@@ -35,17 +35,20 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.labelled_set import split_of
-from orchestrator.datasets import TEXT_COLUMNS
+from orchestrator.datasets import (
+    TEXT_COLUMNS,
+    ModerationLabel,
+    moderation_labels,
+)
 from orchestrator.exceptions import UserError
 from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Decision, Verdict
 
 Split = Literal["tune", "test"]
 Lang = Literal["en", "zh"]
-EvalLabel = Literal["flagged", "hate", "offensive"]
+EvalLabel = ModerationLabel
 EVAL_LABELS: tuple[EvalLabel, ...] = ("flagged", "hate", "offensive")
 HATE_CATEGORIES = frozenset({Category.HATE, Category.REGIONAL_DISCRIMINATION})
-JIGSAW_FLAGS = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
 
 
 class LabelledPost(BaseModel):
@@ -112,33 +115,6 @@ def _hate_share(row: dict[str, str], columns: set[str]) -> float | None:
     return min(1.0, votes / count) if count > 0 and votes >= 0 else None
 
 
-def _flag(value: str | None) -> bool:
-    return (value or "").strip() not in ("", "0")
-
-
-def _truth(row: dict[str, str], columns: set[str]) -> dict[EvalLabel, bool] | None:
-    if "class" in columns:
-        cls = (row.get("class") or "").strip()
-        if cls not in ("0", "1", "2"):
-            return None
-        truth: dict[EvalLabel, bool] = {"flagged": cls != "2", "hate": cls == "0"}
-        if cls != "0":
-            truth["offensive"] = cls == "1"
-        return truth
-    if "toxic" in columns:
-        flags = {name: _flag(row.get(name)) for name in JIGSAW_FLAGS}
-        truth = {"flagged": any(flags.values()), "hate": flags["identity_hate"]}
-        if not flags["identity_hate"]:
-            truth["offensive"] = any(flags.values())
-        return truth
-    if "label" in columns:
-        label = (row.get("label") or "").strip()
-        if label not in ("0", "1"):
-            return None
-        return {"flagged": label == "1"}
-    return None
-
-
 def read_posts(path: Path) -> list[LabelledPost]:
     """The labelled posts of one CSV.
 
@@ -160,7 +136,7 @@ def read_posts(path: Path) -> list[LabelledPost]:
             posts = []
             for i, row in enumerate(reader):
                 text = (row.get(text_col) or "").strip()
-                truth = _truth(row, columns)
+                truth = moderation_labels(row, columns)
                 if not text or truth is None:
                     continue
                 posts.append(
