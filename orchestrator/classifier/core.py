@@ -795,8 +795,21 @@ class RuleClassifier:
                     content=compiled.content_ids,
                 )
         if asked:
-            route, secondary, why = asked[0], asked[1:], None
-            reason = "compound request: " + " then ".join(asked)
+            # the tiers above read the text as one request; a compound's figures are each
+            # asked route's evidence in its own clause (the tiers' views stay in ``tiers``)
+            evidence = dict(asked)
+            route, secondary, why = asked[0][0], tuple(r for r, _ in asked[1:]), None
+            reason = "compound request: " + " then ".join(
+                f"{r} ({e:.2f} in its clause)" for r, e in asked
+            )
+            out_scores = dict(
+                sorted(
+                    ((r, round(evidence.get(r, 0.0), 4)) for r in compiled.routes),
+                    key=lambda item: item[1],
+                    reverse=True,
+                )
+            )
+            confidence, cmap = round(evidence[route], 4), None
         semantic_tier = self._semantic_off
         if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not tie:
             semantic_tier, decided = self._consult_semantic(norm, exts)
@@ -1063,8 +1076,9 @@ def _compound(
     *,
     moderation: Literal["decided", "likely"] | None = None,
     content: frozenset[str] = frozenset(),
-) -> tuple[Route, ...]:
-    """Routes asked for in separate clauses, in the order asked; () unless two or more.
+) -> tuple[tuple[Route, float], ...]:
+    """Routes asked for in separate clauses, in the order asked, each with its evidence in
+    the clause that asks for it (in [0, 1]); () unless two or more.
 
     A clause asks for a route when that route's evidence in the clause (noisy-OR of the
     non-negated positive signals whose span lies in it) reaches ``min_score`` and beats every
@@ -1098,7 +1112,7 @@ def _compound(
     """
     if len(parts) < 2:
         return ()
-    asked: list[Route] = []
+    asked: list[tuple[Route, float]] = []
     for j, (a, b) in enumerate(parts):
         if norm[a:b].lstrip()[:1] in _QUOTES:
             continue
@@ -1122,11 +1136,12 @@ def _compound(
             runner = ranked[1][0] if len(ranked) > 1 else 0.0
             if top < min_score or top - runner < 0.2:
                 continue
+        ask = (route, 1.0 - miss[route])
         if route is Route.CONTENT_MODERATION:
             joined = j > 0 and joins(norm, parts[j - 1][1], a)
-            return (*asked, route) if asked and joined else ()
-        if route not in asked:
-            asked.append(route)
+            return (*asked, ask) if asked and joined else ()
+        if all(r is not route for r, _ in asked):
+            asked.append(ask)
     return tuple(asked) if len(asked) >= 2 else ()
 
 

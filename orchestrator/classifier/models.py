@@ -124,8 +124,12 @@ class Classification(BaseModel):
             of the labelled request set (``orchestrator classifier fit-thresholds``). Of
             requests classified with confidence c, about c are right (ECE is reported by
             ``orchestrator classifier eval``). Uncalibrated (``calibrated`` False) when no
-            calibration file is loaded.
-        scores: Evidence score of every non-fallback route, highest first.
+            calibration file is loaded, and for a compound request (``secondary_routes``),
+            whose confidence is the rules' evidence for ``route`` in the clause that asks
+            for it.
+        scores: Evidence score of every non-fallback route, highest first; for a compound
+            request, each route's evidence in the clause that asks for it (0 for a route no
+            clause asks for), so a secondary route may score above ``route``.
         signals: Every rule that fired, with rule id and matched span.
         reason: Why this route was chosen, in words.
         fallback_reason: Machine-readable reason when ``route`` is fallback, else None.

@@ -208,6 +208,30 @@ def test_a_request_before_a_moderation_ask_is_kept(clf: RuleClassifier) -> None:
     assert len(wrong) <= 2, wrong
 
 
+def test_a_compound_request_states_its_clauses_evidence(clf: RuleClassifier) -> None:
+    """A compound's confidence and scores are each asked route's evidence in its own clause:
+    the whole-text tiers read "where is my parcel? also, is it ok to post this: ..." as
+    moderation (0.98), which said customer_service with confidence 0.997 beside a score of
+    0.01 for it."""
+    compounds = 0
+    for text, _, _ in [*COMPOUND_MODERATION, *COMPOUND_4]:
+        got = clf.classify_text(text)
+        if not got.secondary_routes:
+            continue
+        compounds += 1
+        asked = (got.route, *got.secondary_routes)
+        assert not got.calibrated, text
+        assert got.confidence == got.scores[got.route] > 0.0, (text, got.scores)
+        # the first ask reaches secondary_min; a moderation ask may hold less ("... check
+        # whether this comment is fine to publish: ok": only "comment", 0.35)
+        assert got.scores[got.route] >= clf.thresholds.secondary_min, (text, got.scores)
+        assert all(got.scores[r] > 0.0 for r in asked), (text, got.scores)
+        assert all(s == 0.0 for r, s in got.scores.items() if r not in asked), got.scores
+        assert list(got.scores.values()) == sorted(got.scores.values(), reverse=True)
+        assert all(f"{r.value} (" in got.reason for r in asked), got.reason
+    assert compounds >= len(COMPOUND_MODERATION)
+
+
 def test_a_post_under_review_is_never_split(clf: RuleClassifier) -> None:
     """What follows a moderation ask is the post, however many requests it seems to hold."""
     for text in MODERATION_NOT_SPLIT:
