@@ -26,6 +26,11 @@ reported per call, and the runner's calls in flight on average over its rows pha
 comparison. The profile says where the runner's time goes: seconds summed over calls of the
 classifier, the telemetry writes (writer thread) and the HTTP calls; the wall time beyond the
 direct client's is LangGraph, the event loop, the routing capture and the progress rows.
+The server's own view of each phase comes from its ``/metrics`` counters, read before and
+after it (:func:`server_view`): its time per request, the engine steps and tokens per step,
+and how many requests it worked on at once (``server_concurrency_*``: the sum of its request
+times over the phase's wall time), so a gap between the two sides can be told apart as more
+work per call or fewer calls reaching the server together.
 ``--framework-only`` profiles the runner's own CPU with no model. Also measured: peak
 RSS of streaming a generated ``--sheet-rows``-row ``.xlsx`` through the batch input (child
 process), against loading the same sheet whole.
@@ -53,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.harness import BenchParser, host_info, write_results
 from orchestrator.batch import BatchOptions, ColumnMapping, SettingsFactory, open_input
@@ -62,6 +68,7 @@ from orchestrator.cli.common import model_server
 from orchestrator.config import Settings
 from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient, json_schema_format
 from orchestrator.datasets import read_texts
+from orchestrator.observability.health import metrics_url
 from orchestrator.telemetry import BatchLedger
 
 NAME = "batch_throughput"
@@ -193,6 +200,61 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
         await close()
 
     factory.aclose = aclose  # type: ignore[method-assign]
+
+
+#: vLLM's counters that say what the server did in a phase (Prometheus names, summed over
+#: engines): its time per request, engine steps and the tokens they carried.
+SERVER_COUNTERS = (
+    "vllm:e2e_request_latency_seconds_sum",
+    "vllm:e2e_request_latency_seconds_count",
+    "vllm:iteration_tokens_total_sum",
+    "vllm:iteration_tokens_total_count",
+    "vllm:prompt_tokens_total",
+    "vllm:generation_tokens_total",
+    "vllm:prefix_cache_hits_total",
+)
+
+
+def server_counters(server_url: str) -> dict[str, float] | None:
+    """The :data:`SERVER_COUNTERS` now, from the server's ``/metrics`` (parsed with
+    ``prometheus_client``); None when it cannot be read (the phase then has no server view)."""
+    try:
+        text = httpx.get(metrics_url(server_url), timeout=5).text
+        found: dict[str, float] = dict.fromkeys(SERVER_COUNTERS, 0.0)
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name in found:
+                    found[sample.name] += sample.value
+    except (httpx.HTTPError, ValueError):
+        return None
+    return found
+
+
+def server_view(
+    before: dict[str, float] | None, after: dict[str, float] | None, wall_s: float
+) -> dict[str, float] | None:
+    """What the server did between two :func:`server_counters` readings over ``wall_s``:
+    ``requests``, ``e2e_s_per_request`` (its time per request, s), ``concurrency`` (the sum
+    of its request times over the wall time: requests it worked on at once), ``steps`` and
+    ``tokens_per_step`` (engine iterations and the tokens each carried), generated and
+    prompt tokens, prefix-cache hits. None without both readings or with no request."""
+    if before is None or after is None or wall_s <= 0:
+        return None
+    d = {k: after[k] - before[k] for k in SERVER_COUNTERS}
+    requests = d["vllm:e2e_request_latency_seconds_count"]
+    if requests <= 0:
+        return None
+    steps = d["vllm:iteration_tokens_total_count"]
+    return {
+        "requests": int(requests),
+        "e2e_s_per_request": round(d["vllm:e2e_request_latency_seconds_sum"] / requests, 3),
+        "concurrency": round(d["vllm:e2e_request_latency_seconds_sum"] / wall_s, 2),
+        "steps": int(steps),
+        "tokens_per_step": round(d["vllm:iteration_tokens_total_sum"] / steps, 1) if steps else 0,
+        "generation_tokens": int(d["vllm:generation_tokens_total"]),
+        "prompt_tokens": int(d["vllm:prompt_tokens_total"]),
+        "prefix_cache_hits": int(d["vllm:prefix_cache_hits_total"]),
+    }
 
 
 async def direct(
@@ -497,16 +559,24 @@ async def run(args: Any) -> dict[str, Any]:
         # alternate which side goes first, so neither always runs on a host the other warmed
         direct_first = rep % 2 == 0
         if direct_first:
+            seen = server_counters(settings.server_url)
             direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
+            direct_server = server_view(seen, server_counters(settings.server_url), direct_s)
+        seen = server_counters(settings.server_url)
         deferred = await runner_pass(
             settings, sheet, work / f"d{rep}", args.concurrency, "deferred", fill=args.fill
         )
+        # over the rows phase: the fill (in runner_pass, before this reading) sends the
+        # server nothing
+        runner_server = server_view(seen, server_counters(settings.server_url), deferred["rows_s"])
         if not args.fill:  # --no-fill: the rows only (a quicker look; not the reported run)
             deferred.update(
                 replay_model_load_s=0.0, fill_s=0.0, fill_replay_s=0.0, pending_after_fill=None
             )
         if not direct_first:
+            seen = server_counters(settings.server_url)
             direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
+            direct_server = server_view(seen, server_counters(settings.server_url), direct_s)
         deferred.pop("calls")
         n = deferred["model_calls"]
         direct_rate = len(calls) / direct_s
@@ -527,6 +597,12 @@ async def run(args: Any) -> dict[str, Any]:
             else None,
             "load_average_before": round(load_before, 2),
             "load_average_after": round(os.getloadavg()[0], 2),
+            # the server's own view of each phase (its /metrics): same work per call, and how
+            # many calls it had at once
+            "server_runner": runner_server,
+            "server_direct": direct_server,
+            "server_concurrency_runner": runner_server["concurrency"] if runner_server else None,
+            "server_concurrency_direct": direct_server["concurrency"] if direct_server else None,
         }
         if args.inline:
             inline = await runner_pass(
@@ -569,6 +645,8 @@ async def run(args: Any) -> dict[str, Any]:
                 "ratio",
                 "ratio_rows",
                 "ratio_with_fill",
+                "server_concurrency_runner",
+                "server_concurrency_direct",
             )
         },
         "runs": reps,
@@ -663,12 +741,16 @@ def main(argv: list[str] | None = None) -> None:
             f"per call), direct {med['direct_cpu_ms_per_call']} ms per call. The deferred "
             f"fill took {med['fill_s']} s ({med['fill_replay_s']} s of forward passes), after "
             f"{med['replay_model_load_s']} s loading the replay model; rows + fill vs direct: "
-            f"{med['ratio_with_fill']}.",
+            f"{med['ratio_with_fill']}. The server's own counters (`/metrics`): it worked on "
+            f"{med['server_concurrency_runner']} of the runner's requests at once over the rows "
+            f"phase, {med['server_concurrency_direct']} of the direct client's "
+            "(its request time summed over the phase's wall time).",
             "",
             "| rep | order | load avg before/after | runner s (rows s) | direct s | ratio (rows) "
             "| in flight | CPU ms/call runner, direct | fill s | with fill "
-            "| pending after rows -> after fill | profile (s summed over calls) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| pending after rows -> after fill | server at once runner, direct "
+            "| profile (s summed over calls) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for i, r in enumerate(figures["runs"], start=1):
             prof = ", ".join(f"{k} {v}" for k, v in r["profile_seconds_summed_over_calls"].items())
@@ -678,13 +760,14 @@ def main(argv: list[str] | None = None) -> None:
                 f"({r['ratio_rows']}) | {r['calls_in_flight_rows']} | "
                 f"{r['runner_cpu_ms_per_call']}, {r['direct_cpu_ms_per_call']} | {r['fill_s']} | "
                 f"{r['ratio_with_fill']} | {r['pending_after_rows']} -> "
-                f"{r['pending_after_fill']} | {prof} |"
+                f"{r['pending_after_fill']} | {r['server_concurrency_runner']}, "
+                f"{r['server_concurrency_direct']} | {prof} |"
             )
             if "inline" in r:
                 inl = r["inline"]
                 lines.append(
                     f"| {i} inline replay | | | {inl['runner_s']} | {r['direct_s']} | "
-                    f"{inl['ratio']} | | | - | | | "
+                    f"{inl['ratio']} | | | - | | | | "
                     + ", ".join(
                         f"{k} {v}" for k, v in inl["profile_seconds_summed_over_calls"].items()
                     )
