@@ -554,14 +554,19 @@ async def run(args: Any) -> dict[str, Any]:
         settings, sheet, work / "prime", args.concurrency, "deferred", fill=False
     )
     calls = primed.pop("calls")
+
+    async def direct_phase() -> tuple[float, float, dict[str, float] | None]:
+        """The direct client's pass: wall s, CPU s, and the server's view of it."""
+        seen = server_counters(settings.server_url)
+        wall_s, cpu_s = await direct(settings, calls, args.concurrency)
+        return wall_s, cpu_s, server_view(seen, server_counters(settings.server_url), wall_s)
+
     for rep in range(args.repeat):
         load_before = os.getloadavg()[0]
         # alternate which side goes first, so neither always runs on a host the other warmed
         direct_first = rep % 2 == 0
         if direct_first:
-            seen = server_counters(settings.server_url)
-            direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
-            direct_server = server_view(seen, server_counters(settings.server_url), direct_s)
+            direct_s, direct_cpu, direct_server = await direct_phase()
         seen = server_counters(settings.server_url)
         deferred = await runner_pass(
             settings, sheet, work / f"d{rep}", args.concurrency, "deferred", fill=args.fill
@@ -574,9 +579,7 @@ async def run(args: Any) -> dict[str, Any]:
                 replay_model_load_s=0.0, fill_s=0.0, fill_replay_s=0.0, pending_after_fill=None
             )
         if not direct_first:
-            seen = server_counters(settings.server_url)
-            direct_s, direct_cpu = await direct(settings, calls, args.concurrency)
-            direct_server = server_view(seen, server_counters(settings.server_url), direct_s)
+            direct_s, direct_cpu, direct_server = await direct_phase()
         deferred.pop("calls")
         n = deferred["model_calls"]
         direct_rate = len(calls) / direct_s
