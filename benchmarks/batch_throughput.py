@@ -459,6 +459,46 @@ def streaming_memory(rows: int, folder: Path) -> dict[str, Any]:
     return result
 
 
+def _cpu_load(duty: float, stop: Any) -> None:
+    """Keep one core busy ``duty`` of the time (10 ms periods: busy, then asleep) until
+    ``stop`` is set: a stand-in for the runner's CPU, in another process, that talks to
+    nothing (:func:`contention_phase`)."""
+    period = 0.01
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < duty * period:
+            pass
+        time.sleep((1 - duty) * period)
+
+
+async def contention_phase(
+    settings: Settings, calls: list[dict[str, Any]], concurrency: int, duty: float
+) -> dict[str, Any]:
+    """The direct client alone, then beside a process that only burns ``duty`` of one core
+    (the CPU the runner uses beyond the direct client's): if the second is as much slower as
+    the runner is, the runner's gap is the CPU it takes from the co-hosted server, not how it
+    sends its calls."""
+    alone_s, _ = await direct(settings, calls, concurrency)
+    seen = server_counters(settings.server_url)
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
+    burner = context.Process(target=_cpu_load, args=(duty, stop), daemon=True)
+    burner.start()
+    try:
+        loaded_s, _ = await direct(settings, calls, concurrency)
+    finally:
+        stop.set()
+        burner.join(5)
+    view = server_view(seen, server_counters(settings.server_url), loaded_s)
+    return {
+        "load_core_fraction": round(duty, 3),
+        "direct_alone_s": round(alone_s, 2),
+        "direct_beside_load_s": round(loaded_s, 2),
+        "ratio": round(alone_s / loaded_s, 3),
+        "server_concurrency_beside_load": view["concurrency"] if view else None,
+    }
+
+
 async def runner_pass(
     settings: Settings,
     sheet: Path,
@@ -623,6 +663,20 @@ async def run(args: Any) -> dict[str, Any]:
         values = [r[key] for r in reps if r[key] is not None]
         return round(statistics.median(values), 3) if values else None
 
+    contention = None
+    if args.contention:
+        # the CPU the runner's process used per second of its pass beyond the direct
+        # client's, as a fraction of one core
+        excess = statistics.median(
+            r["cpu_s"] / r["runner_s"]
+            - r["direct_cpu_ms_per_call"] * len(calls) / 1000 / r["direct_s"]
+            for r in reps
+        )
+        contention = await contention_phase(
+            settings, calls, args.concurrency, min(1.0, max(0.0, excess))
+        )
+        print(f"contention: {contention}", flush=True)
+
     return {
         "requests": len(texts),
         "concurrency": args.concurrency,
@@ -653,6 +707,7 @@ async def run(args: Any) -> dict[str, Any]:
             )
         },
         "runs": reps,
+        "contention": contention,
     }
 
 
@@ -688,6 +743,13 @@ def main(argv: list[str] | None = None) -> None:
         dest="fill",
         action="store_false",
         help="skip the deferred fill after each runner pass (the rows only: a quicker look)",
+    )
+    parser.add_argument(
+        "--no-contention",
+        dest="contention",
+        action="store_false",
+        help="skip the check that runs the direct client beside a process burning the CPU the "
+        "runner uses beyond it",
     )
     args = parser.parse_args(argv)
     if args.rows_per_slot is not None:
@@ -777,6 +839,17 @@ def main(argv: list[str] | None = None) -> None:
                     + " |"
                 )
         lines.append("")
+        if figures.get("contention"):
+            c = figures["contention"]
+            lines += [
+                f"**Where the rest goes.** The runner's process used {c['load_core_fraction']} "
+                f"of a core more than the direct client's over its pass. The direct client "
+                f"beside a process that only burns that much CPU (`_cpu_load`, nothing else) "
+                f"took {c['direct_beside_load_s']} s against {c['direct_alone_s']} s alone: "
+                f"ratio {c['ratio']}, against the runner's {med['ratio']}; the server then had "
+                f"{c['server_concurrency_beside_load']} requests at once.",
+                "",
+            ]
     lines += [
         f"Reading a {m['sheet_rows']}-row .xlsx ({m['file_mib']} MiB): peak RSS growth "
         f"{m['streamed_peak_rss_growth_mib']} MiB streamed by the batch input vs "
