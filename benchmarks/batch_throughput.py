@@ -70,7 +70,7 @@ from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient, json_sc
 from orchestrator.datasets import read_texts
 from orchestrator.observability.health import metrics_url
 from orchestrator.telemetry import BatchLedger
-from serving.placement import keep_off_server_cpus
+from serving.placement import Placement, keep_off_server_cpus
 
 NAME = "batch_throughput"
 SOURCES = (
@@ -785,22 +785,18 @@ def main(argv: list[str] | None = None) -> None:
         with model_server(settings, launch=True) as url:
             os.environ["ORCH_SERVER_URL"] = url
             # both sides (runner and direct client) run in this process, so under one placement
-            placement = keep_off_server_cpus() if args.avoid_server_cpus else None
+            if args.avoid_server_cpus:
+                placement = keep_off_server_cpus()
+            else:
+                cpus = frozenset(os.sched_getaffinity(0))
+                placement = Placement(frozenset(), cpus, cpus, "free to run on every core")
             figures = asyncio.run(run(args))
-        figures["placement"] = (
-            {
-                "server_cpus": sorted(placement.server_cpus),
-                "client_cpus": sorted(placement.after),
-                "moved": placement.moved,
-                "describe": placement.describe(),
-            }
-            if placement is not None
-            else {
-                "client_cpus": sorted(os.sched_getaffinity(0)),
-                "moved": False,
-                "describe": "--share-server-cpus: client free to run on every core",
-            }
-        )
+        figures["placement"] = {
+            "server_cpus": sorted(placement.server_cpus),
+            "client_cpus": sorted(placement.after),
+            "moved": placement.moved,
+            "describe": placement.describe(),
+        }
     else:  # --requests 0: the streaming measurement only
         figures = {}
     figures["streaming"] = streaming_memory(args.sheet_rows, Path(tempfile.mkdtemp()))

@@ -7,8 +7,8 @@ API server and engine core; https://docs.vllm.ai/en/latest/getting_started/insta
 The worker then spins on those cores while requests are in flight. A client on the same host
 that the kernel schedules onto them (the batch runner, with its classifier, LangGraph and
 telemetry writes) waits behind the forward pass, and delays it: on the 2-core host, a batch
-client bound to the worker's core ran 500 requests more than 8 times slower than one on the
-other core (``benchmarks/results/batch_throughput.md``).
+client bound to the worker's core ran 300 requests nearly 10 times slower than one bound to
+the other core (``benchmarks/results/batch_throughput.md``, 2026-12-03).
 
 :func:`server_cpus` finds the bound cores by reading the affinity of every thread of the
 host's vLLM processes (``psutil`` walks the process tree); :func:`keep_off_server_cpus` moves
