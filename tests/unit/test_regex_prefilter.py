@@ -62,3 +62,21 @@ def test_unicode_word_boundaries_still_decided_by_regex() -> None:
     pf = RegexPrefilter([(0, r"\bcafé\b")])
     assert pf.candidates("caféx") == [0]  # candidate, but...
     assert regex.search(r"\bcafé\b", "caféx", REGEX_FLAGS) is None  # ...no match
+
+
+def test_candidates_cover_every_match_on_texts_at_the_scan_limit(data_dir: Path) -> None:
+    """Texts as long as the classifier reads (``max_scan_chars``), stitched from real posts
+    and requests: the set's lazily built DFA needs far more states on them than on a short
+    request, and an RE2 set whose DFA gives up reports no match at all. Every regex rule the
+    ``regex`` module matches must still be among the candidates."""
+    compiled = RuleClassifier(reload_interval=None)._state.compiled
+    limit = compiled.max_scan_chars
+    rows = [normalise(row.text) for row in load_split(data_dir, "test")]
+    texts = [" ".join(rows[i::40])[:limit] for i in range(40)]
+    assert all(len(t) == limit for t in texts)
+    hits = 0
+    for text in texts:
+        matched = {i for i, p in compiled.regexes.items() if p.search(text)}
+        assert matched <= set(compiled.regex_prefilter.candidates(text))
+        hits += len(matched)
+    assert hits > 100
