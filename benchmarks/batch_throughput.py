@@ -60,39 +60,18 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks.harness import BenchParser, host_info, write_results
+from benchmarks.harness import BenchParser, host_info, real_requests, write_results
 from orchestrator.batch import BatchOptions, ColumnMapping, SettingsFactory, open_input
 from orchestrator.batch import runner as runner_module
 from orchestrator.batch.job import fill_batch_routing, run_batch_job, write_batch_results
 from orchestrator.cli.common import model_server
 from orchestrator.config import Settings
 from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient, json_schema_format
-from orchestrator.datasets import read_texts
 from orchestrator.observability.health import metrics_url
 from orchestrator.telemetry import BatchLedger
 from serving.placement import Placement, keep_off_server_cpus
 
 NAME = "batch_throughput"
-SOURCES = (
-    ("customer_service", "banking77_sample.csv"),
-    ("moderation", "jigsaw_toxic_sample.csv"),
-    ("customer_service", "waimai_10k_zh_sample.csv"),
-    ("moderation", "cold_zh_offensive_sample.csv"),
-    ("customer_service", "bitext_customer_support_sample.csv"),
-)
-
-
-def real_requests(data_dir: Path, n: int) -> list[str]:
-    """``n`` texts, interleaved over :data:`SOURCES` (first rows of each file)."""
-    columns = [[t[:500] for _row, t in read_texts(data_dir / f / name)] for f, name in SOURCES]
-    texts: list[str] = []
-    i = 0
-    while len(texts) < n:
-        for column in columns:
-            if i < len(column) and len(texts) < n:
-                texts.append(column[i])
-        i += 1
-    return texts
 
 
 class Profiler:

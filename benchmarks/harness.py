@@ -240,6 +240,42 @@ def time_calls(fn: Callable[[T], R], items: Iterable[T]) -> TimedCalls[R]:
     return TimedCalls(results, wall, cpu)
 
 
+# --------------------------------------------------------------------------- real inputs
+
+#: The request files the batch benchmark reads from ``../shared/data`` (folder, file):
+#: customer service and moderation, English and Chinese.
+REQUEST_SOURCES = (
+    ("customer_service", "banking77_sample.csv"),
+    ("moderation", "jigsaw_toxic_sample.csv"),
+    ("customer_service", "waimai_10k_zh_sample.csv"),
+    ("moderation", "cold_zh_offensive_sample.csv"),
+    ("customer_service", "bitext_customer_support_sample.csv"),
+)
+
+
+def real_requests(data_dir: Path, n: int) -> list[str]:
+    """``n`` request texts, interleaved over :data:`REQUEST_SOURCES` (the first rows of each
+    file, each cut to 500 characters); fewer when the files hold fewer rows.
+
+    Raises:
+        UserError: A source file is missing or unreadable (from ``read_texts``).
+    """
+    from orchestrator.datasets import read_texts
+
+    columns = [
+        [t[:500] for _row, t in read_texts(data_dir / folder / name)]
+        for folder, name in REQUEST_SOURCES
+    ]
+    texts: list[str] = []
+    i = 0
+    while len(texts) < n and any(i < len(c) for c in columns):
+        for column in columns:
+            if i < len(column) and len(texts) < n:
+                texts.append(column[i])
+        i += 1
+    return texts
+
+
 # --------------------------------------------------------------------------- results files
 
 

@@ -101,10 +101,11 @@ class RegexPrefilter:
         options.case_sensitive = False
         options.log_errors = False  # a pattern RE2 refuses is expected, not an error
         options.never_capture = True
-        # RE2's default budget (8 MiB) is too small for the set's lazily built DFA: on 500
-        # character posts the cache filled and was thrown away again and again, 62 µs median
-        # and 1.2-1.4 ms at p99 per pass; with 64 MiB it is about 2 and 11-20 µs, and the
-        # DFA it builds on the project's data stays near 6 MiB (a budget, not an allocation)
+        # RE2's default budget (8 MiB) is too small for the set's lazily built DFA on varied
+        # text: over the batch benchmark's 500 real requests (English and Chinese, up to 500
+        # characters) the cache filled and was thrown away again and again, 62 µs median and
+        # 1.2-1.4 ms at p99 per pass; with 64 MiB about 2 and 11-20 µs, and the DFA it builds
+        # on the project's data stays near 6 MiB (a budget, not an allocation)
         options.max_mem = SET_MAX_MEM
         self._set = re2.Set.SearchSet(options)
         self._set_rules: list[int] = []

@@ -177,3 +177,22 @@ def test_load_percentiles_keep_the_nearest_sample_rule() -> None:
     for q in (0.5, 0.99):
         assert pct(values, q) == ordered[min(36, round(q * 36))]
     assert pct([], 0.5) is None
+
+
+def test_real_requests_interleave_the_sources_and_stop_when_they_run_out(tmp_path: Path) -> None:
+    lengths = (3, 1, 2, 0, 1)
+    for k, ((folder, name), rows) in enumerate(zip(harness.REQUEST_SOURCES, lengths, strict=True)):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        body = "".join(f"s{k}r{r}{'x' * 600 if r == 0 else ''}\n" for r in range(rows))
+        (tmp_path / folder / name).write_text("text\n" + body, encoding="utf-8")
+    texts = harness.real_requests(tmp_path, 100)  # more than the 7 rows there are
+    assert [t[:4] for t in texts] == ["s0r0", "s1r0", "s2r0", "s4r0", "s0r1", "s2r1", "s0r2"]
+    assert max(map(len, texts)) == 500  # each text cut to 500 characters
+    assert harness.real_requests(tmp_path, 2) == texts[:2]
+
+
+def test_real_requests_name_a_missing_source(tmp_path: Path) -> None:
+    from orchestrator.exceptions import UserError
+
+    with pytest.raises(UserError, match=r"banking77_sample\.csv"):
+        harness.real_requests(tmp_path, 5)
