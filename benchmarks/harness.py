@@ -34,6 +34,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
+from orchestrator.datasets import read_texts
+
 #: Where the committed results live: ``benchmarks/results``.
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 #: Where ``--quick`` runs write unless ``--out`` says otherwise (outside the repository).
@@ -260,8 +262,6 @@ def real_requests(data_dir: Path, n: int) -> list[str]:
     Raises:
         UserError: A source file is missing or unreadable (from ``read_texts``).
     """
-    from orchestrator.datasets import read_texts
-
     columns = [
         [t[:500] for _row, t in read_texts(data_dir / folder / name)]
         for folder, name in REQUEST_SOURCES

@@ -27,8 +27,12 @@ _ANY_NON_ASCII = r"\x{80}-\x{10FFFF}"
 _WIDEN = frozenset("wds")  # Unicode in Python, ASCII in RE2
 _SUPERSET = frozenset("WDS")  # RE2's complements already include every non-ASCII character
 _UNSUPPORTED = frozenset("pPNXGKg123456789")
-#: RE2's memory budget for a set (bytes): its DFA states are built as texts need them, and
-#: when they outgrow the budget RE2 drops them and starts again (``RE2::Options::max_mem``).
+#: RE2's memory budget for a set, bytes (``RE2::Options::max_mem``; a cap, not an allocation).
+#: The set's DFA states are built as texts need them; when they outgrow the budget RE2 drops
+#: them and starts again. RE2's default (8 MiB) was too small on varied text: over the batch
+#: benchmark's 500 real requests (English and Chinese, up to 500 characters) one pass took
+#: 62 µs median and 1.2-1.4 ms at p99; with 64 MiB about 2 and 11-20 µs, and the DFA stays
+#: near 6 MiB on the project's data.
 SET_MAX_MEM = 64 << 20
 
 
@@ -101,12 +105,7 @@ class RegexPrefilter:
         options.case_sensitive = False
         options.log_errors = False  # a pattern RE2 refuses is expected, not an error
         options.never_capture = True
-        # RE2's default budget (8 MiB) is too small for the set's lazily built DFA on varied
-        # text: over the batch benchmark's 500 real requests (English and Chinese, up to 500
-        # characters) the cache filled and was thrown away again and again, 62 µs median and
-        # 1.2-1.4 ms at p99 per pass; with 64 MiB about 2 and 11-20 µs, and the DFA it builds
-        # on the project's data stays near 6 MiB (a budget, not an allocation)
-        options.max_mem = SET_MAX_MEM
+        options.max_mem = SET_MAX_MEM  # RE2's default 8 MiB thrashes: see SET_MAX_MEM
         self._set = re2.Set.SearchSet(options)
         self._set_rules: list[int] = []
         always: list[int] = []
