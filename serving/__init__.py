@@ -18,7 +18,13 @@ from serving.engine_capture import decode_routed_experts, encode_routed_experts
 from serving.errors import CheckpointError, ExpertRoutingDecodeError, ServerStartError, ServingError
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 from serving.launcher import VLLMServer, server_is_healthy
-from serving.placement import Placement, keep_off_server_cpus, server_cpus
+from serving.placement import (
+    EngineCorePlacement,
+    Placement,
+    colocate_engine_core,
+    keep_off_server_cpus,
+    server_cpus,
+)
 from serving.profiles import ServingProfile, cpu_profile, gpu_profile
 from serving.replay import ExpertRoutingReplayer
 
@@ -28,6 +34,7 @@ __all__ = [
     "CheckpointSpec",
     "DeferredReplayCapture",
     "EngineCapture",
+    "EngineCorePlacement",
     "ExpertRoutingCapture",
     "ExpertRoutingDecodeError",
     "ExpertRoutingReplayer",
@@ -44,6 +51,7 @@ __all__ = [
     "ServingProfile",
     "VLLMServer",
     "build_checkpoint",
+    "colocate_engine_core",
     "cpu_profile",
     "decode_routed_experts",
     "encode_routed_experts",

@@ -36,6 +36,7 @@ from tenacity.wait import wait_base
 
 from orchestrator.observability import metrics
 from serving.errors import ServerStartError
+from serving.placement import EngineCorePlacement, colocate_engine_core
 from serving.probe import probe_structured_output
 from serving.profiles import ServingProfile
 
@@ -108,6 +109,9 @@ class VLLMServer:
         self.log_path = Path(log_path)
         self.startup_timeout_s = startup_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
+        #: Where the engine core went once the server answered (``colocate_engine_core``
+        #: profiles; None before that, or for other profiles).
+        self.engine_core_placement: EngineCorePlacement | None = None
         self._deadline = 0.0
 
     @property
@@ -168,7 +172,9 @@ class VLLMServer:
         return self
 
     def wait_ready(self) -> VLLMServer:
-        """Block until the launched server answers ``/health``.
+        """Block until the launched server answers ``/health``; then, for a profile with
+        ``colocate_engine_core``, bind its engine core beside its worker
+        (:attr:`engine_core_placement` says what moved).
 
         Raises:
             RuntimeError: :meth:`launch` was not called (a usage mistake).
@@ -201,6 +207,9 @@ class VLLMServer:
                 if server_is_healthy(self.base_url, client=poller):
                     if self.profile.name == "gpu":
                         self.check_structured_output()
+                    if self.profile.colocate_engine_core:
+                        self.engine_core_placement = colocate_engine_core(process.pid)
+                        logger.info("%s", self.engine_core_placement.describe())
                     return self
                 if time.monotonic() > self._deadline:
                     self.stop()

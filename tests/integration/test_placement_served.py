@@ -46,3 +46,18 @@ def test_the_served_worker_is_found_bound_and_a_client_moves_off_it(
     assert set(out["bound"]) >= bound
     if set(out["bound"]) < set(os.sched_getaffinity(0)):
         assert not set(out["after"]) & set(out["bound"])
+
+
+def test_the_served_engine_core_runs_beside_its_worker(vllm_server: VLLMServer) -> None:
+    # cpu_profile colocates the engine core once the server answers (VLLMServer.wait_ready)
+    assert vllm_server.process is not None
+    placement = vllm_server.engine_core_placement
+    assert placement is not None and placement.engine_core_pid is not None, placement
+    engine = psutil.Process(placement.engine_core_pid)
+    assert engine.name().startswith("VLLM::EngineCor")
+    worker_cpus = server_cpus([psutil.Process(vllm_server.process.pid)])
+    masks = {frozenset(os.sched_getaffinity(t.id)) for t in engine.threads()}
+    # every engine-core thread, those started since included, on the worker's cores only
+    assert masks and all(mask <= worker_cpus for mask in masks), (masks, worker_cpus)
+    # the API server is left free to run on the other cores
+    assert set(os.sched_getaffinity(vllm_server.process.pid)) - worker_cpus

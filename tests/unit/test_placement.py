@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from serving.placement import Placement, keep_off_server_cpus, server_cpus
+from serving.placement import Placement, colocate_engine_core, keep_off_server_cpus, server_cpus
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
@@ -139,3 +139,89 @@ def test_describe_writes_cpu_lists_as_the_kernel_does() -> None:
     placement = Placement(frozenset({0}), frozenset(range(8)), frozenset({1, 2, 3, 5, 7}))
     assert placement.moved
     assert placement.describe() == "client on CPUs 1-3,5,7, off the vLLM worker's 0"
+
+
+# ---------------------------------------------------------------- the engine core beside its worker
+
+#: A child that names itself as vLLM's processes do (``prctl(PR_SET_NAME)``, what
+#: ``setproctitle`` sets as the kernel's ``comm``), starts a thread, writes its pid and sleeps.
+_NAMED = (
+    "import ctypes, os, threading, time\n"
+    "ctypes.CDLL(None).prctl(15, {name!r}.encode(), 0, 0, 0)\n"
+    "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+    "os.write(1, b'%d\\n' % os.getpid())\ntime.sleep(60)"  # one write: two children share the pipe
+)
+
+
+@pytest.fixture
+def server_tree(request: pytest.FixtureRequest) -> Iterator[dict[str, int]]:
+    """A stand-in API server (its command line names vLLM) with the children that
+    ``request.param`` names (``VLLM::EngineCore``, ``VLLM::Worker``): their pids by name."""
+    names: list[str] = request.param
+    spawn = "".join(
+        f"c = subprocess.Popen([sys.executable, '-c', {_NAMED.format(name=n)!r}])\n" for n in names
+    )
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"# vllm.entrypoints stand-in\nimport subprocess, sys, time\n{spawn}time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert parent.stdout is not None
+        pids = sorted(int(parent.stdout.readline()) for _ in names)
+        by_name = {psutil.Process(pid).name(): pid for pid in pids}
+        yield {"server": parent.pid, **by_name}
+    finally:
+        for p in psutil.Process(parent.pid).children(recursive=True):
+            p.kill()
+        parent.kill()
+        parent.wait()
+
+
+def _thread_masks(pid: int) -> list[frozenset[int]]:
+    return [frozenset(os.sched_getaffinity(t.id)) for t in psutil.Process(pid).threads()]
+
+
+ENGINE, WORKER = "VLLM::EngineCor", "VLLM::Worker"  # comm keeps 15 characters
+
+
+@pytest.mark.parametrize("server_tree", [["VLLM::EngineCore", WORKER]], indirect=True)
+def test_the_engine_core_moves_onto_its_workers_cores(server_tree: dict[str, int]) -> None:
+    os.sched_setaffinity(server_tree[WORKER], {ALLOWED[-1]})
+    placement = colocate_engine_core(server_tree["server"])
+    assert placement.moved and placement.engine_core_pid == server_tree[ENGINE]
+    assert placement.worker_cpus == placement.after == frozenset({ALLOWED[-1]})
+    masks = _thread_masks(server_tree[ENGINE])
+    assert len(masks) >= 2 and set(masks) == {frozenset({ALLOWED[-1]})}  # every thread
+    assert f"on CPUs {ALLOWED[-1]}, beside its worker" in placement.describe()
+    # the API server itself stays where it was
+    assert frozenset(os.sched_getaffinity(server_tree["server"])) == frozenset(ALLOWED)
+    again = colocate_engine_core(server_tree["server"])
+    assert not again.moved and again.reason == "already beside its worker"
+
+
+@pytest.mark.parametrize("server_tree", [["VLLM::EngineCore", WORKER]], indirect=True)
+def test_nothing_moves_when_no_worker_is_bound(server_tree: dict[str, int]) -> None:
+    if len(ALLOWED) < (psutil.cpu_count() or 1):
+        pytest.skip("this host's online cores are not all allowed here")
+    placement = colocate_engine_core(server_tree["server"])
+    assert not placement.moved and "no vLLM worker bound" in placement.describe()
+    assert frozenset(os.sched_getaffinity(server_tree[ENGINE])) == frozenset(ALLOWED)
+
+
+@pytest.mark.parametrize("server_tree", [[WORKER]], indirect=True)
+def test_nothing_moves_without_an_engine_core_process(server_tree: dict[str, int]) -> None:
+    os.sched_setaffinity(server_tree[WORKER], {ALLOWED[0]})
+    placement = colocate_engine_core(server_tree["server"])
+    assert not placement.moved and placement.engine_core_pid is None
+    assert placement.reason == "no separate engine core process"
+
+
+def test_a_server_that_is_gone_moves_nothing() -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    placement = colocate_engine_core(gone.pid)
+    assert not placement.moved and "not readable" in placement.reason
