@@ -36,6 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
@@ -68,6 +69,19 @@ _TOTALS = re.compile(
     r"|^\s*(?:合计|合計|总计|總計|小计|小計|总和|總和|共计|共計|平均|均值|平均值|累计|累計)",
     re.IGNORECASE,
 )
+#: Exact total labels: a row so labelled (with a number) is a total row, no check needed.
+_STRONG_TOTAL = re.compile(
+    r"^\s*(?:(?:grand|sub)[\s-]?)?totals?\s*[:：]?\s*$"
+    r"|^\s*(?:sum|gesamt|insgesamt|summe|zwischensumme|somme|sous-total|suma|totale|totaal|"
+    r"итого|всего)\s*[:：]?\s*$|^\s*(?:合计|合計|总计|總計|小计|小計|总和|總和|共计|共計)\s*[:：]?\s*$",
+    re.IGNORECASE,
+)
+#: A label that ends in "total" ("East Total", "Overall total", "Region subtotal"): Excel's
+#: Data > Subtotal writes "<group> Total" rows. Checked against the rows above like the weak
+#: labels of :data:`_TOTALS` ("Total Wine & More" is a store, "Average" may be a category).
+_TRAILING_TOTAL = re.compile(r"^\s*\S.{0,40}?\s(?:grand\s)?(?:sub)?totals?\s*[:：]?\s*$", re.I)
+#: A formula that totals the rows above it (``=SUM(B2:B5)``, ``=SUBTOTAL(9,B2:B5)``).
+_TOTAL_FORMULA = re.compile(r"^=?\s*(?:SUM|SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
 _HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
 _FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥])")
 _USABLE = frozenset(
@@ -278,9 +292,62 @@ def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
     return sorted(boxes)
 
 
+#: Quoted literal text (``0.00"%"``) and backslash-escaped characters (``0.0\\%``) of an Excel
+#: number format: a ``%`` there is text shown after the number, not Excel's x100 percent.
+_FORMAT_LITERAL = re.compile(r'"[^"]*"|\\.')
+
+
+def percent_format(fmt: str) -> Literal["fraction", "points"] | None:
+    """How an Excel number format shows a percentage: ``fraction`` for Excel's percent
+    (``0%``, ``0.0%``: the cell holds 0.125 and shows 12.5%), ``points`` for a ``%`` written as
+    literal text (``0.00"%"``, ``0.0\\%``: the cell holds 12.5 and shows 12.5%), None for no
+    ``%`` at all (ECMA-376 Part 1, 18.8.31 numFmts)."""
+    if "%" not in fmt:
+        return None
+    if "%" in _FORMAT_LITERAL.sub("", fmt):
+        return "fraction"
+    return "points"
+
+
+def _percent_scale(formats: Counter[str], header: str, values: list[Value]) -> tuple[str, float]:
+    """The format a numeric column is read with, and the factor that makes its values the
+    fractions the ``%`` unit means (1, or 0.01 for values written in percent points).
+
+    * Cells in Excel's percent formats (``0%``, ``0.0%``... counted together) on at least half
+      of the formatted cells make the column a percentage, whatever the single most common
+      format is (three General cells beside two ``0%``, two ``0.0%`` and one ``0.00%``).
+    * A ``%`` that the format writes as text (``0.00"%"``) means the values are points.
+    * A header that names the unit (``Growth %``, ``Discount (%)``) over plain numbers: points
+      when a value is above 1 in magnitude (12.5 is 12.5%, not 1,250%), fractions otherwise.
+    """
+    fmt = formats.most_common(1)[0][0] if formats else "General"
+    if not formats:
+        return fmt, 1.0
+    by_kind: Counter[str | None] = Counter()
+    for f, n in formats.items():
+        by_kind[percent_format(f)] += n
+    total = sum(formats.values())
+    if by_kind["fraction"] * 2 >= total:
+        fmt = max((f for f in formats if percent_format(f) == "fraction"), key=formats.__getitem__)
+        return fmt, 1.0
+    if by_kind["points"] * 2 >= total:
+        fmt = max((f for f in formats if percent_format(f) == "points"), key=formats.__getitem__)
+        return fmt, 0.01
+    if _header_percent(header):
+        numbers = [abs(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if numbers and max(numbers) > 1:
+            return fmt, 0.01
+    return fmt, 1.0
+
+
+def _header_percent(header: str) -> bool:
+    match = _HEADER_UNIT.search(header)
+    return (match is not None and match.group(1).strip() == "%") or header.rstrip().endswith("%")
+
+
 def _unit(fmt: str, header: str, ctype: ColumnType) -> str | None:
     if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
-        if "%" in fmt.replace("\\%", ""):
+        if percent_format(fmt) is not None:
             return "%"
         match = _FORMAT_CURRENCY.search(fmt.replace('"', ""))
         if match:
@@ -329,11 +396,41 @@ def _total_label(row: list[RawCell]) -> str | None:
     if not row or row[0].kind is not CellKind.TEXT:
         return None
     label = str(row[0].value).strip()
-    if not _TOTALS.match(label):
+    if not (_TOTALS.match(label) or _TRAILING_TOTAL.match(label)):
         return None
     if not any(cell.kind is CellKind.NUMBER or cell.kind is CellKind.UNCACHED for cell in row):
         return None
     return label[:40]
+
+
+def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, groups: list[list[int]]) -> bool:
+    """Whether a number of row ``r`` is the sum or the mean of its column over one of the row
+    groups (the data rows since the last total row, and all data rows so far), or a formula
+    that totals the rows above (``SUM``, ``SUBTOTAL``, ``AGGREGATE``)."""
+    for c in range(c1, c2 + 1):
+        cell = cells.get((r, c))
+        if cell is None or cell.kind not in (CellKind.NUMBER, CellKind.UNCACHED):
+            continue
+        if cell.formula is not None and _TOTAL_FORMULA.match(cell.formula):
+            return True
+        if cell.kind is not CellKind.NUMBER or isinstance(cell.value, bool):
+            continue
+        target = float(cell.value)  # type: ignore[arg-type]
+        for rows in groups:
+            numbers = [
+                float(v.value)  # type: ignore[arg-type]
+                for q in rows
+                if (v := cells.get((q, c))) is not None
+                and v.kind is CellKind.NUMBER
+                and not isinstance(v.value, bool)
+            ]
+            if len(numbers) < 2:
+                continue
+            total = sum(numbers)
+            for expected in (total, total / len(numbers)):
+                if abs(target - expected) <= 1e-6 * max(1.0, abs(expected)):
+                    return True
+    return False
 
 
 @dataclass(slots=True)
@@ -414,7 +511,22 @@ def build_table(
                 Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason="hidden row")
             )
             continue
-        label = _total_label(_row_cells(cells, r, c1, c2))
+        row = _row_cells(cells, r, c1, c2)
+        label = _total_label(row)
+        if label is not None and not _STRONG_TOTAL.match(label):
+            # a weak label ("Average", "Total Wine & More", "East Total") counts only when the
+            # row sums or averages the rows above it
+            since = [q for q in data_rows if q > (totals_rows[-1] if totals_rows else 0)]
+            if not _aggregates_rows_above(cells, r, c1, c2, [since, data_rows]):
+                label = None
+        elif (
+            label is None
+            and data_rows
+            and row
+            and row[0].kind is not CellKind.TEXT
+            and any(c.formula is not None and _TOTAL_FORMULA.match(c.formula) for c in row)
+        ):
+            label = "(a SUM formula)"  # no label: a formula totals the rows above (=SUM(B2:B5))
         if label is not None and len(candidates) > 1:
             totals_rows.append(r)
             skipped.append(
@@ -492,6 +604,14 @@ def build_table(
         else:
             conforming = tuple(k for k in kinds if k.value == ctype.value) or tuple(kinds)
         fmt = formats.most_common(1)[0][0] if formats else "General"
+        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
+            fmt, scale = _percent_scale(formats, header, values)
+            if scale != 1.0:  # percent points -> the fractions that the "%" unit means
+                values = [
+                    v * scale if isinstance(v, int | float) and not isinstance(v, bool) else v
+                    for v in values
+                ]
+                ctype = ColumnType.NUMBER
         unknown = [f"{letter}{r}" for r in issue_rows]
         if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
             unknown += [

@@ -54,6 +54,10 @@ from orchestrator.spreadsheet.raw import (
 )
 
 _FULL_CALC = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*\bfullCalcOnLoad\s*=\s*[\"'](?:1|true)[\"']")
+#: ``<calcPr calcMode="manual">``: the writer asked Excel not to recalculate. XlsxWriter's
+#: ``set_calc_mode("manual")`` writes it without ``fullCalcOnLoad``, with 0 as every formula's
+#: cached result; an Excel-saved manual workbook keeps real (possibly stale) results.
+_MANUAL_CALC = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*\bcalcMode\s*=\s*[\"']manual[\"']")
 
 
 class _Budget:
@@ -109,6 +113,7 @@ class XlsxBook:
                 "Re-save it in Excel as .xlsx, or send the original file again",
             ) from exc
         self._formats: dict[int, str] = {}
+        self._workbook_head: bytes | None = None
 
     def __enter__(self) -> XlsxBook:
         return self
@@ -123,18 +128,27 @@ class XlsxBook:
         """``"1904"`` for the Mac 1904 date system, else ``"1900"``."""
         return "1904" if self.wb.epoch.year == 1904 else "1900"
 
+    def _workbook_xml(self) -> bytes:
+        if self._workbook_head is None:
+            try:
+                self._workbook_head = self.wb._archive.read("xl/workbook.xml")
+            except (KeyError, AttributeError, OSError):
+                self._workbook_head = b""
+        return self._workbook_head
+
     @property
     def placeholder_cache(self) -> bool:
         """True when the workbook asks Excel to recalculate every formula on open."""
         # read the file's own <calcPr>: openpyxl's CalcProperties defaults fullCalcOnLoad to
         # True when the element is absent, which would mark every Excel-saved file
         if self._full_calc is None:
-            try:
-                head = self.wb._archive.read("xl/workbook.xml")
-            except (KeyError, AttributeError, OSError):
-                head = b""
-            self._full_calc = bool(_FULL_CALC.search(head))
+            self._full_calc = bool(_FULL_CALC.search(self._workbook_xml()))
         return self._full_calc
+
+    @property
+    def manual_calc(self) -> bool:
+        """True when the workbook's calculation mode is manual (see :data:`_MANUAL_CALC`)."""
+        return bool(_MANUAL_CALC.search(self._workbook_xml()))
 
     def sheet_state(self, index: int) -> str:
         """``visible``, ``hidden`` or ``veryHidden`` of sheet ``index`` (0-based)."""
@@ -276,11 +290,20 @@ class XlsxBook:
         return sheet
 
     def _cached_values(self, ws: Any, sheet: RawSheet, formulas: list[tuple[int, int]]) -> None:
-        """Pass 2: fill each formula cell with its cached value (``data_only=True``)."""
+        """Pass 2: fill each formula cell with its cached value (``data_only=True``).
+
+        A formula whose cached result is an empty string (``t="str"`` with an empty ``<v>``:
+        ``=IF(B6="","",B6*C6)`` filled down a template) is an empty cell, not an unknown one.
+        In a workbook in manual calculation mode, a sheet whose formulas (two or more) all
+        cache 0 holds placeholders (XlsxWriter's ``set_calc_mode("manual")``): they stay
+        unknown, and the sheet is marked ``placeholder_cache``.
+        """
         wanted: dict[int, set[int]] = {}
         for r, c in formulas:
             wanted.setdefault(r, set()).add(c)
         last = max(wanted)
+        found: dict[tuple[int, int], RawCell] = {}
+        empty: list[tuple[int, int]] = []
         _, rows = self._rows(ws, data_only=True)
         for row_idx, row in rows:
             if row_idx > last:
@@ -292,10 +315,25 @@ class XlsxBook:
                 if cell["column"] not in cols:
                     continue
                 cached = self._cell(cell)
-                target = sheet.cells[(row_idx, cell["column"])]
                 if cached is not None and cached.kind is not CellKind.UNCACHED:
-                    target.value, target.kind = cached.value, cached.kind
+                    found[(row_idx, cell["column"])] = cached
+                elif cached is None and cell["data_type"] in ("s", "str", "inlineStr"):
+                    empty.append((row_idx, cell["column"]))
         rows.close()
+        if (
+            self.manual_calc
+            and len(formulas) >= 2
+            and not empty
+            and len(found) == len(formulas)
+            and all(c.kind is CellKind.NUMBER and c.value == 0 for c in found.values())
+        ):
+            sheet.placeholder_cache = True
+            return
+        for key, cached in found.items():
+            target = sheet.cells[key]
+            target.value, target.kind = cached.value, cached.kind
+        for key in empty:
+            del sheet.cells[key]
 
     def _tables(self, ws: Any, parser: WorkSheetParser) -> list[RawTable]:
         parts = getattr(parser.tables, "tablePart", None) or []

@@ -265,7 +265,7 @@ def render_markdown(content: ReportContent) -> str:
     out += [f"- {_md_cell(line)}" for line in unused] or ["- Nothing: every cell was used."]
     out.append("")
     read_as = [
-        f"{_md_code(col.name)} ({col.range}): {_md_cell(col.note)}"
+        f"{_md_code(col.name)} ({_md_cell(col.range)}): {_md_cell(col.note)}"
         for table in wb.tables()
         for col in table.columns
         if col.note
