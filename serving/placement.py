@@ -153,6 +153,15 @@ def _bound_cpus(processes: Iterable[psutil.Process]) -> frozenset[int]:
     return frozenset(bound)
 
 
+def _bind_threads(tids: Iterable[int], cpus: frozenset[int]) -> None:
+    """Bind each thread to ``cpus``; a thread that ended meanwhile is logged and skipped."""
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except OSError as exc:
+            logger.debug("thread %d not moved: %s", tid, exc)
+
+
 def keep_off_server_cpus(bound: frozenset[int] | None = None) -> Placement:
     """Bind this process (each of its threads) to its allowed cores minus the vLLM worker's.
 
@@ -182,11 +191,7 @@ def keep_off_server_cpus(bound: frozenset[int] | None = None) -> Placement:
         return Placement(bound, before, before, "the vLLM worker's cores are all it may use")
     if target == before:
         return Placement(bound, before, before, "already off the vLLM worker's cores")
-    for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
-        try:
-            os.sched_setaffinity(tid, target)
-        except OSError as exc:  # a thread that ended meanwhile
-            logger.debug("thread %d not moved: %s", tid, exc)
+    _bind_threads(sorted(int(t) for t in os.listdir("/proc/self/task")), target)
     return Placement(bound, before, frozenset(os.sched_getaffinity(0)))
 
 
@@ -275,11 +280,7 @@ def colocate_engine_core(server_pid: int) -> EngineCorePlacement:
         return EngineCorePlacement(
             engine.pid, worker_cpus, before, before, "already beside its worker"
         )
-    for tid in tids:
-        try:
-            os.sched_setaffinity(tid, worker_cpus)
-        except OSError as exc:  # a thread that ended meanwhile
-            logger.debug("engine core thread %d not moved: %s", tid, exc)
+    _bind_threads(tids, worker_cpus)
     try:
         after = frozenset(engine.cpu_affinity() or ())
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):

@@ -320,19 +320,16 @@ def _percent_scale(formats: Counter[str], header: str, values: list[Value]) -> t
     * A header that names the unit (``Growth %``, ``Discount (%)``) over plain numbers: points
       when a value is above 1 in magnitude (12.5 is 12.5%, not 1,250%), fractions otherwise.
     """
-    fmt = formats.most_common(1)[0][0] if formats else "General"
     if not formats:
-        return fmt, 1.0
+        return "General", 1.0
     by_kind: Counter[str | None] = Counter()
     for f, n in formats.items():
         by_kind[percent_format(f)] += n
-    total = sum(formats.values())
-    if by_kind["fraction"] * 2 >= total:
-        fmt = max((f for f in formats if percent_format(f) == "fraction"), key=formats.__getitem__)
-        return fmt, 1.0
-    if by_kind["points"] * 2 >= total:
-        fmt = max((f for f in formats if percent_format(f) == "points"), key=formats.__getitem__)
-        return fmt, 0.01
+    for kind, scale in (("fraction", 1.0), ("points", 0.01)):
+        if by_kind[kind] * 2 >= sum(formats.values()):
+            kept = (f for f in formats if percent_format(f) == kind)
+            return max(kept, key=formats.__getitem__), scale
+    fmt = formats.most_common(1)[0][0]
     if _header_percent(header):
         numbers = [abs(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
         if numbers and max(numbers) > 1:

@@ -21,10 +21,12 @@ from workflows.excel_report.render import could_not_use
 FAULTS = Path(DEFAULT_DATA_DIR) / "fault_inputs"
 
 
-def _save(rows: list[list[object]], path: Path, formats: dict[int, str] | None = None) -> Path:
+def _save(
+    rows: list[list[object]], path: Path, formats: dict[int, str] | None = None, title: str = "Data"
+) -> Path:
     wb = XlWorkbook()
     ws = wb.active
-    ws.title = "Data"
+    ws.title = title
     for row in rows:
         ws.append(row)
     for col, fmt in (formats or {}).items():

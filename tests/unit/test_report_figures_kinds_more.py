@@ -13,30 +13,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from openpyxl import Workbook as XlWorkbook
 
 from orchestrator.spreadsheet import read_workbook
-from workflows.excel_report.analysis import analyse
+from tests.unit.test_report_figures_kinds import _figs, _save
 from workflows.excel_report.offline import figures_only_report
-
-
-def _save(
-    rows: list[list[object]], path: Path, formats: dict[int, str] | None = None, title: str = "Data"
-) -> Path:
-    wb = XlWorkbook()
-    ws = wb.active
-    ws.title = title
-    for row in rows:
-        ws.append(row)
-    for col, fmt in (formats or {}).items():
-        for r in range(2, len(rows) + 1):
-            ws.cell(r, col).number_format = fmt
-    wb.save(path)
-    return path
-
-
-def _figs(path: Path) -> dict[str, float | int | str]:
-    return {f.label: f.value for f in analyse(read_workbook(path)).figures}
 
 
 def _rewrite(path: Path, edit: dict[str, object]) -> Path:

@@ -40,7 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.spreadsheet import Column, ColumnType, Skipped, Table, Workbook
-from orchestrator.spreadsheet.detect import sheet_ref
+from orchestrator.spreadsheet.detect import percent_format, sheet_ref
 from workflows.excel_report.figures import Figure, Operation, Provenance, format_value
 
 _ID_NAME = re.compile(
@@ -282,7 +282,7 @@ def is_identifier(col: Column) -> bool:
 def is_additive(col: Column) -> bool:
     """Whether a sum of the column means something: False for percentages (``%`` unit or
     format) and for rates, ratios, averages, prices and scores (by name)."""
-    if col.unit == "%" or "%" in col.number_format.replace("\\%", ""):
+    if col.unit == "%" or percent_format(col.number_format) is not None:
         return False
     name = col.name
     if _ALWAYS_NON_ADDITIVE.search(name):
