@@ -483,7 +483,51 @@ class RuleClassifier:
             if not why_not:
                 return self._fast_decision(state, c1, p1, probs, scanned)
             fast_tier = _tier("fast", True, _ranked_scores(probs), False, why_not)
-        return self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
+        result = self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
+        return self._long_ask(text, exts, channel, result, cut) if n > limit else result
+
+    def _long_ask(
+        self,
+        text: str,
+        exts: tuple[str, ...],
+        channel: str | None,
+        whole: Classification,
+        cut: str,
+    ) -> Classification:
+        """A long request's ask, read on its own: its first or last paragraph.
+
+        A request over the scan limit is mostly material (a pasted diary, a log, a thread)
+        with the ask before or after it. Read as one, the material speaks louder than the ask:
+        a pasted story reads as a post to review. So the first and the last paragraph (or line,
+        or two sentences, whichever unit is short enough: :func:`_ask_spans`) are classified on
+        their own too, and the surer of them decides when it picks a route, or when it is out
+        of scope more surely than the whole text picks one. The result keeps ``truncated`` and
+        the head and tail ranges that were read (both paragraphs lie inside them).
+        """
+        best: tuple[Classification, tuple[int, int], str] | None = None
+        for (a, b), where in _ask_spans(text):
+            c = self._classify(text[a:b], exts, channel)
+            if best is None or (c.route is not FALLBACK, c.confidence) > (
+                best[0].route is not FALLBACK,
+                best[0].confidence,
+            ):
+                best = (c, (a, b), where)
+        if best is None:
+            return whole
+        c, (a, b), where = best
+        if c.route is FALLBACK and (
+            c.fallback_reason != "out_of_scope" or c.confidence <= whole.confidence
+        ):
+            return whole
+        return c.model_copy(
+            update={
+                "reason": f"the ask read on its own ({where}, characters {a:,}-{b:,}): "
+                + c.reason
+                + f"; the whole text read as {whole.route.value}{cut}",
+                "truncated": True,
+                "scanned": whole.scanned,
+            }
+        )
 
     def _fast_decision(
         self,
@@ -1066,6 +1110,61 @@ def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     head, tail = limit // 2, limit - limit // 2
     norm = normalise(text[a : a + head]) + "\n\n" + normalise(text[b - tail : b])
     return norm, ((a, a + head), (b - tail, b))
+
+
+#: Longest ask unit that :func:`_ask_spans` reads on its own (characters): a paragraph longer
+#: than this is material, not an ask.
+_ASK_MAX_CHARS = 1000
+#: Units of a long text, coarse to fine: paragraphs, lines, sentences.
+_ASK_UNITS = (
+    re.compile(r"\n[ \t\r\f\v]*\n\s*"),
+    re.compile(r"\n\s*"),
+    re.compile(r"(?<=[.!?。！？])\s*"),
+)
+
+
+def _ask_spans(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Where a long text's ask may be: its first and its last unit, as ``(start, end)`` ranges.
+
+    A unit is the coarsest of paragraph, line and (two) sentences that is non-blank and at
+    most :data:`_ASK_MAX_CHARS` long; only the first and the last ``2 * _ASK_MAX_CHARS``
+    characters are searched, so a 200,000-character text costs what a short one does.
+    """
+    window = 2 * _ASK_MAX_CHARS
+    out: list[tuple[tuple[int, int], str]] = []
+    head_text, tail_off = text[:window], max(0, len(text) - window)
+    tail_text = text[tail_off:]
+    for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
+        parts = [m for m in _split_spans(head_text, unit) if m[1] > m[0]]
+        if name == "sentences" and len(parts) > 1:
+            parts = [(parts[0][0], parts[1][1])]
+        if parts and parts[0][1] - parts[0][0] <= _ASK_MAX_CHARS and parts[0][1] < len(head_text):
+            out.append((parts[0], "first " + name))
+            break
+    for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
+        parts = [m for m in _split_spans(tail_text, unit) if m[1] > m[0]]
+        if name == "sentences" and len(parts) > 1:
+            parts = [(parts[-2][0], parts[-1][1])]
+        if parts and parts[-1][1] - parts[-1][0] <= _ASK_MAX_CHARS and parts[-1][0] > 0:
+            a, b = parts[-1]
+            out.append(((a + tail_off, b + tail_off), "last " + name))
+            break
+    return out
+
+
+def _split_spans(text: str, sep: re.Pattern[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces of ``text`` between matches of ``sep``, stripped."""
+    spans, start = [], 0
+    for m in sep.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    out = []
+    for a, b in spans:
+        piece = text[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        out.append((a + lead, a + len(piece.rstrip())))
+    return out
 
 
 def _compound(

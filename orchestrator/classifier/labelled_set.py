@@ -7,7 +7,13 @@ always give the same set, and a new row never moves an old row between splits):
   out-of-scope rows: BANKING77 and Bitext utterances, CLINC150 in-scope utterances (150
   intents of a virtual assistant), waimai food-delivery reviews (Chinese) and both questions
   of every ATEC Alipay pair (Chinese, de-duplicated).
-* **fallback** — CLINC150 rows with ``intent == "oos"`` (out-of-scope for every route).
+  Also everyday customer requests written for this set (:data:`CS_WRITTEN`: a cold meal, a
+  courier, an angry customer, a membership, a hotel or a phone bill) and one customer text in
+  three wrapped as a long polite e-mail or an angry message (:data:`REQUEST_WRAPPERS`,
+  :data:`COMPLAINT_WRAPPERS`).
+* **fallback** — CLINC150 rows with ``intent == "oos"`` (out-of-scope for every route), its
+  assistant intents, out-of-scope questions written for this set (some name a service word);
+  one in three comes in a neutral polite wrapper too, so that politeness tells no route.
 * **content_moderation** — posts of ``moderation/*.csv`` (Davidson tweets, Jigsaw comments,
   COLD Chinese posts; every post, offensive or not) *submitted for review*: each post is
   wrapped in a review request such as ``Please review this post before it goes live: …`` or
@@ -275,6 +281,244 @@ ZH_OUT_OF_SCOPE: dict[Split, dict[str, tuple[str, ...]]] = {
 }
 
 
+#: Everyday customer requests, written for this set (added 2026-12-03): the kinds that the data
+#: folder's sources lack (BANKING77 and ATEC are banking, waimai is food reviews, Bitext is
+#: one shop's orders): a meal that came cold, a courier who left a parcel in the rain, an
+#: angry customer who swears at the shop, a long polite e-mail, a change of delivery address,
+#: a membership that renewed itself, a hotel or flight booking, a phone bill, an insurance claim.
+#: By language, split and phrasing family (a family is on one side of the split only).
+CS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
+    "en": {
+        "tune": {
+            "food_delivery": (
+                "my dinner showed up an hour late and stone cold",
+                "The rider ate half my fries, I want my money back",
+                "wrong meal again, I ordered the vegan bowl not chicken",
+                "food came soggy and the drink was spilt all over the bag",
+            ),
+            "courier": (
+                "the courier says he delivered but nothing is at my door",
+                "driver left the box in the rain and the contents are ruined",
+                "can the courier come tomorrow instead, nobody is home today",
+                "your delivery guy threw my parcel over the fence",
+            ),
+            "angry": (
+                "this is the third time you've screwed up my order, sort it out NOW",
+                "absolutely useless service, where the hell is my refund",
+                "I am fed up with being charged for a subscription I cancelled months ago",
+                "your app is garbage, it keeps logging me out and I can't pay",
+            ),
+            "polite_long": (
+                "Hello, I hope you are well. I placed an order last Tuesday and the tracking "
+                "page has not changed since Thursday. Could you please look into it? Many thanks.",
+                "Dear team, sorry to bother you. I was billed twice for my March invoice and "
+                "would be grateful if one of the charges could be refunded. Kind regards.",
+                "Hi there, thank you for the quick help last time. I now need to change the "
+                "name on my booking for next month, is that possible? Best wishes.",
+            ),
+            "subscription": (
+                "how do I stop my membership renewing automatically",
+                "I was charged for premium even though I downgraded",
+                "pause my plan for two months please",
+            ),
+            "travel": (
+                "can I change the date of my hotel stay without paying extra",
+                "my flight was cancelled, what are my options for a refund",
+                "is breakfast included in my room booking",
+            ),
+            "short": ("refund pls", "where's my stuff", "order still not here", "human please"),
+        },
+        "test": {
+            "food_order": (
+                "half my order was missing when the takeaway arrived",
+                "the restaurant sent someone else's food to me",
+                "my pizza arrived cold and squashed",
+            ),
+            "complaint_rude": (
+                "you people are hopeless, three weeks and still no parcel",
+                "worst shop ever, give me my damn money back",
+                "sick of waiting on hold, just cancel my account",
+            ),
+            "polite_email": (
+                "Good afternoon, apologies for the trouble. The jacket I received is the wrong "
+                "size; could you tell me how to exchange it? Thank you in advance.",
+                "Dear support, I moved house last week. Would you kindly update the delivery "
+                "address on my open order? Warm regards.",
+            ),
+            "telecom": (
+                "my phone bill is much higher than usual this month",
+                "the broadband has been down since yesterday",
+                "how do I add more mobile data to my plan",
+            ),
+        },
+    },
+    "zh": {
+        "tune": {
+            "logistics": (
+                "物流三天没更新了，帮我查一下",
+                "快递显示已签收但我没收到",
+                "商家一直不发货怎么办",
+                "包裹被放在驿站了，我想改成送货上门",
+            ),
+            "address": (
+                "下单地址填错了，能改吗",
+                "帮我把收货地址改成公司",
+                "还没发货的话能换个地址吗",
+            ),
+            "membership": (
+                "会员到期自动扣费了，能退吗",
+                "怎么关闭自动续费",
+                "我没开通会员为什么扣了我的钱",
+            ),
+            "booking": (
+                "酒店订错日期了，可以改吗",
+                "机票能退吗，要收多少手续费",
+                "我订的房间可以提前入住吗",
+            ),
+            "goods": (
+                "收到的商品有破损，怎么申请换货",
+                "少发了一件，请补发",
+                "买错颜色了可以换吗",
+            ),
+            "agent": ("人工客服在哪", "我要找人工", "能不能让真人来处理"),
+            "polite_long": (
+                "您好，不好意思打扰一下。我前天在你们店里买了一台电饭煲，今天到货发现外包装破了，"
+                "里面的内胆也有划痕，想问一下能不能换一台新的，麻烦您了，谢谢！",
+                "你好，我是老顾客了。这个月的账单里多了一笔我不认识的扣费，能帮我查一下是什么吗？"
+                "辛苦了。",
+            ),
+        },
+        "test": {
+            "delivery_issue": (
+                "快递员没打电话就把东西放门口了，现在丢了",
+                "我的包裹一直在派送中，都三天了",
+                "外卖送错了，不是我点的",
+            ),
+            "telecom_bill": (
+                "这个月话费怎么这么多",
+                "流量用超了，帮我看看怎么收费的",
+                "宽带断网了，什么时候能修好",
+            ),
+            "insurance": ("理赔材料交了一周了还没消息", "保单能退吗"),
+            "angry_zh": (
+                "你们这什么破服务，退款拖了一个月了",
+                "再不给我处理我就投诉到消协",
+            ),
+        },
+    },
+}
+
+
+#: How a request comes wrapped (added 2026-12-03): a long polite e-mail (greeting, thanks,
+#: apologies for the bother), a story of what happened before the ask, a note after it. The
+#: data folder's requests are short, and long prose is otherwise only ever a post under review,
+#: so without these the n-gram model reads a polite e-mail as a post. The wrapper says nothing
+#: of the route: it wraps customer texts, out-of-scope questions and spreadsheet asks alike
+#: (:func:`_wrapped_requests`), each keeping its route. ``{req}`` is the request; each
+#: wrapper is one phrasing family, on one side of the split.
+REQUEST_WRAPPERS: dict[Lang, dict[Split, tuple[str, ...]]] = {
+    "en": {
+        "tune": (
+            "Good morning, I hope you are keeping well. I'm sorry to trouble you with this, "
+            "but I could use your help. {req} Thank you very much in advance for your time.",
+            "Dear Sir or Madam, I hope this finds you well. {req} I look forward to hearing "
+            "from you. Kind regards",
+            "Hi there! Hope your week is going well. Quick question from me: {req} Thanks a "
+            "million, you're a star.",
+            "Hello, first of all thank you for the help last time, it was much appreciated. "
+            "I have another matter now. {req} Best wishes and have a lovely day.",
+            "So here's what happened: I was talking about this with a friend yesterday and we "
+            "could not work it out. {req} Any help would be great.",
+            "Apologies for the long message, I'm not very good with these things and my son "
+            "usually helps me. {req} Thank you for your patience with me.",
+            "{req} Sorry if this is a silly question, I just couldn't find it anywhere. Thanks "
+            "so much!",
+            "Hey, hope you're having a good day! {req} Cheers!",
+            "To whom it may concern, I am writing with a question. {req} Yours faithfully",
+            "Hi, hope you don't mind me asking. {req} Appreciate it, thanks.",
+            "Dear team, thank you for taking the time to read this. {req} I would be grateful "
+            "for a reply at your earliest convenience.",
+            "Morning! Sorry, me again. {req} Thanks for putting up with me.",
+            "My wife told me to write to you, so here goes. {req} Thanks, both of us appreciate "
+            "it.",
+            "{req} I hope that makes sense, English is not my first language. Thank you.",
+            "Hello again, following up on last week. {req} Many thanks.",
+        ),
+        "test": (
+            "Good afternoon, I hope all is well with you and the team. {req} Many thanks for "
+            "looking into this, warm regards.",
+            "Hi, sorry to bother you on a busy day. {req} Thank you kindly.",
+            "Long story short, my friend and I have a bet on this one. {req} Cheers for any help.",
+        ),
+    },
+    "zh": {
+        "tune": (
+            "您好，不好意思打扰您了。{req}麻烦您帮忙看一下，非常感谢！",
+            "你好，想咨询一下，{req}希望能尽快回复，谢谢。",
+            "亲，在吗？{req}辛苦啦~",
+            "事情是这样的，我昨天和朋友聊到这个，半天也没弄明白。{req}麻烦帮帮忙。",
+            "不好意思，我年纪大了不太会用这些东西，平时都是孩子帮我弄的。{req}谢谢您的耐心。",
+            "{req}不好意思问题有点多，网上实在找不到，谢谢！",
+            "早上好！{req}谢谢啦。",
+            "麻烦问一下，{req}感谢感谢！",
+            "我老婆让我来问问，{req}谢谢你们。",
+            "{req}我不太懂这些，麻烦说得简单一点，谢谢。",
+        ),
+        "test": (
+            "您好，打扰一下，{req}谢谢您，祝您工作顺利！",
+            "你好，是这样的，我在网上查了很久都没找到答案。{req}麻烦了。",
+        ),
+    },
+}
+
+#: An angry customer's framing of a request (added 2026-12-03): a rant before the ask, a
+#: threat to leave after it. Customer texts only: anger at the desk is the desk's business.
+COMPLAINT_WRAPPERS: dict[Lang, dict[Split, tuple[str, ...]]] = {
+    "en": {
+        "tune": (
+            "This is absolutely ridiculous. I have been waiting for days and nobody answers. "
+            "{req} Sort this out today or I am taking my business elsewhere!",
+            "Seriously?! Third time I'm writing about this. {req} Fix it. Now.",
+            "I'm really disappointed, to be honest. I expected better from you. {req}",
+            "I've had enough. Your website is useless and your phone line just rings. {req} "
+            "Answer me properly this time.",
+            "Unbelievable. I pay you every month for this. {req} Get it sorted or I cancel "
+            "everything.",
+            "Not happy at all. {req} I expect a reply within 24 hours.",
+            "I was on hold for forty minutes this morning and then got cut off. {req} Please "
+            "just email me back.",
+        ),
+        "test": (
+            "I can't believe how bad this is. Nobody has replied to my emails. {req} I want an "
+            "answer today.",
+        ),
+    },
+    "zh": {
+        "tune": (
+            "你们这服务真的太让人失望了，等了好几天都没人管。{req}今天必须给我处理！",
+            "我真的很生气，已经是第三次联系你们了。{req}",
+            "你好，我之前打过电话但是没人接，只好在这里留言。{req}请尽快联系我。",
+            "受不了了，打了好几次电话都没解决。{req}给个说法！",
+        ),
+        "test": ("太离谱了，一直没人回复。{req}再不处理我就投诉了！",),
+    },
+}
+
+#: Sources whose texts are also sent wrapped (one in three): customer texts in either kind of
+#: wrapper, out-of-scope questions in a neutral one.
+WRAPPED_REQUEST_SOURCES = (
+    "banking77_sample.csv",
+    "bitext_customer_support_sample.csv",
+    "atec_zh_customer_questions_sample.csv",
+    "waimai_10k_zh_sample.csv",
+    "clinc150_oos_sample.csv:oos",
+    "clinc150_oos_sample.csv:assistant",
+    "zh_out_of_scope",
+    "oos_service_word/en",
+    "oos_service_word/zh",
+)
+
+
 #: Out-of-scope asks about a service *topic* (issue 14: "tell me a joke about delivery
 #: drivers"): general knowledge, entertainment and trivia that merely name a word a
 #: customer-service desk also uses. Each template is one phrasing family, on one side of the
@@ -321,6 +565,14 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "what did people do before {x} existed",
             "what careers have to do with {x}",
             "which famous painting shows {x}",
+            # added 2026-12-03 (tune): translation, writing for someone, how things work in
+            # nature or engineering, etiquette and planning, about a service topic
+            "translate the word {x} into spanish",
+            "write a cover letter for a job that deals with {x}",
+            "how do {x} actually work, physically",
+            "is it rude to bring up {x} on a first date",
+            "help me plan a party themed around {x}",
+            "write an essay introduction about {x}",
         ),
         "test": (
             "do you know any riddles about {x}",
@@ -332,6 +584,9 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             # added 2026-12-02 (test)
             "out of curiosity, how have {x} changed over the last century",
             "for my homework: what role do {x} play in an economy",
+            # added 2026-12-03 (test)
+            "how would you say {x} in german",
+            "is it customary to tip for {x} abroad",
         ),
     },
     "zh": {
@@ -362,6 +617,11 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "写作业用：简单介绍一下{x}在社会里的作用",
             "{x}为什么叫这个名字",
             "以前没有{x}的时候人们怎么办",
+            # added 2026-12-03 (tune)
+            "{food}的家常做法是什么",
+            "做和{x}有关的工作有前途吗",
+            "去{x}相关的公司面试要准备什么",
+            "把“{x}”翻译成日语",
         ),
         "test": (
             "编一个和{x}有关的谜语",
@@ -370,6 +630,8 @@ OOS_SERVICE_TEMPLATES: dict[Lang, dict[Split, tuple[str, ...]]] = {
             "有没有关于{x}的歌",
             # added 2026-12-02 (test)
             "好奇问一下，{x}这些年有什么变化",
+            # added 2026-12-03 (test)
+            "怎样在家做出好吃的{food}",
         ),
     },
 }
@@ -608,6 +870,46 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
                     )
 
 
+def _written_customer_service() -> Iterator[LabelledRequest]:
+    for lang, splits in CS_WRITTEN.items():
+        for split, families in splits.items():
+            for family, texts in families.items():
+                for i, text in enumerate(texts):
+                    yield LabelledRequest(
+                        id=f"cs_written:{lang}.{split}.{family}.{i}",
+                        text=text,
+                        route=Route.CUSTOMER_SERVICE,
+                        lang=lang,
+                        source=f"cs_written/{lang}",
+                        split=split,
+                        template=f"cs.{lang}.{split}.{family}",
+                        family=f"cs.{lang}.{family}",
+                    )
+
+
+def _wrapped_requests(rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
+    for row in rows:
+        if row.source not in WRAPPED_REQUEST_SOURCES or _hash("req wrap?", row.id) % 3:
+            continue
+        kinds = [("req", REQUEST_WRAPPERS)]
+        if row.route is Route.CUSTOMER_SERVICE:
+            kinds.append(("complaint", COMPLAINT_WRAPPERS))
+        name, table = kinds[_hash("req kind", row.id) % len(kinds)]
+        wrappers = table[row.lang][row.split]
+        w = _hash("req wrap", row.id, row.text) % len(wrappers)
+        family = f"{name}.{row.lang}.{row.split}.{w}"
+        yield LabelledRequest(
+            id=f"wrapped_request:{row.id}",
+            text=wrappers[w].format(req=row.text),
+            route=row.route,
+            lang=row.lang,
+            source=f"wrapped_request/{row.route.value}/{row.lang}",
+            split=row.split,
+            template=family,
+            family=family,
+        )
+
+
 def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
     for row in cs_rows:
         if row.source not in WRAPPED_POST_SOURCES or _hash("wrap?", row.id) % 3:
@@ -730,13 +1032,15 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
                 "that holds customer_service/, moderation/ and spreadsheets/"
             )
     cs = list(_customer_service(data_dir / "customer_service"))
+    oos = [*_zh_out_of_scope(), *_oos_service_words()]
     rows = [
         *cs,
         *_moderation(data_dir / "moderation"),
         *_wrapped_posts(cs),
+        *_wrapped_requests([*cs, *oos]),
         *_excel(data_dir / "spreadsheets", per_split=cap or 400),
-        *_zh_out_of_scope(),
-        *_oos_service_words(),
+        *oos,
+        *_written_customer_service(),
     ]
     groups: dict[tuple[str, str], list[LabelledRequest]] = {}
     for row in rows:
