@@ -924,8 +924,8 @@ def overrule(
     * A **fallback** becomes the route of a positive decisive rule that fired, when no
       negative decisive rule against that route fired too. With one such route, only when it
       is the learned tier's most probable *route* (the rule settles fallback-or-this-route,
-      never this-route-or-another); with several, the one of the highest priority (a post
-      under review may mention anything).
+      never this-route-or-another) or when the rule ``settles`` (:class:`Rule`); with
+      several, the one of the highest priority (a post under review may mention anything).
     * A **route** becomes fallback when a negative decisive rule against it fired and no
       positive decisive rule of it did.
 
@@ -945,7 +945,7 @@ def overrule(
             best_route = max(
                 (r for r in probs if r is not FALLBACK), key=probs.__getitem__, default=None
             )
-            if candidates[0] is not best_route:
+            if candidates[0] is not best_route and not positive[candidates[0]].settles:
                 return None
             return candidates[0], positive[candidates[0]]
         priority = dict(ranking)

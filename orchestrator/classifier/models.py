@@ -223,6 +223,12 @@ class Rule(BaseModel):
             decisive rules the one of the highest route priority wins (a post under review
             may mention anything). Regex rules only (one precompiled union checks them all
             before the fast tier acts).
+        settles: A positive decisive rule whose route takes a fallback whatever route the
+            learned tier ranks next (without it, only when that route is also the learned
+            tier's most probable one). For evidence that is the route on its own, such as a
+            threat or a dehumanising slur typed in with no ask: the n-grams of an unseen threat
+            often read it as out of scope (p=0.9) with moderation far behind. It never turns
+            one route into another.
         line: Line of the rule in the rules file (set by the loader).
     """
 
@@ -238,6 +244,7 @@ class Rule(BaseModel):
     negative: bool = False
     negatable: bool = True
     decisive: bool = False
+    settles: bool = False
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("keywords", "attachments")
@@ -266,6 +273,11 @@ class Rule(BaseModel):
             raise ValueError(
                 f"rule {self.id!r}: decisive rules must be regex rules (they are checked by one "
                 "precompiled union before the fast tier acts); write the keywords as a regex"
+            )
+        if self.settles and (not self.decisive or self.negative):
+            raise ValueError(
+                f"rule {self.id!r}: settles applies to positive decisive rules only; set "
+                "decisive = true (and negative = false) or remove settles"
             )
         return self
 
