@@ -423,6 +423,13 @@ class RuleClassifier:
         )
 
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
+        whole = self._read(text, exts, channel)
+        if len(text) < _ASK_MIN_CHARS or whole.truncated or text.count("\n\n") < 2:
+            return whole
+        return self._ask_of(text, exts, channel, whole, "")
+
+    def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
+        """The text read as one (its head and tail windows when over the scan limit)."""
         state = self._live.get()  # looks at the files at most once per reload_interval
         limit, n = state.compiled.max_scan_chars, len(text)
         if n <= limit:
@@ -484,9 +491,9 @@ class RuleClassifier:
                 return self._fast_decision(state, c1, p1, probs, scanned)
             fast_tier = _tier("fast", True, _ranked_scores(probs), False, why_not)
         result = self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
-        return self._long_ask(text, exts, channel, result, cut) if n > limit else result
+        return self._ask_of(text, exts, channel, result, cut) if n > limit else result
 
-    def _long_ask(
+    def _ask_of(
         self,
         text: str,
         exts: tuple[str, ...],
@@ -494,19 +501,24 @@ class RuleClassifier:
         whole: Classification,
         cut: str,
     ) -> Classification:
-        """A long request's ask, read on its own: its first or last paragraph.
+        """The ask of a request that is mostly material, read on its own: its first or last
+        paragraph.
 
-        A request over the scan limit is mostly material (a pasted diary, a log, a thread)
+        A long request, or one of a few paragraphs (:data:`_ASK_MIN_CHARS` or more, two blank
+        lines or more), is mostly material (a pasted diary, a log, a thread, a meeting's notes)
         with the ask before or after it. Read as one, the material speaks louder than the ask:
-        a pasted story reads as a post to review. So the first and the last paragraph (or line,
-        or two sentences, whichever unit is short enough: :func:`_ask_spans`) are classified on
-        their own too, and the surer of them decides when it picks a route, or when it is out
-        of scope more surely than the whole text picks one. The result keeps ``truncated`` and
-        the head and tail ranges that were read (both paragraphs lie inside them).
+        a pasted story reads as a post to review, a complaint's thread as a report. So the first
+        and the last paragraph (or line, or two sentences, whichever unit is short enough:
+        :func:`_ask_spans`) are classified on their own too, and the surer of them decides when
+        it picks a route, or when it is out of scope more surely than the whole text picks one.
+        Over the scan limit (``whole.truncated``) the whole text was only partly read, so that
+        is all; within it, the ask decides only when it is sure (:data:`_ASK_SURE`), since the
+        whole text was read too. The result keeps ``truncated`` and the ranges that were read
+        (both paragraphs lie inside them).
         """
         best: tuple[Classification, tuple[int, int], str] | None = None
         for (a, b), where in _ask_spans(text):
-            c = self._classify(text[a:b], exts, channel)
+            c = self._read(text[a:b], exts, channel)
             if best is None or (c.route is not FALLBACK, c.confidence) > (
                 best[0].route is not FALLBACK,
                 best[0].confidence,
@@ -515,6 +527,8 @@ class RuleClassifier:
         if best is None:
             return whole
         c, (a, b), where = best
+        if not whole.truncated and (c.route is whole.route or c.confidence < _ASK_SURE):
+            return whole
         if c.route is FALLBACK and (
             c.fallback_reason != "out_of_scope" or c.confidence <= whole.confidence
         ):
@@ -524,7 +538,7 @@ class RuleClassifier:
                 "reason": f"the ask read on its own ({where}, characters {a:,}-{b:,}): "
                 + c.reason
                 + f"; the whole text read as {whole.route.value}{cut}",
-                "truncated": True,
+                "truncated": whole.truncated,
                 "scanned": whole.scanned,
             }
         )
@@ -1112,6 +1126,11 @@ def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     return norm, ((a, a + head), (b - tail, b))
 
 
+#: Shortest request whose first and last paragraph are read on their own too (characters,
+#: with two blank lines or more): shorter ones are an ask, not material with an ask in it.
+_ASK_MIN_CHARS = 400
+#: Confidence the ask of a request within the scan limit needs to overrule the whole text.
+_ASK_SURE = 0.85
 #: Longest ask unit that :func:`_ask_spans` reads on its own (characters): a paragraph longer
 #: than this is material, not an ask.
 _ASK_MAX_CHARS = 1000
@@ -1135,14 +1154,14 @@ def _ask_spans(text: str) -> list[tuple[tuple[int, int], str]]:
     head_text, tail_off = text[:window], max(0, len(text) - window)
     tail_text = text[tail_off:]
     for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
-        parts = [m for m in _split_spans(head_text, unit) if m[1] > m[0]]
+        parts = _letter_body(head_text, [m for m in _split_spans(head_text, unit) if m[1] > m[0]])
         if name == "sentences" and len(parts) > 1:
             parts = [(parts[0][0], parts[1][1])]
         if parts and parts[0][1] - parts[0][0] <= _ASK_MAX_CHARS and parts[0][1] < len(head_text):
             out.append((parts[0], "first " + name))
             break
     for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
-        parts = [m for m in _split_spans(tail_text, unit) if m[1] > m[0]]
+        parts = _letter_body(tail_text, [m for m in _split_spans(tail_text, unit) if m[1] > m[0]])
         if name == "sentences" and len(parts) > 1:
             parts = [(parts[-2][0], parts[-1][1])]
         if parts and parts[-1][1] - parts[-1][0] <= _ASK_MAX_CHARS and parts[-1][0] > 0:
@@ -1150,6 +1169,39 @@ def _ask_spans(text: str) -> list[tuple[tuple[int, int], str]]:
             out.append(((a + tail_off, b + tail_off), "last " + name))
             break
     return out
+
+
+#: A letter's salutation and sign-off (English, Chinese), each a short unit of its own: read
+#: on its own it is out of scope, though the letter is not. Longest unit taken for one.
+_COURTESY_MAX_CHARS = 60
+_SALUTATION = re.compile(
+    r"(?i)(?:(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)"
+    r"(?:[\s,]+[^\s?,.!]+){0,3}|to whom it may concern)[\s,!:.]*"
+    r"|(?:您好|你好|客服你好|客服您好|亲爱的客服|亲|各位好|大家好|尊敬的[^，,：:。？?]{0,12})"
+    r"[，,！!：:。\s]*"
+)
+_SIGN_OFF = re.compile(
+    r"(?i)(?:(?:many |warm |kind |best )?(?:thanks|thank you|regards|wishes)|cheers|best"
+    r"|sincerely|yours(?: truly| sincerely)?|all the best|thx|ta)[\s,.!]*(?:[^\s?]+[\s,.]*){0,3}"
+    r"|(?:谢谢|多谢|感谢|此致|祝好|辛苦了)[^？?]{0,8}"
+)
+
+
+def _letter_body(text: str, parts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``parts`` (``(start, end)`` in ``text``) less a leading salutation and a trailing
+    sign-off, so that the first and last units are the letter's body (all of them when that
+    would leave none)."""
+    a, b = 0, len(parts)
+    if b - a > 1 and _courtesy(text, parts[a], _SALUTATION):
+        a += 1
+    if b - a > 1 and _courtesy(text, parts[b - 1], _SIGN_OFF):
+        b -= 1
+    return parts[a:b]
+
+
+def _courtesy(text: str, span: tuple[int, int], pattern: re.Pattern[str]) -> bool:
+    a, b = span
+    return b - a <= _COURTESY_MAX_CHARS and pattern.fullmatch(text, a, b) is not None
 
 
 def _split_spans(text: str, sep: re.Pattern[str]) -> list[tuple[int, int]]:
