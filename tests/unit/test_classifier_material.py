@@ -10,19 +10,15 @@ question of its readers): the ask reading must leave them alone.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import _SALUTATION, _SIGN_OFF, _letter_body
 from orchestrator.routes import Route
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.test_classifier_unseen import _share_right
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
 
 _STORY_EN = (
     "The lighthouse keeper's daughter grew up counting ships. Every evening she climbed the "
@@ -165,31 +161,24 @@ def test_the_reason_names_the_paragraph_that_decided(clf: RuleClassifier) -> Non
 
 
 @pytest.mark.parametrize(
-    ("unit", "courtesy"),
+    ("pattern", "unit", "courtesy"),
     [
-        ("Hello,", True),
-        ("Dear customer support team,", True),
-        ("您好：", True),
-        ("Hi, my order never arrived", False),
-        ("客服一直不回复", False),
+        (_SALUTATION, "Hello,", True),
+        (_SALUTATION, "Dear customer support team,", True),
+        (_SALUTATION, "您好：", True),
+        (_SALUTATION, "Hi, my order never arrived", False),
+        (_SALUTATION, "客服一直不回复", False),
+        (_SIGN_OFF, "Thanks, Anna", True),
+        (_SIGN_OFF, "Kind regards,\nPriya, Accounts", True),
+        (_SIGN_OFF, "谢谢，王女士", True),
+        (_SIGN_OFF, "Thanks for nothing, I want a refund", False),
+        (_SIGN_OFF, "谢谢你们的帮助，请尽快给我退款处理", False),
     ],
 )
-def test_a_salutation_is_told_from_an_ask(unit: str, courtesy: bool) -> None:
-    assert (_SALUTATION.fullmatch(unit) is not None) is courtesy
-
-
-@pytest.mark.parametrize(
-    ("unit", "courtesy"),
-    [
-        ("Thanks, Anna", True),
-        ("Kind regards,\nPriya, Accounts", True),
-        ("谢谢，王女士", True),
-        ("Thanks for nothing, I want a refund", False),
-        ("谢谢你们的帮助，请尽快给我退款处理", False),
-    ],
-)
-def test_a_sign_off_is_told_from_an_ask(unit: str, courtesy: bool) -> None:
-    assert (_SIGN_OFF.fullmatch(unit) is not None) is courtesy
+def test_a_salutation_or_sign_off_is_told_from_an_ask(
+    pattern: re.Pattern[str], unit: str, courtesy: bool
+) -> None:
+    assert (pattern.fullmatch(unit) is not None) is courtesy
 
 
 def test_the_letter_body_keeps_one_unit_at_least() -> None:

@@ -20,14 +20,8 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import overrule
 from orchestrator.classifier.models import Rule
 from orchestrator.routes import Route
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.test_classifier_unseen import _share_right
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
 
 THREATS: list[tuple[str, Route]] = [
     ("the whole lot of them ought to be strung up in the town square", MOD),
