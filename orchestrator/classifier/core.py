@@ -376,8 +376,9 @@ class RuleClassifier:
         Returns:
             ``(features, classification, negated)``: the learned tier's feature names (see
             :func:`orchestrator.classifier.learned.features`; rule ids included), this
-            classifier's classification (its first tier holds the rule scores), and whether any
-            match was negated.
+            classifier's classification of the text read as one, as the features are (not of
+            its framing or its ask read alone; its first tier holds the rule scores), and
+            whether any match was negated.
         """
         state = self._live.get()
         compiled = state.compiled
@@ -399,7 +400,7 @@ class RuleClassifier:
                 continue
             if not rule.negative:
                 ids.append(rule.id)
-        rules = self._classify(request.text, exts, request.channel)
+        rules = self._read(request.text, exts, request.channel)
         feats = learned_tier.features(
             mask(norm, scopes),
             attachments=exts,
@@ -424,9 +425,40 @@ class RuleClassifier:
 
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         whole = self._read(text, exts, channel)
-        if len(text) < _ASK_MIN_CHARS or whole.truncated or text.count("\n\n") < 2:
+        if whole.truncated:
             return whole
-        return self._ask_of(text, exts, channel, whole, "")
+        if len(text) >= _ASK_MIN_CHARS and text.count("\n\n") >= 2:
+            whole = self._ask_of(text, exts, channel, whole, "")
+        return self._frame_of(text, exts, channel, whole)
+
+    def _frame_of(
+        self, text: str, exts: tuple[str, ...], channel: str | None, whole: Classification
+    ) -> Classification:
+        """The request's own words read without the material it quotes.
+
+        A request that quotes a text ("“配送很快，味道一般”这条点评能留在小程序里吗",
+        ``Reported content: "i wanna cancel my account" - please assess``) or labels one
+        (``待审内容：味道还不错``) asks about that text; read as one, the quoted words may speak
+        louder than the ask (a customer's complaint under review reads as a customer-service
+        request). So the framing (:func:`_framing`: the text with each quotation's content
+        replaced by an ellipsis, or the label before the colon) is classified on its own too,
+        and decides when it picks another route than the whole text, surely
+        (:data:`_ASK_SURE`). A framing that falls back never overrules a route.
+        """
+        frame = _framing(text)
+        if frame is None:
+            return whole
+        c = self._read(frame, exts, channel)
+        if c.route is FALLBACK or c.route is whole.route or c.confidence < _ASK_SURE:
+            return whole
+        return c.model_copy(
+            update={
+                "reason": f"the ask read without the text it quotes ({frame!r}): "
+                + c.reason
+                + f"; the whole text read as {whole.route.value}",
+                "scanned": whole.scanned,
+            }
+        )
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""
@@ -1202,6 +1234,30 @@ def _letter_body(text: str, parts: list[tuple[int, int]]) -> list[tuple[int, int
 def _courtesy(text: str, span: tuple[int, int], pattern: re.Pattern[str]) -> bool:
     a, b = span
     return b - a <= _COURTESY_MAX_CHARS and pattern.fullmatch(text, a, b) is not None
+
+
+#: A quotation of a text (four characters or more) inside a request: paired marks only, so
+#: that an apostrophe never opens one.
+_QUOTED = re.compile(r'“[^”]{4,}”|"[^"\n]{4,}"|「[^」]{4,}」|『[^』]{4,}』|«[^»]{4,}»')
+#: A short label and a colon before a text: ``待审内容：...``, ``Flagged comment: ...``.
+_LABEL = re.compile(r"\s*([^\n:：?？!！。.\"“「]{2,40}?)\s*[:：]\s*\S.{3,}", re.DOTALL)
+#: Fewest characters a framing keeps outside the quotation (an ellipsis and a mark do not ask).
+_FRAME_MIN_CHARS = 4
+
+
+def _framing(text: str) -> str | None:
+    """The words of ``text`` around the material it quotes or labels, or None when it has none.
+
+    With a quotation (:data:`_QUOTED`), the text with each quotation's content replaced by
+    ``…``; else with a label before a colon (:data:`_LABEL`), the label and the colon.
+    """
+    if not ('"' in text or "“" in text or "「" in text or "『" in text or "«" in text):
+        m = _LABEL.match(text) if (":" in text or "：" in text) else None
+        return m.group(1) + ":" if m else None
+    frame, n = _QUOTED.subn(lambda q: q.group()[0] + "…" + q.group()[-1], text)
+    if not n or len(frame.strip()) - 3 * n < _FRAME_MIN_CHARS:
+        return None
+    return frame
 
 
 def _split_spans(text: str, sep: re.Pattern[str]) -> list[tuple[int, int]]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from orchestrator.classifier import RuleClassifier, learned
-from orchestrator.classifier.core import _scan
+from orchestrator.classifier.core import _framing, _scan
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import CLASSES, FastScorer, LearnedModel, train
 from orchestrator.config import DEFAULT_DATA_DIR
@@ -94,6 +94,8 @@ def test_classify_uses_the_same_probabilities(
     assert model is not None
     consulted = 0
     for row in rows[::7]:
+        if _framing(row.text) is not None:
+            continue  # its framing may be read alone and decide (another text's probabilities)
         req = row.to_request()
         feats, _, _ = clf.evidence(req)
         out = clf.classify(req)

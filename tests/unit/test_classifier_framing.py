@@ -1,0 +1,106 @@
+"""Issue 14, session 2026-12-04 #2: a moderation ask around a quoted customer's text.
+
+A post under review is often a customer's question or complaint ("“配送很快，味道一般”这条点评能留在
+小程序里吗", ``Reported content: "i wanna cancel my account" - please assess``). Read as one, the
+quoted words speak louder than the ask and the request went to customer service. The
+classifier now reads the framing (the text with each quotation's content replaced by an
+ellipsis, or the label before a colon) on its own too, and a sure framing of another route
+decides (``_frame_of``). Phrasings written for this test, not taken from the labelled set or
+the probes: before the change 8 of the 12 framed cases were right (4 of the first 8, whose ask
+is in words no moderation rule lists) and 12 of 12 guards; after it 12 of 12 and 12 of 12.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.core import _framing
+from tests.data.classifier_unseen import CS, FB, MOD
+from tests.unit.test_classifier_unseen import _share_right
+
+#: Moderation asked about a customer's text that is quoted or labelled; the ask is in few words.
+FRAMED = [
+    (
+        '"I want a refund for my cancelled order, who do I contact?" - can this stay on the page?',
+        MOD,
+    ),
+    (
+        'A shopper wrote "my parcel never arrived, where is it?" under our video. fine to leave?',
+        MOD,
+    ),
+    ("“我想退款，怎么申请”这条能留着吗", MOD),
+    ("“快递三天都没到，能帮我查一下吗”这种话可以出现在我们的主页上吗", MOD),
+    ('Posted on our wall: "how do I reset my password, the link expired" - okay as is?', MOD),
+    ("“为什么扣了我两次钱”这条放在商品页下面没问题吧", MOD),
+    (
+        'Someone left "can I change the delivery address on my order" in the comments.'
+        " leave it or not?",
+        MOD,
+    ),
+    ("“客服电话多少，我要投诉”这条评价能公开显示吗", MOD),
+    ('Flagged reply: "where is my refund, it has been three weeks" - keep or take down?', MOD),
+    ("Comment awaiting approval: my order never arrived and nobody answers the phone", MOD),
+    ("待审核留言：快递员态度很差，包裹也破了", MOD),
+    ("举报内容：“为什么我的优惠券不能用”", MOD),
+]
+
+#: Requests that quote or label something but ask for their own route: the framing must not
+#: take them elsewhere.
+GUARDS = [
+    ('My tracking page says "delivered" but nothing came, where is my parcel?', CS),
+    ('I got an email titled "your account has been suspended", what should I do?', CS),
+    ("Order 55812: the blender arrived broken, I want a replacement", CS),
+    ("页面显示“支付失败”，但是钱已经扣了，怎么办", CS),
+    ("Quick question: can I change my delivery address?", CS),
+    ('The error says "card declined" every time I try to pay', CS),
+    ("客服你好：我的退款什么时候到账", CS),
+    ("商家说“已经退款了”，可我一直没收到钱", CS),
+    ('what does the idiom "break a leg" mean', FB),
+    ("“床前明月光”的下一句是什么", FB),
+    ("Fun fact request: how tall is the eiffel tower", FB),
+    ('Moderate this: "where is my refund you thieves"', MOD),
+]
+
+
+@pytest.fixture(scope="module")
+def clf() -> RuleClassifier:
+    return RuleClassifier(reload_interval=None)
+
+
+def test_a_moderation_ask_around_a_quoted_customer_text_is_moderation(clf: RuleClassifier) -> None:
+    share, wrong = _share_right(clf, FRAMED)
+    assert share >= 11 / 12, wrong
+
+
+def test_a_request_that_quotes_something_keeps_its_route(clf: RuleClassifier) -> None:
+    share, wrong = _share_right(clf, GUARDS)
+    assert share >= 11 / 12, wrong
+
+
+def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
+    got = clf.classify_text(FRAMED[2][0])
+    assert got.route is MOD
+    assert "the ask read without the text it quotes" in got.reason
+    assert "the whole text read as customer_service" in got.reason or "fallback" in got.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "framing"),
+    [
+        ("“配送很快，味道一般”这条点评能留在小程序里吗", "“…”这条点评能留在小程序里吗"),
+        (
+            'Reported content: "i wanna cancel my account" - please assess.',
+            'Reported content: "…" - please assess.',
+        ),
+        ("待审内容：味道还不错", "待审内容:"),
+        ("Flagged comment: where is my refund", "Flagged comment:"),
+        ("where is my refund", None),  # nothing quoted or labelled
+        ("I'm sure it's fine, isn't it", None),  # apostrophes never open a quotation
+        ('He said "ok" and left', None),  # too short a quotation to be material
+        ('"where is my refund"', None),  # nothing outside the quotation asks
+        ("Why? I paid: twice", None),  # no label: the colon follows a question
+    ],
+)
+def test_the_framing_of_a_request(text: str, framing: str | None) -> None:
+    assert _framing(text) == framing
