@@ -14,7 +14,9 @@ temperature presets. An uploaded spreadsheet runs the report workflow, offers th
 *Moderate* button, or ``/moderate TEXT``) sends the post to content moderation whatever the
 classifier would say and shows the verdict (decision, severity, categories) with the matched
 spans in bold. A handoff shows Approve / Reject buttons that
-resume the interrupted graph. ``/health`` shows the model server's STATS line.
+resume the interrupted graph; ``/handoffs`` lists every handoff still waiting (from any chat,
+after a reload too) with the same buttons. ``/health`` shows the model server's STATS line.
+When the service cannot be reached or fails mid-turn, the reply says so.
 
 First reply token: nothing is sent to the browser around it that the turn does not need, since
 every websocket message is a render of the page, on the same 2 cores as the model server.
@@ -58,6 +60,12 @@ from chainlit.utils import utc_now, wrap_user_function
 SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip("/")
 CUSTOMER = os.environ.get("ORCH_UI_CUSTOMER", "C00001")
 PRESETS = ["precise", "balanced", "creative"]
+#: Extensions the report workflow reads (orchestrator.spreadsheet).
+SPREADSHEETS = frozenset((".xlsx", ".xlsm", ".xls", ".csv", ".tsv"))
+#: Replies whose expert grid the session keeps for the heatmap button.
+GRIDS_KEPT = 50
+#: Waiting handoffs that ``/handoffs`` lists at once.
+HANDOFFS_SHOWN = 20
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 #: Seconds the app keeps an idle connection to the service (a person reads and types between
 #: turns; httpx's default of 5 s would reconnect for most turns).
@@ -135,15 +143,41 @@ def heatmap_svg(grid: dict[str, Any]) -> bytes:
 
 
 async def events(payload: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-    """The framework's events for one turn, as they arrive."""
-    async with http().stream("POST", f"{SERVICE}/api/turn", json=payload) as response:
-        if response.status_code != 200:
-            body = await response.aread()
-            yield {"kind": "error", "error": body.decode(errors="replace")[:500]}
-            return
-        async for line in response.aiter_lines():
-            if line.strip():
-                yield json.loads(line)
+    """The framework's events for one turn, as they arrive.
+
+    A service that cannot be reached or breaks off, an error status, or a line that is not
+    JSON ends the turn with one ``error`` event that says so (shown in the reply), never with
+    a reply that stops without a word.
+    """
+    try:
+        async with http().stream("POST", f"{SERVICE}/api/turn", json=payload) as response:
+            if response.status_code != 200:
+                body = await response.aread()
+                yield {
+                    "kind": "error",
+                    "error": f"the service answered {response.status_code}: "
+                    + body.decode(errors="replace")[:500],
+                }
+                return
+            async for line in response.aiter_lines():
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    yield {"kind": "error", "error": "the service sent a line that is not JSON"}
+                    return
+                yield event
+    except httpx.HTTPError as exc:
+        yield {"kind": "error", "error": unreachable(exc)}
+
+
+def unreachable(exc: httpx.HTTPError) -> str:
+    """What to tell the person when the framework's service did not answer."""
+    return (
+        f"the framework's service at {SERVICE} did not answer ({type(exc).__name__}: {exc}); "
+        "is `orchestrator ui` still running? Its log says why it stopped"
+    )
 
 
 async def tool_step(
@@ -235,7 +269,6 @@ async def run_turn(
             calls.append(event)
         elif kind == "expert_grid":
             grid = event
-            cl.user_session.set("last_grid", event)
             figure = event.get("figure")
         elif kind == "report_charts":
             charts = list(event.get("figures") or [])
@@ -265,8 +298,16 @@ async def run_turn(
             PlotlyJson(name="expert load share", content=json.dumps(figure), display="inline")
         ]
     actions = []
-    if calls:
-        actions.append(cl.Action(name="heatmap", payload={}, label="Expert heatmap"))
+    if calls and grid.get("layers"):
+        # the button shows this reply's experts, whichever reply came after it
+        grids: dict[str, dict[str, Any]] = cl.user_session.get("grids") or {}
+        grids[reply.id] = {k: v for k, v in grid.items() if k != "figure"}
+        for old in list(grids)[:-GRIDS_KEPT]:
+            del grids[old]
+        cl.user_session.set("grids", grids)
+        actions.append(
+            cl.Action(name="heatmap", payload={"reply": reply.id}, label="Expert heatmap")
+        )
     if done.get("status") == "needs_human" and cl.user_session.get("handoff_thread"):
         thread = cl.user_session.get("handoff_thread")
         actions += [
@@ -376,6 +417,9 @@ async def on_message(message: cl.Message) -> None:
     if text.strip() == "/health":
         await cl.Message(content=await health_text()).send()
         return
+    if text.strip() == "/handoffs":
+        await waiting_handoffs()
+        return
     if message.command == MODERATE or text.startswith("/moderate"):
         post = text.removeprefix("/moderate").strip()
         if not post:
@@ -387,7 +431,21 @@ async def on_message(message: cl.Message) -> None:
         await cl.Message(content=verdict_text(post, done)).send()
         return
     if files:
-        spreadsheet = files[0]
+        sheets = [f for f in files if os.path.splitext(f.name)[1].lower() in SPREADSHEETS]
+        if not sheets:
+            names = ", ".join(md(f.name) for f in files)
+            await cl.Message(
+                content=f"**not a spreadsheet:** {names}. Attach one "
+                f"{'/'.join(sorted(SPREADSHEETS))} file for a report."
+            ).send()
+            return
+        spreadsheet = sheets[0]
+        if len(files) > 1:
+            others = ", ".join(md(f.name) for f in files if f is not spreadsheet)
+            await cl.Message(
+                content=f"one spreadsheet per report: reading {md(spreadsheet.name)}, "
+                f"leaving {others}"
+            ).send()
         done, charts = await run_turn(
             text or "Please write a report of this spreadsheet",
             path=spreadsheet.path,
@@ -395,13 +453,22 @@ async def on_message(message: cl.Message) -> None:
         )
         result = done.get("result") or {}
         elements: list[Element] = []
+        missing: list[str] = []
         for key in ("markdown", "xlsx"):
             if result.get(key):
                 name = os.path.basename(result[key])
-                response = await http().get(f"{SERVICE}/api/files/{name}", timeout=60)
+                try:
+                    response = await http().get(f"{SERVICE}/api/files/{name}", timeout=60)
+                except httpx.HTTPError as exc:
+                    missing.append(f"{md(name)} ({md(unreachable(exc))})")
+                    continue
                 if response.status_code == 200:
                     elements.append(cl.File(name=name, content=response.content))
+                else:
+                    missing.append(f"{md(name)} (the service answered {response.status_code})")
         note = "report files:" if elements else "no report files: " + md(result.get("error", ""))
+        if missing:
+            note += " · could not fetch " + ", ".join(missing)
         if charts:
             note += f" · {len(charts)} chart{'s' if len(charts) > 1 else ''}:"
         elements += [
@@ -421,20 +488,64 @@ chainlit_config.code.on_message = wrap_user_function(on_message)
 
 @cl.action_callback("heatmap")
 async def on_heatmap(action: cl.Action) -> None:
-    grid = cl.user_session.get("last_grid")
-    if not grid or not grid.get("layers"):
-        await cl.Message(content="no expert trace yet").send()
+    grid = (cl.user_session.get("grids") or {}).get(action.payload.get("reply"))
+    if not grid:
+        await cl.Message(
+            content=f"that reply's expert trace is no longer kept (the last {GRIDS_KEPT} are)"
+        ).send()
         return
     image = cl.Image(name="experts.svg", content=heatmap_svg(grid), mime="image/svg+xml")
     await cl.Message(content="layer × expert load share", elements=[image]).send()
 
 
+async def waiting_handoffs() -> None:
+    """Every handoff waiting for a person (from any chat, before a reload too), oldest first,
+    each with Approve and Reject."""
+    try:
+        response = await http().get(f"{SERVICE}/api/handoffs", timeout=30)
+        body = response.json()
+    except httpx.HTTPError as exc:
+        await cl.Message(content=f"**could not list handoffs:** {md(unreachable(exc))}").send()
+        return
+    except ValueError:
+        body = {"error": f"the service answered {response.status_code}: {response.text[:300]}"}
+    if response.status_code != 200 or not isinstance(body, list):
+        error = body.get("error") if isinstance(body, dict) else body
+        await cl.Message(content=f"**could not list handoffs:** {md(error)}").send()
+        return
+    if not body:
+        await cl.Message(content="no handoff is waiting").send()
+        return
+    for case in body[:HANDOFFS_SHOWN]:
+        thread = str(case.get("thread_id"))
+        await cl.Message(
+            content=f"**handoff waiting** · thread {md(thread)} · customer "
+            f"{md(case.get('customer_id'))} · since {md(case.get('created_at'))}  \n"
+            f"{md(case.get('reason'))}",
+            actions=[
+                cl.Action(name="approve", payload={"thread": thread}, label="Approve"),
+                cl.Action(name="reject", payload={"thread": thread}, label="Reject"),
+            ],
+        ).send()
+    if len(body) > HANDOFFS_SHOWN:
+        await cl.Message(
+            content=f"{len(body) - HANDOFFS_SHOWN} more waiting; decide these first"
+        ).send()
+
+
 async def _decide(action: cl.Action, approve: bool) -> None:
     thread = action.payload.get("thread")
-    response = await http().post(
-        f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
-    )
-    body = response.json()
+    try:
+        response = await http().post(
+            f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
+        )
+    except httpx.HTTPError as exc:
+        await cl.Message(content=f"**could not resume:** {md(unreachable(exc))}").send()
+        return
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"error": f"the service answered {response.status_code}: {response.text[:300]}"}
     if response.status_code != 200:
         await cl.Message(content=f"**could not resume:** {md(body.get('error'))}").send()
         return

@@ -298,6 +298,9 @@ def build_app(
                     yield _line(payload)
             except ServerUnavailableError as exc:
                 yield _line({"kind": "error", "error": str(exc)})
+            except Exception as exc:  # the stream is the reply: end it with a line, not a cut
+                logger.exception("turn %s failed", request.thread_id)
+                yield _line({"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
             # after the reply: the expert heatmap and the report's charts
             grid = expert_grid(calls)
             yield _line({"kind": "expert_grid", **grid, "figure": expert_figure(grid)})

@@ -61,6 +61,13 @@ SENT = []
 async def service(request):
     if request.url.path == "/api/health":
         return httpx.Response(200, json={"stats_line": "STATS running=0"})
+    if request.url.path == "/api/handoffs":
+        return httpx.Response(200, json=[{"thread_id": "t-9", "customer_id": "C1",
+                                          "reason": "refund over the limit", "created_at": "x"}])
+    if request.url.path.endswith("/resume"):
+        return httpx.Response(500, text="Internal Server Error")
+    if json.loads(request.content)["text"] == "DOWN":
+        raise httpx.ConnectError("connection refused")
     SENT.append(json.loads(request.content))
     events = VERDICT if SENT[-1].get("route") else EVENTS
     return httpx.Response(200, content="".join(json.dumps(e) + "\n" for e in events).encode())
@@ -79,12 +86,17 @@ async def main():
     init_ws_context(session)
     app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
-    for text, command in (("Where is my order?", None), ("And now?", None), (POST, "Moderate")):
+    turns = (("Where is my order?", None), ("And now?", None), (POST, "Moderate"), ("DOWN", None),
+             ("/handoffs", None))
+    for text, command in turns:
         log.clear()
         await process_message(session, {"message": {
             "id": str(uuid.uuid4()), "type": "user_message", "name": "User", "output": text,
             "createdAt": "2026-12-01T00:00:00Z", "command": command}})
         print(json.dumps(log, default=str))
+    log.clear()
+    await app.on_approve(app.cl.Action(name="approve", payload={"thread": "t-9"}))
+    print(json.dumps(log, default=str))
     print("SENT " + json.dumps(SENT))
 asyncio.run(main())
 """
@@ -92,8 +104,10 @@ asyncio.run(main())
 
 @pytest.fixture(scope="module")
 def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]]]:
-    """The emitted messages of three turns of one session (two chat turns, then a post sent
-    with the moderation panel's command), then the bodies the app sent to the service."""
+    """The emitted messages of five turns of one session (two chat turns, a post sent with the
+    moderation panel's command, a turn while the service is down, ``/handoffs``), of an
+    approval the service fails with a non-JSON 500, then the bodies the app sent to the
+    service."""
     if not PYTHON.is_file():
         pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
     script = tmp_path_factory.mktemp("ui_app") / "probe.py"
@@ -104,9 +118,9 @@ def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith(("[", "SENT "))]
-    assert len(lines) == 4, done.stdout[-2000:]
-    turns = [[(event, data) for event, data in json.loads(line)] for line in lines[:3]]
-    turns.append([("sent", body) for body in json.loads(lines[3].removeprefix("SENT "))])
+    assert len(lines) == 7, done.stdout[-2000:]
+    turns = [[(event, data) for event, data in json.loads(line)] for line in lines[:6]]
+    turns.append([("sent", body) for body in json.loads(lines[6].removeprefix("SENT "))])
     return turns
 
 
@@ -171,7 +185,7 @@ def test_the_reply_ends_with_route_rules_tools_trace_and_status(
 def test_the_moderation_panel_fixes_the_route_and_shows_the_verdict_with_its_spans(
     turns: list[list[tuple[str, Any]]],
 ) -> None:
-    sent = [body for _, body in turns[3]]
+    sent = [body for _, body in turns[6]]
     assert [b.get("route") for b in sent] == [None, None, "content_moderation"]
     assert sent[2]["text"] == "you *are* a stupid idiot"
     shown = [d["output"] for e, d in turns[2] if e == "new_message" and d["type"] != "tool"]
@@ -181,3 +195,37 @@ def test_the_moderation_panel_fixes_the_route_and_shows_the_verdict_with_its_spa
     # non-verdict offsets (the lexicon's) are not drawn
     assert "> **you** \\*are\\* a stupid **idiot**" in verdict, verdict
     assert "\\<i\\>aimed\\</i\\>" in verdict  # model text escaped
+
+
+def _shown(turn: list[tuple[str, Any]]) -> str:
+    return "\n".join(
+        str(d.get("output", "")) + str(d.get("token", ""))
+        for e, d in turn
+        if e in ("new_message", "update_message", "stream_token")
+    )
+
+
+def test_a_turn_while_the_service_is_down_says_so_in_the_reply(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    shown = _shown(turns[3])
+    assert "**error:**" in shown and "did not answer" in shown and "ConnectError" in shown, shown
+    assert turns[3][-1][0] == "task_end"
+
+
+def test_handoffs_lists_the_waiting_cases_with_approve_and_reject(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    messages = [d for e, d in turns[4] if e == "new_message"]
+    case = next(m for m in messages if "handoff waiting" in m["output"])
+    assert "t\\-9" in case["output"] and "refund over the limit" in case["output"]
+    actions = [d for e, d in turns[4] if e == "action" and d["forId"] == case["id"]]
+    assert sorted((a["name"], a["payload"]["thread"]) for a in actions) == [
+        ("approve", "t-9"),
+        ("reject", "t-9"),
+    ]
+
+
+def test_an_approval_the_service_fails_says_why(turns: list[list[tuple[str, Any]]]) -> None:
+    shown = _shown(turns[5])
+    assert "**could not resume:**" in shown and "500" in shown, shown

@@ -342,3 +342,21 @@ def test_a_bad_moderation_turn_is_a_400(
         response = client.post("/api/turn", json={"text": "hi", "thread_id": "t", **extra})
     assert response.status_code == 400
     assert message in response.json()["error"]
+
+
+def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
+    model = ScriptedModel(
+        replies=["unused"], fail_on_call=(1, lambda: RuntimeError("the scripted model broke"))
+    )
+    with TestClient(build_app(settings, client=model)) as client:
+        events = _turn(client, {**_CS_TURN, "thread_id": "t-fail"})
+    errors = [e for e in events if e["kind"] == "error"]
+    assert errors, events  # the stream says why it ended, instead of being cut off
+    assert errors[0]["error"] == "RuntimeError: the scripted model broke"
+    assert events[-1]["kind"] == "expert_grid"  # and the turn's ending lines still come
