@@ -56,13 +56,11 @@ import httpx
 
 from benchmarks.harness import BenchParser, host_info, median, write_results
 from orchestrator.cli.common import free_port
-from orchestrator.cli.handoff import presets
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
-from orchestrator.ui.service import PRESETS
 from serving import VLLMServer, cpu_profile
 from workflows.customer_service import open_workflow
 
@@ -136,7 +134,7 @@ class ChatSide:
         workflow = await self._cm.__aenter__()
         # as orchestrator chat builds it (its temperature presets, its default max_tokens)
         self.orch = Orchestrator(
-            self.client, self.store, [workflow], temperatures=presets(self.settings)
+            self.client, self.store, [workflow], temperatures=self.settings.temperatures
         )
 
     async def _turn(self) -> tuple[float, str]:
@@ -357,11 +355,6 @@ def main(argv: list[str] | None = None) -> None:
             database_url=env.get("ORCH_DATABASE_URL", Settings().database_url),
             cs_database_url=env.get("ORCH_CS_DATABASE_URL", Settings().cs_database_url),
         )
-        if presets(base) != PRESETS["balanced"]:
-            raise SystemExit(
-                f"the UI's balanced preset {PRESETS['balanced']} is not orchestrator chat's "
-                f"{presets(base)}: set ORCH_TEMPERATURE_* to the defaults for a like-for-like run"
-            )
         server_url = args.server_url
         if server_url is None:
             server = stack.enter_context(started_server(base, folder))
@@ -413,7 +406,7 @@ def main(argv: list[str] | None = None) -> None:
         "load_average_per_pair": loads,
         "load_average_after": load_after,
         "text": TEXT,
-        "temperatures": presets(base),
+        "temperatures": base.temperatures,
         "chat_first_token_s": [round(x, 4) for x in chat],
         "browser_first_token_s": [round(x, 4) for x in browser_s],
         "browser_python_s": [round(x, 4) for x in python_s],

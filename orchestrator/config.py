@@ -177,7 +177,8 @@ class Settings(BaseSettings):
     )
     ui_chainlit: Path = Field(
         _REPO_ROOT / ".venv-ui" / "bin" / "chainlit",
-        description="The chainlit executable (its own environment: scripts/install.sh --ui).",
+        description="The chainlit executable (its own environment, .venv-ui, which "
+        "scripts/install.sh builds from the [ui] extra).",
     )
     structured_output: bool = Field(
         True,
@@ -235,6 +236,16 @@ class Settings(BaseSettings):
                     f"give a JSON list of folders or folders separated by {os.pathsep!r}"
                 ) from exc
         return tuple(part.strip() for part in text.split(os.pathsep) if part.strip())
+
+    @property
+    def temperatures(self) -> dict[str, float]:
+        """The temperature presets by kind of skill (``judging``, ``factual``, ``free_text``):
+        what ``Orchestrator(temperatures=...)`` takes."""
+        return {
+            "judging": self.temperature_judging,
+            "factual": self.temperature_factual,
+            "free_text": self.temperature_free_text,
+        }
 
     @field_validator("attachment_dirs")
     @classmethod

@@ -104,10 +104,14 @@ if [ ! -x .venv-ui/bin/chainlit ]; then
     echo "installing the chat UI environment (.venv-ui: chainlit)"
     UI_UV=uv
     [ -x .venv/bin/uv ] && UI_UV=.venv/bin/uv
+    # the [ui] extra's requirements (pyproject.toml), not the project: the app imports none of it
+    UI_REQS=$(mktemp)
+    .venv/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ui"]))' >"$UI_REQS"
     "$UI_UV" venv -q .venv-ui --python .venv/bin/python \
         && "$UI_UV" pip install -q --python .venv-ui/bin/python \
-            -c scripts/constraints-ui.txt "chainlit==2.12.0" \
+            -c scripts/constraints-ui.txt -r "$UI_REQS" \
         || echo "could not install chainlit into .venv-ui; \`orchestrator ui\` and" \
             "tests/integration/test_ui.py need it" >&2
+    rm -f "$UI_REQS"
 fi
 # --- end chat UI -------------------------------------------------------------------------------

@@ -537,7 +537,12 @@ async def _decide(action: cl.Action, approve: bool) -> None:
     thread = action.payload.get("thread")
     try:
         response = await http().post(
-            f"{SERVICE}/api/handoffs/{thread}/resume", json={"approve": approve, "note": "ui"}
+            f"{SERVICE}/api/handoffs/{thread}/resume",
+            json={
+                "approve": approve,
+                "note": "ui",
+                "preset": cl.user_session.get("preset") or "balanced",
+            },
         )
     except httpx.HTTPError as exc:
         await cl.Message(content=f"**could not resume:** {md(unreachable(exc))}").send()

@@ -25,7 +25,6 @@ from orchestrator.cli.common import (
     model_server,
     settings_from_flags,
 )
-from orchestrator.cli.handoff import presets
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
@@ -100,7 +99,7 @@ async def _chat(
                     f"{escape(settings.cs_database_url)}; `orchestrator store info` lists its "
                     "first customers, `orchestrator store seed` fills an empty one"
                 )
-            orch = Orchestrator(client, telemetry, [workflow], temperatures=presets(settings))
+            orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
             console.print(f"thread {escape(thread_id)} (customer {escape(customer)})")
             scripted = list(messages or [])
             while True:

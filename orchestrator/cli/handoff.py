@@ -116,20 +116,11 @@ async def _resume(
     telemetry = TelemetryStore(settings.database_url)
     try:
         async with open_workflow(settings) as workflow:
-            orch = Orchestrator(client, telemetry, [workflow], temperatures=presets(settings))
+            orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
             return await orch.resume(thread, approve=approve, note=note, by=by)
     finally:
         await client.aclose()
         telemetry.close()
-
-
-def presets(settings: Settings) -> dict[str, float]:
-    """The temperature presets of ``settings``."""
-    return {
-        "judging": settings.temperature_judging,
-        "factual": settings.temperature_factual,
-        "free_text": settings.temperature_free_text,
-    }
 
 
 def register(app: typer.Typer) -> None:

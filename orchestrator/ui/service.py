@@ -71,13 +71,25 @@ from workflows.excel_report import ReportConfig
 
 logger = logging.getLogger(__name__)
 
-#: The three chat-setting presets: name → temperatures per kind of skill.
+#: The chat settings' presets other than ``balanced``: temperatures per kind of skill. Judging
+#: skills (triage, tool arguments) stay greedy in all of them: a preset changes how the replies
+#: read, never which tool is called.
 PRESETS: dict[str, dict[str, float]] = {
     "precise": {"judging": 0.0, "factual": 0.0, "free_text": 0.2},
-    "balanced": {"judging": 0.0, "factual": 0.1, "free_text": 0.7},
     "creative": {"judging": 0.0, "factual": 0.5, "free_text": 1.0},
 }
 PresetName = Literal["precise", "balanced", "creative"]
+
+
+def presets(settings: Settings) -> dict[str, dict[str, float]]:
+    """The three chat-setting presets: ``precise`` and ``creative`` (:data:`PRESETS`) and
+    ``balanced``, the configured temperatures (``ORCH_TEMPERATURE_JUDGING``, ``_FACTUAL``,
+    ``_FREE_TEXT``: what ``orchestrator chat`` and ``batch`` use)."""
+    return {
+        "precise": PRESETS["precise"],
+        "balanced": settings.temperatures,
+        "creative": PRESETS["creative"],
+    }
 
 
 class TurnIn(BaseModel):
@@ -101,6 +113,8 @@ class ResumeIn(BaseModel):
     approve: bool
     note: str = Field("", max_length=2000)
     by: str = Field("ui", max_length=64)
+    #: The temperatures of the resumed graph's replies (the chat's preset).
+    preset: PresetName = "balanced"
 
 
 def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -250,6 +264,8 @@ def build_app(
             store.close()
             monitor.close()
 
+    temperatures = presets(settings)
+
     def orchestrator(preset: str, *, moderation: bool = False) -> Orchestrator:
         return Orchestrator(
             state["client"],
@@ -257,7 +273,7 @@ def build_app(
             state["workflows"],
             classifier=FixedRoute() if moderation else state["classifier"],  # type: ignore[arg-type]
             max_tokens=settings.max_completion_tokens,
-            temperatures=PRESETS[preset],
+            temperatures=temperatures[preset],
         )
 
     async def turn(http: HttpRequest) -> Response:
@@ -323,7 +339,7 @@ def build_app(
         except (ValidationError, json.JSONDecodeError) as exc:
             return _error(f"bad decision: {exc}", 400)
         try:
-            outcome = await orchestrator("balanced").resume(
+            outcome = await orchestrator(body.preset).resume(
                 thread, approve=body.approve, note=body.note, by=body.by
             )
         except HandoffError as exc:

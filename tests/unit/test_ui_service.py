@@ -26,6 +26,7 @@ from orchestrator.observability import (
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app, expert_grid
 from orchestrator.ui.charts import expert_figure, plot_text, report_figures
+from orchestrator.ui.service import presets
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.encoding import ByteCounter
 
@@ -360,3 +361,24 @@ def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) ->
     assert errors, events  # the stream says why it ended, instead of being cut off
     assert errors[0]["error"] == "RuntimeError: the scripted model broke"
     assert events[-1]["kind"] == "expert_grid"  # and the turn's ending lines still come
+
+
+@pytest.mark.parametrize("preset", ["precise", "balanced", "creative"])
+def test_the_chat_preset_sets_the_temperatures_the_model_gets(tmp_path: Path, preset: str) -> None:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+        temperature_factual=0.3,  # balanced is the configured presets (ORCH_TEMPERATURE_*)
+    )
+    model = ScriptedModel(replies=["Your order is on its way."])
+    with TestClient(build_app(settings, client=model)) as client:
+        _turn(client, {**_CS_TURN, "thread_id": f"t-{preset}", "preset": preset})
+    want = presets(settings)[preset]
+    assert want["factual"] == {"precise": 0.0, "balanced": 0.3, "creative": 0.5}[preset]
+    free = [r.temperature for r in model.requests if r.json_schema is None]
+    judged = [r.temperature for r in model.requests if r.json_schema is not None]
+    assert free and set(free) <= {want["factual"], want["free_text"]}, model.requests
+    assert want["factual"] in free  # the customer-service answer is a factual reply
+    assert set(judged) <= {want["judging"]}
