@@ -200,6 +200,23 @@ async def tool_step(
     await step.send()
 
 
+def classification_line(event: dict[str, Any], preset: str) -> str:
+    """The reply's first footer line: route, confidence, the rules that fired (or that the
+    rules were not read: the n-gram tier was sure on its own), the tier that decided, preset."""
+    rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("signals", []))
+    tiers = {t.get("tier"): t for t in event.get("tiers", [])}
+    if not rules:
+        read = (tiers.get("rules") or {}).get("consulted", True)
+        rules = "none fired" if read else "not read (the fast tier was sure)"
+    decided = next((name for name, t in tiers.items() if t.get("decided")), None)
+    return (
+        f"**route** {md(event['route'])} · **confidence** {float(event['confidence']):.2f}"
+        f" · **rules** {rules}"
+        + (f" · **decided by** the {md(decided)} tier" if decided else "")
+        + f" · **preset** {md(preset)}"
+    )
+
+
 async def run_turn(
     text: str, *, path: str | None = None, name: str | None = None, route: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -248,11 +265,7 @@ async def run_turn(
                 md(event.get("text", "")) + (" " if kind == "reply_facts" else "")
             )
         elif kind == "classification":
-            rules = ", ".join(md(r.get("rule_id", "?")) for r in event.get("signals", []))
-            header.append(
-                f"**route** {md(event['route'])} · **confidence** {float(event['confidence']):.2f}"
-                f" · **rules** {rules or 'none'} · **preset** {md(preset)}"
-            )
+            header.append(classification_line(event, preset))
         elif kind == "tool_call":
             tools.append(f"{md(event.get('tool'))}({'valid' if event.get('valid') else 'invalid'})")
             if pending is not None:

@@ -418,6 +418,9 @@ class Orchestrator:
                 str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
             ),
             signals=tuple(signal.model_dump(mode="json") for signal in classification.signals),
+            tiers=tuple(
+                tier.model_dump(mode="json") for tier in getattr(classification, "tiers", ())
+            ),
         )
         workflow = self.workflows.get(route)
         if route is Route.FALLBACK or workflow is None:

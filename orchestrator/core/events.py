@@ -25,7 +25,9 @@ class ClassificationEvent(_Event):
     """The request's route and confidence (``secondary_routes`` for a compound request), and
     the rules that fired (``signals``: each :class:`~orchestrator.classifier.Signal` as JSON,
     ``rule_id``, ``route``, ``weight``, ``matched``, ``span``..., so a front end need not
-    classify the request a second time)."""
+    classify the request a second time), and what each tier of the classifier contributed
+    (``tiers``: each :class:`~orchestrator.classifier.models.TierContribution` as JSON,
+    ``tier``, ``consulted``, ``decided``, ``scores``, ``note``; empty for a fixed route)."""
 
     kind: Literal["classification"] = "classification"
     request_id: str
@@ -34,6 +36,7 @@ class ClassificationEvent(_Event):
     reason: str
     secondary_routes: tuple[str, ...] = ()
     signals: tuple[dict[str, Any], ...] = ()
+    tiers: tuple[dict[str, Any], ...] = ()
 
 
 class NodeStarted(_Event):

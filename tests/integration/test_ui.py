@@ -5,8 +5,11 @@ Checked on the visible text of the page: a customer-service message streams a re
 route, confidence, tool call and expert trace (``L1 [E.. ..%`` and the source ``replay``), and
 the answer's expert load-share heatmap drawn inline (a Plotly chart, its title in the page); a
 real workbook from ../shared/data is uploaded, the ``.md`` and ``.xlsx`` report files are
-offered and the report's charts are drawn inline; a request for a person is handed off and
-approved from the page. Screenshots go to the test's tmp dir.
+offered, both download and are the report (Markdown, a workbook openpyxl opens), and the
+report's charts are drawn inline; a request for a person is handed off and approved from the
+page, a second is found in ``/handoffs`` and rejected from there. The reply's text is seen
+growing in the page before its footer (streamed, not sent whole). Screenshots go to the
+test's tmp dir.
 """
 
 from __future__ import annotations
@@ -120,6 +123,18 @@ def _send(page: Page, text: str) -> None:
     page.locator("#chat-submit").click()
 
 
+#: Records the page's visible text length at every change (``window.__lengths``), with whether
+#: the reply's footer (its status line) was on the page yet: the reply's text must grow in
+#: several steps before the footer, not arrive at once.
+_WATCH = """() => {
+  window.__lengths = [];
+  new MutationObserver(() => {
+    const text = document.body.innerText;
+    window.__lengths.push([text.length, text.includes('status succeeded')]);
+  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
 def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -134,8 +149,14 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         expect(page.get_by_text("STATS running=").first).to_be_visible(timeout=60_000)
 
         # 1. a customer-service message: streamed reply, route, confidence, expert trace
+        page.evaluate(_WATCH)
+        before = len(page.inner_text("body"))
         _send(page, "Where is my order? It has not arrived yet")
         expect(page.get_by_text("source: replay").first).to_be_visible(timeout=300_000)
+        lengths = page.evaluate("window.__lengths")
+        growing = sorted({n for n, footer in lengths if not footer and n > before})
+        # the person's message, then the reply's text in two steps or more, before its footer
+        assert len(growing) >= 3, lengths
         # the answer's heatmap, inline (plotly draws its title as SVG text)
         heatmap = page.get_by_text("expert load share per MoE layer (source: replay)")
         expect(heatmap.first).to_be_visible(timeout=120_000)
@@ -143,6 +164,9 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         body = page.inner_text("body")
         assert "route customer_service" in body
         assert "confidence 0." in body or "confidence 1.00" in body
+        # the rules that fired, or that the n-gram tier decided without them; the tier named
+        assert re.search(r"rules ((cs|neg|mod)\.[\w.]+|none fired|not read)", body), body[-1500:]
+        assert re.search(r"decided by the (fast|learned|rules) tier", body), body[-1500:]
         assert "L1 [E" in body and "status succeeded" in body
         assert re.search(r"tools \w+\((valid|invalid)\)", body), body[-1500:]
         # the tool's own step, nested in the reply (sent once the reply's first text is out)
@@ -159,8 +183,24 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         expect(page.get_by_text("Value by Category").first).to_be_visible(timeout=120_000)
         expect(page.get_by_text("Value per period").first).to_be_visible(timeout=120_000)
         page.screenshot(path=str(tmp_path / "2_report.png"), full_page=True)
-        body = page.inner_text("body")
-        assert ".md" in body and ".xlsx" in body
+        # both files download from their links, and they are the report
+        links = page.locator("a[download]")
+        names = [links.nth(i).get_attribute("download") or "" for i in range(links.count())]
+        assert any(n.endswith(".md") for n in names) and any(n.endswith(".xlsx") for n in names)
+        for suffix in (".md", ".xlsx"):
+            name = next(n for n in names if n.endswith(suffix))
+            with page.expect_download(timeout=60_000) as download:
+                page.locator(f'a[download="{name}"]').last.click()
+            saved = tmp_path / name
+            download.value.save_as(saved)
+            if suffix == ".md":
+                assert "#" in saved.read_text(encoding="utf-8")  # a Markdown report, headed
+            else:
+                import openpyxl
+
+                book = openpyxl.load_workbook(saved, read_only=True)
+                assert book.sheetnames, saved
+                book.close()
 
         # 3. a request for a person is handed off; approve it from the page
         _send(page, "I want to talk to a human agent, not a bot")
@@ -169,4 +209,18 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         approve.click()
         expect(page.get_by_text("handoff approved")).to_be_visible(timeout=300_000)
         page.screenshot(path=str(tmp_path / "3_handoff.png"), full_page=True)
+
+        # 4. a second handoff, found in /handoffs (every waiting case) and rejected from there
+        _send(page, "Please get me a real person on the line")
+        page.wait_for_function(
+            "document.body.innerText.split('status needs_human').length - 1 >= 2",
+            timeout=300_000,
+        )
+        _send(page, "/handoffs")
+        waiting = page.get_by_text("handoff waiting")
+        expect(waiting.first).to_be_visible(timeout=60_000)
+        assert waiting.count() == 1  # the approved one is no longer waiting
+        page.get_by_role("button", name="Reject").last.click()
+        expect(page.get_by_text("handoff rejected")).to_be_visible(timeout=300_000)
+        page.screenshot(path=str(tmp_path / "4_rejected.png"), full_page=True)
         browser.close()

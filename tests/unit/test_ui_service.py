@@ -203,6 +203,10 @@ def test_a_turn_streams_the_classification_first_and_the_heatmap_last(
     assert kinds[0] == "classification" and "rules" not in kinds  # classified once
     assert events[0]["route"] == "customer_service"
     assert isinstance(events[0]["signals"], list)
+    # what each tier contributed, so the page can say which decided when no rule fired
+    tiers = events[0]["tiers"]
+    assert {t["tier"] for t in tiers} >= {"fast", "rules", "learned"}
+    assert sum(t["decided"] for t in tiers) == 1
     assert kinds.index("done") < kinds.index("expert_grid") == len(kinds) - 1
     text = "".join(e["text"] for e in events if e["kind"] in ("reply_facts", "reply_token"))
     assert "<script>" in text  # data, as the model wrote it: the app escapes it when shown
