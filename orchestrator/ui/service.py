@@ -348,7 +348,9 @@ def build_app(
 
     async def health(_: HttpRequest) -> Response:
         try:
-            value: ServerHealth = state["monitor"].poll()
+            # a blocking HTTP call (up to its timeout): in a worker thread, so the turns
+            # streaming on this event loop do not stall behind it
+            value: ServerHealth = await asyncio.to_thread(state["monitor"].poll)
         except OrchestratorError as exc:
             return _error(str(exc), 503)
         return JSONResponse(

@@ -50,8 +50,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
-    """``orchestrator ui`` on the session's vLLM server, with its own stores under tmp_path."""
+def metrics_port() -> int:
+    """The port of the UI's Prometheus ``/metrics`` (``--metrics-port``)."""
+    return _free_port()
+
+
+@pytest.fixture
+def ui_url(settings: Settings, tmp_path: Path, metrics_port: int) -> Iterator[str]:
+    """``orchestrator ui`` on the session's vLLM server, with its own stores under tmp_path
+    and the framework's metrics on ``metrics_port``."""
     chainlit = Settings().ui_chainlit
     if not chainlit.is_file():
         pytest.fail(f"no chainlit at {chainlit}; run scripts/install.sh (it builds .venv-ui)")
@@ -80,6 +87,8 @@ def ui_url(settings: Settings, tmp_path: Path) -> Iterator[str]:
             str(port),
             "--service-port",
             str(service),
+            "--metrics-port",
+            str(metrics_port),
         ],
         env=env,
         cwd=REPO,
@@ -135,7 +144,20 @@ _WATCH = """() => {
 }"""
 
 
-def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> None:
+def _metric(text: str, name: str, **labels: str) -> float:
+    """One sample's value from a Prometheus text exposition (prometheus_client's parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    raise AssertionError(f"no sample {name}{labels} in the UI's /metrics")
+
+
+def test_chat_upload_and_handoff_in_the_browser(
+    ui_url: str, tmp_path: Path, metrics_port: int
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     # a real workbook whose report has charts (Value by Category, Value per period)
@@ -171,6 +193,16 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         assert re.search(r"tools \w+\((valid|invalid)\)", body), body[-1500:]
         # the tool's own step, nested in the reply (sent once the reply's first text is out)
         assert re.search(r"Used\s+tool \w+", body), body[-1500:]
+        # the framework's own metrics, scraped as Prometheus would: this turn is counted
+        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        counted = "orchestrator_requests_total"
+        assert _metric(scraped, counted, route="customer_service", status="succeeded") >= 1
+        assert _metric(scraped, "orchestrator_expert_window_calls") >= 1
+        assert _metric(scraped, "orchestrator_expert_load_share", layer="1", expert="0") >= 0
+        assert (
+            _metric(scraped, "orchestrator_classifier_confidence_count", route="customer_service")
+            >= 1
+        )
         page.get_by_role("button", name="Expert heatmap").last.click()
         expect(page.get_by_text("layer × expert load share")).to_be_visible(timeout=60_000)
 
@@ -222,5 +254,7 @@ def test_chat_upload_and_handoff_in_the_browser(ui_url: str, tmp_path: Path) -> 
         assert waiting.count() == 1  # the approved one is no longer waiting
         page.get_by_role("button", name="Reject").last.click()
         expect(page.get_by_text("handoff rejected")).to_be_visible(timeout=300_000)
+        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+        assert _metric(scraped, "orchestrator_handoffs_waiting") == 0  # both decided
         page.screenshot(path=str(tmp_path / "4_rejected.png"), full_page=True)
         browser.close()
