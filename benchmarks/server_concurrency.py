@@ -7,9 +7,13 @@ median and p99 request latency, requests per second and generated tokens per sec
 server's own view from ``/metrics`` (running/waiting/KV-cache at the end, through
 :class:`orchestrator.observability.HealthMonitor`).
 
-Where it bends: the *knee* is the smallest level whose throughput reaches 90 % of the best
-level's; beyond it, more requests in flight mostly add latency. That level is the suggested
-default concurrency (``Settings.concurrency``).
+Where it bends: the *knee* of requests/s over concurrency, found with Kneedle (Satopää et al.,
+"Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System Behavior", ICDCS
+workshops 2011; the ``kneed`` library): the level where the curve is farthest above the chord
+from the first level to the last, so past it each request added in flight buys less throughput
+than before. When the curve has no knee in the range (it rises as steeply to the end), the
+smallest level at 90 % of the best. That level is the suggested default concurrency
+(``Settings.concurrency``).
 
 Run against a server that is up (``orchestrator serve``)::
 
@@ -82,9 +86,30 @@ async def level(url: str, model: str, concurrency: int, n: int, max_tokens: int)
 
 
 def knee(rows: list[dict[str, Any]], fraction: float = 0.9) -> int:
-    """The smallest concurrency whose throughput is at least ``fraction`` of the best."""
-    best = max(r["requests_per_s"] for r in rows)
-    return min(r["concurrency"] for r in rows if r["requests_per_s"] >= fraction * best)
+    """Where the throughput curve bends (see the module docstring).
+
+    Args:
+        rows: One per level, with ``concurrency`` and ``requests_per_s``.
+        fraction: Without a knee, the share of the best throughput the level must reach.
+
+    Raises:
+        ValueError: No rows.
+    """
+    if not rows:
+        raise ValueError("no concurrency levels measured")
+    from kneed import KneeLocator  # a benchmark (dev) dependency, imported when needed
+
+    ordered = sorted(rows, key=lambda r: r["concurrency"])
+    x = [r["concurrency"] for r in ordered]
+    y = [r["requests_per_s"] for r in ordered]
+    if max(y) == min(y):
+        return x[0]  # flat: one in flight does as well (and Kneedle cannot scale a flat curve)
+    if len(x) >= 3:
+        found = KneeLocator(x, y, curve="concave", direction="increasing").knee
+        if found is not None:
+            return int(found)
+    best = max(y)
+    return min(c for c, v in zip(x, y, strict=True) if v >= fraction * best)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -156,7 +181,11 @@ def main(argv: list[str] | None = None) -> None:
             f"| {r['concurrency']} | {r['p50_latency_s']:.2f} | {r['p99_latency_s']:.2f} | "
             f"{r['requests_per_s']:.2f} | {r['generated_tokens_per_s']:.0f} |"
         )
-    lines += ["", f"Knee (smallest level at 90% of the best throughput): **{suggested}**."]
+    lines += [
+        "",
+        f"Knee of requests/s over concurrency (Kneedle; without one, the smallest level at 90% "
+        f"of the best): **{suggested}**.",
+    ]
     json_path, _ = write_results(
         args.out, "server_concurrency", data, "\n".join(lines), command=args.command
     )

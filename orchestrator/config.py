@@ -127,8 +127,9 @@ class Settings(BaseSettings):
         8,
         ge=1,
         le=256,
-        description="Requests in flight (batch jobs, the main job). 8: where the co-hosted CPU "
-        "server's throughput levels off and its latency bends (benchmarks/server_concurrency.py).",
+        description="Requests in flight (batch jobs, the main job). 8: the knee of the co-hosted "
+        "CPU server's throughput curve (Kneedle; 8 in two of three sweeps, 16 in the third: "
+        "benchmarks/server_concurrency.py, README).",
     )
     colocate_engine_core: bool = Field(
         True,
