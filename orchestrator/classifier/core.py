@@ -451,14 +451,7 @@ class RuleClassifier:
         c = self._read(frame, exts, channel)
         if c.route is FALLBACK or c.route is whole.route or c.confidence < _ASK_SURE:
             return whole
-        return c.model_copy(
-            update={
-                "reason": f"the ask read without the text it quotes ({frame!r}): "
-                + c.reason
-                + f"; the whole text read as {whole.route.value}",
-                "scanned": whole.scanned,
-            }
-        )
+        return _part_decides(c, whole, f"without the text it quotes ({frame!r})")
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""
@@ -565,15 +558,7 @@ class RuleClassifier:
             c.fallback_reason != "out_of_scope" or c.confidence <= whole.confidence
         ):
             return whole
-        return c.model_copy(
-            update={
-                "reason": f"the ask read on its own ({where}, characters {a:,}-{b:,}): "
-                + c.reason
-                + f"; the whole text read as {whole.route.value}{cut}",
-                "truncated": whole.truncated,
-                "scanned": whole.scanned,
-            }
-        )
+        return _part_decides(c, whole, f"on its own ({where}, characters {a:,}-{b:,})", cut)
 
     def _fast_decision(
         self,
@@ -1000,6 +985,22 @@ def overrule(
     if route in against and route not in positive:
         return FALLBACK, against[route]
     return None
+
+
+def _part_decides(
+    part: Classification, whole: Classification, how: str, cut: str = ""
+) -> Classification:
+    """``part`` (a part of the request read alone: its ask, its framing) as the decision, its
+    reason saying how the ask was read and what the whole text read as; ``truncated`` and
+    ``scanned`` stay the whole text's (the part lies inside what was read)."""
+    return part.model_copy(
+        update={
+            "reason": f"the ask read {how}: {part.reason}; the whole text read as "
+            f"{whole.route.value}{cut}",
+            "truncated": whole.truncated,
+            "scanned": whole.scanned,
+        }
+    )
 
 
 def _tier(

@@ -167,14 +167,20 @@ def test_report_figures_of_a_missing_or_plain_workbook(tmp_path: Path) -> None:
         report_figures(broken)
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> TestClient:
-    settings = Settings(
+def _settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """Settings of a service with its stores under ``tmp_path`` and no model server."""
+    return Settings(
         database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
         cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
         report_dir=tmp_path / "reports",
         server_url="http://127.0.0.1:9/v1",
+        **overrides,
     )
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> TestClient:
+    settings = _settings(tmp_path)
     model = ScriptedModel(replies=["Sorry <script>alert(1)</script> about the wait."])
     return TestClient(build_app(settings, client=model))
 
@@ -269,12 +275,7 @@ def test_the_service_keeps_tracing_the_cli_turned_on_and_honours_off(
     """``orchestrator ui --trace memory|console|otlp``: the CLI's exporter gets the UI's spans and
     stays on after the app closes; ``--trace off`` (trace_from_env=False) with
     OTEL_TRACES_EXPORTER set traces nothing; a bad OTEL_TRACES_EXPORTER stops the app opening."""
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
+    settings = _settings(tmp_path)
     model = ScriptedModel(replies=["On its way."])
     exporter = configure_tracing("memory")
     try:
@@ -350,12 +351,7 @@ def test_a_bad_moderation_turn_is_a_400(
 
 
 def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) -> None:
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
+    settings = _settings(tmp_path)
     model = ScriptedModel(
         replies=["unused"], fail_on_call=(1, lambda: RuntimeError("the scripted model broke"))
     )
@@ -369,13 +365,8 @@ def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) ->
 
 @pytest.mark.parametrize("preset", ["precise", "balanced", "creative"])
 def test_the_chat_preset_sets_the_temperatures_the_model_gets(tmp_path: Path, preset: str) -> None:
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-        temperature_factual=0.3,  # balanced is the configured presets (ORCH_TEMPERATURE_*)
-    )
+    # balanced is the configured presets (ORCH_TEMPERATURE_*)
+    settings = _settings(tmp_path, temperature_factual=0.3)
     model = ScriptedModel(replies=["Your order is on its way."])
     with TestClient(build_app(settings, client=model)) as client:
         _turn(client, {**_CS_TURN, "thread_id": f"t-{preset}", "preset": preset})
