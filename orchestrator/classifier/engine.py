@@ -26,6 +26,14 @@ characters. Then:
   the fast tier can tell whether one of them may overrule it
   (:meth:`CompiledRules.decisive_may_fire`); only a rule the set reports is then searched
   with ``regex``. One Python ``re`` alternation of the same patterns took 8-16 µs.
+* On a text of printable ASCII (most English requests), a reported rule is searched with RE2
+  itself when its pattern means the same there (:func:`re2_exact`): RE2's ``\\b``, ``\\w``,
+  ``\\d`` and ``\\s`` are ASCII-only and Python's are Unicode, which agree on such a text,
+  and both take the leftmost match with the first alternative that matches (Perl's rule).
+  RE2 runs in linear time, so it needs no time limit: a mean of 4.4 µs a search on the
+  labelled requests here, against 7.6 µs with ``regex`` (22.7 µs for the long alternation of
+  ``neg.cs.general_knowledge.en``). ``tests/unit/test_regex_prefilter.py`` checks that both
+  give the same span on every labelled request and on generated text.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import re2
 import regex
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
@@ -52,6 +61,12 @@ TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[a-z0-9]")
 _TOKEN_MEMO_MAX = 50_000
+#: What a pattern may not hold to be searched with RE2 on printable-ASCII text: a group with a
+#: flag or a look-around (``(?i)``, ``(?=``; RE2 refuses the look-arounds, and a flag group
+#: may mean another thing there), ``{,n}`` (``{0,n}`` in Python, a literal in RE2), or an
+#: escaped letter or digit other than ``\b\B\w\W\d\D\s\S`` (a Unicode escape or property,
+#: ``\Z``, ``\h``, a back-reference).
+_NOT_RE2_EXACT = re.compile(r"\(\?[^:]|\{,|\\[^bBwWdDsS\W]")
 
 #: ``(rule index, keyword)``: one keyword of one rule.
 Hit = tuple[int, str]
@@ -89,6 +104,8 @@ class CompiledRules:
     zh_first: dict[str, tuple[int, ...]]
     regexes: dict[int, regex.Pattern[str]]  # rule index -> compiled pattern
     regex_prefilter: RegexPrefilter
+    #: rule index -> the same pattern in RE2, for a printable-ASCII text (:func:`re2_exact`)
+    ascii_regexes: dict[int, re2._Regexp]
     attach: dict[str, tuple[int, ...]]
     channels: dict[str, tuple[tuple[Route, float], ...]]
     max_scan_chars: int
@@ -195,6 +212,7 @@ class CompiledRules:
             zh_first={k: tuple(sorted(v, reverse=True)) for k, v in zh_first.items()},
             regexes=dict(regexes),
             regex_prefilter=RegexPrefilter([(i, p.pattern) for i, p in regexes]),
+            ascii_regexes={i: r for i, p in regexes if (r := re2_exact(p.pattern)) is not None},
             attach={k: tuple(v) for k, v in attach.items()},
             channels={k: tuple(v) for k, v in channels.items()},
             max_scan_chars=s.max_scan_chars,
@@ -291,7 +309,17 @@ class CompiledRules:
         return fired
 
     def _match_regexes(self, text: str, fired: dict[int, Match]) -> None:
-        for rule in self.regex_prefilter.candidates(text):
+        candidates = self.regex_prefilter.candidates(text)
+        if not candidates:
+            return
+        plain = self.ascii_regexes if text.isascii() and text.isprintable() else {}
+        for rule in candidates:
+            exact = plain.get(rule)
+            if exact is not None:  # linear time: no time limit needed
+                hit = exact.search(text)
+                if hit is not None:
+                    fired[rule] = (1.0, hit.group(0), hit.span())
+                continue
             pattern = self.regexes[rule]
             try:
                 found = pattern.search(text, timeout=self.regex_timeout_s)
@@ -367,6 +395,22 @@ class CompiledRules:
                     if self.rules[rule].fuzzy:
                         out.append((rule, kw, round(ratio / 100, 4)))
         return tuple(out)
+
+
+def re2_exact(pattern: str) -> re2._Regexp | None:
+    """``pattern`` compiled by RE2 (case-insensitive, as the rules are), to search a text of
+    printable ASCII with the same result as the ``regex`` module's; None when the pattern holds
+    something RE2 may read otherwise (:data:`_NOT_RE2_EXACT`) or does not compile there."""
+    if _NOT_RE2_EXACT.search(pattern):
+        return None
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    options.never_capture = True  # only the whole match's span is read
+    try:
+        return re2.compile(pattern, options)
+    except re2.error:
+        return None
 
 
 def _deletes(word: str) -> set[str]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.engine import normalise
+from orchestrator.classifier.engine import CompiledRules, normalise, re2_exact
 from orchestrator.classifier.labelled_set import load_split
 from orchestrator.classifier.loader import REGEX_FLAGS
 from orchestrator.classifier.prefilter import RegexPrefilter, relax
@@ -80,3 +83,64 @@ def test_candidates_cover_every_match_on_texts_at_the_scan_limit(data_dir: Path)
         assert matched <= set(compiled.regex_prefilter.candidates(text))
         hits += len(matched)
     assert hits > 100
+
+
+# ---------------------------------------------------------------- RE2 in place of regex on ASCII
+
+
+def _spans_agree(compiled: CompiledRules, text: str) -> int:
+    """Assert that each rule searched by RE2 on ``text`` (printable ASCII) finds what the
+    ``regex`` module finds, span and text; returns how many rules matched."""
+    hits = 0
+    for i, exact in compiled.ascii_regexes.items():
+        theirs = compiled.regexes[i].search(text)
+        ours = exact.search(text)
+        assert (ours.span() if ours else None) == (theirs.span() if theirs else None), (
+            compiled.rules[i].id,
+            text,
+        )
+        hits += theirs is not None
+    return hits
+
+
+def test_re2_exact_refuses_what_it_may_read_otherwise() -> None:
+    for pattern in (r"(?i)a", r"(?<=my )card", r"a{,3}", r"end\Z", r"\u3400", r"(a)\1", r"\p{L}"):
+        assert re2_exact(pattern) is None, pattern
+    for pattern in (r"\brefunds?\b", r"x(?:y|z)+", r"[\w\-]+\.csv", r"^(stop|cancel)[ .!]*$"):
+        assert re2_exact(pattern) is not None, pattern
+
+
+def test_re2_finds_the_same_match_on_every_ascii_request(data_dir: Path) -> None:
+    """The rules' regexes that RE2 searches on printable-ASCII text (most English requests)
+    match the same span as the ``regex`` module on every such labelled request."""
+    compiled = RuleClassifier(reload_interval=None)._state.compiled
+    assert len(compiled.ascii_regexes) >= len(compiled.regexes) // 2
+    texts = {
+        normalise(row.text[: compiled.max_scan_chars])
+        for split in ("tune", "test")
+        for row in load_split(data_dir, split)
+    }
+    plain = [t for t in texts if t.isascii() and t.isprintable()]
+    assert len(plain) > 1000
+    assert sum(_spans_agree(compiled, t) for t in plain) > 1000
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> CompiledRules:
+    return RuleClassifier(reload_interval=None)._state.compiled
+
+
+#: words of requests and of the rules' patterns, to build texts from
+_VOCABULARY = (
+    "i my me you refund order card a joke poem how do birds fly is it rude to tip plan "
+    "trip in to french the report xlsx sheet cancel that never mind hate kill 's - . ! ? "
+    "paycheck oil change remind me shopping list 2024 #a1234 @user rt http www"
+)
+_WORDS = st.sampled_from(_VOCABULARY.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=30), st.sampled_from([" ", "", "  ", ", "]))
+def test_re2_agrees_with_regex_on_generated_ascii(words: list[str], sep: str) -> None:
+    compiled = _compiled()
+    _spans_agree(compiled, sep.join(words))
