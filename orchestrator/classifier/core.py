@@ -448,10 +448,35 @@ class RuleClassifier:
         frame = _framing(text)
         if frame is None:
             return whole
+        if self._fast_keeps(frame, exts, channel, whole.route):
+            return whole
         c = self._read(frame, exts, channel)
         if c.route is FALLBACK or c.route is whole.route or c.confidence < _ASK_SURE:
             return whole
         return _part_decides(c, whole, f"without the text it quotes ({frame!r})")
+
+    def _fast_keeps(
+        self, part: str, exts: tuple[str, ...], channel: str | None, route: Route
+    ) -> bool:
+        """Whether :meth:`_read` of ``part`` (a part of a request within the scan limit) would
+        end in a fast-tier decision for ``route`` or for fallback, which never overrules the
+        whole text's ``route``: the same checks as the fast tier's own (sure, no cue flag, no
+        decisive rule that may overrule it), without building the classification. One framed
+        request in five is read twice; this makes the second read cheap when it agrees."""
+        state = self._live.get()
+        scorer = state.scorer
+        if scorer is None or not state.fast_on or len(part) > state.compiled.max_scan_chars:
+            return False
+        norm = part.lower() if part.isascii() and part.isprintable() else normalise(part)
+        probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
+        p1 = max(probs)
+        c1 = _CLASSES[probs.index(p1)]
+        return (
+            not flag
+            and (c1 is route or c1 is FALLBACK)
+            and p1 >= state.thresholds.fast_min
+            and not state.compiled.decisive_may_fire(norm, c1)
+        )
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""

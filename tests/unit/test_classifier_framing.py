@@ -12,10 +12,14 @@ is in words no moderation rule lists) and 12 of 12 guards; after it 12 of 12 and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import _framing
+from orchestrator.classifier.labelled_set import load_split
+from orchestrator.request import Request
 from tests.data.classifier_unseen import CS, FB, MOD
 from tests.unit.test_classifier_unseen import _share_right
 
@@ -104,3 +108,24 @@ def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
 )
 def test_the_framing_of_a_request(text: str, framing: str | None) -> None:
     assert _framing(text) == framing
+
+
+def test_the_fast_check_of_a_framing_changes_no_decision(
+    clf: RuleClassifier, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_fast_keeps`` spares the framing's full read when its fast tier would keep the whole
+    text's route; on every framed labelled request the result is what the full read gives."""
+    framed = [r.to_request() for r in load_split(data_dir, "test") if _framing(r.text)]
+    framed += [Request(text=text) for text, _ in FRAMED + GUARDS]
+    assert len(framed) > 500
+    quick = [clf.classify(r) for r in framed]
+    kept = sum(
+        clf._fast_keeps(_framing(r.text) or "", (), None, c.route)
+        for r, c in zip(framed, quick, strict=True)
+    )
+    assert kept > len(framed) // 4  # the check does spare reads
+    monkeypatch.setattr(RuleClassifier, "_fast_keeps", lambda *_: False)
+    full = [clf.classify(r) for r in framed]
+    assert [(c.route, c.confidence, c.reason) for c in quick] == [
+        (c.route, c.confidence, c.reason) for c in full
+    ]
