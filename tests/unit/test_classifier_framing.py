@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.core import _framing
+from orchestrator.classifier.core import _framing, _keeps, _line_framings
 from orchestrator.classifier.labelled_set import load_split
 from orchestrator.request import Request
 from tests.data.classifier_unseen import CS, FB, MOD
@@ -67,6 +67,62 @@ GUARDS = [
 ]
 
 
+#: Moderation asked on a line of its own, before or after a post that reads as a customer's.
+LINE_FRAMED = [
+    (
+        "my refund still hasn't come through after two weeks\n"
+        "(posted in our reviews tab - keep it?)",
+        MOD,
+    ),
+    (
+        "Where is my parcel?? ordered 5 days ago and nothing\n"
+        "^ someone wrote this under our ad. hide it?",
+        MOD,
+    ),
+    (
+        "I was charged twice for one order and nobody answers the phone\n"
+        "\nSaw this on our facebook page, ok to leave up?",
+        MOD,
+    ),
+    (
+        "can i cancel my subscription before the renewal\n"
+        "-- a visitor left this on the blog. approve?",
+        MOD,
+    ),
+    ("Flag or keep?\ni was charged twice for my order and nobody answers", MOD),
+    (
+        "Does this belong on our public forum?\n"
+        "how do I reset my password, the reset link never arrives",
+        MOD,
+    ),
+    ("我的快递三天了还没到，客服也不回\n——这条是在我们抖音评论区看到的，要删吗", MOD),
+    ("退款什么时候到账啊，都一周了\n（这是群里的一条留言，可以留着吗？）", MOD),
+    ("这条能放到社区首页吗？\n我想取消订单，怎么操作", MOD),
+    ("订单显示已签收但是我根本没收到\n↑ 顾客在直播间发的，要不要屏蔽", MOD),
+    (
+        "the delivery guy left my package in the rain again\n"
+        "(review for the homepage carousel, publish?)",
+        MOD,
+    ),
+    ("请看看能不能发布\n为什么我的优惠券用不了", MOD),
+]
+#: Requests of a few lines that keep their route.
+LINE_GUARDS = [
+    ("Hi there,\nmy order #A1234 arrived damaged.\nCan I get a replacement?", CS),
+    ("Order 55129\nI'd like to change the delivery address please", CS),
+    ("Hello\nwhere is my refund? it has been ten days", CS),
+    ("你好\n我的订单显示已签收但我没收到，麻烦查一下", CS),
+    ("我想退货\n衣服尺码不合适，怎么寄回去", CS),
+    ("Quick question\nwhat's the capital of Australia?", FB),
+    ("write me a haiku\nabout autumn leaves", FB),
+    ("Is this comment OK to post?\nyou are all idiots and should be fired", MOD),
+    ("Please check this post:\nbuy cheap followers here!!! link in bio", MOD),
+    ("Thanks for the help yesterday.\nCan you tell me when my new card will arrive?", CS),
+    ("my account is locked\nplease unlock it, I need to pay a bill today", CS),
+    ("帮我查下物流\n订单号 88231", CS),
+]
+
+
 @pytest.fixture(scope="module")
 def clf() -> RuleClassifier:
     return RuleClassifier(reload_interval=None)
@@ -80,6 +136,25 @@ def test_a_moderation_ask_around_a_quoted_customer_text_is_moderation(clf: RuleC
 def test_a_request_that_quotes_something_keeps_its_route(clf: RuleClassifier) -> None:
     share, wrong = _share_right(clf, GUARDS)
     assert share >= 11 / 12, wrong
+
+
+def test_a_moderation_ask_on_a_line_of_its_own_is_moderation(clf: RuleClassifier) -> None:
+    """Before the line framings (``_line_framings``) 6 of these 12 were right; now 10."""
+    share, wrong = _share_right(clf, LINE_FRAMED)
+    assert share >= 10 / 12, wrong
+
+
+def test_a_request_of_a_few_lines_keeps_its_route(clf: RuleClassifier) -> None:
+    share, wrong = _share_right(clf, LINE_GUARDS)
+    assert share >= 11 / 12, wrong
+
+
+def test_a_line_read_alone_only_asks_to_moderate(clf: RuleClassifier) -> None:
+    """A post's own line, read alone, reads as what the post says: it never overrules."""
+    got = clf.classify_text("Does this belong on our public forum?\nhow do I reset my password")
+    assert got.route is MOD
+    assert _line_framings("one line only") == []
+    assert _line_framings("first\n\nlast") == ["…\nlast", "first\n…"]
 
 
 def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
@@ -113,18 +188,20 @@ def test_the_framing_of_a_request(text: str, framing: str | None) -> None:
 def test_the_fast_check_of_a_framing_changes_no_decision(
     clf: RuleClassifier, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``_fast_keeps`` spares the framing's full read when its fast tier would keep the whole
-    text's route; on every framed labelled request the result is what the full read gives."""
+    """The fast view (``_fast_view``, ``_keeps``) spares the framing's full read when its fast
+    tier would keep the whole text's route; on every framed labelled request the result is
+    what the full read gives."""
     framed = [r.to_request() for r in load_split(data_dir, "test") if _framing(r.text)]
     framed += [Request(text=text) for text, _ in FRAMED + GUARDS]
     assert len(framed) > 500
     quick = [clf.classify(r) for r in framed]
     kept = sum(
-        clf._fast_keeps(_framing(r.text) or "", (), None, c.route)
+        _keeps(seen, c.route)
         for r, c in zip(framed, quick, strict=True)
+        if (seen := clf._fast_view(_framing(r.text) or "", (), None)) is not None
     )
     assert kept > len(framed) // 4  # the check does spare reads
-    monkeypatch.setattr(RuleClassifier, "_fast_keeps", lambda *_: False)
+    monkeypatch.setattr(RuleClassifier, "_fast_view", lambda *_: None)
     full = [clf.classify(r) for r in framed]
     assert [(c.route, c.confidence, c.reason) for c in quick] == [
         (c.route, c.confidence, c.reason) for c in full
