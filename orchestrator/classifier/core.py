@@ -65,6 +65,7 @@ from orchestrator.classifier.models import (
 )
 from orchestrator.classifier.negation import (
     clauses,
+    joined_after_post,
     joined_before_post,
     joins,
     mask,
@@ -554,7 +555,10 @@ class RuleClassifier:
                 >= _COMPOUND_P
                 # a moderation ask may follow a request of another route, however sure the
                 # n-grams are of moderation: the rules split the clauses
-                or (c1 is Route.CONTENT_MODERATION and joined_before_post(norm))
+                or (
+                    c1 is Route.CONTENT_MODERATION
+                    and (joined_before_post(norm) or joined_after_post(norm) is not None)
+                )
             ):
                 why_not = "two requests may be joined: the rules read the clauses"
             elif p1 < state.thresholds.fast_min:
@@ -1384,7 +1388,9 @@ def _compound(
 
     Moderation is read apart, because what follows its ask is the post under review, and a post
     may mention anything ("moderate this: where is my refund" is one request). The clauses
-    after the one that asks for moderation are therefore never asks of their own. Clauses
+    after the one that asks for moderation are therefore never asks of their own, unless the
+    post is quoted and a joining word follows its closing mark (``moderate this: "..." and
+    then reset my password``: :func:`~orchestrator.classifier.negation.joined_after_post`). Clauses
     before it are asks only when the moderation clause opens with a joining word: in "where is
     my parcel? also, is it ok to post this: ..." the parcel is a request of its own, while in
     "where is my refund, you thieves. remove it?" it is the post. A moderation ask in the
@@ -1412,12 +1418,7 @@ def _compound(
     for j, (a, b) in enumerate(parts):
         if norm[a:b].lstrip()[:1] in _QUOTES:
             continue
-        miss: dict[Route, float] = {}
-        for sig in signals:
-            if sig.span is None or sig.negative or sig.negated or sig.rule_id in content:
-                continue
-            if a <= sig.span[0] and sig.span[1] <= b:
-                miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
+        miss = _clause_miss(signals, a, b, content)
         if not miss:
             continue
         if (
@@ -1425,20 +1426,53 @@ def _compound(
             and Route.CONTENT_MODERATION in miss
             and (1.0 - miss[Route.CONTENT_MODERATION] >= min_score or _POST.search(norm, a, b))
         ):
-            route = Route.CONTENT_MODERATION
+            route: Route | None = Route.CONTENT_MODERATION
         else:
-            ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
-            top, route = ranked[0]
-            runner = ranked[1][0] if len(ranked) > 1 else 0.0
-            if top < min_score or top - runner < 0.2:
+            route = _clause_ask(miss, min_score)
+            if route is None:
                 continue
+        assert route is not None
         ask = (route, 1.0 - miss[route])
         if route is Route.CONTENT_MODERATION:
             joined = j > 0 and joins(norm, parts[j - 1][1], a)
-            return (*asked, ask) if asked and joined else ()
+            out = [*asked, ask] if asked and joined else [ask]
+            # a quoted post that closes, then a joining word: the clauses after it are asks
+            closed = joined_after_post(norm, a)
+            if closed is not None:
+                for c, d in parts[j + 1 :]:
+                    if c > closed and norm[c:d].lstrip()[:1] not in _QUOTES:
+                        after = _clause_ask(_clause_miss(signals, c, d, content), min_score)
+                        if after is not None and all(r is not after for r, _ in out):
+                            out.append((after, 1.0 - _clause_miss(signals, c, d, content)[after]))
+            return tuple(out) if len(out) >= 2 else ()
         if all(r is not route for r, _ in asked):
             asked.append(ask)
     return tuple(asked) if len(asked) >= 2 else ()
+
+
+def _clause_miss(
+    signals: list[Signal], a: int, b: int, content: frozenset[str]
+) -> dict[Route, float]:
+    """Per route, ``prod(1 - w)`` of the positive, non-negated signals inside ``[a, b)``
+    (what a post says, the ``content`` rules, excluded): 1 minus its evidence there."""
+    miss: dict[Route, float] = {}
+    for sig in signals:
+        if sig.span is None or sig.negative or sig.negated or sig.rule_id in content:
+            continue
+        if a <= sig.span[0] and sig.span[1] <= b:
+            miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
+    return miss
+
+
+def _clause_ask(miss: dict[Route, float], min_score: float) -> Route | None:
+    """The route a clause asks for: its evidence reaches ``min_score`` and beats every other
+    route's there by 0.2 (``miss`` from :func:`_clause_miss`); None when no route does."""
+    if not miss:
+        return None
+    ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
+    top, route = ranked[0]
+    runner = ranked[1][0] if len(ranked) > 1 else 0.0
+    return route if top >= min_score and top - runner >= 0.2 else None
 
 
 #: Opening quotation marks (normalised text: NFKC has made full-width ones half-width).

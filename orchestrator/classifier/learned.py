@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.classifier.loader import RulesError
-from orchestrator.classifier.negation import ZH_JOINS, has_negation
+from orchestrator.classifier.negation import EN_JOINS, ZH_JOINS, has_negation
 from orchestrator.routes import Route
 
 FORMAT = "orchestrator-learned-router"
@@ -397,7 +397,7 @@ _NEG_TOKENS = frozenset(
     ("t", "dont", "not", "never", "no", "needn", "neednt", "without", "instead", "rather")
 )
 #: English tokens that may join two requests (:func:`orchestrator.classifier.negation.clauses`).
-_EN_COMPOUND = frozenset(("and", "also", "plus", "then", "well"))
+_EN_COMPOUND = frozenset((*EN_JOINS, "well"))
 
 
 def _flags(text: str, toks: Sequence[str]) -> int:

@@ -48,9 +48,16 @@ _WORD = re.compile(r"[a-z0-9']+")
 #: :func:`clauses` reproduces exactly: ``tests/unit/test_clauses.py``): a sentence mark, or a
 #: joining word with the comma and spaces before it.
 #: Chinese words that join the clauses of a compound request (the fast tier's cue too).
-ZH_JOINS = ("另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把")
+ZH_JOINS = (
+    "另外", "并且", "还有", "顺便", "同时", "然后", "以及", "再帮我", "再把", "此外", "除此之外",
+    "再看看", "再帮忙", "顺带",
+)  # fmt: skip
+#: English words that join the clauses of a compound request (each splits a clause; the fast
+#: tier's cue too, as a token).
+EN_JOINS = ("and", "also", "plus", "then", "besides", "additionally", "moreover", "separately")
 CLAUSE_PATTERN = (
-    r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as)\b\s*"
+    r"[;；。!！?？\n]|[,，]?\s*\b(?:and also|and then|and|also|plus|as well as|besides"
+    r"|additionally|moreover|separately)\b\s*"
     r"|[,，]\s*then\b\s*"
     r"|[,，]?\s*(?:" + "|".join(ZH_JOINS) + ")"
 )
@@ -58,9 +65,12 @@ CLAUSE_PATTERN = (
 #: finds those with a fast first-character search; the one pattern tried its optional comma and
 #: spaces at every position: 23 µs on a 210-character text, against 5 µs for these).
 _MARK = re.compile(r"[;；。!！?？\n]")
-_JOIN_WORD = re.compile(r"(?:and also|and then|and|also|plus|as well as|then)\b\s*")
+_JOIN_WORD = re.compile(
+    r"(?:and also|and then|and|also|plus|as well as|then|besides|additionally|moreover"
+    r"|separately)\b\s*"
+)
 _JOIN_ZH = re.compile("|".join(ZH_JOINS))
-_EN_JOINS = ("and", "also", "plus", "then", "as well as")
+_EN_JOINS = (*EN_JOINS, "as well as")
 
 
 _ZH_FIRST = re.compile("[不别无没甭用]")
@@ -145,8 +155,17 @@ def mask(text: str, scopes: list[tuple[int, int]]) -> str:
 
 #: A joining word between two clauses: what opens a second request ("..., *also* ...").
 _JOIN = re.compile(
-    r"\b(?:and|also|plus|then|as well as|besides|additionally)\b|"
-    + "|".join((*ZH_JOINS, "此外", "还要"))
+    r"\b(?:and|also|plus|then|as well as|besides|additionally|moreover|separately)\b|"
+    + "|".join((*ZH_JOINS, "还要"))
+)
+#: A quotation that closes and a joining word after it: in ``moderate this: "..." and then
+#: reset my password`` the post ends at its closing mark, and what follows is a request.
+_JOIN_AFTER_QUOTE = re.compile(
+    r"[\"'”’」』»]\s*[-–—,.;:，。；、]*\s*(?:(?:"
+    + "|".join(EN_JOINS)
+    + r")\b|"
+    + "|".join((*ZH_JOINS, "还要"))
+    + ")"
 )
 
 
@@ -170,6 +189,13 @@ def joined_before_post(text: str) -> bool:
         return False
     end = _FRAME_END.search(text, 0, join.start())
     return end is None
+
+
+def joined_after_post(text: str, start: int = 0) -> int | None:
+    """Where a joining word follows a quotation that closes, at or after ``start``: the
+    offset of the closing mark (what comes after it is outside the quoted post), or None."""
+    m = _JOIN_AFTER_QUOTE.search(text, start)
+    return m.start() if m is not None else None
 
 
 def clauses(text: str) -> list[tuple[int, int]]:
