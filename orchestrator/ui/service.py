@@ -32,6 +32,7 @@ with status 400/404/503):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -239,6 +240,10 @@ def build_app(
         monitor = HealthMonitor(
             settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
         )
+        # a first reading now, so the first health a person asks for already has rates
+        # (throughput since the service opened): a rate needs two readings
+        with contextlib.suppress(OrchestratorError):
+            await asyncio.to_thread(monitor.poll)
         try:
             async with open_workflow(settings) as cs:
                 # the report reads uploads from the UI's upload folder wherever it was started

