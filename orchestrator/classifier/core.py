@@ -316,7 +316,17 @@ class RuleClassifier:
     # ------------------------------------------------------------------ classify
 
     def classify(self, request: Request) -> Classification:
-        """Route one request; never raises for a valid :class:`Request`."""
+        """Route one request; never raises for a valid :class:`Request`.
+
+        Raises:
+            TypeError: ``request`` is not a :class:`Request` (for a plain string, use
+                :meth:`classify_text`).
+        """
+        if not isinstance(request, Request):
+            raise TypeError(
+                f"classify takes a Request, got {type(request).__name__}: build one with "
+                "Request(text=...), or call classify_text for a plain string"
+            )
         attachments = request.attachments
         exts = tuple(a.extension for a in attachments) if attachments else ()
         return self._classify(request.text, exts, request.channel)
@@ -325,25 +335,39 @@ class RuleClassifier:
         self,
         text: str | bytes,
         *,
-        attachments: Sequence[str] = (),
+        attachments: Sequence[str] | None = (),
         channel: str | None = None,
     ) -> Classification:
         """Route raw text or bytes, including input that :class:`Request` would refuse.
 
-        Empty or whitespace-only text, text of :data:`MAX_TEXT_CHARS` characters or more,
+        Empty or whitespace-only text, text of more than :data:`MAX_TEXT_CHARS` characters,
         bytes that are not UTF-8, binary data (NUL or many control characters) and strings with
         lone surrogates get a fallback result with ``fallback_reason="invalid_input"`` and a
-        reason that says what was wrong. Emoji-only text is classified normally (no rule fires,
-        so it falls back with ``no_signal``).
+        reason that says what was wrong. Emoji-only text is classified normally (nothing in it
+        is a known word and no rule fires, so it falls back with ``no_signal``).
 
         Args:
             text: The user's message, as ``str`` or UTF-8 ``bytes``.
-            attachments: Attachment file names.
+            attachments: Attachment file names (a list, not one string); None for none.
             channel: Channel of the request.
 
         Returns:
             The classification; never raises for bad text.
+
+        Raises:
+            TypeError: ``attachments`` is a single string or holds something other than
+                strings, or ``channel`` is not a string (the message says what to pass).
         """
+        if isinstance(attachments, str | bytes):
+            raise TypeError(
+                f"attachments must be a list of file names, got the single {attachments!r}: "
+                f"pass [{attachments!r}]"
+            )
+        names = tuple(attachments or ())
+        if not all(isinstance(name, str) for name in names):
+            raise TypeError(f"attachments must be file names (str), got {names!r}")
+        if channel is not None and not isinstance(channel, str):
+            raise TypeError(f"channel must be a str or None, got {type(channel).__name__}")
         if isinstance(text, bytes | bytearray | memoryview):
             raw = bytes(text)
             try:
@@ -357,7 +381,7 @@ class RuleClassifier:
             return self._invalid(f"text must be str or bytes, got {type(text).__name__}")
         if not text.strip():
             return self._invalid("text is empty or whitespace; send the user's message")
-        if len(text) >= MAX_TEXT_CHARS:
+        if len(text) > MAX_TEXT_CHARS:
             return self._invalid(
                 f"text has {len(text):,} characters, over the {MAX_TEXT_CHARS:,} limit; "
                 "send long content as an attachment"
@@ -373,7 +397,7 @@ class RuleClassifier:
                 f"text looks binary ({controls} control characters in the first "
                 f"{len(head)}); send text, or the file as an attachment"
             )
-        exts = tuple(name.rsplit(".", 1)[-1].lower() if "." in name else "" for name in attachments)
+        exts = tuple(name.rsplit(".", 1)[-1].lower() if "." in name else "" for name in names)
         return self._classify(text, exts, channel)
 
     def evidence(self, request: Request) -> tuple[list[str], Classification, bool]:
@@ -578,7 +602,10 @@ class RuleClassifier:
             if not why_not:
                 return self._fast_decision(state, c1, p1, probs, scanned)
             fast_tier = _tier("fast", True, _ranked_scores(probs), False, why_not)
-        result = self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier)
+            blank = bool(flag & learned_tier.BLANK)
+        else:
+            blank = False
+        result = self._slow(state, norm, exts, channel, n, scanned, cut, fast_tier, blank)
         return self._ask_of(text, exts, channel, result, cut) if n > limit else result
 
     def _ask_of(
@@ -694,7 +721,14 @@ class RuleClassifier:
         scanned: tuple[tuple[int, int], ...],
         cut: str,
         fast_tier: TierContribution,
+        blank: bool = False,
     ) -> Classification:
+        """The rules, then the combined learned tier when the rules are unsure.
+
+        ``blank``: the fast tier knew no feature of the text (:data:`~orchestrator.classifier.
+        learned.BLANK`: emoji, an id, a word no request used); with no rule fired either, the
+        learned tier would only restate its prior, so the result is a ``no_signal`` fallback.
+        """
         compiled = state.compiled
         limit = compiled.max_scan_chars
         fired = compiled.match(norm, exts, channel)
@@ -787,9 +821,14 @@ class RuleClassifier:
         why: FallbackReason | None = None
         cal = state.calibration
         learned_probs: dict[Route, float] | None = None
-        if model is None or sure or long_rules:
+        unknown = blank and s1 <= 0.0  # nothing any tier knows: no signal, not "out of scope"
+        if model is None or sure or long_rules or unknown:
             if s1 <= 0.0:
-                why, reason = "no_signal", "no rule fired"
+                why, reason = (
+                    "no_signal",
+                    "no rule fired"
+                    + (" and no word of it is one the n-gram model knows" if unknown else ""),
+                )
             elif tie:
                 why = "ambiguous"
                 reason = f"tie: {best} {s1} = {second} {s2}; a tie never acts"
@@ -820,6 +859,8 @@ class RuleClassifier:
                         if model is None
                         else "sure"
                         if sure
+                        else "decides: no rule fired on a text the n-grams do not know"
+                        if unknown
                         else "decides: text over the scan limit (confidence uncalibrated)"
                     )
                     + neg_note,
@@ -833,6 +874,8 @@ class RuleClassifier:
                     if model is None
                     else "not run: the rules were sure"
                     if sure
+                    else "not run: no feature of the text is known (its prior is no signal)"
+                    if unknown
                     else "not run: text over the scan limit, the rules read more of it",
                 ),
             )

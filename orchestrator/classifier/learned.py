@@ -85,7 +85,9 @@ _FRAME = re.compile(r"[:：?？\n\"“「«]")
 #: :data:`FEW_UNITS` words-or-Chinese-characters, where two cue words of different routes may
 #: be all the rules see ("the invoice spreadsheet"): the fast tier decides such a text only
 #: after the rules have been matched and do not tie (a tie never acts).
-NEGATION, COMPOUND, SHORT, FEW = 1, 2, 4, 8
+#: :data:`BLANK` (set by :meth:`FastScorer.fast` only): not one n-gram, framing, attachment or
+#: channel feature of the text is known, so its probabilities are the model's prior alone.
+NEGATION, COMPOUND, SHORT, FEW, BLANK = 1, 2, 4, 8, 16
 SHORT_TOKENS = 3
 FEW_UNITS = 6
 #: Chinese words that may join two requests (the clause split of :mod:`.negation`).
@@ -587,6 +589,7 @@ class FastScorer:
         n = lanes[0]
         if not n:
             z = self._b_text
+            flag |= BLANK
         else:
             if n > _MAX_FEATURES:
                 raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
@@ -710,7 +713,15 @@ def load_model(path: Path | str) -> LearnedModel:
             path, None, "learned model not found; run `orchestrator classifier fit`"
         ) from exc
     except (OSError, ValueError, KeyError) as exc:
-        raise RulesError(path, None, f"not a learned-router file ({exc}); refit it") from exc
+        # numpy answers any non-archive with "contains pickled data ... load it unsafely": never
+        # repeat that advice
+        why = "not a NumPy .npz archive" if "pickle" in str(exc) else str(exc)
+        raise RulesError(
+            path,
+            None,
+            f"not a learned-router file ({why}); give the .npz that `orchestrator classifier "
+            "fit` wrote, or refit it",
+        ) from exc
     if meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise RulesError(
             path,

@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.classifier import RuleClassifier, default_calibration_path
 from orchestrator.classifier.core import default_model_path
 from orchestrator.classifier.evaluation import (
@@ -50,7 +51,7 @@ DataDir = Annotated[
     Path, typer.Option(help="Folder with customer_service/, moderation/, spreadsheets/.")
 ]
 RulesOpt = Annotated[Path | None, typer.Option(help="Rules file (default: the packaged one).")]
-CapOpt = Annotated[int, typer.Option(help="Most rows per source file and split (0 = all).")]
+CapOpt = Annotated[int, typer.Option(min=0, help="Most rows per source file and split (0 = all).")]
 
 
 def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
@@ -215,7 +216,8 @@ def eval_cmd(
         Path | None, typer.Option(help="Calibration file (default: the packaged one).")
     ] = None,
     model: Annotated[
-        Path | None, typer.Option(help="Learned tier (default: the packaged learned.v1.npz).")
+        Path | None,
+        typer.Option(help=f"Learned tier (default: the packaged learned.v{VERSION}.npz)."),
     ] = None,
     cap: CapOpt = 400,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report.")] = None,
@@ -297,7 +299,12 @@ def fit_model_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
     out_dir: Annotated[
-        Path | None, typer.Option(help="Folder for learned.v1.npz and calibration.toml.")
+        Path | None,
+        typer.Option(
+            help=f"Folder for learned.v{VERSION}.npz and calibration.toml (default: the rules "
+            "file's folder; for the packaged rules, orchestrator/rules/: the shipped model and "
+            "calibration are replaced, and a running classifier reloads them)."
+        ),
     ] = None,
     wrong_route: Cost = 5.0,
     handoff: Handoff = 1.0,
@@ -322,7 +329,7 @@ def fit_model_cmd(
     folder = out_dir or (default_model_path().parent if rules is None else Path(rules).parent)
     folder.mkdir(parents=True, exist_ok=True)
     model.save(folder / f"learned.v{VERSION}.npz")
-    (folder / "calibration.toml").write_text(dump_calibration(fitted), encoding="utf-8")
+    atomic_write_text(folder / "calibration.toml", dump_calibration(fitted))
     t = fitted.thresholds
     console.print(
         f"fitted on {len(rows)} tune requests: {model.meta['n_features']} features; "
@@ -335,7 +342,13 @@ def fit_model_cmd(
 def fit_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
-    out: Annotated[Path | None, typer.Option(help="Where to write the calibration file.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where to write the calibration file (default: calibration.toml beside the "
+            "rules file; for the packaged rules, the shipped one is replaced)."
+        ),
+    ] = None,
     wrong_route: Cost = 5.0,
     handoff: Handoff = 1.0,
     folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
@@ -369,7 +382,7 @@ def fit_cmd(
     target = out or (
         default_calibration_path() if rules is None else Path(rules).with_name("calibration.toml")
     )
-    target.write_text(dump_calibration(fitted), encoding="utf-8")
+    atomic_write_text(target, dump_calibration(fitted))
     t = fitted.thresholds
     console.print(
         f"fitted on {len(rows)} tune requests: min_score {t.min_score}, "

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -128,7 +130,7 @@ def test_negative_pattern_lowers_route(rules: RuleClassifier) -> None:
         ("   \n\t", "empty"),
         (b"\xff\xfe\x00abc", "not valid UTF-8"),
         ("abc\x00\x01\x02\x03", "binary"),
-        ("a" * 1_000_000, "over the 1,000,000 limit"),
+        ("a" * 1_000_001, "over the 1,000,000 limit"),
         ("bad \ud800 surrogate", "surrogate"),
     ],
 )
@@ -140,9 +142,38 @@ def test_bad_input_gets_a_clear_result(
     assert fragment in r.reason
 
 
+def test_text_at_the_limit_is_read_as_a_request_would_be(clf: RuleClassifier) -> None:
+    text = "refund " + "a" * (1_000_000 - 7)
+    assert clf.classify_text(text).fallback_reason != "invalid_input"
+    assert clf.classify_text(text).route is clf.classify(Request(text=text)).route
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda c: c.classify("refund my order"), "classify_text for a plain string"),
+        (lambda c: c.classify_text("summarise", attachments="a.xlsx"), "pass ['a.xlsx']"),
+        (lambda c: c.classify_text("summarise", attachments=[3]), "file names (str)"),
+        (lambda c: c.classify_text("refund", channel=5), "channel must be a str"),
+    ],
+)
+def test_a_wrong_argument_type_says_what_to_pass(
+    clf: RuleClassifier, call: Callable[[RuleClassifier], object], fragment: str
+) -> None:
+    with pytest.raises(TypeError, match=re.escape(fragment)):
+        call(clf)
+
+
+def test_no_attachments_may_be_none(clf: RuleClassifier) -> None:
+    assert clf.classify_text("where is my parcel", attachments=None).route is Route.CUSTOMER_SERVICE
+
+
 def test_emoji_only_and_bytes(clf: RuleClassifier) -> None:
     r = clf.classify_text("😡😡🔥")
-    assert r.route is Route.FALLBACK and r.fallback_reason in ("no_signal", "out_of_scope")
+    assert r.route is Route.FALLBACK and r.fallback_reason == "no_signal"
+    assert "no word of it is one the n-gram model knows" in r.reason
+    # a known word that asks for nothing is out of scope, not "no signal"
+    assert clf.classify_text("hello").fallback_reason == "out_of_scope"
     ok = clf.classify_text("我的退款什么时候到账".encode(), attachments=["a.csv"])
     assert ok.route in (Route.CUSTOMER_SERVICE, Route.EXCEL_REPORT)
     tiers = [t for t in ok.tiers if t.decided]

@@ -1,0 +1,34 @@
+"""``orchestrator classifier``'s options refuse bad values and name the right files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from orchestrator.classifier.learned import VERSION
+from orchestrator.cli.app import app
+
+
+def test_a_negative_cap_is_refused() -> None:
+    result = CliRunner().invoke(app, ["classifier", "eval", "--cap", "-5"])
+    assert result.exit_code == 2
+    assert "--cap" in result.output
+
+
+def test_the_help_names_the_model_file_that_ships() -> None:
+    for command in ("eval", "fit"):
+        result = CliRunner().invoke(app, ["classifier", command, "--help"], terminal_width=200)
+        assert f"learned.v{VERSION}.npz" in result.output, command
+        assert "learned.v1.npz" not in result.output or VERSION == 1
+    fit = CliRunner().invoke(app, ["classifier", "fit", "--help"], terminal_width=200)
+    assert "replaced" in fit.output  # it says that the default overwrites the shipped model
+
+
+def test_a_file_that_is_no_model_is_named_without_numpys_pickle_advice(tmp_path: Path) -> None:
+    bad = tmp_path / "model.txt"
+    bad.write_text("not a model")
+    result = CliRunner().invoke(app, ["classifier", "eval", "--model", str(bad)])
+    assert result.exit_code == 2
+    assert "not a NumPy .npz archive" in result.output
+    assert "allow_pickle" not in result.output and "unsafely" not in result.output
