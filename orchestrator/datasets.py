@@ -90,6 +90,14 @@ def sample_requests(
     folder = Path(data_dir) / kind
     files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if not files:
+        root = Path(data_dir)
+        found = root.iterdir() if root.is_dir() else ()
+        kinds = sorted(d.name for d in found if d.is_dir() and any(d.glob("*.csv")))
+        if kinds:  # the data folder is right: the kind is not one of it
+            raise UserError(
+                f"no requests of kind {kind!r} in {root}: the kinds there are "
+                f"{', '.join(kinds)}; pass one of them with --kind"
+            )
         raise UserError(
             f"no CSV files in {folder}; set ORCH_DATA_DIR (or --data-dir) to the "
             "folder that holds customer_service/, moderation/ and spreadsheets/"
