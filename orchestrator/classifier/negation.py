@@ -26,7 +26,10 @@ import re
 #: Verbs of asking that a directive "don't"/"do not"/"never" negates.
 _ASK_VERBS = (
     "moderate|review|check|screen|flag|remove|delete|ban|censor|approve|reject|block|hide|"
-    "summari[sz]e|analy[sz]e|report|chart|plot|tabulate|open|read|look|touch|need|want|"
+    "summari[sz]e|analy[sz]e|report|chart|plot|tabulate|open|read|look|touch|"
+    # "i don't want my account (any more), close it": the customer's own thing is the
+    # request, not an ask it negates
+    r"need(?! my\b)|want(?! my\b)|"
     "care|worry|bother|send|process|refund|cancel|escalate|forward|route|transfer|track|"
     "contact|call|email|mark|treat|consider|handle|publish|post"
 )
@@ -76,26 +79,38 @@ _EN_JOINS = (*EN_JOINS, "as well as")
 _ZH_FIRST = re.compile("[不别无没甭用]")
 
 
-def _has_cue(text: str) -> bool:
-    """Cheap pre-check: could ``text`` hold a cue at all (substring scans, no regex for ASCII)."""
+def _en_cue_word(text: str) -> bool:
+    """Whether ``text`` holds a word that every English cue (:data:`_EN_CUE`) holds: substring
+    checks, no regex. ``dont`` and ``neednt`` are there because they hold no ``n't``/``not``."""
     return (
         "n't" in text
         or "not" in text
+        or "dont" in text
+        or "neednt" in text
         or "never" in text
         or "no need" in text
         or "without" in text
         or "instead" in text
         or "rather" in text
-        or (not text.isascii() and _ZH_FIRST.search(text) is not None)
     )
 
 
+def _has_cue(text: str) -> bool:
+    """Cheap pre-check: could ``text`` hold a cue at all (substring scans, no regex for ASCII)."""
+    return _en_cue_word(text) or (not text.isascii() and _ZH_FIRST.search(text) is not None)
+
+
 def has_negation(text: str) -> bool:
-    """Whether :func:`negated_scopes` of ``text`` is non-empty (a cue matches), cheaper."""
-    if not _has_cue(text):
-        return False
-    return _EN_CUE.search(text) is not None or (
-        not text.isascii() and _ZH_CUE.search(text) is not None
+    """Whether :func:`negated_scopes` of ``text`` is non-empty (a cue matches), cheaper: each
+    language's cue pattern runs only when a substring check finds one of its cue words (the
+    English pattern scans the whole text, so a Chinese text whose 不 passed the check does
+    not pay for it)."""
+    if _en_cue_word(text) and _EN_CUE.search(text) is not None:
+        return True
+    return (
+        not text.isascii()
+        and _ZH_FIRST.search(text) is not None
+        and _ZH_CUE.search(text) is not None
     )
 
 
