@@ -229,16 +229,24 @@ class CompiledRules:
         """Whether a decisive rule matches the *normalised* text that may overrule a
         learned-tier decision for ``route``: for a fallback, a positive decisive rule of any
         route; for a route, a negative decisive rule against it. One RE2 set pass (about a
-        microsecond), then a ``regex`` search of only the rules it reports, so the answer is
-        the rules' own. Negation scopes are not read here (the fast tier never decides a text
-        with a negation cue)."""
+        microsecond), then a search of only the rules it reports (RE2 itself on printable
+        ASCII, as :meth:`match` does), so the answer is the rules' own. Negation scopes are
+        not read here (the fast tier never decides a text with a negation cue). On printable
+        ASCII the long alternation of ``neg.cs.general_knowledge.en`` took 20-40 µs of a
+        300-character request with the ``regex`` module; with RE2, the whole check takes 4."""
         wanted = (
             self.decisive_positive if route is Route.FALLBACK else self.decisive_against.get(route)
         )
         if not wanted or self.decisive_prefilter is None:
             return False
+        plain = self.ascii_regexes if text.isascii() and text.isprintable() else {}
         for rule in self.decisive_prefilter.candidates(text):
             if rule in wanted:
+                exact = plain.get(rule)
+                if exact is not None:  # RE2, linear time (see the module docstring)
+                    if exact.search(text) is not None:
+                        return True
+                    continue
                 try:
                     if self.regexes[rule].search(text, timeout=self.regex_timeout_s) is not None:
                         return True
