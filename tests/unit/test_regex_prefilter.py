@@ -94,8 +94,8 @@ def _spans_agree(compiled: CompiledRules, text: str) -> int:
     hits = 0
     for i, exact in compiled.ascii_regexes.items():
         theirs = compiled.regexes[i].search(text)
-        ours = exact.search(text)
-        assert (ours.span() if ours else None) == (theirs.span() if theirs else None), (
+        ours = exact.span(text)
+        assert ours == (theirs.span() if theirs else None), (
             compiled.rules[i].id,
             text,
         )
@@ -144,3 +144,12 @@ _WORDS = st.sampled_from(_VOCABULARY.split())
 def test_re2_agrees_with_regex_on_generated_ascii(words: list[str], sep: str) -> None:
     compiled = _compiled()
     _spans_agree(compiled, sep.join(words))
+
+
+def test_the_binding_call_and_the_wrapper_agree() -> None:
+    """``AsciiSearch.span`` (the binding's ``Match``) and the wrapper's ``search``."""
+    exact = re2_exact(r"\b(refund|return)s?\b")
+    assert exact is not None and exact._match is not None  # the fast call is in use
+    for text in ("i want a refund now", "returns", "no match here", "refundable", ""):
+        found = exact.search(text)
+        assert exact.span(text) == (found.span() if found else None), text
