@@ -26,10 +26,13 @@ characters. Then:
   the fast tier can tell whether one of them may overrule it
   (:meth:`CompiledRules.decisive_may_fire`); only a rule the set reports is then searched
   with ``regex``. One Python ``re`` alternation of the same patterns took 8-16 µs.
-* On a text of printable ASCII (most English requests), a reported rule is searched with RE2
-  itself when its pattern means the same there (:func:`re2_exact`): RE2's ``\\b``, ``\\w``,
-  ``\\d`` and ``\\s`` are ASCII-only and Python's are Unicode, which agree on such a text,
-  and both take the leftmost match with the first alternative that matches (Perl's rule).
+* A reported rule is searched with RE2 itself when its pattern means the same there
+  (:func:`re2_exact`) and the text lets it (:meth:`CompiledRules.re2_for`): RE2's ``\\b``,
+  ``\\w``, ``\\d`` and ``\\s`` are ASCII-only and Python's are Unicode, which agree on a
+  text whose only non-ASCII characters are neither letters, digits nor spaces (« », “ ”, —,
+  emoji: most English requests); a pattern without those classes (the Chinese rules) means
+  the same on any text. Both take the leftmost match with the first alternative that
+  matches (Perl's rule); RE2's byte offsets are turned into character offsets.
   RE2 runs in linear time, so it needs no time limit: a mean of 4.4 µs a search on the
   labelled requests here, against 7.6 µs with ``regex`` (22.7 µs for the long alternation of
   ``neg.cs.general_knowledge.en``). ``tests/unit/test_regex_prefilter.py`` checks that both
@@ -61,6 +64,11 @@ TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[a-z0-9]")
 _TOKEN_MEMO_MAX = 50_000
+#: A non-ASCII letter, digit or space: where Python's Unicode ``\\b\\w\\d\\s`` and RE2's ASCII
+#: ones part ways.
+_WORDISH_NON_ASCII = re.compile(r"[^\W\x00-\x7f]|[^\S\x00-\x7f]")
+#: A class shorthand that means another thing in RE2 than in Python on non-ASCII text.
+_UNICODE_CLASS = re.compile(r"\\[bBwWdDsS]")
 #: What a pattern may not hold to be searched with RE2 on printable-ASCII text: a group with a
 #: flag or a look-around (``(?i)``, ``(?=``; RE2 refuses the look-arounds, and a flag group
 #: may mean another thing there), ``{,n}`` (``{0,n}`` in Python, a literal in RE2), or an
@@ -104,8 +112,10 @@ class CompiledRules:
     zh_first: dict[str, tuple[int, ...]]
     regexes: dict[int, regex.Pattern[str]]  # rule index -> compiled pattern
     regex_prefilter: RegexPrefilter
-    #: rule index -> the same pattern in RE2, for a printable-ASCII text (:func:`re2_exact`)
-    ascii_regexes: dict[int, AsciiSearch]
+    #: rule index -> the same pattern in RE2 (:func:`re2_exact`), for a text RE2 reads as
+    #: Python does (:meth:`re2_for`); and those of them without ``\\b\\w\\d\\s`` classes
+    ascii_regexes: dict[int, Re2Search]
+    neutral_regexes: dict[int, Re2Search]
     attach: dict[str, tuple[int, ...]]
     channels: dict[str, tuple[tuple[Route, float], ...]]
     max_scan_chars: int
@@ -212,7 +222,12 @@ class CompiledRules:
             zh_first={k: tuple(sorted(v, reverse=True)) for k, v in zh_first.items()},
             regexes=dict(regexes),
             regex_prefilter=RegexPrefilter([(i, p.pattern) for i, p in regexes]),
-            ascii_regexes={i: r for i, p in regexes if (r := re2_exact(p.pattern)) is not None},
+            ascii_regexes=(
+                exact := {i: r for i, p in regexes if (r := re2_exact(p.pattern)) is not None}
+            ),
+            neutral_regexes={
+                i: r for i, r in exact.items() if not _UNICODE_CLASS.search(r.pattern)
+            },
             attach={k: tuple(v) for k, v in attach.items()},
             channels={k: tuple(v) for k, v in channels.items()},
             max_scan_chars=s.max_scan_chars,
@@ -239,7 +254,7 @@ class CompiledRules:
         )
         if not wanted or self.decisive_prefilter is None:
             return False
-        plain = self.ascii_regexes if text.isascii() and text.isprintable() else {}
+        plain = self.re2_for(text)
         for rule in self.decisive_prefilter.candidates(text):
             if rule in wanted:
                 exact = plain.get(rule)
@@ -316,11 +331,20 @@ class CompiledRules:
                 fired.setdefault(rule, (1.0, ext, None))
         return fired
 
+    def re2_for(self, text: str) -> dict[int, Re2Search]:
+        """The rules that RE2 may search in ``text`` (a normalised text) with the ``regex``
+        module's result: all of :attr:`ascii_regexes` when no non-ASCII character of it is a
+        letter, digit or space (Unicode and ASCII classes agree there), else the patterns
+        without such classes (:attr:`neutral_regexes`)."""
+        if text.isascii():
+            return self.ascii_regexes if text.isprintable() else {}
+        return self.neutral_regexes if _WORDISH_NON_ASCII.search(text) else self.ascii_regexes
+
     def _match_regexes(self, text: str, fired: dict[int, Match]) -> None:
         candidates = self.regex_prefilter.candidates(text)
         if not candidates:
             return
-        plain = self.ascii_regexes if text.isascii() and text.isprintable() else {}
+        plain = self.re2_for(text)
         for rule in candidates:
             exact = plain.get(rule)
             if exact is not None:  # linear time: no time limit needed
@@ -405,13 +429,13 @@ class CompiledRules:
         return tuple(out)
 
 
-class AsciiSearch:
-    """One rule's pattern compiled by RE2, searched in a text of printable ASCII.
+class Re2Search:
+    """One rule's pattern compiled by RE2, searched in a normalised text.
 
-    :meth:`span` calls the binding's own ``Match`` on the encoded text: on ASCII a byte offset
-    is a character offset, so none of the wrapper's per-call offset bookkeeping is needed
-    (``re2.compile(...).search`` cost 4.4 µs a search on the labelled requests, this 3.0;
-    a request may need five). ``search`` is the wrapper's own, for tests and tools.
+    :meth:`span` calls the binding's own ``Match`` on the encoded text and turns byte offsets
+    into character offsets only when the text is not ASCII, without the wrapper's per-call
+    bookkeeping (``re2.compile(...).search`` cost 4.4 µs a search on the labelled requests,
+    this 3.0; a request may need five). ``search`` is the wrapper's own, for tests and tools.
     """
 
     __slots__ = ("_match", "pattern", "regexp")
@@ -423,13 +447,18 @@ class AsciiSearch:
         self._match = inner.Match if inner is not None and hasattr(inner, "Match") else None
 
     def span(self, text: str) -> tuple[int, int] | None:
-        """``(start, end)`` of the leftmost match in ``text`` (printable ASCII), or None."""
+        """``(start, end)`` (characters) of the leftmost match in ``text``, or None."""
         if self._match is None:  # another binding: its public API
             found = self.regexp.search(text)
             return found.span() if found is not None else None
         data = text.encode()
         start, end = self._match(_UNANCHORED, data, 0, len(data))[0]
-        return None if start < 0 else (start, end)
+        if start < 0:
+            return None
+        if len(data) != len(text):  # UTF-8 bytes to characters
+            first = len(data[:start].decode())
+            return first, first + len(data[start:end].decode())
+        return start, end
 
     def search(self, text: str) -> re2._Match | None:
         return self.regexp.search(text)
@@ -438,7 +467,7 @@ class AsciiSearch:
 _UNANCHORED = re2._Anchor.UNANCHORED
 
 
-def re2_exact(pattern: str) -> AsciiSearch | None:
+def re2_exact(pattern: str) -> Re2Search | None:
     """``pattern`` compiled by RE2 (case-insensitive, as the rules are), to search a text of
     printable ASCII with the same result as the ``regex`` module's; None when the pattern holds
     something RE2 may read otherwise (:data:`_NOT_RE2_EXACT`) or does not compile there."""
@@ -449,7 +478,7 @@ def re2_exact(pattern: str) -> AsciiSearch | None:
     options.log_errors = False
     options.never_capture = True  # only the whole match's span is read
     try:
-        return AsciiSearch(re2.compile(pattern, options))
+        return Re2Search(re2.compile(pattern, options))
     except re2.error:
         return None
 

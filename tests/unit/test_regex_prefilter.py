@@ -89,10 +89,10 @@ def test_candidates_cover_every_match_on_texts_at_the_scan_limit(data_dir: Path)
 
 
 def _spans_agree(compiled: CompiledRules, text: str) -> int:
-    """Assert that each rule searched by RE2 on ``text`` (printable ASCII) finds what the
-    ``regex`` module finds, span and text; returns how many rules matched."""
+    """Assert that each rule RE2 may search in ``text`` (:meth:`CompiledRules.re2_for`) finds
+    what the ``regex`` module finds, span and text; returns how many rules matched."""
     hits = 0
-    for i, exact in compiled.ascii_regexes.items():
+    for i, exact in compiled.re2_for(text).items():
         theirs = compiled.regexes[i].search(text)
         ours = exact.span(text)
         assert ours == (theirs.span() if theirs else None), (
@@ -137,6 +137,30 @@ _VOCABULARY = (
     "paycheck oil change remind me shopping list 2024 #a1234 @user rt http www"
 )
 _WORDS = st.sampled_from(_VOCABULARY.split())
+#: Chinese words of the rules, and non-ASCII marks that are no letters: «», “”, —, an emoji
+_OTHER = st.sampled_from(
+    [
+        "我的",
+        "订单",
+        "退款",
+        "笑话",
+        "能不能",
+        "发布",
+        "去死",
+        "怎么",
+        "吗",
+        "«",
+        "»",
+        "“",
+        "”",
+        "—",
+        "…",
+        "😡",
+        "é",
+        "中",
+        "，",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -153,3 +177,37 @@ def test_the_binding_call_and_the_wrapper_agree() -> None:
     for text in ("i want a refund now", "returns", "no match here", "refundable", ""):
         found = exact.search(text)
         assert exact.span(text) == (found.span() if found else None), text
+
+
+def test_re2_finds_the_same_match_on_every_other_request(data_dir: Path) -> None:
+    """Requests with non-ASCII text: those whose non-ASCII characters are all marks (RE2
+    searches every rule) and Chinese ones (only the rules without Unicode classes)."""
+    compiled = _compiled()
+    assert compiled.neutral_regexes and set(compiled.neutral_regexes) < set(compiled.ascii_regexes)
+    texts = {
+        normalise(row.text[: compiled.max_scan_chars])
+        for split in ("tune", "test")
+        for row in load_split(data_dir, split)
+    }
+    other = [t for t in texts if not t.isascii()]
+    marks = [t for t in other if compiled.re2_for(t) is compiled.ascii_regexes]
+    assert len(other) > 1000 and len(marks) > 50
+    assert sum(_spans_agree(compiled, t) for t in other) > 1000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS | _OTHER, min_size=1, max_size=30), st.sampled_from([" ", "", ", "]))
+def test_re2_agrees_with_regex_on_generated_mixed_text(words: list[str], sep: str) -> None:
+    _spans_agree(_compiled(), normalise(sep.join(words)))
+
+
+def test_a_text_with_letters_beyond_ascii_keeps_unicode_classes_for_regex() -> None:
+    """Where a non-ASCII letter touches an ASCII word, RE2's ASCII ``\\b`` sees a boundary that
+    Python's Unicode one does not: such a text gets only the patterns without those classes."""
+    compiled = _compiled()
+    assert compiled.re2_for("退款refund please") is compiled.neutral_regexes
+    assert compiled.re2_for("«refund» please") is compiled.ascii_regexes  # marks only
+    assert compiled.re2_for("refund\u3000please") is compiled.neutral_regexes  # a wide space
+    exact = re2_exact(r"\brefund")
+    assert exact is not None and exact.span("退款refund") == (2, 8)
+    assert regex.search(r"\brefund", "退款refund", REGEX_FLAGS) is None
