@@ -39,11 +39,11 @@ A broken edit (a ``RulesError`` or ``OSError``) is logged at ERROR level, kept i
 from __future__ import annotations
 
 import logging
-import math
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import exp
 from pathlib import Path
 from typing import Literal
 
@@ -1266,10 +1266,12 @@ def _rule_scores(c: Classification) -> dict[Route, float]:
 
 
 def _softmax(z: list[float]) -> list[float]:
+    """Softmax of four logits (:data:`_CLASSES`), written out: the learned tier's hot path."""
+    a, b, c, d = z
     top = max(z)
-    e = [math.exp(v - top) for v in z]
-    total = sum(e)
-    return [v / total for v in e]
+    a, b, c, d = exp(a - top), exp(b - top), exp(c - top), exp(d - top)
+    total = a + b + c + d
+    return [a / total, b / total, c / total, d / total]
 
 
 def _scan(text: str, limit: int) -> tuple[str, tuple[tuple[int, int], ...]]:

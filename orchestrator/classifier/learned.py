@@ -43,10 +43,11 @@ import json
 import math
 import re
 import struct
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import pairwise, repeat
 from math import exp
 from pathlib import Path
@@ -71,6 +72,8 @@ CLASSES: tuple[Route, ...] = (
 WINDOW = 320
 #: Levels of a route's rule score that become ``r:<route>>=<level>`` features.
 _LEVELS = (0.3, 0.5, 0.7, 0.85)
+#: How many of :data:`_LEVELS` a score reaches (``sum(score >= lv ...)``, by bisection).
+_level_of = partial(bisect_right, _LEVELS)
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 #: ``bytes.translate`` table: every byte but ``[a-z0-9]`` becomes a space (ASCII texts only).
@@ -378,6 +381,16 @@ def _unpack(total: int) -> tuple[int, list[float]]:
     return n, [(v - base) / _SCALE for v in lanes[1:]]
 
 
+_LANE_MASK = (1 << _LANE) - 1
+
+
+def _lane(total: int, k: int) -> float:
+    """Lane ``k`` (1 or more) of a sum of :func:`_pack` integers, as :func:`_unpack` gives it,
+    without unpacking the others."""
+    n = total & _LANE_MASK
+    return (((total >> (_LANE * k)) & _LANE_MASK) - n * _OFFSET) / _SCALE
+
+
 _TEXT_MASK = (1 << (_LANE * (1 + _K))) - 1
 _TEXT_BYTES = _LANE // 8 * (1 + _K)
 _UNPACK_TEXT = struct.Struct(f"<{1 + _K}Q").unpack
@@ -660,9 +673,7 @@ class FastScorer:
         scores = rule_scores if combined and rule_scores else None
         # the rule, attachment and channel features repeat across requests: their packed sum
         # is memoised by (attachments, channel, rule ids, the levels each route reaches)
-        levels = (
-            tuple(sum(score >= lv for lv in _LEVELS) for score in scores.values()) if scores else ()
-        )
+        levels = tuple(map(_level_of, scores.values())) if scores else ()
         key = (tuple(attachments), channel, ids, tuple(scores) if scores else (), levels)
         memo = self._score_memo
         got = memo.get(key)
@@ -690,7 +701,7 @@ class FastScorer:
         share = 0.0
         if combined and rules:
             top = out.index(max(out))
-            r = _unpack(rules)[1][_K + top] * scale
+            r = _lane(rules, 1 + _K + top) * scale
             t = sums[top] * scale - r
             share = abs(r) / (abs(t) + abs(r)) if (t or r) else 0.0
         return out, share
