@@ -374,9 +374,11 @@ class RuleClassifier:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")  # a UTF-16 byte-order mark
                 return self._invalid(
                     f"text is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
                     f"{exc.start}); send UTF-8 text"
+                    + ("; it starts like UTF-16: save it as UTF-8" if utf16 else "")
                 )
         if not isinstance(text, str):
             return self._invalid(f"text must be str or bytes, got {type(text).__name__}")
@@ -390,7 +392,10 @@ class RuleClassifier:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            return self._invalid("text has lone surrogate code points (not valid Unicode)")
+            return self._invalid(
+                "text has lone surrogate code points (not valid Unicode); decode the source "
+                "with errors='replace' (or 'surrogatepass' and re-encode) before sending it"
+            )
         head = text[:4096]
         controls = len(_CONTROL.findall(head))
         if "\x00" in head or controls > len(head) // 10:

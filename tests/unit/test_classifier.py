@@ -129,9 +129,10 @@ def test_negative_pattern_lowers_route(rules: RuleClassifier) -> None:
         ("", "empty"),
         ("   \n\t", "empty"),
         (b"\xff\xfe\x00abc", "not valid UTF-8"),
+        ("café".encode("utf-16"), "it starts like UTF-16: save it as UTF-8"),
         ("abc\x00\x01\x02\x03", "binary"),
         ("a" * 1_000_001, "over the 1,000,000 limit"),
-        ("bad \ud800 surrogate", "surrogate"),
+        ("bad \ud800 surrogate", "errors='replace'"),
     ],
 )
 def test_bad_input_gets_a_clear_result(
