@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import exp
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.engine import CompiledRules, normalise
@@ -107,6 +107,19 @@ def default_model_path() -> Path:
 def default_calibration_path() -> Path:
     """The fitted calibration shipped in the package (``orchestrator/rules/calibration.toml``)."""
     return _RULES_DIR / "calibration.toml"
+
+
+class _FastView(NamedTuple):
+    """The fast tier's view of a part of a request (:meth:`RuleClassifier._fast_view`)."""
+
+    #: class probabilities, :data:`_CLASSES` order
+    probs: list[float]
+    #: cue flags (:data:`~orchestrator.classifier.learned.NEGATION` ...)
+    flag: int
+    #: the most probable class
+    best: Route
+    #: whether :meth:`RuleClassifier._read` would end with the fast decision for ``best``
+    sure: bool
 
 
 @dataclass(frozen=True)
@@ -516,12 +529,10 @@ class RuleClassifier:
         c, frame = best
         return _part_decides(c, whole, f"without the text it quotes ({frame!r})")
 
-    def _fast_view(
-        self, part: str, exts: tuple[str, ...], channel: str | None
-    ) -> tuple[list[float], int, Route, bool] | None:
-        """The fast tier's view of ``part`` (a part of a request): ``(probabilities, cue
-        flags, best class, sure)``, where ``sure`` is what :meth:`_read` needs to end with the
-        fast decision for that class (``p >= fast_min``, no cue flag, no decisive rule that may
+    def _fast_view(self, part: str, exts: tuple[str, ...], channel: str | None) -> _FastView | None:
+        """The fast tier's view of ``part`` (a part of a request): its probabilities, cue
+        flags, best class and ``sure``, what :meth:`_read` needs to end with the fast decision
+        for that class (``p >= fast_min``, no cue flag, no decisive rule that may
         overrule it); None when the fast tier is off or the part is over the scan limit. One
         framed request in five is read twice: this makes the second read cheap when its fast
         tier keeps the whole text's route."""
@@ -538,7 +549,7 @@ class RuleClassifier:
             and p1 >= state.thresholds.fast_min
             and not state.compiled.decisive_may_fire(norm, c1)
         )
-        return probs, flag, c1, sure
+        return _FastView(probs, flag, c1, sure)
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""
@@ -1096,15 +1107,13 @@ def overrule(
     return None
 
 
-def _leans_nowhere(
-    seen: tuple[list[float], int, Route, bool], whole: Classification, only: Route | None
-) -> bool:
+def _leans_nowhere(seen: _FastView, whole: Classification, only: Route | None) -> bool:
     """Whether a part's n-grams barely lean to any route it could decide (``only``, or any
     route but the whole text's), so that its full read (~60 µs) is spared: a framing that
     decided had p >= 0.18 for its route on every labelled request and test case
     (:data:`_FRAME_OTHER_P` 0.1; 381 of 654 full reads spared, no decision lost), a line that
     asked to moderate p >= 0.5 (:data:`_LINE_MODERATION_P` 0.2)."""
-    probs = seen[0]
+    probs = seen.probs
     if only is not None:
         return probs[_CLASSES.index(only)] < _LINE_MODERATION_P
     other = max(
@@ -1118,11 +1127,10 @@ def _leans_nowhere(
     return other < _FRAME_OTHER_P
 
 
-def _keeps(seen: tuple[list[float], int, Route, bool], route: Route) -> bool:
+def _keeps(seen: _FastView, route: Route) -> bool:
     """Whether a part's fast view (:meth:`RuleClassifier._fast_view`) is a sure fast decision
     for ``route`` or for fallback: its full read would keep the whole text's ``route``."""
-    _, _, best, sure = seen
-    return sure and (best is route or best is FALLBACK)
+    return seen.sure and (seen.best is route or seen.best is FALLBACK)
 
 
 def _part_decides(
