@@ -136,7 +136,9 @@ def module_commands(module: str) -> dict[str, click.Command]:
     """The click commands that ``orchestrator.cli.<module>``'s ``register`` adds, by name
     (the module is imported here)."""
     feature = importlib.import_module(f"orchestrator.cli.{module}")
-    holder = typer.Typer(add_completion=False)
+    # Markdown: a docstring's paragraphs reflow to the terminal and ``code`` shows as code (the
+    # default "rich" mode kept every line break of the source and printed the backticks)
+    holder = typer.Typer(add_completion=False, rich_markup_mode="markdown")
     holder.callback()(_noop)
     feature.register(holder)
     group = typer.main.get_command(holder)
@@ -203,14 +205,22 @@ class LazyGroup(typer.core.TyperGroup):
         return name, command, rest
 
 
-app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, help=_HELP)
+app = typer.Typer(
+    cls=LazyGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    help=_HELP,
+    rich_markup_mode="markdown",
+)
 app.callback()(_noop)
 
 
 def eager_app() -> typer.Typer:
     """The same app with every feature module imported and registered up front (what
     ``app`` was before it was lazy); for tests that compare the two."""
-    eager = typer.Typer(add_completion=False, no_args_is_help=True, help=_HELP)
+    eager = typer.Typer(
+        add_completion=False, no_args_is_help=True, help=_HELP, rich_markup_mode="markdown"
+    )
     for module in MODULES:
         importlib.import_module(f"orchestrator.cli.{module}").register(eager)
     return eager

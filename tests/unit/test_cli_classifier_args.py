@@ -32,3 +32,11 @@ def test_a_file_that_is_no_model_is_named_without_numpys_pickle_advice(tmp_path:
     assert result.exit_code == 2
     assert "not a NumPy .npz archive" in result.output
     assert "allow_pickle" not in result.output and "unsafely" not in result.output
+
+
+def test_help_text_reflows_and_shows_code_without_backticks() -> None:
+    result = CliRunner().invoke(app, ["run", "--help"])
+    assert result.exit_code == 0
+    assert "``" not in result.output and "--restart" in result.output
+    text = " ".join(result.output.split())
+    assert "printed within a second and the job stops" in text
