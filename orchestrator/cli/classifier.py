@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.analysis.skew.files import atomic_write_text
@@ -39,7 +40,7 @@ from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, g
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import CLASSES, VERSION
 from orchestrator.classifier.loader import dump_calibration
-from orchestrator.cli.common import console, fail
+from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Request
@@ -147,6 +148,9 @@ def classify_cmd(
     clf = RuleClassifier(reload_interval=None, semantic=True if semantic else None)
     result = clf.classify_text(body, attachments=attachment or (), channel=channel)
     console.print_json(result.model_dump_json())
+    sem = result.tier("semantic")
+    if semantic and sem is not None and not sem.consulted and "extra" in sem.note:
+        err.print(f"[yellow]warning:[/] {escape(sem.note)}", highlight=False)  # not installed
     if result.fallback_reason == "invalid_input":
         raise fail(result.reason, 2)
 

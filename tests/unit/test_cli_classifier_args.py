@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from orchestrator.classifier.learned import VERSION
+from orchestrator.classifier.semantic import SemanticTier
 from orchestrator.cli.app import app
+from orchestrator.exceptions import UserError
 
 
 def test_a_negative_cap_is_refused() -> None:
@@ -40,3 +43,15 @@ def test_help_text_reflows_and_shows_code_without_backticks() -> None:
     assert "``" not in result.output and "--restart" in result.output
     text = " ".join(result.output.split())
     assert "printed within a second and the job stops" in text
+
+
+def test_semantic_without_its_extra_warns_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(*_: object) -> None:
+        raise UserError("the semantic tier needs the [semantic] extra (No module named 'x')")
+
+    monkeypatch.setattr(SemanticTier, "scores", missing)
+    result = CliRunner().invoke(app, ["classify", "--semantic", "hello"])
+    assert result.exit_code == 0
+    assert "warning:" in result.stderr and "[semantic] extra" in result.stderr
+    quiet = CliRunner().invoke(app, ["classify", "where is my parcel"])
+    assert "warning:" not in quiet.stderr
