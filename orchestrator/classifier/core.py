@@ -540,25 +540,18 @@ class RuleClassifier:
         scorer = state.scorer
         if scorer is None or not state.fast_on or len(part) > state.compiled.max_scan_chars:
             return None
-        norm = part.lower() if part.isascii() and part.isprintable() else normalise(part)
+        norm = _fold(part)
         probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
         p1 = max(probs)
         c1 = _CLASSES[probs.index(p1)]
-        sure = (
-            not flag
-            and p1 >= state.thresholds.fast_min
-            and not state.compiled.decisive_may_fire(norm, c1)
-        )
-        return _FastView(probs, flag, c1, sure)
+        return _FastView(probs, flag, c1, _fast_sure(state, norm, flag, p1, c1))
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""
         state = self._live.get()  # looks at the files at most once per reload_interval
         limit, n = state.compiled.max_scan_chars, len(text)
         if n <= limit:
-            # fold_text's own ASCII fast path, inlined: plain printable ASCII needs no
-            # homoglyph, zero-width or NFKC folding, only lower case
-            norm = text.lower() if text.isascii() and text.isprintable() else normalise(text)
+            norm = _fold(text)
             scanned: tuple[tuple[int, int], ...] = ((0, n),)
             cut = ""
         else:
@@ -573,13 +566,7 @@ class RuleClassifier:
             p1 = max(probs)
             c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
             compiled = state.compiled
-            # sure, unless a decisive rule may overrule it (one RE2 set pass): then the rules
-            # and the combined model read the text, and the rule has its say
-            if (
-                not flag
-                and p1 >= state.thresholds.fast_min
-                and not compiled.decisive_may_fire(norm, c1)
-            ):
+            if _fast_sure(state, norm, flag, p1, c1):
                 return self._fast_decision(state, c1, p1, probs, scanned)
             # a second request is possible when a cue joins clauses and a second route has
             # some probability; a negation scope may hold a cue word: the rules read both
@@ -1105,6 +1092,23 @@ def overrule(
     if route in against and route not in positive:
         return FALLBACK, against[route]
     return None
+
+
+def _fold(text: str) -> str:
+    """:func:`normalise`, with fold_text's own ASCII fast path inlined: plain printable ASCII
+    needs no homoglyph, zero-width or NFKC folding, only lower case."""
+    return text.lower() if text.isascii() and text.isprintable() else normalise(text)
+
+
+def _fast_sure(state: _State, norm: str, flag: int, p1: float, best: Route) -> bool:
+    """Whether the fast tier decides ``best`` alone on ``norm``: no cue flag, ``p1`` at least
+    ``fast_min``, and no decisive rule that may overrule it (one RE2 set pass; when one may,
+    the rules and the combined model read the text, and the rule has its say)."""
+    return (
+        not flag
+        and p1 >= state.thresholds.fast_min
+        and not state.compiled.decisive_may_fire(norm, best)
+    )
 
 
 def _leans_nowhere(seen: _FastView, whole: Classification, only: Route | None) -> bool:

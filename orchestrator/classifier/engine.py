@@ -257,13 +257,8 @@ class CompiledRules:
         plain = self.re2_for(text)
         for rule in self.decisive_prefilter.candidates(text):
             if rule in wanted:
-                exact = plain.get(rule)
-                if exact is not None:  # RE2, linear time (see the module docstring)
-                    if exact.span(text) is not None:
-                        return True
-                    continue
                 try:
-                    if self.regexes[rule].search(text, timeout=self.regex_timeout_s) is not None:
+                    if self._span(rule, text, plain) is not None:
                         return True
                 except TimeoutError:
                     return True  # unsure: the rules read it (their search logs the timeout)
@@ -346,15 +341,8 @@ class CompiledRules:
             return
         plain = self.re2_for(text)
         for rule in candidates:
-            exact = plain.get(rule)
-            if exact is not None:  # linear time: no time limit needed
-                span = exact.span(text)
-                if span is not None:
-                    fired[rule] = (1.0, text[span[0] : span[1]], span)
-                continue
-            pattern = self.regexes[rule]
             try:
-                found = pattern.search(text, timeout=self.regex_timeout_s)
+                span = self._span(rule, text, plain)
             except TimeoutError:
                 log.warning(
                     "regex rule %s exceeded %.0f ms on a %d-character text; skipped",
@@ -363,8 +351,22 @@ class CompiledRules:
                     len(text),
                 )
                 continue
-            if found is not None:
-                fired[rule] = (1.0, found.group(0), found.span())
+            if span is not None:
+                fired[rule] = (1.0, text[span[0] : span[1]], span)
+
+    def _span(self, rule: int, text: str, plain: dict[int, Re2Search]) -> tuple[int, int] | None:
+        """Where regex rule ``rule`` first matches ``text``: with RE2 when ``plain`` (from
+        :meth:`re2_for`) holds it (linear time, no time limit), else with the ``regex`` module
+        under the rules' time limit.
+
+        Raises:
+            TimeoutError: The ``regex`` search ran over ``regex_timeout_s``.
+        """
+        exact = plain.get(rule)
+        if exact is not None:
+            return exact.span(text)
+        found = self.regexes[rule].search(text, timeout=self.regex_timeout_s)
+        return found.span() if found is not None else None
 
     def _token_entry(self, tok: str) -> TokenEntry:
         """``(hits, longest phrase starting with it, whether it may join the next word)`` of
