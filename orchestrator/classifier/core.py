@@ -43,6 +43,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files
 from math import exp
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -90,8 +91,10 @@ _FALLBACK_COL = _CLASSES.index(FALLBACK)
 _LINE_MODERATION_P = 0.2
 #: The n-gram probability of another route under which a framing is not read in full.
 _FRAME_OTHER_P = 0.1
-#: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject).
-_RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+#: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject); found
+#: from the package, not from this module's own file (a compiled build of it lives elsewhere:
+#: :mod:`orchestrator.speedups`).
+_RULES_DIR = Path(str(files("orchestrator").joinpath("rules")))
 
 
 def default_rules_path() -> Path:
