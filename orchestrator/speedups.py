@@ -61,7 +61,12 @@ PURE_ENV = "ORCH_PURE_PYTHON"
 COMPILED_DIR = Path(__file__).resolve().parent / "_compiled"
 _MANIFEST = "manifest.json"
 #: Cython's compiler directives: Python semantics throughout (annotations are not C types).
-_DIRECTIVES = {"language_level": 3, "binding": True, "annotation_typing": False}
+_DIRECTIVES = {
+    "language_level": 3,
+    "binding": True,
+    "annotation_typing": False,
+    "autotestdict": False,  # doctests are collected from the functions, once
+}
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -123,6 +128,20 @@ def check(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
     return out
 
 
+class _CompiledLoader(importlib.machinery.ExtensionFileLoader):
+    """Loads a compiled build under its source's name: ``__file__`` is the ``.py`` (where
+    pytest, doctest and tracebacks look for its lines); ``__spec__.origin`` is the build."""
+
+    def __init__(self, fullname: str, path: str, source: Path) -> None:
+        super().__init__(fullname, path)
+        self.source = source
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = super().create_module(spec)
+        module.__file__ = str(self.source)
+        return module
+
+
 class _CompiledFinder(importlib.abc.MetaPathFinder):
     """Finds the compiled build of a module whose source it was built from (checked once, by
     :func:`install`), ahead of the ``.py``; every other module is left to the usual finders."""
@@ -136,7 +155,8 @@ class _CompiledFinder(importlib.abc.MetaPathFinder):
         so = self.builds.get(fullname)
         if so is None:
             return None
-        return importlib.util.spec_from_file_location(fullname, so)
+        loader = _CompiledLoader(fullname, str(so), source_of(fullname))
+        return importlib.util.spec_from_file_location(fullname, so, loader=loader)
 
 
 def install(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
