@@ -91,6 +91,8 @@ _FALLBACK_COL = _CLASSES.index(FALLBACK)
 _LINE_MODERATION_P = 0.2
 #: The n-gram probability of another route under which a framing is not read in full.
 _FRAME_OTHER_P = 0.1
+#: Most framings whose reads are remembered (the memo is cleared when full).
+_FRAME_MEMO = 4096
 #: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject); found
 #: from the package, not from this module's own file (a compiled build of it lives elsewhere:
 #: :mod:`orchestrator.speedups`).
@@ -125,6 +127,16 @@ class _FastView(NamedTuple):
     sure: bool
 
 
+class _FrameRead:
+    """What one framing read as, filled as it is needed: its fast view, then its full read."""
+
+    __slots__ = ("full", "seen")
+
+    def __init__(self, seen: _FastView | None) -> None:
+        self.seen = seen
+        self.full: Classification | None = None
+
+
 @dataclass(frozen=True)
 class _State:
     """Everything one decision needs; replaced as a whole on reload."""
@@ -143,6 +155,11 @@ class _State:
     )
     #: the fixed tail of the fast tier's note (`` >= fast_min 0.8``)
     fast_note: str = ""
+    #: ``(framing, attachments, channel)`` -> its reads (:meth:`RuleClassifier._frame_of`):
+    #: requests of one template share a framing, which reads the same every time
+    frame_reads: dict[tuple[str, tuple[str, ...], str | None], _FrameRead] = field(
+        default_factory=dict
+    )
 
 
 class RuleClassifier:
@@ -502,6 +519,11 @@ class RuleClassifier:
         line are read alone too (:func:`_line_framings`), and the surer of them decides when it
         asks to moderate: a line of the post itself reads as what the post says, which must
         not overrule the whole.
+
+        Requests of one template (a moderation queue's ``Keep or delete this forum reply:``)
+        share their framing, so each framing's reads are remembered with the loaded files
+        (:data:`_FRAME_MEMO` of them; a reload starts afresh): its fast view, and its full read
+        once one is needed. A framing reads the same whatever it framed.
         """
         frame = _framing(text)
         # a quoted or labelled text's framing may pick any route; a line read alone may only
@@ -514,13 +536,22 @@ class RuleClassifier:
         else:
             frames, only = _line_framings(text), _MODERATION
         best: tuple[Classification, str] | None = None
+        memo = self._live.get().frame_reads
         for frame in frames:
-            seen = self._fast_view(frame, exts, channel)
+            key = (frame, exts, channel)
+            read = memo.get(key)
+            if read is None:
+                if len(memo) >= _FRAME_MEMO:
+                    memo.clear()
+                read = memo[key] = _FrameRead(self._fast_view(frame, exts, channel))
+            seen = read.seen
             if seen is not None and (
                 _keeps(seen, whole.route) or _leans_nowhere(seen, whole, only)
             ):
                 continue
-            c = self._read(frame, exts, channel)
+            c = read.full
+            if c is None:
+                c = read.full = self._read(frame, exts, channel)
             if c.route is FALLBACK or c.route is whole.route or c.confidence < _ASK_SURE:
                 continue
             if only is not None and c.route is not only:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier import RuleClassifier, core
 from orchestrator.classifier.core import _framing, _keeps, _line_framings
 from orchestrator.classifier.labelled_set import load_split
 from orchestrator.request import Request
@@ -202,7 +202,28 @@ def test_the_fast_check_of_a_framing_changes_no_decision(
     )
     assert kept > len(framed) // 4  # the check does spare reads
     monkeypatch.setattr(RuleClassifier, "_fast_view", lambda *_: None)
-    full = [clf.classify(r) for r in framed]
+    fresh = RuleClassifier(reload_interval=None)  # its framing memo is empty
+    full = [fresh.classify(r) for r in framed]
     assert [(c.route, c.confidence, c.reason) for c in quick] == [
         (c.route, c.confidence, c.reason) for c in full
     ]
+
+
+def test_a_remembered_framing_reads_as_a_fresh_one(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Framings repeat across the requests of a template, and their reads are remembered
+    (``_State.frame_reads``); on every labelled request (quoted, labelled or line-framed), a
+    second pass over a warm memo gives what a classifier that remembers nothing gives."""
+    rows = [r.to_request() for r in load_split(data_dir, "tune") + load_split(data_dir, "test")]
+    rows += [Request(text=text) for text, _ in FRAMED + GUARDS + LINE_FRAMED + LINE_GUARDS]
+    warm = RuleClassifier(reload_interval=None)
+    for r in rows:
+        warm.classify(r)
+    memo = warm._live.get().frame_reads
+    assert len(memo) > 50 and sum(read.full is not None for read in memo.values()) > 10
+    again = [warm.classify(r).model_dump() for r in rows]
+    monkeypatch.setattr(core, "_FRAME_MEMO", 0)  # cleared before every framing's reads
+    cold = RuleClassifier(reload_interval=None)
+    assert again == [cold.classify(r).model_dump() for r in rows]
+    assert len(cold._live.get().frame_reads) <= 2  # it remembered nothing across requests
