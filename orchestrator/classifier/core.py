@@ -828,7 +828,8 @@ class RuleClassifier:
         # tuples sort faster)
         ranked = sorted(
             [
-                (round((1.0 - miss[r]) * veto[r], 4), p, -i, r)
+                # a route no rule fired for scores 0.0 (rounding it costs a microsecond)
+                (0.0 if miss[r] == 1.0 else round((1.0 - miss[r]) * veto[r], 4), p, -i, r)
                 for i, (r, p) in enumerate(compiled.ranking)
             ],
             reverse=True,

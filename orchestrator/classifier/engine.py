@@ -104,6 +104,9 @@ class CompiledRules:
     word: dict[str, tuple[Hit, ...]]
     phrase: dict[str, tuple[Hit, ...]]
     phrase_len: dict[str, int]
+    #: the word sequences (joined by a space) of two words or more that begin a longer phrase:
+    #: a sequence neither a phrase nor in here ends the search for phrases at its first word
+    phrase_prefixes: frozenset[str]
     compact_starts: frozenset[str]
     prefix: dict[str, tuple[Hit, ...]]
     prefix_lens: tuple[int, ...]
@@ -214,6 +217,11 @@ class CompiledRules:
             word={k: tuple(v) for k, v in word.items()},
             phrase={k: tuple(v) for k, v in phrase.items()},
             phrase_len=phrase_len,
+            phrase_prefixes=frozenset(
+                " ".join(words[:j])
+                for words in (k.split(" ") for k in phrase)
+                for j in range(2, len(words))
+            ),
             compact_starts=compact_starts,
             prefix={k: tuple(v) for k, v in prefix.items()},
             prefix_lens=tuple(sorted({len(k) for k in prefix})),
@@ -277,7 +285,7 @@ class CompiledRules:
             channel: The request's channel, lower case, or None.
         """
         fired: dict[int, Match] = {}
-        word, phrase = self.word, self.phrase
+        word, phrase, prefixes = self.word, self.phrase, self.phrase_prefixes
         memo = self.token_memo
         toks = [(m.group(), m.start()) for m in TOKEN.finditer(text)]
         n = len(toks)
@@ -311,6 +319,8 @@ class CompiledRules:
                             for rule, _ in hits:
                                 if rule not in fired or fired[rule][0] < 1.0:
                                     fired[rule] = (1.0, text[span[0] : span[1]], span)
+                        if key not in prefixes:  # no longer phrase begins with these words
+                            break
                 if joins:  # "log in" -> "login"
                     nxt, nstart = toks[t + 1]
                     hits = word.get(tok + nxt)
