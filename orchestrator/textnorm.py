@@ -34,7 +34,9 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
+    "ASCII_SEPARATORS",
     "LEET",
+    "TOKEN",
     "fold_char",
     "fold_obfuscation",
     "fold_text",
@@ -42,6 +44,7 @@ __all__ = [
     "is_cjk",
     "is_han",
     "join_spaced_letters",
+    "tokens",
     "unleet",
 ]
 
@@ -141,6 +144,27 @@ class _FoldTable(dict[str, str]):
 _FOLD = _FoldTable()
 #: Characters that may fold to something else: everything but printable ASCII and the CJK
 #: unified ideographs (which fold to themselves). Upper-case ASCII is left to ``str.lower``.
+#: The classifier's tokens of a folded text (its rules and its n-gram model read the same
+#: ones): runs of ``[a-z0-9]``, and runs of Chinese characters.
+TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+#: ``bytes.translate`` table: every byte but ``[a-z0-9]`` becomes a space (ASCII texts only).
+ASCII_SEPARATORS = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+
+
+def tokens(text: str) -> list[str]:
+    """``TOKEN.findall(text)``. An ASCII text is split with a byte translation and
+    ``str.split`` instead: the same tokens, in a tenth of the time on a long text (``re``
+    tries both alternatives at every character between tokens).
+
+    Example:
+        >>> tokens("log-in to my 账户, order #a12")
+        ['log', 'in', 'to', 'my', '账户', 'order', 'a12']
+    """
+    if text.isascii():
+        return text.encode().translate(ASCII_SEPARATORS).decode().split()
+    return TOKEN.findall(text)
+
+
 _FOLDABLE = re.compile(r"[^\x20-\x7e\u4e00-\u9fff]+")
 
 

@@ -56,11 +56,10 @@ from orchestrator.classifier.loader import RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
 from orchestrator.classifier.prefilter import RegexPrefilter
 from orchestrator.routes import Route
-from orchestrator.textnorm import fold_text
+from orchestrator.textnorm import TOKEN, fold_text, tokens
 
 log = logging.getLogger(__name__)
 
-TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[a-z0-9]")
 _TOKEN_MEMO_MAX = 50_000
@@ -173,22 +172,22 @@ class CompiledRules:
                 if has_cjk:
                     zh[re.sub(r"\s+", "", kw)].append((i, raw))
                     continue
-                tokens = TOKEN.findall(kw)
-                if not tokens:
+                words = TOKEN.findall(kw)
+                if not words:
                     raise RulesError(
                         path,
                         rule.line,
                         f"rule {rule.id!r}: keyword {raw!r} has no letters or digits",
                     )
-                compact = "".join(tokens)
+                compact = "".join(words)
                 if star:
                     prefix[compact].append((i, raw))
                     continue
                 word[compact].append((i, raw))
-                if len(tokens) > 1:
-                    key = " ".join(tokens)
+                if len(words) > 1:
+                    key = " ".join(words)
                     phrase[key].append((i, raw))
-                    phrase_len[tokens[0]] = max(phrase_len.get(tokens[0], 0), len(tokens))
+                    phrase_len[words[0]] = max(phrase_len.get(words[0], 0), len(words))
                 if rule.fuzzy and len(compact) >= s.fuzzy_min_len:
                     fuzzy_keys.add(compact)
         compact_starts = frozenset(k[:j] for k in word for j in range(2, len(k)))
@@ -287,9 +286,16 @@ class CompiledRules:
         fired: dict[int, Match] = {}
         word, phrase, prefixes = self.word, self.phrase, self.phrase_prefixes
         memo = self.token_memo
-        toks = [(m.group(), m.start()) for m in TOKEN.finditer(text)]
+        # the tokens, and each one's offset found from where the one before ended: no token
+        # character lies between two tokens, so ``find`` lands on the token itself (cheaper
+        # than a match object per token: a long request has hundreds)
+        toks = tokens(text)
         n = len(toks)
-        for t, (tok, start) in enumerate(toks):
+        find = text.find
+        end = 0
+        for t, tok in enumerate(toks):
+            start = find(tok, end)
+            end = start + len(tok)
             entry = memo.get(tok)
             if entry is None:
                 entry = self._token_entry(tok)
@@ -304,28 +310,29 @@ class CompiledRules:
                 continue
             for rule, sim, _ in hits:  # a word: (rule, similarity, 0), best per rule
                 if rule not in fired or fired[rule][0] < sim:
-                    fired[rule] = (sim, tok, (start, start + len(tok)))
+                    fired[rule] = (sim, tok, (start, end))
             if t + 1 < n:
                 if plen:  # phrases starting here, two or more words
-                    key = tok
+                    key, last = tok, end
                     for k in range(t + 1, min(n, t + plen)):
-                        nxt, nstart = toks[k]
+                        nxt = toks[k]
                         if nxt[0] >= "\u3400":
                             break
+                        last = find(nxt, last) + len(nxt)
                         key = key + " " + nxt
                         hits = phrase.get(key)
                         if hits:
-                            span = (start, nstart + len(nxt))
+                            span = (start, last)
                             for rule, _ in hits:
                                 if rule not in fired or fired[rule][0] < 1.0:
-                                    fired[rule] = (1.0, text[span[0] : span[1]], span)
+                                    fired[rule] = (1.0, text[start:last], span)
                         if key not in prefixes:  # no longer phrase begins with these words
                             break
                 if joins:  # "log in" -> "login"
-                    nxt, nstart = toks[t + 1]
+                    nxt = toks[t + 1]
                     hits = word.get(tok + nxt)
                     if hits:
-                        span = (start, nstart + len(nxt))
+                        span = (start, find(nxt, end) + len(nxt))
                         for rule, _ in hits:
                             if rule not in fired or fired[rule][0] < 1.0:
                                 fired[rule] = (1.0, text[span[0] : span[1]], span)

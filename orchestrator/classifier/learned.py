@@ -57,6 +57,7 @@ import numpy as np
 from orchestrator.classifier.loader import RulesError
 from orchestrator.classifier.negation import EN_JOINS, ZH_JOINS, has_negation
 from orchestrator.routes import Route
+from orchestrator.textnorm import ASCII_SEPARATORS, TOKEN, tokens
 
 FORMAT = "orchestrator-learned-router"
 VERSION = 2
@@ -75,9 +76,6 @@ _LEVELS = (0.3, 0.5, 0.7, 0.85)
 #: How many of :data:`_LEVELS` a score reaches (``sum(score >= lv ...)``, by bisection).
 _level_of = partial(bisect_right, _LEVELS)
 
-_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
-#: ``bytes.translate`` table: every byte but ``[a-z0-9]`` becomes a space (ASCII texts only).
-_ASCII_SEP = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
 _FRAME = re.compile(r"[:：?？\n\"“「«]")
 
 #: Cue flags of :func:`cues`: the text negates something (a negation scope of
@@ -96,14 +94,6 @@ FEW_UNITS = 6
 #: Chinese words that may join two requests (the clause split of :mod:`.negation`), as one
 #: pattern: one scan of the text instead of a substring search per word.
 _ZH_COMPOUND = re.compile("|".join(map(re.escape, ZH_JOINS)))
-
-
-def tokens(text: str) -> list[str]:
-    """``_TOKEN.findall(text)``: runs of ``[a-z0-9]`` and of Chinese characters. An ASCII text
-    is split with a byte translation and ``str.split`` instead (same tokens, 4x faster)."""
-    if text.isascii():
-        return text.encode().translate(_ASCII_SEP).decode().split()
-    return _TOKEN.findall(text)
 
 
 #: A window whose tokens are mostly repeats (``"refund " * 50000``, one pasted line over and
@@ -179,7 +169,7 @@ def _frame(text: str) -> list[str]:
     if m is None or len(text) - m.end() < 8 or m.start() < 4:
         return []
     out = ["f:"]
-    for tok in _TOKEN.findall(head[: m.start()]):
+    for tok in TOKEN.findall(head[: m.start()]):
         if tok[0] >= "\u3400":
             out += ["f:y" + tok[i : i + 2] for i in range(len(tok) - 1)]
         else:
@@ -547,9 +537,9 @@ class FastScorer:
             text = text[:WINDOW] + " \n " + text[-WINDOW:]
         ascii_text = text.isascii()
         if ascii_text:
-            toks = text.encode().translate(_ASCII_SEP).decode().split()
+            toks = text.encode().translate(ASCII_SEPARATORS).decode().split()
         else:
-            toks = _TOKEN.findall(text)
+            toks = TOKEN.findall(text)
         n_tok = len(toks)
         if n_tok > 8 and len(set(toks)) * 4 < n_tok:
             toks = list(_cap(toks))
