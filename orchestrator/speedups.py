@@ -68,6 +68,7 @@ _DIRECTIVES = {
     "autotestdict": False,  # doctests are collected from the functions, once
 }
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+_REBUILD = "run `orchestrator classifier compile`"
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,10 @@ def check(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
         return [ModuleStatus(name, False, f"{PURE_ENV} is set") for name in MODULES]
     manifest = _manifest(directory)
     if manifest is None:
-        why = "not built: run `orchestrator classifier compile`"
+        why = f"not built: {_REBUILD}"
         return [ModuleStatus(name, False, why) for name in MODULES]
     if manifest.get("python") != sys.implementation.cache_tag:
-        why = f"built for {manifest.get('python')}, not {sys.implementation.cache_tag}: rebuild"
+        why = f"built for {manifest.get('python')}, not {sys.implementation.cache_tag}: {_REBUILD}"
         return [ModuleStatus(name, False, why) for name in MODULES]
     builds = manifest.get("modules")
     builds = builds if isinstance(builds, dict) else {}
@@ -120,9 +121,9 @@ def check(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
     for name in MODULES:
         entry = builds.get(name)
         if not isinstance(entry, dict) or not (directory / str(entry.get("file"))).is_file():
-            out.append(ModuleStatus(name, False, "no build of it: rebuild"))
+            out.append(ModuleStatus(name, False, f"no build of it: {_REBUILD}"))
         elif entry.get("sha256") != _digest(source_of(name)):
-            out.append(ModuleStatus(name, False, "its source changed since the build: rebuild"))
+            out.append(ModuleStatus(name, False, f"its source changed since the build: {_REBUILD}"))
         else:
             out.append(ModuleStatus(name, True))
     return out
@@ -173,7 +174,7 @@ def install(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
     manifest = _manifest(directory)
     if manifest is None or os.environ.get(PURE_ENV, "") not in ("", "0"):
         return statuses
-    builds: dict[str, dict[str, str]] = manifest["modules"]  # type: ignore[assignment]
+    builds: dict[str, dict[str, str]] = manifest.get("modules") or {}  # type: ignore[assignment]
     fresh = {s.name: directory / builds[s.name]["file"] for s in statuses if s.compiled}
     stale = [s for s in statuses if not s.compiled]
     if stale:

@@ -68,6 +68,7 @@ def test_this_test_run_uses_the_compiled_modules_when_they_are_built() -> None:
 
 
 def _fake_build(tmp_path: Path, sha: dict[str, str] | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     entries = {}
     for name in speedups.MODULES:
         file = f"{name}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
@@ -120,6 +121,25 @@ def test_the_pure_python_switch_turns_every_build_off(
     statuses = speedups.check(_fake_build(tmp_path))
     assert not any(s.compiled for s in statuses)
     assert all(speedups.PURE_ENV in s.reason for s in statuses)
+
+
+def test_install_puts_a_fresh_build_first_and_a_broken_manifest_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    others = [f for f in sys.meta_path if not isinstance(f, speedups._CompiledFinder)]
+    monkeypatch.setattr(sys, "meta_path", list(others))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_text(json.dumps({"python": sys.implementation.cache_tag}))
+    assert not any(s.compiled for s in speedups.install(broken))  # no error on import
+    assert sys.meta_path == others
+    fresh = _fake_build(tmp_path / "fresh", {"orchestrator.textnorm": "0" * 64})
+    statuses = speedups.install(fresh)
+    finder = sys.meta_path[0]
+    assert isinstance(finder, speedups._CompiledFinder)
+    assert set(finder.builds) == {s.name for s in statuses if s.compiled}
+    assert "orchestrator.textnorm" not in finder.builds  # its source is not the one built
+    assert speedups.install(fresh) == statuses and sys.meta_path.count(finder) == 1
 
 
 def test_the_finder_finds_only_the_modules_it_was_given(tmp_path: Path) -> None:
