@@ -415,11 +415,6 @@ def build_set_cmd(
     console.print(f"wrote {len(rows)} rows to {out}")
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``classifier`` group to the root app."""
-    app.add_typer(group, name="classifier")
-
-
 @group.command("compile")
 def compile_cmd(
     check: Annotated[
@@ -455,3 +450,8 @@ def compile_cmd(
         console.print(f"{s.name:36s} {what}")
     if not check:
         console.print("new processes import the compiled modules; this one keeps what it loaded")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``classifier`` group to the root app."""
+    app.add_typer(group, name="classifier")

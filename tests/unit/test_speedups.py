@@ -159,3 +159,23 @@ def test_building_without_cython_says_what_to_install(
     with pytest.raises(UserError, match=r"\[speedups\]"):
         speedups.build(tmp_path)
     assert not (tmp_path / "manifest.json").exists()
+
+
+def test_the_cli_says_which_modules_run_compiled_and_refuses_two_actions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli.app import app
+
+    monkeypatch.setenv(speedups.PURE_ENV, "1")
+    result = CliRunner().invoke(app, ["classifier", "compile", "--check"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in speedups.MODULES:
+        assert f"{name}" in result.output
+    assert result.output.count(f"{speedups.PURE_ENV} is set") == len(speedups.MODULES)
+    built = speedups.COMPILED_DIR.exists()
+    both = CliRunner().invoke(app, ["classifier", "compile", "--check", "--clean"])
+    assert both.exit_code == 2
+    assert "exclude each other" in both.output
+    assert speedups.COMPILED_DIR.exists() == built  # --clean did not run
