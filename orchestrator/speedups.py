@@ -79,11 +79,17 @@ class ModuleStatus:
         name: The module's dotted name.
         compiled: True when its compiled build is (or will be) imported.
         reason: Why not, when not (``""`` when compiled).
+        build: The compiled file to import, when compiled.
     """
 
     name: str
     compiled: bool
     reason: str = ""
+    build: Path | None = None
+
+
+def _pure() -> bool:
+    return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
 def source_of(name: str) -> Path:
@@ -106,7 +112,7 @@ def _manifest(directory: Path) -> dict[str, object] | None:
 def check(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
     """Which modules of :data:`MODULES` have a build in ``directory`` that may be imported:
     one for this interpreter (``sys.implementation.cache_tag``), from their current source."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+    if _pure():
         return [ModuleStatus(name, False, f"{PURE_ENV} is set") for name in MODULES]
     manifest = _manifest(directory)
     if manifest is None:
@@ -125,7 +131,7 @@ def check(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
         elif entry.get("sha256") != _digest(source_of(name)):
             out.append(ModuleStatus(name, False, f"its source changed since the build: {_REBUILD}"))
         else:
-            out.append(ModuleStatus(name, True))
+            out.append(ModuleStatus(name, True, build=directory / str(entry["file"])))
     return out
 
 
@@ -171,17 +177,13 @@ def install(directory: Path = COMPILED_DIR) -> list[ModuleStatus]:
     statuses = check(directory)
     if any(isinstance(f, _CompiledFinder) for f in sys.meta_path):
         return statuses
-    manifest = _manifest(directory)
-    if manifest is None or os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return statuses
-    builds: dict[str, dict[str, str]] = manifest.get("modules") or {}  # type: ignore[assignment]
-    fresh = {s.name: directory / builds[s.name]["file"] for s in statuses if s.compiled}
-    stale = [s for s in statuses if not s.compiled]
-    if stale:
+    stale = [s for s in statuses if s.build is None]
+    if stale and not _pure() and (directory / _MANIFEST).exists():
         log.warning(
             "these modules run as Python, slower: %s",
             "; ".join(f"{s.name} ({s.reason})" for s in stale),
         )
+    fresh = {s.name: s.build for s in statuses if s.build is not None}
     if fresh:
         sys.meta_path.insert(0, _CompiledFinder(fresh))
     return statuses
