@@ -44,6 +44,7 @@ __all__ = [
     "is_cjk",
     "is_han",
     "join_spaced_letters",
+    "to_simplified",
     "tokens",
     "unleet",
 ]
@@ -74,6 +75,31 @@ def is_han(ch: str) -> bool:
     """True for a Chinese character (unified ideographs and extensions)."""
     code = ord(ch)
     return 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x2FA1F
+
+
+@lru_cache(maxsize=1)
+def _t2s() -> object:
+    import opencc  # OpenCC's own package: phrase-level Traditional -> Simplified tables
+
+    return opencc.OpenCC("t2s")
+
+
+def to_simplified(text: str) -> str:
+    """Traditional Chinese folded to Simplified (OpenCC ``t2s``: characters and phrases);
+    text with no Chinese character is returned unchanged without a lookup.
+
+    Wherever Chinese text is matched or scored (classifier, moderation lexicon, scorer), a
+    post in Traditional characters must read like its Simplified twin.
+
+    Example:
+        >>> to_simplified("請審核這條評論")
+        '请审核这条评论'
+        >>> to_simplified("Where is ORD-100042?")
+        'Where is ORD-100042?'
+    """
+    if not any(is_han(ch) for ch in text):
+        return text
+    return str(_t2s().convert(text))  # type: ignore[attr-defined]
 
 
 @lru_cache(maxsize=1)
