@@ -1,0 +1,184 @@
+"""Issue 46 item 9: out-of-scope questions that hold a service word, split by phrasing family.
+
+Written on 2026-12-05 BEFORE any rule, threshold or model was changed for item 9 ("split before
+you build"). Two parts, each a dict of phrasing families; a family (one sentence shape about one
+service domain) lies wholly in one part:
+
+* :data:`TRAIN_DEV` — rules may be written and checked against these;
+* :data:`TEST` — looked at once, at the end, by ``tests/unit/test_classifier_oos_families.py``
+  and recorded in ``benchmarks/results/classifier_oos_families_2026-12-05.md``.
+
+The kind: a question about a service *product in general* (its rates, perks, cover, plans,
+extras such as a checked bag or a seat on a flight) or about how such a product works, which no
+record of the customer answers and no desk action of ours settles — banking, travel, telecom,
+insurance, utilities. Each part also holds in-scope controls of the same domains (the
+customer's own charge, delivery, account or booking gone wrong): customer-service precision
+is measured on both.
+"""
+
+from __future__ import annotations
+
+from orchestrator.routes import Route
+
+CS, FB = Route.CUSTOMER_SERVICE, Route.FALLBACK
+
+#: family -> (lang, expected route, texts)
+Families = dict[str, tuple[str, Route, tuple[str, ...]]]
+
+TRAIN_DEV: Families = {
+    "rate_of_card": (
+        "en",
+        FB,
+        (
+            "what is the cashback rate of my credit card",
+            "what's the cashback percentage on a platinum card",
+            "what interest rate do savings accounts pay these days",
+            "what is the usual annual fee for a premium credit card",
+            "how many air miles does a travel card earn per dollar",
+        ),
+    ),
+    "flight_extras": (
+        "en",
+        FB,
+        (
+            "add a bag to my flight reservation",
+            "can you add extra legroom to my flight",
+            "add a vegetarian meal to my flight booking",
+            "upgrade my seat to business class on the flight",
+            "put a second checked suitcase on my airline ticket",
+        ),
+    ),
+    "phone_plans": (
+        "en",
+        FB,
+        (
+            "which mobile network has the best coverage in the countryside",
+            "is 5g faster than fibre broadband",
+            "how much data does streaming an hour of video use",
+            "what is the difference between a prepaid and a contract phone plan",
+        ),
+    ),
+    "insurance_general": (
+        "en",
+        FB,
+        (
+            "does travel insurance usually cover skiing accidents",
+            "what is the difference between term and whole life insurance",
+            "how is a car insurance premium calculated",
+            "is pet insurance worth it for an old dog",
+        ),
+    ),
+    "controls_en": (
+        "en",
+        CS,
+        (
+            "my credit card was charged twice for one order",
+            "I never got the cashback you promised on my last purchase",
+            "my parcel has not arrived and the tracking has not moved",
+            "I want a refund for the meal that arrived cold",
+            "please change the delivery address on my order",
+            "I cannot log in to my account since the update",
+        ),
+    ),
+    "rate_zh": (
+        "zh",
+        FB,
+        (
+            "信用卡的返现比例一般是多少",
+            "现在银行定期存款利率大概多少",
+            "白金信用卡的年费一般多少钱",
+            "哪种信用卡积分换里程最划算",
+        ),
+    ),
+    "travel_zh": (
+        "zh",
+        FB,
+        (
+            "帮我给航班加一件托运行李",
+            "飞机上能不能升级到商务舱座位",
+            "高铁和飞机哪个更准时",
+        ),
+    ),
+    "controls_zh": (
+        "zh",
+        CS,
+        (
+            "我的订单被扣了两次钱",
+            "快递三天没动了，帮我查一下",
+            "外卖送错了，我要退款",
+            "我的账号登录不上了",
+        ),
+    ),
+}
+
+TEST: Families = {
+    "mortgage_loans": (
+        "en",
+        FB,
+        (
+            "what is a good interest rate for a 30 year mortgage",
+            "how does a balance transfer credit card work in general",
+            "what credit score do you need for a car loan",
+            "are personal loans cheaper than credit cards",
+        ),
+    ),
+    "hotel_trip_extras": (
+        "en",
+        FB,
+        (
+            "add airport lounge access to my trip",
+            "can I get a window seat on the train to paris",
+            "book me a spa treatment at the hotel",
+            "add travel insurance to my cruise",
+        ),
+    ),
+    "utilities": (
+        "en",
+        FB,
+        (
+            "what is the average electricity price per kilowatt hour",
+            "are solar panels worth it for a small house",
+            "how much water does a dishwasher use per cycle",
+            "which broadband provider is cheapest in london",
+        ),
+    ),
+    "perks": (
+        "en",
+        FB,
+        (
+            "what perks come with a gold membership at airlines",
+            "which bank gives the best sign up bonus",
+            "do premium phone plans include streaming services",
+        ),
+    ),
+    "controls_en": (
+        "en",
+        CS,
+        (
+            "the refund for my returned shoes has not reached my card",
+            "my order arrived with a broken handle",
+            "I was billed for a subscription I cancelled",
+            "where is my package, it was due on monday",
+            "please cancel my order before it ships",
+        ),
+    ),
+    "finance_travel_zh": (
+        "zh",
+        FB,
+        (
+            "房贷利率现在一般是多少",
+            "给我的行程加一个机场贵宾室",
+            "太阳能热水器划算吗",
+            "哪家运营商的流量套餐最便宜",
+        ),
+    ),
+    "controls_zh": (
+        "zh",
+        CS,
+        (
+            "退款到现在还没到账",
+            "收到的商品坏了，怎么换货",
+            "帮我取消还没发货的订单",
+        ),
+    ),
+}
