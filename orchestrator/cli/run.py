@@ -13,6 +13,7 @@ module is imported.
 from __future__ import annotations
 
 import asyncio
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -32,6 +33,7 @@ from orchestrator.cli.common import (
     working,
 )
 from orchestrator.cli.console import print_load, request_lines
+from orchestrator.cli.interrupt import CtrlC, ctrl_c, interrupted
 from orchestrator.exceptions import OrchestratorError
 
 if TYPE_CHECKING:
@@ -68,7 +70,8 @@ def run(
 
     A co-hosted server is supervised: if it dies, its log tail is printed within a second and
     the job stops (requests not started are reported, none is left running) with exit 1, or,
-    with ``--restart``, the server is restarted with backoff.
+    with ``--restart``, the server is restarted with backoff. Ctrl-C prints one line and exits
+    130; while the server starts it is killed at once (its process group), within 2 s.
     """
     settings = settings_from_flags(
         server_url=server_url,
@@ -86,14 +89,26 @@ def run(
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
 
+    handler: CtrlC | None = None
     try:
-        with model_server(
-            settings, launch=not no_launch and server_url is None, restart=restart
-        ) as url:
+        with (
+            ctrl_c("stopping (Ctrl-C): the server is stopped, no request is started") as handler,
+            model_server(
+                settings, launch=not no_launch and server_url is None, restart=restart
+            ) as url,
+        ):
+            # The server answers: from here a Ctrl-C cancels the running requests (asyncio's
+            # own handler) and the server is stopped politely on the way out.
+            handler.starting = False
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             settings = settings.model_copy(update={"server_url": url})
             code = asyncio.run(_run_requests(settings, store, requests))
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc
+    except KeyboardInterrupt:
+        if handler is None or not handler.seen:  # asyncio stopped the requests: say so once
+            err.print("stopped (Ctrl-C)", markup=False, highlight=False)
+        raise interrupted() from None
     finally:
         store.close()
     raise typer.Exit(code)

@@ -11,7 +11,6 @@ Commands:
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -29,8 +28,9 @@ from orchestrator.cli.common import (
     settings_from_flags,
     working,
 )
+from orchestrator.cli.interrupt import CtrlC, ctrl_c, interrupted
 from orchestrator.cli.status import observe_server
-from orchestrator.config import RANDOM_CHECKPOINT_DIR
+from orchestrator.config import RANDOM_CHECKPOINT_DIR, Settings
 from serving.checkpoint import (
     CheckpointSpec,
     PlantedExpert,
@@ -38,7 +38,7 @@ from serving.checkpoint import (
     corpus_from_data_dir,
 )
 from serving.errors import ServingError
-from serving.launcher import ServerSupervisor
+from serving.launcher import ServerSupervisor, VLLMServer
 
 
 def build_checkpoint_cmd(
@@ -93,6 +93,9 @@ def serve(
 ) -> None:
     """Start the co-hosted vLLM server and keep it up until Ctrl-C (a STATS line a minute).
 
+    Ctrl-C prints one line and exits 130 (128 + SIGINT): a starting server is killed at once
+    (its process group), a serving one is stopped politely. SIGTERM exits 0.
+
     The server is supervised: when it dies (``kill -9`` included) its exit code and log tail
     are printed within a second; then the command exits 1, or restarts it with ``--restart``.
     """
@@ -101,10 +104,29 @@ def serve(
         ensure_checkpoint(settings)
     server = co_hosted_server(settings)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        with ctrl_c("stopping the server (Ctrl-C)") as handler:
+            _serve_until_stopped(server, settings, handler, restart, max_restarts)
+    except KeyboardInterrupt:
+        raise interrupted() from None
+    finally:
+        server.stop()
+
+
+def _serve_until_stopped(
+    server: VLLMServer, settings: Settings, handler: CtrlC, restart: bool, max_restarts: int
+) -> None:
+    """Start ``server``, then supervise it until it gives up, SIGTERM or Ctrl-C.
+
+    Raises:
+        typer.Exit: Exit 1 when the server cannot start or dies (and is not restarted).
+        KeyboardInterrupt: Ctrl-C (the handler has printed why; the caller stops the server).
+    """
     supervisor: ServerSupervisor | None = None
     try:
         with working(f"starting vLLM ({settings.profile}); log: {settings.server_log}"):
             server.start()
+        handler.starting = False  # from now on the server stops politely (SIGTERM)
         console.print(
             f"serving on {server.base_url} (log {server.log_path}); supervised"
             + (f", restarted up to {max_restarts} times in a row" if restart else "")
@@ -115,7 +137,7 @@ def serve(
         supervisor = ServerSupervisor(
             server, restart=restart, max_restarts=max_restarts, report=report_server_event
         )
-        with contextlib.suppress(KeyboardInterrupt), observe_server(settings, server.base_url):
+        with observe_server(settings, server.base_url):
             supervisor.start()
             error = supervisor.wait()  # until it gives up; Ctrl-C and SIGTERM end it too
         if error is not None:  # its log tail was printed when it died
@@ -125,7 +147,6 @@ def serve(
     finally:
         if supervisor is not None:
             supervisor.stop()
-        server.stop()
 
 
 def register(app: typer.Typer) -> None:
