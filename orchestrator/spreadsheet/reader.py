@@ -31,13 +31,26 @@ from orchestrator.spreadsheet.sniff import FileFormat, sniff
 from orchestrator.spreadsheet.xls import read_xls
 from orchestrator.spreadsheet.xlsx import XlsxBook, _Budget
 
+#: What a sheet that is not a worksheet holds, for the note that says it was skipped.
+_NOT_CELLS = {
+    "chartsheet": "a chart sheet (a chart, no cells)",
+    "dialogsheet": "a dialog sheet (an Excel 5 dialog, no data)",
+    "macrosheet": "a macro sheet (Excel 4 macros, not data)",
+}
 
-def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str], int, str, int]:
+
+def _read_xlsx(
+    path: Path, limits: ReadLimits, skipped: list[Skipped]
+) -> tuple[list[RawSheet], list[str], int, str, int]:
     """``(sheets, notes, total sheets, date system, sheets looked at)``.
 
     Sheets are looked at in order until ``limits.max_sheets`` of them held a value or
     ``limits.max_sheets_scanned`` were looked at: empty and hidden sheets cost little and do
-    not count against ``max_sheets``.
+    not count against ``max_sheets``. Chart, dialog and macro sheets are not read: each is
+    noted and appended to ``skipped``.
+
+    Raises:
+        EmptyWorkbookError: Every sheet is a chart, dialog or macro sheet.
     """
     notes: list[str] = []
     raws: list[RawSheet] = []
@@ -50,6 +63,15 @@ def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str
             if with_values >= limits.max_sheets:
                 break
             looked_at += 1
+            kind = book.sheet_kind(index)
+            if kind != "worksheet":
+                notes.append(f"sheet '{names[index]}' is {_NOT_CELLS[kind]}; skipped")
+                skipped.append(
+                    Skipped(
+                        what="sheet", ref=quote_sheetname(names[index]), reason=_NOT_CELLS[kind]
+                    )
+                )
+                continue
             state = book.sheet_state(index)
             if state != "visible" and not limits.include_hidden:
                 # not read at all: a hidden sheet is not on screen (listed in Workbook.skipped)
@@ -68,6 +90,12 @@ def _read_xlsx(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str
                 continue
             raws.append(raw)
             with_values += bool(raw.cells)
+        if names and not raws and len(skipped) == looked_at:
+            raise EmptyWorkbookError(
+                path,
+                f"it holds no worksheet, only {len(skipped):,} chart, dialog or macro sheet(s)",
+                "Send the workbook that holds the data the charts are drawn from",
+            )
         if names and not raws:
             raise CorruptFileError(
                 path, "none of its sheets can be parsed: " + "; ".join(notes), "Re-save it in Excel"
@@ -89,8 +117,9 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
         UserError: ``path`` is not a str or Path.
         UnsupportedFileError: Not a spreadsheet, wrong extension, unsupported format.
         PasswordProtectedError: Encrypted workbook.
-        CorruptFileError: Damaged file, or no sheet openpyxl can parse.
-        EmptyWorkbookError: No sheet holds a value.
+        CorruptFileError: Damaged file, or no sheet openpyxl can parse (and any unexpected
+            failure of the reader: no other exception reaches the caller).
+        EmptyWorkbookError: No sheet holds a value (or every sheet is a chart sheet).
         SpreadsheetTooLargeError: Over a limit (file size, rows per sheet, cells).
 
     Example:
@@ -100,9 +129,23 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
     """
     if not isinstance(path, str | Path):
         raise UserError(f"read_workbook() takes a file path, got {type(path).__name__}")
-    started = time.perf_counter()
     path = Path(path)
-    limits = limits or ReadLimits()
+    try:
+        return _read_workbook(path, limits or ReadLimits())
+    except (UserError, MemoryError):
+        raise
+    except Exception as exc:  # a reader bug on an input no test had: never a bare traceback
+        raise CorruptFileError(
+            path,
+            f"the reader failed on it ({type(exc).__name__}: {exc})",
+            "Re-save it in Excel as .xlsx and send it again; if it still fails, report it "
+            "with the file attached",
+        ) from exc
+
+
+def _read_workbook(path: Path, limits: ReadLimits) -> Workbook:
+    """:func:`read_workbook` once its arguments are checked."""
+    started = time.perf_counter()
     if path.is_file() and path.stat().st_size > limits.max_file_bytes:
         raise SpreadsheetTooLargeError(
             path,
@@ -112,8 +155,9 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
         )
     fmt = sniff(path)
     date_system = "1900"
+    skipped: list[Skipped] = []
     if fmt is FileFormat.XLSX:
-        raws, notes, total, date_system, looked_at = _read_xlsx(path, limits)
+        raws, notes, total, date_system, looked_at = _read_xlsx(path, limits, skipped)
     elif fmt is FileFormat.XLS:
         raws, notes, total, date_system = read_xls(path, limits)
         looked_at = min(total, limits.max_sheets)
@@ -131,7 +175,6 @@ def read_workbook(path: str | Path, limits: ReadLimits | None = None) -> Workboo
             raw.cells.clear()  # the xls backend reads hidden sheets; they are not data here
     counter = [0]
     sheets = [build_sheet(raw, limits, counter) for raw in raws]
-    skipped: list[Skipped] = []
     for sheet in sheets:
         if sheet.state != "visible" and not limits.include_hidden:
             what = "very hidden" if sheet.state == "veryHidden" else "hidden"

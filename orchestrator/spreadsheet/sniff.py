@@ -62,7 +62,8 @@ def _resave_hint(what: str) -> str:
 def _zip_format(path: Path) -> FileFormat:
     try:
         with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
+            # Excel reads "xl\\workbook.xml" (a Windows zip tool's name) as xl/workbook.xml
+            names = {name.replace("\\", "/").lstrip("/") for name in archive.namelist()}
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise CorruptFileError(
             path,

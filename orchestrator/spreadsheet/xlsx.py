@@ -39,11 +39,13 @@ from openpyxl import load_workbook
 from openpyxl.packaging.relationship import get_dependents, get_rels_path
 from openpyxl.styles.numbers import BUILTIN_FORMATS, BUILTIN_FORMATS_MAX_SIZE
 from openpyxl.utils.cell import get_column_letter, range_boundaries
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.worksheet.table import Table
 from openpyxl.xml.functions import fromstring
 
 from orchestrator.spreadsheet.errors import CorruptFileError, SpreadsheetTooLargeError
+from orchestrator.spreadsheet.package import normalised_copy
 from orchestrator.spreadsheet.raw import (
     CellKind,
     RawCell,
@@ -97,16 +99,25 @@ class XlsxBook:
         self.limits = limits
         self._handle: Any = None
         self._full_calc: bool | None = None
+        # backslash entry names and Strict Open XML are rewritten first (see package.py)
+        self._handle = normalised_copy(path, 20 * limits.max_file_bytes)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Unknown extension", "no default style"
                 # openpyxl refuses a path without an .xlsx-family extension; the bytes were
                 # already checked (sniff), so an extensionless upload is passed as a stream
-                source: Any = path
-                if path.suffix.lower() not in (".xlsx", ".xlsm", ".xltx", ".xltm"):
+                source: Any = self._handle or path
+                if self._handle is None and path.suffix.lower() not in (
+                    ".xlsx",
+                    ".xlsm",
+                    ".xltx",
+                    ".xltm",
+                ):
                     self._handle = source = path.open("rb")
                 self.wb = load_workbook(source, read_only=True, data_only=False, keep_links=False)
         except Exception as exc:  # see the class docstring
+            if self._handle is not None:
+                self._handle.close()
             raise CorruptFileError(
                 path,
                 f"openpyxl cannot open the workbook ({type(exc).__name__}: {exc})",
@@ -114,6 +125,7 @@ class XlsxBook:
             ) from exc
         self._formats: dict[int, str] = {}
         self._workbook_head: bytes | None = None
+        self._kinds: list[str] | None = None
 
     def __enter__(self) -> XlsxBook:
         return self
@@ -151,8 +163,37 @@ class XlsxBook:
         return bool(_MANUAL_CALC.search(self._workbook_xml()))
 
     def sheet_state(self, index: int) -> str:
-        """``visible``, ``hidden`` or ``veryHidden`` of sheet ``index`` (0-based)."""
-        return str(getattr(self.wb.worksheets[index], "sheet_state", "visible") or "visible")
+        """``visible``, ``hidden`` or ``veryHidden`` of sheet ``index`` (0-based, in
+        :attr:`sheet_names` order: chartsheets included)."""
+        return str(getattr(self.wb._sheets[index], "sheet_state", "visible") or "visible")
+
+    def sheet_kind(self, index: int) -> str:
+        """``worksheet``, ``chartsheet``, ``dialogsheet`` or ``macrosheet`` of sheet ``index``
+        (:attr:`sheet_names` order). openpyxl loads a chartsheet as a ``Chartsheet`` (not in
+        ``wb.worksheets``: indexing those by position was the bug), and a dialogsheet or an
+        Excel 4 macrosheet as a worksheet, told apart here by its relationship type."""
+        if self._kinds is None:
+            types: dict[str, str] = {}
+            try:
+                rels = get_dependents(self.wb._archive, "xl/_rels/workbook.xml.rels")
+                types = {rel.target: rel.Type or "" for rel in rels.Relationship}
+            except (KeyError, AttributeError, TypeError, ValueError, OSError):
+                pass  # no readable workbook relationships: every loaded sheet is a worksheet
+            self._kinds = []
+            for sheet in self.wb._sheets:
+                if not isinstance(sheet, ReadOnlyWorksheet):
+                    self._kinds.append("chartsheet")
+                    continue
+                part = str(getattr(sheet, "_worksheet_path", ""))
+                kind = (types.get(part) or part).lower()  # the part's folder when no type
+                self._kinds.append(
+                    "dialogsheet"
+                    if "dialogsheet" in kind
+                    else "macrosheet"
+                    if "macrosheet" in kind
+                    else "worksheet"
+                )
+        return self._kinds[index]
 
     @property
     def sheet_names(self) -> list[str]:
@@ -228,7 +269,7 @@ class XlsxBook:
             Exception: Whatever openpyxl raises on a sheet it cannot parse (the caller
                 records it and carries on with the other sheets).
         """
-        ws = self.wb.worksheets[index]
+        ws = self.wb._sheets[index]
         limits = self.limits
         sheet = RawSheet(name=ws.title, index=index, state=getattr(ws, "sheet_state", "visible"))
         if all(x is not None for x in (ws.min_row, ws.min_column, ws.max_row, ws.max_column)):
