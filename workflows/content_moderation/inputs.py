@@ -139,5 +139,7 @@ def prepare_post(text: str, limits: Limits, *, invalid_utf8_bytes: int = 0) -> P
         control_chars=norm.removed,
         scripts=scripts,
         mixed_script_words=mixed,
+        bidi_controls=norm.bidi,
+        emoji_words=norm.emoji,
     )
     return PreparedPost(text=text, normalized=norm, window=window, report=report)

@@ -90,6 +90,12 @@ def lexicon_state(judgement: LexiconJudgement | None) -> LexiconState:
     return judgement.severity.value
 
 
+def disguised_state(state: LexiconState, prepared: PreparedPost) -> LexiconState:
+    """A low-severity term found only after bidi controls were undone counts as medium: the
+    reordering of what a reader sees is itself a sign of intent (issue 47)."""
+    return "medium" if state == "low" and prepared.report.bidi_controls else state
+
+
 def scorer_state(judgement: ScorerJudgement | None) -> ScorerState:
     """``absent`` when the scorer did not run or is unavailable, else its state."""
     return "absent" if judgement is None or judgement.status != "ok" else judgement.state
@@ -201,8 +207,8 @@ def build_verdict(
             assessment=model,
             scorer=scorer,
         )
-    l_state = lexicon_state(lex_j)
-    m_state = model_state(model, policy.min_confidence)
+    l_state = disguised_state(lexicon_state(lex_j), prepared)
+    m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
     s_state = scorer_state(scorer)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
@@ -291,6 +297,7 @@ def build_verdict(
     elif model.status == "ok":
         conf = f"{(model.confidence or 0):.0%}"
         note = "" if trusted else f", under the {policy.min_confidence:.0%} trust threshold"
+        note = policy.noted_reason() if m_state == "noted" else note
         parts.append(f"Model: {model.decision} at {conf}{note}: {model.rationale}")
     else:
         parts.append(f"Model: answer unusable ({model.status}).")
@@ -300,6 +307,13 @@ def build_verdict(
         )
     if prepared.report.invalid_utf8_bytes:
         parts.append(f"{prepared.report.invalid_utf8_bytes} invalid UTF-8 bytes replaced.")
+    if prepared.report.bidi_controls:
+        parts.append(
+            f"{prepared.report.bidi_controls} bidi control characters removed; the text was "
+            "read in the order it displays."
+        )
+    if prepared.report.emoji_words:
+        parts.append(f"{prepared.report.emoji_words} emoji read as words.")
     rationale = " ".join(parts)
     if len(rationale) > RATIONALE_CHARS:
         rationale = rationale[: RATIONALE_CHARS - 1] + "…"

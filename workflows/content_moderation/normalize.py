@@ -15,6 +15,9 @@ remembers the original characters it came from, so every match reports a span of
 * **Invisible and control characters** — zero-width spaces, soft hyphens, bidi controls and
   C0/C1 controls are removed (``fu\\u200bck`` → ``fuck``) and counted.
 * **HTML entities** — ``&amp;``, ``&#8220;`` decoded (the span covers the whole entity).
+* **Disguises** (:mod:`.disguise`) — bidi controls removed and right-to-left runs put in the
+  order a reader sees (and counted: ``bidi``), insulting emoji read as words (``emoji``),
+  Traditional Chinese folded to Simplified.
 
 Separators, repeated letters, leetspeak and pinyin are handled by the matcher on top of this
 text (:mod:`workflows.content_moderation.matcher`), because they need word context.
@@ -33,6 +36,7 @@ import numpy as np
 # The character folding is shared with the request classifier (issue 14): one definition, lower
 # in the layers. Re-exported here for the matcher, lexicon and dataset modules.
 from orchestrator.textnorm import fold_char, homoglyph_table, is_cjk, is_han  # noqa: F401
+from workflows.content_moderation.disguise import reveal
 
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
@@ -48,7 +52,9 @@ class Normalized:
         starts: ``starts[i]`` is the original offset of the first character that produced
             ``text[i]`` (int64 array, one per normalised character).
         ends: ``ends[i]`` is one past the last original character that produced ``text[i]``.
-        removed: Control and invisible characters removed.
+        removed: Control and invisible characters removed (bidi controls included).
+        bidi: Bidi control characters among them (a disguise signal).
+        emoji: Emoji read as words (:mod:`.disguise`).
     """
 
     original: str
@@ -56,6 +62,8 @@ class Normalized:
     starts: np.ndarray
     ends: np.ndarray
     removed: int
+    bidi: int = 0
+    emoji: int = 0
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original ``(start, end)`` offsets of normalised ``text[start:end]`` (``end > start``).
@@ -65,6 +73,8 @@ class Normalized:
         """
         if not 0 <= start < end <= len(self.text):
             raise IndexError(f"span [{start}, {end}) outside normalised text of {len(self.text)}")
+        if self.bidi:  # a right-to-left run was reversed: the span covers its characters
+            return int(self.starts[start:end].min()), int(self.ends[start:end].max())
         return int(self.starts[start]), int(self.ends[end - 1])
 
 
@@ -128,8 +138,17 @@ def normalize(text: str) -> Normalized:
         ('fuck!', (0, 5))
     """
     decoded, starts, ends = _decode_entities(text)
-    folded, index, removed = _fold(decoded)
-    return Normalized(text, folded, starts[index], ends[index], removed)
+    shown = reveal(decoded, starts, ends)
+    folded, index, removed = _fold(shown.text)
+    return Normalized(
+        text,
+        folded,
+        shown.starts[index],
+        shown.ends[index],
+        removed + shown.bidi,
+        shown.bidi,
+        shown.emoji,
+    )
 
 
 _SCRIPT_NAMES = (
