@@ -330,6 +330,9 @@ class InputReport(BaseModel):
         scripts: Unicode scripts of the letters in the post (``Latin``, ``Han``, ``Cyrillic``...).
         mixed_script_words: Words mixing Latin with Cyrillic or Greek letters (a homoglyph
             obfuscation sign).
+        bidi_controls: Bidi control characters (U+202A–U+202E, U+2066–U+2069, marks) among
+            ``control_chars``; right-to-left runs were read in display order (a disguise sign).
+        emoji_words: Emoji read as the insult, gesture or threat they stand for.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -344,6 +347,8 @@ class InputReport(BaseModel):
     control_chars: int = Field(0, ge=0)
     scripts: tuple[str, ...] = ()
     mixed_script_words: int = Field(0, ge=0)
+    bidi_controls: int = Field(0, ge=0)
+    emoji_words: int = Field(0, ge=0)
 
 
 class LexiconJudgement(BaseModel):
