@@ -102,6 +102,30 @@ class TextDelta(BaseModel):
 #: What :meth:`VLLMClient.stream_chat` yields: text pieces, then the finished call once.
 StreamItem = TextDelta | ModelCall
 
+#: The ``finish_reason`` recorded for a stream that ended with neither a finish reason nor
+#: ``[DONE]`` (the server stopped mid-answer): a failed call, never a whole reply.
+TRUNCATED = "truncated"
+
+
+class TruncatedStreamError(ModelCallError):
+    """A streamed answer ended without a finish reason (the server stopped mid-stream).
+
+    Attributes:
+        call: The call as far as it came, its ``finish_reason`` :data:`TRUNCATED`; the gateway
+            records it (a failed call in telemetry) before the error reaches the caller.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        call: ModelCall,
+        *,
+        request_id: str | None = None,
+        node: str | None = None,
+    ) -> None:
+        super().__init__(message, request_id=request_id, node=node)
+        self.call = call
+
 
 #: When False, a :class:`VLLMClient` without an injected ``http_client`` refuses to send any
 #: request (:class:`ModelRequestsBlockedError`); the unit suite sets it False so that no unit
@@ -464,6 +488,8 @@ class VLLMClient:
         steps themselves; not verified on a GPU in this session).
 
         Raises:
+            TruncatedStreamError: The stream ended with no finish reason (no ``[DONE]``
+                either): the server stopped mid-answer; the error carries the partial call.
             ServerUnavailableError, ModelCallError, ModelRequestsBlockedError: As :meth:`chat`.
         """
         self._check_allowed()
@@ -560,16 +586,23 @@ class VLLMClient:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
         )
-        yield ModelCall(
+        call = ModelCall(
             model=self.model_name,
             text="".join(parts),
-            finish_reason=finish_reason,
+            finish_reason=finish_reason or TRUNCATED,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_ms=latency_ms,
             routing=routing,
             ttft_ms=ttft_ms,
         )
+        if finish_reason is None:  # every whole vLLM answer ends with one (stop, length...)
+            raise TruncatedStreamError(
+                f"the stream from {self.base_url} ended without a finish reason after "
+                f"{len(completion_ids)} tokens: the answer was cut",
+                call,
+            )
+        yield call
 
     async def _reprefill(
         self, token_ids: list[int], fields: dict[str, Any]

@@ -8,13 +8,20 @@ for JSON output: schema, parse and validation in one place (:mod:`orchestrator.c
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification
-from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, StreamItem, TextDelta
+from orchestrator.core.client import (
+    ChatMessage,
+    ModelCall,
+    ModelClient,
+    StreamItem,
+    TextDelta,
+    TruncatedStreamError,
+)
 from orchestrator.core.structured import OutputT, StructuredAnswer, output_schema
 from orchestrator.exceptions import ModelCallError, UserError
 from orchestrator.observability.metrics import observe_model_call
@@ -146,6 +153,30 @@ class ModelGateway:
             ModelCallError: The call failed; the error names this request and node.
             TelemetryError: The row could not be written.
         """
+        call = await self._chat_unrecorded(
+            node,
+            messages,
+            max_tokens or self.max_tokens,
+            temperature,
+            json_schema=json_schema,
+            tools=tools,
+            tool_choice=tool_choice,
+        )
+        await self._record(node, call)
+        return call
+
+    async def _chat_unrecorded(
+        self,
+        node: str,
+        messages: Sequence[ChatMessage],
+        limit: int,
+        temperature: float | None,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> ModelCall:
+        """:meth:`chat`'s traced call, without the telemetry row (the caller writes it)."""
         options: dict[str, Any] = {}
         if temperature is not None:  # otherwise the client's default (ORCH_TEMPERATURE)
             options["temperature"] = temperature
@@ -153,7 +184,6 @@ class ModelGateway:
             options["tools"] = list(tools)
             if tool_choice is not None:
                 options["tool_choice"] = tool_choice
-        limit = max_tokens or self.max_tokens
         with self.trace.model_call(
             node,
             **{
@@ -170,11 +200,12 @@ class ModelGateway:
             except ModelCallError as exc:
                 raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
             self.trace.record_call(span, call)
-        await self._record(node, call)
         return call
 
-    async def _record(self, node: str, call: ModelCall) -> None:
-        """Write ``call``'s telemetry row and keep its summary."""
+    async def _record(
+        self, node: str, call: ModelCall, checks: list[dict[str, str]] | None = None
+    ) -> None:
+        """Write ``call``'s telemetry row (with what ``checks`` dropped) and keep its summary."""
         await self.store.arecord_call(
             request_id=self.request_id,
             classification=self.classification,
@@ -184,6 +215,7 @@ class ModelGateway:
             latency_ms=call.latency_ms,
             finish_reason=call.finish_reason,
             routing=call.routing,
+            checks=checks,
         )
         observe_model_call(  # Prometheus: latency, tokens, expert load over the window
             node=node,
@@ -217,9 +249,15 @@ class ModelGateway:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        review: Callable[[ModelCall], list[dict[str, str]]] | None = None,
     ) -> AsyncIterator[StreamItem]:
         """Stream a free-text call for ``node``: :class:`TextDelta` pieces, then the finished
         :class:`ModelCall` once, after its telemetry row is written.
+
+        ``review``, when given, is called with the finished call just before its row is
+        written; what it returns (``{"reason", "sentence"}`` per sentence a check dropped) is
+        recorded on the row (``model_calls.checks``). A stream cut mid-answer is recorded
+        with ``finish_reason`` ``truncated`` and raised as :class:`TruncatedStreamError`.
 
         A client without ``stream_chat`` (a test double) is called once, non-streamed, and
         its whole text comes as one piece. How a streamed call's experts are obtained is in
@@ -231,8 +269,9 @@ class ModelGateway:
         limit = max_tokens or self.max_tokens
         stream_chat = getattr(self.client, "stream_chat", None)
         if stream_chat is None:
-            call = await self.chat(node, messages, max_tokens=limit, temperature=temperature)
+            call = await self._chat_unrecorded(node, messages, limit, temperature)
             yield TextDelta(text=call.text)
+            await self._record(node, call, review(call) if review else None)
             yield call
             return
         with self.trace.model_call(
@@ -247,8 +286,14 @@ class ModelGateway:
                 async for item in stream_chat(messages, max_tokens=limit, temperature=temperature):
                     if isinstance(item, ModelCall):
                         self.trace.record_call(span, item)
-                        await self._record(node, item)
+                        await self._record(node, item, review(item) if review else None)
                     yield item
+            except TruncatedStreamError as exc:  # a failed call: its row says truncated
+                self.trace.record_call(span, exc.call)
+                await self._record(node, exc.call)
+                raise TruncatedStreamError(
+                    str(exc), exc.call, request_id=self.request_id, node=node
+                ) from exc
             except ModelCallError as exc:
                 raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
 

@@ -85,6 +85,8 @@ class ModelCallRecord(Base):
       call was made (1.0: all). A captured call stands for ``1 / rate`` calls in aggregates;
       a call left out of the sample has source ``unavailable`` and no counts (migration 0005).
     * ``decided_by``: the classifier tier that decided the request's route (NULL: unknown).
+    * ``checks``: what code's checks dropped from the call's output, a list of
+      ``{"reason", "sentence"}`` (NULL: no check ran; migration 0006).
     * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
       ``scripted`` (:class:`serving.expert_routing.ExpertRoutingSource`); a replay is an
       estimate. Named ``routing_source`` before migration 0002. Or :data:`PENDING_SOURCE`
@@ -118,6 +120,7 @@ class ModelCallRecord(Base):
     mean_router_confidence: Mapped[float | None] = mapped_column(Float)
     capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
     decided_by: Mapped[str | None] = mapped_column(String(16))
+    checks: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, nullable=True)
 
 
 class ExpertRollupRecord(Base):

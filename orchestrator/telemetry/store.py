@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, NotRequired, TypedDict, Unpack, cast
 
 import numpy as np
 from sqlalchemy import Table, create_engine, delete, event, null, select
@@ -242,6 +242,7 @@ class CallFields(TypedDict):
     latency_ms: float
     finish_reason: str | None
     routing: ExpertRoutingTrace
+    checks: NotRequired[list[dict[str, str]] | None]
 
 
 @dataclass(frozen=True)
@@ -523,6 +524,8 @@ class TelemetryStore(TelemetryReader):
                 :class:`~serving.capture.PendingReplayTrace` (replay deferred) is recorded
                 with source ``pending`` and its token ids in ``pending_expert_routing``, in
                 the same transaction; :mod:`orchestrator.telemetry.fill` fills it later.
+            checks: What code's checks dropped from the call's output (``{"reason",
+                "sentence"}`` each); None when no check ran.
 
         Raises:
             UserError: A count (or a pending call's token id) does not fit in int32.
@@ -543,6 +546,7 @@ class TelemetryStore(TelemetryReader):
         latency_ms: float,
         finish_reason: str | None,
         routing: ExpertRoutingTrace,
+        checks: list[dict[str, str]] | None = None,
     ) -> _PreparedCall:
         """Everything :meth:`record_call` writes, computed before the transaction."""
         counts = routing.expert_counts() if routing.has_routing else None
@@ -600,6 +604,7 @@ class TelemetryStore(TelemetryReader):
             "mean_router_confidence": mean_conf,
             "capture_sampling_rate": rate,
             "decided_by": classification.decided_by,
+            "checks": checks,
         }
         pending_row = None
         if pending:
