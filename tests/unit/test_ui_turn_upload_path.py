@@ -11,6 +11,9 @@ from starlette.testclient import TestClient
 from orchestrator.config import Settings
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app
+from orchestrator.ui.auth import Caller, sign_caller
+
+SECRET = "upload-path-test-secret-0123456789abcdef"
 
 
 @pytest.fixture
@@ -32,7 +35,11 @@ def _client(tmp_path: Path, uploads: Path) -> TestClient:
         server_url="http://127.0.0.1:9/v1",
     )
     model = ScriptedModel(replies=["ok"])
-    return TestClient(build_app(settings, client=model, upload_dir=uploads))
+    token = sign_caller(SECRET, Caller(name="ann", role="customer", customer_id="C00001"))
+    return TestClient(
+        build_app(settings, client=model, upload_dir=uploads, secret=SECRET),
+        headers={"Authorization": f"Bearer {token}"},
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,204 @@
+"""Who may do what in the UI service (orchestrator/ui/service.py), checked on the server with
+signed caller tokens and no browser (ScriptedModel: a test double of the model).
+
+401 without a valid token; 403 for a customer deciding or listing handoffs, or using another
+customer's thread; 404 for a decision on a thread with no handoff; 409 for a second decision
+of the same handoff; the customer comes from the token, never from the body."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from starlette.testclient import TestClient
+
+from orchestrator.config import Settings
+from orchestrator.testing import ScriptedModel
+from orchestrator.ui import build_app
+from orchestrator.ui.auth import Caller, sign_caller
+from orchestrator.ui.service import public_event, scrub
+
+SECRET = "ui-auth-test-secret-0123456789abcdef"
+HUMAN = "I want to talk to a human agent, not a bot"
+
+
+def _auth(role: str, customer: str | None = None, *, secret: str = SECRET) -> dict[str, str]:
+    caller = Caller(name=f"{role}-{customer or 'op'}", role=role, customer_id=customer)  # type: ignore[arg-type]
+    return {"Authorization": f"Bearer {sign_caller(secret, caller)}"}
+
+
+ANN, BOB, OPS = _auth("customer", "C00001"), _auth("customer", "C00002"), _auth("operator")
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Any:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
+    model = ScriptedModel(replies=["Thanks for waiting."])
+    with TestClient(build_app(settings, client=model, secret=SECRET)) as c:
+        yield c
+
+
+def _turn(client: TestClient, headers: dict[str, str], text: str, thread: str) -> list[dict]:
+    response = client.post("/api/turn", json={"text": text, "thread_id": thread}, headers=headers)
+    assert response.status_code == 200, response.text
+    return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+def _handed_off(client: TestClient, thread: str) -> None:
+    events = _turn(client, ANN, HUMAN, thread)
+    done = next(e for e in events if e["kind"] == "done")
+    assert done["status"] == "needs_human", done
+    # the customer reads words for them, never the operator's command or a thread id
+    assert "orchestrator handoff" not in json.dumps(events)
+    assert "person from our team" in done["headline"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer not-a-token"},
+        {"Authorization": "Basic YWRtaW46YWRtaW4="},
+        _auth("operator", secret="another-secret-of-enough-length-0123"),  # forged
+    ],
+)
+def test_without_a_valid_token_every_endpoint_is_a_401(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    for method, path in [
+        ("POST", "/api/turn"),
+        ("GET", "/api/handoffs"),
+        ("POST", "/api/handoffs/t-1/decide"),
+        ("GET", "/api/threads/t-1"),
+        ("GET", "/api/health"),
+        ("GET", "/api/files/x.md"),
+    ]:
+        answer = client.request(method, path, json={"approve": True}, headers=headers)
+        assert answer.status_code == 401, (method, path, answer.text)
+        assert "sign in" in answer.json()["error"] or "token" in answer.json()["error"]
+
+
+def test_an_expired_token_is_a_401(client: TestClient) -> None:
+    claims = {"sub": "ann", "role": "operator", "exp": int(time.time()) - 5}
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
+    answer = client.get("/api/handoffs", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401 and "expired" in answer.json()["error"]
+
+
+def test_a_customer_token_must_name_its_customer(client: TestClient) -> None:
+    token = jwt.encode(
+        {"sub": "x", "role": "customer", "exp": int(time.time()) + 60}, SECRET, algorithm="HS256"
+    )
+    answer = client.get("/api/health", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401
+
+
+def test_a_customer_cannot_decide_even_their_own_handoff(client: TestClient) -> None:
+    _handed_off(client, "t-own")
+    for approve in (True, False):
+        answer = client.post(
+            "/api/handoffs/t-own/decide", json={"approve": approve, "note": "ok"}, headers=ANN
+        )
+        assert answer.status_code == 403, answer.text
+        assert "only an operator" in answer.json()["error"]
+    assert client.get("/api/handoffs", headers=ANN).status_code == 403
+    # still waiting: the refused attempts changed nothing
+    waiting = client.get("/api/handoffs", headers=OPS).json()
+    assert [h["thread_id"] for h in waiting] == ["t-own"]
+
+
+def test_an_operator_decides_once_the_second_is_a_409(client: TestClient) -> None:
+    _handed_off(client, "t-dec")
+    first = client.post(
+        "/api/handoffs/t-dec/decide", json={"approve": False, "note": "not eligible"}, headers=OPS
+    )
+    assert first.status_code == 200, first.text
+    again = client.post("/api/handoffs/t-dec/decide", json={"approve": True}, headers=OPS)
+    assert again.status_code == 409 and "decided already" in again.json()["error"]
+    assert client.get("/api/handoffs", headers=OPS).json() == []
+    # the decision reaches the customer's thread, for its owner
+    seen = client.get("/api/threads/t-dec", headers=ANN)
+    assert seen.status_code == 200
+    decisions = seen.json()["decisions"]
+    assert [d["status"] for d in decisions] == ["rejected"]
+    assert decisions[0]["note"] == "not eligible"
+
+
+def test_a_decision_on_a_thread_without_a_handoff_is_a_404(client: TestClient) -> None:
+    answer = client.post("/api/handoffs/t-none/decide", json={"approve": True}, headers=OPS)
+    assert answer.status_code == 404 and "no handoff" in answer.json()["error"]
+    bad = client.post("/api/handoffs/bad%20id!/decide", json={"approve": True}, headers=OPS)
+    assert bad.status_code == 400
+
+
+@pytest.mark.parametrize("body", [{}, {"approve": "maybe"}, {"approve": True, "note": "x" * 2001}])
+def test_a_bad_decision_is_a_400_naming_the_field(client: TestClient, body: dict) -> None:
+    answer = client.post("/api/handoffs/t-x/decide", json=body, headers=OPS)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error.startswith("bad decision: ") and "http" not in error
+
+
+def test_another_customers_thread_is_refused(client: TestClient) -> None:
+    _turn(client, ANN, "Where is my order? It has not arrived", "t-ann")
+    answer = client.post(
+        "/api/turn", json={"text": "and my refund?", "thread_id": "t-ann"}, headers=BOB
+    )
+    assert answer.status_code == 403 and "another account" in answer.json()["error"]
+    assert client.get("/api/threads/t-ann", headers=BOB).status_code == 403
+    assert client.get("/api/threads/t-ann", headers=ANN).json()["customer_id"] == "C00001"
+    # an operator may read it, not write to it
+    assert client.get("/api/threads/t-ann", headers=OPS).status_code == 200
+    answer = client.post("/api/turn", json={"text": "hello", "thread_id": "t-ann"}, headers=OPS)
+    assert answer.status_code == 403
+
+
+def test_the_customer_is_the_tokens_not_the_bodys(client: TestClient) -> None:
+    body = {"text": "Where is my order?", "thread_id": "t-claim", "customer_id": "C00002"}
+    assert client.post("/api/turn", json=body, headers=ANN).status_code == 200
+    assert client.get("/api/threads/t-claim", headers=ANN).json()["customer_id"] == "C00001"
+    assert client.get("/api/threads/t-claim", headers=BOB).status_code == 403
+
+
+def test_a_report_file_is_only_its_owners(client: TestClient) -> None:
+    answer = client.get("/api/files/../../etc/passwd", headers=ANN)
+    assert answer.status_code == 404 and "/etc" not in answer.text
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("could not read /srv/app/reports/4f3a-uuid.xlsx", "could not read 4f3a-uuid.xlsx"),
+        ("C:\\Users\\x\\sales.xlsx failed", "sales.xlsx failed"),
+        ("no path here", "no path here"),
+        ("文件 /home/张/数据/销售.xlsx 不存在", "文件 销售.xlsx 不存在"),
+    ],
+)
+def test_scrub_cuts_paths_to_file_names(text: str, want: str) -> None:
+    assert scrub(text) == want
+    assert scrub({"a": [text]}) == {"a": [want]}
+
+
+def test_a_customer_reads_no_headline_meant_for_the_team() -> None:
+    done = {
+        "kind": "done",
+        "status": "needs_human",
+        "headline": "conversation t waits; orchestrator handoff resume t --approve|--reject",
+        "error": "Traceback: /srv/x/y.py",
+        "result": {"xlsx": "/srv/reports/r.xlsx"},
+    }
+    customer = Caller(name="a", role="customer", customer_id="C1")
+    shown = public_event(dict(done), customer)
+    assert "orchestrator" not in shown["headline"] and shown["error"] is None
+    assert shown["result"]["xlsx"] == "r.xlsx"
+    operator = public_event(dict(done), Caller(name="o", role="operator"))
+    assert "orchestrator handoff" in operator["headline"]
