@@ -21,6 +21,7 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.scorer]
     │   │   └── TargetingError ................. moderation hate-targeting cue file
     │   │                                        [workflows.content_moderation.targeting]
+    │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
     │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format
@@ -36,13 +37,16 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     ├── ServerUnavailableError (ConnectionError) .. the vLLM server cannot be reached
     ├── ModelCallError (RuntimeError) .......... the server answered, but not usably
     ├── TelemetryError (RuntimeError) .......... the telemetry store could not be written
+    ├── StorageError (RuntimeError) ............ a database file is damaged, locked, full,
+    │                                            read-only or from a newer release
+    ├── TurnBusyError (RuntimeError) ........... a turn is already running on that thread
     ├── ModelRequestsBlockedError (RuntimeError) .. a request to a real model server while
     │                                               requests are off (the unit suite)
     │                                               [orchestrator.core.client]
     ├── RequestTimeoutError (TimeoutError) .... a batch request ran past its timeout
     │                                           [orchestrator.batch.runner]
     ├── HandoffError (LookupError) ............. no handoff waits on that conversation
-    │                                            [workflows.customer_service.graph]
+    │   └── HandoffDecidedError ................ another person decided that handoff already
     ├── ToolError (ValueError) ................. a customer-service tool refused its call
     │   │                                        [workflows.customer_service.store.tools]
     │   └── ToolArgumentsError ................. a tool call's arguments do not validate
@@ -148,3 +152,99 @@ class ModelCallError(OrchestratorError, RuntimeError):
 
 class TelemetryError(OrchestratorError, RuntimeError):
     """A telemetry row could not be written; the transaction was rolled back."""
+
+
+class ThreadOwnerError(UserError, PermissionError):
+    """A turn names a thread that belongs to another customer; the turn is refused (and the
+    refusal recorded). The message says to start a new thread."""
+
+
+class StorageError(OrchestratorError, RuntimeError):
+    """A database (order store, conversations, telemetry) cannot be used: damaged, locked,
+    full, read-only, or written by a newer release. The message names the file and the fix;
+    build one with :func:`storage_error`."""
+
+
+class TurnBusyError(OrchestratorError, RuntimeError):
+    """A turn is already running on the thread (another process or task) and did not end
+    within the wait; nothing of this turn ran. Send it again."""
+
+
+class HandoffError(OrchestratorError, LookupError):
+    """No handoff waits on that thread: it was never handed off, or it was resumed already."""
+
+
+class HandoffDecidedError(HandoffError):
+    """Another person (process) decided the handoff first; this decision was not applied.
+
+    Attributes:
+        decided_by: Who decided. decided_at: When (ISO 8601, UTC). decision: ``approved``
+            or ``rejected``.
+    """
+
+    def __init__(self, thread_id: str, decided_by: str, decided_at: str, decision: str) -> None:
+        self.decided_by, self.decided_at, self.decision = decided_by, decided_at, decision
+        super().__init__(
+            f"handoff on thread {thread_id} was decided already by {decided_by} at "
+            f"{decided_at} ({decision}); this decision was not applied "
+            "(orchestrator handoff list --all shows it)"
+        )
+
+
+#: What a database error says (lower case) → what is wrong with the file and what to do.
+_STORAGE_KINDS = (
+    (
+        ("file is not a database", "malformed", "file is encrypted", "not a database"),
+        "is damaged (not a readable SQLite database)",
+        "move it aside (mv {file} {file}.broken) to start an empty one, or restore it from "
+        "a backup",
+    ),
+    (
+        ("database is locked", "database table is locked", "lock timeout", "busy"),
+        "is locked by another process",
+        "wait for that process to finish (or stop it), then run the command again",
+    ),
+    (
+        ("disk is full", "no space left", "disk full", "database or disk is full"),
+        "cannot be written: the disk is full",
+        "free disk space on that file's disk, then run the command again",
+    ),
+    (
+        ("readonly database", "read-only", "permission denied", "unable to open"),
+        "cannot be opened for writing",
+        "check that the file and its folder exist and are writable, or point the setting at "
+        "another file",
+    ),
+)
+
+
+def storage_error(exc: BaseException, file: str, what: str = "database") -> StorageError | None:
+    """``exc`` (a sqlite3, SQLAlchemy, psycopg or ``OSError``) as one clear
+    :class:`StorageError` naming ``file`` and the fix, or None when it is no storage failure
+    this module knows (the caller re-raises it then).
+
+    Args:
+        exc: The error raised while reading or writing the database.
+        file: The file (or URL, password hidden) as shown to the user.
+        what: What the database is, e.g. ``conversations database``.
+    """
+    import errno
+
+    if isinstance(exc, StorageError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return StorageError(
+            f"{what} {file} cannot be written: the disk is full; free disk space on that "
+            "file's disk, then run the command again"
+        )
+    cause: BaseException | None = exc
+    text = ""
+    for _ in range(4):  # SQLAlchemy wraps the driver's error in .orig
+        if cause is None:
+            break
+        text += f" {cause}".lower()
+        cause = getattr(cause, "orig", None) or cause.__cause__
+    for needles, problem, fix in _STORAGE_KINDS:
+        if any(needle in text for needle in needles):
+            return StorageError(f"{what} {file} {problem}; {fix.format(file=file)}")
+    return None

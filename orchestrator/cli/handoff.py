@@ -91,7 +91,10 @@ def resume(
     # before any server is reached or started (minutes on 2 cores): is anything waiting?
     store, _ = open_order_store(database_url)
     waiting = {row["thread_id"] for row in store.handoffs("waiting")}
+    decided = store.coordination.decided(thread) if thread not in waiting else None
     store.close()
+    if decided is not None:  # another person (process) decided it: exit 2, who and when
+        raise fail(decided, 2)
     if thread not in waiting:
         raise fail(
             f"no handoff waits on thread {thread!r}: it was never handed off, or it was "
@@ -102,7 +105,7 @@ def resume(
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
             outcome = asyncio.run(_resume(settings, thread, approve, note, by))
-    except HandoffError as exc:
+    except HandoffError as exc:  # HandoffDecidedError too: the race was lost, exit 2
         raise fail(exc, 2) from exc
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc

@@ -27,6 +27,8 @@ from orchestrator.exceptions import (
     ModelCallError,
     ServerUnavailableError,
     TelemetryError,
+    ThreadOwnerError,
+    TurnBusyError,
     UnknownRouteError,
     UserError,
 )
@@ -308,6 +310,46 @@ class Orchestrator:
             )
 
         await self.store.astart_request(request, classification, workflow.name)
+        async with self._turn(request, workflow):
+            return await self._run(request, classification, workflow, trace)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, request: Request, workflow: Workflow[Any, Any]) -> AsyncIterator[None]:
+        """Hold the conversation for this turn (the workflow's ``turn_guard``, when it has
+        one: its owner check and one turn per thread across processes). A refusal is
+        recorded on the request's row (``rejected``, or ``failed`` for a storage error)
+        before it is raised, so no row stays ``running``.
+
+        Raises:
+            ThreadOwnerError: The thread belongs to another customer.
+            TurnBusyError: A turn ran on the thread for the whole bounded wait.
+            StorageError: The store that holds owners and leases failed.
+        """
+        guard = getattr(workflow, "turn_guard", None)
+        async with contextlib.AsyncExitStack() as stack:
+            if guard is not None:
+                try:
+                    await stack.enter_async_context(guard(request))
+                except BaseException as exc:
+                    refused = isinstance(exc, ThreadOwnerError | TurnBusyError)
+                    await asyncio.shield(
+                        self.store.afinish_request(
+                            request.id,
+                            "rejected" if refused else "failed",
+                            error=str(exc) or type(exc).__name__,
+                        )
+                    )
+                    raise
+            yield
+
+    async def _run(
+        self,
+        request: Request,
+        classification: Classification,
+        workflow: Workflow[Any, Any],
+        trace: RequestTrace,
+    ) -> RequestOutcome:
+        """Run ``workflow`` on the started request (the turn held) and record its end."""
         waiting = await self._waiting_outcome(request, classification, workflow)
         if waiting is not None:
             return waiting
@@ -433,6 +475,18 @@ class Orchestrator:
             )
             return
         await self.store.astart_request(request, classification, workflow.name)
+        async with self._turn(request, workflow):
+            async for event in self._stream_run(request, classification, workflow, trace):
+                yield event
+
+    async def _stream_run(
+        self,
+        request: Request,
+        classification: Classification,
+        workflow: Workflow[Any, Any],
+        trace: RequestTrace,
+    ) -> AsyncIterator[StreamEvent]:
+        """:meth:`_stream`'s graph run, on the started request (the turn held)."""
         waiting = await self._waiting_outcome(request, classification, workflow)
         if waiting is not None:
             yield StreamDone(

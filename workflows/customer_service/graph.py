@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -69,8 +70,8 @@ from orchestrator.core.events import (
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import (
+    HandoffError,
     ModelCallError,
-    OrchestratorError,
     ServerUnavailableError,
     UserError,
 )
@@ -80,6 +81,7 @@ from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence, stream_reply
 from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service.signals import INTENT_TOOL, TRIAGE_INTENT, read_signals
+from workflows.customer_service.turns import TurnGuard
 from workflows.customer_service.store import (
     TOOL_DESCRIPTIONS,
     OrderStore,
@@ -100,10 +102,6 @@ MODEL_DOWN_REASON = "the model server is unavailable"
 #: What a lost model server raises at a model call: the unreachable server, and the failing
 #: answer of a dying one (an HTTP 5xx, a cut body).
 _MODEL_LOST = (ServerUnavailableError, ModelCallError)
-
-
-class HandoffError(OrchestratorError, LookupError):
-    """No handoff waits on that thread: it was never handed off, or it was resumed already."""
 
 
 class CustomerServiceState(TypedDict, total=False):
@@ -282,19 +280,86 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """
         if len(note) > 2000:
             raise UserError("the note is over 2,000 characters; shorten it")
-        async with self._resume_lock:
-            if await self.pending_handoff(thread_id) is None:
-                raise HandoffError(
+        coordination = self.store.coordination if self.store is not None else None
+        async with self._resume_lock, self.turns.turn(thread_id, owner=False):
+            pending = await self.pending_handoff(thread_id)
+            if pending is None:
+                decided = coordination and await asyncio.to_thread(coordination.decided, thread_id)
+                raise decided or HandoffError(
                     f"no handoff waits on thread {thread_id!r}: it was never handed off, or it "
                     "was resumed already (orchestrator handoff list shows the waiting ones)"
                 )
+            claim = None  # the store's claim: exactly one decision across processes
+            if coordination is not None:
+                turn = int(pending.get("turn") or 0)
+                claim = await asyncio.to_thread(
+                    coordination.claim_handoff, thread_id, turn, approve, by, note
+                )
             request = Request(text=f"[handoff resumed] {note or '-'}", thread_id=thread_id)
-            state = await self.graph.ainvoke(
-                Command(resume={"approve": approve, "note": note, "by": by}),
-                {"configurable": {"thread_id": thread_id}},
-                context=WorkflowContext(llm=gateway, request=request),
-            )
+            try:
+                state = await self.graph.ainvoke(
+                    Command(resume={"approve": approve, "note": note, "by": by}),
+                    {"configurable": {"thread_id": thread_id}},
+                    context=WorkflowContext(llm=gateway, request=request),
+                )
+            except BaseException as exc:
+                if claim is not None:
+                    await self._failed_decision(thread_id, claim, exc)
+                raise
+            if claim is not None:
+                await asyncio.to_thread(
+                    coordination.finish_decision,  # type: ignore[union-attr]
+                    claim,
+                    error=None,
+                    release=False,
+                )
         return state  # type: ignore[return-value]
+
+    async def _failed_decision(self, thread_id: str, claim: int, exc: BaseException) -> None:
+        """Record a claimed decision whose resume failed. When the graph still waits on the
+        handoff (the decision took no effect in the conversation) the claim is released, so
+        the case does not stay stuck: a person decides again (an approved action carries its
+        idempotency key, so a repeated approval writes nothing twice). When the graph moved
+        on (a later step failed), or its state cannot be read, the decision stands."""
+        assert self.store is not None
+        try:
+            still_waiting = await self.pending_handoff(thread_id) is not None
+        except Exception:  # the checkpoint store itself failed: keep the decision
+            still_waiting = False
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        with contextlib.suppress(Exception):  # the original error is the one to report
+            await asyncio.to_thread(
+                self.store.coordination.finish_decision,
+                claim,
+                error=error,
+                release=still_waiting,
+            )
+
+    @functools.cached_property
+    def turns(self) -> TurnGuard:
+        """Owner check and one-turn-at-a-time per thread (:mod:`workflows.customer_service.
+        turns`), on the order store when there is one."""
+        return TurnGuard(self.store, self._state_owner)
+
+    async def _state_owner(self, thread_id: str) -> tuple[bool, str | None]:
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        values = snapshot.values or {}
+        return bool(values), values.get("customer_id")
+
+    def turn_guard(self, request: Request) -> contextlib.AbstractAsyncContextManager[None]:
+        """What the dispatcher enters around a turn of a conversation (``thread_id`` set):
+        the owner check, then the thread held for this turn. A one-off request (no
+        ``thread_id``) is not guarded.
+
+        Raises:
+            ThreadOwnerError: The thread belongs to another customer (refusal recorded).
+            TurnBusyError: A turn ran on the thread for the whole bounded wait.
+        """
+        if request.thread_id is None:
+            return contextlib.nullcontext()
+        return self.turns.turn(
+            request.thread_id, request.customer_id, channel=request.channel or "", owner=True
+        )
 
     # --- the graph -------------------------------------------------------------------------
     def _build(self) -> StateGraph:

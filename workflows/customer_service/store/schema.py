@@ -218,3 +218,59 @@ class Handoff(Base):
     note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class HandoffDecision(Base):
+    """A person's decision on a handoff, written by the process that won the claim (see
+    :meth:`OrderStore.claim_handoff <workflows.customer_service.store.OrderStore.claim_handoff>`).
+
+    ``outcome``: ``running`` while the graph resumes, ``done``, or ``failed`` (``error`` says
+    why; a failed resume that left the graph waiting released the claim). Several rows per
+    handoff only when a resume failed and a person decided again; the newest one counts.
+    """
+
+    __tablename__ = "cs_handoff_decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(128), index=True)
+    turn: Mapped[int] = mapped_column(Integer)
+    decision: Mapped[str] = mapped_column(String(16))
+    decided_by: Mapped[str] = mapped_column(String(120))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    outcome: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class ThreadOwner(Base):
+    """The customer a conversation thread belongs to, bound when its first turn arrives
+    (``customer_id`` ``""`` for a conversation without a signed-in customer)."""
+
+    __tablename__ = "cs_threads"
+
+    thread_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ThreadRefusal(Base):
+    """A turn refused because its thread belongs to another customer (an audit record)."""
+
+    __tablename__ = "cs_thread_refusals"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(128), index=True)
+    owner_id: Mapped[str] = mapped_column(String(64))
+    customer_id: Mapped[str] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class TurnLease(Base):
+    """Which process runs a turn of a thread now, until ``expires_at`` (a lease: a holder
+    that dies without releasing it blocks the thread until then, no longer)."""
+
+    __tablename__ = "cs_turn_leases"
+
+    thread_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from orchestrator.exceptions import UserError
 from workflows.customer_service.store.schema import Base, Customer, Handoff, Order, StoreMeta
 from workflows.customer_service.store.seed import generate
+from workflows.customer_service.store.threads import Coordination
 from workflows.customer_service.store.tools import OrderTools, RefundPolicy
 
 
@@ -53,6 +54,8 @@ class OrderStore:
         self.policy = policy or RefundPolicy()
         self.engine: Engine = create_engine(url, connect_args=args)
         self.sessions: sessionmaker[Session] = sessionmaker(self.engine, expire_on_commit=False)
+        #: Handoff claims, thread owners and turn leases (across processes).
+        self.coordination = Coordination(self.sessions)
         try:
             Base.metadata.create_all(self.engine)
         except SQLAlchemyError as exc:

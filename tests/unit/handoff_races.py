@@ -1,0 +1,118 @@
+"""Helpers of the cross-process tests of handoffs and turns (real processes, real databases).
+
+:func:`waiting_handoffs` puts conversations in the state a refund over the automatic limit
+leaves them in (the graph interrupted in ``handoff`` with the pending refund), without a model:
+the graph's state is written as ``run_tool`` would leave it, then the graph runs on to the
+interrupt. :func:`race_worker` is one process of a race: it resumes each conversation, after a
+barrier shared with the other process, with its own decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator.config import Settings
+from orchestrator.core.workflow import WorkflowContext
+from orchestrator.exceptions import HandoffDecidedError
+from workflows.customer_service import open_workflow
+from workflows.customer_service.store import OrderStore
+
+sys.path.insert(0, str(Path(__file__).parent))
+from customer_service_double import ScriptedToolModel
+
+TRIAGE = {"issue_type": "refund", "urgency": "medium", "sentiment": "neutral", "parsed": True}
+
+
+def refundable_orders(store: OrderStore, customers: int, want: int) -> list[tuple[str, str]]:
+    """``want`` (customer, order id) pairs whose order can be refunded now."""
+    found: list[tuple[str, str]] = []
+    for customer in (f"C{n:05d}" for n in range(1, customers + 1)):
+        tools = store.tools(customer)
+        for order_id in tools.order_ids(50):
+            facts = tools.run("check_refund_eligibility", {"order_id": order_id}).facts
+            if facts.get("eligible") == "yes":
+                found.append((customer, order_id))
+                break  # one per customer: the refunds of one race touch no other race
+        if len(found) == want:
+            return found
+    raise AssertionError(f"only {len(found)} refundable orders among {customers} customers")
+
+
+def _waiting_state(thread: str, customer: str, order_id: str) -> dict[str, Any]:
+    action = {"tool": "start_refund", "arguments": {"order_id": order_id}, "key": f"{thread}:1"}
+    return {
+        "message": f"please refund {order_id}",
+        "attachments": [],
+        "thread_id": thread,
+        "customer_id": customer,
+        "locale": "en_US",
+        "turn": 1,
+        "angry_streak": 0,
+        "history": [{"role": "customer", "text": f"please refund {order_id}"}],
+        "route": "customer_service",
+        "confidence": 1.0,
+        "secondary_routes": [],
+        "signals": {"intents": ["refund"], "order_ids": [order_id], "angry": False},
+        "triage": TRIAGE,
+        "plan": {"intent": "refund", "tool": "start_refund", "order_ids": [order_id]},
+        "tool_calls": [],
+        "tool_results": [],
+        "handoff": {"reason": "refund over the automatic limit", "action": action},
+        "reply": {},
+        "model_down": None,
+        "last_order_id": order_id,
+    }
+
+
+async def waiting_handoffs(settings: Settings, cases: list[tuple[str, str, str]]) -> None:
+    """Leave each ``(thread, customer, order id)`` waiting in ``handoff`` with its refund."""
+    async with open_workflow(settings) as workflow:
+        for thread, customer, order_id in cases:
+            config = {"configurable": {"thread_id": thread}}
+            await workflow.graph.aupdate_state(
+                config, _waiting_state(thread, customer, order_id), as_node="run_tool"
+            )
+            request = Request(text="-", thread_id=thread, customer_id=customer)
+            await workflow.graph.ainvoke(
+                None,
+                config,
+                context=WorkflowContext(llm=None, request=request),  # type: ignore[arg-type]
+            )
+            assert await workflow.pending_handoff(thread) is not None
+
+
+async def _resume_all(
+    settings: Settings, threads: list[str], barrier: Any, approve: bool, telemetry: str
+) -> list[tuple[str, str]]:
+    results: list[tuple[str, str]] = []
+    store = TelemetryStore(telemetry)
+    async with open_workflow(settings) as workflow:
+        orch = Orchestrator(ScriptedToolModel(), store, [workflow])
+        for thread in threads:
+            barrier.wait(timeout=120)
+            try:
+                await orch.resume(thread, approve=approve, note="race", by=f"p-{approve}")
+                results.append((thread, "won"))
+            except HandoffDecidedError as exc:
+                results.append((thread, f"decided: {exc}"))
+            except Exception as exc:  # anything else is a failure of the test
+                results.append((thread, f"error: {type(exc).__name__}: {exc}"))
+    store.close()
+    return results
+
+
+def race_worker(
+    settings: dict[str, Any],
+    threads: list[str],
+    barrier: Any,
+    approve: bool,
+    telemetry: str,
+    out: Any,
+) -> None:
+    """One process of the race (a ``multiprocessing`` target): its results go to ``out``."""
+    results = asyncio.run(_resume_all(Settings(**settings), threads, barrier, approve, telemetry))
+    out.put((approve, results))

@@ -1,0 +1,265 @@
+"""What keeps conversations apart across processes, in the order store (SQLite or PostgreSQL):
+
+* :class:`Coordination.claim_handoff`: exactly one decision per handoff. A conditional
+  ``UPDATE cs_handoffs SET status=<decision> WHERE ... AND status='waiting'``: the database
+  applies it to one writer only, so ``rowcount == 1`` names the winner on every backend, in
+  every process. The loser gets :class:`~orchestrator.exceptions.HandoffDecidedError`.
+* :class:`Coordination.bind_thread`: a thread belongs to the customer of its first turn (a
+  primary-key insert, so two processes that create the same thread at once get one owner).
+* :class:`Coordination.lease_turn`: one turn of a thread at a time. A row per thread with an
+  expiry, taken by an insert or by a conditional update of an expired row.
+
+Locks held in a process (``asyncio.Lock``) cannot do any of this: ``orchestrator chat``, the
+UI service and ``orchestrator handoff resume`` are separate processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from orchestrator.exceptions import HandoffDecidedError, ThreadOwnerError, TurnBusyError
+from workflows.customer_service.store.schema import (
+    Handoff,
+    HandoffDecision,
+    ThreadOwner,
+    ThreadRefusal,
+    TurnLease,
+)
+
+#: Seconds a turn lease lasts: longer than any turn (one graph run), so only a holder that
+#: died without releasing it (killed) lets the thread be taken over, after this long.
+LEASE_S = 300.0
+#: Seconds between two tries to take a busy lease.
+POLL_S = 0.05
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Coordination:
+    """Claims, thread owners and turn leases on the order store's session factory.
+
+    Args:
+        sessions: The order store's ``sessionmaker``.
+    """
+
+    def __init__(self, sessions: Callable[[], Session]) -> None:
+        self.sessions = sessions
+        #: This process's name in leases and decisions (host pid and a random part).
+        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    # --- handoffs ---------------------------------------------------------------------------
+    def claim_handoff(
+        self, thread_id: str, turn: int, approve: bool, by: str, note: str = ""
+    ) -> int:
+        """Take the decision on the handoff of ``thread_id`` at ``turn`` (the handoff row gets
+        the decision and ``note`` now); returns the decision row's id (for
+        :meth:`finish_decision`).
+
+        Raises:
+            HandoffDecidedError: Another decision won (its who, when and what are in it).
+        """
+        decision = "approved" if approve else "rejected"
+        now = _now()
+        with self.sessions() as session:
+            won = session.execute(
+                update(Handoff)
+                .where(
+                    Handoff.thread_id == thread_id,
+                    Handoff.turn == turn,
+                    Handoff.status == "waiting",
+                )
+                .values(status=decision, resolved_at=now, note=note[:2000])
+            ).rowcount
+            if won != 1:
+                session.rollback()
+                raise self._decided(session, thread_id, turn)
+            row = HandoffDecision(
+                thread_id=thread_id,
+                turn=turn,
+                decision=decision,
+                decided_by=by[:120],
+                decided_at=now,
+                outcome="running",
+                error="",
+            )
+            session.add(row)
+            session.commit()
+            return row.id
+
+    def _decided(self, session: Session, thread_id: str, turn: int) -> HandoffDecidedError:
+        handoff = session.scalar(
+            select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+        )
+        last = session.scalar(
+            select(HandoffDecision)
+            .where(HandoffDecision.thread_id == thread_id, HandoffDecision.turn == turn)
+            .order_by(HandoffDecision.id.desc())
+        )
+        if last is not None:
+            return HandoffDecidedError(
+                thread_id, last.decided_by, last.decided_at.isoformat(), last.decision
+            )
+        at = handoff.resolved_at.isoformat() if handoff and handoff.resolved_at else "unknown"
+        status = handoff.status if handoff else "unknown"
+        return HandoffDecidedError(thread_id, "an earlier release", at, status)
+
+    def decided(self, thread_id: str) -> HandoffDecidedError | None:
+        """The error a new decision on ``thread_id`` would get when its newest handoff is
+        decided already; None when it waits (or was never handed off)."""
+        with self.sessions() as session:
+            handoff = session.scalar(
+                select(Handoff).where(Handoff.thread_id == thread_id).order_by(Handoff.turn.desc())
+            )
+            if handoff is None or handoff.status == "waiting":
+                return None
+            return self._decided(session, thread_id, handoff.turn)
+
+    def finish_decision(self, decision_id: int, *, error: str | None, release: bool) -> None:
+        """Record how the resume of a claimed decision ended: ``done``, or ``failed`` with
+        ``error``; with ``release`` the handoff waits again (the graph still waits on it, so
+        the decision took no effect and a person may decide again)."""
+        with self.sessions() as session:
+            row = session.get(HandoffDecision, decision_id)
+            if row is None:
+                return
+            row.outcome = "failed" if error else "done"
+            row.error = (error or "")[:2000]
+            if release:
+                session.execute(
+                    update(Handoff)
+                    .where(
+                        Handoff.thread_id == row.thread_id,
+                        Handoff.turn == row.turn,
+                        Handoff.status == row.decision,
+                    )
+                    .values(status="waiting", resolved_at=None)
+                )
+            session.commit()
+
+    # --- thread owners ----------------------------------------------------------------------
+    def bind_thread(self, thread_id: str, customer_id: str | None, channel: str = "") -> None:
+        """Bind ``thread_id`` to ``customer_id`` (``None``: no signed-in customer) unless it is
+        bound already; refuse (and record) another customer.
+
+        Raises:
+            ThreadOwnerError: The thread belongs to another customer.
+        """
+        customer = customer_id or ""
+        with self.sessions() as session:
+            owner = session.get(ThreadOwner, thread_id)
+            if owner is None:
+                try:
+                    session.add(
+                        ThreadOwner(thread_id=thread_id, customer_id=customer, created_at=_now())
+                    )
+                    session.commit()
+                    return
+                except IntegrityError:  # another process created it first: its owner counts
+                    session.rollback()
+                    owner = session.get(ThreadOwner, thread_id)
+            assert owner is not None
+            if owner.customer_id == customer:
+                return
+            session.add(
+                ThreadRefusal(
+                    thread_id=thread_id,
+                    owner_id=owner.customer_id,
+                    customer_id=customer,
+                    channel=(channel or "")[:64],
+                    at=_now(),
+                )
+            )
+            session.commit()
+        raise thread_owner_error(thread_id, customer_id)
+
+    def refusals(self, thread_id: str | None = None) -> list[dict[str, str]]:
+        """Recorded refusals (oldest first), of ``thread_id`` or all."""
+        with self.sessions() as session:
+            query = select(ThreadRefusal).order_by(ThreadRefusal.id)
+            if thread_id is not None:
+                query = query.where(ThreadRefusal.thread_id == thread_id)
+            return [
+                {
+                    "thread_id": r.thread_id,
+                    "owner_id": r.owner_id,
+                    "customer_id": r.customer_id,
+                    "channel": r.channel,
+                    "at": r.at.isoformat(),
+                }
+                for r in session.scalars(query)
+            ]
+
+    # --- turn leases --------------------------------------------------------------------------
+    def try_lease(self, thread_id: str, holder: str, lease_s: float = LEASE_S) -> bool:
+        """Take the turn lease of ``thread_id`` for ``holder`` if it is free or expired."""
+        now = _now()
+        until = now + timedelta(seconds=lease_s)
+        with self.sessions() as session:
+            if session.get(TurnLease, thread_id) is None:
+                try:
+                    session.add(TurnLease(thread_id=thread_id, holder=holder, expires_at=until))
+                    session.commit()
+                    return True
+                except IntegrityError:
+                    session.rollback()
+            taken = session.execute(
+                update(TurnLease)
+                .where(TurnLease.thread_id == thread_id, TurnLease.expires_at < now)
+                .values(holder=holder, expires_at=until)
+            ).rowcount
+            session.commit()
+            return taken == 1
+
+    async def lease_turn(self, thread_id: str, wait_s: float, lease_s: float = LEASE_S) -> str:
+        """Wait up to ``wait_s`` seconds for the turn lease of ``thread_id``; returns the
+        holder id to give :meth:`release_turn`.
+
+        Raises:
+            TurnBusyError: Another turn held it for the whole wait.
+        """
+        holder = f"{self.holder}-{uuid.uuid4().hex[:6]}"
+        deadline = time.monotonic() + wait_s
+        while not await asyncio.to_thread(self.try_lease, thread_id, holder, lease_s):
+            if time.monotonic() >= deadline:
+                raise turn_busy_error(thread_id, wait_s)
+            await asyncio.sleep(POLL_S)
+        return holder
+
+    def release_turn(self, thread_id: str, holder: str) -> None:
+        """Give the lease back (only ``holder``'s: an expired lease taken over stays)."""
+        with self.sessions() as session:
+            session.execute(
+                delete(TurnLease).where(
+                    TurnLease.thread_id == thread_id, TurnLease.holder == holder
+                )
+            )
+            session.commit()
+
+
+def thread_owner_error(thread_id: str, customer_id: str | None) -> ThreadOwnerError:
+    """The refusal of ``customer_id`` on a thread that belongs to someone else (the owner is
+    not named: that would leak it)."""
+    who = f"customer {customer_id}" if customer_id else "a turn without a customer id"
+    return ThreadOwnerError(
+        f"thread {thread_id} belongs to another customer, so {who} cannot continue it; "
+        "start a new conversation (a new thread id, or omit --thread)"
+    )
+
+
+def turn_busy_error(thread_id: str, wait_s: float) -> TurnBusyError:
+    """The refusal of a turn that waited ``wait_s`` seconds for the one running."""
+    return TurnBusyError(
+        f"a turn is already running on thread {thread_id}; try again "
+        f"(waited {wait_s:g} s; nothing of this turn ran)"
+    )
