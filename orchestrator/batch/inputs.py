@@ -27,11 +27,14 @@ import csv
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from openpyxl.utils import get_column_letter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.batch.files import file_problem
@@ -140,10 +143,54 @@ def _near(column: str, names: Sequence[str]) -> str:
     return f", did you mean {hit!r}?" if hit is not None else ""
 
 
+#: Excel's error literals: a formula's cached value that is not the request.
+_ERRORS = frozenset(
+    {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#SPILL!", "#CALC!"}
+)
+#: Two words in a row outside string literals (``please refund``), or CJK text: prose that
+#: Excel stored as a formula because it began with ``=``, ``+``, ``-`` or ``@``.
+_PROSE = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+@dataclass(frozen=True, slots=True)
+class FormulaCell:
+    """A workbook cell holding a formula whose file has no usable cached value (none, or an
+    Excel error such as ``#NAME?``).
+
+    Attributes:
+        formula: The formula as stored, with its ``=``.
+        cached: The cached error literal, or None when nothing is cached.
+    """
+
+    formula: str
+    cached: str | None = None
+
+    @property
+    def typed_text(self) -> str | None:
+        """What the user typed when the "formula" is prose (``=please refund order 5512``
+        gives ``please refund order 5512``); None for a real formula (``=SUM(A1:A3)``)."""
+        body = self.formula[1:].strip()
+        outside = re.sub(r'"[^"]*"', " ", body)  # string literals are a formula's text
+        if _PROSE.search(outside) and not re.search(r"[A-Za-z_.]+\(", outside):
+            return body
+        return None
+
+    def problem(self, ref: str) -> str:
+        """Why the cell at ``ref`` (``B5``) cannot be read, and what to do."""
+        value = f"whose value is the error {self.cached}" if self.cached else "with no saved value"
+        return (
+            f"cell {ref} holds a formula ({self.formula[:80]}) {value}; open the file in Excel "
+            "and save it so the value is stored, or type the text without a leading '='"
+        )
+
+
 def _cell(value: Any) -> str | None:
-    """A cell as text: None or blank -> None; dates in ISO format; whole floats without .0."""
+    """A cell as text: None or blank -> None; dates in ISO format; whole floats without .0;
+    a :class:`FormulaCell` -> its typed text (None for a real formula)."""
     if value is None:
         return None
+    if isinstance(value, FormulaCell):
+        return value.typed_text
     if isinstance(value, datetime | date):
         text = value.isoformat()
     elif isinstance(value, float) and value.is_integer():
@@ -151,6 +198,16 @@ def _cell(value: Any) -> str | None:
     else:
         text = str(value)
     return text if text.strip() else None
+
+
+def _with_formula(value: Any, stored: Any) -> Any:
+    """The cell to use: ``value`` (the cached value), or a :class:`FormulaCell` when the cell
+    holds a formula (``stored``) whose cached value is missing or an Excel error."""
+    if not (isinstance(stored, str) and stored.startswith("=")):
+        return value
+    if value is None or (isinstance(value, str) and value.strip() in _ERRORS):
+        return FormulaCell(stored, value.strip() if isinstance(value, str) else None)
+    return value
 
 
 def resolve_attachment(value: str, allowed: Path) -> tuple[str | None, str | None]:
@@ -253,28 +310,54 @@ class SheetInput:
             return
         from openpyxl import load_workbook
 
+        # Two streams of the same sheet: the cached values, and the formulas (a formula with
+        # no cached value is None in the first; what the user typed is in the second).
+        books = []
         try:
-            workbook = load_workbook(self.path, read_only=True, data_only=True)
+            for data_only in (True, False):
+                books.append(load_workbook(self.path, read_only=True, data_only=data_only))
         except Exception as exc:  # zipfile, KeyError, InvalidFileException...
+            for book in books:
+                book.close()
             raise UserError(
                 f"{self.path} cannot be opened as a workbook ({type(exc).__name__}: {exc})"
             ) from exc
         try:
-            self._sheets_seen = list(workbook.sheetnames)
-            if self.sheet is None:
-                worksheet = workbook.worksheets[0]
-            elif self.sheet in workbook.sheetnames:
-                worksheet = workbook[self.sheet]
-            else:
-                raise UserError(
-                    f"{self.path} has no sheet {self.sheet!r}; its sheets: "
-                    f"{', '.join(workbook.sheetnames)}"
-                )
-            self._sheet_read = worksheet.title
-            for line, cells in enumerate(worksheet.iter_rows(values_only=True), start=1):
-                yield line, cells
+            values, formulas = (self._worksheet(book) for book in books)
+            self._sheet_read = values.title
+            lines = zip(
+                values.iter_rows(values_only=True),
+                formulas.iter_rows(values_only=True),
+                strict=True,  # the same sheet twice: the same rows
+            )
+            for line, (cells, texts) in enumerate(lines, start=1):
+                yield line, [_with_formula(c, t) for c, t in zip(cells, texts, strict=False)]
+        except UserError:
+            raise
+        except Exception as exc:  # a damaged sheet part: openpyxl's XML parser on it
+            raise UserError(
+                f"{self._where()} cannot be read ({type(exc).__name__}: {exc}); save it again "
+                "in Excel and retry"
+            ) from exc
         finally:
-            workbook.close()
+            for book in books:
+                book.close()
+
+    def _worksheet(self, workbook: Any) -> Any:
+        """The worksheet to read (``self.sheet``, else the first worksheet: chart sheets are
+        not in ``workbook.worksheets``)."""
+        self._sheets_seen = list(workbook.sheetnames)
+        if self.sheet is None:
+            if not workbook.worksheets:
+                raise UserError(f"{self.path} has no worksheet (only chart sheets)")
+            return workbook.worksheets[0]
+        if self.sheet in workbook.sheetnames and self.sheet in {
+            ws.title for ws in workbook.worksheets
+        }:
+            return workbook[self.sheet]
+        raise UserError(
+            f"{self.path} has no sheet {self.sheet!r}; its sheets: {', '.join(workbook.sheetnames)}"
+        )
 
     def _where(self) -> str:
         """The file, and for a workbook the sheet read (named even when it was the first)."""
@@ -358,7 +441,7 @@ class SheetInput:
                 if any(_cell(c) for c in cells):
                     break  # the header
             for line, cells in rows:
-                if any(_cell(c) for c in cells):
+                if any(_cell(c) or isinstance(c, FormulaCell) for c in cells):
                     yield line, cells
         finally:
             rows.close()
@@ -369,16 +452,23 @@ class SheetInput:
         seen: dict[str, int] = {}
         column = self.mapping.named()
         for index, (line, cells) in enumerate(self._data_cells()):
+            problems: list[str] = []
 
-            def get(role: str, cells: Sequence[Any] = cells) -> str | None:
+            def get(
+                role: str, cells: Sequence[Any] = cells, line: int = line, out: list = problems
+            ) -> str | None:
                 at = positions.get(role)
-                return _cell(cells[at]) if at is not None and at < len(cells) else None
+                if at is None or at >= len(cells):
+                    return None
+                value = cells[at]
+                if isinstance(value, FormulaCell) and value.typed_text is None:
+                    out.append(value.problem(f"{get_column_letter(at + 1)}{line}"))
+                return _cell(value)
 
-            problems = []
             row_id = f"row-{line}"
             if "id" in positions:
                 value = get("id")
-                if value is None:
+                if value is None and not problems:
                     problems.append(f"empty id in column {column['id']} (line {line})")
                 else:
                     row_id = value.strip()[:255]
@@ -396,8 +486,11 @@ class SheetInput:
                 )
                 if problem:
                     problems.append(problem)
+            text_cell = cells[positions["text"]] if positions["text"] < len(cells) else None
             if text is None:
-                if attachment is not None:
+                if isinstance(text_cell, FormulaCell):
+                    pass  # get() named the cell and why
+                elif attachment is not None:
                     text = WORKBOOK_REQUEST_TEXT.format(name=Path(attachment).name)
                 else:
                     problems.append(f"empty text in column {column['text']} (line {line})")
