@@ -196,30 +196,37 @@ async def run_batch_job(
         summary = summary.model_copy(update={"interrupted_requests": interrupted})
         files = write_batch_results(source, ledger, batch_id, out, formats)
         return BatchJobResult(summary=summary, files=files)
-    if orchestrators is not None:
-        pool = EndpointPool(orchestrators)
-        try:
-            summary = await run_local(
-                source, pool, ledger, batch_id, options, total=total, on_row=on_row, stop=stop
-            )
-        finally:
-            await factory.aclose()
-    else:
-        from orchestrator.batch.ray_engine import run_ray
+    try:
+        if orchestrators is not None:
+            pool = EndpointPool(orchestrators)
+            try:
+                summary = await run_local(
+                    source, pool, ledger, batch_id, options, total=total, on_row=on_row, stop=stop
+                )
+            finally:
+                await factory.aclose()
+        else:
+            from orchestrator.batch.ray_engine import run_ray
 
-        summary = await asyncio.to_thread(
-            run_ray,
-            source,
-            factory,
-            urls,
-            ledger,
-            batch_id,
-            options,
-            total=total,
-            workers=ray_workers,
-            on_row=on_row,
-            ray_address=ray_address,
-        )
+            summary = await asyncio.to_thread(
+                run_ray,
+                source,
+                factory,
+                urls,
+                ledger,
+                batch_id,
+                options,
+                total=total,
+                workers=ray_workers,
+                on_row=on_row,
+                ray_address=ray_address,
+            )
+    finally:
+        # The engine is done (or failed): no request of this batch can still be in flight, so
+        # one left `running` belongs to a worker that died mid-request (a killed Ray actor:
+        # Ray Data sent its rows again, and the ledger kept each row once). Close them all,
+        # whatever the engine and however it ended.
+        interrupted += ledger.close_interrupted(batch_id)
     summary = summary.model_copy(update={"interrupted_requests": interrupted})
     filled = None
     if fill_routing and not (stop is not None and stop.is_set()):

@@ -380,8 +380,9 @@ class BatchSummary(BaseModel):
         statuses: Rows per status in this run.
         stopped: Why the run stopped before every row was recorded (Ctrl-C, the server
             gone), or None when none is left.
-        interrupted_requests: Requests of earlier runs left ``running`` (their process was
-            killed), now marked ``interrupted``.
+        interrupted_requests: Requests left ``running`` by a process that was killed (an
+            earlier run, or a worker of this run such as a killed Ray actor), marked
+            ``interrupted`` when the run starts and when its engine ends.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -483,6 +484,12 @@ async def run_local(
     slots = asyncio.Semaphore(row_slots(pool, options.concurrency))
     tasks: set[asyncio.Task[None]] = set()
     aborted: list[str] = []
+    crashed: list[BaseException] = []  # a row task that raised: its row stays pending
+
+    def done(task: asyncio.Task[None]) -> None:
+        tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            crashed.append(task.exception())  # type: ignore[arg-type]
 
     async def one(row: BatchRow, attempts: int) -> None:
         try:
@@ -514,7 +521,7 @@ async def run_local(
             attempts = ledger.attempts(batch_id, row.index) if row.index in pending.finished else 0
             task = asyncio.create_task(one(row, attempts))
             tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            task.add_done_callback(done)
         if tasks:
             await asyncio.gather(*tasks)
     except asyncio.CancelledError:
@@ -538,14 +545,31 @@ async def run_local(
             attempts_of=lambda index: 0,
             on_row=counted,
         )
+    return _local_summary(source, ledger, batch_id, progress, aborted, crashed)
+
+
+def _local_summary(
+    source: BatchInput,
+    ledger: BatchLedger,
+    batch_id: str,
+    progress: BatchProgress,
+    aborted: list[str],
+    crashed: list[BaseException],
+) -> BatchSummary:
+    """The :class:`BatchSummary` of a local run, with why rows are left when some are."""
     recorded = ledger.finished_rows(batch_id)
     left = sum(1 for _ in PendingRows(source, recorded, retry_failed=False))
     stopped = unreachable_stop(progress.statuses, aborted[0] if aborted else None)
     if stopped is None and left:
-        stopped = "stopped by request (Ctrl-C)"
+        stopped = (
+            f"{len(crashed)} rows ended in an error of the batch runner "
+            f"({type(crashed[0]).__name__}: {crashed[0]}); they stay pending for the next run"
+            if crashed
+            else "stopped by request (Ctrl-C)"
+        )
     return BatchSummary(
         batch_id=batch_id,
-        total=total,
+        total=progress.total,
         skipped=progress.skipped,
         ran=progress.done,
         statuses=dict(progress.statuses),
