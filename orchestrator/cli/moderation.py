@@ -25,17 +25,22 @@ from rich.table import Table
 
 from orchestrator.cli import moderation_fit
 from orchestrator.cli.common import console, err, fail, settings_from_flags, working
+from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import ModelCallError, OrchestratorError
 from orchestrator.telemetry import TelemetryStore
 from serving.launcher import server_is_healthy
-from workflows.content_moderation.dataset import LabelledPost, load_moderation_set
+from workflows.content_moderation.dataset import PARTS, LabelledPost, load_moderation_set
 from workflows.content_moderation.evaluation import (
+    LOGGED_PARTS,
+    LOOKS_LOG,
+    DatasetSummary,
     EvalReport,
     LabelMetrics,
     evaluate_lexicon,
     evaluate_with_model,
+    record_look,
     write_json,
 )
 from workflows.content_moderation.graph import ContentModerationWorkflow
@@ -96,6 +101,7 @@ def moderate(
                 )
             verdict = moderate_lexicon_only(post, workflow)
         else:
+            check_storage(settings)  # the telemetry file, before the request is sent
             verdict = asyncio.run(_moderate_with_model(settings, post))
     except (OrchestratorError, ValueError) as exc:
         raise fail(exc, 2) from exc
@@ -180,9 +186,29 @@ def _table(title: str, metrics: list[LabelMetrics]) -> Table:
     return table
 
 
-def print_report(report: EvalReport) -> None:
-    """Print an evaluation as rich tables (overall, per language, per source)."""
+def _summary_table(title: str, rows: list[DatasetSummary]) -> Table:
+    table = Table("dataset", "n", "P", "R", "F1", "macro F1", "anti-bias flagged",
+                  "safe flagged", title=title)  # fmt: skip
+
+    def rate(pair: tuple[int, int] | None) -> str:
+        return "-" if pair is None else f"{pair[0]}/{pair[1]} ({pair[0] / pair[1]:.1%})"
+
+    for r in rows:
+        name = escape(r.dataset.removesuffix(".csv").removesuffix("_sample"))
+        figures = (r.precision, r.recall, r.f1, r.macro_f1)
+        table.add_row(name, str(r.n), *(f"{x:.3f}" for x in figures), rate(r.anti_bias),
+                      rate(r.safe))  # fmt: skip
+    return table
+
+
+def print_report(report: EvalReport, *, brief: bool = False) -> None:
+    """Print an evaluation as rich tables: the protocol's summary per dataset, then (unless
+    ``brief``) overall, per language and per source, and COLD's fine-label confusion."""
     for system in report.systems:
+        if system.summary:
+            console.print(_summary_table(f"{system.system} — {report.split}", system.summary))
+        if brief:
+            continue
         console.print(
             _table(f"{system.system} — {report.split} split, n={system.n}", system.labels)
         )
@@ -207,7 +233,13 @@ def print_report(report: EvalReport) -> None:
 
 @group.command("eval")
 def evaluate(
-    split: Annotated[str, typer.Option(help="test (held out), tune or all.")] = "test",
+    split: Annotated[
+        str,
+        typer.Option(
+            help="Protocol part: dev (tune on it), test or heldout-topic (looked at once per "
+            "release, each look logged), train; or the old 50/50 halves tune, test, all."
+        ),
+    ] = "dev",
     data_dir: Annotated[Path | None, typer.Option(help="Folder holding moderation/.")] = None,
     server_url: Annotated[
         str | None, typer.Option(help="Also run the model through this server.")
@@ -222,11 +254,18 @@ def evaluate(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the report here.")
     ] = None,
+    brief: Annotated[
+        bool, typer.Option("--brief", help="Print only the per-dataset summary table.")
+    ] = False,
+    log: Annotated[
+        Path, typer.Option(help="Where a look at test or heldout-topic is recorded.")
+    ] = LOOKS_LOG,
 ) -> None:
-    """P/R/F1 per label: lexicon alone on the whole split; with --server-url also the model
-    alone and the combination on --limit posts of it."""
-    if split not in ("test", "tune", "all"):
-        raise fail("--split must be test, tune or all", 2)
+    """P/R/F1 per label and the protocol's per-dataset summary: lexicon alone, scorer alone
+    and both on the whole split; with --server-url also the model alone and the combination
+    on --limit posts of it. A look at ``test`` or ``heldout-topic`` is appended to --log."""
+    if split not in ("test", "tune", "all", *PARTS):
+        raise fail(f"--split must be one of {', '.join(PARTS)}, tune or all", 2)
     if limit < 1 or concurrency < 1:
         raise fail("--limit and --concurrency must be at least 1", 2)
     settings = settings_from_flags(
@@ -236,7 +275,9 @@ def evaluate(
         posts = load_moderation_set(settings.data_dir, split)  # type: ignore[arg-type]
         with working(f"lexicon on {len(posts)} posts"):
             report = evaluate_lexicon(posts, split=split)
-        print_report(report)
+        print_report(report, brief=brief)
+        if split in LOGGED_PARTS:
+            record_look(log, report, " ".join(sys.argv[1:]))
         if server_url is None:
             console.print(
                 "[bold yellow]note:[/] no --server-url: the lexicon alone was evaluated; pass "

@@ -95,8 +95,14 @@ def test_the_ordinary_budget_bounds_the_review_threshold(fitted: RiskScorer) -> 
 
 def test_packaged_scorer_was_fitted_with_ordinary_sentences() -> None:
     scorer = load_scorer()
-    assert scorer.meta["split"] == "tune"
+    assert scorer.meta["split"] == "train, calibrated on dev"
     assert scorer.meta["ordinary_rows"] > 1000
+    # issue 47: the scorer sends a post to review alone only at a precision measured on dev
+    for key in ("zh/flagged", "en/flagged"):
+        figures = scorer.meta["models"][key]
+        assert figures["oof"]["on"] == "dev"
+        if figures["review"] < 1.0:
+            assert figures["oof"]["solo_precision"] >= scorer.meta["min_solo_precision"] >= 0.75
     assert any(k.startswith("customer_service/") for k in scorer.meta["sources"])
 
 

@@ -24,11 +24,21 @@ with any other category (harassment, profanity, threat, sexual ...).
 (:func:`orchestrator.classifier.labelled_set.split_of`: SHA-256 of ``file name|text``, 50/50):
 ``tune`` may be looked at and tuned on; ``test`` is held out — lexicon building and tuning never
 read it, and reports quote it.
+
+**Protocol parts (issue 47).** On top of that split every post gets a ``part``
+(:func:`part_of`): a COLD post of :data:`HELDOUT_TOPIC` is ``heldout-topic`` (test half) or
+``unused`` (tune half: the lexicon predates this protocol and its authors read that half); any
+other ``test`` post is ``test``; a ``tune`` post is ``dev`` (one in three, by a second salted
+hash) or ``train``. The scorer fits on ``train``, is calibrated and tuned on ``dev``; ``test``
+and ``heldout-topic`` are looked at once per release (``benchmarks/results/moderation_looks.log``).
+The protocol parts also read :data:`FINE_FILE`, COLD's own test file with its fine-grained
+labels (anti-bias posts), split the same way; no model is fitted on it.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 from typing import Literal
 
@@ -45,6 +55,17 @@ from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Decision, Verdict
 
 Split = Literal["tune", "test"]
+Part = Literal["train", "dev", "test", "heldout-topic", "unused"]
+#: The protocol parts a report may be asked for (``unused`` is never reported).
+PARTS: tuple[str, ...] = ("train", "dev", "test", "heldout-topic")
+#: The COLD topic held out entirely from fitting and tuning, to measure transfer. Chosen before
+#: any look at the data by a rule stated in advance: the smallest topic of the shared sample
+#: (gender 512 rows, region 656, race 832), so the fit keeps the most rows.
+HELDOUT_TOPIC = "gender"
+#: COLD's test.csv (thu-coai/COLDataset@a0c55a9, Apache-2.0), the only COLD file with
+#: ``fine-grained-label`` (0 other, 1 individual, 2 group, 3 anti-bias); read by the protocol
+#: parts only, never fitted on.
+FINE_FILE = Path(__file__).resolve().parent / "data" / "cold_finegrained_test.csv"
 Lang = Literal["en", "zh"]
 EvalLabel = ModerationLabel
 EVAL_LABELS: tuple[EvalLabel, ...] = ("flagged", "hate", "offensive")
@@ -80,6 +101,19 @@ class LabelledPost(BaseModel):
     truth: dict[EvalLabel, bool]
     fine: str | None = None
     hate_share: float | None = None
+    topic: str | None = None
+    part: Part = "train"
+
+
+def part_of(source: str, text: str, topic: str | None) -> Part:
+    """The protocol part of a post (see the module docstring); stable across runs."""
+    old = split_of(source, text)
+    if topic == HELDOUT_TOPIC:
+        return "heldout-topic" if old == "test" else "unused"
+    if old == "test":
+        return "test"
+    digest = hashlib.sha256(f"issue47-dev|{source}|{text}".encode()).digest()
+    return "dev" if int.from_bytes(digest[:8], "big") % 3 == 0 else "train"
 
 
 #: COLD's fine-grained labels (test.csv of thu-coai/COLDataset): 0 safe (other), 1 attack on an
@@ -139,6 +173,7 @@ def read_posts(path: Path) -> list[LabelledPost]:
                 truth = moderation_labels(row, columns)
                 if not text or truth is None:
                     continue
+                topic = ((row.get("topic") or "").strip() or None) if "TEXT" in columns else None
                 posts.append(
                     LabelledPost(
                         id=f"{path.name}:{i + 2}",
@@ -149,6 +184,8 @@ def read_posts(path: Path) -> list[LabelledPost]:
                         truth=truth,
                         fine=_fine(row, columns),
                         hate_share=_hate_share(row, columns),
+                        topic=topic,
+                        part=part_of(path.name, text, topic),
                     )
                 )
             return posts
@@ -156,14 +193,19 @@ def read_posts(path: Path) -> list[LabelledPost]:
         raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
 
 
-def load_moderation_set(
-    data_dir: Path, split: Split | Literal["all"] = "test"
-) -> list[LabelledPost]:
+def load_moderation_set(data_dir: Path, split: str = "test") -> list[LabelledPost]:
     """Every labelled post of ``data_dir/moderation/*.csv`` in ``split``, in file order.
 
+    ``split`` is ``tune``, ``test`` or ``all`` (the 50/50 hash), or a protocol part of
+    :data:`PARTS`; a part also reads :data:`FINE_FILE` (COLD's fine-labelled file), after the
+    data folder's files.
+
     Raises:
-        UserError: The folder is missing or holds no CSV; a file cannot be read.
+        UserError: The folder is missing or holds no CSV; a file cannot be read; ``split`` is
+            none of those names.
     """
+    if split not in ("tune", "test", "all", *PARTS):
+        raise UserError(f"unknown split {split!r}; use tune, test, all or one of {PARTS}")
     folder = Path(data_dir) / "moderation"
     files = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if not files:
@@ -172,6 +214,9 @@ def load_moderation_set(
             "holds moderation/"
         )
     posts = [p for path in files for p in read_posts(path)]
+    if split in PARTS:
+        fine = read_posts(FINE_FILE) if FINE_FILE.is_file() else []
+        return [p for p in [*posts, *fine] if p.part == split]
     return posts if split == "all" else [p for p in posts if p.split == split]
 
 
@@ -179,12 +224,13 @@ def load_moderation_set(
 ORDINARY_FOLDER = "customer_service"
 
 
-def load_ordinary_set(data_dir: Path, split: Split | Literal["all"] = "tune") -> list[LabelledPost]:
+def load_ordinary_set(data_dir: Path, split: str = "tune") -> list[LabelledPost]:
     """Ordinary sentences: every row of ``data_dir/customer_service/*.csv`` in ``split``, as
     posts labelled not flagged and not hate (``fine`` = ``"ordinary"``).
 
     These are questions, requests and reviews written to a company (ATEC, Banking77, Bitext,
-    CLINC150, Waimai reviews, angry ones included), so none should be reviewed. Bitext rows
+    CLINC150, Waimai reviews, angry ones included), so none should be reviewed. ``split`` is
+    ``tune``, ``test``, ``all`` or a protocol part (``train``, ``dev``, ``test``). Bitext rows
     whose ``flags`` column holds ``W`` (written with offensive language) are left out. The
     split is the same stable hash as the moderation set (``file name|text``), so the fit reads
     the tune half and the false-positive guard checks the test half.
@@ -213,7 +259,8 @@ def load_ordinary_set(data_dir: Path, split: Split | Literal["all"] = "tune") ->
                     if not text or "W" in (row.get("flags") or ""):
                         continue
                     row_split = split_of(path.name, text)
-                    if split != "all" and row_split != split:
+                    row_part = part_of(path.name, text, None)
+                    if split not in ("all", row_split, row_part):
                         continue
                     posts.append(
                         LabelledPost(
@@ -224,6 +271,7 @@ def load_ordinary_set(data_dir: Path, split: Split | Literal["all"] = "tune") ->
                             split=row_split,
                             truth={"flagged": False, "hate": False},
                             fine="ordinary",
+                            part=row_part,
                         )
                     )
         except (OSError, UnicodeDecodeError, csv.Error) as exc:

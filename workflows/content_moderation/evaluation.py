@@ -37,7 +37,7 @@ from workflows.content_moderation.scorer import (
     save_scorer,
 )
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
-from workflows.content_moderation.verdict import Category, Severity, Span, Verdict
+from workflows.content_moderation.verdict import Category, Decision, Severity, Span, Verdict
 
 NOISE_WARNING = (
     "The model figures come from the offline random-weight checkpoint: its answers are noise "
@@ -78,6 +78,33 @@ class LabelMetrics(BaseModel):
     f1: float
 
 
+class DatasetSummary(BaseModel):
+    """The protocol's figures of one dataset (issue 47): the flagged class and macro F1.
+
+    Attributes:
+        dataset: A source file name, or ``zh (all COLD)`` for every Chinese post.
+        n: Posts.
+        precision: Flagged-class precision (0..1).
+        recall: Flagged-class recall.
+        f1: Flagged-class F1.
+        macro_f1: Mean of the flagged-class F1 and the allowed-class F1 (COLD's paper reports
+            this).
+        anti_bias: ``[flagged, total]`` of COLD's anti-bias posts (fine label 3), when present.
+        safe: ``[flagged, total]`` of the other safe COLD posts, when present.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    n: int
+    precision: float
+    recall: float
+    f1: float
+    macro_f1: float
+    anti_bias: tuple[int, int] | None = None
+    safe: tuple[int, int] | None = None
+
+
 class SystemReport(BaseModel):
     """Metrics of one system on a set of rows: overall, per language, per source."""
 
@@ -89,6 +116,7 @@ class SystemReport(BaseModel):
     by_lang: dict[str, list[LabelMetrics]]
     by_source: dict[str, list[LabelMetrics]]
     confusion: dict[str, dict[str, int]] = {}
+    summary: list[DatasetSummary] = []
 
 
 class EvalReport(BaseModel):
@@ -154,6 +182,47 @@ def score(posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]) -> list[La
     return out
 
 
+def dataset_summary(
+    name: str, posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]
+) -> DatasetSummary:
+    """The protocol's figures of one group of posts (see :class:`DatasetSummary`)."""
+    flags = [v.decision is not Decision.ALLOW for v in verdicts]
+    truth = [p.truth["flagged"] for p in posts]
+    pos = label_metrics(zip(truth, flags, strict=True), "flagged")
+    neg = label_metrics(((not t, not f) for t, f in zip(truth, flags, strict=True)), "allow")
+
+    def rate(keep: Callable[[LabelledPost], bool]) -> tuple[int, int] | None:
+        chosen = [f for p, f in zip(posts, flags, strict=True) if keep(p)]
+        return (sum(chosen), len(chosen)) if chosen else None
+
+    return DatasetSummary(
+        dataset=name,
+        n=len(posts),
+        precision=pos.precision,
+        recall=pos.recall,
+        f1=pos.f1,
+        macro_f1=round((pos.f1 + neg.f1) / 2, 4),
+        anti_bias=rate(lambda p: p.fine == "anti-bias"),
+        safe=rate(
+            lambda p: p.topic is not None and not p.truth["flagged"] and p.fine != "anti-bias"
+        ),
+    )
+
+
+def summaries(posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]) -> list[DatasetSummary]:
+    """One :class:`DatasetSummary` per source file, then one for every Chinese post."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(posts):
+        groups.setdefault(p.source, []).append(i)
+    zh = [i for i, p in enumerate(posts) if p.lang == "zh"]
+    if zh:
+        groups["zh (all COLD)"] = zh
+    return [
+        dataset_summary(name, [posts[i] for i in idx], [verdicts[i] for i in idx])
+        for name, idx in groups.items()
+    ]
+
+
 def system_report(
     system: str, posts: Sequence[LabelledPost], verdicts: Sequence[Verdict]
 ) -> SystemReport:
@@ -175,6 +244,7 @@ def system_report(
         by_lang=by(lambda p: p.lang),
         by_source=by(lambda p: p.source),
         confusion=fine_confusion(posts, verdicts),
+        summary=summaries(posts, verdicts),
     )
 
 
@@ -233,7 +303,8 @@ def critical_hate(span: Span) -> bool:
 
 
 def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskScorer:
-    """Fit the risk scorer on the **tune** split of ``data_dir/moderation`` and write it.
+    """Fit the risk scorer on the **train** part of ``data_dir/moderation``, calibrate it on
+    the **dev** part (:mod:`.dataset`: protocol parts) and write it.
 
     The lexicon-alone verdicts of the tune posts are passed to the fit so that the review
     threshold is chosen for the combination the policy makes; their lexicon spans feed the
@@ -253,7 +324,10 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
         predicted,
     )
 
-    posts = load_moderation_set(Path(data_dir), "tune")
+    # the protocol (issue 47): fit on train, calibrate on dev; the held-out topic's tune half
+    # ("unused") is read by neither
+    posts = [p for p in load_moderation_set(Path(data_dir), "tune") if p.part == "train"]
+    posts += load_moderation_set(Path(data_dir), "dev")
     # without a customer_service/ folder the fit has no ordinary negatives (header: 0 rows)
     has_ordinary = (Path(data_dir) / ORDINARY_FOLDER).is_dir()
     ordinary = load_ordinary_set(Path(data_dir), "tune") if has_ordinary else []
@@ -337,6 +411,33 @@ async def evaluate_with_model(
         note=[NOISE_WARNING],
         seconds=round(seconds, 2),
     )
+
+
+#: Protocol parts whose every look is recorded (issue 47: test is touched once per release).
+LOGGED_PARTS = ("test", "heldout-topic")
+#: The record of those looks.
+LOOKS_LOG = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "moderation_looks.log"
+
+
+def record_look(log: Path, report: EvalReport, command: str) -> None:
+    """Append one JSON line to ``log``: UTC time, the command, the split, the scorer version
+    and every system's per-dataset summary (a look at held-out data is never silent)."""
+    import datetime
+    import json
+
+    from workflows.content_moderation.scorer import DEFAULT_SCORER_PATH, file_sha256
+
+    scorer = file_sha256(DEFAULT_SCORER_PATH)[:12] if DEFAULT_SCORER_PATH.is_file() else None
+    line = {
+        "utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": f"orchestrator {command}".strip(),
+        "split": report.split,
+        "scorer_sha256": scorer,
+        "summary": {s.system: [d.model_dump() for d in s.summary] for s in report.systems},
+    }
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with Path(log).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def write_json(path: Path, report: EvalReport) -> None:

@@ -15,6 +15,13 @@ from workflows.content_moderation.verdict import (
     Span,
 )
 
+#: Categories whose terms are mentions in speech about harm (a post that opposes, reports or
+#: quotes discrimination; ``mention.toml`` ``speech_*``); threats, sexual and self-harm terms
+#: and every critical term keep their severity.
+SPEECH_CATEGORIES = frozenset(
+    {Category.HATE, Category.REGIONAL_DISCRIMINATION, Category.HARASSMENT}
+)
+
 
 def lexicon_findings(
     scan: ScanResult,
@@ -29,13 +36,16 @@ def lexicon_findings(
         version: The lexicon version.
         names_harm: Terms that name a harm (``Matcher.names_harm``); a hit on one of them in a
             sentence that negates or condemns it is a mention (left out of the severity and
-            the categories).
+            the categories); so is every hit of :data:`SPEECH_CATEGORIES` below critical in
+            a post that is speech about harm (:meth:`MentionRules.is_speech_about_harm`).
         mentions: The cue rules (the packaged ``mention.toml`` by default).
     """
-    rules = mentions if mentions is not None or not names_harm else load_mention_rules()
+    rules = mentions if mentions is not None else load_mention_rules()
     text = scan.normalized.original
+    speech = rules.is_speech_about_harm(scan.normalized.text)
     is_mention = [
-        rules is not None and h.term in names_harm and rules.is_mention(text, h.start, h.end)
+        (h.term in names_harm and rules.is_mention(text, h.start, h.end))
+        or (speech and h.category in SPEECH_CATEGORIES and h.severity is not Severity.CRITICAL)
         for h in scan.hits
     ]
     best: dict[Category, float] = {}
@@ -52,6 +62,7 @@ def lexicon_findings(
         ),
         hits=len(scan.hits),
         mentions=sum(is_mention),
+        speech_about_harm=speech,
         version=version,
     )
     spans = tuple(

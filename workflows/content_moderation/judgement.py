@@ -96,6 +96,18 @@ def disguised_state(state: LexiconState, prepared: PreparedPost) -> LexiconState
     return "medium" if state == "low" and prepared.report.bidi_controls else state
 
 
+def speech_capped(
+    state: ScorerState, l_state: LexiconState, lexicon: LexiconJudgement | None
+) -> ScorerState:
+    """Speech about harm (the post opposes, reports or quotes discrimination) is a mention at
+    most: the scorer does not send it to review alone while the lexicon finds nothing above
+    low outside mentions (issue 47)."""
+    speech = lexicon is not None and lexicon.speech_about_harm
+    if speech and l_state in ("none", "mention", "low") and state in ("medium", "high"):
+        return "low"
+    return state
+
+
 def scorer_state(judgement: ScorerJudgement | None) -> ScorerState:
     """``absent`` when the scorer did not run or is unavailable, else its state."""
     return "absent" if judgement is None or judgement.status != "ok" else judgement.state
@@ -209,7 +221,7 @@ def build_verdict(
         )
     l_state = disguised_state(lexicon_state(lex_j), prepared)
     m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
-    s_state = scorer_state(scorer)
+    s_state = speech_capped(scorer_state(scorer), l_state, lex_j)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
 
@@ -307,6 +319,8 @@ def build_verdict(
         )
     if prepared.report.invalid_utf8_bytes:
         parts.append(f"{prepared.report.invalid_utf8_bytes} invalid UTF-8 bytes replaced.")
+    if lex_j is not None and lex_j.speech_about_harm:
+        parts.append("The post opposes, reports or quotes discrimination: a mention at most.")
     if prepared.report.bidi_controls:
         parts.append(
             f"{prepared.report.bidi_controls} bidi control characters removed; the text was "

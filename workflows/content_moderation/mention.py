@@ -36,6 +36,8 @@ class MentionFile(BaseModel):
     cues_zh: tuple[str, ...] = Field(min_length=1)
     but_en: tuple[str, ...] = ()
     but_zh: tuple[str, ...] = ()
+    speech_en: tuple[str, ...] = ()
+    speech_zh: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,17 @@ class MentionRules:
     cues: re.Pattern[str]
     but: re.Pattern[str] | None
     version: str
+    speech: re.Pattern[str] | None = None
+
+    def is_speech_about_harm(self, text: str) -> bool:
+        """True when ``text`` (the normalised post) opposes, reports or quotes discrimination
+        (a ``speech_*`` cue) and no "but" cue follows the last such cue."""
+        if self.speech is None:
+            return False
+        ends = [m.end() for m in self.speech.finditer(text)]
+        if not ends:
+            return False
+        return self.but is None or not self.but.search(text[ends[-1] :])
 
     def sentence(self, text: str, start: int, end: int) -> str:
         """The sentence of ``text`` holding ``text[start:end]``."""
@@ -98,6 +111,7 @@ def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
     assert cues is not None
     return MentionRules(
         cues=cues,
+        speech=compile_all(f.speech_en + f.speech_zh, "speech_en"),
         but=compile_all(f.but_en + f.but_zh, "but_en"),
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )

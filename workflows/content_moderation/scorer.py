@@ -66,9 +66,10 @@ from workflows.content_moderation.findings import lexicon_findings
 from workflows.content_moderation.normalize import normalize
 from workflows.content_moderation.targeting import load_targeting_cues, targeting_features
 from workflows.content_moderation.verdict import Span
+from workflows.content_moderation.zh_cues import zh_cue_features
 
 #: Format of the scorer file; bumped when the features or the layout change.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: The packaged scorer file.
 DEFAULT_SCORER_PATH = Path(__file__).resolve().parent / "scorer" / "risk_scorer.npz"
 N_FEATURES = 2**20
@@ -87,21 +88,30 @@ class ScorerError(DataFileError):
     :class:`~orchestrator.exceptions.DataFileError`)."""
 
 
-def features(text: str) -> list[str]:
+def features(text: str, *, chars: bool = True, cues: frozenset[str] | None = None) -> list[str]:
     """The feature strings of a post (see the module docstring).
+
+    Args:
+        text: The post.
+        chars: Chinese character n-grams (the ablation turns them off).
+        cues: Chinese cue names (:mod:`.zh_cues`) to add where the post holds Chinese;
+            None adds all, an empty set none.
 
     Example:
         >>> features("You IDIOT 傻逼")
-        ['w:you', 'w:idiot', 'b:you idiot', 'c:傻', 'c:逼', 'c:傻逼']
+        ['w:you', 'w:idiot', 'b:you idiot', 'c:傻', 'c:逼', 'c:傻逼', 'z:insult']
     """
     s = normalize(text).text
     words = [w.strip("'") for w in _WORD.findall(s)]
     words = [w for w in words if w]
     out = [f"w:{w}" for w in words]
     out += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
-    for run in _HAN_RUN.findall(s):
+    runs = _HAN_RUN.findall(s)
+    for run in runs if chars else ():
         for n in (1, 2, 3):
             out += [f"c:{run[i : i + n]}" for i in range(len(run) - n + 1)]
+    if runs and (cues is None or cues):
+        out += zh_cue_features(s, use=cues)
     return out
 
 
@@ -185,7 +195,7 @@ class LinearModel:
     high: float
     n: int
     positives: int
-    oof: dict[str, float] = field(default_factory=dict)
+    oof: dict[str, Any] = field(default_factory=dict)
 
     def probability(self, rows: Any) -> np.ndarray:
         """Calibrated probabilities of a CSR matrix of hashed features, shape
@@ -312,69 +322,124 @@ def _pr(truth: np.ndarray, guess: np.ndarray) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def _fit_one(
-    matrix: Any,
-    y: np.ndarray,
-    lexicon_flags: np.ndarray,
-    *,
-    c: float,
-    min_precision: float,
-    seed: int,
-    ordinary: np.ndarray | None = None,
-    soft: np.ndarray | None = None,
-    grid_start: float = 0.30,
-    candidates: np.ndarray | None = None,
-) -> LinearModel:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
+@dataclass(frozen=True)
+class EvalRows:
+    """Rows the thresholds are chosen on: the dev part (protocol) or the out-of-fold train.
 
-    def model() -> LogisticRegression:
-        return LogisticRegression(
-            C=c,
-            solver="liblinear",
-            class_weight="balanced" if soft is None else None,
-            random_state=seed,
-            max_iter=1000,
-        )
+    Attributes:
+        y: Labels (0/1).
+        lex: Whether the lexicon alone flags each row.
+        plain: Ordinary sentences (customer service), never to be reviewed.
+        cand: Rows the scorer may flag (all for ``flagged``; a slur for ``hate``).
+    """
 
-    def fit(idx: np.ndarray) -> LogisticRegression:
-        if soft is None:
-            return model().fit(matrix[idx], y[idx])
-        return fit_soft(model(), matrix[idx], soft[idx])
+    y: np.ndarray
+    lex: np.ndarray
+    plain: np.ndarray
+    cand: np.ndarray
 
-    z = np.zeros(len(y))
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
-    for train, held in folds.split(np.zeros(len(y)), y):
-        z[held] = fit(train).decision_function(matrix[held])
-    a, b = platt(z, y)
-    p = 1.0 / (1.0 + np.exp(-(a * z + b)))
-    truth = y.astype(bool)
-    cand = np.ones(len(y), dtype=bool) if candidates is None else candidates.astype(bool)
-    plain = np.zeros(len(y), dtype=bool) if ordinary is None else ordinary.astype(bool)
-    labelled = ~plain  # the F1 is measured on the labelled moderation rows only
+
+def _choose_thresholds(
+    p: np.ndarray, rows: EvalRows, *, min_precision: float, grid_start: float, solo: bool
+) -> tuple[float, float, dict[str, float]]:
+    """``(review, high, figures)`` from calibrated probabilities ``p`` of ``rows``.
+
+    ``review`` is the best-F1 threshold of "lexicon or scorer" on the labelled rows among those
+    that keep its precision at least ``min_precision``, send at most
+    :data:`MAX_ORDINARY_REVIEW_RATE` of the ordinary rows to review and, with ``solo``, keep the
+    precision of the posts the scorer flags *alone* (the lexicon passes them) at least
+    :data:`MIN_SOLO_PRECISION`; 1.0 (never alone) when none does.
+    """
+    truth = rows.y.astype(bool)
+    plain = rows.plain.astype(bool)
+    labelled = ~plain
     n_plain = int(plain.sum())
-    best = (-1.0, 0.5, (0.0, 0.0, 0.0))
+    best = (-1.0, 1.0, (0.0, 0.0, 0.0), 0.0, 0)
     for t in np.round(np.arange(grid_start, 1.0, 0.01), 2):
         if n_plain and float(np.sum(p[plain] >= t)) > MAX_ORDINARY_REVIEW_RATE * n_plain:
             continue  # too many ordinary sentences would go to review
-        guess = lexicon_flags | ((p >= t) & cand)
+        alone = (p >= t) & rows.cand & ~rows.lex
+        guess = rows.lex | alone
         prec, rec, f1 = _pr(truth[labelled], guess[labelled])
+        solo_n = int(alone[labelled].sum())
+        solo_p = _pr(truth[labelled], alone[labelled])[0] if solo_n else 1.0
+        if solo and solo_p < MIN_SOLO_PRECISION:
+            continue
         if prec >= min_precision and f1 > best[0]:
-            best = (f1, float(t), (prec, rec, f1))
+            best = (f1, float(t), (prec, rec, f1), solo_p, solo_n)
     if best[0] < 0:  # no threshold keeps the precision: the scorer never flags alone
-        prec, rec, f1 = _pr(truth[labelled], lexicon_flags[labelled])
-        best = (f1, 1.0, (prec, rec, f1))
+        best = (0.0, 1.0, _pr(truth[labelled], rows.lex[labelled]), 0.0, 0)
     review = best[1]
     high = next(
         (float(t) for t in np.round(np.arange(review, 0.99, 0.01), 2)
          if (p >= t).any() and _pr(truth, p >= t)[0] >= 0.95),
         0.99,
     )  # fmt: skip
-    ordinary_rate = float(np.mean(p[plain] >= review)) if n_plain else 0.0
+    prec, rec, f1 = best[2]
+    return (
+        review,
+        max(high, review),
+        {
+            "precision": round(float(prec), 4),
+            "recall": round(float(rec), 4),
+            "f1": round(float(f1), 4),
+            "solo_precision": round(float(best[3]), 4),
+            "solo_flagged": best[4],
+            "ordinary_review_rate": round(
+                float(np.mean(p[plain] >= review)) if n_plain else 0.0, 5
+            ),
+            "ordinary_rows": n_plain,
+        },
+    )
+
+
+def _fit_one(
+    matrix: Any,
+    rows: EvalRows,
+    *,
+    c: float,
+    min_precision: float,
+    seed: int,
+    soft: np.ndarray | None = None,
+    grid_start: float = 0.30,
+    dev: tuple[Any, EvalRows] | None = None,
+    solo: bool = False,
+) -> LinearModel:
+    """Fit one model on ``matrix``/``rows``. With ``dev`` (its matrix and rows) the model is
+    fitted on all of ``rows`` and calibrated and thresholded on dev (the protocol); without,
+    on the out-of-fold decision values of a 5-fold split of ``rows``."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    y = rows.y
+
+    def fit(idx: np.ndarray) -> LogisticRegression:
+        model = LogisticRegression(
+            C=c,
+            solver="liblinear",
+            class_weight="balanced" if soft is None else None,
+            random_state=seed,
+            max_iter=1000,
+        )
+        if soft is None:
+            return model.fit(matrix[idx], y[idx])
+        return fit_soft(model, matrix[idx], soft[idx])
+
     final = fit(np.arange(len(y)))
+    if dev is not None:
+        z, judged = final.decision_function(dev[0]), dev[1]
+    else:
+        z, judged = np.zeros(len(y)), rows
+        folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
+        for train, held in folds.split(np.zeros(len(y)), y):
+            z[held] = fit(train).decision_function(matrix[held])
+    a, b = platt(z, judged.y)
+    p = 1.0 / (1.0 + np.exp(-(a * z + b)))
+    review, high, figures = _choose_thresholds(
+        p, judged, min_precision=min_precision, grid_start=grid_start, solo=solo
+    )
     coef = final.coef_.ravel()
     nz = np.nonzero(coef)[0].astype(np.int32)
-    prec, rec, f1 = best[2]
     return LinearModel(
         columns=nz,
         weights=coef[nz].astype(np.float32),
@@ -382,16 +447,10 @@ def _fit_one(
         platt_a=a,
         platt_b=b,
         review=review,
-        high=max(high, review),
+        high=high,
         n=len(y),
         positives=int(y.sum()),
-        oof={
-            "precision": round(float(prec), 4),
-            "recall": round(float(rec), 4),
-            "f1": round(float(f1), 4),
-            "ordinary_review_rate": round(ordinary_rate, 5),
-            "ordinary_rows": n_plain,
-        },
+        oof={**figures, "on": "dev" if dev is not None else "out-of-fold"},
     )
 
 
@@ -419,6 +478,11 @@ def fit_soft(model: Any, matrix: Any, share: np.ndarray) -> Any:
 #: higher threshold trades recall on the labelled sets for fewer reviews of ordinary text.
 MAX_ORDINARY_REVIEW_RATE = 0.0025
 
+#: The least precision, measured on dev, of the posts the scorer sends to review *alone* (the
+#: lexicon passes them) at its ``review`` threshold; below it the scorer never flags alone.
+#: Issue 47 asks for 0.75 on unseen posts; 0.05 of margin for the shift from dev to them.
+MIN_SOLO_PRECISION = 0.80
+
 #: Per model: regularisation C, the least out-of-fold precision of "lexicon or scorer", and
 #: the lowest review threshold tried (hate is rare, so its calibrated probabilities are low).
 FIT_SETTINGS: dict[str, tuple[float, float, float]] = {
@@ -439,6 +503,10 @@ def fit_scorer(
     spans: Sequence[Sequence[Span]] | None = None,
 ) -> RiskScorer:
     """Fit the three models on ``posts`` (the caller passes the **tune** split only).
+
+    Protocol (issue 47): posts and ordinary sentences whose ``part`` is ``dev`` are not fitted
+    on; each model is fitted on the others (``train``), then calibrated (Platt) and given its
+    thresholds on its dev rows. Without dev rows, out-of-fold values of the fit rows are used.
 
     ``ordinary`` sentences (:func:`~.dataset.load_ordinary_set`, tune half) join every model of
     their language as negatives; the ``review`` threshold is the best-F1 one on the labelled
@@ -482,7 +550,9 @@ def fit_scorer(
     models: dict[str, LinearModel] = {}
     for key in MODEL_KEYS:
         lang, label = key.split("/")
-        rows = [i for i, p in enumerate(posts) if p.lang == lang and label in p.truth]
+        mine = [i for i, p in enumerate(posts) if p.lang == lang and label in p.truth]
+        rows = [i for i in mine if posts[i].part != "dev"]
+        held = [i for i in mine if posts[i].part == "dev"]
         y = np.array([posts[i].truth[label] for i in rows], dtype=np.int64)  # type: ignore[index]
         if len(rows) < 20 or y.min() == y.max():
             raise ValueError(
@@ -498,10 +568,19 @@ def fit_scorer(
                 [float(y[j]) if share is None else share for j, share in enumerate(shares)]
             )
         source = targeting if key in TARGETING_MODELS else matrix
+
+        def eval_rows(idx: list[int], label: str = label, flags: np.ndarray = flags) -> EvalRows:
+            return EvalRows(
+                y=np.array([posts[i].truth[label] for i in idx], dtype=np.int64),  # type: ignore[index]
+                lex=flags[idx],
+                plain=plain[idx],
+                cand=slur[idx] if label == "hate" else np.ones(len(idx), dtype=bool),
+            )
+
         models[key] = _fit_one(
-            source[rows], y, flags[rows], c=c, min_precision=min_precision, seed=seed,
-            ordinary=plain[rows], soft=soft, grid_start=grid_start,
-            candidates=slur[rows] if label == "hate" else None,
+            source[rows], eval_rows(rows), c=c, min_precision=min_precision, seed=seed,
+            soft=soft, grid_start=grid_start, solo=label == "flagged",
+            dev=(source[held], eval_rows(held)) if held else None,
         )  # fmt: skip
     meta = {
         "format": FORMAT_VERSION,
@@ -511,7 +590,8 @@ def fit_scorer(
         "features_en/hate": "targeting (lexicon tiers, slur use, group cues); binary, l2",
         "targeting": load_targeting_cues().version,
         "lexicon": _default_lexicon().version,
-        "split": "tune",
+        "split": "train, calibrated on dev" if any(p.part == "dev" for p in posts) else "tune",
+        "min_solo_precision": MIN_SOLO_PRECISION,
         "ordinary_rows": len(ordinary),
         "max_ordinary_review_rate": MAX_ORDINARY_REVIEW_RATE,
         "sources": sources or {},

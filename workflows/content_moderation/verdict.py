@@ -360,6 +360,9 @@ class LexiconJudgement(BaseModel):
         hits: Number of hits (``Verdict.spans`` keeps at most ``limits.max_spans``).
         mentions: Hits that are mentions (a term naming a harm, negated or condemned).
         version: Hash of the lexicon files used.
+        speech_about_harm: The post opposes, reports or quotes discrimination (``mention.toml``
+            ``speech_*`` cues): its hate, regional and harassment terms below critical are
+            mentions, and the learned scorer does not send it to review alone.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -368,6 +371,7 @@ class LexiconJudgement(BaseModel):
     categories: tuple[CategoryScore, ...] = ()
     hits: int = Field(0, ge=0)
     mentions: int = Field(0, ge=0)
+    speech_about_harm: bool = False
     version: str = ""
 
 
