@@ -59,6 +59,12 @@ class Workflow(ABC, Generic[StateT, ResultT]):
     def initial_state(self, request: Request) -> StateT:
         """The graph's input for ``request``."""
 
+    async def graph_input(self, request: Request) -> Any:
+        """What the graph is invoked with for ``request``: :meth:`initial_state`, or a
+        LangGraph ``Command(resume=...)`` when the thread waits on the user's own answer (a
+        confirmation question); the dispatcher then runs it instead of refusing the turn."""
+        return self.initial_state(request)
+
     @abstractmethod
     def result(self, state: StateT) -> ResultT:
         """The typed result read from the graph's final state."""

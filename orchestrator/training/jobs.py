@@ -59,6 +59,7 @@ from skills.write_report import (
 )
 from skills.write_report import SYSTEM as REPORT_SYSTEM
 from workflows.customer_service.graph import _refusal
+from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.signals import INTENT_TOOL, TRIAGE_INTENT, read_signals
 from workflows.customer_service.store import OrderStore, ToolError
 from workflows.customer_service.store.schema import Customer, Order
@@ -292,7 +293,7 @@ class ToolWorld:
             args["new_address"] = self.address(lang)
         key = f"train:{self._n}"
         try:
-            result = tools.run(tool, args, key=key)
+            result = _as_the_workflow_would(tools, tool, args, key)
         except ToolError as exc:
             result = self._refused(tools, tool, args, key, exc, rng)
         return self._outcome(tool, result), [result.model_dump()], args
@@ -315,12 +316,7 @@ class ToolWorld:
         person, who approves or declines it)."""
         order_id = args["order_id"]
         if exc.code == "needs_approval" and rng.random() < 0.5:
-            return tools.start_refund(
-                tools.validate(tool, args),  # type: ignore[arg-type]
-                key=key,
-                approved_by="person:trainer",
-                note="",
-            )
+            return _as_the_workflow_would(tools, tool, args, key, approved_by="person:trainer")
         if exc.code == "needs_approval":
             return ToolResult(
                 tool=tool,
@@ -646,3 +642,40 @@ def excel_examples(
 
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+#: The customer's ask of each write, as the workflow's write policy reads it.
+_ASKS = {
+    "start_refund": "Please refund {order_id}",
+    "cancel_order": "Please cancel order {order_id}",
+    "change_address": "Please change the address of {order_id} to {new_address}",
+    "open_ticket": "Please open a ticket",
+}
+
+
+def _as_the_workflow_would(
+    tools: OrderTools, tool: str, args: dict[str, Any], key: str, approved_by: str | None = None
+) -> ToolResult:
+    """Run ``tool`` as the workflow does: a read directly; a write through its write policy
+    (:func:`~workflows.customer_service.policy.execute_write`), as asked and confirmed by the
+    customer (a refund for the exact amount left, as its confirmation question states it).
+
+    Raises:
+        ToolError: The tool or the policy refused.
+    """
+    if tool not in _ASKS:
+        return tools.run(tool, args)
+    arguments = dict(args)
+    if tool == "start_refund":
+        left, _, _ = tools.refundable(str(args["order_id"]))
+        arguments["amount_cents"] = left or 1  # not refundable: the store says why
+    action = WriteAction(
+        tool=tool,
+        customer_id=tools.customer_id,
+        arguments=arguments,
+        key=key,
+        ask=_ASKS[tool].format(**args),
+        confirmation="yes",
+        confirmed_by=tools.customer_id,
+    )
+    return execute_write(tools, action, approved_by=approved_by)

@@ -47,11 +47,18 @@ class CustomerService:
 def test_every_conditional_edge_is_a_coroutine_function() -> None:
     graph = CustomerServiceWorkflow().graph.builder
     branches = [b.path for spec in graph.branches.values() for b in spec.values()]
-    assert len(branches) == 4
+    assert len(branches) == 5
     for branch in branches:
         assert branch.afunc is not None and asyncio.iscoroutinefunction(branch.afunc)
         assert branch.func is None or asyncio.iscoroutinefunction(branch.func), branch.name
-    for name in ("_after_decide", "_after_select", "_after_run", "_after_draft"):
+    edges = (
+        "_after_decision",
+        "_after_tool_choice",
+        "_after_confirm",
+        "_after_run",
+        "_after_draft",
+    )
+    for name in edges:
         assert asyncio.iscoroutinefunction(getattr(cs_graph, name)), name
 
 

@@ -19,6 +19,7 @@ from workflows.customer_service.store import (
     ToolError,
     generate,
 )
+from workflows.customer_service.store.tools import WriteGrant, _mint_grant
 
 AS_OF = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -29,6 +30,12 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> OrderStore:
     s = OrderStore(f"sqlite:///{path}", policy=RefundPolicy(window_days=30, auto_limit_cents=20000))
     s.seed(60, seed=7, as_of=AS_OF)
     return s
+
+
+def _granted(tools, tool: str, args: dict, key: str = "", **write):
+    """A store write as the write policy makes it (these tests check the store layer alone;
+    the policy itself is tested in test_customer_service_safety.py)."""
+    return tools.run(tool, args, key=key, grant=_mint_grant(tool, tools.customer_id, key), **write)
 
 
 def _tools(store: OrderStore, customer_id: str):
@@ -158,13 +165,13 @@ def test_refund_within_limit_is_idempotent(store: OrderStore) -> None:
     order = _refundable(store, over_limit=False)
     tools = _tools(store, order.customer_id)
     before = tools.refund_count(order.id)
-    first = tools.run("start_refund", {"order_id": order.id}, key="thread-1")
-    again = tools.run("start_refund", {"order_id": order.id}, key="thread-1")
+    first = _granted(tools, "start_refund", {"order_id": order.id}, key="thread-1")
+    again = _granted(tools, "start_refund", {"order_id": order.id}, key="thread-1")
     assert first.facts["refund_id"] == again.facts["refund_id"]
     assert tools.refund_count(order.id) == before + 1
     # now fully refunded: a new refund request is refused by policy
     with pytest.raises(ToolError) as caught:
-        tools.run("start_refund", {"order_id": order.id}, key="thread-2")
+        _granted(tools, "start_refund", {"order_id": order.id}, key="thread-2")
     assert caught.value.code == "policy"
 
 
@@ -172,19 +179,45 @@ def test_refund_over_limit_needs_a_person_and_writes_nothing(store: OrderStore) 
     order = _refundable(store, over_limit=True)
     tools = _tools(store, order.customer_id)
     with pytest.raises(ToolError) as caught:
-        tools.run("start_refund", {"order_id": order.id}, key="t")
+        _granted(tools, "start_refund", {"order_id": order.id}, key="t")
     assert caught.value.code == "needs_approval"
     before = tools.refund_count(order.id)
-    args = tools.validate("start_refund", {"order_id": order.id})
-    done = tools.start_refund(args, key="t", approved_by="human", note="ok")  # type: ignore[arg-type]
+    done = _granted(
+        tools, "start_refund", {"order_id": order.id}, key="t", approved_by="human", note="ok"
+    )
     assert done.facts["refund_amount"].endswith(f"{order.total_cents % 100:02d}")
     assert tools.refund_count(order.id) == before + 1
+
+
+def test_every_store_write_refuses_without_the_policy_grant(store: OrderStore) -> None:
+    order = _refundable(store, over_limit=False)
+    tools = _tools(store, order.customer_id)
+    calls = {
+        "start_refund": {"order_id": order.id},
+        "cancel_order": {"order_id": order.id},
+        "change_address": {"order_id": order.id, "new_address": "9 Elm Street, Salem"},
+        "open_ticket": {"subject": "s", "body": "b"},
+    }
+    before = tools.refund_count(order.id)
+    for tool, args in calls.items():
+        with pytest.raises(ToolError) as caught:
+            tools.run(tool, args, key="k")
+        assert caught.value.code == "unauthorised"
+        wrong = _mint_grant("lookup_order", tools.customer_id, "k")  # another tool's grant
+        with pytest.raises(ToolError):
+            tools.run(tool, args, key="k", grant=wrong)
+        other = _mint_grant(tool, "C09999", "k")  # another customer's grant
+        with pytest.raises(ToolError):
+            tools.run(tool, args, key="k", grant=other)
+    assert tools.refund_count(order.id) == before
+    with pytest.raises(ToolError):  # nobody else can make a grant
+        WriteGrant("start_refund", tools.customer_id, "k", object())
 
 
 def test_refund_outside_window_or_not_delivered_is_refused(store: OrderStore) -> None:
     shipped = _orders(store, status="shipped")[0]
     with pytest.raises(ToolError) as caught:
-        _tools(store, shipped.customer_id).run("start_refund", {"order_id": shipped.id})
+        _granted(_tools(store, shipped.customer_id), "start_refund", {"order_id": shipped.id})
     assert caught.value.code == "policy"
     old = next(
         o
@@ -198,11 +231,11 @@ def test_refund_outside_window_or_not_delivered_is_refused(store: OrderStore) ->
 def test_cancel_only_before_shipping_and_twice_is_once(store: OrderStore) -> None:
     pending = _orders(store, status="processing")[0]
     tools = _tools(store, pending.customer_id)
-    assert tools.run("cancel_order", {"order_id": pending.id}).facts["status"] == "cancelled"
-    assert tools.run("cancel_order", {"order_id": pending.id}).facts["status"] == "cancelled"
+    assert _granted(tools, "cancel_order", {"order_id": pending.id}).facts["status"] == "cancelled"
+    assert _granted(tools, "cancel_order", {"order_id": pending.id}).facts["status"] == "cancelled"
     delivered = _orders(store, status="delivered")[0]
     with pytest.raises(ToolError) as caught:
-        _tools(store, delivered.customer_id).run("cancel_order", {"order_id": delivered.id})
+        _granted(_tools(store, delivered.customer_id), "cancel_order", {"order_id": delivered.id})
     assert caught.value.code == "policy"
 
 
@@ -212,11 +245,11 @@ def test_change_address_and_ticket_are_idempotent(store: OrderStore) -> None:
         pytest.skip("one processing order only")
     tools = _tools(store, pending.customer_id)
     args = {"order_id": pending.id, "new_address": "1 New Street, Springfield"}
-    tools.run("change_address", args, key="k")
-    result = tools.run("change_address", args, key="k")
+    _granted(tools, "change_address", args, key="k")
+    result = _granted(tools, "change_address", args, key="k")
     assert result.facts["shipping_address"] == "1 New Street, Springfield"
-    t1 = tools.run("open_ticket", {"subject": "help", "body": "please call"}, key="k")
-    t2 = tools.run("open_ticket", {"subject": "help", "body": "please call"}, key="k")
+    t1 = _granted(tools, "open_ticket", {"subject": "help", "body": "please call"}, key="k")
+    t2 = _granted(tools, "open_ticket", {"subject": "help", "body": "please call"}, key="k")
     assert t1.facts["ticket_id"] == t2.facts["ticket_id"]
 
 

@@ -108,10 +108,17 @@ async def test_three_turns_status_tracking_refund_quote_the_store(store, telemet
 
     before = store.tools(customer).refund_count(order.id)
     _, third = await _turn(orch, "I want a refund for it", customer)
+    # a write is stated with the store's exact facts and waits for the customer's yes
     assert third.status == "succeeded"
+    assert third.result["status"] == "awaiting_confirmation"
+    assert store.tools(customer).refund_count(order.id) == before
+    assert f"for order {order.id}" in third.result["reply"]["text"]
+    assert "Reply yes to confirm" in third.result["reply"]["text"]
+    _, yes = await _turn(orch, "yes", customer)
+    assert yes.status == "succeeded" and yes.result["status"] == "succeeded"
     assert store.tools(customer).refund_count(order.id) == before + 1
-    assert "RF-" in third.result["reply"]["text"]
-    for done in (first, second, third):  # the model's own figures never reach the customer
+    assert "RF-" in yes.result["reply"]["text"]
+    for done in (first, second, third, yes):  # the model's own figures never reach the customer
         text = done.result["reply"]["text"]
         assert "999.99" not in text and "ORD-999999" not in text and "2030" not in text
 
@@ -155,7 +162,10 @@ async def test_refund_over_limit_interrupts_and_resumes_exactly_once(store, tele
     model = ScriptedToolModel()
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
     before = store.tools(customer).refund_count(order.id)
-    events, done = await _turn(orch, f"Please refund order {order.id}", customer)
+    _, asked = await _turn(orch, f"Please refund order {order.id}", customer)
+    assert asked.result["status"] == "awaiting_confirmation" and store.handoffs() == []
+    # over the automatic limit: confirmed by the customer, then still decided by a person
+    events, done = await _turn(orch, "yes", customer)
     assert done.status == "needs_human" and "handoff" in _kinds(events)
     assert store.tools(customer).refund_count(order.id) == before
     waiting = store.handoffs()
@@ -184,6 +194,7 @@ async def test_rejected_refund_writes_nothing(store, telemetry) -> None:
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
     before = store.tools(customer).refund_count(order.id)
     await _turn(orch, f"refund {order.id} now", customer)
+    await _turn(orch, "确认", customer)
     outcome = await orch.resume("t", approve=False, note="outside policy")
     assert store.tools(customer).refund_count(order.id) == before
     assert "declined" in outcome.result["reply"]["text"]
@@ -291,6 +302,8 @@ async def test_attachment_is_evidence_and_compound_part_is_named(store, telemetr
         customer,
         attachments=(Attachment(filename="q3_sales.xlsx"),),
     )
+    assert done.result["status"] == "awaiting_confirmation"
+    _, done = await _turn(orch, "yes please", customer)
     text = done.result["reply"]["text"]
     assert "q3_sales.xlsx" in text
     refunds = _orders(store, customer)

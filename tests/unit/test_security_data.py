@@ -25,6 +25,7 @@ from orchestrator.classifier import Classification
 from orchestrator.routes import Route
 from workflows.customer_service.store import OrderStore, ToolError
 from workflows.customer_service.store.schema import Order, Ticket
+from workflows.customer_service.store.tools import WRITE_TOOLS, _mint_grant
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("orchestrator", "workflows", "serving", "skills", "ui")
@@ -68,6 +69,13 @@ def _snapshot(store: OrderStore, order_id: str) -> tuple:
         )
 
 
+def _run(tools, tool: str, args: dict, *, key: str):
+    """Run ``tool``; a write with the grant the write policy gives (the store layer alone is
+    under test here: scoping and bound parameters)."""
+    grant = _mint_grant(tool, tools.customer_id, key) if tool in WRITE_TOOLS else None
+    return tools.run(tool, args, key=key, grant=grant)
+
+
 TOOL_CALLS = {
     "lookup_order": lambda oid: {"order_id": oid},
     "track_shipment": lambda oid: {"order_id": oid},
@@ -85,11 +93,11 @@ def test_no_tool_reads_or_changes_another_customers_order(store: OrderStore, too
     before = _snapshot(store, b_order)
     assert b_order not in store.tools(a).order_ids(1000)
     with pytest.raises(ToolError) as info:
-        store.tools(a).run(tool, TOOL_CALLS[tool](b_order), key="k1")
+        _run(store.tools(a), tool, TOOL_CALLS[tool](b_order), key="k1")
     assert info.value.code == "not_found", info.value
     # the same answer as for an id that exists for nobody: the id's existence is not revealed
     with pytest.raises(ToolError) as none:
-        store.tools(a).run(tool, TOOL_CALLS[tool]("ORD-999999"), key="k2")
+        _run(store.tools(a), tool, TOOL_CALLS[tool]("ORD-999999"), key="k2")
     assert none.value.code == "not_found"
     assert str(info.value).replace(b_order, "ID") == str(none.value).replace("ORD-999999", "ID")
     assert _snapshot(store, b_order) == before
@@ -203,7 +211,7 @@ def test_injection_through_every_order_store_text_field_is_stored_verbatim(
         tools.run("lookup_order", {"order_id": hostile})
     assert info.value.code == "invalid_arguments"
     # free text fields are bound parameters: stored and read back as written
-    ticket = tools.run("open_ticket", {"subject": hostile, "body": hostile * 2}, key=hostile)
+    ticket = _run(tools, "open_ticket", {"subject": hostile, "body": hostile * 2}, key=hostile)
     assert ticket.ok
     with store.sessions() as session:
         row = session.scalars(select(Ticket).where(Ticket.subject == hostile)).one()
@@ -211,7 +219,8 @@ def test_injection_through_every_order_store_text_field_is_stored_verbatim(
     address = f"{hostile} 12 Main St"
     for oid in own:
         try:
-            result = tools.run("change_address", {"order_id": oid, "new_address": address}, key="x")
+            args = {"order_id": oid, "new_address": address}
+            result = _run(tools, "change_address", args, key="x")
         except ToolError:
             continue
         if result.ok:

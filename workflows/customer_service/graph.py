@@ -80,8 +80,10 @@ from orchestrator.routes import Route
 from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence, stream_reply
 from skills.tool_call import ToolRequest, request_tool_call
-from workflows.customer_service.signals import INTENT_TOOL, TRIAGE_INTENT, read_signals
-from workflows.customer_service.turns import TurnGuard
+from workflows.customer_service import confirm as confirming
+from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.policy import WriteAction, execute_write
+from workflows.customer_service.signals import INTENT_TOOL, read_signals
 from workflows.customer_service.store import (
     TOOL_DESCRIPTIONS,
     OrderStore,
@@ -90,6 +92,8 @@ from workflows.customer_service.store import (
     ToolError,
     ToolResult,
 )
+from workflows.customer_service.store.tools import WRITE_TOOLS
+from workflows.customer_service.turns import TurnGuard
 
 #: Longest message text the workflow reads (a longer one is cut, and says so in the prompt).
 MAX_MESSAGE_CHARS = 4000
@@ -133,6 +137,9 @@ class CustomerServiceState(TypedDict, total=False):
     handoff: dict[str, Any] | None
     reply: dict[str, Any]
     model_down: str | None
+    clarify: str | None
+    pending: dict[str, Any] | None
+    declined_action: dict[str, Any] | None
 
 
 class CustomerServiceResult(BaseModel):
@@ -171,9 +178,9 @@ def tool_spec(tool: str, order_ids: list[str] | None) -> dict[str, Any]:
         if order_ids is not None
         else {"type": "string", "maxLength": 10}
     )
+    # the model chooses the order only: a new address is read by code from the customer's
+    # own words (asks.extract_address), an amount from the store
     properties: dict[str, Any] = {"order_id": order_id}
-    if tool == "change_address":
-        properties["new_address"] = {"type": "string", "minLength": 5, "maxLength": 120}
     return {
         "type": "function",
         "function": {
@@ -229,9 +236,34 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             customer_id=request.customer_id,
         )
 
+    async def graph_input(self, request: Request) -> CustomerServiceState | Command[Any]:
+        """The turn's input: a ``Command(resume=...)`` that carries the customer's message to
+        the confirmation question the thread waits on, else :meth:`initial_state`."""
+        state = self.initial_state(request)
+        if request.thread_id and await self.pending_confirmation(request.thread_id):
+            answer = {
+                "text": state["message"],
+                "customer_id": request.customer_id,
+                "state": dict(state),
+            }
+            return Command(resume=answer)
+        return state
+
+    async def pending_confirmation(self, thread_id: str) -> dict[str, Any] | None:
+        """The confirmation question ``thread_id`` waits on (the customer's yes), or None."""
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        for task in snapshot.tasks:
+            for item in task.interrupts:
+                if isinstance(item.value, dict) and item.value.get("kind") == "confirm":
+                    return dict(item.value)
+        return None
+
     def result(self, state: CustomerServiceState) -> CustomerServiceResult:
-        """The turn's result; ``needs_human`` while the graph waits in ``handoff``."""
-        waiting = bool(state.get("__interrupt__"))  # type: ignore[typeddict-item]
+        """The turn's result; ``needs_human`` while the graph waits in ``handoff``,
+        ``awaiting_confirmation`` while it waits for the customer's yes."""
+        interrupts = state.get("__interrupt__") or ()  # type: ignore[typeddict-item]
+        asking = any(getattr(i, "value", {}).get("kind") == "confirm" for i in interrupts)
+        waiting = bool(interrupts) and not asking
         reply = state.get("reply") or {}
         handoff = state.get("handoff")
         if waiting and handoff:
@@ -239,7 +271,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             text = " ".join(p for p in (facts, _waiting_text(handoff)) if p)
             reply = {"text": text, "truncated": False}
         return CustomerServiceResult(
-            status="needs_human" if waiting else "succeeded",
+            status="needs_human"
+            if waiting
+            else ("awaiting_confirmation" if asking else "succeeded"),
             triage=IssueTriage(**state["triage"]),
             reply=DraftReply(text=reply.get("text", ""), truncated=reply.get("truncated", False)),
             tool_results=list(state.get("tool_results") or []),
@@ -369,13 +403,22 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         graph.add_node("decide", self._decide)
         graph.add_node("select_tool", self._select_tool)
         graph.add_node("run_tool", self._run_tool)
+        graph.add_node("confirm", self._confirm)
+        graph.add_node(
+            "await_confirm",
+            self._await_confirm,
+            destinations=("run_tool", "clarify", "start_turn"),
+        )
+        graph.add_node("clarify", self._clarify)
         graph.add_node("handoff", self._handoff)
         graph.add_node("draft_reply", self._draft_reply)
         graph.add_edge(START, "start_turn")
         graph.add_edge("start_turn", "triage_issue")
         graph.add_edge("triage_issue", "decide")
-        graph.add_conditional_edges("decide", _after_decide)
-        graph.add_conditional_edges("select_tool", _after_select)
+        graph.add_conditional_edges("decide", _after_decision)
+        graph.add_conditional_edges("select_tool", _after_tool_choice)
+        graph.add_conditional_edges("confirm", _after_confirm)
+        graph.add_edge("clarify", END)
         graph.add_conditional_edges("run_tool", _after_run)
         graph.add_edge("handoff", "draft_reply")
         graph.add_conditional_edges("draft_reply", _after_draft, ["handoff", END])
@@ -433,17 +476,26 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     async def _decide(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
+        """Pick the turn's one tool, a clarifying question, or a handoff.
+
+        A write tool is picked only from what the customer asked for in their own words
+        (:func:`~workflows.customer_service.asks.read_asks`): never from keyword rank, never
+        from the triage (which may pick read tools only). Two intents, one of them a write,
+        get a question back, not the money-moving one.
+        """
         signals = state["signals"]
         triage = IssueTriage(**state["triage"])
+        asks = read_asks(state["message"], max_chars=MAX_MESSAGE_CHARS)
         intents: list[str] = list(signals["intents"])
         # anger is read from words, not from the triage: on the CPU default the triage is a
         # random model's greedy answer, the same for every message
         angry = bool(signals["angry"])
         streak = int(state.get("angry_streak") or 0) + 1 if angry else 0
-        update: dict[str, Any] = {"angry_streak": streak}
-        intent = next((i for i in intents if i != "human"), None)
-        if intent is None and triage.parsed:
-            intent = TRIAGE_INTENT.get(triage.issue_type)
+        update: dict[str, Any] = {"angry_streak": streak, "clarify": None, "pending": None}
+        declined = state.get("declined_action")
+        if declined:  # a confirmation this message did not confirm: say nothing was done
+            update["declined_action"] = None
+            update["tool_results"] = [_not_done_result(declined)]
         reason = None
         if state.get("model_down"):
             reason = MODEL_DOWN_REASON
@@ -451,14 +503,21 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             reason = "the customer asked for a person"
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
-        elif state.get("route") == Route.FALLBACK.value and not intents:
+        elif state.get("route") == Route.FALLBACK.value and not intents and not asks.writes:
             reason = "the classifier is unsure of the route and no intent word was found"
         elif not triage.parsed:
             reason = "the triage could not read the message"
-        tool = INTENT_TOOL.get(intent or "")
+        intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
+        tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
         plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
-        if reason is None and tool is not None and state.get("customer_id") and self.store:
-            plan["order_ids"] = self._offer_ids(state)
+        if reason is None:
+            update["clarify"] = self._clarification(state, asks)
+        if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
+            if self.store is not None and tool in WRITE_TOOL_NAMES:
+                plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
+                plan["order_ids"], update["clarify"] = self._write_target(state, asks)
+            elif self.store is not None:
+                plan["order_ids"] = self._offer_ids(state)
             if not plan["order_ids"]:
                 plan["tool"] = None
         elif tool is not None:
@@ -474,9 +533,50 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             plan["handoff_reason"] = reason
         return update
 
+    def _clarification(self, state: CustomerServiceState, asks: Asks) -> str | None:
+        """The question to ask back instead of acting, or None: a message with no words or
+        in a third language, two intents one of them a write, and a write that cannot be
+        read safely (a very long message, a malformed id, an address that is not one)."""
+        message = state["message"]
+        language = confirming.lang(message, str(state.get("locale") or "en_US"))
+        if not has_words(message):
+            return confirming.text("empty", language)
+        if third_language(message):
+            return confirming.text("language", language)
+        if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
+            return confirming.two_intents(asks, language)
+        if not asks.writes:
+            return None
+        if len(message) > MAX_MESSAGE_CHARS:
+            return confirming.text("long", language)
+        if asks.malformed_id:
+            return confirming.text("bad_id", language)
+        if asks.writes[0] == "change_address" and not asks.new_address:
+            return confirming.address_problem(asks.address_problem, language)
+        return None
+
+    def _write_target(
+        self, state: CustomerServiceState, asks: Asks
+    ) -> tuple[list[str], str | None]:
+        """The one order a write may touch, or a question: the order named (one only), else
+        the one the conversation is about, else the customer's only order."""
+        language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
+        named = list(state["signals"]["order_ids"])
+        if len(named) > 1:
+            return [], confirming.text("which_of", language, ids=", ".join(named[:5]))
+        if named:
+            return named, None
+        if state.get("last_order_id"):
+            return [str(state["last_order_id"])], None
+        assert self.store is not None
+        own = self.store.tools(str(state["customer_id"])).order_ids(2)
+        if len(own) == 1:
+            return own, None
+        return [], confirming.text("which_order", language)
+
     def _offer_ids(self, state: CustomerServiceState) -> list[str]:
-        """Order ids this turn may touch: those in the message, else the one the conversation
-        is about, else the customer's own (newest first)."""
+        """Order ids a read this turn may touch: those in the message, else the one the
+        conversation is about, else the customer's own (newest first)."""
         named = list(state["signals"]["order_ids"])
         if named:
             return named[:MAX_OFFERED_ORDERS]
@@ -516,7 +616,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 error = "the model made no tool call"
             else:
                 try:
-                    args = _validate(tool, arguments, offered, state["message"])
+                    args = _validate(tool, arguments, offered, str(plan.get("address") or ""))
                 except ToolArgumentsError as exc:
                     error = str(exc)
             _emit(
@@ -543,23 +643,27 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     async def _run_tool(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
+        """Run the turn's read, or its confirmed write through the write policy
+        (:func:`~workflows.customer_service.policy.execute_write`). A refund over the
+        automatic limit goes to ``handoff`` with the confirmed action."""
         assert self.store is not None
         plan = state["plan"]
         tool, args = str(plan["tool"]), dict(plan["arguments"])
         tools = self.store.tools(str(state["customer_id"]))
-        key = f"{state['thread_id']}:{state['turn']}"
-        if tool == "start_refund" and state.get("attachments"):
-            args["reason"] = ("customer request; evidence: " + ", ".join(state["attachments"]))[
-                :200
-            ]
+        action = plan.get("action")
         try:
-            result = tools.run(tool, args, key=key)
+            if tool in WRITE_TOOL_NAMES:
+                action = dict(action or {})
+                args = dict(action.get("arguments") or args)
+                result = execute_write(tools, WriteAction(**_action_fields(action)))
+            else:
+                result = tools.run(tool, args)
         except ToolError as exc:
             if exc.code == "needs_approval":
                 return {
                     "handoff": {
                         "reason": "refund over the automatic limit",
-                        "action": {"tool": tool, "arguments": args, "key": key},
+                        "action": action,
                         "detail": str(exc),
                     },
                     "last_order_id": args.get("order_id"),
@@ -570,10 +674,106 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 tool=tool, ok=result.ok, facts=result.facts, error_code=result.error_code
             )
         )
-        update: dict[str, Any] = {"tool_results": [result.model_dump()]}
+        results = [*(state.get("tool_results") or []), result.model_dump()]
+        update: dict[str, Any] = {"tool_results": results}
         if result.ok or result.error_code != "not_found":
             update["last_order_id"] = args.get("order_id")
         return update
+
+    async def _confirm(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        """State the exact write with the store's facts and ask for a yes; or, when it cannot
+        be done (not refundable, shipped, not the customer's), the refusal, and ask nothing."""
+        assert self.store is not None
+        plan = state["plan"]
+        tool, args = str(plan["tool"]), dict(plan["arguments"])
+        customer = str(state["customer_id"])
+        language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
+        if tool == "start_refund":
+            files = state.get("attachments") or []
+            reason = "customer request" + ("; evidence: " + ", ".join(files) if files else "")
+            args["reason"] = reason[:200]
+        shown = confirming.preview(self.store.tools(customer), tool, args, language)
+        if isinstance(shown, ToolResult):
+            _emit(
+                ToolResultEvent(tool=tool, ok=False, facts=shown.facts, error_code=shown.error_code)
+            )
+            update: dict[str, Any] = {
+                "tool_results": [*(state.get("tool_results") or []), shown.model_dump()]
+            }
+            if shown.error_code != "not_found":
+                update["last_order_id"] = args.get("order_id")
+            return update
+        arguments, question = shown
+        _emit(ReplyFacts(text=question))
+        history = [*(state.get("history") or []), {"role": "agent", "text": question}]
+        action = {
+            "tool": tool,
+            "customer_id": customer,
+            "arguments": arguments,
+            "key": f"{state['thread_id']}:{state['turn']}",
+            "ask": str(plan.get("ask") or ""),
+            "question": question,
+            "language": language,
+        }
+        return {
+            "pending": action,
+            "reply": {"text": question, "facts": question, "truncated": False},
+            "history": history[-MAX_HISTORY:],
+            "last_order_id": args.get("order_id"),
+        }
+
+    async def _await_confirm(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> Command[str]:
+        """Wait (``interrupt``) for the customer's next message on this thread. A plain yes
+        from the same customer runs the write; a plain no cancels it; anything else cancels
+        it and is handled as a new turn."""
+        action = dict(state.get("pending") or {})
+        answer = interrupt(
+            {
+                "kind": "confirm",
+                "thread_id": state["thread_id"],
+                "customer_id": action.get("customer_id"),
+                "tool": action.get("tool"),
+                "order_id": (action.get("arguments") or {}).get("order_id"),
+                "question": action.get("question"),
+            }
+        )
+        answer = answer if isinstance(answer, dict) else {}
+        said, by = str(answer.get("text") or ""), answer.get("customer_id")
+        language = str(action.get("language") or "en")
+        turn = int(state.get("turn") or 0) + 1
+        history = [*(state.get("history") or []), {"role": "customer", "text": said[:2000]}]
+        if by != action.get("customer_id"):  # another customer, or a person's handoff decision
+            text = confirming.text("other_customer", language)
+            return Command(goto="clarify", update={"pending": None, "clarify": text})
+        if is_yes(said):
+            action.update(confirmation=said, confirmed_by=by)
+            plan = {**state["plan"], "action": action}
+            update = {"pending": None, "plan": plan, "turn": turn, "history": history}
+            return Command(goto="run_tool", update=update)
+        if confirming.is_no(said) or not answer.get("state"):
+            text = confirming.not_done(action, language)
+            update = {"pending": None, "clarify": text, "turn": turn, "history": history}
+            return Command(goto="clarify", update=update)
+        declined = {"tool": action.get("tool"), "arguments": action.get("arguments")}
+        new_turn = {**dict(answer["state"]), "pending": None, "declined_action": declined}
+        return Command(goto="start_turn", update=new_turn)
+
+    async def _clarify(
+        self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
+        """Reply with code's question (which intent, which order, what address) or note; no
+        tool runs and no model writes."""
+        text = str(state.get("clarify") or "")
+        _emit(ReplyFacts(text=text))
+        history = [*(state.get("history") or []), {"role": "agent", "text": text}]
+        return {
+            "reply": {"text": text, "facts": text, "truncated": False},
+            "history": history[-MAX_HISTORY:],
+        }
 
     async def _handoff(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
@@ -608,10 +808,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             tools = self.store.tools(str(state["customer_id"]))
             if approve:
                 try:
-                    args = tools.validate(action["tool"], action["arguments"])
-                    done = tools.start_refund(
-                        args,  # type: ignore[arg-type]
-                        key=action["key"],
+                    done = execute_write(
+                        tools,
+                        WriteAction(**_action_fields(action)),
                         approved_by=f"person:{by}",
                         note=note,
                     )
@@ -687,27 +886,28 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         }
 
 
-def _validate(tool: str, arguments: str, offered: list[str], message: str) -> dict[str, Any]:
-    """The model's arguments, validated: pydantic, the order id one of ``offered``, a new
-    address copied from the customer's own message.
+def _validate(tool: str, arguments: str, offered: list[str], address: str = "") -> dict[str, Any]:
+    """The model's arguments, validated: JSON with ``order_id`` only, one of ``offered``; a
+    new ``address`` (read by code from the customer's words) is added for an address change.
 
     Raises:
         ToolArgumentsError: Any rule broken.
     """
     from workflows.customer_service.store import OrderTools
 
-    if tool == "start_refund":  # the model chooses the order only; code sets amount/reason
-        try:
-            data = json.loads(arguments)
-        except ValueError:
-            raise ToolArgumentsError(tool, "arguments are not JSON") from None
-        if not isinstance(data, dict) or set(data) - {"order_id"}:
-            raise ToolArgumentsError(tool, "only order_id may be given")
-    args = OrderTools.validate(tool, arguments).model_dump(exclude_none=True)
+    try:  # the model chooses the order only; code sets amount, reason and new address
+        data = json.loads(arguments)
+    except ValueError:
+        raise ToolArgumentsError(tool, "arguments are not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"order_id"}:
+        raise ToolArgumentsError(tool, "only order_id may be given")
+    if tool == "change_address":
+        data["new_address"] = address or "-" * 5  # validated below; never empty here
+    args = OrderTools.validate(tool, data).model_dump(exclude_none=True)
     if args.get("order_id") not in offered:
         raise ToolArgumentsError(tool, "order_id: not one of the orders this turn may touch")
-    if tool == "change_address" and args["new_address"] not in message:
-        raise ToolArgumentsError(tool, "new_address: not written by the customer")
+    if tool == "change_address" and not address:
+        raise ToolArgumentsError(tool, "new_address: the customer gave none")
     return args
 
 
@@ -724,14 +924,64 @@ def _refusal(tool: str, args: dict[str, Any], exc: ToolError) -> ToolResult:
 # per turn, on the batch's request path.
 
 
-async def _after_decide(state: CustomerServiceState) -> str:
+async def _after_decision(state: CustomerServiceState) -> str:
     if state.get("handoff"):
         return "handoff"
+    if state.get("clarify"):
+        return "clarify"
     return "select_tool" if state["plan"].get("tool") else "draft_reply"
 
 
-async def _after_select(state: CustomerServiceState) -> str:
-    return "handoff" if state.get("handoff") else "run_tool"
+async def _after_tool_choice(state: CustomerServiceState) -> str:
+    """A write is confirmed by the customer before it runs; a read runs now."""
+    if state.get("handoff"):
+        return "handoff"
+    return "confirm" if state["plan"].get("tool") in WRITE_TOOL_NAMES else "run_tool"
+
+
+async def _after_confirm(state: CustomerServiceState) -> str:
+    return "await_confirm" if state.get("pending") else "draft_reply"
+
+
+#: The write tools (each runs only confirmed, through :func:`execute_write`).
+WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
+#: Read tools of the read intents that the signals table does not name.
+_READ_TOOLS = {"eligibility": "check_refund_eligibility"}
+#: The triage's issue types mapped to *read* intents: the triage never picks a write.
+_TRIAGE_READ = {
+    "refund": "eligibility",
+    "delivery": "track",
+    "order_status": "status",
+    "cancellation": "status",
+}
+
+
+def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | None:
+    """The read a turn without a write ask does: one asked for, else one whose words occur,
+    else the triage's (read intents only)."""
+    if asks.reads:
+        return asks.reads[0]
+    words = [i for i in intents if i in ("track", "status")]
+    if words:
+        return words[0]
+    return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+
+
+def _action_fields(action: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`WriteAction` fields of a pending or confirmed action dict."""
+    names = WriteAction.model_fields
+    return {k: v for k, v in action.items() if k in names}
+
+
+def _not_done_result(declined: dict[str, Any]) -> dict[str, Any]:
+    """The tool result that says a write was not confirmed, so nothing was done."""
+    order_id = str((declined.get("arguments") or {}).get("order_id", ""))
+    return ToolResult(
+        tool=str(declined.get("tool")),
+        ok=False,
+        error_code="not_confirmed",
+        facts={"order_id": order_id, "reason": "it was not confirmed, so nothing was changed"},
+    ).model_dump()
 
 
 async def _after_run(state: CustomerServiceState) -> str:

@@ -65,6 +65,28 @@ class ToolArgumentsError(ToolError):
         super().__init__("invalid_arguments", f"{tool}: invalid arguments: {detail}")
 
 
+class WriteGrant:
+    """Proof that :func:`workflows.customer_service.policy.execute_write` approved one write:
+    its tool, customer and idempotency key. Made only by :func:`_mint_grant`, which only the
+    policy module calls; every write method of :class:`OrderTools` refuses a call without a
+    matching grant (``ToolError("unauthorised")``)."""
+
+    __slots__ = ("customer_id", "key", "tool")
+
+    def __init__(self, tool: str, customer_id: str, key: str, seal: object) -> None:
+        if seal is not _SEAL:
+            raise ToolError("unauthorised", "a write grant is made only by the write policy")
+        self.tool, self.customer_id, self.key = tool, customer_id, key
+
+
+_SEAL = object()
+
+
+def _mint_grant(tool: str, customer_id: str, key: str) -> WriteGrant:
+    """A grant for one write; called only by the write policy (a unit test checks that)."""
+    return WriteGrant(tool, customer_id, key, _SEAL)
+
+
 def _short(error: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
@@ -245,16 +267,42 @@ class OrderTools:
         except ValidationError as exc:
             raise ToolArgumentsError(tool, exc) from None
 
-    def run(self, tool: str, arguments: dict[str, Any] | str, *, key: str = "") -> ToolResult:
-        """Validate and run ``tool``; ``key`` scopes idempotent writes (e.g. the thread id).
+    def run(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | str,
+        *,
+        key: str = "",
+        grant: WriteGrant | None = None,
+        **write: Any,
+    ) -> ToolResult:
+        """Validate and run ``tool``; ``key`` scopes idempotent writes (e.g. the thread id). A
+        write needs the policy's ``grant`` (``approved_by``/``note`` go to ``start_refund``).
 
         Raises:
             ToolArgumentsError: Invalid arguments (nothing ran).
-            ToolError: The tool refused (not found, policy, needs approval).
+            ToolError: The tool refused (not found, policy, needs approval, ``unauthorised``:
+                a write without a grant).
         """
         args = self.validate(tool, arguments)
         method = getattr(self, tool)
-        return method(args, key=key) if tool in _WRITES else method(args)
+        if tool in _WRITES:
+            return method(args, key=key, grant=grant, **write)
+        return method(args)
+
+    def _check_grant(self, grant: WriteGrant | None, tool: str, key: str) -> None:
+        """Refuse a write the policy did not grant (or granted for another tool, customer or
+        key)."""
+        if (
+            not isinstance(grant, WriteGrant)
+            or grant.tool != tool
+            or grant.customer_id != self.customer_id
+            or grant.key != key
+        ):
+            raise ToolError(
+                "unauthorised",
+                f"{tool}: writes run only through workflows.customer_service.policy.execute_write",
+            )
 
     # --- reads ---------------------------------------------------------------------------
     def lookup_order(self, args: OrderArgs) -> ToolResult:
@@ -338,9 +386,26 @@ class OrderTools:
                 },
             )
 
+    def refundable(self, order_id: str) -> tuple[int, str, str | None]:
+        """``(cents left to refund, currency, None)`` or ``(0, currency, why not)``.
+
+        Raises:
+            ToolError: ``not_found``.
+        """
+        with self.sessions() as session:
+            order = self._order(session, order_id)
+            left, reason = self._eligibility(order)
+            return left, order.currency, reason
+
     # --- writes --------------------------------------------------------------------------
     def start_refund(
-        self, args: RefundArgs, *, key: str = "", approved_by: str | None = None, note: str = ""
+        self,
+        args: RefundArgs,
+        *,
+        key: str = "",
+        grant: WriteGrant | None = None,
+        approved_by: str | None = None,
+        note: str = "",
     ) -> ToolResult:
         """Create one refund (idempotent: the same order, amount and ``key`` give the same row).
 
@@ -348,9 +413,10 @@ class OrderTools:
         ``ToolError("needs_approval")`` and writes nothing.
 
         Raises:
-            ToolError: ``not_found``, ``policy`` (not eligible, more than is left) or
-                ``needs_approval``.
+            ToolError: ``not_found``, ``policy`` (not eligible, more than is left),
+                ``needs_approval`` or ``unauthorised`` (no grant from the write policy).
         """
+        self._check_grant(grant, "start_refund", key)
         with self.sessions() as session:
             order = self._order(session, args.order_id)
             amount = args.amount_cents
@@ -405,12 +471,16 @@ class OrderTools:
             message="already recorded (same request)" if duplicate else "",
         )
 
-    def cancel_order(self, args: OrderArgs, *, key: str = "") -> ToolResult:
+    def cancel_order(
+        self, args: OrderArgs, *, key: str = "", grant: WriteGrant | None = None
+    ) -> ToolResult:
         """Cancel an order that has not shipped (idempotent: cancelling twice is one cancel).
 
         Raises:
-            ToolError: ``not_found``; ``policy`` when it has shipped or been delivered.
+            ToolError: ``not_found``; ``policy`` when it has shipped or been delivered;
+                ``unauthorised`` without the policy's grant.
         """
+        self._check_grant(grant, "cancel_order", key)
         with self.sessions() as session:
             order = self._order(session, args.order_id)
             if order.status == "processing":
@@ -430,12 +500,16 @@ class OrderTools:
                 },
             )
 
-    def change_address(self, args: AddressArgs, *, key: str = "") -> ToolResult:
+    def change_address(
+        self, args: AddressArgs, *, key: str = "", grant: WriteGrant | None = None
+    ) -> ToolResult:
         """Change the shipping address of an unshipped order (idempotent by key + address).
 
         Raises:
-            ToolError: ``not_found``; ``policy`` when it has shipped or was cancelled.
+            ToolError: ``not_found``; ``policy`` when it has shipped or was cancelled;
+                ``unauthorised`` without the policy's grant.
         """
+        self._check_grant(grant, "change_address", key)
         with self.sessions() as session:
             order = self._order(session, args.order_id)
             ikey = idempotency_key("address", self.customer_id, order.id, args.new_address, key)
@@ -465,12 +539,16 @@ class OrderTools:
                 facts={"order_id": order.id, "shipping_address": order.shipping_address},
             )
 
-    def open_ticket(self, args: TicketArgs, *, key: str = "") -> ToolResult:
+    def open_ticket(
+        self, args: TicketArgs, *, key: str = "", grant: WriteGrant | None = None
+    ) -> ToolResult:
         """Open a ticket (idempotent by key + subject: a retry returns the same ticket).
 
         Raises:
-            ToolError: ``not_found`` when ``order_id`` is not the customer's.
+            ToolError: ``not_found`` when ``order_id`` is not the customer's;
+                ``unauthorised`` without the policy's grant.
         """
+        self._check_grant(grant, "open_ticket", key)
         with self.sessions() as session:
             if args.order_id is not None:
                 self._order(session, args.order_id)
@@ -509,4 +587,5 @@ class OrderTools:
             )
 
 
-_WRITES = frozenset({"start_refund", "cancel_order", "change_address", "open_ticket"})
+#: The tools that write (each needs a :class:`WriteGrant`).
+WRITE_TOOLS = _WRITES = frozenset({"start_refund", "cancel_order", "change_address", "open_ticket"})

@@ -1,0 +1,185 @@
+"""Confirmation questions and clarifications of the customer-service workflow, written by code.
+
+Before any write the workflow states exactly what it will do, with the facts read from the
+store now (:func:`preview`), and waits for the customer's yes (LangGraph ``interrupt``). When a
+message cannot be acted on as written (two intents, a hesitant or unreadable message, a missing
+or odd address, no order named) :func:`clarification` says why, in the customer's language.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from workflows.customer_service.asks import Asks, normalise
+from workflows.customer_service.store import OrderTools, ToolError, ToolResult, money
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_NO = re.compile(
+    r"^(?:no|nope|nah|n|don'?t|do not|stop|cancel|cancel it|never ?mind|not now|no thanks|"
+    r"no thank you|wait|hold on|不|不要|不用|不用了|算了|取消|不是|不行|别|等等|先不要|不了)$"
+)
+
+#: What an intent is called in a question ("which do you mean: tracking or a refund?").
+_NAMES = {
+    "en": {
+        "refund": "a refund",
+        "cancel": "cancelling the order",
+        "change_address": "changing the address",
+        "track": "tracking the parcel",
+        "status": "the order's status",
+        "eligibility": "whether it can be refunded",
+    },
+    "zh": {
+        "refund": "退款",
+        "cancel": "取消订单",
+        "change_address": "修改地址",
+        "track": "查询物流",
+        "status": "查询订单状态",
+        "eligibility": "查询能否退款",
+    },
+}
+_TEXTS = {
+    "en": {
+        "empty": "I could not find a question in your message. Please tell me what you need, "
+        "for example: where is order ORD-123456?",
+        "language": "I can help in English or Chinese (我可以用中文或英文为您服务). Please write "
+        "your question in one of them.",
+        "two": "Your message asks for {names}. Which one do you want? I have not changed "
+        "anything yet.",
+        "long": "Your message is very long; I read only its beginning. For a refund, a "
+        "cancellation or an address change, please send a short message that says only that.",
+        "bad_id": "That order id does not look right: order ids are ORD- and six digits "
+        "(ORD-123456). Which order do you mean? Nothing was changed.",
+        "which_order": "Which order do you mean? Please give its id (ORD- and six digits). "
+        "Nothing was changed.",
+        "which_of": "Which order do you mean: {ids}? Nothing was changed.",
+        "address": "Please tell me the new address (street and number, city, postcode). "
+        "Nothing was changed: {why}.",
+        "not_done": "OK, I did not {what} order {order_id}; nothing was changed.",
+        "other_customer": "This conversation belongs to another customer; nothing was changed.",
+    },
+    "zh": {
+        "empty": "没有在您的消息中看到问题。请告诉我您需要什么，例如：订单 ORD-123456 到哪了？",
+        "language": "我可以用中文或英文为您服务 (I can help in English or Chinese)。"
+        "请用其中一种语言描述您的问题。",
+        "two": "您的消息同时提到了{names}。请问您要办理哪一项？目前没有做任何更改。",
+        "long": "您的消息太长，我只读取了开头部分。"
+        "如需退款、取消订单或修改地址，请单独发送一条简短的消息。",
+        "bad_id": "这个订单号格式不对：订单号是 ORD- 加六位数字（例如 ORD-123456）。"
+        "请问是哪一个订单？没有做任何更改。",
+        "which_order": "请问是哪一个订单？请提供订单号（ORD- 加六位数字）。没有做任何更改。",
+        "which_of": "请问是哪一个订单：{ids}？没有做任何更改。",
+        "address": "请告诉我新的收货地址（省市区、街道和门牌号）。没有做任何更改：{why}。",
+        "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
+        "other_customer": "此对话属于另一位客户，没有做任何更改。",
+    },
+}
+_WHAT = {
+    "en": {"start_refund": "refund", "cancel_order": "cancel", "change_address": "change"},
+    "zh": {"start_refund": "退款", "cancel_order": "取消", "change_address": "修改地址"},
+}
+_ADDRESS_WHY_ZH = {
+    "no new address was given": "没有提供新地址",
+    "what follows the address change is an instruction, not an address": (
+        "提供的内容是一条指令，不是地址"
+    ),
+    "that does not read as a postal address": "提供的内容不像邮寄地址",
+}
+
+
+def lang(message: str, locale: str) -> str:
+    """``zh`` when the message is Chinese (or has no English words and the customer is
+    ``zh_CN``), else ``en``."""
+    if _HAN.search(message):
+        return "zh"
+    if locale.startswith("zh") and not re.search(r"[A-Za-z]{3,}", message):
+        return "zh"
+    return "en"
+
+
+def text(key: str, language: str, **facts: str) -> str:
+    """The clarification ``key`` in ``language`` with ``facts`` filled in."""
+    return _TEXTS[language][key].format(**facts)
+
+
+def two_intents(asks: Asks, language: str) -> str:
+    """ "Which one do you want?" for a message with two intents, one of them a write."""
+    names = [_NAMES[language][i] for i in dict.fromkeys((*asks.writes, *asks.reads))]
+    joined = "、".join(names) if language == "zh" else " or ".join(names)
+    return text("two", language, names=joined)
+
+
+def address_problem(why: str, language: str) -> str:
+    """Ask for a usable new address, saying what was wrong."""
+    return text("address", language, why=_ADDRESS_WHY_ZH.get(why, why) if language == "zh" else why)
+
+
+def is_no(answer: str) -> bool:
+    """A plain no (``no``, ``cancel``, ``不用了``, ``算了``) and nothing else."""
+    plain = re.sub(r"[\s\W_]+", " ", normalise(answer).lower()).strip()
+    return bool(_NO.match(plain))
+
+
+def not_done(action: dict[str, Any], language: str) -> str:
+    """ "OK, I did not refund order ORD-…; nothing was changed." """
+    what = _WHAT[language].get(str(action.get("tool")), "change")
+    order_id = str(action.get("arguments", {}).get("order_id", ""))
+    return text("not_done", language, what=what, order_id=order_id)
+
+
+def preview(
+    tools: OrderTools, tool: str, args: dict[str, Any], language: str
+) -> tuple[dict[str, Any], str] | ToolResult:
+    """The exact write and its confirmation question, from the store's facts now; or the
+    refusal (``ToolResult``, ok False) when it cannot be done, so nothing is asked.
+
+    ``args`` holds ``order_id`` (and ``new_address`` for an address change, ``reason`` for a
+    refund). A refund's arguments get the exact ``amount_cents`` the question names.
+    """
+    order_id = str(args["order_id"])
+    try:
+        order = tools.run("lookup_order", {"order_id": order_id}).facts
+    except ToolError as exc:
+        return ToolResult(tool=tool, ok=False, facts={"order_id": order_id}, error_code=exc.code)
+    zh = language == "zh"
+    if tool == "start_refund":
+        cents, currency, why = tools.refundable(order_id)
+        if why is not None:
+            return _refused(tool, order_id, f"order is not refundable: {why}")
+        amount = money(cents, currency)
+        question = (
+            f"确认为订单 {order_id} 退款 {amount}，退回原支付方式吗？回复“是”确认。"
+            if zh
+            else f"Refund {amount} for order {order_id} to the original payment method? "
+            "Reply yes to confirm."
+        )
+        return {**args, "amount_cents": cents}, question
+    if order["status"] != "processing":
+        return _refused(tool, order_id, f"order is {order['status']}; only unshipped orders change")
+    if tool == "cancel_order":
+        question = (
+            f"确认取消订单 {order_id}（{order['items']}，金额 {order['total']}）吗？回复“是”确认。"
+            if zh
+            else f"Cancel order {order_id} ({order['items']}, total {order['total']})? "
+            "Reply yes to confirm."
+        )
+        return dict(args), question
+    address = str(args["new_address"])
+    question = (
+        f"确认将订单 {order_id} 的收货地址改为“{address}”吗？回复“是”确认。"
+        if zh
+        else f'Change the shipping address of order {order_id} to "{address}"? '
+        "Reply yes to confirm."
+    )
+    return dict(args), question
+
+
+def _refused(tool: str, order_id: str, reason: str) -> ToolResult:
+    return ToolResult(
+        tool=tool,
+        ok=False,
+        error_code="policy",
+        facts={"order_id": order_id, "reason": reason},
+        message=reason,
+    )

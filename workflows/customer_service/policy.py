@@ -1,0 +1,118 @@
+"""The one path every write of the customer-service workflow runs through.
+
+:func:`execute_write` checks a :class:`WriteAction` and only then runs it, with a one-use
+:class:`~workflows.customer_service.store.tools.WriteGrant` that the store's write methods
+demand (a write called any other way raises ``ToolError("unauthorised")``). It checks:
+
+* **the ask**: the customer's own words asked for this write (re-read here with
+  :func:`~workflows.customer_service.asks.read_asks`, not taken on trust from the graph);
+* **the confirmation**: the same customer answered the confirmation question with a plain yes;
+* **customer scoping**: the action's customer is the one the tools are bound to;
+* **the facts confirmed**: a refund has the exact amount the customer was shown; a new
+  address is the one read from the customer's own words;
+* **limits**: a refund over the automatic limit needs a person (``approved_by``), which the
+  store enforces (``needs_approval``);
+* **idempotency**: a key is required; the store turns the same key into the same row.
+
+The approved-handoff path (a person approves a refund over the limit) calls it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.customer_service.asks import extract_address, is_yes, normalise, own_words, read_asks
+from workflows.customer_service.store.tools import (
+    WRITE_TOOLS,
+    OrderTools,
+    ToolError,
+    ToolResult,
+    _mint_grant,
+)
+
+#: The intent a write tool needs the customer to have asked for.
+TOOL_INTENT = {
+    "start_refund": "refund",
+    "cancel_order": "cancel",
+    "change_address": "change_address",
+}
+
+
+class WriteAction(BaseModel):
+    """One write the customer asked for and confirmed.
+
+    Attributes:
+        tool: A write tool (``start_refund``, ``cancel_order``, ``change_address``,
+            ``open_ticket``).
+        customer_id: The customer it is for (the thread's).
+        arguments: The tool's arguments (a refund's ``amount_cents`` is the amount shown).
+        key: Idempotency scope (``thread:turn``); required.
+        ask: The customer's words that asked for it.
+        confirmation: The customer's answer to the confirmation question.
+        confirmed_by: Who answered it (must be ``customer_id``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    customer_id: str
+    arguments: dict[str, Any]
+    key: str = Field(min_length=1, max_length=200)
+    ask: str = ""
+    confirmation: str = ""
+    confirmed_by: str = ""
+
+
+def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> str | None:
+    """Why ``action`` may not run, or None when it may."""
+    if action.tool not in WRITE_TOOLS:
+        return f"{action.tool} is not a write this policy knows"
+    if not action.customer_id or action.customer_id != tools.customer_id:
+        return "the action is for another customer than the conversation's"
+    intent = TOOL_INTENT.get(action.tool)
+    asks = read_asks(action.ask)
+    if intent is not None and intent not in asks.writes:
+        return "the customer did not ask for it in their own words"
+    if intent is None and not own_words(normalise(action.ask)).strip():
+        return "the customer did not ask for it in their own words"
+    if action.confirmed_by != action.customer_id or not is_yes(action.confirmation):
+        return "the customer did not confirm it"
+    if action.tool == "start_refund" and not action.arguments.get("amount_cents"):
+        return "the refund has no confirmed amount"
+    if action.tool == "change_address":
+        address, _ = extract_address(own_words(normalise(action.ask)))
+        if not address or address != action.arguments.get("new_address"):
+            return "the new address is not the one the customer wrote"
+    if approved_by is not None and not approved_by.startswith("person:"):
+        return "only a person approves a refund over the automatic limit"
+    return None
+
+
+def execute_write(
+    tools: OrderTools, action: WriteAction, *, approved_by: str | None = None, note: str = ""
+) -> ToolResult:
+    """Check ``action`` and run it once (idempotent by its key).
+
+    Args:
+        tools: The store's tools, bound to the conversation's customer.
+        action: The write, its ask and its confirmation.
+        approved_by: ``person:<name>`` when a person approved a refund over the limit.
+        note: The person's note (refunds only).
+
+    Returns:
+        The tool's result.
+
+    Raises:
+        ToolError: ``policy`` when the policy refuses (the message says why; nothing is
+            written), or what the tool raises (``not_found``, ``policy``, ``needs_approval``).
+    """
+    why = denial(action, tools, approved_by)
+    if why is not None:
+        raise ToolError("policy", f"{action.tool} refused: {why}")
+    grant = _mint_grant(action.tool, tools.customer_id, action.key)
+    extra: dict[str, Any] = {}
+    if action.tool == "start_refund":
+        extra = {"approved_by": approved_by, "note": note}
+    return tools.run(action.tool, action.arguments, key=action.key, grant=grant, **extra)
