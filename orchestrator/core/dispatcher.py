@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification, RuleClassifier
 from orchestrator.core.client import ModelClient
-from orchestrator.core.compound import HandedOn, hand_on, handed_on_note
 from orchestrator.core.events import (
     CallExperts,
     ClassificationEvent,
@@ -27,13 +26,11 @@ from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import (
     ModelCallError,
     ServerUnavailableError,
-    StorageError,
     TelemetryError,
     ThreadOwnerError,
     TurnBusyError,
     UnknownRouteError,
     UserError,
-    storage_error,
 )
 from orchestrator.observability.metrics import observed_request, observed_stream
 from orchestrator.observability.tracing import RequestTrace
@@ -61,10 +58,6 @@ class RequestOutcome(BaseModel):
         headline: One line for the console.
         error: What went wrong, for ``failed`` and ``no_workflow``.
         calls: One summary per model call.
-        handed_on: The parts of a compound request that were not run: each handed to a person
-            with a record of its own (:mod:`orchestrator.core.compound`); the headline says so.
-        truncated: The workflow read only the head and the tail of a request text longer than
-            it reads (its ``max_message_chars``); the middle was cut.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -77,8 +70,6 @@ class RequestOutcome(BaseModel):
     headline: str = ""
     error: str | None = None
     calls: list[CallSummary] = []
-    handed_on: list[HandedOn] = []
-    truncated: bool = False
 
 
 def thread_config(request: Request, trace: RequestTrace | None = None) -> dict[str, Any]:
@@ -365,7 +356,6 @@ class Orchestrator:
             waiting = await self._waiting_outcome(request, classification, workflow)
         if waiting is not None:
             return waiting
-        handed = await hand_on(self.store, request, classification, workflow.route)
         trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
@@ -405,14 +395,10 @@ class Orchestrator:
             )
             raise
         except Exception as exc:  # a bug in a workflow: record it, then let it surface
-            storage = _storage_failure(exc, workflow)
-            if storage is None:
-                logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
+            logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
             await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
+                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
             )
-            if storage is not None and storage is not exc:
-                raise storage from exc
             raise
         result, payload, status = await self._finish(request, workflow, state)
         await _forget_one_off(request, workflow, status)
@@ -422,10 +408,8 @@ class Orchestrator:
             workflow=workflow.name,
             status=status,
             result=payload,
-            headline=handed_on_note(workflow.headline(result), handed),
+            headline=with_secondary_note(workflow.headline(result), classification),
             calls=list(gateway.calls),
-            handed_on=list(handed),
-            truncated=_input_truncated(request, workflow),
         )
 
     @observed_stream  # counted once, from its classification and done events
@@ -515,7 +499,6 @@ class Orchestrator:
                 request_id=request.id, status=waiting.status, headline=waiting.headline
             )
             return
-        handed = await hand_on(self.store, request, classification, workflow.route)
         trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
@@ -566,12 +549,9 @@ class Orchestrator:
             return
         except Exception as exc:
             finished = True
-            storage = _storage_failure(exc, workflow)
             await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
+                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
             )
-            if storage is not None and storage is not exc:
-                raise storage from exc
             raise
         finally:
             if not finished and not completed:
@@ -588,7 +568,7 @@ class Orchestrator:
         yield StreamDone(
             request_id=request.id,
             status=status,
-            headline=handed_on_note(workflow.headline(result), handed),
+            headline=workflow.headline(result),
             result=payload,
         )
 
@@ -661,12 +641,9 @@ class Orchestrator:
         try:
             state = await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
         except Exception as exc:
-            storage = _storage_failure(exc, workflow)
             await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
+                request.id, "failed", error=f"{type(exc).__name__}: {exc}"
             )
-            if storage is not None and storage is not exc:
-                raise storage from exc
             raise
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
@@ -683,18 +660,6 @@ class Orchestrator:
             headline=workflow.headline(result),
             calls=list(gateway.calls),
         )
-
-
-def _storage_failure(exc: BaseException, workflow: Workflow[Any, Any]) -> StorageError | None:
-    """``exc`` as the :class:`StorageError` of the workflow's database (a damaged, locked or
-    full conversations file raised by the checkpointer's driver), or None for another error."""
-    where = getattr(workflow, "storage_name", None) or f"the {workflow.name} database"
-    return storage_error(exc, where, "")
-
-
-def _failure_text(exc: BaseException, storage: StorageError | None) -> str:
-    """What a failed request's row says: the storage failure's line, else the bug's type."""
-    return str(storage) if storage is not None else f"internal error: {type(exc).__name__}: {exc}"
 
 
 def _trace_classification(trace: RequestTrace, route: Route, c: Classification) -> None:
@@ -719,8 +684,14 @@ def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
     ]
 
 
-def _input_truncated(request: Request, workflow: Workflow[Any, Any]) -> bool:
-    """Whether ``workflow`` read only part of the request's text: it declares how much it
-    reads (``max_message_chars``) and the text is longer."""
-    limit = getattr(workflow, "max_message_chars", None)
-    return isinstance(limit, int) and len(request.text) > limit
+def with_secondary_note(headline: str, classification: Classification) -> str:
+    """``headline`` plus a note of the routes a compound request also asked for (issue 14).
+
+    The dispatcher runs the first route's workflow only; the rest are named so that nothing
+    the user asked for is dropped silently ("refund my order *and* summarise the sheet").
+    """
+    rest = classification.secondary_routes
+    if not rest:
+        return headline
+    names = ", ".join(r.value for r in rest)
+    return f"{headline} [also asked: {names}; not run, send it as a separate request]"
