@@ -52,6 +52,22 @@ _ID_NAME = re.compile(
     r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度",
     re.IGNORECASE,
 )
+#: Names of code columns: the name, kind, unit, brand or status of something (a number there
+#: is a code: 品牌名称 ``1003``, 货币单位 ``1`` for CNY), never a quantity.
+_CODE_NAME = re.compile(
+    r"(^|[\s_\-/(])(brand|currency|curr|ccy|uom|status|state|type|kind|category|class|"
+    r"gender|sex|flag|channel\s*code|unit\s*of\s*measure|unit(?![\s_]*(price|cost|value|rate)))($|[\s_\-.#/):])"
+    r"|名称|名稱|品牌|币种|幣種|货币|貨幣|单位$|單位$|计量单位|類型|类型|类别|類別|种类|種類|状态|狀態|"
+    r"性别|性別|标志|標誌|渠道码|区域码",
+    re.IGNORECASE,
+)
+#: Names of measures: a code test by value never overrides them.
+_MEASURE_NAME = re.compile(
+    r"amount|sales|revenue|cost|spend|qty|quantity|units|count|total|sum\b|price|profit|"
+    r"income|balance|fee|value|volume|weight|score|"
+    r"金额|金額|销量|銷量|销售|銷售|数量|數量|收入|成本|利润|利潤|费用|費用|余额|餘額|合计|总|總|价|價",
+    re.IGNORECASE,
+)
 #: Names of non-additive measures (a sum of them means nothing).
 _NON_ADDITIVE = re.compile(
     r"rate|ratio|percent|pct|share|margin|average|avg|mean|median|price|score|rating|grade|"
@@ -258,11 +274,42 @@ def _coverage(table: Table, col: Column, positions: list[int] | None = None) -> 
     return _Coverage(covered=len(known), of=len(known) + len(missing), missing=missing)
 
 
+def is_code(col: Column) -> bool:
+    """A numeric column of codes, not quantities: a brand, currency-unit, type or status code.
+
+    By name (``Brand``, ``Currency unit``, ``Status``, ``品牌名称``, ``货币单位``, ``类型``:
+    a name, a kind or a unit of something is never summed), or by value when the name is not
+    a measure's (``Amount``, ``Qty``, ``金额``...): integers of one fixed width of 3+ digits
+    (``1001``, ``2040``) with few distinct values that repeat (at most half as many
+    distinct values as rows, at least one repeated), and not round amounts (multiples of 10).
+    """
+    if col.type is not ColumnType.INTEGER:
+        return False
+    if _MEASURE_NAME.search(col.name) or _WEIGHT_NAME.search(col.name):
+        return False
+    if _CODE_NAME.search(col.name):
+        return True
+    if col.unit is not None:
+        return False
+    values, _ = _numbers(col)
+    if len(values) < 4 or np.any(values < 0):
+        return False
+    widths = {len(str(int(v))) for v in values}
+    distinct = len(np.unique(values))
+    return (
+        len(widths) == 1
+        and min(widths) >= 3
+        and distinct * 2 <= len(values)
+        and distinct < len(values)
+        and not np.all(values % 10 == 0)
+    )
+
+
 def is_identifier(col: Column) -> bool:
     """An id-like numeric column: by name (``Row ID``, ``Postal Code``, ``型号``, ``号码``,
-    in several languages), or by value (unique integers of 10+ rows; integers of 7+ digits,
-    such as phone or account numbers)."""
-    if _ID_NAME.search(col.name):
+    in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
+    such as phone or account numbers), or a code column (:func:`is_code`)."""
+    if _ID_NAME.search(col.name) or is_code(col):
         return True
     values, _ = _numbers(col)
     if col.type is not ColumnType.INTEGER or not len(values):
@@ -301,7 +348,12 @@ def profile(table: Table, config: AnalysisConfig) -> TableProfile:
     measures, identifiers, dimensions, dates = [], [], [], []
     label: tuple[float, str] | None = None
     for col in table.columns:
-        if col.is_numeric and col.non_empty:
+        if col.is_numeric and col.non_empty and is_code(col):
+            identifiers.append(col.name)
+            distinct = len(_distinct(col))
+            if 2 <= distinct <= config.max_distinct and distinct * 2 <= col.non_empty:
+                dimensions.append(col.name)  # a brand or type code groups the rows
+        elif col.is_numeric and col.non_empty:
             (identifiers if is_identifier(col) else measures).append(col.name)
         elif col.is_temporal and col.non_empty:
             dates.append(col.name)
