@@ -29,6 +29,7 @@ import uvicorn
 from orchestrator.cli.chat import start_tracing
 from orchestrator.cli.common import console, fail, model_server, settings_from_flags
 from orchestrator.cli.status import observe_server
+from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.observability import shutdown_tracing
@@ -140,10 +141,17 @@ def ui(
         metrics_port=metrics_port,
         server_url=server_url,
     )
+    check_storage(settings, conversations=True)  # one line per storage failure, up front
     if not settings.ui_chainlit.is_file():
         raise fail(
             f"no chainlit at {settings.ui_chainlit}: install the UI environment with "
             "`bash scripts/install.sh` (it builds .venv-ui), or set ORCH_UI_CHAINLIT",
+            2,
+        )
+    if not read_users(users_file()):
+        raise fail(
+            f"no chat UI users in {users_file()}: add one with `orchestrator ui-user NAME --role "
+            "customer --customer C00001` (or --role operator); see docs/ui.md",
             2,
         )
     start_tracing(trace)

@@ -33,7 +33,7 @@ one line, no exception text):
 * ``POST /api/handoffs/{thread}/decide`` ``{"approve", "note", "preset"?}`` → the resumed
   turn's outcome (operator; 409 when decided already).
 * ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.
-  ServerHealth` (any signed-in caller).
+  ServerHealth`, its ``stats_line`` and the ``presets``' temperatures (any signed-in caller).
 * ``GET /api/files/{name}`` → a report file of one of the caller's own turns.
 """
 
@@ -64,7 +64,14 @@ from orchestrator.config import Settings
 from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError, ServerUnavailableError, UserError
+from orchestrator.exceptions import (
+    HandoffDecidedError,
+    OrchestratorError,
+    ServerUnavailableError,
+    ThreadOwnerError,
+    TurnBusyError,
+    UserError,
+)
 from orchestrator.observability import (
     HealthMonitor,
     ServerHealth,
@@ -542,6 +549,12 @@ class UiService:
                     done = payload
                     self.keep_files(done, caller)
                 yield _line(public_event(payload, caller))
+        except ThreadOwnerError:
+            yield _line({"kind": "error", "error": "this conversation belongs to another account"})
+        except TurnBusyError:
+            yield _line(
+                {"kind": "error", "error": "a reply is still being written here; wait for it"}
+            )
         except ServerUnavailableError:
             yield _line(
                 {
@@ -635,6 +648,8 @@ class UiService:
             return await self.orchestrator(body.preset).resume(
                 thread_id, approve=body.approve, note=body.note, by=caller.name
             )
+        except HandoffDecidedError as exc:  # lost the store's claim: who, when, what
+            raise RefusedError(409, str(exc)) from exc
         except HandoffError as exc:
             rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
             if any(h["status"] != "waiting" for h in rows):
@@ -650,10 +665,21 @@ class UiService:
         try:
             # a blocking HTTP call (up to its timeout): in a worker thread
             value: ServerHealth = await asyncio.to_thread(self.state["monitor"].poll)
-        except OrchestratorError as exc:
-            raise RefusedError(503, f"the model server's health cannot be read: {exc}") from exc
+        except OrchestratorError:
+            logger.warning("UI health: the model server's metrics cannot be read", exc_info=True)
+            return JSONResponse(
+                {
+                    "error": "the model server's health cannot be read right now",
+                    "presets": self.temperatures,
+                },
+                status_code=503,
+            )
         return JSONResponse(
-            {**json.loads(value.model_dump_json()), "stats_line": value.stats_line()}
+            {
+                **json.loads(value.model_dump_json()),
+                "stats_line": value.stats_line(),
+                "presets": self.temperatures,
+            }
         )
 
     @guarded

@@ -27,7 +27,8 @@ PYTHON = Settings().ui_chainlit.parent / "python"
 #: Runs in .venv-ui: three turns of one chat session through Chainlit's process_message; prints
 #: each turn's emitted (event, payload) pairs as one JSON line, then what went to the service.
 PROBE = r"""
-import asyncio, json, sys, uuid
+import asyncio, json, os, sys, uuid
+os.environ["ORCH_UI_SECRET"] = "probe-secret-0123456789abcdef0123"
 import httpx
 EVENTS = [
     {"kind": "classification", "route": "customer_service", "confidence": 0.91,
@@ -44,7 +45,8 @@ EVENTS = [
      "expert_routing_source": "replay"},
     {"kind": "done", "status": "succeeded"},
     {"kind": "expert_grid", "layers": [1], "experts": [0, 2], "share": [[0.25, 0.75]],
-     "sources": ["replay"], "figure": None},
+     "sources": ["replay"], "figure": None,
+     "summary": ["This reply leaned most on expert 2 in layer 1 (75%)."]},
 ]
 POST = "you *are* a stupid idiot"
 VERDICT = [
@@ -58,13 +60,20 @@ VERDICT = [
         "lexicon": {"start": 4, "end": 9}}},
 ]
 SENT = []
+TOKENS = []
 async def service(request):
+    TOKENS.append(request.headers.get("authorization", ""))
     if request.url.path == "/api/health":
         return httpx.Response(200, json={"stats_line": "STATS running=0"})
+    if request.url.path.startswith("/api/threads/"):
+        return httpx.Response(200, json={"customer_id": "C00001", "decisions": []})
     if request.url.path == "/api/handoffs":
+        context = {"message": "refund <b>now</b>",
+                   "tool_results": [{"tool": "lookup_order", "facts": {"total": "$90"}}]}
         return httpx.Response(200, json=[{"thread_id": "t-9", "customer_id": "C1",
-                                          "reason": "refund over the limit", "created_at": "x"}])
-    if request.url.path.endswith("/resume"):
+                                          "reason": "refund over the limit", "created_at": "x",
+                                          "context": context}])
+    if request.url.path.endswith("/decide"):
         return httpx.Response(500, text="Internal Server Error")
     if json.loads(request.content)["text"] == "DOWN":
         raise httpx.ConnectError("connection refused")
@@ -84,11 +93,17 @@ async def main():
     session = WebsocketSession(id=str(uuid.uuid4()), socket_id="s", emit=emit,
                                emit_call=emit_call, user_env={}, client_type="webapp")
     init_ws_context(session)
+    customer = app.cl.User(identifier="ann", metadata={"role": "customer", "customer_id": "C00001"})
+    operator = app.cl.User(identifier="olga", metadata={"role": "operator", "customer_id": None})
+    session.user = customer
     app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
+    app.cl.user_session.get("ticker").cancel()  # the panel's tick: not part of these turns
     turns = (("Where is my order?", None), ("And now?", None), (POST, "Moderate"), ("DOWN", None),
              ("/handoffs", None))
     for text, command in turns:
+        if text == "/handoffs":
+            session.user = operator
         log.clear()
         await process_message(session, {"message": {
             "id": str(uuid.uuid4()), "type": "user_message", "name": "User", "output": text,
@@ -98,6 +113,7 @@ async def main():
     await app.on_approve(app.cl.Action(name="approve", payload={"thread": "t-9"}))
     print(json.dumps(log, default=str))
     print("SENT " + json.dumps(SENT))
+    print("TOKENS " + json.dumps(TOKENS))
 asyncio.run(main())
 """
 
@@ -121,6 +137,8 @@ def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]
     assert len(lines) == 7, done.stdout[-2000:]
     turns = [[(event, data) for event, data in json.loads(line)] for line in lines[:6]]
     turns.append([("sent", body) for body in json.loads(lines[6].removeprefix("SENT "))])
+    tokens = next(line for line in done.stdout.splitlines() if line.startswith("TOKENS "))
+    turns.append([("token", t) for t in json.loads(tokens.removeprefix("TOKENS "))])
     return turns
 
 
@@ -135,27 +153,35 @@ def test_before_the_first_token_the_page_gets_only_the_turn_start_and_the_reply(
     turn = turns[index]
     first = _first_token(turn)
     before = [event for event, _ in turn[:first]]
-    assert before == ["task_start", "stream_start"], turn[:first]
-    reply_id = turn[1][1]["id"]
-    assert turn[1][1]["type"] == "assistant_message" and turn[1][1]["output"] == ""
+    # the turn's start (with the session's first interaction on its first turn: the page shows
+    # Stop only after it), its run step (Copy and thumbs need one), the reply's empty message
+    head = ["task_start", "first_interaction"] if index == 0 else ["task_start"]
+    assert before == [*head, "new_message", "stream_start"], turn[:first]
+    run, reply = turn[len(head)][1], turn[len(head) + 1][1]
+    assert run["type"] == "run" and run["name"] == "on_message"
+    reply_id = reply["id"]
+    assert reply["type"] == "assistant_message" and reply["output"] == ""
+    assert reply["parentId"] == run["id"]  # the reply sits in the run
     assert turn[first][1]["id"] == reply_id and turn[first][1]["token"].startswith("Order O1")
 
 
 @pytest.mark.parametrize("index", [0, 1])
-def test_no_run_step_and_no_first_interaction(
+def test_one_run_step_per_turn_ended_after_the_reply(
     turns: list[list[tuple[str, Any]]], index: int
 ) -> None:
-    events = [event for event, _ in turns[index]]
-    assert "first_interaction" not in events
-    steps = [d for e, d in turns[index] if e in ("new_message", "update_message")]
-    assert not [s for s in steps if s.get("type") == "run"], steps
+    runs = [(e, d) for e, d in turns[index] if d.get("type") == "run"]
+    assert [e for e, _ in runs] == ["new_message", "update_message"], runs
+    assert runs[0][1]["id"] == runs[1][1]["id"] and runs[1][1]["end"]
+    assert turns[index].index(runs[1]) > max(
+        i for i, (e, _) in enumerate(turns[index]) if e == "stream_token"
+    )
 
 
 def test_tool_steps_follow_the_reply_text_nested_in_the_reply(
     turns: list[list[tuple[str, Any]]],
 ) -> None:
     turn = turns[0]
-    reply_id = turn[1][1]["id"]
+    reply_id = turn[3][1]["id"]
     last_token = max(i for i, (e, _) in enumerate(turn) if e == "stream_token")
     tools = [(i, d) for i, (e, d) in enumerate(turn) if e == "new_message" and d["type"] == "tool"]
     assert [d["name"] for _, d in tools] == ["tool track_shipment", "tool refund"]
@@ -167,7 +193,7 @@ def test_the_reply_ends_with_route_rules_tools_trace_and_status(
     turns: list[list[tuple[str, Any]]],
 ) -> None:
     turn = turns[0]
-    reply_id = turn[1][1]["id"]
+    reply_id = turn[3][1]["id"]
     final = [d for e, d in turn if e == "new_message" and d["id"] == reply_id][-1]["output"]
     assert final.startswith("Order O1 shipped  today \\<b\\>")  # model text escaped
     for part in (
@@ -175,7 +201,7 @@ def test_the_reply_ends_with_route_rules_tools_trace_and_status(
         "**confidence** 0.91",
         "cs\\.where\\_is\\_order",
         "track\\_shipment(valid), refund(invalid)",
-        "L1 \\[E2 75% \\+ E0 25%\\]  \\(source: replay\\)",
+        "**experts** This reply leaned most on expert 2 in layer 1 \\(75%\\)\\.",
         "**status** succeeded",
     ):
         assert part in final, final
@@ -209,7 +235,8 @@ def test_a_turn_while_the_service_is_down_says_so_in_the_reply(
     turns: list[list[tuple[str, Any]]],
 ) -> None:
     shown = _shown(turns[3])
-    assert "**error:**" in shown and "did not answer" in shown and "ConnectError" in shown, shown
+    assert "**Sorry:** the assistant" in shown and "not answering" in shown, shown
+    assert "ConnectError" not in shown and "http" not in shown  # no exception, no address
     assert turns[3][-1][0] == "task_end"
 
 
@@ -218,7 +245,9 @@ def test_handoffs_lists_the_waiting_cases_with_approve_and_reject(
 ) -> None:
     messages = [d for e, d in turns[4] if e == "new_message"]
     case = next(m for m in messages if "handoff waiting" in m["output"])
-    assert "t\\-9" in case["output"] and "refund over the limit" in case["output"]
+    assert "refund over the limit" in case["output"]
+    assert "refund \\<b\\>now\\</b\\>" in case["output"]  # the customer's words, escaped
+    assert "lookup\\_order" in case["output"] and "$90" in case["output"]
     actions = [d for e, d in turns[4] if e == "action" and d["forId"] == case["id"]]
     assert sorted((a["name"], a["payload"]["thread"]) for a in actions) == [
         ("approve", "t-9"),
@@ -228,4 +257,24 @@ def test_handoffs_lists_the_waiting_cases_with_approve_and_reject(
 
 def test_an_approval_the_service_fails_says_why(turns: list[list[tuple[str, Any]]]) -> None:
     shown = _shown(turns[5])
-    assert "**could not resume:**" in shown and "500" in shown, shown
+    assert "**not decided:**" in shown and "500" in shown, shown
+    assert "Internal Server Error" not in shown  # the service's page is not shown
+
+
+def test_every_request_to_the_service_carries_a_signed_caller_token(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    import jwt
+
+    tokens = [t for _, t in turns[7]]
+    assert tokens and all(t.startswith("Bearer ") for t in tokens)
+    claims = [
+        jwt.decode(
+            t.removeprefix("Bearer "), "probe-secret-0123456789abcdef0123", algorithms=["HS256"]
+        )
+        for t in tokens
+    ]
+    assert {(c["sub"], c["role"], c["customer_id"]) for c in claims} == {
+        ("ann", "customer", "C00001"),
+        ("olga", "operator", None),
+    }
