@@ -5,16 +5,21 @@ Two ways in:
 * :func:`draft_reply`: one free-text call (the classic skill, no facts).
 * :func:`stream_reply`: the customer-service reply. Code writes the fact sentence from tool
   results (:func:`fact_sentence`); the model streams a short prose part that may name facts only
-  through placeholders (``{order_id}``, ``{tracking_number}``...). :class:`FactGuard` fills each
-  placeholder from the tool results and removes, as the text streams, every number or id the
-  model wrote itself, so a figure that no tool returned never reaches the customer (the way the
-  Excel report inserts its figures).
+  through placeholders (``{order_id}``, ``{tracking_number}``...). The caller's
+  :class:`SentenceCheck` (the customer-service claim checker,
+  ``workflows/customer_service/claims.py``) fills the placeholders and releases the prose one
+  whole, checked sentence at a time; a sentence that fails is dropped whole, never trimmed.
+
+:class:`FactGuard` (fill placeholders, strip the model's own figures) is no longer on the reply
+path: stripping characters left holes in sentences. It stays as the training evaluation's
+"writes no figure" measure (:mod:`orchestrator.training.evaluate`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -211,26 +216,42 @@ def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
     return PLACEHOLDER.sub(lambda m: str(facts.get(m.group(1), "")), template)
 
 
+class SentenceCheck(Protocol):
+    """Checks streamed prose sentence by sentence (``workflows.customer_service.claims.
+    ReplyChecker``): ``feed`` returns the whole sentences that may be shown now, ``flush`` the
+    rest at the end; ``dropped`` lists ``{"reason", "sentence"}`` per dropped sentence."""
+
+    dropped: list[dict[str, str]]
+
+    def feed(self, piece: str) -> list[str]: ...
+
+    def flush(self) -> list[str]: ...
+
+
 async def stream_reply(
     llm: ModelGateway,
     message: str,
     triage: IssueTriage,
     facts: Mapping[str, str],
     *,
+    check: SentenceCheck | None = None,
     node: str = "draft_reply",
     max_tokens: int | None = None,
     temperature: float | None = None,
 ) -> AsyncIterator[str | ModelCall]:
-    """Stream the model's prose, checked by a :class:`FactGuard` over ``facts``: safe text
-    pieces (``str``) as they are ready, then the finished :class:`ModelCall`.
+    """Stream the model's prose: each sentence ``check`` lets through (``str``, whole, as soon
+    as it is complete), then the finished :class:`ModelCall`, whose telemetry row records what
+    ``check`` dropped (``model_calls.checks``).
 
-    ``temperature`` overrides the ``factual`` preset.
+    Without ``check`` the raw text pieces come unchecked (only for recording the prompt: a
+    reply shown to anyone passes a check). ``temperature`` overrides the ``factual`` preset.
 
     Raises:
+        TruncatedStreamError: The stream ended without a finish reason (sentences already
+            yielded were whole and checked; the unfinished rest is not).
         ServerUnavailableError, ModelCallError: From the gateway.
     """
     names = ", ".join("{" + name + "}" for name in sorted(facts)) or "none"
-    guard = FactGuard(facts)
     messages = [
         ChatMessage(
             role="system",
@@ -238,15 +259,26 @@ async def stream_reply(
         ),
         ChatMessage(role="user", content=delimit("message", message)),
     ]
+    last: list[str] = []
+
+    def review(call: ModelCall) -> list[dict[str, str]]:
+        """The stream ended: check what is left, before the call's row is written."""
+        if check is None:
+            return []
+        last.extend(check.flush())
+        return list(check.dropped)
+
     async for item in llm.stream(
-        node, messages, max_tokens=max_tokens, temperature=llm.temperature("factual", temperature)
+        node,
+        messages,
+        max_tokens=max_tokens,
+        temperature=llm.temperature("factual", temperature),
+        review=review,
     ):
         if isinstance(item, TextDelta):
-            text = guard.feed(item.text)
-            if text:
-                yield text
+            for sentence in check.feed(item.text) if check is not None else [item.text]:
+                yield sentence
         else:
-            rest = guard.flush()
-            if rest:
-                yield rest
+            for sentence in last:
+                yield sentence
             yield item

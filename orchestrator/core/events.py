@@ -3,8 +3,8 @@
 A stream yields, in order: one :class:`ClassificationEvent`; for each graph node a
 :class:`NodeStarted` and a :class:`NodeFinished`; between them what the node reports through
 LangGraph's stream writer (:class:`ToolCallEvent`, :class:`ToolResultEvent`,
-:class:`ReplyFacts`, :class:`ReplyToken`, :class:`HandoffEvent`); then one
-:class:`CallExperts` per model call (with its expert-routing source), and last one
+:class:`ReplyFacts`, :class:`ReplyToken`, :class:`SentenceDropped`, :class:`HandoffEvent`);
+then one :class:`CallExperts` per model call (with its expert-routing source), and last one
 :class:`StreamDone` with the request's outcome. Every event is a frozen pydantic model with a
 ``kind`` literal, so ``match event.kind`` or ``isinstance`` both work, and
 ``event.model_dump_json()`` is one line of a JSON event stream.
@@ -84,11 +84,22 @@ class ReplyFacts(_Event):
 
 
 class ReplyToken(_Event):
-    """A piece of the model's reply prose as it streams (already checked: numbers and ids
-    that no tool returned are removed before it is sent)."""
+    """A piece of the reply prose as it streams: one whole model sentence that passed the
+    claim checker (``workflows/customer_service/claims.py``), or the prose code wrote when
+    no model sentence was left."""
 
     kind: Literal["reply_token"] = "reply_token"
     text: str
+
+
+class SentenceDropped(_Event):
+    """A model sentence the claim checker kept from the customer, and why (``reason`` starts
+    with its kind: ``state:``, ``figure:``, ``broken:``, ``language:``, ``intent:``). The
+    sentence is model output: data, escape it before showing it."""
+
+    kind: Literal["sentence_dropped"] = "sentence_dropped"
+    reason: str
+    sentence: str
 
 
 class HandoffEvent(_Event):
@@ -136,6 +147,7 @@ StreamEvent = (
     | ToolResultEvent
     | ReplyFacts
     | ReplyToken
+    | SentenceDropped
     | HandoffEvent
     | CallExperts
     | StreamDone

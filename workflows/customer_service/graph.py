@@ -25,7 +25,9 @@ human handoff with ``interrupt()``, and a reply whose facts come from tools.
 * ``handoff`` records the case (``orchestrator handoff list``) and calls LangGraph's
   ``interrupt()``; ``resume`` (CLI or :meth:`CustomerServiceWorkflow.resume`) continues it once.
 * ``draft_reply``: a fact sentence written by code from tool results, then the model's
-  streamed prose with placeholders filled and any number or id it wrote itself removed.
+  streamed prose, released one whole sentence at a time once the claim checker
+  (:mod:`~workflows.customer_service.claims`) passed it; code's template when none is left.
+  A stream cut mid-answer keeps the sentences shown and says the answer was cut.
 
 **The model server lost mid-turn** (unreachable, the connection cut mid-answer, an HTTP
 error of a dying server) at ``triage_issue``, ``select_tool`` or ``draft_reply``: with an order
@@ -59,7 +61,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.classifier import Classification
 from orchestrator.config import Settings
-from orchestrator.core.client import ModelCall
 from orchestrator.core.events import (
     HandoffEvent,
     ReplyFacts,
@@ -78,11 +79,13 @@ from orchestrator.exceptions import (
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from skills import DraftReply, IssueTriage, triage_issue
-from skills.reply import fact_sentence, stream_reply
+from skills.reply import fact_sentence
 from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.claims import code_reply, reply_intent, reply_language
 from workflows.customer_service.policy import WriteAction, execute_write
+from workflows.customer_service.replying import Prose, write_prose
 from workflows.customer_service.signals import INTENT_TOOL, read_signals
 from workflows.customer_service.store import (
     TOOL_DESCRIPTIONS,
@@ -268,8 +271,12 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         handoff = state.get("handoff")
         if waiting and handoff:
             facts = str(reply.get("facts") or "")
-            text = " ".join(p for p in (facts, _waiting_text(handoff)) if p)
+            lang = reply_language(state.get("message", ""), state.get("locale") or "en_US")
+            text = " ".join(p for p in (facts, _waiting_text(handoff, lang)) if p)
             reply = {"text": text, "truncated": False}
+        elif not interrupts and _asked_for_person(state):  # stateless: recorded for a person
+            waiting = True
+            handoff = {"reason": str((state.get("plan") or {}).get("handoff_reason"))}
         return CustomerServiceResult(
             status="needs_human"
             if waiting
@@ -840,47 +847,56 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     async def _draft_reply(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
-        llm = runtime.context.llm
-        locale = state.get("locale") or "en_US"
+        lang = reply_language(state["message"], state.get("locale") or "en_US")
+        locale = "zh_CN" if lang == "zh" else "en_US"
         results = list(state.get("tool_results") or [])
-        facts: dict[str, str] = {}
-        for result in results:
-            facts.update(result.get("facts") or {})
         sentences = [fact_sentence(results, locale)] if results else []
         handoff = state.get("handoff")
-        if handoff and handoff.get("decision") and not results:
-            sentences.append(_reviewed_text(handoff, locale))
+        decision = handoff.get("decision") if handoff else None
+        if decision and not results:
+            sentences.append(_reviewed_text(handoff or {}, locale))
         sentences.extend(_notes(state, locale))
         facts_text = " ".join(s for s in sentences if s)
         if facts_text:
             _emit(ReplyFacts(text=facts_text))
-        prose: list[str] = []
-        call: ModelCall | None = None
-        try:
-            async for item in stream_reply(
-                llm, state["message"], IssueTriage(**state["triage"]), facts
-            ):
-                if isinstance(item, str):
-                    prose.append(item)
-                    _emit(ReplyToken(text=item))
-                else:
-                    call = item
-        except _MODEL_LOST as exc:
-            self._degrade_or_raise(exc)
-            lost, prose = str(exc)[:500], []  # a cut reply is not sent as if whole
-            if not (handoff and handoff.get("decision")):  # not yet seen by a person
-                return {
-                    "model_down": lost,
-                    "reply": {"text": facts_text, "facts": facts_text, "truncated": False},
-                    "handoff": {"reason": MODEL_DOWN_REASON, "detail": lost},
-                }
-        text = " ".join(p for p in (facts_text, "".join(prose).strip()) if p)
+        triage = IssueTriage(**state["triage"])
+        plan = state.get("plan") or {}
+        intent = reply_intent(plan.get("intent"), state["message"], triage.issue_type)
+        if _asked_for_person(state):  # stateless: nobody to hand it to, so say who will
+            prose = Prose(sentences=[code_reply(None, "human", lang)], code_written=True)
+            _emit(ReplyToken(text=prose.sentences[0]))
+        else:
+            try:
+                prose = await write_prose(
+                    runtime.context.llm,
+                    message=state["message"],
+                    triage=triage,
+                    results=results,
+                    decision=decision,
+                    lang=lang,
+                    intent=intent,
+                    emit=_emit,
+                )
+            except _MODEL_LOST as exc:
+                self._degrade_or_raise(exc)
+                lost = str(exc)[:500]  # a reply the server lost mid-way is not sent as whole
+                if not decision:  # not yet seen by a person
+                    return {
+                        "model_down": lost,
+                        "reply": {"text": facts_text, "facts": facts_text, "truncated": False},
+                        "handoff": {"reason": MODEL_DOWN_REASON, "detail": lost},
+                    }
+                prose = Prose(sentences=[code_reply("decided", intent, lang)], code_written=True)
+        text = " ".join(p for p in (facts_text, prose.text(lang)) if p)
         history = [*(state.get("history") or []), {"role": "agent", "text": text[:2000]}]
+        call = prose.call
         return {
             "reply": {
                 "text": text,
                 "facts": facts_text,
-                "truncated": bool(call and call.finish_reason == "length"),
+                "truncated": prose.cut or bool(call and call.finish_reason == "length"),
+                "code_written": prose.code_written,
+                "dropped": prose.dropped,
             },
             "history": history[-MAX_HISTORY:],
         }
@@ -994,8 +1010,18 @@ async def _after_draft(state: CustomerServiceState) -> str:
     return "handoff" if handoff and not handoff.get("decision") else END
 
 
-def _waiting_text(handoff: dict[str, Any]) -> str:
+def _waiting_text(handoff: dict[str, Any], lang: str = "en") -> str:
+    if lang == "zh":
+        return "同事会接手这段对话，请稍候。"
     return f"A colleague will take over this conversation ({handoff.get('reason')})."
+
+
+def _asked_for_person(state: CustomerServiceState) -> bool:
+    """A stateless turn (no order store, so no handoff queue) whose customer asked for a
+    person: the reply says a colleague takes over and the request is ``needs_human``."""
+    plan = state.get("plan") or {}
+    intents = (state.get("signals") or {}).get("intents") or ()
+    return bool(plan.get("handoff_reason")) and "human" in intents
 
 
 def _reviewed_text(handoff: dict[str, Any], locale: str) -> str:
