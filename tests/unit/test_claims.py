@@ -363,3 +363,41 @@ def test_nothing_let_through_contradicts_a_generated_fact_set(
     if check_sentence(sentence, facts, lang) is None:  # type: ignore[arg-type]
         assert said == order  # no id it was not given
         assert claim in TRUE_STATES[status]  # no state the facts contradict
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Votre commande est en route et arrivera bientôt.",
+        "Ihre Bestellung ist unterwegs und kommt bald an.",
+        "Il suo ordine è stato spedito ieri con il corriere.",
+        "O seu pedido foi enviado e não pode ser alterado.",
+    ],
+)
+def test_another_latin_script_language_is_not_english(sentence: str) -> None:
+    assert (check_sentence(sentence, EN, "en") or "").startswith("language:")
+
+
+CANCELLED = TurnFacts.of(
+    [
+        {
+            "tool": "cancel_order",
+            "ok": True,
+            "facts": {"order_id": "ORD-141421", "status": "cancelled"},
+        }
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang"),
+    [
+        ("Sorry, we were unable to cancel it.", "en"),
+        ("I couldn't process that change for you.", "en"),
+        ("Unfortunately the request did not go through and we failed to cancel it.", "en"),
+        ("很抱歉，未能为您取消订单。", "zh"),
+        ("我们没有办法处理这个请求。", "zh"),
+    ],
+)
+def test_saying_an_action_failed_after_it_succeeded_is_dropped(sentence: str, lang: str) -> None:
+    assert (check_sentence(sentence, CANCELLED, lang) or "").startswith("state:")  # type: ignore[arg-type]

@@ -48,68 +48,24 @@ _LATIN = re.compile(r"[A-Za-z]")
 #: Thai, kana, Hangul).
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f"
                            r"\u3040-\u30ff\uac00-\ud7af]")  # fmt: skip
+#: Function words of other Latin-script languages (Spanish, French, German, Italian,
+#: Portuguese, Dutch): a sentence with more of them than of English ones is not English.
+_FOREIGN_COMMON = frozenset(
+    re.findall(
+        r"\S+",
+        "el la los las del que y en su se es por para con una un le les des et est pour "
+        "pas der die das und ist nicht mit ein eine il di che per non sono em não com uma "
+        "het een van niet ya fue al lo sus muy también aussi votre nous vous ihre wir sie ",
+    )
+)
 _EN_COMMON = frozenset(
-    [
-        "i",
-        "you",
-        "your",
-        "we",
-        "our",
-        "us",
-        "it",
-        "its",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "will",
-        "can",
-        "could",
-        "would",
-        "should",
-        "may",
-        "the",
-        "a",
-        "an",
-        "to",
-        "of",
-        "for",
-        "and",
-        "or",
-        "in",
-        "on",
-        "at",
-        "with",
-        "this",
-        "that",
-        "please",
-        "thank",
-        "thanks",
-        "sorry",
-        "here",
-        "there",
-        "have",
-        "has",
-        "had",
-        "do",
-        "does",
-        "not",
-        "no",
-        "yes",
-        "any",
-        "more",
-        "as",
-        "by",
-        "from",
-        "if",
-        "me",
-        "my",
-        "they",
-        "them",
-        "so",
-    ]
+    re.findall(
+        r"\S+",
+        "i you your we our us it its is are was were be been will can could would should "
+        "may the a an to of for and or in on at with this that please thank thanks sorry "
+        "here there have has had do does not no yes any more as by from if me my they "
+        "them so ",
+    )
 )
 
 # --- states -------------------------------------------------------------------------------
@@ -128,8 +84,9 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
     (
         "declined",
         r"\b(?:declined|rejected|denied|refused|not (?:be )?possible|not eligible|ineligible|"
-        r"(?:cannot|can't|can not) (?:be )?(?:refund|cancel|change)\w*|"
-        r"unable to (?:refund|cancel|change)\w*)\b",
+        r"(?:cannot|can't|can not|could not|couldn't|unable to|not able to|did not|didn't|"
+        r"will not|won't|failed to|were not able to)\s+(?:be\s+)?(?:been\s+)?"
+        r"(?:refund|cancel|change|process|approve|update|modify)\w*)\b",
     ),
     *(
         (f"not_{state}", rf"\b{_EN_NEGATION}\s+(?:yet\s+)?(?:been\s+|be\s+)?(?:{words})\b")
@@ -147,8 +104,8 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
     ("eligible", r"\beligible\b"),
 )
 _ZH_STATES: tuple[tuple[str, str], ...] = (
-    ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|无法(?:办理|退款|取消|修改|更改)|"
-                 r"不能(?:退款|取消|修改|更改)|不符合|不可以退"),
+    ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|不符合|不可以退|"
+                 r"(?:无法|不能|未能|没能|没有办法|不可以)(?:为您)?(?:办理|退款|取消|修改|更改|处理)"),
     ("not_shipped", r"(?:未|尚未|还没有?|还未|没有)(?:发货|发出|寄出)"),
     ("not_delivered", r"(?:未|尚未|还没有?|还未|没有)(?:送达|签收|到达|收到)"),
     ("not_cancelled", r"(?:未|尚未|还没有?|没有)取消"),
@@ -467,7 +424,9 @@ def _language_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     latin = len(_LATIN.findall(text))
     if lang == "en":
         words = re.findall(r"[a-z']+", text.lower())
-        if cjk or (len(words) >= 4 and not _EN_COMMON.intersection(words)):
+        english = sum(w in _EN_COMMON for w in words)
+        foreign = sum(w in _FOREIGN_COMMON for w in words)
+        if cjk or foreign > english or (len(words) >= 4 and not english):
             return "language: not English"
         if len(words) < 2:
             return "broken: a fragment (under two words)"
