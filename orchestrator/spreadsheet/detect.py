@@ -83,7 +83,7 @@ _TRAILING_TOTAL = re.compile(r"^\s*\S.{0,40}?\s(?:grand\s)?(?:sub)?totals?\s*[:�
 #: A formula that totals the rows above it (``=SUM(B2:B5)``, ``=SUBTOTAL(9,B2:B5)``).
 _TOTAL_FORMULA = re.compile(r"^=?\s*(?:SUM|SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
 _HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
-_FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥])")
+_FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥₹₩₽₺₪฿₫₱₴₦])")
 _USABLE = frozenset(
     {
         CellKind.NUMBER,
@@ -439,6 +439,8 @@ class _TextColumn:
     reason: str | None = None  # why a numeric-looking column stayed text
     left_out: list[int] = field(default_factory=list)  # rows left as text in a converted one
     left_reason: str = ""
+    blank: set[int] = field(default_factory=set)  # rows whose text says "no value" (-, n/a)
+    currencies: dict[int, str | None] | None = None  # row -> currency, when several
 
 
 def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
@@ -478,6 +480,11 @@ def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
             )
     out.left_out = [origin[i][0] for i in conversion.left_out]
     out.left_reason = conversion.note or "not a number or date in the column's convention"
+    out.blank = {origin[i][0] for i in conversion.blank}
+    if conversion.currencies is not None:
+        out.currencies = {
+            r: unit for (r, _), unit in zip(origin, conversion.currencies, strict=True)
+        }
     return out
 
 
@@ -564,7 +571,7 @@ def build_table(
         issue_rows: list[int] = []
         for r in data_rows:
             cell = texts.cells.get(r) or cells.get((r, c))
-            if cell is None:
+            if cell is None or r in texts.blank:
                 values.append(None)
                 continue
             ref = sheet_ref(raw.name, f"{letter}{r}")
@@ -626,7 +633,7 @@ def build_table(
                 letter=letter,
                 index=c,
                 type=ctype,
-                unit=_unit(fmt, header, ctype),
+                unit=None if texts.currencies else _unit(fmt, header, ctype),
                 number_format=fmt,
                 range=sheet_ref(raw.name, f"{letter}{data_rows[0]}:{letter}{data_rows[-1]}"),
                 values=values,
@@ -638,6 +645,9 @@ def build_table(
                 merged_values=merged_values,
                 unknown=unknown,
                 note=texts.note,
+                value_units=(
+                    [texts.currencies.get(r) for r in data_rows] if texts.currencies else None
+                ),
             )
         )
         if texts.reason:

@@ -99,6 +99,9 @@ class Column(BaseModel):
             for the column's type: errors, formulas without a (trustworthy) cached value,
             text in a numeric column. Empty cells are not in it.
         note: How text values were read (``day first, from '13/01/2025'``), or None.
+        value_units: The currency of each value, when the column's values are in several
+            currencies (``$1,234.50`` beside ``1.234,50 €``): they are never added together;
+            None when the column has one unit or none.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -119,6 +122,7 @@ class Column(BaseModel):
     merged_values: int = Field(0, ge=0)
     unknown: list[str] = []
     note: str | None = None
+    value_units: list[str | None] | None = None
 
     @property
     def is_numeric(self) -> bool:

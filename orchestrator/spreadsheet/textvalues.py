@@ -31,6 +31,8 @@ rest stay text and are listed with the reason. Sources: Excel's own text-to-numb
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
@@ -38,14 +40,41 @@ from typing import Literal
 NumberStyle = Literal["us", "eu"]
 DateOrder = Literal["dmy", "mdy"]
 
-CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫"
-_CODES = r"USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|SEK|NOK|DKK|PLN|INR|KRW|RUB|BRL|MXN"
-_CUR = rf"(?:[{CURRENCY_SYMBOLS}]|(?:{_CODES})\b|(?:R\$|kr|zł|元|円))"
+CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫₱₴₦"
+_CODES = r"USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|SEK|NOK|DKK|PLN|INR|KRW|RUB|BRL|MXN|TWD|SGD|NZD"
+#: Currency markers: symbols, ISO codes, and prefixed dollars and yuan (``US$``, ``HK$``,
+#: ``NT$``, ``A$``, ``CN¥``, ``RMB¥``), ``Rs.``, ``元``, ``円``...
+_CUR = (
+    rf"(?:(?:US|HK|NT|AU|CA|NZ|MX|SG|[ACRS])\$|(?:CN|RMB|JP)[¥￥]|[{CURRENCY_SYMBOLS}]|"
+    rf"(?:{_CODES})\b|(?:kr|zł|元|円|Rs\.?|Fr\.))"
+)
 _NUMBER_TEXT = re.compile(
-    rf"""^(?P<open>\()?\s*(?P<sign1>[-+−])?\s*(?P<cur1>{_CUR})?\s*(?P<sign2>[-+−])?\s*
-    (?P<num>\d[\d.,'’\u00a0\u202f ]*\d|\d|[.,]\d+)
-    \s*(?P<pct>%)?\s*(?P<cur2>{_CUR})?\s*(?P<sign3>-)?\s*(?P<close>\))?$""",
+    rf"""^(?P<cur0>{_CUR})?\s*(?P<open>\()?\s*(?P<sign1>[-+−])?\s*(?P<cur1>{_CUR})?\s*
+    (?P<sign2>[-+−])?\s*(?P<num>\d[\d.,'’\u00a0\u202f ]*\d|\d|[.,]\d+)
+    \s*(?P<pct>%)?\s*(?P<cur2>{_CUR})?\s*(?P<sign3>[-−])?\s*(?P<close>\))?\s*(?P<cur3>{_CUR})?$""",
     re.VERBOSE | re.IGNORECASE,
+)
+#: One currency under its several markers (``US$``/``USD``/``$`` are one unit for a column).
+_SAME_CURRENCY = {
+    "USD": "$",
+    "US$": "$",
+    "EUR": "€",
+    "GBP": "£",
+    "CNY": "¥",
+    "RMB": "¥",
+    "CN¥": "¥",
+    "RMB¥": "¥",
+    "元": "¥",
+    "JPY": "円",
+    "JP¥": "円",
+    "INR": "₹",
+    "RS": "₹",
+    "RS.": "₹",
+    "KRW": "₩",
+}
+#: What an accounting format or an export writes for "no value": a dash, ``$ -``, ``n/a``.
+_PLACEHOLDER = re.compile(
+    rf"^\s*(?:{_CUR})?\s*(?:[-–—‒]+|n/?a|null|none|nil)\s*(?:{_CUR})?\s*$", re.IGNORECASE
 )
 _SCIENTIFIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 _ISO = re.compile(r"^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$")
@@ -100,12 +129,31 @@ def number_evidence(text: str) -> set[NumberStyle]:
         >>> sorted(number_evidence("1.234,50")), sorted(number_evidence("1,234"))
         (['eu'], ['eu', 'us'])
     """
-    if _SCIENTIFIC.match(text.strip()):
+    text = unicodedata.normalize("NFKC", text).strip()
+    if _SCIENTIFIC.match(text):
         return {"us", "eu"}
-    match = _NUMBER_TEXT.match(text.strip())
+    match = _NUMBER_TEXT.match(text)
     if not match:
         return set()
     return {style for style in ("us", "eu") if _digits(match["num"], style) is not None}
+
+
+def currency(symbol: str | None) -> str | None:
+    """One name per currency (``USD``, ``US$`` → ``$``; ``元``, ``CNY`` → ``¥``)."""
+    if not symbol:
+        return None
+    return _SAME_CURRENCY.get(symbol.upper(), symbol)
+
+
+def _grouped(parts: list[str], style: NumberStyle) -> bool:
+    """Digit groups of a thousands-grouped number: ``1,234,567``, or the Indian lakh
+    grouping ``1,20,000`` (twos, then a last three) in the US convention."""
+    if not (1 <= len(parts[0]) <= 3) or len(parts[-1]) != 3:
+        return False
+    middle = parts[1:-1]
+    if all(len(p) == 3 for p in middle):
+        return True
+    return style == "us" and len(parts[0]) <= 2 and all(len(p) == 2 for p in middle)
 
 
 def _digits(num: str, style: NumberStyle) -> str | None:
@@ -123,7 +171,7 @@ def _digits(num: str, style: NumberStyle) -> str | None:
         if len(set(seps)) > 1 or seps[0] not in groups:
             return None
         parts = whole.split(seps[0])
-        if not (1 <= len(parts[0]) <= 3) or any(len(p) != 3 for p in parts[1:]):
+        if not _grouped(parts, style):
             return None
         whole = "".join(parts)
     if not whole and not frac:
@@ -142,7 +190,7 @@ def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
         >>> parse_number("007") is None  # a code, not a number
         True
     """
-    stripped = text.strip()
+    stripped = unicodedata.normalize("NFKC", text).strip()  # full-width digits, ￥
     if _SCIENTIFIC.match(stripped):
         return ParsedNumber(float(stripped), None, "0.00E+00")
     match = _NUMBER_TEXT.match(stripped)
@@ -153,8 +201,9 @@ def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
     signs = [s for s in (match["sign1"], match["sign2"], match["sign3"]) if s]
     if len(signs) > 1 or (signs and match["open"]):
         return None
-    if match["cur1"] and match["cur2"]:
-        return None
+    markers = [m for m in (match["cur0"], match["cur1"], match["cur2"], match["cur3"]) if m]
+    if len({currency(m) for m in markers}) > 1:
+        return None  # two currencies in one value
     digits = _digits(match["num"], style)
     if digits is None:
         return None
@@ -165,18 +214,19 @@ def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
     value: int | float = int(digits) if decimals == 0 and len(digits) < 16 else float(digits)
     if match["open"] or (signs and signs[0] in "-−"):
         value = -value
-    currency = _clean_currency(match["cur1"] or match["cur2"])
+    unit = _clean_currency(markers[0] if markers else None)
     if match["pct"]:
-        if currency:
+        if unit:
             return None
         value = round(value / 100, decimals + 2)  # 12.5% is 0.125 exactly, not 0.12500000001
         fmt = "0" + ("." + "0" * decimals if decimals else "") + "%"
         return ParsedNumber(value, "%", fmt)
     grouped = any(not ch.isdigit() for ch in match["num"].split(".,"[style == "eu"])[0])
-    body = ("#,##0" if grouped or currency else "0") + ("." + "0" * decimals if decimals else "")
-    if currency:
-        fmt = f'"{currency}"{body}' if match["cur1"] else f'{body} "{currency}"'
-        return ParsedNumber(value, currency, fmt)
+    body = ("#,##0" if grouped or unit else "0") + ("." + "0" * decimals if decimals else "")
+    if unit:
+        before = match["cur0"] or match["cur1"]
+        fmt = f'"{unit}"{body}' if before else f'{body} "{unit}"'
+        return ParsedNumber(value, unit, fmt)
     return ParsedNumber(value, None, body if body != "0" else "General")
 
 
@@ -273,6 +323,9 @@ class ColumnConversion:
         note: What was inferred (``day first, from 13/01/2025``) or why cells were left out.
         reason: Why the column was left as text (None when converted).
         left_out: Input positions left as text inside a converted column.
+        blank: Input positions that say "no value" (``-``, ``$ -``, ``n/a``): empty cells.
+        currencies: Per input text, its currency, when the column holds several (its values
+            must not be added up together); None when it holds one or none.
     """
 
     kind: Literal["number", "date"] | None
@@ -281,52 +334,126 @@ class ColumnConversion:
     note: str | None = None
     reason: str | None = None
     left_out: list[int] = field(default_factory=list)
+    blank: list[int] = field(default_factory=list)
+    currencies: list[str | None] | None = None
 
 
 def _share_ok(parsed: int, total: int) -> bool:
     return total > 0 and parsed * 10 >= total * 9
 
 
-def _convert_numbers(texts: list[str]) -> ColumnConversion | None:
-    evidence = [number_evidence(t) for t in texts]
-    numeric = [e for e in evidence if e]
-    if not _share_ok(len(numeric), len(texts)):
-        return None
-    us_only = next((t for t, e in zip(texts, evidence, strict=True) if e == {"us"}), None)
-    eu_only = next((t for t, e in zip(texts, evidence, strict=True) if e == {"eu"}), None)
-    if us_only and eu_only:
-        return ColumnConversion(
-            None,
-            reason=f"numbers written in two conventions ({us_only!r} and {eu_only!r}): "
-            "the decimal separator cannot be told",
-        )
-    style: NumberStyle = "eu" if eu_only else "us"
-    parsed = [parse_number(t, style) for t in texts]
-    good = [p for p in parsed if p is not None]
-    if not _share_ok(len(good), len(texts)):
-        return ColumnConversion(
-            None, reason=f"only {len(good)} of {len(texts)} values read as numbers"
-        )
-    units = {p.unit for p in good}
-    if len(units - {None}) > 1:
-        return ColumnConversion(
-            None, reason=f"values in different units ({', '.join(sorted(u for u in units if u))})"
-        )
+def _styles(
+    texts: list[str], evidence: dict[int, set[NumberStyle]]
+) -> tuple[dict[int, NumberStyle], str]:
+    """The convention of each numeric text, and the note that says how it was decided.
+
+    One convention for the column when its values agree. When some values prove the US
+    convention and others the European one (``$1,234.50`` beside ``1.234,50 €``), each value
+    that proves its own is read so, and an ambiguous one (``1,234``) takes the convention of
+    the values in its currency; when those disagree too, it is left out (and said).
+    """
+    proofs: dict[NumberStyle, str] = {}
+    for i, e in evidence.items():
+        if len(e) == 1:
+            proofs.setdefault(next(iter(e)), texts[i])
+    if len(proofs) < 2:
+        style: NumberStyle = "eu" if "eu" in proofs else "us"
+        where = f" (from {proofs[style]!r})" if proofs else ""
+        note = (
+            "text read as numbers, European convention" if style == "eu" else "text read as numbers"
+        ) + where
+        return {i: style for i in evidence}, note
+    by_currency: dict[str | None, Counter[NumberStyle]] = {}
+    for i, e in evidence.items():
+        if len(e) == 1:
+            unit = currency(_marker(texts[i]))
+            by_currency.setdefault(unit, Counter())[next(iter(e))] += 1
+    styles: dict[int, NumberStyle] = {}
+    unsure: list[str] = []
+    for i, e in evidence.items():
+        if len(e) == 1:
+            styles[i] = next(iter(e))
+            continue
+        local = by_currency.get(currency(_marker(texts[i])))
+        if local and len(local) == 1:
+            styles[i] = next(iter(local))
+        elif (style := _money_grouping(texts[i])) is not None:
+            styles[i] = style
+        else:
+            unsure.append(texts[i])  # its currency's values disagree too: left out
     note = (
-        f"text read as numbers, European convention (from {eu_only!r})"
-        if eu_only
-        else f"text read as numbers (from {us_only!r})"
-        if us_only
-        else "text read as numbers"
+        f"text read as numbers in two conventions, each value by its own separators (US "
+        f"from {proofs['us']!r}, European from {proofs['eu']!r})"
     )
-    left = [i for i, p in enumerate(parsed) if p is None]
-    return ColumnConversion(
+    if unsure:
+        note += (
+            f"; {len(unsure)} value(s) that read either way left out ({unsure[0]!r}: "
+            "thousands or decimals cannot be told)"
+        )
+    return styles, note
+
+
+def _money_grouping(text: str) -> NumberStyle | None:
+    """The convention of an amount that reads either way: none needed when it has no
+    separator (``¥300``); with a currency, one kind of separator before exactly three last
+    digits groups thousands (``¥1,200`` is 1,200, not 1.2: money has 0 or 2 decimals)."""
+    match = _NUMBER_TEXT.match(unicodedata.normalize("NFKC", text).strip())
+    if match is None:
+        return None
+    num = match["num"]
+    if num.isdigit():
+        return "us"
+    seps = {ch for ch in num if not ch.isdigit()}
+    if _marker(text) and len(seps) == 1 and re.search(r"\d[.,]\d{3}$", num):
+        return "us" if seps == {","} else "eu"
+    return None
+
+
+def _marker(text: str) -> str | None:
+    match = _NUMBER_TEXT.match(unicodedata.normalize("NFKC", text).strip())
+    if not match:
+        return None
+    return match["cur0"] or match["cur1"] or match["cur2"] or match["cur3"]
+
+
+def _convert_numbers(texts: list[str]) -> ColumnConversion | None:
+    blank = [i for i, t in enumerate(texts) if _PLACEHOLDER.match(unicodedata.normalize("NFKC", t))]
+    real = [i for i in range(len(texts)) if i not in set(blank)]
+    evidence = {i: number_evidence(texts[i]) for i in real}
+    numeric = {i: e for i, e in evidence.items() if e}
+    if not numeric or not _share_ok(len(numeric), len(real)):
+        return None
+    styles, note = _styles(texts, numeric)
+    parsed = {i: parse_number(texts[i], styles[i]) if i in styles else None for i in real}
+    good = [p for p in parsed.values() if p is not None]
+    if not _share_ok(len(good), len(real)):
+        return ColumnConversion(
+            None, reason=f"only {len(good)} of {len(real)} values read as numbers"
+        )
+    units = {currency(p.unit) for p in good} - {None}
+    if len(units) > 1 and "%" in units:
+        return ColumnConversion(
+            None, reason=f"values in different units ({', '.join(sorted(units))})"
+        )
+    if blank:
+        note += f"; {len(blank)} dash or n/a value(s) read as empty"
+    values = [parsed[i].value if parsed.get(i) else None for i in range(len(texts))]  # type: ignore[union-attr]
+    out = ColumnConversion(
         "number",
-        values=[p.value if p else None for p in parsed],
-        formats=[p.number_format if p else "General" for p in parsed],
+        values=values,
+        formats=[
+            parsed[i].number_format if parsed.get(i) else "General" for i in range(len(texts))
+        ],  # type: ignore[union-attr]
         note=note,
-        left_out=left,
+        left_out=[i for i in real if parsed[i] is None],
+        blank=blank,
     )
+    if len(units) > 1:  # several currencies: each value keeps its own (never summed together)
+        out.currencies = [
+            currency(parsed[i].unit) if parsed.get(i) else None for i in range(len(texts))
+        ]  # type: ignore[union-attr]
+        out.note = f"{note}; values in {len(units)} currencies ({', '.join(sorted(units))})"
+    return out
 
 
 def _convert_dates(texts: list[str]) -> ColumnConversion | None:

@@ -80,3 +80,56 @@ def test_a_quantity_that_repeats_is_still_summed(
 ) -> None:
     rows = [["Region", name]] + [[f"R{i % 3}", v] for i, v in enumerate(values)]
     assert _totals(_figs(_save(tmp_path / "q.xlsx", rows)))[name] == sum(values)
+
+
+# --- item 6: money stored as text --------------------------------------------------------
+
+
+def _amounts(tmp_path: Path, texts: list[object], name: str = "Amount") -> tuple:
+    rows = [["Item", name]] + [[f"item {i}", t] for i, t in enumerate(texts)]
+    path = _save(tmp_path / "money.xlsx", rows)
+    wb = read_workbook(path)
+    return wb.tables()[0].column(name), _figs(path)
+
+
+@pytest.mark.parametrize(
+    "texts,expected,unit",
+    [
+        (["$1,234.50", "$980.00", "$ -", "-", "$12.00"], [1234.5, 980.0, None, None, 12.0], "$"),
+        ([" $ 1,234.50 ", " $ (980.00)", " $ - ", " $ 12.00 "], [1234.5, -980.0, None, 12.0], "$"),
+        (["￥1,200", "￥800", "１，０５０元", "¥12,000"], [1200, 800, 1050, 12000], "¥"),
+        (["US$1,234.50", "US$980.00", "USD 12.00"], [1234.5, 980.0, 12.0], "$"),
+        (["₹1,20,000.00", "₹5,000.00", "₹75,000.50"], [120000.0, 5000.0, 75000.5], "₹"),
+        (["¥1,200.00元", "¥800.00元", "RMB 1,050.00"], [1200.0, 800.0, 1050.0], "¥"),
+        (["(1,234.00)", "1,000.00", "250.50", "n/a"], [-1234.0, 1000.0, 250.5, None], None),
+        (["€1,234.50", "1.234,50 €", "€ 12.00", "€3,5"], [1234.5, 1234.5, 12.0, 3.5], "€"),
+        (["1.234,50 €", "980,00 €", "(1.234,00 €)", "—"], [1234.5, 980.0, -1234.0, None], "€"),
+    ],
+)
+def test_money_stored_as_text_is_read_as_numbers_with_a_note(
+    tmp_path: Path, texts: list[str], expected: list[float | None], unit: str | None
+) -> None:
+    col, figs = _amounts(tmp_path, texts)
+    assert col.is_numeric and col.unit == unit and col.note and "text read as numbers" in col.note
+    assert col.values == pytest.approx(expected)
+    assert figs["total `Amount`"] == pytest.approx(sum(v for v in expected if v is not None))
+
+
+def test_amounts_in_several_currencies_are_totalled_per_currency(tmp_path: Path) -> None:
+    texts = ["$1,234.50", "1.234,50 €", "¥1,200", "$20.00", "€ 5,00", "¥300", "$3.50"]
+    col, figs = _amounts(tmp_path, texts, "金额 Amount")
+    assert col.values == pytest.approx([1234.5, 1234.5, 1200, 20.0, 5.0, 300, 3.5])
+    assert "3 currencies" in (col.note or "") and col.unit is None
+    over_column = [k for k in figs if k.startswith(("total `金额 Amount`", "mean `金额 Amount`"))]
+    assert over_column and all(" in `" in k for k in over_column)  # per currency only
+    assert figs["total `金额 Amount` in `$`"] == pytest.approx(1234.5 + 20.0 + 3.5)
+    assert figs["total `金额 Amount` in `€`"] == pytest.approx(1234.5 + 5.0)
+    assert figs["total `金额 Amount` in `¥`"] == pytest.approx(1500)
+
+
+@pytest.mark.parametrize(
+    "texts", [["red", "blue", "$3.00", "green"], ["A-1", "B-22", "C-3"], ["12 Main St", "7 Elm"]]
+)
+def test_text_that_is_not_money_stays_text(tmp_path: Path, texts: list[str]) -> None:
+    col, figs = _amounts(tmp_path, texts)
+    assert not col.is_numeric and "total `Amount`" not in figs

@@ -475,6 +475,34 @@ def _describe_measure(
     return out
 
 
+def _describe_by_currency(b: _Builder, table: Table, col: Column) -> None:
+    """A column whose values are in several currencies: a total (and a mean of three or
+    more) per currency, never one over all of them."""
+    units = col.value_units or []
+    rows_of: dict[str, list[int]] = defaultdict(list)
+    for i, (v, unit) in enumerate(zip(col.values, units, strict=True)):
+        if _is_number(v):
+            rows_of[unit or "no currency"].append(i)
+    b.skip(
+        "column",
+        col.range,
+        f"`{col.name}`: values in {len(rows_of)} currencies ({', '.join(sorted(rows_of))}); "
+        "no total or mean over all of them, one per currency",
+    )
+    for unit, rows in sorted(rows_of.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        known = [float(col.values[i]) for i in rows]  # type: ignore[arg-type]
+        where = f"`{col.name}` in `{unit}`"
+        common = {
+            "unit": None if unit == "no currency" else unit,
+            "column": col.name,
+            "filter": where,
+            "coverage": _coverage(table, col, rows),
+        }
+        b.add(table, f"total {where}", sum(known), "group_sum", col.range, **common)  # type: ignore[arg-type]
+        if len(known) >= 3:
+            b.add(table, f"mean {where}", float(np.mean(known)), "group_mean", col.range, **common)  # type: ignore[arg-type]
+
+
 def _as_date(value: object) -> date | None:
     if isinstance(value, datetime):
         return value.date()
@@ -787,13 +815,17 @@ def analyse(workbook: Workbook, config: AnalysisConfig | None = None) -> Analysi
         totals: dict[str, Figure] = {}
         for name in prof.measures:
             col = table.column(name)
+            if col.value_units:
+                _describe_by_currency(b, table, col)
+                continue
             w = weights[name] if not is_additive(col) else None
             out = _describe_measure(b, table, col, w)
             if "total" in out:
                 totals[name] = out["total"]
         for name in prof.dates:
             _describe_dates(b, table, table.column(name))
-        lead = table.column(prof.measures[0]) if prof.measures else None
+        single = [name for name in prof.measures if not table.column(name).value_units]
+        lead = table.column(single[0]) if single else None
         lead_w = weights[lead.name] if lead is not None and not is_additive(lead) else None
         for name in prof.dimensions:
             _group_by(
