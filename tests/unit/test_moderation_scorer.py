@@ -184,3 +184,31 @@ def test_dense_weights_give_the_column_selected_decision_values(sample) -> None:
         singles = [model.probability(rows[i])[0] for i in range(rows.shape[0])]
         assert np.allclose(singles, expected, rtol=0, atol=1e-12), key
     assert len({round(float(p), 3) for p in expected}) > 5  # real, varied posts
+
+
+def test_one_post_scores_as_the_sparse_matrix_path_does() -> None:
+    """The per-post fast path (hashed columns, no sparse matrix) gives the probabilities of
+    the scikit-learn matrix the models were fitted on, English and Chinese."""
+    from workflows.content_moderation.scorer import (
+        _targeting_matrix,
+        _vectorizer,
+        lexicon_spans,
+    )
+
+    scorer = load_scorer()
+    texts = [
+        "you are a stupid idiot and all of them are animals",
+        "have a nice day, see you tomorrow",
+        "河南人都是骗子，一个个素质低",
+        "今天天气不错，我们去公园吧",
+        "RT @USER: that bitch ain't shit lol",
+    ]
+    spans = lexicon_spans(texts)
+    fast = scorer.score_many(texts, spans)
+    words = _vectorizer().transform(texts)
+    hate = scorer.models["en/hate"].probability(_targeting_matrix(texts, spans))
+    for i, r in enumerate(fast):
+        ref = scorer.models[f"{r.lang}/flagged"].probability(words)[i]
+        assert abs(r.flagged - ref) < 1e-4
+        if r.lang == "en":
+            assert r.hate is not None and abs(r.hate - hate[i]) < 1e-4

@@ -137,6 +137,22 @@ def normalize(text: str) -> Normalized:
         >>> n.text, n.span(0, 4)
         ('fuck!', (0, 5))
     """
+    if len(text) <= _CACHED_CHARS:
+        return _normalize_cached(text)
+    return _normalize(text)
+
+
+#: Posts up to this length keep their normalisation in a small cache: a post is normalised by
+#: the input preparation, the scorer's features and its targeting features (issue 47: p99).
+_CACHED_CHARS = 4096
+
+
+@lru_cache(maxsize=256)
+def _normalize_cached(text: str) -> Normalized:
+    return _normalize(text)
+
+
+def _normalize(text: str) -> Normalized:
     decoded, starts, ends = _decode_entities(text)
     shown = reveal(decoded, starts, ends)
     folded, index, removed = _fold(shown.text)

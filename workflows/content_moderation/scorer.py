@@ -147,6 +147,27 @@ def _targeting_matrix(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> 
     return l2(matrix, norm="l2")
 
 
+_INT32_MIN = -(2**31)
+_INT32_MIN_COLUMN = (2147483647 - (N_FEATURES - 1)) % N_FEATURES  # sklearn's abs(-2**31) rule
+
+
+def hashed_columns(feats: Sequence[str]) -> np.ndarray:
+    """Distinct columns of feature strings, placed exactly as scikit-learn's hashers place them
+    (signed MurmurHash3 of the UTF-8 bytes, seed 0, ``|h| mod N_FEATURES``; sklearn's
+    ``_hashing_fast``). Scoring one post this way skips building a sparse matrix: the
+    binary, L2-normalised row is ``1 / sqrt(len(columns))`` at each column (issue 47: the
+    matrix path's input validation cost several ms a post)."""
+    from sklearn.utils import murmurhash3_32
+
+    out = set()
+    for f in feats:
+        h = int(murmurhash3_32(f, seed=0))
+        out.add(
+            (2147483647 - (N_FEATURES - 1)) % N_FEATURES if h == _INT32_MIN else abs(h) % N_FEATURES
+        )
+    return np.fromiter(out, dtype=np.int64, count=len(out))
+
+
 def lexicon_spans(texts: Sequence[str]) -> list[tuple[Span, ...]]:
     """The packaged lexicon's spans of each text (mentions marked), for callers that score
     without having scanned (the workflow passes its own spans)."""
@@ -216,6 +237,15 @@ class LinearModel:
         dense[self.columns] = self.weights
         return dense
 
+    def probability_of(self, columns: np.ndarray) -> float:
+        """Calibrated probability of one post given its distinct hashed columns
+        (:func:`hashed_columns`): the same value as :meth:`probability` of its binary,
+        L2-normalised row."""
+        z = self.intercept
+        if len(columns):
+            z += float(self._dense_weights[columns].sum()) / float(np.sqrt(len(columns)))
+        return float(1.0 / (1.0 + np.exp(-(self.platt_a * z + self.platt_b))))
+
     def state(self, p: float) -> ScorerState:
         """``high`` / ``medium`` / ``low`` for a probability."""
         return "high" if p >= self.high else "medium" if p >= self.review else "low"
@@ -272,18 +302,16 @@ class RiskScorer:
             return []
         if spans is None:
             spans = lexicon_spans(texts)
-        matrix = _vectorizer().transform(list(texts))
-        targeting = _targeting_matrix(texts, spans)
-        langs = [language(t) for t in texts]
-        probs = {
-            k: m.probability(targeting if k in TARGETING_MODELS else matrix)
-            for k, m in self.models.items()
-        }
+        cues = load_targeting_cues()
         out = []
-        for i, lang in enumerate(langs):
+        for text, found in zip(texts, spans, strict=True):
+            lang = language(text)
             flag_model = self.models[f"{lang}/flagged"]
-            p = float(probs[f"{lang}/flagged"][i])
-            hate = float(probs["en/hate"][i]) if lang == "en" else None
+            p = flag_model.probability_of(hashed_columns(features(text)))
+            hate = None
+            if lang == "en":
+                targeting = [f"t:{f}" for f in targeting_features(text, found, cues)]
+                hate = self.models["en/hate"].probability_of(hashed_columns(targeting))
             out.append(
                 ScorerResult(
                     lang=lang,
