@@ -95,10 +95,8 @@ _REPORTED = re.compile(
 )
 #: Someone else's words without a colon: to the end of the clause.
 _REPORTED_SPEECH = re.compile(
-    r"\b(?:he|she|they|courier|driver|seller|friend|agent|someone|somebody|the (?:courier|driver|"
-    r"seller|shop|store|email|message|note|bot|agent)|my (?:friend|wife|husband|mom|dad|boss|"
-    r"colleague|brother|sister))\s+(?:said|says|told me|suggested|wrote|asked me|wants me)\b"
-    r"[^.!?\n。！？]*|"
+    r"\b(?!i\b|i'\w+\b)[a-z]+\s+(?:said|says|told me|suggested|recommended|advised|wrote|"
+    r"reckons|thinks|asked me|wants me)\b[^,.!?\n，。！？]*|"
     r"(?:他|她|他们|快递员|快递小哥|司机|朋友|卖家|商家|客服|同事|老婆|老公|别人)(?:说|让我|叫我|建议|要我)[^。！？!?\n]*",
     re.I,
 )
@@ -391,13 +389,13 @@ def third_language(message: str) -> bool:
     """Whether ``message`` is written in neither English nor Chinese (letters of another
     script, or Latin words with no English word among them)."""
     text = normalise(message)
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return False
     if re.search(
         r"[\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\uac00-\ud7af\u0590-\u05ff\u0900-\u097f]",
         text,
     ):
         return True
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return False
     words = re.findall(r"[^\W\d_]{2,}", re.sub(r"\bORD-\d+\b", " ", text))
     if len(words) < 3:
         return False

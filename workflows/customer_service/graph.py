@@ -511,7 +511,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
         elif state.get("route") == Route.FALLBACK.value and not intents and not asks.writes:
-            reason = "the classifier is unsure of the route and no intent word was found"
+            if has_words(state["message"]) and not third_language(state["message"]):
+                reason = "the classifier is unsure of the route and no intent word was found"
         elif not triage.parsed:
             reason = "the triage could not read the message"
         intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
