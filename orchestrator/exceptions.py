@@ -232,9 +232,10 @@ def storage_error(exc: BaseException, file: str, what: str = "database") -> Stor
 
     if isinstance(exc, StorageError):
         return exc
+    file = f"{what} {file}".strip()
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return StorageError(
-            f"{what} {file} cannot be written: the disk is full; free disk space on that "
+            f"{file} cannot be written: the disk is full; free disk space on that "
             "file's disk, then run the command again"
         )
     cause: BaseException | None = exc
@@ -246,5 +247,5 @@ def storage_error(exc: BaseException, file: str, what: str = "database") -> Stor
         cause = getattr(cause, "orig", None) or cause.__cause__
     for needles, problem, fix in _STORAGE_KINDS:
         if any(needle in text for needle in needles):
-            return StorageError(f"{what} {file} {problem}; {fix.format(file=file)}")
+            return StorageError(f"{file} {problem}; {fix.format(file=file.split()[-1])}")
     return None

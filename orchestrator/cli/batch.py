@@ -278,6 +278,8 @@ def batch(
         factory.store()
     except UserError as exc:
         raise fail(exc, 2) from exc
+    except OrchestratorError as exc:  # a damaged, locked or full telemetry file: one line
+        raise fail(exc, 1) from exc
 
     try:
         with contextlib.ExitStack() as stack:

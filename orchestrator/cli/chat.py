@@ -25,10 +25,11 @@ from orchestrator.cli.common import (
     model_server,
     settings_from_flags,
 )
+from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.exceptions import OrchestratorError, ThreadOwnerError, UserError
 from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
@@ -71,11 +72,14 @@ def chat(
         raise fail(f"bad --thread or --customer: {exc.errors()[0]['msg']}", 2) from exc
     if message is not None and any(not m.strip() for m in message):
         raise fail("--message must not be empty: give the text of the turn to send", 2)
+    check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
             asyncio.run(_chat(settings, thread_id, customer, message, show_events))
+    except ThreadOwnerError as exc:  # another customer's thread: say so, exit 2
+        raise fail(exc, 2) from exc
     except (OrchestratorError, ServingError) as exc:
         raise fail(exc) from exc
     finally:

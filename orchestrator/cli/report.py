@@ -29,6 +29,7 @@ from orchestrator.cli.common import (
     working,
 )
 from orchestrator.cli.console import request_lines
+from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
@@ -178,6 +179,7 @@ def report(
         console.print(f"report: {files.markdown}\n        {files.xlsx}")
         console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
         return
+    check_storage(settings)  # a damaged or locked telemetry file: one line, before the server
     try:
         with model_server(
             settings,

@@ -26,11 +26,13 @@ from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import (
     ModelCallError,
     ServerUnavailableError,
+    StorageError,
     TelemetryError,
     ThreadOwnerError,
     TurnBusyError,
     UnknownRouteError,
     UserError,
+    storage_error,
 )
 from orchestrator.observability.metrics import observed_request, observed_stream
 from orchestrator.observability.tracing import RequestTrace
@@ -395,10 +397,14 @@ class Orchestrator:
             )
             raise
         except Exception as exc:  # a bug in a workflow: record it, then let it surface
-            logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
+            storage = _storage_failure(exc, workflow)
+            if storage is None:
+                logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
             await self.store.afinish_request(
-                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
+                request.id, "failed", error=_failure_text(exc, storage)
             )
+            if storage is not None and storage is not exc:
+                raise storage from exc
             raise
         result, payload, status = await self._finish(request, workflow, state)
         await _forget_one_off(request, workflow, status)
@@ -549,9 +555,12 @@ class Orchestrator:
             return
         except Exception as exc:
             finished = True
+            storage = _storage_failure(exc, workflow)
             await self.store.afinish_request(
-                request.id, "failed", error=f"internal error: {type(exc).__name__}: {exc}"
+                request.id, "failed", error=_failure_text(exc, storage)
             )
+            if storage is not None and storage is not exc:
+                raise storage from exc
             raise
         finally:
             if not finished and not completed:
@@ -641,9 +650,12 @@ class Orchestrator:
         try:
             state = await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
         except Exception as exc:
+            storage = _storage_failure(exc, workflow)
             await self.store.afinish_request(
-                request.id, "failed", error=f"{type(exc).__name__}: {exc}"
+                request.id, "failed", error=_failure_text(exc, storage)
             )
+            if storage is not None and storage is not exc:
+                raise storage from exc
             raise
         result = workflow.result(state)
         payload = result.model_dump(mode="json")
@@ -660,6 +672,18 @@ class Orchestrator:
             headline=workflow.headline(result),
             calls=list(gateway.calls),
         )
+
+
+def _storage_failure(exc: BaseException, workflow: Workflow[Any, Any]) -> StorageError | None:
+    """``exc`` as the :class:`StorageError` of the workflow's database (a damaged, locked or
+    full conversations file raised by the checkpointer's driver), or None for another error."""
+    where = getattr(workflow, "storage_name", None) or f"the {workflow.name} database"
+    return storage_error(exc, where, "")
+
+
+def _failure_text(exc: BaseException, storage: StorageError | None) -> str:
+    """What a failed request's row says: the storage failure's line, else the bug's type."""
+    return str(storage) if storage is not None else f"internal error: {type(exc).__name__}: {exc}"
 
 
 def _trace_classification(trace: RequestTrace, route: Route, c: Classification) -> None:

@@ -95,6 +95,13 @@ def upgrade(connection: Connection) -> tuple[str | None, str]:
         Base.metadata.create_all(connection)
         MigrationContext.configure(connection).stamp(scripts(), "head")
     elif before != head_revision():
+        if before is not None and before not in {s.revision for s in scripts().walk_revisions()}:
+            raise UserError(
+                f"telemetry database {connection.engine.url.render_as_string(hide_password=True)}"
+                f" is at schema revision {before}, written by a newer release (newest known "
+                f"here: {head_revision()}); upgrade the orchestrator package, or pass "
+                "--database-url (ORCH_DATABASE_URL) of another database"
+            )
         if before is None:
             _check_legacy(connection)
         command.upgrade(alembic_config(connection), "head")

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from orchestrator.classifier import Classification
-from orchestrator.exceptions import TelemetryError, UserError
+from orchestrator.exceptions import TelemetryError, UserError, storage_error
 from orchestrator.request import Request
 from orchestrator.telemetry import migrate
 from orchestrator.telemetry.codec import (
@@ -397,6 +397,9 @@ class TelemetryStore(TelemetryReader):
                 "postgresql+psycopg://...) or use a sqlite:/// URL"
             ) from exc
         except SQLAlchemyError as exc:
+            known = storage_error(exc, shown.removeprefix("sqlite:///"), "telemetry database")
+            if known is not None:  # damaged, locked, full, read-only: the file and the fix
+                raise known from exc
             reason = getattr(exc, "orig", None) or exc
             raise UserError(
                 f"cannot open telemetry database {shown}: {reason}; pass --database-url (or "
@@ -457,7 +460,11 @@ class TelemetryStore(TelemetryReader):
             with self._sessions.begin() as session:
                 yield session
         except SQLAlchemyError as exc:
-            raise TelemetryError(f"could not write {what} to {self.url}: {exc}") from exc
+            # a damaged, locked or full database as one line naming the file and the fix
+            known = storage_error(exc, self.url, "telemetry database")
+            raise TelemetryError(
+                str(known or f"could not write {what} to {self.url}: {exc}")
+            ) from exc
 
     def start_request(
         self, request: Request, classification: Classification, workflow: str | None

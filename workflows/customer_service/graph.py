@@ -84,6 +84,7 @@ from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
 from workflows.customer_service.claims import code_reply, reply_intent, reply_language
+from workflows.customer_service.conversations import check_conversations
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.replying import Prose, write_prose
 from workflows.customer_service.signals import INTENT_TOOL, read_signals
@@ -511,8 +512,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
         elif state.get("route") == Route.FALLBACK.value and not intents and not asks.writes:
-            if has_words(state["message"]) and not third_language(state["message"]):
-                reason = "the classifier is unsure of the route and no intent word was found"
+            reason = "the classifier is unsure of the route and no intent word was found"
         elif not triage.parsed:
             reason = "the triage could not read the message"
         intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
@@ -1094,8 +1094,11 @@ async def open_workflow(settings: Settings) -> AsyncIterator[CustomerServiceWork
 
             path = url.removeprefix("sqlite:///")
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            check_conversations(Path(path))  # StorageError: one line naming the file and fix
             async with AsyncSqliteSaver.from_conn_string(path) as saver:
-                yield CustomerServiceWorkflow(store, saver, settings=settings)
+                workflow = CustomerServiceWorkflow(store, saver, settings=settings)
+                workflow.storage_name = f"conversations database {path}"
+                yield workflow
     finally:
         store.close()
 

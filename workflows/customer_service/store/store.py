@@ -6,16 +6,20 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, func, select
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from orchestrator.exceptions import UserError
+from orchestrator.exceptions import StorageError, UserError, storage_error
 from workflows.customer_service.store.schema import Base, Customer, Handoff, Order, StoreMeta
 from workflows.customer_service.store.seed import generate
 from workflows.customer_service.store.threads import Coordination
 from workflows.customer_service.store.tools import OrderTools, RefundPolicy
+
+#: The order store's schema version (``cs_meta.schema_version``); a store with a higher one was
+#: written by a newer release and is refused rather than misread.
+SCHEMA_VERSION = 2
 
 
 def today_utc() -> datetime:
@@ -53,13 +57,45 @@ class OrderStore:
         self.url = url
         self.policy = policy or RefundPolicy()
         self.engine: Engine = create_engine(url, connect_args=args)
+        self.shown = (
+            parsed.database
+            if parsed.get_backend_name() == "sqlite"
+            else (parsed.render_as_string(hide_password=True))
+        )
+        # every database error of the store, at any call, as one StorageError line that names
+        # the file and the fix (damaged, locked, full, read-only); others pass unchanged
+        event.listen(self.engine, "handle_error", self._storage_error)
         self.sessions: sessionmaker[Session] = sessionmaker(self.engine, expire_on_commit=False)
         #: Handoff claims, thread owners and turn leases (across processes).
         self.coordination = Coordination(self.sessions)
         try:
             Base.metadata.create_all(self.engine)
+            self._check_version()
+        except StorageError:
+            raise
         except SQLAlchemyError as exc:
             raise UserError(f"cannot open the order store {url!r}: {exc}") from exc
+
+    def _storage_error(self, context: ExceptionContext) -> StorageError | None:
+        return storage_error(context.original_exception, str(self.shown), "order store")
+
+    def _check_version(self) -> None:
+        """Record :data:`SCHEMA_VERSION` in a new store; refuse a store of a newer release.
+
+        Raises:
+            StorageError: The store was written by a newer release.
+        """
+        with self.sessions() as session:
+            row = session.get(StoreMeta, "schema_version")
+            if row is None:
+                session.add(StoreMeta(key="schema_version", value=str(SCHEMA_VERSION)))
+                session.commit()
+            elif not row.value.isdigit() or int(row.value) > SCHEMA_VERSION:
+                raise StorageError(
+                    f"order store {self.shown} was written by a newer release (schema version "
+                    f"{row.value}, this release knows {SCHEMA_VERSION}); upgrade the "
+                    "orchestrator package, or point ORCH_CS_DATABASE_URL (--db) at another store"
+                )
 
     def seed(self, customers: int, *, seed: int = 0, as_of: datetime | None = None) -> int:
         """Replace the store's contents with generated data; returns the orders written.
@@ -75,6 +111,7 @@ class OrderStore:
             session.add_all(data.customers)
             session.add_all(
                 [
+                    StoreMeta(key="schema_version", value=str(SCHEMA_VERSION)),
                     StoreMeta(key="seed", value=str(seed)),
                     StoreMeta(key="as_of", value=as_of.isoformat()),
                     StoreMeta(key="customers", value=str(customers)),

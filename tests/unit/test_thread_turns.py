@@ -1,0 +1,165 @@
+"""A thread belongs to one customer, and its turns run one at a time (issue 43, items 3, 4).
+
+Owner: the customer of a thread's first turn is bound in the order store (``cs_threads``);
+another customer on that thread id is refused with ThreadOwnerError, the refusal recorded in
+``cs_thread_refusals`` and on the request's telemetry row (``rejected``). Without a store (a
+batch) the checkpointed state's customer is the owner.
+
+Turns: two turns of one thread sent at once (two tasks of one process, two processes) both
+run, one after the other: both are in the thread's history and the turn count is 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator.config import Settings
+from orchestrator.exceptions import ThreadOwnerError, TurnBusyError
+from workflows.customer_service import CustomerServiceWorkflow, open_workflow
+from workflows.customer_service.store import OrderStore
+
+sys.path.insert(0, str(Path(__file__).parent))
+from customer_service_double import ScriptedToolModel
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cs") / "cs.db"
+    OrderStore(f"sqlite:///{path}").seed(10, seed=3)
+    return path
+
+
+@pytest.fixture
+def url(seeded: Path, tmp_path: Path) -> str:
+    copy = tmp_path / "cs.db"
+    copy.write_bytes(seeded.read_bytes())
+    return f"sqlite:///{copy}"
+
+
+def _status(telemetry: TelemetryStore, request_id: str) -> tuple[str, str]:
+    with telemetry.engine.connect() as conn:
+        row = conn.execute(
+            text("SELECT status, error FROM requests WHERE id = :id"), {"id": request_id}
+        ).one()
+    return row[0], row[1] or ""
+
+
+@pytest.mark.parametrize("thread", ["shared-1", "shared-2"])
+async def test_another_customer_is_refused_and_recorded(
+    url: str, tmp_path: Path, thread: str
+) -> None:
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+    store = OrderStore(url)
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+    first = await orch.handle(
+        Request(text="where is my order?", thread_id=thread, customer_id="C00001")
+    )
+    assert first.status in ("succeeded", "needs_human")
+    for intruder, call in (("C00002", "handle"), ("C00003", "stream"), (None, "handle")):
+        request = Request(text="我的订单在哪里？", thread_id=thread, customer_id=intruder)
+        with pytest.raises(ThreadOwnerError, match="belongs to another customer") as refused:
+            if call == "handle":
+                await orch.handle(request)
+            else:
+                _ = [event async for event in orch.stream(request)]
+        assert "start a new conversation" in str(refused.value)
+        assert "C00001" not in str(refused.value)  # the owner is not named
+        assert _status(telemetry, request.id) == ("rejected", str(refused.value))
+    refusals = store.coordination.refusals(thread)
+    assert [(r["owner_id"], r["customer_id"]) for r in refusals] == [
+        ("C00001", "C00002"),
+        ("C00001", "C00003"),
+        ("C00001", ""),
+    ]
+    # the owner continues, and a new thread id works for the other customer
+    again = await orch.handle(Request(text="thanks", thread_id=thread, customer_id="C00001"))
+    assert again.status in ("succeeded", "needs_human")
+    other = await orch.handle(Request(text="hello", thread_id=thread + "b", customer_id="C00002"))
+    assert other.status in ("succeeded", "needs_human")
+
+
+async def test_without_a_store_the_checkpointed_customer_owns_the_thread(tmp_path: Path) -> None:
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow()])
+    await orch.handle(Request(text="hi", thread_id="b1", customer_id="C00001"))
+    with pytest.raises(ThreadOwnerError):
+        await orch.handle(Request(text="hi", thread_id="b1", customer_id="C00009"))
+
+
+async def test_two_concurrent_calls_both_land_in_the_memory(url: str, tmp_path: Path) -> None:
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+    workflow = CustomerServiceWorkflow(OrderStore(url))
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+    texts = ["where is my parcel?", "also, what is my order status?", "谢谢你的帮助"]
+    outcomes = await asyncio.gather(
+        *(orch.handle(Request(text=t, thread_id="dbl", customer_id="C00001")) for t in texts)
+    )
+    assert all(o.status in ("succeeded", "needs_human") for o in outcomes)
+    state = (await workflow.graph.aget_state({"configurable": {"thread_id": "dbl"}})).values
+    assert state["turn"] == 3
+    said = [h["text"] for h in state["history"] if h["role"] == "customer"]
+    assert sorted(said) == sorted(texts)
+
+
+async def test_a_turn_past_the_wait_is_refused_not_dropped(url: str, tmp_path: Path) -> None:
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+    store = OrderStore(url)
+    workflow = CustomerServiceWorkflow(store)
+    workflow.turns.wait_s = 0.3
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+    assert store.coordination.try_lease("busy", "another-process")  # a turn runs elsewhere
+    request = Request(text="hello?", thread_id="busy", customer_id="C00001")
+    with pytest.raises(TurnBusyError, match="a turn is already running on thread busy; try again"):
+        await orch.handle(request)
+    assert _status(telemetry, request.id)[0] == "rejected"
+    store.coordination.release_turn("busy", "another-process")
+    assert (await orch.handle(request.model_copy(update={"id": "r2"}))).status != "failed"
+
+
+async def _one_turn(url: str, text_: str, telemetry: str, barrier: Any) -> str:
+    async with open_workflow(Settings(cs_database_url=url)) as workflow:
+        orch = Orchestrator(ScriptedToolModel(), TelemetryStore(telemetry), [workflow])
+        barrier.wait(timeout=120)
+        outcome = await orch.handle(Request(text=text_, thread_id="two-proc", customer_id="C00001"))
+        return outcome.status
+
+
+def turn_worker(url: str, text_: str, telemetry: str, barrier: Any, out: Any) -> None:
+    """One process sending one turn (a ``multiprocessing`` target)."""
+    out.put(asyncio.run(_one_turn(url, text_, telemetry, barrier)))
+
+
+def test_two_processes_on_one_thread_both_land_in_the_memory(url: str, tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    texts = ["first process: where is my order?", "second process: 我要查订单"]
+    procs = [
+        ctx.Process(
+            target=turn_worker, args=(url, t, f"sqlite:///{tmp_path}/tel{i}.db", barrier, out)
+        )
+        for i, t in enumerate(texts)
+    ]
+    for proc in procs:
+        proc.start()
+    statuses = [out.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=60)
+    assert all(s in ("succeeded", "needs_human") for s in statuses), statuses
+
+    async def read() -> dict[str, Any]:
+        async with open_workflow(Settings(cs_database_url=url)) as workflow:
+            config = {"configurable": {"thread_id": "two-proc"}}
+            return (await workflow.graph.aget_state(config)).values
+
+    state = asyncio.run(read())
+    assert state["turn"] == 2
+    said = [h["text"] for h in state["history"] if h["role"] == "customer"]
+    assert sorted(said) == sorted(texts)
