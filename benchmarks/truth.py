@@ -446,7 +446,7 @@ async def _reply(gateway: Any, turn: Turn, results: list[dict[str, Any]]) -> dic
     from orchestrator.core.client import TextDelta
     from skills import IssueTriage, triage_issue
     from workflows.customer_service.claims import reply_intent
-    from workflows.customer_service.replying import write_prose
+    from workflows.customer_service.replying import intent_answer, write_prose
 
     issue, plan_intent = _ISSUE[turn.kind]
     triage = IssueTriage(issue_type=issue, urgency="medium", sentiment="neutral")  # type: ignore[arg-type]
@@ -474,10 +474,15 @@ async def _reply(gateway: Any, turn: Turn, results: list[dict[str, Any]]) -> dic
             marks.setdefault("checked", time.perf_counter() - started)
             shown.append(event.text.strip())
 
+    intent = reply_intent(plan_intent, turn.message, issue)
+    # as the workflow: code answers a no-tool intent with the fact sentences, before the model
+    answer = intent_answer(results, turn.decision, intent, turn.lang)  # type: ignore[arg-type]
+    if answer or results:
+        marks["code"] = time.perf_counter() - started
     prose = await write_prose(
         gateway, message=turn.message, triage=triage, results=results, decision=turn.decision,
         lang=turn.lang,  # type: ignore[arg-type]
-        intent=reply_intent(plan_intent, turn.message, issue), emit=emit,
+        intent=intent, emit=emit, answered=answer is not None,
     )  # fmt: skip
     return {
         "model_sentences": [] if prose.code_written or prose.cut else shown,
@@ -485,8 +490,10 @@ async def _reply(gateway: Any, turn: Turn, results: list[dict[str, Any]]) -> dic
         "cut": prose.cut,
         "dropped": prose.dropped,
         "pre_reply_s": pre_reply_s,
+        "code_answer": answer,
         "first_raw_s": marks.get("raw"),
-        "first_checked_s": marks.get("checked"),
+        # what the customer sees first now: code's sentences, else the first checked one
+        "first_checked_s": marks.get("code", marks.get("checked")),
         "total_s": time.perf_counter() - started,
     }
 

@@ -401,3 +401,26 @@ CANCELLED = TurnFacts.of(
 )
 def test_saying_an_action_failed_after_it_succeeded_is_dropped(sentence: str, lang: str) -> None:
     assert (check_sentence(sentence, CANCELLED, lang) or "").startswith("state:")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang"),
+    [
+        ("I am sorry, but I cannot help with that order.", "en"),
+        ("We are unable to do this for you.", "en"),
+        ("I'm not able to go ahead with it.", "en"),
+        ("很抱歉，我们没办法帮您处理。", "zh"),
+    ],
+)
+def test_an_agent_refusal_is_a_declined_claim(sentence: str, lang: str) -> None:
+    waiting = TurnFacts.of(
+        [{"tool": "start_refund", "ok": False, "error_code": "needs_approval",
+          "facts": {"order_id": "ORD-173205"}}]
+    )  # fmt: skip
+    assert (check_sentence(sentence, waiting, lang) or "").startswith("state:")  # type: ignore[arg-type]
+    refused = TurnFacts.of(REFUSED_CANCEL)
+    assert check_sentence(sentence, refused, lang) is None  # type: ignore[arg-type]
+
+
+def test_the_customers_own_inability_is_not_a_refusal() -> None:
+    assert check_sentence("I am sorry you cannot sign in right now.", EN, "en") is None

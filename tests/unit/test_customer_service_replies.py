@@ -7,6 +7,7 @@ job (no order store) is ``needs_human``."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -193,20 +194,25 @@ async def test_the_main_job_hands_a_request_for_a_person_over(text: str, telemet
 
 
 @pytest.mark.parametrize(
-    ("text", "model_says", "intent"),
+    ("text", "model_says", "intent", "kept"),
     [
-        ("Why was I charged a fee on my statement?", "Thanks for your review!", "billing"),
-        ("How can I repay my loan early?", "We apologise for the trouble.", "payment"),
-        ("为什么扣了我一笔手续费？", "感谢您的好评！", "billing"),
+        ("Why was I charged a fee on my statement?", "Thanks for your review!", "billing", ""),
+        ("How can I repay my loan early?", "We apologise for the trouble.", "payment", "keep"),
+        ("为什么扣了我一笔手续费？", "感谢您的好评！", "billing", ""),
+        ("我想提前还款。", "您的订单已发货。", "payment", ""),
     ],
 )
-async def test_a_no_tool_reply_that_does_not_answer_is_replaced(
-    text: str, model_says: str, intent: str, telemetry
+async def test_a_no_tool_reply_answers_the_intent_first(
+    text: str, model_says: str, intent: str, kept: str, telemetry
 ) -> None:
-    orch = Orchestrator(
-        ScriptedToolModel(replies=[model_says]), telemetry, [CustomerServiceWorkflow()]
-    )
-    outcome = await orch.handle(Request(text=text))
-    assert outcome.status == "succeeded"
-    lang = "zh" if "费" in text else "en"
-    assert outcome.result and outcome.result["reply"]["text"] == code_reply(None, intent, lang)
+    model = ScriptedToolModel(replies=[model_says])
+    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow()], classifier=CustomerService())  # type: ignore[arg-type]
+    events = [e async for e in orch.stream(Request(text=text))]
+    done = events[-1]
+    assert done.status == "succeeded"
+    lang = "zh" if re.search(r"[\u4e00-\u9fff]", text) else "en"
+    answer = code_reply(None, intent, lang)
+    first = next(e for e in events if e.kind in ("reply_facts", "reply_token"))
+    assert first.kind == "reply_facts" and first.text == answer  # before the model's prose
+    expected = f"{answer} {model_says}" if kept else answer  # another kind, or a false state: out
+    assert done.result["reply"]["text"] == expected

@@ -86,7 +86,10 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
         r"\b(?:declined|rejected|denied|refused|not (?:be )?possible|not eligible|ineligible|"
         r"(?:cannot|can't|can not|could not|couldn't|unable to|not able to|did not|didn't|"
         r"will not|won't|failed to|were not able to)\s+(?:be\s+)?(?:been\s+)?"
-        r"(?:refund|cancel|change|process|approve|update|modify)\w*)\b",
+        r"(?:refund|cancel|change|process|approve|update|modify)\w*|"
+        # the agent refusing, whatever the verb: "I cannot do that", "we are unable to help"
+        r"(?:i|we)(?: am| are|'m|'re)?\s+(?:cannot|can't|can not|could not|couldn't|"
+        r"unable to|not able to))\b",
     ),
     *(
         (f"not_{state}", rf"\b{_EN_NEGATION}\s+(?:yet\s+)?(?:been\s+|be\s+)?(?:{words})\b")
@@ -105,7 +108,8 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
 )
 _ZH_STATES: tuple[tuple[str, str], ...] = (
     ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|不符合|不可以退|"
-                 r"(?:无法|不能|未能|没能|没有办法|不可以)(?:为您)?(?:办理|退款|取消|修改|更改|处理)"),
+                 r"(?:无法|不能|未能|没能|没有办法|不可以)(?:为您)?(?:办理|退款|取消|修改|更改|处理)|"
+                 r"(?:我|我们)(?:无法|不能|没办法|没有办法|未能)"),
     ("not_shipped", r"(?:未|尚未|还没有?|还未|没有)(?:发货|发出|寄出)"),
     ("not_delivered", r"(?:未|尚未|还没有?|还未|没有)(?:送达|签收|到达|收到)"),
     ("not_cancelled", r"(?:未|尚未|还没有?|没有)取消"),
@@ -325,7 +329,7 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
         reason = _STATUS_IN_REASON.search(facts.get("reason", ""))
         found = set(_STATUS_STATES.get(status or (reason.group(1) if reason else ""), ()))
         known = bool(found)
-        if facts.get("reason") or tool in ("check_refund_eligibility", "start_refund"):
+        if facts.get("reason") or facts.get("eligible") == "no":  # a refusal, not a wait
             found.add("declined")
         return found, known
     if tool == "lookup_order":
@@ -485,8 +489,10 @@ class ReplyChecker:
         placeholders: Placeholder name → value, from tool results (``{order_id}`` is filled
             before the check).
         intent: With ``require_topic``, the intent the reply must fit.
-        require_topic: A reply with no tool: sentences are held until one is on the intent's
-            topic; when none is, the reply is dropped (``off intent``) and code writes it.
+        require_topic: A reply with no tool: a sentence of another intent's kind is dropped;
+            with ``hold``, sentences are also held until one is on the intent's topic, and
+            when none is, the reply is dropped (``off intent``) and code writes it.
+        hold: See ``require_topic`` (False when code already answered the intent).
         on_drop: Called with ``(reason, sentence)`` for each dropped sentence.
 
     ``feed(piece)`` returns the sentences that may be shown now; ``flush()`` those left at the
@@ -499,6 +505,7 @@ class ReplyChecker:
     placeholders: Mapping[str, str] = field(default_factory=dict)
     intent: str | None = None
     require_topic: bool = False
+    hold: bool = True
     on_drop: Callable[[str, str], None] | None = None
     dropped: list[dict[str, str]] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -522,7 +529,7 @@ class ReplyChecker:
         """The last sentences, checked; a reply with no sentence on its topic is dropped."""
         rest, self._buffer = self._buffer, ""
         out = self._release([rest])
-        if self.require_topic and not self._on_topic:
+        if self.require_topic and self.hold and not self._on_topic:
             for sentence in self._held:
                 self._drop("intent: no sentence answers the customer's question", sentence)
             self._held = []
@@ -549,7 +556,7 @@ class ReplyChecker:
             if reason is not None:
                 self._drop(reason, sentence)
                 continue
-            if self.require_topic and not self._on_topic:
+            if self.require_topic and self.hold and not self._on_topic:
                 self._held.append(sentence)
                 if not topic_fits(sentence, self.intent):
                     continue

@@ -86,7 +86,7 @@ from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, 
 from workflows.customer_service.claims import code_reply, reply_intent, reply_language
 from workflows.customer_service.conversations import check_conversations
 from workflows.customer_service.policy import WriteAction, execute_write
-from workflows.customer_service.replying import Prose, write_prose
+from workflows.customer_service.replying import Prose, intent_answer, write_prose
 from workflows.customer_service.signals import INTENT_TOOL, read_signals
 from workflows.customer_service.store import (
     TOOL_DESCRIPTIONS,
@@ -857,13 +857,16 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if decision and not results:
             sentences.append(_reviewed_text(handoff or {}, locale))
         sentences.extend(_notes(state, locale))
-        facts_text = " ".join(s for s in sentences if s)
-        if facts_text:
-            _emit(ReplyFacts(text=facts_text))
         triage = IssueTriage(**state["triage"])
         plan = state.get("plan") or {}
         intent = reply_intent(plan.get("intent"), state["message"], triage.issue_type)
-        if _asked_for_person(state):  # stateless: nobody to hand it to, so say who will
+        person = _asked_for_person(state)
+        answer = None if person else intent_answer(results, decision, intent, lang)
+        sentences.append(answer or "")  # code answers the intent before the model is called
+        facts_text = " ".join(s for s in sentences if s)
+        if facts_text:
+            _emit(ReplyFacts(text=facts_text))
+        if person:  # stateless: nobody to hand it to, so say who will
             prose = Prose(sentences=[code_reply(None, "human", lang)], code_written=True)
             _emit(ReplyToken(text=prose.sentences[0]))
         else:
@@ -877,6 +880,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     lang=lang,
                     intent=intent,
                     emit=_emit,
+                    answered=answer is not None,
                 )
             except _MODEL_LOST as exc:
                 self._degrade_or_raise(exc)

@@ -53,6 +53,17 @@ class Prose:
         return ("" if lang == "zh" else " ").join(self.sentences)
 
 
+def intent_answer(
+    results: Sequence[Mapping[str, Any]], decision: str | None, intent: str | None, lang: Lang
+) -> str | None:
+    """Code's answer to a turn with no tool result and no decision whose intent is known
+    (a fee question: what is needed to look into it), shown with the fact sentences before
+    the model is called; None otherwise. The model's checked prose follows it."""
+    if results or decision is not None or intent is None:
+        return None
+    return code_reply(None, intent, lang)
+
+
 async def write_prose(
     llm: ModelGateway,
     *,
@@ -63,6 +74,7 @@ async def write_prose(
     lang: Lang,
     intent: str | None,
     emit: Callable[[BaseModel], None],
+    answered: bool = False,
 ) -> Prose:
     """Stream the model's prose through a :class:`ReplyChecker`, emitting each sentence that
     passes; code's template when none does.
@@ -76,6 +88,9 @@ async def write_prose(
         lang: The customer's language.
         intent: The intent the reply answers; with no tool result the prose must fit it.
         emit: Sends a trace event (``ReplyToken``, ``SentenceDropped``).
+        answered: Code already answered the intent (:func:`intent_answer`): the prose need
+            not be on its topic (a sentence of another kind is still dropped), and nothing is
+            added when no model sentence is left.
 
     Raises:
         ServerUnavailableError, ModelCallError: The model server was lost (not a cut stream,
@@ -100,6 +115,7 @@ async def write_prose(
         placeholders,
         intent=intent,
         require_topic=not results and decision is None,
+        hold=not answered,
         on_drop=drop,
     )
     try:
@@ -112,7 +128,7 @@ async def write_prose(
         prose.cut = True
         show(cut_reply(lang))
     prose.dropped = list(checker.dropped)
-    if not prose.sentences:
+    if not prose.sentences and not answered:
         prose.code_written = True
         show(code_reply(outcome_key(results, decision is not None), intent, lang))
     return prose
