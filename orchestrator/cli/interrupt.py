@@ -4,8 +4,9 @@ A command stopped by Ctrl-C prints one line on standard error at once, stops its
 exits with :data:`INTERRUPTED_EXIT` (130 = 128 + SIGINT, what a shell reports for a program
 ended by Ctrl-C, so a script can tell a stop by the user from a failure, exit 1).
 
-While a server is still starting it cannot be stopped politely: vLLM ignores SIGTERM for as
-long as 20 s while it imports and loads. So a Ctrl-C in that phase kills the server's process
+While a server is still starting it is not worth stopping politely: a vLLM server that was
+importing and loading used the whole 20 s grace of :meth:`~serving.launcher.VLLMServer.stop`,
+silently (issue 46). So a Ctrl-C in that phase kills the server's process
 group at once (:func:`kill_child_servers`); a server that is up gets SIGTERM and shuts its
 engine down itself (:meth:`serving.launcher.VLLMServer.stop`).
 """
