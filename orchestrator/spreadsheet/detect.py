@@ -51,6 +51,12 @@ from orchestrator.spreadsheet.model import (
     Value,
 )
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet, RawTable, ReadLimits
+from orchestrator.spreadsheet.structure import (
+    footer_rows,
+    pivot_subtotals,
+    remove_placeholders,
+    structure_reason,
+)
 from orchestrator.spreadsheet.textvalues import convert_column
 
 Box = tuple[int, int, int, int]  # min_row, min_col, max_row, max_col (1-based, inclusive)
@@ -66,14 +72,14 @@ _TOTALS = re.compile(
     r"|^\s*(?:sum|average|avg|mean|overall|all|gesamt|insgesamt|summe|zwischensumme|"
     r"durchschnitt|mittelwert|somme|moyenne|sous-total|suma|promedio|media|totale|totaal|"
     r"gemiddelde|итого|всего|среднее)\s*[:：]?\s*$"
-    r"|^\s*(?:合计|合計|总计|總計|小计|小計|总和|總和|共计|共計|平均|均值|平均值|累计|累計)",
+    r"|^\s*(?:[合总總小共累]\s*[计計]|总\s*和|總\s*和|平\s*均|均值|平均值)",
     re.IGNORECASE,
 )
 #: Exact total labels: a row so labelled (with a number) is a total row, no check needed.
 _STRONG_TOTAL = re.compile(
     r"^\s*(?:(?:grand|sub)[\s-]?)?totals?\s*[:：]?\s*$"
     r"|^\s*(?:sum|gesamt|insgesamt|summe|zwischensumme|somme|sous-total|suma|totale|totaal|"
-    r"итого|всего)\s*[:：]?\s*$|^\s*(?:合计|合計|总计|總計|小计|小計|总和|總和|共计|共計)\s*[:：]?\s*$",
+    r"итого|всего)\s*[:：]?\s*$|^\s*(?:[合总總小共]\s*[计計]|总\s*和|總\s*和)\s*[:：]?\s*$",
     re.IGNORECASE,
 )
 #: A label that ends in "total" ("East Total", "Overall total", "Region subtotal"): Excel's
@@ -198,16 +204,29 @@ def _header_like(cells: Cells, r: int, box: Box) -> bool:
     ]
     if len(set(texts)) < len(texts):
         return False
-    # a header's labels do not recur as values in the rows below it
+    # a header's labels do not recur as values in the rows below it (a row that repeats
+    # the whole header is the header repeated, as a report repeats it per section)
     for c in range(c1, c2 + 1):
         head = cells.get((r, c))
         if head is None or _is_copy(head, r, c):
             continue
         for below in range(r + 1, min(r2, r + 50) + 1):
             cell = cells.get((below, c))
-            if cell is not None and not _is_copy(cell, below, c) and cell.value == head.value:
+            if (
+                cell is not None
+                and not _is_copy(cell, below, c)
+                and cell.value == head.value
+                and not _repeats(cells, r, below, c1, c2)
+            ):
                 return False
     return True
+
+
+def _repeats(cells: Cells, r: int, below: int, c1: int, c2: int) -> bool:
+    """Whether row ``below`` holds exactly the values of row ``r`` (two or more)."""
+    a = [cells[(r, c)].value if (r, c) in cells else None for c in range(c1, c2 + 1)]
+    b = [cells[(below, c)].value if (below, c) in cells else None for c in range(c1, c2 + 1)]
+    return a == b and sum(v is not None for v in a) >= 2
 
 
 def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
@@ -488,6 +507,29 @@ def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
     return out
 
 
+def _drop_form_rows(
+    sheet: str,
+    cells: Cells,
+    data_rows: list[int],
+    totals_rows: list[int],
+    span: tuple[int, int],
+    skipped: list[Skipped],
+) -> None:
+    """Take footer rows and pivot subtotal rows out of ``data_rows`` (in place; see
+    :mod:`~orchestrator.spreadsheet.structure`, rules 5 and 6)."""
+    c1, c2 = span
+    form = footer_rows(cells, data_rows, totals_rows, c1, c2)
+    subtotals = pivot_subtotals(
+        cells, [r for r in data_rows if r not in form], sorted(totals_rows), c1, c2
+    )
+    for r in subtotals:
+        form[r] = "a pivot subtotal (the sum of the rows below it; the sheet's grand total agrees)"
+        totals_rows.append(r)
+    for r in sorted(form):
+        data_rows.remove(r)
+        skipped.append(Skipped(what="row", ref=sheet_ref(sheet, f"{r}:{r}"), reason=form[r]))
+
+
 def build_table(
     raw: RawSheet,
     box: Box,
@@ -509,11 +551,16 @@ def build_table(
     candidates = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
     totals_rows = [r for r in range(last + 1, r2 + 1) if _row_cells(cells, r, c1, c2)]
     data_rows: list[int] = []
+    wide = sum(len(_row_cells(cells, r, c1, c2)) >= 2 for r in candidates) >= 0.8 * len(candidates)
     for r in candidates:
         if r in hidden_rows:
             skipped.append(
                 Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason="hidden row")
             )
+            continue
+        form = structure_reason(cells, r, (c1, c2), header_rows, wide)
+        if form is not None:
+            skipped.append(Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason=form))
             continue
         row = _row_cells(cells, r, c1, c2)
         label = _total_label(row)
@@ -542,6 +589,7 @@ def build_table(
             )
             continue
         data_rows.append(r)
+    _drop_form_rows(raw.name, cells, data_rows, totals_rows, (c1, c2), skipped)
     totals_rows.sort()
     if not data_rows:
         return None
@@ -581,6 +629,9 @@ def build_table(
                     formula_examples.append((ref, cell.formula[:200]))
             if _is_copy(cell, r, c):
                 merged_values += 1
+                if cell.kind is CellKind.NUMBER and cell.merged_from[0] < r:  # type: ignore[index]
+                    values.append(None)  # one merged number is one value (structure rule 4)
+                    continue
             if cell.kind is CellKind.ERROR:
                 errors += 1
                 issue_count += 1
@@ -723,6 +774,7 @@ def build_sheet(raw: RawSheet, limits: ReadLimits, next_id: list[int]) -> Sheet:
         limits: Reading limits (merged-range spreading).
         next_id: One-element counter for table ids across the workbook (mutated).
     """
+    placeholders = remove_placeholders(raw)
     kinds = Counter(cell.kind for cell in raw.cells.values())
     used = a1(_box(list(raw.cells))) if raw.cells else None
     spread_merged(raw, limits)
@@ -741,9 +793,14 @@ def build_sheet(raw: RawSheet, limits: ReadLimits, next_id: list[int]) -> Sheet:
         claimed.update(p for p in raw.cells if r1 <= p[0] <= r2 and c1 <= p[1] <= c2)
         if table is not None:
             tables.append(table)
-    free = [p for p in raw.cells if p not in claimed]
-    boxes = _join_blocks(raw.cells, [_box(points) for points in xy_cut(free)] if free else [])
+    # a placeholder still holds its place in the layout (a template's fill row does not cut
+    # its table in two), but is no value
+    free = [p for p in raw.cells if p not in claimed] + [
+        p for p in placeholders if p not in claimed
+    ]
     cells = {p: cell for p, cell in raw.cells.items() if p not in claimed}
+    boxes = [_box(points) for points in xy_cut(free) if any(p in cells for p in points)]
+    boxes = _join_blocks(raw.cells, boxes)
     for box in boxes:
         if len(tables) >= MAX_TABLES_PER_SHEET:
             warnings.append(

@@ -133,3 +133,176 @@ def test_amounts_in_several_currencies_are_totalled_per_currency(tmp_path: Path)
 def test_text_that_is_not_money_stays_text(tmp_path: Path, texts: list[str]) -> None:
     col, figs = _amounts(tmp_path, texts)
     assert not col.is_numeric and "total `Amount`" not in figs
+
+
+# --- item 4: template and pivot structure ------------------------------------------------
+
+
+def _table(path: Path):  # type: ignore[no-untyped-def]
+    wb = read_workbook(path)
+    (table,) = [t for t in wb.tables() if t.n_rows > 1]
+    return table, {f.label: f.value for f in analyse(wb).figures}
+
+
+ITEMS = [("Widget", 2, 12.5), ("Gadget", 1, 40.0), ("Gizmo", 5, 3.2), ("Doohickey", 3, 7.0)]
+
+
+@pytest.mark.parametrize(
+    "footer",
+    [
+        [
+            ["Subtotal", None, None, "=SUM(D2:D5)"],
+            ["Tax", None, None, 9.9],
+            ["Total", None, None, 999],
+        ],
+        [["TOTAL AMOUNT DUE", None, None, 123.45], ["Prepared by: Alice"], ["Approved by:"]],
+        [["Notes: prices include VAT"], ["Page 1 of 1"]],
+        [["合 计", None, None, 1], ["制表人：张三", None, "审核：李四"]],
+        [["总计：", None, None, 2], ["备注：以上金额含税"]],
+    ],
+)
+def test_template_footer_and_total_rows_are_not_data(tmp_path: Path, footer: list) -> None:
+    rows = [["Item", "Qty", "Unit price", "Amount"]]
+    rows += [[n, q, p, round(q * p, 2)] for n, q, p in ITEMS]
+    table, figs = _table(_save(tmp_path / "invoice.xlsx", rows + footer))
+    assert table.n_rows == len(ITEMS)
+    assert figs["total `Amount`"] == pytest.approx(sum(round(q * p, 2) for _, q, p in ITEMS))
+
+
+@pytest.mark.parametrize(
+    "top,fill",
+    [
+        ([["{{company}} Sales report"], ["{{date}}", None, "{{region}}"]], None),
+        ([["{{ company }}"]], ["{{item.name}}", "{{item.qty}}", "{{item.amount}}"]),
+        ([["${title}"]], ["{.name}", "{.qty}", "{.amount}"]),
+        ([["«Company»", "«Date»"]], ["#{name}", "#{qty}", "#{amount}"]),
+    ],
+)
+def test_a_placeholder_is_never_a_column_name_or_a_row(
+    tmp_path: Path, top: list, fill: list | None
+) -> None:
+    rows = [*top, ["品名 Item", "数量 Qty", "金额 Amount"]]
+    if fill:
+        rows.append(fill)
+    rows += [[n, q, q * p] for n, q, p in ITEMS]
+    table, figs = _table(_save(tmp_path / "tpl.xlsx", rows))
+    assert [c.name for c in table.columns] == ["品名 Item", "数量 Qty", "金额 Amount"]
+    assert table.n_rows == len(ITEMS)
+    assert figs["total `金额 Amount`"] == pytest.approx(sum(q * p for _, q, p in ITEMS))
+
+
+@pytest.mark.parametrize("sections", [("North", "South"), ("华东", "华南", "华北")])
+def test_a_header_repeated_below_a_merged_title_is_not_data(
+    tmp_path: Path, sections: tuple[str, ...]
+) -> None:
+    rows: list[list[object]] = []
+    merges: list[str] = []
+    expected = []
+    for k, name in enumerate(sections):
+        rows.append([f"Region {name}", None, None])
+        merges.append(f"A{len(rows)}:C{len(rows)}")
+        rows.append(["Product", "Units", "Revenue"])
+        for i in range(3):
+            rows.append([f"P{k}{i}", i + 1, 100.0 * (k + 1) + i])
+            expected.append(100.0 * (k + 1) + i)
+    table, figs = _table(_save(tmp_path / "sections.xlsx", rows, merges))
+    assert table.n_rows == len(expected)
+    assert figs["total `Revenue`"] == pytest.approx(sum(expected))
+    reasons = " ".join(s.reason for s in table.skipped)
+    assert "header repeated" in reasons and "merged title" in reasons
+
+
+@pytest.mark.parametrize("span", [2, 3])
+def test_a_merged_record_is_one_row_and_a_merged_number_one_value(
+    tmp_path: Path, span: int
+) -> None:
+    orders = [("A-1", 120.0), ("A-2", 80.5), ("A-3", 42.0)]
+    rows: list[list[object]] = [["订单 Order", "订单金额 Order total"]]
+    merges = []
+    for order, total in orders:
+        first = len(rows) + 1
+        rows.append([order, total])
+        rows.extend([[None, None]] * (span - 1))
+        merges += [f"A{first}:A{first + span - 1}", f"B{first}:B{first + span - 1}"]
+    table, figs = _table(_save(tmp_path / "merged.xlsx", rows, merges))
+    assert table.n_rows == len(orders)
+    assert figs["total `订单金额 Order total`"] == pytest.approx(sum(t for _, t in orders))
+
+
+def test_a_merged_order_total_beside_item_rows_is_counted_once(tmp_path: Path) -> None:
+    rows: list[list[object]] = [["Order", "Item", "Item price", "Order total"]]
+    merges = []
+    orders = {"A-1": [10.0, 20.0, 5.0], "A-2": [7.5, 2.5]}
+    for order, prices in orders.items():
+        first = len(rows) + 1
+        for k, price in enumerate(prices):
+            rows.append(
+                [order if k == 0 else None, f"i{k}", price, sum(prices) if k == 0 else None]
+            )
+        last = first + len(prices) - 1
+        merges += [f"A{first}:A{last}", f"D{first}:D{last}"]
+    table, figs = _table(_save(tmp_path / "orders.xlsx", rows, merges))
+    assert table.n_rows == sum(len(p) for p in orders.values())
+    assert figs["total `Order total`"] == pytest.approx(sum(sum(p) for p in orders.values()))
+
+
+def _pivot(groups: dict[str, dict[str, float]], grand_label: str, head: list[str]) -> list:
+    rows: list[list[object]] = [head]
+    for group, children in groups.items():
+        rows.append([group, round(sum(children.values()), 2)])
+        rows += [[f"  {child}", value] for child, value in children.items()]
+    total = round(sum(sum(c.values()) for c in groups.values()), 2)
+    rows.append([grand_label, total])
+    return rows
+
+
+@pytest.mark.parametrize(
+    "groups,grand_label,head",
+    [
+        (
+            {"East": {"Boston": 3.1, "NYC": 5.05}, "West": {"LA": 6.2, "SF": 4.01}},
+            "Grand Total",
+            ["Row Labels", "Grand Total"],
+        ),
+        (
+            {
+                "华东": {"上海": 120, "杭州": 80, "南京": 55},
+                "华南": {"广州": 90},
+                "华北": {"北京": 60, "天津": 5},
+            },
+            "总计",
+            ["行标签", "求和项:销售额"],
+        ),
+        ({"A": {"a1": 1.5, "a2": 1.5}, "B": {"b1": 3.0}}, "Total", ["Group", "Sum of Qty"]),
+    ],
+)
+def test_pivot_subtotals_and_their_children_are_not_summed_together(
+    tmp_path: Path, groups: dict, grand_label: str, head: list[str]
+) -> None:
+    rows = _pivot(groups, grand_label, head)
+    table, figs = _table(_save(tmp_path / "pivot.xlsx", rows))
+    grand = sum(sum(c.values()) for c in groups.values())
+    assert figs[f"total `{head[1]}`"] == pytest.approx(grand)
+    assert table.n_rows == sum(len(c) for c in groups.values())
+
+
+def test_a_two_level_pivot_with_two_value_columns(tmp_path: Path) -> None:
+    leaves = {("Asia", "CN", "Shanghai"): (4.0, 1.5), ("Asia", "CN", "Beijing"): (2.0, 2.5)}
+    leaves |= {("Asia", "JP", "Tokyo"): (3.0, 1.0), ("Europe", "FR", "Paris"): (1.25, 0.75)}
+    rows: list[list[object]] = [["Row Labels", "Sum of 2023", "Sum of 2024"]]
+
+    def total(prefix: tuple[str, ...], k: int) -> float:
+        return sum(v[k] for key, v in leaves.items() if key[: len(prefix)] == prefix)
+
+    for region in ("Asia", "Europe"):
+        rows.append([region, total((region,), 0), total((region,), 1)])
+        for country in sorted({k[1] for k in leaves if k[0] == region}):
+            rows.append([country, total((region, country), 0), total((region, country), 1)])
+            for key, (a, b) in leaves.items():
+                if key[:2] == (region, country):
+                    rows.append([key[2], a, b])
+    rows.append(["Grand Total", total((), 0), total((), 1)])
+    table, figs = _table(_save(tmp_path / "pivot2.xlsx", rows))
+    assert table.n_rows == len(leaves)
+    assert figs["total `Sum of 2023`"] == pytest.approx(total((), 0))
+    assert figs["total `Sum of 2024`"] == pytest.approx(total((), 1))

@@ -1,0 +1,243 @@
+"""Template and pivot structure that is not data (issue 46): what table detection leaves out.
+
+The layout rules of :mod:`~orchestrator.spreadsheet.detect` find a table's header and data
+rows; these rules then take out the rows and cells that belong to the sheet's form, not to its
+data (workflow logic of this package, so written here; every rule is checked by the tests on
+generated templates and pivots, and by the figures of the real workbooks staying as they were):
+
+1. **Template placeholders** (``{{name}}``, ``{%...%}``, ``${x}``, ``#{x}``, EasyExcel's
+   ``{.x}``/``{x}``, Word's ``«x»``) are not values: a cell holding only placeholders is
+   removed before detection, so it never becomes a column name or a data row.
+2. **A header repeated** inside the data (a printed report's page header, a section's own
+   header) is not a data row.
+3. **A merged title row** inside a table (one merged range across the row), and a **group
+   label row** (one text cell and nothing else, in a table whose rows otherwise hold several
+   values and which has numbers below it) are not data rows.
+4. **A merged cell is one value**: a row whose every value is spread from a merged range
+   above it is the same record, not a new row; a number spread down from a merged range is
+   counted once, in the range's first row.
+5. **Footer rows** at the bottom of a table (``Prepared by:``, ``审核：``, ``Page 1 of 2``,
+   notes), and the summary lines under its total (``Tax``, ``Shipping``, ``应付``), are
+   not data rows.
+6. **Pivot subtotals**: when a table's own grand total row disagrees with the sum of its data
+   rows, the rows whose value is the sum of the rows right below them (a pivot's group
+   subtotals, at any depth) are found by an exact partition that must reproduce the grand
+   total in every numeric column; they are left out, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
+
+Cells = dict[tuple[int, int], RawCell]
+
+_PLACEHOLDER = re.compile(
+    r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^{}]*\}|#\{[^{}]*\}|\{\.?[A-Za-z_][\w.]*\}|«[^»]*»"
+)
+_FOOTER = re.compile(
+    r"^\s*(?:prepared|approved|checked|reviewed|verified|authori[sz]ed|signed|signature|"
+    r"page\s+\d|notes?\b|remarks?\b|comments?\b|footnotes?\b|source\b|printed|generated|"
+    r"contact\b|制表|制单|製表|审核|審核|复核|複核|批准|核准|签字|簽字|签名|簽名|经办|經辦|"
+    r"负责人|負責人|填表|填报|填報|备注|備註|说明|說明|注[:：]|注意|来源|來源|第\s*\d+\s*[页頁]|"
+    r"联系人|聯繫人|财务|財務|会计|會計|出纳|出納|主管|[*※])",
+    re.IGNORECASE,
+)
+_SUMMARY = re.compile(
+    r"^\s*(?:tax|vat|gst|sales\s+tax|shipping|freight|delivery|handling|discount|deposit|"
+    r"balance|amount\s+due|total\s+due|paid|rounding|税|稅|运费|運費|折扣|优惠|優惠|定金|订金|"
+    r"已付|应付|應付|未付|余额|餘額|抹零)",
+    re.IGNORECASE,
+)
+_TOTALISH = re.compile(
+    r"^\s*(?:(?:grand|sub)\s*)?totals?\b|^\s*(?:sum|amount\s+due|balance\s+due)\b|"
+    r"^\s*(?:[合总總小共]\s*[计計]|应付|應付|实付|實付)",
+    re.IGNORECASE,
+)
+_GRAND = re.compile(
+    r"^\s*(?:grand\s*total|totals?|sum|overall|总计|總計|合计|合計|共计|共計)\s*[:：]?\s*$", re.I
+)
+#: A pivot of more rows than this is not parsed for subtotals (the partition is cubic).
+MAX_PIVOT_ROWS = 400
+
+
+def remove_placeholders(raw: RawSheet) -> list[tuple[int, int]]:
+    """Delete the cells that hold only template placeholders (rule 1); returns where they
+    were (they keep their place in the layout: see ``build_sheet``)."""
+    gone = [
+        key
+        for key, cell in raw.cells.items()
+        if cell.kind is CellKind.TEXT
+        and _PLACEHOLDER.search(str(cell.value))
+        and not re.sub(r"[\W_]+", "", _PLACEHOLDER.sub("", str(cell.value)))
+    ]
+    example = str(raw.cells[gone[0]].value) if gone else ""
+    for key in gone:
+        del raw.cells[key]
+    if gone:
+        raw.warnings.append(
+            f"{len(gone):,} template placeholder cell(s) such as {example[:40]!r} are not "
+            "data; left out"
+        )
+    return gone
+
+
+def _own(cells: Cells, r: int, c1: int, c2: int) -> dict[int, RawCell]:
+    """The row's cells by column, without values spread from a merged range's other rows."""
+    return {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None}
+
+
+def _is_copy(cell: RawCell, r: int, c: int) -> bool:
+    return cell.merged_from is not None and cell.merged_from != (r, c)
+
+
+def structure_reason(
+    cells: Cells, r: int, box: tuple[int, int], header_rows: list[int], wide: bool
+) -> str | None:
+    """Why row ``r`` is form, not data (rules 2-4); None for a data row.
+
+    Args:
+        cells: The sheet's cells (merged ranges spread).
+        r: The row.
+        box: The table's ``(first column, last column)``.
+        header_rows: The table's header rows.
+        wide: The table's rows mostly hold several values (group label rows are possible).
+    """
+    c1, c2 = box
+    row = _own(cells, r, c1, c2)
+    if not row:
+        return None
+    if all(_is_copy(cell, r, c) and cell.merged_from[0] < r for c, cell in row.items()):  # type: ignore[index]
+        return "continues the merged cells of the row above (one record)"
+    texts = {c: str(cell.value).strip() for c, cell in row.items() if cell.kind is CellKind.TEXT}
+    if header_rows and len(texts) == len(row) >= 2:
+        head = {
+            c: str(cells[(h, c)].value).strip()
+            for h in header_rows
+            for c in texts
+            if (h, c) in cells
+        }
+        if all(head.get(c) == text for c, text in texts.items()):
+            return "the header repeated"
+    origins = {cell.merged_from for cell in row.values()}
+    if len(row) >= 2 and len(origins) == 1 and None not in origins and texts:
+        return "a merged title row"
+    below = _own(cells, r + 1, c1, c2)
+    if (
+        wide
+        and c2 - c1 >= 2
+        and list(texts) == [c1] == list(row)
+        and any(cell.kind is CellKind.NUMBER for cell in below.values())
+    ):
+        return "a group label row (one text cell above the group's rows)"
+    return None
+
+
+def footer_rows(
+    cells: Cells, data_rows: list[int], totals_rows: list[int], c1: int, c2: int
+) -> dict[int, str]:
+    """Rows at the end of ``data_rows`` that are a template's footer, its bottom total line
+    (a total label with fewer values than a data row: ``TOTAL AMOUNT DUE``), or the summary
+    lines under its total (rule 5), with the reason."""
+    sizes = sorted(len(_own(cells, r, c1, c2)) for r in data_rows)
+    typical = sizes[len(sizes) // 2] if sizes else 0
+    out: dict[int, str] = {}
+    for r in reversed(data_rows):
+        row = [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
+        first = next((str(c.value).strip() for c in row if c.kind is CellKind.TEXT), "")
+        numbers = any(c.kind is CellKind.NUMBER for c in row)
+        if len(out) >= len(data_rows) - 1:
+            break  # a table keeps at least one data row
+        if first and _FOOTER.match(first) and (not numbers or len(row) <= 2):
+            out[r] = f"a footer row ({first[:40]!r})"
+        elif first and _SUMMARY.match(first) and any(t < r for t in totals_rows):
+            out[r] = f"a summary line under the total ({first[:40]!r})"
+        elif first and _TOTALISH.match(first) and len(row) < typical:
+            out[r] = f"the template's total line ({first[:40]!r})"
+        else:
+            break
+    return out
+
+
+def _number(cells: Cells, r: int, c: int) -> float:
+    cell = cells.get((r, c))
+    if cell is None or cell.kind is not CellKind.NUMBER or isinstance(cell.value, bool):
+        return 0.0
+    if _is_copy(cell, r, c):
+        return 0.0
+    return float(cell.value)  # type: ignore[arg-type]
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def _partition(values: list[float], grand: float) -> list[int] | None:
+    """Header positions of a partition of ``values`` into leaves and headers whose value is
+    the sum of the items right below them, the top level summing to ``grand``; None when
+    no partition does (leaves are tried before headers: the fewest headers)."""
+    n = len(values)
+
+    @cache
+    def seq(i: int, j: int, target: float) -> tuple[int, ...] | None:
+        if i == j:
+            return () if _close(target, 0.0) else None
+        rest = seq(i + 1, j, round(target - values[i], 9))  # row i is a leaf
+        if rest is not None:
+            return rest
+        for m in range(i + 2, j + 1):  # row i heads rows i+1 .. m-1
+            inner = seq(i + 1, m, round(values[i], 9))
+            if inner is None:
+                continue
+            after = seq(m, j, round(target - values[i], 9))
+            if after is not None:
+                return (i, *inner, *after)
+        return None
+
+    found = seq(0, n, round(grand, 9))
+    seq.cache_clear()
+    return list(found) if found is not None else None
+
+
+def pivot_subtotals(
+    cells: Cells, data_rows: list[int], totals_rows: list[int], c1: int, c2: int
+) -> list[int]:
+    """The subtotal rows of a pivot-style table (rule 6); empty when the data rows already
+    sum to the grand total, or when no exact partition explains the difference."""
+    grand_row = next(
+        (
+            t
+            for t in reversed(totals_rows)
+            if any(
+                cell.kind is CellKind.TEXT and _GRAND.match(str(cell.value))
+                for c in range(c1, c2 + 1)
+                if (cell := cells.get((t, c))) is not None
+            )
+        ),
+        None,
+    )
+    if grand_row is None or not 3 <= len(data_rows) <= MAX_PIVOT_ROWS:
+        return []
+    columns = [
+        c
+        for c in range(c1, c2 + 1)
+        if (cell := cells.get((grand_row, c))) is not None and cell.kind is CellKind.NUMBER
+    ]
+    if not columns:
+        return []
+    lead = columns[0]
+    values = [_number(cells, r, lead) for r in data_rows]
+    grand = _number(cells, grand_row, lead)
+    if _close(sum(values), grand):
+        return []
+    heads = _partition(values, grand)
+    if not heads:
+        return []
+    rows = [data_rows[p] for p in heads]
+    for c in columns[1:]:
+        leaves = sum(_number(cells, r, c) for r in data_rows if r not in rows)
+        if not _close(leaves, _number(cells, grand_row, c)):
+            return []
+    return rows
