@@ -489,3 +489,23 @@ async def test_every_write_of_every_path_runs_inside_the_policy(store, orch, mon
     names = [n for n, _ in seen]
     assert {"start_refund", "change_address", "cancel_order"} <= set(names)
     assert all(inside for _, inside in seen), seen
+
+
+async def test_chat_shows_the_question_and_takes_the_answer(store, orch, monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from orchestrator.cli import chat as chat_cli
+
+    customer, order = _find(store, want="processing")
+    buffer = io.StringIO()
+    monkeypatch.setattr(chat_cli, "console", Console(file=buffer, width=300))
+    ask = Request(text=f"please cancel {order}", thread_id="chat", customer_id=customer)
+    await chat_cli._turn(orch, ask, False)
+    assert f"Cancel order {order} (" in buffer.getvalue()
+    assert "Reply yes to confirm." in buffer.getvalue()
+    await chat_cli._turn(orch, Request(text="yes", thread_id="chat", customer_id=customer), False)
+    assert f"Order {order} is cancelled" in buffer.getvalue()
+    with store.sessions() as s:
+        assert s.get(Order, order).status == "cancelled"

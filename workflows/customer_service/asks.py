@@ -239,8 +239,8 @@ def _negated(clause: str, start: int, end: int, scopes: list[tuple[int, int]]) -
         stop = _NEG_END_EN.search(clause, m.end())
         if (stop is None or stop.start() >= start) and len(clause[m.end() : start].split()) <= 5:
             return True
-    for m in _NEG_ZH.finditer(clause, 0, start):
-        if start - m.end() <= 6 and not re.search(r"[，,。；;]", clause[m.end() : start]):
+    for m in _NEG_ZH.finditer(clause):  # the lookahead (不(?=取消)) may need text past start
+        if m.end() <= start and start - m.end() <= 6 and not re.search(r"[，,。；;]", clause[m.end() : start]):
             return True
     return _NEG_POST.search(clause[end:]) is not None
 
@@ -348,7 +348,7 @@ def extract_address(own: str) -> tuple[str, str]:
     candidate = rest.strip()[intro.end() :] if intro else rest.strip()
     candidate = _SENTENCE_END.split(candidate, maxsplit=1)[0]
     candidate = re.sub(
-        r"[,，\s]*(?:please|pls|thanks?(?: you)?|thx|谢谢|麻烦了|谢啦|好吗|可以吗)\W*$",
+        r"[,，\s]*(?:please|pls|thanks?(?: you)?|thx|instead|谢谢|麻烦了|谢啦|好吗|可以吗|吧|啊|呢|哦)\W*$",
         "",
         candidate,
         flags=re.I,
