@@ -7,6 +7,7 @@ cold_zh_offensive_sample.csv; see ../shared/data/SOURCES.md).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -29,6 +30,7 @@ from workflows.content_moderation import (
 )
 from workflows.content_moderation.dataset import read_posts
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
+from workflows.content_moderation.policy import load_policy
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
 from workflows.content_moderation.verdict import MLCOMMONS_CODES, OPENAI_CATEGORIES
 
@@ -51,6 +53,15 @@ def answer(decision: str, confidence: int = 100, **extra: Any) -> str:
 @pytest.fixture(scope="module")
 def workflow() -> ContentModerationWorkflow:
     return ContentModerationWorkflow()
+
+
+@pytest.fixture(scope="module")
+def trusted() -> ContentModerationWorkflow:
+    """A workflow whose model has a measured precision that lets its flag review alone (the
+    CPU default's does not: issue 44, tests/unit/test_moderation_model_vote.py)."""
+    return ContentModerationWorkflow(
+        policy=dataclasses.replace(load_policy(), solo_review_precision=0.9)
+    )
 
 
 @pytest.fixture
@@ -108,13 +119,18 @@ async def test_verdict_is_stored_with_the_request_and_the_call_with_experts(
 
 
 async def test_disagreement_goes_to_review_and_low_confidence_is_uncertain(
-    workflow: ContentModerationWorkflow, store: TelemetryStore
+    workflow: ContentModerationWorkflow, trusted: ContentModerationWorkflow, store: TelemetryStore
 ) -> None:
     blocked = await Moderator(
-        ScriptedModel(json_reply=answer("block", 90)), store, workflow=workflow
+        ScriptedModel(json_reply=answer("block", 90)), store, workflow=trusted
     ).moderate("a calm post about gardening")
     assert blocked.verdict is not None and blocked.verdict.decision is Decision.REVIEW
     assert blocked.verdict.policy_rule == "model-flags-clean-text"
+    noted = await Moderator(
+        ScriptedModel(json_reply=answer("block", 90)), store, workflow=workflow
+    ).moderate("a calm post about gardening")
+    assert noted.verdict is not None and noted.verdict.decision is Decision.ALLOW
+    assert "a note only" in noted.verdict.rationale
     unsure = await Moderator(
         ScriptedModel(json_reply=answer("block", 20)), store, workflow=workflow
     ).moderate("a calm post about gardening")
@@ -128,7 +144,7 @@ async def test_disagreement_goes_to_review_and_low_confidence_is_uncertain(
 
 
 async def test_model_evidence_becomes_a_span_only_when_in_the_post(
-    workflow: ContentModerationWorkflow, store: TelemetryStore
+    trusted: ContentModerationWorkflow, store: TelemetryStore
 ) -> None:
     reply = answer(
         "review",
@@ -136,7 +152,7 @@ async def test_model_evidence_becomes_a_span_only_when_in_the_post(
         categories=[{"category": "harassment", "score": 70}],
         evidence=["silly goose", "not in the post"],
     )
-    out = await Moderator(ScriptedModel(json_reply=reply), store, workflow=workflow).moderate(
+    out = await Moderator(ScriptedModel(json_reply=reply), store, workflow=trusted).moderate(
         "You silly goose, go home"
     )
     assert out.verdict is not None

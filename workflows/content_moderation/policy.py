@@ -11,9 +11,10 @@ lexicon            decision
 high, critical     block, whatever the model says (an injected "allow" cannot
                    unblock a slur)
 medium             block when the model also says block, else review
-none, low,         review when the model flags the post (disagreement) or the
-mention            learned scorer is ``high``, or ``medium`` while the model
-                   does not allow it; else allow
+none, low,         review when the learned scorer is ``high``, or ``medium``
+mention            while the model does not allow it; review when the model
+                   flags the post only if its measured precision allows it
+                   (see below), else the flag is a note; else allow
 absent             the model alone decides (uncertain → review)
 =================  ==========================================================
 
@@ -21,6 +22,13 @@ A third column, ``scorer`` (the learned risk scorer: ``absent``, ``low``, ``medi
 ``high``; :mod:`workflows.content_moderation.scorer`), defaults to ``*``. ``mention`` is the
 lexicon state when its only hits above ``low`` name a harm in a sentence that negates or
 condemns it (:mod:`workflows.content_moderation.mention`).
+
+**The model's vote alone.** Where the lexicon passes a post, the model's ``review`` or
+``block`` decides alone only when ``model.solo_review_precision`` (the Wilson 95% lower bound of
+its precision on such posts, measured on the tune split by
+``benchmarks/moderation_model_precision.py``) reaches ``model.solo_review_min_precision``;
+otherwise the vote is ``noted``: said in the rationale, and the scorer decides
+(:meth:`Policy.model_vote`).
 
 The loader (:func:`load_policy`, on :mod:`orchestrator.datafiles`) checks the table is total
 (every pair decided) and has no dead rule; a bad file raises :class:`PolicyError`
@@ -43,12 +51,14 @@ from workflows.content_moderation.verdict import Decision
 DEFAULT_POLICY_PATH = Path(__file__).resolve().parent / "policy.toml"
 
 LexiconState = Literal["absent", "none", "mention", "low", "medium", "high", "critical"]
-ModelState = Literal["absent", "allow", "review", "block", "uncertain"]
+ModelState = Literal["absent", "allow", "review", "block", "uncertain", "noted"]
 ScorerState = Literal["absent", "low", "medium", "high"]
 LEXICON_STATES: tuple[LexiconState, ...] = (
     "absent", "none", "mention", "low", "medium", "high", "critical",
 )  # fmt: skip
-MODEL_STATES: tuple[ModelState, ...] = ("absent", "allow", "review", "block", "uncertain")
+MODEL_STATES: tuple[ModelState, ...] = (
+    "absent", "allow", "review", "block", "uncertain", "noted",
+)  # fmt: skip
 SCORER_STATES: tuple[ScorerState, ...] = ("absent", "low", "medium", "high")
 
 
@@ -74,6 +84,8 @@ class ModelSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     min_confidence: float = Field(0.5, ge=0, le=1)
+    solo_review_min_precision: float = Field(0.8, ge=0, le=1)
+    solo_review_precision: float | None = Field(None, ge=0, le=1)
 
 
 class PolicyRule(BaseModel):
@@ -151,6 +163,38 @@ class Policy:
     min_confidence: float
     rules: tuple[PolicyRule, ...]
     path: Path | None = None
+    solo_review_min_precision: float = 0.8
+    solo_review_precision: float | None = None
+
+    @property
+    def model_may_review_alone(self) -> bool:
+        """True when the model's measured precision where it alone flags a post (lexicon
+        clean; ``model.solo_review_precision``, the Wilson 95% lower bound on the tune split)
+        reaches ``model.solo_review_min_precision``. Unmeasured means no."""
+        measured = self.solo_review_precision
+        return measured is not None and measured >= self.solo_review_min_precision
+
+    def model_vote(self, lexicon: LexiconState, model: ModelState) -> ModelState:
+        """The model's state as the table reads it: a ``review`` or ``block`` on a post the
+        lexicon passes (``none``, ``mention``, ``low``) becomes ``noted`` (a note in the
+        rationale, no review on its own) unless :attr:`model_may_review_alone`."""
+        clean = lexicon in ("none", "mention", "low")
+        if clean and model in ("review", "block") and not self.model_may_review_alone:
+            return "noted"
+        return model
+
+    def noted_reason(self) -> str:
+        """Why a ``noted`` flag is only a note (for the verdict's rationale)."""
+        measured = (
+            "unmeasured"
+            if self.solo_review_precision is None
+            else f"{self.solo_review_precision:.2f}"
+        )
+        return (
+            f"; a note only: its measured precision where it alone flags ({measured}, tune "
+            f"split) is under the {self.solo_review_min_precision:.2f} needed to send a post "
+            "to review on its own"
+        )
 
     def decide(
         self, lexicon: LexiconState, model: ModelState, scorer: ScorerState = "absent"
@@ -219,4 +263,6 @@ def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> Policy:
         min_confidence=parsed.model.min_confidence,
         rules=rules,
         path=path,
+        solo_review_min_precision=parsed.model.solo_review_min_precision,
+        solo_review_precision=parsed.model.solo_review_precision,
     )
