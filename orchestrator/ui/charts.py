@@ -55,6 +55,13 @@ def _figure_json(figure: go.Figure) -> dict[str, Any]:
     return dict(json.loads(pio.to_json(figure, validate=True)))
 
 
+#: The heatmap's colours: a dark-blue-to-yellow scale (viridis-like) whose low end stands out
+#: on a white page and whose high end on a black one.
+HEATMAP_COLORS = [[0.0, "#3b4cc0"], [0.5, "#2ca089"], [1.0, "#f2d13a"]]
+#: The heatmap's height: title and axes, plus one row per MoE layer (pixels).
+HEATMAP_BASE_PX, HEATMAP_ROW_PX = 110, 30
+
+
 def expert_figure(grid: dict[str, Any]) -> dict[str, Any] | None:
     """A layer × expert heatmap of one answer's load share.
 
@@ -91,18 +98,26 @@ def expert_figure(grid: dict[str, Any]) -> dict[str, Any] | None:
             y=[f"L{layer}" for layer in layers],
             zmin=0.0,
             zmax=max(max(row) for row in values) or 1.0,
-            colorscale="Reds",
-            colorbar={"title": {"text": "share"}, "tickformat": ".0%"},
-            hovertemplate="layer %{y} · expert %{x}: %{z:.1%}<extra></extra>",
+            colorscale=HEATMAP_COLORS,
+            colorbar={"title": {"text": "share"}, "tickformat": ".0%", "thickness": 12},
+            hovertemplate="layer %{y} · expert %{x}: %{z:.1%} of the layer's picks<extra></extra>",
+            xgap=1,
+            ygap=1,
         )
     )
     figure.update_layout(
-        title={"text": f"expert load share per MoE layer (source: {source})"},
+        title={"text": f"expert load share per MoE layer (source: {source})", "font": {"size": 13}},
         xaxis={"title": {"text": "expert"}, "type": "category", "tickfont": {"size": 9}},
         yaxis={"title": {"text": "layer"}, "type": "category", "autorange": "reversed"},
-        height=max(220, 110 + 36 * len(layers)),
-        margin={"l": 50, "r": 20, "t": 40, "b": 40},
-        template="plotly_white",
+        # sized to the message: a row per layer, the width of the message column
+        height=HEATMAP_BASE_PX + HEATMAP_ROW_PX * len(layers),
+        autosize=True,
+        margin={"l": 50, "r": 20, "t": 36, "b": 40},
+        # readable on the light and the dark theme: no background of its own, mid-grey text
+        # and grid, a colour scale whose ends both differ from white and from black
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        font={"color": "#8a8f98"},
     )
     return _figure_json(figure)
 
