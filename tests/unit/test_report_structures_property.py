@@ -1,0 +1,132 @@
+"""Property (issue 46, items 4 and 5): whatever template or pivot structure surrounds a
+table, and whatever code column sits in it, the report counts the data rows once and states
+the right total, and never totals the codes.
+
+Hypothesis draws the data (amounts, codes that repeat, names), a code column's header (in
+English or Chinese), and any combination of structures: a merged title, a template
+placeholder row, a header repeated under a merged section title, a record merged over two
+rows, a totals row (``Total``/``合 计``), footer rows (``Prepared by:``/``制表人：``); or a
+pivot of groups with subtotals and a grand total. The expected figures are computed here from
+the drawn data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openpyxl import Workbook as XlWorkbook
+
+from orchestrator.spreadsheet import read_workbook
+from workflows.excel_report.analysis import analyse
+
+EXAMPLES = 60
+STRUCTURES = ("title", "placeholder", "sections", "merged_record", "totals", "footer")
+CODE_NAMES = ("品牌名称", "货币单位", "Brand", "Currency unit", "类型", "Status")
+
+amount = st.integers(1, 500_000).map(lambda cents: cents / 100)
+code_pool = st.lists(st.integers(1001, 9899), min_size=2, max_size=3, unique=True)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> dict:
+    n = draw(st.integers(4, 9))
+    pool = draw(code_pool)
+    codes = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+    if len(set(codes)) == n:  # codes repeat (at least one twice)
+        codes[-1] = codes[0]
+    return {
+        "values": draw(st.lists(amount, min_size=n, max_size=n)),
+        "codes": codes,
+        "code_name": draw(st.sampled_from(CODE_NAMES)),
+        "structures": draw(st.sets(st.sampled_from(STRUCTURES))),
+        "chinese": draw(st.booleans()),
+    }
+
+
+def _write(path: Path, case: dict) -> None:
+    wb = XlWorkbook()
+    ws = wb.active
+    rows: list[list[object]] = []
+    merges: list[str] = []
+    head = ["Name", case["code_name"], "Value"]
+    kinds = case["structures"]
+    if "title" in kinds:
+        rows.append(["销售报表" if case["chinese"] else "Sales report", None, None])
+        merges.append("A1:C1")
+    rows.append(head)
+    if "placeholder" in kinds:
+        rows.append(["{{item.name}}", "{{item.code}}", "{{item.value}}"])
+    half = len(case["values"]) // 2
+    for i, (code, value) in enumerate(zip(case["codes"], case["values"], strict=True)):
+        if "sections" in kinds and i == half:
+            rows.append(["第二部分" if case["chinese"] else "Part two", None, None])
+            merges.append(f"A{len(rows)}:C{len(rows)}")
+            rows.append(list(head))
+        rows.append([f"n{i}", code, value])
+        if "merged_record" in kinds and i == 0:
+            rows.append([None, None, None])
+            r = len(rows)
+            merges += [f"A{r - 1}:A{r}", f"B{r - 1}:B{r}", f"C{r - 1}:C{r}"]
+    if "totals" in kinds:
+        rows.append(["合 计" if case["chinese"] else "Total", None, round(sum(case["values"]), 2)])
+    if "footer" in kinds:
+        rows.append(["制表人：张三" if case["chinese"] else "Prepared by: Alice"])
+    for row in rows:
+        ws.append(row)
+    for ref in merges:
+        ws.merge_cells(ref)
+    wb.save(path)
+
+
+def _write_pivot(path: Path, case: dict) -> list[float]:
+    """Groups by code, each a subtotal row over its children, and a grand total row."""
+    wb = XlWorkbook()
+    ws = wb.active
+    ws.append(["行标签" if case["chinese"] else "Row Labels", "Sum of Value"])
+    leaves: list[float] = []
+    for code in sorted(set(case["codes"])):
+        children = [v for c, v in zip(case["codes"], case["values"], strict=True) if c == code]
+        ws.append([f"G{code}", round(sum(children), 2)])
+        for k, value in enumerate(children):
+            ws.append([f"  item {k}", value])
+        leaves += children
+    ws.append(["总计" if case["chinese"] else "Grand Total", round(sum(leaves), 2)])
+    wb.save(path)
+    return leaves
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_structure_is_never_data_and_codes_are_never_summed(case: dict) -> None:
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.xlsx"
+        _write(path, case)
+        analysis = analyse(read_workbook(path))
+    figs = {f.label: f.value for f in analysis.figures}
+    assert figs["total `Value`"] == round_sum(case["values"])
+    rows = [v for k, v in figs.items() if k.startswith("data rows in table")]
+    assert rows == [len(case["values"])]
+    name = case["code_name"]
+    assert not any(k.startswith((f"total `{name}`", f"mean `{name}`")) for k in figs)
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(tables())
+def test_pivot_subtotals_are_never_added_to_their_children(case: dict) -> None:
+    with TemporaryDirectory() as tmp:
+        path = Path(tmp) / "p.xlsx"
+        leaves = _write_pivot(path, case)
+        analysis = analyse(read_workbook(path))
+    figs = {f.label: f.value for f in analysis.figures}
+    assert abs(float(figs["total `Sum of Value`"]) - sum(leaves)) < 1e-6
+    assert [v for k, v in figs.items() if k.startswith("data rows in table")] == [len(leaves)]
+
+
+def round_sum(values: list[float]) -> float:
+    """The sum as the report computes it (numpy's float sum of the column), to the cent."""
+    import numpy as np
+
+    return float(np.array(values, dtype=float).sum())
