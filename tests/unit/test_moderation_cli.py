@@ -103,3 +103,25 @@ def test_moderate_without_a_server_names_the_signals_that_judged(
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert "lexicon alone (risk scorer unavailable" in said and "absent.npz" in said
+
+
+def test_eval_names_the_splits_on_a_bad_one() -> None:
+    result = runner.invoke(app, ["moderation", "eval", "--split", "everything"])
+    assert result.exit_code == 2
+    assert "heldout-topic" in result.output and "Traceback" not in result.output
+
+
+def test_eval_of_dev_prints_the_summary_and_is_no_logged_look(tmp_path: Path) -> None:
+    """Dev is looked at freely (only test and heldout-topic looks are logged; the log line
+    itself is tested in test_moderation_protocol.py without printing held-out figures)."""
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if not (data / "moderation").is_dir():
+        import pytest
+
+        pytest.skip("../shared/data is not beside the repository")
+    log = tmp_path / "looks.log"
+    args = ["moderation", "eval", "--split", "dev", "--brief", "--log", str(log)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "anti-bias" in result.output and "macro F1" in result.output
+    assert not log.exists()
