@@ -37,6 +37,8 @@ TURNS = (
 
 
 def _orders(store: Any) -> dict[str, tuple[str, str]]:
+    # not shared with benchmarks/truth.py on purpose: this file also runs on an older tree
+    # (PYTHONPATH=<before>) that has no benchmarks/truth.py
     from sqlalchemy import select
 
     from workflows.customer_service.store import Order
