@@ -69,6 +69,7 @@ async def test_report_end_to_end_every_number_traced(tmp_path: Path, store) -> N
     model = ScriptedModel(
         json_reply=model_answer(
             [
+                {"statement": "Revenue totals {F2}.", "figure_ids": ["F2"]},
                 {"statement": "Revenue totals {F2}, a record 99%", "figure_ids": ["F2"]},
                 {"statement": "Made up", "figure_ids": ["F999"]},
             ]
@@ -87,13 +88,15 @@ async def test_report_end_to_end_every_number_traced(tmp_path: Path, store) -> N
     f2 = analysis.by_id()["F2"]
     assert f2.provenance.cells == "'Sales'!D4:D51" and f2.provenance.operation == "sum"
     assert f2.value == pytest.approx(revenue)
-    # the finding citing F999 is dropped, the other kept; the model's 99% is removed
+    # the finding citing F999 is dropped; so is the sentence with the model's own 99% (a
+    # sentence is dropped whole, never shown with a hole); the true one is kept
     assert len(result["findings"]) == 1
     assert result["dropped_findings"] == ["cites unknown figure ids ['F999']"]
     assert "99%" in result["numbers_removed"]
+    assert any("no figure" in d for d in result["dropped_sentences"])
     markdown = Path(result["markdown"]).read_text(encoding="utf-8")
     assert f"{f2.display} (F2)" in markdown
-    assert REMOVED in markdown and "99%" not in markdown
+    assert REMOVED not in markdown and "99%" not in markdown
     displays = {f.display for f in analysis.figures}
     assert traced_numbers_problem(markdown, displays) == []
     # one telemetry row per model call, with experts and prompt tokens
@@ -108,7 +111,11 @@ async def test_report_end_to_end_every_number_traced(tmp_path: Path, store) -> N
 
 async def test_model_text_never_becomes_a_formula_in_the_xlsx(tmp_path: Path, store) -> None:
     path = fx.sales_workbook(tmp_path / "sales.xlsx", rows=30)
-    model = ScriptedModel(json_reply=model_answer([{"statement": "+1", "figure_ids": ["F1"]}]))
+    # a title the claim checker lets through (no name outside the workbook, no number)
+    title = INJECTION.lower()
+    model = ScriptedModel(
+        json_reply=model_answer([{"statement": "+1", "figure_ids": ["F1"]}], title=title)
+    )
     workflow = ExcelReportWorkflow(ReportConfig(output_dir=tmp_path / "out"), ByteCounter())
     outcome = await Orchestrator(model, store, [workflow]).handle(request_for(path))
     book = openpyxl.load_workbook(outcome.result["xlsx"])
@@ -120,7 +127,7 @@ async def test_model_text_never_becomes_a_formula_in_the_xlsx(tmp_path: Path, st
                 assert cell.data_type != "f", (ws.title, cell.coordinate, cell.value)
                 if isinstance(cell.value, str):
                     texts.append(cell.value)
-    assert any(t.startswith("'=HYPERLINK") for t in texts)  # the title, defused
+    assert any(t.startswith("'=hyperlink") for t in texts)  # the title, defused
     assert book["Charts"]._charts, "the report has charts"
     figures = {r[0].value: r[2].value for r in book["Figures"].iter_rows(min_row=2)}
     assert isinstance(figures["F2"], float)  # numbers stay numbers

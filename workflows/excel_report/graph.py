@@ -13,7 +13,11 @@
 * ``interpret`` (model, JSON schema): key findings citing figure ids; findings citing ids
   that do not exist are dropped.
 * ``write_report`` (model, JSON schema): title, summary and sections around the figures.
-* ``render``: Markdown + .xlsx written atomically (:mod:`~workflows.excel_report.render`).
+* ``render``: every model sentence checked against the figures first
+  (:mod:`~workflows.excel_report.checked`, :mod:`~workflows.excel_report.claims`): a false or
+  unsupported one is dropped with its reason, repeats merged, and when none survives the
+  figures-only narrative (written by code) stands; then Markdown + .xlsx written atomically
+  (:mod:`~workflows.excel_report.render`).
 
 **The server lost mid-report.** When a model call finds the server gone (unreachable, the
 connection cut mid-answer, an HTTP error of a dying server), the figures are still computed
@@ -44,13 +48,13 @@ from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, rea
 from orchestrator.spreadsheet.sniff import EXTENSIONS
 from skills import Interpretation, ReportDraft, interpret_data, write_report
 from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
+from workflows.excel_report.checked import CheckedNarrative, check_narrative, workbook_names
 from workflows.excel_report.encoding import (
     EncodedWorkbook,
     TokenCounter,
     default_counter,
     encode_workbook,
 )
-from workflows.excel_report.narrative import sanitise
 from workflows.excel_report.render import RenderedFinding, ReportContent, write_report_files
 
 
@@ -138,7 +142,13 @@ class ExcelReportResult(BaseModel):
         figures: Figures computed.
         findings: Findings kept (sanitised statement, cited ids).
         dropped_findings: Findings dropped for citing unknown ids, with the reason.
-        numbers_removed: Numbers the model wrote that were not figures (removed).
+        numbers_removed: Numbers the model wrote that were not figures (their sentences
+            were dropped).
+        model_sentences: Model sentences checked (title, summary, sections, findings).
+        model_sentences_kept: Of them, shown in the report.
+        dropped_sentences: Those dropped by the claim checker, as ``where: reason``.
+        figures_only_narrative: True when no model sentence survived and the report shows
+            the narrative written by code from the figures.
         encoding_tokens: Tokens of the workbook encoding, and its budget.
         prompt_tokens: Prompt tokens per model call node, as the server counted them.
         markdown: Path of the Markdown report.
@@ -158,6 +168,10 @@ class ExcelReportResult(BaseModel):
     findings: list[RenderedFinding] = []
     dropped_findings: list[str] = []
     numbers_removed: list[str] = []
+    model_sentences: int = 0
+    model_sentences_kept: int = 0
+    dropped_sentences: list[str] = []
+    figures_only_narrative: bool = False
     encoding_tokens: int | None = None
     token_budget: int | None = None
     prompt_tokens: dict[str, int] = {}
@@ -243,6 +257,34 @@ def _facts(
 _MODEL_LOST = (ServerUnavailableError, ModelCallError)
 
 
+def _notes(
+    lost: str | None,
+    draft: ReportDraft,
+    interpretation: Interpretation,
+    checked: CheckedNarrative,
+) -> list[str]:
+    """The report's workflow notes: a lost server, unparsed answers, dropped findings, and
+    the claim check's counts and the reason of each dropped sentence."""
+    notes = []
+    if lost:
+        notes.append(f"narrative unavailable: the model server was lost ({lost})")
+    elif not interpretation.parsed:
+        notes.append("interpret: the model's answer was not valid JSON; no findings")
+    if not draft.parsed and not lost:
+        notes.append(
+            "write_report: no narrative (the answer was not valid JSON or there were no figures)"
+        )
+    notes += [f"dropped finding: {d.reason}" for d in interpretation.dropped]
+    if not lost:
+        notes.append(
+            f"claim check: {checked.kept} of {checked.sentences} model sentences shown, "
+            f"{len(checked.dropped)} dropped, {checked.merged} repeats merged"
+            + ("; the figures-only narrative is shown" if checked.figures_only else "")
+        )
+    notes += [f"dropped model sentence ({d.where}): {d.reason}" for d in checked.dropped]
+    return notes
+
+
 def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStateGraph
     """Compile the graph for ``config`` (no checkpointer: one short stateless run)."""
 
@@ -304,40 +346,16 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
 
     async def render(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
         wb, analysis = state["workbook"], state["analysis"]
-        figures = analysis.by_id()
         draft, interpretation = state["draft"], state["interpretation"]
-        title, summary = sanitise(draft.title, figures), sanitise(draft.summary, figures)
-        sections = [
-            (sanitise(s.heading, figures), sanitise(s.body, figures)) for s in draft.sections
-        ]
+        checked = check_narrative(draft, interpretation, analysis.by_id(), workbook_names(wb))
+        title, summary, sections = checked.title, checked.summary, checked.sections
         findings = [
-            RenderedFinding(statement=sanitise(f.statement, figures), figure_ids=f.figure_ids)
-            for f in interpretation.findings
+            RenderedFinding(statement=f.statement, figure_ids=f.figure_ids)
+            for f in checked.findings
         ]
-        texts = [
-            title,
-            summary,
-            *(t for pair in sections for t in pair),
-            *(f.statement for f in findings),
-        ]
-        notes = []
         lost = state.get("fallback")
-        if lost:
-            notes.append(f"narrative unavailable: the model server was lost ({lost})")
-        elif not interpretation.parsed:
-            notes.append("interpret: the model's answer was not valid JSON; no findings")
-        if not draft.parsed and not lost:
-            notes.append(
-                "write_report: no narrative (the answer was not valid JSON or there "
-                "were no figures)"
-            )
-        notes += [f"dropped finding: {d.reason}" for d in interpretation.dropped]
-        unknown = [fid for t in texts for fid in t.unknown_citations]
-        if unknown:
-            notes.append(f"removed citations of unknown figures: {', '.join(unknown)}")
-        removed = [n for t in texts for n in t.removed_numbers]
-        if removed:
-            notes.append(f"numbers written by the model and removed: {len(removed)}")
+        notes = _notes(lost, draft, interpretation, checked)
+        removed = [n for d in checked.dropped for n in d.numbers]
         content = ReportContent(
             workbook=wb,
             analysis=analysis,
@@ -347,6 +365,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             findings=findings,
             notes=notes,
             narrative_unavailable=lost or None,
+            check=None if lost else checked,
         )
         files = write_report_files(content, config.output_dir)
         prompt_tokens = {c.node: c.prompt_tokens for c in runtime.context.llm.calls}
@@ -358,6 +377,10 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             findings=findings,
             dropped_findings=[d.reason for d in interpretation.dropped],
             numbers_removed=removed,
+            model_sentences=checked.sentences,
+            model_sentences_kept=checked.kept,
+            dropped_sentences=[f"{d.where}: {d.reason}" for d in checked.dropped],
+            figures_only_narrative=checked.figures_only and not lost,
             encoding_tokens=state["encoding"].tokens,
             token_budget=state["encoding"].budget,
             prompt_tokens=prompt_tokens,

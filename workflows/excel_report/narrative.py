@@ -12,6 +12,9 @@ Policy (applied to every string the model wrote before it reaches a report):
   fractions, circled and Roman numerals: Unicode categories ``No`` and ``Nl``) are always
   removed. So no digit in a report comes from the model. (Numbers spelt in words or CJK
   numerals such as 三 are not detected.)
+* A number that is part of a name the caller passes in ``keep`` (a period such as ``2016`` or
+  ``2016-03``, a numeric group value: names from the figure ledger) is kept as written, since
+  the claim checker (:mod:`workflows.excel_report.claims`) needs the period a sentence names.
 * Markdown and HTML control characters are escaped, backticks and control characters are
   removed, whitespace is collapsed: the text cannot open code spans, links, tables or tags.
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +38,8 @@ _CITATION = re.compile(r"\{\s*(F\d{1,4})\s*\}|(?<![\w{])(F\d{1,4})(?!\w)")
 NUMBER = re.compile(r"(?<!\d)[-+−]?[$€£¥￥]?[.,]?\d+(?:[.,]\d+)*(?:\s?%)?")
 #: Where a removed number was, until :data:`REMOVED` replaces it after escaping.
 _REMOVED_MARK = "\ue002"
+#: Around a kept name (see ``keep``), until the number scan is done.
+_KEEP_OPEN, _KEEP_CLOSE = "\ue003", "\ue004"
 _MD_SPECIAL = re.compile(r"([\\*_\[\]<>|#~!(){}])")
 
 
@@ -73,8 +78,21 @@ def allowed_numbers(figures: Mapping[str, Figure]) -> dict[str, str]:
     return allowed
 
 
-def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000) -> SafeText:
-    """Apply the module's policy to one model-written string.
+def _protect(text: str, keep: Iterable[str]) -> str:
+    """``text`` with each name of ``keep`` that holds a digit (whole, not inside a longer
+    number) wrapped in marks that the number scan skips."""
+    names = sorted({k for k in keep if any(ch.isdigit() for ch in k)}, key=len, reverse=True)
+    if not names:
+        return text
+    pattern = "|".join(re.escape(n) for n in names)
+    return re.sub(rf"(?<![\d.,])({pattern})(?![\d]|[.,]\d)", f"{_KEEP_OPEN}\\1{_KEEP_CLOSE}", text)
+
+
+def sanitise(
+    text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000, keep: Iterable[str] = ()
+) -> SafeText:
+    """Apply the module's policy to one model-written string (``keep``: names whose digits
+    are kept as written, see the module docstring).
 
     Example:
         >>> from workflows.excel_report.figures import Figure, Provenance
@@ -105,7 +123,7 @@ def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000)
         unknown.append(fid)
         return ""
 
-    text = _CITATION.sub(cite, text)
+    text = _protect(_CITATION.sub(cite, text), keep)
     allowed = allowed_numbers(figures)
 
     def check(match: re.Match[str]) -> str:
@@ -117,10 +135,14 @@ def sanitise(text: str, figures: Mapping[str, Figure], *, max_chars: int = 1000)
         cited.append(fid)
         return f"{_MARK_OPEN}{fid}{_MARK_CLOSE}"
 
-    parts = re.split(f"({_MARK_OPEN}F\\d+{_MARK_CLOSE})", text)
-    text = "".join(
-        part if part.startswith(_MARK_OPEN) else NUMBER.sub(check, part) for part in parts
+    parts = re.split(
+        f"({_MARK_OPEN}F\\d+{_MARK_CLOSE}|{_KEEP_OPEN}[^{_KEEP_CLOSE}]*{_KEEP_CLOSE})", text
     )
+    text = "".join(
+        part if part.startswith((_MARK_OPEN, _KEEP_OPEN)) else NUMBER.sub(check, part)
+        for part in parts
+    )
+    text = text.replace(_KEEP_OPEN, "").replace(_KEEP_CLOSE, "")
     markdown = _MD_SPECIAL.sub(r"\\\1", text)
     plain = text
 

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.spreadsheet import Workbook
 from workflows.excel_report.analysis import Analysis
+from workflows.excel_report.checked import CheckedNarrative, figures_narrative, report_language
 from workflows.excel_report.figures import Figure
 from workflows.excel_report.narrative import SafeText
 
@@ -80,6 +81,40 @@ class ReportContent(BaseModel):
     #: Why the model's narrative is missing although a model was asked (the server was lost
     #: mid-report): the report says so where the narrative would be. None otherwise.
     narrative_unavailable: str | None = None
+    #: The claim check of the model's narrative (counts, dropped sentences); None for a
+    #: figures-only report or when the server was lost.
+    check: CheckedNarrative | None = None
+
+
+def code_summary(content: ReportContent) -> list[SafeText]:
+    """The figures-only narrative (written by code) when the report shows it: a report
+    without a model, or one where no model sentence passed the claim check."""
+    if content.model_used and (content.check is None or not content.check.figures_only):
+        return []
+    lang = report_language(content.workbook)
+    return figures_narrative(content.analysis.figures, lang, _md_cell)
+
+
+def check_lines(check: CheckedNarrative | None) -> list[str]:
+    """What the claim checker did, for the report's banner (empty without a check). The
+    counts are under Reader and workflow notes (the banner holds no number that is not a
+    figure)."""
+    if check is None:
+        return []
+    lines = [
+        "> Claim check: each model sentence was checked against the figures; one that named "
+        "the wrong thing, claimed a rank, direction or kind its figure does not have, or "
+        "wrote a number that is no figure was dropped, and repeats were merged. How many "
+        "were shown and dropped, and why, is under Reader and workflow notes.",
+        "",
+    ]
+    if check.figures_only:
+        lines += [
+            "> No model sentence passed the claim check: the summary below is the "
+            "figures-only narrative, written by code from the figures.",
+            "",
+        ]
+    return lines
 
 
 class ReportFiles(BaseModel):
@@ -230,8 +265,13 @@ def render_markdown(content: ReportContent) -> str:
             "table names the cells or computation behind each.",
             "",
         ]
+    out += check_lines(content.check)
+    code = code_summary(content)
     if content.summary is not None and content.summary.markdown:
         out += ["## Summary", "", f"*{content.summary.markdown}*", ""]
+    elif code:
+        text = " ".join(t.markdown for t in code)
+        out += ["## Summary", "", f"Written by code from the figures: {text}", ""]
     elif content.narrative_unavailable is not None:
         out += ["## Summary", "", "Narrative unavailable: the model server was lost.", ""]
     for heading, body in content.sections:
@@ -249,6 +289,8 @@ def render_markdown(content: ReportContent) -> str:
                 if fid in figures
             )
             out.append(f"- *{finding.statement.markdown}* — based on {cites}")
+    elif content.check is not None and content.check.dropped:
+        out.append("- None: no model finding passed the claim check.")
     else:
         out.append("- The model gave no finding that cites existing figures.")
     out.append("")
@@ -320,6 +362,18 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
         rows.append(("Title (model)", content.title.plain))
     if content.summary is not None:
         rows.append(("Summary (model)", content.summary.plain))
+    elif code := code_summary(content):
+        rows.append(("Summary (code)", " ".join(t.plain for t in code)))
+    if content.check is not None:
+        check = content.check
+        rows.append(
+            (
+                "Claim check",
+                f"{check.kept} of {check.sentences} model sentences shown, "
+                f"{len(check.dropped)} dropped, {check.merged} repeats merged"
+                + ("; figures-only narrative shown" if check.figures_only else ""),
+            )
+        )
     if content.narrative_unavailable is not None:
         rows.append(
             (
