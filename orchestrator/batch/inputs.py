@@ -55,7 +55,10 @@ class ColumnMapping(BaseModel):
         text: The request text (required).
         id: Row ids (unique); the row number when None.
         channel: The channel (``email``, ``chat``...).
-        thread: A conversation thread id (kept in the request's metadata as ``thread_id``).
+        thread: A conversation thread id (kept in the request's metadata as ``thread_id``;
+            with a customer too, the row is a turn of that customer's conversation).
+        customer: The customer id of a thread's turn; a thread belongs to the customer of
+            its first row, and a row of another customer on it fails (ThreadOwnerError).
         attachment: Path of a file sent with the request, relative to the allowed folder.
     """
 
@@ -65,6 +68,7 @@ class ColumnMapping(BaseModel):
     id: str | None = None
     channel: str | None = None
     thread: str | None = None
+    customer: str | None = None
     attachment: str | None = None
 
     @model_validator(mode="after")
@@ -94,6 +98,7 @@ class BatchRow(BaseModel):
         text: The request text, or None when empty.
         channel: Channel, when mapped and filled.
         thread: Thread id, when mapped and filled.
+        customer: Customer id, when mapped and filled.
         attachment: The resolved attachment path, when mapped, filled and allowed.
         problem: Why this row cannot be sent (it becomes a failed row), or None.
     """
@@ -106,6 +111,7 @@ class BatchRow(BaseModel):
     text: str | None = None
     channel: str | None = None
     thread: str | None = None
+    customer: str | None = None
     attachment: str | None = None
     problem: str | None = None
 
@@ -501,6 +507,7 @@ class SheetInput:
                 text=text,
                 channel=get("channel"),
                 thread=get("thread"),
+                customer=get("customer"),
                 attachment=attachment,
                 problem="; ".join(problems) or None,
             )

@@ -162,8 +162,12 @@ def build_request(row: BatchRow, batch_id: str, source: str) -> Request:
     if row.attachment:
         name = row.attachment.rsplit("/", 1)[-1]
         attachments = (Attachment(filename=name[:255] or "attachment", path=row.attachment),)
+    conversation = {}
+    if row.thread and row.customer:  # a turn of the customer's conversation (its owner)
+        conversation = {"thread_id": row.thread, "customer_id": row.customer}
     return Request(
         id=f"{batch_id}.{row.index}.{uuid.uuid4().hex[:8]}",
+        **conversation,
         text=row.text or "",
         channel=(row.channel or None) and row.channel[:64],
         attachments=attachments,
@@ -254,6 +258,8 @@ async def process_row(
         status, error = UNREACHABLE, unreachable_error(exc)
     except asyncio.CancelledError:
         raise
+    except OrchestratorError as exc:  # refused (another customer's thread), storage: one line
+        status, error = "failed", str(exc)
     except Exception as exc:  # a workflow bug: handle() recorded the request as failed
         logger.exception("row %s of batch %s crashed", row.index, batch_id)
         status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"

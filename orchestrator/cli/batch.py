@@ -122,6 +122,13 @@ def batch(
     thread_column: Annotated[
         str | None, typer.Option(help="Header of the thread id column.")
     ] = None,
+    customer_column: Annotated[
+        str | None,
+        typer.Option(
+            help="Header of the customer id column (with --thread-column: turns of "
+            "that customer's conversation; a thread belongs to its first row's customer)."
+        ),
+    ] = None,
     attachment_column: Annotated[
         str | None, typer.Option(help="Header of the attachment path column.")
     ] = None,
@@ -234,6 +241,7 @@ def batch(
         "id": id_column,
         "channel": channel_column,
         "thread": thread_column,
+        "customer": customer_column,
         "attachment": attachment_column,
     }
     if file.is_dir() and (given := [f"--{role}-column" for role, v in columns.items() if v]):

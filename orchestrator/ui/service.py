@@ -470,7 +470,17 @@ class UiService:
 
     async def may_use_thread(self, caller: Caller, thread_id: str, *, write: bool) -> None:
         """Refuse (403) a customer on another customer's thread, and an operator writing to a
-        customer's thread."""
+        customer's thread. A customer's turn binds a new thread to them in the order store
+        (atomic across processes: two first turns at once get one owner), and a refusal there
+        is recorded (``cs_thread_refusals``)."""
+        orders: OrderStore | None = self.state.get("orders")
+        if write and caller.role == "customer" and orders is not None:
+            try:
+                await asyncio.to_thread(
+                    orders.coordination.bind_thread, thread_id, caller.customer_id, "ui"
+                )
+            except ThreadOwnerError as exc:
+                raise RefusedError(403, "this conversation belongs to another account") from exc
         owner = await self.owner(thread_id)
         if owner is None:
             return

@@ -163,3 +163,82 @@ def test_two_processes_on_one_thread_both_land_in_the_memory(url: str, tmp_path:
     assert state["turn"] == 2
     said = [h["text"] for h in state["history"] if h["role"] == "customer"]
     assert sorted(said) == sorted(texts)
+
+
+async def test_a_batch_row_on_another_customers_thread_fails_alone(tmp_path: Path) -> None:
+    from test_batch import ScriptedFactory, _run, read_results, write_csv
+
+    from orchestrator.batch import ColumnMapping, open_input
+    from orchestrator.testing import ScriptedModel
+
+    rows = [
+        ["r1", "Where is my package? It has not arrived", "th-1", "C00001"],
+        ["r2", "我的包裹还没到，请帮我查一下", "th-1", "C00002"],  # another customer, same thread
+        ["r3", "And can you check it again please", "th-1", "C00001"],
+    ]
+    sheet = write_csv(tmp_path / "in.csv", ["id", "text", "thread", "customer"], rows)
+    mapping = ColumnMapping(text="text", id="id", thread="thread", customer="customer")
+    db = f"sqlite:///{tmp_path / 'tel.db'}"
+    factory = ScriptedFactory(db, {"u1": ScriptedModel(replies=["Thanks."])})
+    options_kw = {"concurrency": 1, "backoff_initial_s": 0, "backoff_max_s": 0}
+    from orchestrator.batch import BatchOptions
+
+    out = tmp_path / "out.xlsx"
+    await _run(open_input(sheet, mapping), factory, options=BatchOptions(**options_kw), out=out)
+    results = {r["id"]: r for r in read_results(out)}
+    assert results["r2"]["status"] == "failed"
+    assert "belongs to another customer" in str(results["r2"]["error"])
+    assert results["r1"]["status"] != "failed" and results["r3"]["status"] != "failed"
+
+
+def test_the_ui_service_binds_the_thread_in_the_store_and_records_a_refusal(
+    url: str, tmp_path: Path
+) -> None:
+    from starlette.testclient import TestClient
+    from test_ui_service_auth import SECRET, _auth
+
+    from orchestrator.testing import ScriptedModel
+    from orchestrator.ui import build_app
+
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'tel.db'}",
+        cs_database_url=url,
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
+    ann, bob = _auth("customer", "C00001"), _auth("customer", "C00002")
+    with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
+        body = {"text": "Where is my order?", "thread_id": "ui-1"}
+        assert client.post("/api/turn", json=body, headers=ann).status_code == 200
+        refused = client.post("/api/turn", json=body, headers=bob)
+        assert refused.status_code == 403 and "another account" in refused.json()["error"]
+    store = OrderStore(url)
+    assert [
+        (r["owner_id"], r["customer_id"], r["channel"]) for r in store.coordination.refusals()
+    ] == [("C00001", "C00002", "ui")]
+
+
+def test_chat_refuses_another_customer_with_one_line(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from orchestrator.cli import chat as chat_cli
+
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 'tel.db'}")
+    monkeypatch.setattr(
+        chat_cli, "model_server", lambda *a, **k: contextlib.nullcontext("http://x/v1")
+    )
+    monkeypatch.setattr(chat_cli, "make_client", lambda settings: ScriptedToolModel())
+    args = ["chat", "--thread", "c-1", "--db", url, "--message", "where is my order?"]
+    first = CliRunner().invoke(app, [*args, "--customer", "C00001"])
+    assert first.exit_code == 0, first.output
+    second = CliRunner().invoke(app, [*args, "--customer", "C00002"])
+    assert second.exit_code == 2
+    assert "error: thread c-1 belongs to another customer" in second.output
+    assert "Traceback" not in second.output
+    refusals = OrderStore(url).coordination.refusals("c-1")
+    assert [(r["owner_id"], r["customer_id"]) for r in refusals] == [("C00001", "C00002")]
