@@ -96,6 +96,24 @@ def test_speech_about_harm_is_a_mention_at_most(
 
 
 @pytest.mark.parametrize(
+    "post", ["这也能算地域黑？", "有什么歧视？会说两种话是本事", "这是歧视吗？"]
+)
+def test_a_question_that_doubts_the_charge_is_a_mention(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    v = moderate_lexicon_only(post, workflow, scorer=False)
+    assert v.lexicon.mentions >= 1 and v.decision.value == "allow", v.rationale
+
+
+@pytest.mark.parametrize("post", ["就歧视怎么样了？不满意可以不来", "我就是要歧视他们？"])
+def test_a_question_that_asserts_the_harm_is_no_mention(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    v = moderate_lexicon_only(post, workflow, scorer=False)
+    assert v.lexicon.mentions == 0 and v.decision.value != "allow"
+
+
+@pytest.mark.parametrize(
     "post",
     [
         "我不歧视，但是河南人就是爱骗人",

@@ -80,7 +80,8 @@ class MentionRules:
         after = text[end:hi].casefold()
         if self.but is not None and self.but.search(after):
             return False
-        return bool(self.cues.search(text[lo:hi].casefold()))
+        # the sentence with its end mark: a question about the harm is a cue ("这是歧视？")
+        return bool(self.cues.search(text[lo : hi + 1].casefold()))
 
 
 class MentionError(DataFileError):
