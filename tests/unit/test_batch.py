@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
+import signal
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -65,6 +68,34 @@ class ScriptedFactory:
 
     async def aclose(self) -> None:
         return None
+
+
+#: The request text that makes DyingModel die (tests/unit/test_batch_killed_worker.py).
+MARKER = "parcel 5512"
+
+
+class Crash(BaseException):
+    """An end no code path handles (asyncio re-raises KeyboardInterrupt itself out of the
+    loop, past the test; a BaseException of our own reaches run_batch_job's caller)."""
+
+
+class DyingModel(ScriptedModel):
+    """Answers like ScriptedModel; the first call about ``MARKER`` ends the process (``how``
+    = ``kill``: SIGKILL, as the OOM killer does) or raises :class:`Crash` (``crash``).
+    ``flag`` (a file) makes it happen once over all processes."""
+
+    def __init__(self, flag: Path, how: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.flag, self.how = flag, how
+
+    async def chat(self, messages: Sequence[ChatMessage], **kwargs: object) -> ModelCall:
+        if any(MARKER in m.content for m in messages) and not self.flag.exists():
+            self.flag.write_text(str(os.getpid()))
+            if self.how == "crash":
+                raise Crash
+            time.sleep(1.0)  # the request's `running` row is written by now
+            os.kill(os.getpid(), signal.SIGKILL)
+        return await super().chat(messages, **kwargs)  # type: ignore[arg-type]
 
 
 class SlowModel(ScriptedModel):

@@ -9,45 +9,20 @@ request it started is closed too.
 
 from __future__ import annotations
 
-import os
-import signal
-import time
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from orchestrator.batch import BatchOptions, ColumnMapping, open_input, run_batch_job
-from orchestrator.core.client import ChatMessage, ModelCall
 from orchestrator.telemetry import BatchLedger
-from orchestrator.testing import ScriptedModel
-from tests.unit.test_batch import TEXTS, ScriptedFactory, write_csv
-
-MARKER = "parcel 5512"
-
-
-class Crash(BaseException):
-    """An end no code path handles (asyncio re-raises KeyboardInterrupt itself out of the
-    loop, past the test; a BaseException of our own reaches run_batch_job's caller)."""
-
-
-class DyingModel(ScriptedModel):
-    """Answers like ScriptedModel; the first call about ``MARKER`` ends the process (``how``
-    = ``kill``: SIGKILL, as the OOM killer does) or raises :class:`Crash` (``crash``).
-    ``flag`` (a file) makes it happen once over all processes."""
-
-    def __init__(self, flag: Path, how: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.flag, self.how = flag, how
-
-    async def chat(self, messages: Sequence[ChatMessage], **kwargs: object) -> ModelCall:
-        if any(MARKER in m.content for m in messages) and not self.flag.exists():
-            self.flag.write_text(str(os.getpid()))
-            if self.how == "crash":
-                raise Crash
-            time.sleep(1.0)  # the request's `running` row is written by now
-            os.kill(os.getpid(), signal.SIGKILL)
-        return await super().chat(messages, **kwargs)  # type: ignore[arg-type]
+from tests.unit.test_batch import (
+    MARKER,
+    TEXTS,
+    DyingModel,
+    ScriptedFactory,
+    write_csv,
+)
+from tests.unit.test_batch_ray import local_ray  # noqa: F401 (the fixture)
 
 
 def _input(tmp_path: Path) -> tuple[Path, int]:
@@ -56,25 +31,8 @@ def _input(tmp_path: Path) -> tuple[Path, int]:
     return write_csv(tmp_path / "in.csv", ["id", "text"], rows), len(rows)
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray = pytest.importorskip("ray")
-    root = str(Path(__file__).resolve().parents[2])
-    os.environ.setdefault("RAY_raylet_start_wait_time_s", "300")
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        # pytest imports this module as `test_batch_killed_worker` (DyingModel's module)
-        runtime_env={"env_vars": {"PYTHONPATH": f"{root}{os.pathsep}{Path(__file__).parent}"}},
-    )
-    yield
-    ray.shutdown()
-
-
-async def test_a_killed_ray_worker_leaves_no_request_running(
-    tmp_path: Path, local_ray: None
-) -> None:
+@pytest.mark.usefixtures("local_ray")
+async def test_a_killed_ray_worker_leaves_no_request_running(tmp_path: Path) -> None:
     path, n = _input(tmp_path)
     db = f"sqlite:///{tmp_path / 'ray.db'}"
     flag = tmp_path / "killed"
