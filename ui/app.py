@@ -446,9 +446,8 @@ def greeting() -> str:
     )
 
 
-@cl.on_chat_start
-async def start() -> None:
-    cl.user_session.set("preset", "balanced")
+async def set_commands() -> None:
+    """The composer's Moderate button."""
     await cl.context.emitter.set_commands(
         [
             {
@@ -460,6 +459,12 @@ async def start() -> None:
             }
         ]
     )
+
+
+@cl.on_chat_start
+async def start() -> None:
+    cl.user_session.set("preset", "balanced")
+    await set_commands()
     start_ticker()
     if me()["role"] == "operator":
         await cl.Message(
@@ -475,29 +480,42 @@ async def start() -> None:
 async def resume(thread: dict[str, Any]) -> None:
     """A thread opened again (reload, another browser): the preset and the decisions already
     shown come back from the thread; decisions made meanwhile are shown by the next tick."""
-    shown = [
-        (s.get("metadata") or {}).get("decision")
-        for s in thread.get("steps", [])
-        if isinstance(s.get("metadata"), dict)
-    ]
-    cl.user_session.set("shown", [k for k in shown if k])
+    cl.user_session.set("shown", [k for k in map(decision_key, thread.get("steps", [])) if k])
     cl.user_session.set("preset", cl.user_session.get("preset") or "balanced")
+    await set_commands()
     start_ticker()
+
+
+def decision_key(step: dict[str, Any]) -> str | None:
+    """The decision a stored step shows (its metadata's ``decision``; the data layer may
+    give the metadata back as JSON text), or None."""
+    meta = step.get("metadata")
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            return None
+    return str(meta["decision"]) if isinstance(meta, dict) and meta.get("decision") else None
 
 
 @cl.on_chat_end
 async def end() -> None:
-    task = cl.user_session.get("ticker")
+    task = TICKERS.pop(cl.context.session.id, None)
     if task is not None:
         task.cancel()
 
 
 # --- the side panel: presets and health; decisions reaching the thread ------------------------
+#: Each session's ticker task, by session id (not in the user session: Chainlit saves that
+#: with the thread, and a task is no data).
+TICKERS: dict[str, asyncio.Task[None]] = {}
+
+
 def start_ticker() -> None:
-    old = cl.user_session.get("ticker")
+    old = TICKERS.pop(cl.context.session.id, None)
     if old is not None:
         old.cancel()
-    cl.user_session.set("ticker", asyncio.create_task(ticker()))
+    TICKERS[cl.context.session.id] = asyncio.create_task(ticker())
 
 
 async def ticker() -> None:
@@ -516,8 +534,8 @@ def health_props(status: int, body: dict[str, Any]) -> dict[str, Any]:
         return {"error": "health unavailable: " + str(body.get("error", "no answer"))[:160]}
     sample = body.get("sample") or {}
     return {
-        "running": sample.get("num_requests_running"),
-        "waiting": sample.get("num_requests_waiting"),
+        "running": sample.get("running"),
+        "waiting": sample.get("waiting"),
         "kv": round(100 * float(sample.get("kv_cache_usage") or 0.0), 1),
         "tps": body.get("generation_throughput"),
         "warn": bool(body.get("kv_cache_warning")),

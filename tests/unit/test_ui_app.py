@@ -98,7 +98,7 @@ async def main():
     session.user = customer
     app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
-    app.cl.user_session.get("ticker").cancel()  # the panel's tick: not part of these turns
+    app.TICKERS.pop(session.id).cancel()  # the panel's tick: not part of these turns
     turns = (("Where is my order?", None), ("And now?", None), (POST, "Moderate"), ("DOWN", None),
              ("/handoffs", None))
     for text, command in turns:
