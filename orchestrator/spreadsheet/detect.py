@@ -530,24 +530,17 @@ def _drop_form_rows(
         skipped.append(Skipped(what="row", ref=sheet_ref(sheet, f"{r}:{r}"), reason=form[r]))
 
 
-def build_table(
-    raw: RawSheet,
-    box: Box,
-    header_rows: list[int],
-    table_id: str,
-    *,
-    name: str | None = None,
-    source: str = "detected",
-    totals: int = 0,
-) -> Table | None:
-    """A :class:`Table` of the cells of ``box`` under ``header_rows``; None without data."""
+def _select_rows(
+    raw: RawSheet, box: Box, header_rows: list[int], totals: int, skipped: list[Skipped]
+) -> tuple[list[int], list[int]]:
+    """``(data rows, totals rows)`` of a table: the rows under the header, less hidden rows,
+    form rows (:mod:`~orchestrator.spreadsheet.structure`) and total rows, each left out
+    appended to ``skipped`` with its reason."""
     cells = raw.cells
     r1, c1, r2, c2 = box
     first = (header_rows[-1] + 1) if header_rows else r1
     last = r2 - totals
-    skipped: list[Skipped] = []
     hidden_rows = set() if raw.include_hidden else raw.hidden_rows
-    hidden_cols = set() if raw.include_hidden else raw.hidden_cols
     candidates = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
     totals_rows = [r for r in range(last + 1, r2 + 1) if _row_cells(cells, r, c1, c2)]
     data_rows: list[int] = []
@@ -591,6 +584,25 @@ def build_table(
         data_rows.append(r)
     _drop_form_rows(raw.name, cells, data_rows, totals_rows, (c1, c2), skipped)
     totals_rows.sort()
+    return data_rows, totals_rows
+
+
+def build_table(
+    raw: RawSheet,
+    box: Box,
+    header_rows: list[int],
+    table_id: str,
+    *,
+    name: str | None = None,
+    source: str = "detected",
+    totals: int = 0,
+) -> Table | None:
+    """A :class:`Table` of the cells of ``box`` under ``header_rows``; None without data."""
+    cells = raw.cells
+    _, c1, _, c2 = box
+    skipped: list[Skipped] = []
+    hidden_cols = set() if raw.include_hidden else raw.hidden_cols
+    data_rows, totals_rows = _select_rows(raw, box, header_rows, totals, skipped)
     if not data_rows:
         return None
     columns: list[Column] = []
