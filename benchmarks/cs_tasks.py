@@ -53,9 +53,9 @@ SPLITS = {
     "dev": ("legit", "adversarial"),
     "heldout": ("adversarial_heldout",),
 }
-#: The seeded store every task starts from (120 customers, seed 6: orders of every role in
+#: The seeded store every task starts from (200 customers, seed 6: orders of every role in
 #: both locales).
-CUSTOMERS, SEED = 120, 6
+CUSTOMERS, SEED = 200, 6
 LOCALE = {"en": "en_US", "zh": "zh_CN"}
 
 
@@ -265,6 +265,9 @@ async def run(args: Any) -> dict[str, Any]:
     store.seed(CUSTOMERS, seed=SEED, as_of=today_utc())
     roles = find_roles(store)
     store.close()
+    for task in tasks:
+        if task["role"] not in roles[LOCALE.get(task["lang"], "en_US")]:
+            raise SystemExit(f"the seeded store has no {task['role']} order for {task['id']}")
     settings = Settings(server_url=args.server_url) if args.server_url else Settings()
     limit = asyncio.Semaphore(args.concurrency)
 

@@ -509,3 +509,20 @@ async def test_chat_shows_the_question_and_takes_the_answer(store, orch, monkeyp
     assert f"Order {order} is cancelled" in buffer.getvalue()
     with store.sessions() as s:
         assert s.get(Order, order).status == "cancelled"
+
+
+@pytest.mark.parametrize("text", ["yes", "确认", "no"])
+async def test_a_bare_answer_with_nothing_waiting_changes_nothing(store, tmp_path, text) -> None:
+    """Even when the triage cannot be read, a lone yes/no is answered, not handed off."""
+    customer, _ = _find(store, want="refundable")
+    model = ScriptedToolModel(json_reply="not json")
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'bare.db'}")
+    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
+    before = _writes(store)
+    done = await _say(orch, text, customer)
+    assert done.status == "succeeded" and done.result["handoff"] is None
+    assert (
+        "没有做任何更改" in done.result["reply"]["text"]
+        or "nothing was changed" in (done.result["reply"]["text"])
+    )
+    assert _writes(store) == before

@@ -58,6 +58,8 @@ _TEXTS = {
         "Nothing was changed: {why}.",
         "not_done": "OK, I did not {what} order {order_id}; nothing was changed.",
         "other_customer": "This conversation belongs to another customer; nothing was changed.",
+        "nothing_pending": "Nothing is waiting for your confirmation, so nothing was changed. "
+        "How can I help?",
     },
     "zh": {
         "empty": "没有在您的消息中看到问题。请告诉我您需要什么，例如：订单 ORD-123456 到哪了？",
@@ -73,6 +75,7 @@ _TEXTS = {
         "address": "请告诉我新的收货地址（省市区、街道和门牌号）。没有做任何更改：{why}。",
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",
+        "nothing_pending": "目前没有等待您确认的操作，没有做任何更改。请问有什么可以帮您？",
     },
 }
 _WHAT = {

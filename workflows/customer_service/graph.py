@@ -512,8 +512,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
         elif state.get("route") == Route.FALLBACK.value and not intents and not asks.writes:
-            reason = "the classifier is unsure of the route and no intent word was found"
-        elif not triage.parsed:
+            message = state["message"]
+            if has_words(message) and not third_language(message) and not _bare_answer(message):
+                reason = "the classifier is unsure of the route and no intent word was found"
+        elif not triage.parsed and not _bare_answer(state["message"]):
             reason = "the triage could not read the message"
         intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
         tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
@@ -549,6 +551,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         language = confirming.lang(message, str(state.get("locale") or "en_US"))
         if not has_words(message):
             return confirming.text("empty", language)
+        if _bare_answer(message):  # a yes or no with no question waiting: nothing to do
+            return confirming.text("nothing_pending", language)
         if third_language(message):
             return confirming.text("language", language)
         if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
@@ -986,6 +990,11 @@ def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | N
     if words:
         return words[0]
     return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+
+
+def _bare_answer(message: str) -> bool:
+    """A plain yes or no (the thread waits on no confirmation when this is read)."""
+    return is_yes(message) or confirming.is_no(message)
 
 
 def _action_fields(action: dict[str, Any]) -> dict[str, Any]:
