@@ -77,6 +77,7 @@ from orchestrator.datafiles import HotReloader
 from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Request
 from orchestrator.routes import Route
+from orchestrator.textnorm import to_simplified
 
 log = logging.getLogger(__name__)
 #: C0 control characters other than tab, line feed and carriage return.
@@ -452,7 +453,8 @@ class RuleClassifier:
         state = self._live.get()
         compiled = state.compiled
         exts = tuple(a.extension for a in request.attachments)
-        norm, _ = _scan(request.text, compiled.max_scan_chars)
+        text = _simplified(request.text)
+        norm, _ = _scan(text, compiled.max_scan_chars)
         scopes = negated_scopes(norm)
         ids: list[str] = []
         negated = False
@@ -469,7 +471,7 @@ class RuleClassifier:
                 continue
             if not rule.negative:
                 ids.append(rule.id)
-        rules = self._read(request.text, exts, request.channel)
+        rules = self._read(text, exts, request.channel)
         feats = learned_tier.features(
             mask(norm, scopes),
             attachments=exts,
@@ -493,11 +495,12 @@ class RuleClassifier:
         )
 
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
+        text = _simplified(text)
         whole = self._read(text, exts, channel)
         if whole.truncated:
             return whole
-        if len(text) >= _ASK_MIN_CHARS and text.count("\n\n") >= 2:
-            whole = self._ask_of(text, exts, channel, whole, "")
+        if len(text) >= _ASK_MIN_CHARS:  # prose with an ask, in paragraphs or not (issue 46)
+            whole = self._ask_of(text, exts, channel, whole, "", asks_only=text.count("\n\n") < 2)
         return self._frame_of(text, exts, channel, whole)
 
     def _frame_of(
@@ -600,12 +603,15 @@ class RuleClassifier:
             p1 = max(probs)
             c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
             compiled = state.compiled
-            if _fast_sure(state, norm, flag, p1, c1):
+            sheet_and_more = _sheet_and_more(c1, exts, norm)
+            if not sheet_and_more and _fast_sure(state, norm, flag, p1, c1):
                 return self._fast_decision(state, c1, p1, probs, scanned)
             # a second request is possible when a cue joins clauses and a second route has
             # some probability; a negation scope may hold a cue word: the rules read both
             why_not = ""
-            if flag & learned_tier.NEGATION:
+            if sheet_and_more:
+                why_not = "a spreadsheet and more than one clause: the rules read the clauses"
+            elif flag & learned_tier.NEGATION:
                 why_not = "a negation cue: the rules read its scope"
             elif flag & learned_tier.SHORT:
                 why_not = "too short for the n-grams alone: the rules read it"
@@ -650,9 +656,15 @@ class RuleClassifier:
         channel: str | None,
         whole: Classification,
         cut: str,
+        *,
+        asks_only: bool = False,
     ) -> Classification:
         """The ask of a request that is mostly material, read on its own: its first or last
         paragraph.
+
+        With ``asks_only`` (prose not laid out in paragraphs), a unit is read only when it
+        reads as an ask (:data:`_ASK_LOOK`: a question, a request word), so that the last
+        sentence of a story with no ask never speaks for it.
 
         A long request, or one of a few paragraphs (:data:`_ASK_MIN_CHARS` or more, two blank
         lines or more), is mostly material (a pasted diary, a log, a thread, a meeting's notes)
@@ -661,6 +673,8 @@ class RuleClassifier:
         and the last paragraph (or line, or two sentences, whichever unit is short enough:
         :func:`_ask_spans`) are classified on their own too, and the surer of them decides when
         it picks a route, or when it is out of scope more surely than the whole text picks one.
+        A story read as one reads as a post to review; an ask after it for another route
+        decides when it is fairly sure (:func:`_asks_past_prose`, issue 46).
         Over the scan limit (``whole.truncated``) the whole text was only partly read, so that
         is all; within it, the ask decides only when it is sure (:data:`_ASK_SURE`), since the
         whole text was read too. The result keeps ``truncated`` and the ranges that were read
@@ -668,6 +682,8 @@ class RuleClassifier:
         """
         best: tuple[Classification, tuple[int, int], str] | None = None
         for (a, b), where in _ask_spans(text):
+            if asks_only and _ASK_LOOK.search(text, a, b) is None:
+                continue
             c = self._read(text[a:b], exts, channel)
             if best is None or (c.route is not FALLBACK, c.confidence) > (
                 best[0].route is not FALLBACK,
@@ -677,13 +693,44 @@ class RuleClassifier:
         if best is None:
             return whole
         c, (a, b), where = best
-        if not whole.truncated and (c.route is whole.route or c.confidence < _ASK_SURE):
+        if not whole.truncated and (
+            c.route is whole.route
+            or (
+                c.confidence < _ASK_SURE
+                and not (
+                    _asks_past_prose(c, whole)
+                    and channel is None
+                    and not self._asks_to_moderate(text, exts)
+                )
+            )
+        ):
             return whole
         if c.route is FALLBACK and (
             c.fallback_reason != "out_of_scope" or c.confidence <= whole.confidence
         ):
             return whole
         return _part_decides(c, whole, f"on its own ({where}, characters {a:,}-{b:,})", cut)
+
+    def _asks_to_moderate(self, text: str, exts: tuple[str, ...]) -> bool:
+        """Whether a moderation rule that asks for a review or names abuse
+        (:data:`_MODERATION_ASK_RULES`) fires on ``text`` outside a negation's scope."""
+        compiled = self._live.get().compiled
+        norm, _ = _scan(text, compiled.max_scan_chars)
+        scopes = negated_scopes(norm)
+        for index, (_, _, span) in compiled.match(norm, exts, None).items():
+            rule = compiled.rules[index]
+            if (
+                rule.route is _MODERATION
+                and not rule.negative
+                and rule.id.startswith(_MODERATION_ASK_RULES)
+                and not (
+                    rule.negatable
+                    and span is not None
+                    and any(x <= span[0] and span[1] <= y for x, y in scopes)
+                )
+            ):
+                return True
+        return False
 
     def _fast_decision(
         self,
@@ -839,11 +886,7 @@ class RuleClassifier:
         t = state.thresholds
         tie = s1 > 0.0 and s1 == s2
         parts = clauses(norm) if s2 > 0.0 else None
-        asked = (
-            _compound(norm, parts, signals, t.secondary_min, content=compiled.content_ids)
-            if parts is not None
-            else ()
-        )
+        asked = _asked(compiled, norm, parts, signals, scopes, t.secondary_min)
         model = state.model
         sure = s1 >= t.sure_score and s2 <= 0.0 and not n_negated and not asked
         # over the scan limit the rules decide whenever they found anything: they read 4,000
@@ -1100,7 +1143,9 @@ def overrule(
       never this-route-or-another) or when the rule ``settles`` (:class:`Rule`); with
       several, the one of the highest priority (a post under review may mention anything).
     * A **route** becomes fallback when a negative decisive rule against it fired and no
-      positive decisive rule of it did.
+      positive decisive rule of it did; that fallback then goes to a positive decisive rule
+      that ``settles`` and fired too ("Flag or approve: my parcel is late": the review-queue
+      framing vetoes customer service, and settles moderation).
 
     Args:
         route: The learned tier's decision.
@@ -1125,8 +1170,28 @@ def overrule(
         winner = max(candidates, key=lambda r: priority.get(r, 0))
         return winner, positive[winner]
     if route in against and route not in positive:
+        then = overrule(FALLBACK, probs, decisive, ranking)
+        if then is not None and then[1].settles:
+            return then
         return FALLBACK, against[route]
     return None
+
+
+def _sheet_and_more(route: Route, exts: tuple[str, ...], norm: str) -> bool:
+    """Whether a spreadsheet request may ask for something else too: the fast tier chose a
+    report for a request with an attachment, and the text has more than one clause. The
+    attachment makes the n-grams so sure of the report that a second request in the text
+    ("请汇总附件表格，还有我的订单要退款") never reaches the rules' clause reading (issue 46);
+    such a request is read by the rules, which find each clause's route."""
+    return route is Route.EXCEL_REPORT and bool(exts) and len(clauses(norm)) > 1
+
+
+def _simplified(text: str) -> str:
+    """Traditional Chinese folded to Simplified (OpenCC t2s, :func:`to_simplified`) before any
+    rule, n-gram or framing reads the text: the rules, the lexicon of the learned tiers and the
+    labelled set are Simplified, and a request in Traditional characters must route like its
+    Simplified twin (issue 46). ASCII text is returned as it is, without a lookup."""
+    return text if text.isascii() else to_simplified(text)
 
 
 def _fold(text: str) -> str:
@@ -1362,31 +1427,60 @@ _ASK_UNITS = (
 )
 
 
+#: What an ask looks like in a sentence of prose: a question mark, or a request's words
+#: (English, Chinese). A story's sentence without one is material, not an ask.
+_ASK_LOOK = re.compile(
+    r"[?？]|(?i:\b(please|pls|kindly|can you|could you|would you|will you|i need|i want|"
+    r"i'?d like|i would like|help me|where is|when will|why (is|was|did|has|hasn'?t|have)|"
+    r"how (do|can|long|much)|cancel|refund|resend|re-send|send me|change my|update my|"
+    r"summari[sz]e|analy[sz]e|reset|fix)\b)|请|帮我|帮忙|麻烦|我要|我想|为什么|怎么|吗|呢"
+)
+
+#: Moderation rules (id prefixes) that ask for a review or name abuse: a long text where one
+#: fires is a post to review, whatever its last sentence asks. What a post is called ("post",
+#: "comment": ``mod.object``) and the swearing of an angry customer are not among them.
+_MODERATION_ASK_RULES = ("mod.request", "mod.framing", "mod.decisive", "mod.harm", "mod.tweet")
+
+
+def _asks_past_prose(ask: Classification, whole: Classification) -> bool:
+    """Whether ``ask`` (the first or last unit of a long text, read alone) may overrule
+    ``whole`` though it is not sure: the whole text read as moderation, and the ask decided
+    customer service or a report (it passed the classifier's own thresholds: not a fallback).
+    A story read as one reads as a post to review, however plainly the sentence after it asks
+    for a refund (issue 46: "...600 words of a story... Can you refund order X?"); the caller
+    also checks that no moderation rule asks for a review (only the n-grams of prose made the
+    whole text a post) and that the request came on no channel."""
+    return whole.route is _MODERATION and ask.route is not FALLBACK and ask.route is not _MODERATION
+
+
 def _ask_spans(text: str) -> list[tuple[tuple[int, int], str]]:
     """Where a long text's ask may be: its first and its last unit, as ``(start, end)`` ranges.
 
-    A unit is the coarsest of paragraph, line and (two) sentences that is non-blank and at
-    most :data:`_ASK_MAX_CHARS` long; only the first and the last ``2 * _ASK_MAX_CHARS``
-    characters are searched, so a 200,000-character text costs what a short one does.
+    A unit is the coarsest of paragraph, line and sentences that is non-blank, at most
+    :data:`_ASK_MAX_CHARS` long and at most half the text (a unit that is most of the text is
+    the material itself); for sentences, the last one and the last two (the first one and the
+    first two), since an ask is often one sentence after a story (issue 46). Only the first
+    and the last ``2 * _ASK_MAX_CHARS`` characters are searched, so a 200,000-character text
+    costs what a short one does.
     """
     window = 2 * _ASK_MAX_CHARS
+    longest = min(_ASK_MAX_CHARS, len(text) // 2)
     out: list[tuple[tuple[int, int], str]] = []
-    head_text, tail_off = text[:window], max(0, len(text) - window)
-    tail_text = text[tail_off:]
-    for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
-        parts = _letter_body(head_text, [m for m in _split_spans(head_text, unit) if m[1] > m[0]])
-        if name == "sentences" and len(parts) > 1:
-            parts = [(parts[0][0], parts[1][1])]
-        if parts and parts[0][1] - parts[0][0] <= _ASK_MAX_CHARS and parts[0][1] < len(head_text):
-            out.append((parts[0], "first " + name))
-            break
-    for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
-        parts = _letter_body(tail_text, [m for m in _split_spans(tail_text, unit) if m[1] > m[0]])
-        if name == "sentences" and len(parts) > 1:
-            parts = [(parts[-2][0], parts[-1][1])]
-        if parts and parts[-1][1] - parts[-1][0] <= _ASK_MAX_CHARS and parts[-1][0] > 0:
-            a, b = parts[-1]
-            out.append(((a + tail_off, b + tail_off), "last " + name))
+    tail_off = max(0, len(text) - window)
+    for end, piece, off in (("first", text[:window], 0), ("last", text[tail_off:], tail_off)):
+        for unit, name in zip(_ASK_UNITS, ("paragraph", "line", "sentences"), strict=True):
+            parts = _letter_body(piece, [m for m in _split_spans(piece, unit) if m[1] > m[0]])
+            if len(parts) < 2:  # the piece is one unit: no ask of its own in it
+                continue
+            edge = parts[0] if end == "first" else parts[-1]
+            if edge[1] - edge[0] > longest:
+                continue
+            spans = [edge]
+            if name == "sentences":
+                pair = (parts[0][0], parts[1][1]) if end == "first" else (parts[-2][0], edge[1])
+                if pair[1] - pair[0] <= longest:
+                    spans.append(pair)
+            out += [((a + off, b + off), f"{end} {name}") for a, b in spans]
             break
     return out
 
@@ -1565,6 +1659,62 @@ def _compound(
         if all(r is not route for r, _ in asked):
             asked.append(ask)
     return tuple(asked) if len(asked) >= 2 else ()
+
+
+def _asked(
+    compiled: CompiledRules,
+    norm: str,
+    parts: list[tuple[int, int]] | None,
+    signals: list[Signal],
+    scopes: list[tuple[int, int]],
+    min_score: float,
+) -> tuple[tuple[Route, float], ...]:
+    """:func:`_compound` on the rules' signals; when that finds one route, again with the
+    rules that fire once more in a later clause (:func:`_repeats_in_clauses`): a rule fires
+    once, at its first match, so a second clause that repeats a word of the first
+    ("汇总附件里的发票表格，还有我的订单要退款") had no evidence of its own (issue 46)."""
+    if parts is None:
+        return ()
+    content = compiled.content_ids
+    asked = _compound(norm, parts, signals, min_score, content=content)
+    if asked or len(parts) < 2:
+        return asked
+    more = _repeats_in_clauses(compiled, norm, parts, signals, scopes)
+    return _compound(norm, parts, signals + more, min_score, content=content) if more else ()
+
+
+def _repeats_in_clauses(
+    compiled: CompiledRules,
+    norm: str,
+    parts: list[tuple[int, int]],
+    signals: list[Signal],
+    scopes: list[tuple[int, int]],
+) -> list[Signal]:
+    """Signals of the positive rules that fire again in a later clause than their first
+    match (``signals`` holds one signal per rule, at its first match), with spans in
+    ``norm``; for :func:`_compound` only (what the classification reports is unchanged)."""
+    first = {s.rule_id: s.span for s in signals if s.span is not None}
+    extra: list[Signal] = []
+    for a, b in parts[1:]:
+        for index, (sim, matched, span) in compiled.match(norm[a:b]).items():
+            rule = compiled.rules[index]
+            at = first.get(rule.id)
+            if rule.negative or span is None or at is None or at[0] >= a:
+                continue
+            x, y = span[0] + a, span[1] + a
+            negated = rule.negatable and any(p <= x and y <= q for p, q in scopes)
+            extra.append(
+                Signal(
+                    rule_id=rule.id,
+                    route=rule.route,
+                    weight=round(rule.weight * sim, 4),
+                    matched=matched,
+                    span=(x, y),
+                    similarity=sim,
+                    negated=negated,
+                )
+            )
+    return extra
 
 
 def _clause_miss(

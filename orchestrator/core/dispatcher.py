@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification, RuleClassifier
 from orchestrator.core.client import ModelClient
+from orchestrator.core.compound import HandedOn, hand_on, handed_on_note
 from orchestrator.core.events import (
     CallExperts,
     ClassificationEvent,
@@ -60,6 +61,10 @@ class RequestOutcome(BaseModel):
         headline: One line for the console.
         error: What went wrong, for ``failed`` and ``no_workflow``.
         calls: One summary per model call.
+        handed_on: The parts of a compound request that were not run: each handed to a person
+            with a record of its own (:mod:`orchestrator.core.compound`); the headline says so.
+        truncated: The workflow read only the head and the tail of a request text longer than
+            it reads (its ``max_message_chars``); the middle was cut.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -72,6 +77,8 @@ class RequestOutcome(BaseModel):
     headline: str = ""
     error: str | None = None
     calls: list[CallSummary] = []
+    handed_on: list[HandedOn] = []
+    truncated: bool = False
 
 
 def thread_config(request: Request, trace: RequestTrace | None = None) -> dict[str, Any]:
@@ -358,6 +365,7 @@ class Orchestrator:
             waiting = await self._waiting_outcome(request, classification, workflow)
         if waiting is not None:
             return waiting
+        handed = await hand_on(self.store, request, classification, workflow.route)
         trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
@@ -414,8 +422,10 @@ class Orchestrator:
             workflow=workflow.name,
             status=status,
             result=payload,
-            headline=with_secondary_note(workflow.headline(result), classification),
+            headline=handed_on_note(workflow.headline(result), handed),
             calls=list(gateway.calls),
+            handed_on=list(handed),
+            truncated=_input_truncated(request, workflow),
         )
 
     @observed_stream  # counted once, from its classification and done events
@@ -505,6 +515,7 @@ class Orchestrator:
                 request_id=request.id, status=waiting.status, headline=waiting.headline
             )
             return
+        handed = await hand_on(self.store, request, classification, workflow.route)
         trace.workflow(workflow.name)
         gateway = ModelGateway(
             self.client,
@@ -577,7 +588,7 @@ class Orchestrator:
         yield StreamDone(
             request_id=request.id,
             status=status,
-            headline=workflow.headline(result),
+            headline=handed_on_note(workflow.headline(result), handed),
             result=payload,
         )
 
@@ -708,14 +719,8 @@ def _expert_events(gateway: ModelGateway) -> list[CallExperts]:
     ]
 
 
-def with_secondary_note(headline: str, classification: Classification) -> str:
-    """``headline`` plus a note of the routes a compound request also asked for (issue 14).
-
-    The dispatcher runs the first route's workflow only; the rest are named so that nothing
-    the user asked for is dropped silently ("refund my order *and* summarise the sheet").
-    """
-    rest = classification.secondary_routes
-    if not rest:
-        return headline
-    names = ", ".join(r.value for r in rest)
-    return f"{headline} [also asked: {names}; not run, send it as a separate request]"
+def _input_truncated(request: Request, workflow: Workflow[Any, Any]) -> bool:
+    """Whether ``workflow`` read only part of the request's text: it declares how much it
+    reads (``max_message_chars``) and the text is longer."""
+    limit = getattr(workflow, "max_message_chars", None)
+    return isinstance(limit, int) and len(request.text) > limit

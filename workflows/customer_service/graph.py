@@ -228,11 +228,21 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         self._resume_lock = asyncio.Lock()
 
     # --- the dispatcher's contract ---------------------------------------------------------
+    #: How much of a message the workflow reads (the dispatcher marks a longer one
+    #: ``truncated`` in its outcome).
+    max_message_chars = MAX_MESSAGE_CHARS
+
     def initial_state(self, request: Request) -> CustomerServiceState:
-        """This turn's input; the thread's memory comes from the checkpointer."""
+        """This turn's input; the thread's memory comes from the checkpointer. A message over
+        :data:`MAX_MESSAGE_CHARS` keeps its head and its tail (the ask of a long text is
+        usually at its end, issue 46), with a marker of what was cut between them."""
         text = request.text
         if len(text) > MAX_MESSAGE_CHARS:
-            text = text[:MAX_MESSAGE_CHARS] + f" [... cut: {len(text) - MAX_MESSAGE_CHARS} more]"
+            head = MAX_MESSAGE_CHARS // 4
+            tail = MAX_MESSAGE_CHARS - head
+            text = (
+                f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
+            )
         return CustomerServiceState(
             message=text,
             attachments=[a.filename for a in request.attachments],
@@ -1047,8 +1057,8 @@ def _reviewed_text(handoff: dict[str, Any], locale: str) -> str:
 
 
 def _notes(state: CustomerServiceState, locale: str) -> list[str]:
-    """Attachments used as evidence, parts of a compound request handed on, and a turn with
-    nothing to look up."""
+    """Attachments used as evidence, parts of a compound request handed to a person (not run
+    here), and a turn with nothing to look up."""
     zh = locale.startswith("zh")
     notes: list[str] = []
     files = state.get("attachments") or []
@@ -1059,12 +1069,19 @@ def _notes(state: CustomerServiceState, locale: str) -> list[str]:
     route = state.get("route")
     if route not in (None, Route.CUSTOMER_SERVICE.value, Route.FALLBACK.value):
         others.insert(0, str(route))
+    # the dispatcher ran this workflow only: each other part is recorded for a person
+    # (orchestrator.core.compound), and the note says exactly that (issue 46)
+    what = {
+        Route.EXCEL_REPORT.value: ("a spreadsheet report", "表格报表"),
+        Route.CONTENT_MODERATION.value: ("reviewing a post", "内容审核"),
+    }
     for other in dict.fromkeys(others):
+        en, cn = what.get(other, (other.replace("_", " "), other))
         notes.append(
-            f"您请求中关于 {other} 的部分已转交相应流程处理。"
+            f"您请求中关于{cn}的部分这里没有处理：已单独记录，转交人工跟进。"
             if zh
-            else f"The part of your request about {other.replace('_', ' ')} is handed on to "
-            f"the {other} workflow."
+            else f"The part of your request about {en} was not done here: it is recorded "
+            "separately for a colleague, who will follow it up."
         )
     plan = state.get("plan") or {}
     if plan.get("note"):

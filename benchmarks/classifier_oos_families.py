@@ -1,0 +1,130 @@
+"""Issue 46 item 9: out-of-scope questions that hold a service word, on families nothing was
+tuned on.
+
+Usage, from the repository root::
+
+    python -m benchmarks.classifier_oos_families --part train_dev   # as often as wanted
+    python -m benchmarks.classifier_oos_families --part test --look 1
+
+The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
+changed for item 9). ``train_dev`` may be run as often as wanted; ``test`` is the held-out
+part: every run of it is a *look* and is written to
+``benchmarks/results/classifier_oos_families_<date>_test_look<N>.{json,md}`` (``--look`` numbers
+it; an existing look is never overwritten), so the record shows how many times it was seen.
+
+Figures: fallback recall by language (of the out-of-scope questions, the share that fell back),
+customer-service precision (of the requests sent to customer service, the share that belong
+there: the in-scope controls of the same domains), and every miss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.routes import Route
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+TARGET_FALLBACK_RECALL_EN = 0.9
+TARGET_CS_PRECISION = 0.97
+
+
+def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
+    """``TRAIN_DEV`` or ``TEST`` of ``tests/data/classifier_oos_families.py``."""
+    path = ROOT / "tests" / "data" / "classifier_oos_families.py"
+    spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.TEST if part == "test" else module.TRAIN_DEV)
+
+
+def measure(part: str) -> dict[str, object]:
+    """Classify every family's texts with the shipped classifier; the figures and the misses."""
+    clf = RuleClassifier(reload_interval=None)
+    rows = []
+    for family, (lang, want, texts) in families(part).items():
+        for text in texts:
+            c = clf.classify_text(text)
+            rows.append(
+                {
+                    "family": family,
+                    "lang": lang,
+                    "text": text,
+                    "want": want.value,
+                    "got": c.route.value,
+                    "confidence": c.confidence,
+                    "reason": c.reason,
+                }
+            )
+    out: dict[str, object] = {"part": part, "n": len(rows), "rules_version": clf.version}
+    for lang in ("en", "zh"):
+        oos = [r for r in rows if r["want"] == Route.FALLBACK.value and r["lang"] == lang]
+        hit = sum(r["got"] == Route.FALLBACK.value for r in oos)
+        out[f"fallback_recall_{lang}"] = round(hit / len(oos), 3) if oos else None
+        out[f"n_out_of_scope_{lang}"] = len(oos)
+    said_cs = [r for r in rows if r["got"] == Route.CUSTOMER_SERVICE.value]
+    right = sum(r["want"] == Route.CUSTOMER_SERVICE.value for r in said_cs)
+    out["cs_precision"] = round(right / len(said_cs), 3) if said_cs else None
+    out["n_said_cs"] = len(said_cs)
+    out["misses"] = [r for r in rows if r["got"] != r["want"]]
+    return out
+
+
+def write(result: dict[str, object], look: int | None) -> Path:
+    """The JSON and Markdown record of a run (a test run: its look number, never overwritten)."""
+    day = datetime.now(UTC).date().isoformat()
+    stem = f"classifier_oos_families_{day}_{result['part']}" + (f"_look{look}" if look else "")
+    path = RESULTS / f"{stem}.json"
+    if look and path.exists():
+        raise SystemExit(f"{path} exists: a look is recorded once; number the next one")
+    path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    lines = [
+        f"# Out-of-scope service questions, {result['part']} part ({day})",
+        "",
+        f"Rules {result['rules_version']}; {result['n']} requests "
+        "(tests/data/classifier_oos_families.py). "
+        + (f"Look {look} at the test part." if look else ""),
+        "",
+        "| figure | value | target |",
+        "|---|---|---|",
+        f"| fallback recall, English | {result['fallback_recall_en']} "
+        f"(n={result['n_out_of_scope_en']}) | {TARGET_FALLBACK_RECALL_EN} |",
+        f"| fallback recall, Chinese | {result['fallback_recall_zh']} "
+        f"(n={result['n_out_of_scope_zh']}) | - |",
+        f"| customer-service precision | {result['cs_precision']} "
+        f"(n={result['n_said_cs']}) | {TARGET_CS_PRECISION} |",
+        "",
+        "Misses:",
+        "",
+    ]
+    misses = result["misses"]
+    assert isinstance(misses, list)
+    lines += [f"- {m['want']} -> {m['got']} ({m['family']}): {m['text']}" for m in misses]
+    if not misses:
+        lines.append("- none")
+    path.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("train_dev", "test"), default="train_dev")
+    parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")
+    args = parser.parse_args()
+    if args.part == "test" and not args.look:
+        parser.error("a run of the test part is a look: give --look N")
+    logging.getLogger("orchestrator.classifier.core").setLevel(logging.ERROR)
+    result = measure(args.part)
+    path = write(result, args.look if args.part == "test" else None)
+    print(path.with_suffix(".md").read_text())
+
+
+if __name__ == "__main__":
+    main()
