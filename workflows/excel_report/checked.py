@@ -48,6 +48,16 @@ class DroppedSentence(BaseModel):
     numbers: list[str] = []
 
 
+class ShownSentence(BaseModel):
+    """A model sentence that passed, as shown (plain text, values inserted by code)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    where: str
+    text: str
+    figure_ids: list[str]
+
+
 class CheckedFinding(BaseModel):
     """A finding after the check: its kept sentences and the figures they rest on."""
 
@@ -68,6 +78,7 @@ class CheckedNarrative(BaseModel):
         kept: Sentences shown.
         dropped: Sentences not shown because they failed a check, with the reason.
         merged: Sentences not shown because they repeat a shown one.
+        shown: The sentences shown, each with the figures it rests on.
         figures_only: True when no sentence of the summary, sections or findings survived:
             the report shows :func:`figures_narrative` instead, and says so.
     """
@@ -82,6 +93,7 @@ class CheckedNarrative(BaseModel):
     kept: int = 0
     dropped: list[DroppedSentence] = []
     merged: int = 0
+    shown: list[ShownSentence] = []
     figures_only: bool = False
 
 
@@ -144,18 +156,19 @@ class _Checker:
         self.seen: set[str] = set()
         self.sentences = self.kept = self.merged = 0
         self.dropped: list[DroppedSentence] = []
+        self.shown: list[ShownSentence] = []
 
     def sentence(self, text: str, where: str, cites: Sequence[str] = ()) -> SafeText | None:
         """One model sentence, kept (sanitised) or None (dropped or merged, recorded)."""
         self.sentences += 1
         safe = sanitise(collapse_repeats(text), self.figures, keep=self.keep)
         reason = None
+        cited = safe.cited or list(cites)
         if safe.unknown_citations:
             reason = f"cites figures that do not exist: {', '.join(safe.unknown_citations)}"
         elif safe.removed_numbers:
             reason = f"wrote {len(safe.removed_numbers)} number(s) that are no figure"
         else:
-            cited = safe.cited or list(cites)
             reason = check_claim(_check_text(safe, self.figures), cited, self.ledger)
         if reason is not None:
             self.dropped.append(
@@ -170,6 +183,7 @@ class _Checker:
             return None
         self.seen.add(key)
         self.kept += 1
+        self.shown.append(ShownSentence(where=where, text=safe.plain, figure_ids=cited))
         return safe
 
     def text(self, text: str, where: str, cites: Sequence[str] = ()) -> SafeText | None:
@@ -256,6 +270,7 @@ def check_narrative(
         kept=checker.kept,
         dropped=checker.dropped,
         merged=checker.merged,
+        shown=checker.shown,
         figures_only=figures_only,
     )
 

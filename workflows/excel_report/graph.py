@@ -48,7 +48,12 @@ from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, rea
 from orchestrator.spreadsheet.sniff import EXTENSIONS
 from skills import Interpretation, ReportDraft, interpret_data, write_report
 from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
-from workflows.excel_report.checked import CheckedNarrative, check_narrative, workbook_names
+from workflows.excel_report.checked import (
+    CheckedNarrative,
+    ShownSentence,
+    check_narrative,
+    workbook_names,
+)
 from workflows.excel_report.encoding import (
     EncodedWorkbook,
     TokenCounter,
@@ -147,6 +152,7 @@ class ExcelReportResult(BaseModel):
         model_sentences: Model sentences checked (title, summary, sections, findings).
         model_sentences_kept: Of them, shown in the report.
         dropped_sentences: Those dropped by the claim checker, as ``where: reason``.
+        shown_sentences: Those shown (plain text with the values, and their figure ids).
         figures_only_narrative: True when no model sentence survived and the report shows
             the narrative written by code from the figures.
         encoding_tokens: Tokens of the workbook encoding, and its budget.
@@ -171,6 +177,7 @@ class ExcelReportResult(BaseModel):
     model_sentences: int = 0
     model_sentences_kept: int = 0
     dropped_sentences: list[str] = []
+    shown_sentences: list[ShownSentence] = []
     figures_only_narrative: bool = False
     encoding_tokens: int | None = None
     token_budget: int | None = None
@@ -380,6 +387,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             model_sentences=checked.sentences,
             model_sentences_kept=checked.kept,
             dropped_sentences=[f"{d.where}: {d.reason}" for d in checked.dropped],
+            shown_sentences=checked.shown,
             figures_only_narrative=checked.figures_only and not lost,
             encoding_tokens=state["encoding"].tokens,
             token_budget=state["encoding"].budget,
