@@ -1,0 +1,95 @@
+"""The chat history's tables (ui/chat_history.py) under Chainlit's own SQLAlchemy data layer,
+run in .venv-ui, on SQLite and on a real PostgreSQL (Debian's, ``postgres_server``): a user, a
+thread with a message, a thumbs feedback, the thread list and the thread read back, as the app
+and ``orchestrator ui-feedback`` use them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from postgres_server import PostgresServer, running_postgres
+
+from orchestrator.config import Settings
+
+UI = Path(__file__).resolve().parents[2] / "ui"
+PYTHON = Settings().ui_chainlit.parent / "python"
+
+PROBE = r"""
+import asyncio, json, sys, uuid
+import chat_history
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.types import Feedback, Pagination, ThreadFilter
+from chainlit.user import User
+
+async def main(url):
+    from chainlit.context import init_http_context
+    init_http_context()  # the data layer reads Chainlit's context, as in a request
+    chat_history.ensure_tables(url)
+    chat_history.ensure_tables(url)  # twice: tables already there are kept
+    layer = SQLAlchemyDataLayer(conninfo=url)
+    user = await layer.create_user(User(identifier="ann", metadata={"role": "customer"}))
+    thread = str(uuid.uuid4())
+    await layer.update_thread(thread, name="Where is my order?", user_id=user.id,
+                              metadata={"chat_profile": "Customer chat"})
+    step = {"id": str(uuid.uuid4()), "threadId": thread, "name": "Harbor Assistant",
+            "type": "assistant_message", "output": "Order ORD-1 shipped", "streaming": False,
+            "createdAt": "2026-12-05T00:00:00Z", "metadata": {"decision": "t:1:approved"}}
+    await layer.create_step(step)
+    await layer.upsert_feedback(Feedback(forId=step["id"], threadId=thread, value=1, comment="ok"))
+    listed = await layer.list_threads(Pagination(first=10), ThreadFilter(userId=user.id))
+    got = await layer.get_thread(thread)
+    print(json.dumps({
+        "author": await layer.get_thread_author(thread),
+        "listed": [t["id"] for t in listed.data],
+        "outputs": [s["output"] for s in got["steps"]],
+        "metadata": [s.get("metadata") for s in got["steps"]],
+        "feedback": [s.get("feedback") for s in got["steps"]],
+    }, default=str))
+    await layer.close() if hasattr(layer, "close") else None
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    with running_postgres() as server:
+        yield server
+
+
+def _probe(tmp_path: Path, url: str) -> dict:
+    if not PYTHON.is_file():
+        pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    env = {**os.environ, "PYTHONPATH": str(UI)}
+    done = subprocess.run(
+        [str(PYTHON), str(script), url], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _check(seen: dict) -> None:
+    assert seen["author"] == "ann"
+    assert len(seen["listed"]) == 1
+    assert seen["outputs"] == ["Order ORD-1 shipped"]
+    meta = seen["metadata"][0]
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    assert meta["decision"] == "t:1:approved"  # what a reload reads back (ui/app.py)
+    assert seen["feedback"][0]["value"] == 1
+
+
+def test_the_history_on_sqlite(tmp_path: Path) -> None:
+    _check(_probe(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'history.db'}"))
+
+
+def test_the_history_on_postgresql(tmp_path: Path, postgres: PostgresServer) -> None:
+    url = postgres.create_database("ui_history").replace("postgresql://", "postgresql+psycopg://")
+    url = url.replace("postgresql+psycopg+psycopg://", "postgresql+psycopg://")
+    _check(_probe(tmp_path, url))
