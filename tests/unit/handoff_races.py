@@ -42,8 +42,17 @@ def refundable_orders(store: OrderStore, customers: int, want: int) -> list[tupl
     raise AssertionError(f"only {len(found)} refundable orders among {customers} customers")
 
 
-def _waiting_state(thread: str, customer: str, order_id: str) -> dict[str, Any]:
-    action = {"tool": "start_refund", "arguments": {"order_id": order_id}, "key": f"{thread}:1"}
+def _waiting_state(thread: str, customer: str, order_id: str, cents: int) -> dict[str, Any]:
+    # the refund as the customer asked for it and confirmed it (the write policy's fields)
+    action = {
+        "tool": "start_refund",
+        "customer_id": customer,
+        "arguments": {"order_id": order_id, "amount_cents": cents},
+        "key": f"{thread}:1",
+        "ask": f"please refund {order_id}",
+        "confirmation": "yes",
+        "confirmed_by": customer,
+    }
     return {
         "message": f"please refund {order_id}",
         "attachments": [],
@@ -73,8 +82,11 @@ async def waiting_handoffs(settings: Settings, cases: list[tuple[str, str, str]]
     async with open_workflow(settings) as workflow:
         for thread, customer, order_id in cases:
             config = {"configurable": {"thread_id": thread}}
+            assert workflow.store is not None
+            cents, _, why = workflow.store.tools(customer).refundable(order_id)
+            assert why is None, why
             await workflow.graph.aupdate_state(
-                config, _waiting_state(thread, customer, order_id), as_node="run_tool"
+                config, _waiting_state(thread, customer, order_id, cents), as_node="run_tool"
             )
             request = Request(text="-", thread_id=thread, customer_id=customer)
             await workflow.graph.ainvoke(
