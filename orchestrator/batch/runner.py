@@ -175,6 +175,16 @@ def build_request(row: BatchRow, batch_id: str, source: str) -> Request:
     )
 
 
+def _row_error(exc: Exception, index: int, batch_id: str) -> str:
+    """A failed row's error: an OrchestratorError's own line (a turn on another customer's
+    thread, a storage failure), else a workflow bug's type and message, logged with its
+    traceback (handle() recorded the request as failed)."""
+    if isinstance(exc, OrchestratorError):
+        return str(exc)
+    logger.exception("row %s of batch %s crashed", index, batch_id)
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 async def process_row(
     row: BatchRow,
     pool: EndpointPool,
@@ -258,11 +268,8 @@ async def process_row(
         status, error = UNREACHABLE, unreachable_error(exc)
     except asyncio.CancelledError:
         raise
-    except OrchestratorError as exc:  # refused (another customer's thread), storage: one line
-        status, error = "failed", str(exc)
-    except Exception as exc:  # a workflow bug: handle() recorded the request as failed
-        logger.exception("row %s of batch %s crashed", row.index, batch_id)
-        status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # a refusal, a storage failure, or a workflow bug (recorded)
+        status, error = "failed", _row_error(exc, row.index, batch_id)
     latency_ms = (time.perf_counter() - started) * 1000.0
     attempts = prior_attempts + tries
     output = row_output(
