@@ -182,3 +182,83 @@ TEST: Families = {
         ),
     ),
 }
+
+# ---------------------------------------------------------------------------------------------
+# Round 2, written on 2026-12-05 after the one look at TEST (0.80 / 0.667, targets not met) and
+# BEFORE any rule was changed for round 2: new families of the same kind (how a product works in
+# general; extras added to a trip, a cruise or a holiday). Rules of round 2 may be written on
+# TRAIN_DEV_2 (and TRAIN_DEV); TEST_2 is looked at once, at the end. TEST is not used again.
+
+TRAIN_DEV_2: Families = {
+    "how_it_works_en": (
+        "en",
+        FB,
+        (
+            "how does a prepaid travel card work in general",
+            "how do airline loyalty programmes usually work",
+            "generally speaking, how do credit card points work",
+            "how does roaming on a phone plan work in general",
+        ),
+    ),
+    "trip_addons_en": (
+        "en",
+        FB,
+        (
+            "add a rental car to my holiday package",
+            "add a city tour to my trip",
+            "add a guided tour to my itinerary",
+            "put a museum pass on my trip",
+        ),
+    ),
+    "addons_zh": (
+        "zh",
+        FB,
+        (
+            "给我的旅行加一个接机服务",
+            "帮我在行程里加一个景点门票",
+            "一般来说信用卡分期是怎么算的",
+        ),
+    ),
+    "controls_2": (
+        "en",
+        CS,
+        (
+            "my holiday package was charged twice",
+            "I want to cancel my trip booking and get a refund",
+            "the tour I booked was cancelled and I have not been refunded",
+        ),
+    ),
+    "controls_2_zh": ("zh", CS, ("我的行程订单被取消了，为什么", "我订的酒店被扣了两次钱")),
+}
+
+TEST_2: Families = {
+    "in_general_en": (
+        "en",
+        FB,
+        (
+            "how do balance transfers work, generally",
+            "in general, what does home insurance cover",
+            "how are mobile data caps usually enforced",
+        ),
+    ),
+    "addons_en": (
+        "en",
+        FB,
+        (
+            "add a snorkelling trip to my cruise",
+            "book a theatre show into my city break",
+            "add airport parking to my holiday",
+        ),
+    ),
+    "addons_zh": ("zh", FB, ("一般来说家庭保险都保什么", "给我的邮轮行程加一个潜水项目")),
+    "controls_en": (
+        "en",
+        CS,
+        (
+            "my trip booking shows the wrong dates",
+            "the airport parking I booked was charged twice",
+            "where is the refund for my cancelled cruise",
+        ),
+    ),
+    "controls_zh": ("zh", CS, ("我订的行程被重复扣款了",)),
+}
