@@ -93,7 +93,7 @@ async def test_report_end_to_end_every_number_traced(tmp_path: Path, store) -> N
     assert len(result["findings"]) == 1
     assert result["dropped_findings"] == ["cites unknown figure ids ['F999']"]
     assert "99%" in result["numbers_removed"]
-    assert any("no figure" in d for d in result["dropped_sentences"])
+    assert any("no figure" in d["reason"] for d in result["dropped_sentences"])
     markdown = Path(result["markdown"]).read_text(encoding="utf-8")
     assert f"{f2.display} (F2)" in markdown
     assert REMOVED not in markdown and "99%" not in markdown

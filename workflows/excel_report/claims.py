@@ -166,7 +166,7 @@ _COMMON_TEXT = """
     highlights however if in insight insights it its key largest last latest least less
     lowest mean median more most much nearly no not note notes number of on one only or
     other over overall overview per percent period periods rank record records report rose
-    row rows sales section sections see share shares since smallest so some summary table
+    row rows section sections see share shares since smallest so some summary table
     tables than that the their them then there these they this those three through to top
     total totals trend trends two under up value values was we were what when where which
     while with year years you your

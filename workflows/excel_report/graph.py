@@ -50,6 +50,7 @@ from skills import Interpretation, ReportDraft, interpret_data, write_report
 from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
 from workflows.excel_report.checked import (
     CheckedNarrative,
+    DroppedSentence,
     ShownSentence,
     check_narrative,
     workbook_names,
@@ -151,7 +152,8 @@ class ExcelReportResult(BaseModel):
             were dropped).
         model_sentences: Model sentences checked (title, summary, sections, findings).
         model_sentences_kept: Of them, shown in the report.
-        dropped_sentences: Those dropped by the claim checker, as ``where: reason``.
+        dropped_sentences: Those dropped by the claim checker: where, the model's text (data,
+            never shown unescaped) and the reason.
         shown_sentences: Those shown (plain text with the values, and their figure ids).
         figures_only_narrative: True when no model sentence survived and the report shows
             the narrative written by code from the figures.
@@ -176,7 +178,7 @@ class ExcelReportResult(BaseModel):
     numbers_removed: list[str] = []
     model_sentences: int = 0
     model_sentences_kept: int = 0
-    dropped_sentences: list[str] = []
+    dropped_sentences: list[DroppedSentence] = []
     shown_sentences: list[ShownSentence] = []
     figures_only_narrative: bool = False
     encoding_tokens: int | None = None
@@ -386,7 +388,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             numbers_removed=removed,
             model_sentences=checked.sentences,
             model_sentences_kept=checked.kept,
-            dropped_sentences=[f"{d.where}: {d.reason}" for d in checked.dropped],
+            dropped_sentences=checked.dropped,
             shown_sentences=checked.shown,
             figures_only_narrative=checked.figures_only and not lost,
             encoding_tokens=state["encoding"].tokens,
