@@ -526,3 +526,44 @@ async def test_a_bare_answer_with_nothing_waiting_changes_nothing(store, tmp_pat
         or "nothing was changed" in (done.result["reply"]["text"])
     )
     assert _writes(store) == before
+
+
+async def test_an_id_written_against_chinese_text_is_read(store, orch) -> None:
+    customer, order = _find(store, want="processing", locale="zh_CN")
+    asked = await _say(orch, f"订单{order}我不要了，帮我取消吧", customer)
+    assert (
+        asked.result["status"] == "awaiting_confirmation" and order in asked.result["reply"]["text"]
+    )
+    await _say(orch, "嗯", customer)
+    with store.sessions() as s:
+        assert s.get(Order, order).status == "cancelled"
+
+
+@pytest.mark.parametrize("answer", ["no wait, don't", "never mind", "算了，不用了"])
+async def test_a_no_with_words_around_it_is_still_a_no(store, orch, answer: str) -> None:
+    customer, order = _find(store, want="processing")
+    before = _writes(store)
+    await _say(orch, f"please cancel {order}", customer)
+    done = await _say(orch, answer, customer)
+    assert (
+        "nothing was changed" in done.result["reply"]["text"]
+        or "没有做任何更改" in (done.result["reply"]["text"])
+    )
+    assert done.result["handoff"] is None and _writes(store) == before
+
+
+async def test_later_small_talk_and_a_foreign_yes_are_not_handed_off(store, tmp_path) -> None:
+    """An unsure classifier hands a first message with nothing to go on to a person; later
+    turns of a conversation ("thanks!") get a reply, and so does a third language ("sí")
+    even when the triage cannot be read."""
+    customer, order = _find(store, want="refundable")
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'x.db'}")
+    unread = ScriptedToolModel(json_reply="not json")
+    orch = Orchestrator(unread, telemetry, [CustomerServiceWorkflow(store)])
+    await _say(orch, f"Quisiera un reembolso del pedido {order}", customer)
+    done = await _say(orch, "sí", customer)
+    assert done.result["handoff"] is None
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+    await _say(orch, f"what's the status of {order}?", customer, thread="small")
+    done = await _say(orch, "thanks!", customer, thread="small")
+    assert done.result["handoff"] is None

@@ -15,9 +15,11 @@ from workflows.customer_service.asks import Asks, normalise
 from workflows.customer_service.store import OrderTools, ToolError, ToolResult, money
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-_NO = re.compile(
-    r"^(?:no|nope|nah|n|don'?t|do not|stop|cancel|cancel it|never ?mind|not now|no thanks|"
-    r"no thank you|wait|hold on|不|不要|不用|不用了|算了|取消|不是|不行|别|等等|先不要|不了)$"
+#: Words of a plain no ("no", "no wait, don't", "算了，不用了"): an answer made only of these.
+_NO_WORDS = re.compile(
+    r"no|nope|nah|n|don ?t|do not|dont|stop|cancel|cancel it|never ?mind|not now|thanks|"
+    r"thank you|wait|hold on|forget it|actually|please|不|不要|不用|不用了|算了|取消|不是|不行|别|"
+    r"等等|等一下|先不要|不了|还是算了|不对|了"
 )
 
 #: What an intent is called in a question ("which do you mean: tracking or a refund?").
@@ -119,9 +121,20 @@ def address_problem(why: str, language: str) -> str:
 
 
 def is_no(answer: str) -> bool:
-    """A plain no (``no``, ``cancel``, ``不用了``, ``算了``) and nothing else."""
+    """A plain no (``no``, ``no wait, don't``, ``不用了``, ``算了``) and nothing else."""
     plain = re.sub(r"[\s\W_]+", " ", normalise(answer).lower()).strip()
-    return bool(_NO.match(plain))
+    words = [w for w in plain.split(" ") if w]
+    if not words or not re.fullmatch(
+        r"no|nope|nah|n|don ?t|dont|stop|wait|cancel|never|not|forget|[不别算取等先还].*", words[0]
+    ):
+        return False
+    rest = " ".join(words)
+    while rest:  # a short run of no-words
+        end = next((e for e in range(len(rest), 0, -1) if _NO_WORDS.fullmatch(rest[:e].strip())), 0)
+        if not end:
+            return False
+        rest = rest[end:].strip()
+    return True
 
 
 def not_done(action: dict[str, Any], language: str) -> str:

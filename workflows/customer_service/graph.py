@@ -521,12 +521,13 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             reason = "the customer asked for a person"
         elif streak >= 2:
             reason = "the customer is angry for a second turn"
-        elif state.get("route") == Route.FALLBACK.value and not intents and not asks.writes:
-            message = state["message"]
-            if has_words(message) and not third_language(message) and not _bare_answer(message):
-                reason = "the classifier is unsure of the route and no intent word was found"
-        elif not triage.parsed and not _bare_answer(state["message"]):
+        elif state.get("route") == Route.FALLBACK.value and _unsure_opening(state, asks):
+            reason = "the classifier is unsure of the route and no intent word was found"
+        elif not triage.parsed and _readable(state["message"]):
             reason = "the triage could not read the message"
+        if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
+            reason = None  # a write asked in a message too long to read: asked back, not handed
+            # on (the model may have refused the long prompt: that is not a lost server)
         intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
         tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
         plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
@@ -1000,6 +1001,27 @@ def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | N
     if words:
         return words[0]
     return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+
+
+def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
+    """The classifier was unsure and nothing in the message says what the customer wants: a
+    first turn with no intent word, no order id, in English or Chinese (later turns of a
+    conversation, a bare yes/no, emoji or a third language get a reply instead)."""
+    message = state["message"]
+    return (
+        int(state.get("turn") or 1) <= 1
+        and not state["signals"]["intents"]
+        and not state["signals"]["order_ids"]
+        and not asks.writes
+        and not asks.reads
+        and _readable(message)
+    )
+
+
+def _readable(message: str) -> bool:
+    """Words in English or Chinese that are more than a bare yes or no: what a person could
+    act on (emoji only, a third language or a lone yes/no get code's reply instead)."""
+    return has_words(message) and not third_language(message) and not _bare_answer(message)
 
 
 def _bare_answer(message: str) -> bool:

@@ -42,7 +42,9 @@ ANGER = re.compile(
     r"outrageous|fed up)\b|生气|太差|垃圾|骗子|投诉|气死|愤怒",
     re.I,
 )
-ORDER_ID = re.compile(r"\bORD-\d{6}\b", re.I)
+#: An order id; not ``\b``: a Chinese character is a word character, so "订单ORD-100042不要了"
+#: has no word boundary around the id.
+ORDER_ID = re.compile(r"(?<![A-Za-z0-9])ORD-\d{6}(?!\d)", re.I)
 
 #: The triage skill's issue types mapped to intents (used when no word decides).
 TRIAGE_INTENT: dict[str, str] = {
