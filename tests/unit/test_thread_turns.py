@@ -98,7 +98,7 @@ async def test_two_concurrent_calls_both_land_in_the_memory(url: str, tmp_path: 
     telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
     workflow = CustomerServiceWorkflow(OrderStore(url))
     orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
-    texts = ["where is my parcel?", "also, what is my order status?", "谢谢你的帮助"]
+    texts = ["where is my parcel?", "also, what is my order status?", "我的订单现在到哪里了？"]
     outcomes = await asyncio.gather(
         *(orch.handle(Request(text=t, thread_id="dbl", customer_id="C00001")) for t in texts)
     )
