@@ -59,8 +59,11 @@ _TOTALISH = re.compile(
 _GRAND = re.compile(
     r"^\s*(?:grand\s*total|totals?|sum|overall|总计|總計|合计|合計|共计|共計)\s*[:：]?\s*$", re.I
 )
-#: A pivot of more rows than this is not parsed for subtotals (the partition is cubic).
+#: A pivot of more rows than this is not parsed for subtotals, and the search for a
+#: partition stops after this many steps (none is claimed then): a table whose total row is
+#: stale must not cost seconds.
 MAX_PIVOT_ROWS = 400
+MAX_PARTITION_STEPS = 50_000
 
 
 def remove_placeholders(raw: RawSheet) -> list[tuple[int, int]]:
@@ -174,31 +177,66 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
+def _stack_partition(values: list[float], grand: float) -> list[int] | None:
+    """Subtotals first, read from the bottom: a row whose value is the sum of the fewest
+    items right below it heads them (they fold into it); the items left must sum to
+    ``grand``. Linear-ish, and what a pivot with subtotals at the top of each group is."""
+    stack: list[float] = []  # the items below the current row, nearest last
+    heads: list[int] = []
+    for i in range(len(values) - 1, -1, -1):
+        total = 0.0
+        for k in range(1, len(stack) + 1):
+            total += stack[-k]
+            if _close(total, values[i]):
+                del stack[-k:]
+                heads.append(i)
+                break
+        stack.append(values[i])
+    if heads and _close(sum(stack), grand):
+        return sorted(heads)
+    return None
+
+
 def _partition(values: list[float], grand: float) -> list[int] | None:
     """Header positions of a partition of ``values`` into leaves and headers whose value is
     the sum of the items right below them, the top level summing to ``grand``; None when
-    no partition does (leaves are tried before headers: the fewest headers)."""
+    no partition does, or the search passes :data:`MAX_PARTITION_STEPS`)."""
     n = len(values)
+    prefix = [0.0]
+    for v in values:
+        prefix.append(prefix[-1] + v)
+    signed = min(values, default=0.0) >= 0  # all values non-negative: sums bound the search
+    calls = [0]
 
     @cache
     def seq(i: int, j: int, target: float) -> tuple[int, ...] | None:
+        calls[0] += 1
+        if calls[0] > MAX_PARTITION_STEPS:
+            raise _GaveUpError
         if i == j:
             return () if _close(target, 0.0) else None
-        rest = seq(i + 1, j, round(target - values[i], 9))  # row i is a leaf
-        if rest is not None:
-            return rest
-        for m in range(i + 2, j + 1):  # row i heads rows i+1 .. m-1
+        if signed and (target < -1e-9 or target > prefix[j] - prefix[i] + 1e-6 * max(1.0, target)):
+            return None
+        for m in range(i + 2, j + 1):  # row i heads rows i+1 .. m-1 (a pivot's first row
+            calls[0] += 1  # heads a group: tried before "row i is a leaf")
             inner = seq(i + 1, m, round(values[i], 9))
             if inner is None:
                 continue
             after = seq(m, j, round(target - values[i], 9))
             if after is not None:
                 return (i, *inner, *after)
-        return None
+        return seq(i + 1, j, round(target - values[i], 9))  # row i is a leaf
 
-    found = seq(0, n, round(grand, 9))
+    try:
+        found = seq(0, n, round(grand, 9))
+    except _GaveUpError:
+        found = None  # too many ways to try: no subtotal is claimed
     seq.cache_clear()
     return list(found) if found is not None else None
+
+
+class _GaveUpError(Exception):
+    """The partition search passed :data:`MAX_PARTITION_STEPS`."""
 
 
 def pivot_subtotals(
@@ -232,7 +270,7 @@ def pivot_subtotals(
     grand = _number(cells, grand_row, lead)
     if _close(sum(values), grand):
         return []
-    heads = _partition(values, grand)
+    heads = _stack_partition(values, grand) or _partition(values, grand)
     if not heads:
         return []
     rows = [data_rows[p] for p in heads]

@@ -306,3 +306,44 @@ def test_a_two_level_pivot_with_two_value_columns(tmp_path: Path) -> None:
     assert table.n_rows == len(leaves)
     assert figs["total `Sum of 2023`"] == pytest.approx(total((), 0))
     assert figs["total `Sum of 2024`"] == pytest.approx(total((), 1))
+
+
+@pytest.mark.parametrize("groups", [6, 25])
+def test_a_large_two_level_pivot_is_read_fast_and_right(tmp_path: Path, groups: int) -> None:
+    import random
+
+    rng = random.Random(groups)
+    rows: list[list[object]] = [["Row Labels", "Sum of Sales"]]
+    leaves: list[float] = []
+    for g in range(groups):
+        subs = [
+            [round(rng.uniform(1, 500), 2) for _ in range(rng.randint(1, 8))]
+            for _ in range(rng.randint(1, 4))
+        ]
+        rows.append([f"Region {g}", round(sum(sum(k) for k in subs), 2)])
+        for h, kids in enumerate(subs):
+            rows.append([f"Store {g}.{h}", round(sum(kids), 2)])
+            rows += [[f"Item {k}", v] for k, v in enumerate(kids)]
+            leaves += kids
+    rows.append(["Grand Total", round(sum(leaves), 2)])
+    table, figs = _table(_save(tmp_path / "big_pivot.xlsx", rows))
+    assert table.n_rows == len(leaves)
+    assert figs["total `Sum of Sales`"] == pytest.approx(sum(leaves))
+
+
+def test_the_real_pivot_workbook_totals_to_its_own_grand_total() -> None:
+    """calamine_pivots.xlsx, PivotSheet2: the report gave `Grand Total` 36.73 (a group's
+    subtotal and its children added up); the sheet's own grand total row is the truth."""
+    from openpyxl import load_workbook
+
+    from orchestrator.config import DEFAULT_DATA_DIR
+
+    path = Path(DEFAULT_DATA_DIR) / "spreadsheets" / "calamine_pivots.xlsx"
+    book = load_workbook(path, read_only=True)
+    rows = list(book["PivotSheet2"].iter_rows(min_row=4, max_row=11, values_only=True))
+    book.close()
+    head, grand = rows[0], rows[-1]
+    assert grand[0] == "Grand Total"
+    figs = _figs(path)
+    for name, expected in zip(head[1:], grand[1:], strict=True):
+        assert figs[f"total `{name}`"] == pytest.approx(expected)

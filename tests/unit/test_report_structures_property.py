@@ -113,9 +113,17 @@ def test_structure_is_never_data_and_codes_are_never_summed(case: dict) -> None:
     assert not any(k.startswith((f"total `{name}`", f"mean `{name}`")) for k in figs)
 
 
+#: Pivot leaves whose subset sums are all distinct (distinct powers of two, in cents): a
+#: coincidence such as two equal neighbours under a one-child group is ambiguous from the
+#: numbers alone (Excel marks a pivot's levels by indentation, a style the reader does not
+#: use), so the property is stated for data without one.
+distinct_sums = st.permutations(range(18)).map(lambda es: [2**e / 100 for e in es[:9]])
+
+
 @settings(max_examples=EXAMPLES // 2, deadline=None)
-@given(tables())
-def test_pivot_subtotals_are_never_added_to_their_children(case: dict) -> None:
+@given(tables(), distinct_sums)
+def test_pivot_subtotals_are_never_added_to_their_children(case: dict, amounts: list) -> None:
+    case = {**case, "values": amounts[: len(case["values"])]}
     with TemporaryDirectory() as tmp:
         path = Path(tmp) / "p.xlsx"
         leaves = _write_pivot(path, case)

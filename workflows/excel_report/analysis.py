@@ -56,9 +56,9 @@ _ID_NAME = re.compile(
 #: is a code: 品牌名称 ``1003``, 货币单位 ``1`` for CNY), never a quantity.
 _CODE_NAME = re.compile(
     r"(^|[\s_\-/(])(brand|currency|curr|ccy|uom|status|state|type|kind|category|class|"
-    r"gender|sex|flag|channel\s*code|unit\s*of\s*measure|unit(?![\s_]*(price|cost|value|rate)))($|[\s_\-.#/):])"
+    r"gender|sex|flag|channel\s*code|row\s*labels?|column\s*labels?|unit\s*of\s*measure|unit(?![\s_]*(price|cost|value|rate)))($|[\s_\-.#/):])"
     r"|名称|名稱|品牌|币种|幣種|货币|貨幣|单位$|單位$|计量单位|類型|类型|类别|類別|种类|種類|状态|狀態|"
-    r"性别|性別|标志|標誌|渠道码|区域码",
+    r"性别|性別|标志|標誌|渠道码|区域码|行标签|列标签",
     re.IGNORECASE,
 )
 #: Names of measures: a code test by value never overrides them.
