@@ -5,10 +5,12 @@ Usage, from the repository root::
 
     python -m benchmarks.classifier_oos_families --part train_dev   # as often as wanted
     python -m benchmarks.classifier_oos_families --part test --look 1
+    python -m benchmarks.classifier_oos_families --part test_2 --look 1   # round 2
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
-changed for item 9). ``train_dev`` may be run as often as wanted; ``test`` is the held-out
-part: every run of it is a *look* and is written to
+changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change).
+``train_dev`` (both rounds' train/dev families) may be run as often as wanted; ``test`` and
+``test_2`` are held-out parts: every run of it is a *look* and is written to
 ``benchmarks/results/classifier_oos_families_<date>_test_look<N>.{json,md}`` (``--look`` numbers
 it; an existing look is never overwritten), so the record shows how many times it was seen.
 
@@ -36,13 +38,18 @@ TARGET_CS_PRECISION = 0.97
 
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
-    """``TRAIN_DEV`` or ``TEST`` of ``tests/data/classifier_oos_families.py``."""
+    """``TEST``, ``TEST_2``, or both rounds' train/dev families of
+    ``tests/data/classifier_oos_families.py``."""
     path = ROOT / "tests" / "data" / "classifier_oos_families.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return dict(module.TEST if part == "test" else module.TRAIN_DEV)
+    if part == "test":
+        return dict(module.TEST)
+    if part == "test_2":
+        return dict(module.TEST_2)
+    return {**module.TRAIN_DEV, **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()}}
 
 
 def measure(part: str) -> dict[str, object]:
@@ -115,14 +122,14 @@ def write(result: dict[str, object], look: int | None) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("train_dev", "test"), default="train_dev")
+    parser.add_argument("--part", choices=("train_dev", "test", "test_2"), default="train_dev")
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")
     args = parser.parse_args()
-    if args.part == "test" and not args.look:
+    if args.part.startswith("test") and not args.look:
         parser.error("a run of the test part is a look: give --look N")
     logging.getLogger("orchestrator.classifier.core").setLevel(logging.ERROR)
     result = measure(args.part)
-    path = write(result, args.look if args.part == "test" else None)
+    path = write(result, args.look if args.part.startswith("test") else None)
     print(path.with_suffix(".md").read_text())
 
 
