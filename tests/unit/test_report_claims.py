@@ -193,6 +193,21 @@ def test_a_number_that_is_no_figure_drops_the_sentence_not_the_digits(en) -> Non
     assert "do not exist" in verdict(en, "Total Sales is {F999}.")
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "over {order_id} over {status} (total {total}).",
+        "high",
+        "Total",
+        "要点",
+        "<b>Sales</b> up",
+        "Key finding insideheading foundKey.",
+    ],
+)
+def test_fragments_and_placeholders_are_dropped(en, sentence: str) -> None:
+    assert verdict(en, sentence) is not None
+
+
 def test_repeated_phrases_are_collapsed() -> None:
     assert collapse_repeats("Total Sales is {F2} over {F1} over {F1} rows.") == (
         "Total Sales is {F2} over {F1} rows."

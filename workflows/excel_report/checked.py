@@ -4,7 +4,9 @@
 sentences and keeps a sentence only when
 
 1. it has no hole: every number it wrote is a figure (or a period or group name of the
-   ledger) and every id it cites exists (:mod:`~workflows.excel_report.narrative`);
+   ledger) and every id it cites exists (:mod:`~workflows.excel_report.narrative`); it holds
+   no placeholder or markup fragment (``{order_id}``), and, title aside, it is a sentence of
+   at least three words (not "high" or "Total");
 2. the claim checker finds nothing false or unsupported in it
    (:func:`~workflows.excel_report.claims.check_claim`);
 3. it was not already said (repeated sentences are merged, so are sections whose headings say
@@ -142,6 +144,12 @@ def _check_text(figure: SafeText, figures: Mapping[str, Figure]) -> str:
     return plain
 
 
+def _words(text: str) -> int:
+    """Words of ``text``: Latin words, and CJK characters two to a word."""
+    latin = len(re.findall(r"[^\W\d_\u4e00-\u9fff]+", text))
+    return latin + len(re.findall(r"[\u4e00-\u9fff]", text)) // 2
+
+
 def _key(text: str) -> str:
     return " ".join(re.findall(r"[\w\u4e00-\u9fff]+", text.casefold()))
 
@@ -168,6 +176,10 @@ class _Checker:
             reason = f"cites figures that do not exist: {', '.join(safe.unknown_citations)}"
         elif safe.removed_numbers:
             reason = f"wrote {len(safe.removed_numbers)} number(s) that are no figure"
+        elif re.search(r"[{}<>]", safe.plain):
+            reason = "holds a placeholder or markup fragment"
+        elif where != "title" and _words(safe.plain) < 3:
+            reason = "a fragment, not a sentence"
         else:
             reason = check_claim(_check_text(safe, self.figures), cited, self.ledger)
         if reason is not None:

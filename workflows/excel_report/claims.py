@@ -17,7 +17,8 @@ A sentence is kept only when every rule holds (English and Chinese cue words):
   needs the first cited figure to be the larger (smaller).
 * **grounded**: a superlative, direction or comparison that cites no figure is dropped; so is
   a sentence naming a capitalised name that is in neither the ledger nor the workbook
-  ("Retail" where no such group exists), a sentence whose number was not a figure (a hole),
+  ("Retail" where no such group exists) or a word that is neither English nor the workbook's
+  ("insideheading"), a sentence whose number was not a figure (a hole),
   and a sentence that cites an unknown figure id.
 
 Repeated phrases inside a sentence ("over {F1} over {F1} rows") are collapsed before the
@@ -34,6 +35,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+
+from wordfreq import zipf_frequency
 
 from workflows.excel_report.figures import Figure
 
@@ -471,8 +474,18 @@ def _unknown_cjk(raw: str, ledger: Ledger) -> str | None:
     return None
 
 
+def _garbled(raw: str, ledger: Ledger) -> str | None:
+    """A Latin word that is neither English (wordfreq's list, the dictionary the moderation
+    lexicon uses too) nor in the workbook: glued or broken words ("insideheading")."""
+    for word in re.findall(r"[A-Za-z]{3,}", raw):
+        folded = word.casefold()
+        if folded not in ledger.vocabulary and zipf_frequency(folded, "en") == 0:
+            return f'writes "{word}", which is no word'
+    return None
+
+
 def _unknown_name(raw_without_figures: str, ledger: Ledger) -> str | None:
-    if reason := _unknown_cjk(raw_without_figures, ledger):
+    if reason := _unknown_cjk(raw_without_figures, ledger) or _garbled(raw_without_figures, ledger):
         return reason
     for word in _CAPITALISED.findall(raw_without_figures):
         parts = _norm(word).split()
