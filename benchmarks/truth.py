@@ -657,6 +657,10 @@ def markdown(data: Mapping[str, Any]) -> str:
             f"- first visible text, no-tool turns: {s['no_tool_first_visible_s']}",
             f"- tool turns: {s['tool_turns_first_visible']}",
         ]
+    if "reports" in data:  # the workbook part (benchmarks/truth_reports.py, issue 44 item 5)
+        from benchmarks import truth_reports
+
+        lines += ["", truth_reports.markdown(data["reports"]).replace("# ", "## ", 1)]
     return "\n".join(lines) + "\n"
 
 
@@ -665,6 +669,9 @@ def main() -> None:
     parser.add_argument("--server-url", default="http://127.0.0.1:8044/v1")
     parser.add_argument("--limit", type=int, default=320, help="Turns to run (300+ for a run).")
     parser.add_argument("--offline", action="store_true", help="No server: labelled and cost.")
+    parser.add_argument(
+        "--customer-service-only", action="store_true", help="Leave out the workbook part."
+    )
     args = parser.parse_args()
     when = datetime.now(UTC).replace(microsecond=0)
     data: dict[str, Any] = {"date": when.date().isoformat(), "host": host_info()}
@@ -674,6 +681,10 @@ def main() -> None:
         cs = run_customer_service(args.server_url, args.limit)
         data.update(server_url=args.server_url, customer_service=cs, labelled=cs["labelled"],
                     checker_cost=cs["checker_cost"])  # fmt: skip
+    if not args.customer_service_only:  # the workbook part: benchmarks/truth_reports.py
+        from benchmarks import truth_reports
+
+        data["reports"] = truth_reports.run_part(None if args.offline else args.server_url)
     name = f"{NAME}_{when.date().isoformat()}" + ("_offline" if args.offline else "")
     paths = write_results(args.out, name, data, markdown(data), command=args.command, when=when)
     print(markdown(data))
