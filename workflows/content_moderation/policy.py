@@ -25,7 +25,7 @@ condemns it (:mod:`workflows.content_moderation.mention`).
 
 **The model's vote alone.** Where the lexicon passes a post, the model's ``review`` or
 ``block`` decides alone only when ``model.solo_review_precision`` (the Wilson 95% lower bound of
-its precision on such posts, measured on the tune split by
+its precision on such posts, measured on the dev part by
 ``benchmarks/moderation_model_precision.py``) reaches ``model.solo_review_min_precision``;
 otherwise the vote is ``noted``: said in the rationale, and the scorer decides
 (:meth:`Policy.model_vote`).
@@ -169,7 +169,7 @@ class Policy:
     @property
     def model_may_review_alone(self) -> bool:
         """True when the model's measured precision where it alone flags a post (lexicon
-        clean; ``model.solo_review_precision``, the Wilson 95% lower bound on the tune split)
+        clean; ``model.solo_review_precision``, the Wilson 95% lower bound on the dev part)
         reaches ``model.solo_review_min_precision``. Unmeasured means no."""
         measured = self.solo_review_precision
         return measured is not None and measured >= self.solo_review_min_precision
@@ -191,8 +191,8 @@ class Policy:
             else f"{self.solo_review_precision:.2f}"
         )
         return (
-            f"; a note only: its measured precision where it alone flags ({measured}, tune "
-            f"split) is under the {self.solo_review_min_precision:.2f} needed to send a post "
+            f"; a note only: its measured precision where it alone flags ({measured}, dev "
+            f"part) is under the {self.solo_review_min_precision:.2f} needed to send a post "
             "to review on its own"
         )
 
