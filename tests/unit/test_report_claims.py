@@ -270,3 +270,28 @@ def test_the_figures_only_narrative_passes_its_own_checker(en, zh, lang: str) ->
     for s in sentences:
         text = s.plain.replace(f"{figures[s.cited[0]].display} ({s.cited[0]})", "\ue010")
         assert check_claim(text, s.cited, ledger) is None, s.plain
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("There are {F2} unknown cells in the table.", True),
+        ("表中有 {F2} 个未知单元格。", True),
+        ("The total is {F2} over {F1} rows.", False),  # a count of unknown cells is no total
+        ("成本合计为 {F2}，共 {F1} 行数据。", False),
+    ],
+)
+def test_a_count_of_unknown_cells_is_said_as_such(sentence: str, kept: bool) -> None:
+    from workflows.excel_report.figures import Provenance
+
+    def figure(fid: str, label: str, value: int, op: str) -> Figure:
+        prov = Provenance(cells="'S'!A2:C9", operation=op)
+        return Figure(id=fid, label=label, value=value, display=str(value), table_id="T1",
+                      provenance=prov)  # fmt: skip
+
+    figures = {
+        "F1": figure("F1", "data rows in table `S A1:C9`", 8, "count_rows"),
+        "F2": figure("F2", "cells in `S A1:C9` whose value is unknown", 2, "error_cells"),
+    }
+    reason = verdict((figures, Ledger(figures), []), sentence)
+    assert (reason is None) is kept, (sentence, reason)

@@ -40,7 +40,7 @@ from wordfreq import zipf_frequency
 
 from workflows.excel_report.figures import Figure
 
-KINDS = ("share", "total", "change", "count", "extreme", "average")
+KINDS = ("share", "total", "change", "count", "extreme", "average", "unknown")
 
 KIND_OF_OPERATION = {
     "group_share": "share",
@@ -53,7 +53,7 @@ KIND_OF_OPERATION = {
     "count": "count",
     "group_count": "count",
     "period_count": "count",
-    "error_cells": "count",
+    "error_cells": "unknown",
     "min": "extreme",
     "max": "extreme",
     "top_row": "extreme",
@@ -79,6 +79,7 @@ _EN = {
     r"min|peak\w*|top|bottom|best|worst|earliest|latest|first|last|most recent|oldest|newest|"
     r"ranges? from|range|between|span\w*|extremes?",
     "average": r"average\w*|mean|median|typical\w*|per (?:row|order|record)|on average",
+    "unknown": r"unknown|errors?|missing|blank|unreadable|uncached",
 }
 _ZH = {
     "share": r"占比|占|份额|比例|比重|构成",
@@ -88,6 +89,7 @@ _ZH = {
     "extreme": r"最高|最低|最大|最小|最多|最少|最早|最晚|最近|最新|峰值|介于|之间|范围|首位|"
     r"末位|第一",
     "average": r"平均|均值|中位数|人均|均",
+    "unknown": r"未知|错误|缺失|无法读取|空",
 }
 KIND_CUES = {k: re.compile(rf"(?<![A-Za-z])(?:{_EN[k]})(?![A-Za-z])|{_ZH[k]}", re.I) for k in KINDS}
 #: Kind words that claim a kind on their own: "share" claims a share even with a total cited.
