@@ -98,10 +98,11 @@ document.addEventListener('click', (e) => {
 #: ``textContent`` (``innerText`` would force a layout of the page on every mutation, work of
 #: the benchmark's own in the page's main thread while the reply is drawn).
 FIRST_TEXT_MARK = """(text) => {
-  const skip = (t) => !t || t === text || t.startsWith('server STATS')
-      || t.startsWith('LLMs can make');
-  const reply = () => [...document.querySelectorAll('[role=article]')]
-      .map((a) => a.textContent.trim()).filter((t) => !skip(t));
+  const texts = () => [...document.querySelectorAll('[role=article]')]
+      .map((a) => a.textContent.trim());
+  const before = new Set(texts());  // the greeting and anything else already on the page
+  const skip = (t) => !t || t === text || before.has(t) || t.startsWith('LLMs can make');
+  const reply = () => texts().filter((t) => !skip(t));
   const observer = new MutationObserver(() => {
     if (window.__bench.first === undefined && reply().length) {
       window.__bench.first = performance.now();
@@ -167,9 +168,27 @@ class ChatSide:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
+#: The customer the benchmark signs in as (C00001, the chat side's customer) and its password,
+#: added to the UI's user file when the benchmark starts its own UI.
+BENCH_USER = ("bench", "bench-password-1")
+
+
+def signed_in(browser: Any, ui_url: str, user: tuple[str, str]) -> Any:
+    """A browser context signed in as ``user`` (its session cookie is kept for every page)."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(ui_url)
+    page.fill("#email", user[0])
+    page.fill("#password", user[1])
+    page.locator("button[type=submit]").click()
+    page.wait_for_selector("#chat-input", timeout=120_000)
+    page.close()
+    return context
+
+
 def browser_turn(browser: Any, ui_url: str) -> tuple[float, float, str]:
-    """One turn in a new page: ``(in-page seconds to the painted first text, seconds seen
-    from Python, the first text seen)``.
+    """One turn in a new page of a signed-in context (``browser``): ``(in-page seconds to the
+    painted first text, seconds seen from Python, the first text seen)``.
 
     Raises:
         RuntimeError: The first text seen does not begin the turn's final reply.
@@ -180,7 +199,7 @@ def browser_turn(browser: Any, ui_url: str) -> tuple[float, float, str]:
     try:
         page.add_init_script(CLICK_MARK)
         page.goto(ui_url)
-        expect(page.get_by_text("STATS running=").first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("Hello, I'm Harbor Assistant").first).to_be_visible(timeout=120_000)
         # as a person would: the page has loaded and settled before they send (no bundle,
         # font or websocket set-up of the page itself competes with the timed turn)
         page.wait_for_load_state("networkidle")
@@ -318,6 +337,8 @@ def main(argv: list[str] | None = None) -> None:
         help="A running orchestrator ui on --server-url (its stores those of this process's "
         "ORCH_* settings); default: start one here, with seeded stores in a temporary folder.",
     )
+    parser.add_argument("--user", help="With --ui-url: a customer of C00001 to sign in as.")
+    parser.add_argument("--password", help="With --user: that user's password.")
     parser.add_argument(
         "--browser-nice",
         type=int,
@@ -349,8 +370,15 @@ def main(argv: list[str] | None = None) -> None:
                 "ORCH_CS_DATABASE_URL": f"sqlite:///{folder / 'cs.db'}",
                 "ORCH_REPORT_DIR": str(folder / "reports"),
             }
-            seed = [sys.executable, "-m", "orchestrator.cli", "store", "seed", "--customers", "20"]
+            env["ORCH_UI_USERS"] = str(folder / "users.json")
+            env["ORCH_UI_DATABASE_URL"] = f"sqlite:///{folder / 'history.db'}"
+            cli = [sys.executable, "-m", "orchestrator.cli"]
+            seed = [*cli, "store", "seed", "--customers", "20"]
             subprocess.run(seed, env=env, check=True, capture_output=True)
+            user = [*cli, "ui-user", BENCH_USER[0], "--customer", "C00001", "--password-stdin"]
+            subprocess.run(
+                user, env=env, check=True, capture_output=True, input=BENCH_USER[1].encode()
+            )
         base = Settings(
             database_url=env.get("ORCH_DATABASE_URL", Settings().database_url),
             cs_database_url=env.get("ORCH_CS_DATABASE_URL", Settings().cs_database_url),
@@ -378,8 +406,10 @@ def main(argv: list[str] | None = None) -> None:
                 f'#!/bin/sh\nexec nice -n {nice["browser"] - nice["benchmark"]} {chromium} "$@"\n'
             )
             os.chmod(executable, 0o755)
-        browser = p.chromium.launch(executable_path=executable, args=ARGS)
-        stack.callback(browser.close)
+        chromium_browser = p.chromium.launch(executable_path=executable, args=ARGS)
+        stack.callback(chromium_browser.close)
+        user = (args.user, args.password) if args.user else BENCH_USER
+        browser = signed_in(chromium_browser, ui_url, user)
         side.turn()  # warm-up, untimed
         browser_turn(browser, ui_url)
         for _ in range(repeat):

@@ -197,7 +197,7 @@ def _ready(page: Page) -> None:
     """Wait until the chat session has started: its side panel has a health reading."""
     from playwright.sync_api import expect
 
-    updated = page.locator("#health-updated >> visible=true")
+    updated = page.locator("#health-updated >> visible=true").first
     expect(updated).to_contain_text(re.compile(r"updated \d"), timeout=120_000)
 
 
@@ -235,17 +235,21 @@ def test_the_customer_flow_with_presets_trace_copy_and_feedback(browser: Browser
     page = _signed_in(browser, ui, "ann")
     expect(page.get_by_text("Hello, I'm Harbor Assistant")).to_be_visible(timeout=60_000)
     # the presets are visible buttons with their temperatures
-    expect(page.locator("#preset-precise >> visible=true")).to_contain_text(
+    expect(page.locator("#preset-precise >> visible=true").first).to_contain_text(
         "answers 0.0", timeout=60_000
     )
-    expect(page.locator("#preset-creative >> visible=true")).to_contain_text("free text 1.0")
-    page.locator("#preset-precise >> visible=true").click()
-    expect(page.locator("#preset-precise >> visible=true")).to_have_attribute(
-        "aria-pressed", "true", timeout=30_000
-    )
-
+    expect(page.locator("#preset-creative >> visible=true").first).to_contain_text("free text 1.0")
     _send(page, "Where is my order? It has not arrived yet")
     expect(page.get_by_text("This reply leaned most on").first).to_be_visible(timeout=LONG)
+    _wait_idle(page)
+    # a preset chosen in the panel is drawn selected and used by the next turn
+    page.locator("#preset-precise >> visible=true").first.click()
+    # the chosen preset is drawn selected (a redraw in flight may show the old panel a moment)
+    selected = page.locator("#preset-precise[aria-pressed=true] >> visible=true")
+    expect(selected.first).to_be_visible(timeout=30_000)
+
+    _send(page, "And when will it arrive?")
+    page.wait_for_function("document.body.innerText.includes('preset precise')", timeout=LONG)
     _wait_idle(page)
     body = page.inner_text("body")
     assert "route customer_service" in body and "preset precise" in body
@@ -279,13 +283,15 @@ def test_the_health_panel_is_redrawn_every_few_seconds(browser: Browser, ui: Ui)
     from playwright.sync_api import expect
 
     page = _signed_in(browser, ui, "bob")
-    updated = page.locator("#health-updated >> visible=true")
+    updated = page.locator("#health-updated >> visible=true").first
     expect(updated).to_contain_text(re.compile(r"updated \d\d:\d\d:\d\d"), timeout=60_000)
     for label in ("Running requests", "Waiting requests", "KV cache", "Throughput"):
         expect(page.get_by_text(label)).to_be_visible()
-    assert re.fullmatch(r"\d+(\.\d)?%", page.locator("#health-kv >> visible=true").inner_text())
-    assert re.fullmatch(r"\d+", page.locator("#health-running >> visible=true").inner_text())
-    assert re.fullmatch(r"\d+", page.locator("#health-waiting >> visible=true").inner_text())
+    assert re.fullmatch(
+        r"\d+(\.\d)?%", page.locator("#health-kv >> visible=true").first.inner_text()
+    )
+    assert re.fullmatch(r"\d+", page.locator("#health-running >> visible=true").first.inner_text())
+    assert re.fullmatch(r"\d+", page.locator("#health-waiting >> visible=true").first.inner_text())
     first = updated.inner_text()
     start = time.monotonic()
     expect(updated).not_to_have_text(first, timeout=15_000)
