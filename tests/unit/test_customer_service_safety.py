@@ -567,3 +567,33 @@ async def test_later_small_talk_and_a_foreign_yes_are_not_handed_off(store, tmp_
     await _say(orch, f"what's the status of {order}?", customer, thread="small")
     done = await _say(orch, "thanks!", customer, thread="small")
     assert done.result["handoff"] is None
+
+
+# --- F8: a conversation checkpointed before threads had owners --------------------------
+
+
+async def test_a_checkpoint_without_an_owner_row_belongs_to_its_customer(store) -> None:
+    from orchestrator.exceptions import ThreadOwnerError
+    from workflows.customer_service.store.schema import ThreadOwner
+
+    workflow = CustomerServiceWorkflow(store)
+    orch = Orchestrator(ScriptedToolModel(), TelemetryStore("sqlite://"), [workflow])
+    config = {"configurable": {"thread_id": "old-1"}}
+    await workflow.graph.aupdate_state(config, {"customer_id": "C00001"}, as_node="start_turn")
+    with store.sessions() as s:  # written as an older release did: no owner row
+        assert s.get(ThreadOwner, "old-1") is None
+    for intruder in ("C00002", "C00002", None):
+        with pytest.raises(ThreadOwnerError, match="belongs to another customer"):
+            await orch.handle(
+                Request(text="where is my order?", thread_id="old-1", customer_id=intruder)
+            )
+    refusals = store.coordination.refusals("old-1")
+    assert [(r["owner_id"], r["customer_id"]) for r in refusals] == [
+        ("C00001", "C00002"),
+        ("C00001", "C00002"),
+        ("C00001", ""),
+    ]
+    done = await orch.handle(
+        Request(text="where is my order?", thread_id="old-1", customer_id="C00001")
+    )
+    assert done.status in ("succeeded", "needs_human")

@@ -62,11 +62,14 @@ class TurnGuard:
             ThreadOwnerError: The thread belongs to another customer (recorded in
                 ``cs_thread_refusals`` with a store).
         """
-        if self.store is not None:
-            coordination = self.store.coordination
-            await asyncio.to_thread(coordination.bind_thread, thread_id, customer_id, channel)
-            return
         exists, owner = await self.state_owner(thread_id)
+        if self.store is not None:  # a checkpoint with no owner row yet: its customer owns it
+            prior = (owner or "") if exists else None
+            coordination = self.store.coordination
+            await asyncio.to_thread(
+                coordination.bind_thread, thread_id, customer_id, channel, prior
+            )
+            return
         if exists and (owner or None) != (customer_id or None):
             raise thread_owner_error(thread_id, customer_id)
 

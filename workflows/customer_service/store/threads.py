@@ -148,9 +148,19 @@ class Coordination:
             session.commit()
 
     # --- thread owners ----------------------------------------------------------------------
-    def bind_thread(self, thread_id: str, customer_id: str | None, channel: str = "") -> None:
+    def bind_thread(
+        self,
+        thread_id: str,
+        customer_id: str | None,
+        channel: str = "",
+        prior_owner: str | None = None,
+    ) -> None:
         """Bind ``thread_id`` to ``customer_id`` (``None``: no signed-in customer) unless it is
         bound already; refuse (and record) another customer.
+
+        ``prior_owner`` is the customer of a conversation checkpointed before it had an owner
+        row (``""``: checkpointed with no customer; ``None``: no checkpoint). Such a thread is
+        bound to that customer, not to the first one who names it.
 
         Raises:
             ThreadOwnerError: The thread belongs to another customer.
@@ -160,11 +170,12 @@ class Coordination:
             owner = session.get(ThreadOwner, thread_id)
             if owner is None:
                 try:
-                    session.add(
-                        ThreadOwner(thread_id=thread_id, customer_id=customer, created_at=_now())
-                    )
+                    first = customer if prior_owner is None else prior_owner
+                    owner = ThreadOwner(thread_id=thread_id, customer_id=first, created_at=_now())
+                    session.add(owner)
                     session.commit()
-                    return
+                    if first == customer:
+                        return
                 except IntegrityError:  # another process created it first: its owner counts
                     session.rollback()
                     owner = session.get(ThreadOwner, thread_id)
