@@ -36,8 +36,8 @@ from workflows.content_moderation.scorer import (
     N_FEATURES,
     SEED,
     EvalRows,
-    _fit_one,
     features,
+    fit_one,
 )
 from workflows.content_moderation.service import moderate_lexicon_only
 from workflows.content_moderation.zh_cues import CUE_NAMES
@@ -100,7 +100,7 @@ def run_config(chars: bool, cues: frozenset[str], data: dict[str, Any]) -> dict[
         )
 
     dev_matrix = vec.transform([p.text for p in dev])
-    model = _fit_one(
+    model = fit_one(
         vec.transform([p.text for p in train]), rows(train, data["train_lex"]), c=c,
         min_precision=min_precision, seed=SEED, grid_start=grid_start, solo=True,
         dev=(dev_matrix, rows(dev, data["dev_lex"])),

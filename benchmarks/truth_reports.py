@@ -359,7 +359,7 @@ def _path(name: str, folder: Path) -> Path:
 
 def run_labelled() -> dict[str, Any]:
     """The checker and the oracle on the sentences labelled by reading."""
-    from workflows.excel_report.checked import _Checker
+    from workflows.excel_report.checked import NarrativeChecker
 
     rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line]
     out: dict[str, Counter[str]] = {"checker": Counter(), "oracle": Counter()}
@@ -372,7 +372,7 @@ def run_labelled() -> dict[str, Any]:
                 figures, names = _ledger(path)
                 cache[row["workbook"]] = (figures, names, CellOracle(path))
             figures, names, oracle = cache[row["workbook"]]
-            kept = _Checker(figures, names).sentence(row["text"], row["where"]) is not None
+            kept = NarrativeChecker(figures, names).sentence(row["text"], row["where"]) is not None
             verdict, _ = judge(row["text"], figures, oracle)
             label = row["label"]
             out["checker"][f"{label}/{'kept' if kept else 'dropped'}"] += 1

@@ -19,8 +19,12 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.mention]
     │   │   ├── ScorerError .................... moderation risk-scorer file
     │   │   │                                    [workflows.content_moderation.scorer]
-    │   │   └── TargetingError ................. moderation hate-targeting cue file
-    │   │                                        [workflows.content_moderation.targeting]
+    │   │   ├── TargetingError ................. moderation hate-targeting cue file
+    │   │   │                                    [workflows.content_moderation.targeting]
+    │   │   ├── EmojiError ..................... moderation emoji-as-words file
+    │   │   │                                    [workflows.content_moderation.disguise]
+    │   │   └── ZhCueError ..................... moderation Chinese cue file
+    │   │                                        [workflows.content_moderation.zh_cues]
     │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
@@ -36,10 +40,19 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │                                            [orchestrator.spreadsheet.errors]
     ├── ServerUnavailableError (ConnectionError) .. the vLLM server cannot be reached
     ├── ModelCallError (RuntimeError) .......... the server answered, but not usably
+    │   └── TruncatedStreamError ............... a stream ended with no finish reason
+    │                                            [orchestrator.core.client]
     ├── TelemetryError (RuntimeError) .......... the telemetry store could not be written
     ├── StorageError (RuntimeError) ............ a database file is damaged, locked, full,
     │                                            read-only or from a newer release
     ├── TurnBusyError (RuntimeError) ........... a turn is already running on that thread
+    ├── AuthError (PermissionError) ............ a UI request without a valid caller token
+    │                                            [orchestrator.ui.auth]
+    ├── RefusedError (PermissionError) ......... a UI action the caller may not take
+    │                                            (401/403/404/409) [orchestrator.ui.service]
+    ├── PartitionSearchLimitError (RuntimeError) .. the pivot subtotal search passed its
+    │                                               step limit (caught inside the reader)
+    │                                               [orchestrator.spreadsheet.structure]
     ├── ModelRequestsBlockedError (RuntimeError) .. a request to a real model server while
     │                                               requests are off (the unit suite)
     │                                               [orchestrator.core.client]

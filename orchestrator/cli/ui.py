@@ -141,6 +141,7 @@ def ui(
         metrics_port=metrics_port,
         server_url=server_url,
     )
+    start_tracing(trace)  # a bad flag is named before anything is opened
     check_storage(settings, conversations=True)  # one line per storage failure, up front
     if not settings.ui_chainlit.is_file():
         raise fail(
@@ -154,7 +155,6 @@ def ui(
             "customer --customer C00001` (or --role operator); see docs/ui.md",
             2,
         )
-    start_tracing(trace)
     try:
         with model_server(settings, launch=not no_launch and server_url is None) as url:
             settings = settings.model_copy(update={"server_url": url})
@@ -206,8 +206,10 @@ def ui_user(
     ] = False,
     remove: Annotated[bool, typer.Option("--remove", help="Remove the user.")] = False,
 ) -> None:
-    """Add, change or remove a chat UI user in the user file (ORCH_UI_USERS, default
-    runs/ui_users.json); the password is kept as a bcrypt hash, never as typed."""
+    """Add, change or remove a chat UI user (bcrypt-hashed password).
+
+    The user file is ORCH_UI_USERS (default runs/ui_users.json); the password is kept as a
+    bcrypt hash, never as typed."""
     path = users_file()
     users = read_users(path)
     if remove:
@@ -275,9 +277,10 @@ def ui_feedback(
         Path | None, typer.Option(help="Write JSON lines here (default stdout).")
     ] = None,
 ) -> None:
-    """Export the thumbs feedback people gave in the chat UI, one JSON line each: thread,
-    user, the rated run's step id, value (1 up, 0 down), comment, time; from the chat history
-    (ORCH_UI_DATABASE_URL, default the project's database)."""
+    """Export the chat UI's thumbs feedback as JSON lines.
+
+    One line per rating: thread, user, the rated run's step id, value (1 up, 0 down), comment,
+    time; read from the chat history (ORCH_UI_DATABASE_URL, default the project's database)."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.exc import SQLAlchemyError
 

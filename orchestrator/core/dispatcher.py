@@ -494,8 +494,14 @@ class Orchestrator:
             )
             return
         await self.store.astart_request(request, classification, workflow.name)
-        async with self._turn(request, workflow):
-            async for event in self._stream_run(request, classification, workflow, trace):
+        async with (
+            self._turn(request, workflow),
+            # closed here when the consumer stops early, so its row is recorded cancelled now
+            contextlib.aclosing(
+                self._stream_run(request, classification, workflow, trace)
+            ) as events,
+        ):
+            async for event in events:
                 yield event
 
     async def _stream_run(
@@ -688,8 +694,10 @@ class Orchestrator:
 def _storage_failure(exc: BaseException, workflow: Workflow[Any, Any]) -> StorageError | None:
     """``exc`` as the :class:`StorageError` of the workflow's database (a damaged, locked or
     full conversations file raised by the checkpointer's driver), or None for another error."""
-    where = getattr(workflow, "storage_name", None) or f"the {workflow.name} database"
-    return storage_error(exc, where, "")
+    where = getattr(workflow, "storage_name", None)
+    if where is None and isinstance(exc, OSError):
+        return None  # a file the workflow writes (a report), not a database: raised as it is
+    return storage_error(exc, where or f"the {workflow.name} database", "")
 
 
 def _failure_text(exc: BaseException, storage: StorageError | None) -> str:

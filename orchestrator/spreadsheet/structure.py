@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from orchestrator.exceptions import OrchestratorError
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
 
 Cells = dict[tuple[int, int], RawCell]
@@ -212,7 +213,7 @@ def _partition(values: list[float], grand: float) -> list[int] | None:
     def seq(i: int, j: int, target: float) -> tuple[int, ...] | None:
         calls[0] += 1
         if calls[0] > MAX_PARTITION_STEPS:
-            raise _GaveUpError
+            raise PartitionSearchLimitError
         if i == j:
             return () if _close(target, 0.0) else None
         if signed and (target < -1e-9 or target > prefix[j] - prefix[i] + 1e-6 * max(1.0, target)):
@@ -229,13 +230,13 @@ def _partition(values: list[float], grand: float) -> list[int] | None:
 
     try:
         found = seq(0, n, round(grand, 9))
-    except _GaveUpError:
+    except PartitionSearchLimitError:
         found = None  # too many ways to try: no subtotal is claimed
     seq.cache_clear()
     return list(found) if found is not None else None
 
 
-class _GaveUpError(Exception):
+class PartitionSearchLimitError(OrchestratorError, RuntimeError):
     """The partition search passed :data:`MAX_PARTITION_STEPS`."""
 
 

@@ -18,6 +18,8 @@ from typing import Literal
 import jwt
 from pydantic import BaseModel, Field, ValidationError
 
+from orchestrator.exceptions import OrchestratorError
+
 #: Seconds a caller token is valid after it is made.
 TOKEN_TTL_S = 300
 #: The signature algorithm (a shared secret: HMAC-SHA256).
@@ -25,7 +27,7 @@ ALGORITHM = "HS256"
 Role = Literal["customer", "operator"]
 
 
-class AuthError(Exception):
+class AuthError(OrchestratorError, PermissionError):
     """A request without a valid caller token (HTTP 401)."""
 
 

@@ -270,7 +270,7 @@ def build_app(
     )
 
 
-class RefusedError(Exception):
+class RefusedError(OrchestratorError, PermissionError):
     """An action the caller may not take: ``status`` 401, 403, 404 or 409, ``message`` one
     line that says why (shown to the person as it is)."""
 

@@ -13,7 +13,7 @@ from skills.interpret_data import Finding, Interpretation
 from skills.write_report import ReportDraft, ReportSection
 from workflows.excel_report.analysis import analyse
 from workflows.excel_report.checked import (
-    _Checker,
+    NarrativeChecker,
     check_narrative,
     figures_narrative,
     heading_key,
@@ -81,7 +81,7 @@ def verdict(ledger_fixture, sentence: str, cites: list[str] = ()) -> str | None:
     """Run the whole per-sentence path (sanitise, holes, claims) on ``sentence``; None when
     kept, else the reason."""
     figures, _, names = ledger_fixture
-    checker = _Checker(figures, names)
+    checker = NarrativeChecker(figures, names)
     kept = checker.sentence(sentence, "test", list(cites))
     if kept is not None:
         return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workflows.excel_report.checked import _Checker
+from workflows.excel_report.checked import NarrativeChecker
 from workflows.excel_report.figures import Figure, Provenance, format_value
 
 GROUPS = ["North", "South", "East", "West", "Central"]
@@ -205,7 +205,9 @@ def cases(draw: st.DrawFn):
 def test_no_kept_sentence_states_a_false_relation(case) -> None:
     zh, figures, meaning, template, word, a, b, g, h = case
     sentence = (ZH if zh else EN)[template][word].format(a=a, b=b, g=g, h=h)
-    checker = _Checker(figures, ["Sales", "Region", "Date", "Data", *GROUPS[:5], *ZH_GROUPS])
+    checker = NarrativeChecker(
+        figures, ["Sales", "Region", "Date", "Data", *GROUPS[:5], *ZH_GROUPS]
+    )
     kept = checker.sentence(sentence, "property") is not None
     truth = oracle(template, meaning, a, b, word, g, h)
     if kept:
@@ -240,6 +242,6 @@ def test_true_sentences_with_the_right_names_are_kept(case) -> None:
     m = meaning[a]
     g, h = (m.periods or (m.group or "", ""))[0], (m.periods or ("", ""))[-1]
     sentence = (ZH if zh else EN)[template][word].format(a=a, b=a, g=g, h=h)
-    checker = _Checker(figures, ["Sales", "Region", "Date", "Data"])
+    checker = NarrativeChecker(figures, ["Sales", "Region", "Date", "Data"])
     assert checker.sentence(sentence, "property") is not None, (sentence, checker.dropped)
     assert oracle(template, meaning, a, a, word, g, h)

@@ -8,6 +8,7 @@ import pytest
 from orchestrator import Request, RuleClassifier, TelemetryError, TelemetryStore, UserError
 from orchestrator.analysis.load import expert_load, layer_load
 from orchestrator.classifier import Classification
+from orchestrator.exceptions import StorageError
 from serving import ExpertRoutingSource, ExpertRoutingTrace
 
 
@@ -53,7 +54,7 @@ def test_files_that_are_not_databases_and_missing_drivers_are_user_errors(
 ) -> None:
     binary = tmp_path / "data.csv"
     binary.write_bytes(bytes(range(256)) * 8)
-    with pytest.raises(UserError, match="file is not a database"):
+    with pytest.raises(StorageError, match=r"is damaged \(not a readable SQLite database\)"):
         TelemetryStore(f"sqlite:///{binary}")
     with pytest.raises(UserError, match="no driver"):  # mysqlclient is not a dependency
         TelemetryStore("mysql+mysqldb://user@127.0.0.1:1/telemetry")

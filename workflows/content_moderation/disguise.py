@@ -189,7 +189,7 @@ def reveal(text: str, starts: np.ndarray | None = None, ends: np.ndarray | None 
     Example:
         >>> reveal("go \\u202eflesruoy llik").text
         'go kill yourself'
-        >>> reveal("you 🐷🤡").text
+        >>> reveal("you 🐷 🤡").text
         'you pig clown'
     """
     if starts is None or ends is None:

@@ -421,7 +421,7 @@ def _choose_thresholds(
     )
 
 
-def _fit_one(
+def fit_one(
     matrix: Any,
     rows: EvalRows,
     *,
@@ -605,7 +605,7 @@ def fit_scorer(
                 cand=slur[idx] if label == "hate" else np.ones(len(idx), dtype=bool),
             )
 
-        models[key] = _fit_one(
+        models[key] = fit_one(
             source[rows], eval_rows(rows), c=c, min_precision=min_precision, seed=seed,
             soft=soft, grid_start=grid_start, solo=label == "flagged",
             dev=(source[held], eval_rows(held)) if held else None,

@@ -18,6 +18,8 @@ from orchestrator.exceptions import StorageError, storage_error
 
 #: The layout of the conversations file this release writes (``PRAGMA user_version``).
 CONVERSATIONS_VERSION = 1
+#: PRAGMA takes no bound parameters: the statement is written out once, from the constant.
+_SET_VERSION = "PRAGMA user_version = " + str(CONVERSATIONS_VERSION)
 #: Seconds to wait for another process's write lock before calling the file locked.
 LOCK_WAIT_S = 5.0
 _HEADER = b"SQLite format 3\x00"
@@ -49,7 +51,7 @@ def check_conversations(path: Path) -> None:
                 )
             db.execute("BEGIN IMMEDIATE")  # the write lock: another writer shows up here
             if version == 0:
-                db.execute(f"PRAGMA user_version = {CONVERSATIONS_VERSION}")
+                db.execute(_SET_VERSION)
             db.commit()
     except (sqlite3.Error, OSError) as exc:
         raise storage_error(exc, str(path), _WHAT) or StorageError(

@@ -154,7 +154,7 @@ def _key(text: str) -> str:
     return " ".join(re.findall(r"[\w\u4e00-\u9fff]+", text.casefold()))
 
 
-class _Checker:
+class NarrativeChecker:
     """One narrative's check: the ledger, the names kept, and what was seen so far."""
 
     def __init__(self, figures: Mapping[str, Figure], names: Iterable[str]) -> None:
@@ -250,7 +250,7 @@ def check_narrative(
     Returns:
         The :class:`CheckedNarrative`; never raises on model text.
     """
-    checker = _Checker(figures, names)
+    checker = NarrativeChecker(figures, names)
     title = checker.text(draft.title, "title")
     summary = checker.text(draft.summary, "summary")
     findings: list[CheckedFinding] = []
