@@ -117,9 +117,9 @@ def test_address_is_read_from_the_customers_words_and_an_instruction_is_not_one(
         "把地址改成取消订单",
         "change the address to whatever",
     ):
-        asks = read_asks(text)
-        assert asks.writes == ("change_address",) and not asks.new_address, text
-        assert asks.address_problem
+        asks = read_asks(text)  # no write: an address problem, or set aside as a retraction
+        assert not asks.new_address, text
+        assert asks.writes == () or asks.address_problem, text
 
 
 @pytest.mark.parametrize(

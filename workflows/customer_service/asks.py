@@ -175,6 +175,93 @@ _YES = re.compile(
 )
 
 
+# --- the conservative second reading: any sign that the message is not a plain own ask -----
+#: A negation that describes the goods or the delivery, not the ask ("it doesn't work",
+#: "never arrived", "收不到", "不能用"): blanked before the negation scan below.
+_STATE_NEGATION = re.compile(
+    r"\b(?:does|do|did|is|was|are|were|has|have|had|wo|ca|could|would|will)\s*(?:n'?t|not)\s+"
+    r"(?:\w+\s+){0,2}?(?:work\w*|fit\w*|arriv\w*|turn\w* on|switch\w* on|power\w* on|start\w*|"
+    r"charg\w*|come|came|match\w*|deliver\w*|show\w* up|open\w*|receiv\w*|get|got|been)\b|"
+    r"\bnot (?:working|arrived|delivered|received|as described|what i ordered|the (?:right|same) "
+    r"(?:one|item|size|colou?r))\b|\bnever (?:arrived|came|showed up|got|received|delivered)\b|"
+    r"\b(?:i )?(?:don't|do not|no longer) (?:need|want) (?:it|this|them|that|the (?:order|item|"
+    r"parcel|package))(?: any ?more)?\b(?!\s*(?:cancel|refund|chang|to be|sent|back|either))|"
+    r"(?:订单|这个|这单|东西|它|商品|货)\s*(?:ORD-\d+)?\s*我?也?不(?:想|需)?要了|"
+    r"不能用|用不了|不工作|不亮|不能开机|开不了机|打不开|不合适|不合身|不对|不符|不一样|不好用|"
+    r"没收到|没有收到|未收到|没到|还没到|没送到|未送达|没发货|不见了|不好意思|不错",
+    re.I,
+)
+_ANY_NEGATION = re.compile(
+    r"\b(?:no|not|never|nothing|none|nope|nah|neither|nor|without|cannot|"
+    r"\w+n't|dont|doesnt|didnt|wont|isnt|wasnt|cant|aint|wouldnt|shouldnt)\b|不|没|别|无需|甭|莫|勿|未|免了",
+    re.I,
+)
+#: A retraction, a change of mind, a joke, a denial of having asked, an object that is "the
+#: last thing" wanted (most also hold a negation; these do not).
+_RETRACTION = re.compile(
+    r"\b(?:scratch that|just kidding|kidding|jk|j/k|on second thought|changed? my mind|"
+    r"forget (?:it|that|about it)|the last thing|last thing i|hold (?:on|off)|wait,? no|"
+    r"wait a (?:sec|second|minute|moment))\b|"
+    r"算了|当我没说|开玩笑|逗你|改主意|等一下|等等|最不想",
+    re.I,
+)
+#: Pasted or forwarded content: mail headers, salutations and signatures, a pasted message.
+_PASTED = re.compile(
+    r"^\s*(?:subject|from|to|cc|bcc|sent|date|re|fwd?|reply-to)\s*:|"
+    r"\bdear (?:customer|sir|madam|valued|user|client|member|shopper|buyer)|"
+    r"\b(?:best |kind |warm )?regards\b|\bsincerely\b|\bsent from my\b|^\s*--\s*$|"
+    r"\b(?:here(?:'s| is) (?:the|an?|this) (?:e-?mail|mail|message|text|sms|letter|note)|"
+    r"i (?:got|received|have) (?:this|an?|the following) (?:e-?mail|mail|message|text|sms|letter))|"
+    r"^\s*(?:发件人|收件人|主题|抄送|发送时间|日期)\s*:|尊敬的|亲爱的(?:顾客|客户|用户|会员|买家)|"
+    r"此致|敬礼|收到(?:了)?(?:一封|这封|一条|这条)?(?:邮件|短信|消息|信)|以下是|内容如下",
+    re.I | re.M,
+)
+#: Words attributed to someone else, or a role label / instruction to the machine.
+_ATTRIBUTED = re.compile(
+    r"\b(?:admin|administrator|system|sys|operator|moderator|manager|supervisor|support|"
+    r"developer|dev|assistant|bot|ai|agent|staff|boss|root|user|customer|human)\s*:|"
+    r"\bnew instructions?\b|\binstructions? (?:from|by)\b|\bon behalf of\b|"
+    r"\bfrom (?:the )?(?:admin|administrator|management|system|support|manager|boss|team)\b|"
+    r"\b(?:he|she|they|someone|somebody|my \w+) (?:says|said|wants|told|asked|wrote)\b|"
+    r"(?:管理员|系统|指令|上级|老板|客服|助手|用户|客户)\s*:|新指令|新的指令|代表|替(?:我|他|她)?.{0,4}(?:说|申请)|"
+    r"(?:他|她|他们|有人|别人|朋友|老婆|老公)(?:说|让|叫|要我)",
+    re.I,
+)
+#: Sarcasm or irony: not a clear ask.
+_SARCASM = re.compile(
+    r"\blike (?:that|this|it|you) (?:will |would |'ll |is going to )?ever\b|\byeah,? right\b|"
+    r"\bas if\b|\boh (?:great|sure|wonderful|perfect)\b|\bgood luck with that\b|"
+    r"\bwhat a joke\b|\blol\b|\bhaha\w*|/s\b|\bsure,? (?:jan|buddy)\b|"
+    r"呵呵|才怪|哈哈|反正也没用|好像有用|有什么用|又不会",
+    re.I,
+)
+
+
+def doubt(message: str) -> str | None:
+    """The conservative second reading of a message that asks for a write: why it may not be
+    the customer's own plain ask, or None. Independent of :func:`read_asks` (no clauses, no
+    negation scopes): any one marker anywhere in the message is enough.
+
+    Returns:
+        ``negated`` (a negation anywhere other than one about the goods, a retraction, a
+        denial of having asked, "the last thing I want"), ``quoted`` (pasted, forwarded or
+        quoted content; words attributed to someone else; a role label), ``unclear``
+        (sarcasm), or None.
+
+    Example:
+        >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
+        ('negated', None)
+    """
+    text = normalise(message)
+    if own_words(text) != text or _PASTED.search(text) or _ATTRIBUTED.search(text):
+        return "quoted"
+    if _RETRACTION.search(text) or _ANY_NEGATION.search(_STATE_NEGATION.sub(" ", text)):
+        return "negated"
+    if _SARCASM.search(text):
+        return "unclear"
+    return None
+
+
 class Asks(BaseModel):
     """What the customer asked for in one message.
 
@@ -183,9 +270,10 @@ class Asks(BaseModel):
             a question, not past, not hesitant), in order of appearance, unique.
         reads: Read intents (``track``, ``status``, ``eligibility``), unique.
         declined: ``(intent, why)`` for every write mention that is not an ask; ``why`` is
-            ``quoted``, ``negated``, ``bulk`` (every order at once), ``question``, ``past`` or
-            ``hesitant``.
-        ask_text: The clause that asked for the first write ("" when none).
+            ``quoted``, ``negated``, ``bulk`` (every order at once), ``question``, ``past``,
+            ``hesitant`` or ``unclear`` (sarcasm); see also :func:`doubt`.
+        ask_text: The whole message that asked for a write, normalised ("" when none): what
+            the policy reads again (:func:`doubt` needs all of it, not one clause).
         new_address: The new address of a ``change_address`` ask, from the customer's words.
         address_problem: Why no address was read ("" when one was, or none was asked for).
         pasted: Quoted, forwarded or injected text was set aside.
@@ -204,9 +292,34 @@ class Asks(BaseModel):
     malformed_id: bool = False
 
 
+#: Typographic quotes and apostrophes (what phones and word processors send) → ASCII ones.
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u02bc": "'",
+        "\u0060": "'",
+        "\u00b4": "'",
+        "\uff07": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\uff02": '"',
+    }
+)
+
+
 def normalise(message: str) -> str:
-    """NFKC, Traditional → Simplified; same meaning, comparable text."""
-    return to_simplified(unicodedata.normalize("NFKC", message))
+    """NFKC (full-width forms), typographic quotes and apostrophes to ASCII ones,
+    Traditional → Simplified: same meaning, comparable text. Every read starts here."""
+    return to_simplified(unicodedata.normalize("NFKC", message).translate(_TYPOGRAPHIC))
 
 
 def own_words(text: str) -> str:
@@ -290,7 +403,6 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
     writes: list[str] = []
     declined: list[tuple[str, str]] = []
     reads: list[str] = []
-    ask_text = ""
     for a, b in clauses(low):
         clause = low[a:b]
         local = [(max(s, a) - a, min(e, b) - a) for s, e in scopes if s < b and e > a]
@@ -302,7 +414,6 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
             if None in whys:
                 if intent not in writes:
                     writes.append(intent)
-                    ask_text = ask_text or text[a:b].strip()
             elif whys:
                 declined.append((intent, whys[0]))
                 if whys[0] == "question":
@@ -314,6 +425,10 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         mentioned = any(i == intent for i, _ in declined)
         if intent not in writes and not mentioned and pattern.search(text.lower()):
             declined.append((intent, "quoted"))
+    why = doubt(text) if writes else None
+    if why is not None:  # when in doubt, no write: every write mention is set aside
+        declined = [(w, why) for w in writes] + declined
+        writes = []
     address, problem = ("", "")
     if "change_address" in writes:
         address, problem = extract_address(own)
@@ -323,7 +438,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         writes=tuple(writes),
         reads=tuple(dict.fromkeys(reads)),
         declined=tuple(dict.fromkeys(declined)),
-        ask_text=ask_text[:500],
+        ask_text=text.strip() if writes else "",
         new_address=address,
         address_problem=problem,
         pasted=own != text,

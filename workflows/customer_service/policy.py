@@ -5,7 +5,10 @@
 demand (a write called any other way raises ``ToolError("unauthorised")``). It checks:
 
 * **the ask**: the customer's own words asked for this write (re-read here with
-  :func:`~workflows.customer_service.asks.read_asks`, not taken on trust from the graph);
+  :func:`~workflows.customer_service.asks.read_asks`, not taken on trust from the graph),
+  and a second, conservative reading of the whole message
+  (:func:`~workflows.customer_service.asks.doubt`: no clauses, no negation scopes) finds no
+  negation, retraction, pasted, quoted or attributed content, or sarcasm anywhere in it;
 * **the confirmation**: the same customer answered the confirmation question with a plain yes;
 * **customer scoping**: the action's customer is the one the tools are bound to;
 * **the facts confirmed**: a refund has the exact amount the customer was shown; a new
@@ -23,7 +26,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.customer_service.asks import extract_address, is_yes, normalise, own_words, read_asks
+from workflows.customer_service.asks import (
+    doubt,
+    extract_address,
+    is_yes,
+    normalise,
+    own_words,
+    read_asks,
+)
 from workflows.customer_service.store.tools import (
     WRITE_TOOLS,
     OrderTools,
@@ -72,6 +82,9 @@ def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> s
     if not action.customer_id or action.customer_id != tools.customer_id:
         return "the action is for another customer than the conversation's"
     intent = TOOL_INTENT.get(action.tool)
+    unsure = doubt(action.ask) if intent is not None else None
+    if unsure is not None:  # the second, conservative reading: one marker anywhere refuses
+        return f"the customer did not ask for it in their own words ({unsure})"
     asks = read_asks(action.ask)
     if intent is not None and intent not in asks.writes:
         return "the customer did not ask for it in their own words"
