@@ -96,7 +96,9 @@ async def test_three_turns_reply_facts_equal_the_store(cs_settings: Settings) ->
             _, second = await _turn(
                 orch, "Where is the package? tracking number please", customer, "three"
             )
-            _, third = await _turn(orch, "I want a refund for it", customer, "three")
+            _, asked = await _turn(orch, "I want a refund for it", customer, "three")
+            # a write is stated with the store's facts and waits for the customer's yes
+            _, third = await _turn(orch, "yes", customer, "three")
     finally:
         await client.aclose()
     cents = f"{order.total_cents // 100}.{order.total_cents % 100:02d}"
@@ -105,6 +107,8 @@ async def test_three_turns_reply_facts_equal_the_store(cs_settings: Settings) ->
     assert order.status in first.result["reply"]["text"]
     assert second.status == "succeeded", second.headline
     assert order.shipment.tracking_number in second.result["reply"]["text"]
+    assert asked.status == "succeeded", asked.headline
+    assert order.id in asked.result["reply"]["text"] and "yes" in asked.result["reply"]["text"]
     assert third.status == "succeeded", third.headline
     store = OrderStore(cs_settings.cs_database_url)
     with store.sessions() as session:
@@ -166,6 +170,8 @@ def test_refund_over_limit_resume_approve_once_via_cli(cs_settings: Settings) ->
             customer,
             "--message",
             f"Please refund order {order.id}",
+            "--message",
+            "yes",  # the confirmation question's answer; over the limit it then goes to a person
         ],
         env=env,
         capture_output=True,
@@ -187,7 +193,7 @@ def test_refund_over_limit_resume_approve_once_via_cli(cs_settings: Settings) ->
     assert first.returncode == 0, first.stderr
     assert store.tools(customer).refund_count(order.id) == before + 1
     second = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=600)
-    assert second.returncode == 2 and "no handoff waits" in second.stderr
+    assert second.returncode == 2 and "decided already by" in second.stderr
     assert store.tools(customer).refund_count(order.id) == before + 1
 
 

@@ -231,8 +231,10 @@ WORKBOOK = Path(DEFAULT_DATA_DIR) / "fault_inputs" / "rates_by_channel_and_month
     [
         [("die-before", None)],  # lost at interpret, before any byte of the answer
         [("die-mid-body", None)],  # lost at interpret, in the middle of the answer
-        [("json", '{"findings": [{"statement": "Social leads", "figure_ids": ["F1"]}]}'),
-         ("die-mid-body", None)],  # interpret answered; lost at write_report
+        # interpret answered (a true finding: the claim check keeps it); lost at write_report
+        [("json", '{"findings": [{"statement": "The Funnel table has {F1} data rows.", '
+                  '"figure_ids": ["F1"]}]}'),
+         ("die-mid-body", None)],
     ],
     ids=["interpret-before-answer", "interpret-mid-body", "write-report-mid-body"],
 )  # fmt: skip

@@ -28,7 +28,9 @@ HUMAN = "I want to talk to a human agent, not a bot"
 
 def _auth(role: str, customer: str | None = None, *, secret: str = SECRET) -> dict[str, str]:
     caller = Caller(name=f"{role}-{customer or 'op'}", role=role, customer_id=customer)  # type: ignore[arg-type]
-    return {"Authorization": f"Bearer {sign_caller(secret, caller)}"}
+    # signed when the module is collected, so valid for a day: a full suite runs for minutes
+    # before these tests do (expiry itself has its own test)
+    return {"Authorization": f"Bearer {sign_caller(secret, caller, ttl_s=86_400)}"}
 
 
 ANN, BOB, OPS = _auth("customer", "C00001"), _auth("customer", "C00002"), _auth("operator")
