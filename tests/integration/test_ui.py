@@ -204,6 +204,7 @@ def _ready(page: Page) -> None:
 def _send(page: Page, text: str) -> None:
     """Type ``text`` and send it once the composer takes it (a page still connecting, or a
     reply still running, keeps the send button off; a new session clears the composer)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import expect
 
     deadline = time.monotonic() + LONG / 1000
@@ -211,11 +212,13 @@ def _send(page: Page, text: str) -> None:
         page.fill("#chat-input", text)
         try:
             expect(page.locator("#chat-submit")).to_be_enabled(timeout=5_000)
-            break
-        except AssertionError:
+            # the button can turn off again between the check and the click (an action's
+            # message redrawn): the click is retried with the rest, not awaited for 30 s
+            page.locator("#chat-submit").click(timeout=5_000)
+            return
+        except (AssertionError, PlaywrightTimeoutError):
             if time.monotonic() > deadline:
                 raise
-    page.locator("#chat-submit").click()
 
 
 def _thread_id(page: Page) -> str:

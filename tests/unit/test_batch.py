@@ -629,8 +629,10 @@ def test_workbook_rows_are_streamed_not_loaded(tmp_path) -> None:
     whole.close()
     # openpyxl's read-only parser keeps about 0.2 KB per row of cleared XML elements (a
     # linear part measured at about a quarter of the loaded workbook's), the rows themselves
-    # are not held
-    assert streamed < loaded / 2, (streamed, loaded)
+    # are not held. Two such parsers run in step (cached values and formulas, so a formula
+    # cell with no saved value is read as typed): 0.62 of the loaded workbook in
+    # one full-suite run; a reader that materialised the rows would hold more than all of it
+    assert streamed < loaded * 0.75, (streamed, loaded)
 
 
 async def test_a_folder_of_workbooks_is_one_excel_report_request_each(
