@@ -6,6 +6,7 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part train_dev   # as often as wanted
     python -m benchmarks.classifier_oos_families --part test --look 1
     python -m benchmarks.classifier_oos_families --part test_2 --look 1   # round 2
+    python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
 changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change).
@@ -38,9 +39,10 @@ TARGET_CS_PRECISION = 0.97
 
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
-    """``TEST``, ``TEST_2``, or both rounds' train/dev families of
-    ``tests/data/classifier_oos_families.py``."""
-    path = ROOT / "tests" / "data" / "classifier_oos_families.py"
+    """``TEST``, ``TEST_2``, ``TEST_3`` (its own file, kept from whoever tunes the rules), or
+    both rounds' train/dev families of ``tests/data/classifier_oos_families.py``."""
+    name = "classifier_oos_families_test3" if part == "test_3" else "classifier_oos_families"
+    path = ROOT / "tests" / "data" / f"{name}.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -49,6 +51,8 @@ def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
         return dict(module.TEST)
     if part == "test_2":
         return dict(module.TEST_2)
+    if part == "test_3":
+        return dict(module.TEST_3)
     return {**module.TRAIN_DEV, **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()}}
 
 
@@ -122,7 +126,9 @@ def write(result: dict[str, object], look: int | None) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("train_dev", "test", "test_2"), default="train_dev")
+    parser.add_argument(
+        "--part", choices=("train_dev", "test", "test_2", "test_3"), default="train_dev"
+    )
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")
     args = parser.parse_args()
     if args.part.startswith("test") and not args.look:
