@@ -25,6 +25,23 @@ import typer
 import typer.core
 from typer import _click as click  # Typer 0.29 vendors its own click: its classes, not click's
 
+_typer_option_type = typer.core.TyperOption.display_type_rich
+
+
+def _option_type(self: typer.core.TyperOption, ctx: click.Context) -> str | None:
+    """The type ``--help`` shows after an option: none for an on/off flag, which takes no value.
+
+    Typer 0.29 shows every option's type, so ``<bool>`` followed each flag (``--help``
+    included). It has no setting for that and builds the options itself (there is no option
+    class to pass), so this one display method is replaced for every command here, where the
+    ``orchestrator`` app is configured."""
+    return None if self.is_bool_flag else _typer_option_type(self, ctx)
+
+
+# Assigning to a method of a library class is what mypy's method-assign check refuses on
+# purpose: the replacement is deliberate (see _option_type).
+typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign]
+
 
 class CommandEntry(NamedTuple):
     """One command of the root: its name, the ``orchestrator.cli`` module whose ``register``

@@ -30,9 +30,8 @@ def load(
 ) -> None:
     """Print the per-layer expert load table of a telemetry database.
 
-    The database is opened read-only (:func:`~orchestrator.telemetry.readonly.open_readonly`):
-    nothing is written, and a database in a read-only folder, or one a writer is still
-    adding to, can be read.
+    The database is opened read-only: nothing is written, and a database in a read-only
+    folder, or one a writer is still adding to, can be read.
     """
     from orchestrator.analysis.load import expert_load
     from orchestrator.telemetry.readonly import open_readonly
