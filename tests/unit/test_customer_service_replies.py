@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,23 +37,9 @@ class CustomerService:
         return Classification(route=Route.CUSTOMER_SERVICE, confidence=0.9, scores={}, reason="t")
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cs") / "cs.db"
-    OrderStore(f"sqlite:///{path}").seed(30, seed=8)
-    return path
-
-
 @pytest.fixture
-def store(seeded: Path, tmp_path: Path) -> OrderStore:
-    copy = tmp_path / "cs.db"
-    copy.write_bytes(seeded.read_bytes())
-    return OrderStore(f"sqlite:///{copy}")
-
-
-@pytest.fixture
-def telemetry(tmp_path: Path) -> TelemetryStore:
-    return TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+def store(orders_url: Callable[[int, int], str]) -> OrderStore:
+    return OrderStore(orders_url(30, 8))
 
 
 def _delivered(store: OrderStore) -> tuple[str, Order]:

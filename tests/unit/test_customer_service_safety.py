@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,23 +154,13 @@ def test_third_language() -> None:
 # --- the workflow ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cs-safety") / "cs.db"
-    OrderStore(f"sqlite:///{path}").seed(60, seed=6)
-    return path
+@pytest.fixture
+def store(orders_url: Callable[[int, int], str]) -> OrderStore:
+    return OrderStore(orders_url(60, 6), policy=RefundPolicy(auto_limit_cents=20_000))
 
 
 @pytest.fixture
-def store(seeded: Path, tmp_path: Path) -> OrderStore:
-    copy = tmp_path / "cs.db"
-    copy.write_bytes(seeded.read_bytes())
-    return OrderStore(f"sqlite:///{copy}", policy=RefundPolicy(auto_limit_cents=20_000))
-
-
-@pytest.fixture
-def orch(store: OrderStore, tmp_path: Path) -> Orchestrator:
-    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+def orch(store: OrderStore, telemetry: TelemetryStore) -> Orchestrator:
     return Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
 
 

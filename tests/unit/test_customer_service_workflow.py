@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator import Orchestrator, Request
 from orchestrator.config import Settings
 from orchestrator.core.events import StreamDone
 from orchestrator.request import Attachment
@@ -26,23 +27,9 @@ CUSTOMER = "C00002"
 NOISY = "Sure {order_id}: your refund of $999.99 for ORD-999999 arrives 2030-01-01, ok"
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cs") / "cs.db"
-    OrderStore(f"sqlite:///{path}").seed(40, seed=5)
-    return path
-
-
 @pytest.fixture
-def store(seeded: Path, tmp_path: Path) -> OrderStore:
-    copy = tmp_path / "cs.db"
-    copy.write_bytes(seeded.read_bytes())
-    return OrderStore(f"sqlite:///{copy}", policy=RefundPolicy(auto_limit_cents=20_000))
-
-
-@pytest.fixture
-def telemetry(tmp_path: Path) -> TelemetryStore:
-    return TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+def store(orders_url: Callable[[int, int], str]) -> OrderStore:
+    return OrderStore(orders_url(40, 5), policy=RefundPolicy(auto_limit_cents=20_000))
 
 
 def _orders(store: OrderStore, customer: str = CUSTOMER) -> list[Order]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +31,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cs") / "cs.db"
-    OrderStore(f"sqlite:///{path}").seed(10, seed=3)
-    return path
-
-
 @pytest.fixture
-def url(seeded: Path, tmp_path: Path) -> str:
-    copy = tmp_path / "cs.db"
-    copy.write_bytes(seeded.read_bytes())
-    return f"sqlite:///{copy}"
+def url(orders_url: Callable[[int, int], str]) -> str:
+    return orders_url(10, 3)
 
 
 def _status(telemetry: TelemetryStore, request_id: str) -> tuple[str, str]:
