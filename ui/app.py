@@ -51,6 +51,7 @@ from typing import Any
 import bcrypt
 import chainlit as cl
 import chat_history
+import element_store
 import httpx
 import jwt
 from chainlit.config import config as chainlit_config
@@ -62,6 +63,10 @@ SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip(
 SECRET = os.environ.get("ORCH_UI_SECRET", "")
 USERS = Path(os.environ.get("ORCH_UI_USERS", "users.json"))
 HISTORY_URL = os.environ.get("ORCH_UI_DATABASE_URL", "")
+#: Where the history keeps charts and files (``ui/element_store.py``): beside the user file.
+FILES = Path(os.environ.get("ORCH_UI_FILES") or USERS.resolve().parent / "ui_files")
+KEPT = element_store.LocalStorageClient(FILES)
+element_store.install_route(KEPT)
 NAME = "Harbor Assistant"
 #: The temperature presets (their temperatures come from the service's health answer).
 PRESETS = ("precise", "balanced", "creative")
@@ -173,11 +178,12 @@ def auth() -> dict[str, str]:
 
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer | None:
-    """Chainlit's SQLAlchemy data layer on the history URL (tables made when missing)."""
+    """Chainlit's SQLAlchemy data layer on the history URL (tables made when missing), its
+    elements (charts, heatmaps, files) kept in :data:`FILES` so a resumed thread shows them."""
     if not HISTORY_URL:
         return None
     chat_history.ensure_tables(HISTORY_URL)
-    return SQLAlchemyDataLayer(conninfo=HISTORY_URL)
+    return SQLAlchemyDataLayer(conninfo=HISTORY_URL, storage_provider=KEPT)
 
 
 @cl.set_chat_profiles
@@ -568,9 +574,15 @@ async def panel() -> None:
     await cl.ElementSidebar.set_title("Presets and server health")
 
 
-@cl.action_callback("preset")
-async def on_preset(action: cl.Action) -> None:
-    preset = str(action.payload.get("preset"))
+@cl.on_window_message
+async def on_preset(data: Any) -> None:
+    """A preset chosen in the side panel (``{"harbor": "preset", "preset": name}``, posted by
+    ``ControlPanel.jsx``). A window message, unlike an action, is no interaction of the thread
+    in Chainlit, so choosing a preset before the first message neither starts the thread nor
+    names it: the first real message does."""
+    if not isinstance(data, dict) or data.get("harbor") != "preset":
+        return
+    preset = str(data.get("preset"))
     if preset in PRESETS:
         cl.user_session.set("preset", preset)
         await panel()

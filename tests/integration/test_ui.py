@@ -97,6 +97,11 @@ class Ui:
         with contextlib.closing(sqlite3.connect(self.root / "telemetry.db")) as db:
             return db.execute(query).fetchall()
 
+    def history(self, query: str) -> list[tuple[Any, ...]]:
+        """Rows of the chat history (Chainlit's data layer's tables)."""
+        with contextlib.closing(sqlite3.connect(self.root / "history.db")) as db:
+            return db.execute(query).fetchall()
+
 
 @pytest.fixture(scope="module")
 def model_server(request: pytest.FixtureRequest) -> tuple[str, Path]:
@@ -363,14 +368,35 @@ def test_a_reloaded_thread_resumes_with_its_messages_and_its_order(
     order = store.tools("C00001").order_ids(1)[0]
     store.close()
     page = _signed_in(browser, ui, "ann")
-    _send(page, f"Where is order {order}? It has not arrived")
+    # a preset chosen before the first message: drawn selected, and no thread started by it
+    page.locator("#preset-creative >> visible=true").first.click()
+    selected = page.locator("#preset-creative[aria-pressed=true] >> visible=true")
+    expect(selected.first).to_be_visible(timeout=30_000)
+    assert "/thread/" not in page.url
+    first = f"Where is order {order}? It has not arrived"
+    _send(page, first)
     expect(page.get_by_text("status succeeded").first).to_be_visible(timeout=LONG)
     _wait_idle(page)
     thread = _thread_id(page)
+    assert "preset creative" in page.inner_text("body")
+    # the thread is named by the first real message, in the store and in the list
+    assert ui.history(f"SELECT name FROM threads WHERE id = '{thread}'") == [(first,)]
+    assert ui.history("SELECT count(*) FROM threads WHERE name = 'preset'") == [(0,)]
+    expect(page.locator(f"#thread-{thread}")).to_contain_text("Where is order", timeout=30_000)
     page.reload()
     _ready(page)
     # the person's message, back in the thread (not only the thread's name in the list)
     expect(page.locator("pre", has_text=f"Where is order {order}?")).to_be_visible(timeout=60_000)
+    # and the reply's chart (the expert heatmap), kept with the thread, drawn again
+    expect(page.get_by_text("expert load share per MoE layer").first).to_be_visible(timeout=60_000)
+    (url,) = ui.history(
+        f"SELECT url FROM elements WHERE threadId = '{thread}' AND type = 'plotly'"
+    )[0]
+    assert page.request.get(ui.url + url).json()["data"]  # the owner reads it
+    bob = _signed_in(browser, ui, "bob")
+    assert bob.request.get(ui.url + url).status == 404  # another customer does not
+    bob.context.close()
+    assert httpx.get(ui.url + url, timeout=30).status_code == 401  # nor someone signed out
     _send(page, "When will it arrive?")
     page.wait_for_function("document.body.innerText.split('status ').length - 1 >= 2", timeout=LONG)
     _wait_idle(page)

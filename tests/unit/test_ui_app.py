@@ -99,6 +99,14 @@ async def main():
     app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
     app.TICKERS.pop(session.id).cancel()  # the panel's tick: not part of these turns
+    # a preset chosen in the side panel before the first message, as the page sends it
+    from chainlit.socket import window_message
+    log.clear()
+    await window_message("s", {"harbor": "preset", "preset": "precise"})
+    await window_message("s", {"harbor": "preset", "preset": "<b>hot</b>"})  # not a preset
+    print("PRESET " + json.dumps({"events": [e for e, _ in log],
+                                  "first": session.has_first_interaction,
+                                  "preset": app.cl.user_session.get("preset")}))
     turns = (("Where is my order?", None), ("And now?", None), (POST, "Moderate"), ("DOWN", None),
              ("/handoffs", None))
     for text, command in turns:
@@ -139,6 +147,8 @@ def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]
     turns.append([("sent", body) for body in json.loads(lines[6].removeprefix("SENT "))])
     tokens = next(line for line in done.stdout.splitlines() if line.startswith("TOKENS "))
     turns.append([("token", t) for t in json.loads(tokens.removeprefix("TOKENS "))])
+    preset = next(line for line in done.stdout.splitlines() if line.startswith("PRESET "))
+    turns.append([("preset", json.loads(preset.removeprefix("PRESET ")))])
     return turns
 
 
@@ -278,3 +288,18 @@ def test_every_request_to_the_service_carries_a_signed_caller_token(
         ("ann", "customer", "C00001"),
         ("olga", "operator", None),
     }
+
+
+def test_a_preset_chosen_before_the_first_message_leaves_the_naming_to_that_message(
+    turns: list[list[tuple[str, Any]]],
+) -> None:
+    chosen = turns[8][0][1]
+    # the panel is redrawn with the choice, but the thread is not started (no first
+    # interaction, which would make and name it in Chainlit's data layer)
+    assert chosen["preset"] == "precise" and chosen["first"] is False, chosen
+    assert (
+        "first_interaction" not in chosen["events"] and "set_sidebar_elements" in chosen["events"]
+    )
+    first = [d for e, d in turns[0] if e == "first_interaction"]
+    assert [d["interaction"] for d in first] == ["Where is my order?"]  # named by the message
+    assert next(b["preset"] for _, b in turns[6]) == "precise"  # and the preset is used

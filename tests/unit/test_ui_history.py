@@ -22,7 +22,9 @@ PYTHON = Settings().ui_chainlit.parent / "python"
 PROBE = r"""
 import asyncio, json, sys, uuid
 import chat_history
+import element_store
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.element import File
 from chainlit.types import Feedback, Pagination, ThreadFilter
 from chainlit.user import User
 
@@ -31,7 +33,8 @@ async def main(url):
     init_http_context()  # the data layer reads Chainlit's context, as in a request
     chat_history.ensure_tables(url)
     chat_history.ensure_tables(url)  # twice: tables already there are kept
-    layer = SQLAlchemyDataLayer(conninfo=url)
+    kept = element_store.LocalStorageClient(sys.argv[2])
+    layer = SQLAlchemyDataLayer(conninfo=url, storage_provider=kept)
     user = await layer.create_user(User(identifier="ann", metadata={"role": "customer"}))
     thread = str(uuid.uuid4())
     await layer.update_thread(thread, name="Where is my order?", user_id=user.id,
@@ -40,15 +43,31 @@ async def main(url):
             "type": "assistant_message", "output": "Order ORD-1 shipped", "streaming": False,
             "createdAt": "2026-12-05T00:00:00Z", "metadata": {"decision": "t:1:approved"}}
     await layer.create_step(step)
+    chart = File(name="../chart <1>.json", content='{"data": [1]}', mime="application/json",
+                 for_id=step["id"], thread_id=thread, display="inline")
+    await layer.create_element(chart)
     await layer.upsert_feedback(Feedback(forId=step["id"], threadId=thread, value=1, comment="ok"))
     listed = await layer.list_threads(Pagination(first=10), ThreadFilter(userId=user.id))
     got = await layer.get_thread(thread)
+    element = got["elements"][0]
+    name = element["url"].rsplit("/", 1)[-1]
+    path, mime = kept.read(name, user.id)
+    refused = []
+    for who in ("someone-else", None, "unknown"):
+        try:
+            kept.read(name, who)
+        except FileNotFoundError:
+            refused.append(who)
     print(json.dumps({
         "author": await layer.get_thread_author(thread),
         "listed": [t["id"] for t in listed.data],
         "outputs": [s["output"] for s in got["steps"]],
         "metadata": [s.get("metadata") for s in got["steps"]],
         "feedback": [s.get("feedback") for s in got["steps"]],
+        "element": [element["url"], element["name"], element["forId"], mime, path.read_text()],
+        "refused": refused,
+        "files": sorted(p.name for p in kept.root.iterdir()),
+        "digest": element_store.digest(element["objectKey"]),
     }, default=str))
     await layer.close() if hasattr(layer, "close") else None
 
@@ -69,7 +88,11 @@ def _probe(tmp_path: Path, url: str) -> dict:
     script.write_text(PROBE)
     env = {**os.environ, "PYTHONPATH": str(UI)}
     done = subprocess.run(
-        [str(PYTHON), str(script), url], env=env, capture_output=True, text=True, timeout=300
+        [str(PYTHON), str(script), url, str(tmp_path / "kept")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -83,6 +106,13 @@ def _check(seen: dict) -> None:
     meta = json.loads(meta) if isinstance(meta, str) else meta
     assert meta["decision"] == "t:1:approved"  # what a reload reads back (ui/app.py)
     assert seen["feedback"][0]["value"] == 1
+    # a chart kept with the thread: read back through its URL, by its owner only
+    url, name, for_id, mime, content = seen["element"]
+    assert url == f"/history/files/{seen['digest']}" and name == "../chart <1>.json"
+    assert for_id and mime == "application/json" and content == '{"data": [1]}'
+    assert seen["refused"] == ["someone-else", None, "unknown"]
+    # stored under the key's digest: no name the person chose reaches the disk
+    assert seen["files"] == [seen["digest"], seen["digest"] + ".json"]
 
 
 def test_the_history_on_sqlite(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 // The side panel of Harbor Assistant (ui/app.py `panel`): the temperature presets as buttons that
 // show their temperatures, and the model server's health, redrawn by the app every few seconds.
 // Everything shown is text from the app's props (numbers and fixed words): no HTML is injected.
+// A preset is chosen with a window message (Chainlit's `on_window_message`), not an action: an
+// action is the thread's first interaction in Chainlit, which would start and name the thread.
 import { Button } from "@/components/ui/button";
 
 function Row({ label, value }) {
@@ -27,7 +29,7 @@ export default function ControlPanel() {
               id={"preset-" + p.id}
               variant={p.id === props.current ? "default" : "outline"}
               aria-pressed={p.id === props.current}
-              onClick={() => callAction({ name: "preset", payload: { preset: p.id } })}
+              onClick={() => window.postMessage({ harbor: "preset", preset: p.id }, window.location.origin)}
               style={{ justifyContent: "space-between", width: "100%" }}
             >
               <span>{p.label}</span>
