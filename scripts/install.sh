@@ -42,11 +42,6 @@ pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 # (one wheel plus pandas/pyarrow, about 20 s with uv).
 $UV -e ".[dev,ray]"
 echo "project installed after ${SECONDS} s"
-# The classifier's hot modules compiled with Cython from their unchanged sources (a fifth off
-# its median latency; orchestrator/speedups.py). Without a C compiler they run as Python.
-.venv/bin/orchestrator classifier compile \
-    || echo "warning: the classifier runs as Python (slower); see the error above" >&2
-echo "classifier compiled after ${SECONDS} s"
 
 # Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,
 # driven by Python playwright with executable_path=/usr/bin/chromium (no browser download).

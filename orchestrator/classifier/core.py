@@ -94,9 +94,7 @@ _LINE_MODERATION_P = 0.2
 _FRAME_OTHER_P = 0.1
 #: Most framings whose reads are remembered (the memo is cleared when full).
 _FRAME_MEMO = 4096
-#: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject); found
-#: from the package, not from this module's own file (a compiled build of it lives elsewhere:
-#: :mod:`orchestrator.speedups`).
+#: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject).
 _RULES_DIR = Path(str(files("orchestrator").joinpath("rules")))
 
 

@@ -6,7 +6,6 @@ Commands (the ``classifier`` group):
     fit             fit the learned tier, thresholds and calibration on ``tune`` (cross-fitted)
     fit-thresholds  refit the thresholds (by cost) and calibration on ``tune`` only
     build-set       write the labelled request set as JSON lines
-    compile         compile the classifier's hot modules with Cython (orchestrator.speedups)
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator import speedups
 from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.classifier import RuleClassifier, default_calibration_path
 from orchestrator.classifier.core import default_model_path
@@ -413,43 +411,6 @@ def build_set_cmd(
         for row in rows:
             handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
     console.print(f"wrote {len(rows)} rows to {out}")
-
-
-@group.command("compile")
-def compile_cmd(
-    check: Annotated[
-        bool, typer.Option("--check", help="Only say which modules run compiled, and why not.")
-    ] = False,
-    clean: Annotated[
-        bool, typer.Option("--clean", help="Remove the builds: every module runs as Python.")
-    ] = False,
-) -> None:
-    """Compile the classifier's hot modules with Cython, from their unchanged sources.
-
-    The builds go to ``orchestrator/_compiled/`` and are imported only while each module's
-    source is the one it was built from (an edited module runs as Python until the next
-    compile). ``ORCH_PURE_PYTHON=1`` turns them off. Needs Cython (the ``[speedups]`` extra)
-    and a C compiler; ``scripts/install.sh`` runs it.
-    """
-    if check and clean:
-        raise fail("--check and --clean exclude each other: pass one", code=2)
-    if clean:
-        speedups.clean()
-        console.print(f"removed {escape(str(speedups.COMPILED_DIR))}")
-        return
-    if check:
-        statuses = speedups.check()
-    else:
-        with console.status("compiling the classifier (30-60 s)"):
-            try:
-                statuses = speedups.build()
-            except OrchestratorError as exc:
-                raise fail(exc) from exc
-    for s in statuses:
-        what = "[green]compiled[/]" if s.compiled else f"python: {escape(s.reason)}"
-        console.print(f"{s.name:36s} {what}")
-    if not check:
-        console.print("new processes import the compiled modules; this one keeps what it loaded")
 
 
 def register(app: typer.Typer) -> None:
