@@ -36,6 +36,9 @@ from __future__ import annotations
 import importlib
 import typing
 
+#: The release (the same as ``version`` in ``pyproject.toml``; see ``CHANGELOG.md``).
+__version__ = "0.2.0"
+
 if typing.TYPE_CHECKING:
     from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load
     from orchestrator.classifier import Classification, Rule, RuleClassifier, Signal
