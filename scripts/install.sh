@@ -39,8 +39,9 @@ fi
 pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 
 # [ray]: Ray Data for `orchestrator batch --engine ray` and its CI test on a local instance
-# (one wheel plus pandas/pyarrow, about 20 s with uv).
-$UV -e ".[dev,ray]"
+# (one wheel plus pandas/pyarrow, about 20 s with uv). [docs]: mkdocs-material and mkdocstrings,
+# for `mkdocs build --strict` (.ci/run) and `mkdocs serve`.
+$UV -e ".[dev,ray,docs]"
 echo "project installed after ${SECONDS} s"
 
 # Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,
