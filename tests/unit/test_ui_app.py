@@ -96,7 +96,8 @@ async def main():
     customer = app.cl.User(identifier="ann", metadata={"role": "customer", "customer_id": "C00001"})
     operator = app.cl.User(identifier="olga", metadata={"role": "operator", "customer_id": None})
     session.user = customer
-    app._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
+    import service_client
+    service_client._http = httpx.AsyncClient(transport=httpx.MockTransport(service))
     await app.start()
     app.TICKERS.pop(session.id).cancel()  # the panel's tick: not part of these turns
     # a preset chosen in the side panel before the first message, as the page sends it
