@@ -144,23 +144,54 @@ class ServerUnavailableError(OrchestratorError, ConnectionError):
 class ModelCallError(OrchestratorError, RuntimeError):
     """A model call failed after the server was reached (HTTP error, malformed response).
 
+    The client raises it; the gateway names the request and node on the same object
+    (:meth:`at`) and lets it go on, so the status and body the client saw reach the caller.
+
     Attributes:
         request_id: The request the call was made for, when known.
         node: The workflow node that made the call, when known.
+        status_code: The HTTP status the server answered with; None when the failure was not
+            an error status (a malformed body, an error event in a stream).
+        body: The error body the server sent with ``status_code`` (parsed JSON or text), when
+            it sent one.
     """
 
-    def __init__(self, message: str, *, request_id: str | None = None, node: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        request_id: str | None = None,
+        node: str | None = None,
+        status_code: int | None = None,
+        body: object | None = None,
+    ):
+        self.message = message
         self.request_id = request_id
         self.node = node
+        self.status_code = status_code
+        self.body = body
+        super().__init__(self._where(message))
+
+    def _where(self, message: str) -> str:
         where = ", ".join(
             part
             for part in (
-                f"request {request_id}" if request_id else "",
-                f"node {node}" if node else "",
+                f"request {self.request_id}" if self.request_id else "",
+                f"node {self.node}" if self.node else "",
             )
             if part
         )
-        super().__init__(f"{message} ({where})" if where else message)
+        return f"{message} ({where})" if where else message
+
+    def at(self, *, request_id: str | None, node: str | None) -> ModelCallError:
+        """Name the request and node the call was made for (where not named yet); returns self.
+
+        The message (``str(exc)``) then ends with ``(request R, node N)``.
+        """
+        self.request_id = self.request_id or request_id
+        self.node = self.node or node
+        self.args = (self._where(self.message), *self.args[1:])
+        return self
 
 
 class TelemetryError(OrchestratorError, RuntimeError):

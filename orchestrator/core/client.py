@@ -435,7 +435,9 @@ class VLLMClient:
             # (kept together with the structured-output switch: both are ways out)
             hint = empty_500_hint(exc.status_code, exc.body) + hint
             raise ModelCallError(
-                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}"
+                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}",
+                status_code=exc.status_code,
+                body=exc.body,
             ) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         try:
@@ -559,7 +561,11 @@ class VLLMClient:
             except openai.APIStatusError as exc:
                 hint = empty_500_hint(exc.status_code, exc.body)
                 status = f"answered HTTP {exc.status_code}: {exc.message}{hint}"
-                raise ModelCallError(f"server at {self.base_url} {status}") from exc
+                raise ModelCallError(
+                    f"server at {self.base_url} {status}",
+                    status_code=exc.status_code,
+                    body=exc.body,
+                ) from exc
             except openai.APIError as exc:  # an error event in the stream (vLLM: mid-generation)
                 raise ModelCallError(
                     f"server at {self.base_url} sent an error in the stream: {exc.message}"

@@ -198,7 +198,8 @@ class ModelGateway:
                     messages, max_tokens=limit, json_schema=json_schema, **options
                 )
             except ModelCallError as exc:
-                raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+                exc.at(request_id=self.request_id, node=node)
+                raise
             self.trace.record_call(span, call)
         return call
 
@@ -291,11 +292,11 @@ class ModelGateway:
             except TruncatedStreamError as exc:  # a failed call: its row says truncated
                 self.trace.record_call(span, exc.call)
                 await self._record(node, exc.call)
-                raise TruncatedStreamError(
-                    str(exc), exc.call, request_id=self.request_id, node=node
-                ) from exc
+                exc.at(request_id=self.request_id, node=node)
+                raise
             except ModelCallError as exc:
-                raise ModelCallError(str(exc), request_id=self.request_id, node=node) from exc
+                exc.at(request_id=self.request_id, node=node)
+                raise
 
     async def structured(
         self,

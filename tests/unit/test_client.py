@@ -355,3 +355,49 @@ async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(a
     assert peak == 4  # no bound once removed
     for client in clients:
         await client.aclose()
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, {"error": {"message": "max_tokens is too large", "code": 400}}),
+        (503, {"error": {"message": "模型正在加载", "code": 503}}),
+    ],
+)
+async def test_an_error_status_keeps_its_code_and_body_through_the_gateway(
+    arch, tmp_path: Path, status: int, body: dict[str, Any]
+) -> None:
+    from orchestrator.classifier import RuleClassifier
+    from orchestrator.core.gateway import ModelGateway
+    from orchestrator.request import Request
+    from orchestrator.telemetry import TelemetryStore
+
+    client, _, _ = _client(lambda request: httpx.Response(status, json=body), NoCapture(arch))
+    with pytest.raises(ModelCallError) as direct:
+        await client.chat(HI, max_tokens=4)
+    assert direct.value.status_code == status
+    assert direct.value.body == body["error"]
+    assert direct.value.request_id is None and direct.value.node is None
+
+    store = TelemetryStore(f"sqlite:///{tmp_path / 'telemetry.db'}")
+    request = Request(text="where is my order")
+    classification = RuleClassifier().classify(request)
+    await store.astart_request(request, classification, "test")
+    gateway = ModelGateway(
+        client, store, request_id=request.id, classification=classification, workflow="test"
+    )
+    with pytest.raises(ModelCallError) as via_gateway:
+        await gateway.chat("draft_reply", HI)
+    error = via_gateway.value
+    assert (error.status_code, error.body) == (status, body["error"])
+    assert (error.request_id, error.node) == (request.id, "draft_reply")
+    assert str(error).endswith(f"(request {request.id}, node draft_reply)")
+    assert f"HTTP {status}" in str(error)
+    store.close()
+
+
+def test_naming_the_call_keeps_what_was_named_first() -> None:
+    error = ModelCallError("boom", request_id="r1", status_code=500, body="down")
+    assert error.at(request_id="r2", node="n") is error
+    assert (error.request_id, error.node, error.status_code) == ("r1", "n", 500)
+    assert str(error) == "boom (request r1, node n)"
