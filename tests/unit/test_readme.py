@@ -52,3 +52,20 @@ def test_command_table_names_every_command() -> None:
         if not ok:
             missing.append(" ".join(path))
     assert not missing, f"README command table lacks: {missing}"
+
+
+def test_command_table_names_no_command_that_is_gone() -> None:
+    """Each `orchestrator NAME [SUB|SUB...]` of the table's first column is a command."""
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    stale = []
+    for row in _table_rows(README.read_text(encoding="utf-8")):
+        cell = row.split(" | ")[0].replace("\\|", "|")
+        for name, rest in re.findall(r"`orchestrator ([\w-]+) ?([\w|-]*)", cell):
+            if name not in root.commands:
+                stale.append(name)
+                continue
+            group = root.commands[name]
+            if isinstance(group, TyperGroup):
+                stale += [f"{name} {sub}" for sub in rest.split("|") if sub not in group.commands]
+    assert not stale, f"README command table names commands that do not exist: {stale}"
