@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 import chainlit as cl
@@ -49,6 +50,16 @@ def _size(element: Any) -> int:
         return 0
 
 
+def why_not(result: dict[str, Any], sheet: Any) -> str:
+    """Why the report was not written, naming the workbook as the person named it (the
+    workflow names the stored upload, whose name is Chainlit's id for it)."""
+    error = str(result.get("error") or "the report could not be written; please try again")
+    stored = os.path.basename(str(getattr(sheet, "path", "") or ""))
+    if not stored:
+        return error
+    return re.sub(rf"(?<![\w-]){re.escape(stored)}(?![\w-])", safe_name(sheet.name), error)
+
+
 async def report(text: str, files: list[Any]) -> None:
     """A spreadsheet's report: its files (named after the workbook) and its charts."""
     problem = file_problem(files)
@@ -80,7 +91,7 @@ async def report(text: str, files: list[Any]) -> None:
                 elements.append(cl.File(name=f"{stem}-report{suffix}", content=content))
             else:
                 missing.append(f"{stem}-report{suffix}")
-    note = "report files:" if elements else "no report files: " + md(result.get("error", ""))
+    note = "report files:" if elements else "no report files: " + md(why_not(result, sheet))
     if missing:
         note += " · could not fetch " + md(", ".join(missing))
     if charts:

@@ -274,6 +274,7 @@ def test_the_customer_flow_with_presets_trace_copy_and_feedback(browser: Browser
     reply.hover()
     buttons = page.locator("button:has(svg.lucide-thumbs-up)")
     expect(buttons.last).to_be_visible(timeout=30_000)
+    expect(page.locator("button:has(svg.lucide-copy)").last).to_be_visible()
     buttons.last.click()
     with contextlib.suppress(Exception):  # the comment dialog, when Chainlit opens one
         page.locator("#submit-feedback").click(timeout=5_000)
@@ -408,6 +409,18 @@ def test_a_reloaded_thread_resumes_with_its_messages_and_its_order(
     page.context.close()
 
 
+def test_an_empty_message_cannot_be_sent(browser: Browser, ui: Ui) -> None:
+    """The composer keeps its send button off for an empty or blank message (the app's own
+    check, for a message that gets through anyway, is in tests/unit/test_ui_app.py)."""
+    from playwright.sync_api import expect
+
+    page = _signed_in(browser, ui, "bob")
+    for text in ("", "   ", "\n\t \n"):
+        page.fill("#chat-input", text)
+        expect(page.locator("#chat-submit")).to_be_disabled(timeout=10_000)
+    page.context.close()
+
+
 def test_stop_during_a_report_cancels_the_turn(browser: Browser, ui: Ui) -> None:
     from playwright.sync_api import expect
 
@@ -435,6 +448,7 @@ def test_stop_during_a_report_cancels_the_turn(browser: Browser, ui: Ui) -> None
         ("long", "the limit is 8,000"),
         ("text_file", "Not a spreadsheet"),
         ("odd_name", "Not a spreadsheet"),
+        ("too_large", "File is larger than 20 MB"),
     ],
 )
 def test_bad_input_gets_a_clean_one_line_answer(
@@ -443,8 +457,15 @@ def test_bad_input_gets_a_clean_one_line_answer(
     from playwright.sync_api import expect
 
     page = _signed_in(browser, ui, "bob")
+    # the composer says the limit before anything is typed
+    assert "8,000 characters" in (page.locator("#chat-input").get_attribute("placeholder") or "")
     if kind == "long":
         _send(page, "x" * 20_000)
+    elif kind == "too_large":  # a spreadsheet over the upload limit: refused by the page
+        path = tmp_path / "big.csv"
+        with path.open("w", encoding="utf-8") as out:
+            out.write("region,sales\n" + "north,1\n" * (21 * 1024 * 1024 // 8))
+        page.set_input_files("input[type=file]", str(path))
     else:
         name = "notes.txt" if kind == "text_file" else "<b>报告</b> ../../etc `x` *.pdf"
         path = tmp_path / name.replace("/", "_")
@@ -452,6 +473,8 @@ def test_bad_input_gets_a_clean_one_line_answer(
         page.set_input_files("input[type=file]", str(path))
         _send(page, "report please")
     expect(page.get_by_text(want).first).to_be_visible(timeout=60_000)
+    if kind == "too_large":  # nothing attached, nothing sent
+        expect(page.get_by_text("big.csv")).to_have_count(0)
     body = page.inner_text("body")
     assert "pydantic" not in body and "Traceback" not in body and "errors.pydantic" not in body
     assert "<b>" not in page.locator("main").inner_html().split("报告")[0][-20:]

@@ -304,3 +304,63 @@ def test_a_preset_chosen_before_the_first_message_leaves_the_naming_to_that_mess
     first = [d for e, d in turns[0] if e == "first_interaction"]
     assert [d["interaction"] for d in first] == ["Where is my order?"]  # named by the message
     assert next(b["preset"] for _, b in turns[6]) == "precise"  # and the preset is used
+
+
+#: Runs in .venv-ui: the app's one-line answers to bad input, for each kind of it.
+BAD_INPUT_PROBE = r"""
+import json, types
+import app, reports
+def msg(text, files=()):
+    return types.SimpleNamespace(content=text, elements=list(files))
+def upload(name, size=100):
+    return types.SimpleNamespace(name=name, path="/srv/.files/s1/x", size=size)
+print(json.dumps({
+    "refusal": [app.refusal(msg(t)) for t in ("", "   ", "\n\t", "x" * 8001, "问" * 8001,
+                                               "x" * 8000, "hi")],
+    "empty_with_file": app.refusal(msg("", [upload("a.csv")])),
+    "files": [reports.file_problem(f) for f in (
+        [upload("notes.txt")], [upload("<b>报告</b> ../../etc `x` *.pdf")],
+        [upload("报告 `x` *[y](z) <i>.pdf")],
+        [upload("big.CSV", 21 * 1024 * 1024)], [upload("ok.xlsx")],
+        [upload("a.txt"), upload("b.tsv")])],
+    "why_not": [reports.why_not(r, upload("Q3 销售 <b>.xlsx")) for r in (
+        {"error": "x: the extension says .xlsx but the content is plain text"}, {})],
+    "names": [reports.safe_name(n) for n in ("../../etc/passwd", "C:\\Users\\x\\a.xlsx",
+                                             "\x00\x1f<>:|?*.csv", "", "x" * 200 + ".xlsx")],
+}))
+"""
+
+
+def test_bad_input_gets_a_one_line_answer_naming_the_problem(tmp_path: Path) -> None:
+    if not PYTHON.is_file():
+        pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
+    script = tmp_path / "bad_input.py"
+    script.write_text(BAD_INPUT_PROBE)
+    env = {**os.environ, "CHAINLIT_APP_ROOT": str(UI), "PYTHONPATH": str(UI)}
+    env["ORCH_UI_USERS"] = str(tmp_path / "users.json")
+    done = subprocess.run(
+        [str(PYTHON), str(script)], cwd=UI, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    empty, blank, tabs, long_en, long_zh, at_limit, ok = seen["refusal"]
+    assert empty == blank == tabs and "empty" in empty
+    assert "8,001 characters; the limit is 8,000" in long_en and long_en == long_zh
+    assert at_limit is None and ok is None and seen["empty_with_file"] is None
+    text, odd, odd_zh, big, fine, mixed = seen["files"]
+    assert text.startswith("**Not a spreadsheet:** notes\\.txt") and ".xlsx" in text
+    # an odd name is shown by its last part, escaped: no path, no HTML, no live Markdown
+    assert odd.startswith("**Not a spreadsheet:** etc \\`x\\` \\.pdf.") and "../" not in odd
+    assert odd_zh.startswith("**Not a spreadsheet:** 报告 \\`x\\` \\[y\\]\\(z\\) i\\.pdf.")
+    assert big == "**Too large:** big\\.CSV is 21 MB; the limit is 20 MB."
+    assert fine is None and mixed is None  # one spreadsheet among the files is read
+    assert all("\n" not in line for line in (empty, long_en, text, odd, odd_zh, big))
+    assert seen["names"][:3] == ["passwd", "a.xlsx", "csv"]  # no path, no hidden name
+    # a failed report names the workbook as the person named it, not the stored upload
+    assert (
+        seen["why_not"][0]
+        == "Q3 销售 b.xlsx: the extension says .xlsx but the content is plain text"
+    )
+    assert "try again" in seen["why_not"][1]
+    assert seen["names"][3] == "file" and len(seen["names"][4]) <= 60
+    assert seen["names"][4].endswith(".xlsx")
