@@ -16,7 +16,9 @@ turn takes to show it in ``orchestrator chat``.
   out of the figure; the time seen from Python (click call to the observer's mark, polled) is
   recorded beside it as ``browser_python_s``. The text the observer saw must begin the
   turn's final reply (else the run fails): an empty message, the user's own text or a tool
-  step cannot pass for the first token.
+  step cannot pass for the first token. Each browser turn also records whether the Stop button
+  was on the page when the first text came (the turn cancellable while it streams) and whether
+  the finished reply has its Copy button; the target counts as met only with both in every turn.
 
 Same priority on both sides: unless ``--ui-url``/``--server-url`` name running ones, the
 benchmark starts the vLLM server (cpu profile) and ``orchestrator ui`` (stores in a temporary
@@ -107,6 +109,8 @@ FIRST_TEXT_MARK = """(text) => {
     if (window.__bench.first === undefined && reply().length) {
       window.__bench.first = performance.now();
       window.__bench.text = reply()[0].slice(0, 120);
+      // the turn is running: its Stop button is on the page with the first text
+      window.__bench.stop = document.querySelector('#stop-button') !== null;
       observer.disconnect();
       requestAnimationFrame(() => { window.__bench.painted = performance.now(); });
     }
@@ -186,9 +190,10 @@ def signed_in(browser: Any, ui_url: str, user: tuple[str, str]) -> Any:
     return context
 
 
-def browser_turn(browser: Any, ui_url: str) -> tuple[float, float, str]:
+def browser_turn(browser: Any, ui_url: str) -> tuple[float, float, str, bool, bool]:
     """One turn in a new page of a signed-in context (``browser``): ``(in-page seconds to the
-    painted first text, seconds seen from Python, the first text seen)``.
+    painted first text, seconds seen from Python, the first text seen, whether Stop was on the
+    page with the first text, whether the finished reply has a Copy button)``.
 
     Raises:
         RuntimeError: The first text seen does not begin the turn's final reply.
@@ -233,7 +238,11 @@ def browser_turn(browser: Any, ui_url: str) -> tuple[float, float, str]:
             raise RuntimeError(
                 f"the first text seen {first[:80]!r} does not begin the reply {finals[:1]!r}"
             )
-        return (marks["painted"] - marks["click"]) / 1000.0, seen, first[:80]
+        reply = page.locator("[data-step-type=assistant_message]").filter(has_text=FOOTER_END)
+        reply.last.hover()
+        copy = page.locator("button:has(svg.lucide-copy) >> visible=true").count() > 0
+        painted = (marks["painted"] - marks["click"]) / 1000.0
+        return painted, seen, first[:80], bool(marks.get("stop")), copy
     finally:
         page.close()
 
@@ -360,6 +369,7 @@ def main(argv: list[str] | None = None) -> None:
     browser_s: list[float] = []
     python_s: list[float] = []
     firsts: list[str] = []
+    controls: list[tuple[bool, bool]] = []  # (Stop with the first text, Copy on the reply)
     loads: list[float] = []
     with contextlib.ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ui-first-token-")))
@@ -416,7 +426,8 @@ def main(argv: list[str] | None = None) -> None:
             loads.append(round(os.getloadavg()[0], 2))
             chat_s, chat_first = side.turn()
             chat.append(chat_s)
-            page_s, seen_s, first = browser_turn(browser, ui_url)
+            page_s, seen_s, first, stop, copy = browser_turn(browser, ui_url)
+            controls.append((stop, copy))
             if chat_first[:30] != first[:30]:  # the same turn on both sides: the same facts
                 raise SystemExit(
                     f"not the same turn: chat's first text {chat_first[:80]!r}, the browser's "
@@ -442,13 +453,15 @@ def main(argv: list[str] | None = None) -> None:
         "browser_python_s": [round(x, 4) for x in python_s],
         "pair_ratios": [round(x, 3) for x in pairs],
         "first_text_seen": firsts,
+        "stop_with_first_text": [stop for stop, _ in controls],
+        "copy_on_reply": [copy for _, copy in controls],
         "median_chat_s": median(chat),
         "median_browser_s": median(browser_s),
         "median_browser_python_s": median(python_s),
         "median_pair_ratio": round(pair, 3),
         "ratio_of_medians": round(ratio, 3),
         "target_ratio": 1.2,
-        "met": pair <= 1.2,
+        "met": pair <= 1.2 and all(all(c) for c in controls),
     }
     md = (
         "# First reply token: browser UI vs orchestrator chat\n\n"
@@ -457,7 +470,9 @@ def main(argv: list[str] | None = None) -> None:
         f"chat {median(chat):.2f} s, median browser {median(browser_s):.2f} s (in the page; "
         f"{median(python_s):.2f} s seen from Python); {repeat} alternating turns each; load "
         f"average {load_before[0]} before, {min(loads)}-{max(loads)} during, {load_after} "
-        f"after; nice {nice}."
+        f"after; nice {nice}. Stop on the page with the first text in "
+        f"{sum(s for s, _ in controls)}/{len(controls)} turns, Copy on the finished reply in "
+        f"{sum(c for _, c in controls)}/{len(controls)}."
     )
     command = args.command
     if nice["benchmark"]:
