@@ -35,36 +35,47 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Literal
 
-from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.utils import get_column_letter
 
-from orchestrator.spreadsheet.model import (
-    CellIssue,
-    Column,
-    ColumnType,
-    Sheet,
-    Skipped,
-    Table,
-    TextBlock,
-    Value,
+from orchestrator.spreadsheet.columns import (
+    MAX_ISSUES_LISTED,
+    TableNotes,
+    build_column,
+    header_name,
+    percent_format,
 )
+from orchestrator.spreadsheet.model import Column, Sheet, Skipped, Table, TextBlock
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet, RawTable, ReadLimits
+from orchestrator.spreadsheet.refs import (
+    Box,
+    Cells,
+    a1,
+    is_copy,
+    row_cells,
+    sheet_ref,
+)
 from orchestrator.spreadsheet.structure import (
     footer_rows,
     pivot_subtotals,
     remove_placeholders,
     structure_reason,
 )
-from orchestrator.spreadsheet.textvalues import convert_column
 
-Box = tuple[int, int, int, int]  # min_row, min_col, max_row, max_col (1-based, inclusive)
-Cells = dict[tuple[int, int], RawCell]
+__all__ = [
+    "HEADER_SCAN_ROWS",
+    "MAX_ISSUES_LISTED",
+    "MAX_TABLES_PER_SHEET",
+    "Box",
+    "a1",
+    "build_sheet",
+    "build_table",
+    "percent_format",
+    "sheet_ref",
+]
 
 HEADER_SCAN_ROWS = 10
 MAX_TABLES_PER_SHEET = 50
-MAX_ISSUES_LISTED = 200
 MAX_TEXT_LINES = 50
 MAX_TEXT_CHARS = 300
 _TOTALS = re.compile(
@@ -88,8 +99,6 @@ _STRONG_TOTAL = re.compile(
 _TRAILING_TOTAL = re.compile(r"^\s*\S.{0,40}?\s(?:grand\s)?(?:sub)?totals?\s*[:：]?\s*$", re.I)
 #: A formula that totals the rows above it (``=SUM(B2:B5)``, ``=SUBTOTAL(9,B2:B5)``).
 _TOTAL_FORMULA = re.compile(r"^=?\s*(?:SUM|SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
-_HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
-_FORMAT_CURRENCY = re.compile(r"\[\$([^\-\]]+)(?:-[0-9A-Fa-f]+)?\]|([$€£¥￥₹₩₽₺₪฿₫₱₴₦])")
 _USABLE = frozenset(
     {
         CellKind.NUMBER,
@@ -101,18 +110,6 @@ _USABLE = frozenset(
         CellKind.DURATION,
     }
 )
-
-
-def a1(box: Box) -> str:
-    """``(1, 2, 10, 4)`` → ``"B1:D10"``."""
-    r1, c1, r2, c2 = box
-    start, end = f"{get_column_letter(c1)}{r1}", f"{get_column_letter(c2)}{r2}"
-    return start if start == end else f"{start}:{end}"
-
-
-def sheet_ref(sheet: str, ref: str) -> str:
-    """``'Sheet 1'!A1:B2`` (quoted as Excel quotes it)."""
-    return f"{quote_sheetname(sheet)}!{ref}"
 
 
 def spread_merged(raw: RawSheet, limits: ReadLimits) -> None:
@@ -171,15 +168,6 @@ def _box(points: list[tuple[int, int]]) -> Box:
     return min(rows), min(cols), max(rows), max(cols)
 
 
-def _row_cells(cells: Cells, r: int, c1: int, c2: int) -> list[RawCell]:
-    return [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
-
-
-def _is_copy(cell: RawCell, r: int, c: int) -> bool:
-    """True for a value spread from a merged range's top-left cell (not the cell itself)."""
-    return cell.merged_from is not None and cell.merged_from != (r, c)
-
-
 def _is_title(row: list[RawCell], width: int) -> bool:
     if width == 1:
         return False
@@ -191,7 +179,7 @@ def _is_title(row: list[RawCell], width: int) -> bool:
 
 def _header_like(cells: Cells, r: int, box: Box) -> bool:
     _, c1, r2, c2 = box
-    row = _row_cells(cells, r, c1, c2)
+    row = row_cells(cells, r, c1, c2)
     width = c2 - c1 + 1
     if not row or any(cell.kind is not CellKind.TEXT for cell in row):
         return False
@@ -200,7 +188,7 @@ def _header_like(cells: Cells, r: int, box: Box) -> bool:
     texts = [
         str(cell.value).strip()
         for c in range(c1, c2 + 1)
-        if (cell := cells.get((r, c))) is not None and not _is_copy(cell, r, c)
+        if (cell := cells.get((r, c))) is not None and not is_copy(cell, r, c)
     ]
     if len(set(texts)) < len(texts):
         return False
@@ -208,13 +196,13 @@ def _header_like(cells: Cells, r: int, box: Box) -> bool:
     # the whole header is the header repeated, as a report repeats it per section)
     for c in range(c1, c2 + 1):
         head = cells.get((r, c))
-        if head is None or _is_copy(head, r, c):
+        if head is None or is_copy(head, r, c):
             continue
         for below in range(r + 1, min(r2, r + 50) + 1):
             cell = cells.get((below, c))
             if (
                 cell is not None
-                and not _is_copy(cell, below, c)
+                and not is_copy(cell, below, c)
                 and cell.value == head.value
                 and not _repeats(cells, r, below, c1, c2)
             ):
@@ -235,12 +223,12 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
     width = c2 - c1 + 1
     notes: list[int] = []
     for r in range(r1, min(r1 + HEADER_SCAN_ROWS, r2)):
-        row = _row_cells(cells, r, c1, c2)
+        row = row_cells(cells, r, c1, c2)
         if not row:
             continue
         if _header_like(cells, r, box):
             fuller = r + 1 < r2 and _header_like(cells, r + 1, box)
-            if fuller and len(_row_cells(cells, r + 1, c1, c2)) > len(row):
+            if fuller and len(row_cells(cells, r + 1, c1, c2)) > len(row):
                 notes.append(r)  # a sparse caption row above the real header (pivot layout)
                 continue
             header = [r]
@@ -249,7 +237,7 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
             )
             nxt = r + 1
             if merged_across and nxt < r2:
-                below = _row_cells(cells, nxt, c1, c2)
+                below = row_cells(cells, nxt, c1, c2)
                 if (
                     below
                     and all(cell.kind is CellKind.TEXT for cell in below)
@@ -298,7 +286,7 @@ def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
                     and not _header_like(cells, b[0], b)
                     and any(
                         cell.kind is not CellKind.TEXT
-                        for cell in _row_cells(cells, b[0], b[1], b[3])
+                        for cell in row_cells(cells, b[0], b[1], b[3])
                     )
                 )
                 if spacer or continues:
@@ -309,101 +297,6 @@ def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
             if merged:
                 break
     return sorted(boxes)
-
-
-#: Quoted literal text (``0.00"%"``) and backslash-escaped characters (``0.0\\%``) of an Excel
-#: number format: a ``%`` there is text shown after the number, not Excel's x100 percent.
-_FORMAT_LITERAL = re.compile(r'"[^"]*"|\\.')
-
-
-def percent_format(fmt: str) -> Literal["fraction", "points"] | None:
-    """How an Excel number format shows a percentage: ``fraction`` for Excel's percent
-    (``0%``, ``0.0%``: the cell holds 0.125 and shows 12.5%), ``points`` for a ``%`` written as
-    literal text (``0.00"%"``, ``0.0\\%``: the cell holds 12.5 and shows 12.5%), None for no
-    ``%`` at all (ECMA-376 Part 1, 18.8.31 numFmts)."""
-    if "%" not in fmt:
-        return None
-    if "%" in _FORMAT_LITERAL.sub("", fmt):
-        return "fraction"
-    return "points"
-
-
-def _percent_scale(formats: Counter[str], header: str, values: list[Value]) -> tuple[str, float]:
-    """The format a numeric column is read with, and the factor that makes its values the
-    fractions the ``%`` unit means (1, or 0.01 for values written in percent points).
-
-    * Cells in Excel's percent formats (``0%``, ``0.0%``... counted together) on at least half
-      of the formatted cells make the column a percentage, whatever the single most common
-      format is (three General cells beside two ``0%``, two ``0.0%`` and one ``0.00%``).
-    * A ``%`` that the format writes as text (``0.00"%"``) means the values are points.
-    * A header that names the unit (``Growth %``, ``Discount (%)``) over plain numbers: points
-      when a value is above 1 in magnitude (12.5 is 12.5%, not 1,250%), fractions otherwise.
-    """
-    if not formats:
-        return "General", 1.0
-    by_kind: Counter[str | None] = Counter()
-    for f, n in formats.items():
-        by_kind[percent_format(f)] += n
-    for kind, scale in (("fraction", 1.0), ("points", 0.01)):
-        if by_kind[kind] * 2 >= sum(formats.values()):
-            kept = (f for f in formats if percent_format(f) == kind)
-            return max(kept, key=formats.__getitem__), scale
-    fmt = formats.most_common(1)[0][0]
-    if _header_percent(header):
-        numbers = [abs(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-        if numbers and max(numbers) > 1:
-            return fmt, 0.01
-    return fmt, 1.0
-
-
-def _header_percent(header: str) -> bool:
-    match = _HEADER_UNIT.search(header)
-    return (match is not None and match.group(1).strip() == "%") or header.rstrip().endswith("%")
-
-
-def _unit(fmt: str, header: str, ctype: ColumnType) -> str | None:
-    if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
-        if percent_format(fmt) is not None:
-            return "%"
-        match = _FORMAT_CURRENCY.search(fmt.replace('"', ""))
-        if match:
-            return (match.group(1) or match.group(2)).strip()
-    match = _HEADER_UNIT.search(header)
-    if match:
-        return match.group(1).strip()
-    if header.rstrip().endswith("%"):
-        return "%"
-    return None
-
-
-def _column_type(kinds: Counter[CellKind], values: list[Value]) -> tuple[ColumnType, int]:
-    total = sum(kinds.values())
-    if not total:
-        return ColumnType.EMPTY, 0
-    merged = Counter(kinds)
-    if merged[CellKind.DATE] and merged[CellKind.DATETIME]:
-        merged[CellKind.DATETIME] += merged.pop(CellKind.DATE)
-    kind, count = merged.most_common(1)[0]
-    if count * 10 < total * 9:
-        return ColumnType.MIXED, 0
-    nonconforming = total - count
-    if kind is CellKind.NUMBER:
-        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-        if all(isinstance(v, int) or float(v).is_integer() for v in numbers):
-            return ColumnType.INTEGER, nonconforming
-        return ColumnType.NUMBER, nonconforming
-    return ColumnType(kind.value), nonconforming
-
-
-def _header_name(cells: Cells, header_rows: list[int], c: int) -> str:
-    parts: list[str] = []
-    for r in header_rows:
-        cell = cells.get((r, c))
-        if cell is not None and cell.value is not None:
-            text = " ".join(str(cell.value).split())
-            if text and text not in parts:
-                parts.append(text)
-    return " / ".join(parts)[:80]
 
 
 def _total_label(row: list[RawCell]) -> str | None:
@@ -449,64 +342,6 @@ def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, groups: list[
     return False
 
 
-@dataclass(slots=True)
-class _TextColumn:
-    """A column's text cells read again as numbers or dates (see rule 7)."""
-
-    cells: dict[int, RawCell] = field(default_factory=dict)  # row -> retyped cell
-    note: str | None = None
-    reason: str | None = None  # why a numeric-looking column stayed text
-    left_out: list[int] = field(default_factory=list)  # rows left as text in a converted one
-    left_reason: str = ""
-    blank: set[int] = field(default_factory=set)  # rows whose text says "no value" (-, n/a)
-    currencies: dict[int, str | None] | None = None  # row -> currency, when several
-
-
-def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
-    """Read the text-origin cells of column ``c`` with one convention for the column."""
-    origin: list[tuple[int, str]] = []
-    has_text = False
-    for r in rows:
-        cell = cells.get((r, c))
-        if cell is None:
-            continue
-        if cell.kind is CellKind.TEXT:
-            has_text = True
-            origin.append((r, str(cell.value).strip()))
-        elif cell.text is not None:
-            origin.append((r, cell.text))
-    out = _TextColumn()
-    if not has_text:
-        return out  # nothing left as text: every cell was typed on its own
-    conversion = convert_column([text for _, text in origin])
-    if conversion.kind is None:
-        out.reason = conversion.reason
-        if conversion.reason:  # numeric-looking: also undo per-cell typing (one convention)
-            for r, text in origin:
-                out.cells[r] = RawCell(text, CellKind.TEXT)
-        return out
-    out.note = conversion.note
-    for (r, text), value, fmt in zip(origin, conversion.values, conversion.formats, strict=True):
-        if value is None:
-            out.cells[r] = RawCell(text, CellKind.TEXT)
-            continue
-        if conversion.kind == "number":
-            out.cells[r] = RawCell(value, CellKind.NUMBER, fmt, text=text)
-        else:
-            timed = fmt != "yyyy-mm-dd"
-            out.cells[r] = RawCell(
-                value, CellKind.DATETIME if timed else CellKind.DATE, fmt, text=text
-            )
-    out.left_out = [origin[i][0] for i in conversion.left_out]
-    out.left_reason = conversion.note or "not a number or date in the column's convention"
-    out.blank = {origin[i][0] for i in conversion.blank}
-    if conversion.currencies is not None:
-        out.currencies = {
-            r: unit for (r, _), unit in zip(origin, conversion.currencies, strict=True)
-        }
-    return out
-
-
 def _drop_form_rows(
     sheet: str,
     cells: Cells,
@@ -527,7 +362,11 @@ def _drop_form_rows(
         totals_rows.append(r)
     for r in sorted(form):
         data_rows.remove(r)
-        skipped.append(Skipped(what="row", ref=sheet_ref(sheet, f"{r}:{r}"), reason=form[r]))
+        _skip_row(skipped, sheet, r, form[r])
+
+
+def _skip_row(skipped: list[Skipped], sheet: str, r: int, reason: str) -> None:
+    skipped.append(Skipped(what="row", ref=sheet_ref(sheet, f"{r}:{r}"), reason=reason))
 
 
 def _select_rows(
@@ -541,50 +380,52 @@ def _select_rows(
     first = (header_rows[-1] + 1) if header_rows else r1
     last = r2 - totals
     hidden_rows = set() if raw.include_hidden else raw.hidden_rows
-    candidates = [r for r in range(first, last + 1) if _row_cells(cells, r, c1, c2)]
-    totals_rows = [r for r in range(last + 1, r2 + 1) if _row_cells(cells, r, c1, c2)]
+    candidates = [r for r in range(first, last + 1) if row_cells(cells, r, c1, c2)]
+    totals_rows = [r for r in range(last + 1, r2 + 1) if row_cells(cells, r, c1, c2)]
     data_rows: list[int] = []
-    wide = sum(len(_row_cells(cells, r, c1, c2)) >= 2 for r in candidates) >= 0.8 * len(candidates)
+    wide = sum(len(row_cells(cells, r, c1, c2)) >= 2 for r in candidates) >= 0.8 * len(candidates)
     for r in candidates:
         if r in hidden_rows:
-            skipped.append(
-                Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason="hidden row")
-            )
+            _skip_row(skipped, raw.name, r, "hidden row")
             continue
         form = structure_reason(cells, r, (c1, c2), header_rows, wide)
         if form is not None:
-            skipped.append(Skipped(what="row", ref=sheet_ref(raw.name, f"{r}:{r}"), reason=form))
+            _skip_row(skipped, raw.name, r, form)
             continue
-        row = _row_cells(cells, r, c1, c2)
-        label = _total_label(row)
-        if label is not None and not _STRONG_TOTAL.match(label):
-            # a weak label ("Average", "Total Wine & More", "East Total") counts only when the
-            # row sums or averages the rows above it
-            since = [q for q in data_rows if q > (totals_rows[-1] if totals_rows else 0)]
-            if not _aggregates_rows_above(cells, r, c1, c2, [since, data_rows]):
-                label = None
-        elif (
-            label is None
-            and data_rows
-            and row
-            and row[0].kind is not CellKind.TEXT
-            and any(c.formula is not None and _TOTAL_FORMULA.match(c.formula) for c in row)
-        ):
-            label = "(a SUM formula)"  # no label: a formula totals the rows above (=SUM(B2:B5))
+        label = _row_total(cells, r, (c1, c2), data_rows, totals_rows)
         if label is not None and len(candidates) > 1:
             totals_rows.append(r)
-            skipped.append(
-                Skipped(
-                    what="row",
-                    ref=sheet_ref(raw.name, f"{r}:{r}"),
-                    reason=f"total, subtotal or average row ({label!r})",
-                )
-            )
+            _skip_row(skipped, raw.name, r, f"total, subtotal or average row ({label!r})")
             continue
         data_rows.append(r)
     _drop_form_rows(raw.name, cells, data_rows, totals_rows, (c1, c2), skipped)
     totals_rows.sort()
     return data_rows, totals_rows
+
+
+def _row_total(
+    cells: Cells, r: int, span: tuple[int, int], data_rows: list[int], totals_rows: list[int]
+) -> str | None:
+    """The total label of row ``r`` (a label, or ``(a SUM formula)``), None for a data row."""
+    c1, c2 = span
+    row = row_cells(cells, r, c1, c2)
+    label = _total_label(row)
+    if label is not None and not _STRONG_TOTAL.match(label):
+        # a weak label ("Average", "Total Wine & More", "East Total") counts only when the
+        # row sums or averages the rows above it
+        since = [q for q in data_rows if q > (totals_rows[-1] if totals_rows else 0)]
+        if not _aggregates_rows_above(cells, r, c1, c2, [since, data_rows]):
+            return None
+        return label
+    if (
+        label is None
+        and data_rows
+        and row
+        and row[0].kind is not CellKind.TEXT
+        and any(c.formula is not None and _TOTAL_FORMULA.match(c.formula) for c in row)
+    ):
+        return "(a SUM formula)"  # no label: a formula totals the rows above (=SUM(B2:B5))
+    return label
 
 
 def build_table(
@@ -598,137 +439,23 @@ def build_table(
     totals: int = 0,
 ) -> Table | None:
     """A :class:`Table` of the cells of ``box`` under ``header_rows``; None without data."""
-    cells = raw.cells
     _, c1, _, c2 = box
     skipped: list[Skipped] = []
     hidden_cols = set() if raw.include_hidden else raw.hidden_cols
     data_rows, totals_rows = _select_rows(raw, box, header_rows, totals, skipped)
     if not data_rows:
         return None
-    columns: list[Column] = []
-    issues: list[CellIssue] = []
-    issue_count = 0
-    formula_examples: list[tuple[str, str]] = []
+    notes = TableNotes(skipped)
     seen_names: Counter[str] = Counter()
+    columns: list[Column] = []
     for c in range(c1, c2 + 1):
-        letter = get_column_letter(c)
-        header = _header_name(cells, header_rows, c)
+        header = header_name(raw.cells, header_rows, c)
         if c in hidden_cols:
-            if header or any((r, c) in cells for r in data_rows):
-                skipped.append(
-                    Skipped(
-                        what="column",
-                        ref=sheet_ref(raw.name, f"{letter}:{letter}"),
-                        reason=f"hidden column{f' {header!r}' if header else ''}",
-                    )
-                )
+            _skip_hidden_column(raw, c, header, data_rows, skipped)
             continue
-        texts = _convert_text(cells, data_rows, c)
-        values: list[Value] = []
-        kinds: Counter[CellKind] = Counter()
-        formats: Counter[str] = Counter()
-        errors = formulas = uncached = merged_values = 0
-        issue_rows: list[int] = []
-        for r in data_rows:
-            cell = texts.cells.get(r) or cells.get((r, c))
-            if cell is None or r in texts.blank:
-                values.append(None)
-                continue
-            ref = sheet_ref(raw.name, f"{letter}{r}")
-            if cell.formula is not None:
-                formulas += 1
-                if len(formula_examples) < 5:
-                    formula_examples.append((ref, cell.formula[:200]))
-            if _is_copy(cell, r, c):
-                merged_values += 1
-                if cell.kind is CellKind.NUMBER and cell.merged_from[0] < r:  # type: ignore[index]
-                    values.append(None)  # one merged number is one value (structure rule 4)
-                    continue
-            if cell.kind is CellKind.ERROR:
-                errors += 1
-                issue_count += 1
-                if len(issues) < MAX_ISSUES_LISTED:
-                    issues.append(CellIssue(ref=ref, kind="error", detail=str(cell.value)))
-                values.append(None)
-                issue_rows.append(r)
-            elif cell.kind is CellKind.UNCACHED:
-                uncached += 1
-                issue_count += 1
-                kind = "placeholder_value" if raw.placeholder_cache else "uncached_formula"
-                if len(issues) < MAX_ISSUES_LISTED:
-                    issues.append(CellIssue(ref=ref, kind=kind, detail=cell.formula or "="))
-                values.append(None)
-                issue_rows.append(r)
-            else:
-                values.append(cell.value)
-                kinds[cell.kind] += 1
-                formats[cell.number_format] += 1
-        if not header and not kinds and not errors and not uncached:
-            continue  # an empty spacer column
-        ctype, nonconforming = _column_type(kinds, values)
-        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
-            conforming = (CellKind.NUMBER,)
-        else:
-            conforming = tuple(k for k in kinds if k.value == ctype.value) or tuple(kinds)
-        fmt = formats.most_common(1)[0][0] if formats else "General"
-        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
-            fmt, scale = _percent_scale(formats, header, values)
-            if scale != 1.0:  # percent points -> the fractions that the "%" unit means
-                values = [
-                    v * scale if isinstance(v, int | float) and not isinstance(v, bool) else v
-                    for v in values
-                ]
-                ctype = ColumnType.NUMBER
-        unknown = [f"{letter}{r}" for r in issue_rows]
-        if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
-            unknown += [
-                f"{letter}{r}"
-                for r, v in zip(data_rows, values, strict=True)
-                if v is not None and (not isinstance(v, int | float) or isinstance(v, bool))
-            ]
-            unknown.sort(key=lambda ref: int(ref[len(letter) :]))
-        base = header or f"Column {letter}"
-        seen_names[base] += 1
-        col_name = base if seen_names[base] == 1 else f"{base} ({seen_names[base]})"
-        columns.append(
-            Column(
-                name=col_name,
-                letter=letter,
-                index=c,
-                type=ctype,
-                unit=None if texts.currencies else _unit(fmt, header, ctype),
-                number_format=fmt,
-                range=sheet_ref(raw.name, f"{letter}{data_rows[0]}:{letter}{data_rows[-1]}"),
-                values=values,
-                non_empty=sum(kinds.values()),
-                nonconforming=nonconforming if conforming else 0,
-                errors=errors,
-                formulas=formulas,
-                uncached_formulas=uncached,
-                merged_values=merged_values,
-                unknown=unknown,
-                note=texts.note,
-                value_units=(
-                    [texts.currencies.get(r) for r in data_rows] if texts.currencies else None
-                ),
-            )
-        )
-        if texts.reason:
-            skipped.append(
-                Skipped(
-                    what="column",
-                    ref=sheet_ref(raw.name, f"{letter}:{letter}"),
-                    reason=f"{col_name!r} left as text: {texts.reason}",
-                )
-            )
-        for r in texts.left_out:
-            skipped.append(
-                Skipped(
-                    what="cell",
-                    ref=sheet_ref(raw.name, f"{letter}{r}"),
-                    reason=f"{col_name!r}: {texts.left_reason}",
-                )
-            )
+        column = build_column(raw, c, header, data_rows, notes, seen_names)
+        if column is not None:
+            columns.append(column)
     if not columns:
         return None
     return Table(
@@ -741,11 +468,26 @@ def build_table(
         rows=data_rows,
         totals_rows=totals_rows,
         columns=columns,
-        issues=issues,
-        issue_count=issue_count,
-        formula_examples=formula_examples,
+        issues=notes.issues,
+        issue_count=notes.issue_count,
+        formula_examples=notes.formula_examples,
         skipped=skipped,
     )
+
+
+def _skip_hidden_column(
+    raw: RawSheet, c: int, header: str, data_rows: list[int], skipped: list[Skipped]
+) -> None:
+    """List a hidden column left out of the data (one with a header or a value)."""
+    if header or any((r, c) in raw.cells for r in data_rows):
+        letter = get_column_letter(c)
+        skipped.append(
+            Skipped(
+                what="column",
+                ref=sheet_ref(raw.name, f"{letter}:{letter}"),
+                reason=f"hidden column{f' {header!r}' if header else ''}",
+            )
+        )
 
 
 def _text_block(cells: Cells, box: Box, rows: Iterable[int] | None = None) -> TextBlock:
@@ -755,7 +497,7 @@ def _text_block(cells: Cells, box: Box, rows: Iterable[int] | None = None) -> Te
         row = [
             cell
             for c in range(c1, c2 + 1)
-            if (cell := cells.get((r, c))) is not None and not _is_copy(cell, r, c)
+            if (cell := cells.get((r, c))) is not None and not is_copy(cell, r, c)
         ]
         if row:
             text = " | ".join(" ".join(str(cell.value).split()) for cell in row)

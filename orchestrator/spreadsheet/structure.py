@@ -32,8 +32,7 @@ from functools import cache
 
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
-
-Cells = dict[tuple[int, int], RawCell]
+from orchestrator.spreadsheet.refs import Cells, is_copy
 
 _PLACEHOLDER = re.compile(
     r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^{}]*\}|#\{[^{}]*\}|\{\.?[A-Za-z_][\w.]*\}|«[^»]*»"
@@ -93,10 +92,6 @@ def _own(cells: Cells, r: int, c1: int, c2: int) -> dict[int, RawCell]:
     return {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None}
 
 
-def _is_copy(cell: RawCell, r: int, c: int) -> bool:
-    return cell.merged_from is not None and cell.merged_from != (r, c)
-
-
 def structure_reason(
     cells: Cells, r: int, box: tuple[int, int], header_rows: list[int], wide: bool
 ) -> str | None:
@@ -113,7 +108,7 @@ def structure_reason(
     row = _own(cells, r, c1, c2)
     if not row:
         return None
-    if all(_is_copy(cell, r, c) and cell.merged_from[0] < r for c, cell in row.items()):  # type: ignore[index]
+    if all(is_copy(cell, r, c) and cell.merged_from[0] < r for c, cell in row.items()):  # type: ignore[index]
         return "continues the merged cells of the row above (one record)"
     texts = {c: str(cell.value).strip() for c, cell in row.items() if cell.kind is CellKind.TEXT}
     if header_rows and len(texts) == len(row) >= 2:
@@ -169,7 +164,7 @@ def _number(cells: Cells, r: int, c: int) -> float:
     cell = cells.get((r, c))
     if cell is None or cell.kind is not CellKind.NUMBER or isinstance(cell.value, bool):
         return 0.0
-    if _is_copy(cell, r, c):
+    if is_copy(cell, r, c):
         return 0.0
     return float(cell.value)  # type: ignore[arg-type]
 
