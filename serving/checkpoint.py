@@ -185,7 +185,7 @@ class CheckpointSpec(BaseModel):
             "dtype": "bfloat16",
         }
         fields.update(overrides)
-        return cls(**fields)  # type: ignore[arg-type]
+        return cls(**fields)
 
     def fingerprint(self, corpus_sha256: str) -> str:
         """A hash of the spec and the tokenizer corpus; equal hashes mean equal checkpoints."""

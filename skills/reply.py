@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -165,10 +165,7 @@ def fact_sentence(results: Sequence[Mapping[str, object]], locale: str = "en_US"
         'Order ORD-1 is shipped (total USD 5.00, placed on 2026-11-01).'
     """
     zh = locale.startswith("zh")
-    lines = [
-        _sentence(str(r["tool"]), bool(r.get("ok", True)), r.get("facts") or {}, zh)
-        for r in results
-    ]
+    lines = [_sentence(str(r["tool"]), bool(r.get("ok", True)), _facts(r), zh) for r in results]
     return " ".join(line for line in lines if line)
 
 
@@ -201,6 +198,11 @@ _ZH: dict[str, str] = {
     "refused": "订单 {order_id} 无法办理：{reason}。",
     "no_shipment": "订单 {order_id} 状态：{status}，尚未发货。",
 }
+
+
+def _facts(result: Mapping[str, object]) -> Mapping[str, str]:
+    """A tool result's ``facts`` (a mapping of names to words), or an empty one."""
+    return cast("Mapping[str, str]", result.get("facts") or {})
 
 
 def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:

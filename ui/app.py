@@ -104,7 +104,7 @@ def sign_in(username: str, password: str) -> cl.User | None:
         ok = bcrypt.checkpw(password.encode(), hashed) and user is not None
     except ValueError:  # a malformed hash in the file
         ok = False
-    if not ok or user.get("role") not in ("customer", "operator"):
+    if not ok or user is None or user.get("role") not in ("customer", "operator"):
         return None
     if user["role"] == "customer" and not user.get("customer_id"):
         return None

@@ -28,7 +28,7 @@ class PlotlyJson(Element):
 
     def __post_init__(self) -> None:
         self.mime = "application/json"
-        self.size = self.size or "medium"
+        self.size = self.size or "medium"  # type: ignore[has-type]  # chainlit is not in .venv
         super().__post_init__()
 
 

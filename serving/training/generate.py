@@ -23,7 +23,7 @@ def main(checkpoint: str, test_jsonl: str, out_jsonl: str, batch: int = 64) -> N
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tok = AutoTokenizer.from_pretrained(checkpoint)
     tok.padding_side = "left"
-    model = Ernie4_5_MoeForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).to(device)
+    model = Ernie4_5_MoeForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).to(device)  # type: ignore[arg-type]  # transformers wraps .to with functools.wraps: mypy loses self
     model.eval()
     eos = tok.convert_tokens_to_ids("<|end_of_sentence|>")
     raw = Path(test_jsonl).read_bytes()
@@ -55,4 +55,4 @@ def main(checkpoint: str, test_jsonl: str, out_jsonl: str, batch: int = 64) -> N
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> dict:
         eos_token_id=tokenizer.eos_token_id,
         tie_word_embeddings=True,
     )
-    model = Ernie4_5_MoeForCausalLM(config).to(device)
+    model = Ernie4_5_MoeForCausalLM(config).to(device)  # type: ignore[arg-type]  # transformers wraps .to with functools.wraps: mypy loses self
     gates, biases = [], []
     generator = torch.Generator().manual_seed(args.seed + 1)
     with torch.no_grad():

@@ -250,8 +250,8 @@ def patch_request_state(request_state_cls: type, default: str | None = None) -> 
                 output.routed_experts = compact_expert_counts(np.asarray(ids))
         return output
 
-    request_state_cls.from_new_request = classmethod(from_new_request)  # type: ignore[attr-defined]
-    request_state_cls._new_completion_output = _new_completion_output  # type: ignore[attr-defined]
+    request_state_cls.from_new_request = classmethod(from_new_request)  # type: ignore[attr-defined]  # monkey-patch of vLLM's class
+    request_state_cls._new_completion_output = _new_completion_output  # type: ignore[attr-defined]  # monkey-patch of vLLM's class
     setattr(request_state_cls, _PATCHED_MARK, True)
     return True
 
@@ -281,7 +281,7 @@ def patch_scheduler(scheduler_module: _Any, default: str | None = None) -> bool:
         ``Scheduler.update_from_output`` or ``EngineCoreOutput``, in which case nothing is
         changed.
     """
-    scheduler_cls = getattr(scheduler_module, "Scheduler", None)
+    scheduler_cls: _Any = getattr(scheduler_module, "Scheduler", None)
     output_cls = getattr(scheduler_module, "EngineCoreOutput", None)
     if scheduler_cls is not None and getattr(scheduler_cls, _SCHED_MARK, False):
         return True
@@ -317,7 +317,7 @@ def patch_scheduler(scheduler_module: _Any, default: str | None = None) -> bool:
                 pass
         return output_cls(*args, **kwargs)
 
-    engine_core_output.__wrapped__ = output_cls  # type: ignore[attr-defined]
+    engine_core_output.__wrapped__ = output_cls  # type: ignore[attr-defined]  # as functools.wraps sets it
     scheduler_cls.update_from_output = update_from_output
     scheduler_module.EngineCoreOutput = engine_core_output
     setattr(scheduler_cls, _SCHED_MARK, True)
@@ -384,7 +384,7 @@ def patch_scheduler_config(config_cls: type) -> bool:
             _logger.warning("moe-orchestrator plugin: scheduler not patched: %s", exc)
         return cls
 
-    config_cls.get_scheduler_cls = get_scheduler_cls  # type: ignore[method-assign]
+    config_cls.get_scheduler_cls = get_scheduler_cls  # type: ignore[attr-defined]  # monkey-patch of vLLM's class
     setattr(config_cls, _CONFIG_MARK, True)
     return True
 

@@ -415,7 +415,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
                 if intent not in writes:
                     writes.append(intent)
             elif whys:
-                declined.append((intent, whys[0]))
+                declined.append((intent, str(whys[0])))  # None is not in whys here
                 if whys[0] == "question":
                     reads.append("eligibility" if intent == "refund" else "status")
         for intent, pattern in _READ_WORDS.items():

@@ -414,8 +414,8 @@ def _repeats(sentence: str, lang: Lang) -> bool:
     words = re.findall(r"[a-z0-9'][a-z0-9'./:-]*", sentence.lower())
     if any(a == b and len(a) > 1 for a, b in itertools.pairwise(words)):
         return True
-    grams = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
-    return len(grams) != len(set(grams))
+    word_grams = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
+    return len(word_grams) != len(set(word_grams))
 
 
 def _language_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from datetime import date, datetime
+from typing import TypedDict, TypeGuard
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -186,7 +187,7 @@ class _Builder:
         self.skipped: list[Skipped] = []
 
     def skip(self, what: str, ref: str, reason: str) -> None:
-        self.skipped.append(Skipped(what=what, ref=ref, reason=reason))  # type: ignore[arg-type]
+        self.skipped.append(Skipped(what=what, ref=ref, reason=reason))
 
     def add(
         self,
@@ -249,7 +250,16 @@ class _Coverage(BaseModel):
     missing: list[str]
 
 
-def _is_number(v: object) -> bool:
+class _Tags(TypedDict, total=False):
+    """Keyword arguments shared by several ``_Builder.add`` calls of one column."""
+
+    unit: str | None
+    column: str | None
+    filter: str | None
+    coverage: _Coverage | None
+
+
+def _is_number(v: object) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool) and bool(np.isfinite(v))
 
 
@@ -345,7 +355,10 @@ def _distinct(col: Column) -> Counter[str]:
 
 def profile(table: Table, config: AnalysisConfig) -> TableProfile:
     """Decide the role of each column of ``table``."""
-    measures, identifiers, dimensions, dates = [], [], [], []
+    measures: list[str] = []
+    identifiers: list[str] = []
+    dimensions: list[str] = []
+    dates: list[str] = []
     label: tuple[float, str] | None = None
     for col in table.columns:
         if col.is_numeric and col.non_empty and is_code(col):
@@ -394,22 +407,23 @@ def _weight_column(table: Table, measure: Column, prof: TableProfile) -> Column 
         if col.name in prof.identifiers or not is_additive(col):
             continue
         pairs = [(v, w) for v, w in zip(measure.values, col.values, strict=True) if _is_number(v)]
-        weights = [float(w) for _, w in pairs if _is_number(w)]  # type: ignore[arg-type]
+        weights = [float(w) for _, w in pairs if _is_number(w)]
         if pairs and len(weights) == len(pairs) and min(weights) >= 0 and sum(weights) > 0:
             return col
     return None
 
 
 def _mean(col: Column, positions: list[int], weights: Column | None) -> float | None:
-    values = [float(col.values[i]) for i in positions if _is_number(col.values[i])]  # type: ignore[arg-type]
+    values = [float(v) for i in positions if _is_number(v := col.values[i])]
     if not values:
         return None
     if weights is None:
         return float(np.mean(values))
     pairs = [
-        (float(col.values[i]), float(weights.values[i]))  # type: ignore[arg-type]
+        (float(v), float(w))
         for i in positions
-        if _is_number(col.values[i])
+        # _weight_column checked that weights holds a number wherever col does
+        if _is_number(v := col.values[i]) and _is_number(w := weights.values[i])
     ]
     total = sum(w for _, w in pairs)
     if total <= 0:
@@ -431,14 +445,14 @@ def _describe_measure(
         return out
     name = f"`{col.name}`"
     cover = _coverage(table, col)
-    common = {"unit": col.unit, "column": col.name, "coverage": cover}
+    common: _Tags = {"unit": col.unit, "column": col.name, "coverage": cover}
     if is_additive(col):
         out["total"] = b.add(
             table, f"total {name}", float(values.sum()), "sum", col.range, **common
-        )  # type: ignore[arg-type]
+        )
     if len(values) < 3 and is_additive(col):
         return out  # a mean, median or extreme of one or two values says nothing new
-    b.add(table, f"mean {name}", float(values.mean()), "mean", col.range, **common)  # type: ignore[arg-type]
+    b.add(table, f"mean {name}", float(values.mean()), "mean", col.range, **common)
     if weights is not None:
         weighted = _mean(col, list(range(len(table.rows))), weights)
         if weighted is not None:
@@ -450,10 +464,10 @@ def _describe_measure(
                 f"{col.range} × {weights.range}",
                 weights=weights.name,
                 **common,
-            )  # type: ignore[arg-type]
+            )
     if len(values) < 3:
         return out
-    b.add(table, f"median {name}", float(np.median(values)), "median", col.range, **common)  # type: ignore[arg-type]
+    b.add(table, f"median {name}", float(np.median(values)), "median", col.range, **common)
     lo, hi = int(values.argmin()), int(values.argmax())
     known = " known" if cover.missing else ""
     b.add(
@@ -463,7 +477,7 @@ def _describe_measure(
         "min",
         _cell(table, col, int(pos[lo])),
         **common,
-    )  # type: ignore[arg-type]
+    )
     b.add(
         table,
         f"largest{known} {name}",
@@ -471,7 +485,7 @@ def _describe_measure(
         "max",
         _cell(table, col, int(pos[hi])),
         **common,
-    )  # type: ignore[arg-type]
+    )
     return out
 
 
@@ -490,17 +504,17 @@ def _describe_by_currency(b: _Builder, table: Table, col: Column) -> None:
         "no total or mean over all of them, one per currency",
     )
     for unit, rows in sorted(rows_of.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        known = [float(col.values[i]) for i in rows]  # type: ignore[arg-type]
+        known = [float(v) for i in rows if _is_number(v := col.values[i])]  # all, by rows_of
         where = f"`{col.name}` in `{unit}`"
-        common = {
+        common: _Tags = {
             "unit": None if unit == "no currency" else unit,
             "column": col.name,
             "filter": where,
             "coverage": _coverage(table, col, rows),
         }
-        b.add(table, f"total {where}", sum(known), "group_sum", col.range, **common)  # type: ignore[arg-type]
+        b.add(table, f"total {where}", sum(known), "group_sum", col.range, **common)
         if len(known) >= 3:
-            b.add(table, f"mean {where}", float(np.mean(known)), "group_mean", col.range, **common)  # type: ignore[arg-type]
+            b.add(table, f"mean {where}", float(np.mean(known)), "group_mean", col.range, **common)
 
 
 def _as_date(value: object) -> date | None:
@@ -571,7 +585,7 @@ def _group_by(
     additive = is_additive(measure)
     results: list[tuple[str, float, list[int]]] = []
     for key, rows in groups.items():
-        known = [float(measure.values[i]) for i in rows if _is_number(measure.values[i])]  # type: ignore[arg-type]
+        known = [float(v) for i in rows if _is_number(v := measure.values[i])]
         if not known:
             continue
         value = sum(known) if additive else _mean(measure, rows, weights)
@@ -635,7 +649,9 @@ def _top_rows(
     for rank, k in enumerate(order, start=1):
         row = int(pos[k])
         name = label.values[row] if label is not None else None
-        who = f" (`{label.name}` = `{str(name).strip()[:80]}`)" if name not in (None, "") else ""
+        who = ""
+        if label is not None and name not in (None, ""):
+            who = f" (`{label.name}` = `{str(name).strip()[:80]}`)"
         b.add(
             table,
             f"{_ORDINALS[rank - 1]} largest{known} `{measure.name}`{who}",
@@ -678,7 +694,7 @@ def _periods(
         if measure is None:
             values[key] = len(rows)
             continue
-        nums = [float(measure.values[i]) for i in rows if _is_number(measure.values[i])]  # type: ignore[arg-type]
+        nums = [float(v) for i in rows if _is_number(v := measure.values[i])]
         if not nums:
             continue
         value = sum(nums) if additive else _mean(measure, rows, weights)

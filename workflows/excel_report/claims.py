@@ -507,7 +507,7 @@ _NO_RANK = re.compile(r"(?<![A-Za-z])at (?:least|most)(?![A-Za-z])|至少|至多
 def _without_names(raw: str, cited: list[str], ledger: Ledger) -> str:
     """``raw`` without the cited figures' column, group and period names: a column named
     "Average Price" or a group named "Top" claims nothing."""
-    names = set()
+    names: set[str] = set()
     for fid in cited:
         s = ledger.subjects[fid]
         names.update(n for n in (s.column, s.group, s.dimension, *s.periods) if n)

@@ -140,7 +140,7 @@ def _lines(workbook: Workbook, analysis: Analysis) -> list[tuple[int, str, str |
             out.append((priority, f"{figure.id} {figure.label} = {figure.display}", figure.id))
         for k, row in enumerate(table.rows[:3]):
             cells = [
-                _clip(format_value(c.values[k], c.unit) if c.values[k] is not None else "")
+                _clip(format_value(v, c.unit) if (v := c.values[k]) is not None else "")
                 for c in table.columns
             ]
             out.append((4, f"row {row}: " + " | ".join(cells), None))

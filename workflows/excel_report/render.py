@@ -28,6 +28,7 @@ from openpyxl import Workbook as XlsxWorkbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Font
+from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.spreadsheet import Workbook
@@ -327,7 +328,7 @@ def _chart_series(analysis: Analysis) -> list[tuple[str, list[Figure], str]]:
     """(title, figures, kind) for each group-by and period series worth a chart."""
     groups: dict[tuple[str, str], list[Figure]] = defaultdict(list)
     for figure in analysis.figures:
-        op = figure.provenance.operation
+        op: str = figure.provenance.operation
         if op in ("group_sum", "group_count", "period_sum", "period_count"):
             key = figure.provenance.cells + op
             groups[(key, op)].append(figure)
@@ -355,6 +356,7 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     """The report workbook: ``Summary``, ``Figures``, ``Chart data`` with charts."""
     wb = XlsxWorkbook()
     summary = wb.active
+    assert isinstance(summary, Worksheet)  # a new workbook holds one worksheet, active
     summary.title = "Summary"
     bold = Font(bold=True)
     rows: list[tuple[str, str]] = [("Report on", content.workbook.filename)]

@@ -21,8 +21,9 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import CursorResult, Result, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -72,15 +73,17 @@ class Coordination:
         decision = "approved" if approve else "rejected"
         now = _now()
         with self.sessions() as session:
-            won = session.execute(
-                update(Handoff)
-                .where(
-                    Handoff.thread_id == thread_id,
-                    Handoff.turn == turn,
-                    Handoff.status == "waiting",
+            won = _rowcount(
+                session.execute(
+                    update(Handoff)
+                    .where(
+                        Handoff.thread_id == thread_id,
+                        Handoff.turn == turn,
+                        Handoff.status == "waiting",
+                    )
+                    .values(status=decision, resolved_at=now, note=note[:2000])
                 )
-                .values(status=decision, resolved_at=now, note=note[:2000])
-            ).rowcount
+            )
             if won != 1:
                 session.rollback()
                 raise self._decided(session, thread_id, turn)
@@ -224,11 +227,13 @@ class Coordination:
                     return True
                 except IntegrityError:
                     session.rollback()
-            taken = session.execute(
-                update(TurnLease)
-                .where(TurnLease.thread_id == thread_id, TurnLease.expires_at < now)
-                .values(holder=holder, expires_at=until)
-            ).rowcount
+            taken = _rowcount(
+                session.execute(
+                    update(TurnLease)
+                    .where(TurnLease.thread_id == thread_id, TurnLease.expires_at < now)
+                    .values(holder=holder, expires_at=until)
+                )
+            )
             session.commit()
             return taken == 1
 
@@ -274,3 +279,9 @@ def turn_busy_error(thread_id: str, wait_s: float) -> TurnBusyError:
         f"a turn is already running on thread {thread_id}; try again "
         f"(waited {wait_s:g} s; nothing of this turn ran)"
     )
+
+
+def _rowcount(result: Result[Any]) -> int:
+    """Rows an UPDATE matched (``Session.execute`` is typed to return a plain ``Result``; for
+    DML it returns a ``CursorResult``, which has ``rowcount``)."""
+    return cast("CursorResult[Any]", result).rowcount
