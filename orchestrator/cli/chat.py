@@ -17,23 +17,26 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from orchestrator.cli.common import (
-    CS_DB_HELP,
+    NoLaunchOption,
+    OrderDbOption,
+    ServerUrlOption,
+    TraceOption,
+    command_errors,
     console,
     database_url_from_flags,
     err,
     fail,
-    model_server,
+    served_settings,
     settings_from_flags,
 )
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError, ThreadOwnerError, UserError
+from orchestrator.exceptions import ThreadOwnerError, UserError
 from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
-from serving.errors import ServingError
 from workflows.customer_service import open_workflow
 
 
@@ -48,18 +51,10 @@ def chat(
         list[str] | None, typer.Option(help="Send these turns and exit (repeatable).")
     ] = None,
     show_events: Annotated[bool, typer.Option(help="Show nodes and tool calls.")] = False,
-    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
-    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
-    ] = None,
-    trace: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenTelemetry traces of each turn: console (stderr) or otlp "
-            "(OTEL_EXPORTER_OTLP_ENDPOINT); default OTEL_TRACES_EXPORTER, else off."
-        ),
-    ] = None,
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
+    database_url: OrderDbOption = None,
+    trace: TraceOption = None,
 ) -> None:
     """Chat with the customer-service workflow; replies stream as they are written."""
     settings = settings_from_flags(
@@ -74,14 +69,12 @@ def chat(
         raise fail("--message must not be empty: give the text of the turn to send", 2)
     check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
-    try:
-        with model_server(settings, launch=not no_launch and server_url is None) as url:
-            settings = settings.model_copy(update={"server_url": url})
-            asyncio.run(_chat(settings, thread_id, customer, message, show_events))
-    except ThreadOwnerError as exc:  # another customer's thread: say so, exit 2
-        raise fail(exc, 2) from exc
-    except (OrchestratorError, ServingError) as exc:
-        raise fail(exc) from exc
+    try:  # another customer's thread (ThreadOwnerError) is the user's mistake: exit 2
+        with (
+            command_errors(usage=(ThreadOwnerError,)),
+            served_settings(settings, server_url=server_url, no_launch=no_launch) as served,
+        ):
+            asyncio.run(_chat(served, thread_id, customer, message, show_events))
     finally:
         shutdown_tracing()
 

@@ -20,10 +20,10 @@ import re
 import signal
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -31,7 +31,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from orchestrator.config import Settings
-from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
+from orchestrator.exceptions import (
+    ModelCallError,
+    OrchestratorError,
+    ServerUnavailableError,
+    UserError,
+)
 
 if TYPE_CHECKING:  # the serving package (and what it imports) loads when a server is needed
     from serving.launcher import ServerSupervisor, VLLMServer
@@ -369,6 +374,85 @@ CS_DB_HELP = (
     "Order store: a file path (runs/customer_service.db) or a SQLAlchemy URL (sqlite:///..., "
     "postgresql+psycopg://...). Default: ORCH_CS_DATABASE_URL."
 )
+
+# The options several commands take, declared once (typer reads ``Annotated`` aliases), so a
+# flag's name and help cannot drift between commands.
+#: ``--server-url``: a running vLLM server to use (no co-hosted one is started then).
+ServerUrlOption = Annotated[str | None, typer.Option(help="Use this running server.")]
+#: ``--no-launch``: never start a co-hosted server.
+NoLaunchOption = Annotated[
+    bool, typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers.")
+]
+#: ``--database-url``/``--db`` of the telemetry database.
+TelemetryDbOption = Annotated[str | None, typer.Option("--database-url", "--db", help=DB_HELP)]
+#: ``--database-url``/``--db`` of the customer-service order store.
+OrderDbOption = Annotated[str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)]
+#: ``--data-dir``: the real input data folder.
+DataDirOption = Annotated[Path | None, typer.Option(help="Real input data folder.")]
+#: ``--metrics-port``: where the framework's Prometheus metrics are served.
+MetricsPortOption = Annotated[
+    int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
+]
+#: ``--trace``: the OpenTelemetry exporter of a command that runs turns.
+TraceOption = Annotated[
+    str | None,
+    typer.Option(
+        help="OpenTelemetry traces of each turn: console (stderr) or otlp "
+        "(OTEL_EXPORTER_OTLP_ENDPOINT); default OTEL_TRACES_EXPORTER, else off."
+    ),
+]
+
+
+def add_group(
+    app: typer.Typer, name: str, help: str, commands: Mapping[str, Callable[..., Any]]
+) -> None:
+    """Add the command group ``orchestrator NAME ...`` to ``app``: ``commands`` maps each
+    subcommand's name to its function; ``help`` is the group's one-line help."""
+    group = typer.Typer(no_args_is_help=True, help=help)
+    for command, function in commands.items():
+        group.command(command)(function)
+    app.add_typer(group, name=name)
+
+
+@contextmanager
+def command_errors(
+    usage: tuple[type[BaseException], ...] = (),
+    runtime: tuple[type[BaseException], ...] = (),
+) -> Iterator[None]:
+    """Turn the errors a command expects into ``error: <message>`` and an exit, no traceback.
+
+    Errors of the ``usage`` kinds (the user's mistake) exit 2; an
+    :class:`~orchestrator.exceptions.OrchestratorError`, a ``serving.errors.ServingError`` or
+    an error of the ``runtime`` kinds exits 1. ``usage`` is tried first, so a subclass of
+    ``OrchestratorError`` named there exits 2. Example: ``with
+    command_errors(usage=(HandoffError,)): ...``.
+
+    Raises:
+        typer.Exit: Status 2 or 1, after :func:`fail` printed the message.
+    """
+    from serving.errors import ServingError
+
+    try:
+        yield
+    except usage as exc:
+        raise fail(exc, 2) from exc
+    except (OrchestratorError, ServingError, *runtime) as exc:
+        raise fail(exc) from exc
+
+
+@contextmanager
+def served_settings(
+    settings: Settings, *, server_url: str | None, no_launch: bool, **server: Any
+) -> Iterator[Settings]:
+    """``settings`` with ``server_url`` set to a vLLM server that answers, for the block.
+
+    :func:`model_server` with a co-hosted start allowed unless ``--no-launch`` was given or
+    the user named a server (``server_url``, the flag's value); ``server`` holds its other
+    keywords (``restart``, ``starting``). Raises what :func:`model_server` raises.
+    """
+    with model_server(settings, launch=not no_launch and server_url is None, **server) as url:
+        yield settings.model_copy(update={"server_url": url})
+
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 #: Dialect names of SQLAlchemy URLs: ``sqlite:x.db`` (no ``//``) is a broken URL, not a path.

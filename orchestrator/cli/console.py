@@ -9,8 +9,12 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:  # annotations only: `orchestrator load` needs neither the runtime nor numpy
+    from datetime import datetime
+
     from orchestrator.analysis.load import ExpertLoad
+    from orchestrator.config import Settings
     from orchestrator.core.dispatcher import RequestOutcome
+    from orchestrator.telemetry import TelemetryReader
 
 SOURCE_NOTE = {
     "replay": "replay = transformers replay of the served token ids: an estimate of the "
@@ -100,3 +104,30 @@ def print_load(console: Console, load: ExpertLoad, hot_factor: float = 2.0) -> N
             f"[yellow]{load.pending} calls with expert routing pending "
             "(fill: orchestrator telemetry fill-routing)[/]"
         )
+
+
+def print_expert_load(
+    console: Console,
+    store: TelemetryReader,
+    settings: Settings,
+    *,
+    workflow: str | None = None,
+    since: datetime | None = None,
+) -> None:
+    """Print the expert load table of ``store``'s model calls (of ``workflow``, from ``since``
+    on, when given), with the hot and dead thresholds of ``settings``.
+
+    Raises:
+        UserError: What :func:`orchestrator.analysis.load.expert_load` raises (no call with
+            routing stored, model shapes mixed).
+    """
+    from orchestrator.analysis.load import expert_load
+
+    load = expert_load(
+        store,
+        workflow=workflow,
+        since=since,
+        hot_factor=settings.hot_share_factor,
+        dead_min_expected=settings.dead_min_expected,
+    )
+    print_load(console, load, settings.hot_share_factor)

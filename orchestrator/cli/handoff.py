@@ -17,29 +17,29 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
-    CS_DB_HELP,
+    NoLaunchOption,
+    OrderDbOption,
+    ServerUrlOption,
+    add_group,
+    command_errors,
     console,
     database_url_from_flags,
     fail,
-    model_server,
+    served_settings,
     settings_from_flags,
 )
 from orchestrator.cli.store import open_order_store
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError
 from orchestrator.telemetry import TelemetryStore
-from serving.errors import ServingError
 from workflows.customer_service import HandoffError, open_workflow
 
 
 def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
-    ] = None,
+    database_url: OrderDbOption = None,
 ) -> None:
     """The conversations waiting for a person (oldest first), with their context."""
     store, _ = open_order_store(database_url)
@@ -76,11 +76,9 @@ def resume(
     ] = None,
     note: Annotated[str, typer.Option(help="A note for the record (≤ 2,000 characters).")] = "",
     by: Annotated[str, typer.Option(help="Who decided.")] = "agent",
-    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
-    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
-    ] = None,
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
+    database_url: OrderDbOption = None,
 ) -> None:
     """Continue THREAD once with the decision; the reply is printed."""
     if approve is None:
@@ -101,14 +99,12 @@ def resume(
             "resumed already (orchestrator handoff list shows the waiting ones)",
             2,
         )
-    try:
-        with model_server(settings, launch=not no_launch and server_url is None) as url:
-            settings = settings.model_copy(update={"server_url": url})
-            outcome = asyncio.run(_resume(settings, thread, approve, note, by))
-    except HandoffError as exc:  # HandoffDecidedError too: the race was lost, exit 2
-        raise fail(exc, 2) from exc
-    except (OrchestratorError, ServingError) as exc:
-        raise fail(exc) from exc
+    # HandoffDecidedError (a HandoffError) too: the race was lost, exit 2
+    with (
+        command_errors(usage=(HandoffError,)),
+        served_settings(settings, server_url=server_url, no_launch=no_launch) as served,
+    ):
+        outcome = asyncio.run(_resume(served, thread, approve, note, by))
     console.print(f"{outcome.status}: {escape(outcome.headline)}")
 
 
@@ -128,7 +124,6 @@ async def _resume(
 
 def register(app: typer.Typer) -> None:
     """Add the ``handoff`` group to ``app``."""
-    group = typer.Typer(no_args_is_help=True, help="Conversations handed to a person.")
-    group.command("list")(list_cmd)
-    group.command("resume")(resume)
-    app.add_typer(group, name="handoff")
+    add_group(
+        app, "handoff", "Conversations handed to a person.", {"list": list_cmd, "resume": resume}
+    )

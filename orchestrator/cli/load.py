@@ -12,20 +12,18 @@ from typing import Annotated
 import typer
 
 from orchestrator.cli.common import (
-    DB_HELP,
+    TelemetryDbOption,
     console,
     database_url_from_flags,
     fail,
     settings_from_flags,
 )
-from orchestrator.cli.console import print_load
+from orchestrator.cli.console import print_expert_load
 from orchestrator.exceptions import OrchestratorError
 
 
 def load(
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
-    ] = None,
+    database_url: TelemetryDbOption = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
 ) -> None:
     """Print the per-layer expert load table of a telemetry database.
@@ -33,7 +31,6 @@ def load(
     The database is opened read-only: nothing is written, and a database in a read-only
     folder, or one a writer is still adding to, can be read.
     """
-    from orchestrator.analysis.load import expert_load
     from orchestrator.telemetry.readonly import open_readonly
 
     settings = settings_from_flags(database_url=database_url_from_flags(None, database_url))
@@ -42,16 +39,7 @@ def load(
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
     try:
-        print_load(
-            console,
-            expert_load(
-                store,
-                workflow=workflow,
-                hot_factor=settings.hot_share_factor,
-                dead_min_expected=settings.dead_min_expected,
-            ),
-            settings.hot_share_factor,
-        )
+        print_expert_load(console, store, settings, workflow=workflow)
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
     finally:

@@ -19,12 +19,15 @@ from rich.table import Table as RichTable
 
 from orchestrator.batch.files import file_problem
 from orchestrator.cli.common import (
-    DB_HELP,
+    NoLaunchOption,
+    ServerUrlOption,
+    TelemetryDbOption,
+    command_errors,
     console,
     database_url_from_flags,
     err,
     fail,
-    model_server,
+    served_settings,
     settings_from_flags,
     working,
 )
@@ -33,11 +36,9 @@ from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
-from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Table, Workbook, read_workbook
 from orchestrator.telemetry import TelemetryStore
-from serving.errors import ServingError
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.offline import figures_only_report
 
@@ -119,17 +120,12 @@ def reader_table(wb: Workbook) -> RichTable:
 def report(
     file: Annotated[Path, typer.Argument(help="Spreadsheet (.xlsx, .xlsm, .xls, .csv, .tsv).")],
     out: Annotated[Path | None, typer.Option(help="Folder for the report files.")] = None,
-    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
-    no_launch: Annotated[
-        bool,
-        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
-    ] = False,
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
     inspect: Annotated[
         bool, typer.Option(help="Only show what the reader found; no model call.")
     ] = False,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
-    ] = None,
+    database_url: TelemetryDbOption = None,
     no_model: Annotated[
         bool,
         typer.Option(
@@ -180,18 +176,16 @@ def report(
         console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
         return
     check_storage(settings)  # a damaged or locked telemetry file: one line, before the server
-    try:
-        with model_server(
-            settings,
-            launch=not no_launch and server_url is None,
-            starting=f"starting co-hosted vLLM; log: {settings.server_log}",
-        ) as url:
-            settings = settings.model_copy(update={"server_url": url})
-            workflow = ExcelReportWorkflow(config)
-            workflow.preload(wb)  # the file was read above: the workflow does not read it again
-            code = asyncio.run(_run(settings, workflow, file))
-    except (OrchestratorError, ServingError) as exc:
-        raise fail(exc) from exc
+    starting = f"starting co-hosted vLLM; log: {settings.server_log}"
+    with (
+        command_errors(),
+        served_settings(
+            settings, server_url=server_url, no_launch=no_launch, starting=starting
+        ) as served,
+    ):
+        workflow = ExcelReportWorkflow(config)
+        workflow.preload(wb)  # the file was read above: the workflow does not read it again
+        code = asyncio.run(_run(served, workflow, file))
     raise typer.Exit(code)
 
 

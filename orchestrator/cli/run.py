@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,16 +22,20 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.cli.common import (
-    DB_HELP,
+    DataDirOption,
+    NoLaunchOption,
+    ServerUrlOption,
+    TelemetryDbOption,
+    command_errors,
     console,
     database_url_from_flags,
     err,
     fail,
-    model_server,
+    served_settings,
     settings_from_flags,
     working,
 )
-from orchestrator.cli.console import print_load, request_lines
+from orchestrator.cli.console import print_expert_load, request_lines
 from orchestrator.cli.interrupt import CtrlC, ctrl_c, interrupted
 from orchestrator.exceptions import OrchestratorError
 
@@ -46,15 +49,10 @@ if TYPE_CHECKING:
 def run(
     limit: Annotated[int, typer.Option("--limit", "-n", help="Requests to run.")] = 24,
     kind: Annotated[str, typer.Option(help="Data folder under the data dir.")] = "customer_service",
-    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
-    no_launch: Annotated[
-        bool,
-        typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers."),
-    ] = False,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
-    ] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
+    database_url: TelemetryDbOption = None,
+    data_dir: DataDirOption = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     restart: Annotated[
@@ -81,7 +79,6 @@ def run(
     )
     from orchestrator.datasets import sample_requests
     from orchestrator.telemetry import TelemetryStore
-    from serving.errors import ServingError
 
     try:
         requests = sample_requests(settings.data_dir, limit, kind=kind, seed=seed)
@@ -93,18 +90,16 @@ def run(
     try:
         with (
             ctrl_c("stopping (Ctrl-C): the server is stopped, no request is started") as handler,
-            model_server(
-                settings, launch=not no_launch and server_url is None, restart=restart
-            ) as url,
+            command_errors(),
+            served_settings(
+                settings, server_url=server_url, no_launch=no_launch, restart=restart
+            ) as served,
         ):
             # The server answers: from here a Ctrl-C cancels the running requests (asyncio's
             # own handler) and the server is stopped politely on the way out.
             handler.starting = False
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            settings = settings.model_copy(update={"server_url": url})
-            code = asyncio.run(_run_requests(settings, store, requests))
-    except (OrchestratorError, ServingError) as exc:
-        raise fail(exc) from exc
+            code = asyncio.run(_run_requests(served, store, requests))
     except KeyboardInterrupt:
         if handler is None or not handler.seen:  # asyncio stopped the requests: say so once
             err.print("stopped (Ctrl-C)", markup=False, highlight=False)
@@ -117,7 +112,6 @@ def run(
 async def _run_requests(settings: Settings, store: TelemetryStore, requests: list[Request]) -> int:
     """Handle the requests on ``settings.server_url``, printing each outcome, then the load
     table of this run's calls; 1 when a request failed or the batch stopped early, else 0."""
-    from orchestrator.analysis.load import expert_load
     from orchestrator.core.batch import run_batch
     from orchestrator.core.dispatcher import Orchestrator
     from orchestrator.core.runtime import make_client
@@ -166,16 +160,7 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     console.print("outcomes: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     try:
-        print_load(
-            console,
-            expert_load(
-                store,
-                since=started,
-                hot_factor=settings.hot_share_factor,
-                dead_min_expected=settings.dead_min_expected,
-            ),
-            settings.hot_share_factor,
-        )
+        print_expert_load(console, store, settings, since=started)
     except OrchestratorError as exc:
         console.print(f"[yellow]no load table:[/] {escape(str(exc))}")
     for outcome in report.failed:

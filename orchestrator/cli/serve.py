@@ -20,6 +20,7 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
+    MetricsPortOption,
     co_hosted_server,
     console,
     ensure_checkpoint,
@@ -76,9 +77,7 @@ def build_checkpoint_cmd(
 def serve(
     profile: Annotated[str | None, typer.Option(help="cpu or gpu.")] = None,
     port: Annotated[int | None, typer.Option(help="TCP port.")] = None,
-    metrics_port: Annotated[
-        int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
-    ] = None,
+    metrics_port: MetricsPortOption = None,
     restart: Annotated[
         bool,
         typer.Option(

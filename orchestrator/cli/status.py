@@ -158,24 +158,12 @@ def status(
             return
         time.sleep(interval)
         health = monitor.poll()
-    except ServerUnavailableError as exc:
+    except (ServerUnavailableError, ModelCallError) as exc:
         if as_json:
+            down = isinstance(exc, ServerUnavailableError)
+            kind = "server_unavailable" if down else "bad_metrics"
             raise _json_error(
-                "server_unavailable",
-                str(exc),
-                1,
-                server_url=settings.server_url,
-                metrics_url=monitor.url,
-            ) from exc
-        raise fail(exc) from exc
-    except ModelCallError as exc:
-        if as_json:
-            raise _json_error(
-                "bad_metrics",
-                str(exc),
-                1,
-                server_url=settings.server_url,
-                metrics_url=monitor.url,
+                kind, str(exc), 1, server_url=settings.server_url, metrics_url=monitor.url
             ) from exc
         raise fail(exc) from exc
     finally:

@@ -15,7 +15,8 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
-    CS_DB_HELP,
+    OrderDbOption,
+    add_group,
     console,
     database_url_from_flags,
     fail,
@@ -33,9 +34,7 @@ def seed(
         str | None,
         typer.Option(help="The store's 'today', YYYY-MM-DD (UTC); today when omitted."),
     ] = None,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
-    ] = None,
+    database_url: OrderDbOption = None,
 ) -> None:
     """Replace the order store's rows with generated ones (same seed and date: same rows)."""
     settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
@@ -76,9 +75,7 @@ def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
 
 
 def info(
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)
-    ] = None,
+    database_url: OrderDbOption = None,
 ) -> None:
     """Row counts of the order store and the first customer ids."""
     store, url = open_order_store(database_url)
@@ -93,7 +90,4 @@ def info(
 
 def register(app: typer.Typer) -> None:
     """Add the ``store`` group to ``app``."""
-    group = typer.Typer(no_args_is_help=True, help="The customer-service order store.")
-    group.command("seed")(seed)
-    group.command("info")(info)
-    app.add_typer(group, name="store")
+    add_group(app, "store", "The customer-service order store.", {"seed": seed, "info": info})

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from orchestrator.cli.common import (
     DB_HELP,
+    add_group,
     console,
     database_url_from_flags,
     err,
@@ -189,9 +190,9 @@ def fill_routing(
 
 def register(app: typer.Typer) -> None:
     """Add the ``telemetry`` group (``pending``, ``fill-routing``) to ``app``."""
-    group = typer.Typer(
-        no_args_is_help=True, help="Deferred expert routing in the telemetry store."
+    add_group(
+        app,
+        "telemetry",
+        "Deferred expert routing in the telemetry store.",
+        {"pending": pending, "fill-routing": fill_routing},
     )
-    group.command("pending")(pending)
-    group.command("fill-routing")(fill_routing)
-    app.add_typer(group, name="telemetry")

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.cli.common import console, fail, settings_from_flags
+from orchestrator.cli.common import DataDirOption, console, fail, settings_from_flags
 from orchestrator.exceptions import OrchestratorError
 
 train_app = typer.Typer(help="Train the offline ERNIE-MoE on the project's labelled sets.")
@@ -25,7 +25,7 @@ train_app = typer.Typer(help="Train the offline ERNIE-MoE on the project's label
 @train_app.command("prepare")
 def prepare_cmd(
     out: Annotated[Path, typer.Option(help="Folder to write.")] = Path(".train20"),
-    data_dir: Annotated[Path | None, typer.Option(help="Real input data folder.")] = None,
+    data_dir: DataDirOption = None,
     seed: Annotated[int, typer.Option(help="Seed of every draw.")] = 0,
     per_task: Annotated[int, typer.Option(min=1, help="Held-out prompts per task.")] = 200,
 ) -> None:

@@ -27,14 +27,23 @@ import typer
 import uvicorn
 
 from orchestrator.cli.chat import start_tracing
-from orchestrator.cli.common import console, fail, model_server, settings_from_flags
+from orchestrator.cli.common import (
+    MetricsPortOption,
+    NoLaunchOption,
+    ServerUrlOption,
+    TraceOption,
+    command_errors,
+    console,
+    fail,
+    served_settings,
+    settings_from_flags,
+)
 from orchestrator.cli.status import observe_server
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.observability import shutdown_tracing
 from orchestrator.ui import build_app
-from serving.errors import ServingError
 
 _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
@@ -120,18 +129,10 @@ def users_file() -> Path:
 def ui(
     port: Annotated[int | None, typer.Option(help="Port of the chat UI.")] = None,
     service_port: Annotated[int | None, typer.Option(help="Port of the event service.")] = None,
-    metrics_port: Annotated[
-        int | None, typer.Option(help="Serve the framework's Prometheus metrics here.")
-    ] = None,
-    server_url: Annotated[str | None, typer.Option(help="Use this running server.")] = None,
-    no_launch: Annotated[bool, typer.Option("--no-launch", help="Never start a server.")] = False,
-    trace: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenTelemetry traces of each turn: console (stderr) or otlp "
-            "(OTEL_EXPORTER_OTLP_ENDPOINT); default OTEL_TRACES_EXPORTER, else off."
-        ),
-    ] = None,
+    metrics_port: MetricsPortOption = None,
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
+    trace: TraceOption = None,
 ) -> None:
     """The Chainlit chat UI: streamed replies through the framework, expert trace, presets,
     spreadsheet reports, a moderation panel and handoff approval."""
@@ -156,8 +157,11 @@ def ui(
             2,
         )
     try:
-        with model_server(settings, launch=not no_launch and server_url is None) as url:
-            settings = settings.model_copy(update={"server_url": url})
+        with (
+            command_errors(runtime=(httpx.HTTPError,)),
+            served_settings(settings, server_url=server_url, no_launch=no_launch) as settings,
+        ):
+            url = settings.server_url
             env = ui_env(settings)
             api = _serve_api(settings, secret=env["ORCH_UI_SECRET"], trace_from_env=trace != "off")
             service = env["ORCH_UI_SERVICE_URL"]
@@ -185,8 +189,6 @@ def ui(
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         chainlit.wait(timeout=10)
                     api.should_exit = True
-    except (OrchestratorError, ServingError, httpx.HTTPError) as exc:
-        raise fail(exc) from exc
     finally:
         shutdown_tracing()
 
