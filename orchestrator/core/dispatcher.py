@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from langgraph.types import Command, Durability
 from pydantic import BaseModel, ConfigDict
@@ -19,11 +20,12 @@ from orchestrator.core.events import (
     ClassificationEvent,
     NodeFinished,
     NodeStarted,
+    RequestStatus,
     StreamDone,
     StreamEvent,
 )
 from orchestrator.core.gateway import CallSummary, ModelGateway
-from orchestrator.core.workflow import Workflow, WorkflowContext
+from orchestrator.core.workflow import HandoffWorkflow, Workflow, WorkflowContext
 from orchestrator.exceptions import (
     ModelCallError,
     ServerUnavailableError,
@@ -43,7 +45,13 @@ from orchestrator.telemetry import TelemetryStore
 
 logger = logging.getLogger(__name__)
 
-RequestStatus = Literal["succeeded", "rejected", "failed", "needs_human", "no_workflow"]
+__all__ = [
+    "Orchestrator",
+    "RequestOutcome",
+    "RequestStatus",
+    "durability",
+    "thread_config",
+]
 
 
 class RequestOutcome(BaseModel):
@@ -111,7 +119,9 @@ def _saver(workflow: Workflow[Any, Any]) -> Any:
     return None if saver is None or isinstance(saver, bool) else saver
 
 
-async def _forget_one_off(request: Request, workflow: Workflow[Any, Any], status: str) -> None:
+async def _forget_one_off(
+    request: Request, workflow: Workflow[Any, Any], status: RequestStatus
+) -> None:
     """Drop the checkpoints of a finished one-off request (no ``thread_id``) unless it waits
     for a person (``needs_human``: ``orchestrator handoff resume`` needs its state).
 
@@ -196,28 +206,6 @@ class Orchestrator:
             return Route.CUSTOMER_SERVICE
         return route
 
-    async def _waiting_outcome(
-        self, request: Request, classification: Classification, workflow: Workflow[Any, Any]
-    ) -> RequestOutcome | None:
-        """When the conversation already waits for a person (a LangGraph interrupt), the new
-        message does not run the graph: it is recorded ``needs_human`` and the outcome says
-        so. None when nothing waits (or the workflow has no handoff)."""
-        pending = getattr(workflow, "pending_handoff", None)
-        if not request.thread_id or pending is None or await pending(request.thread_id) is None:
-            return None
-        headline = (
-            f"conversation {request.thread_id} waits for a person; "
-            f"orchestrator handoff resume {request.thread_id} --approve|--reject"
-        )
-        await self.store.afinish_request(request.id, "needs_human", error=headline)
-        return RequestOutcome(
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
-            status="needs_human",
-            headline=headline,
-        )
-
     def workflow_for(self, route: Route) -> Workflow[Any, Any]:
         """The workflow registered for ``route``.
 
@@ -231,31 +219,6 @@ class Orchestrator:
             raise UnknownRouteError(
                 f"no workflow registered for route {route.value!r} (registered: {known})"
             ) from None
-
-    async def _finish(
-        self, request: Request, workflow: Workflow[Any, Any], state: Any
-    ) -> tuple[Any, dict[str, Any], RequestStatus]:
-        """Record the request's end from the workflow's final state.
-
-        A workflow that refused its input (a bad attachment), or that waits for a person (a
-        LangGraph interrupt), is recorded as ``rejected`` / ``needs_human``, else
-        ``succeeded``.
-
-        Returns:
-            ``(result model, its JSON payload, status)``.
-
-        Raises:
-            TelemetryError: The request row could not be written.
-        """
-        result = workflow.result(state)
-        payload = result.model_dump(mode="json")
-        status: RequestStatus = (
-            payload["status"]
-            if payload.get("status") in ("rejected", "needs_human")
-            else "succeeded"
-        )
-        await self.store.afinish_request(request.id, status, result=payload)
-        return result, payload, status
 
     @observed_request  # Prometheus: requests by route/status, confidence, workflow latency
     async def handle(self, request: Request) -> RequestOutcome:
@@ -274,11 +237,7 @@ class Orchestrator:
                 row is left ``running``.
             TelemetryError: The store cannot be written.
         """
-        if not isinstance(request, Request):
-            raise UserError(
-                f"handle() takes a Request, got {type(request).__name__}; "
-                "build one with Request(text=...)"
-            )
+        _check_request("handle", request)
         trace = _request_trace("handle", request)
         try:
             outcome = await self._handle(request, trace)
@@ -291,11 +250,89 @@ class Orchestrator:
 
     async def _handle(self, request: Request, trace: RequestTrace) -> RequestOutcome:
         """:meth:`handle`'s work, on the request's ``trace``."""
+        outcome: RequestOutcome | None = None
+        async for item in self._events(request, trace, events=False):
+            if isinstance(item, RequestOutcome):
+                outcome = item
+        assert outcome is not None  # _events ends every run with its outcome
+        return outcome
+
+    @observed_stream  # counted once, from its classification and done events
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Like :meth:`handle`, as a stream of typed events (:mod:`orchestrator.core.events`):
+        the classification, each node's start and end, what nodes report (tool calls and
+        results, the reply's fact sentence and its tokens as they arrive, a handoff), each
+        model call's experts with their expert-routing source, and last :class:`StreamDone`.
+
+        The request is recorded exactly as :meth:`handle` records it; stopping the iteration
+        early records it ``cancelled``.
+
+        Raises:
+            UserError: ``request`` is not a :class:`Request`.
+            ServerUnavailableError: After the ``failed`` :class:`StreamDone` is yielded.
+        """
+        _check_request("stream", request)
+        trace = _request_trace("stream", request)
+        ended: list[tuple[str, str | None]] = []  # how it ended, for the trace
+        try:
+            # aclosing: a consumer that stops early closes the inner stream now, which
+            # records the request cancelled (no row stays running)
+            async with contextlib.aclosing(self._events(request, trace, events=True)) as items:
+                async for item in items:
+                    event = _done(item) if isinstance(item, RequestOutcome) else item
+                    if isinstance(event, StreamDone):
+                        ended.append((event.status, event.error))
+                    yield event
+        except BaseException as exc:
+            if not ended:
+                closed = isinstance(exc, asyncio.CancelledError | GeneratorExit)
+                ended.append(("cancelled" if closed else "failed", f"{type(exc).__name__}: {exc}"))
+            raise
+        finally:
+            trace.finish(*(ended[0] if ended else ("cancelled", "stream closed")))
+
+    async def _events(
+        self, request: Request, trace: RequestTrace, *, events: bool
+    ) -> AsyncIterator[StreamEvent | RequestOutcome]:
+        """The one path of :meth:`handle` and :meth:`stream`: classify, start the request, hold
+        the turn, run the graph. Yields the stream's events (``events``: the classification,
+        the graph's events, each call's experts) and last the :class:`RequestOutcome`."""
         classification = self.classifier.classify(request)
         route = self._route(request, classification)
         _trace_classification(trace, route, classification)
+        if events:
+            yield _classification_event(request, route, classification)
+        workflow = self.workflows.get(route)
+        if route is Route.FALLBACK or workflow is None:
+            yield await self._unrouted(request, classification, route)
+            return
+        await self.store.astart_request(request, classification, workflow.name)
+        async with self._turn(request, workflow):
+            graph_input = await workflow.graph_input(request)
+            waiting = None
+            if not isinstance(graph_input, Command):  # a confirmation's answer resumes it
+                waiting = await self._waiting_outcome(request, classification, workflow)
+            if waiting is not None:
+                yield waiting
+                return
+            handed = await hand_on(self.store, request, classification, workflow.route)
+            drive = _streamed if events else _invoked
+            run = _Run(request, classification, workflow, trace, handed, events=events)
+            run.truncated = _input_truncated(request, workflow)
+            # closed here when the consumer stops early, so its row is recorded cancelled now
+            async with contextlib.aclosing(
+                self._execute(run, lambda gateway: drive(run, graph_input, gateway))
+            ) as items:
+                async for item in items:
+                    yield item
+
+    async def _unrouted(
+        self, request: Request, classification: Classification, route: Route
+    ) -> RequestOutcome:
+        """Record and return the end of a request no workflow runs: the fallback route
+        (``needs_human``) or a route without a registered workflow (``no_workflow``)."""
+        await self.store.astart_request(request, classification, None)
         if route is Route.FALLBACK:
-            await self.store.astart_request(request, classification, None)
             await self.store.afinish_request(request.id, "needs_human", error=classification.reason)
             return RequestOutcome(
                 request_id=request.id,
@@ -305,22 +342,43 @@ class Orchestrator:
                 headline=f"handed to a person: {classification.reason}",
             )
         try:
-            workflow = self.workflow_for(route)
+            self.workflow_for(route)
         except UnknownRouteError as exc:
-            await self.store.astart_request(request, classification, None)
-            await self.store.afinish_request(request.id, "no_workflow", error=str(exc))
-            return RequestOutcome(
-                request_id=request.id,
-                classification=classification,
-                workflow=None,
-                status="no_workflow",
-                error=str(exc),
-                headline=str(exc),
-            )
+            error = str(exc)
+        await self.store.afinish_request(request.id, "no_workflow", error=error)
+        return RequestOutcome(
+            request_id=request.id,
+            classification=classification,
+            workflow=None,
+            status="no_workflow",
+            error=error,
+            headline=error,
+        )
 
-        await self.store.astart_request(request, classification, workflow.name)
-        async with self._turn(request, workflow):
-            return await self._run(request, classification, workflow, trace)
+    async def _waiting_outcome(
+        self, request: Request, classification: Classification, workflow: Workflow[Any, Any]
+    ) -> RequestOutcome | None:
+        """When the conversation already waits for a person (a LangGraph interrupt), the new
+        message does not run the graph: it is recorded ``needs_human`` and the outcome says
+        so. None when nothing waits (or the workflow has no handoff)."""
+        if (
+            not request.thread_id
+            or not isinstance(workflow, HandoffWorkflow)
+            or await workflow.pending_handoff(request.thread_id) is None
+        ):
+            return None
+        headline = (
+            f"conversation {request.thread_id} waits for a person; "
+            f"orchestrator handoff resume {request.thread_id} --approve|--reject"
+        )
+        await self.store.afinish_request(request.id, "needs_human", error=headline)
+        return RequestOutcome(
+            request_id=request.id,
+            classification=classification,
+            workflow=workflow.name,
+            status="needs_human",
+            headline=headline,
+        )
 
     @contextlib.asynccontextmanager
     async def _turn(self, request: Request, workflow: Workflow[Any, Any]) -> AsyncIterator[None]:
@@ -351,252 +409,119 @@ class Orchestrator:
                     raise
             yield
 
-    async def _run(
-        self,
-        request: Request,
-        classification: Classification,
-        workflow: Workflow[Any, Any],
-        trace: RequestTrace,
-    ) -> RequestOutcome:
-        """Run ``workflow`` on the started request (the turn held) and record its end."""
-        graph_input = await workflow.graph_input(request)
-        waiting = None
-        if not isinstance(graph_input, Command):  # a confirmation's answer resumes the thread
-            waiting = await self._waiting_outcome(request, classification, workflow)
-        if waiting is not None:
-            return waiting
-        handed = await hand_on(self.store, request, classification, workflow.route)
-        trace.workflow(workflow.name)
-        gateway = ModelGateway(
-            self.client,
-            self.store,
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
-            max_tokens=self.max_tokens,
-            temperatures=self.temperatures,
-            trace=trace,
-        )
-        try:
-            state = await workflow.graph.ainvoke(
-                graph_input,
-                thread_config(request, trace),
-                context=WorkflowContext(llm=gateway, request=request),
-                durability=durability(request, workflow),
-            )
-        except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
-            logger.error("request %s failed in workflow %s: %s", request.id, workflow.name, exc)
-            await self.store.afinish_request(request.id, "failed", error=str(exc))
-            await _forget_one_off(request, workflow, "failed")
-            if isinstance(exc, ServerUnavailableError):
-                raise
-            return RequestOutcome(
-                request_id=request.id,
-                classification=classification,
-                workflow=workflow.name,
-                status="failed",
-                error=str(exc),
-                calls=list(gateway.calls),
-                headline=f"failed: {exc}",
-            )
-        except asyncio.CancelledError:  # Ctrl-C or a caller's timeout: no row stays "running"
-            await asyncio.shield(
-                self.store.afinish_request(request.id, "cancelled", error="cancelled by caller")
-            )
-            raise
-        except Exception as exc:  # a bug in a workflow: record it, then let it surface
-            storage = _storage_failure(exc, workflow)
-            if storage is None:
-                logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
-            await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
-            )
-            if storage is not None and storage is not exc:
-                raise storage from exc
-            raise
-        result, payload, status = await self._finish(request, workflow, state)
-        await _forget_one_off(request, workflow, status)
-        return RequestOutcome(
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
-            status=status,
-            result=payload,
-            headline=handed_on_note(workflow.headline(result), handed),
-            calls=list(gateway.calls),
-            handed_on=list(handed),
-            truncated=_input_truncated(request, workflow),
-        )
+    async def _execute(
+        self, run: _Run, drive: Callable[[ModelGateway], AsyncIterator[StreamEvent | _Final]]
+    ) -> AsyncIterator[StreamEvent | RequestOutcome]:
+        """Run the started request's graph (``drive``, given the request's gateway) and record
+        its end: the run path :meth:`handle`, :meth:`stream` and :meth:`resume` share.
 
-    @observed_stream  # counted once, from its classification and done events
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        """Like :meth:`handle`, as a stream of typed events (:mod:`orchestrator.core.events`):
-        the classification, each node's start and end, what nodes report (tool calls and
-        results, the reply's fact sentence and its tokens as they arrive, a handoff), each
-        model call's experts with their expert-routing source, and last :class:`StreamDone`.
-
-        The request is recorded exactly as :meth:`handle` records it; stopping the iteration
-        early records it ``cancelled``.
+        Yields what ``drive`` yields (its events), then, when ``run.events``, each call's
+        experts, and last the :class:`RequestOutcome`. A failed model call, an unreachable
+        server or an unwritable telemetry row ends it ``failed`` (an outcome; with
+        ``run.raise_failures``, raised like a bug instead); a cancelled or closed run is
+        recorded ``cancelled``; any other error is recorded ``failed`` and raised.
 
         Raises:
-            UserError: ``request`` is not a :class:`Request`.
-            ServerUnavailableError: After the ``failed`` :class:`StreamDone` is yielded.
+            ServerUnavailableError: After the ``failed`` outcome is yielded.
         """
-        if not isinstance(request, Request):
-            raise UserError(
-                f"stream() takes a Request, got {type(request).__name__}; "
-                "build one with Request(text=...)"
-            )
-        trace = _request_trace("stream", request)
-        ended: list[tuple[str, str | None]] = []  # how it ended, for the trace
+        request, workflow = run.request, run.workflow
+        run.trace.workflow(workflow.name)
+        gateway = self._gateway(run)
+        state: Any = None
+        failure: ModelCallError | ServerUnavailableError | TelemetryError | None = None
         try:
-            # aclosing: a consumer that stops early closes the inner stream now, which
-            # records the request cancelled (no row stays running)
-            async with contextlib.aclosing(self._stream(request, trace)) as events:
-                async for event in events:
-                    if isinstance(event, StreamDone):
-                        ended.append((event.status, event.error))
-                    yield event
-        except BaseException as exc:
-            if not ended:
-                closed = isinstance(exc, asyncio.CancelledError | GeneratorExit)
-                ended.append(("cancelled" if closed else "failed", f"{type(exc).__name__}: {exc}"))
-            raise
-        finally:
-            trace.finish(*(ended[0] if ended else ("cancelled", "stream closed")))
-
-    async def _stream(self, request: Request, trace: RequestTrace) -> AsyncIterator[StreamEvent]:
-        """:meth:`stream`'s work, on the request's ``trace``."""
-        classification = self.classifier.classify(request)
-        route = self._route(request, classification)
-        _trace_classification(trace, route, classification)
-        yield ClassificationEvent(
-            request_id=request.id,
-            route=route.value,
-            confidence=classification.confidence,
-            reason=classification.reason,
-            secondary_routes=tuple(
-                str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
-            ),
-            signals=tuple(signal.model_dump(mode="json") for signal in classification.signals),
-            tiers=tuple(
-                tier.model_dump(mode="json") for tier in getattr(classification, "tiers", ())
-            ),
-        )
-        workflow = self.workflows.get(route)
-        if route is Route.FALLBACK or workflow is None:
-            outcome = await self._handle(request, trace)
-            yield StreamDone(
-                request_id=outcome.request_id,
-                status=outcome.status,
-                headline=outcome.headline,
-                error=outcome.error,
-            )
-            return
-        await self.store.astart_request(request, classification, workflow.name)
-        async with (
-            self._turn(request, workflow),
-            # closed here when the consumer stops early, so its row is recorded cancelled now
-            contextlib.aclosing(
-                self._stream_run(request, classification, workflow, trace)
-            ) as events,
-        ):
-            async for event in events:
-                yield event
-
-    async def _stream_run(
-        self,
-        request: Request,
-        classification: Classification,
-        workflow: Workflow[Any, Any],
-        trace: RequestTrace,
-    ) -> AsyncIterator[StreamEvent]:
-        """:meth:`_stream`'s graph run, on the started request (the turn held)."""
-        graph_input = await workflow.graph_input(request)
-        waiting = None
-        if not isinstance(graph_input, Command):  # a confirmation's answer resumes the thread
-            waiting = await self._waiting_outcome(request, classification, workflow)
-        if waiting is not None:
-            yield StreamDone(
-                request_id=request.id, status=waiting.status, headline=waiting.headline
-            )
-            return
-        handed = await hand_on(self.store, request, classification, workflow.route)
-        trace.workflow(workflow.name)
-        gateway = ModelGateway(
-            self.client,
-            self.store,
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
-            max_tokens=self.max_tokens,
-            temperatures=self.temperatures,
-            trace=trace,
-        )
-        state: dict[str, Any] = {}
-        interrupts: Any = None
-        finished = completed = False
-        try:
-            async for mode, chunk in workflow.graph.astream(
-                graph_input,
-                thread_config(request, trace),
-                context=WorkflowContext(llm=gateway, request=request),
-                stream_mode=["custom", "tasks", "updates", "values"],
-                durability=durability(request, workflow),
-            ):
-                if mode == "custom" and isinstance(chunk, BaseModel):
-                    yield chunk  # type: ignore[misc]
-                elif mode == "tasks" and isinstance(chunk, dict) and "name" in chunk:
-                    if "result" in chunk or "error" in chunk:
-                        yield NodeFinished(
-                            node=chunk["name"], interrupted=bool(chunk.get("interrupts"))
-                        )
+            async with contextlib.aclosing(drive(gateway)) as items:
+                async for item in items:
+                    if isinstance(item, _Final):
+                        state = item.state
                     else:
-                        yield NodeStarted(node=chunk["name"])
-                elif mode == "updates" and isinstance(chunk, dict) and "__interrupt__" in chunk:
-                    interrupts = chunk["__interrupt__"]
-                elif mode == "values" and isinstance(chunk, dict):
-                    state = chunk
-            completed = True
+                        yield item
         except (ModelCallError, ServerUnavailableError, TelemetryError) as exc:
-            finished = True
-            await self.store.afinish_request(request.id, "failed", error=str(exc))
-            await _forget_one_off(request, workflow, "failed")
-            for event in _expert_events(gateway):
-                yield event
-            yield StreamDone(
-                request_id=request.id, status="failed", headline=f"failed: {exc}", error=str(exc)
-            )
-            if isinstance(exc, ServerUnavailableError):
-                raise
-            return
-        except Exception as exc:
-            finished = True
-            storage = _storage_failure(exc, workflow)
-            await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
-            )
-            if storage is not None and storage is not exc:
-                raise storage from exc
+            if run.raise_failures:
+                await self._crashed(request, workflow, exc)
+            failure = exc
+        except (asyncio.CancelledError, GeneratorExit) as exc:  # no row stays "running"
+            closed = run.events or isinstance(exc, GeneratorExit)
+            error = "stream closed" if closed else "cancelled by caller"
+            await asyncio.shield(self.store.afinish_request(request.id, "cancelled", error=error))
             raise
-        finally:
-            if not finished and not completed:
-                # the consumer stopped early (or the task was cancelled): no row stays running
-                await asyncio.shield(
-                    self.store.afinish_request(request.id, "cancelled", error="stream closed")
-                )
-        if interrupts:
-            state = {**state, "__interrupt__": interrupts}
+        except Exception as exc:  # a bug in a workflow: record it, then let it surface
+            await self._crashed(request, workflow, exc)
+        if failure is not None:
+            logger.error("request %s failed in workflow %s: %s", request.id, workflow.name, failure)
+            await self.store.afinish_request(request.id, "failed", error=str(failure))
+            await _forget_one_off(request, workflow, "failed")
+            if run.events:
+                for event in _expert_events(gateway):
+                    yield event
+            yield run.outcome("failed", gateway, error=str(failure), headline=f"failed: {failure}")
+            if isinstance(failure, ServerUnavailableError):
+                raise failure
+            return
         result, payload, status = await self._finish(request, workflow, state)
         await _forget_one_off(request, workflow, status)
-        for event in _expert_events(gateway):
-            yield event
-        yield StreamDone(
-            request_id=request.id,
-            status=status,
-            headline=handed_on_note(workflow.headline(result), handed),
+        if run.events:
+            for event in _expert_events(gateway):
+                yield event
+        yield run.outcome(
+            status,
+            gateway,
             result=payload,
+            headline=handed_on_note(workflow.headline(result), run.handed),
+            handed_on=list(run.handed),
+            truncated=run.truncated,
         )
+
+    def _gateway(self, run: _Run) -> ModelGateway:
+        """The request's model gateway: every call it makes is recorded under the request."""
+        return ModelGateway(
+            self.client,
+            self.store,
+            request_id=run.request.id,
+            classification=run.classification,
+            workflow=run.workflow.name,
+            max_tokens=self.max_tokens,
+            temperatures=self.temperatures,
+            trace=run.trace,
+        )
+
+    async def _crashed(
+        self, request: Request, workflow: Workflow[Any, Any], exc: Exception
+    ) -> NoReturn:
+        """Record a run that raised ``exc`` (a bug, or the workflow's database failing) as
+        ``failed``, then raise it (as a :class:`StorageError` where it is the database's)."""
+        storage = _storage_failure(exc, workflow)
+        if storage is None:
+            logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
+        await self.store.afinish_request(request.id, "failed", error=_failure_text(exc, storage))
+        if storage is not None and storage is not exc:
+            raise storage from exc
+        raise exc
+
+    async def _finish(
+        self, request: Request, workflow: Workflow[Any, Any], state: Any
+    ) -> tuple[Any, dict[str, Any], RequestStatus]:
+        """Record the request's end from the workflow's final state.
+
+        A workflow that refused its input (a bad attachment), or that waits for a person (a
+        LangGraph interrupt), is recorded as ``rejected`` / ``needs_human``, else
+        ``succeeded``.
+
+        Returns:
+            ``(result model, its JSON payload, status)``.
+
+        Raises:
+            TelemetryError: The request row could not be written.
+        """
+        result = workflow.result(state)
+        payload = result.model_dump(mode="json")
+        status: RequestStatus = (
+            payload["status"]
+            if payload.get("status") in ("rejected", "needs_human")
+            else "succeeded"
+        )
+        await self.store.afinish_request(request.id, status, result=payload)
+        return result, payload, status
 
     @observed_request  # a resumed handoff is a request too (route customer_service)
     async def resume(
@@ -642,53 +567,147 @@ class Orchestrator:
         note: str,
         by: str,
     ) -> RequestOutcome:
-        """:meth:`resume`'s work, on the request's ``trace``."""
+        """:meth:`resume`'s work, on the request's ``trace``: the shared run path
+        (:meth:`_execute`) with the workflow's ``resume`` as the graph run."""
         thread_id = str(request.thread_id)
         _trace_classification(trace, Route.CUSTOMER_SERVICE, classification)
         trace.set(**{"handoff.decision": "approved" if approve else "rejected"})
-        trace.workflow(workflow.name)
-        gateway = ModelGateway(
-            self.client,
-            self.store,
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
-            max_tokens=self.max_tokens,
-            temperatures=self.temperatures,
-            trace=trace,
-        )
-        resume = getattr(workflow, "resume", None)
-        if resume is None:
+        if not isinstance(workflow, HandoffWorkflow):
             raise UserError(f"workflow {workflow.name} cannot be resumed")
-        # refuse before recording anything when nothing waits (HandoffError)
-        if await workflow.pending_handoff(thread_id) is None:  # type: ignore[attr-defined]
-            await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
-        await self.store.astart_request(request, classification, workflow.name)
-        try:
-            state = await resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
-        except Exception as exc:
-            storage = _storage_failure(exc, workflow)
-            await self.store.afinish_request(
-                request.id, "failed", error=_failure_text(exc, storage)
+
+        async def resumed(gateway: ModelGateway) -> AsyncIterator[_Final]:
+            yield _Final(
+                await workflow.resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
             )
-            if storage is not None and storage is not exc:
-                raise storage from exc
-            raise
-        result = workflow.result(state)
-        payload = result.model_dump(mode="json")
-        status: RequestStatus = (
-            "needs_human" if payload.get("status") == "needs_human" else "succeeded"
-        )
-        await self.store.afinish_request(request.id, status, result=payload)
+
+        run = _Run(request, classification, workflow, trace, raise_failures=True)
+        # refuse before recording anything when nothing waits (HandoffError)
+        if await workflow.pending_handoff(thread_id) is None:
+            async for _ in resumed(self._gateway(run)):
+                pass
+        await self.store.astart_request(request, classification, workflow.name)
+        outcome: RequestOutcome | None = None
+        async for item in self._execute(run, resumed):
+            if isinstance(item, RequestOutcome):
+                outcome = item
+        assert outcome is not None  # _execute ends every run with its outcome
+        return outcome
+
+
+@dataclass
+class _Final:
+    """The graph's final state, the last thing a run's ``drive`` yields."""
+
+    state: Any
+
+
+@dataclass
+class _Run:
+    """One started request's graph run, as :meth:`Orchestrator._execute` runs it.
+
+    Attributes:
+        handed: The parts of a compound request handed to a person (``handed_on``).
+        events: The caller streams: yield each call's experts, and a closed or cancelled run
+            is recorded ``stream closed``.
+        raise_failures: A failed model call is raised (recorded like a bug) instead of
+            ending in a ``failed`` outcome (a resumed handoff).
+        truncated: The workflow read only part of the request's text.
+    """
+
+    request: Request
+    classification: Classification
+    workflow: Workflow[Any, Any]
+    trace: RequestTrace
+    handed: tuple[HandedOn, ...] = ()
+    events: bool = False
+    raise_failures: bool = False
+    truncated: bool = False
+
+    def outcome(
+        self, status: RequestStatus, gateway: ModelGateway, **fields: Any
+    ) -> RequestOutcome:
+        """The run's outcome with ``status``, its calls, and ``fields``."""
         return RequestOutcome(
-            request_id=request.id,
-            classification=classification,
-            workflow=workflow.name,
+            request_id=self.request.id,
+            classification=self.classification,
+            workflow=self.workflow.name,
             status=status,
-            result=payload,
-            headline=workflow.headline(result),
             calls=list(gateway.calls),
+            **fields,
         )
+
+
+def _config(run: _Run, gateway: ModelGateway) -> dict[str, Any]:
+    """The keyword arguments of the graph's ``ainvoke`` / ``astream`` for ``run``."""
+    return {
+        "config": thread_config(run.request, run.trace),
+        "context": WorkflowContext(llm=gateway, request=run.request),
+        "durability": durability(run.request, run.workflow),
+    }
+
+
+async def _invoked(run: _Run, graph_input: Any, gateway: ModelGateway) -> AsyncIterator[_Final]:
+    """:meth:`Orchestrator.handle`'s graph run: one ``ainvoke``, no events."""
+    yield _Final(await run.workflow.graph.ainvoke(graph_input, **_config(run, gateway)))
+
+
+async def _streamed(
+    run: _Run, graph_input: Any, gateway: ModelGateway
+) -> AsyncIterator[StreamEvent | _Final]:
+    """:meth:`Orchestrator.stream`'s graph run: the nodes' starts and ends and what they
+    report (LangGraph's ``custom`` stream), then the final state (with its interrupts)."""
+    state: dict[str, Any] = {}
+    interrupts: Any = None
+    async for mode, chunk in run.workflow.graph.astream(
+        graph_input, stream_mode=["custom", "tasks", "updates", "values"], **_config(run, gateway)
+    ):
+        if mode == "custom" and isinstance(chunk, BaseModel):
+            yield chunk  # type: ignore[misc]
+        elif mode == "tasks" and isinstance(chunk, dict) and "name" in chunk:
+            if "result" in chunk or "error" in chunk:
+                yield NodeFinished(node=chunk["name"], interrupted=bool(chunk.get("interrupts")))
+            else:
+                yield NodeStarted(node=chunk["name"])
+        elif mode == "updates" and isinstance(chunk, dict) and "__interrupt__" in chunk:
+            interrupts = chunk["__interrupt__"]
+        elif mode == "values" and isinstance(chunk, dict):
+            state = chunk
+    yield _Final({**state, "__interrupt__": interrupts} if interrupts else state)
+
+
+def _check_request(method: str, request: object) -> None:
+    if not isinstance(request, Request):
+        raise UserError(
+            f"{method}() takes a Request, got {type(request).__name__}; "
+            "build one with Request(text=...)"
+        )
+
+
+def _classification_event(
+    request: Request, route: Route, classification: Classification
+) -> ClassificationEvent:
+    return ClassificationEvent(
+        request_id=request.id,
+        route=route.value,
+        confidence=classification.confidence,
+        reason=classification.reason,
+        secondary_routes=tuple(
+            str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
+        ),
+        signals=tuple(signal.model_dump(mode="json") for signal in classification.signals),
+        tiers=tuple(tier.model_dump(mode="json") for tier in getattr(classification, "tiers", ())),
+    )
+
+
+def _done(outcome: RequestOutcome) -> StreamDone:
+    """The stream's last event for ``outcome``."""
+    return StreamDone(
+        request_id=outcome.request_id,
+        status=outcome.status,
+        headline=outcome.headline,
+        result=outcome.result,
+        error=outcome.error,
+    )
 
 
 def _storage_failure(exc: BaseException, workflow: Workflow[Any, Any]) -> StorageError | None:

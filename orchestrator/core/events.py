@@ -16,6 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: How a request ended (``RequestOutcome.status``, ``StreamDone.status``): ``succeeded``;
+#: ``rejected`` (the workflow refused its input, or the turn was refused); ``failed``;
+#: ``needs_human`` (handed to a person); ``no_workflow`` (no workflow for its route).
+RequestStatus = Literal["succeeded", "rejected", "failed", "needs_human", "no_workflow"]
+
 
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -132,7 +137,7 @@ class StreamDone(_Event):
 
     kind: Literal["done"] = "done"
     request_id: str
-    status: str
+    status: RequestStatus
     headline: str
     result: dict[str, Any] | None = None
     error: str | None = None

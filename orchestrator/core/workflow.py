@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
@@ -72,3 +72,28 @@ class Workflow(ABC, Generic[StateT, ResultT]):
     @abstractmethod
     def headline(self, result: ResultT) -> str:
         """One line for the console (e.g. the drafted reply)."""
+
+
+@runtime_checkable
+class HandoffWorkflow(Protocol):
+    """A workflow whose turns can wait for a person (a LangGraph interrupt) and be resumed with
+    their decision; the dispatcher checks a thread with :meth:`pending_handoff` before a turn
+    runs and drives :meth:`Orchestrator.resume
+    <orchestrator.core.dispatcher.Orchestrator.resume>` through :meth:`resume`.
+    """
+
+    name: str
+
+    async def pending_handoff(self, thread_id: str) -> dict[str, Any] | None:
+        """The interrupt payload ``thread_id`` waits on, or None when nothing waits."""
+        ...
+
+    async def resume(
+        self, thread_id: str, *, approve: bool, note: str, gateway: ModelGateway, by: str
+    ) -> Any:
+        """Resume ``thread_id`` once with a person's decision; returns the final graph state.
+
+        Raises:
+            HandoffError: Nothing waits on ``thread_id``.
+        """
+        ...
