@@ -62,7 +62,6 @@ from orchestrator.classifier.models import (
     Thresholds,
     TierContribution,
     TierName,
-    trusted,
 )
 from orchestrator.classifier.negation import (
     clauses,
@@ -744,8 +743,7 @@ class RuleClassifier:
         Python allows (each ``round`` or float format costs about a microsecond on it): the
         scores are the model's probabilities as computed (not rounded), ordered once by a
         stable sort of four indices; the calibration map is a plain tuple interpolation; the
-        reason and the tier's note share one formatted probability and precomputed text; the
-        result and the tier record are built from dict literals (``models.trusted``).
+        reason and the tier's note share one formatted probability and precomputed text.
         """
         order = sorted(_INDICES, key=probs.__getitem__, reverse=True)  # stable: ties by class
         scores = {_CLASSES[i]: probs[i] for i in order}
@@ -759,36 +757,21 @@ class RuleClassifier:
             out_scores = scores.copy()
             del out_scores[FALLBACK]
             why = None
-        return trusted(
-            Classification,
-            {
-                "route": route,
-                "confidence": _interp(knots, p1) if knots is not None else p1,
-                "scores": out_scores,
-                "signals": (),
-                "reason": head + shown + tail,
-                "fallback_reason": why,
-                "calibrated": knots is not None,
-                "rules_version": state.version,
-                "secondary_routes": (),
-                "tiers": (
-                    trusted(
-                        TierContribution,
-                        {
-                            "tier": "fast",
-                            "consulted": True,
-                            "scores": scores,
-                            "decided": True,
-                            "note": "sure: p=" + shown + state.fast_note,
-                        },
-                    ),
-                    _SKIPPED_RULES,
-                    _SKIPPED_LEARNED,
-                    self._semantic_off,
-                ),
-                "truncated": False,
-                "scanned": scanned,
-            },
+        return Classification(
+            route=route,
+            confidence=_interp(knots, p1) if knots is not None else p1,
+            scores=out_scores,
+            reason=head + shown + tail,
+            fallback_reason=why,
+            calibrated=knots is not None,
+            rules_version=state.version,
+            tiers=(
+                _tier("fast", True, scores, True, "sure: p=" + shown + state.fast_note),
+                _SKIPPED_RULES,
+                _SKIPPED_LEARNED,
+                self._semantic_off,
+            ),
+            scanned=scanned,
         )
 
     def _slow(
@@ -837,37 +820,22 @@ class RuleClassifier:
                 miss[rule.route] *= 1.0 - w
                 rule_ids.append(rule.id)
             signals.append(
-                trusted(
-                    Signal,
-                    {
-                        "rule_id": rule.id,
-                        "route": rule.route,
-                        "weight": round(w, 4),
-                        "matched": matched,
-                        "span": span,
-                        "negative": rule.negative,
-                        "similarity": sim,
-                        "negated": negated,
-                    },
+                Signal(
+                    rule_id=rule.id,
+                    route=rule.route,
+                    weight=round(w, 4),
+                    matched=matched,
+                    span=span,
+                    negative=rule.negative,
+                    similarity=sim,
+                    negated=negated,
                 )
             )
         if channel is not None:
             for route, w in compiled.channels.get(channel.lower(), ()):
                 miss[route] *= 1.0 - w
                 signals.append(
-                    trusted(
-                        Signal,
-                        {
-                            "rule_id": f"channel.{route}",
-                            "route": route,
-                            "weight": w,
-                            "matched": channel,
-                            "span": None,
-                            "negative": False,
-                            "similarity": 1.0,
-                            "negated": False,
-                        },
-                    )
+                    Signal(rule_id=f"channel.{route}", route=route, weight=w, matched=channel)
                 )
         # best first: score, then priority, then Route order (no key function: plain
         # tuples sort faster)
@@ -1078,7 +1046,7 @@ class RuleClassifier:
                     f"{p_sem}); the fast tiers were unsure: {reason}"
                 )
                 confidence, cmap = p_sem, None
-        return _result(
+        return Classification(
             route=route,
             confidence=max(0.0, min(1.0, confidence)),
             scores=out_scores,
@@ -1254,51 +1222,12 @@ def _part_decides(
 def _tier(
     tier: TierName, consulted: bool, scores: dict[Route, float], decided: bool, note: str
 ) -> TierContribution:
-    """A :class:`TierContribution` of values computed here (no validation: see ``trusted``)."""
-    return trusted(
-        TierContribution,
-        {"tier": tier, "consulted": consulted, "scores": scores, "decided": decided, "note": note},
+    """A :class:`TierContribution` from its fields in declaration order."""
+    return TierContribution(
+        tier=tier, consulted=consulted, scores=scores, decided=decided, note=note
     )
 
 
-def _result(
-    *,
-    route: Route,
-    confidence: float,
-    scores: dict[Route, float],
-    reason: str,
-    signals: tuple[Signal, ...] = (),
-    fallback_reason: FallbackReason | None = None,
-    calibrated: bool = False,
-    rules_version: str = "",
-    secondary_routes: tuple[Route, ...] = (),
-    tiers: tuple[TierContribution, ...] = (),
-    truncated: bool = False,
-    scanned: tuple[tuple[int, int], ...] = (),
-) -> Classification:
-    """A :class:`Classification` of values computed here (no validation: see ``trusted``),
-    fields in declaration order."""
-    return trusted(
-        Classification,
-        {
-            "route": route,
-            "confidence": confidence,
-            "scores": scores,
-            "signals": signals,
-            "reason": reason,
-            "fallback_reason": fallback_reason,
-            "calibrated": calibrated,
-            "rules_version": rules_version,
-            "secondary_routes": secondary_routes,
-            "tiers": tiers,
-            "truncated": truncated,
-            "scanned": scanned,
-        },
-    )
-
-
-#: Ties in probability sort by class order, as a stable argsort would.
-_NEG_INDEX = tuple(-i for i in range(len(_CLASSES)))
 _INDICES = tuple(range(len(_CLASSES)))
 #: The fixed parts of a fast-tier decision's reason, per route: ``head + p + tail``.
 _FAST_REASON: dict[Route, tuple[str, str]] = {

@@ -42,14 +42,14 @@ from __future__ import annotations
 import json
 import math
 import re
-import struct
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
-from itertools import pairwise, repeat
+from itertools import pairwise
 from math import exp
+from operator import add
 from pathlib import Path
 
 import numpy as np
@@ -325,75 +325,34 @@ class LearnedModel:
         tmp.replace(path)
 
 
-#: Lanes of a packed row, 64 bits each, lowest first: lane 0 counts known features (1 per row),
-#: lanes 1-4 hold the text-only weights and lanes 5-8 the combined weights, each stored as
-#: ``_OFFSET + round(w * _SCALE)`` so that every lane stays non-negative and a sum of rows never
-#: borrows across lanes: a sum of n rows holds ``n * _OFFSET`` extra on each weight lane, which
-#: :func:`_unpack` subtracts (exactly, in integers) before converting to float.
+#: A feature's *row*: a count of 1.0, then its text-only weights and its combined weights
+#: (:data:`CLASSES` order each). A request's evidence is the column sums of its rows.
+Row = tuple[float, ...]
 _K = len(CLASSES)
-_LANE = 64
-_LANES = 1 + 2 * _K
-_BYTES = _LANES * _LANE // 8
-_UNPACK = struct.Struct(f"<{_LANES}Q").unpack
-#: Fixed-point scale of a packed weight (rounding below 2**-33 ~ 1.2e-10 per weight).
+_ZERO: Row = (0.0,) * (1 + 2 * _K)
+#: Weights are rounded to multiples of ``1 / _SCALE`` (2**-32, below 1.2e-10 per weight), so
+#: that any sum of a request's rows is exact in float64 (sums stay far below 2**21) and the
+#: same in any order: a token's memoised sum plus its word pairs gives what the features one
+#: by one give, to the last bit.
 _SCALE = float(1 << 32)
-#: Largest packable weight magnitude (fitted models stay under 10): ``|w| * _SCALE < 2**40``.
+#: Largest weight magnitude kept exact that way (fitted models stay under 10).
 _LIMIT = float(1 << 8)
-_OFFSET = 1 << 40
-#: Most known features one packed sum may hold: each row adds under ``2**41`` per lane.
-_MAX_FEATURES = (1 << (_LANE - 41)) - 1
 #: Most distinct tokens remembered per scorer (the memo is cleared when full).
 _MEMO = 1 << 16
 
 
-def _pack(values: Sequence[float]) -> int:
-    """One feature's weights (text-only then combined, :data:`CLASSES` order each) as one
-    Python integer: a count of 1 in lane 0, value k in lane k + 1, offset to be non-negative."""
-    out = 1
-    for k, v in enumerate(values, 1):
-        out += (_OFFSET + round(v * _SCALE)) << (_LANE * k)
-    return out
+def _row(weights: Sequence[float]) -> Row:
+    """One feature's row from its weights (text-only then combined), rounded (:data:`_SCALE`)."""
+    return (1.0, *(round(w * _SCALE) / _SCALE for w in weights))
 
 
-def _unpack(total: int) -> tuple[int, list[float]]:
-    """The feature count and the eight weight sums (text-only, then combined) of a sum of
-    :func:`_pack` integers.
-
-    Raises:
-        ValueError: More than :data:`_MAX_FEATURES` features were summed (lanes would carry;
-            a request's window holds a few thousand at most).
-    """
-    lanes = _UNPACK(total.to_bytes(_BYTES, "little"))
-    n = lanes[0]
-    if n > _MAX_FEATURES:
-        raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
-    base = n * _OFFSET
-    return n, [(v - base) / _SCALE for v in lanes[1:]]
+def _sum_rows(rows: Iterable[Row]) -> Row:
+    """Column sums of rows (exact: see :data:`_SCALE`); zeros for none."""
+    return tuple(map(sum, zip(*rows, strict=True))) or _ZERO
 
 
-_LANE_MASK = (1 << _LANE) - 1
-
-
-def _lane(total: int, k: int) -> float:
-    """Lane ``k`` (1 or more) of a sum of :func:`_pack` integers, as :func:`_unpack` gives it,
-    without unpacking the others."""
-    n = total & _LANE_MASK
-    return (((total >> (_LANE * k)) & _LANE_MASK) - n * _OFFSET) / _SCALE
-
-
-_TEXT_MASK = (1 << (_LANE * (1 + _K))) - 1
-_TEXT_BYTES = _LANE // 8 * (1 + _K)
-_UNPACK_TEXT = struct.Struct(f"<{1 + _K}Q").unpack
-
-
-def _unpack_text(total: int) -> tuple[int, list[float]]:
-    """:func:`_unpack` of the count and the text-only lanes only (the fast tier's)."""
-    lanes = _UNPACK_TEXT((total & _TEXT_MASK).to_bytes(_LANE // 8 * (1 + _K), "little"))
-    n = lanes[0]
-    if n > _MAX_FEATURES:
-        raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
-    base = n * _OFFSET
-    return n, [(v - base) / _SCALE for v in lanes[1:]]
+def _add(a: Row, b: Row) -> Row:
+    return tuple(map(add, a, b))
 
 
 #: Tokens (of :func:`tokens`) one of which every English negation cue of
@@ -426,19 +385,16 @@ class FastScorer:
     """The learned tier's per-request scorer, in plain Python: a table of precomputed sums.
 
     Built once per model (and again on a hot reload, aside). Each token the scorer meets is
-    turned, once, into one *entry*: the sum of the weight rows of all its known features (a
-    word's ``w`` and ``c`` grams, a Chinese run's ``z`` and ``y`` grams) for both weight sets,
-    packed as unsigned 64-bit lanes of one Python integer (:func:`_pack`: a feature count and
-    eight offset fixed-point weights, scale ``2**32``). Word pairs and the framing, attachment,
-    channel and rule features have packed rows of their own. A request then costs one C-level
-    ``sum(map(memo.__getitem__, tokens))``, one more over its word pairs (``dict.get`` of
-    ``(prev, tok)``), and one ``int.to_bytes`` + ``struct`` unpack of the nine lanes at the
-    end: no numpy and no per-token Python bytecode on a warm path. This is a precomputed weight
-    table keyed by the token instead of by a hash bucket: the dictionary hashes the token
-    anyway, and a known token needs no n-gram extraction at all.
+    turned, once, into one *entry*: the column sums of the rows (:data:`Row`: a count, then
+    both weight sets) of all its known features (a word's ``w`` and ``c`` grams, a Chinese
+    run's ``z`` and ``y`` grams). Word pairs and the framing, attachment, channel and rule
+    features have rows of their own. A request then costs a dictionary lookup per token and
+    per word pair and one column sum of the rows found: no numpy and no n-gram extraction for
+    a known token. This is a precomputed weight table keyed by the token instead of by a hash
+    bucket: the dictionary hashes the token anyway.
 
-    The arithmetic is :meth:`LearnedModel.logits`' (``b + sum(rows) / sqrt(n_known)``); the
-    fixed-point rounding is below ``1.2e-10`` per weight, so the logits agree with the numpy
+    The arithmetic is :meth:`LearnedModel.logits`' (``b + sum(rows) / sqrt(n_known)``); with the
+    weights rounded to multiples of 2**-32 (:data:`_SCALE`) the logits agree with the numpy
     scorer to ``1e-6`` on any request (tested on every labelled request).
 
     Args:
@@ -468,57 +424,61 @@ class FastScorer:
         comb = model.w_comb.astype(np.float64).tolist()
         biggest = max((abs(w) for row in (*text, *comb) for w in row), default=0.0)
         if biggest >= _LIMIT:
-            raise ValueError(f"weight {biggest} out of the packable range (|w| < 2**8)")
+            raise ValueError(f"weight {biggest} out of the exact range (|w| < 2**8)")
         self._ids: dict[str, int] = {n: i for i, n in enumerate(names)}
-        self._rows = [_pack(t + c) for t, c in zip(text, comb, strict=True)]
+        self._rows = [_row(t + c) for t, c in zip(text, comb, strict=True)]
         self._rule = [n.startswith("r:") for n in names]
-        #: ``(prev, tok)`` -> packed row of the word pair feature ``b<prev> <tok>`` (a tuple of
-        #: two strings hashes from their cached hashes: no string is built per pair).
-        self._bigram: dict[tuple[str, ...], int] = {
+        #: ``(prev, tok)`` -> row of the word pair feature ``b<prev> <tok>`` (a tuple of two
+        #: strings hashes from their cached hashes: no string is built per pair).
+        self._bigram: dict[tuple[str, ...], Row] = {
             tuple(n[1:].split(" ")): self._rows[i] for i, n in enumerate(names) if n[0] == "b"
         }
         self._b_text = tuple(model.b_text.astype(np.float64).tolist())
         self._b_comb = tuple(model.b_comb.astype(np.float64).tolist())
-        self._memo: dict[str, int] = {}
-        #: framing prefix (the text before its first ``:``/``?``/quote/line break) -> packed
-        #: sum of its ``f:`` features; ``(attachments, channel)`` -> packed sum of theirs.
-        self._frames: dict[str, int] = {}
-        self._extra_memo: dict[tuple[tuple[str, ...], str | None], int] = {}
-        #: :meth:`score`'s memo: ``(attachments, channel, rule ids, routes, levels)`` -> packed
-        #: sum and rule part of those features
-        self._score_memo: dict[tuple[object, ...], tuple[int, int]] = {}
-        #: ``(text, packed sum of its n-grams and framing)`` of the last :meth:`fast` call
-        #: (compared by identity: one tuple, replaced whole, so a concurrent call is safe).
-        self._last: tuple[str | None, int] = (None, 0)
+        self._memo: dict[str, Row] = {}
+        #: framing prefix (the text before its first ``:``/``?``/quote/line break) -> sum of
+        #: its ``f:`` features; ``(attachments, channel)`` -> sum of theirs.
+        self._frames: dict[str, Row] = {}
+        self._extra_memo: dict[tuple[tuple[str, ...], str | None], Row] = {}
+        #: :meth:`score`'s memo: ``(attachments, channel, rule ids, routes, levels)`` -> sum
+        #: and rule part of those features
+        self._score_memo: dict[tuple[object, ...], tuple[Row, Row]] = {}
+        #: ``(text, sum of its n-grams and framing)`` of the last :meth:`fast` call (compared
+        #: by identity: one tuple, replaced whole, so a concurrent call is safe).
+        self._last: tuple[str | None, Row] = (None, _ZERO)
 
-    def _entry(self, tok: str) -> int:
+    def _entry(self, tok: str) -> Row:
         get, rows = self._ids.get, self._rows
         feats = _han(tok) if tok[0] >= "\u3400" else _word(tok)
-        known = [i for i in map(get, feats) if i is not None]
-        return sum(map(rows.__getitem__, known))
+        return _sum_rows(rows[i] for i in map(get, feats) if i is not None)
 
-    def _bag(self, toks: list[str]) -> int:
-        """Packed sum of the n-grams of a text's tokens (word pairs included)."""
+    def _bag(self, toks: list[str]) -> list[Row]:
+        """The rows of a text's tokens (their memoised entries) and of its known word pairs
+        (keyed ``(prev, tok)``: a pair with a Chinese run is unknown)."""
         memo = self._memo
         try:
-            total = sum(map(memo.__getitem__, toks))
+            rows = list(map(memo.__getitem__, toks))
         except KeyError:
-            total = self._fill(toks)
-        if len(toks) > 1:  # word pairs, keyed (prev, tok): a pair with a Chinese run is unknown
-            total += sum(map(self._bigram.get, pairwise(toks), repeat(0)))
-        return total
+            rows = self._fill(toks)
+        if len(toks) > 1:
+            rows += filter(None, map(self._bigram.get, pairwise(toks)))
+        return rows
 
-    def _named(self, names: Iterable[str]) -> tuple[int, int]:
-        """Packed sum and rule part of named features (frame, extras, rules)."""
+    def _named(self, names: Iterable[str]) -> tuple[Row, Row]:
+        """Sum and rule part of named features (frame, extras, rules)."""
         get, rows, rule = self._ids.get, self._rows, self._rule
-        total = rules = 0
-        for name in names:
-            i = get(name)
-            if i is not None:
-                total += rows[i]
-                if rule[i]:
-                    rules += rows[i]
-        return total, rules
+        known = [i for i in map(get, names) if i is not None]
+        return _sum_rows(rows[i] for i in known), _sum_rows(rows[i] for i in known if rule[i])
+
+    def _extras_sum(self, attachments: Iterable[str], channel: str | None) -> Row:
+        """Sum of the attachment and channel features (memoised by both)."""
+        key = (tuple(attachments), channel)
+        extra = self._extra_memo.get(key)
+        if extra is None:
+            extra = self._memo_put(
+                self._extra_memo, key, self._named(_extras(key[0], channel, (), None))[0]
+            )
+        return extra
 
     def fast(
         self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
@@ -526,11 +486,10 @@ class FastScorer:
         """Text-only class *probabilities* (:data:`CLASSES` order, the softmax of the text-only
         logits) and :func:`cues` flags of :func:`window` of the text: the fast tier's input.
 
-        The hot path of the classifier, written flat (one call, no helper per step): tokens by
-        byte translation for ASCII, one C-level sum over the per-token memo, one over the word
-        pairs, the framing prefix's and the attachments'/channel's packed sums from memos keyed
-        by the prefix and by ``(attachments, channel)``, then the cue flags (a substring
-        pre-check before any regex) and the softmax.
+        The hot path of the classifier: tokens by byte translation for ASCII, the rows of the
+        tokens and word pairs, the framing prefix's and the attachments'/channel's sums from
+        memos keyed by the prefix and by ``(attachments, channel)``, then the cue flags
+        (:func:`_fast_flags`) and the softmax.
         """
         given = text
         if len(text) > 2 * WINDOW:
@@ -540,72 +499,30 @@ class FastScorer:
             toks = text.encode().translate(ASCII_SEPARATORS).decode().split()
         else:
             toks = TOKEN.findall(text)
-        n_tok = len(toks)
+        n_tok = len(toks)  # before the repeats are capped: what the cue flags count
         if n_tok > 8 and len(set(toks)) * 4 < n_tok:
             toks = list(_cap(toks))
-        memo = self._memo
-        try:
-            total = sum(map(memo.__getitem__, toks))
-        except KeyError:
-            total = self._fill(toks)
-        if n_tok > 1:  # word pairs, keyed (prev, tok): a pair with a Chinese run is unknown
-            total += sum(map(self._bigram.get, pairwise(toks), repeat(0)))
+        rows = self._bag(toks)
         m = _FRAME.search(text, 0, 120)
         if m is not None and len(text) - m.end() >= 8 and m.start() >= 4:
             prefix = text[: m.start()]
             frame = self._frames.get(prefix)
             if frame is None:
                 frame = self._memo_put(self._frames, prefix, self._named(_frame(text))[0])
-            total += frame
+            rows.append(frame)
+        total = _sum_rows(rows)
         # the text's part, for score() of the same text object when the rules run next
         self._last = (given, total)
         if attachments or channel:
-            key = (tuple(attachments), channel)
-            extra = self._extra_memo.get(key)
-            if extra is None:
-                extra = self._memo_put(
-                    self._extra_memo, key, self._named(_extras(key[0], channel, (), None))[0]
-                )
-            total += extra
-        # cue flags (:func:`_flags`, inlined); an ASCII text without a negation token cannot
-        # match a negation cue (each English cue holds one of :data:`_NEG_TOKENS`, or starts a
-        # longer word with "without" / "needn")
-        if (
-            ascii_text
-            and _NEG_TOKENS.isdisjoint(toks)
-            and "without" not in text
-            and "needn" not in text
-        ):
-            flag = 0
-        else:
-            flag = NEGATION if has_negation(text) else 0
-        if not _EN_COMPOUND.isdisjoint(toks) or (
-            not ascii_text and _ZH_COMPOUND.search(text) is not None
-        ):
-            flag |= COMPOUND
-        if n_tok <= FEW_UNITS:
-            units = n_tok if ascii_text else sum(len(t) if t[0] >= "\u3400" else 1 for t in toks)
-            if n_tok < SHORT_TOKENS and units < 4:
-                flag |= SHORT
-            if units <= FEW_UNITS:
-                flag |= FEW
-        lanes = _UNPACK_TEXT((total & _TEXT_MASK).to_bytes(_TEXT_BYTES, "little"))
-        n = lanes[0]
+            total = _add(total, self._extras_sum(attachments, channel))
+        flag = _fast_flags(text, toks, n_tok, ascii_text)
+        n = total[0]
         if not n:
             z = self._b_text
             flag |= BLANK
         else:
-            if n > _MAX_FEATURES:
-                raise ValueError(f"{n} features in one packed sum, over {_MAX_FEATURES}")
-            base = n * _OFFSET
-            scale = 1.0 / (_SCALE * math.sqrt(n))
-            b0, b1, b2, b3 = self._b_text
-            z = (
-                b0 + (lanes[1] - base) * scale,
-                b1 + (lanes[2] - base) * scale,
-                b2 + (lanes[3] - base) * scale,
-                b3 + (lanes[4] - base) * scale,
-            )
+            scale = 1.0 / math.sqrt(n)
+            z = tuple(b + v * scale for b, v in zip(self._b_text, total[1 : 1 + _K], strict=True))
         top = max(z)
         e0, e1, e2, e3 = exp(z[0] - top), exp(z[1] - top), exp(z[2] - top), exp(z[3] - top)
         s = e0 + e1 + e2 + e3
@@ -617,26 +534,26 @@ class FastScorer:
         """Text-only logits (:data:`CLASSES` order) of :func:`window` of the text (the log of
         :meth:`fast`'s probabilities, up to a constant; for tests and tools)."""
         text = window(text)
-        toks = bag_tokens(text)
-        total = self._bag(toks) + self._named(_frame(text))[0]
+        rows = self._bag(bag_tokens(text))
+        rows.append(self._named(_frame(text))[0])
         if attachments or channel:
-            total += self._named(_extras(attachments, channel, (), None))[0]
-        n, sums = _unpack_text(total)
-        if not n:
+            rows.append(self._named(_extras(attachments, channel, (), None))[0])
+        total = _sum_rows(rows)
+        if not total[0]:
             return list(self._b_text)
-        scale = 1.0 / math.sqrt(n)
-        return [b + v * scale for b, v in zip(self._b_text, sums, strict=True)]
+        scale = 1.0 / math.sqrt(total[0])
+        return [b + v * scale for b, v in zip(self._b_text, total[1 : 1 + _K], strict=True)]
 
     @staticmethod
-    def _memo_put(memo: dict, key: object, value: int) -> int:  # type: ignore[type-arg]
+    def _memo_put(memo: dict, key: object, value: Row) -> Row:  # type: ignore[type-arg]
         """Store ``value`` under ``key`` in a bounded memo (cleared when full); returns it."""
         if len(memo) >= _MEMO:
             memo.clear()
         memo[key] = value
         return value
 
-    def _fill(self, toks: list[str]) -> int:
-        """Memoise the entries of the tokens not yet in the memo; the packed sum of all."""
+    def _fill(self, toks: list[str]) -> list[Row]:
+        """Memoise the entries of the tokens not yet in the memo; the entries of all."""
         memo = self._memo
         missing = set(toks).difference(memo)
         if len(memo) + len(missing) > _MEMO:
@@ -645,7 +562,7 @@ class FastScorer:
         entry = self._entry
         for tok in missing:
             memo[tok] = entry(tok)
-        return sum(map(memo.__getitem__, toks))
+        return list(map(memo.__getitem__, toks))
 
     def score(
         self,
@@ -661,8 +578,8 @@ class FastScorer:
         :func:`features` (``combined=False``: the text-only weights, rule features ignored)."""
         ids = tuple(rule_ids) if combined else ()
         scores = rule_scores if combined and rule_scores else None
-        # the rule, attachment and channel features repeat across requests: their packed sum
-        # is memoised by (attachments, channel, rule ids, the levels each route reaches)
+        # the rule, attachment and channel features repeat across requests: their sum is
+        # memoised by (attachments, channel, rule ids, the levels each route reaches)
         levels = tuple(map(_level_of, scores.values())) if scores else ()
         key = (tuple(attachments), channel, ids, tuple(scores) if scores else (), levels)
         memo = self._score_memo
@@ -672,29 +589,56 @@ class FastScorer:
             if len(memo) >= _MEMO:
                 memo.clear()
             memo[key] = got
-        t2, rules = got
+        extra, rules = got
         last = self._last
         if last[0] is text:  # the same string object fast() just read: reuse its text part
-            total = last[1]
+            total = _add(last[1], extra)
         else:
             text = window(text)
-            total = self._bag(bag_tokens(text))
-            frame = self._named(_frame(text))
-            t2 += frame[0]
-        n, lanes = _unpack(total + t2)
+            rows = self._bag(bag_tokens(text))
+            rows += (self._named(_frame(text))[0], extra)
+            total = _sum_rows(rows)
+        n = total[0]
         bias = self._b_comb if combined else self._b_text
         if not n:
             return list(bias), 0.0
         scale = 1.0 / math.sqrt(n)
-        sums = lanes[_K:] if combined else lanes[:_K]
+        sums = total[1 + _K :] if combined else total[1 : 1 + _K]
         out = [b + v * scale for b, v in zip(bias, sums, strict=True)]
         share = 0.0
-        if combined and rules:
+        if combined and rules[0]:
             top = out.index(max(out))
-            r = _lane(rules, 1 + _K + top) * scale
+            r = rules[1 + _K + top] * scale
             t = sums[top] * scale - r
             share = abs(r) / (abs(t) + abs(r)) if (t or r) else 0.0
         return out, share
+
+
+def _fast_flags(text: str, toks: list[str], n_tok: int, ascii_text: bool) -> int:
+    """:func:`_flags` for :meth:`FastScorer.fast` (``n_tok``: the tokens before repeats were
+    capped), with its shortcuts: an ASCII text without a negation token cannot match a
+    negation cue (each English cue holds one of :data:`_NEG_TOKENS`, or starts a longer word
+    with "without" / "needn"), and an ASCII token is one unit."""
+    if (
+        ascii_text
+        and _NEG_TOKENS.isdisjoint(toks)
+        and "without" not in text
+        and "needn" not in text
+    ):
+        flag = 0
+    else:
+        flag = NEGATION if has_negation(text) else 0
+    if not _EN_COMPOUND.isdisjoint(toks) or (
+        not ascii_text and _ZH_COMPOUND.search(text) is not None
+    ):
+        flag |= COMPOUND
+    if n_tok <= FEW_UNITS:
+        units = n_tok if ascii_text else sum(len(t) if t[0] >= "\u3400" else 1 for t in toks)
+        if n_tok < SHORT_TOKENS and units < 4:
+            flag |= SHORT
+        if units <= FEW_UNITS:
+            flag |= FEW
+    return flag
 
 
 def load_model(path: Path | str) -> LearnedModel:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -30,27 +30,6 @@ FallbackReason = Literal[
 #: precomputed weight table), ``rules`` (routes.toml), ``learned`` (the linear model, rules
 #: included as features), ``semantic`` (the optional embedding router).
 TierName = Literal["fast", "rules", "learned", "semantic"]
-
-
-_M = TypeVar("_M", bound=BaseModel)
-_setattr = object.__setattr__
-
-
-def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
-    """An instance of ``cls`` from values the classifier itself computed, without validation.
-
-    What :meth:`pydantic.BaseModel.model_construct` does ("trusted or pre-validated data"), for
-    the per-request hot path: ``values`` must name every field of ``cls`` with a value of its
-    type (``tests/unit/test_classifier_tiers.py`` re-validates results built this way).
-    ``model_construct`` costs 15-20 µs here (a Python loop over the fields, defaults and
-    aliases); validating costs 5-10 µs; this costs under 1 µs.
-    """
-    m = cls.__new__(cls)
-    _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", set(values))
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
-    return m
 
 
 class Signal(BaseModel):

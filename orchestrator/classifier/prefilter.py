@@ -123,9 +123,6 @@ class RegexPrefilter:
         self._empty = not self._set_rules
         if not self._empty:
             self._set.Compile()
-        # the binding's own RE2::Set::Match, on UTF-8 bytes: the pure-Python wrapper around it
-        # (``re2.Set.Match`` and its ``_encode``) cost as much as the match on a short text
-        self._match = self._set._set.Match
 
     @property
     def always(self) -> tuple[int, ...]:
@@ -136,7 +133,7 @@ class RegexPrefilter:
         """Rule indices whose pattern may match ``text``, in rule order."""
         if self._empty:
             return list(self._always)
-        hits = self._match(text.encode())
+        hits = self._set.Match(text)
         if not hits:
             return list(self._always)
         found = [self._set_rules[j] for j in hits]

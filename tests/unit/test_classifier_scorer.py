@@ -123,8 +123,8 @@ def test_fast_tier_cues_send_negation_and_compound_requests_on() -> None:
     assert not learned.cues("我的快递三天了还没有到") & learned.FEW  # 11 characters
 
 
-def test_packing_keeps_sign_and_magnitude() -> None:
-    """Random weights, including the extremes of the packable range, round-trip closely."""
+def test_rows_keep_sign_and_magnitude() -> None:
+    """Random weights, including the extremes of the exact range, give the numpy logits."""
     rng = np.random.default_rng(7)
     vocab = {f"w{i}": i for i in range(300)}
     w = rng.normal(0, 3, size=(300, len(CLASSES)))
@@ -138,7 +138,7 @@ def test_packing_keeps_sign_and_magnitude() -> None:
         ref, _ = model.logits(["w" + t for t in words])
         got, _ = sc.score(" ".join(words) + " unknown")
         assert np.abs(np.asarray(got) - ref).max() <= 1e-8 * max(1.0, float(np.abs(ref).max()))
-    # a full window of repeats of the extreme row: lanes must not carry into each other
+    # a full window of repeats of the extreme row
     text = " ".join(["w0"] * 400)
     ref, _ = model.logits(["w" + t for t in learned.window(text).split()])
     got, _ = sc.score(text)
@@ -150,7 +150,7 @@ def test_packing_keeps_sign_and_magnitude() -> None:
         w_comb=np.full((1, 4), 300.0),
         b_comb=np.zeros(4),
     )
-    with pytest.raises(ValueError, match="packable range"):
+    with pytest.raises(ValueError, match="exact range"):
         FastScorer(too_big)
 
 

@@ -219,9 +219,8 @@ def test_repeats_do_not_outweigh_the_rest_of_the_text() -> None:
     assert learned.bag_tokens("a b c d e f g h i") == list("abcdefghi")
 
 
-def test_results_built_without_validation_validate(clf: RuleClassifier) -> None:
-    """The hot path builds results without pydantic validation (``models.trusted``); each one
-    must equal itself validated, whichever tier decided."""
+def test_results_round_trip_through_validation(clf: RuleClassifier) -> None:
+    """Each result equals itself dumped and validated again, whichever tier decided."""
     from orchestrator.classifier import Classification
 
     texts = [t for t, _ in unseen.MODERATION_OTHER_WORDS + unseen.NEGATION + unseen.TIES]

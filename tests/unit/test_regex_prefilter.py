@@ -170,15 +170,6 @@ def test_re2_agrees_with_regex_on_generated_ascii(words: list[str], sep: str) ->
     _spans_agree(compiled, sep.join(words))
 
 
-def test_the_binding_call_and_the_wrapper_agree() -> None:
-    """``AsciiSearch.span`` (the binding's ``Match``) and the wrapper's ``search``."""
-    exact = re2_exact(r"\b(refund|return)s?\b")
-    assert exact is not None and exact._match is not None  # the fast call is in use
-    for text in ("i want a refund now", "returns", "no match here", "refundable", ""):
-        found = exact.search(text)
-        assert exact.span(text) == (found.span() if found else None), text
-
-
 def test_re2_finds_the_same_match_on_every_other_request(data_dir: Path) -> None:
     """Requests with non-ASCII text: those whose non-ASCII characters are all marks (RE2
     searches every rule) and Chinese ones (only the rules without Unicode classes)."""

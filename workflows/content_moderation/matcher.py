@@ -56,7 +56,7 @@ import os
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -76,6 +76,12 @@ from workflows.content_moderation.lexicon import (
 )
 from workflows.content_moderation.normalize import Normalized, is_han, normalize
 from workflows.content_moderation.verdict import Category, MatchKind, Severity
+from workflows.content_moderation.wordlists import (
+    INFLECTIONS,
+    dictionary_word,
+    known_word,
+    pinyin_split,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +93,6 @@ MIN_PINYIN_SHARE = 0.75
 #: English Zipf frequency from which a pinyin-shaped word counts as English (``you``, ``are``,
 #: ``can`` split into syllables too), not as Chinese style.
 ENGLISH_ZIPF = 5.5
-#: Most Zipf frequency, in every :data:`DICTIONARY_LANGS` list, of a spelled-out pinyin form
-#: of five or more letters that counts even inside an English sentence (``shabi``,
-#: ``caonima``: words of no language there; ``guinan``, a name, is not one of them).
-UNKNOWN_ZIPF = 1.5
-#: Inflections tried on word-mode terms.
-INFLECTIONS = ("s", "es", "ed", "ing", "in", "er", "ers", "z")
 #: Leetspeak digits and symbols, and the letters they stand for (shared with the request
 #: classifier: :data:`orchestrator.textnorm.LEET`).
 LEET = _LEET
@@ -105,12 +105,6 @@ MAX_SPACED = 24
 MIN_STEM_LETTERS = 4
 #: Least letters of a word that gets inflections (``v`` + ``s`` would make ``vs``).
 MIN_INFLECT_LETTERS = 3
-#: Languages whose dictionaries (wordfreq) protect ordinary Latin-script words.
-DICTIONARY_LANGS = ("en", "nl", "de", "fr", "es", "it", "pt")
-#: Zipf frequency (log10 of uses per billion words; wordfreq) from which a word is common.
-DICTIONARY_ZIPF = 3.0
-#: Endings that keep a stem match even on a common word (the stem inflected).
-_ENDINGS = frozenset({*INFLECTIONS, "", "y", "ie", "ies", "ier", "iest", "a", "as", "ah"})
 #: Words around a hit searched for its ``context_exclude`` phrases.
 CONTEXT_WINDOW = 4
 
@@ -203,7 +197,7 @@ def _cjk_keep(ch: str) -> bool:
     return not unicodedata.category(ch).startswith(("S", "Z", "C"))
 
 
-def _lists() -> defaultdict:  # type: ignore[type-arg]
+def _lists() -> defaultdict:
     return defaultdict(list)
 
 
@@ -414,19 +408,7 @@ class Matcher:
                 out += [(r, "repeated", 1.0) for r, _ in self._ix.squeezed.get(squeeze(form), ())]
                 out += [(r, "repeated", 1.0) for r, _, _ in self._lookup(squeeze(form), how)]
         if not out and self._fuzzy_keys:
-            form = forms[-1][0] if forms else ""
-            if (
-                len(form) >= 5
-                and form.isalpha()
-                and form not in self.allow
-                and not dictionary_word(form, None)
-            ):
-                for key, score, _ in process.extract(
-                    form, self._fuzzy_keys, scorer=fuzz.ratio, score_cutoff=self._fuzzy_min, limit=3
-                ):
-                    for ref in self._ix.fuzzy[key]:
-                        if score >= ref.cutoff and abs(len(key) - len(form)) <= 2:
-                            out.append((ref, "fuzzy", round(score / 100.0, 4)))
+            out += self._fuzzy(forms[-1][0] if forms else "")
         seen: set[str] = set()
         unique = []
         for ref, how, score in out:
@@ -435,6 +417,21 @@ class Matcher:
             seen.add(ref.term)
             unique.append((ref, how, score))
         return tuple(unique)
+
+    def _fuzzy(self, form: str) -> list[tuple[TermRef, MatchKind, float]]:
+        """Fuzzy matches of a word of 5+ letters that is no ordinary or allowed word."""
+        if len(form) < 5 or not form.isalpha() or form in self.allow:
+            return []
+        if dictionary_word(form, None):
+            return []
+        out: list[tuple[TermRef, MatchKind, float]] = []
+        for key, score, _ in process.extract(
+            form, self._fuzzy_keys, scorer=fuzz.ratio, score_cutoff=self._fuzzy_min, limit=3
+        ):
+            for ref in self._ix.fuzzy[key]:
+                if score >= ref.cutoff and abs(len(key) - len(form)) <= 2:
+                    out.append((ref, "fuzzy", round(score / 100.0, 4)))
+        return out
 
     # ------------------------------------------------------------------ scanning
 
@@ -544,10 +541,30 @@ class Matcher:
                 return True
         return False
 
-    def _across_words(self, s: str, tokens: list[tuple[int, int, str]], add) -> None:  # type: ignore[no-untyped-def]
-        ix = self._ix
+    def _across_words(self, s: str, tokens: list[tuple[int, int, str]], add) -> None:
+        """Terms over several tokens: spaced-out letters, multi-word terms, a multi-word term
+        written as one word, and two pieces around one symbol."""
         plain = [t.strip(_EDGE_JUNK) for _, _, t in tokens]
-        # spaced-out single letters: "f u c k", "f.u.c.k" -> one word over tokens i..j
+        runs = self._spaced_runs(s, tokens, plain, add)
+        if self._ix.phrases:
+            self._phrases(tokens, plain, runs, add)
+        # a multi-word term written as one word: "killyourself", "k1llyourself"
+        if self._ix.joined:
+            for (a, b, _), word in zip(tokens, plain, strict=True):
+                for ref, how in self._joined(word):
+                    add(a, b, ref, "joined" if how == "exact" else how, 1.0)
+        # two pieces around one symbol: "fu.ck", "ass-hole"
+        for (a, b, _), (c, d, _), p, q in zip(tokens, tokens[1:], plain, plain[1:], strict=False):
+            if c - b == 1 and _JOIN_GAP.fullmatch(s, b, c) and p and q:
+                for ref, how in self._ix.exact.get((p + q).translate(LEET), ()):
+                    if how in ("exact", "inflected"):
+                        add(a, d, ref, "joined", 1.0)
+
+    def _spaced_runs(
+        self, s: str, tokens: list[tuple[int, int, str]], plain: list[str], add
+    ) -> list[tuple[int, int, str]]:
+        """Spaced-out single letters ("f u c k", "f.u.c.k") matched as one word over tokens
+        i..j; returns the runs ``(i, j, word)``."""
         runs: list[tuple[int, int, str]] = []
         i = 0
         while i < len(tokens):
@@ -563,48 +580,41 @@ class Matcher:
             if j - i >= 2 and len(plain[i]) == 1:
                 word = "".join(plain[i : j + 1]).translate(LEET)
                 runs.append((i, j, word))
+                a, b = tokens[i][0], tokens[j][1]
                 for ref, _, score in self._word(word):
-                    add(tokens[i][0], tokens[j][1], ref, "spaced", score)
-                for ref, _ in self._ix.obfuscated.get(word, ()):
-                    add(tokens[i][0], tokens[j][1], ref, "spaced", 1.0)
-                for ref, _ in self._joined(word):
-                    add(tokens[i][0], tokens[j][1], ref, "spaced", 1.0)
+                    add(a, b, ref, "spaced", score)
+                for ref, _ in [*self._ix.obfuscated.get(word, ()), *self._joined(word)]:
+                    add(a, b, ref, "spaced", 1.0)
             i = j + 1
-        # multi-word terms, over the words with leetspeak read as letters ("k1ll yourself",
-        # "go d!e") and spaced-out letters joined ("k i l l yourself")
-        if ix.phrases:
-            words: list[tuple[int, int, tuple[str, ...], MatchKind]] = []
-            starts = {r[0]: r for r in runs}
-            i = 0
-            while i < len(tokens):
-                if i in starts:
-                    _, j, word = starts[i]
-                    words.append((tokens[i][0], tokens[j][1], (word,), "spaced"))
-                    i = j + 1
-                    continue
-                read = unleet(plain[i])
-                forms = (plain[i], *read) if plain[i].isalpha() else read or (plain[i],)
-                words.append((tokens[i][0], tokens[i][1], forms, "leet" if read else "exact"))
-                i += 1
-            for k in range(len(words)):
-                for n in range(2, min(self._max_phrase, len(words) - k) + 1):
-                    span = words[k : k + n]
-                    kinds = {w[3] for w in span} - {"exact"}
-                    for combo in itertools.product(*(w[2] for w in span)):
-                        for ref, how in ix.phrases.get(combo, ()):
-                            kind = how if not kinds or how != "exact" else min(kinds)
-                            add(span[0][0], span[-1][1], ref, kind, 1.0)
-        # a multi-word term written as one word: "killyourself", "k1llyourself"
-        if ix.joined:
-            for (a, b, _), word in zip(tokens, plain, strict=True):
-                for ref, how in self._joined(word):
-                    add(a, b, ref, "joined" if how == "exact" else how, 1.0)
-        # two pieces around one symbol: "fu.ck", "ass-hole"
-        for (a, b, _), (c, d, _), p, q in zip(tokens, tokens[1:], plain, plain[1:], strict=False):
-            if c - b == 1 and _JOIN_GAP.fullmatch(s, b, c) and p and q:
-                for ref, how in ix.exact.get((p + q).translate(LEET), ()):
-                    if how in ("exact", "inflected"):
-                        add(a, d, ref, "joined", 1.0)
+        return runs
+
+    def _phrases(
+        self, tokens: list[tuple[int, int, str]], plain: list[str],
+        runs: list[tuple[int, int, str]], add,
+    ) -> None:  # fmt: skip
+        """Multi-word terms over the words, leetspeak read as letters ("k1ll yourself",
+        "go d!e") and spaced-out letters joined ("k i l l yourself")."""
+        words: list[tuple[int, int, tuple[str, ...], MatchKind]] = []
+        starts = {r[0]: r for r in runs}
+        i = 0
+        while i < len(tokens):
+            if i in starts:
+                _, j, word = starts[i]
+                words.append((tokens[i][0], tokens[j][1], (word,), "spaced"))
+                i = j + 1
+                continue
+            read = unleet(plain[i])
+            forms = (plain[i], *read) if plain[i].isalpha() else read or (plain[i],)
+            words.append((tokens[i][0], tokens[i][1], forms, "leet" if read else "exact"))
+            i += 1
+        for k in range(len(words)):
+            for n in range(2, min(self._max_phrase, len(words) - k) + 1):
+                span = words[k : k + n]
+                kinds = {w[3] for w in span} - {"exact"}
+                for combo in itertools.product(*(w[2] for w in span)):
+                    for ref, how in self._ix.phrases.get(combo, ()):
+                        kind = how if not kinds or how != "exact" else min(kinds)
+                        add(span[0][0], span[-1][1], ref, kind, 1.0)
 
     def _joined(self, word: str) -> Refs:
         """Multi-word terms written as the one word ``word`` (leetspeak read as letters)."""
@@ -616,7 +626,7 @@ class Matcher:
             found += self._ix.joined.get(form, ())
         return found
 
-    def _cjk(self, norm: Normalized, add) -> None:  # type: ignore[no-untyped-def]
+    def _cjk(self, norm: Normalized, add) -> None:
         s = norm.text
         keep = np.fromiter((_keep_cached(c) for c in s), dtype=bool, count=len(s))
         index = np.nonzero(keep)[0]
@@ -706,79 +716,6 @@ class Lexicon:
         return self._live.get()
 
 
-@lru_cache(maxsize=1)
-def pinyin_syllables() -> frozenset[str]:
-    """The toneless pinyin syllables with a vowel (``ü`` written ``v``), about 420, read from
-    ``pypinyin``'s character readings rather than typed by hand."""
-    from pypinyin.pinyin_dict import pinyin_dict
-    from pypinyin.style._constants import PHONETIC_SYMBOL_DICT
-
-    plain = str.maketrans(
-        {k: re.sub(r"\d", "", v) for k, v in PHONETIC_SYMBOL_DICT.items() if len(k) == 1}
-    )
-    out = set()
-    for readings in pinyin_dict.values():
-        for reading in readings.split(","):
-            syllable = reading.translate(plain).replace("ü", "v")
-            # interjections without a vowel (m, n, hm, ng) would make "mn" or "n" pinyin
-            if syllable.isascii() and syllable.isalpha() and set(syllable) & set("aeiouv"):
-                out.add(syllable)
-    return frozenset(out)
-
-
-@lru_cache(maxsize=65536)
-def pinyin_split(word: str) -> int:
-    """How many pinyin syllables a lower-case Latin word splits into wholly (fewest), or 0
-    when it does not split (``shabi`` → 2, ``caonima`` → 3, ``help`` → 0).
-
-    Example:
-        >>> pinyin_split("caonima"), pinyin_split("help")
-        (3, 0)
-    """
-    syllables = pinyin_syllables()
-    n = len(word)
-    if not n or not word.isalpha():
-        return 0
-    best = [0] + [0] * n  # best[i]: fewest syllables of word[:i], 0 when it does not split
-    for i in range(1, n + 1):
-        counts = [best[j] + 1 for j in range(max(0, i - 6), i)
-                  if (best[j] or j == 0) and word[j:i] in syllables]  # fmt: skip
-        best[i] = min(counts, default=0)
-    return best[n]
-
-
-@lru_cache(maxsize=65536)
-def known_word(word: str) -> bool:
-    """True when ``word`` is at least rare-but-real in one of :data:`DICTIONARY_LANGS`
-    (wordfreq Zipf ≥ :data:`UNKNOWN_ZIPF`): a name or word, not a pinyin insult."""
-    from wordfreq import zipf_frequency
-
-    return max(zipf_frequency(word, lang) for lang in DICTIONARY_LANGS) >= UNKNOWN_ZIPF
-
-
-@lru_cache(maxsize=65536)
-def dictionary_word(word: str, term: str | None) -> bool:
-    """True when ``word`` is an ordinary word that a stem or fuzzy match must not flag.
-
-    A word is ordinary when it is common in one of :data:`DICTIONARY_LANGS` (wordfreq Zipf
-    frequency at least :data:`DICTIONARY_ZIPF`, about one use per million words) and, when it
-    contains the stem ``term``, at least a tenth as common as the stem in English (a word
-    used that often is a word of its own, not a disguised term: ``night`` for ``nig``,
-    ``classic`` for ``ass``, ``cocktail`` for ``cock``; but ``motherfucker`` is far rarer than
-    ``fuck``). The term itself, or the term plus an ending (``-s``, ``-ing``, ``-y`` ...), is
-    never ordinary here. Source: wordfreq (Speer et al.,
-    https://github.com/rspeer/wordfreq), whose word lists ship in its wheel.
-    """
-    if word == term or (term is not None and word.replace(term, "", 1) in _ENDINGS):
-        return False  # the term plus an ending: "niggas", "fucking", "bitchy"
-    from wordfreq import zipf_frequency
-
-    common = max(zipf_frequency(word, lang) for lang in DICTIONARY_LANGS)
-    if common < DICTIONARY_ZIPF:
-        return False
-    return term is None or common >= zipf_frequency(term, "en") - 1.0
-
-
 def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:
     """Hits in text order, without a hit whose span lies inside another hit's span and whose
     severity is not higher (``逼`` inside ``傻逼``, ``fuck`` inside ``motherfucker``)."""
@@ -794,7 +731,7 @@ def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:
     return tuple(kept)
 
 
-def _alternation(keys: dict[str, object]) -> re.Pattern[str] | None:
+def _alternation(keys: Collection[str]) -> re.Pattern[str] | None:
     """One regex matching any key, longest first (None when there are no keys)."""
     if not keys:
         return None
