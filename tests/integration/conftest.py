@@ -10,7 +10,6 @@ which run last, kill the shared one on purpose).
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,17 +18,12 @@ import pytest
 from orchestrator.config import Settings
 from serving import CheckpointSpec, PlantedExpert, VLLMServer, build_checkpoint, cpu_profile
 from serving.checkpoint import corpus_from_data_dir
+from tests.fixtures.servers import free_port
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the fault tests last: their first test kills the session's shared server."""
     items.sort(key=lambda item: item.path.name == "test_server_faults.py")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

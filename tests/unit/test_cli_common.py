@@ -29,7 +29,7 @@ from orchestrator.cli import app, common
 from orchestrator.config import Settings
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from serving.launcher import VLLMServer
-from serving.profiles import ServingProfile
+from tests.fixtures.servers import StandInProfile, free_port
 
 runner = CliRunner()
 
@@ -44,21 +44,6 @@ class Health(http.server.BaseHTTPRequestHandler):
         pass
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Health).serve_forever()
 """
-
-
-class StandInProfile(ServingProfile):
-    """A serving profile whose "server" is the given Python source, not vLLM."""
-
-    source: str
-
-    def command(self, python: str, host: str, port: int) -> list[str]:
-        return [python, "-c", self.source, "--port", str(port)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -8,28 +8,12 @@ on 2 cores. The real server's start, crash and stop are covered by tests/integra
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
 from serving import ServerStartError, VLLMServer
-from serving.profiles import ServingProfile
-
-
-class StandInProfile(ServingProfile):
-    """A serving profile whose "server" is the given Python source, not vLLM."""
-
-    source: str
-
-    def command(self, python: str, host: str, port: int) -> list[str]:
-        return [python, "-c", self.source, "--port", str(port)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.fixtures.servers import StandInProfile, free_port
 
 
 def stand_in(source: str, tmp_path: Path, timeout_s: float = 60) -> VLLMServer:

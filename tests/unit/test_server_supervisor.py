@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import threading
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from serving.launcher import (
     backoff_s,
     server_is_healthy,
 )
-from serving.profiles import ServingProfile
+from tests.fixtures.servers import StandInProfile, free_port
 
 #: Answers 200 on /health; prints ``started <pid>``; exits with status 3 after ``DIE_AFTER``
 #: seconds when that is set in its source (the stand-in of a server that crashes by itself).
@@ -53,21 +52,6 @@ if DIE_AFTER is not None:
     threading.Thread(target=die, daemon=True).start()
 server.serve_forever()
 """
-
-
-class StandInProfile(ServingProfile):
-    """A serving profile whose "server" is the given Python source, not vLLM."""
-
-    source: str
-
-    def command(self, python: str, host: str, port: int) -> list[str]:
-        return [python, "-c", self.source, "--port", str(port)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def stand_in(tmp_path: Path, die_after: float | None = None) -> VLLMServer:
