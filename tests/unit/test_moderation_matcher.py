@@ -156,7 +156,7 @@ def test_chinese_abbreviations_count_in_chinese_context(
 
 
 def test_pinyin_split_reads_syllables() -> None:
-    from workflows.content_moderation.matcher import pinyin_split
+    from workflows.content_moderation.wordlists import pinyin_split
 
     assert pinyin_split("shabi") == 2 and pinyin_split("ni") == 1
     assert pinyin_split("help") == 0 and pinyin_split("mn") == 0  # no vowel-less syllables

@@ -115,12 +115,7 @@ class Moderator:
         )
 
     def _request(self, post: Post, metadata: dict[str, str] | None) -> Request | Verdict:
-        if isinstance(post, bytes | bytearray):
-            text, invalid = decode_post(bytes(post))
-        elif isinstance(post, str):
-            text, invalid = post, 0
-        else:
-            raise UserError(f"a post is str or bytes, got {type(post).__name__}")
+        text, invalid = post_text(post)
         if len(text) > MAX_TEXT_CHARS:
             raise UserError(
                 f"post of {len(text):,} characters is over the {MAX_TEXT_CHARS:,}-character "
@@ -200,6 +195,19 @@ class Moderator:
         return out
 
 
+def post_text(post: Post) -> tuple[str, int]:
+    """The text of a post and how many invalid UTF-8 bytes were replaced in it.
+
+    Raises:
+        UserError: ``post`` is neither str nor bytes.
+    """
+    if isinstance(post, bytes | bytearray):
+        return decode_post(bytes(post))
+    if isinstance(post, str):
+        return post, 0
+    raise UserError(f"a post is str or bytes, got {type(post).__name__}")
+
+
 def moderate_lexicon_only(
     post: Post, workflow: ContentModerationWorkflow | None = None, *, scorer: bool = True
 ) -> Verdict:
@@ -211,12 +219,7 @@ def moderate_lexicon_only(
         UserError: ``post`` is neither str nor bytes.
     """
     workflow = workflow or ContentModerationWorkflow()
-    if isinstance(post, bytes | bytearray):
-        text, invalid = decode_post(bytes(post))
-    elif isinstance(post, str):
-        text, invalid = post, 0
-    else:
-        raise UserError(f"a post is str or bytes, got {type(post).__name__}")
+    text, invalid = post_text(post)
     prepared = prepare_post(text, workflow.policy.limits, invalid_utf8_bytes=invalid)
     matcher = workflow.lexicon.matcher()
     scan = matcher.scan(prepared.normalized.original, prepared.normalized)
