@@ -1,13 +1,18 @@
 """Which features carry the Chinese scorer (issue 47): an ablation on the DEV part only.
 
 Each configuration refits the ``zh/flagged`` model on the train part (COLD of the shared
-sample, held-out topic excluded, plus the Chinese ordinary sentences of train) with some
-features removed, calibrates it and picks its review threshold on dev with the same rule as
-the packaged scorer (:func:`~workflows.content_moderation.scorer._choose_thresholds`: best F1
-of "lexicon or scorer", the scorer alone at dev precision >= ``MIN_SOLO_PRECISION``), and
-reports the Chinese dev figures of lexicon + scorer: precision, recall, flagged F1, macro F1,
-and the share of COLD anti-bias and other safe posts flagged. Test and the held-out topic are
-never read.
+sample, held-out topic excluded, the train rows of COLD's fine-labelled file unless a row says
+otherwise, and the Chinese ordinary sentences of train) with some features removed, calibrates
+it and picks its review threshold on dev with the same rule as the packaged scorer
+(:func:`~workflows.content_moderation.scorer._choose_thresholds`: best F1 of the combination,
+the scorer's own flags at dev precision >= ``MIN_SOLO_PRECISION``, its reviews of ordinary
+sentences within budget), and reports the Chinese dev figures of lexicon + scorer: precision,
+recall, flagged F1, macro F1, and the share of COLD anti-bias and other safe posts flagged.
+
+A *stacked* configuration reads the lexicon's hits as features and decides the medium terms
+(the policy's ``clear`` state): flagged = a high or critical term, or the scorer at ``review``.
+Otherwise flagged = the lexicon flags, or the scorer at ``review``. Neither lets the scorer flag
+speech about harm alone. Test and the held-out topic are never read.
 
 Usage, from the repository root::
 
@@ -19,44 +24,71 @@ Writes ``benchmarks/results/moderation_ablation.{json,md}`` (``--out``).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from benchmarks.harness import BenchParser, host_info, write_results
 from orchestrator.config import Settings
 from workflows.content_moderation.dataset import (
+    FINE_FILE,
     LabelledPost,
     load_moderation_set,
     load_ordinary_set,
 )
+from workflows.content_moderation.fitting import FIT_SETTINGS, EvalRows, fit_one
 from workflows.content_moderation.graph import ContentModerationWorkflow
+from workflows.content_moderation.judgement import lexicon_state
 from workflows.content_moderation.scorer import (
-    FIT_SETTINGS,
-    N_FEATURES,
     SEED,
-    EvalRows,
     features,
-    fit_one,
+    hashed_matrix,
+    lexicon_features,
+    lexicon_spans,
 )
 from workflows.content_moderation.service import moderate_lexicon_only
 from workflows.content_moderation.zh_cues import CUE_NAMES
 
 ALL = frozenset(CUE_NAMES)
-CONFIGS: dict[str, tuple[bool, frozenset[str]]] = {
-    "char n-grams only (before issue 47)": (True, frozenset()),
-    "cues only": (False, ALL),
-    "char n-grams + all cues (packaged)": (True, ALL),
-    **{f"all but {name}": (True, ALL - {name}) for name in CUE_NAMES},
+#: Review thresholds at which the packaged configuration is also reported (dev).
+SWEEP = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+
+
+class Config(NamedTuple):
+    """One ablation row: char n-grams, cue names, lexicon features (stacked), fine train rows."""
+
+    chars: bool = True
+    cues: frozenset[str] = ALL
+    stacked: bool = True
+    fine_train: bool = True
+
+
+CONFIGS: dict[str, Config] = {
+    "n-grams + cues, sample train only, lexicon OR scorer (before)": Config(
+        stacked=False, fine_train=False
+    ),
+    "n-grams + cues + fine train rows, lexicon OR scorer": Config(stacked=False),
+    "stacked: n-grams + cues + lexicon hits + fine train (packaged)": Config(),
+    "stacked, sample train only": Config(fine_train=False),
+    "stacked, no char n-grams": Config(chars=False),
+    "stacked, no cues": Config(cues=frozenset()),
+    **{f"stacked, all cues but {name}": Config(cues=ALL - {name}) for name in CUE_NAMES},
 }
 
 
-def _flags(posts: list[LabelledPost], workflow: ContentModerationWorkflow) -> tuple[Any, Any]:
-    """Per post: the lexicon alone flags it; it is speech about harm (the scorer is capped)."""
+def _flags(posts: list[LabelledPost], workflow: ContentModerationWorkflow) -> dict[str, Any]:
+    """Per post: the lexicon alone flags it; a high or critical term flags it; it is speech
+    about harm (the scorer is capped); its lexicon spans; it holds a medium+ term."""
     verdicts = [moderate_lexicon_only(p.text, workflow, scorer=False) for p in posts]
-    lex = np.array([v.decision.value != "allow" for v in verdicts])
-    speech = np.array([v.lexicon.speech_about_harm for v in verdicts])
-    return lex, speech
+    return {
+        "lex": np.array([v.decision.value != "allow" for v in verdicts]),
+        "strong": np.array([lexicon_state(v.lexicon) in ("high", "critical") for v in verdicts]),
+        "speech": np.array([v.lexicon.speech_about_harm for v in verdicts]),
+        "spans": lexicon_spans([p.text for p in posts]),
+        "term": np.array(
+            [lexicon_state(v.lexicon) not in ("none", "mention", "low") for v in verdicts]
+        ),
+    }
 
 
 def _figures(posts: list[LabelledPost], flagged: np.ndarray) -> dict[str, float]:
@@ -81,35 +113,46 @@ def _figures(posts: list[LabelledPost], flagged: np.ndarray) -> dict[str, float]
     }  # fmt: skip
 
 
-def run_config(chars: bool, cues: frozenset[str], data: dict[str, Any]) -> dict[str, Any]:
+def run_config(cfg: Config, data: dict[str, Any]) -> dict[str, Any]:
     """Fit, calibrate on dev and score one configuration."""
-    from sklearn.feature_extraction.text import HashingVectorizer
-
-    analyzer = functools.partial(features, chars=chars, cues=cues)
-    vec = HashingVectorizer(analyzer=analyzer, n_features=N_FEATURES, alternate_sign=False,
-                            binary=True, norm="l2")  # fmt: skip
-    train, dev = data["train"], data["dev"]
+    feats = functools.partial(features, chars=cfg.chars, cues=cfg.cues)
+    keep = [cfg.fine_train or p.source != FINE_FILE.name for p in data["train"]]
+    train = [p for p, k in zip(data["train"], keep, strict=True) if k]
+    dev = data["dev"]
     c, min_precision, grid_start = FIT_SETTINGS["zh/flagged"]
 
-    def rows(posts: list[LabelledPost], lex: Any) -> EvalRows:
+    def matrix(posts: list[LabelledPost], spans: list[Any]) -> Any:
+        extra = lexicon_features if cfg.stacked else lambda _s: []
+        return hashed_matrix([feats(p.text) + extra(s) for p, s in zip(posts, spans, strict=True)])
+
+    def rows(posts: list[LabelledPost], flags: dict[str, Any], idx: Any) -> EvalRows:
         return EvalRows(
             y=np.array([p.truth["flagged"] for p in posts], dtype=np.int64),
-            lex=lex,
+            lex=flags["strong" if cfg.stacked else "lex"][idx],
             plain=np.array([p.fine == "ordinary" for p in posts]),
-            cand=np.ones(len(posts), dtype=bool),
+            cand=~flags["speech"][idx],
+            term=flags["term"][idx],
         )
 
-    dev_matrix = vec.transform([p.text for p in dev])
+    tr, dv = data["train_flags"], data["dev_flags"]
+    idx = np.flatnonzero(keep)
+    dev_matrix = matrix(dev, dv["spans"])
     model = fit_one(
-        vec.transform([p.text for p in train]), rows(train, data["train_lex"]), c=c,
+        matrix(train, [tr["spans"][i] for i in idx]), rows(train, tr, idx), c=c,
         min_precision=min_precision, seed=SEED, grid_start=grid_start, solo=True,
-        dev=(dev_matrix, rows(dev, data["dev_lex"])),
+        dev=(dev_matrix, rows(dev, dv, slice(None))), clears=cfg.stacked,
     )  # fmt: skip
     p = model.probability(dev_matrix)
-    labelled = np.array([p.fine != "ordinary" for p in dev])
-    flagged = data["dev_lex"] | ((p >= model.review) & ~data["dev_speech"])
-    posts = [q for q, keep in zip(dev, labelled, strict=True) if keep]
-    return {"review": model.review, **_figures(posts, flagged[labelled])}
+    labelled = np.array([q.fine != "ordinary" for q in dev])
+    base = dv["strong"] if cfg.stacked else dv["lex"]
+    posts = [q for q, k in zip(dev, labelled, strict=True) if k]
+
+    def at(t: float) -> dict[str, float]:
+        return _figures(posts, (base | ((p >= t) & ~dv["speech"]))[labelled])
+
+    # the trade-off the threshold makes (dev): recall against anti-bias posts flagged
+    sweep = {f"{t:.2f}": at(t) for t in SWEEP} if cfg == Config() else {}
+    return {"review": model.review, **at(model.review), "sweep": sweep}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,16 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     root = Settings().data_dir
-    zh = [p for p in load_moderation_set(root, "tune") if p.part == "train" and p.lang == "zh"]
+    zh = [p for p in load_moderation_set(root, "train") if p.lang == "zh"]
     zh += [p for p in load_ordinary_set(root, "train") if p.lang == "zh"]
     dev = [p for p in load_moderation_set(root, "dev") if p.lang == "zh"]
     dev += [p for p in load_ordinary_set(root, "dev") if p.lang == "zh"]
     workflow = ContentModerationWorkflow(scorer_path=None)
-    train_lex, _ = _flags(zh, workflow)
-    dev_lex, dev_speech = _flags(dev, workflow)
-    data = {"train": zh, "dev": dev, "train_lex": train_lex, "dev_lex": dev_lex,
-            "dev_speech": dev_speech}  # fmt: skip
-    results = {name: run_config(ch, cu, data) for name, (ch, cu) in CONFIGS.items()}
+    data = {"train": zh, "dev": dev, "train_flags": _flags(zh, workflow),
+            "dev_flags": _flags(dev, workflow)}  # fmt: skip
+    results = {name: run_config(cfg, data) for name, cfg in CONFIGS.items()}
+    dev_lex = data["dev_flags"]["lex"]
     lexicon = _figures([p for p in dev if p.fine != "ordinary"],
                        dev_lex[[p.fine != "ordinary" for p in dev]])  # fmt: skip
     head = "| features | review ≥ | P | R | F1 | macro F1 | anti-bias flagged | safe flagged |"
@@ -140,6 +182,18 @@ def main(argv: list[str] | None = None) -> int:
         cells = [name, r["review"], r["precision"], r["recall"], r["f1"], r["macro_f1"],
                  f"{r['anti_bias_flagged']:.1%}", f"{r['safe_flagged']:.1%}"]  # fmt: skip
         lines.append("| " + " | ".join(map(str, cells)) + " |")
+    lines += [
+        "",
+        "Packaged configuration at other review thresholds (dev):",
+        "",
+        "| review ≥ | P | R | F1 | anti-bias flagged | safe flagged |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t, r in next(r["sweep"] for r in results.values() if r["sweep"]).items():
+        lines.append(
+            f"| {t} | {r['precision']} | {r['recall']} | {r['f1']} | "
+            f"{r['anti_bias_flagged']:.1%} | {r['safe_flagged']:.1%} |"
+        )
     md = (f"# Chinese scorer ablation (dev part only; lexicon + scorer)\n\n"
           f"{len(zh)} train rows, {len(dev)} dev rows (Chinese, ordinary included).\n\n"
           + "\n".join(lines) + "\n")  # fmt: skip

@@ -65,10 +65,11 @@ from workflows.content_moderation.dataset import (
     predicted,
 )
 from workflows.content_moderation.evaluation import critical_hate
+from workflows.content_moderation.fitting import fit_soft, is_slur, platt
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.judgement import lexicon_findings
 from workflows.content_moderation.normalize import normalize
-from workflows.content_moderation.scorer import N_FEATURES, fit_soft, is_slur, platt
+from workflows.content_moderation.scorer import N_FEATURES
 from workflows.content_moderation.targeting import load_targeting_cues, targeting_features
 
 NAME = "moderation_hate_variants"

@@ -155,3 +155,19 @@ def test_a_bad_policy_is_not_a_lexicon_error(tmp_path: Path) -> None:
     assert not isinstance(info.value, LexiconError)
     reason = "version: Input should be a valid string (and 1 more problem(s))"
     assert str(info.value) == f"{path}:1: {reason}"
+
+
+def test_the_taxonomy_file_needs_every_category_once(tmp_path: Path) -> None:
+    from workflows.content_moderation.verdict import (
+        TAXONOMY,
+        TAXONOMY_PATH,
+        Category,
+        _load_taxonomy,
+    )
+
+    assert set(TAXONOMY) == set(Category) and TAXONOMY[Category.HATE].mlcommons == ("S10",)
+    text = TAXONOMY_PATH.read_text(encoding="utf-8")
+    broken = tmp_path / "taxonomy.toml"
+    broken.write_text(text.replace("[spam]", "[spam_and_ads]"), encoding="utf-8")
+    with pytest.raises(ValueError, match="one table per category"):
+        _load_taxonomy(broken)

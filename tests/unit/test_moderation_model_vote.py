@@ -64,7 +64,7 @@ async def test_a_model_flag_alone_is_a_note_not_a_review(
     verdict = (await moderator.moderate(post)).verdict
     assert verdict is not None and verdict.assessment is not None
     assert verdict.assessment.decision is Decision.REVIEW  # the model did flag it
-    assert verdict.scorer is not None and verdict.scorer.state == "low"
+    assert verdict.scorer is not None and verdict.scorer.state in ("low", "clear")  # clear: zh
     assert verdict.decision is Decision.ALLOW
     assert verdict.policy_rule == "clean-text-allowed"
     assert "a note only" in verdict.rationale

@@ -14,15 +14,16 @@ from workflows.content_moderation.dataset import (
     load_moderation_set,
     load_ordinary_set,
 )
+from workflows.content_moderation.fitting import fit_scorer
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.scorer import (
     RiskScorer,
     ScorerError,
-    fit_scorer,
     load_scorer,
     save_scorer,
 )
 from workflows.content_moderation.service import moderate_lexicon_only
+from workflows.content_moderation.verdict import Decision
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -166,16 +167,17 @@ def test_dense_weights_give_the_column_selected_decision_values(sample) -> None:
     real posts of both languages; the dense product is only a faster way to that sum."""
     from workflows.content_moderation.scorer import (
         TARGETING_MODELS,
-        _targeting_matrix,
-        _vectorizer,
+        flag_matrix,
         lexicon_spans,
+        targeting_matrix,
     )
 
     posts, _ordinary = sample
     texts = [p.text for p in posts[:120]]
     scorer = load_scorer()
-    words = _vectorizer().transform(texts)
-    targeting = _targeting_matrix(texts, lexicon_spans(texts))
+    spans = lexicon_spans(texts)
+    words = flag_matrix(texts, spans)
+    targeting = targeting_matrix(texts, spans)
     for key, model in scorer.models.items():
         rows = targeting if key in TARGETING_MODELS else words
         z = rows.tocsc()[:, model.columns] @ model.weights.astype(np.float64) + model.intercept
@@ -190,9 +192,9 @@ def test_one_post_scores_as_the_sparse_matrix_path_does() -> None:
     """The per-post fast path (hashed columns, no sparse matrix) gives the probabilities of
     the scikit-learn matrix the models were fitted on, English and Chinese."""
     from workflows.content_moderation.scorer import (
-        _targeting_matrix,
-        _vectorizer,
+        flag_matrix,
         lexicon_spans,
+        targeting_matrix,
     )
 
     scorer = load_scorer()
@@ -205,10 +207,90 @@ def test_one_post_scores_as_the_sparse_matrix_path_does() -> None:
     ]
     spans = lexicon_spans(texts)
     fast = scorer.score_many(texts, spans)
-    words = _vectorizer().transform(texts)
-    hate = scorer.models["en/hate"].probability(_targeting_matrix(texts, spans))
+    words = flag_matrix(texts, spans)
+    hate = scorer.models["en/hate"].probability(targeting_matrix(texts, spans))
     for i, r in enumerate(fast):
         ref = scorer.models[f"{r.lang}/flagged"].probability(words)[i]
         assert abs(r.flagged - ref) < 1e-4
         if r.lang == "en":
             assert r.hate is not None and abs(r.hate - hate[i]) < 1e-4
+
+
+# ---- issue 47: the stacked Chinese model and the `clear` state -----------------------------
+
+
+def _judged(text: str, state: str, workflow=None):
+    """The lexicon + a scorer judgement in ``state`` (no model), by the packaged policy."""
+    from workflows.content_moderation.graph import ContentModerationWorkflow
+    from workflows.content_moderation.inputs import prepare_post
+    from workflows.content_moderation.judgement import build_verdict, lexicon_findings
+    from workflows.content_moderation.verdict import ScorerJudgement
+
+    workflow = workflow or ContentModerationWorkflow(scorer_path=None)
+    matcher = workflow.lexicon.matcher()
+    prepared = prepare_post(text, workflow.policy.limits)
+    found = lexicon_findings(
+        matcher.scan(prepared.normalized.original, prepared.normalized),
+        matcher.version,
+        matcher.names_harm,
+    )
+    scorer = ScorerJudgement(
+        status="ok",
+        lang="zh",
+        flagged=0.1,
+        state=state,  # type: ignore[arg-type]
+        version="test",
+    )
+    return build_verdict(
+        prepared, workflow.policy, lexicon=found, model=None, source="lexicon", scorer=scorer
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["这家店的菜真恶心，再也不来了", "他们说话素质低，我不想理", "看不起人的店员，服务很差"],
+)
+def test_a_medium_term_the_stacked_scorer_clears_is_allowed_and_low_is_not(text: str) -> None:
+    cleared = _judged(text, "clear")
+    assert cleared.decision is Decision.ALLOW and cleared.policy_rule == "medium-term-cleared"
+    # the same post with an ordinary `low` (a model that does not read the terms) is reviewed
+    assert _judged(text, "low").decision is Decision.REVIEW
+
+
+@pytest.mark.parametrize("text", ["去死吧你这个畜生", "河南人偷井盖"])
+def test_clear_never_lifts_a_high_or_critical_term(text: str) -> None:
+    assert _judged(text, "clear").decision is Decision.BLOCK
+
+
+def test_clear_does_not_lift_a_term_that_bidi_controls_raised() -> None:
+    # a low-severity term counts as medium in a post with bidi controls; the scorer cannot
+    # clear it (cleared_state reads `clear` as `low` there)
+    from workflows.content_moderation.graph import ContentModerationWorkflow
+
+    workflow = ContentModerationWorkflow(scorer_path=None)
+    plain = "你真是个骗子"
+    assert _judged(plain, "clear", workflow).decision is Decision.ALLOW
+    disguised = "\u202e" + plain[::-1] + "\u202c"
+    v = _judged(disguised, "clear", workflow)
+    assert v.decision is Decision.REVIEW and v.input.bidi_controls
+
+
+def test_only_the_stacked_model_gives_clear() -> None:
+    scorer = load_scorer()
+    assert scorer.models["zh/flagged"].clears and not scorer.models["en/flagged"].clears
+    zh, en = scorer.score_many(["今天天气不错，我们去公园散步吧", "have a nice day, see you"])
+    assert zh.state == "clear" and en.state == "low"
+
+
+def test_lexicon_features_name_the_term_its_tier_and_mention() -> None:
+    from workflows.content_moderation.scorer import flag_features, lexicon_features, lexicon_spans
+
+    text, negated = "这种人真恶心", "我们反对歧视"
+    spans, spans_neg = lexicon_spans([text, negated])
+    feats = lexicon_features(spans)
+    assert "l:t:恶心:0" in feats and "l:s:medium" in feats and "l:c:harassment:medium" in feats
+    assert "l:s:m" in lexicon_features(spans_neg)  # a mention is its own tier
+    assert set(feats) <= set(flag_features(text, spans))
+    # English posts read no lexicon features (their model is not stacked)
+    en = "you are disgusting"
+    assert not any(f.startswith("l:") for f in flag_features(en, lexicon_spans([en])[0]))

@@ -26,14 +26,14 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.core.client import ModelClient
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation.dataset import EVAL_LABELS, LabelledPost, predicted
+from workflows.content_moderation.fitting import fit_scorer
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.inputs import prepare_post
-from workflows.content_moderation.judgement import build_verdict, lexicon_findings
+from workflows.content_moderation.judgement import build_verdict, lexicon_findings, lexicon_state
 from workflows.content_moderation.scorer import (
     SEED,
     RiskScorer,
     file_sha256,
-    fit_scorer,
     save_scorer,
 )
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
@@ -325,14 +325,17 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
     )
 
     # the protocol (issue 47): fit on train, calibrate on dev; the held-out topic's tune half
-    # ("unused") is read by neither
-    posts = [p for p in load_moderation_set(Path(data_dir), "tune") if p.part == "train"]
-    posts += load_moderation_set(Path(data_dir), "dev")
+    # ("unused") is read by neither. The train part includes COLD's fine-labelled file's train
+    # rows (anti-bias posts among them); its dev rows calibrate, its test rows stay unread.
+    posts = [
+        *load_moderation_set(Path(data_dir), "train"),
+        *load_moderation_set(Path(data_dir), "dev"),
+    ]
     # without a customer_service/ folder the fit has no ordinary negatives (header: 0 rows)
     has_ordinary = (Path(data_dir) / ORDINARY_FOLDER).is_dir()
     ordinary = load_ordinary_set(Path(data_dir), "tune") if has_ordinary else []
     workflow = ContentModerationWorkflow(scorer_path=None)
-    guesses = [predicted(moderate_lexicon_only(p.text, workflow, scorer=False)) for p in posts]
+    alone = [moderate_lexicon_only(p.text, workflow, scorer=False) for p in posts]
     matcher = workflow.lexicon.matcher()
     spans = [
         lexicon_findings(matcher.scan(p.text), matcher.version, matcher.names_harm)[1]
@@ -342,12 +345,14 @@ def fit_and_save(data_dir: Path, out: Path, *, seed: int | None = None) -> RiskS
     files += sorted((Path(data_dir) / ORDINARY_FOLDER).glob("*.csv"))
     scorer = fit_scorer(
         posts,
-        [g["flagged"] for g in guesses],
+        [predicted(v)["flagged"] for v in alone],
         [any(critical_hate(s) for s in found) for found in spans[: len(posts)]],
         seed=SEED if seed is None else seed,
         sources={f"{f.parent.name}/{f.name}": file_sha256(f) for f in files},
         ordinary=ordinary,
         spans=spans,
+        lexicon_strong=[lexicon_state(v.lexicon) in ("high", "critical") for v in alone],
+        speech=[v.lexicon.speech_about_harm for v in alone],
     )
     save_scorer(scorer, out)
     return scorer

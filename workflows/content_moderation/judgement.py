@@ -108,6 +108,12 @@ def speech_capped(
     return state
 
 
+def cleared_state(state: ScorerState, prepared: PreparedPost) -> ScorerState:
+    """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`): its
+    ``clear`` reads as ``low`` there."""
+    return "low" if state == "clear" and prepared.report.bidi_controls else state
+
+
 def scorer_state(judgement: ScorerJudgement | None) -> ScorerState:
     """``absent`` when the scorer did not run or is unavailable, else its state."""
     return "absent" if judgement is None or judgement.status != "ok" else judgement.state
@@ -221,123 +227,35 @@ def build_verdict(
         )
     l_state = disguised_state(lexicon_state(lex_j), prepared)
     m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
-    s_state = speech_capped(scorer_state(scorer), l_state, lex_j)
+    s_state = cleared_state(speech_capped(scorer_state(scorer), l_state, lex_j), prepared)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
-
-    scores: dict[Category, tuple[float, set[str]]] = {}
-    sources: list[tuple[CategoryScore, ...]] = []
     insult = _slur_as_insult(lex_j, lex_spans, scorer)
-    if lex_j is not None:
-        sources.append(
-            tuple(
-                cs.model_copy(update={"category": Category.HARASSMENT})
-                if insult and cs.category is Category.HATE
-                else cs
-                for cs in lex_j.categories
-            )
-        )
-    if model is not None and trusted:
-        sources.append(model.categories)
-    if scorer is not None and scorer.status == "ok" and rule.decision is not Decision.ALLOW:
-        # without a slur the hate model labels hate only at "high" (its review threshold
-        # is chosen to confirm slurs, see scorer.py)
-        slur = lex_j is not None and any(c.category is Category.HATE for c in lex_j.categories)
-        if scorer.hate is not None and (
-            scorer.hate_state == "high" or (slur and scorer.hate_state == "medium")
-        ):
-            sources.append(
-                (CategoryScore(category=Category.HATE, score=scorer.hate, sources=("scorer",)),)
-            )
-        if not scores and not any(sources) and scorer.flagged is not None:
-            sources.append(
-                (
-                    CategoryScore(
-                        category=Category.HARASSMENT, score=scorer.flagged, sources=("scorer",)
-                    ),
-                )
-            )
-    for group in sources:
-        for cs in group:
-            old, where = scores.get(cs.category, (0.0, set()))
-            scores[cs.category] = (max(old, cs.score), where | set(cs.sources))
-    categories = tuple(
-        CategoryScore(category=c, score=s, sources=tuple(sorted(w)))  # type: ignore[arg-type]
-        for c, (s, w) in sorted(scores.items(), key=lambda kv: (-kv[1][0], kv[0].value))
-    )
-
     severities = [lex_j.severity] if lex_j is not None else []
     if model is not None and trusted and model.decision is not Decision.ALLOW and model.severity:
         severities.append(model.severity)
-    severity = Severity.highest(severities)
-
     spans = list(lex_spans)
     if model is not None and trusted:
         spans += _evidence_spans(prepared.text, model)
     spans.sort(key=lambda s: (s.start, s.end))
-    cap = policy.limits.max_spans
-
-    parts = [f"{rule.reason} (rule {rule.id})."]
-    if lex_j is not None:
-        terms = ", ".join(
-            dict.fromkeys(
-                f"{s.term} [{s.category.value}, {'mention' if s.mention else s.severity.value}]"
-                for s in lex_spans
-            )
-        )
-        parts.append(f"Lexicon: {terms}." if terms else "Lexicon: no term.")
-    else:
-        parts.append("Lexicon: not run.")
-    if scorer is None:
-        parts.append("Scorer: not run.")
-    elif scorer.status != "ok":
-        parts.append(f"Scorer: unavailable ({scorer.error}).")
-    else:
-        hate = f", hate {scorer.hate:.2f} → {scorer.hate_state}" if scorer.hate is not None else ""
-        parts.append(f"Scorer ({scorer.lang}): {scorer.flagged:.2f} → {scorer.state}{hate}.")
-        if insult:
-            parts.append(
-                "The slur reads as an insult of a person, not hate against a group "
-                "(no critical hate term, hate model low): category harassment."
-            )
-    if model is None:
-        parts.append("Model: not called.")
-    elif model.status == "skipped":
-        parts.append(f"Model: not called ({model.error or 'skipped'}).")
-    elif model.status == "error":
-        parts.append(f"Model: unavailable ({(model.error or 'error')[:120]}).")
-    elif model.status == "ok":
-        conf = f"{(model.confidence or 0):.0%}"
-        note = "" if trusted else f", under the {policy.min_confidence:.0%} trust threshold"
-        note = policy.noted_reason() if m_state == "noted" else note
-        parts.append(f"Model: {model.decision} at {conf}{note}: {model.rationale}")
-    else:
-        parts.append(f"Model: answer unusable ({model.status}).")
-    if prepared.report.truncated:
-        parts.append(
-            f"The model saw {prepared.report.model_chars} of {prepared.report.chars} characters."
-        )
-    if prepared.report.invalid_utf8_bytes:
-        parts.append(f"{prepared.report.invalid_utf8_bytes} invalid UTF-8 bytes replaced.")
-    if lex_j is not None and lex_j.speech_about_harm:
-        parts.append("The post opposes, reports or quotes discrimination: a mention at most.")
-    if prepared.report.bidi_controls:
-        parts.append(
-            f"{prepared.report.bidi_controls} bidi control characters removed; the text was "
-            "read in the order it displays."
-        )
-    if prepared.report.emoji_words:
-        parts.append(f"{prepared.report.emoji_words} emoji read as words.")
+    parts = [
+        f"{rule.reason} (rule {rule.id}).",
+        _lexicon_note(lex_j, lex_spans),
+        *_scorer_notes(scorer, insult),
+        _model_note(model, policy, trusted=trusted, noted=m_state == "noted"),
+        *_input_notes(prepared, lex_j),
+    ]
     rationale = " ".join(parts)
     if len(rationale) > RATIONALE_CHARS:
         rationale = rationale[: RATIONALE_CHARS - 1] + "…"
-
     return Verdict(
         decision=rule.decision,
-        severity=severity,
-        categories=categories,
+        severity=Severity.highest(severities),
+        categories=_categories(
+            lex_j, model if trusted else None, scorer, insult=insult, flagged=rule.decision
+        ),
         rationale=rationale,
-        spans=tuple(spans[:cap]),
+        spans=tuple(spans[: policy.limits.max_spans]),
         spans_total=len(spans),
         source=source,
         policy_version=policy.version,
@@ -349,3 +267,113 @@ def build_verdict(
         assessment=model,
         scorer=scorer,
     )
+
+
+def _categories(
+    lex_j: LexiconJudgement | None, model: ModelJudgement | None,
+    scorer: ScorerJudgement | None, *, insult: bool, flagged: Decision,
+) -> tuple[CategoryScore, ...]:  # fmt: skip
+    """The verdict's categories: the lexicon's (hate read as harassment for a slur used as an
+    insult), the trusted model's (``model`` None when untrusted), and, on a post that is not
+    allowed, the scorer's hate, or its flag as harassment when nothing else names one."""
+    sources: list[tuple[CategoryScore, ...]] = []
+    if lex_j is not None:
+        sources.append(
+            tuple(
+                cs.model_copy(update={"category": Category.HARASSMENT})
+                if insult and cs.category is Category.HATE
+                else cs
+                for cs in lex_j.categories
+            )
+        )
+    if model is not None:
+        sources.append(model.categories)
+    if scorer is not None and scorer.status == "ok" and flagged is not Decision.ALLOW:
+        # without a slur the hate model labels hate only at "high" (its review threshold
+        # is chosen to confirm slurs, see scorer.py)
+        slur = lex_j is not None and any(c.category is Category.HATE for c in lex_j.categories)
+        if scorer.hate is not None and (
+            scorer.hate_state == "high" or (slur and scorer.hate_state == "medium")
+        ):
+            sources.append(
+                (CategoryScore(category=Category.HATE, score=scorer.hate, sources=("scorer",)),)
+            )
+        if not any(sources) and scorer.flagged is not None:
+            harassment = Category.HARASSMENT
+            sources.append(
+                (CategoryScore(category=harassment, score=scorer.flagged, sources=("scorer",)),)
+            )
+    scores: dict[Category, tuple[float, set[str]]] = {}
+    for group in sources:
+        for cs in group:
+            old, where = scores.get(cs.category, (0.0, set()))
+            scores[cs.category] = (max(old, cs.score), where | set(cs.sources))
+    return tuple(
+        CategoryScore(category=c, score=s, sources=tuple(sorted(w)))
+        for c, (s, w) in sorted(scores.items(), key=lambda kv: (-kv[1][0], kv[0].value))
+    )
+
+
+def _lexicon_note(lex_j: LexiconJudgement | None, lex_spans: Sequence[Span]) -> str:
+    """What the lexicon found, for the rationale (mentions marked)."""
+    if lex_j is None:
+        return "Lexicon: not run."
+    terms = ", ".join(
+        dict.fromkeys(
+            f"{s.term} [{s.category.value}, {'mention' if s.mention else s.severity.value}]"
+            for s in lex_spans
+        )
+    )
+    return f"Lexicon: {terms}." if terms else "Lexicon: no term."
+
+
+def _scorer_notes(scorer: ScorerJudgement | None, insult: bool) -> list[str]:
+    """What the scorer said, for the rationale."""
+    if scorer is None:
+        return ["Scorer: not run."]
+    if scorer.status != "ok":
+        return [f"Scorer: unavailable ({scorer.error})."]
+    hate = f", hate {scorer.hate:.2f} → {scorer.hate_state}" if scorer.hate is not None else ""
+    out = [f"Scorer ({scorer.lang}): {scorer.flagged:.2f} → {scorer.state}{hate}."]
+    if insult:
+        out.append(
+            "The slur reads as an insult of a person, not hate against a group "
+            "(no critical hate term, hate model low): category harassment."
+        )
+    return out
+
+
+def _model_note(model: ModelJudgement | None, policy: Policy, *, trusted: bool, noted: bool) -> str:
+    """What the model said, or why it said nothing usable, for the rationale."""
+    if model is None:
+        return "Model: not called."
+    if model.status == "skipped":
+        return f"Model: not called ({model.error or 'skipped'})."
+    if model.status == "error":
+        return f"Model: unavailable ({(model.error or 'error')[:120]})."
+    if model.status != "ok":
+        return f"Model: answer unusable ({model.status})."
+    conf = f"{(model.confidence or 0):.0%}"
+    note = "" if trusted else f", under the {policy.min_confidence:.0%} trust threshold"
+    note = policy.noted_reason() if noted else note
+    return f"Model: {model.decision} at {conf}{note}: {model.rationale}"
+
+
+def _input_notes(prepared: PreparedPost, lex_j: LexiconJudgement | None) -> list[str]:
+    """What the input held that the reader should know (cut, bad bytes, disguises)."""
+    report = prepared.report
+    out = []
+    if report.truncated:
+        out.append(f"The model saw {report.model_chars} of {report.chars} characters.")
+    if report.invalid_utf8_bytes:
+        out.append(f"{report.invalid_utf8_bytes} invalid UTF-8 bytes replaced.")
+    if lex_j is not None and lex_j.speech_about_harm:
+        out.append("The post opposes, reports or quotes discrimination: a mention at most.")
+    if report.bidi_controls:
+        out.append(
+            f"{report.bidi_controls} bidi control characters removed; the text was "
+            "read in the order it displays."
+        )
+    if report.emoji_words:
+        out.append(f"{report.emoji_words} emoji read as words.")
+    return out

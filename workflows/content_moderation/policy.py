@@ -10,7 +10,9 @@ lexicon            decision
 =================  ==========================================================
 high, critical     block, whatever the model says (an injected "allow" cannot
                    unblock a slur)
-medium             block when the model also says block, else review
+medium             block when the model also says block; allow when no usable
+                   model answer flags it and the scorer, which read the term in
+                   context, is ``clear``; else review
 none, low,         review when the learned scorer is ``high``, or ``medium``
 mention            while the model does not allow it; review when the model
                    flags the post only if its measured precision allows it
@@ -18,8 +20,10 @@ mention            while the model does not allow it; review when the model
 absent             the model alone decides (uncertain → review)
 =================  ==========================================================
 
-A third column, ``scorer`` (the learned risk scorer: ``absent``, ``low``, ``medium``,
-``high``; :mod:`workflows.content_moderation.scorer`), defaults to ``*``. ``mention`` is the
+A third column, ``scorer`` (the learned risk scorer: ``absent``, ``clear``, ``low``,
+``medium``, ``high``; :mod:`workflows.content_moderation.scorer`), defaults to ``*``.
+``clear`` is ``low`` from a stacked model (Chinese), one that reads the lexicon's hits and
+was calibrated on dev, so it may clear a medium term. ``mention`` is the
 lexicon state when its only hits above ``low`` name a harm in a sentence that negates or
 condemns it (:mod:`workflows.content_moderation.mention`).
 
@@ -52,14 +56,14 @@ DEFAULT_POLICY_PATH = Path(__file__).resolve().parent / "policy.toml"
 
 LexiconState = Literal["absent", "none", "mention", "low", "medium", "high", "critical"]
 ModelState = Literal["absent", "allow", "review", "block", "uncertain", "noted"]
-ScorerState = Literal["absent", "low", "medium", "high"]
+ScorerState = Literal["absent", "clear", "low", "medium", "high"]
 LEXICON_STATES: tuple[LexiconState, ...] = (
     "absent", "none", "mention", "low", "medium", "high", "critical",
 )  # fmt: skip
 MODEL_STATES: tuple[ModelState, ...] = (
     "absent", "allow", "review", "block", "uncertain", "noted",
 )  # fmt: skip
-SCORER_STATES: tuple[ScorerState, ...] = ("absent", "low", "medium", "high")
+SCORER_STATES: tuple[ScorerState, ...] = ("absent", "clear", "low", "medium", "high")
 
 
 class PolicyError(DataFileError):

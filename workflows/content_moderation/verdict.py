@@ -17,7 +17,9 @@ taxonomy has.
 
 from __future__ import annotations
 
+import tomllib
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -134,123 +136,25 @@ class TaxonomyEntry(BaseModel):
     description: str
 
 
-#: The mapping table (README "Content moderation" repeats it).
-TAXONOMY: dict[Category, TaxonomyEntry] = {
-    Category.HATE: TaxonomyEntry(
-        mlcommons=("S10",),
-        openai=("hate",),
-        cn_label="歧视/仇恨言论",
-        description="demeans people for race, ethnicity, religion, gender, sexuality, disability",
-    ),
-    Category.REGIONAL_DISCRIMINATION: TaxonomyEntry(
-        mlcommons=("S10",),
-        openai=("hate",),
-        cn_label="地域黑/地域歧视",
-        description="demeans people for the region or province they come from",
-    ),
-    Category.HARASSMENT: TaxonomyEntry(
-        mlcommons=(),
-        openai=("harassment",),
-        cn_label="谩骂/人身攻击",
-        description="insults, bullies or degrades a person",
-    ),
-    Category.THREAT: TaxonomyEntry(
-        mlcommons=("S1",),
-        openai=("harassment/threatening", "violence"),
-        cn_label="威胁恐吓",
-        description="threatens violence against a person or group",
-    ),
-    Category.PROFANITY: TaxonomyEntry(
-        mlcommons=(),
-        openai=(),
-        cn_label="低俗/脏话",
-        description="vulgar or obscene language not aimed at a group",
-    ),
-    Category.SEXUAL: TaxonomyEntry(
-        mlcommons=("S12",),
-        openai=("sexual",),
-        cn_label="色情",
-        description="sexually explicit content",
-    ),
-    Category.SEXUAL_MINORS: TaxonomyEntry(
-        mlcommons=("S4",),
-        openai=("sexual/minors",),
-        cn_label="涉未成年人色情",
-        description="sexual content involving minors",
-    ),
-    Category.SEX_CRIMES: TaxonomyEntry(
-        mlcommons=("S3",),
-        openai=("sexual", "illicit/violent"),
-        cn_label="性犯罪",
-        description="endorses or enables rape, sexual assault, trafficking",
-    ),
-    Category.VIOLENCE: TaxonomyEntry(
-        mlcommons=("S1",),
-        openai=("violence", "violence/graphic"),
-        cn_label="暴力/血腥/暴恐",
-        description="glorifies or incites violence, terrorism, graphic gore",
-    ),
-    Category.SELF_HARM: TaxonomyEntry(
-        mlcommons=("S11",),
-        openai=("self-harm", "self-harm/intent", "self-harm/instructions"),
-        cn_label="自杀自残",
-        description="suicide or self-harm: intent, encouragement, instructions",
-    ),
-    Category.ILLICIT: TaxonomyEntry(
-        mlcommons=("S2",),
-        openai=("illicit",),
-        cn_label="违法违禁(涉赌/涉毒/诈骗)",
-        description="fraud, drugs, gambling, other non-violent crime",
-    ),
-    Category.WEAPONS: TaxonomyEntry(
-        mlcommons=("S9",),
-        openai=("illicit/violent",),
-        cn_label="违禁武器",
-        description="chemical, biological, nuclear, explosive weapons",
-    ),
-    Category.DEFAMATION: TaxonomyEntry(
-        mlcommons=("S5",), openai=(), cn_label="诽谤", description="false, damaging claims"
-    ),
-    Category.SPECIALIZED_ADVICE: TaxonomyEntry(
-        mlcommons=("S6",),
-        openai=(),
-        cn_label="不当专业建议",
-        description="unsafe medical, legal or financial advice",
-    ),
-    Category.PRIVACY: TaxonomyEntry(
-        mlcommons=("S7",),
-        openai=(),
-        cn_label="隐私泄露",
-        description="exposes personal data (doxxing)",
-    ),
-    Category.INTELLECTUAL_PROPERTY: TaxonomyEntry(
-        mlcommons=("S8",), openai=(), cn_label="侵权", description="infringes copyright"
-    ),
-    Category.ELECTIONS: TaxonomyEntry(
-        mlcommons=("S13",),
-        openai=(),
-        cn_label="选举虚假信息",
-        description="false information about voting",
-    ),
-    Category.CODE_INTERPRETER_ABUSE: TaxonomyEntry(
-        mlcommons=("S14",),
-        openai=(),
-        cn_label="代码执行滥用",
-        description="tries to abuse a code interpreter",
-    ),
-    Category.POLITICAL_SENSITIVITY: TaxonomyEntry(
-        mlcommons=(),
-        openai=(),
-        cn_label="涉政",
-        description="politically sensitive under the platform's regulator (Chinese platforms)",
-    ),
-    Category.SPAM: TaxonomyEntry(
-        mlcommons=(),
-        openai=(),
-        cn_label="广告引流",
-        description="advertising, traffic diversion to outside contacts",
-    ),
-}
+#: The taxonomy file (data, one table per category).
+TAXONOMY_PATH = Path(__file__).resolve().parent / "taxonomy.toml"
+
+
+def _load_taxonomy(path: Path = TAXONOMY_PATH) -> dict[Category, TaxonomyEntry]:
+    """Read the taxonomy file: one entry per :class:`Category`, in the enum's order.
+
+    Raises:
+        ValueError: A category is missing or unknown, or an entry is malformed.
+    """
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    if set(raw) != {c.value for c in Category}:
+        names = [c.value for c in Category]
+        raise ValueError(f"{path}: needs one table per category, exactly {names}")
+    return {c: TaxonomyEntry.model_validate(raw[c.value]) for c in Category}
+
+
+#: The mapping table (``taxonomy.toml``; README "Content moderation" repeats it).
+TAXONOMY: dict[Category, TaxonomyEntry] = _load_taxonomy()
 
 
 MatchKind = Literal[
@@ -396,8 +300,8 @@ class ScorerJudgement(BaseModel):
     lang: Literal["en", "zh"] | None = None
     flagged: float | None = Field(None, ge=0, le=1)
     hate: float | None = Field(None, ge=0, le=1)
-    state: Literal["absent", "low", "medium", "high"] = "absent"
-    hate_state: Literal["absent", "low", "medium", "high"] = "absent"
+    state: Literal["absent", "clear", "low", "medium", "high"] = "absent"
+    hate_state: Literal["absent", "clear", "low", "medium", "high"] = "absent"
     version: str = ""
     error: str | None = Field(None, max_length=300)
 
