@@ -32,7 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import BenchParser, host_info, time_repeated, write_results
+from benchmarks.harness import (
+    BenchParser,
+    host_info,
+    record_routed_call,
+    time_repeated,
+    write_results,
+)
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
 from serving import MoEArchitecture, decode_routed_experts, encode_routed_experts
@@ -132,18 +138,19 @@ def measure(
     def aggregate() -> Any:
         return next_trace().expert_counts()
 
-    def write() -> Any:
-        trace = next_trace()
-        return store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
+    def record(trace: Any) -> int:
+        return record_routed_call(
+            store,
+            request.id,
+            classification,
+            trace,
             node="draft_reply",
             model="ernie",
-            latency_ms=1.0,
             finish_reason="length",
-            routing=trace,
         )
+
+    def write() -> Any:
+        return record(next_trace())
 
     def all_three() -> Any:
         body, p, c = pick()
@@ -151,16 +158,7 @@ def measure(
             body["choices"][0], prompt_tokens=p, completion_tokens=c, arch=arch, response=body
         )
         trace.expert_counts()
-        return store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
-            node="draft_reply",
-            model="ernie",
-            latency_ms=1.0,
-            finish_reason="length",
-            routing=trace,
-        )
+        return record(trace)
 
     rstate = {"i": 0}
 

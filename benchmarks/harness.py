@@ -51,6 +51,36 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+# --------------------------------------------------------------------------- telemetry
+
+
+def record_routed_call(
+    store: Any,
+    request_id: str,
+    classification: Any,
+    routing: Any,
+    *,
+    node: str,
+    model: str,
+    finish_reason: str = "stop",
+) -> int:
+    """The write the telemetry benchmarks time: one customer-service model call of 1 ms with
+    its expert ``routing`` (a trace), through ``store.record_call``
+    (:class:`orchestrator.telemetry.TelemetryStore`). Returns the call's row id."""
+    return int(
+        store.record_call(
+            request_id=request_id,
+            classification=classification,
+            workflow="customer_service",
+            node=node,
+            model=model,
+            latency_ms=1.0,
+            finish_reason=finish_reason,
+            routing=routing,
+        )
+    )
+
+
 # --------------------------------------------------------------------------- host
 
 

@@ -45,7 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import BenchParser, host_info, median, percentile, write_results
+from benchmarks.harness import (
+    BenchParser,
+    host_info,
+    median,
+    percentile,
+    record_routed_call,
+    write_results,
+)
 
 LAYERS = tuple(range(1, 28))
 EXPERTS = 64
@@ -229,15 +236,8 @@ def write_path(calls: int = 300) -> dict[str, float]:
             )
             trace.expert_counts()
             started = time.perf_counter()
-            store.record_call(
-                request_id=request.id,
-                classification=classification,
-                workflow="customer_service",
-                node="triage_issue",
-                model="m",
-                latency_ms=1.0,
-                finish_reason="stop",
-                routing=trace,
+            record_routed_call(
+                store, request.id, classification, trace, node="triage_issue", model="m"
             )
             times.append(time.perf_counter() - started)
         store.close()

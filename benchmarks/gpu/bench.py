@@ -9,7 +9,7 @@ import statistics
 from argparse import Namespace
 from typing import Any
 
-from benchmarks.gpu.common import Workspace, budget_left, log, messages_for, texts
+from benchmarks.gpu.common import Workspace, log, messages_for, run_orders, texts
 from benchmarks.gpu.load import one_call, pct, run_load_mp
 
 Urls = dict[str, str | None]
@@ -34,7 +34,7 @@ def run(ws: Workspace, args: Namespace, urls: Urls, c: int) -> None:
     n = args.requests
     items = texts(ws.data, n, seed=0)
     done = ws.load_results().get(key, {})
-    runs = done.get("runs", [])
+    runs = done.setdefault("runs", [])
     record_no_flag_fixture(ws, off)
     if not done.get("warm"):
         warm_n = max(2 * c, 64)
@@ -43,27 +43,22 @@ def run(ws: Workspace, args: Namespace, urls: Urls, c: int) -> None:
             r = run_load_mp(bases[name], batch, c)
             log(f"c={c} warm-up {name}: {r['output_tok_s']} tok/s ({r['wall_s']} s)")
         done["warm"] = True
-    est = done.get("est_s", FIRST_ESTIMATE_S.get(str(c), 60))
-    for rep, pair in enumerate(ORDER):
-        for name in pair:
-            if any(r["rep"] == rep and r["mode"] == name for r in runs):
-                continue
-            if budget_left(args.budget_s) < est + 10:
-                log(f"c={c}: out of budget before rep {rep} {name}; stopping here")
-                ws.save_results({key: {**done, "runs": runs, "complete": False}})
-                return
-            batch = [messages_for(t, f"R{c}-{rep}-{i:04d}") for i, t in enumerate(items)]
-            r = run_load_mp(bases[name], batch, c)
-            r.update(rep=rep, mode=name)
-            runs.append(r)
-            est = max(est * 0.5, r["wall_s"] * 1.1)
-            done["est_s"] = est
-            log(
-                f"c={c} rep {rep} {name}: {r['output_tok_s']} tok/s, ttft p50 {r['ttft_p50_s']}, "
-                f"lat p50 {r['latency_p50_s']}, {r['wall_s']} s, errors {r['errors']}"
-            )
-            ws.save_results({key: {**done, "runs": runs, "complete": False}})
-    ws.save_results({key: {**done, "runs": runs, "complete": True, "summary": summarise(runs)}})
+
+    def measure(rep: int, name: str) -> dict[str, Any]:
+        batch = [messages_for(t, f"R{c}-{rep}-{i:04d}") for i, t in enumerate(items)]
+        return run_load_mp(bases[name], batch, c)
+
+    def describe(r: dict[str, Any]) -> str:
+        return (
+            f"{r['output_tok_s']} tok/s, ttft p50 {r['ttft_p50_s']}, "
+            f"lat p50 {r['latency_p50_s']}, {r['wall_s']} s, errors {r['errors']}"
+        )
+
+    first = FIRST_ESTIMATE_S.get(str(c), 60)
+    if run_orders(
+        ws, key, done, ORDER, measure, describe, c=c, budget_s=args.budget_s, first_estimate_s=first
+    ):
+        ws.save_results({key: {**done, "complete": True, "summary": summarise(runs)}})
 
 
 def record_no_flag_fixture(ws: Workspace, base: str) -> None:

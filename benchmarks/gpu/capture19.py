@@ -28,7 +28,15 @@ import time
 from argparse import Namespace
 from typing import Any
 
-from benchmarks.gpu.common import MAX_TOKENS, Workspace, budget_left, log, messages_for, texts
+from benchmarks.gpu.common import (
+    MAX_TOKENS,
+    Workspace,
+    budget_left,
+    log,
+    messages_for,
+    run_orders,
+    texts,
+)
 from benchmarks.gpu.load import SAMPLE_KEY, pct, run_load_mp
 
 Urls = dict[str, str | None]
@@ -175,7 +183,7 @@ def capture(ws: Workspace, args: Namespace, urls: Urls, c: int, modes: list[str]
     n = args.requests
     items = texts(ws.data, n, seed=0)
     done = ws.load_results().get(key, {})
-    runs: list[dict[str, Any]] = done.get("runs", [])
+    runs: list[dict[str, Any]] = done.setdefault("runs", [])
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"unknown capture mode(s) {unknown}; choose from {', '.join(MODES)}")
@@ -193,7 +201,6 @@ def capture(ws: Workspace, args: Namespace, urls: Urls, c: int, modes: list[str]
             )
             log(f"c={c} warm-up {server}: {r['output_tok_s']} tok/s ({r['wall_s']} s)")
         done["warm"] = True
-    est = done.get("est_s", 10.0 if c >= 128 else 20.0)
     reps = int(getattr(args, "cap_reps", 0) or 0)
     if reps:
         orders = rotated_orders(modes, reps)
@@ -201,30 +208,31 @@ def capture(ws: Workspace, args: Namespace, urls: Urls, c: int, modes: list[str]
         orders = ORDERS_SAMPLED if "sampled" in modes else ORDERS[len(modes)]
     done["orders"] = orders
     done["sample_rate"] = SAMPLE_RATE
-    for rep, order in enumerate(orders):
-        for mode in order:
-            if any(r["rep"] == rep and r["mode"] == mode for r in runs):
-                continue
-            if budget_left(args.budget_s) < est + 10:
-                log(f"c={c}: out of budget before rep {rep} {mode}")
-                ws.save_results({key: {**done, "runs": runs, "complete": False}})
-                return
-            server, extra = MODES[mode]
-            batch = [messages_for(t, f"C{c}-{rep}-{mode}-{i:04d}") for i, t in enumerate(items)]
-            r = run_load_mp(str(urls[server]), batch, c, extra=extra)
-            r.update(rep=rep, mode=mode)
-            runs.append(r)
-            est = max(est * 0.5, r["wall_s"] * 1.1)
-            done["est_s"] = est
-            log(
-                f"c={c} rep {rep} {mode}: {r['output_tok_s']} tok/s, "
-                f"body {r['body_bytes_mean']} B, ttft p50 {r['ttft_p50_s']}, {r['wall_s']} s, "
-                f"errors {r['errors']}"
-            )
-            ws.save_results({key: {**done, "runs": runs, "complete": False}})
-    ws.save_results(
-        {key: {**done, "runs": runs, "complete": True, "summary": summarise(runs, modes)}}
-    )
+
+    def measure(rep: int, mode: str) -> dict[str, Any]:
+        server, extra = MODES[mode]
+        batch = [messages_for(t, f"C{c}-{rep}-{mode}-{i:04d}") for i, t in enumerate(items)]
+        return run_load_mp(str(urls[server]), batch, c, extra=extra)
+
+    def describe(r: dict[str, Any]) -> str:
+        return (
+            f"{r['output_tok_s']} tok/s, body {r['body_bytes_mean']} B, "
+            f"ttft p50 {r['ttft_p50_s']}, {r['wall_s']} s, errors {r['errors']}"
+        )
+
+    first = 10.0 if c >= 128 else 20.0
+    if run_orders(
+        ws,
+        key,
+        done,
+        orders,
+        measure,
+        describe,
+        c=c,
+        budget_s=args.budget_s,
+        first_estimate_s=first,
+    ):
+        ws.save_results({key: {**done, "complete": True, "summary": summarise(runs, modes)}})
 
 
 def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:

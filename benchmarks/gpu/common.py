@@ -8,6 +8,7 @@ import json
 import os
 import random
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,47 @@ def log(msg: str) -> None:
 def budget_left(budget_s: float) -> float:
     """Seconds left of ``budget_s`` counted from the start of this process."""
     return budget_s - (time.monotonic() - T0)
+
+
+def run_orders(
+    ws: Workspace,
+    key: str,
+    done: dict[str, Any],
+    orders: Sequence[Sequence[str]],
+    measure: Callable[[int, str], dict[str, Any]],
+    describe: Callable[[dict[str, Any]], str],
+    *,
+    c: int,
+    budget_s: float,
+    first_estimate_s: float,
+) -> bool:
+    """Run repetition ``rep`` of each mode of ``orders[rep]`` with ``measure(rep, mode)`` (a
+    load's result with ``wall_s``), skipping the runs already in ``done["runs"]``; after each
+    one, log ``describe(result)`` and save ``done`` under ``key`` (``complete: False``), so a
+    later command resumes where this one stopped. The next run's time is estimated from the
+    last (``done["est_s"]``, at first ``first_estimate_s``).
+
+    Returns:
+        True when every run is done; False when the budget would be exceeded (saved first).
+    """
+    runs: list[dict[str, Any]] = done.setdefault("runs", [])
+    est = done.get("est_s", first_estimate_s)
+    for rep, order in enumerate(orders):
+        for mode in order:
+            if any(r["rep"] == rep and r["mode"] == mode for r in runs):
+                continue
+            if budget_left(budget_s) < est + 10:
+                log(f"c={c}: out of budget before rep {rep} {mode}; stopping here")
+                ws.save_results({key: {**done, "complete": False}})
+                return False
+            r = measure(rep, mode)
+            r.update(rep=rep, mode=mode)
+            runs.append(r)
+            est = max(est * 0.5, r["wall_s"] * 1.1)
+            done["est_s"] = est
+            log(f"c={c} rep {rep} {mode}: {describe(r)}")
+            ws.save_results({key: {**done, "complete": False}})
+    return True
 
 
 def device_info() -> dict[str, Any]:
