@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from orchestrator import Request, RuleClassifier, TelemetryStore
+from orchestrator import TelemetryStore
 from serving import ExpertRoutingSource, MoEArchitecture
 from serving.capture import EngineCapture
 from serving.engine_capture import encode_routed_experts
 from serving.vllm_plugin import compact_expert_counts
+from tests.unit.skew_data import add_request
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 
@@ -116,20 +117,8 @@ def test_the_store_keeps_the_rate_of_sampled_and_unsampled_calls(
 
     results = asyncio.run(both())
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
-    request = Request(text="where is my parcel")
-    classification = RuleClassifier().classify(request)
-    store.start_request(request, classification, "cs")
-    for _, trace, _ in results:
-        store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="cs",
-            node="n",
-            model="m",
-            latency_ms=1.0,
-            finish_reason="stop",
-            routing=trace,  # type: ignore[arg-type]
-        )
+    calls = [("n", trace) for _, trace, _ in results]
+    add_request(store, "where is my parcel", "cs", calls)  # type: ignore[arg-type]
     rows = store.calls()
     assert {r.capture_sampling_rate for r in rows} == {0.5}
     kept = [r for r in rows if r.expert_routing_source == "engine"]

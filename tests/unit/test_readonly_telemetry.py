@@ -31,6 +31,7 @@ from orchestrator.analysis.skew.report import ReportOptions, build_report
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ExpertRollupRecord, TelemetryStore
 from orchestrator.telemetry.readonly import open_readonly, sqlite_readonly_uri
+from tests.unit.pending_data import CHECKPOINT, pending_trace, record_calls
 from tests.unit.skew_data import EXPERTS, T0, add_request, trace, uniform
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -335,39 +336,10 @@ def test_postgresql_is_read_in_read_only_transactions(tmp_path: Path) -> None:
 
 def _pending_calls(store: TelemetryStore, batch: str, calls: int) -> None:
     """``calls`` model calls of batch ``batch`` with expert routing deferred (``pending``)."""
-    from orchestrator.classifier import RuleClassifier
-    from orchestrator.request import Request
     from serving.architecture import MoEArchitecture
-    from serving.capture import PENDING_REASON, PendingReplayTrace
-    from serving.expert_routing import ExpertRoutingSource
 
-    checkpoint = ROOT / "serving" / "checkpoints" / "ernie45-moe-trained"
-    arch = MoEArchitecture.from_checkpoint(checkpoint)
-    classification = RuleClassifier().classify(Request(text="refund my order"))
-    for i in range(calls):
-        request = Request(id=f"{batch}.{i}", text="refund my order", metadata={"batch_id": batch})
-        store.start_request(request, classification, "customer_service")
-        store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
-            node="triage",
-            model="ernie",
-            latency_ms=10.0,
-            finish_reason="stop",
-            routing=PendingReplayTrace(
-                source=ExpertRoutingSource.PENDING,
-                moe_layers=arch.moe_layers,
-                num_experts=arch.num_experts,
-                top_k=arch.top_k,
-                prompt_tokens=3,
-                completion_tokens=2,
-                reason=PENDING_REASON,
-                prompt_ids=(11, 12, 13),
-                completion_ids=(14, 15),
-                checkpoint=str(checkpoint.resolve()),
-            ),
-        )
+    arch = MoEArchitecture.from_checkpoint(CHECKPOINT)
+    record_calls(store, [pending_trace(arch, (11, 12, 13), (14, 15))] * calls, batch=batch)
 
 
 @pytest.mark.parametrize("writer_open", [True, False], ids=["live-writer", "checkpointed"])

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,10 @@ from typer.testing import CliRunner
 from orchestrator.analysis.load import expert_load
 from orchestrator.analysis.skew.report import ReportOptions, build_report
 from orchestrator.batch import BatchOptions, ColumnMapping, open_input, run_batch_job
-from orchestrator.classifier import RuleClassifier
 from orchestrator.cli.app import app
-from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.exceptions import UserError
-from orchestrator.request import Request
 from orchestrator.telemetry import ExpertRollupRecord, ModelCallRecord, TelemetryStore
 from orchestrator.telemetry.fill import (
     _commit_chunk,
@@ -47,11 +43,10 @@ from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRe
 from serving.architecture import MoEArchitecture
 from serving.capture import PENDING_REASON, DeferredReplayCapture, PendingReplayTrace
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from tests.unit.pending_data import CHECKPOINT, pending_trace, record_calls
 from workflows import default_workflows
 
-CHECKPOINT = Settings().checkpoint_dir
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
-T0 = datetime(2026, 11, 30, 10, 15, tzinfo=UTC)
 
 
 class ScriptedReplayer:
@@ -116,49 +111,6 @@ def _calls(n: int, seed: int = 0) -> list[tuple[list[int], list[int]]]:
     ]
 
 
-def _pending(arch: MoEArchitecture, prompt: list[int], completion: list[int]) -> PendingReplayTrace:
-    return PendingReplayTrace(
-        source=ExpertRoutingSource.PENDING,
-        moe_layers=arch.moe_layers,
-        num_experts=arch.num_experts,
-        top_k=arch.top_k,
-        prompt_tokens=len(prompt),
-        completion_tokens=len(completion),
-        reason=PENDING_REASON,
-        prompt_ids=tuple(prompt),
-        completion_ids=tuple(completion),
-        checkpoint=str(CHECKPOINT.resolve()),
-    )
-
-
-def _record(
-    store: TelemetryStore,
-    traces: Sequence[ExpertRoutingTrace],
-    *,
-    batch: str | None = None,
-) -> None:
-    """One request per two calls, calls spread over two hours and two nodes."""
-    classification = RuleClassifier().classify(Request(text="refund my order"))
-    request = None
-    for i, trace in enumerate(traces):
-        if i % 2 == 0:
-            metadata = {"batch_id": batch} if batch else {}
-            request = Request(id=f"r{i}", text="refund my order", metadata=metadata)
-            store.start_request(request, classification, "customer_service")
-        store.clock = lambda i=i: T0 + timedelta(minutes=20 * i)
-        assert request is not None
-        store.record_call(
-            request_id=request.id,
-            classification=classification,
-            workflow="customer_service",
-            node=("triage", "reply")[i % 2],
-            model="ernie",
-            latency_ms=10.0,
-            finish_reason="stop",
-            routing=trace,
-        )
-
-
 def _rollups(store: TelemetryStore) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     with store._session() as session:
         rows = session.scalars(select(ExpertRollupRecord)).all()
@@ -198,7 +150,7 @@ def test_a_pending_call_has_no_experts_its_ids_are_kept_and_the_analysis_says_so
 ) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     prompt, completion = [5, 9, 13], [40, 41]
-    _record(store, [_pending(arch, prompt, completion)], batch="b1")
+    record_calls(store, [pending_trace(arch, prompt, completion)], batch="b1")
     with store._session() as session:
         call = session.scalars(select(ModelCallRecord)).one()
         kept = session.get(PendingExpertRoutingRecord, call.id)
@@ -220,17 +172,31 @@ def test_a_pending_call_has_no_experts_its_ids_are_kept_and_the_analysis_says_so
         expert_load(store)
 
 
-def test_a_pending_trace_needs_every_token_id(arch: MoEArchitecture) -> None:
-    with pytest.raises(ValueError, match="every token id"):
+@pytest.mark.parametrize(
+    ("source", "tokens", "ids", "error"),
+    [  # a pending trace needs every token id; a trace with token ids is source pending
+        (ExpertRoutingSource.PENDING, (3, 1), ((1, 2), (3,)), "every token id"),
+        (ExpertRoutingSource.UNAVAILABLE, (1, 0), ((1,), ()), "source pending"),
+    ],
+    ids=["missing-token-id", "not-pending"],
+)
+def test_a_pending_trace_is_refused_without_every_token_id_or_source_pending(
+    arch: MoEArchitecture,
+    source: ExpertRoutingSource,
+    tokens: tuple[int, int],
+    ids: tuple[tuple[int, ...], tuple[int, ...]],
+    error: str,
+) -> None:
+    with pytest.raises(ValueError, match=error):
         PendingReplayTrace(
-            source=ExpertRoutingSource.PENDING,
+            source=source,
             moe_layers=arch.moe_layers,
             num_experts=arch.num_experts,
             top_k=arch.top_k,
-            prompt_tokens=3,
-            completion_tokens=1,
-            prompt_ids=(1, 2),
-            completion_ids=(3,),
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+            prompt_ids=ids[0],
+            completion_ids=ids[1],
             checkpoint="/x",
         )
 
@@ -252,17 +218,6 @@ def test_a_deferred_capture_reports_source_pending_not_unavailable(
     assert trace.source is ExpertRoutingSource.PENDING and trace.source.value == PENDING_SOURCE
     assert trace.reason == PENDING_REASON and not trace.has_routing
     assert (trace.prompt_ids, trace.completion_ids) == ((5, 6, 7), (8, 9))
-    with pytest.raises(ValueError, match="source pending"):
-        PendingReplayTrace(
-            source=ExpertRoutingSource.UNAVAILABLE,
-            moe_layers=arch.moe_layers,
-            num_experts=arch.num_experts,
-            top_k=arch.top_k,
-            prompt_tokens=1,
-            completion_tokens=0,
-            prompt_ids=(1,),
-            checkpoint="/x",
-        )
 
 
 def test_a_deferred_fill_equals_the_same_calls_replayed_inline(
@@ -271,9 +226,9 @@ def test_a_deferred_fill_equals_the_same_calls_replayed_inline(
     calls = _calls(23)
     replayer = ScriptedReplayer(arch, CHECKPOINT)
     inline = TelemetryStore(f"sqlite:///{tmp_path / 'inline.db'}")
-    _record(inline, [replayer.trace(p, c) for p, c in calls])
+    record_calls(inline, [replayer.trace(p, c) for p, c in calls])
     deferred = TelemetryStore(f"sqlite:///{tmp_path / 'deferred.db'}")
-    _record(deferred, [_pending(arch, p, c) for p, c in calls])
+    record_calls(deferred, [pending_trace(arch, p, c) for p, c in calls])
     assert pending_routing_count(deferred) == 23
     done: list[tuple[int, int]] = []
     summary = fill_pending_routing(
@@ -299,7 +254,7 @@ def test_a_call_filled_by_another_worker_is_not_filled_or_summed_again(
     tmp_path: Path, arch: MoEArchitecture
 ) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
-    _record(store, [_pending(arch, p, c) for p, c in _calls(4)])
+    record_calls(store, [pending_trace(arch, p, c) for p, c in _calls(4)])
     replayer = ScriptedReplayer(arch, CHECKPOINT)
     chunk = _read_chunk(store, str(CHECKPOINT.resolve()), None, 0, 10)
     traces = _replay(replayer, chunk)
@@ -317,7 +272,7 @@ def test_a_call_whose_replay_fails_is_recorded_unavailable_and_the_rest_filled(
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     calls = _calls(6)
     bad = calls[2][0][0]
-    _record(store, [_pending(arch, p, c) for p, c in calls])
+    record_calls(store, [pending_trace(arch, p, c) for p, c in calls])
     summary = fill_pending_routing(store, ScriptedReplayer(arch, CHECKPOINT, fail_token=bad))
     assert (summary.filled, summary.failed, summary.left) == (5, 1, 0)
     with store._session() as session:
@@ -331,7 +286,7 @@ def test_calls_served_from_another_checkpoint_stay_pending_and_are_named(
     tmp_path: Path, arch: MoEArchitecture
 ) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
-    _record(store, [_pending(arch, p, c) for p, c in _calls(3)])
+    record_calls(store, [pending_trace(arch, p, c) for p, c in _calls(3)])
     elsewhere = ScriptedReplayer(arch, tmp_path)  # another folder
     summary = fill_pending_routing(store, elsewhere)
     assert summary.filled == 0 and summary.left == 3
@@ -372,10 +327,10 @@ def test_a_kill_mid_fill_neither_loses_nor_doubles_a_call(
     calls = _calls(14, seed=kill_at)
     replayer = ScriptedReplayer(arch, CHECKPOINT)
     inline = TelemetryStore(f"sqlite:///{tmp_path / 'inline.db'}")
-    _record(inline, [replayer.trace(p, c) for p, c in calls])
+    record_calls(inline, [replayer.trace(p, c) for p, c in calls])
     url = f"sqlite:///{tmp_path / 'deferred.db'}"
     deferred = TelemetryStore(url)
-    _record(deferred, [_pending(arch, p, c) for p, c in calls])
+    record_calls(deferred, [pending_trace(arch, p, c) for p, c in calls])
     deferred.close()
     script = KILLER.format(tests=str(Path(__file__).parent), url=url, kill_at=kill_at)
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=300)
