@@ -314,6 +314,16 @@ class _NoModelFactory:
         return None
 
 
+def _requests_csv(folder: Path, texts: list[str]) -> Path:
+    """Write ``texts`` as ``folder/requests.csv`` (columns ``id`` = ``Q<i>`` and ``text``)."""
+    sheet = folder / "requests.csv"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text"])
+        writer.writerows([f"Q{i}", t] for i, t in enumerate(texts))
+    return sheet
+
+
 def framework_profile(texts: list[str], concurrency: int) -> dict[str, Any]:
     """The runner's own cost with no model (``ScriptedModel`` answers at once): wall and CPU
     seconds per request, and the event-loop thread's time by part (cProfile ``tottime`` per
@@ -323,11 +333,7 @@ def framework_profile(texts: list[str], concurrency: int) -> dict[str, Any]:
     import pstats
 
     work = Path(tempfile.mkdtemp(prefix="batch-frame-"))
-    sheet = work / "requests.csv"
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "text"])
-        writer.writerows([f"Q{i}", t] for i, t in enumerate(texts))
+    sheet = _requests_csv(work, texts)
     factory = _NoModelFactory(f"sqlite:///{work / 'telemetry.db'}")
     store = factory.store()
     writer_s = 0.0
@@ -562,11 +568,7 @@ async def run(args: Any) -> dict[str, Any]:
     ]
     await direct(settings, warm, args.concurrency)  # the server's first requests are slower
     work = Path(tempfile.mkdtemp(prefix="batch-bench-"))
-    sheet = work / "requests.csv"
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "text"])
-        writer.writerows([f"Q{i}", t] for i, t in enumerate(texts))
+    sheet = _requests_csv(work, texts)
     # A priming runner pass, not measured: it records the model calls the direct client sends,
     # and leaves the prompts in the server's prefix cache, so no measured pass runs colder
     # than another (the first pass of the same prompts is slower on vLLM).

@@ -406,6 +406,19 @@ def write_results(
 # --------------------------------------------------------------------------- command line
 
 
+def write_dated_results(
+    args: argparse.Namespace, base: str, data: Mapping[str, Any], markdown: str, when: datetime
+) -> tuple[Path, Path | None]:
+    """:func:`write_results` of a run under ``<base>_<YYYY-MM-DD>`` (``_offline`` appended when
+    ``args.offline``), into ``args.out`` with ``args.command``; then print ``markdown`` and the
+    paths written. Returns the paths."""
+    name = f"{base}_{when.date().isoformat()}" + ("_offline" if args.offline else "")
+    paths = write_results(args.out, name, data, markdown, command=args.command, when=when)
+    print(markdown)
+    print("wrote", *[p for p in paths if p])
+    return paths
+
+
 def add_common_arguments(
     parser: argparse.ArgumentParser,
     *,

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import BenchParser, host_info, median, percentile, write_results
+from benchmarks.harness import BenchParser, host_info, median, percentile, write_dated_results
 
 NAME = "truth"
 DATA = Path(__file__).parent / "truth_data"
@@ -685,10 +685,7 @@ def main() -> None:
         from benchmarks import truth_reports
 
         data["reports"] = truth_reports.run_part(None if args.offline else args.server_url)
-    name = f"{NAME}_{when.date().isoformat()}" + ("_offline" if args.offline else "")
-    paths = write_results(args.out, name, data, markdown(data), command=args.command, when=when)
-    print(markdown(data))
-    print("wrote", *[p for p in paths if p])
+    write_dated_results(args, NAME, data, markdown(data), when)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from typing import Any
 import openpyxl
 from openpyxl.utils import range_boundaries
 
-from benchmarks.harness import BenchParser, host_info, write_results
+from benchmarks.harness import BenchParser, host_info, write_dated_results
 
 NAME = "truth_reports"
 LABELLED = Path(__file__).parent / "truth_data" / "report_sentences_labelled.jsonl"
@@ -449,10 +449,7 @@ def main() -> None:
     args = parser.parse_args()
     when = datetime.now(UTC).replace(microsecond=0)
     data = run_part(None if args.offline else args.server_url, args.generated)
-    name = f"{NAME}_{when.date().isoformat()}" + ("_offline" if args.offline else "")
-    paths = write_results(args.out, name, data, markdown(data), command=args.command, when=when)
-    print(markdown(data))
-    print("wrote", *[p for p in paths if p])
+    write_dated_results(args, NAME, data, markdown(data), when)
 
 
 if __name__ == "__main__":
