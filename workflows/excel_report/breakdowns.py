@@ -1,0 +1,271 @@
+"""Breakdowns of a table's lead measure: group-bys, top rows, and period over period.
+Split out of :mod:`workflows.excel_report.analysis` (issue 48).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, datetime
+
+import numpy as np
+
+from orchestrator.spreadsheet import Column, Table
+from workflows.excel_report.builder import FigureBuilder, cell_ref, coverage, weighted_mean
+from workflows.excel_report.figures import Figure, Operation
+from workflows.excel_report.roles import AnalysisConfig, is_additive, is_number, numbers
+
+#: Ranks in words, so that labels hold no digits that are not figures.
+_ORDINALS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
+
+
+def as_date(value: object) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return None
+
+
+EMPTY_GROUP = "(empty)"
+
+
+def _groups(col: Column) -> dict[str, list[int]]:
+    """Row positions per group value; rows with no value are the group ``(empty)``."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, key in enumerate(col.values):
+        text = str(key).strip() if key is not None else ""
+        groups[text or EMPTY_GROUP].append(i)
+    return groups
+
+
+def group_by(
+    b: FigureBuilder,
+    table: Table,
+    dim: Column,
+    measure: Column | None,
+    total: Figure | None,
+    weights: Column | None,
+    config: AnalysisConfig,
+) -> None:
+    groups = _groups(dim)
+    if len([k for k in groups if k != EMPTY_GROUP]) < 2:
+        return
+    cells = dim.range if measure is None else f"{dim.range} × {measure.range}"
+    if measure is None:
+        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for key, rows in ranked[: config.max_groups]:
+            where = f"`{dim.name}` = `{key}`" if key != EMPTY_GROUP else f"`{dim.name}` empty"
+            b.add(
+                table,
+                f"rows with {where}",
+                len(rows),
+                "group_count",
+                cells,
+                column=dim.name,
+                filter=where,
+            )
+            b.add(
+                table,
+                f"share of rows with {where} in all {len(table.rows)} rows",
+                len(rows) / len(table.rows),
+                "group_share",
+                cells,
+                unit="%",
+                column=dim.name,
+                filter=where,
+            )
+        return
+    additive = is_additive(measure)
+    results: list[tuple[str, float, list[int]]] = []
+    for key, rows in groups.items():
+        known = [float(v) for i in rows if is_number(v := measure.values[i])]
+        if not known:
+            continue
+        value = sum(known) if additive else weighted_mean(measure, rows, weights)
+        if value is not None:
+            results.append((key, value, rows))
+    results.sort(key=lambda kv: (-kv[1], kv[0]))
+    for key, value, rows in results[: config.max_groups]:
+        where = f"`{dim.name}` = `{key}`" if key != EMPTY_GROUP else f"`{dim.name}` empty"
+        cover = coverage(table, measure, rows)
+        if additive:
+            b.add(
+                table,
+                f"total `{measure.name}` where {where}",
+                value,
+                "group_sum",
+                cells,
+                unit=measure.unit,
+                column=measure.name,
+                filter=where,
+                coverage=cover,
+            )
+            if total is not None and float(total.value):
+                grand = float(total.value)
+                b.add(
+                    table,
+                    f"share of {where} in total `{measure.name}` ({total.id})",
+                    value / grand,
+                    "group_share",
+                    cells,
+                    unit="%",
+                    column=measure.name,
+                    filter=where,
+                    inputs=[total.id],
+                    coverage=cover,
+                )
+        else:
+            how = f"mean weighted by `{weights.name}`" if weights is not None else "mean"
+            b.add(
+                table,
+                f"{how} `{measure.name}` where {where}",
+                value,
+                "group_mean",
+                cells,
+                unit=measure.unit,
+                column=measure.name,
+                filter=where,
+                coverage=cover,
+                weights=weights.name if weights is not None else None,
+            )
+
+
+def top_rows(
+    b: FigureBuilder, table: Table, measure: Column, label: Column | None, config: AnalysisConfig
+) -> None:
+    values, pos = numbers(measure)
+    if len(values) <= config.top_n or not config.top_n:
+        return
+    cover = coverage(table, measure)
+    known = " known" if cover.missing else ""
+    order = np.argsort(-values, kind="stable")[: config.top_n]
+    for rank, k in enumerate(order, start=1):
+        row = int(pos[k])
+        name = label.values[row] if label is not None else None
+        who = ""
+        if label is not None and name not in (None, ""):
+            who = f" (`{label.name}` = `{str(name).strip()[:80]}`)"
+        b.add(
+            table,
+            f"{_ORDINALS[rank - 1]} largest{known} `{measure.name}`{who}",
+            float(values[k]),
+            "top_row",
+            cell_ref(table, measure, row),
+            unit=measure.unit,
+            column=measure.name,
+            coverage=cover if cover.missing else None,
+        )
+
+
+def _next_period(key: str, yearly: bool) -> str:
+    if yearly:
+        return str(int(key) + 1)
+    year, month = int(key[:4]), int(key[5:])
+    return f"{year + month // 12}-{month % 12 + 1:02d}"
+
+
+def periods(
+    b: FigureBuilder,
+    table: Table,
+    date_col: Column,
+    measure: Column | None,
+    weights: Column | None,
+    config: AnalysisConfig,
+) -> None:
+    stamps = [as_date(v) for v in date_col.values]
+    known = [d for d in stamps if d is not None]
+    if len(known) < 2:
+        return
+    yearly = (max(known) - min(known)).days >= 2 * 365
+    rows_of: dict[str, list[int]] = defaultdict(list)
+    for i, d in enumerate(stamps):
+        if d is not None:
+            rows_of[f"{d.year}" if yearly else f"{d.year}-{d.month:02d}"].append(i)
+    additive = measure is None or is_additive(measure)
+    values: dict[str, float] = {}
+    for key, rows in rows_of.items():
+        if measure is None:
+            values[key] = len(rows)
+            continue
+        nums = [float(v) for i in rows if is_number(v := measure.values[i])]
+        if not nums:
+            continue
+        value = sum(nums) if additive else weighted_mean(measure, rows, weights)
+        if value is not None:
+            values[key] = value
+    if len(values) < 2:
+        return
+    keys = sorted(values)[-config.max_periods :]
+    cells = date_col.range if measure is None else f"{date_col.range} × {measure.range}"
+    what = f"`{measure.name}`" if measure else "rows"
+    previous: Figure | None = None
+    prev_key = ""
+    unit = None if measure is None else measure.unit
+    for key in keys:
+        where = f"`{date_col.name}` in `{key}`"
+        cover = coverage(table, measure, rows_of[key]) if measure is not None else None
+        if measure is None:
+            op: Operation = "period_count"
+            text = f"rows in `{key}`"
+        elif additive:
+            op, text = "period_sum", f"total {what} in `{key}`"
+        else:
+            op = "period_mean"
+            how = f"mean weighted by `{weights.name}`" if weights is not None else "mean"
+            text = f"{how} {what} in `{key}`"
+        current = b.add(
+            table,
+            text,
+            values[key],
+            op,
+            cells,
+            unit=unit,
+            column=measure.name if measure else date_col.name,
+            filter=where,
+            coverage=cover,
+        )
+        if previous is not None:
+            if _next_period(prev_key, yearly) != key:
+                b.skip(
+                    "figure",
+                    f"change in {what} from `{prev_key}` to `{key}`",
+                    "the periods are not adjacent (no rows in between); no change is given "
+                    "across a gap",
+                )
+            else:
+                a, c = float(previous.value), float(current.value)
+                change_unit = "pp" if unit == "%" else unit
+                in_what = " in percentage points" if unit == "%" else ""
+                b.add(
+                    table,
+                    f"change in {what} from `{prev_key}` to `{key}`{in_what}",
+                    c - a,
+                    "change",
+                    cells,
+                    unit=change_unit,
+                    column=current.column,
+                    inputs=[previous.id, current.id],
+                )
+                if a != 0 and additive:
+                    b.add(
+                        table,
+                        f"percent change in {what} from `{prev_key}` to `{key}`",
+                        (c - a) / abs(a),
+                        "pct_change",
+                        cells,
+                        unit="%",
+                        column=current.column,
+                        inputs=[previous.id, current.id],
+                    )
+        previous, prev_key = current, key

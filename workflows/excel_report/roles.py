@@ -1,0 +1,255 @@
+"""Column roles of a table for the report's analysis: measures (additive or not),
+identifiers and codes, dimensions, dates, the label column and a weight column. By name in
+several languages, and by value. Split out of :mod:`workflows.excel_report.analysis`
+(issue 48).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TypeGuard
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.spreadsheet import Column, ColumnType, Table
+from orchestrator.spreadsheet.columns import percent_format
+
+_ID_NAME = re.compile(
+    r"(^|[\s_\-/(])(id|no|nr|num|number|code|codes|zip|postal|postcode|phone|tel|telephone|"
+    r"mobile|fax|sku|ean|upc|gtin|isbn|iban|account|model|serial|part|ref|reference|key|"
+    r"plz|nummer|numéro|numero|código|codigo|codice|modelo|modèle|artikelnummer|año|year|"
+    r"jahr|année)($|[\s_\-.#/):])"
+    r"|编号|编码|序号|学号|工号|代码|代號|代号|邮编|郵遞區號|型号|型號|号码|號碼|电话|電話|手机|"
+    r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度",
+    re.IGNORECASE,
+)
+#: Names of code columns: the name, kind, unit, brand or status of something (a number there
+#: is a code: 品牌名称 ``1003``, 货币单位 ``1`` for CNY), never a quantity.
+_CODE_NAME = re.compile(
+    r"(^|[\s_\-/(])(brand|currency|curr|ccy|uom|status|state|type|kind|category|class|"
+    r"gender|sex|flag|channel\s*code|row\s*labels?|column\s*labels?|unit\s*of\s*measure|unit(?![\s_]*(price|cost|value|rate)))($|[\s_\-.#/):])"
+    r"|名称|名稱|品牌|币种|幣種|货币|貨幣|单位$|單位$|计量单位|類型|类型|类别|類別|种类|種類|状态|狀態|"
+    r"性别|性別|标志|標誌|渠道码|区域码|行标签|列标签",
+    re.IGNORECASE,
+)
+#: Names of measures: a code test by value never overrides them.
+_MEASURE_NAME = re.compile(
+    r"amount|sales|revenue|cost|spend|qty|quantity|units|count|total|sum\b|price|profit|"
+    r"income|balance|fee|value|volume|weight|score|"
+    r"金额|金額|销量|銷量|销售|銷售|数量|數量|收入|成本|利润|利潤|费用|費用|余额|餘額|合计|总|總|价|價",
+    re.IGNORECASE,
+)
+#: Names of non-additive measures (a sum of them means nothing).
+_NON_ADDITIVE = re.compile(
+    r"rate|ratio|percent|pct|share|margin|average|avg|mean|median|price|score|rating|grade|"
+    r"index|yield|roi|ctr|cvr|conversion|churn|per\s|per_|temperature|temp\b|"
+    r"quote|anteil|preis|durchschnitt|bewertung|taux|prix|moyenne|pourcentage|tasa|"
+    r"porcentaje|precio|promedio|puntuación|tasso|prezzo|"
+    r"率|比例|比率|占比|百分比|均价|单价|單價|价格|價格|平均|均值|评分|評分|得分|分数|分數|指数|"
+    r"指數|温度|価格|単価|割合|点数",
+    re.IGNORECASE,
+)
+#: Non-additive names that no additive word overrides: an average, a rate or a unit price stays
+#: one however it is named (``Average sales``, ``Total conversion rate``, ``Unit cost``).
+_ALWAYS_NON_ADDITIVE = re.compile(
+    r"average|avg|mean|median|\brate|ratio|percent|pct|per\s|per_|unit[\s_]*(price|cost)|"
+    r"durchschnitt|moyenne|promedio|media\b|taux|tasa|tasso|"
+    r"率|比例|比率|占比|百分比|单价|單價|均价|平均|均值|単価|割合",
+    re.IGNORECASE,
+)
+#: Prices and scores: a per-item figure unless a word says it is summed (``Total price``);
+#: a measure word does not make it one (``Sales price`` is a unit price).
+_PER_ITEM = re.compile(
+    r"price|score|rating|grade|quote|preis|prix|precio|prezzo|bewertung|puntuación|"
+    r"价格|價格|価格|评分|評分|得分|分数|分數|点数",
+    re.IGNORECASE,
+)
+#: A word that means "summed" (``Total price``, ``Price amount``).
+_TOTAL_WORD = re.compile(
+    r"total|sum\b|amount|金额|金額|总|總|合计|summe|betrag|montant|importe|importo",
+    re.IGNORECASE,
+)
+#: An additive word that wins over a weaker non-additive match (``Corporate sales``: "rate"
+#: inside a word; ``Margin amount``).
+_ADDITIVE = re.compile(
+    r"total|sum\b|amount|revenue|sales|cost|spend|金额|金額|总|總|合计|销售额|銷售額|summe|"
+    r"betrag|montant|importe|importo",
+    re.IGNORECASE,
+)
+#: Names of weight columns for a weighted mean of a non-additive measure.
+_WEIGHT_NAME = re.compile(
+    r"weight|qty|quantity|units|volume|sessions|visits|visitors|users|impressions|views|"
+    r"clicks|respondents|responses|count|orders|population|households|数量|數量|权重|權重|"
+    r"人数|人數|次数|次數|访问|訪問|样本|樣本|件数|gewicht|menge|anzahl|poids|quantité|"
+    r"cantidad|peso|quantità",
+    re.IGNORECASE,
+)
+
+
+class AnalysisConfig(BaseModel):
+    """Bounds on how many figures an analysis produces (the prompt must stay small)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_tables: int = Field(6, ge=1)
+    max_measures: int = Field(4, ge=1)
+    max_dimensions: int = Field(2, ge=0)
+    max_groups: int = Field(5, ge=1)
+    max_distinct: int = Field(30, ge=2)
+    top_n: int = Field(3, ge=0, le=10)
+    max_periods: int = Field(6, ge=2)
+
+
+class TableProfile(BaseModel):
+    """How the analysis read one table: which columns it used as what."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table_id: str
+    measures: list[str]
+    dimensions: list[str]
+    dates: list[str]
+    identifiers: list[str]
+    label_column: str | None = None
+    skipped_measures: list[str] = []
+
+
+def is_number(v: object) -> TypeGuard[int | float]:
+    return isinstance(v, int | float) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def numbers(col: Column) -> tuple[np.ndarray, np.ndarray]:
+    """(values, row positions) of the column's numeric values."""
+    pos = [i for i, v in enumerate(col.values) if is_number(v)]
+    return np.array([col.values[i] for i in pos], dtype=float), np.array(pos, dtype=int)
+
+
+def is_code(col: Column) -> bool:
+    """A numeric column of codes, not quantities: a brand, currency-unit, type or status code.
+
+    By name (``Brand``, ``Currency unit``, ``Status``, ``品牌名称``, ``货币单位``, ``类型``:
+    a name, a kind or a unit of something is never summed), or by value when the name is not
+    a measure's (``Amount``, ``Qty``, ``金额``...): integers of one fixed width of 3+ digits
+    (``1001``, ``2040``) with few distinct values that repeat (at most half as many
+    distinct values as rows, at least one repeated), and not round amounts (multiples of 10).
+    """
+    if col.type is not ColumnType.INTEGER:
+        return False
+    if _MEASURE_NAME.search(col.name) or _WEIGHT_NAME.search(col.name):
+        return False
+    if _CODE_NAME.search(col.name):
+        return True
+    if col.unit is not None:
+        return False
+    values, _ = numbers(col)
+    if len(values) < 4 or np.any(values < 0):
+        return False
+    widths = {len(str(int(v))) for v in values}
+    distinct = len(np.unique(values))
+    return (
+        len(widths) == 1
+        and min(widths) >= 3
+        and distinct * 2 <= len(values)
+        and distinct < len(values)
+        and not np.all(values % 10 == 0)
+    )
+
+
+def is_identifier(col: Column) -> bool:
+    """An id-like numeric column: by name (``Row ID``, ``Postal Code``, ``型号``, ``号码``,
+    in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
+    such as phone or account numbers), or a code column (:func:`is_code`)."""
+    if _ID_NAME.search(col.name) or is_code(col):
+        return True
+    values, _ = numbers(col)
+    if col.type is not ColumnType.INTEGER or not len(values):
+        return False
+    if len(values) >= 10 and len(np.unique(values)) == len(values):
+        return True
+    return bool(
+        len(values) >= 2
+        and np.all(np.abs(values) >= 1_000_000)
+        and np.all(values > 0)
+        and len(np.unique(values)) == len(values)
+        and col.unit is None
+        and "#,##" not in col.number_format
+    )
+
+
+def is_additive(col: Column) -> bool:
+    """Whether a sum of the column means something: False for percentages (``%`` unit or
+    format) and for rates, ratios, averages, prices and scores (by name)."""
+    if col.unit == "%" or percent_format(col.number_format) is not None:
+        return False
+    name = col.name
+    if _ALWAYS_NON_ADDITIVE.search(name):
+        return False
+    if _PER_ITEM.search(name):
+        return bool(_TOTAL_WORD.search(name))
+    return not (_NON_ADDITIVE.search(name) and not _ADDITIVE.search(name))
+
+
+def distinct_values(col: Column) -> Counter[str]:
+    return Counter(str(v).strip() for v in col.values if v is not None and str(v).strip())
+
+
+def profile(table: Table, config: AnalysisConfig) -> TableProfile:
+    """Decide the role of each column of ``table``."""
+    measures: list[str] = []
+    identifiers: list[str] = []
+    dimensions: list[str] = []
+    dates: list[str] = []
+    label: tuple[float, str] | None = None
+    for col in table.columns:
+        if col.is_numeric and col.non_empty and is_code(col):
+            identifiers.append(col.name)
+            distinct = len(distinct_values(col))
+            if 2 <= distinct <= config.max_distinct and distinct * 2 <= col.non_empty:
+                dimensions.append(col.name)  # a brand or type code groups the rows
+        elif col.is_numeric and col.non_empty:
+            (identifiers if is_identifier(col) else measures).append(col.name)
+        elif col.is_temporal and col.non_empty:
+            dates.append(col.name)
+        elif col.type is ColumnType.TEXT and col.non_empty:
+            distinct = len(distinct_values(col))
+            if 2 <= distinct <= config.max_distinct and distinct * 2 <= col.non_empty:
+                dimensions.append(col.name)
+            elif distinct > config.max_distinct or distinct * 2 > col.non_empty:
+                ratio = distinct / col.non_empty
+                if label is None or ratio > label[0]:
+                    label = (ratio, col.name)
+
+    def rank(name: str) -> tuple[int, float]:
+        col = table.column(name)
+        # additive measures lead (a total is the headline), then the largest absolute total
+        return (0 if is_additive(col) else 1, -float(np.abs(numbers(col)[0]).sum()))
+
+    measures.sort(key=rank)
+    dimensions.sort(key=lambda name: len(distinct_values(table.column(name))))
+    return TableProfile(
+        table_id=table.id,
+        measures=measures[: config.max_measures],
+        dimensions=dimensions[: config.max_dimensions],
+        dates=dates[:2],
+        identifiers=identifiers,
+        label_column=label[1] if label else None,
+        skipped_measures=measures[config.max_measures :],
+    )
+
+
+def weight_column(table: Table, measure: Column, prof: TableProfile) -> Column | None:
+    """The weight column for a weighted mean of ``measure``: an additive, non-negative
+    measure named like a weight (``Sessions``, ``Qty``, ``数量``) with a value wherever
+    ``measure`` has one."""
+    for col in table.columns:
+        if col.name == measure.name or not col.is_numeric or not _WEIGHT_NAME.search(col.name):
+            continue
+        if col.name in prof.identifiers or not is_additive(col):
+            continue
+        pairs = [(v, w) for v, w in zip(measure.values, col.values, strict=True) if is_number(v)]
+        weights = [float(w) for _, w in pairs if is_number(w)]
+        if pairs and len(weights) == len(pairs) and min(weights) >= 0 and sum(weights) > 0:
+            return col
+    return None
