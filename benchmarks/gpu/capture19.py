@@ -37,7 +37,7 @@ from benchmarks.gpu.common import (
     run_orders,
     texts,
 )
-from benchmarks.gpu.load import SAMPLE_KEY, pct, run_load_mp
+from benchmarks.gpu.load import SAMPLE_KEY, pct, run_load_mp, worker_pool
 
 Urls = dict[str, str | None]
 
@@ -368,45 +368,26 @@ def stream(ws: Workspace, args: Namespace, urls: Urls) -> None:
     runs: list[dict[str, Any]] = []
 
     async def load(tag: str, with_reprefill: bool) -> dict[str, Any]:
-        limits = httpx.Limits(max_connections=c + 8, max_keepalive_connections=c + 8)
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        for i in range(n):
-            queue.put_nowait(i)
-        res: list[dict[str, Any]] = []
-        errors: list[str] = []
-        async with httpx.AsyncClient(limits=limits, timeout=600) as client:
+        async def call(client: httpx.AsyncClient, i: int) -> dict[str, Any]:
+            msgs = messages_for(items[i], f"{tag}-{i:04d}")
+            r = await _stream_call(client, base, msgs, MAX_TOKENS)
+            if with_reprefill:
+                body, secs = await reprefill(client, base, r["prompt_ids"], r["completion_ids"])
+                r["reprefill_s"] = secs
+                r["reprefill_bytes"] = len(json.dumps(body))
+                trace = decode_routed_experts(
+                    body["choices"][0],
+                    prompt_tokens=len(r["prompt_ids"]),
+                    completion_tokens=len(r["completion_ids"]),
+                    arch=arch,
+                    response=body,
+                )
+                r["decoded"] = bool(trace.has_routing)
+                r["source"] = trace.source.value
+            return r
 
-            async def worker() -> None:
-                while True:
-                    try:
-                        i = queue.get_nowait()
-                    except asyncio.QueueEmpty:
-                        return
-                    try:
-                        msgs = messages_for(items[i], f"{tag}-{i:04d}")
-                        r = await _stream_call(client, base, msgs, MAX_TOKENS)
-                        if with_reprefill:
-                            body, secs = await reprefill(
-                                client, base, r["prompt_ids"], r["completion_ids"]
-                            )
-                            r["reprefill_s"] = secs
-                            r["reprefill_bytes"] = len(json.dumps(body))
-                            trace = decode_routed_experts(
-                                body["choices"][0],
-                                prompt_tokens=len(r["prompt_ids"]),
-                                completion_tokens=len(r["completion_ids"]),
-                                arch=arch,
-                                response=body,
-                            )
-                            r["decoded"] = bool(trace.has_routing)
-                            r["source"] = trace.source.value
-                        res.append(r)
-                    except Exception as exc:
-                        errors.append(f"{type(exc).__name__}: {exc}"[:300])
-
-            t0 = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(c)))
-            wall = time.perf_counter() - t0
+        pool = await worker_pool(n, c, call)
+        res, errors, wall = pool.results, pool.errors, pool.wall_s
         tokens = sum(len(r["completion_ids"]) for r in res)
         out = {
             "with_reprefill": with_reprefill,

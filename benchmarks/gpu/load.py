@@ -13,6 +13,8 @@ import multiprocessing as mp
 import random
 import statistics
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.gpu.common import MAX_TOKENS
@@ -164,6 +166,62 @@ def run_load_mp(
     return out
 
 
+@dataclass
+class Pool:
+    """What :func:`worker_pool` returns: each call's result, each failure (``Type: message``,
+    300 characters at most), the wall seconds of the load, and its start and end (epoch)."""
+
+    results: list[dict[str, Any]]
+    errors: list[str]
+    wall_s: float
+    t_start: float
+    t_end: float
+
+
+async def worker_pool(
+    n: int,
+    concurrency: int,
+    call: Callable[[httpx.AsyncClient, int], Awaitable[dict[str, Any]]],
+    *,
+    t_go: float | None = None,
+) -> Pool:
+    """``call(client, i)`` for ``i`` in ``range(n)``, ``concurrency`` at a time, on one HTTP
+    client (``concurrency + 8`` connections, 600 s timeout); the clock starts at ``t_go``
+    (epoch seconds, a start barrier shared by processes) when given. A call that raises is
+    counted in :attr:`Pool.errors`, not raised."""
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
+    )
+    results: list[dict[str, Any]] = []
+    errors: list[str] = []
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(n):
+        queue.put_nowait(i)
+    async with httpx.AsyncClient(limits=limits, timeout=600.0) as client:
+
+        async def worker() -> None:
+            while True:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                try:
+                    results.append(await call(client, i))
+                except Exception as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}"[:300])
+
+        if t_go is not None:
+            await asyncio.sleep(max(0.0, t_go - time.time()))
+        t_start = time.time()
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+        t_end = time.time()
+    return Pool(results, errors, wall, t_start, t_end)
+
+
 async def run_load(
     base: str,
     batch: list[Messages],
@@ -180,48 +238,23 @@ async def run_load(
     """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
     (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
     (0: none). ``raw`` returns the per-request results for :func:`run_load_mp` to pool."""
-    import httpx
-
     index = index if index is not None else list(range(len(batch)))
 
-    limits = httpx.Limits(
-        max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
-    )
-    results: list[dict[str, Any]] = []
-    errors: list[str] = []
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(len(batch)):
-        queue.put_nowait(i)
-    async with httpx.AsyncClient(limits=limits, timeout=600.0) as client:
+    async def call(client: httpx.AsyncClient, i: int) -> dict[str, Any]:
+        stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
+        r = await one_call(
+            client, base, batch[i], max_tokens, stream, request_extra(extra, index[i])
+        )
+        r["i"] = i
+        if not keep_bodies:
+            r.pop("body", None)
+        return r
 
-        async def worker() -> None:
-            while True:
-                try:
-                    i = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
-                try:
-                    r = await one_call(
-                        client, base, batch[i], max_tokens, stream, request_extra(extra, index[i])
-                    )
-                    r["i"] = i
-                    if not keep_bodies:
-                        r.pop("body", None)
-                    results.append(r)
-                except Exception as exc:
-                    errors.append(f"{type(exc).__name__}: {exc}"[:300])
-
-        if t_go is not None:  # the start barrier of run_load_mp
-            await asyncio.sleep(max(0.0, t_go - time.time()))
-        t_start = time.time()
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        wall = time.perf_counter() - t0
-        t_end = time.time()
+    pool = await worker_pool(len(batch), concurrency, call, t_go=t_go)
+    results, errors = pool.results, pool.errors
     if raw:
-        return {"results": results, "errors": errors, "t_start": t_start, "t_end": t_end}
-    out = summarise_load(results, errors, len(batch), concurrency, wall)
+        return {"results": results, "errors": errors, "t_start": pool.t_start, "t_end": pool.t_end}
+    out = summarise_load(results, errors, len(batch), concurrency, pool.wall_s)
     if keep_bodies:
         out["bodies"] = [r.get("body") for r in sorted(results, key=lambda r: r["i"])]
     return out
