@@ -26,16 +26,14 @@ from typing import Any, TypedDict, Unpack
 from sqlalchemy import func, select, update
 
 from orchestrator.exceptions import TelemetryError, UserError
-from orchestrator.telemetry.read import RollupRow, RollupStatus, TelemetryReader
-from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
+from orchestrator.telemetry.read import TelemetryReader
 from orchestrator.telemetry.schema import (
-    ROLLUP_SOURCE_COLUMNS,
     BatchRecord,
     BatchRowRecord,
     ModelCallRecord,
     RequestRecord,
 )
-from orchestrator.telemetry.store import TelemetryStore, _apply_batch_row, _rows_delta
+from orchestrator.telemetry.store import TelemetryStore, _apply_batch_row
 
 
 class RowFields(TypedDict):
@@ -268,6 +266,7 @@ class BatchTelemetryView(TelemetryReader):
     def __init__(self, store: TelemetryReader, batch_id: str) -> None:
         super().__init__(store.engine, store.url)
         self.batch_scope = batch_id
+        self.summed_calls = self._batch_calls()
         with self._session() as session:
             requests = int(
                 session.scalar(
@@ -310,110 +309,6 @@ class BatchTelemetryView(TelemetryReader):
             select(RequestRecord.id).where(RequestRecord.batch_id == self.batch_scope)
         )
 
-    def rollup_status(self) -> RollupStatus:
-        """The batch's calls with routing, all summed (the view computes its own sums)."""
-        with self._session() as session:
-            calls = session.scalar(
-                select(func.count(ModelCallRecord.id)).where(
-                    ModelCallRecord.expert_counts.is_not(None), self._batch_calls()
-                )
-            )
-        return RollupStatus(int(calls or 0), int(calls or 0))
-
     def rebuild_rollups(self) -> int:
         """Nothing to rebuild: the view sums the calls itself (returns 0)."""
         return 0
-
-    def rollup_workflows(self) -> list[str]:
-        """Workflows of the batch's calls with routing, sorted."""
-        with self._session() as session:
-            return sorted(
-                session.scalars(
-                    select(ModelCallRecord.workflow)
-                    .where(ModelCallRecord.expert_counts.is_not(None), self._batch_calls())
-                    .distinct()
-                ).all()
-            )
-
-    def rollup_span(self) -> tuple[datetime, datetime] | None:
-        """First and last hour (aware UTC) of the batch's calls with routing, or None."""
-        with self._session() as session:
-            first, last = session.execute(
-                select(
-                    func.min(ModelCallRecord.created_at), func.max(ModelCallRecord.created_at)
-                ).where(ModelCallRecord.expert_counts.is_not(None), self._batch_calls())
-            ).one()
-        if first is None or last is None:
-            return None
-        return bucket_start(first), bucket_start(last)
-
-    def iter_rollups(
-        self,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        workflow: str | None = None,
-        model: str | None = None,
-        chunk: int = 2000,
-    ) -> Iterator[RollupRow]:
-        """The batch's calls summed like ``expert_rollups`` rows, oldest hour first."""
-        columns = ROLLUP_SOURCE_COLUMNS
-        sums: dict[RollupKey, RollupDelta] = {}
-        last_id = 0
-        while True:
-            query = (
-                select(*columns)
-                .where(
-                    ModelCallRecord.expert_counts.is_not(None),
-                    ModelCallRecord.id > last_id,
-                    self._batch_calls(),
-                )
-                .order_by(ModelCallRecord.id)
-                .limit(chunk)
-            )
-            if workflow is not None:
-                query = query.where(ModelCallRecord.workflow == workflow)
-            if model is not None:
-                query = query.where(ModelCallRecord.model == model)
-            with self._session() as session:
-                rows = session.execute(query).all()
-            if not rows:
-                break
-            last_id = rows[-1].id
-            groups: dict[RollupKey, list[Any]] = {}
-            for row in rows:
-                hour = bucket_start(row.created_at)
-                if (start is not None and hour < start) or (end is not None and hour >= end):
-                    continue
-                key = RollupKey(
-                    hour,
-                    row.workflow,
-                    row.node,
-                    row.expert_routing_source,
-                    row.model,
-                    tuple(row.moe_layers),
-                    row.num_experts,
-                    row.top_k,
-                    row.capture_sampling_rate,
-                )
-                groups.setdefault(key, []).append(row)
-            for key, members in groups.items():
-                delta = _rows_delta(members, key)
-                if key in sums:
-                    sums[key].merge(delta)
-                else:
-                    sums[key] = delta
-        for key in sorted(sums, key=lambda k: (k.bucket_start, k.workflow, k.node)):
-            yield RollupRow(
-                bucket_start=key.bucket_start,
-                workflow=key.workflow,
-                node=key.node,
-                expert_routing_source=key.expert_routing_source,
-                model=key.model,
-                shape_key=key.shape_key,
-                moe_layers=tuple(key.moe_layers),
-                num_experts=key.num_experts,
-                top_k=key.top_k,
-                sums=sums[key],
-                capture_sampling_rate=key.capture_sampling_rate,
-            )

@@ -29,14 +29,20 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 import numpy as np
-from sqlalchemy import Text, cast, func, select, tuple_
+from sqlalchemy import ColumnElement, Select, Text, and_, cast, func, select, true, tuple_
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry.codec import decode_float64, decode_int64, stack_counts
-from orchestrator.telemetry.rollups import CONFIDENCE_BINS, RollupDelta, as_utc, bucket_start
-from orchestrator.telemetry.schema import ExpertRollupRecord, ModelCallRecord, RequestRecord
+from orchestrator.telemetry.codec import stack_counts
+from orchestrator.telemetry.rollup_rows import ROLLUP_COLUMNS, rollup_sums, sum_call_rows
+from orchestrator.telemetry.rollups import RollupDelta, RollupKey, as_utc, bucket_start
+from orchestrator.telemetry.schema import (
+    ROLLUP_SOURCE_COLUMNS,
+    ExpertRollupRecord,
+    ModelCallRecord,
+    RequestRecord,
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,11 @@ class RollupRow:
     top_k: int
     sums: RollupDelta
     capture_sampling_rate: float = 1.0
+
+    @classmethod
+    def of(cls, key: RollupKey, sums: RollupDelta) -> RollupRow:
+        """The row of group ``key`` holding ``sums``."""
+        return cls(**key.fields(), sums=sums)
 
 
 class RollupStatus(NamedTuple):
@@ -124,47 +135,6 @@ class CallCounts:
         return 1.0 / self.sampling_rates
 
 
-#: The ``expert_rollups`` columns that :func:`rollup_sums` reads, in a Core ``select``.
-ROLLUP_COLUMNS = (
-    ExpertRollupRecord.bucket_start,
-    ExpertRollupRecord.workflow,
-    ExpertRollupRecord.node,
-    ExpertRollupRecord.expert_routing_source,
-    ExpertRollupRecord.model,
-    ExpertRollupRecord.shape_key,
-    ExpertRollupRecord.moe_layers,
-    ExpertRollupRecord.num_experts,
-    ExpertRollupRecord.top_k,
-    ExpertRollupRecord.calls,
-    ExpertRollupRecord.routed_tokens,
-    ExpertRollupRecord.counts,
-    ExpertRollupRecord.sq_counts,
-    ExpertRollupRecord.conf_calls,
-    ExpertRollupRecord.conf_tokens,
-    ExpertRollupRecord.conf_sum,
-    ExpertRollupRecord.conf_hist,
-    ExpertRollupRecord.layer_conf_sum,
-    ExpertRollupRecord.capture_sampling_rate,
-)
-
-
-def rollup_sums(row: Any) -> RollupDelta:
-    """The sums held by one ``expert_rollups`` row (an ORM record or a Core row of
-    :data:`ROLLUP_COLUMNS`), as arrays: read-only views of its blobs."""
-    layers, experts = len(row.moe_layers), row.num_experts
-    return RollupDelta(
-        calls=row.calls,
-        routed_tokens=row.routed_tokens,
-        counts=decode_int64(row.counts, (layers, experts)),
-        sq_counts=decode_float64(row.sq_counts, (layers, experts)),
-        conf_calls=row.conf_calls,
-        conf_tokens=row.conf_tokens,
-        conf_sum=row.conf_sum,
-        conf_hist=decode_int64(row.conf_hist, (CONFIDENCE_BINS,)),
-        layer_conf_sum=decode_float64(row.layer_conf_sum, (layers,)),
-    )
-
-
 class TelemetryReader:
     """Read queries over a telemetry database at the head schema revision.
 
@@ -180,6 +150,11 @@ class TelemetryReader:
         #: When set, :meth:`iter_call_counts` reads only the calls of this batch's requests
         #: (:class:`~orchestrator.telemetry.batches.BatchTelemetryView`).
         self.batch_scope: str | None = None
+        #: When set, the rollup queries (:meth:`rollup_status`, :meth:`rollup_workflows`,
+        #: :meth:`rollup_span`, :meth:`iter_rollups`) sum the model calls this clause selects
+        #: instead of reading ``expert_rollups``: a batch's calls (the batch view), or every
+        #: call where the table is stale (the read-only reader).
+        self.summed_calls: ColumnElement[bool] | None = None
 
     def _session(self) -> Session:
         return self._sessions()
@@ -256,8 +231,12 @@ class TelemetryReader:
 
         Rows are fetched ``chunk`` at a time, so memory does not grow with the window.
         Buckets are whole UTC hours (:data:`~orchestrator.telemetry.rollups.ROLLUP_BUCKET`):
-        pass hour-aligned bounds.
+        pass hour-aligned bounds. Where :attr:`summed_calls` is set, the calls are summed
+        here instead (memory grows with the number of groups, not with the calls).
         """
+        if self.summed_calls is not None:
+            yield from self._summed_rollups(start, end, workflow, model)
+            return
         query = select(*ROLLUP_COLUMNS).order_by(
             ExpertRollupRecord.bucket_start, ExpertRollupRecord.id
         )
@@ -285,19 +264,60 @@ class TelemetryReader:
                     capture_sampling_rate=row.capture_sampling_rate,
                 )
 
+    def _summed_rollups(
+        self,
+        start: datetime | None,
+        end: datetime | None,
+        workflow: str | None,
+        model: str | None,
+        chunk: int = 2000,
+    ) -> Iterator[RollupRow]:
+        """:meth:`iter_rollups` summed from the calls :attr:`summed_calls` selects."""
+        sums: dict[RollupKey, RollupDelta] = {}
+        last_id = 0
+        while True:
+            query = (
+                select(*ROLLUP_SOURCE_COLUMNS)
+                .where(self._routed_calls(), ModelCallRecord.id > last_id)
+                .order_by(ModelCallRecord.id)
+                .limit(chunk)
+            )
+            if workflow is not None:
+                query = query.where(ModelCallRecord.workflow == workflow)
+            if model is not None:
+                query = query.where(ModelCallRecord.model == model)
+            with self._session() as session:
+                rows = session.execute(query).all()
+            if not rows:
+                break
+            last_id = rows[-1].id
+            sum_call_rows(rows, sums, start=start, end=end)
+        for key in sorted(sums, key=lambda k: (k.bucket_start, k.workflow, k.node)):
+            yield RollupRow.of(key, sums[key])
+
+    def _routed_calls(self) -> ColumnElement[bool]:
+        """The calls with expert routing that :attr:`summed_calls` selects."""
+        assert self.summed_calls is not None
+        return and_(ModelCallRecord.expert_counts.is_not(None), self.summed_calls)
+
     def rollup_workflows(self) -> list[str]:
-        """Workflows that have rollup rows, sorted."""
+        """Workflows that have rollup rows (or summed calls), sorted."""
+        if self.summed_calls is not None:
+            query = select(ModelCallRecord.workflow).where(self._routed_calls())
+        else:
+            query = select(ExpertRollupRecord.workflow)
         with self._session() as session:
-            return sorted(session.scalars(select(ExpertRollupRecord.workflow).distinct()).all())
+            return sorted(session.scalars(query.distinct()).all())
 
     def rollup_span(self) -> tuple[datetime, datetime] | None:
         """First and last rollup bucket start (aware UTC), or None when there is no rollup."""
+        if self.summed_calls is not None:
+            column, where = ModelCallRecord.created_at, self._routed_calls()
+        else:
+            column, where = ExpertRollupRecord.bucket_start, true()
         with self._session() as session:
             first, last = session.execute(
-                select(
-                    func.min(ExpertRollupRecord.bucket_start),
-                    func.max(ExpertRollupRecord.bucket_start),
-                )
+                select(func.min(column), func.max(column)).where(where)
             ).one()
         if first is None or last is None:
             return None
@@ -309,15 +329,22 @@ class TelemetryReader:
         :meth:`TelemetryStore.record_call` writes a call and its rollup in one transaction, so
         the two agree unless calls were written without rollups (by an older version, or by
         bulk inserts); then :meth:`TelemetryStore.rebuild_rollups` brings them back in line.
+        Where :attr:`summed_calls` is set, both numbers are the selected calls with routing.
         """
-        calls = (
+        if self.summed_calls is not None:
+            with self._session() as session:
+                calls = session.scalar(
+                    select(func.count(ModelCallRecord.id)).where(self._routed_calls())
+                )
+            return RollupStatus(int(calls or 0), int(calls or 0))
+        routed = (
             select(func.count(ModelCallRecord.id))
             .where(ModelCallRecord.expert_counts.is_not(None))
             .scalar_subquery()
         )
         summed = select(func.coalesce(func.sum(ExpertRollupRecord.calls), 0)).scalar_subquery()
         with self._session() as session:
-            a, b = session.execute(select(calls, summed)).one()
+            a, b = session.execute(select(routed, summed)).one()
         return RollupStatus(int(a or 0), int(b or 0))
 
     def iter_call_counts(
@@ -355,78 +382,103 @@ class TelemetryReader:
         remaining = limit
         last: tuple[datetime, int] | None = None
         while remaining is None or remaining > 0:
-            query = (
-                select(
-                    ModelCallRecord.id,
-                    ModelCallRecord.request_id,
-                    ModelCallRecord.workflow,
-                    ModelCallRecord.node,
-                    ModelCallRecord.created_at,
-                    # JSON as text, decoded once per distinct value below, not once per row
-                    # (a cast, not a type_coerce: PostgreSQL's driver would parse json itself)
-                    cast(ModelCallRecord.moe_layers, Text).label("moe_layers"),
-                    ModelCallRecord.num_experts,
-                    ModelCallRecord.routed_tokens,
-                    ModelCallRecord.expert_counts,
-                    ModelCallRecord.expert_routing_source,
-                    ModelCallRecord.top_k,
-                    ModelCallRecord.capture_sampling_rate,
-                )
-                .where(ModelCallRecord.expert_counts.is_not(None))
-                # newest first along the created_at index, which also serves the window's
-                # range: ordering by id instead made SQLite sort every call in the range
-                .order_by(ModelCallRecord.created_at.desc(), ModelCallRecord.id.desc())
-                .limit(chunk if remaining is None else min(chunk, remaining))
-            )
+            query = self._call_counts_query(start, end, workflow, model)
+            query = query.limit(chunk if remaining is None else min(chunk, remaining))
             if last is not None:
                 query = query.where(
                     tuple_(ModelCallRecord.created_at, ModelCallRecord.id) < tuple_(*last)
-                )
-            if start is not None:
-                query = query.where(ModelCallRecord.created_at >= start)
-            if end is not None:
-                query = query.where(ModelCallRecord.created_at < end)
-            if workflow is not None:
-                query = query.where(ModelCallRecord.workflow == workflow)
-            if model is not None:
-                query = query.where(ModelCallRecord.model == model)
-            if self.batch_scope is not None:
-                query = query.where(
-                    ModelCallRecord.request_id.in_(
-                        select(RequestRecord.id).where(RequestRecord.batch_id == self.batch_scope)
-                    )
                 )
             with self._session() as session:
                 rows = session.execute(query).all()
             if not rows:
                 return
-            layers_of = {raw: tuple(json.loads(raw)) for raw in {r.moe_layers for r in rows}}
-            if shape is None:
-                shape = (layers_of[rows[0].moe_layers], rows[0].num_experts)
-            for row in rows:
-                if (layers_of[row.moe_layers], row.num_experts) != shape:
-                    raise UserError(
-                        f"model call {row.id} has MoE layers {list(layers_of[row.moe_layers])} and "
-                        f"{row.num_experts} experts, others {shape}; use one database per "
-                        "model or filter by model"
-                    )
+            counts, shape = _call_counts(rows, shape)
             last = (rows[-1].created_at, rows[-1].id)
             if remaining is not None:
                 remaining -= len(rows)
-            yield CallCounts(
-                ids=np.fromiter((r.id for r in rows), dtype=np.int64, count=len(rows)),
-                request_ids=[r.request_id for r in rows],
-                workflows=[r.workflow for r in rows],
-                nodes=[r.node for r in rows],
-                created_at=[as_utc(r.created_at) for r in rows],
-                routed_tokens=np.fromiter(
-                    (r.routed_tokens for r in rows), dtype=np.int64, count=len(rows)
-                ),
-                counts=stack_counts([r.expert_counts for r in rows], len(shape[0]), shape[1]),
-                sources=[r.expert_routing_source for r in rows],
-                top_k=np.fromiter((r.top_k for r in rows), dtype=np.int64, count=len(rows)),
-                moe_layers=shape[0],
-                sampling_rates=np.fromiter(
-                    (r.capture_sampling_rate for r in rows), dtype=np.float64, count=len(rows)
-                ),
+            yield counts
+
+    def _call_counts_query(
+        self,
+        start: datetime | None,
+        end: datetime | None,
+        workflow: str | None,
+        model: str | None,
+    ) -> Select[Any]:
+        """:meth:`iter_call_counts`'s query, newest first, without its limit and cursor."""
+        query = (
+            select(
+                ModelCallRecord.id,
+                ModelCallRecord.request_id,
+                ModelCallRecord.workflow,
+                ModelCallRecord.node,
+                ModelCallRecord.created_at,
+                # JSON as text, decoded once per distinct value below, not once per row
+                # (a cast, not a type_coerce: PostgreSQL's driver would parse json itself)
+                cast(ModelCallRecord.moe_layers, Text).label("moe_layers"),
+                ModelCallRecord.num_experts,
+                ModelCallRecord.routed_tokens,
+                ModelCallRecord.expert_counts,
+                ModelCallRecord.expert_routing_source,
+                ModelCallRecord.top_k,
+                ModelCallRecord.capture_sampling_rate,
             )
+            .where(ModelCallRecord.expert_counts.is_not(None))
+            # newest first along the created_at index, which also serves the window's
+            # range: ordering by id instead made SQLite sort every call in the range
+            .order_by(ModelCallRecord.created_at.desc(), ModelCallRecord.id.desc())
+        )
+        if start is not None:
+            query = query.where(ModelCallRecord.created_at >= start)
+        if end is not None:
+            query = query.where(ModelCallRecord.created_at < end)
+        if workflow is not None:
+            query = query.where(ModelCallRecord.workflow == workflow)
+        if model is not None:
+            query = query.where(ModelCallRecord.model == model)
+        if self.batch_scope is not None:
+            query = query.where(
+                ModelCallRecord.request_id.in_(
+                    select(RequestRecord.id).where(RequestRecord.batch_id == self.batch_scope)
+                )
+            )
+        return query
+
+
+def _call_counts(
+    rows: Sequence[Any], shape: tuple[tuple[int, ...], int] | None
+) -> tuple[CallCounts, tuple[tuple[int, ...], int]]:
+    """A chunk of :meth:`TelemetryReader.iter_call_counts` as arrays, and the shape every call
+    has (``shape``, or the first call's when None).
+
+    Raises:
+        UserError: A call's shape differs from ``shape``.
+        TelemetryError: A stored count blob fits no width.
+    """
+    layers_of = {raw: tuple(json.loads(raw)) for raw in {r.moe_layers for r in rows}}
+    if shape is None:
+        shape = (layers_of[rows[0].moe_layers], rows[0].num_experts)
+    for row in rows:
+        if (layers_of[row.moe_layers], row.num_experts) != shape:
+            raise UserError(
+                f"model call {row.id} has MoE layers {list(layers_of[row.moe_layers])} and "
+                f"{row.num_experts} experts, others {shape}; use one database per "
+                "model or filter by model"
+            )
+    n = len(rows)
+    counts = CallCounts(
+        ids=np.fromiter((r.id for r in rows), dtype=np.int64, count=n),
+        request_ids=[r.request_id for r in rows],
+        workflows=[r.workflow for r in rows],
+        nodes=[r.node for r in rows],
+        created_at=[as_utc(r.created_at) for r in rows],
+        routed_tokens=np.fromiter((r.routed_tokens for r in rows), dtype=np.int64, count=n),
+        counts=stack_counts([r.expert_counts for r in rows], len(shape[0]), shape[1]),
+        sources=[r.expert_routing_source for r in rows],
+        top_k=np.fromiter((r.top_k for r in rows), dtype=np.int64, count=n),
+        moe_layers=shape[0],
+        sampling_rates=np.fromiter(
+            (r.capture_sampling_rate for r in rows), dtype=np.float64, count=n
+        ),
+    )
+    return counts, shape

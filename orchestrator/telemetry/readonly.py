@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +52,7 @@ from sqlalchemy.pool import QueuePool
 
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import migrate
-from orchestrator.telemetry.batches import BatchTelemetryView
-from orchestrator.telemetry.read import RollupRow, RollupStatus, TelemetryReader
+from orchestrator.telemetry.read import RollupStatus, TelemetryReader
 
 #: What to do when there is no telemetry database yet (shared by every read-only message).
 FIX = (
@@ -126,44 +123,10 @@ class ReadOnlyTelemetry(TelemetryReader):
     def __init__(self, engine: Engine, url: str, *, opened_with: str) -> None:
         super().__init__(engine, url)
         self.opened_with = opened_with
-        status = super().rollup_status()
+        status = self.rollup_status()
         self.rollups_stale: RollupStatus | None = status if status.calls != status.summed else None
-        self._calls = _CallSums(self) if self.rollups_stale is not None else None
-
-    def rollup_status(self) -> RollupStatus:
-        """As :meth:`TelemetryReader.rollup_status`; when the rollups are stale, the calls
-        are summed here, so both numbers are the calls with routing."""
-        if self._calls is not None:
-            return self._calls.rollup_status()
-        return super().rollup_status()
-
-    def rollup_workflows(self) -> list[str]:
-        if self._calls is not None:
-            return self._calls.rollup_workflows()
-        return super().rollup_workflows()
-
-    def rollup_span(self) -> tuple[datetime, datetime] | None:
-        if self._calls is not None:
-            return self._calls.rollup_span()
-        return super().rollup_span()
-
-    def iter_rollups(
-        self,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        workflow: str | None = None,
-        model: str | None = None,
-        chunk: int = 256,
-    ) -> Iterator[RollupRow]:
-        if self._calls is not None:
-            yield from self._calls.iter_rollups(
-                start=start, end=end, workflow=workflow, model=model
-            )
-            return
-        yield from super().iter_rollups(
-            start=start, end=end, workflow=workflow, model=model, chunk=chunk
-        )
+        if self.rollups_stale is not None:  # the rollup queries sum every call instead
+            self.summed_calls = true()
 
     def rebuild_rollups(self, **_: Any) -> int:
         """Refuse: a read-only reader never writes.
@@ -180,16 +143,6 @@ class ReadOnlyTelemetry(TelemetryReader):
     def close(self) -> None:
         """Dispose of the connection pool."""
         self.engine.dispose()
-
-
-class _CallSums(BatchTelemetryView):
-    """Rollup rows summed from every call (the batch view with no batch filter)."""
-
-    def __init__(self, reader: TelemetryReader) -> None:  # no batch id to check
-        TelemetryReader.__init__(self, reader.engine, reader.url)
-
-    def _batch_calls(self) -> Any:
-        return true()
 
 
 def open_readonly(url: str) -> ReadOnlyTelemetry:

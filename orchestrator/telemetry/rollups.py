@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,21 @@ class RollupKey:
     def shape_key(self) -> str:
         """The model shape as stored in ``expert_rollups.shape_key`` (see :func:`shape_key`)."""
         return shape_key(self.moe_layers, self.num_experts, self.top_k)
+
+    def fields(self) -> dict[str, Any]:
+        """The key as the group columns of its ``expert_rollups`` row (with ``shape_key``)."""
+        return {
+            "bucket_start": self.bucket_start,
+            "workflow": self.workflow,
+            "node": self.node,
+            "expert_routing_source": self.expert_routing_source,
+            "model": self.model,
+            "shape_key": self.shape_key,
+            "moe_layers": tuple(self.moe_layers),
+            "num_experts": self.num_experts,
+            "top_k": self.top_k,
+            "capture_sampling_rate": self.capture_sampling_rate,
+        }
 
 
 @dataclass

@@ -49,13 +49,11 @@ from orchestrator.exceptions import TelemetryError, UserError, storage_error
 from orchestrator.request import Request
 from orchestrator.telemetry import migrate
 from orchestrator.telemetry.codec import (
-    decode_layer_confidence,
     encode_counts,
-    encode_float64,
-    encode_int64,
-    stack_counts,
 )
-from orchestrator.telemetry.read import TelemetryReader, rollup_sums
+from orchestrator.telemetry.read import TelemetryReader
+from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
+from orchestrator.telemetry.rollup_rows import sum_call_rows
 from orchestrator.telemetry.rollups import (
     RollupDelta,
     RollupKey,
@@ -95,45 +93,6 @@ def decode_token_ids(blob: bytes) -> list[int]:
 def utc_now() -> datetime:
     """The current time, aware UTC (the store's default clock)."""
     return datetime.now(UTC)
-
-
-def _new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord:
-    return ExpertRollupRecord(
-        bucket_start=key.bucket_start,
-        workflow=key.workflow,
-        node=key.node,
-        expert_routing_source=key.expert_routing_source,
-        model=key.model,
-        shape_key=key.shape_key,
-        moe_layers=list(key.moe_layers),
-        num_experts=key.num_experts,
-        top_k=key.top_k,
-        capture_sampling_rate=key.capture_sampling_rate,
-        calls=delta.calls,
-        routed_tokens=delta.routed_tokens,
-        counts=encode_int64(delta.counts),
-        sq_counts=encode_float64(delta.sq_counts),
-        conf_calls=delta.conf_calls,
-        conf_tokens=delta.conf_tokens,
-        conf_sum=delta.conf_sum,
-        conf_hist=encode_int64(delta.conf_hist),
-        layer_conf_sum=encode_float64(delta.layer_conf_sum),
-    )
-
-
-def _add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
-    """Add ``delta`` to an existing rollup row in place."""
-    total = rollup_sums(record)
-    total.merge(delta)
-    record.calls = total.calls
-    record.routed_tokens = total.routed_tokens
-    record.counts = encode_int64(total.counts)
-    record.sq_counts = encode_float64(total.sq_counts)
-    record.conf_calls = total.conf_calls
-    record.conf_tokens = total.conf_tokens
-    record.conf_sum = total.conf_sum
-    record.conf_hist = encode_int64(total.conf_hist)
-    record.layer_conf_sum = encode_float64(total.layer_conf_sum)
 
 
 #: ``batch_rows`` columns a recorded row sets again when it is recorded a second time.
@@ -182,51 +141,6 @@ def _apply_batch_row(session: Session, row: dict[str, Any]) -> None:
     )
     if updated.rowcount == 0:  # type: ignore[attr-defined]
         session.execute(table.insert(), row)
-
-
-def _add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
-    """Add ``delta`` to the key's rollup row, creating it when missing (inside a transaction)."""
-    record = session.scalars(
-        select(ExpertRollupRecord)
-        .where(
-            ExpertRollupRecord.bucket_start == key.bucket_start,
-            ExpertRollupRecord.workflow == key.workflow,
-            ExpertRollupRecord.node == key.node,
-            ExpertRollupRecord.expert_routing_source == key.expert_routing_source,
-            ExpertRollupRecord.model == key.model,
-            ExpertRollupRecord.shape_key == key.shape_key,
-            ExpertRollupRecord.capture_sampling_rate == key.capture_sampling_rate,
-        )
-        .with_for_update()
-    ).first()
-    if record is None:
-        session.add(_new_rollup(key, delta))
-    else:
-        _add_delta(record, delta)
-
-
-def _rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
-    """The rollup delta of model-call rows (Core rows) of one group."""
-    layers = len(key.moe_layers)
-    counts = stack_counts([r.expert_counts for r in rows], layers, key.num_experts)
-    layer_conf = np.full((len(rows), layers), np.nan)
-    for i, r in enumerate(rows):
-        conf = decode_layer_confidence(r.layer_confidence, layers)
-        if conf is not None:
-            layer_conf[i] = conf
-    return RollupDelta.of_calls(
-        counts,
-        np.fromiter((r.routed_tokens for r in rows), dtype=np.int64, count=len(rows)),
-        key.top_k,
-        np.array(
-            [
-                np.nan if r.mean_router_confidence is None else r.mean_router_confidence
-                for r in rows
-            ],
-            dtype=np.float64,
-        ),
-        layer_conf,
-    )
 
 
 class CallFields(TypedDict):
@@ -803,26 +717,7 @@ class TelemetryStore(TelemetryReader):
                     break
                 last_id = rows[-1].id
                 total += len(rows)
-                groups: dict[RollupKey, list[int]] = {}
-                for i, row in enumerate(rows):
-                    key = RollupKey(
-                        bucket_start(row.created_at),
-                        row.workflow,
-                        row.node,
-                        row.expert_routing_source,
-                        row.model,
-                        tuple(row.moe_layers),
-                        row.num_experts,
-                        row.top_k,
-                        row.capture_sampling_rate,
-                    )
-                    groups.setdefault(key, []).append(i)
-                for key, members in groups.items():
-                    delta = _rows_delta([rows[i] for i in members], key)
-                    if key in pending:
-                        pending[key].merge(delta)
-                    else:
-                        pending[key] = delta
+                sum_call_rows(rows, pending)
                 if len(pending) > max_pending:
                     for key, delta in pending.items():
                         _add_to_rollup(session, key, delta)

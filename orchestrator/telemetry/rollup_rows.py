@@ -1,0 +1,187 @@
+"""The ``expert_rollups`` rows in the database: read their sums, add calls to them, and sum
+model-call rows into them.
+
+The arithmetic is :mod:`orchestrator.telemetry.rollups` (no database); this module maps it to
+the table's columns and blobs. The writer (:mod:`orchestrator.telemetry.store`), the routing
+fill (:mod:`orchestrator.telemetry.fill`) and the readers that sum calls themselves
+(:class:`~orchestrator.telemetry.read.TelemetryReader` over a batch, or over stale rollups)
+all go through it, so a rollup's key is built from a call row in one place
+(:func:`call_key`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from orchestrator.telemetry.codec import (
+    decode_float64,
+    decode_int64,
+    decode_layer_confidence,
+    encode_float64,
+    encode_int64,
+    stack_counts,
+)
+from orchestrator.telemetry.rollups import CONFIDENCE_BINS, RollupDelta, RollupKey, bucket_start
+from orchestrator.telemetry.schema import ExpertRollupRecord
+
+#: The ``expert_rollups`` columns that :func:`rollup_sums` reads, in a Core ``select``.
+ROLLUP_COLUMNS = (
+    ExpertRollupRecord.bucket_start,
+    ExpertRollupRecord.workflow,
+    ExpertRollupRecord.node,
+    ExpertRollupRecord.expert_routing_source,
+    ExpertRollupRecord.model,
+    ExpertRollupRecord.shape_key,
+    ExpertRollupRecord.moe_layers,
+    ExpertRollupRecord.num_experts,
+    ExpertRollupRecord.top_k,
+    ExpertRollupRecord.calls,
+    ExpertRollupRecord.routed_tokens,
+    ExpertRollupRecord.counts,
+    ExpertRollupRecord.sq_counts,
+    ExpertRollupRecord.conf_calls,
+    ExpertRollupRecord.conf_tokens,
+    ExpertRollupRecord.conf_sum,
+    ExpertRollupRecord.conf_hist,
+    ExpertRollupRecord.layer_conf_sum,
+    ExpertRollupRecord.capture_sampling_rate,
+)
+
+
+def rollup_sums(row: Any) -> RollupDelta:
+    """The sums held by one ``expert_rollups`` row (an ORM record or a Core row of
+    :data:`ROLLUP_COLUMNS`), as arrays: read-only views of its blobs."""
+    layers, experts = len(row.moe_layers), row.num_experts
+    return RollupDelta(
+        calls=row.calls,
+        routed_tokens=row.routed_tokens,
+        counts=decode_int64(row.counts, (layers, experts)),
+        sq_counts=decode_float64(row.sq_counts, (layers, experts)),
+        conf_calls=row.conf_calls,
+        conf_tokens=row.conf_tokens,
+        conf_sum=row.conf_sum,
+        conf_hist=decode_int64(row.conf_hist, (CONFIDENCE_BINS,)),
+        layer_conf_sum=decode_float64(row.layer_conf_sum, (layers,)),
+    )
+
+
+def new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord:
+    """A new ``expert_rollups`` row for ``key`` holding ``delta``."""
+    return ExpertRollupRecord(
+        **{**key.fields(), "moe_layers": list(key.moe_layers)},
+        calls=delta.calls,
+        routed_tokens=delta.routed_tokens,
+        counts=encode_int64(delta.counts),
+        sq_counts=encode_float64(delta.sq_counts),
+        conf_calls=delta.conf_calls,
+        conf_tokens=delta.conf_tokens,
+        conf_sum=delta.conf_sum,
+        conf_hist=encode_int64(delta.conf_hist),
+        layer_conf_sum=encode_float64(delta.layer_conf_sum),
+    )
+
+
+def add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
+    """Add ``delta`` to an existing rollup row in place."""
+    total = rollup_sums(record)
+    total.merge(delta)
+    record.calls = total.calls
+    record.routed_tokens = total.routed_tokens
+    record.counts = encode_int64(total.counts)
+    record.sq_counts = encode_float64(total.sq_counts)
+    record.conf_calls = total.conf_calls
+    record.conf_tokens = total.conf_tokens
+    record.conf_sum = total.conf_sum
+    record.conf_hist = encode_int64(total.conf_hist)
+    record.layer_conf_sum = encode_float64(total.layer_conf_sum)
+
+
+def add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
+    """Add ``delta`` to the key's rollup row, creating it when missing (inside a transaction)."""
+    record = session.scalars(
+        select(ExpertRollupRecord)
+        .where(
+            ExpertRollupRecord.bucket_start == key.bucket_start,
+            ExpertRollupRecord.workflow == key.workflow,
+            ExpertRollupRecord.node == key.node,
+            ExpertRollupRecord.expert_routing_source == key.expert_routing_source,
+            ExpertRollupRecord.model == key.model,
+            ExpertRollupRecord.shape_key == key.shape_key,
+            ExpertRollupRecord.capture_sampling_rate == key.capture_sampling_rate,
+        )
+        .with_for_update()
+    ).first()
+    if record is None:
+        session.add(new_rollup(key, delta))
+    else:
+        add_delta(record, delta)
+
+
+def rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
+    """The rollup delta of model-call rows (Core rows) of one group."""
+    layers = len(key.moe_layers)
+    counts = stack_counts([r.expert_counts for r in rows], layers, key.num_experts)
+    layer_conf = np.full((len(rows), layers), np.nan)
+    for i, r in enumerate(rows):
+        conf = decode_layer_confidence(r.layer_confidence, layers)
+        if conf is not None:
+            layer_conf[i] = conf
+    return RollupDelta.of_calls(
+        counts,
+        np.fromiter((r.routed_tokens for r in rows), dtype=np.int64, count=len(rows)),
+        key.top_k,
+        np.array(
+            [
+                np.nan if r.mean_router_confidence is None else r.mean_router_confidence
+                for r in rows
+            ],
+            dtype=np.float64,
+        ),
+        layer_conf,
+    )
+
+
+def call_key(row: Any) -> RollupKey:
+    """The rollup group of a model-call row (a Core row of
+    :data:`~orchestrator.telemetry.schema.ROLLUP_SOURCE_COLUMNS`)."""
+    return RollupKey(
+        bucket_start(row.created_at),
+        row.workflow,
+        row.node,
+        row.expert_routing_source,
+        row.model,
+        tuple(row.moe_layers),
+        row.num_experts,
+        row.top_k,
+        row.capture_sampling_rate,
+    )
+
+
+def sum_call_rows(
+    rows: Iterable[Any],
+    sums: dict[RollupKey, RollupDelta],
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> None:
+    """Add model-call rows (Core rows of ``ROLLUP_SOURCE_COLUMNS``) to ``sums`` by rollup
+    group, in place; with ``start`` / ``end``, only calls whose hour is in ``[start, end)``."""
+    groups: dict[RollupKey, list[Any]] = {}
+    for row in rows:
+        key = call_key(row)
+        hour = key.bucket_start
+        if (start is not None and hour < start) or (end is not None and hour >= end):
+            continue
+        groups.setdefault(key, []).append(row)
+    for key, members in groups.items():
+        delta = rows_delta(members, key)
+        if key in sums:
+            sums[key].merge(delta)
+        else:
+            sums[key] = delta
