@@ -15,10 +15,13 @@ with the caller tokens the app would send:
   reason and approves it with a note; the decision appears in the customer's open thread and is
   still there after a reload;
 * another customer opening that thread is refused, by Chainlit's data layer and by the service;
-* resume after a reload: the thread's messages come back and a question without an order id is
-  about the thread's order;
+* resume after a reload: a preset chosen before the first message starts no thread (the first
+  message names it); the thread's messages and its chart (the expert heatmap, kept by the data
+  layer's storage client) come back, the chart readable by its owner only; a question without
+  an order id is about the thread's order;
 * Stop during a report cancels the turn (recorded ``cancelled``, nothing left ``running``);
-* bad input: an over-long message, an empty one, a file that is not a spreadsheet, an odd name.
+* bad input: an over-long message (the composer says the limit), an empty one (send stays off),
+  a file that is not a spreadsheet, an odd name, a file over 20 MB.
 """
 
 from __future__ import annotations
