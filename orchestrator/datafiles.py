@@ -244,7 +244,7 @@ def file_signature(paths: Iterable[Path]) -> Signature:
     A file that cannot be stat'ed gives ``(path, None, None)``, so its disappearance and its
     return both count as changes. Never raises.
     """
-    out = []
+    out: list[tuple[str, int | None, int | None]] = []
     for path in paths:
         try:
             st = os.stat(path)

@@ -118,10 +118,10 @@ class SettingsFactory:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(  # type: ignore[misc]
-            state["settings"],  # type: ignore[arg-type]
+            state["settings"],
             check=bool(state["check"]),
-            expert_routing=state.get("expert_routing", "deferred"),  # type: ignore[arg-type]
-            attachment_dirs=state.get("attachment_dirs", ()),  # type: ignore[arg-type]
+            expert_routing=state.get("expert_routing", "deferred"),
+            attachment_dirs=state.get("attachment_dirs", ()),
         )
 
     @property

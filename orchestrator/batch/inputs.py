@@ -28,7 +28,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -298,7 +298,7 @@ class SheetInput:
         """SHA-256 of the file's bytes and :meth:`describe`."""
         return _digest(self.path, self.describe())
 
-    def _raw_rows(self) -> Iterator[tuple[int, Sequence[Any]]]:
+    def _raw_rows(self) -> Generator[tuple[int, Sequence[Any]], None, None]:
         """``(line, cells)`` of every row, header included, streamed."""
         if self.path.suffix.lower() == ".csv":
             try:
@@ -440,7 +440,7 @@ class SheetInput:
         """Data rows (non-blank rows below the header); streams the file once."""
         return sum(1 for _ in self._data_cells())
 
-    def _data_cells(self) -> Iterator[tuple[int, Sequence[Any]]]:
+    def _data_cells(self) -> Generator[tuple[int, Sequence[Any]], None, None]:
         rows = self._raw_rows()
         try:
             for _line, cells in rows:
@@ -474,10 +474,10 @@ class SheetInput:
             row_id = f"row-{line}"
             if "id" in positions:
                 value = get("id")
-                if value is None and not problems:
-                    problems.append(f"empty id in column {column['id']} (line {line})")
-                else:
+                if value is not None:
                     row_id = value.strip()[:255]
+                elif not problems:  # a formula's problem is said already
+                    problems.append(f"empty id in column {column['id']} (line {line})")
             if "id" not in positions:
                 pass  # row numbers are unique: nothing to remember
             elif row_id in seen:

@@ -115,8 +115,9 @@ def settings_from_flags(**flags: object) -> Settings:
             <rule> (its command-line option, or ORCH_<FIELD>)`` on one line, when a flag or an
             ``ORCH_*`` variable breaks a rule of :class:`~orchestrator.config.Settings`.
     """
+    given: dict[str, Any] = {name: value for name, value in flags.items() if value is not None}
     try:
-        return Settings(**{name: value for name, value in flags.items() if value is not None})
+        return Settings(**given)
     except ValidationError as exc:
         raise fail(f"invalid setting: {invalid_values(exc)}", 2) from exc
 
@@ -432,11 +433,12 @@ def command_errors(
     """
     from serving.errors import ServingError
 
+    failures: tuple[type[BaseException], ...] = (OrchestratorError, ServingError, *runtime)
     try:
         yield
     except usage as exc:
         raise fail(exc, 2) from exc
-    except (OrchestratorError, ServingError, *runtime) as exc:
+    except failures as exc:
         raise fail(exc) from exc
 
 

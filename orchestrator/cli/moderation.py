@@ -272,7 +272,7 @@ def evaluate(
         server_url=server_url, database_url=database_url, data_dir=data_dir
     )
     try:
-        posts = load_moderation_set(settings.data_dir, split)  # type: ignore[arg-type]
+        posts = load_moderation_set(settings.data_dir, split)
         with working(f"lexicon on {len(posts)} posts"):
             report = evaluate_lexicon(posts, split=split)
         print_report(report, brief=brief)

@@ -125,7 +125,7 @@ def status(
     """
     if as_json:
         try:
-            settings = Settings(**({} if server_url is None else {"server_url": server_url}))
+            settings = Settings() if server_url is None else Settings(server_url=server_url)
         except ValidationError as exc:
             message = f"invalid setting: {invalid_values(exc)}"
             raise _json_error("invalid_setting", message, 2) from exc

@@ -174,7 +174,7 @@ def _clean(attributes: Mapping[str, Any]) -> dict[str, AttributeValue]:
         if value is None:
             continue
         if isinstance(value, list | tuple):
-            out[key] = [v if isinstance(v, int | float | bool) else str(v) for v in value]
+            out[key] = [v if isinstance(v, int | float | bool) else str(v) for v in value]  # type: ignore[assignment]  # one type in the lists passed
         elif isinstance(value, str | bool | int | float):
             out[key] = value
         else:
@@ -323,7 +323,7 @@ class RequestTrace:
     def node_span(self, node: str) -> Span | None:
         """The open span of node ``node`` (its latest run), or the workflow span."""
         if self._nodes is not None and self._nodes.by_node.get(node):
-            return self._nodes.by_node[node][-1]  # type: ignore[no-any-return]
+            return self._nodes.by_node[node][-1]
         return self.workflow_span
 
     @contextmanager

@@ -462,7 +462,7 @@ def build_table(
         id=table_id,
         name=name or f"{raw.name} {a1(box)}",
         sheet=raw.name,
-        source=source,  # type: ignore[arg-type]
+        source=source,
         ref=a1(box),
         header_rows=header_rows,
         rows=data_rows,

@@ -213,7 +213,7 @@ def _read_workbook(path: Path, limits: ReadLimits) -> Workbook:
     return Workbook(
         path=str(path),
         format=fmt.value,
-        date_system=date_system,  # type: ignore[arg-type]
+        date_system=date_system,
         sheets=sheets,
         sheets_total=total,
         warnings=notes,

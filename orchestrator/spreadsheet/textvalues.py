@@ -377,8 +377,8 @@ def _styles(
         local = by_currency.get(currency(_marker(texts[i])))
         if local and len(local) == 1:
             styles[i] = next(iter(local))
-        elif (style := _money_grouping(texts[i])) is not None:
-            styles[i] = style
+        elif (grouped := _money_grouping(texts[i])) is not None:
+            styles[i] = grouped
         else:
             unsure.append(texts[i])  # its currency's values disagree too: left out
     note = (
@@ -430,28 +430,30 @@ def _convert_numbers(texts: list[str]) -> ColumnConversion | None:
         return ColumnConversion(
             None, reason=f"only {len(good)} of {len(real)} values read as numbers"
         )
-    units = {currency(p.unit) for p in good} - {None}
+    units = {c for p in good if (c := currency(p.unit)) is not None}
     if len(units) > 1 and "%" in units:
         return ColumnConversion(
             None, reason=f"values in different units ({', '.join(sorted(units))})"
         )
     if blank:
         note += f"; {len(blank)} dash or n/a value(s) read as empty"
-    values = [parsed[i].value if parsed.get(i) else None for i in range(len(texts))]  # type: ignore[union-attr]
+    values: list[int | float | datetime | None] = [
+        got.value if (got := parsed.get(i)) else None for i in range(len(texts))
+    ]
     out = ColumnConversion(
         "number",
         values=values,
         formats=[
-            parsed[i].number_format if parsed.get(i) else "General" for i in range(len(texts))
-        ],  # type: ignore[union-attr]
+            got.number_format if (got := parsed.get(i)) else "General" for i in range(len(texts))
+        ],
         note=note,
         left_out=[i for i in real if parsed[i] is None],
         blank=blank,
     )
     if len(units) > 1:  # several currencies: each value keeps its own (never summed together)
         out.currencies = [
-            currency(parsed[i].unit) if parsed.get(i) else None for i in range(len(texts))
-        ]  # type: ignore[union-attr]
+            currency(got.unit) if (got := parsed.get(i)) else None for i in range(len(texts))
+        ]
         out.note = f"{note}; values in {len(units)} currencies ({', '.join(sorted(units))})"
     return out
 
@@ -510,9 +512,11 @@ def _convert_dates(texts: list[str]) -> ColumnConversion | None:
         "date",
         values=values,
         formats=[
-            "yyyy-mm-dd" if v is None or v.time() == datetime.min.time() else "yyyy-mm-dd hh:mm"
+            "yyyy-mm-dd"
+            if not isinstance(v, datetime) or v.time() == datetime.min.time()
+            else "yyyy-mm-dd hh:mm"
             for v in values
-        ],  # type: ignore[union-attr]
+        ],
         note=note,
         left_out=left,
     )
@@ -555,7 +559,7 @@ def cell_value(text: str) -> tuple[int | float | datetime, str, Literal["number"
     """
     stripped = text.strip()
     for style in ("us", "eu"):
-        parsed = parse_number(stripped, style)  # type: ignore[arg-type]
+        parsed = parse_number(stripped, style)
         if parsed is not None:
             return parsed.value, parsed.number_format, "number"
     if _ISO.match(stripped) or _CJK_DATE.match(stripped):

@@ -7,7 +7,9 @@ decode formula text, so .xls formula cells arrive as their values only.
 
 from __future__ import annotations
 
+from datetime import datetime, time
 from pathlib import Path
+from typing import Any
 
 import xlrd
 from xlrd.biffh import XLRDError
@@ -71,7 +73,8 @@ def read_xls(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str],
                     ctype = sh.cell_type(r, c)
                     if ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
                         continue
-                    value = sh.cell_value(r, c)
+                    # Any: a float, str or int by cell type (types-xlrd says str)
+                    value: Any = sh.cell_value(r, c)
                     xf = book.xf_list[sh.cell_xf_index(r, c)]
                     fmt = formats.get(xf.format_key, "General")
                     if ctype == xlrd.XL_CELL_ERROR:
@@ -79,6 +82,7 @@ def read_xls(path: Path, limits: ReadLimits) -> tuple[list[RawSheet], list[str],
                             xlrd.error_text_from_code.get(value, "#N/A"), CellKind.ERROR, fmt
                         )
                     elif ctype == xlrd.XL_CELL_DATE:
+                        when: datetime | time
                         if 0 <= value < 1:
                             when = xlrd.xldate.xldate_as_datetime(value, book.datemode).time()
                         else:

@@ -348,9 +348,9 @@ def risk_example(post: LabelledPost, window: str) -> Example:
 
 def _triage_of(row: CSRow) -> IssueTriage:
     return IssueTriage(
-        issue_type=row.issue_type,  # type: ignore[arg-type]
-        urgency=row.urgency,  # type: ignore[arg-type]
-        sentiment=row.sentiment,  # type: ignore[arg-type]
+        issue_type=row.issue_type,
+        urgency=row.urgency,
+        sentiment=row.sentiment,
     )
 
 

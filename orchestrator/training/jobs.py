@@ -562,7 +562,7 @@ def _report(
     col = figures[first].column or _plain(figures[first].label)
     title = (f"{table} {col}报告" if zh else f"{col} report: {table}")[:MAX_TITLE_CHARS]
     summary = f"{col}合计为 {{{first}}}。" if zh else f"{col} came to {{{first}}}."
-    sections = []
+    sections: list[dict[str, str]] = []
     for finding in interpretation.findings[:2]:
         heading = ("要点" if zh else "Key finding") if not sections else ("其他" if zh else "Also")
         sections.append(
@@ -578,6 +578,10 @@ def _report(
     return {"title": title, "summary": summary[:MAX_SUMMARY_CHARS], "sections": sections}
 
 
+#: (lang, source, interpret turns, interpret target, report turns, report target)
+_ExcelExample = tuple[Literal["en", "zh"], str, tuple[dict, ...], str, tuple[dict, ...], str]
+
+
 def excel_examples(
     n: int,
     rng: random.Random,
@@ -586,7 +590,7 @@ def excel_examples(
     seed: int = 0,
     token_budget: int = 900,
     facts_budget: int = 600,
-) -> list[tuple[Literal["en", "zh"], str, tuple[dict, ...], str, tuple[dict, ...], str]]:
+) -> list[_ExcelExample]:
     """``n`` generated workbooks through the Excel workflow's own read / analyse / encode /
     facts code: ``(lang, source, interpret turns, interpret target, report turns, report
     target)`` each. ``counter`` counts tokens as the workflow does (its tokenizer)."""
@@ -599,7 +603,7 @@ def excel_examples(
     fakers = {"en": Faker("en_US"), "zh": Faker("zh_CN")}
     for f in fakers.values():
         f.seed_instance(seed)
-    out = []
+    out: list[_ExcelExample] = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(n):
             lang: Literal["en", "zh"] = "zh" if rng.random() < 0.3 else "en"

@@ -47,6 +47,7 @@ def prepare(data_dir: Path, out: Path, spec: DataSpec | None = None, per_task: i
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(out / "tokenizer")
     with (out / "train.jsonl").open("w", encoding="utf-8") as handle:
+        row: dict[str, object]  # the test rows below hold an example too
         for e in examples:
             row = {"task": e.task, "prompt": render(tokenizer, e), "target": e.target}
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -408,10 +408,8 @@ class UiService:
                         update={"attachment_dirs": (*base.attachment_dirs, self.uploads)}
                     )
                 )
-                if cs.store is not None:
-                    framework_metrics.set_handoffs_waiting(
-                        lambda: len(cs.store.handoffs("waiting"))
-                    )
+                if (orders := cs.store) is not None:
+                    framework_metrics.set_handoffs_waiting(lambda: len(orders.handoffs("waiting")))
                 yield {
                     "client": model,
                     "store": store,

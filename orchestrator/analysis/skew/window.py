@@ -86,8 +86,9 @@ def resolve(
             return current, None
         base = duration
     else:
-        base = parse_duration(baseline, "--baseline")
-        if base is None:
+        parsed = parse_duration(baseline, "--baseline")
+        if parsed is None:
             raise UserError("--baseline must be a length such as 7d, or 'none'; 'all' has none")
+        base = parsed
     label = f"previous {(baseline or window).strip().lower()}"
     return current, TimeWindow(start=start - base, end=start, label=label)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.engine import ExceptionContext, make_url
@@ -172,7 +173,7 @@ class OrderStore:
                 row.status, row.note, row.resolved_at = status, note[:2000], datetime.now(UTC)
                 session.commit()
 
-    def handoffs(self, status: str | None = "waiting") -> list[dict[str, object]]:
+    def handoffs(self, status: str | None = "waiting") -> list[dict[str, Any]]:
         """Handoffs (waiting ones by default), oldest first, with their decoded context."""
         with self.sessions() as session:
             query = select(Handoff).order_by(Handoff.created_at, Handoff.id)
