@@ -296,8 +296,37 @@ def _notes(
 
 def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStateGraph
     """Compile the graph for ``config`` (no checkpointer: one short stateless run)."""
+    nodes = _Nodes(config, counter)
+    graph = StateGraph(ExcelReportState, context_schema=WorkflowContext)
+    graph.add_node("read", nodes.read)
+    graph.add_node("analyse", nodes.analyse)
+    graph.add_node("interpret", nodes.interpret)
+    graph.add_node("write_report", nodes.write)
+    graph.add_node("render", nodes.render)
+    graph.add_edge(START, "read")
+    graph.add_conditional_edges("read", _after_read, ["analyse", END])
+    graph.add_edge("analyse", "interpret")
+    graph.add_edge("interpret", "write_report")
+    graph.add_edge("write_report", "render")
+    graph.add_edge("render", END)
+    return graph.compile()
 
-    async def read(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+
+async def _after_read(state: ExcelReportState) -> str:
+    # a coroutine: LangGraph runs a plain-function edge in a worker thread (a thread hop)
+    return END if state.get("error") else "analyse"
+
+
+class _Nodes:
+    """The graph's nodes for one :class:`ReportConfig` and token counter."""
+
+    def __init__(self, config: ReportConfig, counter: TokenCounter) -> None:
+        self.config = config
+        self.counter = counter
+
+    async def read(
+        self, state: ExcelReportState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
         path = state.get("path")
         if path is None:
             exts = ", ".join(f".{e}" for e in EXTENSIONS)
@@ -306,8 +335,8 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
         if workbook is None:
             try:
                 # only from the allowed folders, and the resolved file, never the link
-                real = resolve_attachment_path(path, config.attachment_dirs)
-                workbook = read_workbook(real, config.limits)
+                real = resolve_attachment_path(path, self.config.attachment_dirs)
+                workbook = read_workbook(real, self.config.limits)
             except (SpreadsheetError, UserError) as exc:
                 return {"error": str(exc)}
         if not any(table.rows for sheet in workbook.sheets for table in sheet.tables):
@@ -317,13 +346,15 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             }
         return {"workbook": workbook}
 
-    async def analyse_node(state: ExcelReportState) -> dict[str, Any]:
-        analysis = analyse(state["workbook"], config.analysis)
-        encoding = encode_workbook(state["workbook"], analysis, config.token_budget, counter)
+    async def analyse(self, state: ExcelReportState) -> dict[str, Any]:
+        analysis = analyse(state["workbook"], self.config.analysis)
+        encoding = encode_workbook(
+            state["workbook"], analysis, self.config.token_budget, self.counter
+        )
         return {"analysis": analysis, "encoding": encoding}
 
     async def interpret(
-        state: ExcelReportState, runtime: Runtime[WorkflowContext]
+        self, state: ExcelReportState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
         encoding = state["encoding"]
         if not encoding.figure_ids:
@@ -333,27 +364,31 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
                 runtime.context.llm,
                 encoding.text,
                 encoding.figure_ids,
-                max_tokens=config.interpret_max_tokens,
+                max_tokens=self.config.interpret_max_tokens,
             )
         except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"interpretation": Interpretation(findings=[]), "fallback": str(exc)}
         return {"interpretation": result}
 
-    async def write(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+    async def write(
+        self, state: ExcelReportState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
         facts, ids = _facts(
-            state["analysis"], state["interpretation"], counter, config.facts_budget
+            state["analysis"], state["interpretation"], self.counter, self.config.facts_budget
         )
         if not ids or state.get("fallback"):
             return {"draft": ReportDraft(parsed=False)}
         try:
             draft = await write_report(
-                runtime.context.llm, facts, max_tokens=config.write_max_tokens
+                runtime.context.llm, facts, max_tokens=self.config.write_max_tokens
             )
         except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"draft": ReportDraft(parsed=False), "fallback": str(exc)}
         return {"draft": draft}
 
-    async def render(state: ExcelReportState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:
+    async def render(
+        self, state: ExcelReportState, runtime: Runtime[WorkflowContext]
+    ) -> dict[str, Any]:
         wb, analysis = state["workbook"], state["analysis"]
         draft, interpretation = state["draft"], state["interpretation"]
         checked = check_narrative(draft, interpretation, analysis.by_id(), workbook_names(wb))
@@ -376,7 +411,7 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             narrative_unavailable=lost or None,
             check=None if lost else checked,
         )
-        files = write_report_files(content, config.output_dir)
+        files = write_report_files(content, self.config.output_dir)
         prompt_tokens = {c.node: c.prompt_tokens for c in runtime.context.llm.calls}
         result = ExcelReportResult(
             status="succeeded",
@@ -399,24 +434,6 @@ def build_graph(config: ReportConfig, counter: TokenCounter):  # -> CompiledStat
             narrative_unavailable=lost or None,
         )
         return {"result": result}
-
-    async def after_read(state: ExcelReportState) -> str:
-        # a coroutine: LangGraph runs a plain-function edge in a worker thread (a thread hop)
-        return END if state.get("error") else "analyse"
-
-    graph = StateGraph(ExcelReportState, context_schema=WorkflowContext)
-    graph.add_node("read", read)
-    graph.add_node("analyse", analyse_node)
-    graph.add_node("interpret", interpret)
-    graph.add_node("write_report", write)
-    graph.add_node("render", render)
-    graph.add_edge(START, "read")
-    graph.add_conditional_edges("read", after_read, ["analyse", END])
-    graph.add_edge("analyse", "interpret")
-    graph.add_edge("interpret", "write_report")
-    graph.add_edge("write_report", "render")
-    graph.add_edge("render", END)
-    return graph.compile()
 
 
 def _sheets(wb: Workbook) -> list[SheetSummary]:

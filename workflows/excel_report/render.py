@@ -238,63 +238,15 @@ def could_not_use(workbook: Workbook, analysis: Analysis) -> list[str]:
 def render_markdown(content: ReportContent) -> str:
     """The report as Markdown (see the module docstring for what its numbers are)."""
     wb, analysis = content.workbook, content.analysis
-    figures = analysis.by_id()
     out = [f"# Report on {_md_code(wb.filename)}", ""]
     if content.title is not None and content.title.markdown:
         out += [f"*{content.title.markdown}*", ""]
-    if content.narrative_unavailable is not None:
-        out += [
-            "> **Narrative unavailable**: the model server was lost while this report was "
-            f"written ({_md_cell(content.narrative_unavailable)}). Every number below is "
-            "computed by code from the workbook and shown with its figure id; the Figures "
-            "table names the cells or computation behind each. Run the report again for the "
-            "narrative.",
-            "",
-        ]
-    elif content.model_used:
-        out += [
-            "> Every number below is computed by code from the workbook and shown with its "
-            "figure id; the Figures table names the cells or computation behind each. Text in "
-            "italics under Summary, the sections and Key findings is written by the model; "
-            "numbers it wrote that are not figures were removed.",
-            "",
-        ]
-    else:
-        out += [
-            "> Figures only: no model was called for this report. Every number below is "
-            "computed by code from the workbook and shown with its figure id; the Figures "
-            "table names the cells or computation behind each.",
-            "",
-        ]
+    out += _md_preface(content)
     out += check_lines(content.check)
-    code = code_summary(content)
-    if content.summary is not None and content.summary.markdown:
-        out += ["## Summary", "", f"*{content.summary.markdown}*", ""]
-    elif code:
-        text = " ".join(t.markdown for t in code)
-        out += ["## Summary", "", f"Written by code from the figures: {text}", ""]
-    elif content.narrative_unavailable is not None:
-        out += ["## Summary", "", "Narrative unavailable: the model server was lost.", ""]
+    out += _md_summary(content)
     for heading, body in content.sections:
         out += [f"## {heading.markdown or 'Section'}", "", f"*{body.markdown}*", ""]
-    out += ["## Key findings", ""]
-    if not content.model_used:
-        out.append("- None: findings are written by the model, and no model was called.")
-    elif content.narrative_unavailable is not None and not content.findings:
-        out.append("- Unavailable: the model server was lost before it gave its findings.")
-    elif content.findings:
-        for finding in content.findings:
-            cites = "; ".join(
-                f"{_md_value(figures[fid].display)} ({fid})"
-                for fid in finding.figure_ids
-                if fid in figures
-            )
-            out.append(f"- *{finding.statement.markdown}* — based on {cites}")
-    elif content.check is not None and content.check.dropped:
-        out.append("- None: no model finding passed the claim check.")
-    else:
-        out.append("- The model gave no finding that cites existing figures.")
-    out.append("")
+    out += ["## Key findings", "", *_md_findings(content), ""]
     out += ["## What the reader found", "", *_reader_lines(wb, analysis), ""]
     out += ["## Figures", "", "| id | figure | value | source |", "|---|---|---|---|"]
     for figure in analysis.figures:
@@ -307,6 +259,77 @@ def render_markdown(content: ReportContent) -> str:
     out += ["## What this report could not use", ""]
     out += [f"- {_md_cell(line)}" for line in unused] or ["- Nothing: every cell was used."]
     out.append("")
+    out += _md_notes(content)
+    return "\n".join(out)
+
+
+def _md_preface(content: ReportContent) -> list[str]:
+    """The quoted note under the title: who wrote what (or that the narrative is missing)."""
+    if content.narrative_unavailable is not None:
+        return [
+            "> **Narrative unavailable**: the model server was lost while this report was "
+            f"written ({_md_cell(content.narrative_unavailable)}). Every number below is "
+            "computed by code from the workbook and shown with its figure id; the Figures "
+            "table names the cells or computation behind each. Run the report again for the "
+            "narrative.",
+            "",
+        ]
+    if content.model_used:
+        return [
+            "> Every number below is computed by code from the workbook and shown with its "
+            "figure id; the Figures table names the cells or computation behind each. Text in "
+            "italics under Summary, the sections and Key findings is written by the model; "
+            "numbers it wrote that are not figures were removed.",
+            "",
+        ]
+    return [
+        "> Figures only: no model was called for this report. Every number below is "
+        "computed by code from the workbook and shown with its figure id; the Figures "
+        "table names the cells or computation behind each.",
+        "",
+    ]
+
+
+def _md_summary(content: ReportContent) -> list[str]:
+    """The Summary section: the model's, else code's from the figures (none without either)."""
+    code = code_summary(content)
+    if content.summary is not None and content.summary.markdown:
+        return ["## Summary", "", f"*{content.summary.markdown}*", ""]
+    if code:
+        text = " ".join(t.markdown for t in code)
+        return ["## Summary", "", f"Written by code from the figures: {text}", ""]
+    if content.narrative_unavailable is not None:
+        return ["## Summary", "", "Narrative unavailable: the model server was lost.", ""]
+    return []
+
+
+def _md_findings(content: ReportContent) -> list[str]:
+    """The Key findings list: each model finding with the figures it cites, or why none."""
+    if not content.model_used:
+        return ["- None: findings are written by the model, and no model was called."]
+    if content.narrative_unavailable is not None and not content.findings:
+        return ["- Unavailable: the model server was lost before it gave its findings."]
+    if content.findings:
+        figures = content.analysis.by_id()
+        out = []
+        for finding in content.findings:
+            cites = "; ".join(
+                f"{_md_value(figures[fid].display)} ({fid})"
+                for fid in finding.figure_ids
+                if fid in figures
+            )
+            out.append(f"- *{finding.statement.markdown}* — based on {cites}")
+        return out
+    if content.check is not None and content.check.dropped:
+        return ["- None: no model finding passed the claim check."]
+    return ["- The model gave no finding that cites existing figures."]
+
+
+def _md_notes(content: ReportContent) -> list[str]:
+    """Values stored as text that were read as numbers or dates, and the reader's and the
+    workflow's notes (each section only when it has lines)."""
+    wb = content.workbook
+    out: list[str] = []
     read_as = [
         f"{_md_code(col.name)} ({_md_cell(col.range)}): {_md_cell(col.note)}"
         for table in wb.tables()
@@ -321,7 +344,7 @@ def render_markdown(content: ReportContent) -> str:
         lines = [" ".join(str(n).split()) for n in notes]
         fence = _fence(lines)
         out += ["## Reader and workflow notes", "", f"{fence}text", *lines, fence, ""]
-    return "\n".join(out)
+    return out
 
 
 def _chart_series(analysis: Analysis) -> list[tuple[str, list[Figure], str]]:
@@ -359,6 +382,21 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     assert isinstance(summary, Worksheet)  # a new workbook holds one worksheet, active
     summary.title = "Summary"
     bold = Font(bold=True)
+    for r, (key, value) in enumerate(_summary_rows(content), start=1):
+        summary.cell(r, 1, cell_text(key)).font = bold
+        summary.cell(r, 2, cell_text(value))
+    summary.column_dimensions["A"].width = 22
+    summary.column_dimensions["B"].width = 100
+    _figures_sheet(wb.create_sheet("Figures"), content.analysis, bold)
+    series = _chart_series(content.analysis)
+    if series:
+        _chart_sheets(wb, series, bold)
+    return wb
+
+
+def _summary_rows(content: ReportContent) -> list[tuple[str, str]]:
+    """The Summary sheet's (key, value) rows: title, summary, claim check, narrative,
+    sections and findings."""
     rows: list[tuple[str, str]] = [("Report on", content.workbook.filename)]
     if content.title is not None:
         rows.append(("Title (model)", content.title.plain))
@@ -389,16 +427,14 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     for i, finding in enumerate(content.findings, start=1):
         cites = "; ".join(f"{figures[f].display} ({f})" for f in finding.figure_ids if f in figures)
         rows.append((f"Finding {i} (model)", f"{finding.statement.plain} — based on {cites}"))
-    for r, (key, value) in enumerate(rows, start=1):
-        summary.cell(r, 1, cell_text(key)).font = bold
-        summary.cell(r, 2, cell_text(value))
-    summary.column_dimensions["A"].width = 22
-    summary.column_dimensions["B"].width = 100
+    return rows
 
-    sheet = wb.create_sheet("Figures")
+
+def _figures_sheet(sheet: Worksheet, analysis: Analysis, bold: Font) -> None:
+    """One row per figure: id, label, value (number-formatted), unit and source."""
     for c, head in enumerate(("id", "figure", "value", "unit", "source"), start=1):
         sheet.cell(1, c, head).font = bold
-    for r, figure in enumerate(content.analysis.figures, start=2):
+    for r, figure in enumerate(analysis.figures, start=2):
         sheet.cell(r, 1, figure.id)
         sheet.cell(r, 2, cell_text(figure.label))
         value = sheet.cell(
@@ -413,27 +449,29 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     for col, width in zip("ABCDE", (6, 60, 18, 6, 70), strict=True):
         sheet.column_dimensions[col].width = width
 
-    series = _chart_series(content.analysis)
-    if series:
-        data = wb.create_sheet("Chart data")
-        charts = wb.create_sheet("Charts")
-        row = 1
-        for k, (title, figs, kind) in enumerate(series):
-            data.cell(row, 1, cell_text(title)).font = bold
-            data.cell(row, 2, "value")
-            for j, figure in enumerate(figs, start=1):
-                data.cell(row + j, 1, cell_text(_category(figure)))
-                data.cell(row + j, 2, figure.value)
-            chart = BarChart() if kind == "bar" else LineChart()
-            chart.title = cell_text(title)[:200]
-            chart.legend = None
-            values = Reference(data, min_col=2, min_row=row, max_row=row + len(figs))
-            labels = Reference(data, min_col=1, min_row=row + 1, max_row=row + len(figs))
-            chart.add_data(values, titles_from_data=True)
-            chart.set_categories(labels)
-            charts.add_chart(chart, f"A{1 + 16 * k}")
-            row += len(figs) + 2
-    return wb
+
+def _chart_sheets(
+    wb: XlsxWorkbook, series: list[tuple[str, list[Figure], str]], bold: Font
+) -> None:
+    """``Chart data`` (each series' categories and values) and ``Charts`` (one chart each)."""
+    data = wb.create_sheet("Chart data")
+    charts = wb.create_sheet("Charts")
+    row = 1
+    for k, (title, figs, kind) in enumerate(series):
+        data.cell(row, 1, cell_text(title)).font = bold
+        data.cell(row, 2, "value")
+        for j, figure in enumerate(figs, start=1):
+            data.cell(row + j, 1, cell_text(_category(figure)))
+            data.cell(row + j, 2, figure.value)
+        chart = BarChart() if kind == "bar" else LineChart()
+        chart.title = cell_text(title)[:200]
+        chart.legend = None
+        values = Reference(data, min_col=2, min_row=row, max_row=row + len(figs))
+        labels = Reference(data, min_col=1, min_row=row + 1, max_row=row + len(figs))
+        chart.add_data(values, titles_from_data=True)
+        chart.set_categories(labels)
+        charts.add_chart(chart, f"A{1 + 16 * k}")
+        row += len(figs) + 2
 
 
 def _safe_stem(name: str) -> str:
