@@ -167,10 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     dev = [p for p in load_moderation_set(root, "dev") if p.lang == "zh"]
     dev += [p for p in load_ordinary_set(root, "dev") if p.lang == "zh"]
     workflow = ContentModerationWorkflow(scorer_path=None)
-    data = {"train": zh, "dev": dev, "train_flags": _flags(zh, workflow),
-            "dev_flags": _flags(dev, workflow)}  # fmt: skip
+    dev_flags = _flags(dev, workflow)
+    data: dict[str, Any] = {"train": zh, "dev": dev, "train_flags": _flags(zh, workflow),
+                            "dev_flags": dev_flags}  # fmt: skip
     results = {name: run_config(cfg, data) for name, cfg in CONFIGS.items()}
-    dev_lex = data["dev_flags"]["lex"]
+    dev_lex = dev_flags["lex"]
     lexicon = _figures([p for p in dev if p.fine != "ordinary"],
                        dev_lex[[p.fine != "ordinary" for p in dev]])  # fmt: skip
     head = "| features | review ≥ | P | R | F1 | macro F1 | anti-bias flagged | safe flagged |"

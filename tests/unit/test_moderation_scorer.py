@@ -238,7 +238,7 @@ def _judged(text: str, state: str, workflow=None):
         status="ok",
         lang="zh",
         flagged=0.1,
-        state=state,  # type: ignore[arg-type]
+        state=state,
         version="test",
     )
     return build_verdict(

@@ -40,7 +40,7 @@ from __future__ import annotations
 import csv
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -149,6 +149,22 @@ def _hate_share(row: dict[str, str], columns: set[str]) -> float | None:
     return min(1.0, votes / count) if count > 0 and votes >= 0 else None
 
 
+def _post(path: Path, i: int, text: str, truth: dict[EvalLabel, bool], **more: Any) -> LabelledPost:
+    """The post of row ``i`` (0-based, after the header) of ``path``: its id, language, split
+    and protocol part from the file name and text (``topic`` in ``more`` feeds the part)."""
+    topic = more.get("topic")
+    return LabelledPost(
+        id=f"{path.name}:{i + 2}",
+        text=text,
+        lang=language(text),
+        source=path.name,
+        split=split_of(path.name, text),
+        truth=truth,
+        part=part_of(path.name, text, topic if isinstance(topic, str) else None),
+        **more,
+    )
+
+
 def read_posts(path: Path) -> list[LabelledPost]:
     """The labelled posts of one CSV.
 
@@ -175,19 +191,11 @@ def read_posts(path: Path) -> list[LabelledPost]:
                     continue
                 topic = ((row.get("topic") or "").strip() or None) if "TEXT" in columns else None
                 posts.append(
-                    LabelledPost(
-                        id=f"{path.name}:{i + 2}",
-                        text=text,
-                        lang=language(text),
-                        source=path.name,
-                        split=split_of(path.name, text),
-                        truth=truth,
-                        fine=_fine(row, columns),
+                    _post(
+                        path, i, text, truth, fine=_fine(row, columns), topic=topic,
                         hate_share=_hate_share(row, columns),
-                        topic=topic,
-                        part=part_of(path.name, text, topic),
                     )
-                )
+                )  # fmt: skip
             return posts
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
@@ -262,18 +270,8 @@ def load_ordinary_set(data_dir: Path, split: str = "tune") -> list[LabelledPost]
                     row_part = part_of(path.name, text, None)
                     if split not in ("all", row_split, row_part):
                         continue
-                    posts.append(
-                        LabelledPost(
-                            id=f"{path.name}:{i + 2}",
-                            text=text,
-                            lang=language(text),
-                            source=path.name,
-                            split=row_split,
-                            truth={"flagged": False, "hate": False},
-                            fine="ordinary",
-                            part=row_part,
-                        )
-                    )
+                    ordinary: dict[EvalLabel, bool] = {"flagged": False, "hate": False}
+                    posts.append(_post(path, i, text, ordinary, fine="ordinary"))
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise UserError(f"{path}: cannot read as UTF-8 CSV: {exc}") from exc
     return posts
