@@ -34,18 +34,18 @@ from orchestrator.batch.results import merged_rows, refresh_expert_columns, writ
 from orchestrator.batch.runner import (
     BatchOptions,
     BatchProgress,
+    BatchRun,
     BatchSummary,
     EndpointPool,
     OrchestratorFactory,
-    PendingRows,
     RowResult,
     batch_id_for,
     open_batch,
     record_unsent,
     run_local,
     unreachable_error,
-    unreachable_stop,
 )
+from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.exceptions import ServerUnavailableError, UserError
 from orchestrator.telemetry import BatchLedger
 from orchestrator.telemetry.fill import FillSummary, fill_pending_routing, pending_routing_count
@@ -175,17 +175,9 @@ async def run_batch_job(
             the results cannot be written there.
         TelemetryError: The store cannot be written.
     """
-    if engine not in ("local", "ray"):
-        raise UserError(f"unknown engine {engine!r}; use local or ray")
-    if not urls:
-        raise UserError("give at least one --server-url")
-    total = source.count()
-    ledger = BatchLedger(factory.store())
-    batch_id = batch_id or batch_id_for(source)
-    interrupted = open_batch(ledger, source, batch_id, total)
-    if on_start is not None:
-        finished = ledger.finished_rows(batch_id)
-        on_start(batch_id, BatchProgress(total=total, skipped=len(finished)))
+    total, ledger, batch_id, interrupted = _open_job(
+        source, factory, urls, engine, batch_id, on_start
+    )
     try:
         orchestrators = await factory.orchestrators(urls) if engine == "local" else None
     except ServerUnavailableError as exc:
@@ -198,28 +190,21 @@ async def run_batch_job(
         return BatchJobResult(summary=summary, files=files)
     try:
         if orchestrators is not None:
-            pool = EndpointPool(orchestrators)
-            try:
-                summary = await run_local(
-                    source, pool, ledger, batch_id, options, total=total, on_row=on_row, stop=stop
-                )
-            finally:
-                await factory.aclose()
+            summary = await _run_local(
+                source, factory, orchestrators, ledger, batch_id, options, total, on_row, stop
+            )
         else:
-            from orchestrator.batch.ray_engine import run_ray
-
-            summary = await asyncio.to_thread(
-                run_ray,
+            summary = await _run_ray(
                 source,
                 factory,
                 urls,
                 ledger,
                 batch_id,
                 options,
-                total=total,
-                workers=ray_workers,
-                on_row=on_row,
-                ray_address=ray_address,
+                total,
+                on_row,
+                ray_workers,
+                ray_address,
             )
     finally:
         # The engine is done (or failed): no request of this batch can still be in flight, so
@@ -240,6 +225,91 @@ async def run_batch_job(
     )
 
 
+def _open_job(
+    source: BatchInput,
+    factory: OrchestratorFactory,
+    urls: Sequence[str],
+    engine: Engine,
+    batch_id: str | None,
+    on_start: Callable[[str, BatchProgress], None] | None,
+) -> tuple[int, BatchLedger, str, int]:
+    """Check the arguments and open (or resume) the batch: ``(data rows, ledger, batch id,
+    requests a killed run left running)``.
+
+    Raises:
+        UserError: An unknown engine, no URL, or the batch id exists with another mapping.
+    """
+    if engine not in ("local", "ray"):
+        raise UserError(f"unknown engine {engine!r}; use local or ray")
+    if not urls:
+        raise UserError("give at least one --server-url")
+    total = source.count()
+    ledger = BatchLedger(factory.store())
+    batch_id = batch_id or batch_id_for(source)
+    interrupted = open_batch(ledger, source, batch_id, total)
+    if on_start is not None:
+        finished = ledger.finished_rows(batch_id)
+        on_start(batch_id, BatchProgress(total=total, skipped=len(finished)))
+    return total, ledger, batch_id, interrupted
+
+
+async def _run_local(
+    source: BatchInput,
+    factory: OrchestratorFactory,
+    orchestrators: list[Orchestrator],
+    ledger: BatchLedger,
+    batch_id: str,
+    options: BatchOptions,
+    total: int,
+    on_row: Callable[[RowResult, BatchProgress], None] | None,
+    stop: asyncio.Event | None,
+) -> BatchSummary:
+    """The local engine over ``orchestrators``; the factory's clients are closed after."""
+    try:
+        return await run_local(
+            source,
+            EndpointPool(orchestrators),
+            ledger,
+            batch_id,
+            options,
+            total=total,
+            on_row=on_row,
+            stop=stop,
+        )
+    finally:
+        await factory.aclose()
+
+
+async def _run_ray(
+    source: BatchInput,
+    factory: OrchestratorFactory,
+    urls: Sequence[str],
+    ledger: BatchLedger,
+    batch_id: str,
+    options: BatchOptions,
+    total: int,
+    on_row: Callable[[RowResult, BatchProgress], None] | None,
+    workers: int,
+    address: str | None,
+) -> BatchSummary:
+    """The Ray engine, in a worker thread (its driver loop blocks)."""
+    from orchestrator.batch.ray_engine import run_ray
+
+    return await asyncio.to_thread(
+        run_ray,
+        source,
+        factory,
+        urls,
+        ledger,
+        batch_id,
+        options,
+        total=total,
+        workers=workers,
+        on_row=on_row,
+        ray_address=address,
+    )
+
+
 async def _all_unreachable(
     source: BatchInput,
     ledger: BatchLedger,
@@ -252,29 +322,15 @@ async def _all_unreachable(
 ) -> BatchSummary:
     """No server answered the first check: record the rows this run would send (see
     :func:`~orchestrator.batch.runner.record_unsent`) and say so."""
-    pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=options.retry_failed)
-    progress = BatchProgress(total=total, skipped=pending.skipped(total))
-
-    def counted(result: RowResult) -> None:
-        progress.add(result.status)
-        if on_row is not None:
-            on_row(result, progress)
-
+    run = BatchRun.start(
+        source, ledger, batch_id, total=total, retry_failed=options.retry_failed, on_row=on_row
+    )
     await record_unsent(
-        iter(pending),
+        iter(run.pending),
         ledger,
         batch_id,
         unreachable_error(exc),
-        attempts_of=lambda index: (
-            ledger.attempts(batch_id, index) if index in pending.finished else 0
-        ),
-        on_row=counted,
+        attempts_of=run.attempts,
+        on_row=run.count,
     )
-    return BatchSummary(
-        batch_id=batch_id,
-        total=total,
-        skipped=progress.skipped,
-        ran=progress.done,
-        statuses=dict(progress.statuses),
-        stopped=unreachable_stop(progress.statuses, str(exc)) or f"no model server answered: {exc}",
-    )
+    return run.summary(str(exc), lambda _: f"no model server answered: {exc}")

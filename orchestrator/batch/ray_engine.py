@@ -25,13 +25,12 @@ from orchestrator.batch.inputs import BatchInput, BatchRow
 from orchestrator.batch.runner import (
     BatchOptions,
     BatchProgress,
+    BatchRun,
     BatchSummary,
     EndpointPool,
     OrchestratorFactory,
-    PendingRows,
     RowResult,
     process_row,
-    unreachable_stop,
 )
 from orchestrator.exceptions import ServerUnavailableError, UserError
 from orchestrator.telemetry import BatchLedger
@@ -159,16 +158,11 @@ def run_ray(
             log_to_driver=False,
             configure_logging=False,
         )
-    pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=options.retry_failed)
-    progress = BatchProgress(total=total, skipped=pending.skipped(total))
+    run = BatchRun.start(
+        source, ledger, batch_id, total=total, retry_failed=options.retry_failed, on_row=on_row
+    )
     items = [
-        {
-            "row": row.model_dump_json(),
-            "attempts": ledger.attempts(batch_id, row.index)
-            if row.index in pending.finished
-            else 0,
-        }
-        for row in pending
+        {"row": row.model_dump_json(), "attempts": run.attempts(row.index)} for row in run.pending
     ]
     unsent = 0
     if items:
@@ -190,23 +184,14 @@ def run_ray(
             for index, status in zip(block["index"], block["status"], strict=True):
                 if status == UNSENT:
                     unsent += 1
-                    continue
-                progress.add(str(status))
-                if on_row is not None:
-                    on_row(RowResult(int(index), str(status), {}), progress)
-    left = sum(1 for _ in PendingRows(source, ledger.finished_rows(batch_id), retry_failed=False))
-    stopped = unreachable_stop(progress.statuses, None)
-    if stopped is None and left:
-        stopped = (
-            f"{unsent} rows could not be sent: no model endpoint answered"
-            if unsent
-            else f"{left} rows were not recorded"
-        )
-    return BatchSummary(
-        batch_id=batch_id,
-        total=total,
-        skipped=progress.skipped,
-        ran=progress.done,
-        statuses=dict(progress.statuses),
-        stopped=stopped,
-    )
+                else:  # the row's columns are in the store: output is empty here
+                    run.count(RowResult(int(index), str(status), {}))
+
+    def why_left(left: int) -> str | None:
+        if not left:
+            return None
+        if unsent:
+            return f"{unsent} rows could not be sent: no model endpoint answered"
+        return f"{left} rows were not recorded"
+
+    return run.summary(None, why_left)

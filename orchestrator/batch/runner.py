@@ -158,7 +158,7 @@ def build_request(row: BatchRow, batch_id: str, source: str) -> Request:
     }
     if row.thread:
         metadata["thread_id"] = row.thread
-    attachments = ()
+    attachments: tuple[Attachment, ...] = ()
     if row.attachment:
         name = row.attachment.rsplit("/", 1)[-1]
         attachments = (Attachment(filename=name[:255] or "attachment", path=row.attachment),)
@@ -185,6 +185,98 @@ def _row_error(exc: Exception, index: int, batch_id: str) -> str:
     return f"internal error: {type(exc).__name__}: {exc}"
 
 
+async def _record(
+    ledger: BatchLedger,
+    batch_id: str,
+    row: BatchRow,
+    status: str,
+    attempts: int,
+    output: dict[str, Any],
+    request_id: str | None = None,
+) -> RowResult:
+    """Record the row's end in the progress table (once: a row recorded again is updated)."""
+    await ledger.arecord_row(
+        batch_id,
+        row.index,
+        row_id=row.row_id,
+        request_id=request_id,
+        status=status,
+        attempts=attempts,
+        output=output,
+    )
+    return RowResult(row.index, status, output)
+
+
+class _Attempts:
+    """The attempts of one row: each a fresh request sent to the least busy endpoint under
+    the per-request timeout, retried by ``tenacity`` on transient failures."""
+
+    def __init__(
+        self, row: BatchRow, pool: EndpointPool, batch_id: str, options: BatchOptions, source: str
+    ) -> None:
+        self.row, self.pool, self.batch_id, self.options, self.source = (
+            row,
+            pool,
+            batch_id,
+            options,
+            source,
+        )
+        self.tries = 0
+        #: The id of the last attempt's request (None before the first).
+        self.request_id: str | None = None
+
+    async def attempt(self) -> RequestOutcome:
+        self.tries += 1
+        request = build_request(self.row, self.batch_id, self.source)
+        self.request_id = request.id
+        endpoint = self.pool.acquire()
+        timeout = self.options.request_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                return await self.pool.orchestrators[endpoint].handle(request)
+        except TimeoutError as exc:  # handle() recorded the request as cancelled
+            raise RequestTimeoutError(
+                f"timed out after {timeout:g} s "
+                f"(--request-timeout); attempt {self.tries} of {self.options.attempts}"
+            ) from exc
+        finally:
+            self.pool.release(endpoint)
+
+    def retrying(self) -> AsyncRetrying:
+        options = self.options
+
+        def give_up(state: RetryCallState) -> Any:
+            assert state.outcome is not None
+            return state.outcome.result()  # the last outcome, or its exception raised
+
+        return AsyncRetrying(
+            stop=stop_after_attempt(options.attempts),
+            # initial, 2x, 4x... up to the maximum, plus up to half the initial wait of jitter
+            wait=wait_exponential(multiplier=options.backoff_initial_s, max=options.backoff_max_s)
+            + wait_random(0, options.backoff_initial_s / 2),
+            retry=retry_if_exception_type((ServerUnavailableError, RequestTimeoutError))
+            | retry_if_result(_transient_outcome),
+            retry_error_callback=give_up,
+            reraise=True,
+        )
+
+    async def run(self) -> tuple[RequestOutcome | None, str, str | None]:
+        """``(outcome, status, error)`` of the row after its last attempt."""
+        try:
+            done: RequestOutcome = await self.retrying()(self.attempt)
+        except RequestTimeoutError as exc:
+            return None, "failed", str(exc)
+        except ValidationError as exc:  # text over the limit, lone surrogates
+            return None, "failed", "; ".join(e["msg"] for e in exc.errors(include_url=False))
+        except ServerUnavailableError as exc:
+            return None, UNREACHABLE, unreachable_error(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a refusal, a storage failure, or a workflow bug (recorded)
+            return None, "failed", _row_error(exc, self.row.index, self.batch_id)
+        return done, done.status, done.error
+
+
 async def process_row(
     row: BatchRow,
     pool: EndpointPool,
@@ -208,89 +300,21 @@ async def process_row(
     """
     if row.problem is not None:
         output = row_output(row, None, status="failed", error=row.problem, attempts=prior_attempts)
-        await ledger.arecord_row(
-            batch_id,
-            row.index,
-            row_id=row.row_id,
-            request_id=None,
-            status="failed",
-            attempts=prior_attempts,
-            output=output,
-        )
-        return RowResult(row.index, "failed", output)
-    tries = 0
-    last_request: list[str] = []
+        return await _record(ledger, batch_id, row, "failed", prior_attempts, output)
     started = time.perf_counter()
-
-    async def attempt() -> RequestOutcome:
-        nonlocal tries
-        tries += 1
-        request = build_request(row, batch_id, source)
-        last_request.append(request.id)
-        endpoint = pool.acquire()
-        try:
-            async with asyncio.timeout(options.request_timeout_s):
-                return await pool.orchestrators[endpoint].handle(request)
-        except TimeoutError as exc:  # handle() recorded the request as cancelled
-            raise RequestTimeoutError(
-                f"timed out after {options.request_timeout_s:g} s "
-                f"(--request-timeout); attempt {tries} of {options.attempts}"
-            ) from exc
-        finally:
-            pool.release(endpoint)
-
-    def give_up(state: RetryCallState) -> Any:
-        assert state.outcome is not None
-        return state.outcome.result()  # the last outcome, or its exception raised
-
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(options.attempts),
-        # initial, 2x, 4x... up to the maximum, plus up to half the initial wait of jitter
-        wait=wait_exponential(multiplier=options.backoff_initial_s, max=options.backoff_max_s)
-        + wait_random(0, options.backoff_initial_s / 2),
-        retry=retry_if_exception_type((ServerUnavailableError, RequestTimeoutError))
-        | retry_if_result(_transient_outcome),
-        retry_error_callback=give_up,
-        reraise=True,
-    )
-    outcome: RequestOutcome | None = None
-    error: str | None = None
-    try:
-        outcome = await retrying(attempt)
-        status = outcome.status
-        error = outcome.error
-    except RequestTimeoutError as exc:
-        status, error = "failed", str(exc)
-    except ValidationError as exc:  # text over the limit, lone surrogates
-        status = "failed"
-        error = "; ".join(e["msg"] for e in exc.errors(include_url=False))
-    except ServerUnavailableError as exc:
-        status, error = UNREACHABLE, unreachable_error(exc)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # a refusal, a storage failure, or a workflow bug (recorded)
-        status, error = "failed", _row_error(exc, row.index, batch_id)
-    latency_ms = (time.perf_counter() - started) * 1000.0
-    attempts = prior_attempts + tries
+    attempts = _Attempts(row, pool, batch_id, options, source)
+    outcome, status, error = await attempts.run()
+    tries = prior_attempts + attempts.tries
     output = row_output(
         row,
         outcome,
         status=status,
         error=error,
-        attempts=attempts,
-        latency_ms=latency_ms,
-        request_id=last_request[-1] if last_request else None,
+        attempts=tries,
+        latency_ms=(time.perf_counter() - started) * 1000.0,
+        request_id=attempts.request_id,
     )
-    await ledger.arecord_row(
-        batch_id,
-        row.index,
-        row_id=row.row_id,
-        request_id=last_request[-1] if last_request else None,
-        status=status,
-        attempts=attempts,
-        output=output,
-    )
-    return RowResult(row.index, status, output)
+    return await _record(ledger, batch_id, row, status, tries, output, attempts.request_id)
 
 
 def unreachable_error(exc: BaseException) -> str:
@@ -326,18 +350,10 @@ async def record_unsent(
         else:
             status, why = UNREACHABLE, error
         output = row_output(row, None, status=status, error=why, attempts=prior)
-        await ledger.arecord_row(
-            batch_id,
-            row.index,
-            row_id=row.row_id,
-            request_id=None,
-            status=status,
-            attempts=prior,
-            output=output,
-        )
+        result = await _record(ledger, batch_id, row, status, prior, output)
         count += 1
         if on_row is not None:
-            on_row(RowResult(row.index, status, output))
+            on_row(result)
     return count
 
 
@@ -437,6 +453,65 @@ class PendingRows:
         return sum(1 for i in self.finished if i < total and not self.wanted(i))
 
 
+@dataclass
+class BatchRun:
+    """One run of a batch's pending rows, as both engines keep it (local:
+    :func:`run_local`; Ray: :func:`~orchestrator.batch.ray_engine.run_ray`): which rows to
+    send, the attempts each had, the counters and the caller's ``on_row``.
+
+    Create it with :meth:`start`.
+    """
+
+    source: BatchInput
+    ledger: BatchLedger
+    batch_id: str
+    pending: PendingRows
+    progress: BatchProgress
+    on_row: Callable[[RowResult, BatchProgress], None] | None = None
+
+    @classmethod
+    def start(
+        cls,
+        source: BatchInput,
+        ledger: BatchLedger,
+        batch_id: str,
+        *,
+        total: int,
+        retry_failed: bool,
+        on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+    ) -> BatchRun:
+        """The run of the rows not yet recorded (and the failed ones, with ``retry_failed``)."""
+        pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=retry_failed)
+        progress = BatchProgress(total=total, skipped=pending.skipped(total))
+        return cls(source, ledger, batch_id, pending, progress, on_row)
+
+    def attempts(self, index: int) -> int:
+        """The attempts row ``index`` had in earlier runs (0 for a row never recorded)."""
+        return self.ledger.attempts(self.batch_id, index) if index in self.pending.finished else 0
+
+    def count(self, result: RowResult) -> None:
+        """Count a row that ended, and tell the caller."""
+        self.progress.add(result.status)
+        if self.on_row is not None:
+            self.on_row(result, self.progress)
+
+    def summary(self, reason: str | None, why_left: Callable[[int], str | None]) -> BatchSummary:
+        """The run's :class:`BatchSummary`. ``stopped`` says why rows are left: the rows
+        recorded :data:`UNREACHABLE` (``reason``: why no server answered), else
+        ``why_left(rows left)``."""
+        recorded = self.ledger.finished_rows(self.batch_id)
+        left = sum(1 for _ in PendingRows(self.source, recorded, retry_failed=False))
+        progress = self.progress
+        return BatchSummary(
+            batch_id=self.batch_id,
+            total=progress.total,
+            skipped=progress.skipped,
+            ran=progress.done,
+            statuses=dict(progress.statuses),
+            stopped=unreachable_stop(progress.statuses, reason) or why_left(left),
+        )
+
+
 class OrchestratorFactory(Protocol):
     """Builds what a batch needs in the process that runs it (picklable, for Ray workers).
 
@@ -492,8 +567,9 @@ async def run_local(
         TelemetryError: The store cannot be written.
     """
     stop = stop or asyncio.Event()
-    pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=options.retry_failed)
-    progress = BatchProgress(total=total, skipped=pending.skipped(total))
+    run = BatchRun.start(
+        source, ledger, batch_id, total=total, retry_failed=options.retry_failed, on_row=on_row
+    )
     slots = asyncio.Semaphore(row_slots(pool, options.concurrency))
     tasks: set[asyncio.Task[None]] = set()
     aborted: list[str] = []
@@ -504,7 +580,7 @@ async def run_local(
         if not task.cancelled() and task.exception() is not None:
             crashed.append(task.exception())  # type: ignore[arg-type]
 
-    async def one(row: BatchRow, attempts: int) -> None:
+    async def one(row: BatchRow) -> None:
         try:
             result = await process_row(
                 row,
@@ -513,7 +589,7 @@ async def run_local(
                 batch_id,
                 options,
                 source=str(source.path),
-                prior_attempts=attempts,
+                prior_attempts=run.attempts(row.index),
             )
         finally:
             slots.release()
@@ -521,18 +597,15 @@ async def run_local(
             if not aborted:
                 aborted.append(str(result.output.get("error") or "no endpoint answered"))
             stop.set()
-        progress.add(result.status)
-        if on_row is not None:
-            on_row(result, progress)
+        run.count(result)
 
     try:
-        for row in pending:
+        for row in run.pending:
             await slots.acquire()
             if stop.is_set():
                 slots.release()
                 break
-            attempts = ledger.attempts(batch_id, row.index) if row.index in pending.finished else 0
-            task = asyncio.create_task(one(row, attempts))
+            task = asyncio.create_task(one(row))
             tasks.add(task)
             task.add_done_callback(done)
         if tasks:
@@ -544,50 +617,23 @@ async def run_local(
         raise
     if aborted:  # the rows not started are recorded unreachable too (retryable)
         unsent = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=False)
-
-        def counted(result: RowResult) -> None:
-            progress.add(result.status)
-            if on_row is not None:
-                on_row(result, progress)
-
         await record_unsent(
-            iter(unsent),
-            ledger,
-            batch_id,
-            aborted[0],
-            attempts_of=lambda index: 0,
-            on_row=counted,
+            iter(unsent), ledger, batch_id, aborted[0], attempts_of=lambda _: 0, on_row=run.count
         )
-    return _local_summary(source, ledger, batch_id, progress, aborted, crashed)
+    return run.summary(aborted[0] if aborted else None, lambda left: _why_left(left, crashed))
 
 
-def _local_summary(
-    source: BatchInput,
-    ledger: BatchLedger,
-    batch_id: str,
-    progress: BatchProgress,
-    aborted: list[str],
-    crashed: list[BaseException],
-) -> BatchSummary:
-    """The :class:`BatchSummary` of a local run, with why rows are left when some are."""
-    recorded = ledger.finished_rows(batch_id)
-    left = sum(1 for _ in PendingRows(source, recorded, retry_failed=False))
-    stopped = unreachable_stop(progress.statuses, aborted[0] if aborted else None)
-    if stopped is None and left:
-        stopped = (
+def _why_left(left: int, crashed: list[BaseException]) -> str | None:
+    """Why a local run left rows (none recorded unreachable): its row tasks that raised, or
+    a stop by request."""
+    if not left:
+        return None
+    if crashed:
+        return (
             f"{len(crashed)} rows ended in an error of the batch runner "
             f"({type(crashed[0]).__name__}: {crashed[0]}); they stay pending for the next run"
-            if crashed
-            else "stopped by request (Ctrl-C)"
         )
-    return BatchSummary(
-        batch_id=batch_id,
-        total=progress.total,
-        skipped=progress.skipped,
-        ran=progress.done,
-        statuses=dict(progress.statuses),
-        stopped=stopped,
-    )
+    return "stopped by request (Ctrl-C)"
 
 
 #: Rows in progress per model-call slot when the clients take a shared bound: a row spends part
