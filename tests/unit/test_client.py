@@ -29,23 +29,18 @@ from orchestrator.exceptions import ModelCallError, ServerUnavailableError
 from orchestrator.testing import ScriptedModel
 from serving.architecture import MoEArchitecture
 from serving.capture import EngineCapture, NoCapture
-from serving.engine_capture import decode_routed_experts
 from serving.expert_routing import ExpertRoutingSource
+from tests.fixtures.vllm_recorded import decode_body, recorded, recorded_arch
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 BASE_URL = "http://vllm.test/v1"
 SCHEMA = {"type": "object", "properties": {"a": {"enum": ["x"]}}, "required": ["a"]}
 HI = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="hi")]
 
 
-def _load(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
 @pytest.fixture(scope="module")
 def arch() -> MoEArchitecture:
     """The recorded server's checkpoint shape (28 layers, 64 experts, top-6)."""
-    return MoEArchitecture.from_config(_load("config.json"))
+    return recorded_arch()
 
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -82,7 +77,7 @@ def _answer(body: dict[str, Any]) -> Handler:
 
 
 async def test_routed_experts_body_is_decoded_into_an_engine_trace(arch) -> None:
-    body = _load("chat_en_routed.json")
+    body = recorded("chat_en_routed.json")
     client, recorder, _ = _client(_answer(body), EngineCapture(arch))
 
     call = await client.chat(HI, max_tokens=4)
@@ -98,13 +93,7 @@ async def test_routed_experts_body_is_decoded_into_an_engine_trace(arch) -> None
     trace = call.routing
     assert trace.source is ExpertRoutingSource.ENGINE
     assert trace.moe_layers == arch.moe_layers
-    expected = decode_routed_experts(
-        choice,
-        prompt_tokens=usage["prompt_tokens"],
-        completion_tokens=usage["completion_tokens"],
-        arch=arch,
-        response=body,
-    )
+    expected = decode_body(body, arch)
     assert trace.expert_ids is not None and expected.expert_ids is not None
     np.testing.assert_array_equal(trace.expert_ids, expected.expert_ids)
     counts = trace.expert_counts()
@@ -115,7 +104,7 @@ async def test_routed_experts_body_is_decoded_into_an_engine_trace(arch) -> None
 
 
 async def test_a_body_without_routed_experts_is_not_passed_off_as_engine_routing(arch) -> None:
-    client, _, _ = _client(_answer(_load("chat_no_flag.json")), NoCapture(arch))
+    client, _, _ = _client(_answer(recorded("chat_no_flag.json")), NoCapture(arch))
     call = await client.chat(HI, max_tokens=4)
     assert call.routing.source is ExpertRoutingSource.UNAVAILABLE
     assert call.routing.expert_ids is None
@@ -123,7 +112,7 @@ async def test_a_body_without_routed_experts_is_not_passed_off_as_engine_routing
 
 async def test_request_body_carries_messages_limits_schema_and_token_ids(arch) -> None:
     client, recorder, _ = _client(
-        _answer(_load("chat_no_flag.json")), NoCapture(arch), temperature=0.3
+        _answer(recorded("chat_no_flag.json")), NoCapture(arch), temperature=0.3
     )
     await client.chat(HI, max_tokens=7, json_schema=SCHEMA)
     await client.chat(HI, max_tokens=5, temperature=0.0)
@@ -167,7 +156,7 @@ async def test_structured_output_off_sends_no_response_format(arch) -> None:
 
 
 async def test_structured_output_off_still_returns_the_text(arch) -> None:
-    body = _load("chat_no_flag.json")
+    body = recorded("chat_no_flag.json")
     client, recorder, _ = _client(_answer(body), NoCapture(arch), structured_output=False)
     call = await client.chat(HI, max_tokens=4, json_schema=SCHEMA)
     assert call.text == body["choices"][0]["message"]["content"]
@@ -196,7 +185,7 @@ async def test_retries_follow_max_retries(arch) -> None:
 
 
 async def test_a_malformed_body_is_a_model_call_error(arch) -> None:
-    body = _load("chat_no_flag.json")
+    body = recorded("chat_no_flag.json")
     body["choices"] = []
     client, _, _ = _client(_answer(body), NoCapture(arch))
     with pytest.raises(ModelCallError, match="malformed response"):
@@ -266,13 +255,18 @@ def test_the_unit_suite_switches_real_requests_off() -> None:
     assert client_module.ALLOW_MODEL_REQUESTS is False
 
 
+def _unanswered_client(port: int, arch: MoEArchitecture) -> VLLMClient:
+    """A client of the loopback ``port`` (which accepts but never answers): no retry, 0.5 s."""
+    return VLLMClient(
+        f"http://127.0.0.1:{port}/v1", "ernie", NoCapture(arch), max_retries=0, timeout_s=0.5
+    )
+
+
 async def test_a_real_request_from_a_unit_test_fails_before_reaching_the_server(
     arch, listening_port
 ) -> None:
     port, server = listening_port
-    client = VLLMClient(
-        f"http://127.0.0.1:{port}/v1", "ernie", NoCapture(arch), max_retries=0, timeout_s=0.5
-    )
+    client = _unanswered_client(port, arch)
     with pytest.raises(ModelRequestsBlockedError, match="tests/integration"):
         await client.chat(HI, max_tokens=4)
     with pytest.raises(ModelRequestsBlockedError, match="MockTransport"):
@@ -286,9 +280,7 @@ async def test_with_requests_allowed_the_same_client_does_reach_the_server(
 ) -> None:
     """The control of the test above: the switch, not the port, stops the request."""
     port, server = listening_port
-    client = VLLMClient(
-        f"http://127.0.0.1:{port}/v1", "ernie", NoCapture(arch), max_retries=0, timeout_s=0.5
-    )
+    client = _unanswered_client(port, arch)
     with client_module.override_allow_model_requests(True), pytest.raises(ServerUnavailableError):
         await client.chat(HI, max_tokens=4)  # the port accepts but never answers: a timeout
     assert _accepted(server)
@@ -297,7 +289,7 @@ async def test_with_requests_allowed_the_same_client_does_reach_the_server(
 
 
 async def test_an_engine_capture_asks_the_server_for_its_routed_experts_encoding(arch) -> None:
-    body = _load("chat_en_routed.json")
+    body = recorded("chat_en_routed.json")
     for capture, want in (
         (EngineCapture(arch), {"routed_experts": "counts"}),  # the default: per-call counts
         (EngineCapture(arch, encoding="ids"), {"routed_experts": "ids"}),  # per-token views
@@ -324,7 +316,7 @@ async def test_a_body_that_is_not_json_is_a_model_call_error(arch) -> None:
 async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(arch) -> None:
     """Two clients sharing one semaphore of 2: six concurrent calls, never more than 2 on the
     wire (the batch runner's --concurrency over every endpoint)."""
-    body = _load("chat_en_routed.json")
+    body = recorded("chat_en_routed.json")
     in_flight, peak = 0, 0
 
     async def respond(request: httpx.Request) -> httpx.Response:

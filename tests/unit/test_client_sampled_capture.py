@@ -17,6 +17,7 @@ from orchestrator.testing import SCRIPTED_ARCH
 from serving.capture import EngineCapture
 from serving.engine_capture import encode_routed_experts
 from serving.expert_routing import ExpertRoutingSource
+from tests.fixtures.vllm_recorded import chat_completion
 
 PROMPT, COMPLETION = [4, 5, 6], [11, 12]
 LAYERS, TOP_K = len(SCRIPTED_ARCH.moe_layers), SCRIPTED_ARCH.top_k
@@ -74,18 +75,7 @@ class _Server:
         }
         if mode != "none":
             choice["routed_experts"] = _routing(len(PROMPT) + len(COMPLETION) - 1)
-        return httpx.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "ernie",
-                "choices": [choice],
-                "usage": usage,
-                "prompt_token_ids": PROMPT,
-            },
-        )
+        return httpx.Response(200, json=chat_completion(choice, usage, prompt_token_ids=PROMPT))
 
 
 def _client(server: _Server, rate: float) -> VLLMClient:

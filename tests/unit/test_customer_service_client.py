@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
+from tests.fixtures.vllm_recorded import chat_completion
 from tests.unit.customer_service_double import RecordingCapture
 
 
@@ -27,38 +28,27 @@ async def test_tool_calls_are_parsed_and_the_request_names_the_tool() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(json.loads(request.content))
-        return httpx.Response(
-            200,
-            json={
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "ernie",
-                "prompt_token_ids": [1, 2, 3],
-                "choices": [
+        choice = {
+            "index": 0,
+            "finish_reason": "stop",
+            "token_ids": [7, 8],
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
                     {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "token_ids": [7, 8],
-                        "message": {
-                            "role": "assistant",
-                            "content": "",
-                            "tool_calls": [
-                                {
-                                    "id": "t1",
-                                    "type": "function",
-                                    "function": {
-                                        "name": "lookup_order",
-                                        "arguments": '{"order_id":"ORD-100001"}',
-                                    },
-                                }
-                            ],
+                        "id": "t1",
+                        "type": "function",
+                        "function": {
+                            "name": "lookup_order",
+                            "arguments": '{"order_id":"ORD-100001"}',
                         },
                     }
                 ],
-                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
             },
-        )
+        }
+        usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+        return httpx.Response(200, json=chat_completion(choice, usage, prompt_token_ids=[1, 2, 3]))
 
     capture = RecordingCapture()
     client = _client(handler, capture)

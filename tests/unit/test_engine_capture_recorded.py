@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,18 +22,14 @@ from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
 from serving.errors import ExpertRoutingDecodeError
 from serving.expert_routing import ExpertRoutingSource
+from tests.fixtures.vllm_recorded import decode_body, recorded, recorded_arch
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 ROUTED = ["chat_en_routed.json", "chat_zh_routed.json"]
-
-
-def _load(name: str):
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
 def arch() -> MoEArchitecture:
-    return MoEArchitecture.from_config(_load("config.json"))
+    return recorded_arch()
 
 
 def _raw(choice) -> np.ndarray:
@@ -49,7 +44,7 @@ def test_recorded_architecture_is_the_21b_a3b_shape(arch: MoEArchitecture) -> No
 
 @pytest.mark.parametrize("name", ROUTED)
 def test_recorded_payload_is_what_0_24_sends(name: str, arch: MoEArchitecture) -> None:
-    body = _load(name)
+    body = recorded(name)
     choice = body["choices"][0]
     assert isinstance(choice["routed_experts"], str)  # base64 of .npy bytes
     assert "prompt_routed_experts" not in choice and "prompt_routed_experts" not in body
@@ -65,16 +60,9 @@ def test_recorded_payload_is_what_0_24_sends(name: str, arch: MoEArchitecture) -
 
 @pytest.mark.parametrize("name", ROUTED)
 def test_decode_recorded_response(name: str, arch: MoEArchitecture) -> None:
-    body = _load(name)
+    body = recorded(name)
     choice = body["choices"][0]
-    usage = body["usage"]
-    trace = decode_routed_experts(
-        choice,
-        prompt_tokens=usage["prompt_tokens"],
-        completion_tokens=usage["completion_tokens"],
-        arch=arch,
-        response=body,
-    )
+    trace = decode_body(body, arch)
     assert trace.source is ExpertRoutingSource.ENGINE
     assert trace.moe_layers == tuple(range(1, 28))
     assert trace.router_confidence is None  # vLLM returns ids only
@@ -104,7 +92,7 @@ def _merge_stream(chunks: list[dict]) -> tuple[dict, dict]:
 
 
 def test_streamed_response_has_no_routing_and_says_why(arch: MoEArchitecture) -> None:
-    chunks = _load("chat_streamed_chunks.json")
+    chunks = recorded("chat_streamed_chunks.json")
     assert not any("routed_experts" in json.dumps(c) for c in chunks)
     choice, usage = _merge_stream(chunks)
     trace = decode_routed_experts(
@@ -121,22 +109,16 @@ def test_streamed_response_has_no_routing_and_says_why(arch: MoEArchitecture) ->
 
 
 def test_server_without_the_flag_gives_unavailable(arch: MoEArchitecture) -> None:
-    body = _load("chat_no_flag.json")
+    body = recorded("chat_no_flag.json")
     choice = body["choices"][0]
     assert choice.get("routed_experts") is None
-    trace = decode_routed_experts(
-        choice,
-        prompt_tokens=body["usage"]["prompt_tokens"],
-        completion_tokens=body["usage"]["completion_tokens"],
-        arch=arch,
-        response=body,
-    )
+    trace = decode_body(body, arch)
     assert trace.source is ExpertRoutingSource.UNAVAILABLE
     assert "--enable-return-routed-experts" in (trace.reason or "")
 
 
 def test_recorded_payload_with_wrong_token_count_is_rejected(arch: MoEArchitecture) -> None:
-    body = _load(ROUTED[0])
+    body = recorded(ROUTED[0])
     usage = body["usage"]
     with pytest.raises(ExpertRoutingDecodeError, match="token rows"):
         decode_routed_experts(
@@ -148,7 +130,7 @@ def test_recorded_payload_with_wrong_token_count_is_rejected(arch: MoEArchitectu
 
 
 def test_truncated_payload_is_rejected(arch: MoEArchitecture) -> None:
-    body = _load(ROUTED[0])
+    body = recorded(ROUTED[0])
     choice = dict(body["choices"][0])
     choice["routed_experts"] = choice["routed_experts"][:-40]
     with pytest.raises(ExpertRoutingDecodeError):
@@ -165,7 +147,7 @@ def test_truncated_payload_is_rejected(arch: MoEArchitecture) -> None:
 
 
 def _ids_payload(arch: MoEArchitecture, value: int, dtype: str) -> str:
-    body = _load(ROUTED[0])
+    body = recorded(ROUTED[0])
     ids = _raw(body["choices"][0]).astype(dtype)
     ids[-1, 5, 0] = value  # one id of one MoE layer
     buffer = io.BytesIO()
@@ -180,7 +162,7 @@ def _ids_payload(arch: MoEArchitecture, value: int, dtype: str) -> str:
 def test_recorded_payload_with_expert_id_out_of_range_is_a_decode_error(
     arch: MoEArchitecture, value: int, dtype: str
 ) -> None:
-    body = _load(ROUTED[0])
+    body = recorded(ROUTED[0])
     choice = {"routed_experts": _ids_payload(arch, value, dtype)}
     with pytest.raises(ExpertRoutingDecodeError, match=r"ids must lie in \[0, 64\)"):
         decode_routed_experts(

@@ -4,7 +4,6 @@ trace, and what the telemetry stores for each kind of call."""
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from pathlib import Path
 
@@ -16,16 +15,13 @@ from serving import ExpertRoutingSource, MoEArchitecture
 from serving.capture import EngineCapture
 from serving.engine_capture import encode_routed_experts
 from serving.vllm_plugin import compact_expert_counts
+from tests.fixtures.vllm_recorded import recorded_arch
 from tests.unit.skew_data import add_request
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 
 
 @pytest.fixture(scope="module")
 def arch() -> MoEArchitecture:
-    return MoEArchitecture.from_config(
-        json.loads((FIXTURES / "config.json").read_text(encoding="utf-8"))
-    )
+    return recorded_arch()
 
 
 def _ids(arch: MoEArchitecture, tokens: int, seed: int) -> np.ndarray:

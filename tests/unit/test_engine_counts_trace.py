@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,31 +25,21 @@ from serving import vllm_plugin
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import COUNTS_NOTE, EngineCountsTrace, decode_routed_experts
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from tests.fixtures.vllm_recorded import npy_b64, recorded, recorded_arch
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 ROUTED = ("chat_en_routed.json", "chat_zh_routed.json")
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-def _load(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def _npy_b64(array: np.ndarray) -> str:
-    buf = io.BytesIO()
-    np.save(buf, array)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 @pytest.fixture(scope="module")
 def arch() -> MoEArchitecture:
-    return MoEArchitecture.from_config(_load("config.json"))
+    return recorded_arch()
 
 
 def _pair(name: str, arch: MoEArchitecture) -> tuple[ExpertRoutingTrace, ExpertRoutingTrace]:
     """(ids trace, counts trace) of one recorded response; the counts payload is what the
     plugin computes in the server from that response's routed-experts array."""
-    body = _load(name)
+    body = recorded(name)
     usage = body["usage"]
     kwargs: dict[str, Any] = {
         "prompt_tokens": usage["prompt_tokens"],
@@ -61,7 +49,7 @@ def _pair(name: str, arch: MoEArchitecture) -> tuple[ExpertRoutingTrace, ExpertR
     choice = body["choices"][0]
     from_ids = decode_routed_experts(choice, response=body, **kwargs)
     raw = np.load(io.BytesIO(base64.b64decode(choice["routed_experts"])), allow_pickle=False)
-    payload = {**choice, "routed_experts": _npy_b64(vllm_plugin.expert_counts_from_ids(raw))}
+    payload = {**choice, "routed_experts": npy_b64(vllm_plugin.expert_counts_from_ids(raw))}
     from_counts = decode_routed_experts(payload, response=body, **kwargs)
     return from_ids, from_counts
 

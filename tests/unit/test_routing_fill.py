@@ -43,10 +43,9 @@ from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRe
 from serving.architecture import MoEArchitecture
 from serving.capture import PENDING_REASON, DeferredReplayCapture, PendingReplayTrace
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from tests.fixtures.vllm_recorded import recorded
 from tests.unit.pending_data import CHECKPOINT, pending_trace, record_calls
 from workflows import default_workflows
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
 
 
 class ScriptedReplayer:
@@ -351,7 +350,7 @@ def test_a_kill_mid_fill_neither_loses_nor_doubles_a_call(
 
 
 def _chat_body(prompt: list[int], completion: list[int]) -> dict[str, Any]:
-    body = json.loads((FIXTURES / "chat_en_routed.json").read_text(encoding="utf-8"))
+    body = recorded("chat_en_routed.json")
     body["prompt_token_ids"] = prompt
     choice = body["choices"][0]
     choice["token_ids"] = completion

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import importlib.metadata
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,29 +23,18 @@ from serving.architecture import MoEArchitecture
 from serving.engine_capture import EngineCountsTrace, decode_routed_experts
 from serving.errors import ExpertRoutingDecodeError
 from serving.expert_routing import ExpertRoutingSource
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_0_24"
-
-
-def _load(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def _npy_b64(array: np.ndarray) -> str:
-    """What vLLM 0.24.0's chat serving does with ``output.routed_experts``."""
-    buf = io.BytesIO()
-    np.save(buf, array)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+from tests.fixtures.vllm_recorded import npy_b64, recorded_arch
+from tests.fixtures.vllm_recorded import recorded as read_recorded
 
 
 @pytest.fixture(scope="module")
 def arch() -> MoEArchitecture:
-    return MoEArchitecture.from_config(_load("config.json"))
+    return recorded_arch()
 
 
 @pytest.fixture(scope="module")
 def recorded() -> list[dict[str, Any]]:
-    return [_load(n) for n in ("chat_en_routed.json", "chat_zh_routed.json")]
+    return [read_recorded(n) for n in ("chat_en_routed.json", "chat_zh_routed.json")]
 
 
 def _ids(body: dict[str, Any]) -> np.ndarray:
@@ -230,7 +218,7 @@ def test_counts_decode_equals_the_ids_decode(
         }
         from_ids = decode_routed_experts(body["choices"][0], response=body, **kwargs)
         counts = vllm_plugin.expert_counts_from_ids(_ids(body))
-        choice = {**body["choices"][0], "routed_experts": _npy_b64(counts)}
+        choice = {**body["choices"][0], "routed_experts": npy_b64(counts)}
         trace = decode_routed_experts(choice, response=body, **kwargs)
         assert isinstance(trace, EngineCountsTrace)
         assert trace.source is ExpertRoutingSource.ENGINE
@@ -249,7 +237,7 @@ def test_counts_decode_refuses_inconsistent_payloads(
     counts = vllm_plugin.expert_counts_from_ids(_ids(body))
 
     def decode(array: np.ndarray, completion_tokens: int = usage["completion_tokens"]):
-        choice = {"routed_experts": _npy_b64(array)}
+        choice = {"routed_experts": npy_b64(array)}
         return decode_routed_experts(
             choice,
             prompt_tokens=usage["prompt_tokens"],
@@ -266,7 +254,7 @@ def test_counts_decode_refuses_inconsistent_payloads(
         decode(wide)
     with pytest.raises(ExpertRoutingDecodeError, match="integer"):
         decode(counts.astype(np.float32))
-    both = {"routed_experts": _npy_b64(counts), "prompt_routed_experts": _npy_b64(_ids(body))}
+    both = {"routed_experts": npy_b64(counts), "prompt_routed_experts": npy_b64(_ids(body))}
     with pytest.raises(ExpertRoutingDecodeError, match="per-call counts"):
         decode_routed_experts(both, prompt_tokens=1, completion_tokens=1, arch=arch)
     # MoE layers only (a server that already dropped the dense layer) is accepted
@@ -288,9 +276,9 @@ def test_compact_counts_drop_the_dense_layer_and_fit_uint8(
         assert compact.dtype == np.uint8
         assert compact.shape == (len(arch.moe_layers), full.shape[1])
         assert np.array_equal(compact, full[list(arch.moe_layers)])
-        assert len(_npy_b64(compact)) < len(_npy_b64(full)) / 1.9
+        assert len(npy_b64(compact)) < len(npy_b64(full)) / 1.9
         usage = body["usage"]
-        choice = {"routed_experts": _npy_b64(compact)}
+        choice = {"routed_experts": npy_b64(compact)}
         kwargs = {"prompt_tokens": usage["prompt_tokens"], "arch": arch}
         trace = decode_routed_experts(
             choice, completion_tokens=usage["completion_tokens"], **kwargs
