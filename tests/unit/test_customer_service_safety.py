@@ -203,6 +203,18 @@ async def _say(orch: Orchestrator, text: str, customer: str, thread: str = "t") 
     return done
 
 
+async def _answer_a_cancel(
+    store: OrderStore, orch: Orchestrator, ask: str, answer: str
+) -> tuple[str, StreamDone, bool]:
+    """Ask to cancel a processing order (``ask`` with ``{}`` for its id), then send
+    ``answer``; returns the order id, the answer's turn, and whether no write happened."""
+    customer, order = _find(store, want="processing")
+    before = _writes(store)
+    await _say(orch, ask.format(order), customer)
+    done = await _say(orch, answer, customer)
+    return order, done, _writes(store) == before
+
+
 @pytest.mark.parametrize("text", NOT_ASKS[:12] + NOT_ASKS[18:24])
 async def test_a_mention_then_yes_writes_nothing(store, orch, text: str) -> None:
     customer, order = _find(store, want="refundable")
@@ -252,12 +264,9 @@ async def test_chinese_cancel_confirmed(store, orch) -> None:
 
 @pytest.mark.parametrize("answer", ["no", "不用了", "算了"])
 async def test_no_cancels_and_says_so(store, orch, answer: str) -> None:
-    customer, order = _find(store, want="processing")
-    before = _writes(store)
-    await _say(orch, f"cancel {order} please", customer)
-    done = await _say(orch, answer, customer)
+    order, done, unchanged = await _answer_a_cancel(store, orch, "cancel {} please", answer)
     assert order in done.result["reply"]["text"] and done.result["status"] == "succeeded"
-    assert _writes(store) == before
+    assert unchanged
 
 
 async def test_a_new_question_cancels_and_is_answered_as_a_turn(store, orch) -> None:
@@ -532,15 +541,12 @@ async def test_an_id_written_against_chinese_text_is_read(store, orch) -> None:
 
 @pytest.mark.parametrize("answer", ["no wait, don't", "never mind", "算了，不用了"])
 async def test_a_no_with_words_around_it_is_still_a_no(store, orch, answer: str) -> None:
-    customer, order = _find(store, want="processing")
-    before = _writes(store)
-    await _say(orch, f"please cancel {order}", customer)
-    done = await _say(orch, answer, customer)
+    _, done, unchanged = await _answer_a_cancel(store, orch, "please cancel {}", answer)
     assert (
         "nothing was changed" in done.result["reply"]["text"]
         or "没有做任何更改" in (done.result["reply"]["text"])
     )
-    assert done.result["handoff"] is None and _writes(store) == before
+    assert done.result["handoff"] is None and unchanged
 
 
 async def test_later_small_talk_and_a_foreign_yes_are_not_handed_off(store, tmp_path) -> None:

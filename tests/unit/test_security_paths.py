@@ -88,12 +88,15 @@ NAMES = [
 ]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_resolve_attachment_path_refuses_every_way_out(
-    name: str, folders: tuple[Path, Path]
-) -> None:
+@pytest.fixture(params=NAMES)
+def hostile(request: pytest.FixtureRequest, folders: tuple[Path, Path]) -> tuple[Path, str]:
+    """``(allowed, path)``: the upload folder, and one way out of it (each of :data:`NAMES`)."""
     allowed, outside = folders
-    path = _hostile(allowed, outside)[name]
+    return allowed, _hostile(allowed, outside)[request.param]
+
+
+def test_resolve_attachment_path_refuses_every_way_out(hostile: tuple[Path, str]) -> None:
+    allowed, path = hostile
     with pytest.raises(UserError) as info:
         resolve_attachment_path(path, [allowed])
     message = str(info.value)
@@ -117,12 +120,10 @@ def test_a_file_inside_the_allowed_folder_resolves_to_its_real_path(
         resolve_attachment_path(allowed / "q3.xlsx", [])
 
 
-@pytest.mark.parametrize("name", NAMES)
 async def test_excel_report_rejects_hostile_attachment_paths_unread(
-    name: str, folders: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hostile: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    allowed, outside = folders
-    path = _hostile(allowed, outside)[name]
+    allowed, path = hostile
     opened: list[str] = []
     from workflows.excel_report import graph
 
@@ -175,12 +176,10 @@ async def test_excel_report_reads_a_workbook_from_an_allowed_folder(
     store.close()
 
 
-@pytest.mark.parametrize("name", NAMES)
 def test_batch_row_attachment_outside_the_batch_folder_is_refused(
-    name: str, folders: tuple[Path, Path]
+    hostile: tuple[Path, str],
 ) -> None:
-    allowed, outside = folders
-    path = _hostile(allowed, outside)[name]
+    allowed, path = hostile
     resolved, problem = resolve_attachment(path, allowed)
     assert resolved is None and problem, (resolved, problem)
     assert SECRET not in problem
