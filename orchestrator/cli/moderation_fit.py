@@ -21,9 +21,10 @@ def fit(
     out: Annotated[Path, typer.Option(help="Scorer file to write.")] = DEFAULT_SCORER_PATH,
     seed: Annotated[int, typer.Option(help="Seed of the folds and the solver.")] = SEED,
 ) -> None:
-    """Fit the learned risk scorer (calibrated logistic regression over words and Chinese
-    character n-grams) on the TUNE split of COLD, Davidson and Jigsaw, with the tune half of
-    customer_service/ as ordinary (negative) sentences, and write it."""
+    """Fit the learned risk scorer (logistic regression over words and Chinese character
+    n-grams, cues and lexicon hits) on the TRAIN part of COLD, Davidson and Jigsaw, calibrate
+    it and choose its thresholds on the DEV part, with customer_service/ as ordinary (negative)
+    sentences, and write it."""
     settings = settings_from_flags(data_dir=data_dir)
     try:
         with working("fitting the risk scorer on the tune split"):
@@ -34,7 +35,7 @@ def fit(
     for key, m in scorer.meta["models"].items():
         console.print(
             f"  {key}: n={m['n']} positive={m['positives']} review≥{m['review']:.2f} "
-            f"high≥{m['high']:.2f}; out-of-fold on tune with the lexicon: {m['oof']}"
+            f"high≥{m['high']:.2f}; with the lexicon on {m['oof'].get('on', 'tune')}: {m['oof']}"
         )
 
 

@@ -6,7 +6,11 @@ n-grams (Chinese), the third signal beside the lexicon and the model.
 
 * Latin-script words (``[a-z0-9']+``, leetspeak digits kept) as unigrams and bigrams;
 * runs of Chinese characters as character 1-, 2- and 3-grams (Chinese has no spaces, so
-  characters stand in for words).
+  characters stand in for words), and the cues of :mod:`.zh_cues`.
+
+The Chinese flagged model is *stacked* (:data:`STACKED_MODELS`): it also reads the lexicon's
+hits (:func:`lexicon_features`), so it judges a medium term in its context and may clear it
+(state ``clear`` below ``review``; the policy's ``medium-term-cleared`` rule).
 
 The English *hate* model reads targeting features instead (:mod:`.targeting`): the lexicon's
 hits as term / category / severity tiers, how a slur is used (plural, as a label, addressing
@@ -22,13 +26,16 @@ weights), binary, L2-normalised.
 The hate model learns from the share of annotators who said hate where the source has it
 (Davidson's vote counts: each post is a positive with weight *share* and a negative with
 weight 1 - *share*, classes balanced), since a 2-of-3 vote is weaker evidence than 3-of-3.
-Each is calibrated by Platt scaling (a logistic fit of the decision value; Platt, 1999) on
-out-of-fold decision values of a 5-fold stratified split of the **tune** split only, then
-refit on the whole tune split. Thresholds are chosen on the same out-of-fold probabilities:
+Each is fitted on the ``train`` part and calibrated by Platt scaling (a logistic fit of the
+decision value; Platt, 1999) on the ``dev`` part (issue 47's protocol; without dev rows, on
+out-of-fold values of a 5-fold split). Fitting lives in :mod:`.fitting`. Thresholds are chosen
+on the dev probabilities:
 
-* ``review``: the probability at which "lexicon flags or the scorer reaches it" gives the best
-  F1 on tune, among thresholds whose precision is at least ``min_precision`` of the model;
-  when no threshold keeps that precision, ``review`` is 1.0 (the scorer never flags alone).
+* ``review``: the probability at which "lexicon flags or the scorer reaches it" (for a stacked
+  model: "a high or critical term, or the scorer reaches it") gives the best dev F1, among
+  thresholds whose precision is at least ``min_precision`` of the model and where the posts
+  the scorer flags alone reach ``MIN_SOLO_PRECISION``; when none does, ``review`` is 1.0 (the
+  scorer never flags alone).
   For ``en/hate`` the rule is the verdict's (:func:`~.judgement.build_verdict`): a critical
   hate term is hate whatever the model says; a lesser slur is hate only when the hate model
   reaches ``review`` (else it reads as an insult of a person, harassment); a post without a
@@ -36,8 +43,8 @@ refit on the whole tune split. Thresholds are chosen on the same out-of-fold pro
 * ``high``: the lowest probability from ``review`` up whose out-of-fold precision (scorer
   alone) is at least 0.95 (0.99 when none reaches it).
 
-The policy table (``policy.toml``) turns ``low`` / ``medium`` (≥ review) / ``high`` (≥ high)
-into a decision together with the lexicon and the model.
+The policy table (``policy.toml``) turns ``clear`` / ``low`` / ``medium`` (≥ review) /
+``high`` (≥ high) into a decision together with the lexicon and the model.
 
 **File.** :func:`save_scorer` writes one ``.npz`` (no pickle): a JSON header (format version,
 seed, thresholds, calibration, training counts and the SHA-256 of the training files) and, per
