@@ -133,6 +133,13 @@ def test_a_persons_decision_is_a_fact() -> None:
     assert check_sentence("您的申请已批准。", rejected, "zh")
 
 
+def _why_dropped(sentence: str, lang: str) -> str:
+    """Why the checker drops ``sentence`` (``"figure: ..."``, ``"broken: ..."``,
+    ``"language: ..."``) with the facts of ``lang``; ``""`` when it keeps it."""
+    facts = EN if lang == "en" else ZH
+    return check_sentence(sentence, facts, lang) or ""  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("sentence", "lang"),
     [
@@ -149,8 +156,7 @@ def test_a_persons_decision_is_a_fact() -> None:
     ],
 )
 def test_a_figure_no_tool_returned_drops_the_whole_sentence(sentence: str, lang: str) -> None:
-    facts = EN if lang == "en" else ZH
-    assert (check_sentence(sentence, facts, lang) or "").startswith("figure:")  # type: ignore[arg-type]
+    assert _why_dropped(sentence, lang).startswith("figure:")
 
 
 @pytest.mark.parametrize(
@@ -174,8 +180,7 @@ def test_a_figure_no_tool_returned_drops_the_whole_sentence(sentence: str, lang:
     ],
 )
 def test_a_broken_sentence_is_dropped(sentence: str, lang: str) -> None:
-    facts = EN if lang == "en" else ZH
-    assert (check_sentence(sentence, facts, lang) or "").startswith("broken:")  # type: ignore[arg-type]
+    assert _why_dropped(sentence, lang).startswith("broken:")
 
 
 @pytest.mark.parametrize(
@@ -189,8 +194,7 @@ def test_a_broken_sentence_is_dropped(sentence: str, lang: str) -> None:
     ],
 )
 def test_a_sentence_in_another_language_is_dropped(sentence: str, lang: str) -> None:
-    facts = EN if lang == "en" else ZH
-    assert (check_sentence(sentence, facts, lang) or "").startswith("language:")  # type: ignore[arg-type]
+    assert _why_dropped(sentence, lang).startswith("language:")
 
 
 def test_an_overlong_sentence_is_dropped_whole() -> None:
