@@ -53,7 +53,11 @@ def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
         return dict(module.TEST_2)
     if part == "test_3":
         return dict(module.TEST_3)
-    return {**module.TRAIN_DEV, **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()}}
+    return {
+        **module.TRAIN_DEV,
+        **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()},
+        **{f"{k} (3)": v for k, v in module.TRAIN_DEV_3.items()},
+    }
 
 
 def measure(part: str) -> dict[str, object]:

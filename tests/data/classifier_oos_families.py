@@ -262,3 +262,145 @@ TEST_2: Families = {
     ),
     "controls_zh": ("zh", CS, ("我订的行程被重复扣款了",)),
 }
+
+# ---------------------------------------------------------------------------------------------
+# Round 3, written on 2026-12-05 BEFORE any round-3 rule change, by a helper who has not seen
+# TEST_3 (tests/data/classifier_oos_families_test3.py, kept from whoever tunes the rules). New
+# sentence shapes of the same kind, so that rules are written on cues (general or hypothetical
+# framing, definitions, comparisons, advice, industry norms, "include X in my Y") rather than on
+# topic words; and in-scope controls of the same domains in the same shapes (the customer's own
+# charge, parcel, refund or booking gone wrong, asked as a definition, a norm, a hypothetical).
+
+TRAIN_DEV_3: Families = {
+    "comparisons_en": (
+        "en",
+        FB,
+        (
+            "which is better for travelling abroad, a debit card or a credit card",
+            "should I go for a fixed or a variable rate mortgage",
+            "credit union or high street bank: who pays more interest on savings",
+            "are budget airlines really cheaper once you pay for bags",
+            "unlimited data plan vs a capped one, which makes more sense for a student",
+            "comprehensive or third party car insurance, what do most drivers pick",
+        ),
+    ),
+    "definitions_en": (
+        "en",
+        FB,
+        (
+            "what does APR mean on a credit card offer",
+            "what is a deductible in health insurance",
+            "can you explain what a no-claims bonus is",
+            "what's an eSIM and how is it different from a normal sim card",
+            "define overdraft protection",
+            "what is meant by a fare class on a plane ticket",
+        ),
+    ),
+    "advice_en": (
+        "en",
+        FB,
+        (
+            "any tips for getting a cheaper phone contract",
+            "how should I choose a travel insurance policy",
+            "should I get a credit card that charges an annual fee",
+            "what should I look for when opening a savings account",
+            "is it smart to pay extra for seat selection on long flights",
+            "recommend a good card for earning hotel points",
+        ),
+    ),
+    "industry_norms_en": (
+        "en",
+        FB,
+        (
+            "do airlines normally charge for a carry on bag",
+            "is it common for hotels to add a resort fee",
+            "what happens when a flight is overbooked, as a rule",
+            "do most insurers pay out for flood damage",
+            "how much do banks typically charge for an international wire",
+            "what do mobile carriers usually charge for going over the data limit",
+        ),
+    ),
+    "hypotheticals_en": (
+        "en",
+        FB,
+        (
+            "if I switched to a premium card would I earn more miles",
+            "suppose someone misses a loan repayment, what would a bank normally do",
+            "hypothetically, if you cancel a hotel the day before do you lose the deposit",
+            "would a travel card be worth it if I only fly twice a year",
+            "if a person has no credit history can they still get a mortgage",
+        ),
+    ),
+    "include_extras_en": (
+        "en",
+        FB,
+        (
+            "include breakfast in my hotel stay",
+            "please include priority boarding with my ticket",
+            "can you throw in a late checkout on my reservation",
+            "include a child seat in the rental car booking",
+            "could my booking include an airport transfer",
+            "add a sea view room upgrade to my stay",
+        ),
+    ),
+    "controls_shapes_en": (
+        "en",
+        CS,
+        (
+            "what does this charge on my statement mean",
+            "is it normal that my parcel has been stuck in customs for two weeks",
+            "if my order does not arrive by friday can I get a refund",
+            "which of my orders has not shipped yet",
+            "should I cancel my order or wait for the late delivery",
+            "what happens to my refund if I only return one of the two items",
+            "I paid for a seat upgrade but my booking still shows economy",
+            "you charged me the annual fee twice this year",
+            "the extra bag I added was billed but it is not on my reservation",
+            "why was I charged a foreign transaction fee on my last purchase",
+        ),
+    ),
+    "comparisons_definitions_zh": (
+        "zh",
+        FB,
+        (
+            "信用卡和借记卡有什么区别",
+            "什么是年化利率",
+            "分期付款和一次性付清哪个更划算",
+            "意外险和医疗险有什么不一样",
+            "经济舱和超级经济舱差在哪里",
+        ),
+    ),
+    "advice_norms_zh": (
+        "zh",
+        FB,
+        (
+            "办信用卡有什么技巧",
+            "买旅游保险要注意什么",
+            "航空公司一般允许托运多重的行李",
+            "如果航班延误，航空公司通常会赔偿吗",
+            "手机套餐选多大流量比较合适",
+        ),
+    ),
+    "include_extras_zh": (
+        "zh",
+        FB,
+        (
+            "在我的酒店预订里加上早餐",
+            "帮我的机票加一个贵宾休息室",
+            "把接送机服务也包含进我的行程",
+            "我的租车订单能加一个儿童座椅吗",
+        ),
+    ),
+    "controls_shapes_zh": (
+        "zh",
+        CS,
+        (
+            "我账单上这笔扣款是什么意思",
+            "我的包裹一周没动了，这正常吗",
+            "如果周五还没到货，能退款吗",
+            "我加购的行李被扣了两次钱",
+            "为什么我的信用卡年费扣了两次",
+            "我订的酒店早餐付了钱却没有",
+        ),
+    ),
+}
