@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import httpx
@@ -223,6 +224,51 @@ def json_schema_format(schema: dict[str, Any], name: str = "output") -> dict[str
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
+@dataclass
+class _Streamed:
+    """What a stream has sent so far (:meth:`VLLMClient.stream_chat`)."""
+
+    base_url: str
+    started: float
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    ttft_ms: float | None = None
+
+    def add(self, chunk: object) -> Iterator[TextDelta]:
+        """Take one chunk; yields its text pieces.
+
+        Raises:
+            ModelCallError: The chunk is not a JSON object, or its content is not text.
+        """
+        if not isinstance(chunk, dict):
+            raise ModelCallError(f"malformed stream chunk from {self.base_url}: {chunk!r:.200}")
+        if chunk.get("prompt_token_ids"):
+            self.prompt_ids = list(chunk["prompt_token_ids"])
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            ids = choice.get("token_ids") or ()
+            self.completion_ids.extend(ids)
+            text = (choice.get("delta") or {}).get("content") or ""
+            if not isinstance(text, str):
+                raise ModelCallError(
+                    f"malformed stream chunk from {self.base_url}: content is "
+                    f"{type(text).__name__}, not text"
+                )
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            if text or ids:
+                if self.ttft_ms is None:
+                    self.ttft_ms = (time.perf_counter() - self.started) * 1000.0
+                self.parts.append(text)
+                # built without validation: text is checked above, the ids are the server's
+                # own JSON ints (used only for the routing replay)
+                yield TextDelta.model_construct(text=text, token_ids=tuple(ids))
+
+
 class VLLMClient:
     """Calls a vLLM server and attaches a :class:`ExpertRoutingTrace` to every result.
 
@@ -410,10 +456,7 @@ class VLLMClient:
                 raw = await self._client.post(
                     "/chat/completions",
                     body={
-                        "model": self.model_name,
-                        "messages": [m.model_dump() for m in messages],
-                        "max_tokens": max_tokens,
-                        "temperature": self.temperature if temperature is None else temperature,
+                        **self._body(messages, max_tokens, temperature),
                         **self._extra_body,
                         **(self.capture.request_fields() if self._sampled else {}),
                         **kwargs,
@@ -431,17 +474,42 @@ class VLLMClient:
                     "; the request asked for schema-constrained output: if this server cannot "
                     "do structured output, set ORCH_STRUCTURED_OUTPUT=false"
                 )
-            # an empty 5xx says nothing: name the vLLM flag that makes the server log the cause
-            # (kept together with the structured-output switch: both are ways out)
-            hint = empty_500_hint(exc.status_code, exc.body) + hint
-            raise ModelCallError(
-                f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}",
-                status_code=exc.status_code,
-                body=exc.body,
-            ) from exc
+            raise self._status_error(exc, hint) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
+        return await self._chat_call(raw.content, latency_ms)
+
+    def _body(
+        self, messages: Sequence[ChatMessage], max_tokens: int, temperature: float | None
+    ) -> dict[str, Any]:
+        """The request body's fields that every chat request carries, streamed or not."""
+        return {
+            "model": self.model_name,
+            "messages": [m.model_dump() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+
+    def _status_error(self, exc: openai.APIStatusError, hint: str = "") -> ModelCallError:
+        """The :class:`ModelCallError` of an HTTP error answer, with its status and body.
+
+        An empty 5xx says nothing: the message names the vLLM flag that makes the server log
+        the cause, before ``hint`` (both are ways out).
+        """
+        hint = empty_500_hint(exc.status_code, exc.body) + hint
+        return ModelCallError(
+            f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}",
+            status_code=exc.status_code,
+            body=exc.body,
+        )
+
+    async def _chat_call(self, content: bytes, latency_ms: float) -> ModelCall:
+        """The :class:`ModelCall` of a non-streamed answer's body, with its routing.
+
+        Raises:
+            ModelCallError: The body is not JSON, or lacks its choice or usage.
+        """
         try:
-            body: dict[str, Any] = json.loads(raw.content)
+            body: dict[str, Any] = json.loads(content)
             choice = body["choices"][0]
             usage = body["usage"]
             prompt_tokens, completion_tokens = usage["prompt_tokens"], usage["completion_tokens"]
@@ -495,17 +563,8 @@ class VLLMClient:
             ServerUnavailableError, ModelCallError, ModelRequestsBlockedError: As :meth:`chat`.
         """
         self._check_allowed()
-        ttft_ms: float | None = None
-        prompt_ids: list[int] = []
-        completion_ids: list[int] = []
-        parts: list[str] = []
-        finish_reason: str | None = None
-        usage: dict[str, Any] = {}
         body: dict[str, Any] = {
-            "model": self.model_name,
-            "messages": [m.model_dump() for m in messages],
-            "max_tokens": max_tokens,
-            "temperature": self.temperature if temperature is None else temperature,
+            **self._body(messages, max_tokens, temperature),
             "stream": True,
             "stream_options": {"include_usage": True},
             "return_token_ids": True,
@@ -513,7 +572,7 @@ class VLLMClient:
         if self.stream_interval > 1:
             body["stream_interval"] = self.stream_interval
         async with self._slot():
-            started = time.perf_counter()
+            got = _Streamed(self.base_url, time.perf_counter())
             try:
                 # The SDK's raw path again (as chat), streamed: its timeouts, retries before
                 # the first byte, SSE decoding and error mapping (a timeout or a cut connection
@@ -530,49 +589,28 @@ class VLLMClient:
                 )
                 async with stream:  # the connection goes back to the pool however it ends
                     async for chunk in stream:
-                        if not isinstance(chunk, dict):
-                            raise ModelCallError(
-                                f"malformed stream chunk from {self.base_url}: {chunk!r:.200}"
-                            )
-                        if chunk.get("prompt_token_ids"):
-                            prompt_ids = list(chunk["prompt_token_ids"])
-                        if chunk.get("usage"):
-                            usage = chunk["usage"]
-                        for choice in chunk.get("choices") or ():
-                            ids = choice.get("token_ids") or ()
-                            completion_ids.extend(ids)
-                            text = (choice.get("delta") or {}).get("content") or ""
-                            if not isinstance(text, str):
-                                raise ModelCallError(
-                                    f"malformed stream chunk from {self.base_url}: content is "
-                                    f"{type(text).__name__}, not text"
-                                )
-                            if choice.get("finish_reason"):
-                                finish_reason = choice["finish_reason"]
-                            if text or ids:
-                                if ttft_ms is None:
-                                    ttft_ms = (time.perf_counter() - started) * 1000.0
-                                parts.append(text)
-                                # built without validation: text is checked above, the ids are
-                                # the server's own JSON ints (used only for the routing replay)
-                                yield TextDelta.model_construct(text=text, token_ids=tuple(ids))
+                        for delta in got.add(chunk):
+                            yield delta
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                 raise self._unavailable(exc) from exc
             except openai.APIStatusError as exc:
-                hint = empty_500_hint(exc.status_code, exc.body)
-                status = f"answered HTTP {exc.status_code}: {exc.message}{hint}"
-                raise ModelCallError(
-                    f"server at {self.base_url} {status}",
-                    status_code=exc.status_code,
-                    body=exc.body,
-                ) from exc
+                raise self._status_error(exc) from exc
             except openai.APIError as exc:  # an error event in the stream (vLLM: mid-generation)
                 raise ModelCallError(
                     f"server at {self.base_url} sent an error in the stream: {exc.message}"
                 ) from exc
-        latency_ms = (time.perf_counter() - started) * 1000.0
-        prompt_tokens = int(usage.get("prompt_tokens") or len(prompt_ids))
-        completion_tokens = int(usage.get("completion_tokens") or len(completion_ids))
+        yield await self._streamed_call(got, (time.perf_counter() - got.started) * 1000.0)
+
+    async def _streamed_call(self, got: _Streamed, latency_ms: float) -> ModelCall:
+        """The finished :class:`ModelCall` of a stream, with its routing (see
+        :meth:`stream_chat`).
+
+        Raises:
+            TruncatedStreamError: The stream ended with no finish reason.
+        """
+        prompt_ids, completion_ids = got.prompt_ids, got.completion_ids
+        prompt_tokens = int(got.usage.get("prompt_tokens") or len(prompt_ids))
+        completion_tokens = int(got.usage.get("completion_tokens") or len(completion_ids))
         response: dict[str, Any] = {"prompt_token_ids": prompt_ids}
         choice_body: dict[str, Any] = {"token_ids": completion_ids}
         if isinstance(self.capture, EngineCapture) and prompt_ids:
@@ -594,21 +632,21 @@ class VLLMClient:
         )
         call = ModelCall(
             model=self.model_name,
-            text="".join(parts),
-            finish_reason=finish_reason or TRUNCATED,
+            text="".join(got.parts),
+            finish_reason=got.finish_reason or TRUNCATED,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_ms=latency_ms,
             routing=routing,
-            ttft_ms=ttft_ms,
+            ttft_ms=got.ttft_ms,
         )
-        if finish_reason is None:  # every whole vLLM answer ends with one (stop, length...)
+        if got.finish_reason is None:  # every whole vLLM answer ends with one (stop, length...)
             raise TruncatedStreamError(
                 f"the stream from {self.base_url} ended without a finish reason after "
                 f"{len(completion_ids)} tokens: the answer was cut",
                 call,
             )
-        yield call
+        return call
 
     async def _reprefill(
         self, token_ids: list[int], fields: dict[str, Any]
