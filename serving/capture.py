@@ -19,6 +19,7 @@ import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,12 +52,67 @@ class ExpertRoutingCapture(Protocol):
     ) -> ExpertRoutingTrace: ...
 
 
+@dataclass(frozen=True)
+class CallTokens:
+    """What the client hands a capture about one finished call (the keyword arguments of
+    :meth:`ExpertRoutingCapture.capture`)."""
+
+    response: Mapping[str, Any]
+    choice: Mapping[str, Any]
+    prompt_ids: Sequence[int]
+    completion_ids: Sequence[int]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class _Capture:
+    """The :meth:`capture` entry point the strategies below share; each writes
+    :meth:`_trace` of one :class:`CallTokens`."""
+
+    arch: MoEArchitecture
+
+    async def capture(
+        self,
+        *,
+        response: Mapping[str, Any],
+        choice: Mapping[str, Any],
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> ExpertRoutingTrace:
+        """The routing trace of one finished call (see :class:`ExpertRoutingCapture`)."""
+        return await self._trace(
+            CallTokens(
+                response, choice, prompt_ids, completion_ids, prompt_tokens, completion_tokens
+            )
+        )
+
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+        raise NotImplementedError
+
+
+def _ids_missing(call: CallTokens, arch: MoEArchitecture) -> ExpertRoutingTrace | None:
+    """The ``unavailable`` trace of a call whose token ids did not all come back (a replay
+    needs every one), or None when they did."""
+    if len(call.prompt_ids) == call.prompt_tokens and len(call.completion_ids) == (
+        call.completion_tokens
+    ):
+        return None
+    return ExpertRoutingTrace.unavailable(
+        "server returned no token ids to replay (it needs return_token_ids support)",
+        call.prompt_tokens,
+        call.completion_tokens,
+        arch,
+    )
+
+
 #: What an :class:`EngineCapture` asks the server for (``vllm_xargs.routed_experts``, read by
 #: the project's vLLM plugin :mod:`serving.vllm_plugin`).
 ENGINE_ENCODINGS = ("counts", "ids")
 
 
-class EngineCapture:
+class EngineCapture(_Capture):
     """Reads the engine's own record (``routed_experts``); no confidence is available.
 
     Args:
@@ -130,30 +186,21 @@ class EngineCapture:
     def verify_served_model(self, root: str | None) -> None:
         """Nothing to check: the engine reports its own routing."""
 
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
         if self._asked.get() == "none":  # left out of the sample: no routing, by design
             trace = ExpertRoutingTrace.unavailable(
                 f"not in the expert-capture sample (capture sampling rate {self.sample_rate:g})",
-                prompt_tokens,
-                completion_tokens,
+                call.prompt_tokens,
+                call.completion_tokens,
                 self.arch,
             )
         else:
             trace = decode_routed_experts(
-                choice,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
+                call.choice,
+                prompt_tokens=call.prompt_tokens,
+                completion_tokens=call.completion_tokens,
                 arch=self.arch,
-                response=response,
+                response=call.response,
             )
         if self.sample_rate < 1.0:
             trace = trace.model_copy(update={"capture_sampling_rate": self.sample_rate})
@@ -218,7 +265,7 @@ class PendingReplayTrace(ExpertRoutingTrace):
         return self
 
 
-class DeferredReplayCapture:
+class DeferredReplayCapture(_Capture):
     """CPU profile without replay on the request path: each call's token ids are kept, and
     its expert routing is filled later (see :class:`PendingReplayTrace`).
 
@@ -244,40 +291,27 @@ class DeferredReplayCapture:
         """
         _verify_same_checkpoint(root, self.checkpoint_dir)
 
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
         if not self.arch.is_moe:
-            return ExpertRoutingTrace.dense(prompt_tokens, completion_tokens)
-        if len(prompt_ids) != prompt_tokens or len(completion_ids) != completion_tokens:
-            return ExpertRoutingTrace.unavailable(
-                "server returned no token ids to replay (it needs return_token_ids support)",
-                prompt_tokens,
-                completion_tokens,
-                self.arch,
-            )
+            return ExpertRoutingTrace.dense(call.prompt_tokens, call.completion_tokens)
+        missing = _ids_missing(call, self.arch)
+        if missing is not None:
+            return missing
         return PendingReplayTrace(
             source=ExpertRoutingSource.PENDING,
             moe_layers=self.arch.moe_layers,
             num_experts=self.arch.num_experts,
             top_k=self.arch.top_k,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
             reason=PENDING_REASON,
-            prompt_ids=tuple(int(t) for t in prompt_ids),
-            completion_ids=tuple(int(t) for t in completion_ids),
+            prompt_ids=tuple(int(t) for t in call.prompt_ids),
+            completion_ids=tuple(int(t) for t in call.completion_ids),
             checkpoint=str(self.checkpoint_dir.resolve()),
         )
 
 
-class ReplayCapture:
+class ReplayCapture(_Capture):
     """Replays the call's token ids through the served checkpoint (estimate, not record)."""
 
     def __init__(self, replayer: ExpertRoutingReplayer) -> None:
@@ -296,27 +330,14 @@ class ReplayCapture:
         """
         _verify_same_checkpoint(root, self.replayer.checkpoint_dir)
 
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
-        if len(prompt_ids) != prompt_tokens or len(completion_ids) != completion_tokens:
-            return ExpertRoutingTrace.unavailable(
-                "server returned no token ids to replay (it needs return_token_ids support)",
-                prompt_tokens,
-                completion_tokens,
-                self.arch,
-            )
-        return await asyncio.to_thread(self.replayer.replay, prompt_ids, completion_ids)
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+        missing = _ids_missing(call, self.arch)
+        if missing is not None:
+            return missing
+        return await asyncio.to_thread(self.replayer.replay, call.prompt_ids, call.completion_ids)
 
 
-class NoCapture:
+class NoCapture(_Capture):
     """For dense models (nothing to record) or when capture is switched off."""
 
     def __init__(self, arch: MoEArchitecture, reason: str = "routing capture disabled") -> None:
@@ -326,18 +347,9 @@ class NoCapture:
     def verify_served_model(self, root: str | None) -> None:
         """Nothing is captured, so nothing to check."""
 
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
         if not self.arch.is_moe:
-            return ExpertRoutingTrace.dense(prompt_tokens, completion_tokens)
+            return ExpertRoutingTrace.dense(call.prompt_tokens, call.completion_tokens)
         return ExpertRoutingTrace.unavailable(
-            self.reason, prompt_tokens, completion_tokens, self.arch
+            self.reason, call.prompt_tokens, call.completion_tokens, self.arch
         )
