@@ -47,6 +47,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -415,7 +416,6 @@ def build_checkpoint(
         >>> path = build_checkpoint("/tmp/ernie-tiny", CheckpointSpec(seed=1))  # doctest: +SKIP
     """
     import torch
-    from transformers import Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM
 
     spec = spec or CheckpointSpec()
     corpus = list(corpus) if corpus is not None else list(_BUILTIN_CORPUS)
@@ -430,9 +430,33 @@ def build_checkpoint(
         )
 
     tokenizer = _train_tokenizer(corpus, spec.tokenizer_vocab_size)
-    vocab = int(math.ceil(len(tokenizer) / 64) * 64)
+    model = _random_model(spec, tokenizer, device)
+    _scale_residual_branches(model, spec.residual_scale)
+    _init_gates(model, spec)
+    if spec.balance_router:
+        _balance_router(model, tokenizer, corpus, spec)
+    model = model.to(getattr(torch, spec.dtype))
+    model.config.dtype = spec.dtype
+    manifest = {
+        "fingerprint": spec.fingerprint(_corpus_sha(corpus)),
+        "spec": spec.model_dump(mode="json"),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "device": str(device or "cpu"),
+        "note": "random weights: text output is noise; routing is a real MoE forward pass",
+    }
+    _save_in_place(out, model, tokenizer, manifest)
+    return out
+
+
+def _random_model(spec: CheckpointSpec, tokenizer: Any, device: str | None) -> Any:
+    """The ``Ernie4_5_MoeForCausalLM`` of ``spec`` with random weights (seeded), its vocabulary
+    ``tokenizer``'s rounded up to a multiple of 64; on ``device`` in ``spec.dtype``, or on the
+    CPU in float32 when ``device`` is None."""
+    import torch
+    from transformers import Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM
+
     config = Ernie4_5_MoeConfig(
-        vocab_size=vocab,
+        vocab_size=int(math.ceil(len(tokenizer) / 64) * 64),
         hidden_size=spec.hidden_size,
         intermediate_size=spec.intermediate_size,
         num_hidden_layers=spec.num_hidden_layers,
@@ -452,36 +476,24 @@ def build_checkpoint(
         tie_word_embeddings=True,
     )
     torch.manual_seed(spec.seed)
-    dtype = getattr(torch, spec.dtype)
     if device is None:
-        model = Ernie4_5_MoeForCausalLM(config)
-    else:
-        with torch.device(device):
-            model = Ernie4_5_MoeForCausalLM._from_config(config, dtype=dtype)
-    _scale_residual_branches(model, spec.residual_scale)
-    _init_gates(model, spec)
-    if spec.balance_router:
-        _balance_router(model, tokenizer, corpus, spec)
-    model = model.to(dtype)
-    model.config.dtype = spec.dtype
+        return Ernie4_5_MoeForCausalLM(config)
+    with torch.device(device):
+        return Ernie4_5_MoeForCausalLM._from_config(config, dtype=getattr(torch, spec.dtype))
 
+
+def _save_in_place(out: Path, model: Any, tokenizer: Any, manifest: dict[str, Any]) -> None:
+    """Write the checkpoint to a temporary sibling of ``out``, then rename it into place (an
+    interrupted build leaves no half-written checkpoint)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         with no_progress_bars():
             model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
-        manifest = {
-            "fingerprint": spec.fingerprint(_corpus_sha(corpus)),
-            "spec": spec.model_dump(mode="json"),
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "device": str(device or "cpu"),
-            "note": "random weights: text output is noise; routing is a real MoE forward pass",
-        }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return out

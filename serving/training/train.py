@@ -129,22 +129,13 @@ def _loads(router_logits, biases, mask, k: int):
     return out
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Train and save; returns the training log (also written to ``out/training_log.json``)."""
+def _model(args: argparse.Namespace, tokenizer, device) -> tuple:
+    """The model of ``args``' shape (vocabulary: ``tokenizer``'s rounded up to a multiple of 64)
+    on ``device``, each router drawn ``N(0, 1/hidden)``; returns ``(model, correction biases)``
+    (one ``(E,)`` bias per MoE layer)."""
     import torch
-    from transformers import (
-        Ernie4_5_MoeConfig,
-        Ernie4_5_MoeForCausalLM,
-        PreTrainedTokenizerFast,
-    )
+    from transformers import Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM
 
-    args = _args(argv)
-    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(args.data / "tokenizer")
-    rows = [json.loads(line) for line in _open_jsonl(args.data / "train.jsonl")]
-    encoded = _encode(tokenizer, rows, args.max_len)
     vocab = int(math.ceil(len(tokenizer) / 64) * 64)
     config = Ernie4_5_MoeConfig(
         vocab_size=vocab,
@@ -167,7 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
         tie_word_embeddings=True,
     )
     model = Ernie4_5_MoeForCausalLM(config).to(device)  # type: ignore[arg-type]  # transformers wraps .to with functools.wraps: mypy loses self
-    gates, biases = [], []
+    biases = []
     generator = torch.Generator().manual_seed(args.seed + 1)
     with torch.no_grad():
         for layer in model.model.layers:
@@ -176,22 +167,74 @@ def main(argv: list[str] | None = None) -> dict:
                 continue
             w = torch.randn(gate.weight.shape, generator=generator) / math.sqrt(args.hidden)
             gate.weight.copy_(w.to(gate.weight.device))
-            gates.append(gate)
             biases.append(gate.moe_statics.e_score_correction_bias)
+    return model, biases
+
+
+def _optimizer(model, lr: float) -> tuple:
+    """AdamW (weight decay 0.01 on matrices, none on vectors); returns ``(optimizer, the
+    trained parameters)``."""
+    import torch
+
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     optim = torch.optim.AdamW(
         [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=args.lr, betas=(0.9, 0.95),
+        lr=lr, betas=(0.9, 0.95),
     )  # fmt: skip
+    return optim, params
 
-    def lr_at(step: int) -> float:
-        if step < args.warmup:
-            return args.lr * (step + 1) / args.warmup
-        progress = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
-        return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
+def _lr_at(args: argparse.Namespace, step: int) -> float:
+    """Linear warm-up, then cosine decay to a tenth of ``--lr`` at ``args.steps``."""
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
+    return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def _step(model, optim, params, biases, batch: tuple, args, autocast: bool) -> float:
+    """One training step on ``batch`` (``ids, labels, mask``): cross-entropy on the labelled
+    tokens, clipped AdamW step, then each MoE layer's correction bias moved toward balance.
+    Returns the loss."""
+    import torch
+
+    ids, labels, mask = batch
+    with torch.autocast(ids.device.type, dtype=torch.bfloat16, enabled=autocast):
+        out = model(input_ids=ids, attention_mask=mask, output_router_logits=True,
+                    use_cache=False)  # fmt: skip
+    logits = out.logits.float()
+    loss = torch.nn.functional.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1),
+        ignore_index=-100,
+    )  # fmt: skip
+    optim.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optim.step()
+    with torch.no_grad():  # auxiliary-loss-free balancing: bias follows the load
+        for load, bias in zip(
+            _loads(out.router_logits, biases, mask, args.top_k), biases, strict=True
+        ):
+            bias.add_(args.bias_rate * torch.sign(load.mean() - load).reshape(bias.shape))
+    return float(loss.detach())
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Train and save; returns the training log (also written to ``out/training_log.json``)."""
+    import torch
+    from transformers import PreTrainedTokenizerFast
+
+    args = _args(argv)
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(args.data / "tokenizer")
+    rows = [json.loads(line) for line in _open_jsonl(args.data / "train.jsonl")]
+    encoded = _encode(tokenizer, rows, args.max_len)
+    model, biases = _model(args, tokenizer, device)
+    optim, params = _optimizer(model, args.lr)
     rng = random.Random(args.seed)
     held = [encoded[i] for i in rng.sample(range(len(encoded)), min(256, len(encoded)))]
     batches = _batches(encoded, args.batch, rng)
@@ -212,26 +255,9 @@ def main(argv: list[str] | None = None) -> dict:
     window: list[float] = []
     while step < args.steps and time.perf_counter() - start <= args.max_seconds:
         for group in optim.param_groups:
-            group["lr"] = lr_at(step)
-        ids, labels, mask = _tensors(encoded, next(batches), pad, device)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-            out = model(input_ids=ids, attention_mask=mask, output_router_logits=True,
-                        use_cache=False)  # fmt: skip
-        logits = out.logits.float()
-        loss = torch.nn.functional.cross_entropy(
-            logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1),
-            ignore_index=-100,
-        )  # fmt: skip
-        optim.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optim.step()
-        with torch.no_grad():  # auxiliary-loss-free balancing: bias follows the load
-            for load, bias in zip(
-                _loads(out.router_logits, biases, mask, args.top_k), biases, strict=True
-            ):
-                bias.add_(args.bias_rate * torch.sign(load.mean() - load).reshape(bias.shape))
-        window.append(float(loss.detach()))
+            group["lr"] = _lr_at(args, step)
+        batch = _tensors(encoded, next(batches), pad, device)
+        window.append(_step(model, optim, params, biases, batch, args, autocast))
         if step == 19:
             fit_from = time.perf_counter()
         if step == 79 and args.max_seconds:  # fit the cosine schedule into the time budget
@@ -242,7 +268,7 @@ def main(argv: list[str] | None = None) -> dict:
             log["planned_steps"] = args.steps
             log["fitted_seconds_per_step"] = round(per_step, 4)
         if (step + 1) % args.log_every == 0 or step == 0:
-            entry = {"step": step + 1, "loss": sum(window) / len(window), "lr": lr_at(step),
+            entry = {"step": step + 1, "loss": sum(window) / len(window), "lr": _lr_at(args, step),
                      "seconds": round(time.perf_counter() - start, 2)}  # fmt: skip
             log["losses"].append(entry)
             print(json.dumps(entry), flush=True)
