@@ -37,7 +37,14 @@ from benchmarks.gpu.common import (
     run_orders,
     texts,
 )
-from benchmarks.gpu.load import SAMPLE_KEY, pct, run_load_mp, worker_pool
+from benchmarks.gpu.load import (
+    SAMPLE_KEY,
+    chat_request,
+    pct,
+    run_load_mp,
+    sse_chunks,
+    worker_pool,
+)
 
 Urls = dict[str, str | None]
 
@@ -288,16 +295,7 @@ async def _stream_call(
 ) -> dict[str, Any]:
     """One streamed chat call with ``return_token_ids``: ttft, latency, prompt and completion
     ids."""
-    body = {
-        "model": "ernie",
-        "messages": messages,
-        "max_tokens": max_tokens,
-        "temperature": 0.0,
-        "ignore_eos": True,
-        "return_token_ids": True,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
+    body = chat_request(messages, max_tokens, stream=True)
     t0 = time.perf_counter()
     ttft = None
     prompt_ids: list[int] = []
@@ -305,10 +303,7 @@ async def _stream_call(
     usage: dict[str, Any] = {}
     async with client.stream("POST", f"{base}/chat/completions", json=body) as resp:
         resp.raise_for_status()
-        async for line in resp.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            chunk = json.loads(line[6:])
+        async for chunk in sse_chunks(resp):
             if chunk.get("prompt_token_ids"):
                 prompt_ids = list(chunk["prompt_token_ids"])
             if chunk.get("usage"):

@@ -13,7 +13,7 @@ import multiprocessing as mp
 import random
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,32 @@ Messages = list[dict[str, str]]
 def pct(values: list[float], q: float) -> float | None:
     """Nearest-sample percentile, ``q`` as a fraction (0.99); ``None`` for no values."""
     return percentile(values, 100 * q, method="nearest")
+
+
+def chat_request(
+    messages: Messages, max_tokens: int, *, stream: bool, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The body of a benchmark chat call: model ``ernie``, temperature 0, ``ignore_eos`` (so
+    every call writes ``max_tokens``), ``return_token_ids``; streamed with the usage when
+    ``stream``; ``extra`` fields added last."""
+    body: dict[str, Any] = {
+        "model": "ernie",
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "ignore_eos": True,
+        "return_token_ids": True,
+    }
+    if stream:
+        body.update(stream=True, stream_options={"include_usage": True})
+    return {**body, **(extra or {})}
+
+
+async def sse_chunks(resp: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of a streamed chat response (its ``data:`` lines but ``[DONE]``)."""
+    async for line in resp.aiter_lines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            yield json.loads(line[6:])
 
 
 async def one_call(
@@ -48,15 +74,7 @@ async def one_call(
     Raises:
         httpx.HTTPStatusError: The server answered an error status.
     """
-    body = {
-        "model": "ernie",
-        "messages": messages,
-        "max_tokens": max_tokens,
-        "temperature": 0.0,
-        "ignore_eos": True,
-        "return_token_ids": True,
-        **(extra or {}),
-    }
+    body = chat_request(messages, max_tokens, stream=stream, extra=extra)
     t0 = time.perf_counter()
     if not stream:
         resp = await client.post(f"{base}/chat/completions", json=body)
@@ -69,15 +87,11 @@ async def one_call(
             "bytes": len(raw),
             "body": data,
         }
-    body.update(stream=True, stream_options={"include_usage": True})
     ttft = None
     tokens = 0
     async with client.stream("POST", f"{base}/chat/completions", json=body) as resp:
         resp.raise_for_status()
-        async for line in resp.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            chunk = json.loads(line[6:])
+        async for chunk in sse_chunks(resp):
             if ttft is None and chunk.get("choices"):
                 ttft = time.perf_counter() - t0
             if chunk.get("usage"):

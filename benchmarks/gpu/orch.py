@@ -20,6 +20,7 @@ import multiprocessing as mp
 import statistics
 import time
 from argparse import Namespace
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +226,15 @@ def _shares(c: int, procs: int) -> list[int]:
     return [c // procs + (1 if j < c % procs else 0) for j in range(procs)]
 
 
+def _in_processes(shard: Callable[[Any], Any], jobs: list[tuple[Any, ...]]) -> list[Any]:
+    """``shard(job)`` of each job, in order: in this process for one job, else one forked
+    client process per job."""
+    if len(jobs) == 1:
+        return [shard(jobs[0])]
+    with mp.get_context("fork").Pool(len(jobs)) as pool:
+        return pool.map(shard, jobs)
+
+
 def _merge(parts: list[dict[str, Any]], procs: int) -> dict[str, Any]:
     """One load's figures from its processes': wall = first start to last finish."""
     wall = max(p["t_end"] for p in parts) - min(p["t_start"] for p in parts)
@@ -294,11 +304,7 @@ def full_path_mp(
         )
         for j, share in enumerate(_shares(c, procs))
     ]
-    if procs == 1:
-        parts = [_full_shard(jobs[0])]
-    else:
-        with mp.get_context("fork").Pool(procs) as pool:
-            parts = pool.map(_full_shard, jobs)
+    parts = _in_processes(_full_shard, jobs)
     calls: Recorded = {}
     for _, recorded in parts:
         calls.update(recorded)
@@ -319,11 +325,7 @@ def plain_path_mp(
         (base, {k: v for k, v in calls.items() if int(k) % procs == j}, old, new, share)
         for j, share in enumerate(_shares(c, procs))
     ]
-    if procs == 1:
-        parts = [_plain_shard(jobs[0])]
-    else:
-        with mp.get_context("fork").Pool(procs) as pool:
-            parts = pool.map(_plain_shard, jobs)
+    parts = _in_processes(_plain_shard, jobs)
     return _merge(parts, procs)
 
 

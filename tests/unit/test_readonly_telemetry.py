@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -50,11 +51,12 @@ def fill(store: TelemetryStore, calls: int, seed: int = 0) -> None:
         )
 
 
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A folder the ``nobody`` user can reach (pytest's tmp_path is private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="ro-telemetry-"))
-    folder.chmod(0o755)
+@contextmanager
+def _open_folder(prefix: str, mode: int) -> Iterator[Path]:
+    """A new folder with permissions ``mode`` outside pytest's tmp_path (private to root);
+    removed after, its permissions put back first (a test may make it read-only)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(mode)
     try:
         yield folder
     finally:
@@ -64,14 +66,17 @@ def shared_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A folder the ``nobody`` user can reach (pytest's tmp_path is private to root)."""
+    with _open_folder("ro-telemetry-", 0o755) as folder:
+        yield folder
+
+
+@pytest.fixture
 def out_dir() -> Iterator[Path]:
     """A folder the reader may write its JSON report to (not the database's folder)."""
-    folder = Path(tempfile.mkdtemp(prefix="ro-out-"))
-    folder.chmod(0o777)
-    try:
+    with _open_folder("ro-out-", 0o777) as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder)
 
 
 def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
