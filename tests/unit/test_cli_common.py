@@ -29,21 +29,16 @@ from orchestrator.cli import app, common
 from orchestrator.config import Settings
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from serving.launcher import VLLMServer
-from tests.fixtures.servers import StandInProfile, free_port
+from tests.fixtures.servers import HEALTH_HANDLER, StandInProfile, free_port
 
 runner = CliRunner()
 
 #: A stand-in vLLM: answers 200 on /health, 404 elsewhere, on the port after ``--port``.
-HEALTH_SERVER = """
-import http.server, sys
-class Health(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path == "/health" else 404)
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Health).serve_forever()
-"""
+HEALTH_SERVER = (
+    "import http.server, sys\n"
+    + HEALTH_HANDLER
+    + 'http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Health).serve_forever()\n'
+)
 
 
 @pytest.fixture

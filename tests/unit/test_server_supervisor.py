@@ -29,19 +29,17 @@ from serving.launcher import (
     backoff_s,
     server_is_healthy,
 )
-from tests.fixtures.servers import StandInProfile, free_port
+from tests.fixtures.servers import HEALTH_HANDLER, StandInProfile, free_port
 
 #: Answers 200 on /health; prints ``started <pid>``; exits with status 3 after ``DIE_AFTER``
 #: seconds when that is set in its source (the stand-in of a server that crashes by itself).
-STAND_IN = """
+STAND_IN = (
+    """
 import http.server, os, sys, threading, time
 DIE_AFTER = {die_after!r}
-class Health(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path == "/health" else 404)
-        self.end_headers()
-    def log_message(self, *args):
-        pass
+"""
+    + HEALTH_HANDLER
+    + """
 server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[2])), Health)
 print(f"started {{os.getpid()}}", flush=True)
 if DIE_AFTER is not None:
@@ -52,6 +50,7 @@ if DIE_AFTER is not None:
     threading.Thread(target=die, daemon=True).start()
 server.serve_forever()
 """
+)
 
 
 def stand_in(tmp_path: Path, die_after: float | None = None) -> VLLMServer:
