@@ -41,7 +41,7 @@ from orchestrator.spreadsheet import Column, Skipped, Table, Workbook
 from orchestrator.spreadsheet.refs import sheet_ref
 from workflows.excel_report.breakdowns import as_date, group_by, periods, top_rows
 from workflows.excel_report.builder import FigureBuilder, Tags, cell_ref, coverage, weighted_mean
-from workflows.excel_report.figures import Figure
+from workflows.excel_report.figures import Figure, Operation
 from workflows.excel_report.roles import (
     AnalysisConfig,
     TableProfile,
@@ -121,24 +121,14 @@ def _describe_measure(
     if len(values) < 3:
         return out
     b.add(table, f"median {name}", float(np.median(values)), "median", col.range, **common)
-    lo, hi = int(values.argmin()), int(values.argmax())
     known = " known" if cover.missing else ""
-    b.add(
-        table,
-        f"smallest{known} {name}",
-        float(values[lo]),
-        "min",
-        cell_ref(table, col, int(pos[lo])),
-        **common,
+    extremes: tuple[tuple[str, int, Operation], ...] = (
+        ("smallest", int(values.argmin()), "min"),
+        ("largest", int(values.argmax()), "max"),
     )
-    b.add(
-        table,
-        f"largest{known} {name}",
-        float(values[hi]),
-        "max",
-        cell_ref(table, col, int(pos[hi])),
-        **common,
-    )
+    for word, k, op in extremes:
+        where = cell_ref(table, col, int(pos[k]))
+        b.add(table, f"{word}{known} {name}", float(values[k]), op, where, **common)
     return out
 
 

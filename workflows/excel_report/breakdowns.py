@@ -10,7 +10,7 @@ from datetime import date, datetime
 import numpy as np
 
 from orchestrator.spreadsheet import Column, Table
-from workflows.excel_report.builder import FigureBuilder, cell_ref, coverage, weighted_mean
+from workflows.excel_report.builder import FigureBuilder, Tags, cell_ref, coverage, weighted_mean
 from workflows.excel_report.figures import Figure, Operation
 from workflows.excel_report.roles import AnalysisConfig, is_additive, is_number, numbers
 
@@ -58,34 +58,16 @@ def group_by(
     weights: Column | None,
     config: AnalysisConfig,
 ) -> None:
+    """Figures per group of ``dim`` (the largest ``max_groups``): the row count and share
+    without a measure; else the measure's sum and share of ``total`` (additive), or its
+    (weighted) mean."""
     groups = _groups(dim)
     if len([k for k in groups if k != EMPTY_GROUP]) < 2:
         return
-    cells = dim.range if measure is None else f"{dim.range} × {measure.range}"
     if measure is None:
-        ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        for key, rows in ranked[: config.max_groups]:
-            where = f"`{dim.name}` = `{key}`" if key != EMPTY_GROUP else f"`{dim.name}` empty"
-            b.add(
-                table,
-                f"rows with {where}",
-                len(rows),
-                "group_count",
-                cells,
-                column=dim.name,
-                filter=where,
-            )
-            b.add(
-                table,
-                f"share of rows with {where} in all {len(table.rows)} rows",
-                len(rows) / len(table.rows),
-                "group_share",
-                cells,
-                unit="%",
-                column=dim.name,
-                filter=where,
-            )
+        _group_rows(b, table, dim, groups, config)
         return
+    cells = f"{dim.range} × {measure.range}"
     additive = is_additive(measure)
     results: list[tuple[str, float, list[int]]] = []
     for key, rows in groups.items():
@@ -97,35 +79,15 @@ def group_by(
             results.append((key, value, rows))
     results.sort(key=lambda kv: (-kv[1], kv[0]))
     for key, value, rows in results[: config.max_groups]:
-        where = f"`{dim.name}` = `{key}`" if key != EMPTY_GROUP else f"`{dim.name}` empty"
+        where = _where(dim, key)
         cover = coverage(table, measure, rows)
-        if additive:
-            b.add(
-                table,
-                f"total `{measure.name}` where {where}",
-                value,
-                "group_sum",
-                cells,
-                unit=measure.unit,
-                column=measure.name,
-                filter=where,
-                coverage=cover,
-            )
-            if total is not None and float(total.value):
-                grand = float(total.value)
-                b.add(
-                    table,
-                    f"share of {where} in total `{measure.name}` ({total.id})",
-                    value / grand,
-                    "group_share",
-                    cells,
-                    unit="%",
-                    column=measure.name,
-                    filter=where,
-                    inputs=[total.id],
-                    coverage=cover,
-                )
-        else:
+        tags: Tags = {
+            "unit": measure.unit,
+            "column": measure.name,
+            "filter": where,
+            "coverage": cover,
+        }
+        if not additive:
             how = f"mean weighted by `{weights.name}`" if weights is not None else "mean"
             b.add(
                 table,
@@ -133,12 +95,60 @@ def group_by(
                 value,
                 "group_mean",
                 cells,
-                unit=measure.unit,
+                weights=weights.name if weights is not None else None,
+                **tags,
+            )
+            continue
+        b.add(table, f"total `{measure.name}` where {where}", value, "group_sum", cells, **tags)
+        if total is not None and float(total.value):
+            b.add(
+                table,
+                f"share of {where} in total `{measure.name}` ({total.id})",
+                value / float(total.value),
+                "group_share",
+                cells,
+                unit="%",
                 column=measure.name,
                 filter=where,
+                inputs=[total.id],
                 coverage=cover,
-                weights=weights.name if weights is not None else None,
             )
+
+
+def _where(dim: Column, key: str) -> str:
+    return f"`{dim.name}` = `{key}`" if key != EMPTY_GROUP else f"`{dim.name}` empty"
+
+
+def _group_rows(
+    b: FigureBuilder,
+    table: Table,
+    dim: Column,
+    groups: dict[str, list[int]],
+    config: AnalysisConfig,
+) -> None:
+    """Rows per group of ``dim`` and their share of all rows (a table without a measure)."""
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    for key, rows in ranked[: config.max_groups]:
+        where = _where(dim, key)
+        b.add(
+            table,
+            f"rows with {where}",
+            len(rows),
+            "group_count",
+            dim.range,
+            column=dim.name,
+            filter=where,
+        )
+        b.add(
+            table,
+            f"share of rows with {where} in all {len(table.rows)} rows",
+            len(rows) / len(table.rows),
+            "group_share",
+            dim.range,
+            unit="%",
+            column=dim.name,
+            filter=where,
+        )
 
 
 def top_rows(
