@@ -10,7 +10,7 @@ rebuilds them on disk instead (the old default).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -27,6 +27,12 @@ from orchestrator.cli.common import (
     working,
 )
 from orchestrator.exceptions import OrchestratorError, UserError
+
+if TYPE_CHECKING:  # the report and the store load when the command runs, not for --help
+    from orchestrator.analysis.skew.report import ReportOptions
+    from orchestrator.config import Settings
+    from orchestrator.telemetry import TelemetryStore
+    from orchestrator.telemetry.readonly import ReadOnlyTelemetry
 
 
 def skew(
@@ -69,17 +75,53 @@ def skew(
     ] = None,
 ) -> None:
     """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
-    # the report (numpy, scipy, SQLAlchemy) loads when the command runs, not for --help
-    from orchestrator.analysis.skew.models import Thresholds
-    from orchestrator.analysis.skew.report import ReportOptions, build_report
-    from orchestrator.analysis.skew.report_html import write_html
-    from orchestrator.analysis.skew.report_json import write_json
-    from orchestrator.analysis.skew.terminal import print_summary
-    from orchestrator.analysis.skew.window import parse_duration, parse_until
-    from orchestrator.telemetry import TelemetryStore
-    from orchestrator.telemetry.readonly import open_readonly
-
+    # long only by its option declarations (typer reads them from the signature); the work is
+    # in the helpers below
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
+    options = _options(
+        settings,
+        window=window,
+        baseline=baseline,
+        until=until,
+        workflow=workflow,
+        model=model,
+        hot_factor=hot_factor,
+        min_expected=min_expected,
+        outlier_limit=outlier_limit,
+        batch=batch,
+    )
+    for target in (html, json_out):
+        _check_target(target)
+    store = _open_store(settings.database_url, rebuild)
+    try:
+        _report(store, options, rebuild=rebuild, html=html, json_out=json_out)
+    except UserError as exc:
+        raise fail(exc, 2) from exc
+    except OrchestratorError as exc:
+        raise fail(exc, 1) from exc
+    finally:
+        store.close()
+
+
+def _options(
+    settings: Settings,
+    *,
+    window: str,
+    baseline: str | None,
+    until: str | None,
+    workflow: str | None,
+    model: str | None,
+    hot_factor: float | None,
+    min_expected: float | None,
+    outlier_limit: int,
+    batch: str | None,
+) -> ReportOptions:
+    """The report's options from the flags (thresholds default from ``settings``); exit 2
+    naming a value out of range or a window, baseline or end that cannot be read."""
+    from orchestrator.analysis.skew.models import Thresholds
+    from orchestrator.analysis.skew.report import ReportOptions
+    from orchestrator.analysis.skew.window import parse_duration, parse_until
+
     try:
         thresholds = Thresholds(
             hot_factor=hot_factor if hot_factor is not None else settings.hot_share_factor,
@@ -103,18 +145,25 @@ def skew(
         raise fail(f"invalid option: {invalid_values(exc)}", 2) from exc
     except UserError as exc:
         raise fail(exc, 2) from exc
-    for target in (html, json_out):
-        if target is not None and (target.is_dir() or not target.parent.is_dir()):
-            raise fail(
-                f"cannot write {target}: "
-                + (
-                    "it is a folder"
-                    if target.is_dir()
-                    else f"folder {target.parent} does not exist"
-                ),
-                2,
-            )
-    url = settings.database_url
+    return options
+
+
+def _check_target(target: Path | None) -> None:
+    """Exit 2 when a report file cannot be written there (a folder, or no such folder)."""
+    if target is not None and (target.is_dir() or not target.parent.is_dir()):
+        raise fail(
+            f"cannot write {target}: "
+            + ("it is a folder" if target.is_dir() else f"folder {target.parent} does not exist"),
+            2,
+        )
+
+
+def _open_store(url: str, rebuild: bool) -> TelemetryStore | ReadOnlyTelemetry:
+    """The telemetry database: read-only, or for writing with ``--rebuild``; says when stale
+    rollups are summed from the calls (exit 2 when it cannot be opened)."""
+    from orchestrator.telemetry import TelemetryStore
+    from orchestrator.telemetry.readonly import open_readonly
+
     try:
         store = TelemetryStore.open_existing(url) if rebuild else open_readonly(url)
     except UserError as exc:
@@ -125,32 +174,42 @@ def skew(
             f"[yellow]rollups cover {stale.summed} of {stale.calls} calls; summing the calls "
             "for this report (read-only; --rebuild writes the rollups to the database)[/]"
         )
-    try:
-        with working("reading the expert rollups"):
-            report = build_report(
-                store,  # type: ignore[arg-type]
-                options,
-                on_rebuild=(
-                    lambda calls, summed: err.print(
-                        f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
-                    )
+    return store
+
+
+def _report(
+    store: TelemetryStore | ReadOnlyTelemetry,
+    options: ReportOptions,
+    *,
+    rebuild: bool,
+    html: Path | None,
+    json_out: Path | None,
+) -> None:
+    """Build the report, print its summary, and write the HTML and JSON files asked for."""
+    from orchestrator.analysis.skew.report import build_report
+    from orchestrator.analysis.skew.report_html import write_html
+    from orchestrator.analysis.skew.report_json import write_json
+    from orchestrator.analysis.skew.terminal import print_summary
+
+    with working("reading the expert rollups"):
+        report = build_report(
+            store,  # type: ignore[arg-type]
+            options,
+            on_rebuild=(
+                lambda calls, summed: err.print(
+                    f"[yellow]rollups cover {summed} of {calls} calls; rebuilding them[/]"
                 )
-                if rebuild
-                else None,
             )
-        # piped or redirected output gets rich's 80 columns, too narrow for the scope table
-        wide = console if console.is_terminal else Console(width=max(console.width, 150))
-        print_summary(wide, report)
-        if html is not None:
-            console.print(f"HTML report: {write_html(report, html)}")
-        if json_out is not None:
-            console.print(f"JSON report: {write_json(report, json_out)}")
-    except UserError as exc:
-        raise fail(exc, 2) from exc
-    except OrchestratorError as exc:
-        raise fail(exc, 1) from exc
-    finally:
-        store.close()
+            if rebuild
+            else None,
+        )
+    # piped or redirected output gets rich's 80 columns, too narrow for the scope table
+    wide = console if console.is_terminal else Console(width=max(console.width, 150))
+    print_summary(wide, report)
+    if html is not None:
+        console.print(f"HTML report: {write_html(report, html)}")
+    if json_out is not None:
+        console.print(f"JSON report: {write_json(report, json_out)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -120,15 +120,15 @@ def scope_drift(
     """
     experts = np.shape(current.counts)[-1] if current.calls else np.shape(baseline.counts)[-1]
 
+    scope = {
+        "kind": kind,
+        "name": name,
+        "baseline_calls": baseline.calls,
+        "current_calls": current.calls,
+    }
+
     def insufficient(reason: str) -> ScopeDrift:
-        return ScopeDrift(
-            kind=kind,
-            name=name,
-            baseline_calls=baseline.calls,
-            current_calls=current.calls,
-            status="insufficient",
-            reason=reason,
-        )
+        return ScopeDrift(**scope, status="insufficient", reason=reason)
 
     for label, delta in (("baseline", baseline), ("current", current)):
         if delta.calls < 2:
@@ -147,10 +147,7 @@ def scope_drift(
     flat = np.argsort(-change, axis=None, kind="stable")[:top]
     rows, cols = np.unravel_index(flat, change.shape)
     return ScopeDrift(
-        kind=kind,
-        name=name,
-        baseline_calls=baseline.calls,
-        current_calls=current.calls,
+        **scope,
         status="tested",
         layers=layers,
         drifted_layers=[d.layer for d in layers if d.drifted],

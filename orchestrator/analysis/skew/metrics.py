@@ -33,6 +33,11 @@ def _float(counts: np.ndarray) -> np.ndarray:
     return np.asarray(counts, dtype=np.float64)
 
 
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den``, 0 where ``den`` is 0 (an empty row)."""
+    return np.divide(num, den, out=np.zeros_like(den), where=den > 0)
+
+
 def load_shares(counts: np.ndarray) -> np.ndarray:
     """Load share ``p_e = c_e / N``: the fraction of routed activations each expert received.
 
@@ -61,8 +66,7 @@ def balancedness(counts: np.ndarray) -> np.ndarray:
         ``(...)`` float64; 0 for an empty row.
     """
     c = _float(counts)
-    peak = c.max(axis=-1)
-    return np.divide(c.mean(axis=-1), peak, out=np.zeros_like(peak), where=peak > 0)
+    return _ratio(c.mean(axis=-1), c.max(axis=-1))
 
 
 def max_violation(counts: np.ndarray) -> np.ndarray:
@@ -77,7 +81,7 @@ def max_violation(counts: np.ndarray) -> np.ndarray:
     """
     c = _float(counts)
     mean = c.mean(axis=-1)
-    return np.divide(c.max(axis=-1) - mean, mean, out=np.zeros_like(mean), where=mean > 0)
+    return _ratio(c.max(axis=-1) - mean, mean)
 
 
 def coefficient_of_variation(counts: np.ndarray) -> np.ndarray:
@@ -91,8 +95,7 @@ def coefficient_of_variation(counts: np.ndarray) -> np.ndarray:
         ``(...)`` float64; 0 for an empty row.
     """
     c = _float(counts)
-    mean = c.mean(axis=-1)
-    return np.divide(c.std(axis=-1), mean, out=np.zeros_like(mean), where=mean > 0)
+    return _ratio(c.std(axis=-1), c.mean(axis=-1))
 
 
 def entropy(counts: np.ndarray) -> np.ndarray:

@@ -24,6 +24,9 @@ whatever the size of the database. The profiles come from the rollups of the who
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 import numpy as np
 from scipy.special import entr
 
@@ -123,6 +126,89 @@ def find_outliers(
         chunk: Calls read at a time.
     """
     keys = sorted(profiles)
+    scored = _score_calls(
+        store,
+        window,
+        profiles,
+        keys,
+        top_k=top_k,
+        moe_layers=moe_layers,
+        workflow=workflow,
+        model=model,
+        limit=limit,
+        chunk=chunk,
+    )
+    if scored is None:
+        return OutlierReport(
+            scored_calls=0,
+            limit=limit,
+            groups_scored=[],
+            groups_too_small=[],
+            flagged_requests=0,
+            requests=[],
+        )
+    z, names_scored, too_small = _group_z(scored, keys, thresholds)
+    flagged = np.flatnonzero(np.nan_to_num(z, nan=-np.inf) > thresholds.outlier_z)
+    # one entry per request: its most unusual call
+    best: dict[str, int] = {}
+    for i in flagged[np.argsort(-z[flagged], kind="stable")]:
+        best.setdefault(scored.requests[i], int(i))
+    chosen = list(best.values())[:listed]
+    texts = store.request_texts([scored.requests[i] for i in chosen])
+    return OutlierReport(
+        scored_calls=int(scored.ids.size),
+        limit=limit,
+        groups_scored=names_scored,
+        groups_too_small=too_small,
+        flagged_requests=len(best),
+        requests=[
+            OutlierRequest(
+                request_id=scored.requests[i],
+                workflow=keys[int(scored.groups[i])][0],
+                node=scored.nodes[i],
+                call_id=int(scored.ids[i]),
+                created_at=scored.created[i],
+                routed_tokens=int(scored.tokens[i]),
+                jsd=round(float(scored.jsd[i]), 6),
+                excess=round(float(scored.excess[i]), 6),
+                z=round(float(z[i]), 3),
+                text=_preview(texts.get(scored.requests[i])),
+            )
+            for i in chosen
+        ],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """The scored calls, one entry each: call id, profile group index, JSD, excess over the
+    sampling floor, routed tokens, request id, creation time and node."""
+
+    ids: np.ndarray
+    groups: np.ndarray
+    jsd: np.ndarray
+    excess: np.ndarray
+    tokens: np.ndarray
+    requests: list[str]
+    created: list[datetime]
+    nodes: list[str]
+
+
+def _score_calls(
+    store: TelemetryReader,
+    window: TimeWindow,
+    profiles: dict[tuple[str, str], np.ndarray],
+    keys: list[tuple[str, str]],
+    *,
+    top_k: int,
+    moe_layers: list[int],
+    workflow: str | None,
+    model: str | None,
+    limit: int,
+    chunk: int,
+) -> _Scored | None:
+    """Read the newest ``limit`` calls in chunks and score each against its group's profile
+    (``keys[i]`` is group ``i``); None when no call has a profile."""
     index = {key: i for i, key in enumerate(keys)}
     experts = next(iter(profiles.values())).shape[-1] if profiles else 0
     shares = (
@@ -132,8 +218,14 @@ def find_outliers(
     )
     support = (shares > 0).sum(axis=-1).mean(axis=-1) if keys else np.zeros(0)
     entropy = entr(shares).sum(axis=-1)  # (groups, L) H(q) in nats
-    ids, groups, excess, scores, tokens, requests = [], [], [], [], [], []
-    created, nodes = [], []
+    ids: list[np.ndarray] = []
+    groups: list[np.ndarray] = []
+    excess: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    tokens: list[np.ndarray] = []
+    requests: list[str] = []
+    created: list[datetime] = []
+    nodes: list[str] = []
     shape = (tuple(moe_layers), experts)
     for batch in store.iter_call_counts(
         start=window.start,
@@ -163,58 +255,38 @@ def find_outliers(
         created.extend(batch.created_at[i] for i in kept)
         nodes.extend(batch.nodes[i] for i in kept)
     if not ids:
-        return OutlierReport(
-            scored_calls=0,
-            limit=limit,
-            groups_scored=[],
-            groups_too_small=[],
-            flagged_requests=0,
-            requests=[],
-        )
-    all_ids, all_groups = np.concatenate(ids), np.concatenate(groups)
-    all_jsd, all_excess = np.concatenate(scores), np.concatenate(excess)
-    all_tokens = np.concatenate(tokens)
-    z = np.full(all_ids.shape, np.nan)
-    scored, too_small = [], []
-    for g, key in enumerate(keys):
-        members = np.flatnonzero(all_groups == g)
+        return None
+    return _Scored(
+        ids=np.concatenate(ids),
+        groups=np.concatenate(groups),
+        jsd=np.concatenate(scores),
+        excess=np.concatenate(excess),
+        tokens=np.concatenate(tokens),
+        requests=requests,
+        created=created,
+        nodes=nodes,
+    )
+
+
+def _group_z(
+    scored: _Scored, keys: list[tuple[str, str]], thresholds: Thresholds
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Each call's modified z-score of its excess within its group (NaN where the group has
+    fewer than ``outlier_min_calls`` calls); the groups scored and those too small."""
+    z = np.full(scored.ids.shape, np.nan)
+    names_scored: list[str] = []
+    too_small: list[str] = []
+    for k, key in enumerate(keys):
+        members = np.flatnonzero(scored.groups == k)
         if members.size == 0:
             continue
         name = f"{key[0]}/{key[1]}"
         if members.size < thresholds.outlier_min_calls:
             too_small.append(name)
             continue
-        scored.append(name)
-        z[members] = modified_z(all_excess[members])
-    flagged = np.flatnonzero(np.nan_to_num(z, nan=-np.inf) > thresholds.outlier_z)
-    # one entry per request: its most unusual call
-    best: dict[str, int] = {}
-    for i in flagged[np.argsort(-z[flagged], kind="stable")]:
-        best.setdefault(requests[i], int(i))
-    chosen = list(best.values())[:listed]
-    texts = store.request_texts([requests[i] for i in chosen])
-    return OutlierReport(
-        scored_calls=int(all_ids.size),
-        limit=limit,
-        groups_scored=scored,
-        groups_too_small=too_small,
-        flagged_requests=len(best),
-        requests=[
-            OutlierRequest(
-                request_id=requests[i],
-                workflow=keys[int(all_groups[i])][0],
-                node=nodes[i],
-                call_id=int(all_ids[i]),
-                created_at=created[i],
-                routed_tokens=int(all_tokens[i]),
-                jsd=round(float(all_jsd[i]), 6),
-                excess=round(float(all_excess[i]), 6),
-                z=round(float(z[i]), 3),
-                text=_preview(texts.get(requests[i])),
-            )
-            for i in chosen
-        ],
-    )
+        names_scored.append(name)
+        z[members] = modified_z(scored.excess[members])
+    return z, names_scored, too_small
 
 
 def _preview(text: str | None) -> str | None:

@@ -25,6 +25,7 @@ from orchestrator.analysis.skew.models import (
     SkewReport,
     Thresholds,
     TimelinePoint,
+    TimeWindow,
 )
 from orchestrator.analysis.skew.outliers import find_outliers
 from orchestrator.analysis.skew.profile import scope_profile
@@ -155,6 +156,82 @@ def build_report(
         parse_duration(options.baseline, "--baseline")
     if options.batch is not None:  # one batch: its own calls, summed on the fly
         store = BatchTelemetryView(store, options.batch)  # type: ignore[assignment]
+    pending = _check_rollups(store, options, on_rebuild)
+    current, baseline, now, base = _read(store, options)
+    assert now.shape is not None  # _read raises when the window holds no call
+    shape, t = now.shape, options.thresholds
+    overall = now.overall()
+    wanted = options.workflow
+    workflows = {k: v for k, v in now.workflows().items() if wanted in (None, k)}
+    nodes = {k: v for k, v in now.nodes().items() if wanted in (None, k[0])}
+    if wanted is not None and wanted not in workflows:
+        raise UserError(
+            f"workflow {wanted!r} has no call with routing in the window "
+            f"{current.start:%Y-%m-%d %H:%M} to {current.end:%Y-%m-%d %H:%M} UTC; widen --window"
+        )
+    fingerprints = [
+        fingerprint("workflow", w, d.calls, d.counts, overall.counts, shape.moe_layers)
+        for w, d in workflows.items()
+    ] + [
+        fingerprint("node", f"{w}/{n}", d.calls, d.counts, overall.counts, shape.moe_layers)
+        for (w, n), d in nodes.items()
+    ]
+    drift = None
+    if baseline is not None and base is not None:
+        drift = _drift(baseline, current, base, overall, workflows, shape, options)
+    outliers = find_outliers(
+        store,
+        current,
+        {k: np.asarray(v.counts) for k, v in nodes.items()},
+        t,
+        top_k=shape.top_k,
+        moe_layers=shape.moe_layers,
+        workflow=wanted,
+        model=options.model,
+        limit=options.outlier_limit,
+        listed=options.outliers_listed,
+    )
+    return SkewReport(
+        generated_at=datetime.now(UTC),
+        database=_safe_url(store.url),
+        window=current,
+        shape=shape,
+        models=sorted(now.models),
+        thresholds=t,
+        workflow_filter=wanted,
+        overall=scope_profile("global", "all", overall, shape, t, now.sources()),
+        workflows=[
+            scope_profile("workflow", w, d, shape, t, now.sources(workflow=w))
+            for w, d in workflows.items()
+        ],
+        nodes=[
+            scope_profile("node", f"{w}/{n}", d, shape, t, now.sources(workflow=w, node=n))
+            for (w, n), d in nodes.items()
+        ],
+        fingerprints=fingerprints,
+        drift=drift,
+        outliers=outliers,
+        timeline=_timeline(now),
+        notes=[sampling_label(now.sampling_rates), *_notes(now, options, shape, pending)],
+        pending_routing_calls=pending,
+        capture_sampling_rates=dict(sorted(now.sampling_rates.items())),
+        capture_sampling=sampling_label(now.sampling_rates),
+    )
+
+
+def _check_rollups(
+    store: TelemetryStore,
+    options: ReportOptions,
+    on_rebuild: Callable[[int, int], None] | None,
+) -> int:
+    """Check that calls with routing are stored and the rollups cover them (rebuilding
+    stale ones when ``options.rebuild``), and that ``options.workflow`` is known. Returns
+    the number of calls whose expert routing is still pending.
+
+    Raises:
+        UserError: No call with routing; stale rollups without ``rebuild``; an unknown
+            workflow.
+    """
     calls, summed = store.rollup_status()
     pending = pending_routing_count(store, batch_id=options.batch, workflow=options.workflow)
     if calls == 0:
@@ -182,6 +259,17 @@ def build_report(
             f"workflow {options.workflow!r} has no call with routing in this database; "
             f"known workflows: {', '.join(known) or 'none'}"
         )
+    return pending
+
+
+def _read(
+    store: TelemetryStore, options: ReportOptions
+) -> tuple[TimeWindow, TimeWindow | None, WindowData, WindowData | None]:
+    """``(window, baseline window, its data, the baseline's data)``.
+
+    Raises:
+        UserError: The window holds no call with routing.
+    """
     span = store.rollup_span()
     assert span is not None  # calls > 0 and rollups are current
     current, baseline = resolve(options.window, options.baseline, until=options.until, span=span)
@@ -195,94 +283,46 @@ def build_report(
             + (f" for model {options.model!r}" if options.model else "")
             + "; widen --window (e.g. --window all) or move --until"
         )
-    shape, t = now.shape, options.thresholds
-    layers, experts = len(shape.moe_layers), shape.num_experts
+    return current, baseline, now, base
 
-    overall = now.overall()
-    wanted = options.workflow
-    workflows = {k: v for k, v in now.workflows().items() if wanted in (None, k)}
-    nodes = {k: v for k, v in now.nodes().items() if wanted in (None, k[0])}
-    if wanted is not None and wanted not in workflows:
+
+def _drift(
+    baseline: TimeWindow,
+    current: TimeWindow,
+    base: WindowData,
+    overall: RollupDelta,
+    workflows: dict[str, RollupDelta],
+    shape: ModelShape,
+    options: ReportOptions,
+) -> DriftReport:
+    """Drift of the window against the baseline: all calls (without a workflow filter) and
+    each workflow.
+
+    Raises:
+        UserError: The baseline holds calls of another MoE shape.
+    """
+    if base.shape is not None and base.shape != shape:
         raise UserError(
-            f"workflow {wanted!r} has no call with routing in the window "
-            f"{current.start:%Y-%m-%d %H:%M} to {current.end:%Y-%m-%d %H:%M} UTC; widen --window"
+            "the baseline window holds calls of another MoE shape; pass --model or --baseline none"
         )
-
-    def profile_of(kind, name, delta, sources):  # type: ignore[no-untyped-def]
-        return scope_profile(kind, name, delta, shape, t, sources)
-
-    workflow_profiles = [
-        profile_of("workflow", w, d, now.sources(workflow=w)) for w, d in workflows.items()
-    ]
-    node_profiles = [
-        profile_of("node", f"{w}/{n}", d, now.sources(workflow=w, node=n))
-        for (w, n), d in nodes.items()
-    ]
-    fingerprints = [
-        fingerprint("workflow", w, d.calls, d.counts, overall.counts, shape.moe_layers)
-        for w, d in workflows.items()
-    ] + [
-        fingerprint("node", f"{w}/{n}", d.calls, d.counts, overall.counts, shape.moe_layers)
-        for (w, n), d in nodes.items()
-    ]
-
-    drift = None
-    if baseline is not None and base is not None:
-        if base.shape is not None and base.shape != shape:
-            raise UserError(
-                "the baseline window holds calls of another MoE shape; pass --model or "
-                "--baseline none"
-            )
-        base_workflows = base.workflows() if base.shape is not None else {}
-        empty = RollupDelta.zeros(layers, experts)
-        base_overall = base.overall() if base.shape is not None else empty
-        scopes = (
-            []
-            if wanted
-            else [scope_drift("global", "all", base_overall, overall, shape.moe_layers, t)]
-        )
-        scopes += [
-            scope_drift("workflow", w, base_workflows.get(w, empty), d, shape.moe_layers, t)
-            for w, d in workflows.items()
-        ]
-        drift = DriftReport(
-            baseline=baseline,
-            current=current,
-            baseline_profile=profile_of("global", "all", base_overall, base.sources())
-            if base.shape is not None
-            else None,
-            scopes=scopes,
-        )
-
-    outliers = find_outliers(
-        store,
-        current,
-        {k: np.asarray(v.counts) for k, v in nodes.items()},
-        t,
-        top_k=shape.top_k,
-        moe_layers=shape.moe_layers,
-        workflow=wanted,
-        model=options.model,
-        limit=options.outlier_limit,
-        listed=options.outliers_listed,
+    t = options.thresholds
+    base_workflows = base.workflows() if base.shape is not None else {}
+    empty = RollupDelta.zeros(len(shape.moe_layers), shape.num_experts)
+    base_overall = base.overall() if base.shape is not None else empty
+    scopes = (
+        []
+        if options.workflow
+        else [scope_drift("global", "all", base_overall, overall, shape.moe_layers, t)]
     )
-    return SkewReport(
-        generated_at=datetime.now(UTC),
-        database=_safe_url(store.url),
-        window=current,
-        shape=shape,
-        models=sorted(now.models),
-        thresholds=t,
-        workflow_filter=wanted,
-        overall=profile_of("global", "all", overall, now.sources()),
-        workflows=workflow_profiles,
-        nodes=node_profiles,
-        fingerprints=fingerprints,
-        drift=drift,
-        outliers=outliers,
-        timeline=_timeline(now),
-        notes=[sampling_label(now.sampling_rates), *_notes(now, options, shape, pending)],
-        pending_routing_calls=pending,
-        capture_sampling_rates=dict(sorted(now.sampling_rates.items())),
-        capture_sampling=sampling_label(now.sampling_rates),
+    scopes += [
+        scope_drift("workflow", w, base_workflows.get(w, empty), d, shape.moe_layers, t)
+        for w, d in workflows.items()
+    ]
+    return DriftReport(
+        baseline=baseline,
+        current=current,
+        baseline_profile=scope_profile("global", "all", base_overall, shape, t, base.sources())
+        if base.shape is not None
+        else None,
+        scopes=scopes,
     )

@@ -68,35 +68,30 @@ def heatmap(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
             "%{z:.2f} × uniform<extra></extra>",
         )
     )
-    hot = profile.hot()
-    dead = profile.dead()
-    if hot:
-        fig.add_trace(
-            go.Scatter(
-                x=[e for _, e in hot],
-                y=[f"L{layer}" for layer, _ in hot],
-                mode="markers",
-                name="hot",
-                marker={"symbol": "square-open", "size": 12, "color": _HOT, "line": {"width": 2}},
-                hovertemplate="hot: %{y} expert %{x}<extra></extra>",
+    marks = (
+        (
+            "hot",
+            profile.hot(),
+            {"symbol": "square-open", "size": 12, "color": _HOT, "line": {"width": 2}},
+        ),
+        (
+            "dead",
+            profile.dead(),
+            {"symbol": "x", "size": 10, "color": "#ffffff", "line": {"width": 1, "color": _DEAD}},
+        ),
+    )
+    for name, pairs, marker in marks:
+        if pairs:
+            fig.add_trace(
+                go.Scatter(
+                    x=[e for _, e in pairs],
+                    y=[f"L{layer}" for layer, _ in pairs],
+                    mode="markers",
+                    name=name,
+                    marker=marker,
+                    hovertemplate=f"{name}: %{{y}} expert %{{x}}<extra></extra>",
+                )
             )
-        )
-    if dead:
-        fig.add_trace(
-            go.Scatter(
-                x=[e for _, e in dead],
-                y=[f"L{layer}" for layer, _ in dead],
-                mode="markers",
-                name="dead",
-                marker={
-                    "symbol": "x",
-                    "size": 10,
-                    "color": "#ffffff",
-                    "line": {"width": 1, "color": _DEAD},
-                },
-                hovertemplate="dead: %{y} expert %{x}<extra></extra>",
-            )
-        )
     fig.update_layout(
         title=f"{profile.name}: load share per layer and expert ({profile.calls:,} calls)",
         height=160 + 22 * len(labels),

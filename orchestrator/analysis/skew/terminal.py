@@ -49,10 +49,30 @@ def _alarm_row(profile: ScopeProfile) -> list[str]:
 
 def summary(report: SkewReport) -> Group:
     """Rich renderables: scope table, drift table, outlier table and notes."""
+    rate = f" · {report.capture_sampling}"  # every table states the capture sampling rate
+    parts: list[object] = [_head(report), *_scope_tables(report, rate)]
+    if report.drift is not None:
+        parts.append(_drift_table(report, rate))
+    o = report.outliers
+    parts.append(_outlier_table(report, rate))
+    if o.groups_too_small:
+        parts.append(
+            Text(
+                f"not scored (fewer than {report.thresholds.outlier_min_calls} "
+                f"calls): {', '.join(o.groups_too_small)}",
+                style="dim",
+            )
+        )
+    parts.extend(Text(note, style="dim") for note in report.notes)
+    return Group(*parts)  # type: ignore[arg-type]
+
+
+def _head(report: SkewReport) -> Text:
+    """The header line: database, window, calls by source, pending routing and the shape."""
     shape = report.shape
     w = report.window
     sources = ", ".join(f"{n} {s}" for s, n in report.overall.sources.items())
-    head = Text.from_markup(
+    return Text.from_markup(
         f"[bold]Expert skew[/] {escape(report.database)} · window {w.label} "
         f"({w.start:%Y-%m-%d %H:%M} → {w.end:%Y-%m-%d %H:%M} UTC) · "
         f"{report.overall.calls:,} calls ({escape(sources)}) · "
@@ -65,7 +85,10 @@ def summary(report: SkewReport) -> Group:
         + f"{len(shape.moe_layers)} MoE layers × {shape.num_experts} routed experts, "
         f"top-{shape.top_k} · {escape(report.capture_sampling)}"
     )
-    rate = f" · {report.capture_sampling}"  # every table states the capture sampling rate
+
+
+def _scope_tables(report: SkewReport, rate: str) -> tuple[Table, Table]:
+    """The load table and the alarms table, one row per scope (all calls, workflows, nodes)."""
     jsd = {f.name: f.jsd for f in report.fingerprints}
     profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
     width = max(len(p.name) for p in profiles + report.nodes)
@@ -73,75 +96,62 @@ def summary(report: SkewReport) -> Group:
         title="Load per scope (over layers: min balancedness, max MaxVio, mean normalised "
         "entropy and effective experts, max Gini; JSD to all calls; mean router confidence)" + rate
     )
-    for name in (
-        "scope",
-        "calls",
-        "tokens",
-        "bal.",
-        "MaxVio",
-        "H/lnE",
-        "exp H",
-        "Gini",
-        "JSD",
-        "conf",
-    ):
-        if name == "scope":  # never cut: node names must stay tellable apart
-            scopes.add_column(name, no_wrap=True, min_width=width)
-        else:
-            scopes.add_column(name, justify="right")
+    # the scope column is never cut: node names must stay tellable apart
+    scopes.add_column("scope", no_wrap=True, min_width=width)
+    for name in ("calls", "tokens", "bal.", "MaxVio", "H/lnE", "exp H", "Gini", "JSD", "conf"):
+        scopes.add_column(name, justify="right")
     alarms = Table(title="Alarms" + rate)
-    for name in ("scope", "hot 🔥", "dead ✝", "collapsed", "too few samples"):
-        alarms.add_column(
-            name, no_wrap=name == "scope", min_width=width if name == "scope" else None
-        )
+    alarms.add_column("scope", no_wrap=True, min_width=width)
+    for name in ("hot 🔥", "dead ✝", "collapsed", "too few samples"):
+        alarms.add_column(name)
     for profile in profiles + report.nodes:
         scopes.add_row(*_scope_row(profile, jsd.get(profile.name)))
         alarms.add_row(*_alarm_row(profile))
+    return scopes, alarms
 
-    parts: list[object] = [head, scopes, alarms]
-    if report.drift is not None:
-        d = report.drift
-        drift = Table(
-            title=f"Drift: {d.baseline.start:%Y-%m-%d %H:%M} → {d.baseline.end:%Y-%m-%d %H:%M} "
-            f"vs the window (chi-square on counts / between-call dispersion, Bonferroni "
-            f"α={report.thresholds.drift_alpha:g}, JSD ≥ {report.thresholds.drift_min_jsd:g})"
-            + rate
+
+def _drift_table(report: SkewReport, rate: str) -> Table:
+    """Per scope: calls before and now, drifted layers, max JSD, min p, largest changes."""
+    d = report.drift
+    assert d is not None
+    drift = Table(
+        title=f"Drift: {d.baseline.start:%Y-%m-%d %H:%M} → {d.baseline.end:%Y-%m-%d %H:%M} "
+        f"vs the window (chi-square on counts / between-call dispersion, Bonferroni "
+        f"α={report.thresholds.drift_alpha:g}, JSD ≥ {report.thresholds.drift_min_jsd:g})" + rate
+    )
+    for name in (
+        "scope",
+        "calls before → now",
+        "drifted layers",
+        "max JSD",
+        "min p",
+        "largest share changes",
+    ):
+        drift.add_column(name)
+    for s in d.scopes:
+        calls = f"{s.baseline_calls} → {s.current_calls}"
+        if s.status != "tested":
+            reason = f"[dim]not tested: {escape(s.reason or '')}[/]"
+            drift.add_row(escape(s.name), calls, reason, "", "", "")
+            continue
+        changes = " ".join(
+            f"L{c.layer}:e{c.expert} {c.baseline_share:.1%}→{c.current_share:.1%}"
+            for c in s.largest_changes[:3]
         )
-        for name in (
-            "scope",
-            "calls before → now",
-            "drifted layers",
-            "max JSD",
-            "min p",
-            "largest share changes",
-        ):
-            drift.add_column(name)
-        for s in d.scopes:
-            if s.status != "tested":
-                drift.add_row(
-                    escape(s.name),
-                    f"{s.baseline_calls} → {s.current_calls}",
-                    f"[dim]not tested: {escape(s.reason or '')}[/]",
-                    "",
-                    "",
-                    "",
-                )
-                continue
-            changes = " ".join(
-                f"L{c.layer}:e{c.expert} {c.baseline_share:.1%}→{c.current_share:.1%}"
-                for c in s.largest_changes[:3]
-            )
-            drifted = ", ".join(f"L{x}" for x in s.drifted_layers)
-            drift.add_row(
-                escape(s.name),
-                f"{s.baseline_calls} → {s.current_calls}",
-                f"[red]{drifted}[/]" if drifted else "[green]none[/]",
-                f"{max(x.jsd for x in s.layers):.4f}",
-                f"{min(x.p_value for x in s.layers):.2g}",
-                changes,
-            )
-        parts.append(drift)
+        drifted = ", ".join(f"L{x}" for x in s.drifted_layers)
+        drift.add_row(
+            escape(s.name),
+            calls,
+            f"[red]{drifted}[/]" if drifted else "[green]none[/]",
+            f"{max(x.jsd for x in s.layers):.4f}",
+            f"{min(x.p_value for x in s.layers):.2g}",
+            changes,
+        )
+    return drift
 
+
+def _outlier_table(report: SkewReport, rate: str) -> Table:
+    """The ten most unusual requests: z, JSD, workflow/node, tokens, request id and text."""
     o = report.outliers
     outliers = Table(
         title=f"Outlier requests: {o.flagged_requests} flagged of {o.scored_calls:,} calls "
@@ -158,17 +168,7 @@ def summary(report: SkewReport) -> Group:
             r.request_id[:12],
             escape(r.text or "-"),
         )
-    parts.append(outliers)
-    if o.groups_too_small:
-        parts.append(
-            Text(
-                f"not scored (fewer than {report.thresholds.outlier_min_calls} "
-                f"calls): {', '.join(o.groups_too_small)}",
-                style="dim",
-            )
-        )
-    parts.extend(Text(note, style="dim") for note in report.notes)
-    return Group(*parts)  # type: ignore[arg-type]
+    return outliers
 
 
 def print_summary(console: Console, report: SkewReport) -> None:
