@@ -136,7 +136,7 @@ class Classification(BaseModel):
     truncated: bool = False
     scanned: tuple[tuple[int, int], ...] = ()
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy takes no decorator over @property
     @cached_property
     def runner_ups(self) -> tuple[RouteScore, ...]:
         """The routes that were not chosen, with scores, best first (derived from ``scores``

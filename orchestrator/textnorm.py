@@ -32,6 +32,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import opencc
 
 __all__ = [
     "ASCII_SEPARATORS",
@@ -78,7 +82,7 @@ def is_han(ch: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _t2s() -> object:
+def _t2s() -> opencc.OpenCC:
     import opencc  # OpenCC's own package: phrase-level Traditional -> Simplified tables
 
     return opencc.OpenCC("t2s")
@@ -99,7 +103,7 @@ def to_simplified(text: str) -> str:
     """
     if not any(is_han(ch) for ch in text):
         return text
-    return str(_t2s().convert(text))  # type: ignore[attr-defined]
+    return str(_t2s().convert(text))
 
 
 @lru_cache(maxsize=1)

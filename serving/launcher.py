@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
-from tenacity import RetryCallState, wait_exponential, wait_random
+from tenacity import RetryCallState, Retrying, wait_exponential, wait_random
 from tenacity.wait import wait_base
 
 from orchestrator.observability import metrics
@@ -303,7 +303,7 @@ def backoff_s(wait: wait_base, attempt: int) -> float:
     strategy for the delay with a bare :class:`tenacity.RetryCallState` instead of running a
     ``Retrying`` loop.
     """
-    state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
+    state = RetryCallState(Retrying(), None, (), {})
     state.attempt_number = attempt
     return float(wait(state))
 

@@ -117,7 +117,7 @@ class SettingsFactory:
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]  # unpickling: this class's own __init__
             state["settings"],
             check=bool(state["check"]),
             expert_routing=state.get("expert_routing", "deferred"),

@@ -40,7 +40,7 @@ def _option_type(self: typer.core.TyperOption, ctx: click.Context) -> str | None
 
 # Assigning to a method of a library class is what mypy's method-assign check refuses on
 # purpose: the replacement is deliberate (see _option_type).
-typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign]
+typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign]  # deliberate patch (see above)
 
 
 class CommandEntry(NamedTuple):
@@ -207,7 +207,7 @@ class LazyGroup(typer.core.TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.commands: _LazyCommands = _LazyCommands()  # type: ignore[assignment]
+        self.commands: _LazyCommands = _LazyCommands()  # type: ignore[assignment]  # a lazy Mapping, not click's dict
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # names only: nothing imported

@@ -119,8 +119,9 @@ def configure_tracing(
         chosen = OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
     elif exporter == "memory":
         chosen = InMemorySpanExporter()
-    else:
-        chosen = exporter  # type: ignore[assignment]
+    else:  # an exporter object (a name not in EXPORTERS was refused above)
+        assert not isinstance(exporter, str)
+        chosen = exporter
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     processor = (
         SimpleSpanProcessor(chosen)
@@ -285,11 +286,12 @@ class RequestTrace:
         start_ns: int | None = None,
     ) -> Span | None:
         """A span under ``parent`` (the request span when None); None when not traced."""
-        if self.tracer is None:
+        under = parent or self.request_span  # the request span is set whenever a tracer is
+        if self.tracer is None or under is None:
             return None
         from opentelemetry.trace import set_span_in_context
 
-        context = set_span_in_context(parent or self.request_span)  # type: ignore[arg-type]
+        context = set_span_in_context(under)
         return self.tracer.start_span(
             name, context=context, attributes=_clean(attributes), start_time=start_ns
         )

@@ -276,7 +276,7 @@ def _read_cells(
                 notes.formula_examples.append((ref, cell.formula[:200]))
         if is_copy(cell, r, c):
             read.merged_values += 1
-            if cell.kind is CellKind.NUMBER and cell.merged_from[0] < r:  # type: ignore[index]
+            if cell.kind is CellKind.NUMBER and cell.merged_from[0] < r:  # type: ignore[index]  # is_copy: merged_from is set
                 read.values.append(None)  # one merged number is one value (structure rule 4)
                 continue
         if cell.kind in (CellKind.ERROR, CellKind.UNCACHED):

@@ -324,10 +324,10 @@ def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, groups: list[
             return True
         if cell.kind is not CellKind.NUMBER or isinstance(cell.value, bool):
             continue
-        target = float(cell.value)  # type: ignore[arg-type]
+        target = float(cell.value)  # type: ignore[arg-type]  # a NUMBER cell: int or float
         for rows in groups:
             numbers = [
-                float(v.value)  # type: ignore[arg-type]
+                float(v.value)  # type: ignore[arg-type]  # a NUMBER cell: int or float
                 for q in rows
                 if (v := cells.get((q, c))) is not None
                 and v.kind is CellKind.NUMBER

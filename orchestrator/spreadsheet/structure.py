@@ -108,7 +108,7 @@ def structure_reason(
     row = _own(cells, r, c1, c2)
     if not row:
         return None
-    if all(is_copy(cell, r, c) and cell.merged_from[0] < r for c, cell in row.items()):  # type: ignore[index]
+    if all(is_copy(cell, r, c) and cell.merged_from[0] < r for c, cell in row.items()):  # type: ignore[index]  # is_copy: merged_from is set
         return "continues the merged cells of the row above (one record)"
     texts = {c: str(cell.value).strip() for c, cell in row.items() if cell.kind is CellKind.TEXT}
     if header_rows and len(texts) == len(row) >= 2:
@@ -166,7 +166,7 @@ def _number(cells: Cells, r: int, c: int) -> float:
         return 0.0
     if is_copy(cell, r, c):
         return 0.0
-    return float(cell.value)  # type: ignore[arg-type]
+    return float(cell.value)  # type: ignore[arg-type]  # a NUMBER cell holds an int or float
 
 
 def _close(a: float, b: float) -> bool:

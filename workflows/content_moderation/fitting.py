@@ -259,7 +259,7 @@ class _FitData:
         else:
             lex = (self.strong if key in STACKED_MODELS else self.lex)[idx]
             cand = ~self.speech[idx]
-        y = np.array([self.posts[i].truth[label] for i in idx], dtype=np.int64)  # type: ignore[index]
+        y = np.array([self.posts[i].truth[label] for i in idx], dtype=np.int64)  # type: ignore[index]  # label: an EvalLabel (MODEL_KEYS)
         return EvalRows(y=y, lex=lex, plain=self.plain[idx], cand=cand, term=self.term[idx])
 
 
@@ -274,7 +274,7 @@ def _fit_model(key: str, data: _FitData, seed: int) -> LinearModel:
     mine = [i for i, p in enumerate(posts) if p.lang == lang and label in p.truth]
     rows = [i for i in mine if posts[i].part != "dev"]
     held = [i for i in mine if posts[i].part == "dev"]
-    y = np.array([posts[i].truth[label] for i in rows], dtype=np.int64)  # type: ignore[index]
+    y = np.array([posts[i].truth[label] for i in rows], dtype=np.int64)  # type: ignore[index]  # label: an EvalLabel (MODEL_KEYS)
     if len(rows) < 20 or y.min() == y.max():
         raise ValueError(
             f"cannot fit {key}: {len(rows)} rows, {int(y.sum()) if len(y) else 0} positive; "

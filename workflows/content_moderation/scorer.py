@@ -395,7 +395,7 @@ def save_scorer(scorer: RiskScorer, path: Path | str) -> Path:
         arrays[f"{k}/weights"] = m.weights
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("wb") as handle:
-        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
+        np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]  # mypy matches **arrays to allow_pickle too
     os.replace(tmp, path)
     return path
 

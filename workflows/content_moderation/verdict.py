@@ -392,14 +392,14 @@ class Verdict(BaseModel):
     assessment: ModelJudgement | None = None
     scorer: ScorerJudgement | None = None
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy takes no decorator over @property
     @property
     def mlcommons(self) -> list[str]:
         """MLCommons / Llama Guard hazard codes of the categories (``S10``...), sorted."""
         codes = {code for c in self.categories for code in TAXONOMY[c.category].mlcommons}
         return sorted(codes, key=lambda code: int(code[1:]))
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form; mypy takes no decorator over @property
     @property
     def openai(self) -> list[str]:
         """Primary OpenAI moderation categories of the categories; ``hate`` with ``threat``

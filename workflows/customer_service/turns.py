@@ -95,17 +95,14 @@ class TurnGuard:
             raise turn_busy_error(thread_id, self.wait_s) from None
         try:
             holder: Any = None
-            if self.store is not None:
+            store = self.store
+            if store is not None:
                 left = max(0.0, deadline - time.monotonic())
-                holder = await self.store.coordination.lease_turn(thread_id, left)
+                holder = await store.coordination.lease_turn(thread_id, left)
             try:
                 yield
             finally:
-                if holder is not None:
-                    await asyncio.to_thread(
-                        self.store.coordination.release_turn,  # type: ignore[union-attr]
-                        thread_id,
-                        holder,
-                    )
+                if store is not None and holder is not None:
+                    await asyncio.to_thread(store.coordination.release_turn, thread_id, holder)
         finally:
             lock.release()
