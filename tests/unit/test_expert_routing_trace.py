@@ -4,6 +4,7 @@ import io
 import numpy as np
 import pytest
 
+from orchestrator.testing import SCRIPTED_ARCH
 from serving import (
     ExpertRoutingDecodeError,
     ExpertRoutingSource,
@@ -12,14 +13,8 @@ from serving import (
 )
 from serving.engine_capture import decode_routed_experts, encode_routed_experts
 
-ARCH = MoEArchitecture(
-    model_type="ernie4_5_moe",
-    num_hidden_layers=4,
-    moe_layers=(1, 2, 3),
-    num_experts=8,
-    top_k=2,
-    num_shared_experts=1,
-)
+#: The scripted test shape (4 layers, MoE layers 1-3, 8 experts, top-2), named as ERNIE.
+ARCH = SCRIPTED_ARCH.model_copy(update={"model_type": "ernie4_5_moe"})
 
 
 def _trace(ids: np.ndarray, prompt: int, completion: int) -> ExpertRoutingTrace:
