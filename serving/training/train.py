@@ -157,7 +157,7 @@ def _model(args: argparse.Namespace, tokenizer, device) -> tuple:
         eos_token_id=tokenizer.eos_token_id,
         tie_word_embeddings=True,
     )
-    model = Ernie4_5_MoeForCausalLM(config).to(device)  # type: ignore[arg-type]  # transformers wraps .to with functools.wraps: mypy loses self
+    model = Ernie4_5_MoeForCausalLM(config).to(device)
     biases = []
     generator = torch.Generator().manual_seed(args.seed + 1)
     with torch.no_grad():
