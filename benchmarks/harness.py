@@ -34,6 +34,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
+from orchestrator.analysis.skew import files
 from orchestrator.datasets import read_texts
 
 #: Where the committed results live: ``benchmarks/results``.
@@ -310,23 +311,12 @@ def real_requests(data_dir: Path, n: int) -> list[str]:
 
 
 def atomic_write_text(path: Path | str, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` all at once: a temp file in the same folder, flushed
-    to disk, then :func:`os.replace`. A reader sees the old file or the new one, never a part;
-    on any error the temp file is removed and ``path`` is untouched. Creates the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``text`` (UTF-8) to ``path`` all at once, creating its folder: the library's
+    :func:`orchestrator.analysis.skew.files.atomic_write_text` (a temp file in the same folder,
+    then :func:`os.replace`). A reader sees the old file or the new one, never a part; on any
+    error the temp file is removed and ``path`` is untouched."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return files.atomic_write_text(path, text)
 
 
 def atomic_write_json(path: Path | str, data: Any, *, indent: int = 1) -> Path:
