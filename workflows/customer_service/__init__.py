@@ -5,10 +5,9 @@ from workflows.customer_service.graph import (
     CustomerServiceState,
     CustomerServiceWorkflow,
     HandoffError,
-    checkpoint_url,
-    open_workflow,
     tool_spec,
 )
+from workflows.customer_service.opening import checkpoint_url, open_workflow
 from workflows.customer_service.signals import Signals, read_signals
 
 __all__ = [

@@ -37,7 +37,11 @@ and says a colleague takes over, and a half-streamed model reply is not kept. Wi
 there is no handoff queue, so the error is raised and the request fails (a batch retries it).
 
 State lives in LangGraph's checkpointer per ``thread_id`` (SQLite or Postgres: see
-:func:`open_workflow`), so a conversation survives a restart.
+:func:`~workflows.customer_service.opening.open_workflow`), so a conversation survives a
+restart. The node code lives beside this module: :mod:`~workflows.customer_service.deciding`
+(``decide``), :mod:`~workflows.customer_service.acting` (tool specs, argument checks, a
+person's decision), :mod:`~workflows.customer_service.notes` (code's reply sentences) and
+:mod:`~workflows.customer_service.state` (the state, the result and the limits).
 """
 
 from __future__ import annotations
@@ -45,19 +49,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
-from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.classifier import Classification
 from orchestrator.config import Settings
@@ -70,134 +68,54 @@ from orchestrator.core.events import (
 )
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
-from orchestrator.exceptions import (
-    HandoffError,
-    ModelCallError,
-    ServerUnavailableError,
-    UserError,
-)
+from orchestrator.exceptions import HandoffError, UserError
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence
 from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service import confirm as confirming
-from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.acting import (
+    action_fields,
+    decided_write,
+    tool_spec,
+    validate,
+)
+from workflows.customer_service.acting import (
+    refusal as _refusal,  # orchestrator.training.jobs imports it from here
+)
+from workflows.customer_service.asks import is_yes
 from workflows.customer_service.claims import code_reply, reply_intent, reply_language
-from workflows.customer_service.conversations import check_conversations
+from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_person, decide
+from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
-from workflows.customer_service.signals import INTENT_TOOL, read_signals
-from workflows.customer_service.store import (
-    TOOL_DESCRIPTIONS,
-    OrderStore,
-    RefundPolicy,
-    ToolArgumentsError,
-    ToolError,
-    ToolResult,
+from workflows.customer_service.signals import read_signals
+from workflows.customer_service.state import (
+    MAX_HISTORY,
+    MAX_MESSAGE_CHARS,
+    MAX_OFFERED_ORDERS,
+    MODEL_DOWN_REASON,
+    MODEL_LOST,
+    CustomerServiceResult,
+    CustomerServiceState,
+    emit,
 )
-from workflows.customer_service.store.tools import WRITE_TOOLS
+from workflows.customer_service.store import OrderStore, ToolArgumentsError, ToolError, ToolResult
 from workflows.customer_service.turns import TurnGuard
 
-#: Longest message text the workflow reads (a longer one is cut, and says so in the prompt).
-MAX_MESSAGE_CHARS = 4000
-#: Order ids offered to the model when the message names none (newest first).
-MAX_OFFERED_ORDERS = 20
-#: Turns of history kept in the thread state.
-MAX_HISTORY = 12
-#: The handoff reason when the model server is lost mid-turn.
-MODEL_DOWN_REASON = "the model server is unavailable"
-#: What a lost model server raises at a model call: the unreachable server, and the failing
-#: answer of a dying one (an HTTP 5xx, a cut body).
-_MODEL_LOST = (ServerUnavailableError, ModelCallError)
-
-
-class CustomerServiceState(TypedDict, total=False):
-    """Graph state (plain JSON values, so any checkpointer can store it).
-
-    Per turn: ``message``, ``attachments``, ``signals``, ``triage``, ``plan``, ``tool_calls``,
-    ``tool_results``, ``handoff``, ``reply``, ``model_down`` (why the model server was lost
-    this turn, when it was). Per conversation: ``thread_id``,
-    ``customer_id``, ``turn``, ``angry_streak``, ``last_order_id``, ``history``.
-    """
-
-    message: str
-    attachments: list[str]
-    route: str
-    confidence: float
-    secondary_routes: list[str]
-    thread_id: str
-    customer_id: str | None
-    locale: str
-    turn: int
-    angry_streak: int
-    last_order_id: str | None
-    history: list[dict[str, str]]
-    signals: dict[str, Any]
-    triage: dict[str, Any]
-    plan: dict[str, Any]
-    tool_calls: list[dict[str, Any]]
-    tool_results: list[dict[str, Any]]
-    handoff: dict[str, Any] | None
-    reply: dict[str, Any]
-    model_down: str | None
-    clarify: str | None
-    pending: dict[str, Any] | None
-    declined_action: dict[str, Any] | None
-
-
-class CustomerServiceResult(BaseModel):
-    """The workflow's output for one turn.
-
-    Attributes:
-        status: ``succeeded``, or ``needs_human`` when the turn waits for a person.
-        triage: The triage of the message.
-        reply: The reply: code's fact sentence then the model's checked prose.
-        tool_results: Every tool result of the turn (facts a reply may quote).
-        handoff: Why and how a person was involved, if one was.
-        thread_id: The conversation.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    status: str = "succeeded"
-    triage: IssueTriage
-    reply: DraftReply
-    tool_results: list[dict[str, Any]] = Field(default_factory=list)
-    handoff: dict[str, Any] | None = None
-    thread_id: str = ""
-
-
-def _emit(event: BaseModel) -> None:
-    """Send ``event`` to the stream (``Orchestrator.stream``); a no-op under ``ainvoke``."""
-    with contextlib.suppress(RuntimeError):  # outside a runnable context
-        get_stream_writer()(event)
-
-
-def tool_spec(tool: str, order_ids: list[str] | None) -> dict[str, Any]:
-    """The OpenAI function tool for ``tool``, its order id an ``enum`` of ``order_ids``
-    (None: only a bounded string, as a server without constrained decoding would see it)."""
-    order_id: dict[str, Any] = (
-        {"type": "string", "enum": order_ids}
-        if order_ids is not None
-        else {"type": "string", "maxLength": 10}
-    )
-    # the model chooses the order only: a new address is read by code from the customer's
-    # own words (asks.extract_address), an amount from the store
-    properties: dict[str, Any] = {"order_id": order_id}
-    return {
-        "type": "function",
-        "function": {
-            "name": tool,
-            "description": TOOL_DESCRIPTIONS[tool],
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": list(properties),
-                "additionalProperties": False,
-            },
-        },
-    }
+__all__ = [
+    "MAX_HISTORY",
+    "MAX_MESSAGE_CHARS",
+    "MAX_OFFERED_ORDERS",
+    "MODEL_DOWN_REASON",
+    "WRITE_TOOL_NAMES",
+    "CustomerServiceResult",
+    "CustomerServiceState",
+    "CustomerServiceWorkflow",
+    "HandoffError",
+    "tool_spec",
+]
 
 
 class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult]):
@@ -207,7 +125,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         store: The order store; without one the workflow answers without tools (it cannot
             look anything up) and says so.
         checkpointer: LangGraph saver for conversation state; in memory when None (use
-            :func:`open_workflow` for the configured SQLite or Postgres one).
+            :func:`~workflows.customer_service.opening.open_workflow` for the configured
+            SQLite or Postgres one).
         settings: Tool-argument constraint and policy settings; defaults when None.
     """
 
@@ -275,7 +194,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     def result(self, state: CustomerServiceState) -> CustomerServiceResult:
         """The turn's result; ``needs_human`` while the graph waits in ``handoff``,
         ``awaiting_confirmation`` while it waits for the customer's yes."""
-        interrupts = state.get("__interrupt__") or ()  # type: ignore[typeddict-item]
+        interrupts = state.get("__interrupt__") or ()
         asking = any(getattr(i, "value", {}).get("kind") == "confirm" for i in interrupts)
         waiting = bool(interrupts) and not asking
         reply = state.get("reply") or {}
@@ -283,9 +202,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if waiting and handoff:
             facts = str(reply.get("facts") or "")
             lang = reply_language(state.get("message", ""), state.get("locale") or "en_US")
-            text = " ".join(p for p in (facts, _waiting_text(handoff, lang)) if p)
+            text = " ".join(p for p in (facts, waiting_text(handoff, lang)) if p)
             reply = {"text": text, "truncated": False}
-        elif not interrupts and _asked_for_person(state):  # stateless: recorded for a person
+        elif not interrupts and asked_for_person(state):  # stateless: recorded for a person
             waiting = True
             handoff = {"reason": str((state.get("plan") or {}).get("handoff_reason"))}
         return CustomerServiceResult(
@@ -476,7 +395,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     ) -> dict[str, Any]:
         try:
             triage = await triage_issue(runtime.context.llm, state["message"])
-        except _MODEL_LOST as exc:
+        except MODEL_LOST as exc:
             self._degrade_or_raise(exc)
             unread = IssueTriage(
                 issue_type="other", urgency="medium", sentiment="neutral", parsed=False
@@ -494,119 +413,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     async def _decide(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
-        """Pick the turn's one tool, a clarifying question, or a handoff.
-
-        A write tool is picked only from what the customer asked for in their own words
-        (:func:`~workflows.customer_service.asks.read_asks`): never from keyword rank, never
-        from the triage (which may pick read tools only). Two intents, one of them a write,
-        get a question back, not the money-moving one.
-        """
-        signals = state["signals"]
-        triage = IssueTriage(**state["triage"])
-        asks = read_asks(state["message"], max_chars=MAX_MESSAGE_CHARS)
-        intents: list[str] = list(signals["intents"])
-        # anger is read from words, not from the triage: on the CPU default the triage is a
-        # random model's greedy answer, the same for every message
-        angry = bool(signals["angry"])
-        streak = int(state.get("angry_streak") or 0) + 1 if angry else 0
-        update: dict[str, Any] = {"angry_streak": streak, "clarify": None, "pending": None}
-        declined = state.get("declined_action")
-        if declined:  # a confirmation this message did not confirm: say nothing was done
-            update["declined_action"] = None
-            update["tool_results"] = [_not_done_result(declined)]
-        reason = None
-        if state.get("model_down"):
-            reason = MODEL_DOWN_REASON
-        elif "human" in intents:
-            reason = "the customer asked for a person"
-        elif streak >= 2:
-            reason = "the customer is angry for a second turn"
-        elif state.get("route") == Route.FALLBACK.value and _unsure_opening(state, asks):
-            reason = "the classifier is unsure of the route and no intent word was found"
-        elif not triage.parsed and _readable(state["message"]):
-            reason = "the triage could not read the message"
-        if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
-            reason = None  # a write asked in a message too long to read: asked back, not handed
-            # on (the model may have refused the long prompt: that is not a lost server)
-        intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
-        tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
-        plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
-        if reason is None:
-            update["clarify"] = self._clarification(state, asks)
-        if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
-            if self.store is not None and tool in WRITE_TOOL_NAMES:
-                plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
-                plan["order_ids"], update["clarify"] = self._write_target(state, asks)
-            elif self.store is not None:
-                plan["order_ids"] = self._offer_ids(state)
-            if not plan["order_ids"]:
-                plan["tool"] = None
-        elif tool is not None:
-            plan["tool"] = None
-            if self.store is not None and not state.get("customer_id"):
-                plan["note"] = "no customer id: nothing can be looked up"
-        update["plan"] = plan
-        if reason is not None and self.store is not None:
-            update["handoff"] = {"reason": reason}
-            if state.get("model_down"):
-                update["handoff"]["detail"] = state["model_down"]
-        elif reason is not None:  # stateless mode (no store, so no handoff queue): say so
-            plan["handoff_reason"] = reason
-        return update
-
-    def _clarification(self, state: CustomerServiceState, asks: Asks) -> str | None:
-        """The question to ask back instead of acting, or None: a message with no words or
-        in a third language, two intents one of them a write, and a write that cannot be
-        read safely (a very long message, a malformed id, an address that is not one)."""
-        message = state["message"]
-        language = confirming.lang(message, str(state.get("locale") or "en_US"))
-        if not has_words(message):
-            return confirming.text("empty", language)
-        if _bare_answer(message):  # a yes or no with no question waiting: nothing to do
-            return confirming.text("nothing_pending", language)
-        if third_language(message):
-            return confirming.text("language", language)
-        if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
-            return confirming.two_intents(asks, language)
-        if not asks.writes:
-            return None
-        if len(message) > MAX_MESSAGE_CHARS:
-            return confirming.text("long", language)
-        if asks.malformed_id:
-            return confirming.text("bad_id", language)
-        if asks.writes[0] == "change_address" and not asks.new_address:
-            return confirming.address_problem(asks.address_problem, language)
-        return None
-
-    def _write_target(
-        self, state: CustomerServiceState, asks: Asks
-    ) -> tuple[list[str], str | None]:
-        """The one order a write may touch, or a question: the order named (one only), else
-        the one the conversation is about, else the customer's only order."""
-        language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
-        named = list(state["signals"]["order_ids"])
-        if len(named) > 1:
-            return [], confirming.text("which_of", language, ids=", ".join(named[:5]))
-        if named:
-            return named, None
-        if state.get("last_order_id"):
-            return [str(state["last_order_id"])], None
-        assert self.store is not None
-        own = self.store.tools(str(state["customer_id"])).order_ids(2)
-        if len(own) == 1:
-            return own, None
-        return [], confirming.text("which_order", language)
-
-    def _offer_ids(self, state: CustomerServiceState) -> list[str]:
-        """Order ids a read this turn may touch: those in the message, else the one the
-        conversation is about, else the customer's own (newest first)."""
-        named = list(state["signals"]["order_ids"])
-        if named:
-            return named[:MAX_OFFERED_ORDERS]
-        if state.get("last_order_id"):
-            return [str(state["last_order_id"])]
-        assert self.store is not None and state.get("customer_id")
-        return self.store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS)
+        """Pick the turn's one tool, a clarifying question, or a handoff
+        (:func:`~workflows.customer_service.deciding.decide`)."""
+        return decide(state, self.store)
 
     async def _select_tool(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
@@ -622,7 +431,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     ToolRequest(tool=tool, spec=spec, message=state["message"]),
                     node="select_tool",
                 )
-            except _MODEL_LOST as exc:
+            except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)
                 return {
                     "tool_calls": calls,
@@ -639,10 +448,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 error = "the model made no tool call"
             else:
                 try:
-                    args = _validate(tool, arguments, offered, str(plan.get("address") or ""))
+                    args = validate(tool, arguments, offered, str(plan.get("address") or ""))
                 except ToolArgumentsError as exc:
                     error = str(exc)
-            _emit(
+            emit(
                 ToolCallEvent(
                     tool=tool,
                     arguments=arguments[:500],
@@ -678,7 +487,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             if tool in WRITE_TOOL_NAMES:
                 action = dict(action or {})
                 args = dict(action.get("arguments") or args)
-                result = execute_write(tools, WriteAction(**_action_fields(action)))
+                result = execute_write(tools, WriteAction(**action_fields(action)))
             else:
                 result = tools.run(tool, args)
         except ToolError as exc:
@@ -692,7 +501,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     "last_order_id": args.get("order_id"),
                 }
             result = _refusal(tool, args, exc)
-        _emit(
+        emit(
             ToolResultEvent(
                 tool=tool, ok=result.ok, facts=result.facts, error_code=result.error_code
             )
@@ -719,7 +528,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             args["reason"] = reason[:200]
         shown = confirming.preview(self.store.tools(customer), tool, args, language)
         if isinstance(shown, ToolResult):
-            _emit(
+            emit(
                 ToolResultEvent(tool=tool, ok=False, facts=shown.facts, error_code=shown.error_code)
             )
             update: dict[str, Any] = {
@@ -729,7 +538,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 update["last_order_id"] = args.get("order_id")
             return update
         arguments, question = shown
-        _emit(ReplyFacts(text=question))
+        emit(ReplyFacts(text=question))
         history = [*(state.get("history") or []), {"role": "agent", "text": question}]
         action = {
             "tool": tool,
@@ -791,7 +600,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """Reply with code's question (which intent, which order, what address) or note; no
         tool runs and no model writes."""
         text = str(state.get("clarify") or "")
-        _emit(ReplyFacts(text=text))
+        emit(ReplyFacts(text=text))
         history = [*(state.get("history") or []), {"role": "agent", "text": text}]
         return {
             "reply": {"text": text, "facts": text, "truncated": False},
@@ -819,7 +628,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             self.store.record_handoff(
                 thread_id, turn, state.get("customer_id"), str(handoff.get("reason")), context
             )
-        _emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
+        emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
         decision = interrupt({"thread_id": thread_id, "turn": turn, **context})
         approve = bool(decision.get("approve")) if isinstance(decision, dict) else False
         note = str(decision.get("note", ""))[:2000] if isinstance(decision, dict) else ""
@@ -829,27 +638,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         action = handoff.get("action")
         if action and self.store is not None:
             tools = self.store.tools(str(state["customer_id"]))
-            if approve:
-                try:
-                    done = execute_write(
-                        tools,
-                        WriteAction(**_action_fields(action)),
-                        approved_by=f"person:{by}",
-                        note=note,
-                    )
-                except ToolError as exc:
-                    done = _refusal(action["tool"], action["arguments"], exc)
-            else:
-                done = ToolResult(
-                    tool=action["tool"],
-                    ok=False,
-                    error_code="policy",
-                    facts={
-                        "order_id": str(action["arguments"].get("order_id", "")),
-                        "reason": "declined after review",
-                    },
-                )
-            _emit(
+            done = decided_write(tools, action, approve=approve, by=by, note=note)
+            emit(
                 ToolResultEvent(
                     tool=done.tool, ok=done.ok, facts=done.facts, error_code=done.error_code
                 )
@@ -870,20 +660,20 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         handoff = state.get("handoff")
         decision = handoff.get("decision") if handoff else None
         if decision and not results:
-            sentences.append(_reviewed_text(handoff or {}, locale))
-        sentences.extend(_notes(state, locale))
+            sentences.append(reviewed_text(handoff or {}, locale))
+        sentences.extend(reply_notes(state, locale))
         triage = IssueTriage(**state["triage"])
         plan = state.get("plan") or {}
         intent = reply_intent(plan.get("intent"), state["message"], triage.issue_type)
-        person = _asked_for_person(state)
+        person = asked_for_person(state)
         answer = None if person else intent_answer(results, decision, intent, lang)
         sentences.append(answer or "")  # code answers the intent before the model is called
         facts_text = " ".join(s for s in sentences if s)
         if facts_text:
-            _emit(ReplyFacts(text=facts_text))
+            emit(ReplyFacts(text=facts_text))
         if person:  # stateless: nobody to hand it to, so say who will
             prose = Prose(sentences=[code_reply(None, "human", lang)], code_written=True)
-            _emit(ReplyToken(text=prose.sentences[0]))
+            emit(ReplyToken(text=prose.sentences[0]))
         else:
             try:
                 prose = await write_prose(
@@ -894,10 +684,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     decision=decision,
                     lang=lang,
                     intent=intent,
-                    emit=_emit,
+                    emit=emit,
                     answered=answer is not None,
                 )
-            except _MODEL_LOST as exc:
+            except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)
                 lost = str(exc)[:500]  # a reply the server lost mid-way is not sent as whole
                 if not decision:  # not yet seen by a person
@@ -920,38 +710,6 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             },
             "history": history[-MAX_HISTORY:],
         }
-
-
-def _validate(tool: str, arguments: str, offered: list[str], address: str = "") -> dict[str, Any]:
-    """The model's arguments, validated: JSON with ``order_id`` only, one of ``offered``; a
-    new ``address`` (read by code from the customer's words) is added for an address change.
-
-    Raises:
-        ToolArgumentsError: Any rule broken.
-    """
-    from workflows.customer_service.store import OrderTools
-
-    try:  # the model chooses the order only; code sets amount, reason and new address
-        data = json.loads(arguments)
-    except ValueError:
-        raise ToolArgumentsError(tool, "arguments are not JSON") from None
-    if not isinstance(data, dict) or set(data) != {"order_id"}:
-        raise ToolArgumentsError(tool, "only order_id may be given")
-    if tool == "change_address":
-        data["new_address"] = address or "-" * 5  # validated below; never empty here
-    args = OrderTools.validate(tool, data).model_dump(exclude_none=True)
-    if args.get("order_id") not in offered:
-        raise ToolArgumentsError(tool, "order_id: not one of the orders this turn may touch")
-    if tool == "change_address" and not address:
-        raise ToolArgumentsError(tool, "new_address: the customer gave none")
-    return args
-
-
-def _refusal(tool: str, args: dict[str, Any], exc: ToolError) -> ToolResult:
-    facts = {"order_id": str(args.get("order_id", ""))}
-    if exc.code == "policy":
-        facts["reason"] = str(exc).split(": ", 1)[-1][:200]
-    return ToolResult(tool=tool, ok=False, facts=facts, error_code=exc.code, message=str(exc))
 
 
 # The edge functions are coroutines although they only read the state: LangGraph runs a plain
@@ -979,73 +737,6 @@ async def _after_confirm(state: CustomerServiceState) -> str:
     return "await_confirm" if state.get("pending") else "draft_reply"
 
 
-#: The write tools (each runs only confirmed, through :func:`execute_write`).
-WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
-#: Read tools of the read intents that the signals table does not name.
-_READ_TOOLS = {"eligibility": "check_refund_eligibility"}
-#: The triage's issue types mapped to *read* intents: the triage never picks a write.
-_TRIAGE_READ = {
-    "refund": "eligibility",
-    "delivery": "track",
-    "order_status": "status",
-    "cancellation": "status",
-}
-
-
-def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | None:
-    """The read a turn without a write ask does: one asked for, else one whose words occur,
-    else the triage's (read intents only)."""
-    if asks.reads:
-        return asks.reads[0]
-    words = [i for i in intents if i in ("track", "status")]
-    if words:
-        return words[0]
-    return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
-
-
-def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
-    """The classifier was unsure and nothing in the message says what the customer wants: a
-    first turn with no intent word, no order id, in English or Chinese (later turns of a
-    conversation, a bare yes/no, emoji or a third language get a reply instead)."""
-    message = state["message"]
-    return (
-        int(state.get("turn") or 1) <= 1
-        and not state["signals"]["intents"]
-        and not state["signals"]["order_ids"]
-        and not asks.writes
-        and not asks.reads
-        and _readable(message)
-    )
-
-
-def _readable(message: str) -> bool:
-    """Words in English or Chinese that are more than a bare yes or no: what a person could
-    act on (emoji only, a third language or a lone yes/no get code's reply instead)."""
-    return has_words(message) and not third_language(message) and not _bare_answer(message)
-
-
-def _bare_answer(message: str) -> bool:
-    """A plain yes or no (the thread waits on no confirmation when this is read)."""
-    return is_yes(message) or confirming.is_no(message)
-
-
-def _action_fields(action: dict[str, Any]) -> dict[str, Any]:
-    """The :class:`WriteAction` fields of a pending or confirmed action dict."""
-    names = WriteAction.model_fields
-    return {k: v for k, v in action.items() if k in names}
-
-
-def _not_done_result(declined: dict[str, Any]) -> dict[str, Any]:
-    """The tool result that says a write was not confirmed, so nothing was done."""
-    order_id = str((declined.get("arguments") or {}).get("order_id", ""))
-    return ToolResult(
-        tool=str(declined.get("tool")),
-        ok=False,
-        error_code="not_confirmed",
-        facts={"order_id": order_id, "reason": "it was not confirmed, so nothing was changed"},
-    ).model_dump()
-
-
 async def _after_run(state: CustomerServiceState) -> str:
     return "handoff" if state.get("handoff") else "draft_reply"
 
@@ -1054,118 +745,3 @@ async def _after_draft(state: CustomerServiceState) -> str:
     """The server lost while the reply was written, and no person saw the case yet."""
     handoff = state.get("handoff")
     return "handoff" if handoff and not handoff.get("decision") else END
-
-
-def _waiting_text(handoff: dict[str, Any], lang: str = "en") -> str:
-    if lang == "zh":
-        return "同事会接手这段对话，请稍候。"
-    return f"A colleague will take over this conversation ({handoff.get('reason')})."
-
-
-def _asked_for_person(state: CustomerServiceState) -> bool:
-    """A stateless turn (no order store, so no handoff queue) whose customer asked for a
-    person: the reply says a colleague takes over and the request is ``needs_human``."""
-    plan = state.get("plan") or {}
-    intents = (state.get("signals") or {}).get("intents") or ()
-    return bool(plan.get("handoff_reason")) and "human" in intents
-
-
-def _reviewed_text(handoff: dict[str, Any], locale: str) -> str:
-    if locale.startswith("zh"):
-        return (
-            f"同事已处理您的问题（{'已批准' if handoff['decision'] == 'approved' else '未批准'}）。"
-        )
-    return f"A colleague reviewed your case: {handoff['decision']}."
-
-
-def _notes(state: CustomerServiceState, locale: str) -> list[str]:
-    """Attachments used as evidence, parts of a compound request handed to a person (not run
-    here), and a turn with nothing to look up."""
-    zh = locale.startswith("zh")
-    notes: list[str] = []
-    files = state.get("attachments") or []
-    if files:
-        names = ", ".join(files)
-        notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
-    others = [r for r in state.get("secondary_routes") or [] if r != Route.CUSTOMER_SERVICE.value]
-    route = state.get("route")
-    if route not in (None, Route.CUSTOMER_SERVICE.value, Route.FALLBACK.value):
-        others.insert(0, str(route))
-    # the dispatcher ran this workflow only: each other part is recorded for a person
-    # (orchestrator.core.compound), and the note says exactly that (issue 46)
-    what = {
-        Route.EXCEL_REPORT.value: ("a spreadsheet report", "表格报表"),
-        Route.CONTENT_MODERATION.value: ("reviewing a post", "内容审核"),
-    }
-    for other in dict.fromkeys(others):
-        en, cn = what.get(other, (other.replace("_", " "), other))
-        notes.append(
-            f"您请求中关于{cn}的部分这里没有处理：已单独记录，转交人工跟进。"
-            if zh
-            else f"The part of your request about {en} was not done here: it is recorded "
-            "separately for a colleague, who will follow it up."
-        )
-    plan = state.get("plan") or {}
-    if plan.get("note"):
-        notes.append(
-            "请登录后我们再为您查询订单。" if zh else "Please sign in so I can look up your orders."
-        )
-    return notes
-
-
-@asynccontextmanager
-async def open_workflow(settings: Settings) -> AsyncIterator[CustomerServiceWorkflow]:
-    """The workflow on the configured order store and checkpointer, open for the block.
-
-    The checkpointer is LangGraph's own: ``AsyncSqliteSaver`` (langgraph-checkpoint-sqlite)
-    on ``settings.cs_checkpoint_url`` (default: ``conversations.db`` beside a SQLite order
-    store), or ``AsyncPostgresSaver`` (langgraph-checkpoint-postgres) when the URL is
-    PostgreSQL.
-
-    Raises:
-        UserError: A URL is malformed or a database cannot be opened.
-    """
-    store = OrderStore(
-        settings.cs_database_url,
-        policy=RefundPolicy(
-            window_days=settings.cs_refund_window_days,
-            auto_limit_cents=round(settings.cs_refund_auto_limit * 100),
-        ),
-    )
-    url = checkpoint_url(settings)
-    try:
-        if url.startswith(("postgresql", "postgres")):
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
-            conn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-            async with AsyncPostgresSaver.from_conn_string(conn) as saver:
-                await saver.setup()
-                yield CustomerServiceWorkflow(store, saver, settings=settings)
-        else:
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-            path = url.removeprefix("sqlite:///")
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            check_conversations(Path(path))  # StorageError: one line naming the file and fix
-            async with AsyncSqliteSaver.from_conn_string(path) as saver:
-                workflow = CustomerServiceWorkflow(store, saver, settings=settings)
-                workflow.storage_name = f"conversations database {path}"
-                yield workflow
-    finally:
-        store.close()
-
-
-def checkpoint_url(settings: Settings) -> str:
-    """Where conversations are checkpointed (see :attr:`Settings.cs_checkpoint_url`)."""
-    if settings.cs_checkpoint_url:
-        return settings.cs_checkpoint_url
-    store = settings.cs_database_url
-    if store.startswith("sqlite:///"):
-        folder = Path(store.removeprefix("sqlite:///")).parent
-        return f"sqlite:///{folder / 'conversations.db'}"
-    if store.startswith(("postgresql", "postgres")):
-        return store
-    raise UserError(
-        f"cannot place conversation checkpoints beside {store!r}; set ORCH_CS_CHECKPOINT_URL "
-        "to a SQLite path or a postgresql:// URL"
-    )

@@ -1,0 +1,223 @@
+"""The ``decide`` node's code: the turn's one tool, a clarifying question, or a handoff.
+
+A write tool is picked only from what the customer asked for in their own words
+(:func:`~workflows.customer_service.asks.read_asks`): never from keyword rank, never from the
+triage (which may pick read tools only). Two intents, one of them a write, get a question
+back, not the money-moving one. Split out of :mod:`workflows.customer_service.graph`
+(issue 48).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.routes import Route
+from skills import IssueTriage
+from workflows.customer_service import confirm as confirming
+from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.signals import INTENT_TOOL
+from workflows.customer_service.state import (
+    MAX_MESSAGE_CHARS,
+    MAX_OFFERED_ORDERS,
+    MODEL_DOWN_REASON,
+    CustomerServiceState,
+)
+from workflows.customer_service.store import OrderStore
+from workflows.customer_service.store.tools import WRITE_TOOLS, ToolResult
+
+#: The write tools (each runs only confirmed, through :func:`execute_write`).
+WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
+#: Read tools of the read intents that the signals table does not name.
+_READ_TOOLS = {"eligibility": "check_refund_eligibility"}
+#: The triage's issue types mapped to *read* intents: the triage never picks a write.
+_TRIAGE_READ = {
+    "refund": "eligibility",
+    "delivery": "track",
+    "order_status": "status",
+    "cancellation": "status",
+}
+
+
+def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, Any]:
+    """The ``decide`` node's state update: ``plan`` (``intent``, ``tool``, ``order_ids``,
+    and for a write ``write``/``ask``/``address``), ``clarify`` (a question back, or None),
+    ``handoff`` (with a store) or ``plan["handoff_reason"]`` (without one), the anger streak,
+    and a "not done" result for a write the customer did not confirm."""
+    signals = state["signals"]
+    triage = IssueTriage(**state["triage"])
+    asks = read_asks(state["message"], max_chars=MAX_MESSAGE_CHARS)
+    intents: list[str] = list(signals["intents"])
+    # anger is read from words, not from the triage: on the CPU default the triage is a
+    # random model's greedy answer, the same for every message
+    streak = int(state.get("angry_streak") or 0) + 1 if signals["angry"] else 0
+    update: dict[str, Any] = {"angry_streak": streak, "clarify": None, "pending": None}
+    declined = state.get("declined_action")
+    if declined:  # a confirmation this message did not confirm: say nothing was done
+        update["declined_action"] = None
+        update["tool_results"] = [_not_done_result(declined)]
+    reason = _handoff_reason(state, asks, triage, streak)
+    intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
+    tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
+    plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
+    if reason is None:
+        update["clarify"] = clarification(state, asks)
+    if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
+        update["clarify"] = _target(plan, state, asks, store)
+    elif tool is not None:
+        plan["tool"] = None
+        if store is not None and not state.get("customer_id"):
+            plan["note"] = "no customer id: nothing can be looked up"
+    update["plan"] = plan
+    if reason is not None and store is not None:
+        update["handoff"] = {"reason": reason}
+        if state.get("model_down"):
+            update["handoff"]["detail"] = state["model_down"]
+    elif reason is not None:  # stateless mode (no store, so no handoff queue): say so
+        plan["handoff_reason"] = reason
+    return update
+
+
+def _handoff_reason(
+    state: CustomerServiceState, asks: Asks, triage: IssueTriage, streak: int
+) -> str | None:
+    """Why the turn goes to a person, or None."""
+    if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
+        return None  # a write asked in a message too long to read: asked back, not handed
+        # on (the model may have refused the long prompt: that is not a lost server)
+    if state.get("model_down"):
+        return MODEL_DOWN_REASON
+    if "human" in state["signals"]["intents"]:
+        return "the customer asked for a person"
+    if streak >= 2:
+        return "the customer is angry for a second turn"
+    if state.get("route") == Route.FALLBACK.value and _unsure_opening(state, asks):
+        return "the classifier is unsure of the route and no intent word was found"
+    if not triage.parsed and _readable(state["message"]):
+        return "the triage could not read the message"
+    return None
+
+
+def _target(
+    plan: dict[str, Any], state: CustomerServiceState, asks: Asks, store: OrderStore | None
+) -> str | None:
+    """Fill ``plan``'s order ids (a write's one target, or the ids a read may touch); drop
+    its tool when there are none. Returns the question to ask back instead, or None."""
+    question = None
+    if store is not None and plan["tool"] in WRITE_TOOL_NAMES:
+        plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
+        plan["order_ids"], question = _write_target(state, store)
+    elif store is not None:
+        plan["order_ids"] = _offer_ids(state, store)
+    if not plan["order_ids"]:
+        plan["tool"] = None
+    return question
+
+
+def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
+    """The question to ask back instead of acting, or None: a message with no words or
+    in a third language, two intents one of them a write, and a write that cannot be
+    read safely (a very long message, a malformed id, an address that is not one)."""
+    message = state["message"]
+    language = confirming.lang(message, str(state.get("locale") or "en_US"))
+    if not has_words(message):
+        return confirming.text("empty", language)
+    if _bare_answer(message):  # a yes or no with no question waiting: nothing to do
+        return confirming.text("nothing_pending", language)
+    if third_language(message):
+        return confirming.text("language", language)
+    if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
+        return confirming.two_intents(asks, language)
+    if not asks.writes:
+        return None
+    if len(message) > MAX_MESSAGE_CHARS:
+        return confirming.text("long", language)
+    if asks.malformed_id:
+        return confirming.text("bad_id", language)
+    if asks.writes[0] == "change_address" and not asks.new_address:
+        return confirming.address_problem(asks.address_problem, language)
+    return None
+
+
+def _write_target(state: CustomerServiceState, store: OrderStore) -> tuple[list[str], str | None]:
+    """The one order a write may touch, or a question: the order named (one only), else
+    the one the conversation is about, else the customer's only order."""
+    language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
+    named = list(state["signals"]["order_ids"])
+    if len(named) > 1:
+        return [], confirming.text("which_of", language, ids=", ".join(named[:5]))
+    if named:
+        return named, None
+    if state.get("last_order_id"):
+        return [str(state["last_order_id"])], None
+    own = store.tools(str(state["customer_id"])).order_ids(2)
+    if len(own) == 1:
+        return own, None
+    return [], confirming.text("which_order", language)
+
+
+def _offer_ids(state: CustomerServiceState, store: OrderStore) -> list[str]:
+    """Order ids a read this turn may touch: those in the message, else the one the
+    conversation is about, else the customer's own (newest first)."""
+    named = list(state["signals"]["order_ids"])
+    if named:
+        return named[:MAX_OFFERED_ORDERS]
+    if state.get("last_order_id"):
+        return [str(state["last_order_id"])]
+    assert state.get("customer_id")
+    return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS)
+
+
+def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | None:
+    """The read a turn without a write ask does: one asked for, else one whose words occur,
+    else the triage's (read intents only)."""
+    if asks.reads:
+        return asks.reads[0]
+    words = [i for i in intents if i in ("track", "status")]
+    if words:
+        return words[0]
+    return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+
+
+def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
+    """The classifier was unsure and nothing in the message says what the customer wants: a
+    first turn with no intent word, no order id, in English or Chinese (later turns of a
+    conversation, a bare yes/no, emoji or a third language get a reply instead)."""
+    message = state["message"]
+    return (
+        int(state.get("turn") or 1) <= 1
+        and not state["signals"]["intents"]
+        and not state["signals"]["order_ids"]
+        and not asks.writes
+        and not asks.reads
+        and _readable(message)
+    )
+
+
+def _readable(message: str) -> bool:
+    """Words in English or Chinese that are more than a bare yes or no: what a person could
+    act on (emoji only, a third language or a lone yes/no get code's reply instead)."""
+    return has_words(message) and not third_language(message) and not _bare_answer(message)
+
+
+def _bare_answer(message: str) -> bool:
+    """A plain yes or no (the thread waits on no confirmation when this is read)."""
+    return is_yes(message) or confirming.is_no(message)
+
+
+def _not_done_result(declined: dict[str, Any]) -> dict[str, Any]:
+    """The tool result that says a write was not confirmed, so nothing was done."""
+    order_id = str((declined.get("arguments") or {}).get("order_id", ""))
+    return ToolResult(
+        tool=str(declined.get("tool")),
+        ok=False,
+        error_code="not_confirmed",
+        facts={"order_id": order_id, "reason": "it was not confirmed, so nothing was changed"},
+    ).model_dump()
+
+
+def asked_for_person(state: CustomerServiceState) -> bool:
+    """A stateless turn (no order store, so no handoff queue) whose customer asked for a
+    person: the reply says a colleague takes over and the request is ``needs_human``."""
+    plan = state.get("plan") or {}
+    intents = (state.get("signals") or {}).get("intents") or ()
+    return bool(plan.get("handoff_reason")) and "human" in intents

@@ -1,0 +1,62 @@
+"""Code's sentences around a reply: the handoff's waiting line, a person's review, and the
+notes (attachments, the parts of a compound request left to a person, sign in). Split out
+of :mod:`workflows.customer_service.graph` (issue 48).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.routes import Route
+from workflows.customer_service.state import CustomerServiceState
+
+
+def waiting_text(handoff: dict[str, Any], lang: str = "en") -> str:
+    """What the reply says while the turn waits on a person."""
+    if lang == "zh":
+        return "同事会接手这段对话，请稍候。"
+    return f"A colleague will take over this conversation ({handoff.get('reason')})."
+
+
+def reviewed_text(handoff: dict[str, Any], locale: str) -> str:
+    """What the reply says of a person's decision when no tool result says it."""
+    if locale.startswith("zh"):
+        return (
+            f"同事已处理您的问题（{'已批准' if handoff['decision'] == 'approved' else '未批准'}）。"
+        )
+    return f"A colleague reviewed your case: {handoff['decision']}."
+
+
+def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
+    """Attachments used as evidence, parts of a compound request handed to a person (not run
+    here), and a turn with nothing to look up."""
+    zh = locale.startswith("zh")
+    notes: list[str] = []
+    files = state.get("attachments") or []
+    if files:
+        names = ", ".join(files)
+        notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
+    others = [r for r in state.get("secondary_routes") or [] if r != Route.CUSTOMER_SERVICE.value]
+    route = state.get("route")
+    if route not in (None, Route.CUSTOMER_SERVICE.value, Route.FALLBACK.value):
+        others.insert(0, str(route))
+    # the dispatcher ran this workflow only: each other part is recorded for a person
+    # (orchestrator.core.compound), and the note says exactly that (issue 46)
+    what = {
+        Route.EXCEL_REPORT.value: ("a spreadsheet report", "表格报表"),
+        Route.CONTENT_MODERATION.value: ("reviewing a post", "内容审核"),
+    }
+    for other in dict.fromkeys(others):
+        en, cn = what.get(other, (other.replace("_", " "), other))
+        notes.append(
+            f"您请求中关于{cn}的部分这里没有处理：已单独记录，转交人工跟进。"
+            if zh
+            else f"The part of your request about {en} was not done here: it is recorded "
+            "separately for a colleague, who will follow it up."
+        )
+    plan = state.get("plan") or {}
+    if plan.get("note"):
+        notes.append(
+            "请登录后我们再为您查询订单。" if zh else "Please sign in so I can look up your orders."
+        )
+    return notes
