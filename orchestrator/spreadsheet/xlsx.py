@@ -278,6 +278,31 @@ class XlsxBook:
                 f"{get_column_letter(ws.max_column)}{ws.max_row}"
             )
         parser, rows = self._rows(ws, data_only=False)
+        formulas = self._read_cells(ws.title, sheet, rows, budget)
+        if parser.merged_cells is not None:
+            for merged in parser.merged_cells.mergeCell:
+                min_col, min_row, max_col, max_row = range_boundaries(merged.ref)
+                sheet.merged.append((min_row, min_col, max_row, max_col))
+        sheet.tables = self._tables(ws, parser)
+        sheet.include_hidden = limits.include_hidden
+        _read_hidden(parser, sheet, limits.max_cols)
+        sheet.placeholder_cache = self.placeholder_cache
+        if formulas and not sheet.placeholder_cache:
+            self._cached_values(ws, sheet, formulas)
+        return sheet
+
+    def _read_cells(
+        self, title: str, sheet: RawSheet, rows: Any, budget: _Budget
+    ) -> list[tuple[int, int]]:
+        """Pass 1: the sheet's values and formulas (``rows``: the ``(row, cells)`` pairs of
+        :meth:`_rows`) into ``sheet.cells`` (columns past
+        ``max_cols`` counted in a warning); returns the formula cells' ``(row, column)``.
+
+        Raises:
+            SpreadsheetTooLargeError: Over ``max_rows`` rows with data, or the workbook over
+                ``max_cells``.
+        """
+        limits = self.limits
         formulas: list[tuple[int, int]] = []
         data_rows = 0
         dropped_right = 0
@@ -302,7 +327,7 @@ class XlsxBook:
                 if data_rows > limits.max_rows:
                     raise SpreadsheetTooLargeError(
                         self.path,
-                        f"sheet '{ws.title}' has more than {limits.max_rows:,} rows with data "
+                        f"sheet '{title}' has more than {limits.max_rows:,} rows with data "
                         "(reading stopped there to keep memory bounded)",
                         "Split the sheet into smaller files, or raise the limit "
                         "(ORCH_SPREADSHEET_MAX_ROWS)",
@@ -312,23 +337,7 @@ class XlsxBook:
                 f"{dropped_right:,} values right of column {get_column_letter(limits.max_cols)} "
                 f"were not read (limit of {limits.max_cols} columns)"
             )
-        if parser.merged_cells is not None:
-            for merged in parser.merged_cells.mergeCell:
-                min_col, min_row, max_col, max_row = range_boundaries(merged.ref)
-                sheet.merged.append((min_row, min_col, max_row, max_col))
-        sheet.tables = self._tables(ws, parser)
-        sheet.include_hidden = limits.include_hidden
-        for row, attrs in parser.row_dimensions.items():
-            if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
-                sheet.hidden_rows.add(int(row))
-        for attrs in parser.column_dimensions.values():
-            if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
-                low, high = int(attrs.get("min", 0)), int(attrs.get("max", 0))
-                sheet.hidden_cols.update(range(low, min(high, limits.max_cols) + 1))
-        sheet.placeholder_cache = self.placeholder_cache
-        if formulas and not sheet.placeholder_cache:
-            self._cached_values(ws, sheet, formulas)
-        return sheet
+        return formulas
 
     def _cached_values(self, ws: Any, sheet: RawSheet, formulas: list[tuple[int, int]]) -> None:
         """Pass 2: fill each formula cell with its cached value (``data_only=True``).
@@ -409,3 +418,14 @@ class XlsxBook:
                 )
             )
         return tables
+
+
+def _read_hidden(parser: WorkSheetParser, sheet: RawSheet, max_cols: int) -> None:
+    """The sheet's hidden rows and columns (columns up to ``max_cols``) into ``sheet``."""
+    for row, attrs in parser.row_dimensions.items():
+        if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
+            sheet.hidden_rows.add(int(row))
+    for attrs in parser.column_dimensions.values():
+        if str(attrs.get("hidden", "0")).lower() in ("1", "true"):
+            low, high = int(attrs.get("min", 0)), int(attrs.get("max", 0))
+            sheet.hidden_cols.update(range(low, min(high, max_cols) + 1))
