@@ -93,6 +93,56 @@ def normalise(text: str) -> str:
     return fold_text(text)
 
 
+class _Keywords:
+    """The keyword tables of a rules file, filled one keyword at a time (:meth:`add`)."""
+
+    def __init__(self, path: Path | str, fuzzy_min_len: int) -> None:
+        self.path, self.fuzzy_min_len = path, fuzzy_min_len
+        self.word: dict[str, list[Hit]] = defaultdict(list)
+        self.phrase: dict[str, list[Hit]] = defaultdict(list)
+        self.phrase_len: dict[str, int] = {}
+        self.prefix: dict[str, list[Hit]] = defaultdict(list)
+        self.zh: dict[str, list[Hit]] = defaultdict(list)
+        self.fuzzy_keys: set[str] = set()
+
+    def add(self, i: int, rule: Rule, raw: str) -> None:
+        """Index keyword ``raw`` of rule ``i``: a Chinese substring, a ``stem*`` prefix, or a
+        word or phrase (and a fuzzy key when the rule is fuzzy and the word long enough).
+
+        Raises:
+            RulesError: The keyword mixes Chinese and Latin letters, or has no letters.
+        """
+        kw = normalise(raw.strip())
+        star = kw.endswith("*")
+        kw = kw.rstrip("*").strip()
+        has_cjk = bool(_CJK.search(kw))
+        if has_cjk and _LATIN.search(kw):
+            raise RulesError(
+                self.path,
+                rule.line,
+                f"rule {rule.id!r}: keyword {raw!r} mixes Chinese and Latin letters; "
+                "split it into two keywords",
+            )
+        if has_cjk:
+            self.zh[re.sub(r"\s+", "", kw)].append((i, raw))
+            return
+        words = TOKEN.findall(kw)
+        if not words:
+            raise RulesError(
+                self.path, rule.line, f"rule {rule.id!r}: keyword {raw!r} has no letters or digits"
+            )
+        compact = "".join(words)
+        if star:
+            self.prefix[compact].append((i, raw))
+            return
+        self.word[compact].append((i, raw))
+        if len(words) > 1:
+            self.phrase[" ".join(words)].append((i, raw))
+            self.phrase_len[words[0]] = max(self.phrase_len.get(words[0], 0), len(words))
+        if rule.fuzzy and len(compact) >= self.fuzzy_min_len:
+            self.fuzzy_keys.add(compact)
+
+
 @dataclass
 class CompiledRules:
     """Lookup tables built from a :class:`RulesFile` (immutable once built)."""
@@ -144,12 +194,7 @@ class CompiledRules:
         """
         rules = rules_file.rule
         s = rules_file.settings
-        word: dict[str, list[Hit]] = defaultdict(list)
-        phrase: dict[str, list[Hit]] = defaultdict(list)
-        phrase_len: dict[str, int] = {}
-        prefix: dict[str, list[Hit]] = defaultdict(list)
-        zh: dict[str, list[Hit]] = defaultdict(list)
-        fuzzy_keys: set[str] = set()
+        kw = _Keywords(path, s.fuzzy_min_len)
         regexes: list[tuple[int, regex.Pattern[str]]] = []
         attach: dict[str, list[int]] = defaultdict(list)
         for i, rule in enumerate(rules):
@@ -158,41 +203,11 @@ class CompiledRules:
             for ext in rule.attachments:
                 attach[ext.lower().lstrip(".")].append(i)
             for raw in rule.keywords:
-                kw = normalise(raw.strip())
-                star = kw.endswith("*")
-                kw = kw.rstrip("*").strip()
-                has_cjk = bool(_CJK.search(kw))
-                if has_cjk and _LATIN.search(kw):
-                    raise RulesError(
-                        path,
-                        rule.line,
-                        f"rule {rule.id!r}: keyword {raw!r} mixes Chinese and Latin letters; "
-                        "split it into two keywords",
-                    )
-                if has_cjk:
-                    zh[re.sub(r"\s+", "", kw)].append((i, raw))
-                    continue
-                words = TOKEN.findall(kw)
-                if not words:
-                    raise RulesError(
-                        path,
-                        rule.line,
-                        f"rule {rule.id!r}: keyword {raw!r} has no letters or digits",
-                    )
-                compact = "".join(words)
-                if star:
-                    prefix[compact].append((i, raw))
-                    continue
-                word[compact].append((i, raw))
-                if len(words) > 1:
-                    key = " ".join(words)
-                    phrase[key].append((i, raw))
-                    phrase_len[words[0]] = max(phrase_len.get(words[0], 0), len(words))
-                if rule.fuzzy and len(compact) >= s.fuzzy_min_len:
-                    fuzzy_keys.add(compact)
+                kw.add(i, rule, raw)
+        word, phrase, prefix, zh = kw.word, kw.phrase, kw.prefix, kw.zh
         compact_starts = frozenset(k[:j] for k in word for j in range(2, len(k)))
         fuzzy_del: dict[str, set[str]] = defaultdict(set)
-        for key in fuzzy_keys:
+        for key in kw.fuzzy_keys:
             for variant in _deletes(key):
                 fuzzy_del[variant].add(key)
         zh_first: dict[str, set[int]] = defaultdict(set)
@@ -215,7 +230,7 @@ class CompiledRules:
             ranking=tuple((r, priority[r]) for r in routes),
             word={k: tuple(v) for k, v in word.items()},
             phrase={k: tuple(v) for k, v in phrase.items()},
-            phrase_len=phrase_len,
+            phrase_len=kw.phrase_len,
             phrase_prefixes=frozenset(
                 " ".join(words[:j])
                 for words in (k.split(" ") for k in phrase)
@@ -284,7 +299,6 @@ class CompiledRules:
             channel: The request's channel, lower case, or None.
         """
         fired: dict[int, Match] = {}
-        word, phrase, prefixes = self.word, self.phrase, self.phrase_prefixes
         memo = self.token_memo
         # the tokens, and each one's offset found from where the one before ended: no token
         # character lies between two tokens, so ``find`` lands on the token itself (cheaper
@@ -303,45 +317,44 @@ class CompiledRules:
                 continue
             hits, plen, joins = entry
             if tok[0] >= "\u3400":  # a CJK run: (rule, offset, length), first per rule
-                for rule, i, length in hits:
-                    if rule not in fired:
-                        s = start + i
-                        fired[rule] = (1.0, tok[i : i + length], (s, s + length))
+                _fire_cjk(fired, hits, tok, start)
                 continue
             for rule, sim, _ in hits:  # a word: (rule, similarity, 0), best per rule
                 if rule not in fired or fired[rule][0] < sim:
                     fired[rule] = (sim, tok, (start, end))
             if t + 1 < n:
                 if plen:  # phrases starting here, two or more words
-                    key, last = tok, end
-                    for k in range(t + 1, min(n, t + plen)):
-                        nxt = toks[k]
-                        if nxt[0] >= "\u3400":
-                            break
-                        last = find(nxt, last) + len(nxt)
-                        key = key + " " + nxt
-                        hits = phrase.get(key)
-                        if hits:
-                            span = (start, last)
-                            for rule, _ in hits:
-                                if rule not in fired or fired[rule][0] < 1.0:
-                                    fired[rule] = (1.0, text[start:last], span)
-                        if key not in prefixes:  # no longer phrase begins with these words
-                            break
+                    self._phrases(text, toks, t, start, min(n, t + plen), fired)
                 if joins:  # "log in" -> "login"
                     nxt = toks[t + 1]
-                    hits = word.get(tok + nxt)
-                    if hits:
-                        span = (start, find(nxt, end) + len(nxt))
-                        for rule, _ in hits:
-                            if rule not in fired or fired[rule][0] < 1.0:
-                                fired[rule] = (1.0, text[span[0] : span[1]], span)
+                    joined_hits = self.word.get(tok + nxt)
+                    if joined_hits:
+                        _fire_exact(fired, joined_hits, text, (start, find(nxt, end) + len(nxt)))
         if self.regexes:
             self._match_regexes(text, fired)
         for ext in extensions:
             for rule in self.attach.get(ext, ()):
                 fired.setdefault(rule, (1.0, ext, None))
         return fired
+
+    def _phrases(
+        self, text: str, toks: list[str], t: int, start: int, stop: int, fired: dict[int, Match]
+    ) -> None:
+        """Fire the phrases that begin with token ``t`` (at ``start`` in ``text``), of words
+        ``t`` to ``stop - 1`` at most; a CJK run or a sequence that begins no longer phrase
+        ends the search."""
+        key, last = toks[t], start + len(toks[t])
+        for k in range(t + 1, stop):
+            nxt = toks[k]
+            if nxt[0] >= "\u3400":
+                break
+            last = text.find(nxt, last) + len(nxt)
+            key = key + " " + nxt
+            phrase_hits = self.phrase.get(key)
+            if phrase_hits:
+                _fire_exact(fired, phrase_hits, text, (start, last))
+            if key not in self.phrase_prefixes:  # no longer phrase begins with these words
+                break
 
     def re2_for(self, text: str) -> dict[int, Re2Search]:
         """The rules that RE2 may search in ``text`` (a normalised text) with the ``regex``
@@ -482,6 +495,26 @@ def re2_exact(pattern: str) -> Re2Search | None:
         return Re2Search(re2.compile(pattern, options))
     except re2.error:
         return None
+
+
+def _fire_cjk(
+    fired: dict[int, Match], hits: tuple[tuple[int, float | int, int], ...], tok: str, start: int
+) -> None:
+    """Fire the keywords found in a CJK run ``tok`` (at ``start``): ``hits`` are ``(rule,
+    offset, length)``, the first of each rule; a rule fired before keeps its match."""
+    for rule, i, length in hits:
+        if rule not in fired:
+            s = start + i
+            fired[rule] = (1.0, tok[i : i + length], (s, s + length))  # type: ignore[assignment, index]  # a CJK hit: ints
+
+
+def _fire_exact(
+    fired: dict[int, Match], hits: tuple[Hit, ...], text: str, span: tuple[int, int]
+) -> None:
+    """Fire each rule of ``hits`` as an exact match of ``text[span]`` (over a fuzzy one)."""
+    for rule, _ in hits:
+        if rule not in fired or fired[rule][0] < 1.0:
+            fired[rule] = (1.0, text[span[0] : span[1]], span)
 
 
 def _deletes(word: str) -> set[str]:

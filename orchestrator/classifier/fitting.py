@@ -35,10 +35,13 @@ import numpy as np
 
 from orchestrator.classifier import learned as learned_tier
 from orchestrator.classifier.calibration import fit_isotonic
-from orchestrator.classifier.core import _COMPOUND_P, RuleClassifier, _scan, overrule
+from orchestrator.classifier.core import RuleClassifier
+from orchestrator.classifier.decide import COMPOUND_P, overrule
 from orchestrator.classifier.labelled_set import LabelledRequest
-from orchestrator.classifier.learned import CLASSES, LearnedModel, train
+from orchestrator.classifier.learned import CLASSES, LearnedModel
+from orchestrator.classifier.learned_fit import train
 from orchestrator.classifier.models import CalibrationFile, Classification, Rule, Thresholds
+from orchestrator.classifier.parts import scan
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
 
@@ -59,9 +62,9 @@ class Evidence:
     rules: Classification
     negated: bool
     cues: int = 0
-    #: the decisive rules that fired outside a negation scope (:func:`~.core.overrule`)
+    #: the decisive rules that fired outside a negation scope (:func:`~.decide.overrule`)
     decisive: tuple[Rule, ...] = ()
-    #: ``(route, priority)`` of every route, for :func:`~.core.overrule`
+    #: ``(route, priority)`` of every route, for :func:`~.decide.overrule`
     ranking: tuple[tuple[Route, int], ...] = ()
 
 
@@ -79,7 +82,7 @@ def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidenc
     decisive = {r.id: r for r in compiled.rules if r.decisive}
     for row in rows:
         feats, rules, negated = clf.evidence(row.to_request())
-        cue = learned_tier.cues(learned_tier.window(_scan(row.text, limit)[0]))
+        cue = learned_tier.cues(learned_tier.window(scan(row.text, limit)[0]))
         if len(row.text) > limit:
             cue |= _LONG  # the fast tier leaves a text over the scan limit to the rules
         fired = tuple(
@@ -130,7 +133,7 @@ def _fast(e: Evidence, q: np.ndarray, t: Thresholds) -> tuple[Route, float] | No
     routes = [
         float(q[i]) for i in range(len(CLASSES)) if i != top and CLASSES[i] is not Route.FALLBACK
     ]
-    if e.cues & learned_tier.COMPOUND and max(routes) >= _COMPOUND_P:
+    if e.cues & learned_tier.COMPOUND and max(routes) >= COMPOUND_P:
         return None
     if float(q[top]) < t.fast_min:
         return None

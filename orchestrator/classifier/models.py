@@ -13,31 +13,14 @@ from pydantic import (
     model_validator,
 )
 
-from orchestrator.classification import (
-    Classification,
-    FallbackReason,
-    RouteScore,
-    Signal,
-    TierContribution,
-    TierName,
-)
+from orchestrator.classification import Classification as Classification
+from orchestrator.classification import FallbackReason as FallbackReason
+from orchestrator.classification import RouteScore as RouteScore
+from orchestrator.classification import Signal as Signal
+from orchestrator.classification import TierContribution as TierContribution
+from orchestrator.classification import TierName as TierName
 from orchestrator.classifier.calibration import IsotonicMap
 from orchestrator.routes import Route
-
-__all__ = [
-    "CalibrationFile",
-    "Classification",
-    "FallbackReason",
-    "RouteScore",
-    "RouteSpec",
-    "Rule",
-    "RulesFile",
-    "Settings",
-    "Signal",
-    "Thresholds",
-    "TierContribution",
-    "TierName",
-]
 
 
 class Rule(BaseModel):

@@ -117,6 +117,13 @@ def has_negation(text: str) -> bool:
     )
 
 
+def in_scopes(span: tuple[int, int], scopes: list[tuple[int, int]]) -> bool:
+    """Whether ``span`` (``(start, end)``) lies inside one of ``scopes`` (of
+    :func:`negated_scopes`)."""
+    a, b = span
+    return any(x <= a and b <= y for x, y in scopes)
+
+
 def negated_scopes(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the negated stretches of a normalised (lower-case) text.
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from orchestrator.classification import TierContribution
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
 
@@ -137,3 +138,26 @@ class SemanticTier:
             votes[self._routes[int(i)]].append(float(sims[int(i)]))
         means = {r: sum(v) / len(v) for r, v in votes.items()}
         return dict(sorted(means.items(), key=lambda kv: -kv[1]))
+
+    def consult(
+        self, norm: str, exts: Sequence[str]
+    ) -> tuple[TierContribution, tuple[Route, None, float] | None]:
+        """This tier's view of a request the other tiers were unsure of (``norm``: its
+        normalised text, ``exts``: its attachments' extensions): its tier record, and a
+        decision ``(route, None, score)`` when its best route reaches :attr:`threshold`."""
+        try:
+            scores = self.scores(norm, [f"file.{e}" for e in exts])
+        except UserError as exc:
+            return TierContribution(tier="semantic", consulted=False, note=str(exc)), None
+        rounded = {r: round(v, 4) for r, v in scores.items()}
+        best, score = next(iter(rounded.items()))
+        decided = score >= self.threshold
+        note = (
+            f"decided: {best} {score} >= threshold {self.threshold}"
+            if decided
+            else f"abstained: best {best} {score} < threshold {self.threshold}"
+        )
+        record = TierContribution(
+            tier="semantic", consulted=True, scores=rounded, decided=decided, note=note
+        )
+        return record, ((best, None, score) if decided else None)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.classifier import RuleClassifier, core
-from orchestrator.classifier.core import _framing, _keeps, _line_framings
 from orchestrator.classifier.labelled_set import load_split
+from orchestrator.classifier.parts import framing, keeps, line_framings
 from orchestrator.request import Request
 from tests.data.classifier_unseen import CS, FB, MOD
 from tests.unit.test_classifier_unseen import _share_right
@@ -139,7 +139,7 @@ def test_a_request_that_quotes_something_keeps_its_route(clf: RuleClassifier) ->
 
 
 def test_a_moderation_ask_on_a_line_of_its_own_is_moderation(clf: RuleClassifier) -> None:
-    """Before the line framings (``_line_framings``) 6 of these 12 were right; now 10."""
+    """Before the line framings (``line_framings``) 6 of these 12 were right; now 10."""
     share, wrong = _share_right(clf, LINE_FRAMED)
     assert share >= 10 / 12, wrong
 
@@ -153,8 +153,8 @@ def test_a_line_read_alone_only_asks_to_moderate(clf: RuleClassifier) -> None:
     """A post's own line, read alone, reads as what the post says: it never overrules."""
     got = clf.classify_text("Does this belong on our public forum?\nhow do I reset my password")
     assert got.route is MOD
-    assert _line_framings("one line only") == []
-    assert _line_framings("first\n\nlast") == ["…\nlast", "first\n…"]
+    assert line_framings("one line only") == []
+    assert line_framings("first\n\nlast") == ["…\nlast", "first\n…"]
 
 
 def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
@@ -165,7 +165,7 @@ def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "framing"),
+    ("text", "expected"),
     [
         ("“配送很快，味道一般”这条点评能留在小程序里吗", "“…”这条点评能留在小程序里吗"),
         (
@@ -181,24 +181,24 @@ def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
         ("Why? I paid: twice", None),  # no label: the colon follows a question
     ],
 )
-def test_the_framing_of_a_request(text: str, framing: str | None) -> None:
-    assert _framing(text) == framing
+def test_the_framing_of_a_request(text: str, expected: str | None) -> None:
+    assert framing(text) == expected
 
 
 def test_the_fast_check_of_a_framing_changes_no_decision(
     clf: RuleClassifier, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fast view (``_fast_view``, ``_keeps``) spares the framing's full read when its fast
+    """The fast view (``_fast_view``, ``keeps``) spares the framing's full read when its fast
     tier would keep the whole text's route; on every framed labelled request the result is
     what the full read gives."""
-    framed = [r.to_request() for r in load_split(data_dir, "test") if _framing(r.text)]
+    framed = [r.to_request() for r in load_split(data_dir, "test") if framing(r.text)]
     framed += [Request(text=text) for text, _ in FRAMED + GUARDS]
     assert len(framed) > 500
     quick = [clf.classify(r) for r in framed]
     kept = sum(
-        _keeps(seen, c.route)
+        keeps(seen, c.route)
         for r, c in zip(framed, quick, strict=True)
-        if (seen := clf._fast_view(_framing(r.text) or "", (), None)) is not None
+        if (seen := clf._fast_view(framing(r.text) or "", (), None)) is not None
     )
     assert kept > len(framed) // 4  # the check does spare reads
     monkeypatch.setattr(RuleClassifier, "_fast_view", lambda *_: None)

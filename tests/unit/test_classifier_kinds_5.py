@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.core import _ASK_MAX_CHARS, _ask_spans
+from orchestrator.classifier.parts import ASK_MAX_CHARS, ask_spans
 from orchestrator.request import Request
 from orchestrator.routes import Route
 from tests.unit.test_classifier_unseen import _share_right
@@ -191,17 +191,17 @@ def test_a_long_paste_is_routed_by_its_ask(clf: RuleClassifier) -> None:
 
 def test_ask_spans_are_short_and_inside_the_read_windows() -> None:
     text = _long(_FILLER_EN, "Where is my parcel?", sep="\n\n", at_end=True, n=200_000)
-    spans = _ask_spans(text)
+    spans = ask_spans(text)
     # the first sentence and the first two (issue 46: an ask is often one sentence), the last
     # paragraph
     assert [w for _, w in spans] == ["first sentences", "first sentences", "last paragraph"]
     (a, b), _ = spans[-1]
     assert text[a:b] == "Where is my parcel?"
     for (a, b), _ in spans:
-        assert 0 < b - a <= _ASK_MAX_CHARS
-        assert b <= 2 * _ASK_MAX_CHARS or a >= len(text) - 2 * _ASK_MAX_CHARS
+        assert 0 < b - a <= ASK_MAX_CHARS
+        assert b <= 2 * ASK_MAX_CHARS or a >= len(text) - 2 * ASK_MAX_CHARS
     # one unbroken line: no unit is short enough, so nothing is read on its own
-    assert _ask_spans("x" * 50_000) == []
+    assert ask_spans("x" * 50_000) == []
 
 
 def test_a_long_paste_with_a_plain_ask_paragraph_says_where_it_read(clf: RuleClassifier) -> None:

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.core import _SALUTATION, _SIGN_OFF, _letter_body
+from orchestrator.classifier.parts import SALUTATION, SIGN_OFF, letter_body
 from orchestrator.routes import Route
 from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.test_classifier_unseen import _share_right
@@ -163,16 +163,16 @@ def test_the_reason_names_the_paragraph_that_decided(clf: RuleClassifier) -> Non
 @pytest.mark.parametrize(
     ("pattern", "unit", "courtesy"),
     [
-        (_SALUTATION, "Hello,", True),
-        (_SALUTATION, "Dear customer support team,", True),
-        (_SALUTATION, "您好：", True),
-        (_SALUTATION, "Hi, my order never arrived", False),
-        (_SALUTATION, "客服一直不回复", False),
-        (_SIGN_OFF, "Thanks, Anna", True),
-        (_SIGN_OFF, "Kind regards,\nPriya, Accounts", True),
-        (_SIGN_OFF, "谢谢，王女士", True),
-        (_SIGN_OFF, "Thanks for nothing, I want a refund", False),
-        (_SIGN_OFF, "谢谢你们的帮助，请尽快给我退款处理", False),
+        (SALUTATION, "Hello,", True),
+        (SALUTATION, "Dear customer support team,", True),
+        (SALUTATION, "您好：", True),
+        (SALUTATION, "Hi, my order never arrived", False),
+        (SALUTATION, "客服一直不回复", False),
+        (SIGN_OFF, "Thanks, Anna", True),
+        (SIGN_OFF, "Kind regards,\nPriya, Accounts", True),
+        (SIGN_OFF, "谢谢，王女士", True),
+        (SIGN_OFF, "Thanks for nothing, I want a refund", False),
+        (SIGN_OFF, "谢谢你们的帮助，请尽快给我退款处理", False),
     ],
 )
 def test_a_salutation_or_sign_off_is_told_from_an_ask(
@@ -184,5 +184,5 @@ def test_a_salutation_or_sign_off_is_told_from_an_ask(
 def test_the_letter_body_keeps_one_unit_at_least() -> None:
     text = "Hello,\n\nThanks, Anna"
     spans = [(0, 6), (8, 20)]
-    assert _letter_body(text, spans) == [(8, 20)]  # never all of them: one unit stays
-    assert _letter_body(text, spans[:1]) == [(0, 6)]
+    assert letter_body(text, spans) == [(8, 20)]  # never all of them: one unit stays
+    assert letter_body(text, spans[:1]) == [(0, 6)]

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from orchestrator.classifier import RuleClassifier, learned
-from orchestrator.classifier.core import _framing, _scan
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
-from orchestrator.classifier.learned import CLASSES, FastScorer, LearnedModel, train
+from orchestrator.classifier.learned import CLASSES, FastScorer, LearnedModel
+from orchestrator.classifier.learned_fit import train
+from orchestrator.classifier.parts import framing, scan
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.request import Request
 from orchestrator.routes import Route
@@ -60,7 +61,7 @@ def test_logits_equal_numpy_on_every_labelled_request(
     reqs = [r.to_request() for r in rows] + [Request(text=t) for t in ODD]
     worst = 0.0
     for req in reqs:
-        norm = _scan(req.text, limit)[0]
+        norm = scan(req.text, limit)[0]
         c = clf.classify(req)
         rules = c.tier("rules")
         kw = {
@@ -94,7 +95,7 @@ def test_classify_uses_the_same_probabilities(
     assert model is not None
     consulted = 0
     for row in rows[::7]:
-        if _framing(row.text) is not None:
+        if framing(row.text) is not None:
             continue  # its framing may be read alone and decide (another text's probabilities)
         req = row.to_request()
         feats, _, _ = clf.evidence(req)

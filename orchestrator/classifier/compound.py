@@ -1,0 +1,205 @@
+"""Compound requests: routes asked for in separate clauses ("refund my order, and summarise the
+attached sheet"), from the rules' signals in each clause (:func:`asked_routes`,
+:func:`compound_routes`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from orchestrator.classification import Signal
+from orchestrator.classifier.engine import CompiledRules
+from orchestrator.classifier.negation import in_scopes, joined_after_post, joins, negated_scopes
+from orchestrator.classifier.parts import MODERATION_ASK_RULES, scan
+from orchestrator.routes import Route
+
+#: The learned tier's probability of moderation from which :func:`compound_routes` reads a clause's
+#: moderation evidence as an ask (``moderation="likely"``) when it decided another route:
+#: "update my address; also, would you let this comment through: nice" (moderation 0.25).
+MODERATION_LIKELY = 0.2
+
+
+def compound_routes(
+    norm: str,
+    parts: list[tuple[int, int]],
+    signals: list[Signal],
+    min_score: float,
+    *,
+    moderation: Literal["decided", "likely"] | None = None,
+    content: frozenset[str] = frozenset(),
+) -> tuple[tuple[Route, float], ...]:
+    """Routes asked for in separate clauses, in the order asked, each with its evidence in
+    the clause that asks for it (in [0, 1]); () unless two or more.
+
+    A clause asks for a route when that route's evidence in the clause (noisy-OR of the
+    non-negated positive signals whose span lies in it) reaches ``min_score`` and beats every
+    other route's there by 0.2. Evidence of what a post says (the ``content`` rules: profanity,
+    slurs, hashtags) never makes a clause an ask, and a clause that opens with a quotation mark
+    is quoted content, never an ask.
+
+    Moderation is read apart, because what follows its ask is the post under review, and a post
+    may mention anything ("moderate this: where is my refund" is one request). The clauses
+    after the one that asks for moderation are therefore never asks of their own, unless the
+    post is quoted and a joining word follows its closing mark (``moderate this: "..." and
+    then reset my password``: :func:`~orchestrator.classifier.negation.joined_after_post`). Clauses
+    before it are asks only when the moderation clause opens with a joining word: in "where is
+    my parcel? also, is it ok to post this: ..." the parcel is a request of its own, while in
+    "where is my refund, you thieves. remove it?" it is the post. A moderation ask in the
+    first clause leaves a single route.
+
+    Args:
+        norm: The normalised text.
+        parts: Its :func:`~orchestrator.classifier.negation.clauses`.
+        signals: The rules' signals on ``norm``.
+        min_score: The evidence a clause needs to ask for a route (``secondary_min``).
+        moderation: ``"decided"``: the tiers decided content_moderation for the whole text;
+            ``"likely"``: they decided another route but find moderation likely
+            (:data:`MODERATION_LIKELY`). Then a clause asks for moderation when it holds
+            moderation evidence that reaches ``min_score`` or the post itself (after a ``:`` or
+            a quotation mark), whatever other routes score there: the ask may be in words no
+            rule lists ("tell me if this *post* breaks our rules: ..."), and the post's own
+            words may score for another route; "and also *post* the chart to our channel"
+            holds neither.
+        content: Ids of the rules whose evidence is what a post says (profanity, slurs,
+            hashtags): never evidence that a clause asks for moderation.
+    """
+    if len(parts) < 2:
+        return ()
+    asked: list[tuple[Route, float]] = []
+    for j, (a, b) in enumerate(parts):
+        if norm[a:b].lstrip()[:1] in _QUOTES:
+            continue
+        miss = _clause_miss(signals, a, b, content)
+        if not miss:
+            continue
+        if (
+            moderation is not None
+            and Route.CONTENT_MODERATION in miss
+            and (1.0 - miss[Route.CONTENT_MODERATION] >= min_score or _POST.search(norm, a, b))
+        ):
+            route: Route | None = Route.CONTENT_MODERATION
+        else:
+            route = _clause_ask(miss, min_score)
+            if route is None:
+                continue
+        assert route is not None
+        ask = (route, 1.0 - miss[route])
+        if route is Route.CONTENT_MODERATION:
+            joined = j > 0 and joins(norm, parts[j - 1][1], a)
+            out = [*asked, ask] if asked and joined else [ask]
+            # a quoted post that closes, then a joining word: the clauses after it are asks
+            closed = joined_after_post(norm, a)
+            if closed is not None:
+                for c, d in parts[j + 1 :]:
+                    if c > closed and norm[c:d].lstrip()[:1] not in _QUOTES:
+                        after = _clause_ask(_clause_miss(signals, c, d, content), min_score)
+                        if after is not None and all(r is not after for r, _ in out):
+                            out.append((after, 1.0 - _clause_miss(signals, c, d, content)[after]))
+            return tuple(out) if len(out) >= 2 else ()
+        if all(r is not route for r, _ in asked):
+            asked.append(ask)
+    return tuple(asked) if len(asked) >= 2 else ()
+
+
+def asked_routes(
+    compiled: CompiledRules,
+    norm: str,
+    parts: list[tuple[int, int]] | None,
+    signals: list[Signal],
+    scopes: list[tuple[int, int]],
+    min_score: float,
+) -> tuple[tuple[Route, float], ...]:
+    """:func:`compound_routes` on the rules' signals; when that finds one route, again with the
+    rules that fire once more in a later clause (:func:`_repeats_in_clauses`): a rule fires
+    once, at its first match, so a second clause that repeats a word of the first
+    ("汇总附件里的发票表格，还有我的订单要退款") had no evidence of its own (issue 46)."""
+    if parts is None:
+        return ()
+    content = compiled.content_ids
+    asked = compound_routes(norm, parts, signals, min_score, content=content)
+    if asked or len(parts) < 2:
+        return asked
+    more = _repeats_in_clauses(compiled, norm, parts, signals, scopes)
+    return compound_routes(norm, parts, signals + more, min_score, content=content) if more else ()
+
+
+def _repeats_in_clauses(
+    compiled: CompiledRules,
+    norm: str,
+    parts: list[tuple[int, int]],
+    signals: list[Signal],
+    scopes: list[tuple[int, int]],
+) -> list[Signal]:
+    """Signals of the positive rules that fire again in a later clause than their first
+    match (``signals`` holds one signal per rule, at its first match), with spans in
+    ``norm``; for :func:`compound_routes` only (what the classification reports is unchanged)."""
+    first = {s.rule_id: s.span for s in signals if s.span is not None}
+    extra: list[Signal] = []
+    for a, b in parts[1:]:
+        for index, (sim, matched, span) in compiled.match(norm[a:b]).items():
+            rule = compiled.rules[index]
+            at = first.get(rule.id)
+            if rule.negative or span is None or at is None or at[0] >= a:
+                continue
+            x, y = span[0] + a, span[1] + a
+            negated = rule.negatable and in_scopes((x, y), scopes)
+            extra.append(
+                Signal(
+                    rule_id=rule.id,
+                    route=rule.route,
+                    weight=round(rule.weight * sim, 4),
+                    matched=matched,
+                    span=(x, y),
+                    similarity=sim,
+                    negated=negated,
+                )
+            )
+    return extra
+
+
+def _clause_miss(
+    signals: list[Signal], a: int, b: int, content: frozenset[str]
+) -> dict[Route, float]:
+    """Per route, ``prod(1 - w)`` of the positive, non-negated signals inside ``[a, b)``
+    (what a post says, the ``content`` rules, excluded): 1 minus its evidence there."""
+    miss: dict[Route, float] = {}
+    for sig in signals:
+        if sig.span is None or sig.negative or sig.negated or sig.rule_id in content:
+            continue
+        if a <= sig.span[0] and sig.span[1] <= b:
+            miss[sig.route] = miss.get(sig.route, 1.0) * (1.0 - sig.weight)
+    return miss
+
+
+def _clause_ask(miss: dict[Route, float], min_score: float) -> Route | None:
+    """The route a clause asks for: its evidence reaches ``min_score`` and beats every other
+    route's there by 0.2 (``miss`` from :func:`_clause_miss`); None when no route does."""
+    if not miss:
+        return None
+    ranked = sorted(((1.0 - m, r) for r, m in miss.items()), reverse=True)
+    top, route = ranked[0]
+    runner = ranked[1][0] if len(ranked) > 1 else 0.0
+    return route if top >= min_score and top - runner >= 0.2 else None
+
+
+#: Opening quotation marks (normalised text: NFKC has made full-width ones half-width).
+_QUOTES = frozenset("\"'“‘「『«")
+#: Where a post under review begins inside a clause that asks for moderation.
+_POST = re.compile('[:："“「『«]')
+
+
+def asks_to_moderate(compiled: CompiledRules, text: str, exts: tuple[str, ...]) -> bool:
+    """Whether a moderation rule that asks for a review or names abuse
+    (:data:`MODERATION_ASK_RULES`) fires on ``text`` outside a negation's scope."""
+    norm, _ = scan(text, compiled.max_scan_chars)
+    scopes = negated_scopes(norm)
+    for index, (_, _, span) in compiled.match(norm, exts, None).items():
+        rule = compiled.rules[index]
+        if (
+            rule.route is Route.CONTENT_MODERATION
+            and not rule.negative
+            and rule.id.startswith(MODERATION_ASK_RULES)
+            and not (rule.negatable and span is not None and in_scopes(span, scopes))
+        ):
+            return True
+    return False
