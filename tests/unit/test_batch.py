@@ -12,6 +12,7 @@ import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openpyxl import load_workbook
@@ -146,6 +147,17 @@ def sheet(tmp_path: Path) -> Path:
         ["ticket", "body"],
         [[i, t] for i, t in zip(ids, TEXTS, strict=True)],
     )
+
+
+def stop_after_two() -> dict[str, Any]:
+    """``stop`` and ``on_row`` keywords of a run that is asked to stop once two rows are done."""
+    stop = asyncio.Event()
+
+    def on_row(_result: RowResult, progress: BatchProgress) -> None:
+        if progress.done >= 2:
+            stop.set()
+
+    return {"stop": stop, "on_row": on_row}
 
 
 async def _run(source, factory, urls=("u1",), **kwargs):  # type: ignore[no-untyped-def]
@@ -337,14 +349,8 @@ async def test_a_stopped_run_resumes_and_every_row_is_recorded_exactly_once(
     factory = ScriptedFactory(db, {"u1": ScriptedModel()})
     source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
     out = tmp_path / "results.xlsx"
-    stop = asyncio.Event()
-
-    def stop_after_two(_result: RowResult, progress: BatchProgress) -> None:
-        if progress.done >= 2:
-            stop.set()
-
     options = BatchOptions(concurrency=1, backoff_initial_s=0, backoff_max_s=0)
-    first = await _run(source, factory, out=out, options=options, on_row=stop_after_two, stop=stop)
+    first = await _run(source, factory, out=out, options=options, **stop_after_two())
     assert first.summary.ran == 2 and first.summary.stopped
     partial = read_results(out)
     assert [r["status"] for r in partial] == ["succeeded"] * 2 + ["pending"] * (len(TEXTS) - 2)

@@ -4,7 +4,6 @@ cell; rows that ran keep the classifier's route."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -13,9 +12,16 @@ import pytest
 from orchestrator.batch import NOT_CLASSIFIED, BatchOptions, ColumnMapping, open_input
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.batch.results import PENDING_ERROR, merged_rows
-from orchestrator.batch.runner import BatchProgress, RowResult
 from orchestrator.testing import ScriptedModel
-from tests.unit.test_batch import TEXTS, DownAtCheck, ScriptedFactory, _run, read_results, write_csv
+from tests.unit.test_batch import (
+    TEXTS,
+    DownAtCheck,
+    ScriptedFactory,
+    _run,
+    read_results,
+    stop_after_two,
+    write_csv,
+)
 
 
 @pytest.fixture
@@ -33,20 +39,13 @@ async def test_rows_stopped_before_dispatch_are_marked_not_classified(tmp_path, 
     factory = ScriptedFactory(db, {"u1": ScriptedModel()})
     source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
     out = tmp_path / "results.xlsx"
-    stop = asyncio.Event()
-
-    def stop_after_two(_result: RowResult, progress: BatchProgress) -> None:
-        if progress.done >= 2:
-            stop.set()
-
     options = BatchOptions(concurrency=1, backoff_initial_s=0, backoff_max_s=0)
     await _run(
         source,
         factory,
         out=out,
         options=options,
-        on_row=stop_after_two,
-        stop=stop,
+        **stop_after_two(),
         formats=["jsonl"],
     )
     rows = read_results(out)
