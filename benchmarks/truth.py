@@ -41,23 +41,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from benchmarks.harness import BenchParser, host_info, median, percentile, write_dated_results
+from workflows.customer_service.store.tools import ToolName
 
 NAME = "truth"
 DATA = Path(__file__).parent / "truth_data"
-KINDS = (
-    "lookup_order",
-    "track_shipment",
-    "check_refund_eligibility",
-    "start_refund",
-    "cancel_order",
-    "change_address",
-    "open_ticket",
-    "handoff",
-    "no_tool",
-)
+#: The kinds of turn: each tool of the workflow (its own list, in order), a handoff, none.
+KINDS = (*get_args(ToolName), "handoff", "no_tool")
 
 # --- the oracle: its own reading of facts and sentences (not the checker's code) ------------
 
