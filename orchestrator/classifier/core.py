@@ -224,16 +224,16 @@ class RuleClassifier:
             self.rules_path = Path(rules_path) if rules_path else default_rules_path()
         if calibration_path is False:
             self.calibration_path: Path | None = None
-        elif calibration_path not in (None, True):
-            self.calibration_path = Path(calibration_path)  # type: ignore[arg-type]
+        elif isinstance(calibration_path, str | Path):
+            self.calibration_path = Path(calibration_path)
         elif rules_path is None and rules is None and default_calibration_path().exists():
             self.calibration_path = default_calibration_path()
         else:
             self.calibration_path = None
         if model_path is False:
             self.model_path: Path | None = None
-        elif model_path not in (None, True):
-            self.model_path = Path(model_path)  # type: ignore[arg-type]
+        elif isinstance(model_path, str | Path):
+            self.model_path = Path(model_path)
         elif rules_path is None and rules is None and default_model_path().exists():
             self.model_path = default_model_path()
         else:
@@ -677,7 +677,8 @@ class RuleClassifier:
             )  # fmt: skip
         if not asked and parts is not None:
             asked = _moderation_asked(compiled, norm, parts, ev, d, t.secondary_min)
-        route, why, reason, secondary = d.route, d.why, d.reason, ()
+        secondary: tuple[Route, ...] = ()
+        route, why, reason = d.route, d.why, d.reason
         scores, confidence, calibrated = d.scores, d.confidence, d.calibrated
         if asked:
             # the tiers above read the text as one request; a compound's figures are each

@@ -300,11 +300,11 @@ def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
         if row.source not in WRAPPED_POST_SOURCES or _hash("wrap?", row.id) % 3:
             continue  # one customer text in three is also submitted as a post
         wrappers = MODERATION_WRAPPERS[row.lang][row.split]
-        usable = [i for i, w in enumerate(wrappers) if w is not None]
-        w = usable[_hash("wrap", row.id, row.text) % len(usable)]
+        usable = [(i, wr) for i, wr in enumerate(wrappers) if wr is not None]
+        w, wrapper = usable[_hash("wrap", row.id, row.text) % len(usable)]
         yield LabelledRequest(
             id=f"wrapped:{row.id}",
-            text=wrappers[w].format(post=row.text),  # type: ignore[union-attr]
+            text=wrapper.format(post=row.text),
             route=Route.CONTENT_MODERATION,
             lang=row.lang,
             source=f"wrapped_customer_text/{row.lang}",
