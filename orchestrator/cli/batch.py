@@ -23,8 +23,9 @@ import shlex
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -49,10 +50,11 @@ from orchestrator.batch import (
 )
 from orchestrator.batch.files import file_problem
 from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
-from orchestrator.batch.job import Engine
+from orchestrator.batch.job import BatchJobResult, Engine
 from orchestrator.batch.runner import UNREACHABLE, RowResult
 from orchestrator.cli.common import (
-    DB_HELP,
+    NoLaunchOption,
+    TelemetryDbOption,
     console,
     database_url_from_flags,
     err,
@@ -168,9 +170,7 @@ def batch(
         list[str] | None,
         typer.Option(help="A vLLM endpoint; repeat it to spread requests over several."),
     ] = None,
-    no_launch: Annotated[
-        bool, typer.Option("--no-launch", help="Never start a co-hosted server.")
-    ] = False,
+    no_launch: NoLaunchOption = False,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Re-run rows an earlier run recorded failed.")
     ] = False,
@@ -185,9 +185,7 @@ def batch(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join, e.g. ray://head:10001.")
     ] = None,
-    database_url: Annotated[
-        str | None, typer.Option("--database-url", "--db", help=DB_HELP)
-    ] = None,
+    database_url: TelemetryDbOption = None,
     expert_routing: Annotated[
         str,
         typer.Option(
@@ -213,6 +211,8 @@ def batch(
     ] = None,
 ) -> None:
     """Run a sheet of requests through the classifier and workflows; resumable, exactly once."""
+    # long only by its option declarations (typer reads them from the signature); the work is
+    # in the helpers below
     urls = list(server_url or [])
     settings = settings_from_flags(
         database_url=database_url_from_flags(None, database_url),
@@ -220,22 +220,8 @@ def batch(
         batch_stream_interval=stream_interval,
         server_url=urls[0] if urls else None,
     )
-    try:
-        options = BatchOptions(
-            concurrency=settings.concurrency,
-            request_timeout_s=request_timeout,
-            attempts=attempts,
-            retry_failed=retry_failed,
-        )
-    except ValidationError as exc:
-        flags = {"request_timeout_s": "--request-timeout"}
-        raise fail(f"invalid option: {invalid_values(exc, flags)}", 2) from exc
-    if engine not in ("local", "ray"):
-        raise fail(f"--engine must be local or ray, got {engine!r}", 2)
-    if expert_routing not in ("deferred", "inline"):
-        raise fail(f"--expert-routing must be deferred or inline, got {expert_routing!r}", 2)
-    if ray_workers < 1:
-        raise fail(f"--ray-workers must be at least 1, got {ray_workers}", 2)
+    options = _options(settings, request_timeout, attempts, retry_failed)
+    _check_choices(engine, expert_routing, ray_workers)
     columns = {
         "text": text_column,
         "id": id_column,
@@ -244,51 +230,14 @@ def batch(
         "customer": customer_column,
         "attachment": attachment_column,
     }
-    if file.is_dir() and (given := [f"--{role}-column" for role, v in columns.items() if v]):
-        raise fail(
-            f"{file} is a folder of workbooks, one excel_report request each, and has no "
-            f"columns: drop {', '.join(given)}, or give a sheet of requests",
-            2,
-        )
-    mapping = None
-    if text_column is not None:
-        try:
-            mapping = ColumnMapping(**columns)  # type: ignore[arg-type]
-        except ValidationError as exc:
-            problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
-            raise fail(f"invalid columns: {problems}", 2) from exc
-    elif not file.is_dir():
-        problem = file_problem(file)
-        if problem is not None:  # say what the path is before asking for its columns
-            raise fail(
-                f"input file {file} {problem}; give an .xlsx, .xlsm or .csv file of requests, "
-                "or a folder of workbooks",
-                2,
-            )
-        raise fail(f"name the column that holds the request text: --text-column (file {file})", 2)
+    mapping = _mapping(file, columns)
     formats = [f for f, on in (("csv", csv_out), ("jsonl", jsonl_out)) if on]
-    if out.suffix.lower() != ".xlsx":
-        raise fail(f"--out must end in .xlsx, got {out}", 2)
-    if not out.parent.is_dir():
-        raise fail(f"cannot write {out}: folder {out.parent} does not exist", 2)
+    _check_out(out)
     try:
         source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
     except UserError as exc:
         raise fail(exc, 2) from exc
-    # the report workflow may read the batch's attachments from their folder (a folder input's
-    # own folder), as well as its default folders
-    factory = SettingsFactory(
-        settings,
-        expert_routing=expert_routing,  # type: ignore[arg-type]
-        attachment_dirs=(getattr(source, "attachments_dir", source.path),),
-    )
-    try:
-        factory.store()
-    except UserError as exc:
-        raise fail(exc, 2) from exc
-    except OrchestratorError as exc:  # a damaged, locked or full telemetry file: one line
-        raise fail(exc, 1) from exc
-
+    factory = _factory(settings, source, expert_routing)
     try:
         with contextlib.ExitStack() as stack:
             if not urls:  # no --server-url: use (or start) the one on the default port
@@ -314,6 +263,89 @@ def batch(
     finally:
         factory.store().close()
     raise typer.Exit(code)
+
+
+def _options(
+    settings: Settings, request_timeout: float, attempts: int, retry_failed: bool
+) -> BatchOptions:
+    """The job's options, or exit 2 naming the flag that is out of range."""
+    try:
+        return BatchOptions(
+            concurrency=settings.concurrency,
+            request_timeout_s=request_timeout,
+            attempts=attempts,
+            retry_failed=retry_failed,
+        )
+    except ValidationError as exc:
+        flags = {"request_timeout_s": "--request-timeout"}
+        raise fail(f"invalid option: {invalid_values(exc, flags)}", 2) from exc
+
+
+def _check_choices(engine: str, expert_routing: str, ray_workers: int) -> None:
+    """Exit 2 on an unknown ``--engine`` or ``--expert-routing``, or no Ray worker."""
+    if engine not in ("local", "ray"):
+        raise fail(f"--engine must be local or ray, got {engine!r}", 2)
+    if expert_routing not in ("deferred", "inline"):
+        raise fail(f"--expert-routing must be deferred or inline, got {expert_routing!r}", 2)
+    if ray_workers < 1:
+        raise fail(f"--ray-workers must be at least 1, got {ray_workers}", 2)
+
+
+def _mapping(file: Path, columns: dict[str, str | None]) -> ColumnMapping | None:
+    """The sheet's column mapping (None for a folder of workbooks), or exit 2 saying what
+    is wrong: columns given for a folder, invalid columns, no text column, or a path that is
+    no sheet of requests."""
+    if file.is_dir() and (given := [f"--{role}-column" for role, v in columns.items() if v]):
+        raise fail(
+            f"{file} is a folder of workbooks, one excel_report request each, and has no "
+            f"columns: drop {', '.join(given)}, or give a sheet of requests",
+            2,
+        )
+    if columns["text"] is not None:
+        try:
+            return ColumnMapping(**columns)
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+            raise fail(f"invalid columns: {problems}", 2) from exc
+    if file.is_dir():
+        return None
+    problem = file_problem(file)
+    if problem is not None:  # say what the path is before asking for its columns
+        raise fail(
+            f"input file {file} {problem}; give an .xlsx, .xlsm or .csv file of requests, "
+            "or a folder of workbooks",
+            2,
+        )
+    raise fail(f"name the column that holds the request text: --text-column (file {file})", 2)
+
+
+def _check_out(out: Path) -> None:
+    """Exit 2 unless ``out`` is an .xlsx path in a folder that exists."""
+    if out.suffix.lower() != ".xlsx":
+        raise fail(f"--out must end in .xlsx, got {out}", 2)
+    if not out.parent.is_dir():
+        raise fail(f"cannot write {out}: folder {out.parent} does not exist", 2)
+
+
+def _factory(
+    settings: Settings, source: SheetInput | WorkbookFolderInput, expert_routing: str
+) -> SettingsFactory:
+    """The rows' settings factory, its telemetry store opened (exit 2 on a bad URL, 1 on a
+    damaged, locked or full telemetry file: one line either way)."""
+    # the report workflow may read the batch's attachments from their folder (a folder input's
+    # own folder), as well as its default folders
+    factory = SettingsFactory(
+        settings,
+        expert_routing=expert_routing,  # type: ignore[arg-type]
+        attachment_dirs=(getattr(source, "attachments_dir", source.path),),
+    )
+    try:
+        factory.store()
+    except UserError as exc:
+        raise fail(exc, 2) from exc
+    except OrchestratorError as exc:  # a damaged, locked or full telemetry file: one line
+        raise fail(exc, 1) from exc
+    return factory
 
 
 def _resume_command(*, retry_failed: bool = False) -> str:
@@ -352,22 +384,7 @@ def _run(
     async def main() -> int:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        presses = 0
-
-        def interrupt() -> None:
-            nonlocal presses
-            presses += 1
-            if presses == 1:
-                stop.set()
-                err.print(
-                    "[yellow]stopping: no new rows; the running ones finish (Ctrl-C again "
-                    "to cancel them)[/]"
-                )
-            elif task is not None:
-                task.cancel()
-
-        loop.add_signal_handler(signal.SIGINT, interrupt)
+        loop.add_signal_handler(signal.SIGINT, _on_interrupt(stop, asyncio.current_task()))
         try:
             with progress:
                 job = await run_batch_job(
@@ -388,71 +405,112 @@ def _run(
                     on_fill=bar.fill,
                 )
         except asyncio.CancelledError:
-            from orchestrator.batch import batch_id_for, write_batch_results
-
-            written = write_batch_results(
-                source,
-                BatchLedger(factory.store()),
-                batch_id or batch_id_for(source),
-                out,
-                formats,
-            )
-            err.print(f"[yellow]cancelled; results so far: {', '.join(map(str, written))}[/]")
-            err.print(f"resume with: {escape(_resume_command())}", soft_wrap=True)
-            return 130
+            return _cancelled(source, factory, batch_id, out, formats)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
-        summary = job.summary
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none"
-        console.print(
-            f"batch {summary.batch_id}: {summary.ran} rows this run ({counts}), "
-            f"{summary.skipped} kept from earlier runs"
-        )
-        if summary.interrupted_requests:
-            console.print(
-                f"{summary.interrupted_requests} requests left running by a stopped run were "
-                "marked interrupted"
-            )
-        if job.routing_fill is not None:
-            f = job.routing_fill
-            console.print(
-                f"expert routing: {f.filled} calls filled by bulk replay in {f.seconds:.1f} s"
-                + (f", {f.failed} could not be replayed (recorded unavailable)" if f.failed else "")
-            )
-        if job.pending_routing:
-            err.print(
-                f"[yellow]{job.pending_routing} model calls of this batch have expert routing "
-                "pending[/] (their expert columns say pending); fill them with: "
-                f"orchestrator telemetry fill-routing --batch {summary.batch_id}"
-            )
-        console.print("results: " + ", ".join(str(p) for p in job.files))
-        if summary.statuses.keys() - {UNREACHABLE}:  # some row reached the model server
-            db = factory.settings.database_url
-            where = "" if db == Settings().database_url else f" --db {shlex.quote(db)}"
-            console.print(
-                f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}"
-                + escape(where)
-            )
-        unreachable = summary.statuses.get(UNREACHABLE, 0)
-        if summary.stopped:
-            err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")
-            # a stopped run leaves rows recorded unreachable (this run or an earlier one): only
-            # --retry-failed sends them again, so a plain rerun would loop without progress
-            err.print(f"resume with: {escape(_resume_command(retry_failed=True))}", soft_wrap=True)
-            return 1
-        # the exit status is the results file's, not this run's: a rerun with nothing left to
-        # do still exits 1 while rows of the batch stand failed or unreachable
-        standing = BatchLedger(factory.store()).status_counts(summary.batch_id)
-        failed = standing.get("failed", 0) + standing.get(UNREACHABLE, 0)
-        if failed and not summary.ran:
-            err.print(
-                f"{failed} rows of this batch stand failed from earlier runs; send them again "
-                f"with: {escape(_resume_command(retry_failed=True))}",
-                soft_wrap=True,
-            )
-        return 1 if failed or summary.statuses.get("failed") or unreachable else 0
+        return _finished(job, factory)
 
     return asyncio.run(main())
+
+
+def _on_interrupt(stop: asyncio.Event, task: asyncio.Task[Any] | None) -> Callable[[], None]:
+    """The SIGINT handler: the first press stops starting rows, the second cancels ``task``."""
+    presses = 0
+
+    def interrupt() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            stop.set()
+            err.print(
+                "[yellow]stopping: no new rows; the running ones finish (Ctrl-C again "
+                "to cancel them)[/]"
+            )
+        elif task is not None:
+            task.cancel()
+
+    return interrupt
+
+
+def _cancelled(
+    source: SheetInput | WorkbookFolderInput,
+    factory: SettingsFactory,
+    batch_id: str | None,
+    out: Path,
+    formats: list[str],
+) -> int:
+    """Write the results of the rows done, print how to resume; exit status 130."""
+    from orchestrator.batch import batch_id_for, write_batch_results
+
+    written = write_batch_results(
+        source,
+        BatchLedger(factory.store()),
+        batch_id or batch_id_for(source),
+        out,
+        formats,
+    )
+    err.print(f"[yellow]cancelled; results so far: {', '.join(map(str, written))}[/]")
+    err.print(f"resume with: {escape(_resume_command())}", soft_wrap=True)
+    return 130
+
+
+def _finished(job: BatchJobResult, factory: SettingsFactory) -> int:
+    """Print what the run did and what is left; the exit status (0: every row of the batch
+    stands succeeded)."""
+    summary = job.summary
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none"
+    console.print(
+        f"batch {summary.batch_id}: {summary.ran} rows this run ({counts}), "
+        f"{summary.skipped} kept from earlier runs"
+    )
+    if summary.interrupted_requests:
+        console.print(
+            f"{summary.interrupted_requests} requests left running by a stopped run were "
+            "marked interrupted"
+        )
+    _print_routing(job)
+    console.print("results: " + ", ".join(str(p) for p in job.files))
+    if summary.statuses.keys() - {UNREACHABLE}:  # some row reached the model server
+        db = factory.settings.database_url
+        where = "" if db == Settings().database_url else f" --db {shlex.quote(db)}"
+        console.print(
+            f"expert skew of this batch: orchestrator skew --batch {summary.batch_id}"
+            + escape(where)
+        )
+    unreachable = summary.statuses.get(UNREACHABLE, 0)
+    if summary.stopped:
+        err.print(f"[yellow]not finished:[/] {escape(summary.stopped)}")
+        # a stopped run leaves rows recorded unreachable (this run or an earlier one): only
+        # --retry-failed sends them again, so a plain rerun would loop without progress
+        err.print(f"resume with: {escape(_resume_command(retry_failed=True))}", soft_wrap=True)
+        return 1
+    # the exit status is the results file's, not this run's: a rerun with nothing left to
+    # do still exits 1 while rows of the batch stand failed or unreachable
+    standing = BatchLedger(factory.store()).status_counts(summary.batch_id)
+    failed = standing.get("failed", 0) + standing.get(UNREACHABLE, 0)
+    if failed and not summary.ran:
+        err.print(
+            f"{failed} rows of this batch stand failed from earlier runs; send them again "
+            f"with: {escape(_resume_command(retry_failed=True))}",
+            soft_wrap=True,
+        )
+    return 1 if failed or summary.statuses.get("failed") or unreachable else 0
+
+
+def _print_routing(job: BatchJobResult) -> None:
+    """The deferred expert-routing fill: what it filled, and what stays pending."""
+    if job.routing_fill is not None:
+        f = job.routing_fill
+        console.print(
+            f"expert routing: {f.filled} calls filled by bulk replay in {f.seconds:.1f} s"
+            + (f", {f.failed} could not be replayed (recorded unavailable)" if f.failed else "")
+        )
+    if job.pending_routing:
+        err.print(
+            f"[yellow]{job.pending_routing} model calls of this batch have expert routing "
+            "pending[/] (their expert columns say pending); fill them with: "
+            f"orchestrator telemetry fill-routing --batch {job.summary.batch_id}"
+        )
 
 
 def register(app: typer.Typer) -> None:
