@@ -147,18 +147,13 @@ def _runs(indices: Iterable[int]) -> list[tuple[int, int]]:
 
 def xy_cut(points: list[tuple[int, int]], depth: int = 0) -> list[list[tuple[int, int]]]:
     """Split occupied positions into blocks at fully empty rows and columns (recursive)."""
-    row_runs = _runs(r for r, _ in points)
-    if len(row_runs) > 1 and depth < 64:
-        out = []
-        for lo, hi in row_runs:
-            out.extend(xy_cut([p for p in points if lo <= p[0] <= hi], depth + 1))
-        return out
-    col_runs = _runs(c for _, c in points)
-    if len(col_runs) > 1 and depth < 64:
-        out = []
-        for lo, hi in col_runs:
-            out.extend(xy_cut([p for p in points if lo <= p[1] <= hi], depth + 1))
-        return out
+    for axis in (0, 1):  # rows first, then columns
+        runs = _runs(p[axis] for p in points)
+        if len(runs) > 1 and depth < 64:
+            out = []
+            for lo, hi in runs:
+                out.extend(xy_cut([p for p in points if lo <= p[axis] <= hi], depth + 1))
+            return out
     return [points]
 
 
