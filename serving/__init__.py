@@ -42,42 +42,34 @@ if typing.TYPE_CHECKING:
     from serving.profiles import ServingProfile, cpu_profile, gpu_profile
     from serving.replay import ExpertRoutingReplayer
 
-# public name -> the submodule that defines it
-_SOURCES: dict[str, str] = {
-    "MoEArchitecture": "architecture",
-    **dict.fromkeys(
-        (
-            "PENDING_REASON",
-            "DeferredReplayCapture",
-            "EngineCapture",
-            "ExpertRoutingCapture",
-            "NoCapture",
-            "PendingReplayTrace",
-            "ReplayCapture",
-        ),
-        "capture",
+# the submodule that defines each public name
+_NAMES: dict[str, tuple[str, ...]] = {
+    "architecture": ("MoEArchitecture",),
+    "capture": (
+        "PENDING_REASON",
+        "DeferredReplayCapture",
+        "EngineCapture",
+        "ExpertRoutingCapture",
+        "NoCapture",
+        "PendingReplayTrace",
+        "ReplayCapture",
     ),
-    **dict.fromkeys(("CheckpointSpec", "PlantedExpert", "build_checkpoint"), "checkpoint"),
-    **dict.fromkeys(("decode_routed_experts", "encode_routed_experts"), "engine_capture"),
-    **dict.fromkeys(
-        ("CheckpointError", "ExpertRoutingDecodeError", "ServerStartError", "ServingError"),
-        "errors",
+    "checkpoint": ("CheckpointSpec", "PlantedExpert", "build_checkpoint"),
+    "engine_capture": ("decode_routed_experts", "encode_routed_experts"),
+    "errors": ("CheckpointError", "ExpertRoutingDecodeError", "ServerStartError", "ServingError"),
+    "expert_routing": ("ExpertRoutingSource", "ExpertRoutingTrace"),
+    "launcher": ("VLLMServer", "server_is_healthy"),
+    "placement": (
+        "EngineCorePlacement",
+        "Placement",
+        "colocate_engine_core",
+        "keep_off_server_cpus",
+        "server_cpus",
     ),
-    **dict.fromkeys(("ExpertRoutingSource", "ExpertRoutingTrace"), "expert_routing"),
-    **dict.fromkeys(("VLLMServer", "server_is_healthy"), "launcher"),
-    **dict.fromkeys(
-        (
-            "EngineCorePlacement",
-            "Placement",
-            "colocate_engine_core",
-            "keep_off_server_cpus",
-            "server_cpus",
-        ),
-        "placement",
-    ),
-    **dict.fromkeys(("ServingProfile", "cpu_profile", "gpu_profile"), "profiles"),
-    "ExpertRoutingReplayer": "replay",
+    "profiles": ("ServingProfile", "cpu_profile", "gpu_profile"),
+    "replay": ("ExpertRoutingReplayer",),
 }
+_SOURCES = {name: module for module, names in _NAMES.items() for name in names}
 
 __all__ = [
     "PENDING_REASON",
