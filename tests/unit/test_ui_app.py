@@ -364,3 +364,17 @@ def test_bad_input_gets_a_one_line_answer_naming_the_problem(tmp_path: Path) -> 
     assert "try again" in seen["why_not"][1]
     assert seen["names"][3] == "file" and len(seen["names"][4]) <= 60
     assert seen["names"][4].endswith(".xlsx")
+
+
+def test_the_composer_says_the_message_limit_in_every_kept_language() -> None:
+    """Chainlit copies its default translation of a language that has none in
+    ``ui/.chainlit/translations``; the kept ones (English, Simplified and Traditional Chinese)
+    say the limit the app enforces in the composer's placeholder."""
+    import re
+
+    limit = re.search(r"^MAX_CHARS = (\d+)$", (UI / "app.py").read_text(), re.M)
+    assert limit is not None
+    shown = f"{int(limit.group(1)):,}"
+    for language in ("en-US", "zh-CN", "zh-TW"):
+        text = json.loads((UI / ".chainlit" / "translations" / f"{language}.json").read_text())
+        assert shown in text["chat"]["input"]["placeholder"], language
