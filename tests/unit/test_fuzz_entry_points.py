@@ -276,31 +276,24 @@ def test_decode_routed_experts_raises_only_its_decode_error(
         assert (counts.sum(axis=1) == trace.routed_tokens * ARCH.top_k).all()
 
 
-def test_finding_out_of_range_expert_id_is_a_decode_error() -> None:
-    ids = np.full((1, 3, 2), 40, dtype=np.uint8)  # 40 >= num_experts 16
+@pytest.mark.parametrize(
+    ("payload", "prompt_tokens"),
+    [
+        (encode_routed_experts(np.full((1, 3, 2), 40, dtype=np.uint8)), 1),  # 40 >= 16 experts
+        ([[[0, 1], [2, 3], [4, 5]], [0]], 2),  # a ragged list
+        ("", 1),  # an empty string
+    ],
+    ids=["out-of-range-expert-id", "ragged-list", "empty-string"],
+)
+def test_finding_a_bad_routed_experts_payload_is_a_decode_error(
+    payload: object, prompt_tokens: int
+) -> None:
     with pytest.raises(ExpertRoutingDecodeError):
         decode_routed_experts(
-            {"routed_experts": encode_routed_experts(ids)},
-            prompt_tokens=1,
+            {"routed_experts": payload},
+            prompt_tokens=prompt_tokens,
             completion_tokens=1,
             arch=ARCH,
-        )
-
-
-def test_finding_ragged_list_is_a_decode_error() -> None:
-    with pytest.raises(ExpertRoutingDecodeError):
-        decode_routed_experts(
-            {"routed_experts": [[[0, 1], [2, 3], [4, 5]], [0]]},
-            prompt_tokens=2,
-            completion_tokens=1,
-            arch=ARCH,
-        )
-
-
-def test_finding_empty_routed_experts_string_is_a_decode_error() -> None:
-    with pytest.raises(ExpertRoutingDecodeError):
-        decode_routed_experts(
-            {"routed_experts": ""}, prompt_tokens=1, completion_tokens=1, arch=ARCH
         )
 
 
