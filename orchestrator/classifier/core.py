@@ -533,13 +533,24 @@ class RuleClassifier:
             c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
             compiled = state.compiled
             sheet_and_more = _sheet_and_more(c1, exts, norm)
-            if not sheet_and_more and _fast_sure(state, norm, flag, p1, c1):
-                return self._fast_decision(state, c1, p1, probs, scanned)
-            why_not = fast_declines(
-                compiled, state.thresholds, (norm, exts, channel), probs, flag, sheet_and_more
+            why_not = (
+                ""
+                if not sheet_and_more and _fast_sure(state, norm, flag, p1, c1)
+                else fast_declines(
+                    compiled, state.thresholds, (norm, exts, channel), probs, flag, sheet_and_more
+                )
             )
             if not why_not:
-                return self._fast_decision(state, c1, p1, probs, scanned)
+                return fast_decision(
+                    c1,
+                    p1,
+                    probs,
+                    scanned,
+                    cmap=state.calibration.fast_maps.get(c1) if state.calibration else None,
+                    fast_note=state.fast_note,
+                    version=state.version,
+                    semantic_tier=self._semantic_off,
+                )
             fast_tier = tier_record("fast", True, ranked_scores(probs), False, why_not)
             blank = bool(flag & learned_tier.BLANK)
         else:
@@ -608,26 +619,6 @@ class RuleClassifier:
         ):
             return whole
         return part_decides(c, whole, f"on its own ({where}, characters {a:,}-{b:,})", cut)
-
-    def _fast_decision(
-        self,
-        state: _State,
-        route: Route,
-        p1: float,
-        probs: list[float],
-        scanned: tuple[tuple[int, int], ...],
-    ) -> Classification:
-        """The fast tier's decision (:func:`~orchestrator.classifier.decide.fast_decision`)."""
-        return fast_decision(
-            route,
-            p1,
-            probs,
-            scanned,
-            cmap=state.calibration.fast_maps.get(route) if state.calibration else None,
-            fast_note=state.fast_note,
-            version=state.version,
-            semantic_tier=self._semantic_off,
-        )
 
     def _slow(
         self,

@@ -219,19 +219,14 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
 
 
 def _zh_out_of_scope() -> Iterator[LabelledRequest]:
-    for split, topics in ZH_OUT_OF_SCOPE.items():
-        for topic, texts in topics.items():
-            for i, text in enumerate(texts):
-                yield LabelledRequest(
-                    id=f"zh_out_of_scope:{split}.{topic}.{i}",
-                    text=text,
-                    route=Route.FALLBACK,
-                    lang="zh",
-                    source="zh_out_of_scope",
-                    split=split,
-                    template=f"oos.zh.{split}.{topic}",
-                    family=f"oos.zh.{topic}",
-                )
+    return _written(
+        {"zh": ZH_OUT_OF_SCOPE},
+        Route.FALLBACK,
+        id="zh_out_of_scope:{split}.{family}.{i}",
+        source="zh_out_of_scope",
+        template="oos.zh.{split}.{family}",
+        family="oos.zh.{family}",
+    )
 
 
 def _oos_service_words() -> Iterator[LabelledRequest]:
@@ -256,19 +251,33 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
 
 
 def _written_customer_service() -> Iterator[LabelledRequest]:
-    for lang, splits in CS_WRITTEN.items():
+    return _written(
+        CS_WRITTEN,
+        Route.CUSTOMER_SERVICE,
+        id="cs_written:{lang}.{split}.{family}.{i}",
+        source="cs_written/{lang}",
+        template="cs.{lang}.{split}.{family}",
+        family="cs.{lang}.{family}",
+    )
+
+
+def _written(
+    tables: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]], route: Route, **names: str
+) -> Iterator[LabelledRequest]:
+    """The rows of texts written for this set (language -> split -> phrasing family ->
+    texts), each of ``route``; ``names`` are the ``id``, ``source``, ``template`` and
+    ``family`` of a row as format strings of ``lang``, ``split``, ``family`` and ``i``."""
+    for lang, splits in tables.items():
         for split, families in splits.items():
             for family, texts in families.items():
                 for i, text in enumerate(texts):
+                    where = {"lang": lang, "split": split, "family": family, "i": i}
                     yield LabelledRequest(
-                        id=f"cs_written:{lang}.{split}.{family}.{i}",
                         text=text,
-                        route=Route.CUSTOMER_SERVICE,
+                        route=route,
                         lang=lang,
-                        source=f"cs_written/{lang}",
                         split=split,
-                        template=f"cs.{lang}.{split}.{family}",
-                        family=f"cs.{lang}.{family}",
+                        **{key: value.format(**where) for key, value in names.items()},
                     )
 
 
