@@ -49,7 +49,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -132,6 +133,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
 
     name = "customer_service"
     route = Route.CUSTOMER_SERVICE
+    #: What the dispatcher names when the conversation store fails (set by ``open_workflow``).
+    storage_name: str | None = None
 
     def __init__(
         self,
@@ -194,7 +197,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     def result(self, state: CustomerServiceState) -> CustomerServiceResult:
         """The turn's result; ``needs_human`` while the graph waits in ``handoff``,
         ``awaiting_confirmation`` while it waits for the customer's yes."""
-        interrupts = state.get("__interrupt__") or ()
+        interrupts: Sequence[Any] = cast("Sequence[Any]", state.get("__interrupt__") or ())
         asking = any(getattr(i, "value", {}).get("kind") == "confirm" for i in interrupts)
         waiting = bool(interrupts) and not asking
         reply = state.get("reply") or {}
@@ -255,7 +258,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         async with self._resume_lock, self.turns.turn(thread_id, owner=False):
             pending = await self.pending_handoff(thread_id)
             if pending is None:
-                decided = coordination and await asyncio.to_thread(coordination.decided, thread_id)
+                decided = (
+                    await asyncio.to_thread(coordination.decided, thread_id)
+                    if coordination
+                    else None
+                )
                 raise decided or HandoffError(
                     f"no handoff waits on thread {thread_id!r}: it was never handed off, or it "
                     "was resumed already (orchestrator handoff list shows the waiting ones)"
@@ -333,7 +340,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         )
 
     # --- the graph -------------------------------------------------------------------------
-    def _build(self) -> StateGraph:
+    def _build(
+        self,
+    ) -> StateGraph[
+        CustomerServiceState, WorkflowContext, CustomerServiceState, CustomerServiceState
+    ]:
         graph = StateGraph(CustomerServiceState, context_schema=WorkflowContext)
         graph.add_node("start_turn", self._start_turn)
         graph.add_node("triage_issue", self._triage)
@@ -584,7 +595,12 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if is_yes(said):
             action.update(confirmation=said, confirmed_by=by)
             plan = {**state["plan"], "action": action}
-            update = {"pending": None, "plan": plan, "turn": turn, "history": history}
+            update: dict[str, Any] = {
+                "pending": None,
+                "plan": plan,
+                "turn": turn,
+                "history": history,
+            }
             return Command(goto="run_tool", update=update)
         if confirming.is_no(said) or not answer.get("state"):
             text = confirming.not_done(action, language)
