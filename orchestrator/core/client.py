@@ -333,16 +333,17 @@ class VLLMClient:
         #: routed-experts encoding it asks for (the project's vLLM plugin reads it).
         self._extra_body: dict[str, Any] = {"return_token_ids": True}
         #: A sampled engine capture draws per call (its fields then come from each call).
-        self._sampled = isinstance(capture, EngineCapture) and capture.per_call
-        if isinstance(capture, EngineCapture) and not self._sampled:
+        self._sampled: EngineCapture | None = (
+            capture if isinstance(capture, EngineCapture) and capture.per_call else None
+        )
+        if isinstance(capture, EngineCapture) and self._sampled is None:
             self._extra_body.update(capture.request_fields())
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key="EMPTY",
             timeout=timeout_s,
             max_retries=max_retries,
-            # the SDK accepts an httpx or an httpx2 client at run time; its hints name httpx2
-            http_client=http_client,  # type: ignore[arg-type]
+            http_client=http_client,  # type: ignore[arg-type]  # hinted httpx2; httpx runs too
         )
 
     def limit_in_flight(self, slots: asyncio.Semaphore | None) -> None:
@@ -458,7 +459,7 @@ class VLLMClient:
                     body={
                         **self._body(messages, max_tokens, temperature),
                         **self._extra_body,
-                        **(self.capture.request_fields() if self._sampled else {}),
+                        **(self._sampled.request_fields() if self._sampled is not None else {}),
                         **kwargs,
                     },
                     cast_to=httpx.Response,
@@ -667,7 +668,7 @@ class VLLMClient:
                 )
         except openai.OpenAIError:
             return {}, {}
-        body = completion.to_dict()
+        body: dict[str, Any] = completion.to_dict()
         choices = body.get("choices") or [{}]
         return body, choices[0]
 

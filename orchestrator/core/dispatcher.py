@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from langgraph.types import Command, Durability
 from pydantic import BaseModel, ConfigDict
@@ -142,12 +142,20 @@ async def _forget_one_off(
 
 
 def _request_trace(kind: str, request: Request) -> RequestTrace:
-    return RequestTrace(
-        kind,
-        request.id,
-        channel=request.channel,
-        **{"request.thread": request.thread_id, "request.attachments": len(request.attachments)},
-    )
+    dotted: dict[str, Any] = {
+        "request.thread": request.thread_id,
+        "request.attachments": len(request.attachments),
+    }
+    return RequestTrace(kind, request.id, channel=request.channel, **dotted)
+
+
+class RequestClassifier(Protocol):
+    """What the orchestrator asks of a classifier: a :class:`RuleClassifier`, or a stand-in
+    such as the moderation entry point's fixed route."""
+
+    def classify(self, request: Request) -> Classification:
+        """The request's route, confidence and reasons."""
+        ...
 
 
 class Orchestrator:
@@ -176,14 +184,14 @@ class Orchestrator:
         store: TelemetryStore,
         workflows: Iterable[Workflow[Any, Any]],
         *,
-        classifier: RuleClassifier | None = None,
+        classifier: RequestClassifier | None = None,
         max_tokens: int = 48,
         temperatures: Mapping[str, float] | None = None,
     ) -> None:
         self.temperatures = dict(temperatures) if temperatures is not None else None
         self.client = client
         self.store = store
-        self.classifier = classifier or RuleClassifier()
+        self.classifier: RequestClassifier = classifier or RuleClassifier()
         self.max_tokens = max_tokens
         self.workflows: dict[Route, Workflow[Any, Any]] = {}
         for workflow in workflows:
@@ -258,7 +266,7 @@ class Orchestrator:
         return outcome
 
     @observed_stream  # counted once, from its classification and done events
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         """Like :meth:`handle`, as a stream of typed events (:mod:`orchestrator.core.events`):
         the classification, each node's start and end, what nodes report (tool calls and
         results, the reply's fact sentence and its tokens as they arrive, a handoff), each
@@ -293,7 +301,7 @@ class Orchestrator:
 
     async def _events(
         self, request: Request, trace: RequestTrace, *, events: bool
-    ) -> AsyncIterator[StreamEvent | RequestOutcome]:
+    ) -> AsyncGenerator[StreamEvent | RequestOutcome, None]:
         """The one path of :meth:`handle` and :meth:`stream`: classify, start the request, hold
         the turn, run the graph. Yields the stream's events (``events``: the classification,
         the graph's events, each call's experts) and last the :class:`RequestOutcome`."""
@@ -410,8 +418,10 @@ class Orchestrator:
             yield
 
     async def _execute(
-        self, run: _Run, drive: Callable[[ModelGateway], AsyncIterator[StreamEvent | _Final]]
-    ) -> AsyncIterator[StreamEvent | RequestOutcome]:
+        self,
+        run: _Run,
+        drive: Callable[[ModelGateway], AsyncGenerator[StreamEvent | _Final, None]],
+    ) -> AsyncGenerator[StreamEvent | RequestOutcome, None]:
         """Run the started request's graph (``drive``, given the request's gateway) and record
         its end: the run path :meth:`handle`, :meth:`stream` and :meth:`resume` share.
 
@@ -575,7 +585,7 @@ class Orchestrator:
         if not isinstance(workflow, HandoffWorkflow):
             raise UserError(f"workflow {workflow.name} cannot be resumed")
 
-        async def resumed(gateway: ModelGateway) -> AsyncIterator[_Final]:
+        async def resumed(gateway: ModelGateway) -> AsyncGenerator[_Final, None]:
             yield _Final(
                 await workflow.resume(thread_id, approve=approve, note=note, gateway=gateway, by=by)
             )
@@ -646,14 +656,16 @@ def _config(run: _Run, gateway: ModelGateway) -> dict[str, Any]:
     }
 
 
-async def _invoked(run: _Run, graph_input: Any, gateway: ModelGateway) -> AsyncIterator[_Final]:
+async def _invoked(
+    run: _Run, graph_input: Any, gateway: ModelGateway
+) -> AsyncGenerator[_Final, None]:
     """:meth:`Orchestrator.handle`'s graph run: one ``ainvoke``, no events."""
     yield _Final(await run.workflow.graph.ainvoke(graph_input, **_config(run, gateway)))
 
 
 async def _streamed(
     run: _Run, graph_input: Any, gateway: ModelGateway
-) -> AsyncIterator[StreamEvent | _Final]:
+) -> AsyncGenerator[StreamEvent | _Final, None]:
     """:meth:`Orchestrator.stream`'s graph run: the nodes' starts and ends and what they
     report (LangGraph's ``custom`` stream), then the final state (with its interrupts)."""
     state: dict[str, Any] = {}
@@ -662,7 +674,7 @@ async def _streamed(
         graph_input, stream_mode=["custom", "tasks", "updates", "values"], **_config(run, gateway)
     ):
         if mode == "custom" and isinstance(chunk, BaseModel):
-            yield chunk  # type: ignore[misc]
+            yield chunk  # type: ignore[misc]  # nodes report StreamEvent models only
         elif mode == "tasks" and isinstance(chunk, dict) and "name" in chunk:
             if "result" in chunk or "error" in chunk:
                 yield NodeFinished(node=chunk["name"], interrupted=bool(chunk.get("interrupts")))

@@ -41,7 +41,7 @@ import functools
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -335,15 +335,15 @@ def observed_request(
 
 
 def observed_stream(
-    stream: Callable[..., AsyncIterator[_EventT]],
-) -> Callable[..., AsyncIterator[_EventT]]:
+    stream: Callable[..., AsyncGenerator[_EventT, None]],
+) -> Callable[..., AsyncGenerator[_EventT, None]]:
     """Decorate ``Orchestrator.stream``: read the route and confidence from its
     ``classification`` event and the status from its ``done`` event, and count the request
     once (a ``handle`` it delegates to is not counted again). A stream stopped before its
     ``done`` event is counted ``cancelled``; one that raises, ``failed``."""
 
     @functools.wraps(stream)
-    async def wrapper(*args: Any, **kwargs: Any) -> AsyncIterator[_EventT]:
+    async def wrapper(*args: Any, **kwargs: Any) -> AsyncGenerator[_EventT, None]:
         route, confidence, status, workflow = "unknown", 0.0, "cancelled", None
         started = time.perf_counter()
         # an async generator runs in its consumer's context: set, then clear (never reset a

@@ -44,6 +44,7 @@ from sqlalchemy.exc import IntegrityError
 from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry.codec import encode_counts
 from orchestrator.telemetry.read import TelemetryReader
+from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
@@ -51,7 +52,7 @@ from orchestrator.telemetry.schema import (
     PendingExpertRoutingRecord,
     RequestRecord,
 )
-from orchestrator.telemetry.store import TelemetryStore, _add_to_rollup, decode_token_ids
+from orchestrator.telemetry.store import TelemetryStore, decode_token_ids
 from serving.architecture import MoEArchitecture
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 
@@ -203,7 +204,9 @@ def _read_chunk(
     ]
 
 
-def _other_checkpoints(store: TelemetryStore, checkpoint: str, batch_id: str | None) -> dict:
+def _other_checkpoints(
+    store: TelemetryStore, checkpoint: str, batch_id: str | None
+) -> dict[str, int]:
     query = (
         select(PendingExpertRoutingRecord.checkpoint, func.count())
         .join(ModelCallRecord, PendingExpertRoutingRecord.call_id == ModelCallRecord.id)

@@ -404,7 +404,7 @@ class TelemetryReader:
         end: datetime | None,
         workflow: str | None,
         model: str | None,
-    ) -> Select[Any]:
+    ) -> Select[*tuple[Any, ...]]:
         """:meth:`iter_call_counts`'s query, newest first, without its limit and cursor."""
         query = (
             select(

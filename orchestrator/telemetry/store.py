@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, Unpack, cast
 
 import numpy as np
-from sqlalchemy import Table, create_engine, delete, event, null, select
+from sqlalchemy import CursorResult, Table, create_engine, delete, event, null, select
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -87,7 +87,8 @@ def encode_token_ids(ids: Sequence[int]) -> bytes:
 
 def decode_token_ids(blob: bytes) -> list[int]:
     """The ids :func:`encode_token_ids` packed."""
-    return np.frombuffer(blob, dtype="<i4").astype(np.int64).tolist()
+    ids: list[int] = np.frombuffer(blob, dtype="<i4").astype(np.int64).tolist()
+    return ids
 
 
 def utc_now() -> datetime:
@@ -102,13 +103,17 @@ _BATCH_ROW_SET = ("row_id", "request_id", "status", "attempts", "finished_at", "
 def _upsert(dialect: str) -> Any:
     """The dialect's own ``INSERT ... ON CONFLICT (batch_id, row_index) DO UPDATE`` of a
     ``batch_rows`` row (SQLite 3.24+ and PostgreSQL), or None for another database."""
+    stmt: Any
     if dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
+
+        stmt = insert(_BATCH_ROWS)
     elif dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt = pg_insert(_BATCH_ROWS)
     else:
         return None
-    stmt = insert(_BATCH_ROWS)
     return stmt.on_conflict_do_update(
         index_elements=["batch_id", "row_index"],
         set_={name: stmt.excluded[name] for name in _BATCH_ROW_SET},
@@ -139,7 +144,7 @@ def _apply_batch_row(session: Session, row: dict[str, Any]) -> None:
         .where(table.c.batch_id == row["batch_id"], table.c.row_index == row["row_index"])
         .values(**{name: row[name] for name in _BATCH_ROW_SET})
     )
-    if updated.rowcount == 0:  # type: ignore[attr-defined]
+    if cast("CursorResult[Any]", updated).rowcount == 0:
         session.execute(table.insert(), row)
 
 
@@ -284,7 +289,7 @@ class TelemetryStore(TelemetryReader):
         backend = parsed.get_backend_name()
         in_memory = _sqlite_in_memory(parsed)
         if backend == "sqlite" and not in_memory and upgrade:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            Path(cast(str, parsed.database)).parent.mkdir(parents=True, exist_ok=True)
         shown = parsed.render_as_string(hide_password=True)
         try:
             # One shared connection for an in-memory database, so the writer thread and the
@@ -348,7 +353,7 @@ class TelemetryStore(TelemetryReader):
         if parsed.get_backend_name() == "sqlite":
             if _sqlite_in_memory(parsed):
                 raise UserError("an in-memory SQLite database holds no telemetry; give a file URL")
-            path = Path(parsed.database)
+            path = Path(cast(str, parsed.database))  # not in memory: a file name
             fix = (
                 "run `orchestrator run` first, or pass --database-url (or --db) pointing at the "
                 "telemetry database it wrote (runs/telemetry.db by default)"
@@ -426,7 +431,7 @@ class TelemetryStore(TelemetryReader):
                 finished_at=finished_at,
             )
         )
-        if updated.rowcount == 0:  # type: ignore[attr-defined]
+        if cast("CursorResult[Any]", updated).rowcount == 0:
             raise TelemetryError(f"request {request_id} was never started in {self.url}")
 
     def record_call(self, **fields: Unpack[CallFields]) -> int:
@@ -578,7 +583,7 @@ class TelemetryStore(TelemetryReader):
                         else:
                             # the call row first: it takes the write lock
                             inserted = session.execute(_CALLS.insert(), payload.row)
-                            call_id = int(inserted.inserted_primary_key[0])
+                            call_id = int(inserted.inserted_primary_key[0])  # type: ignore[attr-defined]  # an INSERT: a CursorResult
                             calls.append((payload, call_id))
                             out.append(call_id)
                     rollups: dict[RollupKey, RollupDelta] = {}

@@ -433,7 +433,7 @@ class UiService:
             self.state["client"],
             self.state["store"],
             self.state["workflows"],
-            classifier=FixedRoute() if moderation else self.state["classifier"],  # type: ignore[arg-type]
+            classifier=FixedRoute() if moderation else self.state["classifier"],
             max_tokens=self.settings.max_completion_tokens,
             temperatures=self.temperatures[preset],
         )

@@ -110,7 +110,7 @@ class Moderator:
             client,
             store,
             [self.workflow],
-            classifier=FixedRoute(),  # type: ignore[arg-type]
+            classifier=FixedRoute(),
             max_tokens=max_tokens,
         )
 
