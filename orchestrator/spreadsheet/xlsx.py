@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,11 @@ class XlsxBook:
                     ".xltm",
                 ):
                     self._handle = source = path.open("rb")
-                self.wb = load_workbook(source, read_only=True, data_only=False, keep_links=False)
+                # Any: the private parts read below (_archive, _sheets, _cell_styles, ...) are
+                # not in types-openpyxl
+                self.wb: Any = load_workbook(
+                    source, read_only=True, data_only=False, keep_links=False
+                )
         except Exception as exc:  # see the class docstring
             if self._handle is not None:
                 self._handle.close()
@@ -176,7 +180,7 @@ class XlsxBook:
             types: dict[str, str] = {}
             try:
                 rels = get_dependents(self.wb._archive, "xl/_rels/workbook.xml.rels")
-                types = {rel.target: rel.Type or "" for rel in rels.Relationship}
+                types = {rel.target: rel.Type or "" for rel in rels}
             except (KeyError, AttributeError, TypeError, ValueError, OSError):
                 pass  # no readable workbook relationships: every loaded sheet is a worksheet
             self._kinds = []
@@ -213,7 +217,7 @@ class XlsxBook:
             self._formats[style_id] = fmt
         return fmt
 
-    def _rows(self, ws: Any, data_only: bool) -> tuple[WorkSheetParser, Iterator[Any]]:
+    def _rows(self, ws: Any, data_only: bool) -> tuple[WorkSheetParser, Generator[Any, None, None]]:
         src = ws._get_source()
         parser = WorkSheetParser(
             src,
@@ -224,7 +228,7 @@ class XlsxBook:
             timedelta_formats=self.wb._timedelta_formats,
         )
 
-        def rows() -> Iterator[Any]:
+        def rows() -> Generator[Any, None, None]:
             try:
                 with warnings.catch_warnings():
                     # openpyxl warns "Unknown extension is not supported" for sheet extensions
@@ -282,7 +286,7 @@ class XlsxBook:
         if parser.merged_cells is not None:
             for merged in parser.merged_cells.mergeCell:
                 min_col, min_row, max_col, max_row = range_boundaries(merged.ref)
-                sheet.merged.append((min_row, min_col, max_row, max_col))
+                sheet.merged.append((min_row, min_col, max_row, max_col))  # type: ignore[arg-type]  # A1:B2 has all 4
         sheet.tables = self._tables(ws, parser)
         sheet.include_hidden = limits.include_hidden
         _read_hidden(parser, sheet, limits.max_cols)
@@ -394,11 +398,13 @@ class XlsxBook:
         if rels_path not in archive.namelist():
             return []
         rels = get_dependents(archive, rels_path)
-        tables = []
+        tables: list[RawTable] = []
         for part in parts:
             try:
                 target = rels.get(part.id).target
                 table = Table.from_tree(fromstring(archive.read(target)))
+                if table is None:
+                    raise ValueError("an empty table part")
                 min_col, min_row, max_col, max_row = range_boundaries(table.ref)
             except (KeyError, TypeError, ValueError) as exc:
                 ws_name = ws.title
@@ -410,7 +416,7 @@ class XlsxBook:
             tables.append(
                 RawTable(
                     name=table.displayName or table.name or f"Table{len(tables) + 1}",
-                    ref=(min_row, min_col, max_row, max_col),
+                    ref=(min_row, min_col, max_row, max_col),  # type: ignore[arg-type]  # A1:B2 has all 4
                     header_rows=int(
                         table.headerRowCount if table.headerRowCount is not None else 1
                     ),
