@@ -58,16 +58,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.harness import BenchParser, host_info, real_requests, write_results
+from benchmarks.server_view import server_counters, server_view
+from benchmarks.sheet_memory import streaming_memory
 from orchestrator.batch import BatchOptions, ColumnMapping, SettingsFactory, open_input
 from orchestrator.batch import runner as runner_module
 from orchestrator.batch.job import fill_batch_routing, run_batch_job, write_batch_results
 from orchestrator.cli.common import model_server
 from orchestrator.config import Settings
 from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient, json_schema_format
-from orchestrator.observability.health import metrics_url
 from orchestrator.telemetry import BatchLedger
 from serving.placement import Placement, keep_off_server_cpus
 
@@ -180,61 +180,6 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
         await close()
 
     factory.aclose = aclose  # type: ignore[method-assign]
-
-
-#: vLLM's counters that say what the server did in a phase (Prometheus names, summed over
-#: engines): its time per request, engine steps and the tokens they carried.
-SERVER_COUNTERS = (
-    "vllm:e2e_request_latency_seconds_sum",
-    "vllm:e2e_request_latency_seconds_count",
-    "vllm:iteration_tokens_total_sum",
-    "vllm:iteration_tokens_total_count",
-    "vllm:prompt_tokens_total",
-    "vllm:generation_tokens_total",
-    "vllm:prefix_cache_hits_total",
-)
-
-
-def server_counters(server_url: str) -> dict[str, float] | None:
-    """The :data:`SERVER_COUNTERS` now, from the server's ``/metrics`` (parsed with
-    ``prometheus_client``); None when it cannot be read (the phase then has no server view)."""
-    try:
-        text = httpx.get(metrics_url(server_url), timeout=5).text
-        found: dict[str, float] = dict.fromkeys(SERVER_COUNTERS, 0.0)
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name in found:
-                    found[sample.name] += sample.value
-    except (httpx.HTTPError, ValueError):
-        return None
-    return found
-
-
-def server_view(
-    before: dict[str, float] | None, after: dict[str, float] | None, wall_s: float
-) -> dict[str, float] | None:
-    """What the server did between two :func:`server_counters` readings over ``wall_s``:
-    ``requests``, ``e2e_s_per_request`` (its time per request, s), ``concurrency`` (the sum
-    of its request times over the wall time: requests it worked on at once), ``steps`` and
-    ``tokens_per_step`` (engine iterations and the tokens each carried), generated and
-    prompt tokens, prefix-cache hits. None without both readings or with no request."""
-    if before is None or after is None or wall_s <= 0:
-        return None
-    d = {k: after[k] - before[k] for k in SERVER_COUNTERS}
-    requests = d["vllm:e2e_request_latency_seconds_count"]
-    if requests <= 0:
-        return None
-    steps = d["vllm:iteration_tokens_total_count"]
-    return {
-        "requests": int(requests),
-        "e2e_s_per_request": round(d["vllm:e2e_request_latency_seconds_sum"] / requests, 3),
-        "concurrency": round(d["vllm:e2e_request_latency_seconds_sum"] / wall_s, 2),
-        "steps": int(steps),
-        "tokens_per_step": round(d["vllm:iteration_tokens_total_sum"] / steps, 1) if steps else 0,
-        "generation_tokens": int(d["vllm:generation_tokens_total"]),
-        "prompt_tokens": int(d["vllm:prompt_tokens_total"]),
-        "prefix_cache_hits": int(d["vllm:prefix_cache_hits_total"]),
-    }
 
 
 async def direct(
@@ -387,62 +332,6 @@ def framework_profile(texts: list[str], concurrency: int) -> dict[str, Any]:
         },
         "profiled_total_s": round(total, 2),
     }
-
-
-def _status_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
-def _stream_peak(path: str, whole: bool, queue: Any) -> None:
-    """In a child process: peak RSS growth (MiB) and tracemalloc peak (MiB) of reading the
-    sheet. The peak RSS (VmHWM) is reset after the imports (``/proc/self/clear_refs``), so
-    only the reading is measured."""
-    import tracemalloc
-
-    from openpyxl import load_workbook
-
-    before = _status_kib("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
-    tracemalloc.start()
-    if whole:
-        workbook = load_workbook(path)
-        rows = list(workbook.worksheets[0].iter_rows(values_only=True))
-        count = len(rows) - 1
-    else:
-        source = open_input(Path(path), ColumnMapping(text="text", id="id"))
-        count = sum(1 for _ in source.rows())
-    traced = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    queue.put((count, (_status_kib("VmHWM") - before) / 1024, traced / 2**20))
-
-
-def streaming_memory(rows: int, folder: Path) -> dict[str, Any]:
-    """Peak RSS growth (MiB) of streaming vs loading a generated ``rows``-row sheet."""
-    from openpyxl import Workbook
-
-    path = folder / "big.xlsx"
-    book = Workbook(write_only=True)
-    sheet = book.create_sheet("requests")
-    sheet.append(["id", "text", "channel"])
-    for i in range(rows):
-        # distinct texts: the worst case for the .xlsx shared-strings table
-        sheet.append([f"R{i}", f"Where is my order number {i}? It has not arrived yet.", "email"])
-    book.save(path)
-    result: dict[str, Any] = {"sheet_rows": rows, "file_mib": round(path.stat().st_size / 2**20, 2)}
-    context = multiprocessing.get_context("spawn")
-    for label, whole in (("streamed", False), ("loaded_whole", True)):
-        queue = context.Queue()
-        child = context.Process(target=_stream_peak, args=(str(path), whole, queue))
-        child.start()
-        count, mib, traced = queue.get()
-        child.join()
-        result[f"{label}_rows"] = count
-        result[f"{label}_peak_rss_growth_mib"] = round(mib, 1)
-        result[f"{label}_tracemalloc_peak_mib"] = round(traced, 1)
-    return result
 
 
 def _cpu_load(duty: float, stop: Any) -> None:

@@ -26,6 +26,7 @@ from orchestrator.batch import (
     open_input,
     run_batch_job,
 )
+from orchestrator.batch.inputs import BatchInput
 from orchestrator.batch.runner import BatchProgress, RowResult
 from orchestrator.cli.app import app
 from orchestrator.core.client import ChatMessage, ModelCall
@@ -149,6 +150,18 @@ def sheet(tmp_path: Path) -> Path:
     )
 
 
+@pytest.fixture
+def source(sheet: Path) -> BatchInput:
+    """The ``sheet`` as a batch input: text in ``body``, ids in ``ticket``."""
+    return open_input(sheet, ColumnMapping(text="body", id="ticket"))
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """Where a test's batch writes its results workbook."""
+    return tmp_path / "results.xlsx"
+
+
 def stop_after_two() -> dict[str, Any]:
     """``stop`` and ``on_row`` keywords of a run that is asked to stop once two rows are done."""
     stop = asyncio.Event()
@@ -168,10 +181,8 @@ async def _run(source, factory, urls=("u1",), **kwargs):  # type: ignore[no-unty
     return await run_batch_job(source, factory, list(urls), options, out=out, **kwargs)
 
 
-async def test_results_have_one_row_per_input_row_in_input_order(tmp_path, db, sheet) -> None:
+async def test_results_have_one_row_per_input_row_in_input_order(out, db, source) -> None:
     factory = ScriptedFactory(db, {"u1": ScriptedModel(replies=["Sorry about that; fixed."])})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     job = await _run(source, factory, out=out, formats=["csv", "jsonl"])
 
     rows = read_results(out)
@@ -198,11 +209,9 @@ async def test_results_have_one_row_per_input_row_in_input_order(tmp_path, db, s
     assert len(requests) == len(TEXTS) and all(r.status == "succeeded" for r in requests)
 
 
-async def test_model_text_is_escaped_against_formula_injection(tmp_path, db, sheet) -> None:
+async def test_model_text_is_escaped_against_formula_injection(out, db, source) -> None:
     evil = '=HYPERLINK("http://evil.example","click")'
     factory = ScriptedFactory(db, {"u1": ScriptedModel(replies=[evil])})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     await _run(source, factory, out=out, formats=["csv", "jsonl"])
     workbook = load_workbook(out)  # not read-only: data types are visible
     cells = [
@@ -344,11 +353,9 @@ def test_the_cli_against_an_unreachable_server_writes_results_and_says_how_to_re
 
 
 async def test_a_stopped_run_resumes_and_every_row_is_recorded_exactly_once(
-    tmp_path, db, sheet
+    out, db, source
 ) -> None:
     factory = ScriptedFactory(db, {"u1": ScriptedModel()})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     options = BatchOptions(concurrency=1, backoff_initial_s=0, backoff_max_s=0)
     first = await _run(source, factory, out=out, options=options, **stop_after_two())
     assert first.summary.ran == 2 and first.summary.stopped
@@ -371,14 +378,12 @@ async def test_a_stopped_run_resumes_and_every_row_is_recorded_exactly_once(
 
 
 async def test_requests_left_running_by_a_killed_run_are_marked_interrupted(
-    tmp_path, db, sheet
+    out, db, source
 ) -> None:
     from orchestrator.classifier import RuleClassifier
     from orchestrator.request import Request
 
     factory = ScriptedFactory(db, {"u1": ScriptedModel()})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     store = factory.store()
     batch = (
         await _run(
@@ -394,11 +399,9 @@ async def test_requests_left_running_by_a_killed_run_are_marked_interrupted(
     assert [r.status for r in store.requests() if r.id == orphan.id] == ["interrupted"]
 
 
-async def test_failed_rows_are_rerun_only_with_retry_failed(tmp_path, db, sheet) -> None:
+async def test_failed_rows_are_rerun_only_with_retry_failed(out, db, source) -> None:
     broken = ScriptedModel(fail_on_call=(1, lambda: RuntimeError("boom")))
     factory = ScriptedFactory(db, {"u1": broken})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     options = BatchOptions(concurrency=1, attempts=1)
     first = await _run(source, factory, out=out, options=options)
     assert first.summary.statuses.get("failed") == 1
@@ -419,13 +422,11 @@ async def test_failed_rows_are_rerun_only_with_retry_failed(tmp_path, db, sheet)
     assert [r["attempts"] for r in rows if r["id"] in failed_ids] == [2]
 
 
-async def test_transient_errors_are_retried_with_backoff(tmp_path, db, sheet) -> None:
+async def test_transient_errors_are_retried_with_backoff(out, db, source) -> None:
     flaky = ScriptedModel(
         fail_on_call=(1, lambda: ServerUnavailableError("http://x/v1", "connection refused"))
     )
     factory = ScriptedFactory(db, {"u1": flaky})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     options = BatchOptions(concurrency=1, attempts=3, backoff_initial_s=0.01, backoff_max_s=0.02)
     job = await _run(source, factory, out=out, options=options)
     rows = read_results(out)
@@ -438,15 +439,13 @@ async def test_transient_errors_are_retried_with_backoff(tmp_path, db, sheet) ->
 
 
 async def test_an_unreachable_server_stops_the_batch_and_records_rows_unreachable(
-    tmp_path, db, sheet
+    out, db, source
 ) -> None:
     class Down(ScriptedModel):
         async def chat(self, messages, **kwargs):  # type: ignore[no-untyped-def]
             raise ServerUnavailableError("http://x/v1", "connection refused")
 
     factory = ScriptedFactory(db, {"u1": Down()})
-    source = open_input(sheet, ColumnMapping(text="body", id="ticket"))
-    out = tmp_path / "results.xlsx"
     options = BatchOptions(concurrency=2, attempts=2, backoff_initial_s=0, backoff_max_s=0)
     job = await _run(source, factory, out=out, options=options)
     assert job.summary.stopped and "unreachable" in job.summary.stopped
