@@ -447,6 +447,59 @@ async def runner_pass(
     return result
 
 
+#: The figures of a repetition whose medians the results report.
+MEDIAN_KEYS = (
+    "runner_s",
+    "replay_model_load_s",
+    "fill_s",
+    "fill_replay_s",
+    "direct_s",
+    "rows_s",
+    "setup_s",
+    "after_rows_s",
+    "calls_in_flight_rows",
+    "cpu_ms_per_request",
+    "runner_cpu_ms_per_call",
+    "direct_cpu_ms_per_call",
+    "ratio",
+    "ratio_rows",
+    "ratio_with_fill",
+    "server_concurrency_runner",
+    "server_concurrency_direct",
+)
+
+
+def _rep_figures(
+    deferred: dict[str, Any],
+    direct_calls: int,
+    direct: tuple[float, float],
+    direct_first: bool,
+    load_before: float,
+    fill: bool,
+) -> dict[str, Any]:
+    """One repetition's figures: the runner pass's own (``deferred``), the direct client's
+    (``direct``: wall s and CPU s for ``direct_calls`` calls), and the ratios of the two."""
+    direct_s, direct_cpu = direct
+    n = deferred["model_calls"]
+    direct_rate = direct_calls / direct_s
+    return {
+        **deferred,
+        "order": "direct, runner" if direct_first else "runner, direct",
+        "direct_s": round(direct_s, 2),
+        "direct_cpu_ms_per_call": round(direct_cpu / direct_calls * 1000, 2),
+        "runner_cpu_ms_per_call": round(deferred["cpu_s"] / n * 1000, 2),
+        "runner_calls_per_s": round(n / deferred["runner_s"], 3),
+        "direct_calls_per_s": round(direct_rate, 3),
+        "ratio": round((n / deferred["runner_s"]) / direct_rate, 3),
+        "ratio_rows": round((n / deferred["rows_s"]) / direct_rate, 3),
+        "ratio_with_fill": round((n / (deferred["runner_s"] + deferred["fill_s"])) / direct_rate, 3)
+        if fill
+        else None,
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+    }
+
+
 async def run(args: Any) -> dict[str, Any]:
     settings = Settings()
     texts = real_requests(settings.data_dir, args.requests)
@@ -492,32 +545,15 @@ async def run(args: Any) -> dict[str, Any]:
         if not direct_first:
             direct_s, direct_cpu, direct_server = await direct_phase()
         deferred.pop("calls")
-        n = deferred["model_calls"]
+        figures = _rep_figures(
+            deferred, len(calls), (direct_s, direct_cpu), direct_first, load_before, args.fill
+        )
+        # the server's own view of each phase (its /metrics): same work per call, and how
+        # many calls it had at once
+        figures["server_runner"], figures["server_direct"] = runner_server, direct_server
+        for side, view in (("runner", runner_server), ("direct", direct_server)):
+            figures[f"server_concurrency_{side}"] = view["concurrency"] if view else None
         direct_rate = len(calls) / direct_s
-        figures = {
-            **deferred,
-            "order": "direct, runner" if direct_first else "runner, direct",
-            "direct_s": round(direct_s, 2),
-            "direct_cpu_ms_per_call": round(direct_cpu / len(calls) * 1000, 2),
-            "runner_cpu_ms_per_call": round(deferred["cpu_s"] / n * 1000, 2),
-            "runner_calls_per_s": round(n / deferred["runner_s"], 3),
-            "direct_calls_per_s": round(direct_rate, 3),
-            "ratio": round((n / deferred["runner_s"]) / direct_rate, 3),
-            "ratio_rows": round((n / deferred["rows_s"]) / direct_rate, 3),
-            "ratio_with_fill": round(
-                (n / (deferred["runner_s"] + deferred["fill_s"])) / direct_rate, 3
-            )
-            if args.fill
-            else None,
-            "load_average_before": round(load_before, 2),
-            "load_average_after": round(os.getloadavg()[0], 2),
-            # the server's own view of each phase (its /metrics): same work per call, and how
-            # many calls it had at once
-            "server_runner": runner_server,
-            "server_direct": direct_server,
-            "server_concurrency_runner": runner_server["concurrency"] if runner_server else None,
-            "server_concurrency_direct": direct_server["concurrency"] if direct_server else None,
-        }
         if args.inline:
             inline = await runner_pass(
                 settings, sheet, work / f"i{rep}", args.concurrency, "inline"
@@ -555,28 +591,7 @@ async def run(args: Any) -> dict[str, Any]:
         "repetitions": len(reps),
         "model_calls": reps[0]["model_calls"],
         "direct_client_calls": len(calls),
-        "median": {
-            k: median(k)
-            for k in (
-                "runner_s",
-                "replay_model_load_s",
-                "fill_s",
-                "fill_replay_s",
-                "direct_s",
-                "rows_s",
-                "setup_s",
-                "after_rows_s",
-                "calls_in_flight_rows",
-                "cpu_ms_per_request",
-                "runner_cpu_ms_per_call",
-                "direct_cpu_ms_per_call",
-                "ratio",
-                "ratio_rows",
-                "ratio_with_fill",
-                "server_concurrency_runner",
-                "server_concurrency_direct",
-            )
-        },
+        "median": {k: median(k) for k in MEDIAN_KEYS},
         "runs": reps,
         "contention": contention,
     }

@@ -85,6 +85,26 @@ def synthetic_body(prompt: int = 500, completion: int = 501, seed: int = 0) -> d
     }
 
 
+def _classify(request: Request) -> Any:
+    """The classifier's decision on ``request``, or a fixed customer-service one when the rule
+    set cannot load (its optional deps, rapidfuzz and re2, may be missing on the GPU machine):
+    the telemetry row needs only the decision's fields."""
+    try:
+        from orchestrator.classifier import RuleClassifier
+
+        return RuleClassifier().classify(request)
+    except Exception:
+        from orchestrator.classifier import Classification
+        from orchestrator.routes import Route
+
+        return Classification(
+            route=Route.CUSTOMER_SERVICE,
+            confidence=1.0,
+            scores={Route.CUSTOMER_SERVICE: 1.0},
+            reason="benchmark row",
+        )
+
+
 def measure(
     bodies: list[dict[str, Any]], arch: MoEArchitecture, repeat: int, db_dir: Path
 ) -> dict[str, Any]:
@@ -95,20 +115,7 @@ def measure(
         ``{"n", "mean_ms", "p50_ms", "p99_ms"}``; plus all three steps per 1k routed tokens.
     """
     request = Request(text="Where is my refund? I was charged twice.")
-    try:  # the rule set's optional deps (rapidfuzz, re2) may be missing on the GPU machine
-        from orchestrator.classifier import RuleClassifier
-
-        classification = RuleClassifier().classify(request)
-    except Exception:  # the row needs only the decision's fields, not a working rule set
-        from orchestrator.classifier import Classification
-        from orchestrator.routes import Route
-
-        classification = Classification(
-            route=Route.CUSTOMER_SERVICE,
-            confidence=1.0,
-            scores={Route.CUSTOMER_SERVICE: 1.0},
-            reason="benchmark row",
-        )
+    classification = _classify(request)
 
     store = TelemetryStore(f"sqlite:///{db_dir / 'decode_bench.db'}")
     store.start_request(request, classification, "customer_service")
