@@ -193,6 +193,9 @@ def periods(
     weights: Column | None,
     config: AnalysisConfig,
 ) -> None:
+    """The lead measure summed (its mean when not additive; the row count without a
+    measure) per year, or per month when the dates span under two years, over the last
+    ``max_periods`` periods; and the change between adjacent periods (none across a gap)."""
     stamps = [as_date(v) for v in date_col.values]
     known = [d for d in stamps if d is not None]
     if len(known) < 2:
@@ -203,26 +206,15 @@ def periods(
         if d is not None:
             rows_of[f"{d.year}" if yearly else f"{d.year}-{d.month:02d}"].append(i)
     additive = measure is None or is_additive(measure)
-    values: dict[str, float] = {}
-    for key, rows in rows_of.items():
-        if measure is None:
-            values[key] = len(rows)
-            continue
-        nums = [float(v) for i in rows if is_number(v := measure.values[i])]
-        if not nums:
-            continue
-        value = sum(nums) if additive else weighted_mean(measure, rows, weights)
-        if value is not None:
-            values[key] = value
+    values = _period_values(rows_of, measure, weights, additive)
     if len(values) < 2:
         return
-    keys = sorted(values)[-config.max_periods :]
     cells = date_col.range if measure is None else f"{date_col.range} × {measure.range}"
     what = f"`{measure.name}`" if measure else "rows"
     previous: Figure | None = None
     prev_key = ""
     unit = None if measure is None else measure.unit
-    for key in keys:
+    for key in sorted(values)[-config.max_periods :]:
         where = f"`{date_col.name}` in `{key}`"
         cover = coverage(table, measure, rows_of[key]) if measure is not None else None
         if measure is None:
@@ -246,36 +238,74 @@ def periods(
             coverage=cover,
         )
         if previous is not None:
+            span = f"{what} from `{prev_key}` to `{key}`"
             if _next_period(prev_key, yearly) != key:
                 b.skip(
                     "figure",
-                    f"change in {what} from `{prev_key}` to `{key}`",
+                    f"change in {span}",
                     "the periods are not adjacent (no rows in between); no change is given "
                     "across a gap",
                 )
             else:
-                a, c = float(previous.value), float(current.value)
-                change_unit = "pp" if unit == "%" else unit
-                in_what = " in percentage points" if unit == "%" else ""
-                b.add(
-                    table,
-                    f"change in {what} from `{prev_key}` to `{key}`{in_what}",
-                    c - a,
-                    "change",
-                    cells,
-                    unit=change_unit,
-                    column=current.column,
-                    inputs=[previous.id, current.id],
-                )
-                if a != 0 and additive:
-                    b.add(
-                        table,
-                        f"percent change in {what} from `{prev_key}` to `{key}`",
-                        (c - a) / abs(a),
-                        "pct_change",
-                        cells,
-                        unit="%",
-                        column=current.column,
-                        inputs=[previous.id, current.id],
-                    )
+                _change(b, table, previous, current, span, cells, unit, additive)
         previous, prev_key = current, key
+
+
+def _period_values(
+    rows_of: dict[str, list[int]],
+    measure: Column | None,
+    weights: Column | None,
+    additive: bool,
+) -> dict[str, float]:
+    """Each period's value: its row count without a measure, else the measure's sum
+    (additive) or (weighted) mean; a period with no known value has none."""
+    values: dict[str, float] = {}
+    for key, rows in rows_of.items():
+        if measure is None:
+            values[key] = len(rows)
+            continue
+        nums = [float(v) for i in rows if is_number(v := measure.values[i])]
+        if not nums:
+            continue
+        value = sum(nums) if additive else weighted_mean(measure, rows, weights)
+        if value is not None:
+            values[key] = value
+    return values
+
+
+def _change(
+    b: FigureBuilder,
+    table: Table,
+    previous: Figure,
+    current: Figure,
+    span: str,
+    cells: str,
+    unit: str | None,
+    additive: bool,
+) -> None:
+    """The change from ``previous`` to ``current`` (in percentage points for a percentage),
+    and the percent change of an additive measure from a non-zero start."""
+    a, c = float(previous.value), float(current.value)
+    change_unit = "pp" if unit == "%" else unit
+    in_what = " in percentage points" if unit == "%" else ""
+    b.add(
+        table,
+        f"change in {span}{in_what}",
+        c - a,
+        "change",
+        cells,
+        unit=change_unit,
+        column=current.column,
+        inputs=[previous.id, current.id],
+    )
+    if a != 0 and additive:
+        b.add(
+            table,
+            f"percent change in {span}",
+            (c - a) / abs(a),
+            "pct_change",
+            cells,
+            unit="%",
+            column=current.column,
+            inputs=[previous.id, current.id],
+        )
