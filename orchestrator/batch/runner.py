@@ -577,8 +577,8 @@ async def run_local(
 
     def done(task: asyncio.Task[None]) -> None:
         tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            crashed.append(task.exception())  # type: ignore[arg-type]
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            crashed.append(exc)
 
     async def one(row: BatchRow) -> None:
         try:
@@ -649,12 +649,12 @@ def row_slots(pool: EndpointPool, concurrency: int) -> int:
     Clients without :meth:`~orchestrator.core.client.VLLMClient.limit_in_flight` (the test
     double) keep one row per slot, so ``concurrency`` stays the bound on what reaches a model.
     """
-    clients = [getattr(orch, "client", None) for orch in pool.orchestrators]
+    clients: list[Any] = [getattr(orch, "client", None) for orch in pool.orchestrators]
     if not clients or not all(hasattr(c, "limit_in_flight") for c in clients):
         return concurrency
     calls = asyncio.Semaphore(concurrency)
     for client in clients:
-        client.limit_in_flight(calls)  # type: ignore[union-attr]
+        client.limit_in_flight(calls)
     return concurrency * ROWS_PER_CALL_SLOT
 
 

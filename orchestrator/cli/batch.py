@@ -252,7 +252,7 @@ def batch(
                 options,
                 out,
                 formats,
-                engine,  # type: ignore[arg-type]
+                engine,  # type: ignore[arg-type]  # a str checked by _check_choices
                 batch_id,
                 ray_workers,
                 ray_address,
@@ -336,7 +336,7 @@ def _factory(
     # own folder), as well as its default folders
     factory = SettingsFactory(
         settings,
-        expert_routing=expert_routing,  # type: ignore[arg-type]
+        expert_routing=expert_routing,  # type: ignore[arg-type]  # checked by _check_choices
         attachment_dirs=(getattr(source, "attachments_dir", source.path),),
     )
     try:

@@ -193,7 +193,7 @@ def _report(
 
     with working("reading the expert rollups"):
         report = build_report(
-            store,  # type: ignore[arg-type]
+            store,
             options,
             on_rebuild=(
                 lambda calls, summed: err.print(

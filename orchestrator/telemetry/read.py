@@ -323,6 +323,15 @@ class TelemetryReader:
             return None
         return bucket_start(first), bucket_start(last)
 
+    def rebuild_rollups(self) -> int:
+        """Rebuild the rollup table from the stored calls; returns the rows written. The store
+        rebuilds, a batch view has nothing to rebuild (0), the read-only reader refuses.
+
+        Raises:
+            NotImplementedError: On a plain reader, which cannot write.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot rebuild rollups")
+
     def rollup_status(self) -> RollupStatus:
         """Calls with expert routing and calls summed in rollups, read in one statement.
 

@@ -284,14 +284,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 if claim is not None:
                     await self._failed_decision(thread_id, claim, exc)
                 raise
-            if claim is not None:
+            if coordination is not None and claim is not None:
                 await asyncio.to_thread(
-                    coordination.finish_decision,  # type: ignore[union-attr]
-                    claim,
-                    error=None,
-                    release=False,
+                    coordination.finish_decision, claim, error=None, release=False
                 )
-        return state  # type: ignore[return-value]
+        return state  # type: ignore[return-value]  # LangGraph returns it as a plain dict
 
     async def _failed_decision(self, thread_id: str, claim: int, exc: BaseException) -> None:
         """Record a claimed decision whose resume failed. When the graph still waits on the

@@ -31,7 +31,7 @@ from orchestrator.analysis.skew.outliers import find_outliers
 from orchestrator.analysis.skew.profile import scope_profile
 from orchestrator.analysis.skew.window import parse_duration, resolve
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import BatchTelemetryView, RollupDelta, TelemetryStore
+from orchestrator.telemetry import BatchTelemetryView, RollupDelta, TelemetryReader
 from orchestrator.telemetry.fill import pending_note, pending_routing_count
 
 
@@ -125,7 +125,7 @@ def _notes(
 
 
 def build_report(
-    store: TelemetryStore,
+    store: TelemetryReader,
     options: ReportOptions | None = None,
     *,
     on_rebuild: Callable[[int, int], None] | None = None,
@@ -155,7 +155,7 @@ def build_report(
     if options.baseline is not None and options.baseline.strip().lower() != "none":
         parse_duration(options.baseline, "--baseline")
     if options.batch is not None:  # one batch: its own calls, summed on the fly
-        store = BatchTelemetryView(store, options.batch)  # type: ignore[assignment]
+        store = BatchTelemetryView(store, options.batch)
     pending = _check_rollups(store, options, on_rebuild)
     current, baseline, now, base = _read(store, options)
     assert now.shape is not None  # _read raises when the window holds no call
@@ -220,7 +220,7 @@ def build_report(
 
 
 def _check_rollups(
-    store: TelemetryStore,
+    store: TelemetryReader,
     options: ReportOptions,
     on_rebuild: Callable[[int, int], None] | None,
 ) -> int:
@@ -263,7 +263,7 @@ def _check_rollups(
 
 
 def _read(
-    store: TelemetryStore, options: ReportOptions
+    store: TelemetryReader, options: ReportOptions
 ) -> tuple[TimeWindow, TimeWindow | None, WindowData, WindowData | None]:
     """``(window, baseline window, its data, the baseline's data)``.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -50,7 +50,7 @@ def _alarm_row(profile: ScopeProfile) -> list[str]:
 def summary(report: SkewReport) -> Group:
     """Rich renderables: scope table, drift table, outlier table and notes."""
     rate = f" · {report.capture_sampling}"  # every table states the capture sampling rate
-    parts: list[object] = [_head(report), *_scope_tables(report, rate)]
+    parts: list[RenderableType] = [_head(report), *_scope_tables(report, rate)]
     if report.drift is not None:
         parts.append(_drift_table(report, rate))
     o = report.outliers
@@ -64,7 +64,7 @@ def summary(report: SkewReport) -> Group:
             )
         )
     parts.extend(Text(note, style="dim") for note in report.notes)
-    return Group(*parts)  # type: ignore[arg-type]
+    return Group(*parts)
 
 
 def _head(report: SkewReport) -> Text:
