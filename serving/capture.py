@@ -120,17 +120,18 @@ class EngineCapture(_Capture):
         encoding: What each call asks the server for, sent by the client as
             ``vllm_xargs: {"routed_experts": encoding}``: ``counts`` (default; per-call
             ``(layer, expert)`` counts computed in the server by the project's plugin, all the
-            telemetry and the skew analysis use; capture cost 2.3%/5.3% at c=32/128 on the
-            H200) or ``ids`` (vLLM's per-token ``(tokens, layers, top_k)`` ids, for per-token
-            views; 7.0%/9.9%). A server without the plugin ignores the field and sends ids,
+            telemetry and the skew analysis use) or ``ids`` (vLLM's per-token
+            ``(tokens, layers, top_k)`` ids, for per-token views; larger, and costlier to
+            capture: ``benchmarks/gpu/run19.sh``, ``benchmarks/results/gpu_2026-11-30.md``).
+            A server without the plugin ignores the field and sends ids,
             which decode the same way.
         sample_rate: Fraction of calls whose experts are captured, in ``(0, 1]`` (1.0: every
             call). Below 1 each call is drawn independently of its content
             (:meth:`request_fields`, one draw per call); a drawn call asks for ``encoding``,
             the others for ``none``, which the project's plugin answers without routing and
-            without carrying the rows from the engine core (H200, throughput cost at c=32 / c=128:
-            rate 0.1 2.7% / 2.6%, rate 0.25 2.5% / 5.5% (gpu_2026-12-01c.md); counts on every
-            call 5.3% / 4.5% (gpu_2026-12-01b.md)). Every
+            without carrying the rows from the engine core (the throughput cost of each
+            rate is measured by ``benchmarks/gpu/run19.sh``: see
+            ``benchmarks/results/gpu_2026-12-01c.md``). Every
             trace carries the rate (``capture_sampling_rate``), so the telemetry and the
             analysis weigh a captured call by ``1 / rate``. **The client must call
             :meth:`request_fields` once per call** (and :meth:`capture` for that call in the

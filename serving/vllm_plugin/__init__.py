@@ -56,13 +56,9 @@ Entry point (``pyproject.toml``)::
     [project.entry-points."vllm.general_plugins"]
     moe_orchestrator_routing = "serving.vllm_plugin:register"
 
-Measured on an H200 (``benchmarks/results/gpu_2026-11-30.md``, 21B-A3B shape, 1024 requests,
-three alternating repetitions): capture cost against routed experts off was 7.0% (ids) vs 2.3%
-(counts) at concurrency 32, and 9.9% (ids) vs 5.3% (counts) vs 2.2% (none) at 128.
-``benchmarks/results/gpu_2026-12-01b.md`` (5 rotated repetitions, with the engine-side
-``none``): at 128, counts 4.5%, none 2.5%, counts on a 25% per-request sample 3.8%; at 32,
-counts 5.3%, the 25% sample 2.4%. Dropping a ``none`` request's rows in the engine core did not
-lower the floor measurably (1.8-2.2% before): what is left is the engine's batch-wide capture.
+The capture cost of each mode against routed experts off is measured on a GPU by
+``benchmarks/gpu/run19.sh`` (the 21B-A3B shape); see
+``benchmarks/results/gpu_2026-11-30.md`` and ``benchmarks/results/gpu_2026-12-01b.md``.
 
 Where the project is not installed (the GPU machine), ``python -m serving.vllm_plugin DIR``
 writes a ``.dist-info`` with that entry point into ``DIR``, a folder on ``PYTHONPATH``.
