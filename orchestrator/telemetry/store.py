@@ -657,10 +657,9 @@ class TelemetryStore(TelemetryReader):
         time, so only the write the database rejects fails (with its own
         :class:`TelemetryError`) and nothing else is lost or half-written.
 
-        Measured (``benchmarks/orch_client_cpu.py``, 2-core box): with one transaction per
-        write the telemetry cost about 10 ms of client CPU per request (on the writer thread,
-        but in the same process and GIL as the event loop), and with 16 requests in flight
-        each request waited behind the single writer; see ``benchmarks/results/``.
+        ``python -m benchmarks.orch_client_cpu`` measures the telemetry's client CPU per request,
+        with one transaction per write and with group commit; see
+        ``benchmarks/results/orch_client_cpu.md``.
         """
         prepared = self._prepare_call(**fields)
         return int(await self._queued(("call", prepared)) or 0)

@@ -268,8 +268,8 @@ class LinearModel:
         O(non-zeros) per post.
 
         (Selecting ``self.columns`` out of the matrix, as this did before, needed a CSC copy
-        whose index array spans all 2**20 columns: about 5 ms for a single post, 85% of a
-        moderation post's CPU in a batch.)
+        whose index array spans all 2**20 columns: most of
+        a moderation post's CPU in a batch.)
         """
         z = rows @ self._dense_weights + self.intercept
         return 1.0 / (1.0 + np.exp(-(self.platt_a * np.asarray(z).ravel() + self.platt_b)))
