@@ -217,12 +217,12 @@ def test_chat_refuses_another_customer_with_one_line(
 
     from typer.testing import CliRunner
 
-    from orchestrator.cli import app
+    from orchestrator.cli import app, common
     from orchestrator.cli import chat as chat_cli
 
     monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 'tel.db'}")
     monkeypatch.setattr(
-        chat_cli, "model_server", lambda *a, **k: contextlib.nullcontext("http://x/v1")
+        common, "model_server", lambda *a, **k: contextlib.nullcontext("http://x/v1")
     )
     monkeypatch.setattr(chat_cli, "make_client", lambda settings: ScriptedToolModel())
     args = ["chat", "--thread", "c-1", "--db", url, "--message", "where is my order?"]
