@@ -9,8 +9,9 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
-changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change).
-``train_dev`` (both rounds' train/dev families) may be run as often as wanted; ``test`` and
+changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change;
+round 3's ``TRAIN_DEV_3`` before any round-3 rule change).
+``train_dev`` (the train/dev families of rounds 1-3) may be run as often as wanted; ``test`` and
 ``test_2`` are held-out parts: every run of it is a *look* and is written to
 ``benchmarks/results/classifier_oos_families_<date>_test_look<N>.{json,md}`` (``--look`` numbers
 it; an existing look is never overwritten), so the record shows how many times it was seen.
@@ -40,7 +41,7 @@ TARGET_CS_PRECISION = 0.97
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
     """``TEST``, ``TEST_2``, ``TEST_3`` (its own file, kept from whoever tunes the rules), or
-    both rounds' train/dev families of ``tests/data/classifier_oos_families.py``."""
+    the three rounds' train/dev families of ``tests/data/classifier_oos_families.py``."""
     name = "classifier_oos_families_test3" if part == "test_3" else "classifier_oos_families"
     path = ROOT / "tests" / "data" / f"{name}.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
