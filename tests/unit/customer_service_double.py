@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
@@ -36,15 +36,14 @@ class ScriptedToolModel(ScriptedModel):
         self,
         messages: Sequence[ChatMessage],
         *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        temperature: float | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: Any = None,
+        **options: Any,
     ) -> ModelCall:
-        call = await super().chat(
-            messages, max_tokens=max_tokens, json_schema=json_schema, temperature=temperature
-        )
+        """ScriptedModel's answer (``options``: its ``max_tokens``, ``json_schema`` and
+        ``temperature``), or with ``tools`` a call of the first tool (or the one
+        ``tool_choice`` names), its arguments from :attr:`arguments`."""
+        call = await super().chat(messages, **options)
         if not tools:
             return call
         self.tool_requests.append((list(tools), tool_choice))
@@ -76,12 +75,12 @@ class RecordingCapture:
     async def capture(
         self,
         *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
         prompt_ids: Sequence[int],
         completion_ids: Sequence[int],
         prompt_tokens: int,
         completion_tokens: int,
+        **_body: Any,
     ) -> ExpertRoutingTrace:
+        """Record the ids; ``_body`` (the response and its choice) is not read."""
         self.seen.append((list(prompt_ids), list(completion_ids)))
         return ExpertRoutingTrace.unavailable("test", prompt_tokens, completion_tokens, self.arch)
