@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator import TelemetryStore
+from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.core import default_model_path
 from orchestrator.core.client import override_allow_model_requests
 
 
@@ -66,6 +68,14 @@ def orders_url(
         return f"sqlite:///{path}"
 
     return copy
+
+
+@pytest.fixture(scope="module")
+def clf() -> RuleClassifier:
+    """The shipped classifier (rules, calibration and learned tiers), one per test module;
+    a module may define its own ``clf`` to override it."""
+    assert default_model_path().exists(), "run `orchestrator classifier fit` to ship the model"
+    return RuleClassifier(reload_interval=None)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import share_test
 
 ASSISTANT: list[tuple[str, Route]] = [
     (text, Route.FALLBACK)
@@ -71,19 +71,11 @@ CUSTOMER_SAME_WORDS: list[tuple[str, Route]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
+test_personal_assistant_requests_fall_back = share_test(ASSISTANT, 0.9)
 
-
-def test_personal_assistant_requests_fall_back(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, ASSISTANT)
-    assert share >= 0.9, wrong
-
-
-def test_customer_requests_with_the_same_words_stay_customer_service(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, CUSTOMER_SAME_WORDS)
-    assert share >= 0.85, wrong
+test_customer_requests_with_the_same_words_stay_customer_service = share_test(
+    CUSTOMER_SAME_WORDS, 0.85
+)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from orchestrator.classifier.labelled_set import load_split
 from orchestrator.classifier.parts import framing, keeps, line_framings
 from orchestrator.request import Request
 from tests.data.classifier_unseen import CS, FB, MOD
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import share_test
 
 #: Moderation asked about a customer's text that is quoted or labelled; the ask is in few words.
 FRAMED = [
@@ -123,30 +123,14 @@ LINE_GUARDS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
+test_a_moderation_ask_around_a_quoted_customer_text_is_moderation = share_test(FRAMED, 11 / 12)
 
+test_a_request_that_quotes_something_keeps_its_route = share_test(GUARDS, 11 / 12)
 
-def test_a_moderation_ask_around_a_quoted_customer_text_is_moderation(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, FRAMED)
-    assert share >= 11 / 12, wrong
+# Before the line framings (``line_framings``) 6 of these 12 were right; now 10.
+test_a_moderation_ask_on_a_line_of_its_own_is_moderation = share_test(LINE_FRAMED, 10 / 12)
 
-
-def test_a_request_that_quotes_something_keeps_its_route(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, GUARDS)
-    assert share >= 11 / 12, wrong
-
-
-def test_a_moderation_ask_on_a_line_of_its_own_is_moderation(clf: RuleClassifier) -> None:
-    """Before the line framings (``line_framings``) 6 of these 12 were right; now 10."""
-    share, wrong = _share_right(clf, LINE_FRAMED)
-    assert share >= 10 / 12, wrong
-
-
-def test_a_request_of_a_few_lines_keeps_its_route(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, LINE_GUARDS)
-    assert share >= 11 / 12, wrong
+test_a_request_of_a_few_lines_keeps_its_route = share_test(LINE_GUARDS, 11 / 12)
 
 
 def test_a_line_read_alone_only_asks_to_moderate(clf: RuleClassifier) -> None:

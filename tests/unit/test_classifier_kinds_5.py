@@ -13,13 +13,11 @@ no break, read as customer service).
 
 from __future__ import annotations
 
-import pytest
-
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.parts import ASK_MAX_CHARS, ask_spans
 from orchestrator.request import Request
 from orchestrator.routes import Route
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import share_test
 
 CS, MOD, XL, FB = (
     Route.CUSTOMER_SERVICE,
@@ -27,11 +25,6 @@ CS, MOD, XL, FB = (
     Route.EXCEL_REPORT,
     Route.FALLBACK,
 )
-
-
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
 
 
 EVERYDAY_5: list[tuple[str, Route]] = [
@@ -101,25 +94,13 @@ MODERATION_FRAMING_5: list[tuple[str, Route]] = [
 ]
 
 
-def test_everyday_customer_requests(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, EVERYDAY_5)
-    assert share >= 10 / 12, wrong
+test_everyday_customer_requests = share_test(EVERYDAY_5, 10 / 12)
 
+test_polite_and_angry_customers = share_test(POLITE_AND_ANGRY_5, 8 / 10)
 
-def test_polite_and_angry_customers(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, POLITE_AND_ANGRY_5)
-    assert share >= 8 / 10, wrong
+test_out_of_scope_fifth_set_falls_back = share_test(OUT_OF_SCOPE_5, 8 / 10)
 
-
-def test_out_of_scope_fifth_set_falls_back(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, OUT_OF_SCOPE_5)
-    assert share >= 8 / 10, wrong
-
-
-def test_a_decision_asked_in_a_word_or_two(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, MODERATION_FRAMING_5)
-    assert share >= 5 / 6, wrong
-
+test_a_decision_asked_in_a_word_or_two = share_test(MODERATION_FRAMING_5, 5 / 6)
 
 _FILLER_EN = (
     "The tide went out early that morning and the gulls argued over the harbour wall. "

@@ -18,7 +18,7 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.parts import SALUTATION, SIGN_OFF, letter_body
 from orchestrator.routes import Route
 from tests.data.classifier_unseen import CS, FB, MOD, XL
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import share_test
 
 _STORY_EN = (
     "The lighthouse keeper's daughter grew up counting ships. Every evening she climbed the "
@@ -136,19 +136,9 @@ GUARDS: list[tuple[str, Route]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
+test_the_ask_of_a_few_paragraphs_of_material_decides = share_test(MATERIAL, 8 / 9)
 
-
-def test_the_ask_of_a_few_paragraphs_of_material_decides(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, MATERIAL)
-    assert share >= 8 / 9, wrong
-
-
-def test_a_request_of_one_route_throughout_keeps_it(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, GUARDS)
-    assert share == 1, wrong
+test_a_request_of_one_route_throughout_keeps_it = share_test(GUARDS, 1)
 
 
 def test_the_reason_names_the_paragraph_that_decided(clf: RuleClassifier) -> None:

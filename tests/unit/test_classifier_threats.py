@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import overrule
 from orchestrator.classifier.models import Rule
 from orchestrator.routes import Route
 from tests.data.classifier_unseen import CS, FB, MOD, XL
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import share_test
 
 THREATS: list[tuple[str, Route]] = [
     ("the whole lot of them ought to be strung up in the town square", MOD),
@@ -55,19 +54,9 @@ GUARDS: list[tuple[str, Route]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
+test_threats_with_no_ask_are_moderation = share_test(THREATS, 10 / 12)
 
-
-def test_threats_with_no_ask_are_moderation(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, THREATS)
-    assert share >= 10 / 12, wrong
-
-
-def test_the_same_words_elsewhere_keep_their_route(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, GUARDS)
-    assert share >= 11 / 12, wrong
+test_the_same_words_elsewhere_keep_their_route = share_test(GUARDS, 11 / 12)
 
 
 def _rule(route: Route, *, settles: bool = False) -> Rule:
