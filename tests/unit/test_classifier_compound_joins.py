@@ -75,11 +75,6 @@ SINGLE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    return RuleClassifier(reload_interval=None)
-
-
 def test_two_requests_get_both_routes(clf: RuleClassifier) -> None:
     wrong = []
     for text, attachments, want in COMPOUND:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.core import default_model_path, overrule
+from orchestrator.classifier.core import overrule
 from orchestrator.classifier.models import Rule
 from orchestrator.routes import Route
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import assert_share
 
 CS, MOD, XL, FB = (
     Route.CUSTOMER_SERVICE,
@@ -99,12 +99,6 @@ PUBLIC_VENUE: list[tuple[str, Route]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    assert default_model_path().exists(), "run `orchestrator classifier fit` to ship the model"
-    return RuleClassifier(reload_interval=None)
-
-
 @pytest.mark.parametrize(
     ("cases", "floor"),
     [
@@ -118,8 +112,7 @@ def clf() -> RuleClassifier:
     ids=["service-desk", "store-policy", "own-order", "problem", "general-knowledge", "venue"],
 )
 def test_kind_is_routed_right(clf: RuleClassifier, cases: list, floor: float) -> None:
-    share, wrong = _share_right(clf, cases)
-    assert share >= floor, wrong
+    assert_share(clf, cases, floor)
 
 
 def test_a_decisive_rule_hands_a_fast_fallback_to_the_rules(clf: RuleClassifier) -> None:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_calibration_path, default_model_path
 from orchestrator.routes import Route
-from tests.unit.test_classifier_unseen import _share_right
+from tests.unit.classifier_helpers import assert_share, share_test
 
 CS, MOD, XL, FB = (
     Route.CUSTOMER_SERVICE,
@@ -166,25 +164,13 @@ TIES_4: list[str] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    assert default_model_path().exists(), "run `orchestrator classifier fit` to ship the model"
-    return RuleClassifier(reload_interval=None)
+test_moderation_asked_in_a_fourth_set_of_words = share_test(MODERATION_ASKED_4, 0.75)
 
-
-def test_moderation_asked_in_a_fourth_set_of_words(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, MODERATION_ASKED_4)
-    assert share >= 0.75, wrong
-
-
-def test_out_of_scope_fourth_set_falls_back(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, OUT_OF_SCOPE_4)
-    assert share >= 0.6, wrong
+test_out_of_scope_fourth_set_falls_back = share_test(OUT_OF_SCOPE_4, 0.6)
 
 
 def test_negated_cue_words_fourth_set(clf: RuleClassifier) -> None:
-    share, wrong = _share_right(clf, NEGATED_4)
-    assert share >= 0.75, wrong
+    assert_share(clf, NEGATED_4, 0.75)
     for text, _ in NEGATED_4:  # the rules read the scope: the fast tier never decides these
         assert clf.classify_text(text).decided_by != "fast", text
 
@@ -271,8 +257,7 @@ def test_ids_fourth_set_are_not_hashtags(clf: RuleClassifier) -> None:
     rules = RuleClassifier(reload_interval=None, model_path=False)
     for text, _ in IDS_4:
         assert "mod.tweet.en" not in {s.rule_id for s in rules.classify_text(text).signals}
-    share, wrong = _share_right(clf, IDS_4)
-    assert share >= 0.8, wrong
+    assert_share(clf, IDS_4, 0.8)
 
 
 def test_a_tie_never_acts_whichever_tier_runs(clf: RuleClassifier, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_model_path
 from orchestrator.routes import Route
+from tests.unit.classifier_helpers import assert_share
 
 _spec = importlib.util.spec_from_file_location(
     "classifier_unseen", Path(__file__).parents[1] / "data" / "classifier_unseen.py"
@@ -31,15 +32,6 @@ def clf() -> RuleClassifier:
     c = RuleClassifier(reload_interval=None)
     assert c.model is not None
     return c
-
-
-def _share_right(clf: RuleClassifier, cases: list[tuple[str, Route]]) -> tuple[float, list]:
-    wrong = []
-    for text, want in cases:
-        got = clf.classify_text(text)
-        if got.route is not want:
-            wrong.append((text, want.value, got.route.value, got.reason))
-    return 1 - len(wrong) / len(cases), wrong
 
 
 def test_kinds_have_a_dozen_or_more_cases() -> None:
@@ -59,8 +51,7 @@ def test_kinds_have_a_dozen_or_more_cases() -> None:
 
 @pytest.mark.parametrize("cases", ["MODERATION_OTHER_WORDS", "MODERATION_OTHER_WORDS_2"])
 def test_moderation_asked_in_other_words(clf: RuleClassifier, cases: str) -> None:
-    share, wrong = _share_right(clf, getattr(unseen, cases))
-    assert share >= 0.75, wrong
+    assert_share(clf, getattr(unseen, cases), 0.75)
 
 
 @pytest.mark.parametrize(
@@ -72,8 +63,7 @@ def test_moderation_asked_in_other_words(clf: RuleClassifier, cases: str) -> Non
     ],
 )
 def test_out_of_scope_with_a_service_word_falls_back(clf: RuleClassifier, cases: str) -> None:
-    share, wrong = _share_right(clf, getattr(unseen, cases))
-    assert share >= 0.7, wrong
+    assert_share(clf, getattr(unseen, cases), 0.7)
 
 
 def test_negated_cue_words_count_for_nothing(clf: RuleClassifier) -> None:
@@ -84,8 +74,7 @@ def test_negated_cue_words_count_for_nothing(clf: RuleClassifier) -> None:
         assert all(s.route is not Route.CUSTOMER_SERVICE or want is not Route.CUSTOMER_SERVICE
                    for s in negated) or got.route is want  # fmt: skip
         assert got.route not in {s.route for s in negated} - {want}, (text, got.reason)
-    share, wrong = _share_right(clf, unseen.NEGATION)
-    assert share >= 0.8, wrong
+    assert_share(clf, unseen.NEGATION, 0.8)
 
 
 def test_a_tie_never_acts(clf: RuleClassifier) -> None:
@@ -180,8 +169,7 @@ def test_homoglyphs_and_zero_width_are_folded(clf: RuleClassifier) -> None:
 
 def test_out_of_scope_third_set(clf: RuleClassifier) -> None:
     """Session 5's own held-out phrasings (never tuned on): at least 0.7 fall back."""
-    share, wrong = _share_right(clf, unseen.OUT_OF_SCOPE_SERVICE_WORD_3)
-    assert share >= 0.7, wrong
+    assert_share(clf, unseen.OUT_OF_SCOPE_SERVICE_WORD_3, 0.7)
 
 
 def test_long_and_repetitive_input_gets_a_sensible_result(clf: RuleClassifier) -> None:
