@@ -121,15 +121,23 @@ def test_policy_gap_and_dead_rule_are_refused(tmp_path: Path) -> None:
     assert "never fires" in str(info.value) and info.value.line is not None
 
 
-def test_policy_bad_decision_names_line(tmp_path: Path) -> None:
+def _policy_error(tmp_path: Path, bad_line: str) -> tuple[str, PolicyError]:
+    """``(policy text, error)`` of loading the packaged policy with its first
+    ``decision = "block"`` line replaced by ``bad_line``."""
     text = DEFAULT_POLICY_PATH.read_text(encoding="utf-8").replace(
-        'decision = "block"', 'decision = "delete"', 1
+        'decision = "block"', bad_line, 1
     )
     path = write(tmp_path, "p.toml", text)
     with pytest.raises(PolicyError) as info:
         load_policy(path)
-    assert "decision" in str(info.value)
-    assert text.splitlines()[info.value.line - 1].startswith("decision")
+    return text, info.value
+
+
+def test_policy_bad_decision_names_line(tmp_path: Path) -> None:
+    text, err = _policy_error(tmp_path, 'decision = "delete"')
+    assert "decision" in str(err)
+    assert err.line is not None
+    assert text.splitlines()[err.line - 1].startswith("decision")
 
 
 def test_packaged_folder_copy_gives_same_version(tmp_path: Path) -> None:
@@ -138,14 +146,9 @@ def test_packaged_folder_copy_gives_same_version(tmp_path: Path) -> None:
 
 
 def test_policy_toml_syntax_error_names_its_line(tmp_path: Path) -> None:
-    text = DEFAULT_POLICY_PATH.read_text(encoding="utf-8").replace(
-        'decision = "block"', 'decision = = "block"', 1
-    )
-    path = write(tmp_path, "p.toml", text)
-    with pytest.raises(PolicyError) as info:
-        load_policy(path)
+    text, err = _policy_error(tmp_path, 'decision = = "block"')
     line = text.splitlines().index('decision = = "block"') + 1
-    assert info.value.line == line and f"p.toml:{line}: not valid TOML" in str(info.value)
+    assert err.line == line and f"p.toml:{line}: not valid TOML" in str(err)
 
 
 def test_a_bad_policy_is_not_a_lexicon_error(tmp_path: Path) -> None:
