@@ -18,14 +18,8 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import overrule
 from orchestrator.classifier.models import Rule
 from orchestrator.routes import Route
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.classifier_helpers import assert_share
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
 
 #: Asking for the service desk itself: reaching it or a person, a complaint, a review.
 SERVICE_DESK: list[tuple[str, Route]] = [

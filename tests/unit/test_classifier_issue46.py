@@ -13,13 +13,7 @@ import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,8 @@ from pathlib import Path
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_calibration_path, default_model_path
 from orchestrator.routes import Route
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.classifier_helpers import assert_share, share_test
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
 
 #: Moderation asked in words no rule lists, about a harmless post that reads like a customer
 #: message (English and Chinese).

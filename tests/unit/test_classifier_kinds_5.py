@@ -17,15 +17,8 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.parts import ASK_MAX_CHARS, ask_spans
 from orchestrator.request import Request
 from orchestrator.routes import Route
+from tests.data.classifier_unseen import CS, FB, MOD, XL
 from tests.unit.classifier_helpers import share_test
-
-CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
-
 
 EVERYDAY_5: list[tuple[str, Route]] = [
     ("the groceries came without the eggs I paid for", CS),
@@ -41,6 +34,8 @@ EVERYDAY_5: list[tuple[str, Route]] = [
     ("收到的衣服尺码不对，能换吗", CS),
     ("航班延误了能退票吗", CS),
 ]
+
+test_everyday_customer_requests = share_test(EVERYDAY_5, 10 / 12)
 
 POLITE_AND_ANGRY_5: list[tuple[str, Route]] = [
     (
@@ -71,6 +66,8 @@ POLITE_AND_ANGRY_5: list[tuple[str, Route]] = [
     ("气死我了，说好的次日达，结果五天都没到，必须给我一个解释", CS),
 ]
 
+test_polite_and_angry_customers = share_test(POLITE_AND_ANGRY_5, 8 / 10)
+
 OUT_OF_SCOPE_5: list[tuple[str, Route]] = [
     ("translate 'thank you for your order' into German", FB),
     ("how do I say refund in Japanese", FB),
@@ -84,6 +81,8 @@ OUT_OF_SCOPE_5: list[tuple[str, Route]] = [
     ("银行柜员面试一般问什么", FB),
 ]
 
+test_out_of_scope_fifth_set_falls_back = share_test(OUT_OF_SCOPE_5, 8 / 10)
+
 MODERATION_FRAMING_5: list[tuple[str, Route]] = [
     ("Keep or delete? 'Loved the concert last night'", MOD),
     ("Approve or not? 'Anyone selling a used bike nearby?'", MOD),
@@ -93,14 +92,8 @@ MODERATION_FRAMING_5: list[tuple[str, Route]] = [
     ("这个群公告妥不妥：周六下午两点开会", MOD),
 ]
 
-
-test_everyday_customer_requests = share_test(EVERYDAY_5, 10 / 12)
-
-test_polite_and_angry_customers = share_test(POLITE_AND_ANGRY_5, 8 / 10)
-
-test_out_of_scope_fifth_set_falls_back = share_test(OUT_OF_SCOPE_5, 8 / 10)
-
 test_a_decision_asked_in_a_word_or_two = share_test(MODERATION_FRAMING_5, 5 / 6)
+
 
 _FILLER_EN = (
     "The tide went out early that morning and the gulls argued over the harbour wall. "

@@ -54,11 +54,6 @@ GUARDS: list[tuple[str, Route]] = [
 ]
 
 
-test_threats_with_no_ask_are_moderation = share_test(THREATS, 10 / 12)
-
-test_the_same_words_elsewhere_keep_their_route = share_test(GUARDS, 11 / 12)
-
-
 def _rule(route: Route, *, settles: bool = False) -> Rule:
     return Rule(id="mod.t", route=route, weight=0.1, regex="x+", decisive=True, settles=settles)
 
@@ -89,3 +84,8 @@ def test_settles_needs_a_positive_decisive_rule() -> None:
             negative=True,
             settles=True,
         )
+
+
+test_threats_with_no_ask_are_moderation = share_test(THREATS, 10 / 12)
+
+test_the_same_words_elsewhere_keep_their_route = share_test(GUARDS, 11 / 12)
