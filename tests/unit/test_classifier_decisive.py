@@ -109,14 +109,22 @@ def test_kind_is_routed_right(clf: RuleClassifier, cases: list, floor: float) ->
     assert_share(clf, cases, floor)
 
 
+def _fast_probs(clf: RuleClassifier, text: str) -> list[float]:
+    """The fast tier's route probabilities for ``text`` (route order of ``Route``), after
+    checking that the fast tier is loaded and raised no flag on it."""
+    scorer = clf._state.scorer
+    assert scorer is not None
+    probs, flag = scorer.fast(clf.normalise(text))
+    assert flag == 0
+    return list(probs)
+
+
 def test_a_decisive_rule_hands_a_fast_fallback_to_the_rules(clf: RuleClassifier) -> None:
     """The fast tier would send this to fallback on its own (p >= fast_min); a decisive rule
     matches, so the rules read it and the rule overrules the learned tier's fallback."""
     text = "the parcel is late again, where is it"
-    scorer = clf._state.scorer
-    assert scorer is not None
-    probs, flag = scorer.fast(clf.normalise(text))
-    assert flag == 0 and max(probs) == probs[3] >= clf.thresholds.fast_min  # fast: fallback
+    probs = _fast_probs(clf, text)
+    assert max(probs) == probs[3] >= clf.thresholds.fast_min  # fast: fallback
     got = clf.classify_text(text)
     assert got.route is CS and got.decided_by == "learned", got.reason
     fast = got.tier("fast")
@@ -129,10 +137,8 @@ def test_a_veto_hands_a_confident_fast_route_to_the_rules(clf: RuleClassifier) -
     """The fast tier is sure this is customer service; a negative decisive rule (general
     knowledge) matches, so it hands the text on, and the request falls back."""
     text = "what is the history of the credit card payment"
-    scorer = clf._state.scorer
-    assert scorer is not None
-    probs, flag = scorer.fast(clf.normalise(text))
-    assert flag == 0 and max(probs) == probs[0] >= clf.thresholds.fast_min  # fast: CS
+    probs = _fast_probs(clf, text)
+    assert max(probs) == probs[0] >= clf.thresholds.fast_min  # fast: CS
     got = clf.classify_text(text)
     assert got.route is FB, got.reason
     fast = got.tier("fast")
