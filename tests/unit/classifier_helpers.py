@@ -11,6 +11,11 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
 
 
+def routed_to(route: Route, *texts: str) -> list[tuple[str, Route]]:
+    """``[(text, route), ...]``: each of ``texts`` with the one route it should get."""
+    return [(text, route) for text in texts]
+
+
 def share_right(clf: RuleClassifier, cases: list[tuple[str, Route]]) -> tuple[float, list]:
     """``(share, wrong)``: the share (0..1) of ``cases`` routed to their wanted route, and each
     miss as ``(text, wanted route, got route, reason)``."""

@@ -17,58 +17,54 @@ import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
-from tests.unit.classifier_helpers import share_test
+from tests.unit.classifier_helpers import routed_to, share_test
 
-ASSISTANT: list[tuple[str, Route]] = [
-    (text, Route.FALLBACK)
-    for text in (
-        "what day is payday this month",
-        "how many vacation days do i have left",
-        "can you pull up my last pay stub",
-        "my tire pressure light came on, what should i do",
-        "how often should i get an oil change",
-        "is it safe to drive with the check engine light on",
-        "what can i use instead of baking soda",
-        "how many teaspoons are in a tablespoon",
-        "i don't have any yeast, what now",
-        "set a timer for ten minutes",
-        "remind me to water the plants tomorrow",
-        "add milk to my grocery list",
-        "put eggs on the shopping list",
-        "flip a coin for me",
-        "message sarah and say i'm running late",
-        "share my current location with mom",
-        "switch to a british accent",
-        "turn up the volume please",
-        "never mind",
-        "say that again",
-        "how much will i earn this year after the raise",
-        "when do we get paid this month",
-        "cancel my alarm for tomorrow",
-        "start a timer for the pasta",
-    )
-]
+ASSISTANT: list[tuple[str, Route]] = routed_to(
+    Route.FALLBACK,
+    "what day is payday this month",
+    "how many vacation days do i have left",
+    "can you pull up my last pay stub",
+    "my tire pressure light came on, what should i do",
+    "how often should i get an oil change",
+    "is it safe to drive with the check engine light on",
+    "what can i use instead of baking soda",
+    "how many teaspoons are in a tablespoon",
+    "i don't have any yeast, what now",
+    "set a timer for ten minutes",
+    "remind me to water the plants tomorrow",
+    "add milk to my grocery list",
+    "put eggs on the shopping list",
+    "flip a coin for me",
+    "message sarah and say i'm running late",
+    "share my current location with mom",
+    "switch to a british accent",
+    "turn up the volume please",
+    "never mind",
+    "say that again",
+    "how much will i earn this year after the raise",
+    "when do we get paid this month",
+    "cancel my alarm for tomorrow",
+    "start a timer for the pasta",
+)
 
-CUSTOMER_SAME_WORDS: list[tuple[str, Route]] = [
-    (text, Route.CUSTOMER_SERVICE)
-    for text in (
-        "my paycheck deposit hasn't shown up in my account",
-        "can i set up direct deposit with you",
-        "i was charged twice for my order",
-        "the delivery driver never showed up",
-        "cancel my order please",
-        "cancel that order i placed yesterday",
-        "my card was declined at the shop",
-        "the courier says he can't find my address",
-        "i want to change my delivery address",
-        "how do i reset my password",
-        "the timer on your checkout page ran out before i could pay",
-        "can i replace the item i ordered with a different size",
-        "i need a refund, the eggs in my grocery order arrived broken",
-        "when will my refund be paid",
-        "how much do i pay for express shipping",
-    )
-]
+CUSTOMER_SAME_WORDS: list[tuple[str, Route]] = routed_to(
+    Route.CUSTOMER_SERVICE,
+    "my paycheck deposit hasn't shown up in my account",
+    "can i set up direct deposit with you",
+    "i was charged twice for my order",
+    "the delivery driver never showed up",
+    "cancel my order please",
+    "cancel that order i placed yesterday",
+    "my card was declined at the shop",
+    "the courier says he can't find my address",
+    "i want to change my delivery address",
+    "how do i reset my password",
+    "the timer on your checkout page ran out before i could pay",
+    "can i replace the item i ordered with a different size",
+    "i need a refund, the eggs in my grocery order arrived broken",
+    "when will my refund be paid",
+    "how much do i pay for express shipping",
+)
 
 
 test_personal_assistant_requests_fall_back = share_test(ASSISTANT, 0.9)
