@@ -23,6 +23,13 @@ def _lexicon(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
     return moderate_lexicon_only(post, workflow, scorer=False)
 
 
+def _flagged(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
+    """The lexicon-only verdict on ``post``, after asserting that it is not allowed."""
+    v = _lexicon(post, workflow)
+    assert v.decision.value != "allow", v.rationale
+    return v
+
+
 @pytest.mark.parametrize(
     ("post", "shown"),
     [
@@ -53,8 +60,7 @@ def test_bidi_runs_are_read_in_display_order(post: str, shown: str) -> None:
 def test_a_bidi_disguised_insult_is_flagged_and_the_controls_reported(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
-    v = _lexicon(post, workflow)
-    assert v.decision.value != "allow", v.rationale
+    v = _flagged(post, workflow)
     assert v.input.bidi_controls >= 1
     assert "bidi control" in v.rationale
     for span in v.spans:  # spans index into the post as received
@@ -84,9 +90,7 @@ def test_bidi_controls_in_an_ordinary_post_are_recorded_but_allowed(
 def test_insulting_emoji_read_as_words_are_flagged(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
-    v = _lexicon(post, workflow)
-    assert v.decision.value != "allow", v.rationale
-    assert v.input.emoji_words >= 1
+    assert _flagged(post, workflow).input.emoji_words >= 1
 
 
 @pytest.mark.parametrize(

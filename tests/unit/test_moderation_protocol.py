@@ -90,9 +90,7 @@ SPEECH_ABOUT_HARM = [
 def test_speech_about_harm_is_a_mention_at_most(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
-    v = moderate_lexicon_only(post, workflow)
-    assert v.decision.value == "allow", v.rationale
-    assert v.lexicon.speech_about_harm
+    assert _allowed(post, workflow).lexicon.speech_about_harm
 
 
 @pytest.mark.parametrize(
@@ -124,6 +122,15 @@ def test_a_question_that_asserts_the_harm_is_no_mention(
 def test_a_but_after_the_cue_cancels_it(post: str, workflow: ContentModerationWorkflow) -> None:
     v = moderate_lexicon_only(post, workflow)
     assert not v.lexicon.speech_about_harm
+
+
+def _allowed(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
+    """The lexicon-and-scorer verdict on ``post``, after asserting that it is not blocked and
+    is allowed (the rationale is the failure message)."""
+    v = moderate_lexicon_only(post, workflow)
+    assert v.decision.value != "block", v.rationale
+    assert v.decision.value == "allow", v.rationale
+    return v
 
 
 #: Sensitive words in ordinary senses (science, places, engineering, history, quoting).
@@ -170,6 +177,4 @@ ORDINARY = [
 def test_ordinary_sentences_with_sensitive_words_are_allowed(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
-    v = moderate_lexicon_only(post, workflow)
-    assert v.decision.value != "block", v.rationale
-    assert v.decision.value == "allow", v.rationale
+    _allowed(post, workflow)
