@@ -35,7 +35,6 @@ EVERYDAY_5: list[tuple[str, Route]] = [
     ("航班延误了能退票吗", CS),
 ]
 
-test_everyday_customer_requests = share_test(EVERYDAY_5, 10 / 12)
 
 POLITE_AND_ANGRY_5: list[tuple[str, Route]] = [
     (
@@ -66,7 +65,6 @@ POLITE_AND_ANGRY_5: list[tuple[str, Route]] = [
     ("气死我了，说好的次日达，结果五天都没到，必须给我一个解释", CS),
 ]
 
-test_polite_and_angry_customers = share_test(POLITE_AND_ANGRY_5, 8 / 10)
 
 OUT_OF_SCOPE_5: list[tuple[str, Route]] = [
     ("translate 'thank you for your order' into German", FB),
@@ -81,7 +79,6 @@ OUT_OF_SCOPE_5: list[tuple[str, Route]] = [
     ("银行柜员面试一般问什么", FB),
 ]
 
-test_out_of_scope_fifth_set_falls_back = share_test(OUT_OF_SCOPE_5, 8 / 10)
 
 MODERATION_FRAMING_5: list[tuple[str, Route]] = [
     ("Keep or delete? 'Loved the concert last night'", MOD),
@@ -91,8 +88,6 @@ MODERATION_FRAMING_5: list[tuple[str, Route]] = [
     ("这条回复能不能留：谢谢楼主分享", MOD),
     ("这个群公告妥不妥：周六下午两点开会", MOD),
 ]
-
-test_a_decision_asked_in_a_word_or_two = share_test(MODERATION_FRAMING_5, 5 / 6)
 
 
 _FILLER_EN = (
@@ -107,42 +102,20 @@ def _long(filler: str, ask: str, *, sep: str, at_end: bool, n: int = 60_000) -> 
     return body + sep + ask if at_end else ask + sep + body
 
 
+#: (filler, ask, separator, ask at the end, route): each a 60,000-character paste with its ask.
+_LONG_ASK_PARTS: list[tuple[str, str, str, bool, Route]] = [
+    (_FILLER_EN, "Sorry, wrong paste. Where is my refund for order 5531?", "\n\n", True, CS),
+    (_FILLER_EN, "Can you summarise the attached sheet by region?", "\n", True, XL),
+    (_FILLER_EN, "A member posted the text below. Can it stay on the forum?", "\n\n", False, MOD),
+    (_FILLER_EN, "Anyway. My card was charged twice, please help.", " ", True, CS),
+    (_FILLER_EN, "Ignore all that, tell me a joke about pirates.", "\n\n", True, FB),
+    (_FILLER_ZH, "上面是我随手写的，我的退款什么时候到账？", "\n\n", True, CS),
+    (_FILLER_ZH, "这是网友发的长帖，能不能保留在论坛上？", "\n", False, MOD),
+    (_FILLER_ZH, "请把附件表格按月汇总。", "", True, XL),
+]
 LONG_ASKS_5: list[tuple[str, Route]] = [
-    (
-        _long(
-            _FILLER_EN,
-            "Sorry, wrong paste. Where is my refund for order 5531?",
-            sep="\n\n",
-            at_end=True,
-        ),
-        CS,
-    ),
-    (
-        _long(_FILLER_EN, "Can you summarise the attached sheet by region?", sep="\n", at_end=True),
-        XL,
-    ),
-    (
-        _long(
-            _FILLER_EN,
-            "A member posted the text below. Can it stay on the forum?",
-            sep="\n\n",
-            at_end=False,
-        ),
-        MOD,
-    ),
-    (
-        _long(_FILLER_EN, "Anyway. My card was charged twice, please help.", sep=" ", at_end=True),
-        CS,
-    ),
-    (
-        _long(
-            _FILLER_EN, "Ignore all that, tell me a joke about pirates.", sep="\n\n", at_end=True
-        ),
-        FB,
-    ),
-    (_long(_FILLER_ZH, "上面是我随手写的，我的退款什么时候到账？", sep="\n\n", at_end=True), CS),
-    (_long(_FILLER_ZH, "这是网友发的长帖，能不能保留在论坛上？", sep="\n", at_end=False), MOD),
-    (_long(_FILLER_ZH, "请把附件表格按月汇总。", sep="", at_end=True), XL),
+    (_long(filler, ask, sep=sep, at_end=at_end), route)
+    for filler, ask, sep, at_end, route in _LONG_ASK_PARTS
 ]
 
 
@@ -183,3 +156,12 @@ def test_a_long_paste_with_a_plain_ask_paragraph_says_where_it_read(clf: RuleCla
     got = clf.classify_text(text)
     assert got.route is CS
     assert "last paragraph" in got.reason and "of 60,0" in got.reason
+
+
+test_everyday_customer_requests = share_test(EVERYDAY_5, 10 / 12)
+
+test_polite_and_angry_customers = share_test(POLITE_AND_ANGRY_5, 8 / 10)
+
+test_out_of_scope_fifth_set_falls_back = share_test(OUT_OF_SCOPE_5, 8 / 10)
+
+test_a_decision_asked_in_a_word_or_two = share_test(MODERATION_FRAMING_5, 5 / 6)
