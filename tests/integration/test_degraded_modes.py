@@ -49,6 +49,7 @@ from orchestrator.request import Attachment
 from orchestrator.spreadsheet import read_workbook
 from orchestrator.testing import SCRIPTED_ARCH
 from serving.capture import NoCapture
+from tests.raw_http import read_request
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.graph import MODEL_DOWN_REASON
 from workflows.customer_service.store import OrderStore, RefundPolicy
@@ -120,13 +121,7 @@ class DyingServer:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while not self.dead:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value.strip())
-                body = await reader.readexactly(length) if length else b""
+                head, body = await read_request(reader)
                 first = head.split(b"\r\n", 1)[0]
                 if b"/models" in first:
                     models = json.dumps(

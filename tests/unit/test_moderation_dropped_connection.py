@@ -25,6 +25,7 @@ from orchestrator.core.client import VLLMClient, override_allow_model_requests
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.testing import SCRIPTED_ARCH
 from serving.capture import NoCapture
+from tests.raw_http import read_request
 from workflows.content_moderation import ContentModerationWorkflow, Decision
 from workflows.content_moderation.service import Moderator
 
@@ -47,13 +48,7 @@ class DroppingServer:
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            body = await reader.readexactly(length) if length else b""
+            head, body = await read_request(reader)
             self.lines.append(head.split(b"\r\n", 1)[0])
             if b"/chat/completions" in head.split(b"\r\n", 1)[0]:
                 self.chat_requests += 1
