@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from orchestrator import Orchestrator, Request, Settings, TelemetryStore
+from orchestrator import Orchestrator, OrchestratorError, Request, Settings, TelemetryStore
 from orchestrator.core.runtime import make_client
 from workflows import default_workflows
 
@@ -37,4 +37,7 @@ async def main(texts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:] or ["Where is my refund?"]))
+    try:
+        asyncio.run(main(sys.argv[1:] or ["Where is my refund?"]))
+    except OrchestratorError as exc:  # no server, a failed call: one line, not a traceback
+        sys.exit(f"error: {exc}")

