@@ -468,7 +468,7 @@ async def _reply(gateway: Any, turn: Turn, results: list[dict[str, Any]]) -> dic
 
     intent = reply_intent(plan_intent, turn.message, issue)
     # as the workflow: code answers a no-tool intent with the fact sentences, before the model
-    answer = intent_answer(results, turn.decision, intent, turn.lang)  # type: ignore[arg-type]
+    answer = intent_answer(results, turn.decision, intent, turn.lang, turn.message)  # type: ignore[arg-type]
     if answer or results:
         marks["code"] = time.perf_counter() - started
     prose = await write_prose(

@@ -229,8 +229,8 @@ def test_a_decimal_point_does_not_end_a_sentence() -> None:
 
 def test_chinese_sentences_are_released_at_their_own_stops() -> None:
     checker = ReplyChecker(ZH, "zh")
-    assert checker.feed("您的订单正在处理中。我们会尽") == ["您的订单正在处理中。"]
-    assert checker.feed("快为您安排！") == ["我们会尽快为您安排！"]
+    assert checker.feed("您的订单正在处理中。感谢您的耐") == ["您的订单正在处理中。"]
+    assert checker.feed("心等待！") == ["感谢您的耐心等待！"]
 
 
 def test_a_repeated_sentence_and_too_many_sentences_are_dropped() -> None:

@@ -11,6 +11,12 @@ A model sentence is kept only when all of these hold (English and Chinese):
 * **form**: no field names (``order_id``), placeholders left, JSON or markup, links,
   unbalanced quotes or brackets, repeated phrases, holes (``is  and``), fragments.
 * **language**: it is in the customer's language.
+* **promise**: a promise of later action (a colleague will look into it / get back to you /
+  confirm by email, we will contact you, 会有同事联系您, 我们会尽快回复...) needs a handoff or
+  ticket recorded this turn; "nothing more will be charged" (不会再扣费) needs a cancel or
+  refund done this turn.
+* **wants**: "you want a refund" / 您想取消 names something the customer asked for
+  ("you don't want" something they refused).
 * **intent** (a reply with no tool): it fits the customer's intent; a sentence of another kind
   (thanks for a review, to a fee question) is dropped, and a reply with no sentence on the
   intent's topic is replaced by the intent's template.
@@ -123,8 +129,47 @@ _ZH_STATES: tuple[tuple[str, str], ...] = (
     ("approved", r"已批准|已通过|批准了|已同意|审核通过"),
     ("eligible", r"符合退款条件|可以退款"),
 )  # fmt: skip
-_EN_STATE_RES = tuple((s, re.compile(p, re.I)) for s, p in _EN_STATES)
-_ZH_STATE_RES = tuple((s, re.compile(p)) for s, p in _ZH_STATES)
+#: Promises tried before the states: ``follow_up`` (a person or we will act later: look
+#: into, get back, contact, confirm by email, call, escalate) needs a handoff or ticket this
+#: turn; ``no_charge`` (nothing more will be charged) needs a write done this turn.
+_EN_PROMISES: tuple[tuple[str, str], ...] = (
+    (
+        "no_charge",
+        r"\b(?:nothing (?:more|else|further) will be (?:charged|taken|debited|billed)|"
+        r"(?:will not|won't|will never) be (?:charged|billed|debited)|"
+        r"no (?:more|further|other) (?:charges?|payments?) will)\b",
+    ),
+    (
+        "follow_up",
+        r"\b(?:(?:colleague|agent|specialist|team|someone|somebody|person|representative|staff|"
+        r"manager|supervisor|support)s?\b[^.!?]{0,40}?\b(?:will|shall|'ll|is going to|are "
+        r"going to)|(?:we|i)(?:'ll|'m going to|'re going to|\s+will|\s+shall|\s+am going to|"
+        r"\s+are going to)|(?:get|getting) back to you|be in touch|reach(?:ing)? out to you|"
+        r"follow(?:ing)? up|escalat\w+|confirm\w*[^.!?]{0,30}\b(?:by|via) (?:e-?mail|phone|sms))\b",
+    ),
+)
+_ZH_PROMISES: tuple[tuple[str, str], ...] = (
+    ("no_charge", r"不会(?:再|继续)?(?:扣费|扣款|收费|扣钱)|不再(?:扣费|扣款|收费)"),
+    (
+        "follow_up",
+        r"(?:同事|专员|客服|人工|团队|专人|工作人员|有人)[^。！？]{0,12}?(?:会|将|稍后|尽快)|"
+        r"(?:我们|我)(?:会|将|稍后|随后|尽快)|稍后(?:回复|联系|答复|通知)|"
+        r"(?:联系|回复|回电|致电|通知)您|(?:邮件|短信|电话)(?:确认|通知|联系)|跟进|升级处理",
+    ),
+)
+_EN_STATE_RES = tuple((s, re.compile(p, re.I)) for s, p in _EN_PROMISES + _EN_STATES)
+_ZH_STATE_RES = tuple((s, re.compile(p)) for s, p in _ZH_PROMISES + _ZH_STATES)
+#: "You want X" / "您想X": what the customer wants, kept only when they asked for it (an
+#: "if you would like" offer is no statement).
+_EN_WANTS = re.compile(
+    r"(?<!if )(?<!whether )\byou(?:'d| would| do| still)?\s+(?:(?:not|n't)\s+)?(?:like|want|"
+    r"wish|need|are asking for|asked for|are requesting|requested|are looking to|'re looking to)"
+    r"\b|\byou (?:don't|do not|no longer) (?:want|need|wish)\b",
+    re.I,
+)
+_ZH_WANTS = re.compile(
+    r"(?<!如果)(?<!若)(?<!如)您(?:不|并不)?(?:想要|想|希望|需要|要求|申请|打算|要)"
+)
 
 #: What an order status says about the states a sentence may claim.
 _STATUS_STATES: dict[str, frozenset[str]] = {
@@ -292,17 +337,32 @@ class TurnFacts:
         known: The order's state is known, so a negated claim ("has not shipped") can be
             judged; without it every negated claim is unsupported.
         values: The tools' fact values (text the language check leaves out).
+        wants: Topics (``refund``, ``cancel``, ``change_address``, ``track``...) the customer
+            asked for: a "you want X" sentence is kept only for one of these.
+        unwanted: Topics the customer refused ("no refund"): "you don't want X" needs one.
     """
 
     figures: frozenset[str] = frozenset()
     states: frozenset[str] = frozenset()
     known: bool = False
     values: tuple[str, ...] = ()
+    wants: frozenset[str] = frozenset()
+    unwanted: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, results: Iterable[Mapping[str, Any]], decision: str | None = None) -> TurnFacts:
-        """From tool results (``{"tool", "ok", "facts", "error_code"}`` each) and a person's
-        decision on the thread (``approved`` / ``rejected``, or None)."""
+    def of(
+        cls,
+        results: Iterable[Mapping[str, Any]],
+        decision: str | None = None,
+        *,
+        handoff: bool = False,
+        wants: Iterable[str] = (),
+        unwanted: Iterable[str] = (),
+    ) -> TurnFacts:
+        """From tool results (``{"tool", "ok", "facts", "error_code"}`` each), a person's
+        decision on the thread (``approved`` / ``rejected``, or None), whether a handoff was
+        recorded for the thread this turn (backs ``follow_up`` promises), and the topics the
+        customer asked for and refused."""
         figures: set[str] = set()
         states: set[str] = set()
         known = False
@@ -319,7 +379,16 @@ class TurnFacts:
             states.add("approved")
         elif decision == "rejected":
             states.add("declined")
-        return cls(frozenset(figures), frozenset(states), known, tuple(values))
+        if handoff:
+            states.add("follow_up")
+        return cls(
+            frozenset(figures),
+            frozenset(states),
+            known,
+            tuple(values),
+            frozenset(wants),
+            frozenset(unwanted),
+        )
 
 
 def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[str], bool]:
@@ -342,9 +411,11 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
     if tool == "check_refund_eligibility":
         return {"eligible", "shipped", "delivered"}, True
     if tool == "start_refund":
-        return {"refunded", "approved", "eligible", "shipped", "delivered"}, True
+        return {"refunded", "approved", "eligible", "shipped", "delivered", "no_charge"}, True
     if tool == "cancel_order":
-        return {"cancelled"}, True
+        return {"cancelled", "no_charge"}, True
+    if tool == "open_ticket":
+        return {"follow_up"}, False
     if tool == "change_address":
         return {"processing", "approved"}, True
     return set(), False
@@ -367,8 +438,33 @@ def _claims(sentence: str, lang: Lang) -> list[str]:
     return found
 
 
+_PROMISE_REASON = {
+    "follow_up": "promise: says someone will follow up, but no handoff or ticket was recorded",
+    "no_charge": "promise: says nothing more will be charged, but no write was done",
+}
+
+
+def _wants_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
+    """A "you want X" sentence whose X the customer did not ask for (or refuse)."""
+    text = to_simplified(sentence) if lang == "zh" else sentence
+    match = (_ZH_WANTS if lang == "zh" else _EN_WANTS).search(text)
+    if match is None:
+        return None
+    topic = message_topic(text[match.end() : match.end() + 60])
+    if topic is None:
+        return None
+    negated = bool(re.search(r"n't|\bnot\b|\bno longer\b|不", match.group(0), re.I))
+    if topic not in (facts.unwanted if negated else facts.wants):
+        return f"wants: says the customer {'refuses' if negated else 'wants'} {topic}, they did not"
+    return None
+
+
 def _state_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     for claim in _claims(sentence, lang):
+        if claim in _PROMISE_REASON:
+            if claim not in facts.states:
+                return _PROMISE_REASON[claim]
+            continue
         if claim.startswith("not_"):
             if not facts.known or claim[4:] in facts.states:
                 return f"state: says {claim.replace('_', ' ')}, the tools do not"
@@ -449,7 +545,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
 
     Returns:
         The reason, prefixed by its kind (``state:``, ``figure:``, ``broken:``,
-        ``language:``), or None.
+        ``language:``, ``promise:``, ``wants:``), or None.
     """
     text = unicodedata.normalize("NFKC", sentence).strip()
     if not text:
@@ -461,6 +557,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
         or _form_reason(text, lang)
         or _figure_reason(text, lang, facts)
         or _state_reason(text, lang, facts)
+        or _wants_reason(text, lang, facts)
     )
 
 
@@ -586,13 +683,13 @@ _EN_REPLY: dict[str, str] = {
     "cut": "My answer was cut off before it was complete; please send your message again, or "
     "ask for a colleague.",
     "billing": "I see you have a question about a fee or a charge. Please send the order "
-    "number or the date of the charge, and I will look into it.",
+    "number or the date of the charge, so I can look into it.",
     "payment": "I see you have a question about a payment. Please send the order number and "
-    "the date of the payment, and I will check it.",
+    "the date of the payment, so I can check it.",
     "account_access": "I see you cannot get into your account. Please use the password reset "
-    "link on the sign-in page, or reply here and a colleague will help you.",
-    "card": "I see you have a question about your card. Please tell me what happened, and a "
-    "colleague will help you.",
+    "link on the sign-in page, or ask here for a colleague.",
+    "card": "I see you have a question about your card. Please tell me what happened, or ask "
+    "for a colleague.",
     "refund": "I can help with a refund. Please send the order number.",
     "track": "I can check where your order is. Please send the order number.",
     "status": "I can check your order. Please send the order number.",
@@ -600,8 +697,8 @@ _EN_REPLY: dict[str, str] = {
     "change_address": "I can help you change the delivery address. Please send the order "
     "number and the new address.",
     "human": "I am passing this conversation to a colleague, who will reply here.",
-    "complaint": "I am sorry about this experience. Please tell me what happened, and I will "
-    "make sure it is looked at.",
+    "complaint": "I am sorry about this experience. Please tell me what happened, or ask "
+    "for a colleague.",
     "product_feedback": "Thank you for your feedback; we pass it on to the team.",
     "other": "Thank you for your message. Please tell me a little more, and I will help you.",
 }
@@ -617,19 +714,18 @@ _ZH_REPLY: dict[str, str] = {
     "not_found": "请核对订单号后重新发送。",
     "decided": "感谢您耐心等待同事处理您的问题。",
     "cut": "我的回答在完成前被中断了；请重新发送您的消息，或要求转人工。",
-    "billing": "我了解您对费用或扣款有疑问。请发送订单号或扣款日期，我会为您核查。",
-    "payment": "我了解您对付款有疑问。请发送订单号和付款日期，我会为您核查。",
-    "account_access": "我了解您无法登录账户。请使用登录页上的重置密码链接，"
-    "或在这里回复，同事会协助您。",
-    "card": "我了解您对银行卡有疑问。请告诉我具体情况，同事会协助您。",
+    "billing": "我了解您对费用或扣款有疑问。请发送订单号或扣款日期，以便我为您核查。",
+    "payment": "我了解您对付款有疑问。请发送订单号和付款日期，以便我为您核查。",
+    "account_access": "我了解您无法登录账户。请使用登录页上的重置密码链接，或在这里要求转人工。",
+    "card": "我了解您对银行卡有疑问。请告诉我具体情况，或要求转人工。",
     "refund": "我可以帮您办理退款。请发送订单号。",
     "track": "我可以帮您查询订单的物流。请发送订单号。",
     "status": "我可以帮您查询订单。请发送订单号。",
     "cancel": "我可以帮您取消订单。请发送订单号。",
     "change_address": "我可以帮您修改收货地址。请发送订单号和新地址。",
     "human": "我会将这段对话转交给同事，同事会在这里回复您。",
-    "complaint": "很抱歉给您带来不好的体验。请告诉我具体情况，我会确保有人跟进。",
-    "product_feedback": "感谢您的反馈，我们会转告团队。",
+    "complaint": "很抱歉给您带来不好的体验。请告诉我具体情况，或要求转人工。",
+    "product_feedback": "感谢您的反馈，我们把它转给团队。",
     "other": "感谢您的留言。请再告诉我一些细节，我会尽力帮助您。",
 }
 

@@ -679,7 +679,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         plan = state.get("plan") or {}
         intent = reply_intent(plan.get("intent"), state["message"], triage.issue_type)
         person = asked_for_person(state)
-        answer = None if person else intent_answer(results, decision, intent, lang)
+        answer = (
+            None if person else intent_answer(results, decision, intent, lang, state["message"])
+        )
         sentences.append(answer or "")  # code answers the intent before the model is called
         facts_text = " ".join(s for s in sentences if s)
         if facts_text:
@@ -699,6 +701,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     intent=intent,
                     emit=emit,
                     answered=answer is not None,
+                    handoff=handoff is not None,
                 )
             except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)

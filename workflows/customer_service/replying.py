@@ -9,6 +9,7 @@ shown and ends with code's "the answer was cut" sentence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,12 +21,14 @@ from orchestrator.core.events import ReplyToken, SentenceDropped
 from orchestrator.core.gateway import ModelGateway
 from skills import IssueTriage
 from skills.reply import stream_reply
+from workflows.customer_service.asks import doubt, read_asks
 from workflows.customer_service.claims import (
     Lang,
     ReplyChecker,
     TurnFacts,
     code_reply,
     cut_reply,
+    message_topic,
     outcome_key,
 )
 
@@ -53,15 +56,88 @@ class Prose:
         return ("" if lang == "zh" else " ").join(self.sentences)
 
 
+#: Code's answer when the customer refused the action ("no refund for ORD-100076"): an
+#: acknowledgement, never an offer of what was refused.
+_REFUSED = {
+    "refund": ("Understood: no refund{for_id}.", "好的，{id_zh}不办理退款。"),
+    "cancel": (
+        "Understood: {id_en} stays as it is, nothing is cancelled.",
+        "好的，{id_zh}不取消。",
+    ),
+    "change_address": ("Understood: the address{of_id} stays as it is.", "好的，{id_zh}地址不变。"),
+}
+#: Code's answer when the order id is already given: never asked for again.
+_WITH_ID = {
+    "refund": ("I can help with a refund for {id}; reply here to confirm you want it.",
+               "我可以为{id}办理退款；如需办理，请在这里回复确认。"),
+    "cancel": ("I can help you cancel {id}; reply here to confirm you want it.",
+               "我可以为您取消{id}；如需取消，请在这里回复确认。"),
+    "change_address": ("I can help you change the delivery address of {id}. Please send the "
+                       "new address.", "我可以帮您修改{id}的收货地址。请发送新地址。"),
+    "billing": ("I see you have a question about a fee or a charge on {id}. Please send the "
+                "date of the charge.", "我了解您对{id}的费用或扣款有疑问。请发送扣款日期。"),
+    "payment": ("I see you have a question about a payment for {id}. Please send the date of "
+                "the payment.", "我了解您对{id}的付款有疑问。请发送付款日期。"),
+    "other": ("I have {id}. Please tell me what you would like me to do with it.",
+              "我已收到订单号{id}。请告诉我需要为您做什么。"),
+}  # fmt: skip
+_WRITES = ("refund", "cancel", "change_address")
+_ASKS_ID = ("refund", "cancel", "change_address", "track", "status", "billing", "payment")
+_ORDER_ID = re.compile(r"\bORD-\d{6}\b", re.I)
+
+
 def intent_answer(
-    results: Sequence[Mapping[str, Any]], decision: str | None, intent: str | None, lang: Lang
+    results: Sequence[Mapping[str, Any]],
+    decision: str | None,
+    intent: str | None,
+    lang: Lang,
+    message: str = "",
 ) -> str | None:
     """Code's answer to a turn with no tool result and no decision whose intent is known
     (a fee question: what is needed to look into it), shown with the fact sentences before
-    the model is called; None otherwise. The model's checked prose follows it."""
+    the model is called; None otherwise. The model's checked prose follows it.
+
+    An action the customer refused in ``message`` (:func:`read_asks`: ``negated``) is
+    acknowledged, not offered; a write the message does not ask for is not offered either
+    ("keep ORD-102091" triaged as a cancellation); an order id already in ``message`` is not
+    asked for again."""
     if results or decision is not None or intent is None:
         return None
+    asks = read_asks(message)
+    ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
+    zh = lang == "zh"
+    topic = message_topic(message)
+    refused = (intent, "negated") in asks.declined or (
+        intent not in asks.writes and topic == intent and doubt(message) == "negated"
+    )  # "地址不用改": a negation the ask reader finds no write word in
+    if intent in _WRITES and refused:
+        order = ids[0] if ids else ""
+        en, cn = _REFUSED[intent]
+        return (cn if zh else en).format(
+            for_id=f" for {order}" if order else "",
+            of_id=f" of {order}" if order else "",
+            id_en=order or "your order",
+            id_zh=order or "订单",
+        )
+    if intent in _WRITES and intent not in asks.writes and topic != intent:
+        intent = "status" if ids else "other"
+    if ids and intent in _ASKS_ID:
+        en, cn = _WITH_ID.get(intent, _WITH_ID["other"])
+        return (cn if zh else en).format(id=", ".join(ids[:3]))
     return code_reply(None, intent, lang)
+
+
+def _turn_facts(
+    results: Sequence[Mapping[str, Any]], decision: str | None, handoff: bool, message: str
+) -> TurnFacts:
+    """The turn's facts, with what the customer asked for and refused in ``message``."""
+    asks = read_asks(message)
+    refused = {intent for intent, why in asks.declined if why == "negated"}
+    wants = {*asks.writes, *("refund" if r == "eligibility" else r for r in asks.reads)}
+    topic = message_topic(message)
+    if topic is not None and topic not in refused:
+        wants.add(topic)
+    return TurnFacts.of(results, decision, handoff=handoff, wants=wants, unwanted=refused)
 
 
 async def write_prose(
@@ -75,6 +151,7 @@ async def write_prose(
     intent: str | None,
     emit: Callable[[BaseModel], None],
     answered: bool = False,
+    handoff: bool = False,
 ) -> Prose:
     """Stream the model's prose through a :class:`ReplyChecker`, emitting each sentence that
     passes; code's template when none does.
@@ -91,6 +168,8 @@ async def write_prose(
         answered: Code already answered the intent (:func:`intent_answer`): the prose need
             not be on its topic (a sentence of another kind is still dropped), and nothing is
             added when no model sentence is left.
+        handoff: A handoff was recorded for the thread this turn: a sentence promising a
+            colleague's follow-up may stand (without one it is dropped).
 
     Raises:
         ServerUnavailableError, ModelCallError: The model server was lost (not a cut stream,
@@ -110,7 +189,7 @@ async def write_prose(
         prose.sentences.append(sentence)
 
     checker = ReplyChecker(
-        TurnFacts.of(results, decision),
+        _turn_facts(results, decision, handoff, message),
         lang,
         placeholders,
         intent=intent,

@@ -1,0 +1,207 @@
+"""Promises and refused asks in the customer-service reply (tester 2's findings on issue 44).
+
+1. A model sentence promising a later action by us or a person ("a colleague will get back to
+   you", 我们会尽快联系您) stands only with a handoff or ticket recorded this turn; "nothing
+   more will be charged" only with a cancel or refund done; "you want X" only for what the
+   customer asked for.
+2. Code's answer to a refused ask ("no refund needed for ORD-100076", 别取消) acknowledges it,
+   never offers the refused action, and never asks for an order id already given.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator import Orchestrator, Request
+from orchestrator.classifier import Classification
+from orchestrator.routes import Route
+from workflows.customer_service import CustomerServiceWorkflow
+from workflows.customer_service.claims import ReplyChecker, TurnFacts, check_sentence
+from workflows.customer_service.replying import intent_answer
+
+sys.path.insert(0, str(Path(__file__).parent))
+from customer_service_double import ScriptedToolModel
+
+NONE = TurnFacts.of([])
+HANDED = TurnFacts.of([], handoff=True)
+TICKET = TurnFacts.of([{"tool": "open_ticket", "ok": True, "facts": {"ticket": "T-1"}}])
+CANCELLED = TurnFacts.of(
+    [{"tool": "cancel_order", "ok": True, "facts": {"order_id": "ORD-100001"}}]
+)
+
+EN_FOLLOW_UP = [
+    "A colleague will look into it and get back to you.",
+    "Our support team will review your refund and confirm by email.",
+    "Someone from billing is going to call you tomorrow.",
+    "We will look into your card.",
+    "We'll reach out to you as soon as we know more.",
+    "I have escalated this to a specialist.",
+    "A manager shall contact you about the parcel.",
+    "We are following up with the courier now.",
+]
+ZH_FOLLOW_UP = [
+    "会有同事跟进并尽快联系您。",
+    "我们会尽快核实您的退款。",
+    "客服专员稍后会给您回电。",
+    "同事会通过邮件确认退款结果。",
+    "我们将在核实后通知您。",
+    "稍后回复您处理结果。",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang"), [(s, "en") for s in EN_FOLLOW_UP] + [(s, "zh") for s in ZH_FOLLOW_UP]
+)
+def test_a_follow_up_promise_needs_a_handoff_or_ticket(sentence: str, lang: str) -> None:
+    reason = check_sentence(sentence, NONE, lang)  # type: ignore[arg-type]
+    assert reason is not None and reason.startswith("promise:")
+    assert check_sentence(sentence, HANDED, lang) is None  # type: ignore[arg-type]
+    assert check_sentence(sentence, TICKET, lang) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang"),
+    [
+        ("Nothing more will be charged to your card.", "en"),
+        ("You won't be charged again for this order.", "en"),
+        ("No further payments will be taken.", "en"),
+        ("您的卡不会再扣费。", "zh"),
+        ("之后不再收费。", "zh"),
+    ],
+)
+def test_nothing_more_charged_needs_a_write_done(sentence: str, lang: str) -> None:
+    for facts in (NONE, HANDED):
+        reason = check_sentence(sentence, facts, lang)  # type: ignore[arg-type]
+        assert reason is not None and reason.startswith("promise:")
+    assert check_sentence(sentence, CANCELLED, lang) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang"),
+    [
+        ("Let me know if you need anything else about this order.", "en"),
+        ("If you would like a refund, reply here.", "en"),
+        ("I can check your order.", "en"),
+        ("Thank you for your patience.", "en"),
+        ("如需退款，请在这里回复。", "zh"),
+        ("感谢您的耐心等待。", "zh"),
+        ("如果您想取消订单，请告诉我。", "zh"),
+    ],
+)
+def test_offers_and_courtesies_are_no_promise(sentence: str, lang: str) -> None:
+    assert check_sentence(sentence, NONE, lang) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lang", "topic"),
+    [
+        ("I understand you want to cancel.", "en", "cancel"),
+        ("You would like a refund for this order.", "en", "refund"),
+        ("I see you'd like to change the delivery address.", "en", "change_address"),
+        ("我明白您想取消订单。", "zh", "cancel"),
+        ("了解，您希望退款。", "zh", "refund"),
+    ],
+)
+def test_what_the_customer_wants_must_be_what_they_asked(
+    sentence: str, lang: str, topic: str
+) -> None:
+    other = "refund" if topic != "refund" else "cancel"
+    reason = check_sentence(sentence, TurnFacts.of([], wants={other}), lang)  # type: ignore[arg-type]
+    assert reason is not None and reason.startswith("wants:")
+    assert check_sentence(sentence, TurnFacts.of([], wants={topic}), lang) is None  # type: ignore[arg-type]
+
+
+def test_you_do_not_want_needs_a_refusal() -> None:
+    sentence = "I understand you don't want a refund."
+    assert check_sentence(sentence, TurnFacts.of([], wants={"refund"}), "en") is not None
+    assert check_sentence(sentence, TurnFacts.of([], unwanted={"refund"}), "en") is None
+
+
+def test_the_stream_drops_the_promise_and_keeps_the_rest() -> None:
+    checker = ReplyChecker(NONE, "en")
+    text = "Thank you for your message. A colleague will get back to you by email. "
+    assert checker.feed(text) + checker.flush() == ["Thank you for your message."]
+    assert [d["reason"][:8] for d in checker.dropped] == ["promise:"]
+
+
+OFFERS = ("I can help", "send the order number", "我可以帮您", "请发送订单号", "我可以为")
+
+
+@pytest.mark.parametrize(
+    ("message", "intent", "lang", "order"),
+    [
+        ("No refund needed for ORD-100076", "refund", "en", "ORD-100076"),
+        ("I don't want my money back for ORD-100123, it works now.", "refund", "en", "ORD-100123"),
+        ("Please do not cancel ORD-100456, I still want it.", "cancel", "en", "ORD-100456"),
+        ("do not cancel it", "cancel", "en", ""),
+        ("Never mind changing the address of ORD-100789, leave it.", "change_address", "en",
+         "ORD-100789"),
+        ("請不要幫我退款 ORD-104576", "refund", "zh", "ORD-104576"),
+        ("别取消 ORD-109846", "cancel", "zh", "ORD-109846"),
+        ("ORD-100321 的地址不用改了", "change_address", "zh", "ORD-100321"),
+    ],
+)  # fmt: skip
+def test_a_refused_ask_is_acknowledged_not_offered(
+    message: str, intent: str, lang: str, order: str
+) -> None:
+    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
+    assert answer
+    assert not any(offer in answer for offer in OFFERS)
+    assert order in answer
+    assert answer.startswith("好的" if lang == "zh" else "Understood")
+
+
+@pytest.mark.parametrize(
+    ("message", "intent", "lang", "order"),
+    [
+        ("keep ORD-102091", "cancel", "en", "ORD-102091"),
+        ("I was charged twice for ORD-100555", "billing", "en", "ORD-100555"),
+        ("Please change the address for ORD-100666", "change_address", "en", "ORD-100666"),
+        ("ORD-100777 这笔扣费是怎么回事？", "billing", "zh", "ORD-100777"),
+        ("保留 ORD-100888", "cancel", "zh", "ORD-100888"),
+    ],
+)
+def test_an_order_id_already_given_is_not_asked_for(
+    message: str, intent: str, lang: str, order: str
+) -> None:
+    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
+    assert answer and order in answer
+    assert "order number" not in answer and "订单号。" not in answer
+    if intent == "cancel":  # not asked for: never offered
+        assert "cancel" not in answer and "取消" not in answer
+
+
+class CustomerService:
+    """A classifier that sends every request to customer service (the reply is under test)."""
+
+    def classify(self, request: Request) -> Classification:
+        return Classification(route=Route.CUSTOMER_SERVICE, confidence=0.9, scores={}, reason="t")
+
+
+@pytest.mark.parametrize(
+    ("text", "model_says", "ack"),
+    [
+        ("No refund needed for ORD-100076", "A colleague will look into it and get back to you.",
+         "Understood: no refund for ORD-100076."),
+        ("Please don't cancel ORD-100321.", "I understand you want to cancel. We will email you.",
+         "Understood: ORD-100321 stays as it is, nothing is cancelled."),
+        ("别取消 ORD-109846", "会有同事跟进并尽快联系您。", "好的，ORD-109846不取消。"),
+    ],
+)  # fmt: skip
+async def test_the_workflow_reply_keeps_no_promise_and_no_offer(
+    text: str, model_says: str, ack: str, telemetry
+) -> None:
+    model = ScriptedToolModel(replies=[model_says])
+    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow()], classifier=CustomerService())  # type: ignore[arg-type]
+    events = [e async for e in orch.stream(Request(text=text))]
+    done = events[-1]
+    assert done.status == "succeeded"
+    reply = done.result["reply"]["text"]
+    assert reply.startswith(ack)
+    assert model_says not in reply
+    assert not any(offer in reply for offer in OFFERS)
+    dropped = [e.reason for e in events if e.kind == "sentence_dropped"]
+    assert dropped and all(r.startswith(("promise:", "wants:")) for r in dropped)
