@@ -205,3 +205,35 @@ async def test_the_workflow_reply_keeps_no_promise_and_no_offer(
     assert not any(offer in reply for offer in OFFERS)
     dropped = [e.reason for e in events if e.kind == "sentence_dropped"]
     assert dropped and all(r.startswith(("promise:", "wants:")) for r in dropped)
+
+
+async def test_a_promise_stands_once_a_handoff_is_recorded(orders_url, telemetry) -> None:
+    from sqlalchemy import select
+
+    from workflows.customer_service.store import Order, OrderStore, RefundPolicy
+
+    store = OrderStore(orders_url(40, 5), policy=RefundPolicy(auto_limit_cents=20_000))
+    promise = "A colleague will follow up with you by email."
+    orch = Orchestrator(
+        ScriptedToolModel(replies=[promise]), telemetry, [CustomerServiceWorkflow(store)]
+    )
+    with store.sessions() as session:
+        orders = session.scalars(select(Order).where(Order.status == "delivered")).all()
+    over = [
+        o
+        for o in orders
+        if store.tools(o.customer_id)
+        .run("check_refund_eligibility", {"order_id": o.id})
+        .facts.get("needs_approval")
+        == "yes"
+    ]
+    if not over:
+        pytest.skip("no refund over the automatic limit in the seed")
+    order = over[0]
+    for text in (f"Please refund order {order.id}", "yes"):
+        request = Request(text=text, thread_id="h", customer_id=order.customer_id)
+        events = [e async for e in orch.stream(request)]
+    assert events[-1].status == "needs_human"
+    assert [h["thread_id"] for h in store.handoffs()] == ["h"]  # the row that backs it
+    outcome = await orch.resume("h", approve=False, note="outside policy")
+    assert promise in outcome.result["reply"]["text"]
