@@ -237,3 +237,21 @@ async def test_a_promise_stands_once_a_handoff_is_recorded(orders_url, telemetry
     assert [h["thread_id"] for h in store.handoffs()] == ["h"]  # the row that backs it
     outcome = await orch.resume("h", approve=False, note="outside policy")
     assert promise in outcome.result["reply"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("message", "lang"),
+    [
+        ("I don't know the order number but I need a refund", "en"),
+        ("Not sure of the order id, however I do want a refund", "en"),
+        ("我不知道订单号，但是我要退款", "zh"),
+        ("订单号找不到了，不过我想退款", "zh"),
+    ],
+)
+def test_a_negation_in_another_clause_is_no_refusal(message: str, lang: str) -> None:
+    """The customer asks for the refund in a clause of its own: the reply never says "no
+    refund" (nothing is written on such a message either way)."""
+    answer = intent_answer([], None, "refund", lang, message)  # type: ignore[arg-type]
+    assert answer
+    assert not answer.startswith("好的" if lang == "zh" else "Understood")
+    assert "退款" in answer if lang == "zh" else "refund" in answer

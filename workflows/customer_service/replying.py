@@ -86,6 +86,16 @@ _ASKS_ID = ("refund", "cancel", "change_address", "track", "status", "billing", 
 _ORDER_ID = re.compile(r"\bORD-\d{6}\b", re.I)
 
 
+#: Where one clause of a message ends and a contrasting one begins.
+_CONTRAST = re.compile(r"\b(?:but|however|though|although|yet)\b|但是|可是|不过|然而|但", re.I)
+
+
+def _asked_in_a_clause(message: str, intent: str) -> bool:
+    """Whether one contrasting clause of ``message``, read alone, asks for ``intent``."""
+    parts = [part for part in _CONTRAST.split(message) if part.strip()]
+    return len(parts) > 1 and any(intent in read_asks(part).writes for part in parts)
+
+
 def intent_answer(
     results: Sequence[Mapping[str, Any]],
     decision: str | None,
@@ -107,9 +117,13 @@ def intent_answer(
     ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
     zh = lang == "zh"
     topic = message_topic(message)
-    refused = (intent, "negated") in asks.declined or (
-        intent not in asks.writes and topic == intent and doubt(message) == "negated"
-    )  # "地址不用改": a negation the ask reader finds no write word in
+    refused = (
+        (intent, "negated") in asks.declined
+        or (intent not in asks.writes and topic == intent and doubt(message) == "negated")
+    ) and not _asked_in_a_clause(message, intent)
+    # "地址不用改": a negation the ask reader finds no write word in. A negation in another
+    # clause ("I don't know the order number, but I need a refund") is no refusal: nothing is
+    # written on such a message (read_asks declines it), but the reply must not say "no refund".
     if intent in _WRITES and refused:
         order = ids[0] if ids else ""
         en, cn = _REFUSED[intent]
