@@ -13,7 +13,7 @@ import logging
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.classifier import Classification
+from orchestrator.classification import Classification
 from orchestrator.exceptions import TelemetryError
 from orchestrator.request import Request
 from orchestrator.routes import Route

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.classifier import Classification
+from orchestrator.classification import Classification
 from orchestrator.core.client import (
     ChatMessage,
     ModelCall,

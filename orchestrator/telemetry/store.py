@@ -44,7 +44,7 @@ from sqlalchemy.exc import IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-from orchestrator.classifier import Classification
+from orchestrator.classification import Classification
 from orchestrator.exceptions import TelemetryError, UserError, storage_error
 from orchestrator.request import Request
 from orchestrator.telemetry import migrate
