@@ -8,6 +8,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     OrchestratorError
     ├── UserError (ValueError) ................. the caller passed something invalid; fix it
     │   ├── UnknownRouteError (KeyError) ....... no workflow is registered for a route
+    │   ├── InvalidTextError ................... raw text the classifier cannot read
+    │   │                                        [orchestrator.classifier.inputs]
     │   ├── DataFileError ...................... a data file is invalid: ``file:line: reason``
     │   │   ├── RulesError ..................... classifier rules or calibration file
     │   │   │                                    [orchestrator.classifier.loader]

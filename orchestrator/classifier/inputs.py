@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS
 
 #: C0 control characters other than tab, line feed and carriage return.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
-class InvalidTextError(ValueError):
+class InvalidTextError(UserError):
     """Text the classifier cannot read; the message says what was wrong and what to send."""
 
 
