@@ -33,8 +33,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 import typing
+
+from orchestrator._lazy import lazy_getattr as _lazy_getattr
 
 #: The release (the same as ``version`` in ``pyproject.toml``; see ``CHANGELOG.md``).
 __version__ = "0.2.0"
@@ -128,18 +129,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name on first use (PEP 562).
-
-    Raises:
-        AttributeError: ``name`` is not a public name of the package.
-    """
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'orchestrator' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+# A public name is imported on first use (PEP 562); AttributeError for any other name.
+__getattr__ = _lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

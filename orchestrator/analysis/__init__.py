@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from orchestrator.analysis._lazy import lazy_getattr as _lazy_getattr
+from orchestrator._lazy import lazy_getattr as _lazy_getattr
 
 if _TYPE_CHECKING:
     from orchestrator.analysis.load import ExpertLoad, LayerLoad, expert_load, layer_load

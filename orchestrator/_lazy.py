@@ -1,8 +1,10 @@
-"""Lazy public names of the analysis packages (PEP 562), defined once for both.
+"""Lazy public names of the project's packages (PEP 562), defined once for all of them.
 
-``orchestrator.analysis`` and ``orchestrator.analysis.skew`` export names whose modules are
-costly to import (the skew report loads scipy's statistics, about 2 s of CPU on a cold start
-here), so each name is imported on first use.
+``orchestrator``, ``orchestrator.classifier``, ``orchestrator.analysis`` and
+``orchestrator.analysis.skew`` export names whose modules are costly to import (the classifier
+loads RE2, rapidfuzz and its learned tier; the skew report scipy's statistics), so each name is
+imported on first use. (``serving`` keeps its own: the vLLM plugin loads it without the
+``orchestrator`` package.)
 """
 
 from __future__ import annotations
