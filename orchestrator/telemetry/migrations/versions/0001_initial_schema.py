@@ -8,23 +8,13 @@ A table that already exists is left as it is: a database made before migrations 
 ``alembic_version`` table) is adopted at this revision without change, which is what stamping
 it would do, and a database of a version older still (written before ``expert_rollups``
 existed) gets the missing table.
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0001"
 down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def _missing(table: str) -> bool:

@@ -5,23 +5,13 @@ request -> workflow; the column holds who filled a call's expert routing (``engi
 ``replay``, ``dense``, ``unavailable``, ``scripted``). The index on ``model_calls`` follows
 the column's name; the unique constraint ``uq_expert_rollup_group`` keeps its name. Batch
 mode: SQLite copies each table (rows kept), PostgreSQL renames in place.
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002"
 down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def _rename(old: str, new: str) -> None:

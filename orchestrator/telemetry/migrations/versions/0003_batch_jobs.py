@@ -4,23 +4,13 @@
 ``orchestrator skew --batch ID`` reads one batch), and records every finished input row in
 ``batch_rows`` as the run goes; ``(batch_id, row_index)`` is unique, so a resumed run can
 neither lose nor duplicate a row. Existing rows are kept (``batch_id`` NULL).
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-12-02
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0003"
 down_revision: str | None = "0002"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

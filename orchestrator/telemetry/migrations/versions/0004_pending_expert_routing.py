@@ -4,23 +4,13 @@ A batch job records its model calls with expert-routing source ``pending`` (no r
 request path) and keeps each call's token ids here; the replay worker
 (``orchestrator telemetry fill-routing``) replays them, fills the call's counts, adds them to
 its rollup and deletes the row, all in one transaction. Existing rows are kept.
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-12-03
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0004"
 down_revision: str | None = "0003"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

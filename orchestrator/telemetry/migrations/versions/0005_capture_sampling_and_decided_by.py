@@ -10,23 +10,13 @@
 * ``requests.decided_by`` and ``model_calls.decided_by``: the classifier tier whose scores
   decided the route (``fast``, ``rules``, ``learned``, ``semantic``;
   ``Classification.decided_by``), NULL when unknown (rows written before this revision).
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-12-01
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005"
 down_revision: str | None = "0004"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 _GROUP = ["bucket_start", "workflow", "node", "expert_routing_source", "model", "shape_key"]
 

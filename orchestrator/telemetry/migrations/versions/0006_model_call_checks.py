@@ -4,23 +4,13 @@
   most 200 characters), one per model sentence that a check dropped before anyone read it
   (the customer-service claim checker: ``workflows/customer_service/claims.py``); NULL when
   no check ran on the call (rows written before this revision, and most calls).
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-12-05
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
 down_revision: str | None = "0005"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
