@@ -39,7 +39,7 @@ MODULUS = 12
 OUT = FINE_FILE.parent / "cold_fresh_2026-12-05.csv"
 SHARED_SAMPLE = "moderation/cold_zh_offensive_sample.csv"
 _ANON = (
-    (re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"), "<EMAIL>"),
+    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.]+"), "<EMAIL>"),
     (re.compile(r"https?://\S+|www\.\S+"), "<URL>"),
     (re.compile(r"@[\w\u4e00-\u9fff-]+"), "@USER"),
     (re.compile(r"(?<!\d)1[3-9]\d{9}(?!\d)"), "<PHONE>"),

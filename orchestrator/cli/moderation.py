@@ -236,8 +236,9 @@ def evaluate(
     split: Annotated[
         str,
         typer.Option(
-            help="Protocol part: dev (tune on it), test or heldout-topic (looked at once per "
-            "release, each look logged), train; or the old 50/50 halves tune, test, all."
+            help="Protocol part: dev (tune on it); test, heldout-topic, fresh or "
+            "fresh-heldout-topic (looked at once per release, each look logged); train; or the "
+            "old 50/50 halves tune, test, all."
         ),
     ] = "dev",
     data_dir: Annotated[Path | None, typer.Option(help="Folder holding moderation/.")] = None,
@@ -263,7 +264,8 @@ def evaluate(
 ) -> None:
     """P/R/F1 per label and the protocol's per-dataset summary: lexicon alone, scorer alone
     and both on the whole split; with --server-url also the model alone and the combination
-    on --limit posts of it. A look at ``test`` or ``heldout-topic`` is appended to --log."""
+    on --limit posts of it. A look at ``test``, ``heldout-topic`` or a fresh part is appended
+    to --log."""
     if split not in ("test", "tune", "all", *PARTS):
         raise fail(f"--split must be one of {', '.join(PARTS)}, tune or all", 2)
     if limit < 1 or concurrency < 1:

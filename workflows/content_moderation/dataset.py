@@ -55,9 +55,13 @@ from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Decision, Verdict
 
 Split = Literal["tune", "test"]
-Part = Literal["train", "dev", "test", "heldout-topic", "unused"]
+Part = Literal["train", "dev", "test", "heldout-topic", "unused", "fresh", "fresh-heldout-topic"]
+#: The parts of :data:`FRESH_FILE`: drawn after the test part was burnt (four looks), by a
+#: rule committed before the file was built (``benchmarks/moderation_fresh_split.py``); never
+#: fitted or tuned on, evaluated once per release.
+FRESH_PARTS: tuple[str, ...] = ("fresh", "fresh-heldout-topic")
 #: The protocol parts a report may be asked for (``unused`` is never reported).
-PARTS: tuple[str, ...] = ("train", "dev", "test", "heldout-topic")
+PARTS: tuple[str, ...] = ("train", "dev", "test", "heldout-topic", *FRESH_PARTS)
 #: The COLD topic held out entirely from fitting and tuning, to measure transfer. Chosen before
 #: any look at the data by a rule stated in advance: the smallest topic of the shared sample
 #: (gender 512 rows, region 656, race 832), so the fit keeps the most rows.
@@ -66,6 +70,9 @@ HELDOUT_TOPIC = "gender"
 #: ``fine-grained-label`` (0 other, 1 individual, 2 group, 3 anti-bias); read by the protocol
 #: parts only, never fitted on.
 FINE_FILE = Path(__file__).resolve().parent / "data" / "cold_finegrained_test.csv"
+#: COLD train/dev rows that are in neither the shared sample nor :data:`FINE_FILE`, selected by
+#: a fixed hash rule (``benchmarks/moderation_fresh_split.py``): the :data:`FRESH_PARTS`.
+FRESH_FILE = FINE_FILE.parent / "cold_fresh_2026-12-05.csv"
 Lang = Literal["en", "zh"]
 EvalLabel = ModerationLabel
 EVAL_LABELS: tuple[EvalLabel, ...] = ("flagged", "hate", "offensive")
@@ -107,6 +114,8 @@ class LabelledPost(BaseModel):
 
 def part_of(source: str, text: str, topic: str | None) -> Part:
     """The protocol part of a post (see the module docstring); stable across runs."""
+    if source == FRESH_FILE.name:
+        return "fresh-heldout-topic" if topic == HELDOUT_TOPIC else "fresh"
     old = split_of(source, text)
     if topic == HELDOUT_TOPIC:
         return "heldout-topic" if old == "test" else "unused"
@@ -206,7 +215,7 @@ def load_moderation_set(data_dir: Path, split: str = "test") -> list[LabelledPos
 
     ``split`` is ``tune``, ``test`` or ``all`` (the 50/50 hash), or a protocol part of
     :data:`PARTS`; a part also reads :data:`FINE_FILE` (COLD's fine-labelled file), after the
-    data folder's files.
+    data folder's files; a part of :data:`FRESH_PARTS` reads only :data:`FRESH_FILE`.
 
     Raises:
         UserError: The folder is missing or holds no CSV; a file cannot be read; ``split`` is
@@ -221,6 +230,13 @@ def load_moderation_set(data_dir: Path, split: str = "test") -> list[LabelledPos
             f"no CSV files in {folder}; point --data-dir (ORCH_DATA_DIR) at the folder that "
             "holds moderation/"
         )
+    if split in FRESH_PARTS:  # read alone: the fit and the other parts never read this file
+        if not FRESH_FILE.is_file():
+            raise UserError(
+                f"{FRESH_FILE} is missing; build it with "
+                "`python -m benchmarks.moderation_fresh_split PATH_TO_COLDataset`"
+            )
+        return [p for p in read_posts(FRESH_FILE) if p.part == split]
     posts = [p for path in files for p in read_posts(path)]
     if split in PARTS:
         fine = read_posts(FINE_FILE) if FINE_FILE.is_file() else []

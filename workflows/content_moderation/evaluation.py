@@ -419,7 +419,7 @@ async def evaluate_with_model(
 
 
 #: Protocol parts whose every look is recorded (issue 47: test is touched once per release).
-LOGGED_PARTS = ("test", "heldout-topic")
+LOGGED_PARTS = ("test", "heldout-topic", "fresh", "fresh-heldout-topic")
 #: The record of those looks.
 LOOKS_LOG = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "moderation_looks.log"
 
