@@ -69,6 +69,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     └── ServingError ........................... the serving layer
         │                                        [serving.errors]
         ├── CheckpointError (ValueError) ....... a checkpoint folder is missing or malformed
+        │   │                                    [serving.errors]
+        │   └── UnsupportedArchitectureError ... an MoE config of no supported family
         │                                        [serving.errors]
         ├── ServerStartError (RuntimeError) .... the vLLM server exited or never became healthy
         │                                        [serving.errors]

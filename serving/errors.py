@@ -8,6 +8,7 @@ drawn in :mod:`orchestrator.exceptions`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.exceptions import OrchestratorError
@@ -27,6 +28,45 @@ class CheckpointError(ServingError, ValueError):
     def __init__(self, path: Path | str, reason: str) -> None:
         self.path = Path(path)
         super().__init__(f"checkpoint {self.path}: {reason}")
+
+
+class UnsupportedArchitectureError(CheckpointError):
+    """A model config is an MoE of no supported family, or lacks a field its family needs.
+
+    Attributes:
+        model_type: The config's ``model_type``.
+        architectures: The config's ``architectures``.
+        missing: The fields (or alternatives, ``"a or b"``) the config lacks.
+        path: The checkpoint folder, or ``config.json`` when the config came without one.
+    """
+
+    def __init__(
+        self,
+        model_type: str,
+        architectures: Sequence[str],
+        *,
+        missing: Sequence[str] = (),
+        reason: str = "not a supported MoE family",
+        path: Path | str | None = None,
+    ) -> None:
+        self.model_type = model_type
+        self.architectures = tuple(architectures)
+        self.missing = tuple(missing)
+        self.reason = reason
+        lacks = f"; missing config fields: {', '.join(self.missing)}" if self.missing else ""
+        message = f"model_type {model_type!r} (architectures {list(self.architectures)}): {reason}"
+        super().__init__(path if path is not None else "config.json", message + lacks)
+        if path is None:  # a config without a folder: no "checkpoint config.json:" prefix
+            self.args = (f"model config: {message}{lacks}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def at(self, path: Path | str) -> UnsupportedArchitectureError:
+        """The same error, naming the checkpoint folder ``path``."""
+        return UnsupportedArchitectureError(
+            self.model_type, self.architectures, missing=self.missing, reason=self.reason, path=path
+        )
 
 
 class ServerStartError(ServingError, RuntimeError):
