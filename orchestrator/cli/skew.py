@@ -53,7 +53,16 @@ def skew(
         Path | None, typer.Option("--json", help="Write the JSON report here.")
     ] = None,
     hot_factor: Annotated[
-        float | None, typer.Option(help="Hot = share > factor / experts (default from settings).")
+        float | None,
+        typer.Option(help="Hot = the share's confidence interval lies above factor / experts."),
+    ] = None,
+    dead_factor: Annotated[
+        float | None,
+        typer.Option(help="Dead = the share's confidence interval lies below factor / experts."),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(help="Simultaneous confidence of a layer's share intervals (0.95)."),
     ] = None,
     min_expected: Annotated[
         float | None,
@@ -85,8 +94,12 @@ def skew(
         until=until,
         workflow=workflow,
         model=model,
-        hot_factor=hot_factor,
-        min_expected=min_expected,
+        thresholds={
+            "hot_factor": hot_factor,
+            "dead_factor": dead_factor,
+            "confidence": confidence,
+            "min_expected": min_expected,
+        },
         outlier_limit=outlier_limit,
         batch=batch,
     )
@@ -111,29 +124,28 @@ def _options(
     until: str | None,
     workflow: str | None,
     model: str | None,
-    hot_factor: float | None,
-    min_expected: float | None,
+    thresholds: dict[str, float | None],
     outlier_limit: int,
     batch: str | None,
 ) -> ReportOptions:
-    """The report's options from the flags (thresholds default from ``settings``); exit 2
-    naming a value out of range or a window, baseline or end that cannot be read."""
+    """The report's options from the flags (``min_expected`` defaults from ``settings``, the
+    other thresholds from :class:`Thresholds`: the settings' ``hot_share_factor`` is the
+    point-estimate factor of ``orchestrator load``); exit 2 naming a value out of range or a
+    window, baseline or end that cannot be read."""
     from orchestrator.analysis.skew.models import Thresholds
     from orchestrator.analysis.skew.report import ReportOptions
     from orchestrator.analysis.skew.window import parse_duration, parse_until
 
     try:
-        thresholds = Thresholds(
-            hot_factor=hot_factor if hot_factor is not None else settings.hot_share_factor,
-            min_expected=min_expected if min_expected is not None else settings.dead_min_expected,
-        )
+        given = {k: v for k, v in thresholds.items() if v is not None}
+        given.setdefault("min_expected", settings.dead_min_expected)
         options = ReportOptions(
             window=window,
             baseline=baseline,
             until=parse_until(until) if until is not None else None,
             workflow=workflow,
             model=model,
-            thresholds=thresholds,
+            thresholds=Thresholds.model_validate(given),
             outlier_limit=outlier_limit,
             rebuild=True,  # read-only: the reader refuses to rebuild, with a clear error
             batch=batch,

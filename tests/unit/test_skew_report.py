@@ -17,7 +17,7 @@ from skew_data import EXPERTS, T0, add_request, freeze_time, trace
 from typer.testing import CliRunner
 
 from orchestrator import TelemetryStore
-from orchestrator.analysis.skew import ReportOptions, SkewReport, build_report
+from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.analysis.skew.window import parse_duration, parse_until, resolve
 from orchestrator.cli import app
 from orchestrator.exceptions import UserError
@@ -90,14 +90,31 @@ def test_planted_hot_and_dead_experts_are_found_and_nothing_else(report: SkewRep
     assert report.overall.hot() == [(1, 3)]
     assert report.overall.dead() == [(1, 7)]
     for profile in report.workflows + report.nodes:
-        # moderation's drifted expert is hot there too (weight 4 of 19: ~3x uniform)
-        hot = [(1, 3), (2, 9)] if profile.name.startswith("moderation") else [(1, 3)]
-        assert profile.hot() == hot and profile.dead() == [(1, 7)], profile.name
+        # moderation's drifted expert (weight 4 of 19: 3.4x uniform) stays under hot_factor 4
+        assert profile.hot() == [(1, 3)] and profile.dead() == [(1, 7)], profile.name
+        for m in profile.layers:  # every share inside its interval, the bounds ordered
+            assert all(
+                lo <= s <= hi for lo, s, hi in zip(m.share_low, m.shares, m.share_high, strict=True)
+            )
     layer1 = report.overall.layers[0]
     assert layer1.shares[3] == pytest.approx(1 / 2)  # top-2: chosen by every token
     assert layer1.shares[7] == 0 and layer1.judgeable
     assert report.window.end - report.window.start == timedelta(days=7)
     assert report.overall.calls == 40 * 3 + 2 * 2
+
+
+def test_a_lower_hot_factor_flags_moderations_drifted_expert_too(db: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{db}")
+    try:
+        options = ReportOptions(
+            window="7d", until=T0 + timedelta(days=14), thresholds=Thresholds(hot_factor=2.0)
+        )
+        report = build_report(store, options)
+    finally:
+        store.close()
+    moderation = next(p for p in report.workflows if p.name == "moderation")
+    assert moderation.hot() == [(1, 3), (2, 9)]
+    assert any("Goodman-Wilson" in note and "2/E" in note for note in report.notes)
 
 
 def test_workflows_nodes_and_sources_are_profiled(report: SkewReport) -> None:

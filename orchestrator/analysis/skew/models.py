@@ -17,16 +17,22 @@ class Thresholds(BaseModel):
     """Alarm thresholds of the analysis, each a documented choice.
 
     Attributes:
-        hot_factor: An expert is hot when its load share exceeds ``hot_factor / E``. The
-            default 2.0 (twice uniform) matches ``Settings.hot_share_factor``. With ``E = 64``
-            and top-6, an expert that is always chosen has share ``1/6``, about 10.7 times
-            uniform. A balanced router's busiest expert stays near uniform once ``min_expected``
-            is met: at ``mu = N / E`` activations per expert, a share of twice uniform is
-            ``sqrt(mu)`` standard deviations above the mean (about 4.5 at ``mu = 20``).
-        min_expected: Minimum-sample guard for both hot and dead: a layer is judged only when
+        hot_factor: An expert is hot when the *lower* bound of its share's confidence
+            interval exceeds ``hot_factor / E`` (:mod:`orchestrator.analysis.skew.intervals`).
+            The default 4 sits clear of a healthy trained router, whose busiest expert takes
+            about 2.4 times a uniform share on this project's traffic (the former default, 2
+            on the point estimate, flagged about 6 experts per layer of a healthy run). With
+            ``E = 64`` and top-6, an expert chosen by every token has share ``1/6``, about 10.7
+            times uniform.
+        dead_factor: An expert is dead when the *upper* bound of its share's interval is below
+            ``dead_factor / E`` (default 0.1: provably under a tenth of a fair share; a healthy
+            router's least used expert gets about a quarter). Replaces "no activation so far".
+        confidence: Simultaneous confidence of the ``E`` intervals of one layer (Goodman 1965).
+        min_expected: Minimum volume for both hot and dead: a layer is judged only when
             uniform routing would give each expert at least this many activations
-            (``N / E``). A zero then has probability ``exp(-min_expected)`` under uniform
-            routing (0.0067 at 5, 2e-9 at 20).
+            (``N / E``).
+        min_calls: ... and only with at least this many calls (the design effect of the
+            intervals is estimated between calls; one call gives no estimate).
         collapse_share: A layer has collapsed when its ``top_k`` busiest experts together take
             more than this share (the classic warning, "one pair of experts takes more than 80%
             of the requests", written for top-2 models).
@@ -42,8 +48,11 @@ class Thresholds(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    hot_factor: float = Field(2.0, gt=1.0)
+    hot_factor: float = Field(4.0, gt=1.0)
+    dead_factor: float = Field(0.1, gt=0, lt=1.0)
+    confidence: float = Field(0.95, ge=0.5, lt=1.0)
     min_expected: float = Field(5.0, gt=0)
+    min_calls: int = Field(2, ge=2)
     collapse_share: float = Field(0.8, gt=0, le=1)
     drift_alpha: float = Field(0.01, gt=0, lt=1)
     drift_min_jsd: float = Field(0.002, ge=0)
@@ -104,9 +113,14 @@ class LayerMetrics(BaseModel):
         gini: Gini coefficient of the counts.
         topk_share: Combined share of the ``top_k`` busiest experts.
         collapsed: ``topk_share > collapse_share``.
-        judgeable: The minimum-sample guard is met (otherwise hot and dead are left empty).
-        hot: Hot experts, highest share first.
-        dead: Dead experts (no activation), ascending.
+        judgeable: The minimum volume is met (otherwise hot and dead are left empty).
+        hot: Hot experts (interval above ``hot_factor / E``), highest share first.
+        dead: Dead experts (interval below ``dead_factor / E``), ascending.
+        share_low: Lower bound of each expert's share, ``(E,)`` (Goodman-Wilson over calls,
+            :mod:`orchestrator.analysis.skew.intervals`).
+        share_high: Upper bound of each expert's share, ``(E,)``.
+        design_effect: The largest per-expert design effect of the layer (``>= 1``; how many
+            activations count as one independent draw).
         mean_confidence: Token-weighted mean router confidence of the layer, or None.
     """
 
@@ -127,6 +141,9 @@ class LayerMetrics(BaseModel):
     hot: list[int]
     dead: list[int]
     mean_confidence: float | None
+    share_low: list[float] = []
+    share_high: list[float] = []
+    design_effect: float = 1.0
 
 
 class ConfidenceSummary(BaseModel):

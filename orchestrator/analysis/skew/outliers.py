@@ -109,7 +109,7 @@ def find_outliers(
     limit: int = 50_000,
     listed: int = 25,
     chunk: int = 4096,
-) -> OutlierReport:
+) -> tuple[OutlierReport, CallSizes]:
     """Score the newest ``limit`` calls of the window and list the outlier requests.
 
     Args:
@@ -124,6 +124,11 @@ def find_outliers(
         limit: At most this many calls are scored (the newest).
         listed: At most this many requests are listed.
         chunk: Calls read at a time.
+
+    Returns:
+        The outlier report, and the length sums of the calls read per ``(workflow, node)``
+        (``[calls, sum n_i, sum n_i^2]`` of their activations per layer ``n_i``), which the
+        share intervals need (:func:`~orchestrator.analysis.skew.intervals.size_ratio`).
     """
     keys = sorted(profiles)
     scored = _score_calls(
@@ -139,7 +144,7 @@ def find_outliers(
         chunk=chunk,
     )
     if scored is None:
-        return OutlierReport(
+        empty = OutlierReport(
             scored_calls=0,
             limit=limit,
             groups_scored=[],
@@ -147,6 +152,8 @@ def find_outliers(
             flagged_requests=0,
             requests=[],
         )
+        return empty, {}
+    sizes = _call_sizes(scored, keys, top_k)
     z, names_scored, too_small = _group_z(scored, keys, thresholds)
     flagged = np.flatnonzero(np.nan_to_num(z, nan=-np.inf) > thresholds.outlier_z)
     # one entry per request: its most unusual call
@@ -155,7 +162,7 @@ def find_outliers(
         best.setdefault(scored.requests[i], int(i))
     chosen = list(best.values())[:listed]
     texts = store.request_texts([scored.requests[i] for i in chosen])
-    return OutlierReport(
+    report = OutlierReport(
         scored_calls=int(scored.ids.size),
         limit=limit,
         groups_scored=names_scored,
@@ -177,6 +184,21 @@ def find_outliers(
             for i in chosen
         ],
     )
+    return report, sizes
+
+
+#: ``(workflow, node)`` -> ``[calls, sum n_i, sum n_i^2]`` of the calls read
+CallSizes = dict[tuple[str, str], np.ndarray]
+
+
+def _call_sizes(scored: _Scored, keys: list[tuple[str, str]], top_k: int) -> CallSizes:
+    n = scored.tokens.astype(np.float64) * top_k
+    out: CallSizes = {}
+    for k, key in enumerate(keys):
+        mine = n[scored.groups == k]
+        if mine.size:
+            out[key] = np.array([mine.size, mine.sum(), (mine * mine).sum()])
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from orchestrator.analysis.skew import metrics
+from orchestrator.analysis.skew.intervals import share_intervals, verdicts
 from orchestrator.analysis.skew.models import (
     ConfidenceSummary,
     LayerMetrics,
@@ -54,6 +55,7 @@ def scope_profile(
     shape: ModelShape,
     thresholds: Thresholds,
     sources: dict[str, int],
+    sizes: float = 1.0,
 ) -> ScopeProfile:
     """Metrics of every MoE layer of one scope.
 
@@ -62,13 +64,16 @@ def scope_profile(
         name: Scope name.
         delta: The scope's summed counts, ``counts`` of shape ``(L, E)``.
         shape: The model shape.
-        thresholds: Hot, dead and collapse thresholds.
+        thresholds: Hot, dead and collapse thresholds (hot and dead from the share intervals
+            of :mod:`orchestrator.analysis.skew.intervals`).
         sources: Calls per expert-routing source.
+        sizes: :func:`~orchestrator.analysis.skew.intervals.size_ratio` of the scope's calls
+            (1 = equal lengths, or unknown).
     """
     counts = np.asarray(delta.counts)
-    shares = metrics.load_shares(counts)
-    hot = metrics.hot_mask(counts, thresholds.hot_factor, thresholds.min_expected)
-    dead = metrics.dead_mask(counts, thresholds.min_expected)
+    bounds = share_intervals(counts, delta.sq_counts, delta.calls, thresholds, sizes)
+    shares = bounds.shares
+    hot, dead = verdicts(bounds, thresholds)
     columns = {
         "balancedness": metrics.balancedness(counts),
         "max_violation": metrics.max_violation(counts),
@@ -78,7 +83,7 @@ def scope_profile(
         "gini": metrics.gini(counts),
         "topk_share": metrics.topk_share(counts, shape.top_k),
     }
-    judged = metrics.judgeable(counts, thresholds.min_expected)
+    judged = bounds.judgeable
     layer_conf = np.asarray(delta.layer_conf_sum) / delta.conf_tokens if delta.conf_tokens else None
     layers = []
     for i, layer in enumerate(shape.moe_layers):
@@ -94,6 +99,9 @@ def scope_profile(
                 hot=[int(e) for e in hot_ids[np.argsort(-shares[i][hot_ids], kind="stable")]],
                 dead=[int(e) for e in np.flatnonzero(dead[i])],
                 mean_confidence=None if layer_conf is None else round(float(layer_conf[i]), 6),
+                share_low=[round(float(v), 7) for v in bounds.low[i]],
+                share_high=[round(float(v), 7) for v in bounds.high[i]],
+                design_effect=round(float(bounds.design_effect[i].max()), 4),
             )
         )
     return ScopeProfile(

@@ -18,6 +18,7 @@ from orchestrator.analysis.sampling import sampling_label
 from orchestrator.analysis.skew.aggregate import WindowData, read_windows, step_start
 from orchestrator.analysis.skew.drift import scope_drift
 from orchestrator.analysis.skew.fingerprint import fingerprint, jsd
+from orchestrator.analysis.skew.intervals import size_ratio_of_sums
 from orchestrator.analysis.skew.metrics import balancedness, normalised_entropy
 from orchestrator.analysis.skew.models import (
     DriftReport,
@@ -27,7 +28,7 @@ from orchestrator.analysis.skew.models import (
     TimelinePoint,
     TimeWindow,
 )
-from orchestrator.analysis.skew.outliers import find_outliers
+from orchestrator.analysis.skew.outliers import CallSizes, find_outliers
 from orchestrator.analysis.skew.profile import scope_profile
 from orchestrator.analysis.skew.window import parse_duration, resolve
 from orchestrator.exceptions import UserError
@@ -94,6 +95,15 @@ def _timeline(data: WindowData) -> list[TimelinePoint]:
     ]
 
 
+def _sizes(sizes: CallSizes, workflow: str | None = None, node: str | None = None) -> float:
+    """The :func:`~orchestrator.analysis.skew.intervals.size_ratio` of a scope's calls, from
+    the length sums of the calls read for outliers (1 when none was read)."""
+    rows = [v for (w, n), v in sizes.items() if workflow in (None, w) and node in (None, n)]
+    if not rows:
+        return 1.0
+    return size_ratio_of_sums(*np.sum(rows, axis=0))
+
+
 def _notes(
     data: WindowData, options: ReportOptions, shape: ModelShape, pending: int = 0
 ) -> list[str]:
@@ -117,9 +127,15 @@ def _notes(
     )
     t = options.thresholds
     notes.append(
-        f"hot = share > {t.hot_factor:g}/E = {t.hot_factor / shape.num_experts:.2%}; dead = no "
-        f"activation; both judged only where uniform routing would give each expert at least "
-        f"{t.min_expected:g} activations"
+        f"hot = the share's {t.confidence:.0%} simultaneous interval (Goodman-Wilson over calls, "
+        f"with each expert's design effect) lies above {t.hot_factor:g}/E = "
+        f"{t.hot_factor / shape.num_experts:.2%}; dead = it lies below {t.dead_factor:g}/E = "
+        f"{t.dead_factor / shape.num_experts:.3%}; both judged only in layers with at least "
+        f"{t.min_expected:g} activations per expert (N/E) and {t.min_calls} calls"
+    )
+    notes.append(
+        "prefill and decode are not judged apart: the store keeps one count per call and "
+        "layer, summing its prompt and completion tokens"
     )
     return notes
 
@@ -179,7 +195,7 @@ def build_report(
     drift = None
     if baseline is not None and base is not None:
         drift = _drift(baseline, current, base, overall, workflows, shape, options)
-    outliers = find_outliers(
+    outliers, sizes = find_outliers(
         store,
         current,
         {k: np.asarray(v.counts) for k, v in nodes.items()},
@@ -199,13 +215,23 @@ def build_report(
         models=sorted(now.models),
         thresholds=t,
         workflow_filter=wanted,
-        overall=scope_profile("global", "all", overall, shape, t, now.sources()),
+        overall=scope_profile("global", "all", overall, shape, t, now.sources(), _sizes(sizes)),
         workflows=[
-            scope_profile("workflow", w, d, shape, t, now.sources(workflow=w))
+            scope_profile(
+                "workflow", w, d, shape, t, now.sources(workflow=w), _sizes(sizes, workflow=w)
+            )
             for w, d in workflows.items()
         ],
         nodes=[
-            scope_profile("node", f"{w}/{n}", d, shape, t, now.sources(workflow=w, node=n))
+            scope_profile(
+                "node",
+                f"{w}/{n}",
+                d,
+                shape,
+                t,
+                now.sources(workflow=w, node=n),
+                _sizes(sizes, workflow=w, node=n),
+            )
             for (w, n), d in nodes.items()
         ],
         fingerprints=fingerprints,
