@@ -64,7 +64,7 @@ def chat(
     try:
         Request(text="probe", thread_id=thread_id, customer_id=customer)
     except ValidationError as exc:
-        raise fail(f"bad --thread or --customer: {exc.errors()[0]['msg']}", 2) from exc
+        raise fail(_id_problem(exc, thread_id, customer), 2) from exc
     if message is not None and any(not m.strip() for m in message):
         raise fail("--message must not be empty: give the text of the turn to send", 2)
     check_storage(settings, conversations=True)  # before minutes of server start
@@ -166,3 +166,14 @@ def start_tracing(exporter: str | None) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``chat`` to ``app``."""
     app.command("chat")(chat)
+
+
+def _id_problem(exc: ValidationError, thread_id: str, customer: str) -> str:
+    """One line naming the flag whose value the request model refused, and what it may hold."""
+    field = str(exc.errors()[0]["loc"][0])
+    if field == "thread_id":
+        return (
+            f"--thread {thread_id!r} is not a conversation id: use 1 to 128 letters, digits, "
+            "'.', ':', '_' or '-' (no spaces)"
+        )
+    return f"--customer {customer!r} is not a customer id: use 1 to 16 letters, digits, '_' or '-'"

@@ -75,7 +75,14 @@ def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     no_decision = runner.invoke(app, ["handoff", "resume", "t1", "--no-launch"])
     assert no_decision.exit_code == 2 and "--approve or --reject" in no_decision.output
     bad_thread = runner.invoke(app, ["chat", "--thread", "a b", "--no-launch", "--message", "x"])
-    assert bad_thread.exit_code == 2 and "--thread" in bad_thread.output
+    assert bad_thread.exit_code == 2 and "--thread 'a b' is not a conversation id" in " ".join(
+        bad_thread.output.split()
+    )
+    assert "pattern" not in bad_thread.output  # the validator's regex is not the user's fix
+    bad_customer = runner.invoke(
+        app, ["chat", "--customer", "C 1", "--no-launch", "--message", "x"]
+    )
+    assert bad_customer.exit_code == 2 and "--customer 'C 1'" in bad_customer.output
     # nothing waits on the thread: said before any server is reached (port 9 answers nothing)
     nothing = runner.invoke(
         app,
