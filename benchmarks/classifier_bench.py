@@ -101,7 +101,7 @@ class EmbeddingRouter:
     def decide(self, scores: dict[Route, float], threshold: float | None = None) -> Route:
         best = max(scores.items(), key=lambda kv: kv[1])[0]
         limit = self.threshold if threshold is None else threshold
-        return best if scores[best] >= limit else Route.FALLBACK
+        return best if scores[best] >= limit else Route("fallback")
 
     def route_one(self, row: LabelledRequest) -> Route:
         vec = self.model.encode([_embed_text(row)], normalize_embeddings=True)
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         by_source[row.source].append(row)
     examples, held = [], []
     for rows in by_source.values():
-        examples += [r for r in rows[: args.per_source] if r.route is not Route.FALLBACK]
+        examples += [r for r in rows[: args.per_source] if r.route != Route("fallback")]
         held += rows[args.per_source : args.per_source + 40]
     model = load_model("cpu")
     router = EmbeddingRouter(model, examples, top_k=args.top_k)
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     hybrid_routes, hybrid_wall, used = [], [], 0
     first_pass = rule_wall[: len(test)]  # the hybrid pairs each request with one rules time
     for p, e, rw, ew in zip(rule_preds, emb_routes, first_pass, emb_wall, strict=True):
-        unsure = p.route is Route.FALLBACK or p.confidence < args.hybrid_below
+        unsure = p.route == Route("fallback") or p.confidence < args.hybrid_below
         used += unsure
         hybrid_routes.append(e if unsure else p.route)
         hybrid_wall.append(rw + (ew if unsure else 0.0))
@@ -259,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         ("hybrid", hybrid_routes),
     ):
         per_route[name] = {
-            r.value: _acc(
-                [t for t in test if t.route is r],
-                [p for t, p in zip(test, routes, strict=True) if t.route is r],
+            r: _acc(
+                [t for t in test if t.route == r],
+                [p for t, p in zip(test, routes, strict=True) if t.route == r],
             )
-            for r in Route
+            for r in dict.fromkeys(t.route for t in test)
         }
     result = {
         "n_test": len(test),

@@ -73,20 +73,20 @@ def measure(part: str) -> dict[str, object]:
                     "family": family,
                     "lang": lang,
                     "text": text,
-                    "want": want.value,
-                    "got": c.route.value,
+                    "want": want,
+                    "got": c.route,
                     "confidence": c.confidence,
                     "reason": c.reason,
                 }
             )
     out: dict[str, object] = {"part": part, "n": len(rows), "rules_version": clf.version}
     for lang in ("en", "zh"):
-        oos = [r for r in rows if r["want"] == Route.FALLBACK.value and r["lang"] == lang]
-        hit = sum(r["got"] == Route.FALLBACK.value for r in oos)
+        oos = [r for r in rows if r["want"] == "fallback" and r["lang"] == lang]
+        hit = sum(r["got"] == "fallback" for r in oos)
         out[f"fallback_recall_{lang}"] = round(hit / len(oos), 3) if oos else None
         out[f"n_out_of_scope_{lang}"] = len(oos)
-    said_cs = [r for r in rows if r["got"] == Route.CUSTOMER_SERVICE.value]
-    right = sum(r["want"] == Route.CUSTOMER_SERVICE.value for r in said_cs)
+    said_cs = [r for r in rows if r["got"] == "customer_service"]
+    right = sum(r["want"] == "customer_service" for r in said_cs)
     out["cs_precision"] = round(right / len(said_cs), 3) if said_cs else None
     out["n_said_cs"] = len(said_cs)
     out["misses"] = [r for r in rows if r["got"] != r["want"]]

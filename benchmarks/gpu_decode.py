@@ -98,9 +98,9 @@ def _classify(request: Request) -> Any:
         from orchestrator.routes import Route
 
         return Classification(
-            route=Route.CUSTOMER_SERVICE,
+            route=Route("customer_service"),
             confidence=1.0,
-            scores={Route.CUSTOMER_SERVICE: 1.0},
+            scores={Route("customer_service"): 1.0},
             reason="benchmark row",
         )
 

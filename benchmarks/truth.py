@@ -504,7 +504,7 @@ async def _run_turns(server_url: str, store: Any, turns: list[Turn], folder: Pat
     client = VLLMClient(server_url, "ernie", NoCapture(SCRIPTED_ARCH), timeout_s=300)
     await client.check()
     telemetry = TelemetryStore(f"sqlite:///{folder / 'telemetry.db'}")
-    route = Classification(route=Route.CUSTOMER_SERVICE, confidence=1.0, scores={}, reason="b")
+    route = Classification(route=Route("customer_service"), confidence=1.0, scores={}, reason="b")
     out: list[dict[str, Any]] = []
     try:
         for number, turn in enumerate(turns):

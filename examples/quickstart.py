@@ -24,7 +24,7 @@ async def main(texts: list[str]) -> None:
         for text in texts:
             outcome = await orch.handle(Request(text=text))
             c = outcome.classification
-            print(f"{c.route.value} ({c.confidence:.2f}) {outcome.status}: {outcome.headline}")
+            print(f"{c.route} ({c.confidence:.2f}) {outcome.status}: {outcome.headline}")
             for call in outcome.calls:
                 experts = ", ".join(f"L{layer}/e{e} {s:.0%}" for layer, e, s in call.top_experts)
                 print(

@@ -27,7 +27,7 @@ contracts in ``pyproject.toml`` enforce the order):
 
 Example:
     >>> from orchestrator import Request, RuleClassifier
-    >>> RuleClassifier().classify(Request(text="我的退款什么时候到账？")).route.value
+    >>> RuleClassifier().classify(Request(text="我的退款什么时候到账？")).route
     'customer_service'
 """
 
@@ -79,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "Request": "orchestrator.request",
     "RequestOutcome": "orchestrator.core.dispatcher",
     "Route": "orchestrator.routes",
+    "RouteSpec": "orchestrator.routes",
+    "FALLBACK": "orchestrator.routes",
     "Rule": "orchestrator.classifier",
     "RuleClassifier": "orchestrator.classifier",
     "ServerUnavailableError": "orchestrator.exceptions",
@@ -96,6 +98,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "FALLBACK",
     "Attachment",
     "BatchReport",
     "CallSummary",
@@ -112,6 +115,7 @@ __all__ = [
     "Request",
     "RequestOutcome",
     "Route",
+    "RouteSpec",
     "Rule",
     "RuleClassifier",
     "ServerUnavailableError",

@@ -27,41 +27,27 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.registry import load_workflows
 from orchestrator.core.runtime import expert_routing_capture, make_client
 from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryStore
 from serving.capture import DeferredReplayCapture, ExpertRoutingCapture
 from serving.replay import ExpertRoutingReplayer
-from workflows import ContentModerationWorkflow, ExcelReportWorkflow, default_workflows
-from workflows.excel_report import ReportConfig
 
 logger = logging.getLogger(__name__)
-
-#: Posts the warm-up scores before the first row (English and Chinese: each loads its part).
-WARM_POSTS = (
-    "Thanks for the quick reply, the parcel arrived today.",
-    "谢谢你的回复，包裹今天到了。",
-)
 
 
 def warm_workflows(workflows: Sequence[Workflow[Any, Any]]) -> None:
     """Load what the workflows would otherwise load on their first request, before the first
-    row: a workflow's own ``warm()`` when it has one; the content-moderation risk scorer by
-    scoring :data:`WARM_POSTS` (its first post imports scikit-learn and wordfreq and reads the
-    word lists: seconds of CPU that stalled the batch's event loop, and every row in progress
-    with it, inside the first moderation row).
+    row: each workflow's ``warm()`` (the content-moderation risk scorer, for one: its first
+    post took seconds of CPU that stalled the batch's event loop, and every row in progress).
 
     A failure here is logged and left for the rows (which then report it as they would have).
     """
     for workflow in workflows:
         try:
-            warm = getattr(workflow, "warm", None)
-            if callable(warm):
-                warm()
-            elif isinstance(workflow, ContentModerationWorkflow) and workflow.scorer is not None:
-                for post in WARM_POSTS:
-                    workflow.scorer.score(post)
+            workflow.warm()
         except Exception:
             logger.warning("could not warm workflow %s", workflow.name, exc_info=True)
 
@@ -143,19 +129,17 @@ class SettingsFactory:
         return self._capture
 
     def workflows(self) -> list[Workflow]:
-        """The batch's workflows: :func:`workflows.default_workflows`, with the excel report
-        also reading attachments from :attr:`attachment_dirs` (when given)."""
-        workflows = default_workflows()
+        """The batch's workflows: the installed ones (entry points, checked against the
+        declared routes: :func:`~orchestrator.core.registry.load_workflows`), each
+        :meth:`~orchestrator.core.workflow.Workflow.configured` with :attr:`attachment_dirs`
+        added to the settings' attachment folders (when given)."""
+        workflows = load_workflows()
         if not self.attachment_dirs:
             return workflows
         settings = self.settings.model_copy(
             update={"attachment_dirs": (*self.settings.attachment_dirs, *self.attachment_dirs)}
         )
-        config = ReportConfig.from_settings(settings)
-        return [
-            ExcelReportWorkflow(config) if isinstance(w, ExcelReportWorkflow) else w
-            for w in workflows
-        ]
+        return [w.configured(settings) for w in workflows]
 
     def replayer(self) -> ExpertRoutingReplayer:
         """The replay model that fills pending routing (loaded once, on first use).

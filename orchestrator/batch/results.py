@@ -19,7 +19,7 @@ deferred replay) are read again from the telemetry store each time the file is w
 (:func:`refresh_expert_columns`), so they show the routing once it is filled.
 
 Model text is data: in ``.xlsx`` and ``.csv`` every text cell goes through
-:func:`workflows.excel_report.render.cell_text`, so a reply starting with ``=``, ``+``, ``-``,
+:func:`orchestrator.spreadsheet.cells.cell_text`, so a reply starting with ``=``, ``+``, ``-``,
 ``@``... is shown as text, never evaluated as a formula; ``.jsonl`` holds the text as JSON
 strings.
 """
@@ -40,8 +40,8 @@ from sqlalchemy import select
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.exceptions import UserError
+from orchestrator.spreadsheet.cells import cell_text
 from orchestrator.telemetry import ModelCallRecord, TelemetryReader, decode_counts_blob
-from workflows.excel_report.render import cell_text
 
 #: The ``route`` of a row that was never sent, so never classified: a row stopped or
 #: cancelled before dispatch (``pending``), one no server answered (``unreachable``), one
@@ -132,7 +132,7 @@ def row_output(
     confidence = workflow = top = conf = sources = None
     prompt_tokens = completion_tokens = None
     if outcome is not None:
-        route = outcome.classification.route.value
+        route = outcome.classification.route
         confidence = round(outcome.classification.confidence, 4)
         workflow = outcome.workflow
         reply, verdict, report = _outputs(outcome.result)

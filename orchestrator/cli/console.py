@@ -41,7 +41,7 @@ def request_lines(outcome: RequestOutcome, text: str, source: str | None) -> str
     c = outcome.classification
     style = _STATUS_STYLE.get(outcome.status, "white")
     lines = [
-        f"[bold]{c.route.value}[/] conf {c.confidence:.2f} [{style}]{outcome.status}[/] "
+        f"[bold]{c.route}[/] conf {c.confidence:.2f} [{style}]{outcome.status}[/] "
         f"[dim]{escape(source or outcome.request_id)}[/]  {escape(_clip(text, 70))!r}",
         f"  → {escape(_clip(outcome.headline, 110))}",
     ]

@@ -115,7 +115,6 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
     from orchestrator.core.batch import run_batch
     from orchestrator.core.dispatcher import Orchestrator
     from orchestrator.core.runtime import make_client
-    from workflows import default_workflows
 
     with working(
         "loading the routing replay model"
@@ -125,9 +124,8 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
         client = make_client(settings)
     try:
         await client.check()
-        orchestrator = Orchestrator(
-            client, store, default_workflows(), max_tokens=settings.max_completion_tokens
-        )
+        # the installed workflows (entry points), checked against the declared routes
+        orchestrator = Orchestrator(client, store, max_tokens=settings.max_completion_tokens)
         texts = {r.id: (r.text, r.metadata.get("source")) for r in requests}
         started = datetime.now(UTC)
         console.print(

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classification import Classification
 from orchestrator.exceptions import TelemetryError
 from orchestrator.request import Request
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
 from orchestrator.telemetry import TelemetryStore
 
 logger = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def other_parts(route: Route, classification: Classification) -> tuple[Route, ..
     order asked: its own route when the dispatcher runs another (a conversation stays in
     customer service), then its secondary routes; never fallback."""
     asked = (classification.route, *classification.secondary_routes)
-    return tuple(r for r in dict.fromkeys(asked) if r is not route and r is not Route.FALLBACK)
+    return tuple(r for r in dict.fromkeys(asked) if r != route and r != FALLBACK)
 
 
 async def hand_on(
@@ -66,8 +66,8 @@ async def hand_on(
     for n, other in enumerate(other_parts(route, classification), start=1):
         part_id = f"{request.id[:_ID_KEEP]}.part{n}"
         reason = (
-            f"part of compound request {request.id}: it also asks for {other.value}, which "
-            f"the {route.value} workflow that ran does not do; handed to a person"
+            f"part of compound request {request.id}: it also asks for {other}, which "
+            f"the {route} workflow that ran does not do; handed to a person"
         )
         part = request.model_copy(update={"id": part_id})
         part_classification = Classification(
@@ -82,7 +82,7 @@ async def hand_on(
             logger.warning("part %s of request %s is recorded already", part_id, request.id)
         else:
             await store.afinish_request(part_id, "needs_human", error=reason)
-        handed.append(HandedOn(route=other.value, request_id=part_id))
+        handed.append(HandedOn(route=other, request_id=part_id))
     return tuple(handed)
 
 

@@ -13,6 +13,7 @@ from langgraph.types import Command, Durability
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier import Classification, RuleClassifier
+from orchestrator.core import registry
 from orchestrator.core.client import ModelClient
 from orchestrator.core.compound import HandedOn, hand_on, handed_on_note
 from orchestrator.core.events import (
@@ -40,7 +41,7 @@ from orchestrator.exceptions import (
 from orchestrator.observability.metrics import observed_request, observed_stream
 from orchestrator.observability.tracing import RequestTrace
 from orchestrator.request import Request
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 from orchestrator.telemetry import TelemetryStore
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ class Orchestrator:
         client: The model client (a :class:`~orchestrator.core.client.VLLMClient`, or a test
             double such as :class:`~orchestrator.testing.ScriptedModel`).
         store: The telemetry store.
-        workflows: The workflows to register, one per route.
+        workflows: The workflows to register, one per route; None: those installed through
+            the ``moe_orchestrator.workflows`` entry points, checked against the declared
+            routes (:func:`~orchestrator.core.registry.load_workflows`).
         classifier: The request classifier; a :class:`RuleClassifier` by default.
         max_tokens: Default completion limit for model calls.
         temperatures: Temperature presets per kind of skill (``judging``, ``factual``,
@@ -182,7 +185,7 @@ class Orchestrator:
         self,
         client: ModelClient,
         store: TelemetryStore,
-        workflows: Iterable[Workflow[Any, Any]],
+        workflows: Iterable[Workflow[Any, Any]] | None = None,
         *,
         classifier: RequestClassifier | None = None,
         max_tokens: int = 48,
@@ -193,25 +196,33 @@ class Orchestrator:
         self.store = store
         self.classifier: RequestClassifier = classifier or RuleClassifier()
         self.max_tokens = max_tokens
+        rules_path = getattr(self.classifier, "rules_path", None)
+        if workflows is None:
+            workflows = registry.load_workflows(rules_path)
         self.workflows: dict[Route, Workflow[Any, Any]] = {}
         for workflow in workflows:
             if workflow.route in self.workflows:
                 raise UserError(f"two workflows registered for route {workflow.route}")
             self.workflows[workflow.route] = workflow
+        #: The declared routes (the routes file's, then the workflows' own ``route_spec``).
+        self.routes: dict[Route, RouteSpec] = registry.declared_routes(
+            self.workflows.values(), registry.file_routes(rules_path)
+        )
+        registry.check_declared(self.routes, self.workflows.values())
+        #: The route that keeps a customer's thread and resumes handoffs (``holds_threads``).
+        self.thread_route = the_route(self.routes.values(), "holds_threads")
 
     def _route(self, request: Request, classification: Classification) -> Route:
         """The route to run: the classifier's, except that a conversation with a customer
-        (``thread_id`` and ``customer_id``) stays in customer service, where a request the
-        classifier is unsure of, or that also asks for another route, is handed to a person
-        or answered with a note of the part handed on."""
+        (``thread_id`` and ``customer_id``) stays on the route that holds threads
+        (``holds_threads``: customer service), where a request the classifier is unsure of, or
+        that also asks for another route, is handed to a person or answered with a note of the
+        part handed on."""
         route = classification.route
-        if (
-            request.thread_id
-            and request.customer_id
-            and Route.CUSTOMER_SERVICE in self.workflows
-            and route is not Route.CUSTOMER_SERVICE
-        ):
-            return Route.CUSTOMER_SERVICE
+        held = self.thread_route
+        if request.thread_id and request.customer_id and held in self.workflows and route != held:
+            assert held is not None
+            return held
         return route
 
     def workflow_for(self, route: Route) -> Workflow[Any, Any]:
@@ -223,9 +234,9 @@ class Orchestrator:
         try:
             return self.workflows[route]
         except KeyError:
-            known = ", ".join(sorted(r.value for r in self.workflows)) or "none"
+            known = ", ".join(sorted(self.workflows)) or "none"
             raise UnknownRouteError(
-                f"no workflow registered for route {route.value!r} (registered: {known})"
+                f"no workflow registered for route {route!r} (registered: {known})"
             ) from None
 
     @observed_request  # Prometheus: requests by route/status, confidence, workflow latency
@@ -311,7 +322,7 @@ class Orchestrator:
         if events:
             yield _classification_event(request, route, classification)
         workflow = self.workflows.get(route)
-        if route is Route.FALLBACK or workflow is None:
+        if route == FALLBACK or workflow is None:
             yield await self._unrouted(request, classification, route)
             return
         await self.store.astart_request(request, classification, workflow.name)
@@ -340,7 +351,7 @@ class Orchestrator:
         """Record and return the end of a request no workflow runs: the fallback route
         (``needs_human``) or a route without a registered workflow (``no_workflow``)."""
         await self.store.astart_request(request, classification, None)
-        if route is Route.FALLBACK:
+        if route == FALLBACK:
             await self.store.afinish_request(request.id, "needs_human", error=classification.reason)
             return RequestOutcome(
                 request_id=request.id,
@@ -533,24 +544,27 @@ class Orchestrator:
         await self.store.afinish_request(request.id, status, result=payload)
         return result, payload, status
 
-    @observed_request  # a resumed handoff is a request too (route customer_service)
+    @observed_request  # a resumed handoff is a request too (on the route that holds threads)
     async def resume(
         self, thread_id: str, *, approve: bool, note: str = "", by: str = "agent"
     ) -> RequestOutcome:
-        """Resume the customer-service conversation ``thread_id`` that waits for a person, once,
-        with their decision (``approve``; ``note`` goes to the customer's record).
+        """Resume the conversation ``thread_id`` that waits for a person, once, with their
+        decision (``approve``; ``note`` goes to the customer's record), in the workflow of the
+        route that holds threads (``holds_threads``: customer service).
 
-        The resumed run is recorded as its own request (route ``customer_service``).
+        The resumed run is recorded as its own request (on that route).
 
         Raises:
-            UnknownRouteError: No customer-service workflow is registered.
+            UnknownRouteError: No route holds threads, or no workflow is registered for it.
             HandoffError: Nothing waits on ``thread_id`` (a second resume is refused).
             UserError: A bad thread id or note.
         """
-        workflow = self.workflow_for(Route.CUSTOMER_SERVICE)
+        if self.thread_route is None:
+            raise UnknownRouteError("no declared route holds threads (holds_threads = true)")
+        workflow = self.workflow_for(self.thread_route)
         request = Request(text=f"[handoff resumed] {note or '-'}", thread_id=thread_id)
         classification = Classification(
-            route=Route.CUSTOMER_SERVICE,
+            route=workflow.route,
             confidence=1.0,
             scores={},
             reason=f"resumed by a person ({'approved' if approve else 'rejected'})",
@@ -580,7 +594,7 @@ class Orchestrator:
         """:meth:`resume`'s work, on the request's ``trace``: the shared run path
         (:meth:`_execute`) with the workflow's ``resume`` as the graph run."""
         thread_id = str(request.thread_id)
-        _trace_classification(trace, Route.CUSTOMER_SERVICE, classification)
+        _trace_classification(trace, workflow.route, classification)
         trace.set(**{"handoff.decision": "approved" if approve else "rejected"})
         if not isinstance(workflow, HandoffWorkflow):
             raise UserError(f"workflow {workflow.name} cannot be resumed")
@@ -700,7 +714,7 @@ def _classification_event(
 ) -> ClassificationEvent:
     return ClassificationEvent(
         request_id=request.id,
-        route=route.value,
+        route=route,
         confidence=classification.confidence,
         reason=classification.reason,
         secondary_routes=tuple(
@@ -739,7 +753,7 @@ def _failure_text(exc: BaseException, storage: StorageError | None) -> str:
 def _trace_classification(trace: RequestTrace, route: Route, c: Classification) -> None:
     if trace.active:
         rules = [signal.rule_id for signal in c.signals]
-        trace.classified(route.value, c.confidence, rules, c.reason)
+        trace.classified(route, c.confidence, rules, c.reason)
 
 
 def _expert_events(gateway: ModelGateway) -> list[CallExperts]:

@@ -19,9 +19,10 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
+from orchestrator.config import Settings
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.request import Request
-from orchestrator.routes import Route
+from orchestrator.routes import Route, RouteSpec
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,17 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 class Workflow(ABC, Generic[StateT, ResultT]):
     """A LangGraph workflow the dispatcher can run, over state ``StateT`` and result ``ResultT``.
 
-    Subclasses set :attr:`name` and :attr:`route`, build the graph once in ``__init__`` and map
+    Subclasses set :attr:`name` and :attr:`route` (a route's name; :attr:`route_spec` too when
+    the routes file does not declare it), build the graph once in ``__init__`` and map
     a request to the initial state and the final state to a typed result, e.g.
     ``class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult])``.
     """
 
     name: str
     route: Route
+    #: The declaration of a route the routes file does not declare (a plugin's own route:
+    #: rules, examples, facts); None when the routes file declares :attr:`route`.
+    route_spec: RouteSpec | None = None
     graph: CompiledStateGraph[Any, WorkflowContext, Any, Any]
 
     @abstractmethod
@@ -72,6 +77,15 @@ class Workflow(ABC, Generic[StateT, ResultT]):
     @abstractmethod
     def headline(self, result: ResultT) -> str:
         """One line for the console (e.g. the drafted reply)."""
+
+    def configured(self, settings: Settings) -> Workflow[StateT, ResultT]:
+        """This workflow for an application's ``settings`` (a batch's attachment folders, for
+        instance); itself unless the workflow reads settings of its own."""
+        return self
+
+    def warm(self) -> None:
+        """Load what the first request would otherwise load (models, word lists) before it
+        comes; nothing by default. A batch calls it before its first row."""
 
 
 @runtime_checkable

@@ -324,7 +324,7 @@ def observed_request(
             _COUNTING.reset(token)
         classification: Any = getattr(outcome, "classification", None)
         observe_request(
-            route=str(getattr(getattr(classification, "route", None), "value", "unknown")),
+            route=str(getattr(classification, "route", None) or "unknown"),
             status=str(getattr(outcome, "status", "unknown")),
             confidence=float(getattr(classification, "confidence", 0.0)),
             workflow=getattr(outcome, "workflow", None),

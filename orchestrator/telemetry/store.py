@@ -209,7 +209,7 @@ def _request_row(
         "text": request.text,
         "channel": request.channel,
         "source": request.metadata.get("source"),
-        "route": classification.route.value,
+        "route": classification.route,
         "route_confidence": classification.confidence,
         "classifier_signals": [s.model_dump(mode="json") for s in classification.signals],
         "workflow": workflow,
@@ -509,7 +509,7 @@ class TelemetryStore(TelemetryReader):
         row = {
             "created_at": created_at,
             "request_id": request_id,
-            "route": classification.route.value,
+            "route": classification.route,
             "route_confidence": classification.confidence,
             "classifier_signals": [s.model_dump(mode="json") for s in classification.signals],
             "workflow": workflow,

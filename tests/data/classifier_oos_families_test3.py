@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from orchestrator.routes import Route
 
-CS, FB = Route.CUSTOMER_SERVICE, Route.FALLBACK
+CS, FB = Route("customer_service"), Route("fallback")
 
 Families = dict[str, tuple[str, Route, tuple[str, ...]]]
 

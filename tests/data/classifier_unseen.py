@@ -9,10 +9,10 @@ from __future__ import annotations
 from orchestrator.routes import Route
 
 CS, MOD, XL, FB = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
+    Route("customer_service"),
+    Route("content_moderation"),
+    Route("excel_report"),
+    Route("fallback"),
 )
 
 #: Moderation asked in other words, about a harmless post (English and Chinese).

@@ -56,7 +56,7 @@ async def test_superstore_report_on_the_real_server(
     finally:
         await client.aclose()
 
-    assert outcome.classification.route.value == "excel_report"
+    assert outcome.classification.route == "excel_report"
     assert outcome.status == "succeeded", outcome.error
     result = outcome.result
     assert result["status"] == "succeeded"

@@ -111,7 +111,7 @@ async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
     requests = [
         r
         for r in (Request(text=t) for _, t in texts[:20])
-        if orch.classifier.classify(r).route.value == "customer_service"
+        if orch.classifier.classify(r).route == "customer_service"
     ][:4]
     assert len(requests) == 4
 

@@ -22,8 +22,8 @@ def share_right(clf: RuleClassifier, cases: list[tuple[str, Route]]) -> tuple[fl
     wrong = []
     for text, want in cases:
         got = clf.classify_text(text)
-        if got.route is not want:
-            wrong.append((text, want.value, got.route.value, got.reason))
+        if got.route != want:
+            wrong.append((text, want, got.route, got.reason))
     return 1 - len(wrong) / len(cases), wrong
 
 

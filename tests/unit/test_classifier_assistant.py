@@ -20,7 +20,7 @@ from orchestrator.routes import Route
 from tests.unit.classifier_helpers import routed_to, share_test
 
 ASSISTANT: list[tuple[str, Route]] = routed_to(
-    Route.FALLBACK,
+    Route("fallback"),
     "what day is payday this month",
     "how many vacation days do i have left",
     "can you pull up my last pay stub",
@@ -48,7 +48,7 @@ ASSISTANT: list[tuple[str, Route]] = routed_to(
 )
 
 CUSTOMER_SAME_WORDS: list[tuple[str, Route]] = routed_to(
-    Route.CUSTOMER_SERVICE,
+    Route("customer_service"),
     "my paycheck deposit hasn't shown up in my account",
     "can i set up direct deposit with you",
     "i was charged twice for my order",
@@ -81,10 +81,10 @@ def test_the_decisive_rule_overrules_customer_service_and_says_so(
     clf: RuleClassifier, text: str
 ) -> None:
     got = clf.classify_text(text)
-    assert got.route is Route.FALLBACK
+    assert got.route == Route("fallback")
     assert any(s.rule_id == "neg.cs.personal_assistant.en" for s in got.signals), got.reason
 
 
 def test_a_customer_s_own_account_wins_over_the_assistant_rule(clf: RuleClassifier) -> None:
     got = clf.classify_text("transfer my paycheck into my savings account")
-    assert got.route is Route.CUSTOMER_SERVICE, got.reason
+    assert got.route == Route("customer_service"), got.reason

@@ -126,7 +126,7 @@ def test_a_decisive_rule_hands_a_fast_fallback_to_the_rules(clf: RuleClassifier)
     probs = _fast_probs(clf, text)
     assert max(probs) == probs[3] >= clf.thresholds.fast_min  # fast: fallback
     got = clf.classify_text(text)
-    assert got.route is CS and got.decided_by == "learned", got.reason
+    assert got.route == CS and got.decided_by == "learned", got.reason
     fast = got.tier("fast")
     assert fast is not None and not fast.decided and "decisive" in fast.note
     assert "decisive rule cs.decisive.problem.en" in got.reason
@@ -140,7 +140,7 @@ def test_a_veto_hands_a_confident_fast_route_to_the_rules(clf: RuleClassifier) -
     probs = _fast_probs(clf, text)
     assert max(probs) == probs[0] >= clf.thresholds.fast_min  # fast: CS
     got = clf.classify_text(text)
-    assert got.route is FB, got.reason
+    assert got.route == FB, got.reason
     fast = got.tier("fast")
     assert fast is not None and not fast.decided and "decisive" in fast.note
     vetoes = [s for s in got.signals if s.rule_id == "neg.cs.general_knowledge.en"]
@@ -160,14 +160,14 @@ RANKING = ((CS, 1), (MOD, 3), (XL, 2))
 def test_overrule_rescues_a_fallback_only_for_the_most_probable_route() -> None:
     probs = {FB: 0.6, CS: 0.3, MOD: 0.08, XL: 0.02}
     got = overrule(FB, probs, [_rule(CS)], RANKING)
-    assert got is not None and got[0] is CS
+    assert got is not None and got[0] == CS
     # the rule settles fallback-or-CS, never CS-or-moderation
     assert overrule(FB, {FB: 0.5, MOD: 0.3, CS: 0.2, XL: 0.0}, [_rule(CS)], RANKING) is None
     # a veto of the same route cancels it
     assert overrule(FB, probs, [_rule(CS), _rule(CS, negative=True)], RANKING) is None
     # two routes: the higher priority wins (a post under review may mention anything)
     got = overrule(FB, probs, [_rule(CS, rid="a"), _rule(MOD, rid="b")], RANKING)
-    assert got is not None and got[0] is MOD and got[1].id == "b"
+    assert got is not None and got[0] == MOD and got[1].id == "b"
     # a route decision is left alone by a positive rule
     assert overrule(CS, probs, [_rule(MOD)], RANKING) is None
 
@@ -175,7 +175,7 @@ def test_overrule_rescues_a_fallback_only_for_the_most_probable_route() -> None:
 def test_overrule_vetoes_a_route_unless_its_own_decisive_rule_fired() -> None:
     probs = {CS: 0.9, FB: 0.05, MOD: 0.03, XL: 0.02}
     got = overrule(CS, probs, [_rule(CS, negative=True, rid="veto")], RANKING)
-    assert got is not None and got[0] is FB and got[1].id == "veto"
+    assert got is not None and got[0] == FB and got[1].id == "veto"
     assert overrule(CS, probs, [_rule(CS, negative=True), _rule(CS)], RANKING) is None
     assert overrule(MOD, probs, [_rule(CS, negative=True)], RANKING) is None
 
@@ -191,7 +191,7 @@ def test_decisive_union_agrees_with_the_rules(clf: RuleClassifier) -> None:
     compiled = clf._state.compiled
     rules_only = RuleClassifier(reload_interval=None, model_path=False)
     positive = {r.id for r in compiled.rules if r.decisive and not r.negative}
-    against_cs = {r.id for r in compiled.rules if r.decisive and r.negative and r.route is CS}
+    against_cs = {r.id for r in compiled.rules if r.decisive and r.negative and r.route == CS}
     assert positive and against_cs
     for text, _ in SERVICE_DESK + STORE_POLICY + GENERAL_KNOWLEDGE + PUBLIC_VENUE:
         fired = {s.rule_id for s in rules_only.classify_text(text).signals}

@@ -136,14 +136,14 @@ test_a_request_of_a_few_lines_keeps_its_route = share_test(LINE_GUARDS, 11 / 12)
 def test_a_line_read_alone_only_asks_to_moderate(clf: RuleClassifier) -> None:
     """A post's own line, read alone, reads as what the post says: it never overrules."""
     got = clf.classify_text("Does this belong on our public forum?\nhow do I reset my password")
-    assert got.route is MOD
+    assert got.route == MOD
     assert line_framings("one line only") == []
     assert line_framings("first\n\nlast") == ["…\nlast", "first\n…"]
 
 
 def test_the_reason_names_the_framing_that_decided(clf: RuleClassifier) -> None:
     got = clf.classify_text(FRAMED[2][0])
-    assert got.route is MOD
+    assert got.route == MOD
     assert "the ask read without the text it quotes" in got.reason
     assert "the whole text read as customer_service" in got.reason or "fallback" in got.reason
 

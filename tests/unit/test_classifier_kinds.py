@@ -208,7 +208,7 @@ def test_a_compound_request_states_its_clauses_evidence(clf: RuleClassifier) -> 
         assert all(got.scores[r] > 0.0 for r in asked), (text, got.scores)
         assert all(s == 0.0 for r, s in got.scores.items() if r not in asked), got.scores
         assert list(got.scores.values()) == sorted(got.scores.values(), reverse=True)
-        assert all(f"{r.value} (" in got.reason for r in asked), got.reason
+        assert all(f"{r} (" in got.reason for r in asked), got.reason
     assert compounds >= len(COMPOUND_MODERATION)
 
 
@@ -217,7 +217,7 @@ def test_a_post_under_review_is_never_split(clf: RuleClassifier) -> None:
     for text in MODERATION_NOT_SPLIT:
         got = clf.classify_text(text)
         assert got.secondary_routes == (), (text, got.reason)
-        assert got.route is not Route.EXCEL_REPORT, text
+        assert got.route != Route("excel_report"), text
 
 
 def test_a_post_word_in_a_later_clause_is_no_moderation_ask(clf: RuleClassifier) -> None:
@@ -228,21 +228,21 @@ def test_a_post_word_in_a_later_clause_is_no_moderation_ask(clf: RuleClassifier)
     wrong = [
         t
         for t in NO_MODERATION_ASKED
-        if Route.CONTENT_MODERATION in (got := clf.classify_text(t)).secondary_routes
-        or got.route is Route.CONTENT_MODERATION
+        if Route("content_moderation") in (got := clf.classify_text(t)).secondary_routes
+        or got.route == Route("content_moderation")
     ]
     assert len(wrong) <= 2, wrong
     assert not any(
-        Route.CONTENT_MODERATION in clf.classify_text(t).secondary_routes
+        Route("content_moderation") in clf.classify_text(t).secondary_routes
         for t in NO_MODERATION_ASKED
     )
 
 
 def test_bare_abuse_goes_to_moderation_and_swearing_customers_stay(clf: RuleClassifier) -> None:
-    right = [t for t in BARE_ABUSE if clf.classify_text(t).route is Route.CONTENT_MODERATION]
+    right = [t for t in BARE_ABUSE if clf.classify_text(t).route == Route("content_moderation")]
     assert len(right) >= 3, right
     for text in SWEARING_CUSTOMERS:
-        assert clf.classify_text(text).route is Route.CUSTOMER_SERVICE, text
+        assert clf.classify_text(text).route == Route("customer_service"), text
 
 
 def test_ids_fourth_set_are_not_hashtags(clf: RuleClassifier) -> None:
@@ -283,7 +283,7 @@ def test_a_tie_never_acts_whichever_tier_runs(clf: RuleClassifier, tmp_path: Pat
         assert top[0] == top[1] > 0, (text, scores)  # really a tie in the rules
         for c in (clf, eager):
             got = c.classify_text(text)
-            assert got.route is Route.FALLBACK, (text, got.reason)
+            assert got.route == Route("fallback"), (text, got.reason)
             if got.decided_by == "fast":  # out of scope for the n-grams: acts on nothing
                 assert got.fallback_reason == "out_of_scope", got.reason
             else:  # the fast tier handed it on: the rules call the tie

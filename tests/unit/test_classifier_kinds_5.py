@@ -126,13 +126,13 @@ def test_a_long_paste_is_routed_by_its_ask(clf: RuleClassifier) -> None:
             Request(
                 text=text,
                 attachments=({"filename": "sales.xlsx"},)
-                if want is XL and "附件" not in text and "attached" not in text
+                if want == XL and "附件" not in text and "attached" not in text
                 else (),
             )
         )
         assert got.truncated and len(got.scanned) == 2  # the cut is said
-        if got.route is not want:
-            wrong.append((text[-80:], want.value, got.route.value, got.reason))
+        if got.route != want:
+            wrong.append((text[-80:], want, got.route, got.reason))
     assert len(wrong) <= 1, wrong
 
 
@@ -154,7 +154,7 @@ def test_ask_spans_are_short_and_inside_the_read_windows() -> None:
 def test_a_long_paste_with_a_plain_ask_paragraph_says_where_it_read(clf: RuleClassifier) -> None:
     text = _long(_FILLER_EN, "Please cancel my subscription.", sep="\n\n", at_end=True)
     got = clf.classify_text(text)
-    assert got.route is CS
+    assert got.route == CS
     assert "last paragraph" in got.reason and "of 60,0" in got.reason
 
 

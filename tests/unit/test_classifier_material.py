@@ -144,7 +144,7 @@ test_a_request_of_one_route_throughout_keeps_it = share_test(GUARDS, 1)
 def test_the_reason_names_the_paragraph_that_decided(clf: RuleClassifier) -> None:
     text, want = MATERIAL[4]
     got = clf.classify_text(text)
-    assert got.route is want
+    assert got.route == want
     if "the ask read on its own" in got.reason:  # the whole text may already be right
         assert "the whole text read as" in got.reason
         assert not got.truncated  # within the scan limit: the whole text was read too

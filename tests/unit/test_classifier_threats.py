@@ -63,7 +63,7 @@ def test_a_settling_rule_takes_a_fallback_whatever_ranks_next() -> None:
     probs = {FB: 0.9, CS: 0.08, MOD: 0.01, XL: 0.01}
     assert overrule(FB, probs, [_rule(MOD)], ranking) is None  # not its most probable route
     got = overrule(FB, probs, [_rule(MOD, settles=True)], ranking)
-    assert got is not None and got[0] is MOD
+    assert got is not None and got[0] == MOD
     # it never turns a route into another
     assert (
         overrule(CS, {CS: 0.9, FB: 0.05, MOD: 0.03, XL: 0.02}, [_rule(MOD, settles=True)], ranking)

@@ -71,8 +71,8 @@ def test_negated_cue_words_count_for_nothing(clf: RuleClassifier) -> None:
         got = clf.classify_text(text)
         negated = [s for s in got.signals if s.negated]
         assert negated, f"no signal negated in {text!r}"
-        assert all(s.route is not Route.CUSTOMER_SERVICE or want is not Route.CUSTOMER_SERVICE
-                   for s in negated) or got.route is want  # fmt: skip
+        assert all(s.route != Route("customer_service") or want != Route("customer_service")
+                   for s in negated) or got.route == want  # fmt: skip
         assert got.route not in {s.route for s in negated} - {want}, (text, got.reason)
     assert_share(clf, unseen.NEGATION, 0.8)
 
@@ -85,7 +85,7 @@ def test_a_tie_never_acts(clf: RuleClassifier) -> None:
         top = sorted(rules.scores.values(), reverse=True)
         assert top[0] == top[1] > 0, (text, rules.scores)  # the case really is a tie in the rules
         got = clf.classify_text(text)
-        assert got.route is Route.FALLBACK, (text, got.reason)
+        assert got.route == Route("fallback"), (text, got.reason)
         # the fast tier never routes a few-word text that the rules tie on (SHORT hands texts
         # under 3 words to the rules; FEW makes it check the rules first up to 6); it may find
         # one out of scope, which acts on nothing
@@ -106,7 +106,7 @@ def test_ids_are_not_hashtags(clf: RuleClassifier) -> None:
     for text, want in unseen.IDS_NOT_HASHTAGS:
         assert "mod.tweet.en" not in {s.rule_id for s in rules.classify_text(text).signals}, text
         got = clf.classify_text(text)
-        assert got.route is want, (text, got.reason)
+        assert got.route == want, (text, got.reason)
     for tag in unseen.HASHTAGS:
         got = rules.classify_text(f"lol this is so true {tag}")
         assert "mod.tweet.en" in {s.rule_id for s in got.signals}, tag
@@ -124,7 +124,7 @@ def test_a_long_request_is_read_head_and_tail(clf: RuleClassifier, chars: int) -
         (a0, a1), (b0, b1) = got.scanned
         assert a0 == 0 and b1 == len(text) and (a1 - a0) + (b1 - b0) == limit
         assert "read" in got.reason and "characters" in got.reason
-        right += got.route is want
+        right += got.route == want
     # Over the scan limit the rules decide (the learned tier reads only 2 x 320 characters and
     # never saw a long paste in training); measured 12 of 12 at both lengths.
     assert right / len(unseen.LONG_ASKS) >= 0.75
@@ -161,7 +161,7 @@ def test_homoglyphs_and_zero_width_are_folded(clf: RuleClassifier) -> None:
     plain = clf.classify_text("I want a refund for my order")
     tricky = clf.classify_text("I want a r\u0435f\u200bund for my оrder")  # Cyrillic e, o; ZWSP
     assert {s.rule_id for s in plain.signals} == {s.rule_id for s in tricky.signals}
-    assert tricky.route is plain.route
+    assert tricky.route == plain.route
 
 
 # ------------------------------------------------ session 5: own phrasings, long/repetitive
@@ -186,12 +186,12 @@ def test_long_and_repetitive_input_gets_a_sensible_result(clf: RuleClassifier) -
         assert all(0 <= a < b <= len(text) for a, b in got.scanned)
         assert "read" in got.reason and "characters" in got.reason
         assert 0.0 <= got.confidence <= 1.0
-        if got.route is not Route.FALLBACK:
+        if got.route != Route("fallback"):
             assert got.confidence >= 0.5, (text[:40], got.reason)  # "refund " * 50000 had 0.0
         assert sum(t.decided for t in got.tiers) == 1
-        right += got.route is want
-        if got.route is not want:
-            wrong.append((text[:40], want.value, got.route.value, got.reason))
+        right += got.route == want
+        if got.route != want:
+            wrong.append((text[:40], want, got.route, got.reason))
     assert right >= 10, wrong
 
 

@@ -40,7 +40,7 @@ class CustomerService:
 
     def classify(self, request: Request) -> Classification:
         return Classification(
-            route=Route.CUSTOMER_SERVICE, confidence=0.9, scores={}, reason="test"
+            route=Route("customer_service"), confidence=0.9, scores={}, reason="test"
         )
 
 

@@ -88,7 +88,7 @@ async def test_fallback_route_calls_no_model(store) -> None:
 async def test_route_without_workflow_is_reported_not_crashed(store) -> None:
     orch = Orchestrator(ScriptedModel(), store, [CustomerServiceWorkflow()])
     outcome = await orch.handle(Request(text="please moderate this post: you are all idiots"))
-    assert outcome.classification.route.value == "content_moderation"
+    assert outcome.classification.route == "content_moderation"
     assert outcome.status == "no_workflow"
     assert "content_moderation" in (outcome.error or "")
 
@@ -187,7 +187,7 @@ class EchoWorkflow(Workflow[EchoState, EchoResult]):
     """A workflow written against the generic contract: typed state and result, no casts."""
 
     name = "echo"
-    route = Route.CUSTOMER_SERVICE
+    route = Route("customer_service")
 
     def __init__(self) -> None:
         async def echo(state: EchoState, runtime: Runtime[WorkflowContext]) -> dict[str, Any]:

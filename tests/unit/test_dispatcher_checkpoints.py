@@ -27,7 +27,7 @@ TEXTS = [
 def setup(tmp_path: Path):  # type: ignore[no-untyped-def]
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     orch = Orchestrator(ScriptedModel(), store, default_workflows())
-    workflow = orch.workflows[Route.CUSTOMER_SERVICE]
+    workflow = orch.workflows[Route("customer_service")]
     yield orch, workflow, workflow.graph.checkpointer
     store.close()
 
@@ -49,7 +49,7 @@ def test_a_one_off_request_is_checkpointed_at_exit_a_conversation_after_each_ste
     orch, workflow, _saver = setup
     assert durability(Request(text="refund please"), workflow) == "exit"
     assert durability(Request(text="refund please", thread_id="t1"), workflow) is None
-    no_saver = orch.workflows[Route.CONTENT_MODERATION]
+    no_saver = orch.workflows[Route("content_moderation")]
     assert no_saver.graph.checkpointer is None
     assert durability(Request(text="x"), no_saver) is None  # LangGraph would warn
 

@@ -44,7 +44,7 @@ def test_requests_confidence_latency_and_tokens_are_counted_through_the_dispatch
 
     outcomes = [asyncio.run(orch.handle(Request(text=t))) for t in texts]
     store.close()
-    cs = [o for o in outcomes if o.classification.route.value == "customer_service"]
+    cs = [o for o in outcomes if o.classification.route == "customer_service"]
     ok = [o for o in cs if o.status == "succeeded"]
     assert cs, "the texts should route to customer service"
     assert _value(

@@ -253,7 +253,7 @@ def test_injection_through_request_fields_reaches_telemetry_verbatim(
         thread_id="t-1",
     )
     classification = Classification(
-        route=Route.CUSTOMER_SERVICE, confidence=0.5, scores={}, reason=hostile
+        route=Route("customer_service"), confidence=0.5, scores={}, reason=hostile
     )
     store.start_request(request, classification, "customer_service")
     store.finish_request(request.id, "failed", error=hostile)

@@ -28,7 +28,6 @@ from langgraph.runtime import Runtime
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import ServerUnavailableError
 from orchestrator.request import Request
-from orchestrator.routes import Route
 from skills.assess_risk import assess_risk
 from workflows.content_moderation.inputs import PreparedPost, prepare_post
 from workflows.content_moderation.judgement import (
@@ -41,6 +40,7 @@ from workflows.content_moderation.judgement import (
 from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR
 from workflows.content_moderation.matcher import Lexicon
 from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, Policy, load_policy
+from workflows.content_moderation.route import ROUTE
 from workflows.content_moderation.scorer import (
     DEFAULT_SCORER_PATH,
     RiskScorer,
@@ -134,8 +134,16 @@ def build_graph(
     return graph.compile()
 
 
+#: Posts :meth:`ContentModerationWorkflow.warm` scores (English and Chinese: each loads its part).
+WARM_POSTS = (
+    "Thanks for the quick reply, the parcel arrived today.",
+    "谢谢你的回复，包裹今天到了。",
+)
+
+
 class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
-    """Registered for :attr:`Route.CONTENT_MODERATION`; its result is a :class:`Verdict`.
+    """Registered for its route, ``content_moderation`` (:data:`.route.ROUTE`); its result is a
+    :class:`Verdict`.
 
     Args:
         lexicon: A live lexicon (the packaged folder, reloaded on change, by default).
@@ -151,7 +159,7 @@ class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
     """
 
     name = "content_moderation"
-    route = Route.CONTENT_MODERATION
+    route = ROUTE
 
     def __init__(
         self,
@@ -175,6 +183,14 @@ class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
             self.scorer_note = "no scorer configured"
         self.scorer = scorer
         self.graph = build_graph(self.lexicon, self.policy, scorer, self.scorer_note)
+
+    def warm(self) -> None:
+        """Score :data:`WARM_POSTS` once: the first post imports scikit-learn and wordfreq and
+        reads the word lists (seconds of CPU that stalled a batch's event loop, and every row in
+        progress with it, inside its first moderation row)."""
+        if self.scorer is not None:
+            for post in WARM_POSTS:
+                self.scorer.score(post)
 
     def initial_state(self, request: Request) -> ModerationState:
         raw = request.metadata.get(INVALID_BYTES_KEY, "0")

@@ -30,7 +30,6 @@ from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
 from orchestrator.core.gateway import CallSummary
 from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Request
-from orchestrator.routes import Route
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation.graph import INVALID_BYTES_KEY, ContentModerationWorkflow
 from workflows.content_moderation.inputs import decode_post, prepare_post
@@ -39,6 +38,7 @@ from workflows.content_moderation.judgement import (
     lexicon_findings,
     scorer_findings,
 )
+from workflows.content_moderation.route import ROUTE
 from workflows.content_moderation.verdict import Verdict
 
 #: Channel recorded for posts sent through these entry points.
@@ -49,11 +49,11 @@ class FixedRoute:
     """A classifier stand-in that sends every request to content moderation (confidence 1)."""
 
     def classify(self, request: Request) -> Classification:
-        """Always :attr:`Route.CONTENT_MODERATION`: the caller asked for moderation."""
+        """Always this workflow's route (:data:`.route.ROUTE`): the caller asked for moderation."""
         return Classification(
-            route=Route.CONTENT_MODERATION,
+            route=ROUTE,
             confidence=1.0,
-            scores={Route.CONTENT_MODERATION: 1.0},
+            scores={ROUTE: 1.0},
             reason="moderation entry point: the caller fixed the route",
             rules_version="fixed",
         )

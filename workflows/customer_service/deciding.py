@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK
 from skills import IssueTriage
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
@@ -90,7 +90,7 @@ def _handoff_reason(
         return "the customer asked for a person"
     if streak >= 2:
         return "the customer is angry for a second turn"
-    if state.get("route") == Route.FALLBACK.value and _unsure_opening(state, asks):
+    if state.get("route") == FALLBACK and _unsure_opening(state, asks):
         return "the classifier is unsure of the route and no intent word was found"
     if not triage.parsed and _readable(state["message"]):
         return "the triage could not read the message"

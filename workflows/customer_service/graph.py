@@ -71,7 +71,6 @@ from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import HandoffError, UserError
 from orchestrator.request import Request
-from orchestrator.routes import Route
 from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence
 from skills.tool_call import ToolRequest, request_tool_call
@@ -91,6 +90,7 @@ from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_pers
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
+from workflows.customer_service.route import ROUTE
 from workflows.customer_service.signals import read_signals
 from workflows.customer_service.state import (
     MAX_HISTORY,
@@ -120,7 +120,7 @@ __all__ = [
 
 
 class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResult]):
-    """Registered for :attr:`Route.CUSTOMER_SERVICE`.
+    """Registered for its route, ``customer_service`` (:data:`.route.ROUTE`).
 
     Args:
         store: The order store; without one the workflow answers without tools (it cannot
@@ -132,7 +132,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
     """
 
     name = "customer_service"
-    route = Route.CUSTOMER_SERVICE
+    route = ROUTE
     #: What the dispatcher names when the conversation store fails (set by ``open_workflow``).
     storage_name: str | None = None
 
@@ -387,7 +387,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "turn": int(state.get("turn") or 0) + 1,
             "signals": signals.model_dump(),
             "history": history[-MAX_HISTORY:],
-            "route": classification.route.value,
+            "route": classification.route,
             "confidence": classification.confidence,
             "secondary_routes": secondary,
             "plan": {},

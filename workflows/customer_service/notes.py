@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK
+from workflows.customer_service.route import ROUTE
 from workflows.customer_service.state import CustomerServiceState
 
 
@@ -36,15 +37,15 @@ def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
     if files:
         names = ", ".join(files)
         notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
-    others = [r for r in state.get("secondary_routes") or [] if r != Route.CUSTOMER_SERVICE.value]
+    others = [r for r in state.get("secondary_routes") or [] if r != ROUTE]
     route = state.get("route")
-    if route not in (None, Route.CUSTOMER_SERVICE.value, Route.FALLBACK.value):
+    if route not in (None, ROUTE, FALLBACK):
         others.insert(0, str(route))
     # the dispatcher ran this workflow only: each other part is recorded for a person
     # (orchestrator.core.compound), and the note says exactly that (issue 46)
     what = {
-        Route.EXCEL_REPORT.value: ("a spreadsheet report", "表格报表"),
-        Route.CONTENT_MODERATION.value: ("reviewing a post", "内容审核"),
+        "excel_report": ("a spreadsheet report", "表格报表"),
+        "content_moderation": ("reviewing a post", "内容审核"),
     }
     for other in dict.fromkeys(others):
         en, cn = what.get(other, (other.replace("_", " "), other))

@@ -43,7 +43,6 @@ from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from orchestrator.request import Request, resolve_attachment_path
-from orchestrator.routes import Route
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
 from orchestrator.spreadsheet.sniff import EXTENSIONS
 from skills import Interpretation, ReportDraft, interpret_data, write_report
@@ -62,6 +61,7 @@ from workflows.excel_report.encoding import (
     encode_workbook,
 )
 from workflows.excel_report.render import RenderedFinding, ReportContent, write_report_files
+from workflows.excel_report.route import ROUTE
 
 
 def default_attachment_dirs() -> tuple[Path, ...]:
@@ -449,7 +449,7 @@ def _sheets(wb: Workbook) -> list[SheetSummary]:
 
 
 class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
-    """Registered for :attr:`Route.EXCEL_REPORT`.
+    """Registered for its route, ``excel_report`` (:data:`.route.ROUTE`).
 
     Args:
         config: Output folder, token budgets, limits; from :class:`Settings` when None.
@@ -458,7 +458,7 @@ class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
     """
 
     name = "excel_report"
-    route = Route.EXCEL_REPORT
+    route = ROUTE
 
     def __init__(
         self, config: ReportConfig | None = None, counter: TokenCounter | None = None
@@ -467,6 +467,10 @@ class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
         self.config = config or ReportConfig.from_settings(settings)
         self.counter = counter or default_counter(settings.checkpoint_dir)
         self.graph = build_graph(self.config, self.counter)
+
+    def configured(self, settings: Settings) -> ExcelReportWorkflow:
+        """This workflow reading attachments from ``settings``' folders too (a batch's)."""
+        return ExcelReportWorkflow(ReportConfig.from_settings(settings), self.counter)
 
     def preload(self, workbook: Workbook) -> None:
         """Use ``workbook`` (already read by the caller) for its file instead of reading the

@@ -25,34 +25,18 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 
 from openpyxl import Workbook as XlsxWorkbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Font
 from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.spreadsheet import Workbook
+from orchestrator.spreadsheet.cells import FORMULA_TRIGGERS as FORMULA_TRIGGERS
+from orchestrator.spreadsheet.cells import cell_text as cell_text
 from workflows.excel_report.analysis import Analysis
 from workflows.excel_report.checked import CheckedNarrative, figures_narrative, report_language
 from workflows.excel_report.figures import Figure
 from workflows.excel_report.narrative import SafeText
-
-FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def cell_text(text: str, max_chars: int = 32_000) -> str:
-    """A string that a spreadsheet shows as text, never evaluates as a formula.
-
-    Example:
-        >>> cell_text('=HYPERLINK("http://evil","x")')
-        '\\'=HYPERLINK("http://evil","x")'
-        >>> cell_text("@SUM(A1)"), cell_text("plain")
-        ("'@SUM(A1)", 'plain')
-    """
-    text = ILLEGAL_CHARACTERS_RE.sub("", str(text))[:max_chars]
-    if text.startswith(FORMULA_TRIGGERS):
-        return "'" + text
-    return text
 
 
 class RenderedFinding(BaseModel):

@@ -1,0 +1,11 @@
+"""The content-moderation workflow's route, by name. Its declaration (channels, rules, facts) is
+the ``[[route]] name = "content_moderation"`` table of the routes file
+(``orchestrator/rules/routes.toml``)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from orchestrator.routes import Route
+
+ROUTE: Final = Route("content_moderation")
