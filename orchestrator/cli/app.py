@@ -65,11 +65,6 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts).",
     ),
     CommandEntry(
-        "skew",
-        "skew",
-        "Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests.",
-    ),
-    CommandEntry(
         "build-checkpoint",
         "serve",
         "Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights).",
@@ -115,6 +110,11 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("ui-feedback", "ui", "Export the chat UI's thumbs feedback as JSON lines."),
     CommandEntry("classifier", "classifier", "Evaluate and tune the request classifier."),
     CommandEntry("moderation", "moderation", "Content moderation: evaluate, check the data."),
+    CommandEntry(
+        "skew",
+        "skew",
+        "Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests.",
+    ),
     CommandEntry("store", "store", "The customer-service order store."),
     CommandEntry("handoff", "handoff", "Conversations handed to a person."),
     CommandEntry("train", "train", "Train the offline ERNIE-MoE on the project's labelled sets."),

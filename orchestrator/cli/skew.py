@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the report and the store load when the command runs, not fo
 
 
 def skew(
+    ctx: typer.Context,
     db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
     database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
     window: Annotated[str, typer.Option(help="Report window: 24h, 7d, 2w... or all.")] = "7d",
@@ -83,9 +84,15 @@ def skew(
         str | None, typer.Option(help="Only the requests of this batch job (orchestrator batch).")
     ] = None,
 ) -> None:
-    """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests."""
+    """Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests.
+
+    Without a subcommand, the report; `orchestrator skew placement --mix ... --gpus N` is the
+    expert-placement what-if for a workflow mix.
+    """
     # long only by its option declarations (typer reads them from the signature); the work is
     # in the helpers below
+    if ctx.invoked_subcommand is not None:
+        return  # `skew placement`: the subcommand does the work
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
     options = _options(
         settings,
@@ -225,5 +232,10 @@ def _report(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``skew`` to the root app."""
-    app.command("skew")(skew)
+    """Add ``skew`` (the report) and ``skew placement`` (the what-if) to the root app."""
+    from orchestrator.cli.skew_placement import placement
+
+    group = typer.Typer(add_completion=False, rich_markup_mode="markdown")
+    group.callback(invoke_without_command=True)(skew)
+    group.command("placement")(placement)
+    app.add_typer(group, name="skew")
