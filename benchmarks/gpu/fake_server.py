@@ -24,7 +24,11 @@ import numpy as np
 
 from serving.vllm_plugin import compact_expert_counts, mode_of
 
-LAYERS, EXPERTS, TOP_K = 28, 64, 6
+#: Hidden layers, routed experts, top-k and leading dense layers of the stand-in model:
+#: ``$FAKE_SHAPE`` ("layers,experts,top_k,dense"), by default ERNIE-4.5-21B-A3B's 28,64,6,1.
+LAYERS, EXPERTS, TOP_K, DENSE = (
+    int(v) for v in os.environ.get("FAKE_SHAPE", "28,64,6,1").split(",")
+)
 #: Seconds every chat call waits before answering ($FAKE_DELAY_MS, default 0).
 DELAY_S = float(os.environ.get("FAKE_DELAY_MS", "0")) / 1000.0
 
@@ -32,7 +36,7 @@ DELAY_S = float(os.environ.get("FAKE_DELAY_MS", "0")) / 1000.0
 def _experts(rows: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     ids = np.argsort(rng.random((rows, LAYERS, EXPERTS)), axis=2)[:, :, :TOP_K].astype(np.uint8)
-    ids[:, 0, :] = 0  # dense layer 0
+    ids[:, :DENSE, :] = 0  # dense leading layers (ERNIE's layer 0)
     return ids
 
 
@@ -158,11 +162,16 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
     async def completions(request: Request) -> JSONResponse:
         body = await request.json()
         prompt = len(body["prompt"])
+        completion = int(body.get("max_tokens") or 1)
         mode = mode_of(body.get("vllm_xargs"), default_mode)
         choice: dict[str, Any] = {"index": 0, "text": "x", "finish_reason": "length"}
         if experts:
-            choice["routed_experts"] = _payload(prompt, mode)
-        usage = {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}
+            choice["routed_experts"] = _payload(prompt + completion - 1, mode)
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
         return JSONResponse({"id": "y", "choices": [choice], "usage": usage})
 
     return Starlette(

@@ -50,6 +50,21 @@ def chat_request(
     return {**body, **(extra or {})}
 
 
+def completion_request(
+    prompt_ids: list[int], max_tokens: int, *, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The body of a benchmark completions call with a token-id prompt: model ``ernie``,
+    temperature 0, ``ignore_eos`` (every call writes ``max_tokens``); ``extra`` fields last."""
+    body: dict[str, Any] = {
+        "model": "ernie",
+        "prompt": prompt_ids,
+        "max_tokens": max_tokens,
+        "temperature": 0.0,
+        "ignore_eos": True,
+    }
+    return {**body, **(extra or {})}
+
+
 async def sse_chunks(resp: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     """The JSON chunks of a streamed chat response (its ``data:`` lines but ``[DONE]``)."""
     async for line in resp.aiter_lines():
@@ -65,7 +80,9 @@ async def one_call(
     stream: bool,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One chat completion (temperature 0, ``ignore_eos``, ``return_token_ids``).
+    """One chat completion (temperature 0, ``ignore_eos``, ``return_token_ids``); when
+    ``messages`` is a list of token ids, one non-streamed ``/completions`` call with that prompt
+    (:func:`completion_request`).
 
     Returns:
         Non-streaming: ``latency`` (s), ``tokens``, ``bytes`` of the body and the ``body``.
@@ -74,10 +91,15 @@ async def one_call(
     Raises:
         httpx.HTTPStatusError: The server answered an error status.
     """
-    body = chat_request(messages, max_tokens, stream=stream, extra=extra)
+    if messages and isinstance(messages[0], int):  # token ids: a completions call
+        body = completion_request(messages, max_tokens, extra=extra)  # type: ignore[arg-type]  # ids, not messages
+        endpoint, stream = "completions", False
+    else:
+        body = chat_request(messages, max_tokens, stream=stream, extra=extra)
+        endpoint = "chat/completions"
     t0 = time.perf_counter()
     if not stream:
-        resp = await client.post(f"{base}/chat/completions", json=body)
+        resp = await client.post(f"{base}/{endpoint}", json=body)
         raw = resp.content
         resp.raise_for_status()
         data = json.loads(raw)
@@ -121,23 +143,11 @@ def request_extra(extra: dict[str, Any] | None, i: int) -> dict[str, Any] | None
     return {**rest, "vllm_xargs": {"routed_experts": mode}}
 
 
-def _load_shard(
-    args: tuple[str, list[Messages], list[int], int, int, dict[str, Any] | None, float],
-) -> dict[str, Any]:
-    """One client process of :func:`run_load_mp` (module level, so it can be pickled)."""
-    base, batch, index, concurrency, stream_every, extra, t_go = args
-    return asyncio.run(
-        run_load(
-            base,
-            batch,
-            concurrency,
-            stream_every=stream_every,
-            index=index,
-            raw=True,
-            extra=extra,
-            t_go=t_go,
-        )
-    )
+def _load_shard(args: tuple[str, list[Messages], dict[str, Any]]) -> dict[str, Any]:
+    """One client process of :func:`run_load_mp` (module level, so it can be pickled): ``(base,
+    its requests, run_load keyword arguments)``."""
+    base, batch, options = args
+    return asyncio.run(run_load(base, batch, raw=True, **options))
 
 
 def run_load_mp(
@@ -148,20 +158,27 @@ def run_load_mp(
     per_process: int = 16,
     stream_every: int = 8,
     extra: dict[str, Any] | None = None,
+    max_tokens: int = MAX_TOKENS,
+    keep_routing: bool = False,
 ) -> dict[str, Any]:
     """:func:`run_load` spread over ``ceil(concurrency / per_process)`` client processes
-    (``extra``: fields added to every request body, e.g. ``vllm_xargs``).
+    (``extra``: fields added to every request body, e.g. ``vllm_xargs``; ``keep_routing``: the
+    summary's ``routing`` lists each call's :func:`routing_of`).
 
     One Python process with one httpx pool could not keep 128 requests in flight in the first
     session (throughput at 128 fell below 32, TTFT p50 above 1 s); several processes remove
     the client as the limit. Shard ``j`` takes requests ``j, j + P, ...``; the wall time is
     first start to last finish over all processes.
     """
+    options: dict[str, Any] = {
+        "stream_every": stream_every,
+        "extra": extra,
+        "max_tokens": max_tokens,
+        "keep_routing": keep_routing,
+    }
     procs = max(1, -(-concurrency // per_process))
     if procs == 1:
-        return asyncio.run(
-            run_load(base, batch, concurrency, stream_every=stream_every, extra=extra)
-        )
+        return asyncio.run(run_load(base, batch, concurrency=concurrency, **options))
     shards = []
     # every process starts sending at the same wall time (forking and importing take a few
     # hundred ms, unevenly): the load's wall time is then not stretched by a late process
@@ -169,7 +186,8 @@ def run_load_mp(
     for j in range(procs):
         index = list(range(j, len(batch), procs))
         conc = concurrency // procs + (1 if j < concurrency % procs else 0)
-        shards.append((base, [batch[i] for i in index], index, conc, stream_every, extra, t_go))
+        shard_options = {**options, "concurrency": conc, "index": index, "t_go": t_go}
+        shards.append((base, [batch[i] for i in index], shard_options))
     with mp.get_context("fork").Pool(procs) as pool:
         parts = pool.map(_load_shard, shards)
     results = [r for part in parts for r in part["results"]]
@@ -177,7 +195,24 @@ def run_load_mp(
     wall = max(p["t_end"] for p in parts) - min(p["t_start"] for p in parts)
     out = summarise_load(results, errors, len(batch), concurrency, wall)
     out["client_processes"] = procs
+    if keep_routing:
+        out["routing"] = [r["routing"] for r in results if "routing" in r]
     return out
+
+
+def routing_of(body: dict[str, Any], asked: str | None) -> dict[str, Any]:
+    """What a non-streamed response says about routed experts, for checking after the load:
+    ``asked`` (the request's ``vllm_xargs`` mode, None for none), ``present`` (the choice has
+    the field), ``routed_experts`` (its value), ``prompt_tokens``, ``completion_tokens``."""
+    choice = (body.get("choices") or [{}])[0]
+    usage = body.get("usage") or {}
+    return {
+        "asked": asked,
+        "present": "routed_experts" in choice,
+        "routed_experts": choice.get("routed_experts"),
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+    }
 
 
 @dataclass
@@ -248,18 +283,22 @@ async def run_load(
     raw: bool = False,
     extra: dict[str, Any] | None = None,
     t_go: float | None = None,
+    keep_routing: bool = False,
 ) -> dict[str, Any]:
     """Send ``batch`` with ``concurrency`` requests in flight; every ``stream_every``-th request
     (by ``index``, the requests' positions in the whole workload) is streamed to measure TTFT
-    (0: none). ``raw`` returns the per-request results for :func:`run_load_mp` to pool."""
+    (0: none). ``raw`` returns the per-request results for :func:`run_load_mp` to pool;
+    ``keep_routing`` keeps each non-streamed call's :func:`routing_of` (``routing``)."""
     index = index if index is not None else list(range(len(batch)))
 
     async def call(client: httpx.AsyncClient, i: int) -> dict[str, Any]:
         stream = bool(stream_every) and index[i] % stream_every == stream_every - 1
-        r = await one_call(
-            client, base, batch[i], max_tokens, stream, request_extra(extra, index[i])
-        )
+        fields = request_extra(extra, index[i])
+        r = await one_call(client, base, batch[i], max_tokens, stream, fields)
         r["i"] = i
+        if keep_routing and "body" in r:
+            asked = ((fields or {}).get("vllm_xargs") or {}).get("routed_experts")
+            r["routing"] = routing_of(r["body"], asked)
         if not keep_bodies:
             r.pop("body", None)
         return r
@@ -269,8 +308,11 @@ async def run_load(
     if raw:
         return {"results": results, "errors": errors, "t_start": pool.t_start, "t_end": pool.t_end}
     out = summarise_load(results, errors, len(batch), concurrency, pool.wall_s)
+    ordered = sorted(results, key=lambda r: r["i"])
     if keep_bodies:
-        out["bodies"] = [r.get("body") for r in sorted(results, key=lambda r: r["i"])]
+        out["bodies"] = [r.get("body") for r in ordered]
+    if keep_routing:
+        out["routing"] = [r["routing"] for r in ordered if "routing" in r]
     return out
 
 

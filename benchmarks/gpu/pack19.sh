@@ -14,9 +14,14 @@ if [ "${1:-}" = src ]; then  # only the committed sources, for run19.sh (.src19,
 fi
 W=${STAGE_WORK:-/tmp/vllm_stage_work}
 rm -rf /tmp/site19 && mkdir -p /tmp/site19
-for w in "$W"/payload/*.whl "$W"/payload/deps/*.whl .whl/*.whl; do unzip -q -o "$w" -d /tmp/site19; done
+# .whl (the orchestrator's own wheels) is optional: issue 52's serving-only runs need none
+for w in "$W"/payload/*.whl "$W"/payload/deps/*.whl $(ls .whl/*.whl 2>/dev/null); do
+  unzip -q -o "$w" -d /tmp/site19
+done
 tar -C /tmp/site19 -cf - . | xz -T2 -6 > /tmp/site19.tar.xz
-rm -f /tmp/s19part.*; split -b 14200000 -d -a 1 /tmp/site19.tar.xz /tmp/s19part.
+rm -f /tmp/s19part.*
+# PART_BYTES: each part rides with one command beside the working tree (64 MiB in all)
+split -b "${PART_BYTES:-14200000}" -d -a 1 /tmp/site19.tar.xz /tmp/s19part.
 sha256sum /tmp/site19.tar.xz | awk '{print $1}' > /tmp/s19.sha
 grep -qx '/.x\[0-9\]/' .git/info/exclude || echo '/.x[0-9]/' >> .git/info/exclude
 rm -rf .x[0-9]; i=1

@@ -1,0 +1,95 @@
+"""Issue 52's GPU run: the family configs read as their real shapes by the project's reader, and
+the per-call check that counts equal routed tokens x top-k on every MoE layer."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+
+from benchmarks.gpu.famcost import check_one, check_routing, prompts
+from benchmarks.gpu.families import CONFIGS, config_for, expected_capture
+
+
+def _encode(counts: np.ndarray) -> str:
+    buf = io.BytesIO()
+    np.save(buf, counts)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _call(counts: np.ndarray | None, prompt: int, completion: int, asked: str) -> dict:
+    return {
+        "asked": asked,
+        "present": True,
+        "routed_experts": None if counts is None else _encode(counts),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+    }
+
+
+def _counts(family: str, tokens: int, *, all_layers: bool, seed: int = 0) -> np.ndarray:
+    """Counts as the plugin sends them: random top-k picks of ``tokens`` tokens per MoE layer;
+    a dense layer's zero ids count as expert 0."""
+    exp = expected_capture(config_for(family))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for layer in range(exp["num_hidden_layers"]):
+        row = np.zeros(exp["num_experts"], dtype=np.int64)
+        if layer in exp["moe_layer_index"]:
+            for _ in range(tokens):
+                row[rng.choice(exp["num_experts"], exp["top_k"], replace=False)] += 1
+        elif not all_layers:
+            continue
+        else:
+            row[0] = tokens * exp["top_k"]
+        rows.append(row)
+    return np.array(rows, dtype=np.uint16)
+
+
+def test_family_shapes_are_the_published_ones() -> None:
+    shapes = {f: expected_capture(config_for(f)) for f in CONFIGS}
+    assert (shapes["ernie45"]["moe_layers"], shapes["ernie45"]["top_k"]) == (27, 6)
+    assert shapes["ernie45"]["moe_layer_index"][0] == 1  # layer 0 dense
+    assert (shapes["qwen3_moe"]["moe_layers"], shapes["qwen3_moe"]["top_k"]) == (48, 8)
+    assert shapes["qwen3_moe"]["num_experts"] == 128
+    assert (shapes["deepseek_v2"]["moe_layers"], shapes["deepseek_v2"]["top_k"]) == (26, 6)
+    assert shapes["deepseek_v2"]["moe_layer_index"][0] == 1  # first_k_dense_replace 1
+    with pytest.raises(KeyError, match="choose from"):
+        config_for("mixtral-typo")
+
+
+@pytest.mark.parametrize("family", list(CONFIGS))
+@pytest.mark.parametrize("all_layers", [True, False])
+def test_counts_of_every_moe_layer_sum_to_tokens_times_top_k(family: str, all_layers: bool) -> None:
+    exp = expected_capture(config_for(family))
+    good = _call(_counts(family, 20, all_layers=all_layers), 15, 6, "counts")  # 20 routed tokens
+    assert check_one(good, exp) is None
+    short = _call(_counts(family, 19, all_layers=all_layers), 15, 6, "counts")  # one token lost
+    assert "tokens x top-k" in (check_one(short, exp) or "")
+    # one MoE layer's row lost: a wrong shape, or (ERNIE/DeepSeek, every layer sent) the
+    # dense layer's row read as a MoE layer's
+    missing_layer = _call(_counts(family, 20, all_layers=all_layers)[:-1], 15, 6, "counts")
+    problem = check_one(missing_layer, exp) or ""
+    assert "not (" in problem or "a dense row" in problem
+    assert "no counts" in (check_one(_call(None, 15, 6, "counts"), exp) or "")
+
+
+def test_a_load_check_counts_failures_and_leaks() -> None:
+    exp = expected_capture(config_for("qwen3_moe"))
+    counts = _counts("qwen3_moe", 10, all_layers=True)
+    calls = [_call(counts, 8, 3, "counts"), _call(None, 8, 3, "none"), _call(counts, 8, 3, "none")]
+    result = check_routing(calls, exp, "on")
+    assert (result["asked_counts"], result["counts_ok"]) == (1, 1)
+    assert result["none_empty"] == 1 and not result["all_ok"]  # a 'none' call leaked routing
+    assert result["expected_activations"] == 10 * 8 * 48
+    off = check_routing([_call(None, 8, 3, "") | {"asked": None}], exp, "off")
+    assert off["all_ok"]
+
+
+def test_prompts_are_unique_per_load_and_in_vocabulary() -> None:
+    a, b = prompts(64, 1000, seed=1), prompts(64, 1000, seed=2)
+    assert len(a) == 64 and all(len(p) == len(a[0]) for p in a)
+    assert a != b and prompts(64, 1000, seed=1) == a
+    assert min(min(p) for p in a) >= 3 and max(max(p) for p in a) < 1000
