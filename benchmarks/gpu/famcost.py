@@ -60,7 +60,7 @@ from benchmarks.gpu.families import CONFIGS, expected_capture, write_model_dir
 from benchmarks.gpu.load import run_load_mp
 
 REQUESTS = 1024
-PROMPT_TOKENS = 160
+PROMPT_TOKENS = 128
 OUTPUT_TOKENS = 32
 CONCURRENCIES = (128, 32)
 REPS = 5
@@ -69,9 +69,9 @@ FAM_MODES = ["off", "sampled10", "counts"]
 #: Port of the on server; the off server listens on the next one (``--port``).
 PORT = 8100
 #: Seconds of one repetition (3 modes x 2 concurrencies) before one has been timed.
-FIRST_REP_ESTIMATE_S = 75.0
+FIRST_REP_ESTIMATE_S = 60.0
 #: GPU memory share per server: two Qwen3-30B-A3B servers (57 GiB of bf16 weights each) fit.
-GPU_UTIL = 0.46
+GPU_UTIL = 0.47
 STARTUP_TIMEOUT_S = 420.0
 
 
