@@ -155,6 +155,24 @@ def stop_server(proc: subprocess.Popen[bytes] | None, grace_s: float = 20.0) -> 
         proc.wait(timeout=10)
 
 
+def wait_gpu_free(limit_mib: int = 4096, timeout_s: float = 60.0) -> float | None:
+    """Wait until ``nvidia-smi`` reports under ``limit_mib`` MiB in use (the stopped servers'
+    engine processes may still hold memory, and the next server checks what is free); the MiB
+    last seen, or None without ``nvidia-smi`` (CPU dry runs)."""
+    query = ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"]
+    deadline = time.monotonic() + timeout_s
+    used: float | None = None
+    while time.monotonic() < deadline:
+        try:
+            used = float(subprocess.run(query, capture_output=True, text=True, check=True).stdout)
+        except (OSError, ValueError, subprocess.CalledProcessError):
+            return None
+        if used < limit_mib:
+            break
+        time.sleep(1.0)
+    return used
+
+
 def log_tail(path: Path, lines: int = 60) -> str:
     """The last ``lines`` lines of a server log, without per-request lines."""
     if not path.is_file():
@@ -390,6 +408,7 @@ def run_family(
         for name in ("on", "off"):
             stop_server(procs.get(name))
             entry[f"log_tail_{name}"] = log_tail(ws.state / f"{family}_{name}.log", 40)
+        entry["gpu_mib_after_stop"] = wait_gpu_free()
         entry["family_s"] = round(time.time() - t_family, 1)
         save()
     return entry
