@@ -69,6 +69,14 @@ def skew(
         float | None,
         typer.Option(help="Judge hot/dead only with this many expected activations per expert."),
     ] = None,
+    prom_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--prom-file",
+            help="Write the report's Prometheus gauges here (node_exporter textfile format; "
+            "alert rules: deploy/prometheus/alerts.yml).",
+        ),
+    ] = None,
     outlier_limit: Annotated[
         int, typer.Option(help="Score at most this many newest calls for outliers.")
     ] = 50_000,
@@ -110,11 +118,11 @@ def skew(
         outlier_limit=outlier_limit,
         batch=batch,
     )
-    for target in (html, json_out):
+    for target in (html, json_out, prom_file):
         _check_target(target)
     store = _open_store(settings.database_url, rebuild)
     try:
-        _report(store, options, rebuild=rebuild, html=html, json_out=json_out)
+        _report(store, options, rebuild=rebuild, outputs=(html, json_out, prom_file))
     except UserError as exc:
         raise fail(exc, 2) from exc
     except OrchestratorError as exc:
@@ -201,10 +209,11 @@ def _report(
     options: ReportOptions,
     *,
     rebuild: bool,
-    html: Path | None,
-    json_out: Path | None,
+    outputs: tuple[Path | None, Path | None, Path | None],
 ) -> None:
-    """Build the report, print its summary, and write the HTML and JSON files asked for."""
+    """Build the report, print its summary, and write the HTML, JSON and Prometheus files
+    asked for (``outputs``, in that order)."""
+    from orchestrator.analysis.skew.alerts import write_prom_file
     from orchestrator.analysis.skew.report import build_report
     from orchestrator.analysis.skew.report_html import write_html
     from orchestrator.analysis.skew.report_json import write_json
@@ -225,10 +234,13 @@ def _report(
     # piped or redirected output gets rich's 80 columns, too narrow for the scope table
     wide = console if console.is_terminal else Console(width=max(console.width, 150))
     print_summary(wide, report)
+    html, json_out, prom_file = outputs
     if html is not None:
         console.print(f"HTML report: {write_html(report, html)}")
     if json_out is not None:
         console.print(f"JSON report: {write_json(report, json_out)}")
+    if prom_file is not None:
+        console.print(f"Prometheus gauges: {write_prom_file(report, prom_file)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,9 @@ framework's own Prometheus metrics.
 * :mod:`orchestrator.observability.metrics`: requests, confidence, latencies, tokens, expert
   load share and handoffs waiting, in :data:`~orchestrator.observability.metrics.REGISTRY`,
   fed by the dispatcher and the model gateway and exposed by ``--metrics-port``.
+* :mod:`orchestrator.observability.skew_metrics`: the expert-skew report's gauges
+  (balancedness, hot and dead experts, drift per workflow), written by ``orchestrator skew
+  --prom-file``; example alert rules in ``deploy/prometheus/alerts.yml``.
 * :mod:`orchestrator.observability.tracing`: optional OpenTelemetry traces of each request
   (request → workflow → LangGraph node → model call, with expert-routing attributes); off
   until :func:`configure_tracing` (``--trace console|otlp`` or ``OTEL_TRACES_EXPORTER``).
