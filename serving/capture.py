@@ -11,11 +11,21 @@ The client calls :meth:`ExpertRoutingCapture.capture` after every model call:
   (:mod:`orchestrator.telemetry.fill`, ``orchestrator telemetry fill-routing``) replays many
   calls per forward pass later and fills it in (then labelled ``replay``).
 * :class:`NoCapture` records a dense model, or a deployment that opted out, honestly.
+* :class:`UnsupportedCapture` records every call of an MoE of no supported family as
+  ``unsupported``, with no experts (its layer layout and router are unknown); it says so in
+  one line when it is made (at start). :meth:`ReplayCapture.from_checkpoint` and
+  :class:`DeferredReplayCapture` fall back to it by themselves; :func:`unsupported_capture`
+  gives it for a config read elsewhere.
+
+Every trace carries the model's family and shape (:func:`serving.expert_routing.shape_fields`),
+so the telemetry records which family each call belongs to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -27,9 +37,11 @@ from pydantic import Field, model_validator
 
 from serving.architecture import MoEArchitecture
 from serving.engine_capture import decode_routed_experts
-from serving.errors import CheckpointError
-from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from serving.errors import CheckpointError, UnsupportedArchitectureError
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, shape_fields
 from serving.replay import ExpertRoutingReplayer
+
+logger = logging.getLogger(__name__)
 
 
 class ExpertRoutingCapture(Protocol):
@@ -282,7 +294,14 @@ class DeferredReplayCapture(_Capture):
 
     def __init__(self, checkpoint_dir: Path | str) -> None:
         self.checkpoint_dir = Path(checkpoint_dir)
-        self.arch = MoEArchitecture.from_checkpoint(self.checkpoint_dir)
+        #: Set when the checkpoint is an MoE of no supported family: its calls are recorded
+        #: ``unsupported`` (nothing is kept to replay).
+        self.unsupported: UnsupportedCapture | None = None
+        try:
+            self.arch = MoEArchitecture.from_checkpoint(self.checkpoint_dir)
+        except UnsupportedArchitectureError as exc:
+            self.unsupported = unsupported_capture(exc, self.checkpoint_dir)
+            self.arch = self.unsupported.arch
 
     def verify_served_model(self, root: str | None) -> None:
         """As :meth:`ReplayCapture.verify_served_model`.
@@ -293,6 +312,8 @@ class DeferredReplayCapture(_Capture):
         _verify_same_checkpoint(root, self.checkpoint_dir)
 
     async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+        if self.unsupported is not None:
+            return await self.unsupported._trace(call)
         if not self.arch.is_moe:
             return ExpertRoutingTrace.dense(call.prompt_tokens, call.completion_tokens)
         missing = _ids_missing(call, self.arch)
@@ -300,9 +321,7 @@ class DeferredReplayCapture(_Capture):
             return missing
         return PendingReplayTrace(
             source=ExpertRoutingSource.PENDING,
-            moe_layers=self.arch.moe_layers,
-            num_experts=self.arch.num_experts,
-            top_k=self.arch.top_k,
+            **shape_fields(self.arch),
             prompt_tokens=call.prompt_tokens,
             completion_tokens=call.completion_tokens,
             reason=PENDING_REASON,
@@ -320,7 +339,17 @@ class ReplayCapture(_Capture):
         self.arch = replayer.arch
 
     @classmethod
-    def from_checkpoint(cls, checkpoint_dir: Path | str) -> ReplayCapture:
+    def from_checkpoint(cls, checkpoint_dir: Path | str) -> ReplayCapture | UnsupportedCapture:
+        """The replay capture of the checkpoint in ``checkpoint_dir``; an
+        :class:`UnsupportedCapture` when it is an MoE of no supported family.
+
+        Raises:
+            CheckpointError: The folder holds no readable checkpoint.
+        """
+        try:
+            MoEArchitecture.from_checkpoint(checkpoint_dir)
+        except UnsupportedArchitectureError as exc:
+            return unsupported_capture(exc, checkpoint_dir)
         return cls(ExpertRoutingReplayer(checkpoint_dir))
 
     def verify_served_model(self, root: str | None) -> None:
@@ -335,7 +364,10 @@ class ReplayCapture(_Capture):
         missing = _ids_missing(call, self.arch)
         if missing is not None:
             return missing
-        return await asyncio.to_thread(self.replayer.replay, call.prompt_ids, call.completion_ids)
+        trace = await asyncio.to_thread(self.replayer.replay, call.prompt_ids, call.completion_ids)
+        if not trace.family:  # the call's family is recorded whichever path made the trace
+            trace = trace.model_copy(update={"family": self.arch.family})
+        return trace
 
 
 class NoCapture(_Capture):
@@ -354,3 +386,68 @@ class NoCapture(_Capture):
         return ExpertRoutingTrace.unavailable(
             self.reason, call.prompt_tokens, call.completion_tokens, self.arch
         )
+
+
+#: ``MoEArchitecture.family`` of the description an :class:`UnsupportedCapture` holds.
+UNSUPPORTED_FAMILY = "unsupported"
+#: Unsupported models already announced in this process (one line each, at start).
+_ANNOUNCED: set[str] = set()
+
+
+class UnsupportedCapture(_Capture):
+    """For a served MoE of no supported family: every call is recorded with source
+    ``unsupported`` and no experts, layers or top-k (nothing about its routing is known, so
+    nothing is invented). Made once at start; its construction logs one warning line naming the
+    model and why (once per model and process).
+
+    Args:
+        error: Why the model's config describes no supported family.
+        num_hidden_layers: The config's layer count, when known (1 otherwise; the description
+            names no MoE layer, so nothing reads it).
+
+    Attributes:
+        arch: A description without MoE layers, family ``unsupported``.
+        reason: The routing note every call is recorded with.
+    """
+
+    def __init__(self, error: UnsupportedArchitectureError, num_hidden_layers: int = 1) -> None:
+        self.error = error
+        self.arch = MoEArchitecture(
+            model_type=error.model_type,
+            num_hidden_layers=max(1, num_hidden_layers),
+            family=UNSUPPORTED_FAMILY,
+        )
+        self.reason = (
+            f"unsupported model family: model_type {error.model_type!r} "
+            f"(architectures {list(error.architectures)}); expert routing not recorded"
+        )
+        if str(error) not in _ANNOUNCED:
+            _ANNOUNCED.add(str(error))
+            logger.warning(
+                "expert telemetry off for this model: %s. Its calls are recorded with source "
+                "'unsupported', without experts",
+                error,
+            )
+
+    def verify_served_model(self, root: str | None) -> None:
+        """Nothing is captured, so nothing to check."""
+
+    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+        return ExpertRoutingTrace.unsupported(
+            self.reason, call.prompt_tokens, call.completion_tokens
+        )
+
+
+def unsupported_capture(
+    error: UnsupportedArchitectureError, checkpoint_dir: Path | str | None = None
+) -> UnsupportedCapture:
+    """The :class:`UnsupportedCapture` of ``error``, with the layer count of
+    ``checkpoint_dir/config.json`` when it can be read."""
+    layers = 1
+    if checkpoint_dir is not None:
+        try:
+            config = json.loads((Path(checkpoint_dir) / "config.json").read_text("utf-8"))
+            layers = int(config.get("num_hidden_layers") or 1)
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass  # the description names no MoE layer; the count is only informative
+    return UnsupportedCapture(error, layers)

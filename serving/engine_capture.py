@@ -5,8 +5,14 @@ This is the one place that knows how vLLM versions differ:
 * **0.24.0** (verified on an H200, see ``shared/FACTS.md``): each non-streaming choice has
   ``routed_experts``, a base64 string of ``.npy`` bytes, shape
   ``(prompt_tokens + completion_tokens - 1, num_hidden_layers, top_k)``, uint8 (uint16 past
-  256 experts). The layer axis covers **all** layers; ERNIE's dense layer 0 reads zeros that are
-  not expert 0, so every non-MoE layer is dropped here.
+  256 experts). The layer axis covers **all** layers, and a non-MoE layer reads zeros that are
+  not expert 0. Exactly the layers that the shape description
+  (:class:`~serving.architecture.MoEArchitecture`, ``moe_layers``) does not list are dropped
+  here, for every family's layout: ERNIE-4.5's layer 0 (``moe_layer_start_index``),
+  DeepSeek-V2's first ``first_k_dense_replace`` layers (and ``moe_layer_freq``), Qwen3-MoE's
+  ``mlp_only_layers`` and ``decoder_sparse_step``; none for Mixtral, OLMoE and gpt-oss, whose
+  every layer is MoE. Nothing is guessed from the ids (a top-1 MoE layer may well route every
+  token to expert 0).
 * **Later documentation** describes a separate ``prompt_routed_experts`` (prompt rows) beside
   ``routed_experts`` (completion rows), possibly as nested lists, possibly with the MoE layers
   only. Both are accepted: the prompt part is concatenated first, and a layer axis whose length
@@ -14,11 +20,12 @@ This is the one place that knows how vLLM versions differ:
 
 * **Per-call counts** (the project's vLLM plugin, :mod:`serving.vllm_plugin`, mode
   ``counts``): the same field holds a **2-D** ``.npy`` array ``(num_hidden_layers, E)`` of
-  activations per layer and expert, summed over every routed token, computed in the server;
-  ``E`` may be smaller than the model's expert count (the plugin stops at the highest id it
-  saw) and is padded here. It gives an :class:`EngineCountsTrace`: the engine's record at the
-  granularity of one call (no per-token ids), which is all the telemetry and the skew analysis
-  keep.
+  activations per layer and expert, summed over every routed token, computed in the server
+  (the dense layers' zeros counted as expert 0; they are dropped here as above, and an
+  array of the MoE layers only is accepted too); ``E`` may be smaller than the model's expert
+  count (the plugin stops at the highest id it saw) and is padded here. It gives an
+  :class:`EngineCountsTrace`: the engine's record at the granularity of one call (no per-token
+  ids), which is all the telemetry and the skew analysis keep.
 
 A response without the field (a streaming response, a server started without
 ``--enable-return-routed-experts``, a call the plugin was asked not to return routing for)
@@ -40,7 +47,12 @@ from pydantic import model_validator
 
 from serving.architecture import MoEArchitecture
 from serving.errors import ExpertRoutingDecodeError
-from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
+from serving.expert_routing import (
+    ExpertRoutingSource,
+    ExpertRoutingTrace,
+    routed_token_count,
+    shape_fields,
+)
 
 
 def _to_array(value: Any, field: str) -> np.ndarray:
@@ -171,9 +183,7 @@ def decode_routed_experts(
     )
     return ExpertRoutingTrace(
         source=ExpertRoutingSource.ENGINE,
-        moe_layers=arch.moe_layers,
-        num_experts=arch.num_experts,
-        top_k=arch.top_k,
+        **shape_fields(arch),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         expert_ids=ids,
@@ -220,8 +230,9 @@ def counts_trace(
 ) -> EngineCountsTrace:
     """Turn the plugin's ``(num_hidden_layers, E)`` counts into an :class:`EngineCountsTrace`.
 
-    Non-MoE layers (ERNIE's dense layer 0, whose zeros the plugin counted as expert 0) are
-    dropped and the expert axis is padded to ``arch.num_experts``.
+    ``raw`` covers every hidden layer (the plugin's payload) or the MoE layers only. Of all
+    hidden layers, exactly those ``arch.moe_layers`` names are kept (the dense layers' zeros
+    were counted as expert 0); the expert axis is padded to ``arch.num_experts``.
 
     Raises:
         ExpertRoutingDecodeError: Wrong dtype, layer count, more experts than the model has,
@@ -236,8 +247,9 @@ def counts_trace(
         raw = raw[list(arch.moe_layers), :]
     elif layers != len(arch.moe_layers):
         raise ExpertRoutingDecodeError(
-            f"routed_experts counts have {layers} layers; the model has {arch.num_hidden_layers} "
-            f"layers of which {len(arch.moe_layers)} are MoE"
+            f"routed_experts counts have {layers} layers; the model ({arch.family}) has "
+            f"{arch.num_hidden_layers} layers of which {len(arch.moe_layers)} are MoE: expected "
+            "one row per hidden layer or per MoE layer"
         )
     if experts > arch.num_experts:
         raise ExpertRoutingDecodeError(
@@ -249,9 +261,7 @@ def counts_trace(
     try:
         return EngineCountsTrace(
             source=ExpertRoutingSource.ENGINE,
-            moe_layers=arch.moe_layers,
-            num_experts=arch.num_experts,
-            top_k=arch.top_k,
+            **shape_fields(arch),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             counts=counts,

@@ -15,6 +15,9 @@ A :class:`ExpertRoutingTrace` is filled by exactly one :class:`ExpertRoutingSour
 * ``dense``: the model has no MoE layers; there is nothing to record.
 * ``unavailable``: routing was expected but not returned (for example a streaming response);
   ``reason`` says why. No ids are invented.
+* ``unsupported``: the served model is an MoE of no supported family
+  (:class:`serving.errors.UnsupportedArchitectureError`): its layer layout and router are not
+  known, so nothing about its experts is recorded (no layers, experts or top-k either).
 * ``pending``: the CPU replay was deferred off the request path
   (:class:`serving.capture.DeferredReplayCapture`); the call's token ids are kept and
   ``orchestrator telemetry fill-routing`` fills its expert ids later. No ids yet.
@@ -52,6 +55,18 @@ class ExpertRoutingSource(StrEnum):
     UNAVAILABLE = "unavailable"
     PENDING = "pending"
     SCRIPTED = "scripted"
+    UNSUPPORTED = "unsupported"
+
+
+def shape_fields(arch: MoEArchitecture) -> dict[str, Any]:
+    """The trace fields that describe ``arch``'s routing shape: ``moe_layers``,
+    ``num_experts``, ``top_k`` and ``family`` (every capture path fills them from here)."""
+    return {
+        "moe_layers": arch.moe_layers,
+        "num_experts": arch.num_experts,
+        "top_k": arch.top_k,
+        "family": arch.family,
+    }
 
 
 def routed_token_count(prompt_tokens: int, completion_tokens: int) -> int:
@@ -78,9 +93,15 @@ class ExpertRoutingTrace(BaseModel):
             set instead of ``expert_ids`` by a counts-only ``engine`` (or ``scripted``) trace
             (the project's vLLM plugin, mode ``counts``), None otherwise.
         router_confidence: ``(routed_tokens, len(moe_layers))`` float32 in ``(0, 1]``: the
-            chosen experts' softmax probability mass before renormalisation. Only a replay
+            chosen experts' score mass before renormalisation, under the family's own scoring
+            (see :class:`~serving.architecture.MoEArchitecture`). Only a replay
             (or a test double) fills it; vLLM does not return gate probabilities.
-        reason: Why routing is missing, when source is ``unavailable`` or ``dense``.
+        reason: Why routing is missing, when source is ``unavailable``, ``unsupported`` or
+            ``dense``.
+        family: The model family the shape belongs to (``MoEArchitecture.family``:
+            ``ernie45``, ``qwen3_moe``, ``deepseek_v2``, ``mixtral``, ``olmoe``, ``gpt_oss``;
+            ``dense``; ``unsupported``); empty when the trace names none (a test double).
+            Recorded with the call, so analyses never pool two families.
         capture_sampling_rate: Fraction of calls whose experts the capture asked for when this
             call was made (``1.0``: every call). A sampled call stands for ``1 / rate`` calls
             in aggregates; a call left out of the sample is ``unavailable`` with this rate.
@@ -99,6 +120,7 @@ class ExpertRoutingTrace(BaseModel):
     counts: np.ndarray | None = None
     reason: str | None = None
     capture_sampling_rate: float = Field(1.0, gt=0.0, le=1.0)
+    family: str = ""
     _counts: np.ndarray | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -108,6 +130,10 @@ class ExpertRoutingTrace(BaseModel):
             ExpertRoutingSource.REPLAY,
             ExpertRoutingSource.SCRIPTED,
         )
+        if self.source is ExpertRoutingSource.UNSUPPORTED and (
+            self.moe_layers or self.num_experts or self.top_k
+        ):
+            raise ValueError("an unsupported trace names no MoE layers, experts or top-k")
         if not has_ids:
             if (
                 self.expert_ids is not None
@@ -196,19 +222,27 @@ class ExpertRoutingTrace(BaseModel):
         arch: MoEArchitecture | None = None,
     ) -> ExpertRoutingTrace:
         """A trace that records why routing is missing, without inventing expert ids."""
-        extra: dict[str, Any] = {}
-        if arch is not None:
-            extra = {
-                "moe_layers": arch.moe_layers,
-                "num_experts": arch.num_experts,
-                "top_k": arch.top_k,
-            }
+        extra = shape_fields(arch) if arch is not None else {}
         return cls(
             source=ExpertRoutingSource.UNAVAILABLE,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             reason=reason,
             **extra,
+        )
+
+    @classmethod
+    def unsupported(
+        cls, reason: str, prompt_tokens: int = 0, completion_tokens: int = 0
+    ) -> ExpertRoutingTrace:
+        """A trace of a call to an MoE of no supported family: ``reason`` names the model;
+        no layers, experts, top-k or ids are recorded (none would be known)."""
+        return cls(
+            source=ExpertRoutingSource.UNSUPPORTED,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            reason=reason,
+            family=ExpertRoutingSource.UNSUPPORTED.value,
         )
 
     def expert_counts(self) -> np.ndarray:

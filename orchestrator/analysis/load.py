@@ -1,6 +1,9 @@
 """Per-layer expert load over stored calls: load share, hot and dead experts.
 
-Definitions (over routed experts only; shared experts are always on and never counted):
+Definitions (over routed experts only; shared experts are always on and never counted). ``E``,
+``top_k`` and the MoE layers are those the calls were recorded with (the served model's shape
+description, :class:`serving.architecture.MoEArchitecture`), whatever the family; calls of two
+model families are never pooled (:class:`~orchestrator.telemetry.read.MixedFamiliesError`):
 
 * **Load share** of expert *e* in layer *l*: ``counts[l, e] / counts[l].sum()``, the fraction of
   that layer's routed (token, slot) activations it received. Uniform routing gives ``1/E``.
@@ -20,6 +23,8 @@ outliers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 import numpy as np
@@ -30,6 +35,7 @@ from orchestrator.analysis.skew import metrics
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryReader
 from orchestrator.telemetry.fill import pending_note, pending_routing_count
+from orchestrator.telemetry.read import MixedFamiliesError
 
 
 class LayerLoad(BaseModel):
@@ -64,6 +70,7 @@ class ExpertLoad(BaseModel):
 
     Attributes:
         calls: Calls aggregated (those with routing).
+        family: Their model family (``ernie45``, ``qwen3_moe``...; ``''``: not recorded).
         routed_tokens: Tokens that passed the router, summed over calls.
         num_experts: Routed experts per layer.
         top_k: Experts per token.
@@ -92,6 +99,7 @@ class ExpertLoad(BaseModel):
     pending: int = 0
     sampling_rates: dict[float, int] = {}
     capture_sampling: str = "capture sampling rate 1 (every call captured)"
+    family: str = ""
 
 
 def layer_load(
@@ -127,6 +135,26 @@ def layer_load(
     )
 
 
+@contextmanager
+def _one_shape() -> Iterator[None]:
+    """Turn the reader's refusals to mix model shapes or model families into the load
+    table's own one-line errors."""
+    try:
+        yield
+    except MixedFamiliesError as exc:
+        raise UserError(
+            f"calls of {len(exc.families)} MoE families are stored ({exc.named()}); the load "
+            "table covers one family, so their loads are never pooled: use one database per "
+            "model, or `orchestrator skew --model NAME` for one of them"
+        ) from exc
+    except UserError as exc:
+        if "MoE layers" in str(exc):
+            raise UserError(
+                f"calls of different model shapes are stored ({exc}); use one database per model"
+            ) from exc
+        raise
+
+
 def expert_load(
     store: TelemetryReader,
     *,
@@ -134,6 +162,7 @@ def expert_load(
     since: datetime | None = None,
     hot_factor: float = 2.0,
     dead_min_expected: float = 5.0,
+    family: str | None = None,
 ) -> ExpertLoad:
     """Aggregate stored per-call counts into per-layer load.
 
@@ -141,9 +170,11 @@ def expert_load(
     (:meth:`~orchestrator.telemetry.TelemetryReader.iter_call_counts`) and summed with numpy,
     so memory stays bounded however many calls are stored.
 
+    ``family``: only the calls of this model family.
+
     Raises:
         UserError: No call with routing is stored (for the workflow), or calls of different
-            model shapes are mixed.
+            model shapes or model families are mixed (the message names them).
     """
     total: np.ndarray | None = None
     captured: np.ndarray | None = None
@@ -152,8 +183,10 @@ def expert_load(
     moe_layers: tuple[int, ...] = ()
     sources: dict[str, int] = {}
     calls = tokens = 0
-    try:
-        for batch in store.iter_call_counts(start=since, workflow=workflow):
+    found_family = ""
+    with _one_shape():
+        for batch in store.iter_call_counts(start=since, workflow=workflow, family=family):
+            found_family = batch.model_family or found_family
             if total is None or captured is None:
                 total = np.zeros(batch.counts.shape[1:], dtype=np.float64)
                 captured = np.zeros(batch.counts.shape[1:], dtype=np.int64)
@@ -178,12 +211,6 @@ def expert_load(
                 sources[source] = sources.get(source, 0) + 1
             calls += len(batch.ids)
             tokens += int(batch.routed_tokens.sum())
-    except UserError as exc:
-        if "MoE layers" in str(exc):
-            raise UserError(
-                f"calls of different model shapes are stored ({exc}); use one database per model"
-            ) from exc
-        raise
     pending = pending_routing_count(store, workflow=workflow, since=since)
     if total is None or captured is None or top_k is None:
         scope = f" for workflow {workflow!r}" if workflow else ""
@@ -217,4 +244,5 @@ def expert_load(
         ],
         sampling_rates=dict(sorted(rates.items())),
         capture_sampling=sampling_label(rates),
+        family=found_family,
     )

@@ -26,7 +26,13 @@ from orchestrator.telemetry.batches import BatchLedger, BatchTelemetryView
 from orchestrator.telemetry.codec import decode_counts, decode_counts_blob, encode_counts
 from orchestrator.telemetry.fill import FillSummary, fill_pending_routing, pending_routing_count
 from orchestrator.telemetry.migrate import head_revision
-from orchestrator.telemetry.read import CallCounts, RollupRow, RollupStatus, TelemetryReader
+from orchestrator.telemetry.read import (
+    CallCounts,
+    MixedFamiliesError,
+    RollupRow,
+    RollupStatus,
+    TelemetryReader,
+)
 from orchestrator.telemetry.rollups import (
     CONFIDENCE_BINS,
     ROLLUP_BUCKET,
@@ -58,6 +64,7 @@ __all__ = [
     "CallCounts",
     "ExpertRollupRecord",
     "FillSummary",
+    "MixedFamiliesError",
     "ModelCallRecord",
     "PendingExpertRoutingRecord",
     "RequestRecord",

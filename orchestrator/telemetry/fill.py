@@ -156,6 +156,7 @@ class _Pending:
     prompt_ids: list[int]
     completion_ids: list[int]
     capture_sampling_rate: float = 1.0
+    model_family: str = ""
 
 
 def _read_chunk(
@@ -172,6 +173,7 @@ def _read_chunk(
             ModelCallRecord.num_experts,
             ModelCallRecord.top_k,
             ModelCallRecord.capture_sampling_rate,
+            ModelCallRecord.model_family,
             PendingExpertRoutingRecord.prompt_ids,
             PendingExpertRoutingRecord.completion_ids,
         )
@@ -199,6 +201,7 @@ def _read_chunk(
             prompt_ids=decode_token_ids(r.prompt_ids),
             completion_ids=decode_token_ids(r.completion_ids),
             capture_sampling_rate=r.capture_sampling_rate,
+            model_family=r.model_family,
         )
         for r in rows
     ]
@@ -306,6 +309,7 @@ def _commit_chunk(
                 call.num_experts,
                 call.top_k,
                 call.capture_sampling_rate,
+                call.model_family,
             )
             layers = len(call.moe_layers)
             layer_conf = trace.confidence_per_layer()

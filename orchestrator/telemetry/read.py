@@ -64,6 +64,8 @@ class RollupRow:
         capture_sampling_rate: Fraction of calls whose experts were captured (1.0: all); a
             reader weights ``sums`` by ``1 / rate``
             (:func:`~orchestrator.telemetry.rollups.weighted`).
+        model_family: The calls' model family (``ernie45``, ``qwen3_moe``...; ``''``: not
+            known); rows of two families must never be pooled.
     """
 
     bucket_start: datetime
@@ -77,6 +79,7 @@ class RollupRow:
     top_k: int
     sums: RollupDelta
     capture_sampling_rate: float = 1.0
+    model_family: str = ""
 
     @classmethod
     def of(cls, key: RollupKey, sums: RollupDelta) -> RollupRow:
@@ -113,6 +116,7 @@ class CallCounts:
         moe_layers: Model-layer index of each row of the layer axis (same for every call).
         sampling_rates: ``(n,)`` capture sampling rate of each call (1.0: every call was
             captured); a call stands for ``1 / rate`` calls in aggregates.
+        model_family: The calls' model family (same for every call; ``''``: not known).
     """
 
     ids: np.ndarray
@@ -126,6 +130,7 @@ class CallCounts:
     top_k: np.ndarray
     moe_layers: tuple[int, ...] = ()
     sampling_rates: np.ndarray | None = None
+    model_family: str = ""
 
     def weights(self) -> np.ndarray:
         """``(n,)`` float64 weight of each call: ``1 / capture sampling rate`` (ones when the
@@ -226,8 +231,10 @@ class TelemetryReader:
         workflow: str | None = None,
         model: str | None = None,
         chunk: int = 256,
+        family: str | None = None,
     ) -> Iterator[RollupRow]:
-        """Rollup rows whose bucket starts in ``[start, end)``, oldest first, streamed.
+        """Rollup rows whose bucket starts in ``[start, end)``, oldest first, streamed
+        (``model``, ``family``: only that served model, only that model family).
 
         Rows are fetched ``chunk`` at a time, so memory does not grow with the window.
         Buckets are whole UTC hours (:data:`~orchestrator.telemetry.rollups.ROLLUP_BUCKET`):
@@ -235,7 +242,7 @@ class TelemetryReader:
         here instead (memory grows with the number of groups, not with the calls).
         """
         if self.summed_calls is not None:
-            yield from self._summed_rollups(start, end, workflow, model)
+            yield from self._summed_rollups(start, end, workflow, model, family)
             return
         query = select(*ROLLUP_COLUMNS).order_by(
             ExpertRollupRecord.bucket_start, ExpertRollupRecord.id
@@ -248,6 +255,8 @@ class TelemetryReader:
             query = query.where(ExpertRollupRecord.workflow == workflow)
         if model is not None:
             query = query.where(ExpertRollupRecord.model == model)
+        if family is not None:
+            query = query.where(ExpertRollupRecord.model_family == family)
         with self._session() as session:
             for row in session.execute(query.execution_options(yield_per=chunk)):
                 yield RollupRow(
@@ -262,6 +271,7 @@ class TelemetryReader:
                     top_k=row.top_k,
                     sums=rollup_sums(row),
                     capture_sampling_rate=row.capture_sampling_rate,
+                    model_family=row.model_family,
                 )
 
     def _summed_rollups(
@@ -270,6 +280,7 @@ class TelemetryReader:
         end: datetime | None,
         workflow: str | None,
         model: str | None,
+        family: str | None = None,
         chunk: int = 2000,
     ) -> Iterator[RollupRow]:
         """:meth:`iter_rollups` summed from the calls :attr:`summed_calls` selects."""
@@ -286,6 +297,8 @@ class TelemetryReader:
                 query = query.where(ModelCallRecord.workflow == workflow)
             if model is not None:
                 query = query.where(ModelCallRecord.model == model)
+            if family is not None:
+                query = query.where(ModelCallRecord.model_family == family)
             with self._session() as session:
                 rows = session.execute(query).all()
             if not rows:
@@ -366,6 +379,7 @@ class TelemetryReader:
         shape: tuple[tuple[int, ...], int] | None = None,
         limit: int | None = None,
         chunk: int = 4096,
+        family: str | None = None,
     ) -> Iterator[CallCounts]:
         """The calls with expert routing in ``[start, end)``, newest first, as arrays in chunks.
 
@@ -378,20 +392,24 @@ class TelemetryReader:
             model: Only this served model.
             shape: ``(moe_layers, num_experts)`` the calls must have; None takes the first
                 call's shape.
+            family: Only this model family (``ernie45``, ``qwen3_moe``...).
             limit: At most this many calls (the newest); None for all.
             chunk: Calls per yielded batch.
 
         Raises:
-            UserError: ``chunk`` is below 1, or a call's shape differs from ``shape`` (use one
-                database per model).
+            UserError: ``chunk`` is below 1, or a call's shape or model family differs from
+                the others' (the message names both and how to select one).
             TelemetryError: A stored count blob fits no width.
         """
         if chunk < 1:
             raise UserError(f"chunk must be at least 1, got {chunk}")
         remaining = limit
         last: tuple[datetime, int] | None = None
+        families: dict[str, set[str]] = {}
         while remaining is None or remaining > 0:
             query = self._call_counts_query(start, end, workflow, model)
+            if family is not None:
+                query = query.where(ModelCallRecord.model_family == family)
             query = query.limit(chunk if remaining is None else min(chunk, remaining))
             if last is not None:
                 query = query.where(
@@ -401,7 +419,7 @@ class TelemetryReader:
                 rows = session.execute(query).all()
             if not rows:
                 return
-            counts, shape = _call_counts(rows, shape)
+            counts, shape = _call_counts(rows, shape, families)
             last = (rows[-1].created_at, rows[-1].id)
             if remaining is not None:
                 remaining -= len(rows)
@@ -431,6 +449,8 @@ class TelemetryReader:
                 ModelCallRecord.expert_routing_source,
                 ModelCallRecord.top_k,
                 ModelCallRecord.capture_sampling_rate,
+                ModelCallRecord.model,
+                ModelCallRecord.model_family,
             )
             .where(ModelCallRecord.expert_counts.is_not(None))
             # newest first along the created_at index, which also serves the window's
@@ -454,16 +474,55 @@ class TelemetryReader:
         return query
 
 
+class MixedFamiliesError(UserError):
+    """Calls of two or more model families were to be pooled. The one-line message names the
+    families, their served model names, and how to select one (``--model``).
+
+    Attributes:
+        families: ``family -> served model names`` of the calls met.
+    """
+
+    def __init__(self, families: dict[str, set[str]]) -> None:
+        self.families = {f: set(m) for f, m in families.items()}
+        models = [m for names in self.families.values() for m in names]
+        if len(models) == len(set(models)):
+            fix = f"select one with --model (e.g. --model {sorted(models)[0]})"
+        else:  # one served name for two families: only the database can separate them
+            fix = "they share a served model name, so use one database per model"
+        super().__init__(
+            f"calls of {len(families)} MoE families are stored: {self.named()}. Their experts "
+            f"are different experts, so their loads are never pooled; {fix}"
+        )
+
+    def named(self) -> str:
+        """``"ernie45 (model a); mixtral (model b, c)"``."""
+        return "; ".join(
+            f"{family} (model {', '.join(sorted(models)) or '?'})"
+            for family, models in sorted(self.families.items())
+        )
+
+
 def _call_counts(
-    rows: Sequence[Any], shape: tuple[tuple[int, ...], int] | None
+    rows: Sequence[Any],
+    shape: tuple[tuple[int, ...], int] | None,
+    families: dict[str, set[str]] | None = None,
 ) -> tuple[CallCounts, tuple[tuple[int, ...], int]]:
     """A chunk of :meth:`TelemetryReader.iter_call_counts` as arrays, and the shape every call
-    has (``shape``, or the first call's when None).
+    has (``shape``, or the first call's when None). ``families``: the known model families
+    seen so far and their served model names (updated in place; ``''``, not known, pools with
+    any family of the same shape).
 
     Raises:
-        UserError: A call's shape differs from ``shape``.
+        UserError: Two known model families are among the calls, or a call's shape differs
+            from ``shape``.
         TelemetryError: A stored count blob fits no width.
     """
+    families = {} if families is None else families
+    for row in rows:
+        if row.model_family:
+            families.setdefault(row.model_family, set()).add(row.model)
+    if len(families) > 1:
+        raise MixedFamiliesError(families)
     layers_of = {raw: tuple(json.loads(raw)) for raw in {r.moe_layers for r in rows}}
     if shape is None:
         shape = (layers_of[rows[0].moe_layers], rows[0].num_experts)
@@ -489,5 +548,6 @@ def _call_counts(
         sampling_rates=np.fromiter(
             (r.capture_sampling_rate for r in rows), dtype=np.float64, count=n
         ),
+        model_family=next(iter(families), ""),
     )
     return counts, shape

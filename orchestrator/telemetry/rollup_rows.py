@@ -51,6 +51,7 @@ ROLLUP_COLUMNS = (
     ExpertRollupRecord.conf_hist,
     ExpertRollupRecord.layer_conf_sum,
     ExpertRollupRecord.capture_sampling_rate,
+    ExpertRollupRecord.model_family,
 )
 
 
@@ -114,6 +115,7 @@ def add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
             ExpertRollupRecord.model == key.model,
             ExpertRollupRecord.shape_key == key.shape_key,
             ExpertRollupRecord.capture_sampling_rate == key.capture_sampling_rate,
+            ExpertRollupRecord.model_family == key.model_family,
         )
         .with_for_update()
     ).first()
@@ -160,6 +162,7 @@ def call_key(row: Any) -> RollupKey:
         row.num_experts,
         row.top_k,
         row.capture_sampling_rate,
+        row.model_family,
     )
 
 

@@ -7,9 +7,9 @@ rows it reads (:meth:`RollupDelta.merge`). Gather (per call), accumulate (per gr
 (to the table) stay apart.
 
 A row sums the calls of one :class:`RollupKey`: UTC hour (:data:`ROLLUP_BUCKET`), workflow,
-node, expert-routing source, served model, model shape and capture sampling rate (the sums are
+node, expert-routing source, served model, model shape, capture sampling rate (the sums are
 of the captured calls as they are; readers weight them by ``1 / rate``, see
-:func:`weighted`).
+:func:`weighted`) and model family (two families are never summed together).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class RollupKey:
     top_k: int
     #: Fraction of calls whose experts were captured (1.0: all), see migration 0005.
     capture_sampling_rate: float = 1.0
+    #: The calls' model family (``''``: not known), see migration 0007.
+    model_family: str = ""
 
     @property
     def shape_key(self) -> str:
@@ -75,6 +77,7 @@ class RollupKey:
             "num_experts": self.num_experts,
             "top_k": self.top_k,
             "capture_sampling_rate": self.capture_sampling_rate,
+            "model_family": self.model_family,
         }
 
 

@@ -87,8 +87,14 @@ class ModelCallRecord(Base):
     * ``decided_by``: the classifier tier that decided the request's route (NULL: unknown).
     * ``checks``: what code's checks dropped from the call's output, a list of
       ``{"reason", "sentence"}`` (NULL: no check ran; migration 0006).
+    * ``model_family``: the served model's family (``MoEArchitecture.family``: ``ernie45``,
+      ``qwen3_moe``, ``deepseek_v2``, ``mixtral``, ``olmoe``, ``gpt_oss``, ``dense``,
+      ``unsupported``); ``''`` when the call names none (a test double). With ``moe_layers``,
+      ``num_experts`` and ``top_k`` it says which expert shape the counts have; analyses never
+      pool two families (migration 0007).
     * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
-      ``scripted`` (:class:`serving.expert_routing.ExpertRoutingSource`); a replay is an
+      ``scripted`` or ``unsupported`` (:class:`serving.expert_routing.ExpertRoutingSource`;
+      ``unsupported``: an MoE of no supported family, recorded without experts); a replay is an
       estimate. Named ``routing_source`` before migration 0002. Or :data:`PENDING_SOURCE`
       (``pending``): the replay was deferred; ``expert_counts`` is NULL until the replay
       worker fills it and sets ``replay`` (its token ids wait in ``pending_expert_routing``).
@@ -121,11 +127,12 @@ class ModelCallRecord(Base):
     capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
     decided_by: Mapped[str | None] = mapped_column(String(16))
     checks: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, nullable=True)
+    model_family: Mapped[str] = mapped_column(String(32), server_default=text("''"))
 
 
 class ExpertRollupRecord(Base):
     """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape,
-    capture sampling rate).
+    capture sampling rate, model family).
 
     The sums are of the captured calls as they are; a reader weights a row by
     ``1 / capture_sampling_rate`` (:mod:`orchestrator.analysis`), so rates never mix unweighted.
@@ -153,6 +160,7 @@ class ExpertRollupRecord(Base):
             "model",
             "shape_key",
             "capture_sampling_rate",
+            "model_family",
             name="uq_expert_rollup_group",
         ),
     )
@@ -177,6 +185,8 @@ class ExpertRollupRecord(Base):
     conf_hist: Mapped[bytes] = mapped_column(LargeBinary)
     layer_conf_sum: Mapped[bytes] = mapped_column(LargeBinary)
     capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
+    #: The calls' model family (see ``ModelCallRecord``), part of the group (migration 0007).
+    model_family: Mapped[str] = mapped_column(String(32), server_default=text("''"))
 
 
 #: ``model_calls.expert_routing_source`` of a call whose routing replay is still to run.
@@ -261,4 +271,5 @@ ROLLUP_SOURCE_COLUMNS = (
     ModelCallRecord.layer_confidence,
     ModelCallRecord.mean_router_confidence,
     ModelCallRecord.capture_sampling_rate,
+    ModelCallRecord.model_family,
 )

@@ -497,6 +497,7 @@ class TelemetryStore(TelemetryReader):
                 num_experts=routing.num_experts,
                 top_k=routing.top_k,
                 capture_sampling_rate=rate,
+                model_family=routing.family,
             )
             layers = len(routing.moe_layers)
             delta = RollupDelta.of_calls(
@@ -531,6 +532,7 @@ class TelemetryStore(TelemetryReader):
             "capture_sampling_rate": rate,
             "decided_by": classification.decided_by,
             "checks": checks,
+            "model_family": routing.family,
         }
         pending_row = None
         if pending:

@@ -10,13 +10,15 @@ sends in that same field:
 mode       ``routed_experts`` of the choice                                            size
 =========  ==========================================================================  =======
 ``ids``    vLLM's own array, unchanged: ``(tokens, layers, top_k)`` expert ids           35 KB
-``counts`` ``(MoE layers, E)`` activations per layer and expert, summed over every      ~2 KB
-           routed token (prompt and completion); layers whose ids are all 0 (ERNIE's
-           dense layer 0: with top-k > 1 a MoE layer never picks expert 0 k times)
-           are dropped; the smallest unsigned dtype that holds the largest count
-           (uint8 below 256, else uint16, else uint32); ``E`` = the highest expert
-           id seen + 1 (the client pads to the model's expert count). 2-D, so a
-           reader tells it from ``ids`` by its shape.
+``counts`` ``(layers, E)`` activations per layer and expert, summed over every          ~2 KB
+           routed token (prompt and completion), one row per hidden layer as vLLM
+           returns them (a dense layer's zeros count as expert 0: the client drops
+           exactly the layers its shape description names non-MoE, for every family,
+           :func:`serving.engine_capture.counts_trace`; the server guesses nothing);
+           the smallest unsigned dtype that holds the largest count (uint8 below 256,
+           else uint16, else uint32); ``E`` = the highest expert id seen + 1 (the
+           client pads to the model's expert count). 2-D, so a reader tells it from
+           ``ids`` by its shape.
 ``none``   absent (``null``): for sampled capture, where the client asks for routing on     0
            a sample of calls only
 =========  ==========================================================================  =======
@@ -135,7 +137,7 @@ def expert_counts_from_ids(ids: np.ndarray) -> np.ndarray:
 
     Args:
         ids: ``(tokens, layers, top_k)`` integer expert ids, as vLLM's output processor joins
-            them (all hidden layers; ERNIE's dense layer 0 reads zeros there).
+            them (all hidden layers; a dense layer reads zeros there).
 
     Returns:
         ``(layers, max id + 1)`` counts: uint16 when ``tokens < 65536`` (a layer's count of one
@@ -162,35 +164,29 @@ def expert_counts_from_ids(ids: np.ndarray) -> np.ndarray:
 
 
 def compact_expert_counts(ids: np.ndarray) -> np.ndarray:
-    """The ``counts`` mode's payload: :func:`expert_counts_from_ids` without the non-MoE layers,
-    in the smallest unsigned dtype that holds it.
+    """The ``counts`` mode's payload: :func:`expert_counts_from_ids` of every hidden layer, in
+    the smallest unsigned dtype that holds it.
 
-    A layer is taken as non-MoE when every id of every token is 0 (what vLLM 0.24.0 writes for
-    ERNIE's dense layer 0): with ``top_k > 1`` a MoE layer picks ``top_k`` distinct experts per
-    token, so its count of expert 0 never reaches ``tokens * top_k``. With ``top_k == 1`` or no
-    tokens nothing is dropped (it cannot be told apart). The client's decoder
-    (:func:`serving.engine_capture.counts_trace`) takes either all hidden layers or the MoE
-    layers only, in order.
+    No layer is dropped here: the server does not know which layers are MoE, and "every id is
+    0" is no proof of a dense layer (a top-1 MoE layer may route every token to expert 0). The
+    client's decoder (:func:`serving.engine_capture.counts_trace`) drops exactly the layers its
+    shape description (:class:`serving.architecture.MoEArchitecture`) names non-MoE: ERNIE-4.5's
+    layer 0, DeepSeek-V2's first ``first_k_dense_replace`` layers, Qwen3-MoE's
+    ``mlp_only_layers``. A dense layer costs one row of ``E`` bytes (64 for the 21B-A3B shape).
 
-    Against the full ``(28, 64)`` uint16 array of the 21B-A3B shape this is ``(27, 64)`` uint8
-    for calls under 256 routed tokens: 1,856 bytes of ``.npy`` instead of 3,712 (2.5 KB of
-    base64 instead of 4.9 KB).
+    Against the full ``(28, 64)`` uint16 array of the 21B-A3B shape this is ``(28, 64)`` uint8
+    for calls under 256 routed tokens: 1,920 bytes of ``.npy`` instead of 3,712.
 
     Args:
         ids: ``(tokens, layers, top_k)`` integer expert ids.
 
     Returns:
-        ``(kept layers, max id + 1)`` counts, uint8/uint16/uint32.
+        ``(layers, max id + 1)`` counts, uint8/uint16/uint32.
 
     Raises:
         ValueError: ``ids`` is not 3-D or not integer.
     """
     counts = expert_counts_from_ids(ids)
-    tokens, _, top_k = ids.shape
-    if tokens and top_k > 1 and counts.shape[1]:
-        dense = counts[:, 0] == tokens * top_k
-        if dense.any() and not dense.all():
-            counts = counts[~dense]
     peak = int(counts.max()) if counts.size else 0
     dtype = np.uint8 if peak < 256 else np.uint16 if peak < 65536 else np.uint32
     return counts.astype(dtype)

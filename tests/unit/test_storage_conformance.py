@@ -123,14 +123,14 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 def test_a_new_database_is_at_head_and_matches_the_orm_schema(store: TelemetryStore) -> None:
     with store.engine.connect() as connection:
-        assert current_revision(connection) == head_revision() == "0006"
+        assert current_revision(connection) == head_revision() == "0007"
         columns = {c["name"] for c in inspect(connection).get_columns("model_calls")}
     assert "expert_routing_source" in columns and "routing_source" not in columns
     assert _schema_diff(store.engine) == []
     if store.url != "sqlite:///:memory:":  # reopening an up-to-date database changes nothing
         TelemetryStore(store.url).close()
         with store.engine.connect() as connection:
-            assert current_revision(connection) == "0006"
+            assert current_revision(connection) == "0007"
     assert store.count_calls() == 0
 
 
@@ -211,7 +211,7 @@ def test_the_revisions_build_the_orm_schema_and_an_upgrade_keeps_rows(
     # the pending expert routing, 0005 sampling rates and decided_by); rows survive
     with engine.begin() as connection:
         before, after = migrate_upgrade(connection)
-    assert (before, after) == (None, "0006")
+    assert (before, after) == (None, "0007")
     assert _schema_diff(engine) == []
     reader = TelemetryReader(engine, url)
     rows = reader.calls()
@@ -219,11 +219,13 @@ def test_the_revisions_build_the_orm_schema_and_an_upgrade_keeps_rows(
         ("triage", "replay"),
         ("reply", "dense"),
     ]
+    # 0007: an old MoE call could only be ERNIE-4.5 (the one family described then)
+    assert [r.model_family for r in rows] == ["ernie45", ""]
     assert (decode_counts(rows[0]) == counts).all() and decode_counts(rows[1]) is None
     (old,) = reader.requests()
     assert (old.id, old.status, old.result) == ("old-1", "succeeded", {"ok": True})
     assert reader.rollup_status() == (1, 0)  # the old rows had no rollups: the report rebuilds
-    # 0002 goes down and up again without losing a row
+    # 0002 (and 0007) go down and up again without losing a row
     with engine.begin() as connection:
         command.downgrade(alembic_config(connection), "0001")
         assert "routing_source" in {
@@ -465,7 +467,7 @@ def test_open_existing_reads_and_refuses_a_database_behind_the_code(url: str) ->
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "0001")
     engine.dispose()
-    with pytest.raises(UserError, match=r"revision 0001, this version reads 0006.*upgrade"):
+    with pytest.raises(UserError, match=r"revision 0001, this version reads 0007.*upgrade"):
         TelemetryStore.open_existing(url)
     result = CliRunner().invoke(app, ["skew", "--database-url", url])
     shown = " ".join(result.output.split())  # rich wraps long lines

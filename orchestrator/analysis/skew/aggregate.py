@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from orchestrator.analysis.skew.models import ModelShape, TimeWindow
 from orchestrator.exceptions import UserError
-from orchestrator.telemetry import RollupDelta, TelemetryReader
+from orchestrator.telemetry import MixedFamiliesError, RollupDelta, TelemetryReader
 from orchestrator.telemetry.rollups import weighted
 
 #: (workflow, node, expert-routing source)
@@ -111,7 +111,8 @@ def read_windows(
 
     Raises:
         UserError: Calls of different MoE shapes are in the windows (use one database per
-            model, or ``model`` to pick one).
+            model, or ``model`` to pick one); :class:`~orchestrator.telemetry.MixedFamiliesError`
+            when they are of two model families.
     """
     start = min(w.start for w in windows)
     end = max(w.end for w in windows)
@@ -120,8 +121,13 @@ def read_windows(
     step = timedelta(hours=-(-hours // steps))
     data = [WindowData(window=w, step=step) for w in windows]
     shape: tuple[str, ModelShape] | None = None
+    families: dict[str, set[str]] = {}  # two model families are never pooled (issue 50)
     for record in store.iter_rollups(start=start, end=end, model=model):
         bucket = record.bucket_start
+        if record.model_family:
+            families.setdefault(record.model_family, set()).add(record.model)
+            if len(families) > 1:
+                raise MixedFamiliesError(families)
         if shape is None:
             shape = (
                 record.shape_key,

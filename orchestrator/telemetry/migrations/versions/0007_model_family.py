@@ -1,0 +1,76 @@
+"""The model family of each call, so that analyses never pool two MoE families.
+
+* ``model_calls.model_family`` and ``expert_rollups.model_family``: the family of the served
+  model (``MoEArchitecture.family``: ``ernie45``, ``qwen3_moe``, ``deepseek_v2``, ``mixtral``,
+  ``olmoe``, ``gpt_oss``; ``dense``; ``unsupported``), ``''`` when the call names none (a test
+  double). Part of a rollup row's group (the unique constraint), so calls of two families are
+  never summed into one row, even at the same shape.
+* Rows written before this revision: until now only ERNIE-4.5 MoE had a description
+  (``serving/architecture.py`` recognised ``Ernie4_5_MoeForCausalLM`` alone and read every other
+  model as dense), so every call recorded with MoE layers from the engine, a replay, a deferred
+  replay or as unavailable was an ERNIE-4.5 MoE call: those get ``ernie45``. Calls of a test
+  double (``scripted``) and calls without MoE layers keep ``''`` (not known).
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0007"
+down_revision: str | None = "0006"
+
+_GROUP = [
+    "bucket_start",
+    "workflow",
+    "node",
+    "expert_routing_source",
+    "model",
+    "shape_key",
+    "capture_sampling_rate",
+]
+#: The sources whose MoE calls could only have been ERNIE-4.5 before this revision.
+_ERNIE_SOURCES = "('engine', 'replay', 'pending', 'unavailable')"
+
+
+def _family_column() -> sa.Column[str]:
+    return sa.Column("model_family", sa.String(length=32), nullable=False, server_default="")
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("model_calls") as batch:
+        batch.add_column(_family_column())
+    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
+        batch.add_column(_family_column())
+        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
+        batch.create_unique_constraint("uq_expert_rollup_group", [*_GROUP, "model_family"])
+    op.execute(
+        "UPDATE model_calls SET model_family = 'ernie45' WHERE num_experts > 0 "
+        f"AND expert_routing_source IN {_ERNIE_SOURCES}"
+    )
+    op.execute(
+        "UPDATE expert_rollups SET model_family = 'ernie45' WHERE num_experts > 0 "
+        f"AND expert_routing_source IN {_ERNIE_SOURCES}"
+    )
+
+
+def downgrade() -> None:
+    # rollup rows that differ only by family cannot share the old unique group: refuse rather
+    # than sum two families into one row
+    bind = op.get_bind()
+    clashes = bind.execute(
+        sa.text(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM expert_rollups GROUP BY {', '.join(_GROUP)} "
+            "HAVING COUNT(*) > 1) AS clashing"
+        )
+    ).scalar()
+    if clashes:
+        raise RuntimeError(
+            f"{clashes} expert_rollups groups hold calls of more than one model family; "
+            "downgrading would sum them together. Delete the rows of all but one family "
+            "(and their model_calls) or keep revision 0007"
+        )
+    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
+        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
+        batch.drop_column("model_family")
+        batch.create_unique_constraint("uq_expert_rollup_group", _GROUP)
+    with op.batch_alter_table("model_calls") as batch:
+        batch.drop_column("model_family")

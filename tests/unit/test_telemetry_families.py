@@ -1,0 +1,224 @@
+"""Model families in the telemetry (issue 50): an unsupported family is recorded without
+experts, each call keeps its family, and no analysis pools two families.
+
+Two families are written here at the SAME expert shape (3 MoE layers, 16 experts, top-2), so
+the refusal can only come from the recorded family, not from the shape check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from orchestrator import Request, RuleClassifier, TelemetryStore
+from orchestrator.analysis.load import expert_load
+from orchestrator.analysis.skew import ReportOptions, build_report
+from orchestrator.cli import app
+from orchestrator.exceptions import UserError
+from orchestrator.telemetry import ExpertRollupRecord, MixedFamiliesError
+from serving.capture import DeferredReplayCapture, ReplayCapture, UnsupportedCapture
+from serving.engine_capture import encode_routed_experts
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+
+T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+LAYERS, EXPERTS, TOP_K = (1, 2, 3), 16, 2
+
+#: An MoE of no supported family: GraniteMoE, which vLLM serves but the project does not describe.
+GRANITE = {
+    "model_type": "granitemoe",
+    "architectures": ["GraniteMoeForCausalLM"],
+    "num_hidden_layers": 4,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+}
+
+
+def _checkpoint(tmp_path: Path, config: dict[str, object]) -> Path:
+    folder = tmp_path / str(config["model_type"])
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def _call(capture: object, choice: dict[str, object]) -> ExpertRoutingTrace:
+    assert isinstance(capture, (UnsupportedCapture, DeferredReplayCapture))
+    return asyncio.run(
+        capture.capture(
+            response={},
+            choice=choice,
+            prompt_ids=[1, 2, 3],
+            completion_ids=[4, 5],
+            prompt_tokens=3,
+            completion_tokens=2,
+        )
+    )
+
+
+# ---- an unsupported family ------------------------------------------------------------------
+
+
+def test_an_unsupported_family_says_so_once_and_records_no_experts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = _checkpoint(tmp_path, GRANITE)
+    with caplog.at_level(logging.WARNING, logger="serving.capture"):
+        capture = ReplayCapture.from_checkpoint(folder)
+        again = ReplayCapture.from_checkpoint(folder)  # a second client: no second line
+        deferred = DeferredReplayCapture(folder)  # a batch job's capture
+    lines = [r.getMessage() for r in caplog.records if r.name == "serving.capture"]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "granitemoe" in lines[0] and "'unsupported'" in lines[0]
+    assert "docs/moe_families.md" in lines[0]  # how to add the family
+    assert isinstance(capture, UnsupportedCapture) and isinstance(again, UnsupportedCapture)
+    assert capture.arch.num_hidden_layers == 4 and not capture.arch.is_moe
+    # vLLM may still send ids (it routes the model); none of them becomes an expert
+    ids = np.zeros((4, 4, 2), dtype=np.uint8)
+    ids[:, 1:, 1] = 3
+    for made in (capture, deferred):
+        trace = _call(made, {"routed_experts": encode_routed_experts(ids)})
+        assert trace.source is ExpertRoutingSource.UNSUPPORTED
+        assert (trace.moe_layers, trace.num_experts, trace.top_k) == ((), 0, 0)
+        assert not trace.has_routing and trace.expert_counts().size == 0
+        assert "granitemoe" in (trace.reason or "")
+
+
+def test_an_unsupported_trace_cannot_carry_a_shape() -> None:
+    with pytest.raises(ValueError, match="unsupported trace names no MoE layers"):
+        ExpertRoutingTrace(source=ExpertRoutingSource.UNSUPPORTED, moe_layers=(1,), top_k=2)
+
+
+def test_the_store_records_an_unsupported_call_without_experts(tmp_path: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    trace = ExpertRoutingTrace.unsupported("unsupported model family: granitemoe", 7, 3)
+    _record(store, "granite", trace)
+    (row,) = store.calls()
+    assert row.expert_routing_source == "unsupported"
+    assert (row.expert_counts, row.moe_layers, row.num_experts, row.top_k) == (None, [], 0, 0)
+    assert row.model_family == "unsupported" and "granitemoe" in (row.routing_note or "")
+    assert store.rollup_status() == (0, 0)  # nothing summed
+    store.close()
+
+
+# ---- two families in one database ------------------------------------------------------------
+
+_CLASSIFIER = RuleClassifier()
+
+
+def _record(store: TelemetryStore, model: str, routing: ExpertRoutingTrace) -> None:
+    request = Request(text=f"refund please, model {model}")
+    classification = _CLASSIFIER.classify(request)
+    store.start_request(request, classification, "customer_service")
+    store.record_call(
+        request_id=request.id,
+        classification=classification,
+        workflow="customer_service",
+        node="triage",
+        model=model,
+        latency_ms=1.0,
+        finish_reason="stop",
+        routing=routing,
+    )
+    store.finish_request(request.id, "succeeded")
+
+
+def _trace(rng: np.random.Generator, family: str, hot: int) -> ExpertRoutingTrace:
+    tokens = 40
+    keys = rng.random((tokens, len(LAYERS), EXPERTS))
+    keys[..., hot] += 1.0  # this family's expert `hot` is chosen by every token
+    return ExpertRoutingTrace(
+        source=ExpertRoutingSource.ENGINE,
+        moe_layers=LAYERS,
+        num_experts=EXPERTS,
+        top_k=TOP_K,
+        prompt_tokens=tokens,
+        completion_tokens=1,
+        expert_ids=np.argsort(-keys, axis=-1)[..., :TOP_K].astype(np.int16),
+        family=family,
+    )
+
+
+@pytest.fixture(scope="module")
+def mixed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("families") / "telemetry.db"
+    store = TelemetryStore(f"sqlite:///{path}")
+    rng = np.random.default_rng(50)
+    for i in range(8):
+        store.clock = lambda i=i: T0 + timedelta(minutes=5 * i)  # type: ignore[misc]
+        _record(store, "ernie-moe", _trace(rng, "ernie45", hot=3))
+        _record(store, "mixtral-moe", _trace(rng, "mixtral", hot=9))
+    store.close()
+    return path
+
+
+def test_each_call_and_rollup_keeps_its_family(mixed_db: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{mixed_db}")
+    try:
+        rows = store.calls()
+        assert {(r.model, r.model_family) for r in rows} == {
+            ("ernie-moe", "ernie45"),
+            ("mixtral-moe", "mixtral"),
+        }
+        with store._session() as session:
+            rollups = session.execute(
+                select(ExpertRollupRecord.model_family, ExpertRollupRecord.calls)
+            ).all()
+        assert sorted(rollups) == [("ernie45", 8), ("mixtral", 8)]  # never one summed row
+        (chunk,) = store.iter_call_counts(family="mixtral")
+        assert chunk.model_family == "mixtral" and len(chunk.ids) == 8
+        assert (chunk.counts[:, :, 9] == 40).all()  # mixtral's own hot expert only
+        with pytest.raises(MixedFamiliesError):
+            list(store.iter_call_counts())
+    finally:
+        store.close()
+
+
+def test_the_skew_report_and_the_load_table_refuse_to_pool_two_families(mixed_db: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{mixed_db}")
+    try:
+        options = ReportOptions(window="7d", until=T0 + timedelta(days=1), baseline="none")
+        with pytest.raises(MixedFamiliesError) as caught:
+            build_report(store, options)
+        message = str(caught.value)
+        assert "\n" not in message
+        assert "ernie45 (model ernie-moe)" in message and "mixtral (model mixtral-moe)" in message
+        assert "--model" in message and "never pooled" in message
+        with pytest.raises(UserError, match=r"2 MoE families .*ernie45.*mixtral"):
+            expert_load(store)
+        one = build_report(store, options.model_copy(update={"model": "mixtral-moe"}))
+        assert one.overall.hot() == [(layer, 9) for layer in LAYERS]
+        load = expert_load(store, family="ernie45")
+        assert load.family == "ernie45" and all(layer.hot == [3] for layer in load.layers)
+    finally:
+        store.close()
+
+
+def test_orchestrator_skew_says_why_in_one_line_and_model_selects_one(mixed_db: Path) -> None:
+    runner = CliRunner()
+    args = ["skew", "--db", str(mixed_db), "--window", "7d", "--baseline", "none"]
+    args += ["--until", (T0 + timedelta(days=1)).isoformat()]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "2 MoE families" in said and "ernie45" in said and "mixtral" in said
+    assert "--model" in said and "Traceback" not in result.output
+    result = runner.invoke(app, [*args, "--model", "ernie-moe"])
+    assert result.exit_code == 0, result.output
+    assert "L1:e3" in result.output
+
+
+def test_calls_without_a_family_pool_with_one_family(tmp_path: Path) -> None:
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    rng = np.random.default_rng(1)
+    _record(store, "m", _trace(rng, "ernie45", hot=3))
+    _record(store, "m", _trace(rng, "", hot=3))  # a test double's call names no family
+    load = expert_load(store)
+    assert load.calls == 2 and load.family == "ernie45"
+    store.close()
