@@ -5,8 +5,9 @@
 #   PART_BYTES=... bash benchmarks/gpu/pack19.sh      # one xz tarball in parts .x1 .. .xN (no .whl needed)
 #   bash benchmarks/gpu/run52.sh src                  # .src52: the committed sources (git archive HEAD)
 # Device commands, each within 30 s of the previous one (the machine is kept 30 s between commands):
-#   1 .. N-1 (carry .xK):        mkdir -p /tmp/x19 && cp .xK/s19part.* .xK/sha /tmp/x19/
-#   N (carry .xN .src52):        cp .xN/s19part.* .xN/sha /tmp/x19/ && DEADLINE_S=... bash benchmarks/gpu/run52.sh start
+#   1 (carry .x1 .src52):        mkdir -p /tmp/x19 && cp .x1/s19part.* .x1/sha .src52/* /tmp/x19/
+#   2 .. N-1 (carry .xK):        cp .xK/s19part.* /tmp/x19/
+#   N (carry .xN):               cp .xN/s19part.* /tmp/x19/ && DEADLINE_S=... bash benchmarks/gpu/run52.sh start
 #   later (no carry):            bash benchmarks/gpu/run52.sh poll
 # `start` installs the payload into /tmp/site, starts the detached driver (setsid: it outlives the
 # command) with FAMILIES (default ernie45,qwen3_moe,deepseek_v2) until DEADLINE_S seconds from now,
@@ -36,7 +37,7 @@ if [ "$STEP" = start ]; then
     mkdir -p /tmp/site && tar -C /tmp/site -xJf /tmp/s19.tar.xz || exit 4
     rm -f /tmp/s19.tar.xz && touch /tmp/site/.ok19 && echo "site installed at ${SECONDS}s"
   fi
-  mkdir -p /tmp/src52 && tar -C /tmp/src52 -xzf .src52/src.tar.gz && echo "sources: $(cat .src52/commit)"
+  mkdir -p /tmp/src52 && tar -C /tmp/src52 -xzf /tmp/x19/src.tar.gz && echo "sources: $(cat /tmp/x19/commit)"
   cd /tmp/src52 || exit 5
   python3 -m serving.vllm_plugin /tmp/plugin52
   python3 -c "import vllm, torch, transformers, importlib.metadata as m; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__, [e.value for e in m.entry_points(group='vllm.general_plugins')])"
