@@ -7,7 +7,13 @@ from pathlib import Path
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from serving.architecture import MoEArchitecture
-from serving.capture import EngineCapture, ExpertRoutingCapture, ReplayCapture
+from serving.capture import (
+    EngineCapture,
+    ExpertRoutingCapture,
+    ReplayCapture,
+    unsupported_capture,
+)
+from serving.errors import UnsupportedArchitectureError
 from serving.profiles import ServingProfile, cpu_profile, gpu_profile
 
 
@@ -27,18 +33,25 @@ def expert_routing_capture(settings: Settings) -> ExpertRoutingCapture:
     """Replay on the CPU profile; the engine's routed_experts on the GPU profile, for every
     call or for the sample ``settings.capture_sample_rate`` draws.
 
+    An MoE of no supported family gets an :class:`~serving.capture.UnsupportedCapture`
+    (its calls recorded ``unsupported``, one warning line now).
+
     Raises:
         CheckpointError: The checkpoint (CPU) or the model config (GPU) cannot be read.
     """
     if settings.profile == "cpu":
         return ReplayCapture.from_checkpoint(settings.checkpoint_dir)
     model = Path(settings.gpu_model)
-    if model.is_dir():
-        arch = MoEArchitecture.from_checkpoint(model)
-    else:
-        from transformers import AutoConfig
+    try:
+        if model.is_dir():
+            arch = MoEArchitecture.from_checkpoint(model)
+        else:
+            from transformers import AutoConfig
 
-        arch = MoEArchitecture.from_config(AutoConfig.from_pretrained(settings.gpu_model).to_dict())
+            config = AutoConfig.from_pretrained(settings.gpu_model).to_dict()
+            arch = MoEArchitecture.from_config(config)
+    except UnsupportedArchitectureError as exc:  # recorded 'unsupported', said once at start
+        return unsupported_capture(exc, model if model.is_dir() else None)
     return EngineCapture(arch, sample_rate=settings.capture_sample_rate)
 
 

@@ -22,9 +22,16 @@ from orchestrator import Request, RuleClassifier, TelemetryStore
 from orchestrator.analysis.load import expert_load
 from orchestrator.analysis.skew import ReportOptions, build_report
 from orchestrator.cli import app
+from orchestrator.config import Settings
+from orchestrator.core.runtime import expert_routing_capture
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ExpertRollupRecord, MixedFamiliesError
-from serving.capture import DeferredReplayCapture, ReplayCapture, UnsupportedCapture
+from serving.capture import (
+    DeferredReplayCapture,
+    EngineCapture,
+    ReplayCapture,
+    UnsupportedCapture,
+)
 from serving.engine_capture import encode_routed_experts
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 
@@ -88,6 +95,19 @@ def test_an_unsupported_family_says_so_once_and_records_no_experts(
         assert (trace.moe_layers, trace.num_experts, trace.top_k) == ((), 0, 0)
         assert not trace.has_routing and trace.expert_counts().size == 0
         assert "granitemoe" in (trace.reason or "")
+
+
+def test_both_profiles_give_an_unsupported_model_the_unsupported_capture(tmp_path: Path) -> None:
+    folder = _checkpoint(tmp_path, {**GRANITE, "num_hidden_layers": 6})
+    for profile in ("cpu", "gpu"):
+        settings = Settings(profile=profile, checkpoint_dir=folder, gpu_model=str(folder))
+        capture = expert_routing_capture(settings)
+        assert isinstance(capture, UnsupportedCapture), profile
+        assert capture.arch.family == "unsupported" and capture.arch.num_hidden_layers == 6
+    # a supported family still gets the engine's capture on the GPU profile
+    mixtral = _checkpoint(tmp_path, {**GRANITE, "model_type": "mixtral", "architectures": []})
+    capture = expert_routing_capture(Settings(profile="gpu", gpu_model=str(mixtral)))
+    assert isinstance(capture, EngineCapture) and capture.arch.family == "mixtral"
 
 
 def test_an_unsupported_trace_cannot_carry_a_shape() -> None:
