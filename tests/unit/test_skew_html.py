@@ -91,4 +91,9 @@ def test_report_renders_in_headless_chromium(report_file: Path, tmp_path: Path) 
     assert pixels.std() > 20  # not blank: plots and tables, not a white page
     assert (pixels < 200).mean() > 0.05
     assert "L1:e3" in text and "L1:e7" in text
+    # the panels of issue 51: balancedness per layer, shares with their intervals
+    assert "Balancedness per layer" in text and "with its interval" in text
+    html_text = report_file.read_text(encoding="utf-8")
+    assert "alert floor" in html_text and '"arrayminus"' in html_text
+    assert "<b>refund</b>" not in html_text  # request text escaped
     (tmp_path / "skew.png").write_bytes(png)

@@ -113,14 +113,31 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
     per_layer = 2
     for i, m in enumerate(profile.layers):
         colours = [_HOT if e in m.hot else _OK for e in range(experts)]
+        whiskers = (
+            {
+                "type": "data",
+                "symmetric": False,
+                "array": [hi - v for v, hi in zip(m.shares, m.share_high, strict=True)],
+                "arrayminus": [v - lo for v, lo in zip(m.shares, m.share_low, strict=True)],
+                "color": "#444",
+                "thickness": 1,
+                "width": 2,
+            }
+            if m.share_low
+            else None
+        )
         fig.add_trace(
             go.Bar(
                 x=list(range(experts)),
                 y=m.shares,
                 marker_color=colours,
+                error_y=whiskers,
+                customdata=list(zip(m.share_low, m.share_high, strict=True)) or None,
                 name=f"L{m.layer}",
                 visible=i == 0,
-                hovertemplate="expert %{x}: %{y:.2%}<extra></extra>",
+                hovertemplate="expert %{x}: %{y:.2%}"
+                + (" (%{customdata[0]:.2%} to %{customdata[1]:.2%})" if m.share_low else "")
+                + "<extra></extra>",
             )
         )
         fig.add_trace(
@@ -139,7 +156,12 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
         buttons.append(
             {"label": f"layer {m.layer}", "method": "update", "args": [{"visible": visible}]}
         )
-    for y, text in ((uniform, "uniform"), (thresholds.hot_factor * uniform, "hot threshold")):
+    lines = (
+        (uniform, "uniform"),
+        (thresholds.hot_factor * uniform, "hot threshold"),
+        (thresholds.dead_factor * uniform, "dead threshold"),
+    )
+    for y, text in lines:
         fig.add_hline(
             y=y,
             line_dash="dash",
@@ -148,7 +170,8 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
             annotation_position="top left",
         )
     fig.update_layout(
-        title=f"{profile.name}: load share per expert (red = hot, × = dead)",
+        title=f"{_e(profile.name)}: load share per expert, whiskers = "
+        f"{thresholds.confidence:.0%} simultaneous interval (red = hot, × = dead)",
         height=360,
         margin={"l": 60, "r": 20, "t": 80, "b": 40},
         showlegend=False,
@@ -157,6 +180,42 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
         updatemenus=[
             {"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.18, "direction": "down"}
         ],
+    )
+    return fig
+
+
+#: Balancedness below this fires ExpertLayerImbalanced (deploy/prometheus/alerts.yml).
+BALANCEDNESS_ALERT = 0.2
+
+
+def balancedness_figure(report: SkewReport) -> go.Figure:
+    """Balancedness (``mean / max`` expert load, SGLang's EPLB metric) per MoE layer, one line
+    per scope, with the alert floor of the example Prometheus rules."""
+    profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
+    fig = go.Figure()
+    for p in profiles:
+        fig.add_trace(
+            go.Scatter(
+                x=[m.layer for m in p.layers],
+                y=[m.balancedness for m in p.layers],
+                mode="lines+markers",
+                name=_e(p.name),
+                hovertemplate="layer %{x}: %{y:.3f}<extra>" + _e(p.name) + "</extra>",
+            )
+        )
+    fig.add_hline(
+        y=BALANCEDNESS_ALERT,
+        line_dash="dash",
+        line_color=_HOT,
+        annotation_text="alert floor (ExpertLayerImbalanced)",
+        annotation_position="bottom left",
+    )
+    fig.update_layout(
+        title="Balancedness per MoE layer (mean / max expert load; 1 = balanced)",
+        height=340,
+        margin={"l": 60, "r": 20, "t": 60, "b": 40},
+        xaxis={"title": "MoE layer"},
+        yaxis={"title": "balancedness", "range": [0, 1.05]},
     )
     return fig
 
@@ -429,7 +488,9 @@ def render_html(report: SkewReport) -> str:
     profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows
     for p in profiles:
         sections.append(_figure(heatmap(p, t)))
-    sections.append("<h2>Load share per expert (hot and dead marked)</h2>")
+    sections.append("<h2>Balancedness per layer</h2>")
+    sections.append(_figure(balancedness_figure(report)))
+    sections.append("<h2>Load share per expert with its interval (hot and dead marked)</h2>")
     for p in profiles:
         sections.append(_figure(share_bars(p, t)))
     sections += ["<h2>Workflow and node fingerprints</h2>", _fingerprint_table(report)]
