@@ -182,13 +182,37 @@ async def _close(run: cl.Step, reply: cl.Message) -> None:
     await run.update()
 
 
+#: The most fields, and characters of one value, :func:`result_table` shows.
+TABLE_ROWS, TABLE_CELL = 12, 200
+
+
+def result_table(result: object) -> str:
+    """The generic view of a workflow's result: its top-level text, number and yes/no fields as
+    a two-column Markdown table, every cell escaped (model text is data); nested fields are
+    left to the workflow's own view. ``""`` when there is none.
+
+    Example: ``{"answer": "42 *days*", "sources": ["a"]}`` gives one row, ``answer`` and
+    ``42 \\*days\\*``.
+    """
+    if not isinstance(result, dict):
+        return ""
+    rows = [
+        f"| {md(key)} | {md(' '.join(str(value).split())[:TABLE_CELL])} |"
+        for key, value in list(result.items())[:TABLE_ROWS]
+        if isinstance(value, str | int | float | bool) and str(value).strip()
+    ]
+    return "\n\n| field | value |\n|---|---|\n" + "\n".join(rows) if rows else ""
+
+
 async def finish_reply(reply: cl.Message, turn: Turn) -> None:
     """The reply's tool steps, errors, footer and heatmap, after its text."""
     turn.flush_pending()
     for call_, result in turn.steps:
         await tool_step(call_, result, reply_id=reply.id)
     if not reply.content and turn.done.get("headline"):
-        await reply.stream_token(md(turn.done["headline"]))
+        # a workflow that streams no reply (any workflow this page does not know): its
+        # headline, then its result's fields
+        await reply.stream_token(md(turn.done["headline"]) + result_table(turn.done.get("result")))
     for error in turn.errors:
         reply.content = (reply.content or "") + "\n\n**Sorry:** " + md(error)
     reply.content = (reply.content or "") + "\n\n---\n" + turn.footer()

@@ -3,8 +3,9 @@
 then a rename), so a reader never sees half a file.
 
 Columns (:data:`RESULT_COLUMNS`): the row's position and id; the classifier's route and
-confidence; the workflow's outputs (``reply`` of customer service, ``verdict`` of moderation,
-``report`` path of the excel report); ``status`` and ``error``; ``attempts``, ``latency_ms``,
+confidence; the workflow and its ``output`` (whatever workflow it is: its
+:meth:`~orchestrator.core.workflow.Workflow.output`, such as a reply, a verdict or a report's
+path); ``status`` and ``error``; ``attempts``, ``latency_ms``,
 ``prompt_tokens`` and ``completion_tokens`` summed over the model calls; ``top_experts``
 (``layer/expert share`` of the most-used experts over the calls), ``router_confidence`` (the
 calls' mean chosen-expert probability mass) and ``expert_routing`` (who filled the routing:
@@ -58,9 +59,7 @@ RESULT_COLUMNS = (
     "confidence",
     "workflow",
     "status",
-    "reply",
-    "verdict",
-    "report",
+    "output",
     "error",
     "attempts",
     "latency_ms",
@@ -75,24 +74,9 @@ RESULT_COLUMNS = (
 EXTRA_FORMATS = ("csv", "jsonl")
 
 
-def _outputs(result: dict[str, Any] | None) -> tuple[str | None, str | None, str | None]:
-    """``(reply, verdict, report)`` of a workflow result (whichever the workflow has)."""
-    if not result:
-        return None, None, None
-    reply = verdict = report = None
-    draft = result.get("reply")
-    if isinstance(draft, dict):
-        reply = draft.get("text")
-    if "decision" in result:
-        cats = ", ".join(
-            str(c.get("category")) for c in result.get("categories") or [] if isinstance(c, dict)
-        )
-        verdict = f"{result.get('decision')}/{result.get('severity')}" + (
-            f": {cats}" if cats else ""
-        )
-    if "xlsx" in result or "markdown" in result:
-        report = result.get("xlsx") or result.get("markdown")
-    return reply, verdict, report
+#: The columns of an older version's results that ``output`` replaced (a resumed batch's
+#: recorded rows may still hold them): the first one set becomes the row's ``output``.
+_OLD_OUTPUTS = ("reply", "verdict", "report")
 
 
 def _experts(outcome: RequestOutcome) -> tuple[str | None, float | None, str | None]:
@@ -127,7 +111,7 @@ def row_output(
 
     A row without an outcome (never sent: a problem such as empty text, or no server
     answered) has route :data:`NOT_CLASSIFIED`, never an empty cell."""
-    reply = verdict = report = None
+    output: str | None = None
     route: str | None = NOT_CLASSIFIED
     confidence = workflow = top = conf = sources = None
     prompt_tokens = completion_tokens = None
@@ -135,7 +119,7 @@ def row_output(
         route = outcome.classification.route
         confidence = round(outcome.classification.confidence, 4)
         workflow = outcome.workflow
-        reply, verdict, report = _outputs(outcome.result)
+        output = outcome.output
         if outcome.status == "rejected" and error is None and outcome.result:
             error = outcome.result.get("error")
         top, conf, sources = _experts(outcome)
@@ -148,9 +132,7 @@ def row_output(
         "confidence": confidence,
         "workflow": workflow,
         "status": status,
-        "reply": reply,
-        "verdict": verdict,
-        "report": report,
+        "output": output,
         "error": error,
         "attempts": attempts,
         "latency_ms": None if latency_ms is None else round(latency_ms, 1),
@@ -274,6 +256,9 @@ def merged_rows(
             output = current[1]
             if output.get("route") is None:  # recorded by an older version: never sent
                 output = {**output, "route": NOT_CLASSIFIED}
+            if "output" not in output:  # recorded by an older version: reply/verdict/report
+                old = (output.get(k) for k in _OLD_OUTPUTS)
+                output = {**output, "output": next((v for v in old if v is not None), None)}
             yield output
         else:
             yield pending_output(row)

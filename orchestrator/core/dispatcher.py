@@ -68,6 +68,8 @@ class RequestOutcome(BaseModel):
             ``no_workflow`` (the route has no workflow registered yet).
         result: The workflow's typed result, as a dict.
         headline: One line for the console.
+        output: The workflow's :meth:`~orchestrator.core.workflow.Workflow.output` of its
+            result (a batch's ``output`` column); None when no workflow finished.
         error: What went wrong, for ``failed`` and ``no_workflow``.
         calls: One summary per model call.
         handed_on: The parts of a compound request that were not run: each handed to a person
@@ -84,6 +86,7 @@ class RequestOutcome(BaseModel):
     status: RequestStatus
     result: dict[str, Any] | None = None
     headline: str = ""
+    output: str | None = None
     error: str | None = None
     calls: list[CallSummary] = []
     handed_on: list[HandedOn] = []
@@ -173,6 +176,9 @@ class Orchestrator:
         max_tokens: Default completion limit for model calls.
         temperatures: Temperature presets per kind of skill (``judging``, ``factual``,
             ``free_text``); the gateway's defaults when None.
+        routes: The declared routes (:func:`~orchestrator.core.registry.declared_routes`);
+            read from the classifier's routes file when None. An application that builds many
+            orchestrators (one per preset or endpoint) reads them once and passes them.
 
     Example:
         >>> orch = Orchestrator(client, store, [CustomerServiceWorkflow()])  # doctest: +SKIP
@@ -190,23 +196,29 @@ class Orchestrator:
         classifier: RequestClassifier | None = None,
         max_tokens: int = 48,
         temperatures: Mapping[str, float] | None = None,
+        routes: Mapping[Route, RouteSpec] | None = None,
     ) -> None:
         self.temperatures = dict(temperatures) if temperatures is not None else None
         self.client = client
         self.store = store
-        self.classifier: RequestClassifier = classifier or RuleClassifier()
         self.max_tokens = max_tokens
-        rules_path = getattr(self.classifier, "rules_path", None)
+        rules_path = getattr(classifier, "rules_path", None)
         if workflows is None:
             workflows = registry.load_workflows(rules_path)
+        workflows = list(workflows)
+        # the default classifier also knows the routes the workflows declare themselves
+        own = [w.route_spec for w in workflows if w.route_spec is not None]
+        self.classifier: RequestClassifier = classifier or RuleClassifier(routes=own)
         self.workflows: dict[Route, Workflow[Any, Any]] = {}
         for workflow in workflows:
             if workflow.route in self.workflows:
                 raise UserError(f"two workflows registered for route {workflow.route}")
             self.workflows[workflow.route] = workflow
         #: The declared routes (the routes file's, then the workflows' own ``route_spec``).
-        self.routes: dict[Route, RouteSpec] = registry.declared_routes(
-            self.workflows.values(), registry.file_routes(rules_path)
+        self.routes: dict[Route, RouteSpec] = (
+            dict(routes)
+            if routes is not None
+            else registry.declared_routes(self.workflows.values(), registry.file_routes(rules_path))
         )
         registry.check_declared(self.routes, self.workflows.values())
         #: The route that keeps a customer's thread and resumes handoffs (``holds_threads``).
@@ -489,6 +501,7 @@ class Orchestrator:
             gateway,
             result=payload,
             headline=handed_on_note(workflow.headline(result), run.handed),
+            output=workflow.output(result),
             handed_on=list(run.handed),
             truncated=run.truncated,
         )

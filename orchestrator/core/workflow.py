@@ -12,7 +12,8 @@ casts; the dispatcher only relies on the base contract.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -78,10 +79,22 @@ class Workflow(ABC, Generic[StateT, ResultT]):
     def headline(self, result: ResultT) -> str:
         """One line for the console (e.g. the drafted reply)."""
 
+    def output(self, result: ResultT) -> str | None:
+        """The result in one cell of a batch's results file (the reply, the verdict, the
+        report's path); :meth:`headline` unless the workflow says otherwise."""
+        return self.headline(result)
+
     def configured(self, settings: Settings) -> Workflow[StateT, ResultT]:
         """This workflow for an application's ``settings`` (a batch's attachment folders, for
         instance); itself unless the workflow reads settings of its own."""
         return self
+
+    @asynccontextmanager
+    async def opened(self, settings: Settings) -> AsyncIterator[Workflow[StateT, ResultT]]:
+        """This workflow open for a long-running application (the UI service): its databases
+        and checkpointers opened for the block and closed after it; by default just
+        :meth:`configured` with ``settings``."""
+        yield self.configured(settings)
 
     def warm(self) -> None:
         """Load what the first request would otherwise load (models, word lists) before it

@@ -63,9 +63,17 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
 from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.fixed import FixedRoute
+from orchestrator.core.registry import (
+    check_routes,
+    declared_routes,
+    discover_workflows,
+    file_routes,
+)
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import (
     HandoffDecidedError,
+    HandoffError,
     OrchestratorError,
     ServerUnavailableError,
     ThreadOwnerError,
@@ -81,15 +89,11 @@ from orchestrator.observability import (
 )
 from orchestrator.observability import metrics as framework_metrics
 from orchestrator.request import Attachment, Request, resolve_attachment_path
+from orchestrator.routes import ROUTE_NAME, the_route
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.ui.auth import AuthError, Caller, read_caller
 from orchestrator.ui.charts import expert_figure, report_figures
 from orchestrator.ui.trace import BaselineCache, describe
-from workflows import ContentModerationWorkflow, ExcelReportWorkflow
-from workflows.content_moderation.service import FixedRoute
-from workflows.customer_service import HandoffError, open_workflow
-from workflows.customer_service.store import OrderStore
-from workflows.excel_report import ReportConfig
 
 logger = logging.getLogger(__name__)
 
@@ -131,9 +135,11 @@ class TurnIn(BaseModel):
     channel: str | None = Field(None, max_length=64, pattern=r"^[a-z_]+$")
     path: str | None = None
     filename: str | None = Field(None, max_length=255)
-    #: Set by the moderation panel: the post goes to content moderation whatever the
-    #: classifier would say (a pasted post may read as a customer message or as out of scope).
-    route: Literal["content_moderation"] | None = None
+    #: Set by a panel that fixes the route (the moderation panel: ``content_moderation``; a
+    #: route declared with ``wraps_content``): the text goes to it whatever the classifier would
+    #: say (a pasted post may read as a customer message or as out of scope). A text only,
+    #: never part of the thread.
+    route: str | None = Field(None, pattern=ROUTE_NAME)
 
 
 class DecisionIn(BaseModel):
@@ -189,9 +195,12 @@ def expert_grid(calls: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _channel(attachments: tuple[Attachment, ...], moderation: bool) -> str:
-    """The channel recorded for a turn that names none."""
-    return "report_upload" if attachments else "moderation_panel" if moderation else "chat"
+def _channel(attachments: tuple[Attachment, ...], route: str | None) -> str:
+    """The channel recorded for a turn that names none: ``report_upload`` with a file,
+    ``<route>_panel`` from a panel that fixes the route, else ``chat``."""
+    if attachments:
+        return "report_upload"
+    return f"{route}_panel" if route else "chat"
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -400,25 +409,34 @@ class UiService:
         # a first reading now, so the first health a person asks for already has rates
         with contextlib.suppress(OrchestratorError):
             await asyncio.to_thread(monitor.poll)
+        # the installed workflows, each opened with the upload folder as an attachment folder
+        uploads = settings.model_copy(
+            update={"attachment_dirs": (*settings.attachment_dirs, self.uploads)}
+        )
         try:
-            async with open_workflow(settings) as cs:
-                base = ReportConfig.from_settings(settings)
-                report = ExcelReportWorkflow(
-                    base.model_copy(
-                        update={"attachment_dirs": (*base.attachment_dirs, self.uploads)}
-                    )
-                )
-                if (orders := cs.store) is not None:
+            async with contextlib.AsyncExitStack() as stack:
+                workflows = [
+                    await stack.enter_async_context(w.opened(uploads)) for w in discover_workflows()
+                ]
+                routes = declared_routes(workflows, file_routes())
+                check_routes(routes, workflows)
+                # the route that holds a customer's thread (customer service): its workflow's
+                # order store keeps thread owners and handoffs; none without such a route
+                held = the_route(routes.values(), "holds_threads")
+                cs = next((w for w in workflows if w.route == held), None)
+                if (orders := getattr(cs, "store", None)) is not None:
                     framework_metrics.set_handoffs_waiting(lambda: len(orders.handoffs("waiting")))
+                own = [w.route_spec for w in workflows if w.route_spec is not None]
                 yield {
                     "client": model,
                     "store": store,
                     "baselines": BaselineCache(store),
-                    "classifier": RuleClassifier(),
+                    "classifier": RuleClassifier(routes=own),
                     "monitor": monitor,
                     "cs": cs,
-                    "workflows": [cs, report, ContentModerationWorkflow()],
-                    "orders": cs.store,
+                    "workflows": workflows,
+                    "routes": routes,
+                    "orders": orders,
                 }
         finally:
             if self.client is None:
@@ -426,16 +444,24 @@ class UiService:
             store.close()
             monitor.close()
 
-    def orchestrator(self, preset: str, *, moderation: bool = False) -> Orchestrator:
-        """The dispatcher with ``preset``'s temperatures (content moderation fixed for the
-        moderation panel)."""
+    def orchestrator(self, preset: str, *, route: str | None = None) -> Orchestrator:
+        """The dispatcher with ``preset``'s temperatures (``route`` fixed for a panel that
+        fixes it: the moderation panel's). A panel may fix a declared route whose content is
+        under review (``wraps_content``); RefusedError (400) for any other ``route``."""
+        spec = self.state["routes"].get(route) if route is not None else None
+        if route is not None and (spec is None or not spec.wraps_content):
+            raise RefusedError(
+                400, f"bad turn: route {route!r} is not one a panel may fix (wraps_content)"
+            )
+        fixed = FixedRoute(route, reason="the panel fixed the route") if route else None
         return Orchestrator(
             self.state["client"],
             self.state["store"],
             self.state["workflows"],
-            classifier=FixedRoute() if moderation else self.state["classifier"],
+            classifier=fixed or self.state["classifier"],
             max_tokens=self.settings.max_completion_tokens,
             temperatures=self.temperatures[preset],
+            routes=self.state["routes"],
         )
 
     # --- who --------------------------------------------------------------------------------
@@ -455,6 +481,8 @@ class UiService:
         with no customer turn yet."""
         if thread_id in self.owners:
             return self.owners[thread_id]
+        if self.state.get("cs") is None:  # no route holds threads: no thread has an owner
+            return None
         snapshot = await self.state["cs"].graph.aget_state(
             {"configurable": {"thread_id": thread_id}}
         )
@@ -471,7 +499,7 @@ class UiService:
         customer's thread. A customer's turn binds a new thread to them in the order store
         (atomic across processes: two first turns at once get one owner), and a refusal there
         is recorded (``cs_thread_refusals``)."""
-        orders: OrderStore | None = self.state.get("orders")
+        orders: Any = self.state.get("orders")
         if write and caller.role == "customer" and orders is not None:
             try:
                 await asyncio.to_thread(
@@ -487,9 +515,9 @@ class UiService:
         if not caller.owns(owner):
             raise RefusedError(403, "this conversation belongs to another account")
 
-    def orders(self) -> OrderStore:
+    def orders(self) -> Any:
         """The order store. Raises RefusedError (503) when none is configured."""
-        orders: OrderStore | None = self.state.get("orders")
+        orders: Any = self.state.get("orders")
         if orders is None:
             raise RefusedError(503, "no order store: set ORCH_CS_DATABASE_URL and seed it")
         return orders
@@ -508,16 +536,16 @@ class UiService:
             await self.may_use_thread(caller, request.thread_id, write=True)
             if caller.customer_id is not None:
                 self.owners.setdefault(request.thread_id, caller.customer_id)
-        orch = self.orchestrator(body.preset, moderation=body.route == "content_moderation")
+        orch = self.orchestrator(body.preset, route=body.route)
         return StreamingResponse(
             self.lines(orch, request, caller), media_type="application/x-ndjson"
         )
 
     def request(self, body: TurnIn, caller: Caller) -> Request:
         """The framework's request for ``body``, for ``caller``'s customer. Raises RefusedError."""
-        moderation = body.route == "content_moderation"
-        if moderation and body.path:
-            raise RefusedError(400, "bad turn: a moderation post is text; send it without a path")
+        fixed = body.route is not None  # a panel's text, such as a post to moderate
+        if fixed and body.path:
+            raise RefusedError(400, "bad turn: a panel's post is text; send it without a path")
         attachments: tuple[Attachment, ...] = ()
         if body.path:
             try:  # only a file under the upload folder: no ../, no symlink out
@@ -525,14 +553,14 @@ class UiService:
             except UserError as exc:
                 raise RefusedError(400, f"bad turn: {scrub(str(exc))}; upload it again") from exc
             attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
-        one_off = bool(attachments) or moderation  # not a turn of the conversation
+        one_off = bool(attachments) or fixed  # not a turn of the conversation
         try:
             return Request(
                 text=body.text,
                 thread_id=None if one_off else body.thread_id,
                 customer_id=None if one_off else caller.customer_id,
                 attachments=attachments,
-                channel=body.channel or _channel(attachments, moderation),
+                channel=body.channel or _channel(attachments, body.route),
             )
         except ValidationError as exc:
             raise bad_input(exc, "turn") from exc

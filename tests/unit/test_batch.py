@@ -191,7 +191,7 @@ async def test_results_have_one_row_per_input_row_in_input_order(out, db, source
     assert job.summary.ran == len(TEXTS) and job.summary.stopped is None
     for r in rows:
         assert r["status"] == "succeeded" and r["route"] == "customer_service"
-        reply = str(r["reply"])
+        reply = str(r["output"])
         if not reply.startswith("Please tell me the new address"):  # a question back: no prose
             assert reply.endswith(" Sorry about that; fixed.")  # after code's answer
         assert 0 < float(r["confidence"]) <= 1  # type: ignore[arg-type]
@@ -215,16 +215,16 @@ async def test_model_text_is_escaped_against_formula_injection(out, db, source) 
     await _run(source, factory, out=out, formats=["csv", "jsonl"])
     workbook = load_workbook(out)  # not read-only: data types are visible
     cells = [
-        row[RESULT_COLUMNS.index("reply")] for row in workbook.worksheets[0].iter_rows(min_row=2)
+        row[RESULT_COLUMNS.index("output")] for row in workbook.worksheets[0].iter_rows(min_row=2)
     ]
     # the claim checker drops the formula before any output sees it (a fragment with markup
     # and a link); code's answer to the intent stands, and no cell starts a formula
     assert all(c.data_type == "s" and "HYPERLINK" not in c.value for c in cells)
     assert all(not str(c.value).startswith(("=", "+", "-", "@")) for c in cells)
     with out.with_suffix(".csv").open(encoding="utf-8") as handle:
-        assert all(not r["reply"].startswith("=") for r in csv.DictReader(handle))
+        assert all(not r["output"].startswith("=") for r in csv.DictReader(handle))
     first = json.loads(out.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert "HYPERLINK" not in first["reply"] and first["reply"]
+    assert "HYPERLINK" not in first["output"] and first["output"]
 
 
 async def test_bad_rows_fail_one_by_one_and_the_batch_goes_on(tmp_path, db) -> None:
@@ -666,7 +666,7 @@ async def test_a_folder_of_workbooks_is_one_excel_report_request_each(
     ]
     protected, plain, link = rows
     assert plain["route"] == "excel_report" and plain["status"] == "succeeded"
-    assert str(plain["report"]).endswith(".xlsx") and Path(str(plain["report"])).is_file()
+    assert str(plain["output"]).endswith(".xlsx") and Path(str(plain["output"])).is_file()
     assert protected["route"] == "excel_report" and protected["status"] == "rejected"
     assert "password" in str(protected["error"]).lower()
     assert link["status"] == "failed" and "outside the allowed folder" in str(link["error"])

@@ -200,6 +200,11 @@ class ContentModerationWorkflow(Workflow[ModerationState, Verdict]):
     def result(self, state: ModerationState) -> Verdict:
         return state["verdict"]
 
+    def output(self, result: Verdict) -> str | None:
+        """``decision/severity: categories``."""
+        cats = ", ".join(c.category.value for c in result.categories)
+        return f"{result.decision.value}/{result.severity.value}" + (f": {cats}" if cats else "")
+
     def headline(self, result: Verdict) -> str:
         cats = ", ".join(c.category.value for c in result.categories) or "no category"
         return f"[{result.decision.value}/{result.severity.value}] {cats} ({result.policy_rule})"

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.classifier import Classification
 from orchestrator.core.batch import run_batch
 from orchestrator.core.client import ModelClient
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.fixed import FixedRoute as CoreFixedRoute
 from orchestrator.core.gateway import CallSummary
 from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Request
@@ -45,18 +45,12 @@ from workflows.content_moderation.verdict import Verdict
 CHANNEL = "moderation_api"
 
 
-class FixedRoute:
-    """A classifier stand-in that sends every request to content moderation (confidence 1)."""
+class FixedRoute(CoreFixedRoute):
+    """A classifier stand-in that sends every request to content moderation (confidence 1):
+    the caller asked for moderation."""
 
-    def classify(self, request: Request) -> Classification:
-        """Always this workflow's route (:data:`.route.ROUTE`): the caller asked for moderation."""
-        return Classification(
-            route=ROUTE,
-            confidence=1.0,
-            scores={ROUTE: 1.0},
-            reason="moderation entry point: the caller fixed the route",
-            rules_version="fixed",
-        )
+    def __init__(self) -> None:
+        super().__init__(ROUTE, reason="moderation entry point: the caller fixed the route")
 
 
 class ModerationOutcome(BaseModel):

@@ -227,6 +227,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             return f"[handoff: {result.handoff.get('reason')}] {result.reply.text}"
         return f"[{result.triage.issue_type}/{result.triage.urgency}] {result.reply.text}"
 
+    def output(self, result: CustomerServiceResult) -> str | None:
+        """The reply's text."""
+        return result.reply.text
+
     # --- human handoff -----------------------------------------------------------------------
     async def pending_handoff(self, thread_id: str) -> dict[str, Any] | None:
         """The interrupt payload ``thread_id`` waits on, or None."""

@@ -490,6 +490,10 @@ class ExcelReportWorkflow(Workflow[ExcelReportState, ExcelReportResult]):
             return ExcelReportResult(status="rejected", file=state.get("path"), error=error)
         return state["result"]
 
+    def output(self, result: ExcelReportResult) -> str | None:
+        """The report's path (the ``.xlsx``, else the Markdown)."""
+        return result.xlsx or result.markdown
+
     def headline(self, result: ExcelReportResult) -> str:
         if result.status == "rejected":
             return f"rejected: {result.error}"
