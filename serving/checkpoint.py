@@ -53,9 +53,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from serving._quiet import no_progress_bars
+from serving.architecture import FAMILIES, MoEArchitecture
 from serving.errors import CheckpointError
 
 MANIFEST = "orchestrator_checkpoint.json"
+#: The families ``build_checkpoint`` builds (``--family``); ``ernie45`` is the default.
+FAMILY_NAMES = tuple(FAMILIES)
 BOS, EOS, PAD, UNK = "<s>", "</s>", "<pad>", "<unk>"
 CLS, SEP = "<|begin_of_sentence|>", "<|end_of_sentence|>"
 
@@ -153,9 +156,11 @@ class CheckpointSpec(BaseModel):
     planted: tuple[PlantedExpert, ...] = ()
     balance_router: bool = True
     balance_tokens: int = Field(8192, ge=256)
+    family: str = "ernie45"
 
     @model_validator(mode="after")
     def _check(self) -> CheckpointSpec:
+        _check_family(self)
         if self.hidden_size % self.num_attention_heads:
             raise ValueError("hidden_size must be a multiple of num_attention_heads")
         if self.num_attention_heads % self.num_key_value_heads:
@@ -188,10 +193,43 @@ class CheckpointSpec(BaseModel):
         fields.update(overrides)
         return cls(**fields)
 
+    @classmethod
+    def for_family(cls, family: str, **overrides: Any) -> CheckpointSpec:
+        """The cheapest CPU shape of ``family`` (:data:`serving.families.CPU_SHAPES`).
+
+        Raises:
+            ValueError: ``family`` is not one of :data:`FAMILY_NAMES` (the message lists them).
+        """
+        from serving.families import CPU_SHAPES
+
+        if family not in CPU_SHAPES:
+            raise ValueError(
+                f"unknown MoE family {family!r}; choose one of {', '.join(FAMILY_NAMES)}"
+            )
+        return cls(**{**CPU_SHAPES[family], "family": family, **overrides})
+
     def fingerprint(self, corpus_sha256: str) -> str:
-        """A hash of the spec and the tokenizer corpus; equal hashes mean equal checkpoints."""
-        payload = self.model_dump_json() + corpus_sha256
+        """A hash of the spec and the tokenizer corpus; equal hashes mean equal checkpoints.
+
+        An ERNIE spec hashes without its ``family`` field, as before families existed, so
+        existing ERNIE checkpoints stay current."""
+        exclude = {"family"} if self.family == "ernie45" else None
+        payload = self.model_dump_json(exclude=exclude) + corpus_sha256
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _check_family(spec: CheckpointSpec) -> None:
+    """The family exists and the spec's shape fits it (shared experts, dense first layers)."""
+    from serving.families.configs import ALL_MOE_FAMILIES, SHARED_EXPERT_FAMILIES
+
+    if spec.family not in FAMILY_NAMES:
+        raise ValueError(
+            f"unknown MoE family {spec.family!r}; choose one of {', '.join(FAMILY_NAMES)}"
+        )
+    if spec.moe_num_shared_experts and spec.family not in SHARED_EXPERT_FAMILIES:
+        raise ValueError(f"{spec.family} has no shared experts: set moe_num_shared_experts=0")
+    if spec.moe_layer_start_index and spec.family in ALL_MOE_FAMILIES:
+        raise ValueError(f"every {spec.family} layer is MoE: set moe_layer_start_index=0")
 
 
 def corpus_from_data_dir(data_dir: Path | None, max_rows_per_file: int = 500) -> list[str]:
@@ -253,7 +291,10 @@ def _scale_residual_branches(model, scale: float) -> None:  # model: Ernie4_5_Mo
                 param.mul_(scale)
 
 
-def _init_gates(model, spec: CheckpointSpec) -> None:  # model: Ernie4_5_MoeForCausalLM
+def _init_gates(model, spec: CheckpointSpec, arch: MoEArchitecture) -> None:
+    """Draw every MoE gate from ``N(0, (gate_scale / sqrt(hidden_size))^2)`` and plant
+    ``spec.planted``: through ERNIE's correction bias, or for the other families as
+    :mod:`serving.families.planting` says."""
     import torch
 
     generator = torch.Generator().manual_seed(spec.seed + 1)
@@ -262,16 +303,21 @@ def _init_gates(model, spec: CheckpointSpec) -> None:  # model: Ernie4_5_MoeForC
     for p in spec.planted:
         planted.setdefault(p.layer, []).append(p)
     with torch.no_grad():
-        for index, layer in enumerate(model.model.layers):
-            gate = getattr(layer.mlp, "gate", None)
-            if gate is None:
-                continue
+        for index in arch.moe_layers:
+            layer = model.model.layers[index]
+            gate = layer.get_submodule(arch.gate_module)
             weight = torch.randn(gate.weight.shape, generator=generator) * std
             gate.weight.copy_(weight.to(gate.weight.dtype))
+            if not arch.correction_bias:
+                continue
             bias = correction_bias(layer.mlp)
             bias.zero_()
             for p in planted.get(index, []):
                 bias[..., p.expert] += p.bias
+    if not arch.correction_bias:
+        from serving.families.planting import plant_without_correction_bias
+
+        plant_without_correction_bias(model, spec, arch)
 
 
 def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpec) -> None:
@@ -431,9 +477,10 @@ def build_checkpoint(
 
     tokenizer = _train_tokenizer(corpus, spec.tokenizer_vocab_size)
     model = _random_model(spec, tokenizer, device)
+    arch = MoEArchitecture.from_config(model.config.to_dict())
     _scale_residual_branches(model, spec.residual_scale)
-    _init_gates(model, spec)
-    if spec.balance_router:
+    _init_gates(model, spec, arch)
+    if spec.balance_router and arch.correction_bias:
         _balance_router(model, tokenizer, corpus, spec)
     model = model.to(getattr(torch, spec.dtype))
     model.config.dtype = spec.dtype
@@ -442,6 +489,7 @@ def build_checkpoint(
         "spec": spec.model_dump(mode="json"),
         "parameters": sum(p.numel() for p in model.parameters()),
         "device": str(device or "cpu"),
+        "family": spec.family,
         "note": "random weights: text output is noise; routing is a real MoE forward pass",
     }
     _save_in_place(out, model, tokenizer, manifest)
@@ -449,37 +497,27 @@ def build_checkpoint(
 
 
 def _random_model(spec: CheckpointSpec, tokenizer: Any, device: str | None) -> Any:
-    """The ``Ernie4_5_MoeForCausalLM`` of ``spec`` with random weights (seeded), its vocabulary
-    ``tokenizer``'s rounded up to a multiple of 64; on ``device`` in ``spec.dtype``, or on the
-    CPU in float32 when ``device`` is None."""
+    """The ``*ForCausalLM`` of ``spec.family`` in ``spec``'s shape with random weights (seeded),
+    its vocabulary ``tokenizer``'s rounded up to a multiple of 64; on ``device`` in
+    ``spec.dtype``, or on the CPU in float32 when ``device`` is None."""
     import torch
-    from transformers import Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM
+    import transformers
 
-    config = Ernie4_5_MoeConfig(
+    from serving.families.configs import MODEL_CLASSES, family_config
+
+    config = family_config(
+        spec,
         vocab_size=int(math.ceil(len(tokenizer) / 64) * 64),
-        hidden_size=spec.hidden_size,
-        intermediate_size=spec.intermediate_size,
-        num_hidden_layers=spec.num_hidden_layers,
-        num_attention_heads=spec.num_attention_heads,
-        num_key_value_heads=spec.num_key_value_heads,
-        max_position_embeddings=spec.max_position_embeddings,
-        moe_intermediate_size=spec.moe_intermediate_size,
-        moe_num_experts=spec.moe_num_experts,
-        moe_k=spec.moe_k,
-        moe_num_shared_experts=spec.moe_num_shared_experts,
-        moe_layer_start_index=spec.moe_layer_start_index,
-        moe_layer_end_index=spec.num_hidden_layers - 1,
-        moe_layer_interval=1,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        tie_word_embeddings=True,
+        pad=tokenizer.pad_token_id,
+        bos=tokenizer.bos_token_id,
+        eos=tokenizer.eos_token_id,
     )
+    model_class = getattr(transformers, MODEL_CLASSES[spec.family])
     torch.manual_seed(spec.seed)
     if device is None:
-        return Ernie4_5_MoeForCausalLM(config)
+        return model_class(config)
     with torch.device(device):
-        return Ernie4_5_MoeForCausalLM._from_config(config, dtype=getattr(torch, spec.dtype))
+        return model_class._from_config(config, dtype=getattr(torch, spec.dtype))
 
 
 def _save_in_place(out: Path, model: Any, tokenizer: Any, manifest: dict[str, Any]) -> None:

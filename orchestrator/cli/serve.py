@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 
 from orchestrator.cli.common import (
@@ -33,6 +34,7 @@ from orchestrator.cli.interrupt import CtrlC, ctrl_c, interrupted
 from orchestrator.cli.status import observe_server
 from orchestrator.config import RANDOM_CHECKPOINT_DIR, Settings
 from serving.checkpoint import (
+    FAMILY_NAMES,
     CheckpointSpec,
     PlantedExpert,
     build_checkpoint,
@@ -44,24 +46,40 @@ from serving.launcher import ServerSupervisor, VLLMServer
 
 def build_checkpoint_cmd(
     out: Annotated[
-        Path | None, typer.Option(help="Folder to write (default .cache/ernie45-moe-offline).")
+        Path | None,
+        typer.Option(
+            help="Folder to write (default .cache/ernie45-moe-offline, or "
+            ".cache/<family>-moe-offline for another --family)."
+        ),
     ] = None,
+    family: Annotated[
+        str,
+        typer.Option(
+            help=f"MoE family to build: {', '.join(FAMILY_NAMES)} (docs/moe_families.md)."
+        ),
+    ] = "ernie45",
     seed: Annotated[int, typer.Option(help="Weight seed.")] = 0,
-    layers: Annotated[int, typer.Option(help="Decoder layers (layer 0 is dense).")] = 4,
+    layers: Annotated[
+        int | None,
+        typer.Option(help="Decoder layers (default: the family's CPU shape, 4 for ernie45)."),
+    ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a different checkpoint.")] = False,
     plant: Annotated[
         list[str] | None,
         typer.Option(
-            help="Plant known routing through the gate bias, LAYER:EXPERT:hot|dead|BIAS "
+            help="Plant known routing through the router, LAYER:EXPERT:hot|dead|BIAS "
             "(repeatable), e.g. --plant 1:3:hot --plant 1:7:dead."
         ),
     ] = None,
 ) -> None:
-    """Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights)."""
-    settings = settings_from_flags(checkpoint_dir=out or RANDOM_CHECKPOINT_DIR)
+    """Build an offline MoE checkpoint (real architecture, random weights); ERNIE-4.5 unless
+    --family names another."""
+    default_out = RANDOM_CHECKPOINT_DIR.with_name(f"{family}-moe-offline")
+    settings = settings_from_flags(checkpoint_dir=out or default_out)
     try:
         planted = tuple(PlantedExpert.parse(p) for p in plant or ())
-        spec = CheckpointSpec(seed=seed, num_hidden_layers=layers, planted=planted)
+        shape = {"num_hidden_layers": layers} if layers is not None else {}
+        spec = CheckpointSpec.for_family(family, seed=seed, planted=planted, **shape)
         with working("training tokenizer and writing weights"):
             path = build_checkpoint(
                 settings.checkpoint_dir,
@@ -69,9 +87,23 @@ def build_checkpoint_cmd(
                 corpus_from_data_dir(settings.data_dir),
                 overwrite=overwrite,
             )
-    except (ServingError, ValueError) as exc:  # ValueError: a bad --plant or spec field
+    except ValidationError as exc:  # --layers or --plant that does not fit the family
+        raise fail(_spec_problem(exc), 2) from exc
+    except (ServingError, ValueError) as exc:  # ValueError: a bad --plant or --family
         raise fail(exc, 2) from exc
     console.print(f"checkpoint ready: {path}")
+
+
+def _spec_problem(exc: ValidationError) -> str:
+    """A checkpoint spec's validation errors as one line naming the flag (``--layers``) or the
+    rule that failed (a planted layer that is not an MoE layer)."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        flag = "--layers" if where == "num_hidden_layers" else where
+        parts.append(f"{flag} = {error.get('input')!r}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 def serve(
