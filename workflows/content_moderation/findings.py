@@ -21,6 +21,10 @@ from workflows.content_moderation.verdict import (
 SPEECH_CATEGORIES = frozenset(
     {Category.HATE, Category.REGIONAL_DISCRIMINATION, Category.HARASSMENT}
 )
+#: Categories whose terms are mentions when quoted in a report of someone else's words
+#: (:meth:`MentionRules.is_quoted`: 'he shouted "go back to your country"'); critical terms
+#: keep their severity there too (a quote is an easy wrapper for the worst words).
+QUOTE_CATEGORIES = SPEECH_CATEGORIES | {Category.THREAT, Category.PROFANITY}
 
 
 def lexicon_findings(
@@ -36,18 +40,37 @@ def lexicon_findings(
         version: The lexicon version.
         names_harm: Terms that name a harm (``Matcher.names_harm``); a hit on one of them in a
             sentence that negates or condemns it is a mention (left out of the severity and
-            the categories); so is every hit of :data:`SPEECH_CATEGORIES` below critical in
-            a post that is speech about harm (:meth:`MentionRules.is_speech_about_harm`).
+            the categories); so is every hit of :data:`SPEECH_CATEGORIES` below critical and
+            not aimed at the reader (:meth:`MentionRules.is_addressed`) in a post that is
+            speech about harm (:meth:`MentionRules.is_speech_about_harm`), and
+            every hit of :data:`QUOTE_CATEGORIES` below critical quoted in a report of someone
+            else's words (:meth:`MentionRules.is_quoted`; the post then counts as speech about
+            harm, but its other hits keep their severity).
         mentions: The cue rules (the packaged ``mention.toml`` by default).
     """
     rules = mentions if mentions is not None else load_mention_rules()
     text = scan.normalized.original
     speech = rules.is_speech_about_harm(scan.normalized.text)
-    is_mention = [
-        (h.term in names_harm and rules.is_mention(text, h.start, h.end))
-        or (speech and h.category in SPEECH_CATEGORIES and h.severity is not Severity.CRITICAL)
+    quoted = [
+        h.category in QUOTE_CATEGORIES
+        and h.severity is not Severity.CRITICAL
+        and rules.is_quoted(text, h.start, h.end)
         for h in scan.hits
     ]
+    is_mention = [
+        q
+        or (h.term in names_harm and rules.is_mention(text, h.start, h.end))
+        or (
+            speech
+            and h.category in SPEECH_CATEGORIES
+            and h.severity is not Severity.CRITICAL
+            and not rules.is_addressed(text, h.start)
+        )
+        for h, q in zip(scan.hits, quoted, strict=True)
+    ]
+    # a report of others' words is speech about harm (the scorer may not flag it alone), but
+    # terms outside the quotes keep their severity
+    speech = speech or any(quoted)
     best: dict[Category, float] = {}
     for hit, mention in zip(scan.hits, is_mention, strict=True):
         if not mention:

@@ -7,6 +7,10 @@ The cues are data (``mention.toml`` beside this module): English and Chinese reg
 expressions for negation and condemnation, and "but" cues that cancel them ("我不歧视，但是…",
 "I'm not racist, but ..." are no mentions). A sentence ends at ``. ! ? ; 。 ！ ？ ；`` or a line
 break.
+
+A term inside quotation marks whose sentence, outside the quotes, holds a reporting cue
+(``quote_*``: "he shouted", "was called", "is a slur", 有人骂, 举报) is *quoted*
+(:meth:`MentionRules.is_quoted`): a report of someone else's words, a mention too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ from orchestrator.exceptions import DataFileError
 #: The packaged cue file.
 DEFAULT_MENTION_PATH = Path(__file__).resolve().parent / "mention.toml"
 _SENTENCE_END = re.compile(r"[.!?;。！？；\n]")
+#: The words just before a term that address the reader with it ("you stupid <term>",
+#: "你这个<term>"): such a term is said to someone, never a mention by speech-about-harm cues.
+_ADDRESSED = re.compile(
+    r"(?:\b(?:you|u|ur|your|you're|youre)\b[\w\s'-]{0,20}|你(?!说|们说)[^\s。！？!?，,；;“”\"]{0,4})$",
+    re.IGNORECASE,
+)
+#: A quoted passage: straight, curly, corner-bracket or single curly quotes, on one line.
+_QUOTED = re.compile(
+    r'"[^"\n]{1,120}"|“[^”\n]{1,120}”|「[^」\n]{1,120}」|『[^』\n]{1,120}』|‘[^’\n]{1,120}’'
+)
 
 
 class MentionFile(BaseModel):
@@ -38,6 +52,8 @@ class MentionFile(BaseModel):
     but_zh: tuple[str, ...] = ()
     speech_en: tuple[str, ...] = ()
     speech_zh: tuple[str, ...] = ()
+    quote_en: tuple[str, ...] = ()
+    quote_zh: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,7 @@ class MentionRules:
     but: re.Pattern[str] | None
     version: str
     speech: re.Pattern[str] | None = None
+    quote: re.Pattern[str] | None = None
 
     def is_speech_about_harm(self, text: str) -> bool:
         """True when ``text`` (the normalised post) opposes, reports or quotes discrimination
@@ -64,6 +81,31 @@ class MentionRules:
         if not ends:
             return False
         return self.but is None or not self.but.search(text[ends[-1] :])
+
+    def is_quoted(self, text: str, start: int, end: int) -> bool:
+        """True when ``text[start:end]`` lies inside quotation marks and the rest of its
+        sentence (the quotes taken out) holds a reporting cue (``quote_*``) and no "but" cue:
+        someone else's words reported or named, not said to the reader."""
+        if self.quote is None:
+            return False
+        for m in _QUOTED.finditer(text):
+            if m.start() < start and end < m.end():
+                lo = max((e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())), default=0)
+                stop = _SENTENCE_END.search(text, m.end())
+                rest = (
+                    text[lo : m.start()]
+                    + " … "
+                    + text[m.end() : stop.start() if stop else len(text)]
+                )
+                rest = rest.casefold()
+                return bool(self.quote.search(rest)) and not (self.but and self.but.search(rest))
+        return False
+
+    @staticmethod
+    def is_addressed(text: str, start: int) -> bool:
+        """True when the term at ``text[start:]`` is aimed at the reader ("you <term>",
+        "你这个<term>"; :data:`_ADDRESSED` over the 30 characters before it)."""
+        return bool(_ADDRESSED.search(text[max(0, start - 30) : start]))
 
     def sentence(self, text: str, start: int, end: int) -> str:
         """The sentence of ``text`` holding ``text[start:end]``."""
@@ -113,6 +155,7 @@ def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
     return MentionRules(
         cues=cues,
         speech=compile_all(f.speech_en + f.speech_zh, "speech_en"),
+        quote=compile_all(f.quote_en + f.quote_zh, "quote_en"),
         but=compile_all(f.but_en + f.but_zh, "but_en"),
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )

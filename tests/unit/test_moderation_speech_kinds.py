@@ -1,0 +1,86 @@
+"""Issue 47, item 3: speech about harm is not harm. A post that reports or quotes someone
+else's slur, threat or insult, or that judges a quoted claim as bias, is a mention at most
+(allowed, with the lexicon + scorer path); the same words said to the reader are still
+flagged. Inputs written for this file, English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.content_moderation.graph import ContentModerationWorkflow
+from workflows.content_moderation.mention import load_mention_rules
+from workflows.content_moderation.service import moderate_lexicon_only
+
+
+@pytest.fixture(scope="module")
+def workflow() -> ContentModerationWorkflow:
+    return ContentModerationWorkflow()
+
+
+REPORTS = [
+    'The coach was suspended after he called a player a "retard" during practice.',
+    'Someone spray-painted "go back to your country" on the mosque wall last night.',
+    'Please remove this comment, the user wrote "stupid bitch" under my photo.',
+    'Headline: fans chanted "faggot" at the goalkeeper; the club was fined.',
+    'In the video the man shouted "I will kill you" at the driver.',
+    '"Women can\'t drive" is a sexist myth and the crash data shows it.',
+    "有网友在评论区骂她“贱人”，已经举报了。",
+    "新闻里那个司机对乘客喊“乡巴佬滚回去”，真是太过分了。",
+    "他们把外地人叫作“蝗虫”，这个称呼很侮辱人。",
+    "据报道，球迷高喊“黑鬼”，俱乐部被罚款。",
+    "老师说“女生学不好数学”，这种说法是偏见。",
+    "“河南人都是骗子”这种话就是地域黑。",
+]
+
+
+@pytest.mark.parametrize("post", REPORTS)
+def test_reported_or_quoted_harm_is_a_mention_at_most(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    v = moderate_lexicon_only(post, workflow)
+    assert v.decision.value == "allow", v.rationale
+    assert v.lexicon is not None and v.lexicon.speech_about_harm
+
+
+SAID_TO_THE_READER = [
+    'I said "you are a stupid bitch" and I meant it.',
+    '"you stupid bitch"',
+    'He called me a "retard", you faggot.',
+    "我就说你是“傻逼”怎么了",
+    "反对地域黑，你这个河南骗子",
+    "被房东歧视，这种事不该发生，你们这些乡巴佬懂什么",
+    '"河南人都是骗子"，说得太对了',
+]
+
+
+@pytest.mark.parametrize("post", SAID_TO_THE_READER)
+def test_the_same_words_aimed_at_the_reader_are_still_flagged(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    assert moderate_lexicon_only(post, workflow).decision.value != "allow"
+
+
+def test_a_quoted_critical_slur_keeps_its_severity(workflow: ContentModerationWorkflow) -> None:
+    # a quote is an easy wrapper for the worst words: critical terms are never mentions
+    v = moderate_lexicon_only('He said "kike" at dinner and everyone laughed.', workflow)
+    assert v.decision.value == "block"
+
+
+@pytest.mark.parametrize(
+    ("before", "addressed"),
+    [("you stupid ", True), ("you are a ", True), ("你这个", True), ("你们这些", True),
+     ("the word ", False), ("他们把外地人叫作“", False), ("你说的“", False)],
+)  # fmt: skip
+def test_addressed_reads_the_words_just_before_a_term(before: str, addressed: bool) -> None:
+    text = before + "TERM"
+    assert load_mention_rules().is_addressed(text, len(before)) is addressed
+
+
+def test_a_quote_without_a_reporting_cue_is_no_mention() -> None:
+    rules = load_mention_rules()
+    text = 'ok "bitch" ok'
+    assert not rules.is_quoted(text, text.index("bitch"), text.index("bitch") + 5)
+    text = 'she wrote "bitch" on my car'
+    assert rules.is_quoted(text, text.index("bitch"), text.index("bitch") + 5)
+    text = 'she wrote "bitch" but whatever'  # a "but" cue cancels the report
+    assert not rules.is_quoted(text, text.index("bitch"), text.index("bitch") + 5)
