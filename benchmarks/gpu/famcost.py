@@ -22,8 +22,9 @@ For each family of :mod:`benchmarks.gpu.families` (random weights, ``--load-form
    call has no field.
 5. Stop both servers; the next family starts.
 
-Time: a family gets an equal share of what is left before ``--deadline`` (epoch seconds); a
-repetition that would not fit is not started (the family's result then says how many ran).
+Time: the families run in the order given until ``--deadline`` (epoch seconds), each leaving
+``--reserve-s`` to every family after it; a repetition that would not fit is not started (the
+family's result then says how many ran).
 Results go to ``<state>/results.json`` after every load; server log tails to
 ``<state>/<family>_<server>.log``.
 
@@ -426,8 +427,9 @@ def _save_family(ws: Workspace, family: str, entry: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    """Measure each family of ``args.families`` in turn, each with an equal share of the time
-    left before ``args.deadline``; ``<state>/done`` marks the end."""
+    """Measure each family of ``args.families`` in turn until ``args.deadline``, each leaving
+    ``args.reserve_s`` seconds to every family after it (so the first ones get all their
+    repetitions and the last gets what is left); ``<state>/done`` marks the end."""
     ws = Workspace(state=args.state, out=args.state / "out", data=args.state)
     ws.state.mkdir(parents=True, exist_ok=True)
     (ws.state / "done").unlink(missing_ok=True)
@@ -448,8 +450,9 @@ def run(args: argparse.Namespace) -> None:
     )
     families = args.families.split(",")
     for i, family in enumerate(families):
-        share = (args.deadline - time.time()) / (len(families) - i)
-        run_family(ws, family, args, deadline=time.time() + share)
+        # every repetition of the earlier families first, but each later one keeps reserve_s
+        later = len(families) - i - 1
+        run_family(ws, family, args, deadline=args.deadline - later * args.reserve_s)
     ws.save_results({"finished": time.time()})
     (ws.state / "done").write_text("done")
 
@@ -480,6 +483,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--state", type=Path, default=Path("/tmp/fam52"))
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or "runs/fam52_out"))
     p.add_argument("--reps", type=int, default=REPS)
+    p.add_argument("--reserve-s", type=float, default=240.0, help="kept for each later family")
     p.add_argument("--requests", type=int, default=REQUESTS, help="per load (dry runs: fewer)")
     p.add_argument("--util", type=float, default=GPU_UTIL)
     p.add_argument("--port", type=int, default=PORT, help="on server; off: the next port")
