@@ -27,7 +27,7 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
-from orchestrator.core.registry import load_workflows
+from orchestrator.core.registry import declared_routes, file_routes, load_workflows
 from orchestrator.core.runtime import expert_routing_capture, make_client
 from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
@@ -173,7 +173,8 @@ class SettingsFactory:
         workflows = self.workflows()
         # one classifier for every endpoint: building it loads the rules, the learned tier and
         # the calibration (about 0.5 s of CPU here), and it holds no per-endpoint state
-        classifier = RuleClassifier()
+        classifier = RuleClassifier(routes=[w.route_spec for w in workflows if w.route_spec])
+        routes = declared_routes(workflows, file_routes())  # read once for every endpoint
         await asyncio.to_thread(warm_workflows, workflows)
         result = []
         for url in urls:
@@ -192,6 +193,7 @@ class SettingsFactory:
                     workflows,
                     classifier=classifier,
                     max_tokens=self.settings.max_completion_tokens,
+                    routes=routes,
                 )
             )
         return result
