@@ -155,6 +155,28 @@ def _one_shape() -> Iterator[None]:
         raise
 
 
+def _no_routing(
+    store: TelemetryReader, workflow: str | None, since: datetime | None, pending: int
+) -> UserError:
+    """Why no call with expert routing was found, and what to do about it."""
+    scope = f" for workflow {workflow!r}" if workflow else ""
+    unsupported = store.count_calls(workflow=workflow, since=since, source="unsupported")
+    if unsupported:
+        return UserError(
+            f"no model call with expert routing is stored in {store.url}{scope}: "
+            f"{unsupported} call(s) of an MoE family with no description were recorded "
+            "'unsupported', without experts; docs/moe_families.md says how to add a family"
+        )
+    if pending:
+        return UserError(
+            f"no model call with routing is stored in {store.url}{scope} yet: "
+            + pending_note(pending)
+        )
+    return UserError(
+        f"no model call with routing is stored in {store.url}{scope}; run `orchestrator run` first"
+    )
+
+
 def expert_load(
     store: TelemetryReader,
     *,
@@ -213,16 +235,7 @@ def expert_load(
             tokens += int(batch.routed_tokens.sum())
     pending = pending_routing_count(store, workflow=workflow, since=since)
     if total is None or captured is None or top_k is None:
-        scope = f" for workflow {workflow!r}" if workflow else ""
-        if pending:
-            raise UserError(
-                f"no model call with routing is stored in {store.url}{scope} yet: "
-                + pending_note(pending)
-            )
-        raise UserError(
-            f"no model call with routing is stored in {store.url}{scope}; "
-            "run `orchestrator run` first"
-        )
+        raise _no_routing(store, workflow, since, pending)
     return ExpertLoad(
         calls=calls,
         routed_tokens=tokens,

@@ -209,10 +209,14 @@ class TelemetryReader:
         workflow: str | None = None,
         since: datetime | None = None,
         with_routing: bool | None = None,
+        source: str | None = None,
     ) -> int:
         """Number of model-call rows, optionally of one workflow, created at or after
-        ``since``, and with (True) or without (False) expert counts."""
+        ``since``, with (True) or without (False) expert counts, and of one expert-routing
+        ``source`` (``unsupported``...)."""
         query = select(func.count(ModelCallRecord.id))
+        if source is not None:
+            query = query.where(ModelCallRecord.expert_routing_source == source)
         if workflow is not None:
             query = query.where(ModelCallRecord.workflow == workflow)
         if since is not None:

@@ -124,6 +124,9 @@ def test_the_store_records_an_unsupported_call_without_experts(tmp_path: Path) -
     assert (row.expert_counts, row.moe_layers, row.num_experts, row.top_k) == (None, [], 0, 0)
     assert row.model_family == "unsupported" and "granitemoe" in (row.routing_note or "")
     assert store.rollup_status() == (0, 0)  # nothing summed
+    assert store.count_calls(source="unsupported") == 1
+    with pytest.raises(UserError, match=r"1 call\(s\) of an MoE family with no description"):
+        expert_load(store)  # says why, not "run orchestrator run first"
     store.close()
 
 
