@@ -311,6 +311,8 @@ def warm_up(urls: dict[str, str], vocab: int, seed: int) -> dict[str, Any]:
                 max_tokens=OUTPUT_TOKENS,
             )
             out[f"{server}_c{c}"] = r["output_tok_s"]
+            if r["errors"]:
+                out[f"{server}_c{c}_errors"] = r["error_samples"]
             log(f"warm-up {server} c={c}: {r['output_tok_s']} tok/s, errors {r['errors']}")
     return out
 
