@@ -12,7 +12,7 @@ from typing import Any
 
 import chainlit as cl
 from chainlit.element import Element
-from service_client import fetch_file, md, safe_name
+from service_client import call, fetch_file, md, safe_name
 from turn import PlotlyJson, run_turn
 
 #: The largest spreadsheet taken (bytes; .chainlit/config.toml's max_size_mb says the same).
@@ -25,8 +25,21 @@ async def moderate(post: str) -> None:
     if not post:
         await cl.Message(content="paste the post to moderate (Moderate, or /moderate TEXT)").send()
         return
-    done, _ = await run_turn(post, route="content_moderation")
+    route = await panel_route()
+    if route is None:
+        await cl.Message(content="No route here reviews posts; the panel is off.").send()
+        return
+    done, _ = await run_turn(post, route=route)
     await cl.Message(content=verdict_text(post, done)).send()
+
+
+async def panel_route() -> str | None:
+    """The route the moderation panel fixes: the declared route whose content is under review
+    (``wraps_content``, from the service's ``/api/routes``), or None."""
+    status, routes = await call("GET", "/api/routes")
+    if status != 200 or not isinstance(routes, list):
+        return None
+    return next((str(r["name"]) for r in routes if r.get("wraps_content")), None)
 
 
 def file_problem(files: list[Any]) -> str | None:

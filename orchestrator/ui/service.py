@@ -273,6 +273,7 @@ def build_app(
             HttpRoute("/api/handoffs", service.handoffs, methods=["GET"]),
             HttpRoute("/api/handoffs/{thread}/decide", service.decide, methods=["POST"]),
             HttpRoute("/api/health", service.health, methods=["GET"]),
+            HttpRoute("/api/routes", service.routes, methods=["GET"]),
             HttpRoute("/api/files/{name:path}", service.files, methods=["GET"]),
         ],
         lifespan=service.lifespan(trace_from_env),
@@ -693,6 +694,19 @@ class UiService:
                     409, "decided already: another operator decided this case"
                 ) from exc
             raise RefusedError(404, "no handoff waits on that conversation") from exc
+
+    @guarded
+    async def routes(self, http: HttpRequest) -> Response:
+        """``GET /api/routes``: the declared routes, ``[{name, description, wraps_content}]``:
+        what a page's panels may offer (the moderation panel fixes the ``wraps_content``
+        route)."""
+        self.caller(http)
+        return JSONResponse(
+            [
+                {"name": s.name, "description": s.description, "wraps_content": s.wraps_content}
+                for s in self.state["routes"].values()
+            ]
+        )
 
     @guarded
     async def health(self, http: HttpRequest) -> Response:

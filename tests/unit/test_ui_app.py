@@ -65,6 +65,9 @@ async def service(request):
     TOKENS.append(request.headers.get("authorization", ""))
     if request.url.path == "/api/health":
         return httpx.Response(200, json={"stats_line": "STATS running=0"})
+    if request.url.path == "/api/routes":  # the moderation panel fixes the wraps_content route
+        return httpx.Response(200, json=[{"name": "customer_service", "wraps_content": False},
+                                         {"name": "content_moderation", "wraps_content": True}])
     if request.url.path.startswith("/api/threads/"):
         return httpx.Response(200, json={"customer_id": "C00001", "decisions": []})
     if request.url.path == "/api/handoffs":

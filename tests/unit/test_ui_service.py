@@ -423,3 +423,14 @@ def test_a_service_whose_server_does_not_answer_still_opens(tmp_path: Path) -> N
     assert answer.status_code == 503
     assert answer.json()["error"] == "the model server's health cannot be read right now"
     assert set(answer.json()["presets"]) == {"precise", "balanced", "creative"}
+
+
+def test_the_routes_a_page_may_offer_are_the_declared_ones(service: TestClient) -> None:
+    """``/api/routes`` lists the declared routes; the moderation panel fixes the one whose
+    content is under review (``wraps_content``), named by the routes file, not by the page."""
+    with service as client:
+        routes = client.get("/api/routes").json()
+        anonymous = client.get("/api/routes", headers={"authorization": ""})
+    assert {r["name"] for r in routes} == {"customer_service", "content_moderation", "excel_report"}
+    assert [r["name"] for r in routes if r["wraps_content"]] == ["content_moderation"]
+    assert anonymous.status_code == 401
