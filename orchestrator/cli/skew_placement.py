@@ -16,12 +16,12 @@ from rich.table import Table
 
 from orchestrator.cli.common import (
     DB_HELP,
+    command_errors,
     console,
     database_url_from_flags,
-    fail,
     settings_from_flags,
 )
-from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.exceptions import UserError
 
 if TYPE_CHECKING:
     from orchestrator.analysis.skew.eplb import Placement
@@ -70,27 +70,20 @@ def placement(
     from orchestrator.telemetry.readonly import open_readonly
 
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
-    try:
+    with command_errors(usage=(UserError,)):
         check_counts(gpus, redundant)  # before the database is opened
+        if out is not None and (out.is_dir() or not out.parent.is_dir()):
+            raise UserError(f"cannot write {out}: it is a folder, or its folder does not exist")
         parse_duration(window)
         end = parse_until(until) if until is not None else None
-        if out is not None and (out.is_dir() or not out.parent.is_dir()):
-            raise UserError(f"cannot write {out}: no such folder, or it is a folder")
         store = open_readonly(settings.database_url)
-    except UserError as exc:
-        raise fail(exc, 2) from exc
-    try:
-        measured = measured_loads(store, window, until=end, model=model)
-        shares = parse_mix(mix, list(measured.workflows))
-        result = plan(
-            mixed_load(measured.workflows, shares), measured.shape.moe_layers, gpus, redundant
-        )
-    except UserError as exc:
-        raise fail(exc, 2) from exc
-    except OrchestratorError as exc:
-        raise fail(exc, 1) from exc
-    finally:
-        store.close()
+        try:
+            measured = measured_loads(store, window, until=end, model=model)
+            shares = parse_mix(mix, list(measured.workflows))
+            load = mixed_load(measured.workflows, shares)
+            result = plan(load, measured.shape.moe_layers, gpus, redundant)
+        finally:
+            store.close()
     calls = {w: measured.workflows[w].calls for w in shares}
     console.print(
         f"loads from {sum(calls.values()):,} calls "
