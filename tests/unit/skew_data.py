@@ -66,9 +66,10 @@ def add_request(
     calls: Sequence[tuple[str, ExpertRoutingTrace]],
     *,
     request_id: str | None = None,
+    model: str = "scripted-model",
 ) -> str:
-    """Write one request and its calls (node, trace); returns the request id (a new UUID hex
-    unless ``request_id`` is given)."""
+    """Write one request and its calls (node, trace) to served ``model``; returns the request
+    id (a new UUID hex unless ``request_id`` is given)."""
     request = Request(text=text) if request_id is None else Request(id=request_id, text=text)
     classification = _classifier().classify(request)
     store.start_request(request, classification, workflow)
@@ -78,7 +79,7 @@ def add_request(
             classification=classification,
             workflow=workflow,
             node=node,
-            model="scripted-model",
+            model=model,
             latency_ms=1.0,
             finish_reason="stop",
             routing=routing,

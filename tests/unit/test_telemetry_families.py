@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from orchestrator import Request, RuleClassifier, TelemetryStore
+from orchestrator import TelemetryStore
 from orchestrator.analysis.load import expert_load
 from orchestrator.analysis.skew import ReportOptions, build_report
 from orchestrator.cli import app
@@ -34,6 +34,7 @@ from serving.capture import (
 )
 from serving.engine_capture import encode_routed_experts
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from tests.unit.skew_data import add_request
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LAYERS, EXPERTS, TOP_K = (1, 2, 3), 16, 2
@@ -132,24 +133,15 @@ def test_the_store_records_an_unsupported_call_without_experts(tmp_path: Path) -
 
 # ---- two families in one database ------------------------------------------------------------
 
-_CLASSIFIER = RuleClassifier()
-
 
 def _record(store: TelemetryStore, model: str, routing: ExpertRoutingTrace) -> None:
-    request = Request(text=f"refund please, model {model}")
-    classification = _CLASSIFIER.classify(request)
-    store.start_request(request, classification, "customer_service")
-    store.record_call(
-        request_id=request.id,
-        classification=classification,
-        workflow="customer_service",
-        node="triage",
+    add_request(
+        store,
+        f"refund please, model {model}",
+        "customer_service",
+        [("triage", routing)],
         model=model,
-        latency_ms=1.0,
-        finish_reason="stop",
-        routing=routing,
     )
-    store.finish_request(request.id, "succeeded")
 
 
 def _trace(rng: np.random.Generator, family: str, hot: int) -> ExpertRoutingTrace:
