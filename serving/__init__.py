@@ -21,6 +21,7 @@ if typing.TYPE_CHECKING:
         NoCapture,
         PendingReplayTrace,
         ReplayCapture,
+        UnsupportedCapture,
     )
     from serving.checkpoint import CheckpointSpec, PlantedExpert, build_checkpoint
     from serving.engine_capture import decode_routed_experts, encode_routed_experts
@@ -53,6 +54,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "NoCapture",
         "PendingReplayTrace",
         "ReplayCapture",
+        "UnsupportedCapture",
     ),
     "checkpoint": ("CheckpointSpec", "PlantedExpert", "build_checkpoint"),
     "engine_capture": ("decode_routed_experts", "encode_routed_experts"),
@@ -92,6 +94,7 @@ __all__ = [
     "ServerStartError",
     "ServingError",
     "ServingProfile",
+    "UnsupportedCapture",
     "VLLMServer",
     "build_checkpoint",
     "colocate_engine_core",
