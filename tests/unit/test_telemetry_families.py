@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from orchestrator.config import Settings
 from orchestrator.core.runtime import expert_routing_capture
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ExpertRollupRecord, MixedFamiliesError
+from orchestrator.telemetry.readonly import open_readonly
 from serving.capture import (
     DeferredReplayCapture,
     EngineCapture,
@@ -237,3 +239,24 @@ def test_calls_without_a_family_pool_with_one_family(tmp_path: Path) -> None:
     load = expert_load(store)
     assert load.calls == 2 and load.family == "ernie45"
     store.close()
+
+
+def test_stale_rollups_summed_from_the_calls_keep_the_families_apart(
+    mixed_db: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "stale.db"
+    copy.write_bytes(mixed_db.read_bytes())
+    with sqlite3.connect(copy) as db:  # as a writer without rollups leaves it
+        db.execute("DELETE FROM expert_rollups")
+    reader = open_readonly(f"sqlite:///{copy}")
+    try:
+        assert reader.rollups_stale is not None
+        families = {row.model_family for row in reader.iter_rollups()}
+        assert families == {"ernie45", "mixtral"}
+        options = ReportOptions(window="7d", until=T0 + timedelta(days=1), baseline="none")
+        with pytest.raises(MixedFamiliesError, match=r"ernie45 .*mixtral"):
+            build_report(reader, options)
+        rows = list(reader.iter_rollups(family="ernie45"))
+        assert rows and all(r.model_family == "ernie45" for r in rows)
+    finally:
+        reader.close()
