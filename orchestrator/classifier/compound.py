@@ -27,6 +27,7 @@ def compound_routes(
     *,
     moderation: Literal["decided", "likely"] | None = None,
     content: frozenset[str] = frozenset(),
+    wraps: Route | None = None,
 ) -> tuple[tuple[Route, float], ...]:
     """Routes asked for in separate clauses, in the order asked, each with its evidence in
     the clause that asks for it (in [0, 1]); () unless two or more.
@@ -60,6 +61,8 @@ def compound_routes(
             rule lists ("tell me if this *post* breaks our rules: ..."), and the post's own
             words may score for another route; "and also *post* the chart to our channel"
             holds neither.
+        wraps: The route whose declaration says it wraps content under review
+            (:attr:`~orchestrator.routes.RouteSpec.wraps_content`: moderation), or None.
         content: Ids of the rules whose evidence is what a post says (profanity, slurs,
             hashtags): never evidence that a clause asks for moderation.
     """
@@ -74,17 +77,18 @@ def compound_routes(
             continue
         if (
             moderation is not None
-            and Route.CONTENT_MODERATION in miss
-            and (1.0 - miss[Route.CONTENT_MODERATION] >= min_score or _POST.search(norm, a, b))
+            and wraps is not None
+            and wraps in miss
+            and (1.0 - miss[wraps] >= min_score or _POST.search(norm, a, b))
         ):
-            route: Route | None = Route.CONTENT_MODERATION
+            route: Route | None = wraps
         else:
             route = _clause_ask(miss, min_score)
             if route is None:
                 continue
         assert route is not None
         ask = (route, 1.0 - miss[route])
-        if route is Route.CONTENT_MODERATION:
+        if route == wraps:
             joined = j > 0 and joins(norm, parts[j - 1][1], a)
             out = [*asked, ask] if asked and joined else [ask]
             # a quoted post that closes, then a joining word: the clauses after it are asks
@@ -96,7 +100,7 @@ def compound_routes(
                         if after is not None and all(r is not after for r, _ in out):
                             out.append((after, 1.0 - _clause_miss(signals, c, d, content)[after]))
             return tuple(out) if len(out) >= 2 else ()
-        if all(r is not route for r, _ in asked):
+        if all(r != route for r, _ in asked):
             asked.append(ask)
     return tuple(asked) if len(asked) >= 2 else ()
 
@@ -115,12 +119,14 @@ def asked_routes(
     ("汇总附件里的发票表格，还有我的订单要退款") had no evidence of its own (issue 46)."""
     if parts is None:
         return ()
-    content = compiled.content_ids
-    asked = compound_routes(norm, parts, signals, min_score, content=content)
+    content, wraps = compiled.content_ids, compiled.wraps_content
+    asked = compound_routes(norm, parts, signals, min_score, content=content, wraps=wraps)
     if asked or len(parts) < 2:
         return asked
     more = _repeats_in_clauses(compiled, norm, parts, signals, scopes)
-    return compound_routes(norm, parts, signals + more, min_score, content=content) if more else ()
+    if not more:
+        return ()
+    return compound_routes(norm, parts, signals + more, min_score, content=content, wraps=wraps)
 
 
 def _repeats_in_clauses(
@@ -196,7 +202,7 @@ def asks_to_moderate(compiled: CompiledRules, text: str, exts: tuple[str, ...]) 
     for index, (_, _, span) in compiled.match(norm, exts, None).items():
         rule = compiled.rules[index]
         if (
-            rule.route is Route.CONTENT_MODERATION
+            rule.route == compiled.wraps_content
             and not rule.negative
             and rule.id.startswith(MODERATION_ASK_RULES)
             and not (rule.negatable and span is not None and in_scopes(span, scopes))

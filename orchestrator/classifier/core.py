@@ -39,6 +39,7 @@ A broken edit (a ``RulesError`` or ``OSError``) is logged at ERROR level, kept i
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -70,7 +71,12 @@ from orchestrator.classifier.decide import (
 from orchestrator.classifier.engine import CompiledRules, normalise
 from orchestrator.classifier.inputs import InvalidTextError, checked_input
 from orchestrator.classifier.learned import FastScorer, LearnedModel, load_model
-from orchestrator.classifier.loader import load_calibration, load_rules
+from orchestrator.classifier.loader import (
+    load_calibration,
+    load_rules,
+    routes_version,
+    with_routes,
+)
 from orchestrator.classifier.models import (
     CalibrationFile,
     Classification,
@@ -102,17 +108,13 @@ from orchestrator.classifier.parts import (
 from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
 from orchestrator.datafiles import HotReloader
 from orchestrator.request import Request
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route, RouteSpec
 
 __all__ = ["RuleClassifier", "default_calibration_path", "default_model_path",
            "default_rules_path", "overrule"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
-FALLBACK = Route.FALLBACK
-_MODERATION = Route.CONTENT_MODERATION
-_CLASSES = learned_tier.CLASSES
-_FALLBACK_COL = _CLASSES.index(FALLBACK)
 #: Most framings whose reads are remembered (the memo is cleared when full).
 _FRAME_MEMO = 4096
 #: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject).
@@ -124,14 +126,31 @@ def default_rules_path() -> Path:
     return _RULES_DIR / "routes.toml"
 
 
+#: The environment variable naming the folder of a fitted classifier
+#: (``orchestrator classifier fit --examples``): its learned tier and calibration are used
+#: instead of the packaged ones.
+FITTED_DIR_ENV = "ORCH_CLASSIFIER_DIR"
+
+
+def fitted_dir() -> Path | None:
+    """The folder ``$ORCH_CLASSIFIER_DIR`` names when it holds a fitted learned tier, else None."""
+    folder = os.environ.get(FITTED_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder).expanduser()
+    return path if (path / f"learned.v{learned_tier.VERSION}.npz").is_file() else None
+
+
 def default_model_path() -> Path:
-    """The learned tier shipped in the package (``orchestrator/rules/learned.v2.npz``)."""
-    return _RULES_DIR / f"learned.v{learned_tier.VERSION}.npz"
+    """The learned tier in use by default: ``learned.v2.npz`` of ``$ORCH_CLASSIFIER_DIR`` when
+    it holds one (:func:`fitted_dir`), else the packaged ``orchestrator/rules/learned.v2.npz``."""
+    return (fitted_dir() or _RULES_DIR) / f"learned.v{learned_tier.VERSION}.npz"
 
 
 def default_calibration_path() -> Path:
-    """The fitted calibration shipped in the package (``orchestrator/rules/calibration.toml``)."""
-    return _RULES_DIR / "calibration.toml"
+    """The calibration in use by default: ``calibration.toml`` of ``$ORCH_CLASSIFIER_DIR`` when
+    it holds a fitted learned tier, else the packaged ``orchestrator/rules/calibration.toml``."""
+    return (fitted_dir() or _RULES_DIR) / "calibration.toml"
 
 
 @dataclass(frozen=True)
@@ -176,6 +195,9 @@ class RuleClassifier:
             ``ambiguous``; never on a tie). ``True``: a :class:`SemanticTier` built lazily
             from the labelled set; an instance: that one; ``False``: off; None (default): on
             only when the environment variable ``ORCH_CLASSIFIER_SEMANTIC`` is ``1``.
+        routes: Routes declared outside the rules file (a workflow package's
+            :class:`~orchestrator.routes.RouteSpec`, ``Workflow.route_spec``): their
+            ``[[route]]`` settings and rules join the rules file's (validated the same way).
 
     Raises:
         RulesError: The initial rules or calibration file is invalid (file, line, reason).
@@ -183,7 +205,7 @@ class RuleClassifier:
     Example:
         >>> from orchestrator import Request, RuleClassifier
         >>> RuleClassifier().classify(Request(text="Where is my refund?")).route
-        <Route.CUSTOMER_SERVICE: 'customer_service'>
+        'customer_service'
     """
 
     def __init__(
@@ -197,6 +219,7 @@ class RuleClassifier:
         ambiguity_margin: float | None = None,
         reload_interval: float | None = 1.0,
         semantic: bool | SemanticTier | None = None,
+        routes: Sequence[RouteSpec] = (),
     ) -> None:
         if semantic is None:
             semantic = enabled_by_env()
@@ -218,6 +241,7 @@ class RuleClassifier:
             if v is not None
         }
         self._rules = tuple(rules) if rules is not None else None
+        self._extra_routes = tuple(routes)
         if self._rules is not None:
             self.rules_path: Path | None = None
         else:
@@ -251,13 +275,16 @@ class RuleClassifier:
 
     def _load(self) -> _State:
         if self._rules is not None:
-            rules_file = RulesFile(rule=self._rules)
+            rules_file = with_routes(RulesFile(rule=self._rules), self._extra_routes)
             compiled = CompiledRules.build(rules_file)
             version = "inline"
         else:
             assert self.rules_path is not None
             rules_file, version = load_rules(self.rules_path)
+            rules_file = with_routes(rules_file, self._extra_routes, self.rules_path)
             compiled = CompiledRules.build(rules_file, self.rules_path)
+            if self._extra_routes:
+                version = routes_version(version, self._extra_routes)
         calibration = load_calibration(self.calibration_path) if self.calibration_path else None
         base = calibration.thresholds if calibration else Thresholds()
         thresholds = base.model_copy(update=self._overrides)
@@ -315,6 +342,11 @@ class RuleClassifier:
     def rules(self) -> tuple[Rule, ...]:
         """The live rules."""
         return self._state.compiled.rules
+
+    @property
+    def route_specs(self) -> tuple[RouteSpec, ...]:
+        """The declared routes the live rules hold (the rules file's, then ``routes``)."""
+        return self._state.compiled.specs
 
     @property
     def thresholds(self) -> Thresholds:
@@ -460,15 +492,16 @@ class RuleClassifier:
         once one is needed. A framing reads the same whatever it framed.
         """
         frame = framing(text)
+        wraps = self._live.get().compiled.wraps_content
         # a quoted or labelled text's framing may pick any route; a line read alone may only
         # be an ask to moderate the lines around it (moderation takes a post as its object;
         # a post's own line reads as what the post says: a customer's question, a joke)
         if frame is not None:
             frames, only = [frame], None
-        elif whole.route is _MODERATION:  # a line could only ask for what the whole text got
-            return whole
+        elif wraps is None or whole.route == wraps:
+            return whole  # a line could only ask for what the whole text got
         else:
-            frames, only = line_framings(text), _MODERATION
+            frames, only = line_framings(text), wraps
         best: tuple[Classification, str] | None = None
         memo = self._live.get().frame_reads
         for frame in frames:
@@ -484,7 +517,7 @@ class RuleClassifier:
             c = read.full
             if c is None:
                 c = read.full = self._read(frame, exts, channel)
-            if c.route is FALLBACK or c.route is whole.route or c.confidence < ASK_SURE:
+            if c.route == FALLBACK or c.route == whole.route or c.confidence < ASK_SURE:
                 continue
             if only is not None and c.route is not only:
                 continue
@@ -509,8 +542,8 @@ class RuleClassifier:
         norm = fold(part)
         probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
         p1 = max(probs)
-        c1 = _CLASSES[probs.index(p1)]
-        return FastView(probs, flag, c1, _fast_sure(state, norm, flag, p1, c1))
+        c1 = scorer.classes[probs.index(p1)]
+        return FastView(probs, flag, c1, _fast_sure(state, norm, flag, p1, c1), scorer.classes)
 
     def _read(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         """The text read as one (its head and tail windows when over the scan limit)."""
@@ -530,14 +563,20 @@ class RuleClassifier:
         if scorer is not None and state.fast_on and n <= limit:
             probs, flag = scorer.fast(norm, attachments=exts, channel=channel)
             p1 = max(probs)
-            c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
+            c1 = scorer.classes[probs.index(p1)]  # the first of equals, as a stable argsort
             compiled = state.compiled
-            sheet_and_more = _sheet_and_more(c1, exts, norm)
+            sheet_and_more = _sheet_and_more(compiled, c1, exts, norm)
             why_not = (
                 ""
                 if not sheet_and_more and _fast_sure(state, norm, flag, p1, c1)
                 else fast_declines(
-                    compiled, state.thresholds, (norm, exts, channel), probs, flag, sheet_and_more
+                    compiled,
+                    state.thresholds,
+                    (norm, exts, channel),
+                    probs,
+                    flag,
+                    sheet_and_more,
+                    scorer.classes,
                 )
             )
             if not why_not:
@@ -546,12 +585,15 @@ class RuleClassifier:
                     p1,
                     probs,
                     scanned,
+                    scorer.classes,
                     cmap=state.calibration.fast_maps.get(c1) if state.calibration else None,
                     fast_note=state.fast_note,
                     version=state.version,
                     semantic_tier=self._semantic_off,
                 )
-            fast_tier = tier_record("fast", True, ranked_scores(probs), False, why_not)
+            fast_tier = tier_record(
+                "fast", True, ranked_scores(probs, scorer.classes), False, why_not
+            )
             blank = bool(flag & learned_tier.BLANK)
         else:
             blank = False
@@ -594,8 +636,8 @@ class RuleClassifier:
             if asks_only and ASK_LOOK.search(text, a, b) is None:
                 continue
             c = self._read(text[a:b], exts, channel)
-            if best is None or (c.route is not FALLBACK, c.confidence) > (
-                best[0].route is not FALLBACK,
+            if best is None or (c.route != FALLBACK, c.confidence) > (
+                best[0].route != FALLBACK,
                 best[0].confidence,
             ):
                 best = (c, (a, b), where)
@@ -603,18 +645,18 @@ class RuleClassifier:
             return whole
         c, (a, b), where = best
         if not whole.truncated and (
-            c.route is whole.route
+            c.route == whole.route
             or (
                 c.confidence < ASK_SURE
                 and not (
-                    asks_past_prose(c, whole)
+                    asks_past_prose(c, whole, self._live.get().compiled.wraps_content)
                     and channel is None
                     and not asks_to_moderate(self._live.get().compiled, text, exts)
                 )
             )
         ):
             return whole
-        if c.route is FALLBACK and (
+        if c.route == FALLBACK and (
             c.fallback_reason != "out_of_scope" or c.confidence <= whole.confidence
         ):
             return whole
@@ -729,28 +771,35 @@ def _moderation_asked(
     () otherwise."""
     if ev.s2 <= 0.0:
         return ()
-    p_moderation = (d.learned_probs or {}).get(Route.CONTENT_MODERATION, 0.0)
+    wraps = compiled.wraps_content
+    if wraps is None:
+        return ()
+    p_moderation = (d.learned_probs or {}).get(wraps, 0.0)
     mode: Literal["decided", "likely"] | None = (
-        "decided"
-        if d.route is Route.CONTENT_MODERATION
-        else "likely"
-        if p_moderation >= MODERATION_LIKELY
-        else None
+        "decided" if d.route == wraps else "likely" if p_moderation >= MODERATION_LIKELY else None
     )
     if mode is None:
         return ()
     return compound_routes(
-        norm, parts, ev.signals, secondary_min, moderation=mode, content=compiled.content_ids
+        norm,
+        parts,
+        ev.signals,
+        secondary_min,
+        moderation=mode,
+        content=compiled.content_ids,
+        wraps=wraps,
     )
 
 
-def _sheet_and_more(route: Route, exts: tuple[str, ...], norm: str) -> bool:
+def _sheet_and_more(
+    compiled: CompiledRules, route: Route, exts: tuple[str, ...], norm: str
+) -> bool:
     """Whether a spreadsheet request may ask for something else too: the fast tier chose a
     report for a request with an attachment, and the text has more than one clause. The
     attachment makes the n-grams so sure of the report that a second request in the text
     ("请汇总附件表格，还有我的订单要退款") never reaches the rules' clause reading (issue 46);
     such a request is read by the rules, which find each clause's route."""
-    return route is Route.EXCEL_REPORT and bool(exts) and len(clauses(norm)) > 1
+    return route in compiled.attachment_routes and bool(exts) and len(clauses(norm)) > 1
 
 
 def _fast_sure(state: _State, norm: str, flag: int, p1: float, best: Route) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import exp
+from functools import lru_cache
 
 from orchestrator.classification import (
     Classification,
@@ -29,7 +29,14 @@ from orchestrator.classification import (
 )
 from orchestrator.classifier.calibration import IsotonicMap
 from orchestrator.classifier.engine import CompiledRules
-from orchestrator.classifier.learned import CLASSES, COMPOUND, FEW, NEGATION, SHORT, FastScorer
+from orchestrator.classifier.learned import (
+    COMPOUND,
+    FEW,
+    NEGATION,
+    SHORT,
+    FastScorer,
+    softmax,
+)
 from orchestrator.classifier.models import CalibrationFile, Rule, Thresholds
 from orchestrator.classifier.negation import (
     in_scopes,
@@ -38,11 +45,7 @@ from orchestrator.classifier.negation import (
     mask,
     negated_scopes,
 )
-from orchestrator.routes import Route
-
-FALLBACK = Route.FALLBACK
-_CLASSES = CLASSES
-_FALLBACK_COL = _CLASSES.index(FALLBACK)
+from orchestrator.routes import FALLBACK, Route
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,10 @@ def _ranked(
     )
 
 
+#: The runner-up of :func:`rule_evidence` when the rules have a single route.
+_NO_RUNNER_UP = (0.0, 0, 0, FALLBACK)
+
+
 def rule_evidence(
     compiled: CompiledRules, norm: str, exts: tuple[str, ...], channel: str | None
 ) -> RuleEvidence:
@@ -179,8 +186,9 @@ def rule_evidence(
                 Signal(rule_id=f"channel.{route}", route=route, weight=w, matched=channel)
             )
     ranked = _ranked(compiled, counted, channel)
-    (s1, _, _, best), (s2, _, _, second) = ranked[0], ranked[1]
     scores = {r: score for score, _, _, r in ranked}
+    # one declared route (inline rules of one route): no runner-up, so it scores 0 for fallback
+    (s1, _, _, best), (s2, _, _, second) = ranked[0], (*ranked, _NO_RUNNER_UP)[1]
     return RuleEvidence(
         signals, rule_ids, n_negated, decisive, scopes, scores, s1, best, s2, second
     )
@@ -200,7 +208,7 @@ def rules_tie(
         )
     ]
     ranked = _ranked(compiled, counted, channel)
-    return ranked[0][0] > 0.0 and ranked[0][0] == ranked[1][0]
+    return len(ranked) > 1 and ranked[0][0] > 0.0 and ranked[0][0] == ranked[1][0]
 
 
 #: Why the rules decided alone -> (the rules tier's note, the learned tier's note).
@@ -280,7 +288,7 @@ def _learned_verdict(
         return "ambiguous", (
             f"tie in the rules: {ev.best} {ev.s1} = {ev.second} {ev.s2}; a tie never acts"
         )
-    if c1 is FALLBACK:
+    if c1 == FALLBACK:
         return "out_of_scope", (
             f"learned tier: out of scope for every route (p={p1:.4f}, next {c2} {p2:.4f})"
         )
@@ -319,16 +327,15 @@ def learned_decision(
         rule_scores=ev.scores,
     )
     probs = softmax(z)
-    order = sorted(INDICES, key=probs.__getitem__, reverse=True)  # stable, as argsort
-    learned_probs = {_CLASSES[i]: probs[i] for i in order}
+    learned_probs = ranked_scores(probs, scorer.classes)
     ranked = list(learned_probs.items())
     c1, p1 = ranked[0]
-    p2, p_fallback = ranked[1][1], probs[_FALLBACK_COL]
+    p2, p_fallback = ranked[1][1], learned_probs[FALLBACK]
     why, reason = _learned_verdict(ev, t, ranked, tie_acts)
     route = FALLBACK if why else c1
-    raw = p_fallback if route is FALLBACK else p1 - p2
+    raw = p_fallback if route == FALLBACK else p1 - p2
     cmap = cal.learned_maps.get(route) if cal is not None else None
-    uncalibrated = p_fallback if route is FALLBACK else p1
+    uncalibrated = p_fallback if route == FALLBACK else p1
     overruled = (
         overrule(route, learned_probs, ev.decisive, compiled.ranking)
         if ev.decisive and not tie_acts
@@ -342,9 +349,9 @@ def learned_decision(
         # negative rule's weight
         cmap = None
         uncalibrated = (
-            rule.weight if by is FALLBACK else learned_probs[by] + learned_probs[FALLBACK]
+            rule.weight if by == FALLBACK else learned_probs[by] + learned_probs[FALLBACK]
         )
-        route, why = by, ("out_of_scope" if by is FALLBACK else None)
+        route, why = by, ("out_of_scope" if by == FALLBACK else None)
     rules_note = f"unsure: {ev.best} {ev.s1}, {ev.second} {ev.s2}" + (", tie" if ev.tie else "")
     tiers = (
         fast_tier,
@@ -357,7 +364,7 @@ def learned_decision(
             f"{share:.0%} of its evidence for {c1} came from the fired rules",
         ),
     )
-    out_scores = {r: p for r, p in learned_probs.items() if r is not FALLBACK}
+    out_scores = {r: p for r, p in learned_probs.items() if r != FALLBACK}
     confidence = _confidence(cmap, raw, uncalibrated)
     return Decision(
         route, why, reason, confidence, cmap is not None, out_scores, tiers, learned_probs
@@ -376,14 +383,15 @@ def fast_declines(
     probs: list[float],
     flag: int,
     sheet_and_more: bool,
+    classes: Sequence[Route],
 ) -> str:
     """Why the fast tier hands ``read`` (``(norm, exts, channel)``) on to the rules, in words;
-    ``""`` when it decides. ``probs``: its probabilities (:data:`CLASSES` order), ``flag``
+    ``""`` when it decides. ``probs``: its probabilities (``classes`` order), ``flag``
     its cue flags (:func:`~orchestrator.classifier.learned.cues`), ``sheet_and_more``: a
     spreadsheet request of more than one clause."""
     norm, exts, channel = read
     p1 = max(probs)
-    c1 = _CLASSES[probs.index(p1)]  # the first of equals, as a stable argsort
+    c1 = classes[probs.index(p1)]  # the first of equals, as a stable argsort
     if sheet_and_more:
         return "a spreadsheet and more than one clause: the rules read the clauses"
     if flag & NEGATION:
@@ -394,20 +402,23 @@ def fast_declines(
     # probability; a moderation ask may follow a request of another route, however sure the
     # n-grams are of moderation: the rules split the clauses
     if flag & COMPOUND and (
-        max(p for p, c in zip(probs, _CLASSES, strict=True) if c is not c1 and c is not FALLBACK)
+        max(
+            (p for p, c in zip(probs, classes, strict=True) if c != c1 and c != FALLBACK),
+            default=0.0,
+        )
         >= COMPOUND_P
         or (
-            c1 is Route.CONTENT_MODERATION
+            c1 == compiled.wraps_content
             and (joined_before_post(norm) or joined_after_post(norm) is not None)
         )
     ):
         return "two requests may be joined: the rules read the clauses"
     if p1 < t.fast_min:
         return f"unsure: {c1} p={p1:.4f} < fast_min {t.fast_min}"
-    if flag & FEW and c1 is not FALLBACK and rules_tie(compiled, norm, exts, channel):
+    if flag & FEW and c1 != FALLBACK and rules_tie(compiled, norm, exts, channel):
         return "a few words that the rules score as a tie: the rules call it"
     if compiled.decisive_may_fire(norm, c1):
-        what = "a fallback" if c1 is FALLBACK else c1.value
+        what = "a fallback" if c1 == FALLBACK else c1
         return f"a decisive rule may overrule {what}: the rules read it"
     return ""
 
@@ -417,6 +428,7 @@ def fast_decision(
     p1: float,
     probs: list[float],
     scanned: tuple[tuple[int, int], ...],
+    classes: Sequence[Route],
     *,
     cmap: IsotonicMap | None,
     fast_note: str,
@@ -426,16 +438,15 @@ def fast_decision(
     """The fast tier's decision for ``route`` with probability ``p1`` (the text is within the
     scan limit: never truncated). ``cmap``: its calibration map for ``route``; the scores
     are the model's probabilities as computed (not rounded)."""
-    order = sorted(INDICES, key=probs.__getitem__, reverse=True)  # stable: ties by class
-    scores = {_CLASSES[i]: probs[i] for i in order}
+    scores = ranked_scores(probs, classes)
     shown = f"{p1:.4f}"
-    head, tail = FAST_REASON[route]
+    head, tail = fast_reason(route)
     return Classification(
         route=route,
         confidence=cmap(p1) if cmap is not None else p1,
-        scores={c: p for c, p in scores.items() if c is not FALLBACK},
+        scores={c: p for c, p in scores.items() if c != FALLBACK},
         reason=head + shown + tail,
-        fallback_reason="out_of_scope" if route is FALLBACK else None,
+        fallback_reason="out_of_scope" if route == FALLBACK else None,
         calibrated=cmap is not None,
         rules_version=version,
         tiers=(
@@ -474,15 +485,15 @@ def overrule(
     """
     positive = {r.route: r for r in decisive if not r.negative}
     against = {r.route: r for r in decisive if r.negative}
-    if route is FALLBACK:
+    if route == FALLBACK:
         candidates = [r for r in positive if r not in against]
         if not candidates:
             return None
         if len(candidates) == 1:
             best_route = max(
-                (r for r in probs if r is not FALLBACK), key=probs.__getitem__, default=None
+                (r for r in probs if r != FALLBACK), key=probs.__getitem__, default=None
             )
-            if candidates[0] is not best_route and not positive[candidates[0]].settles:
+            if candidates[0] != best_route and not positive[candidates[0]].settles:
                 return None
             return candidates[0], positive[candidates[0]]
         priority = dict(ranking)
@@ -505,7 +516,7 @@ def part_decides(
     return part.model_copy(
         update={
             "reason": f"the ask read {how}: {part.reason}; the whole text read as "
-            f"{whole.route.value}{cut}",
+            f"{whole.route}{cut}",
             "truncated": whole.truncated,
             "scanned": whole.scanned,
         }
@@ -521,25 +532,22 @@ def tier_record(
     )
 
 
-INDICES = tuple(range(len(_CLASSES)))
-#: The fixed parts of a fast-tier decision's reason, per route: ``head + p + tail``.
-FAST_REASON: dict[Route, tuple[str, str]] = {
-    r: (
-        ("fast tier: out of scope for every route (p=", ")")
-        if r is FALLBACK
-        else (
-            f"{r.value} p=",
-            " (fast tier: n-gram model, no negation or second request for the rules to read)",
-        )
+@lru_cache(maxsize=256)
+def fast_reason(route: Route) -> tuple[str, str]:
+    """The fixed parts of a fast-tier decision's reason for ``route``: ``head + p + tail``."""
+    if route == FALLBACK:
+        return "fast tier: out of scope for every route (p=", ")"
+    return (
+        f"{route} p=",
+        " (fast tier: n-gram model, no negation or second request for the rules to read)",
     )
-    for r in _CLASSES
-}
 
 
-def ranked_scores(probs: list[float]) -> dict[Route, float]:
-    """Class probabilities (:data:`_CLASSES` order) as a dict, highest first (ties in class
-    order, as a stable argsort)."""
-    return {_CLASSES[i]: probs[i] for i in sorted(INDICES, key=probs.__getitem__, reverse=True)}
+def ranked_scores(probs: Sequence[float], classes: Sequence[Route]) -> dict[Route, float]:
+    """Class probabilities (``classes`` order) as a dict, highest first (ties in class order,
+    as a stable argsort)."""
+    order = sorted(range(len(probs)), key=probs.__getitem__, reverse=True)
+    return {classes[i]: probs[i] for i in order}
 
 
 #: The fast tier's record when it did not run, and those of the tiers a sure fast tier spared.
@@ -557,12 +565,3 @@ SKIPPED_RULES, SKIPPED_LEARNED = (
 def rule_scores(c: Classification) -> dict[Route, float]:
     tier = c.tier("rules")
     return tier.scores if tier is not None else {}
-
-
-def softmax(z: list[float]) -> list[float]:
-    """Softmax of four logits (:data:`_CLASSES`), written out: the learned tier's hot path."""
-    a, b, c, d = z
-    top = max(z)
-    a, b, c, d = exp(a - top), exp(b - top), exp(c - top), exp(d - top)
-    total = a + b + c + d
-    return [a / total, b / total, c / total, d / total]

@@ -55,7 +55,7 @@ from rapidfuzz.distance import OSA
 from orchestrator.classifier.loader import RulesError, compile_rule_regex
 from orchestrator.classifier.models import Rule, RulesFile
 from orchestrator.classifier.prefilter import RegexPrefilter
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 from orchestrator.textnorm import TOKEN, fold_text, tokens
 
 log = logging.getLogger(__name__)
@@ -183,6 +183,14 @@ class CompiledRules:
     #: ids of the rules a negation cannot cancel (``negatable = false``): evidence in what a
     #: post says (a slur, profanity, a hashtag), not in what the user asks for
     content_ids: frozenset[str] = frozenset()
+    #: the route whose declaration says it quotes content under review after its ask
+    #: (:attr:`orchestrator.routes.RouteSpec.wraps_content`: a post to moderate), or None
+    wraps_content: Route | None = None
+    #: the routes with an attachment rule (a request with an attachment for one of these may
+    #: still ask for something else in a second clause)
+    attachment_routes: frozenset[Route] = frozenset()
+    #: the declared routes (``[[route]]`` tables, then routes declared in Python)
+    specs: tuple[RouteSpec, ...] = ()
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -217,7 +225,9 @@ class CompiledRules:
         for spec in rules_file.route:
             for ch in spec.channels:
                 channels[ch.lower()].append((spec.name, spec.channel_weight))
-        routes = tuple(r for r in Route if r is not Route.FALLBACK)
+        # the declared routes in file order, then any route only a rule names
+        declared = [spec.name for spec in rules_file.route]
+        routes = tuple(dict.fromkeys([*declared, *(r.route for r in rules)]))
         priority = {r: 0 for r in routes} | {spec.name: spec.priority for spec in rules_file.route}
         decisive = [(i, p.pattern) for i, p in regexes if rules[i].decisive]
         against: dict[Route, set[int]] = defaultdict(set)
@@ -260,6 +270,9 @@ class CompiledRules:
             decisive_positive=frozenset(i for i, _ in decisive if not rules[i].negative),
             decisive_against={r: frozenset(v) for r, v in against.items()},
             content_ids=frozenset(r.id for r in rules if not r.negatable),
+            wraps_content=_wraps_content(rules_file, path),
+            attachment_routes=frozenset(r.route for r in rules if r.attachments),
+            specs=rules_file.route,
         )
 
     def decisive_may_fire(self, text: str, route: Route) -> bool:
@@ -269,9 +282,7 @@ class CompiledRules:
         search of only the rules it reports (RE2 itself on printable ASCII, as :meth:`match`
         does), so the answer is the rules' own. Negation scopes are not read here (the fast
         tier never decides a text with a negation cue)."""
-        wanted = (
-            self.decisive_positive if route is Route.FALLBACK else self.decisive_against.get(route)
-        )
+        wanted = self.decisive_positive if route == FALLBACK else self.decisive_against.get(route)
         if not wanted or self.decisive_prefilter is None:
             return False
         plain = self.re2_for(text)
@@ -518,3 +529,15 @@ def _fire_exact(
 def _deletes(word: str) -> set[str]:
     """The word and every string made by removing one character of it."""
     return {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
+def _wraps_content(rules_file: RulesFile, path: Path | str) -> Route | None:
+    """The route declared ``wraps_content`` (None when none is).
+
+    Raises:
+        RulesError: Two routes are.
+    """
+    try:
+        return the_route(rules_file.route, "wraps_content")
+    except ValueError as exc:
+        raise RulesError(path, None, str(exc)) from exc

@@ -21,11 +21,10 @@ from orchestrator.classifier.calibration import (
     reliability_bins,
 )
 from orchestrator.classifier.labelled_set import LabelledRequest
+from orchestrator.classifier.learned_fit import class_order
 from orchestrator.classifier.models import CalibrationFile, Classification, Thresholds
 from orchestrator.exceptions import UserError
-from orchestrator.routes import Route
-
-ROUTES = tuple(Route)
+from orchestrator.routes import FALLBACK, Route, RouteSpec
 
 
 class RouteMetrics(BaseModel):
@@ -93,17 +92,21 @@ def report(
     routes: Sequence[Route],
     confidences: Sequence[float],
     preds: Sequence[Classification] | None = None,
+    declared: Sequence[Route] = (),
 ) -> EvalReport:
-    """Score predicted routes and confidences against the labels (see :class:`EvalReport`)."""
+    """Score predicted routes and confidences against the labels (see :class:`EvalReport`);
+    the routes are those of the labels and predictions, in ``declared`` order first, then
+    ``fallback`` last."""
     correct = [row.route == r for row, r in zip(rows, routes, strict=True)]
-    confusion = {t.value: {p.value: 0 for p in ROUTES} for t in ROUTES}
+    names = class_order([*(row.route for row in rows), *routes], declared)
+    confusion = {t: dict.fromkeys(names, 0) for t in names}
     for row, r in zip(rows, routes, strict=True):
-        confusion[row.route.value][r.value] += 1
+        confusion[row.route][r] += 1
     metrics = []
-    for route in ROUTES:
-        tp = confusion[route.value][route.value]
-        predicted = sum(confusion[t.value][route.value] for t in ROUTES)
-        support = sum(confusion[route.value].values())
+    for route in names:
+        tp = confusion[route][route]
+        predicted = sum(confusion[t][route] for t in names)
+        support = sum(confusion[route].values())
         p = tp / predicted if predicted else 0.0
         rec = tp / support if support else 0.0
         metrics.append(
@@ -140,7 +143,7 @@ def _decide(scores: dict[Route, float], t: Thresholds) -> tuple[Route, float]:
     """The route and raw calibration input that the thresholds give for ranked scores."""
     (best, s1), (_, s2) = list(scores.items())[:2]
     if s1 <= 0 or s1 < t.min_score or s1 - s2 < t.ambiguity_margin:
-        return Route.FALLBACK, s1
+        return FALLBACK, s1
     return best, s1 - s2
 
 
@@ -205,19 +208,19 @@ def fit_thresholds(
     )
 
 
-#: Accuracy floors on held-out phrasings, per (route, language) (issue 14). ``eval`` marks each
-#: cell that falls under its floor; the overall target is 0.95, fallback recall 0.85 at a
-#: customer-service precision of 0.97.
-FLOORS: dict[tuple[Route, str], float] = {
-    (Route.CUSTOMER_SERVICE, "en"): 0.90,
-    (Route.CUSTOMER_SERVICE, "zh"): 0.95,
-    (Route.CONTENT_MODERATION, "en"): 0.90,
-    (Route.CONTENT_MODERATION, "zh"): 0.90,
-    (Route.EXCEL_REPORT, "en"): 0.95,
-    (Route.EXCEL_REPORT, "zh"): 0.95,
-    (Route.FALLBACK, "en"): 0.85,
-    (Route.FALLBACK, "zh"): 0.70,
-}
+#: Accuracy floors of ``fallback`` on held-out phrasings, per language (issue 14); a declared
+#: route's floors are in its declaration (:attr:`~orchestrator.routes.RouteSpec.floors`).
+#: ``eval`` marks each cell that falls under its floor; the overall target is 0.95, fallback
+#: recall 0.85 at a precision of 0.97 for the route that holds customers' threads.
+FALLBACK_FLOORS: dict[str, float] = {"en": 0.85, "zh": 0.70}
+
+
+def floors(specs: Sequence[RouteSpec]) -> dict[tuple[Route, str], float]:
+    """Accuracy floors per ``(route, language)``: each declared route's own, and fallback's."""
+    out = {(spec.name, lang): f for spec in specs for lang, f in spec.floors.items()}
+    return out | {(FALLBACK, lang): f for lang, f in FALLBACK_FLOORS.items()}
+
+
 TARGET_ACCURACY = 0.95
 TARGET_FALLBACK_RECALL = 0.85
 TARGET_CS_PRECISION = 0.97
@@ -231,7 +234,9 @@ class TierRow(BaseModel):
         accuracy: Over all rows.
         by_route_lang: Recall per ``route/lang`` (the share of that cell's rows routed right).
         fallback_recall: Share of out-of-scope rows that fell back.
-        cs_precision: Share of rows routed to customer service that belong there.
+        cs_precision: Share of rows routed to the route that holds customers' threads
+            (:attr:`~orchestrator.routes.RouteSpec.holds_threads`: customer service) that
+            belong there (nan when no route does or none was routed there).
         p50_us: Median microseconds per request on one thread (None when not timed).
         decided_by: Share of requests each tier decided (``fast``, ``rules``, ``learned``,
             ``semantic``), for the combined classifier; empty for a single tier.
@@ -251,8 +256,10 @@ def tier_row(
     rows: Sequence[LabelledRequest],
     routes: Sequence[Route],
     p50_us: float | None = None,
+    precise: Route | None = None,
 ) -> TierRow:
-    """Score one tier's routes against the labels (see :class:`TierRow`).
+    """Score one tier's routes against the labels (see :class:`TierRow`); ``precise``: the
+    route whose precision is ``cs_precision``.
 
     Raises:
         UserError: ``rows`` is empty or lengths differ.
@@ -261,11 +268,11 @@ def tier_row(
         raise UserError(f"need one route per row and at least one row ({len(rows)}, {len(routes)})")
     cells: dict[str, list[bool]] = defaultdict(list)
     for row, r in zip(rows, routes, strict=True):
-        cells[f"{row.route.value}/{row.lang}"].append(r == row.route)
-    cs = [row.route is Route.CUSTOMER_SERVICE for row, r in zip(rows, routes, strict=True)
-          if r is Route.CUSTOMER_SERVICE]  # fmt: skip
-    fb = [r is Route.FALLBACK for row, r in zip(rows, routes, strict=True)
-          if row.route is Route.FALLBACK]  # fmt: skip
+        cells[f"{row.route}/{row.lang}"].append(r == row.route)
+    cs = [row.route == precise for row, r in zip(rows, routes, strict=True)
+          if precise is not None and r == precise]  # fmt: skip
+    fb = [r == FALLBACK for row, r in zip(rows, routes, strict=True)
+          if row.route == FALLBACK]  # fmt: skip
     return TierRow(
         name=name,
         accuracy=sum(r == row.route for row, r in zip(rows, routes, strict=True)) / len(rows),

@@ -38,12 +38,12 @@ from orchestrator.classifier.calibration import fit_isotonic
 from orchestrator.classifier.core import RuleClassifier
 from orchestrator.classifier.decide import COMPOUND_P, overrule
 from orchestrator.classifier.labelled_set import LabelledRequest
-from orchestrator.classifier.learned import CLASSES, LearnedModel
-from orchestrator.classifier.learned_fit import train
+from orchestrator.classifier.learned import LearnedModel
+from orchestrator.classifier.learned_fit import class_order, train_many
 from orchestrator.classifier.models import CalibrationFile, Classification, Rule, Thresholds
 from orchestrator.classifier.parts import scan
 from orchestrator.exceptions import UserError
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route, RouteSpec
 
 #: Grids of the threshold search.
 SURE_GRID = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 1.01)
@@ -98,102 +98,200 @@ def _fold_of(family: str, folds: int, seed: int) -> int:
 
 
 def cross_fit(
-    rows: Sequence[LabelledRequest], ev: Sequence[Evidence], *, folds: int = 5, seed: int = 0
+    rows: Sequence[LabelledRequest],
+    ev: Sequence[Evidence],
+    *,
+    folds: int = 5,
+    seed: int = 0,
+    classes: Sequence[Route] | None = None,
+    workers: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold class probabilities of the combined and of the text-only (fast tier) model,
-    each ``(rows, 4)`` in :data:`CLASSES` order; folds grouped by phrasing family.
+    each ``(rows, classes)`` in ``classes`` order (default: :func:`class_order` of the rows);
+    folds grouped by phrasing family; the folds' models fitted in ``workers`` processes.
 
     Raises:
         UserError: Fewer than two folds hold rows.
     """
-    fold = np.array([_fold_of(r.family or r.id, folds, seed) for r in rows])
-    if len(set(fold.tolist())) < 2:
-        raise UserError("need rows of at least two phrasing families to cross-fit")
-    probs = np.zeros((len(rows), len(CLASSES)))
-    fast = np.zeros((len(rows), len(CLASSES)))
-    for k in sorted(set(fold.tolist())):
-        train_idx = np.flatnonzero(fold != k)
-        test_idx = np.flatnonzero(fold == k)
-        labels = [rows[i].route for i in train_idx]
-        if len(set(labels)) < len(CLASSES):
-            probs[test_idx] = fast[test_idx] = 1.0 / len(CLASSES)
-            continue
-        model = train([ev[i].features for i in train_idx], labels)
-        for i in test_idx:
-            probs[i] = model.probabilities(ev[i].features)
-            fast[i] = model.probabilities(ev[i].features, combined=False)
+    probs, fast, _ = _cross_fit(rows, ev, folds, seed, classes, workers, final=False)
     return probs, fast
 
 
-def _fast(e: Evidence, q: np.ndarray, t: Thresholds) -> tuple[Route, float] | None:
+def _cross_fit(
+    rows: Sequence[LabelledRequest],
+    ev: Sequence[Evidence],
+    folds: int,
+    seed: int,
+    classes: Sequence[Route] | None,
+    workers: int,
+    *,
+    final: bool,
+) -> tuple[np.ndarray, np.ndarray, LearnedModel | None]:
+    """:func:`cross_fit`, and with ``final`` the model of all rows too (fitted alongside)."""
+    fold = np.array([_fold_of(r.family or r.id, folds, seed) for r in rows])
+    if len(set(fold.tolist())) < 2:
+        raise UserError("need rows of at least two phrasing families to cross-fit")
+    classes = tuple(classes or class_order(r.route for r in rows))
+    labels = [r.route for r in rows]
+    probs = np.zeros((len(rows), len(classes)))
+    fast = np.zeros((len(rows), len(classes)))
+    fitted: list[tuple[np.ndarray, list[int]]] = []
+    for k in sorted(set(fold.tolist())):
+        train_idx = np.flatnonzero(fold != k)
+        test_idx = np.flatnonzero(fold == k)
+        if len({labels[i] for i in train_idx}) < len(classes):
+            probs[test_idx] = fast[test_idx] = 1.0 / len(classes)
+            continue
+        fitted.append((test_idx, train_idx.tolist()))
+    parts = [p for _, p in fitted] + ([list(range(len(rows)))] if final else [])
+    docs = [e.features for e in ev]
+    models = train_many(parts, docs, labels, classes, workers=workers)
+    for (test_idx, _), model in zip(fitted, models, strict=False):
+        for i in test_idx:
+            probs[i] = model.probabilities(docs[i])
+            fast[i] = model.probabilities(docs[i], combined=False)
+    return probs, fast, models[-1] if final else None
+
+
+def _fast(
+    e: Evidence, q: np.ndarray, t: Thresholds, classes: Sequence[Route]
+) -> tuple[Route, float] | None:
     """The fast tier's decision ``(route, p)``, or None when it hands the request on."""
     top = int(np.argmax(q))
     if e.cues & (learned_tier.NEGATION | learned_tier.SHORT | _LONG):
         return None
-    routes = [
-        float(q[i]) for i in range(len(CLASSES)) if i != top and CLASSES[i] is not Route.FALLBACK
-    ]
-    if e.cues & learned_tier.COMPOUND and max(routes) >= COMPOUND_P:
+    routes = [float(q[i]) for i in range(len(classes)) if i != top and classes[i] != FALLBACK]
+    if e.cues & learned_tier.COMPOUND and max(routes, default=0.0) >= COMPOUND_P:
         return None
     if float(q[top]) < t.fast_min:
         return None
     if e.decisive:  # a decisive rule may overrule it: the classifier hands such a text on
-        c = CLASSES[top]
+        c = classes[top]
         if any(
-            (c is Route.FALLBACK and not r.negative) or (r.negative and r.route is c)
-            for r in e.decisive
+            (c == FALLBACK and not r.negative) or (r.negative and r.route == c) for r in e.decisive
         ):
             return None
-    if e.cues & learned_tier.FEW and CLASSES[top] is not Route.FALLBACK:
+    if e.cues & learned_tier.FEW and classes[top] != FALLBACK:
         rules = e.rules.tier("rules")  # a few words that the rules tie on: the rules call it
         top2 = sorted(rules.scores.values(), reverse=True) if rules is not None else []
         if len(top2) > 1 and top2[0] > 0.0 and top2[0] == top2[1]:
             return None
-    return CLASSES[top], float(q[top])
+    return classes[top], float(q[top])
 
 
-def _decide(e: Evidence, p: np.ndarray, q: np.ndarray, t: Thresholds) -> tuple[Route, str, float]:
+def _decide(
+    e: Evidence, p: np.ndarray, q: np.ndarray, t: Thresholds, classes: Sequence[Route]
+) -> tuple[Route, str, float]:
     """``(route, tier, raw score)``, the way :class:`RuleClassifier` decides; ``tier`` is
-    ``fast``, ``rules`` or ``learned``."""
-    fast = _fast(e, q, t)
+    ``fast``, ``rules`` or ``learned``; ``p`` and ``q`` in ``classes`` order."""
+    fast = _fast(e, q, t, classes)
     if fast is not None:
         return fast[0], "fast", fast[1]
     rules = e.rules
     scores = rules.tier("rules")
     ranked = list(scores.scores.items()) if scores is not None else []
-    (best, s1), (_, s2) = ranked[0], ranked[1]
+    (best, s1), (_, s2) = ranked[0], (*ranked, (FALLBACK, 0.0))[1]
     if rules.secondary_routes:
         return rules.route, "learned", 1.0
     if (s1 >= t.sure_score and s2 <= 0.0 and not e.negated) or (e.cues & _LONG and s1 > 0.0):
         if s1 > 0.0 and s1 == s2:
-            return Route.FALLBACK, "rules", s1
+            return FALLBACK, "rules", s1
         if s1 < t.min_score or s1 - s2 < t.ambiguity_margin:
-            return Route.FALLBACK, "rules", s1
+            return FALLBACK, "rules", s1
         return best, "rules", s1 - s2
     order = np.argsort(-p, kind="stable")
-    c1 = CLASSES[order[0]]
+    c1 = classes[order[0]]
     p1, p2 = float(p[order[0]]), float(p[order[1]])
-    p_fallback = float(p[CLASSES.index(Route.FALLBACK)])
+    p_fallback = float(p[classes.index(FALLBACK)])
     tie = s1 > 0.0 and s1 == s2
     route = c1
-    if tie or c1 is Route.FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
-        route = Route.FALLBACK
+    if tie or c1 == FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
+        route = FALLBACK
     if e.decisive and not tie:
         overruled = overrule(
-            route, dict(zip(CLASSES, p.tolist(), strict=True)), e.decisive, e.ranking
+            route, dict(zip(classes, p.tolist(), strict=True)), e.decisive, e.ranking
         )
         if overruled is not None:
             return overruled[0], "decisive", overruled[1].weight
-    if route is Route.FALLBACK:
-        return Route.FALLBACK, "learned", p_fallback
+    if route == FALLBACK:
+        return FALLBACK, "learned", p_fallback
     return c1, "learned", p1 - p2
+
+
+class _SlowTable:
+    """What :func:`_decide` decides without the fast tier, for every row at once: the few
+    outcomes a row can have are worked out once, so each point of the threshold grid costs a
+    handful of numpy operations instead of a Python call per row (the search had taken most of
+    a fit's time). :meth:`costs` gives what ``_decide`` with ``fast_min`` above 1 gives."""
+
+    def __init__(
+        self,
+        rows: Sequence[LabelledRequest],
+        ev: Sequence[Evidence],
+        probs: np.ndarray,
+        classes: Sequence[Route],
+        costs: tuple[float, float],
+    ) -> None:
+        wrong, handoff = costs
+
+        def price(truth: Route, decided: Route) -> float:
+            return cost(truth, decided, wrong_route=wrong, handoff=handoff)
+
+        cols: dict[str, list[float]] = defaultdict(list)
+        for row, e, p in zip(rows, ev, probs, strict=True):
+            scores = e.rules.tier("rules")
+            ranked = list(scores.scores.items()) if scores is not None else []
+            (best, s1), (_, s2) = ranked[0], (*ranked, (FALLBACK, 0.0))[1]
+            order = np.argsort(-p, kind="stable")
+            c1, p1, p2 = classes[order[0]], float(p[order[0]]), float(p[order[1]])
+            tie = s1 > 0.0 and s1 == s2
+            as_fb, as_c1 = FALLBACK, c1
+            if e.decisive and not tie:
+                named = dict(zip(classes, p.tolist(), strict=True))
+                as_fb = (overrule(FALLBACK, named, e.decisive, e.ranking) or (FALLBACK,))[0]
+                as_c1 = (overrule(c1, named, e.decisive, e.ranking) or (c1,))[0]
+            for key, value in (
+                ("secondary", float(bool(e.rules.secondary_routes))),
+                ("cost_secondary", price(row.route, e.rules.route)),
+                ("s1", s1),
+                ("s2", s2),
+                ("alone", float(s2 <= 0.0 and not e.negated)),
+                ("long", float(bool(e.cues & _LONG) and s1 > 0.0)),
+                ("tie", float(tie)),
+                ("c1_fallback", float(c1 == FALLBACK)),
+                ("p1", p1),
+                ("p2", p2),
+                ("cost_rules_fb", price(row.route, FALLBACK)),
+                ("cost_rules_best", price(row.route, best)),
+                ("cost_learned_fb", price(row.route, as_fb)),
+                ("cost_learned_c1", price(row.route, as_c1 if c1 != FALLBACK else as_fb)),
+            ):
+                cols[key].append(value)
+        self.a = {k: np.array(v) for k, v in cols.items()}
+        for flag in ("secondary", "alone", "long", "tie", "c1_fallback"):
+            self.a[flag] = self.a[flag].astype(bool)
+
+    def costs(self, t: Thresholds) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's decision cost under ``t`` (no fast tier), and whether the rules decided
+        it alone."""
+        a = self.a
+        s1, s2, p1, p2 = a["s1"], a["s2"], a["p1"], a["p2"]
+        rules = ~a["secondary"] & (((s1 >= t.sure_score) & a["alone"]) | a["long"])
+        rules_fb = a["tie"] | (s1 < t.min_score) | (s1 - s2 < t.ambiguity_margin)
+        learned_fb = (
+            a["tie"] | a["c1_fallback"] | (p1 < t.min_score) | (p1 - p2 < t.ambiguity_margin)
+        )
+        learned = np.where(learned_fb, a["cost_learned_fb"], a["cost_learned_c1"])
+        by_rules = np.where(rules_fb, a["cost_rules_fb"], a["cost_rules_best"])
+        slow = np.where(rules, by_rules, learned)
+        return np.where(a["secondary"], a["cost_secondary"], slow), rules
 
 
 def cost(truth: Route, decided: Route, *, wrong_route: float, handoff: float) -> float:
     """Cost of one decision: 0 right, ``handoff`` for a needless fallback, else ``wrong_route``."""
     if decided == truth:
         return 0.0
-    if decided is Route.FALLBACK:
+    if decided == FALLBACK:
         return handoff
     return wrong_route
 
@@ -208,6 +306,7 @@ def fit_decisions(
     handoff: float = 1.0,
     fitted_on: str = "",
     rules_sha: str = "",
+    classes: Sequence[Route] | None = None,
 ) -> CalibrationFile:
     """Thresholds by cost and calibration maps, from out-of-fold probabilities.
 
@@ -220,6 +319,7 @@ def fit_decisions(
         probs: Out-of-fold probabilities of the combined model (:func:`cross_fit`).
         fast_probs: Those of the text-only model (the fast tier); None: no fast tier
             (``fast_min`` above 1).
+        classes: The columns' routes (default: :func:`class_order` of the rows).
 
     Raises:
         UserError: No rows, or costs that do not make a wrong route dearer than a handoff.
@@ -232,11 +332,12 @@ def fit_decisions(
             "a wrong route costs more than a handoff to a person"
         )
     n = len(rows)
+    classes = tuple(classes or class_order(r.route for r in rows))
     q = fast_probs if fast_probs is not None else np.zeros_like(probs)
     grid = FAST_GRID if fast_probs is not None else (1.01,)
     # the fast tier's candidate decision per row: (route, p) when its cues allow it to decide
     everyone = Thresholds(fast_min=0.0)
-    fast = [_fast(e, qi, everyone) for e, qi in zip(ev, q, strict=True)]
+    fast = [_fast(e, qi, everyone, classes) for e, qi in zip(ev, q, strict=True)]
     fast_p = np.array([f[1] if f is not None else -1.0 for f in fast])
     fast_cost = np.array(
         [
@@ -245,16 +346,10 @@ def fit_decisions(
         ]
     )
     best: tuple[tuple[float, float, float], Thresholds] | None = None
+    table = _SlowTable(rows, ev, probs, classes, (wrong_route, handoff))
     for sure, m, g in product(SURE_GRID, MIN_GRID, MARGIN_GRID):
         t = Thresholds(min_score=m, ambiguity_margin=g, sure_score=sure, fast_min=1.01)
-        slow = [_decide(e, p, qi, t) for e, p, qi in zip(ev, probs, q, strict=True)]
-        slow_cost = np.array(
-            [
-                cost(r.route, d[0], wrong_route=wrong_route, handoff=handoff)
-                for r, d in zip(rows, slow, strict=True)
-            ]
-        )
-        by_rules = np.array([d[1] == "rules" for d in slow])
+        slow_cost, by_rules = table.costs(t)
         for fm in grid:
             use = fast_p >= fm
             total = float(np.where(use, fast_cost, slow_cost).sum())
@@ -268,7 +363,7 @@ def fit_decisions(
     }
     right = 0
     for row, e, p, qi in zip(rows, ev, probs, q, strict=True):
-        route, tier, raw = _decide(e, p, qi, thresholds)
+        route, tier, raw = _decide(e, p, qi, thresholds, classes)
         maps[tier][route][0].append(raw)
         maps[tier][route][1].append(route == row.route)
         right += route == row.route
@@ -300,8 +395,15 @@ def fit_all(
     wrong_route: float = 5.0,
     handoff: float = 1.0,
     fitted_on: str = "",
+    routes: Sequence[RouteSpec] = (),
+    workers: int = 1,
 ) -> tuple[LearnedModel, CalibrationFile]:
     """Fit the learned tier and the calibration on ``rows`` (the tune split only).
+
+    ``routes``: routes declared outside the rules file (a workflow package's
+    :class:`~orchestrator.routes.RouteSpec`): their rules join the rules file's. The model's
+    classes are the routes of ``rows`` in declared order, then ``fallback``. The folds' models
+    and the final one are fitted in ``workers`` processes (the same models either way).
 
     Raises:
         UserError: A row of the held-out split is passed, or see :func:`fit_decisions`.
@@ -319,9 +421,12 @@ def fit_all(
         min_score=0.0,
         ambiguity_margin=0.0,
         reload_interval=None,
+        routes=routes,
     )
     ev = gather(clf, rows)
-    probs, fast_probs = cross_fit(rows, ev, folds=folds, seed=seed)
+    classes = class_order((r.route for r in rows), clf._state.compiled.routes)
+    probs, fast_probs, model = _cross_fit(rows, ev, folds, seed, classes, workers, final=True)
+    assert model is not None
     calibration = fit_decisions(
         rows,
         ev,
@@ -331,15 +436,9 @@ def fit_all(
         handoff=handoff,
         fitted_on=fitted_on,
         rules_sha=clf.version,
+        classes=classes,
     )
-    model = train(
-        [e.features for e in ev],
-        [r.route for r in rows],
-        meta={
-            "trained_on": fitted_on,
-            "rules_sha": clf.version,
-            "seed": seed,
-            "folds": folds,
-        },
+    model.meta.update(
+        {"trained_on": fitted_on, "rules_sha": clf.version, "seed": seed, "folds": folds}
     )
     return model, calibration

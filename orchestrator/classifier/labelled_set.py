@@ -67,7 +67,14 @@ from orchestrator.classifier.labelled_phrases import (
 from orchestrator.datasets import TEXT_COLUMNS, moderation_labels
 from orchestrator.exceptions import UserError
 from orchestrator.request import MAX_TEXT_CHARS, Attachment, Request
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
+
+# The labelled set is the built-in workflows' training data, built from their datasets
+# (customer_service/, moderation/, spreadsheets/ of the data folder): it names their routes
+# here, as data. A user's route is learned from its own examples (``classifier fit --examples``).
+_CS = Route("customer_service")
+_MOD = Route("content_moderation")
+_XL = Route("excel_report")
 
 #: The phrasing tables, re-exported (tests and tools read them from here).
 __all__ = [
@@ -210,7 +217,7 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
                 yield LabelledRequest(
                     id=f"{path.name}:{row_no}" + (f".{k + 1}" if len(texts) > 1 else ""),
                     text=text,
-                    route=Route.FALLBACK if fallback else Route.CUSTOMER_SERVICE,
+                    route=FALLBACK if fallback else _CS,
                     lang="zh" if _is_zh(text) else "en",
                     source=path.name + (":oos" if oos else ":assistant" if assistant else ""),
                     split=split,
@@ -221,7 +228,7 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
 def _zh_out_of_scope() -> Iterator[LabelledRequest]:
     return _written(
         {"zh": ZH_OUT_OF_SCOPE},
-        Route.FALLBACK,
+        FALLBACK,
         id="zh_out_of_scope:{split}.{family}.{i}",
         source="zh_out_of_scope",
         template="oos.zh.{split}.{family}",
@@ -241,7 +248,7 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
                     yield LabelledRequest(
                         id=f"oos_service:{lang}.{split}.{t}.{k}",
                         text=text[:1].upper() + text[1:] if k % 3 == 0 else text,
-                        route=Route.FALLBACK,
+                        route=FALLBACK,
                         lang=lang,
                         source=f"oos_service_word/{lang}",
                         split=split,
@@ -253,7 +260,7 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
 def _written_customer_service() -> Iterator[LabelledRequest]:
     return _written(
         CS_WRITTEN,
-        Route.CUSTOMER_SERVICE,
+        _CS,
         id="cs_written:{lang}.{split}.{family}.{i}",
         source="cs_written/{lang}",
         template="cs.{lang}.{split}.{family}",
@@ -286,7 +293,7 @@ def _wrapped_requests(rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
         if row.source not in WRAPPED_REQUEST_SOURCES or _hash("req wrap?", row.id) % 3:
             continue
         kinds = [("req", REQUEST_WRAPPERS)]
-        if row.route is Route.CUSTOMER_SERVICE:
+        if row.route == _CS:
             kinds.append(("complaint", COMPLAINT_WRAPPERS))
         name, table = kinds[_hash("req kind", row.id) % len(kinds)]
         wrappers = table[row.lang][row.split]
@@ -297,7 +304,7 @@ def _wrapped_requests(rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
             text=wrappers[w].format(req=row.text),
             route=row.route,
             lang=row.lang,
-            source=f"wrapped_request/{row.route.value}/{row.lang}",
+            source=f"wrapped_request/{row.route}/{row.lang}",
             split=row.split,
             template=family,
             family=family,
@@ -314,7 +321,7 @@ def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
         yield LabelledRequest(
             id=f"wrapped:{row.id}",
             text=wrapper.format(post=row.text),
-            route=Route.CONTENT_MODERATION,
+            route=_MOD,
             lang=row.lang,
             source=f"wrapped_customer_text/{row.lang}",
             split=row.split,
@@ -353,7 +360,7 @@ def _moderation(folder: Path) -> Iterator[LabelledRequest]:
                 id=f"{path.name}:{row_no}",
                 text=text,
                 channel=channel,
-                route=Route.CONTENT_MODERATION,
+                route=_MOD,
                 lang=lang,
                 source=path.name,
                 split=split,
@@ -396,7 +403,7 @@ def _excel(folder: Path, per_split: int) -> Iterator[LabelledRequest]:
                     id=f"spreadsheets:{split}.{lang}.{i}",
                     text=text,
                     attachments=() if in_text else (name,),
-                    route=Route.EXCEL_REPORT,
+                    route=_XL,
                     lang=lang,
                     source=f"spreadsheets/{lang}",
                     split=split,

@@ -55,18 +55,11 @@ import numpy as np
 
 from orchestrator.classifier.loader import RulesError
 from orchestrator.classifier.negation import EN_JOINS, ZH_JOINS, has_negation
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
 from orchestrator.textnorm import ASCII_SEPARATORS, TOKEN, tokens
 
 FORMAT = "orchestrator-learned-router"
 VERSION = 2
-#: Classes of the model, in column order.
-CLASSES: tuple[Route, ...] = (
-    Route.CUSTOMER_SERVICE,
-    Route.CONTENT_MODERATION,
-    Route.EXCEL_REPORT,
-    Route.FALLBACK,
-)
 #: Characters of the text the model reads: the first WINDOW and the last WINDOW. A long paste
 #: is mostly not the request; the ask is at its start or its end. It also bounds the cost.
 WINDOW = 320
@@ -189,7 +182,7 @@ def _extras(
     if rule_scores:
         for route, score in rule_scores.items():
             if score >= 0.3:
-                out += [f"r:{route.value}>={lv}" for lv in _LEVELS if score >= lv]
+                out += [f"r:{route}>={lv}" for lv in _LEVELS if score >= lv]
     return out
 
 
@@ -256,7 +249,7 @@ class LearnedModel:
         The reference arithmetic (numpy, float64) that :class:`FastScorer` reproduces.
 
         Returns:
-            ``(logits, rule_share)``: logits in :data:`CLASSES` order; ``rule_share`` is
+            ``(logits, rule_share)``: logits in :attr:`classes` order; ``rule_share`` is
             ``|rule part| / (|n-gram part| + |rule part|)`` of the top class's weighted sum (0
             for the text-only model or when no rule feature is known).
         """
@@ -282,8 +275,17 @@ class LearnedModel:
             share = abs(rule_part[top]) / total if total > 0 else 0.0
         return out, float(share)
 
+    @property
+    def classes(self) -> tuple[Route, ...]:
+        """The model's classes (route names, ``fallback`` among them), in column order: read
+        from ``meta["classes"]``."""
+        classes = self.meta.get("classes")
+        if not isinstance(classes, list):
+            raise ValueError("the model's meta names no classes")
+        return tuple(Route(str(c)) for c in classes)
+
     def probabilities(self, feats: Sequence[str], *, combined: bool = True) -> np.ndarray:
-        """Softmax of :meth:`logits`, in :data:`CLASSES` order."""
+        """Softmax of :meth:`logits`, in :attr:`LearnedModel.classes` order."""
         z, _ = self.logits(feats, combined=combined)
         z = np.exp(z - z.max())
         return z / z.sum()
@@ -325,10 +327,8 @@ class LearnedModel:
 
 
 #: A feature's *row*: a count of 1.0, then its text-only weights and its combined weights
-#: (:data:`CLASSES` order each). A request's evidence is the column sums of its rows.
+#: (:attr:`LearnedModel.classes` order each). A request's evidence is the column sums of its rows.
 Row = tuple[float, ...]
-_K = len(CLASSES)
-_ZERO: Row = (0.0,) * (1 + 2 * _K)
 #: Weights are rounded to multiples of ``1 / _SCALE`` (2**-32, below 1.2e-10 per weight), so
 #: that any sum of a request's rows is exact in float64 (sums stay far below 2**21) and the
 #: same in any order: a token's memoised sum plus its word pairs gives what the features one
@@ -345,9 +345,17 @@ def _row(weights: Sequence[float]) -> Row:
     return (1.0, *(round(w * _SCALE) / _SCALE for w in weights))
 
 
-def _sum_rows(rows: Iterable[Row]) -> Row:
-    """Column sums of rows (exact: see :data:`_SCALE`); zeros for none."""
-    return tuple(map(sum, zip(*rows, strict=True))) or _ZERO
+def _sum_rows(rows: Iterable[Row], zero: Row) -> Row:
+    """Column sums of rows (exact: see :data:`_SCALE`); ``zero`` for none."""
+    return tuple(map(sum, zip(*rows, strict=True))) or zero
+
+
+def softmax(z: Sequence[float]) -> list[float]:
+    """Softmax of logits (any number of classes)."""
+    top = max(z)
+    e = [exp(v - top) for v in z]
+    total = sum(e)
+    return [v / total for v in e]
 
 
 def _add(a: Row, b: Row) -> Row:
@@ -410,11 +418,14 @@ class FastScorer:
         "_extra_memo",
         "_frames",
         "_ids",
+        "_k",
         "_last",
         "_memo",
         "_rows",
         "_rule",
         "_score_memo",
+        "_zero",
+        "classes",
     )
 
     def __init__(self, model: LearnedModel) -> None:
@@ -424,6 +435,10 @@ class FastScorer:
         biggest = max((abs(w) for row in (*text, *comb) for w in row), default=0.0)
         if biggest >= _LIMIT:
             raise ValueError(f"weight {biggest} out of the exact range (|w| < 2**8)")
+        #: the model's classes, in column order
+        self.classes: tuple[Route, ...] = model.classes
+        self._k = k = len(self.classes)
+        self._zero: Row = (0.0,) * (1 + 2 * k)
         self._ids: dict[str, int] = {n: i for i, n in enumerate(names)}
         self._rows = [_row(t + c) for t, c in zip(text, comb, strict=True)]
         self._rule = [n.startswith("r:") for n in names]
@@ -444,12 +459,12 @@ class FastScorer:
         self._score_memo: dict[tuple[object, ...], tuple[Row, Row]] = {}
         #: ``(text, sum of its n-grams and framing)`` of the last :meth:`fast` call (compared
         #: by identity: one tuple, replaced whole, so a concurrent call is safe).
-        self._last: tuple[str | None, Row] = (None, _ZERO)
+        self._last: tuple[str | None, Row] = (None, self._zero)
 
     def _entry(self, tok: str) -> Row:
         get, rows = self._ids.get, self._rows
         feats = _han(tok) if tok[0] >= "\u3400" else _word(tok)
-        return _sum_rows(rows[i] for i in map(get, feats) if i is not None)
+        return _sum_rows((rows[i] for i in map(get, feats) if i is not None), self._zero)
 
     def _bag(self, toks: list[str]) -> list[Row]:
         """The rows of a text's tokens (their memoised entries) and of its known word pairs
@@ -467,7 +482,11 @@ class FastScorer:
         """Sum and rule part of named features (frame, extras, rules)."""
         get, rows, rule = self._ids.get, self._rows, self._rule
         known = [i for i in map(get, names) if i is not None]
-        return _sum_rows(rows[i] for i in known), _sum_rows(rows[i] for i in known if rule[i])
+        zero = self._zero
+        return (
+            _sum_rows((rows[i] for i in known), zero),
+            _sum_rows((rows[i] for i in known if rule[i]), zero),
+        )
 
     def _extras_sum(self, attachments: Iterable[str], channel: str | None) -> Row:
         """Sum of the attachment and channel features (memoised by both)."""
@@ -482,7 +501,7 @@ class FastScorer:
     def fast(
         self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
     ) -> tuple[list[float], int]:
-        """Text-only class *probabilities* (:data:`CLASSES` order, the softmax of the text-only
+        """Text-only class *probabilities* (:attr:`classes` order, the softmax of the text-only
         logits) and :func:`cues` flags of :func:`window` of the text: the fast tier's input.
 
         The hot path of the classifier: tokens by byte translation for ASCII, the rows of the
@@ -509,7 +528,7 @@ class FastScorer:
             if frame is None:
                 frame = self._memo_put(self._frames, prefix, self._named(_frame(text))[0])
             rows.append(frame)
-        total = _sum_rows(rows)
+        total = _sum_rows(rows, self._zero)
         # the text's part, for score() of the same text object when the rules run next
         self._last = (given, total)
         if attachments or channel:
@@ -521,27 +540,26 @@ class FastScorer:
             flag |= BLANK
         else:
             scale = 1.0 / math.sqrt(n)
-            z = tuple(b + v * scale for b, v in zip(self._b_text, total[1 : 1 + _K], strict=True))
-        top = max(z)
-        e0, e1, e2, e3 = exp(z[0] - top), exp(z[1] - top), exp(z[2] - top), exp(z[3] - top)
-        s = e0 + e1 + e2 + e3
-        return [e0 / s, e1 / s, e2 / s, e3 / s], flag
+            k = self._k
+            z = tuple(b + v * scale for b, v in zip(self._b_text, total[1 : 1 + k], strict=True))
+        return softmax(z), flag
 
     def logits_fast(
         self, text: str, *, attachments: Iterable[str] = (), channel: str | None = None
     ) -> list[float]:
-        """Text-only logits (:data:`CLASSES` order) of :func:`window` of the text (the log of
+        """Text-only logits (:attr:`classes` order) of :func:`window` of the text (the log of
         :meth:`fast`'s probabilities, up to a constant; for tests and tools)."""
         text = window(text)
         rows = self._bag(bag_tokens(text))
         rows.append(self._named(_frame(text))[0])
         if attachments or channel:
             rows.append(self._named(_extras(attachments, channel, (), None))[0])
-        total = _sum_rows(rows)
+        total = _sum_rows(rows, self._zero)
         if not total[0]:
             return list(self._b_text)
         scale = 1.0 / math.sqrt(total[0])
-        return [b + v * scale for b, v in zip(self._b_text, total[1 : 1 + _K], strict=True)]
+        k = self._k
+        return [b + v * scale for b, v in zip(self._b_text, total[1 : 1 + k], strict=True)]
 
     @staticmethod
     def _memo_put(memo: dict, key: object, value: Row) -> Row:
@@ -596,18 +614,19 @@ class FastScorer:
             text = window(text)
             rows = self._bag(bag_tokens(text))
             rows += (self._named(_frame(text))[0], extra)
-            total = _sum_rows(rows)
+            total = _sum_rows(rows, self._zero)
         n = total[0]
         bias = self._b_comb if combined else self._b_text
         if not n:
             return list(bias), 0.0
         scale = 1.0 / math.sqrt(n)
-        sums = total[1 + _K :] if combined else total[1 : 1 + _K]
+        k = self._k
+        sums = total[1 + k :] if combined else total[1 : 1 + k]
         out = [b + v * scale for b, v in zip(bias, sums, strict=True)]
         share = 0.0
         if combined and rules[0]:
             top = out.index(max(out))
-            r = rules[1 + _K + top] * scale
+            r = rules[1 + k + top] * scale
             t = sums[top] * scale - r
             share = abs(r) / (abs(t) + abs(r)) if (t or r) else 0.0
         return out, share
@@ -674,12 +693,22 @@ def load_model(path: Path | str) -> LearnedModel:
             f"format {meta.get('format')!r} version {meta.get('version')!r}, expected {FORMAT!r} "
             f"version {VERSION}; run `orchestrator classifier fit` to refit",
         )
-    if [c for c in meta.get("classes", [])] != [c.value for c in CLASSES]:
-        raise RulesError(path, None, f"classes {meta.get('classes')} differ from {CLASSES}")
+    classes = meta.get("classes")
+    if (
+        not isinstance(classes, list)
+        or len(classes) < 2
+        or FALLBACK not in classes
+        or len(set(classes)) != len(classes)
+    ):
+        raise RulesError(
+            path, None, f"classes {classes!r}: need distinct route names, fallback among them"
+        )
     n = len(vocab_names)
     for key in ("w_text", "w_comb"):
-        if arrays[key].shape != (n, len(CLASSES)):
-            raise RulesError(path, None, f"{key} has shape {arrays[key].shape}, expected ({n}, 4)")
+        if arrays[key].shape != (n, len(classes)):
+            raise RulesError(
+                path, None, f"{key} has shape {arrays[key].shape}, expected ({n}, {len(classes)})"
+            )
     return LearnedModel(
         vocab={name: i for i, name in enumerate(vocab_names)},
         meta=meta,

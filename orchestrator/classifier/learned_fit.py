@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from orchestrator.classifier.learned import CLASSES, FORMAT, VERSION, LearnedModel
-from orchestrator.routes import Route
+from orchestrator.classifier.learned import FORMAT, VERSION, LearnedModel
+from orchestrator.routes import FALLBACK, Route
+
+
+def class_order(labels: Iterable[Route], declared: Sequence[Route] = ()) -> tuple[Route, ...]:
+    """The model's classes: the routes among ``labels`` in ``declared`` order (the routes
+    file's ``[[route]]`` order), then the others in the order they first appear, then
+    ``fallback`` (always a class)."""
+    seen = dict.fromkeys(r for r in labels if r != FALLBACK)
+    first = [r for r in declared if r in seen]
+    return (*first, *(r for r in seen if r not in first), FALLBACK)
 
 
 def _design(docs: Sequence[Sequence[str]], vocab: dict[str, int], n_cols: int):
@@ -38,11 +47,12 @@ def _fit_lr(
     sample_weight: np.ndarray,
     l2: float,
     max_iter: int,
+    n_classes: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     from scipy.optimize import minimize
 
     n, d = x.shape
-    k = len(CLASSES)
+    k = int(y.max()) + 1 if n_classes is None else n_classes
     onehot = np.zeros((n, k))
     onehot[np.arange(n), y] = 1.0
     sw = sample_weight / sample_weight.sum()
@@ -78,6 +88,7 @@ def train(
     max_iter: int = 300,
     class_weight: float = 0.0,
     meta: dict[str, object] | None = None,
+    classes: Sequence[Route] | None = None,
 ) -> LearnedModel:
     """Fit both weight sets on feature lists (from :func:`features`, rule ids included).
 
@@ -96,6 +107,8 @@ def train(
             set's mix of routes; 0.5 (the weighting of v1) made it send about one
             customer-service request in ten of an unseen intent to fallback.
         meta: Extra fields for the file's ``meta`` record.
+        classes: The model's classes, in column order (default: :func:`class_order` of the
+            labels); ``fallback`` must be one.
 
     Raises:
         ValueError: No rows, lengths differ, or a class has no rows.
@@ -104,23 +117,29 @@ def train(
         raise ValueError(
             f"need one label per document and at least one ({len(docs)} vs {len(labels)})"
         )
-    col = {c: i for i, c in enumerate(CLASSES)}
+    classes = tuple(classes or class_order(labels))
+    if FALLBACK not in classes:
+        raise ValueError(f"classes {classes} lack {FALLBACK!r}")
+    col = {c: i for i, c in enumerate(classes)}
+    unknown = sorted({r for r in labels if r not in col})
+    if unknown:
+        raise ValueError(f"labels {unknown} are not among the classes {classes}")
     y = np.array([col[r] for r in labels])
-    counts = np.bincount(y, minlength=len(CLASSES))
+    counts = np.bincount(y, minlength=len(classes))
     if (counts == 0).any():
-        missing = [CLASSES[i].value for i in np.flatnonzero(counts == 0)]
+        missing = [classes[i] for i in np.flatnonzero(counts == 0)]
         raise ValueError(f"no training rows for {missing}")
     df: Counter[str] = Counter()
     for feats in docs:
         df.update(set(feats))
     names = sorted(f for f, c in df.items() if c >= min_count)
     vocab = {f: i for i, f in enumerate(names)}
-    weight = (len(y) / (len(CLASSES) * counts))[y] ** class_weight
+    weight = (len(y) / (len(classes) * counts))[y] ** class_weight
     x_comb = _design(docs, vocab, len(vocab))
     text_vocab = {f: i for f, i in vocab.items() if not f.startswith("r:")}
     x_text = _design(docs, text_vocab, len(vocab))
-    w_comb, b_comb = _fit_lr(x_comb, y, weight, l2, max_iter)
-    w_text, b_text = _fit_lr(x_text, y, weight, l2, max_iter)
+    w_comb, b_comb = _fit_lr(x_comb, y, weight, l2, max_iter, len(classes))
+    w_text, b_text = _fit_lr(x_text, y, weight, l2, max_iter, len(classes))
     return LearnedModel(
         vocab=vocab,
         w_text=w_text.astype(np.float32),
@@ -130,7 +149,7 @@ def train(
         meta={
             "format": FORMAT,
             "version": VERSION,
-            "classes": [c.value for c in CLASSES],
+            "classes": list(classes),
             "n_rows": len(docs),
             "n_features": len(vocab),
             "min_count": min_count,
@@ -139,3 +158,45 @@ def train(
             **(meta or {}),
         },
     )
+
+
+#: ``(docs, labels, classes)`` of :func:`train_many`, set before its worker processes fork so
+#: that they inherit it instead of receiving the feature lists pickled.
+_JOB: tuple[Sequence[Sequence[str]], Sequence[Route], tuple[Route, ...]] | None = None
+
+
+def _train_part(rows: Sequence[int]) -> LearnedModel:
+    assert _JOB is not None
+    docs, labels, classes = _JOB
+    return train([docs[i] for i in rows], [labels[i] for i in rows], classes=classes)
+
+
+def train_many(
+    parts: Sequence[Sequence[int]],
+    docs: Sequence[Sequence[str]],
+    labels: Sequence[Route],
+    classes: Sequence[Route],
+    *,
+    workers: int = 1,
+) -> list[LearnedModel]:
+    """One model (:func:`train`, default settings) per part, a part being the indices of the
+    rows it is fitted on; in ``workers`` forked processes when more than one (the fits are
+    independent and deterministic: the same models either way, in ``parts`` order).
+
+    The process pool (the standard library's) forks, so it is meant for the command line, not
+    for a process with threads of its own.
+    """
+    global _JOB
+    classes = tuple(classes)
+    if workers < 2 or len(parts) < 2:
+        return [train([docs[i] for i in p], [labels[i] for i in p], classes=classes) for p in parts]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _JOB = (docs, labels, classes)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, len(parts)), mp_context=ctx) as pool:
+            return list(pool.map(_train_part, parts))
+    finally:
+        _JOB = None

@@ -16,13 +16,17 @@ beyond the one the stack already installs (``transformers`` depends on it).
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import regex
+from pydantic import ValidationError
 
 from orchestrator.classifier.models import CalibrationFile, Rule, RulesFile
 from orchestrator.datafiles import content_hash, load_toml
 from orchestrator.exceptions import DataFileError
+from orchestrator.routes import RouteSpec
 
 #: Probe time limit per pattern and probe string, seconds.
 PROBE_TIMEOUT_S = 0.1
@@ -144,6 +148,48 @@ def load_rules(path: Path | str) -> tuple[RulesFile, str]:
     return rules, content_hash(loaded.text)
 
 
+def with_routes(
+    rules_file: RulesFile, routes: Sequence[RouteSpec], path: Path | str = "<routes>"
+) -> RulesFile:
+    """``rules_file`` with more declared routes (a workflow package's ``route_spec``): each
+    route's ``[[route]]`` settings and its rules (:meth:`RouteSpec.rule_tables`) join the
+    file's, validated as the file's are (regexes are checked when compiled).
+
+    Raises:
+        RulesError: A route the file declares too, a rule that is invalid, an id used twice.
+    """
+    if not routes:
+        return rules_file
+    taken = {spec.name for spec in rules_file.route}
+    for spec in routes:
+        if spec.name in taken:
+            raise RulesError(path, None, f"route {spec.name!r} is declared twice; declare it once")
+        taken.add(spec.name)
+    try:
+        extra = [Rule(**table) for spec in routes for table in spec.rule_tables()]
+        return RulesFile(
+            version=rules_file.version,
+            settings=rules_file.settings,
+            route=(*rules_file.route, *routes),
+            rule=(*rules_file.rule, *extra),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        names = ", ".join(spec.name for spec in routes)
+        raise RulesError(
+            path, None, f"rules of route(s) {names}: {where}: {first['msg']}"
+        ) from None
+
+
+def routes_version(version: str, routes: Sequence[RouteSpec]) -> str:
+    """A 12-hex-digit version of the rules file's ``version`` and the extra declared routes."""
+    digest = hashlib.sha256(version.encode())
+    for spec in routes:
+        digest.update(spec.model_dump_json().encode())
+    return digest.hexdigest()[:12]
+
+
 def load_calibration(path: Path | str) -> CalibrationFile:
     """Read and validate a calibration file written by ``orchestrator classifier fit-thresholds``.
 
@@ -178,7 +224,7 @@ def dump_calibration(calibration: CalibrationFile) -> str:
         for route, m in maps.items():
             out += [
                 "",
-                f"[{table}.{route.value}]",
+                f"[{table}.{route}]",
                 f"n = {m.n}",
                 "x = [" + ", ".join(repr(float(v)) for v in m.x) + "]",
                 "y = [" + ", ".join(repr(float(v)) for v in m.y) + "]",

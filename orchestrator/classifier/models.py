@@ -20,7 +20,8 @@ from orchestrator.classification import Signal as Signal
 from orchestrator.classification import TierContribution as TierContribution
 from orchestrator.classification import TierName as TierName
 from orchestrator.classifier.calibration import IsotonicMap
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
+from orchestrator.routes import RouteSpec as RouteSpec
 
 
 class Rule(BaseModel):
@@ -96,7 +97,7 @@ class Rule(BaseModel):
             raise ValueError(
                 f"rule {self.id!r} must set exactly one of keywords, regex, attachments"
             )
-        if self.route is Route.FALLBACK:
+        if self.route == FALLBACK:
             raise ValueError(
                 f"rule {self.id!r}: fallback is chosen by thresholds, not by rules; "
                 "use another route or a negative rule"
@@ -121,27 +122,6 @@ class Rule(BaseModel):
         if self.regex is not None:
             return "regex"
         return "attachment" if self.attachments else "keywords"
-
-
-class RouteSpec(BaseModel):
-    """Per-route settings.
-
-    Attributes:
-        name: The route.
-        priority: Breaks ties between equal scores (higher wins).
-        channels: Channels (``Request.channel``) that hint at this route.
-        channel_weight: Evidence a hinted channel gives, in (0, 1).
-        description: What the route is for.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: Route
-    priority: int = 0
-    channels: tuple[str, ...] = ()
-    channel_weight: float = Field(0.5, gt=0, lt=1)
-    description: str = ""
-    line: int | None = Field(default=None, exclude=True)
 
 
 class Settings(BaseModel):
@@ -184,6 +164,12 @@ class RulesFile(BaseModel):
         names = [r.name for r in self.route]
         if len(set(names)) != len(names):
             raise ValueError("a route is listed twice in [[route]]")
+        undeclared = sorted({r.route for r in self.rule} - set(names)) if names else []
+        if undeclared:
+            raise ValueError(
+                f"a rule names route {undeclared[0]!r}, which no [[route]] table declares; "
+                "declare the route or fix the rule's route"
+            )
         return self
 
 

@@ -17,12 +17,8 @@ from typing import NamedTuple
 
 from orchestrator.classification import Classification
 from orchestrator.classifier.engine import normalise
-from orchestrator.classifier.learned import CLASSES
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
 from orchestrator.textnorm import to_simplified
-
-_MODERATION = Route.CONTENT_MODERATION
-FALLBACK = Route.FALLBACK
 
 
 def simplified(text: str) -> str:
@@ -90,7 +86,7 @@ ASK_LOOK = re.compile(
 MODERATION_ASK_RULES = ("mod.request", "mod.framing", "mod.decisive", "mod.harm", "mod.tweet")
 
 
-def asks_past_prose(ask: Classification, whole: Classification) -> bool:
+def asks_past_prose(ask: Classification, whole: Classification, wraps: Route | None) -> bool:
     """Whether ``ask`` (the first or last unit of a long text, read alone) may overrule
     ``whole`` though it is not sure: the whole text read as moderation, and the ask decided
     customer service or a report (it passed the classifier's own thresholds: not a fallback).
@@ -98,7 +94,7 @@ def asks_past_prose(ask: Classification, whole: Classification) -> bool:
     for a refund (issue 46: "...600 words of a story... Can you refund order X?"); the caller
     also checks that no moderation rule asks for a review (only the n-grams of prose made the
     whole text a post) and that the request came on no channel."""
-    return whole.route is _MODERATION and ask.route is not FALLBACK and ask.route is not _MODERATION
+    return wraps is not None and whole.route == wraps and ask.route not in (FALLBACK, wraps)
 
 
 def ask_spans(text: str) -> list[tuple[tuple[int, int], str]]:
@@ -237,7 +233,7 @@ FRAME_OTHER_P = 0.1
 class FastView(NamedTuple):
     """The fast tier's view of a part of a request (``RuleClassifier._fast_view``)."""
 
-    #: class probabilities, :data:`~orchestrator.classifier.learned.CLASSES` order
+    #: class probabilities, in the order of ``classes``
     probs: list[float]
     #: cue flags (:data:`~orchestrator.classifier.learned.NEGATION` ...)
     flag: int
@@ -246,6 +242,8 @@ class FastView(NamedTuple):
     #: whether the whole read (``RuleClassifier._read``) would end with the fast decision
     #: for ``best``
     sure: bool
+    #: the learned tier's classes (:attr:`~orchestrator.classifier.learned.LearnedModel.classes`)
+    classes: tuple[Route, ...] = ()
 
 
 class FrameRead:
@@ -266,13 +264,9 @@ def leans_nowhere(seen: FastView, whole: Classification, only: Route | None) -> 
     asked to moderate p >= 0.5 (:data:`LINE_MODERATION_P` 0.2)."""
     probs = seen.probs
     if only is not None:
-        return probs[CLASSES.index(only)] < LINE_MODERATION_P
+        return probs[seen.classes.index(only)] < LINE_MODERATION_P if only in seen.classes else True
     other = max(
-        (
-            p
-            for p, c in zip(probs, CLASSES, strict=True)
-            if c is not whole.route and c is not FALLBACK
-        ),
+        (p for p, c in zip(probs, seen.classes, strict=True) if c != whole.route and c != FALLBACK),
         default=0.0,
     )
     return other < FRAME_OTHER_P
@@ -281,4 +275,4 @@ def leans_nowhere(seen: FastView, whole: Classification, only: Route | None) -> 
 def keeps(seen: FastView, route: Route) -> bool:
     """Whether a part's fast view (:class:`FastView`) is a sure fast decision for ``route``
     or for fallback: its full read would keep the whole text's ``route``."""
-    return seen.sure and (seen.best is route or seen.best is FALLBACK)
+    return seen.sure and (seen.best == route or seen.best == FALLBACK)

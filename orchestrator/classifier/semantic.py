@@ -31,7 +31,7 @@ from typing import Any
 
 from orchestrator.classification import TierContribution
 from orchestrator.exceptions import UserError
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class SemanticTier:
 
         by_source: dict[str, list[tuple[str, Route]]] = defaultdict(list)
         for row in load_split(self.data_dir or DEFAULT_DATA_DIR, "tune"):
-            if row.route is not Route.FALLBACK:
+            if row.route != FALLBACK:
                 text = row.text + "".join(f" [attachment: {a}]" for a in row.attachments)
                 by_source[row.source].append((text, row.route))
         return [ex for rows in by_source.values() for ex in rows[: self.per_source]]

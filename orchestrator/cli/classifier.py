@@ -11,6 +11,7 @@ Commands (the ``classifier`` group):
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -25,26 +26,31 @@ from rich.table import Table
 
 from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.classifier import RuleClassifier, default_calibration_path
-from orchestrator.classifier.core import default_model_path
+from orchestrator.classifier.core import (
+    FITTED_DIR_ENV,
+    default_model_path,
+    default_rules_path,
+)
 from orchestrator.classifier.evaluation import (
-    FLOORS,
     TARGET_ACCURACY,
     TARGET_CS_PRECISION,
     TARGET_FALLBACK_RECALL,
     EvalReport,
     TierRow,
     evaluate,
+    floors,
     tier_row,
 )
+from orchestrator.classifier.examples import fit_examples, per_route_accuracy, save_fit
 from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, gather
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
-from orchestrator.classifier.learned import CLASSES, VERSION
-from orchestrator.classifier.loader import dump_calibration
+from orchestrator.classifier.learned import VERSION
+from orchestrator.classifier.loader import dump_calibration, load_rules
 from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Request
-from orchestrator.routes import Route
+from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 
 group = typer.Typer(no_args_is_help=True, help="Evaluate and tune the request classifier.")
 
@@ -53,6 +59,14 @@ DataDir = Annotated[
 ]
 RulesOpt = Annotated[Path | None, typer.Option(help="Rules file (default: the packaged one).")]
 CapOpt = Annotated[int, typer.Option(min=0, help="Most rows per source file and split (0 = all).")]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Processes that fit the cross-fitting folds' models (default: the CPU cores)."
+    ),
+]
+#: The CPU cores this process may use.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
@@ -66,7 +80,7 @@ def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
     table = Table("route", "precision", "recall", "F1", "support", "predicted")
     for m in rep.routes:
         table.add_row(
-            m.route.value,
+            m.route,
             f"{m.precision:.3f}",
             f"{m.recall:.3f}",
             f"{m.f1:.3f}",
@@ -74,9 +88,10 @@ def print_report(title: str, rep: EvalReport, out: Console = console) -> None:
             str(m.predicted),
         )
     out.print(table)
-    confusion = Table("true \\ predicted", *(r.value for r in Route))
-    for t in Route:
-        confusion.add_row(t.value, *(str(rep.confusion[t.value][p.value]) for p in Route))
+    names = list(rep.confusion)
+    confusion = Table("true \\ predicted", *names)
+    for t in names:
+        confusion.add_row(t, *(str(rep.confusion[t][p]) for p in names))
     out.print(confusion)
     sources = Table("source", "accuracy")
     for k, v in rep.accuracy_by_source.items():
@@ -172,14 +187,21 @@ def _p50_us(fn: Callable[[Request], object], items: Sequence[Request]) -> float:
     return samples[len(samples) // 2]
 
 
-def print_tiers(rows: list[TierRow], out: Console = console) -> None:
-    """The comparison table: accuracy, per route and language, fallback recall, CS precision."""
+def print_tiers(
+    rows: list[TierRow],
+    out: Console = console,
+    specs: Sequence[RouteSpec] = (),
+) -> None:
+    """The comparison table: accuracy, per route and language (with the floors ``specs``
+    declare), fallback recall, the precision of the route that holds customers' threads."""
+    floor_of = floors(specs)
+    precise = the_route(specs, "holds_threads") or "the thread-holding route"
     cells = sorted({k for r in rows for k in r.by_route_lang})
     table = Table("", *(r.name for r in rows))
     table.add_row("accuracy", *(f"{r.accuracy:.3f}" for r in rows))
     for cell in cells:
         route, lang = cell.split("/")
-        floor = FLOORS.get((Route(route), lang))
+        floor = floor_of.get((Route(route), lang))
         label = f"{cell} (floor {floor})" if floor is not None else cell
         table.add_row(
             label,
@@ -194,7 +216,7 @@ def print_tiers(rows: list[TierRow], out: Console = console) -> None:
         *(f"{r.fallback_recall:.3f}" for r in rows),
     )
     table.add_row(
-        f"customer-service precision (target {TARGET_CS_PRECISION})",
+        f"{precise} precision (target {TARGET_CS_PRECISION})",
         *(f"{r.cs_precision:.3f}" for r in rows),
     )
     tiers = sorted({k for r in rows for k in r.decided_by})
@@ -273,8 +295,7 @@ def eval_cmd(
         if p.route != row.route:
             shown += 1
             console.print(
-                f"[red]{row.route.value} -> {p.route.value}[/] {row.source}: "
-                f"{row.text[:100]!r} | {p.reason}"
+                f"[red]{row.route} -> {p.route}[/] {row.source}: {row.text[:100]!r} | {p.reason}"
             )
     if json_out:
         payload = {"report": rep.model_dump(mode="json"), "tiers": [t.model_dump() for t in tiers]}
@@ -287,10 +308,10 @@ def _learned_only(clf: RuleClassifier, request: Request) -> Route:
     feats, _, _ = clf.evidence(request)
     probs = clf.model.probabilities(feats, combined=False)
     order = probs.argsort()[::-1]
-    c1, p1, p2 = CLASSES[order[0]], float(probs[order[0]]), float(probs[order[1]])
+    c1, p1, p2 = clf.model.classes[order[0]], float(probs[order[0]]), float(probs[order[1]])
     t = clf.thresholds
-    if c1 is Route.FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
-        return Route.FALLBACK
+    if c1 == FALLBACK or p1 < t.min_score or p1 - p2 < t.ambiguity_margin:
+        return FALLBACK
     return c1
 
 
@@ -315,8 +336,23 @@ def fit_model_cmd(
     folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
     seed: Annotated[int, typer.Option(help="Orders the cross-fitting folds.")] = 0,
     cap: CapOpt = 400,
+    jobs: JobsOpt = CORES,
+    examples: Annotated[
+        Path | None,
+        typer.Option(
+            help="CSV of your own examples (columns text, route, optionally lang): learn "
+            "your routes besides the built-in ones. Writes to --out-dir (default "
+            f"${FITTED_DIR_ENV}, else runs/classifier), never over the packaged files."
+        ),
+    ] = None,
 ) -> None:
-    """Fit the learned tier, thresholds (by cost) and calibration on the tune split only."""
+    """Fit the learned tier, thresholds (by cost) and calibration on the tune split only;
+    with ``--examples``, on your routes' examples too (a held-out part of them is scored)."""
+    if examples is not None:
+        _fit_examples(
+            examples, data_dir, rules, out_dir, (folds, seed, cap, jobs), (wrong_route, handoff)
+        )
+        return
     try:
         rows = _rows(data_dir, "tune", cap)
         model, fitted = fit_all(
@@ -327,6 +363,7 @@ def fit_model_cmd(
             wrong_route=wrong_route,
             handoff=handoff,
             fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",
+            workers=jobs,
         )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
@@ -340,6 +377,76 @@ def fit_model_cmd(
         f"sure_score {t.sure_score}, min_score {t.min_score}, ambiguity_margin "
         f"{t.ambiguity_margin} ({fitted.fitted_on}); wrote {folder}"
     )
+
+
+def _plugin_specs() -> tuple[RouteSpec, ...]:
+    """The routes installed workflow packages declare (``route_spec`` of each entry point's
+    class or object), without starting the workflows."""
+    from importlib.metadata import entry_points
+
+    from orchestrator.routes import ENTRY_POINT_GROUP
+
+    specs: list[RouteSpec] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            spec = getattr(ep.load(), "route_spec", None)
+        except Exception:  # a broken plugin is reported when the application starts it
+            continue
+        if isinstance(spec, RouteSpec) and spec.name not in {s.name for s in specs}:
+            specs.append(spec)
+    return tuple(specs)
+
+
+def _fit_examples(
+    examples: Path,
+    data_dir: Path,
+    rules: Path | None,
+    out_dir: Path | None,
+    fitting: tuple[int, int, int, int],
+    costs: tuple[float, float],
+) -> None:
+    """``fit --examples``: fit, write the versioned files, score the held-out examples."""
+    folds, seed, cap, jobs = fitting
+    t0 = time.perf_counter()
+    try:
+        file_specs = load_rules(rules or default_rules_path())[0].route
+        plugins = tuple(p for p in _plugin_specs() if p.name not in {s.name for s in file_specs})
+        fit = fit_examples(
+            examples,
+            _rows(data_dir, "tune", cap),
+            routes=plugins,
+            declared=[s.name for s in file_specs],
+            rules_path=str(rules) if rules else None,
+            folds=folds,
+            seed=seed,
+            wrong_route=costs[0],
+            handoff=costs[1],
+            workers=jobs,
+        )
+        folder = out_dir or Path(os.environ.get(FITTED_DIR_ENV) or "runs/classifier")
+        kept = save_fit(fit, folder, examples)
+        clf = RuleClassifier(
+            rules_path=rules,
+            calibration_path=folder / "calibration.toml",
+            model_path=folder / f"learned.v{VERSION}.npz",
+            reload_interval=None,
+            routes=plugins,
+        )
+        held = fit.held_out
+        accuracy = per_route_accuracy(held, [clf.classify(r.to_request()).route for r in held])
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
+    table = Table("route", "held-out accuracy", "n")
+    for route, (acc, n) in sorted(accuracy.items()):
+        table.add_row(route, f"{acc:.3f}", str(n))
+    console.print(table)
+    console.print(
+        f"fitted {fit.version} on {fit.calibration.fitted_on} in "
+        f"{time.perf_counter() - t0:.1f} s: classes {', '.join(fit.model.classes)}; wrote "
+        f"{folder} (kept in {kept})"
+    )
+    if Path(os.environ.get(FITTED_DIR_ENV) or "").resolve() != folder.resolve():
+        console.print(f"use it: export {FITTED_DIR_ENV}={folder.resolve()}")
 
 
 @group.command("fit-thresholds")
@@ -357,6 +464,7 @@ def fit_cmd(
     handoff: Handoff = 1.0,
     folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
     cap: CapOpt = 400,
+    jobs: JobsOpt = CORES,
 ) -> None:
     """Refit thresholds (by cost) and calibration on the tune split only (cross-fitted)."""
     try:
@@ -370,7 +478,7 @@ def fit_cmd(
             reload_interval=None,
         )
         ev = gather(clf, rows)
-        probs, fast_probs = cross_fit(rows, ev, folds=folds)
+        probs, fast_probs = cross_fit(rows, ev, folds=folds, workers=jobs)
         fitted = fit_decisions(
             rows,
             ev,

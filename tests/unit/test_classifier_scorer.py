@@ -15,7 +15,7 @@ import pytest
 
 from orchestrator.classifier import RuleClassifier, learned
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
-from orchestrator.classifier.learned import CLASSES, FastScorer, LearnedModel
+from orchestrator.classifier.learned import FastScorer, LearnedModel
 from orchestrator.classifier.learned_fit import train
 from orchestrator.classifier.parts import framing, scan
 from orchestrator.config import DEFAULT_DATA_DIR
@@ -25,6 +25,9 @@ from orchestrator.routes import Route
 pytestmark = pytest.mark.skipif(
     not (DEFAULT_DATA_DIR / "customer_service").is_dir(), reason="labelled data not present"
 )
+
+#: the classes of the packaged model, in column order
+CLASSES = tuple(map(Route, ("customer_service", "content_moderation", "excel_report", "fallback")))
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +134,12 @@ def test_rows_keep_sign_and_magnitude() -> None:
     w = rng.normal(0, 3, size=(300, len(CLASSES)))
     w[0] = [-255.9, 255.9, 0.0, -1e-13]
     model = LearnedModel(
-        vocab=vocab, w_text=w, b_text=np.zeros(4), w_comb=w, b_comb=np.array([1.0, -2, 0, 3])
+        vocab=vocab,
+        w_text=w,
+        b_text=np.zeros(4),
+        w_comb=w,
+        b_comb=np.array([1.0, -2, 0, 3]),
+        meta={"classes": list(CLASSES)},
     )
     sc = FastScorer(model)
     for n in (1, 2, 17, 300):
@@ -150,6 +158,7 @@ def test_rows_keep_sign_and_magnitude() -> None:
         b_text=np.zeros(4),
         w_comb=np.full((1, 4), 300.0),
         b_comb=np.zeros(4),
+        meta={"classes": list(CLASSES)},
     )
     with pytest.raises(ValueError, match="exact range"):
         FastScorer(too_big)
@@ -163,4 +172,4 @@ def test_empty_request_gives_the_bias() -> None:
     assert share == 0.0
     assert got == pytest.approx(model.b_comb.astype(float).tolist(), abs=1e-12)
     assert math.isfinite(sum(got))
-    assert Route.FALLBACK in CLASSES
+    assert Route("fallback") in CLASSES
