@@ -256,6 +256,9 @@ def test_cli_rejects_bad_input_with_exit_code_2(db: Path, tmp_path: Path) -> Non
         (["--db", str(db), "--until", "yesterday"], "ISO 8601"),
         (["--db", str(db), "--baseline", "x"], "--baseline 'x'"),
         (["--db", str(db), "--hot-factor", "0.5"], "hot_factor"),
+        (["--db", str(db), "--dead-factor", "1.5"], "dead_factor"),
+        (["--db", str(db), "--confidence", "1"], "confidence"),
+        (["--db", str(db), "--prom-file", str(tmp_path)], "it is a folder"),
         (["--db", str(db), "--json", str(tmp_path / "nope" / "r.json")], "does not exist"),
         (["--db", str(db), "--database-url", "sqlite://"], "not both"),
     ]
