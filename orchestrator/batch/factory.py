@@ -93,6 +93,7 @@ class SettingsFactory:
         self._capture: ExpertRoutingCapture | None = None
         self._replayer: ExpertRoutingReplayer | None = None
         self._clients: list[VLLMClient] = []
+        self._workflows: list[Workflow] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         return {
@@ -132,14 +133,19 @@ class SettingsFactory:
         """The batch's workflows: the installed ones (entry points, checked against the
         declared routes: :func:`~orchestrator.core.registry.load_workflows`), each
         :meth:`~orchestrator.core.workflow.Workflow.configured` with :attr:`attachment_dirs`
-        added to the settings' attachment folders (when given)."""
-        workflows = load_workflows()
-        if not self.attachment_dirs:
-            return workflows
-        settings = self.settings.model_copy(
-            update={"attachment_dirs": (*self.settings.attachment_dirs, *self.attachment_dirs)}
-        )
-        return [w.configured(settings) for w in workflows]
+        added to the settings' attachment folders (when given). Built once per process.
+
+        Raises:
+            UserError: A plugin fails to load, or the routes and workflows do not match.
+        """
+        if self._workflows is None:
+            workflows = load_workflows()
+            if self.attachment_dirs:
+                dirs = (*self.settings.attachment_dirs, *self.attachment_dirs)
+                settings = self.settings.model_copy(update={"attachment_dirs": dirs})
+                workflows = [w.configured(settings) for w in workflows]
+            self._workflows = workflows
+        return self._workflows
 
     def replayer(self) -> ExpertRoutingReplayer:
         """The replay model that fills pending routing (loaded once, on first use).

@@ -340,6 +340,7 @@ def _factory(
         attachment_dirs=(getattr(source, "attachments_dir", source.path),),
     )
     try:
+        factory.workflows()  # the start-up check of the routes and workflows, before any server
         factory.store()
     except UserError as exc:
         raise fail(exc, 2) from exc

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -42,6 +42,7 @@ from orchestrator.exceptions import OrchestratorError
 if TYPE_CHECKING:
     from orchestrator.config import Settings
     from orchestrator.core.dispatcher import RequestOutcome
+    from orchestrator.core.workflow import Workflow
     from orchestrator.request import Request
     from orchestrator.telemetry import TelemetryStore
 
@@ -77,10 +78,14 @@ def run(
         data_dir=data_dir,
         concurrency=concurrency,
     )
+    from orchestrator.core.registry import load_workflows
     from orchestrator.datasets import sample_requests
     from orchestrator.telemetry import TelemetryStore
 
     try:
+        # the start-up check of the installed workflows against the declared routes comes
+        # before the server starts (minutes on CPU): a mismatch is one line and exit 2
+        workflows = load_workflows()
         requests = sample_requests(settings.data_dir, limit, kind=kind, seed=seed)
         store = TelemetryStore(settings.database_url)
     except OrchestratorError as exc:
@@ -99,7 +104,7 @@ def run(
             # own handler) and the server is stopped politely on the way out.
             handler.starting = False
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            code = asyncio.run(_run_requests(served, store, requests))
+            code = asyncio.run(_run_requests(served, store, requests, workflows))
     except KeyboardInterrupt:
         if handler is None or not handler.seen:  # asyncio stopped the requests: say so once
             err.print("stopped (Ctrl-C)", markup=False, highlight=False)
@@ -109,7 +114,12 @@ def run(
     raise typer.Exit(code)
 
 
-async def _run_requests(settings: Settings, store: TelemetryStore, requests: list[Request]) -> int:
+async def _run_requests(
+    settings: Settings,
+    store: TelemetryStore,
+    requests: list[Request],
+    workflows: list[Workflow[Any, Any]],
+) -> int:
     """Handle the requests on ``settings.server_url``, printing each outcome, then the load
     table of this run's calls; 1 when a request failed or the batch stopped early, else 0."""
     from orchestrator.core.batch import run_batch
@@ -125,7 +135,9 @@ async def _run_requests(settings: Settings, store: TelemetryStore, requests: lis
     try:
         await client.check()
         # the installed workflows (entry points), checked against the declared routes
-        orchestrator = Orchestrator(client, store, max_tokens=settings.max_completion_tokens)
+        orchestrator = Orchestrator(
+            client, store, workflows, max_tokens=settings.max_completion_tokens
+        )
         texts = {r.id: (r.text, r.metadata.get("source")) for r in requests}
         started = datetime.now(UTC)
         console.print(

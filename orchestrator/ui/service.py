@@ -454,7 +454,7 @@ class UiService:
             raise RefusedError(
                 400, f"bad turn: route {route!r} is not one a panel may fix (wraps_content)"
             )
-        fixed = FixedRoute(route, reason="the panel fixed the route") if route else None
+        fixed = FixedRoute(spec.name, reason="the panel fixed the route") if spec else None
         return Orchestrator(
             self.state["client"],
             self.state["store"],

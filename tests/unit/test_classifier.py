@@ -166,7 +166,7 @@ def test_a_wrong_argument_type_says_what_to_pass(
 
 
 def test_no_attachments_may_be_none(clf: RuleClassifier) -> None:
-    assert clf.classify_text("where is my parcel", attachments=None).route == Route("customer_service")
+    assert clf.classify_text("where is my parcel", attachments=None).route == "customer_service"
 
 
 def test_emoji_only_and_bytes(clf: RuleClassifier) -> None:

@@ -17,7 +17,6 @@ import pytest
 
 from orchestrator import Orchestrator, Request
 from orchestrator.classifier import Classification
-from orchestrator.routes import Route
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.claims import ReplyChecker, TurnFacts, check_sentence
 from workflows.customer_service.replying import intent_answer
@@ -178,7 +177,7 @@ class CustomerService:
     """A classifier that sends every request to customer service (the reply is under test)."""
 
     def classify(self, request: Request) -> Classification:
-        return Classification(route=Route("customer_service"), confidence=0.9, scores={}, reason="t")
+        return Classification(route="customer_service", confidence=0.9, scores={}, reason="t")
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,6 @@ from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.classifier import Classification
 from orchestrator.core.client import TRUNCATED, ChatMessage, TextDelta, TruncatedStreamError
 from orchestrator.core.events import StreamDone
-from orchestrator.routes import Route
 from orchestrator.telemetry.schema import ModelCallRecord
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.claims import TurnFacts, check_sentence, code_reply, cut_reply
@@ -34,7 +33,7 @@ class CustomerService:
     """A classifier that sends every request to customer service (the reply is under test)."""
 
     def classify(self, request: Request) -> Classification:
-        return Classification(route=Route("customer_service"), confidence=0.9, scores={}, reason="t")
+        return Classification(route="customer_service", confidence=0.9, scores={}, reason="t")
 
 
 @pytest.fixture

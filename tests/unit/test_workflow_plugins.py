@@ -13,9 +13,11 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
+from typer.testing import CliRunner
 
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.batch.results import RESULT_COLUMNS, row_output
+from orchestrator.cli.app import app
 from orchestrator.core import registry
 from orchestrator.core.client import ChatMessage
 from orchestrator.core.dispatcher import Orchestrator
@@ -223,3 +225,21 @@ def test_a_route_spec_checks_its_name_and_rules() -> None:
             [RouteSpec(name=Route(n), wraps_content=True) for n in ("a", "b")], "wraps_content"
         )
     assert FAQ.rule_tables()[0]["route"] == "faq"
+
+
+def test_run_and_batch_refuse_a_broken_plugin_in_one_line_before_any_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    broken = FakeEntryPoint("faq", "faq_pkg:Faq", ImportError("cannot import name 'Faq'"))
+    _with_entry_points(monkeypatch, broken)
+    monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 't.db'}")
+    sheet = tmp_path / "in.csv"
+    sheet.write_text("text\nwhere is my parcel\n", encoding="utf-8")
+    for args in (
+        ["run", "--limit", "1", "--server-url", "http://127.0.0.1:9/v1"],
+        ["batch", str(sheet), "--text-column", "text", "--out", str(tmp_path / "r.xlsx")],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "workflow entry point faq = 'faq_pkg:Faq' failed to load" in result.output
+        assert "Traceback" not in result.output
