@@ -49,14 +49,6 @@ BIDI = [
 ]
 
 
-@pytest.mark.parametrize(("post", "plain"), BIDI)
-def test_bidi_disguised_posts_are_judged_like_their_plain_form(
-    post: str, plain: str, workflow: ContentModerationWorkflow
-) -> None:
-    v = _same_as_plain(post, plain, workflow)
-    assert v.input.bidi_controls >= 1
-
-
 INVISIBLE = [
     (f"you st{ZWSP}upid b{ZWSP}itch", "you stupid bitch"),
     (f"kill your{SHY}self", "kill yourself"),
@@ -66,13 +58,6 @@ INVISIBLE = [
     (f"去{ZWJ}死吧你", "去死吧你"),
     (f"滚{WJ}出{WJ}去，垃{SHY}圾", "滚出去，垃圾"),
 ]
-
-
-@pytest.mark.parametrize(("post", "plain"), INVISIBLE)
-def test_invisible_formatting_inside_words_does_not_hide_them(
-    post: str, plain: str, workflow: ContentModerationWorkflow
-) -> None:
-    _same_as_plain(post, plain, workflow)
 
 
 EMOJI = [
@@ -87,14 +72,6 @@ EMOJI = [
 ]
 
 
-@pytest.mark.parametrize(("post", "plain"), EMOJI)
-def test_emoji_in_place_of_words_are_judged_like_the_words(
-    post: str, plain: str, workflow: ContentModerationWorkflow
-) -> None:
-    v = _same_as_plain(post, plain, workflow)
-    assert v.input.emoji_words >= 1
-
-
 TRADITIONAL = [
     ("你們這群廢物", "你们这群废物"),
     ("滾出去，垃圾", "滚出去，垃圾"),
@@ -104,11 +81,25 @@ TRADITIONAL = [
 ]
 
 
-@pytest.mark.parametrize(("post", "plain"), TRADITIONAL)
-def test_traditional_chinese_is_judged_like_simplified(
-    post: str, plain: str, workflow: ContentModerationWorkflow
+#: Each kind, and the input report count that must show the disguise (None: none kept).
+KINDS = [
+    *[pytest.param(p, plain, "bidi_controls", id=f"bidi-{i}") for i, (p, plain) in enumerate(BIDI)],
+    *[pytest.param(p, plain, None, id=f"invisible-{i}") for i, (p, plain) in enumerate(INVISIBLE)],
+    *[pytest.param(p, plain, "emoji_words", id=f"emoji-{i}") for i, (p, plain) in enumerate(EMOJI)],
+    *[
+        pytest.param(p, plain, None, id=f"traditional-{i}")
+        for i, (p, plain) in enumerate(TRADITIONAL)
+    ],
+]
+
+
+@pytest.mark.parametrize(("post", "plain", "counter"), KINDS)
+def test_each_disguise_kind_is_judged_like_its_plain_form(
+    post: str, plain: str, counter: str | None, workflow: ContentModerationWorkflow
 ) -> None:
-    _same_as_plain(post, plain, workflow)
+    v = _same_as_plain(post, plain, workflow)
+    if counter is not None:  # the disguise's presence is recorded
+        assert getattr(v.input, counter) >= 1
 
 
 ORDINARY = [
