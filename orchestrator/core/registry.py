@@ -158,16 +158,27 @@ def load_workflows(
     return workflows
 
 
-def routes_in_use(rules_path: Path | str | None = None) -> tuple[Route, ...]:
-    """The declared routes, without starting any workflow: those of the routes file, then
-    those the installed workflow classes declare (``route_spec``), for the views that list
-    routes (``classifier eval``, telemetry tables, the UI)."""
-    names = [spec.name for spec in file_routes(rules_path)]
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+def plugin_route_specs(group: str = ENTRY_POINT_GROUP) -> tuple[RouteSpec, ...]:
+    """The routes the installed workflows declare themselves (their ``route_spec``), read from
+    what each entry point names (a workflow class, or a factory carrying ``route_spec``) without
+    starting any workflow: for the commands that need the routes but run no workflow
+    (``classifier fit`` and ``eval``, listings). A plugin that does not load is skipped here;
+    :func:`load_workflows` reports it at start-up."""
+    specs: list[RouteSpec] = []
+    for ep in entry_points(group=group):
         try:
             spec = getattr(ep.load(), "route_spec", None)
-        except Exception:  # a broken plugin is reported by load_workflows, not by a listing
+        except Exception:  # reported by load_workflows, not by a listing
             continue
-        if isinstance(spec, RouteSpec) and spec.name not in names:
-            names.append(spec.name)
-    return tuple(Route(n) for n in names)
+        if isinstance(spec, RouteSpec) and all(s.name != spec.name for s in specs):
+            specs.append(spec)
+    return tuple(specs)
+
+
+def routes_in_use(rules_path: Path | str | None = None) -> tuple[Route, ...]:
+    """The declared routes' names, without starting any workflow: those of the routes file,
+    then those the installed workflows declare (:func:`plugin_route_specs`), for the views that
+    list routes (``classifier eval``, telemetry tables, the UI)."""
+    names = [spec.name for spec in file_routes(rules_path)]
+    names += [spec.name for spec in plugin_route_specs() if spec.name not in names]
+    return tuple(names)

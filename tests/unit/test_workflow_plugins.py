@@ -155,6 +155,7 @@ def test_an_installed_plugin_declares_its_own_route(monkeypatch: pytest.MonkeyPa
     found = registry.load_workflows()
     assert "faq" in {w.route for w in found}
     assert registry.routes_in_use()[-1] == "faq"  # after the routes file's own
+    assert registry.plugin_route_specs() == (FAQ,)  # read without starting a workflow
 
 
 async def test_a_fourth_workflow_runs_is_recorded_counted_and_batched(tmp_path) -> None:
