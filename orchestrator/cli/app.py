@@ -109,6 +109,7 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("ui-user", "ui", "Add, change or remove a chat UI user (bcrypt-hashed password)."),
     CommandEntry("ui-feedback", "ui", "Export the chat UI's thumbs feedback as JSON lines."),
     CommandEntry("classifier", "classifier", "Evaluate and tune the request classifier."),
+    CommandEntry("new", "new", "Write a new workflow package to start from."),
     CommandEntry("moderation", "moderation", "Content moderation: evaluate, check the data."),
     CommandEntry(
         "skew",
@@ -125,6 +126,7 @@ COMMANDS: tuple[CommandEntry, ...] = (
 #: ``--help`` order of :data:`COMMANDS`: Typer lists single commands first, then groups).
 MODULES: tuple[str, ...] = (
     "classifier",
+    "new",
     "moderation",
     "report",
     "skew",
