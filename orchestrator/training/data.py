@@ -480,9 +480,9 @@ def _moderation_windows(posts: Sequence[LabelledPost]) -> Iterator[tuple[Labelle
             yield post, prepared.window
 
 
-def _take(pool: Sequence[Example], n: int, rng: random.Random) -> list[Example]:
-    """``n`` examples drawn from ``pool``: a shuffled pass, repeated while short."""
-    out: list[Example] = []
+def _take(pool: Sequence[_T], n: int, rng: random.Random) -> list[_T]:
+    """``n`` items drawn from ``pool``: a shuffled pass, repeated while short."""
+    out: list[_T] = []
     while pool and len(out) < n:
         batch = list(pool)
         rng.shuffle(batch)
@@ -511,7 +511,7 @@ def build_examples(data_dir: Path, spec: DataSpec | None = None) -> list[Example
     tool_rows = [r for r in rows if tool_of(r.text, r.issue_type)]
     reply = [reply_example(r, rng, world) for r in _by_lang(tool_rows, spec.reply, rng)]
     plain = [plain_example(r, rng) for r in _by_lang(rows, spec.reply_plain, rng)]
-    draft = [plain_example(r, rng, draft=True) for r in _take_rows(rows, spec.draft, rng)]
+    draft = [plain_example(r, rng, draft=True) for r in _take(rows, spec.draft, rng)]
     tools = [tool_example(r, rng, world) for r in _by_lang(tool_rows, spec.tool, rng)]
     interpret, report = excel_pair(rng, _counter(), spec.workbooks, "tune", spec.seed)
     examples = triage + risk + reply + plain + draft + tools + interpret + report
@@ -530,16 +530,7 @@ def _by_lang(rows: Sequence[CSRow], n: int, rng: random.Random) -> list[CSRow]:
     zh = [r for r in rows if r.lang == "zh"]
     en = [r for r in rows if r.lang != "zh"]
     n_zh = round(n * ZH_SHARE) if zh and en else (n if zh else 0)
-    return _take_rows(zh, n_zh, rng) + _take_rows(en, n - n_zh, rng)
-
-
-def _take_rows(rows: Sequence[CSRow], n: int, rng: random.Random) -> list[CSRow]:
-    out: list[CSRow] = []
-    while rows and len(out) < n:
-        batch = list(rows)
-        rng.shuffle(batch)
-        out.extend(batch[: n - len(out)])
-    return out
+    return _take(zh, n_zh, rng) + _take(en, n - n_zh, rng)
 
 
 def held_out_examples(
