@@ -16,6 +16,10 @@ Modules:
 * :mod:`~orchestrator.core.runtime`: wiring from ``Settings`` to a serving profile, a capture
   and a client.
 * :mod:`~orchestrator.core.batch`: ``run_batch``, many requests with bounded concurrency.
+* :mod:`~orchestrator.core.registry`: workflows as plugins: found through the
+  ``moe_orchestrator.workflows`` entry points and checked against the declared routes.
+* :mod:`~orchestrator.core.fixed`: ``FixedRoute``, a classifier stand-in for an entry point whose
+  caller chose the route.
 """
 
 from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, VLLMClient
