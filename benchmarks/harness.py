@@ -11,6 +11,8 @@
   reproduces the run and the date.
 * :class:`BenchParser` — ``argparse`` with ``--out``, ``--repeat`` and ``--quick``; a quick
   run writes under :data:`QUICK_DIR`, never over the committed results.
+* :func:`stop_process_group` — Ctrl-C (SIGINT) for a child started in its own session, then
+  SIGKILL for its group if it is still running after a grace period.
 
 Units are in the names: ``_s`` seconds, ``_ms`` milliseconds, ``_us`` microseconds.
 """
@@ -18,10 +20,13 @@ Units are in the names: ``_s`` seconds, ``_ms`` milliseconds, ``_us`` microsecon
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shlex
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -308,6 +313,26 @@ def real_requests(data_dir: Path, n: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------- results files
+
+
+def stop_process_group(proc: subprocess.Popen[Any], *, grace_s: float = 30.0) -> None:
+    """Stop a child started with ``start_new_session=True`` as Ctrl-C would, then by force.
+
+    SIGINT goes to the child's whole process group (its id is the child's pid); whatever is
+    still running after ``grace_s`` seconds gets SIGKILL. A group already gone is no error.
+
+    Args:
+        proc: The child, the leader of its own session.
+        grace_s: Seconds to wait for it to exit after SIGINT.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def atomic_write_text(path: Path | str, text: str) -> Path:

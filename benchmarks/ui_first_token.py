@@ -43,7 +43,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -56,7 +55,13 @@ from typing import Any, TypeVar
 
 import httpx
 
-from benchmarks.harness import BenchParser, host_info, median, write_results
+from benchmarks.harness import (
+    BenchParser,
+    host_info,
+    median,
+    stop_process_group,
+    write_results,
+)
 from orchestrator.cli.common import free_port
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
@@ -321,14 +326,7 @@ def started_ui(server_url: str, env: dict[str, str], folder: Path) -> Iterator[t
                 time.sleep(1)
             yield url, proc.pid
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_process_group(proc)
 
 
 def main(argv: list[str] | None = None) -> None:

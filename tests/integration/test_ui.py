@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from benchmarks.harness import stop_process_group
 from orchestrator.config import Settings
 from orchestrator.ui.auth import Caller, sign_caller
 
@@ -155,13 +155,7 @@ def ui(model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory)
         _wait_up(ui.url, proc, root / "ui.log")
         yield ui
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+        stop_process_group(proc)
         log.close()
 
 

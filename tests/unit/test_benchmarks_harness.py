@@ -6,6 +6,10 @@ import ast
 import importlib
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -196,3 +200,27 @@ def test_real_requests_name_a_missing_source(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match=r"banking77_sample\.csv"):
         harness.real_requests(tmp_path, 5)
+
+
+@pytest.mark.parametrize(
+    ("ignores_ctrl_c", "status"),
+    [(False, None), (True, -signal.SIGKILL)],
+    ids=["stops-on-ctrl-c", "killed-after-grace"],
+)
+def test_stop_process_group_sends_ctrl_c_then_kills_what_ignores_it(
+    ignores_ctrl_c: bool, status: int | None
+) -> None:
+    ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN); " if ignores_ctrl_c else ""
+    code = f"import signal, time; {ignore}print('ready', flush=True); time.sleep(60)"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    started = time.monotonic()
+    harness.stop_process_group(proc, grace_s=1.0)
+    proc.stdout.close()
+    assert proc.returncode is not None and time.monotonic() - started < 30
+    if status is None:  # Ctrl-C: Python's KeyboardInterrupt exit, not a kill
+        assert proc.returncode not in (0, -signal.SIGKILL)
+    else:
+        assert proc.returncode == status
