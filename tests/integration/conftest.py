@@ -10,7 +10,7 @@ which run last, kill the shared one on purpose).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from orchestrator.config import Settings
 from serving import CheckpointSpec, PlantedExpert, VLLMServer, build_checkpoint, cpu_profile
 from serving.checkpoint import corpus_from_data_dir
 from tests.fixtures.servers import free_port
+from workflows.customer_service.store import OrderStore
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -106,3 +107,21 @@ def settings(vllm_server: VLLMServer, offline_checkpoint: Path, tmp_path: Path) 
         database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
         profile="cpu",
     )
+
+
+@pytest.fixture
+def seeded_cs_settings(settings: Settings, tmp_path: Path) -> Callable[[int, int], Settings]:
+    """``(orders, seed) -> settings`` with an order store of ``orders`` seeded orders and a
+    conversation checkpoint database, both SQLite files in the test's ``tmp_path``."""
+
+    def seeded(orders: int, seed: int) -> Settings:
+        s = settings.model_copy(
+            update={
+                "cs_database_url": f"sqlite:///{tmp_path / 'cs.db'}",
+                "cs_checkpoint_url": f"sqlite:///{tmp_path / 'conversations.db'}",
+            }
+        )
+        OrderStore(s.cs_database_url).seed(orders, seed=seed)
+        return s
+
+    return seeded

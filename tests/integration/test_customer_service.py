@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import select
@@ -31,15 +31,8 @@ ORCH = [sys.executable, "-m", "orchestrator.cli"]
 
 
 @pytest.fixture
-def cs_settings(settings: Settings, tmp_path: Path) -> Settings:
-    s = settings.model_copy(
-        update={
-            "cs_database_url": f"sqlite:///{tmp_path / 'cs.db'}",
-            "cs_checkpoint_url": f"sqlite:///{tmp_path / 'conversations.db'}",
-        }
-    )
-    OrderStore(s.cs_database_url).seed(40, seed=3)
-    return s
+def cs_settings(seeded_cs_settings: Callable[[int, int], Settings]) -> Settings:
+    return seeded_cs_settings(40, 3)
 
 
 def _env(s: Settings) -> dict[str, str]:

@@ -10,7 +10,7 @@ here, independently of the checker's code.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,15 +27,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def truth_settings(settings: Settings, tmp_path: Path) -> Settings:
-    s = settings.model_copy(
-        update={
-            "cs_database_url": f"sqlite:///{tmp_path / 'cs.db'}",
-            "cs_checkpoint_url": f"sqlite:///{tmp_path / 'conversations.db'}",
-        }
-    )
-    OrderStore(s.cs_database_url).seed(30, seed=12)
-    return s
+def truth_settings(seeded_cs_settings: Callable[[int, int], Settings]) -> Settings:
+    return seeded_cs_settings(30, 12)
 
 
 def _orders(s: Settings) -> dict[str, tuple[str, str]]:
