@@ -83,7 +83,7 @@ def draw_mix(
     rng = np.random.default_rng(seed)
     total = min(len(run.get(w, [])) / share for w, share in mix.items())
     taken = {w: max(1, round(total * share)) for w, share in mix.items()}
-    counts = []
+    counts: list[np.ndarray] = []
     for w, n in taken.items():
         pick = rng.choice(len(run[w]), size=min(n, len(run[w])), replace=False)
         counts.extend(run[w][i] for i in pick)

@@ -23,6 +23,7 @@ from orchestrator.analysis.skew.metrics import balancedness, normalised_entropy
 from orchestrator.analysis.skew.models import (
     DriftReport,
     ModelShape,
+    ScopeProfile,
     SkewReport,
     Thresholds,
     TimelinePoint,
@@ -92,6 +93,27 @@ def _timeline(data: WindowData) -> list[TimelinePoint]:
             balancedness=round(float(balance[j]), 6),
         )
         for j, i in enumerate(indexes)
+    ]
+
+
+def _node_profiles(
+    now: WindowData,
+    nodes: dict[tuple[str, str], RollupDelta],
+    shape: ModelShape,
+    t: Thresholds,
+    sizes: CallSizes,
+) -> list[ScopeProfile]:
+    return [
+        scope_profile(
+            "node",
+            f"{w}/{n}",
+            d,
+            shape,
+            t,
+            now.sources(workflow=w, node=n),
+            _sizes(sizes, workflow=w, node=n),
+        )
+        for (w, n), d in nodes.items()
     ]
 
 
@@ -222,18 +244,7 @@ def build_report(
             )
             for w, d in workflows.items()
         ],
-        nodes=[
-            scope_profile(
-                "node",
-                f"{w}/{n}",
-                d,
-                shape,
-                t,
-                now.sources(workflow=w, node=n),
-                _sizes(sizes, workflow=w, node=n),
-            )
-            for (w, n), d in nodes.items()
-        ],
+        nodes=_node_profiles(now, nodes, shape, t, sizes),
         fingerprints=fingerprints,
         drift=drift,
         outliers=outliers,
