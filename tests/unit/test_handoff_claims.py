@@ -150,7 +150,9 @@ async def test_a_failed_resume_releases_the_claim_and_a_person_decides_again(
     assert "decided already by second" in cli.output and "(rejected)" in cli.output
 
 
-def test_the_ui_service_answers_409_when_another_process_claimed_first(tmp_path: Path) -> None:
+def test_the_ui_service_answers_409_when_another_process_claimed_first(
+    ui_settings: Settings,
+) -> None:
     """The graph still waits (the other process is resuming it now), but the store's claim is
     taken: the UI's decision is refused with who decided, and nothing is written."""
     from starlette.testclient import TestClient
@@ -159,16 +161,10 @@ def test_the_ui_service_answers_409_when_another_process_claimed_first(tmp_path:
     from orchestrator.testing import ScriptedModel
     from orchestrator.ui import build_app
 
-    url = f"sqlite:///{tmp_path / 'cs.db'}"
-    store = OrderStore(url)
+    settings = ui_settings
+    store = OrderStore(settings.cs_database_url)
     store.seed(20, seed=7)
     ((customer, order),) = refundable_orders(store, 20, 1)
-    settings = Settings(
-        cs_database_url=url,
-        database_url=f"sqlite:///{tmp_path / 'tel.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
     asyncio.run(waiting_handoffs(settings, [("t-ui", customer, order)]))
     store.coordination.claim_handoff("t-ui", 1, False, "bob-in-another-process", "no")
     before = store.tools(customer).refund_count(order)

@@ -184,7 +184,7 @@ async def test_a_batch_row_on_another_customers_thread_fails_alone(tmp_path: Pat
 
 
 def test_the_ui_service_binds_the_thread_in_the_store_and_records_a_refusal(
-    url: str, tmp_path: Path
+    url: str, ui_settings: Settings
 ) -> None:
     from starlette.testclient import TestClient
     from test_ui_service_auth import SECRET, _auth
@@ -192,12 +192,7 @@ def test_the_ui_service_binds_the_thread_in_the_store_and_records_a_refusal(
     from orchestrator.testing import ScriptedModel
     from orchestrator.ui import build_app
 
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'tel.db'}",
-        cs_database_url=url,
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
+    settings = ui_settings.model_copy(update={"cs_database_url": url})
     ann, bob = _auth("customer", "C00001"), _auth("customer", "C00002")
     with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
         body = {"text": "Where is my order?", "thread_id": "ui-1"}

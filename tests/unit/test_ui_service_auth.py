@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -37,15 +36,9 @@ ANN, BOB, OPS = _auth("customer", "C00001"), _auth("customer", "C00002"), _auth(
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Any:
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
+def client(ui_settings: Settings) -> Any:
     model = ScriptedModel(replies=["Thanks for waiting."])
-    with TestClient(build_app(settings, client=model, secret=SECRET)) as c:
+    with TestClient(build_app(ui_settings, client=model, secret=SECRET)) as c:
         yield c
 
 

@@ -27,13 +27,7 @@ def uploads(tmp_path: Path) -> Path:
     return folder
 
 
-def _client(tmp_path: Path, uploads: Path) -> TestClient:
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}",
-        report_dir=tmp_path / "reports",
-        server_url="http://127.0.0.1:9/v1",
-    )
+def _client(settings: Settings, uploads: Path) -> TestClient:
     model = ScriptedModel(replies=["ok"])
     token = sign_caller(SECRET, Caller(name="ann", role="customer", customer_id="C00001"))
     return TestClient(
@@ -55,9 +49,9 @@ def _client(tmp_path: Path, uploads: Path) -> TestClient:
     ],
 )
 def test_a_path_outside_the_upload_folder_is_a_400(
-    tmp_path: Path, uploads: Path, path: str, message: str
+    ui_settings: Settings, uploads: Path, path: str, message: str
 ) -> None:
-    with _client(tmp_path, uploads) as client:
+    with _client(ui_settings, uploads) as client:
         response = client.post(
             "/api/turn",
             json={"text": "report please", "thread_id": "t", "path": path.format(uploads=uploads)},
@@ -68,8 +62,8 @@ def test_a_path_outside_the_upload_folder_is_a_400(
     assert "root:" not in error  # nothing of the file is read back
 
 
-def test_a_file_in_the_upload_folder_is_accepted(tmp_path: Path, uploads: Path) -> None:
-    with _client(tmp_path, uploads) as client:
+def test_a_file_in_the_upload_folder_is_accepted(ui_settings: Settings, uploads: Path) -> None:
+    with _client(ui_settings, uploads) as client:
         response = client.post(
             "/api/turn",
             json={"text": "report please", "thread_id": "t", "path": str(uploads / "sales.xlsx")},
