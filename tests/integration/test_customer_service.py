@@ -28,6 +28,13 @@ from workflows.customer_service.store import Order, OrderStore, RefundPolicy
 pytestmark = pytest.mark.integration
 
 ORCH = [sys.executable, "-m", "orchestrator.cli"]
+TRACKING = "Where is the package? tracking number please"
+
+
+def _chat_command(thread: str, customer: str, *messages: str) -> list[str]:
+    """``orchestrator chat`` on the running server: one ``--message`` per turn, in order."""
+    turns = [arg for message in messages for arg in ("--message", message)]
+    return [*ORCH, "chat", "--no-launch", "--thread", thread, "--customer", customer, *turns]
 
 
 @pytest.fixture
@@ -86,9 +93,7 @@ async def test_three_turns_reply_facts_equal_the_store(cs_settings: Settings) ->
             events, first = await _turn(
                 orch, f"What is the status of order {order.id}?", customer, "three"
             )
-            _, second = await _turn(
-                orch, "Where is the package? tracking number please", customer, "three"
-            )
+            _, second = await _turn(orch, TRACKING, customer, "three")
             _, asked = await _turn(orch, "I want a refund for it", customer, "three")
             # a write is stated with the store's facts and waits for the customer's yes
             _, third = await _turn(orch, "yes", customer, "three")
@@ -153,19 +158,8 @@ def test_refund_over_limit_resume_approve_once_via_cli(cs_settings: Settings) ->
     store = OrderStore(cs_settings.cs_database_url)
     before = store.tools(customer).refund_count(order.id)
     chat = subprocess.run(
-        [
-            *ORCH,
-            "chat",
-            "--no-launch",
-            "--thread",
-            "big",
-            "--customer",
-            customer,
-            "--message",
-            f"Please refund order {order.id}",
-            "--message",
-            "yes",  # the confirmation question's answer; over the limit it then goes to a person
-        ],
+        # "yes" answers the confirmation question; over the limit it then goes to a person
+        _chat_command("big", customer, f"Please refund order {order.id}", "yes"),
         env=env,
         capture_output=True,
         text=True,
@@ -195,19 +189,7 @@ def test_kill_9_mid_conversation_then_the_thread_continues(cs_settings: Settings
     assert order.shipment is not None
     env = _env(cs_settings)
     proc = subprocess.Popen(
-        [
-            *ORCH,
-            "chat",
-            "--no-launch",
-            "--thread",
-            "crash",
-            "--customer",
-            customer,
-            "--message",
-            f"What is the status of order {order.id}?",
-            "--message",
-            "Where is the package? tracking number please",
-        ],
+        _chat_command("crash", customer, f"What is the status of order {order.id}?", TRACKING),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -225,17 +207,7 @@ def test_kill_9_mid_conversation_then_the_thread_continues(cs_settings: Settings
     proc.wait(timeout=30)
     assert order.id in seen, seen
     again = subprocess.run(
-        [
-            *ORCH,
-            "chat",
-            "--no-launch",
-            "--thread",
-            "crash",
-            "--customer",
-            customer,
-            "--message",
-            "Where is the package? tracking number please",
-        ],
+        _chat_command("crash", customer, TRACKING),
         env=env,
         capture_output=True,
         text=True,
