@@ -44,18 +44,24 @@ pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 $UV -e ".[dev,ray,docs]"
 echo "project installed after ${SECONDS} s"
 
+# apt_install PACKAGE WHAT TEST FILE: install a Debian PACKAGE (for WHAT) with apt-get; where that
+# fails or there is no apt-get, say that TEST fails until FILE exists, and go on.
+apt_install() {
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian $1 ($2)"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" \
+            >/dev/null; } || echo "could not install $1 with apt-get (see above);" \
+            "$3 will fail until $4 exists" >&2
+    else
+        echo "$1 is missing and apt-get is unavailable: install $1 so that $4 exists," \
+            "or $3 will fail" >&2
+    fi
+}
+
 # Headless Chromium for the HTML-report test (tests/unit/test_skew_html.py); Debian's package,
 # driven by Python playwright with executable_path=/usr/bin/chromium (no browser download).
 if ! command -v chromium >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian chromium (headless HTML-report test)"
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
-            >/dev/null; } || echo "could not install chromium with apt-get (see above);" \
-            "tests/unit/test_skew_html.py will fail until /usr/bin/chromium exists" >&2
-    else
-        echo "chromium is missing and apt-get is unavailable: install Chromium so that" \
-            "/usr/bin/chromium exists, or tests/unit/test_skew_html.py will fail" >&2
-    fi
+    apt_install chromium "headless HTML-report test" tests/unit/test_skew_html.py /usr/bin/chromium
 fi
 # Byte-code for the modules that the CLI, the tests and the vLLM server (API and engine
 # processes) import, written once here so that no later process compiles them again (this also
@@ -93,16 +99,8 @@ echo "installed: $(.venv/bin/python -c 'import importlib.metadata as m; print("v
 # (/usr/lib/postgresql/*/bin) on a free loopback port, as the postgres user when run as root.
 # The tests fail (not skip) without the binaries, so install them here.
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian postgresql (storage conformance tests)"
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql \
-            >/dev/null; } || echo "could not install postgresql with apt-get (see above);" \
-            "tests/unit/test_storage_conformance.py will fail until it is installed" >&2
-    else
-        echo "PostgreSQL server binaries are missing and apt-get is unavailable: install" \
-            "PostgreSQL so that /usr/lib/postgresql/*/bin/pg_ctl exists, or" \
-            "tests/unit/test_storage_conformance.py will fail" >&2
-    fi
+    apt_install postgresql "storage conformance tests" tests/unit/test_storage_conformance.py \
+        "/usr/lib/postgresql/*/bin/pg_ctl"
 fi
 # --- end telemetry storage ---------------------------------------------------------------------
 
