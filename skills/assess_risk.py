@@ -22,7 +22,7 @@ from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
 from orchestrator.exceptions import ModelCallError
-from skills.prompting import delimit
+from skills.prompting import data_prompt
 
 RiskDecision = Literal["allow", "review", "block"]
 RiskSeverity = Literal["none", "low", "medium", "high", "critical"]
@@ -167,10 +167,7 @@ def build_messages(post: str, categories: Mapping[str, str]) -> list[ChatMessage
     """The chat turns: instructions and taxonomy in the system turn, only the delimited post
     in the user turn (``post`` is expected already bounded by the caller)."""
     listing = "\n".join(f"- {name}: {text}" for name, text in categories.items())
-    return [
-        ChatMessage(role="system", content=SYSTEM.format(categories=listing)),
-        ChatMessage(role="user", content=delimit("post", post, max_chars=max(len(post), 1))),
-    ]
+    return data_prompt(SYSTEM.format(categories=listing), "post", post, max(len(post), 1))
 
 
 def parse_risk(

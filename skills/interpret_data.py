@@ -15,10 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
-from skills.prompting import delimit
+from skills.prompting import data_prompt
 
 #: Bounds of the answer (characters and items); they cap the completion tokens needed.
 MAX_FINDINGS = 3
@@ -188,10 +187,7 @@ async def interpret_data(
     schema = interpretation_schema(figure_ids)
     answer = await llm.structured(
         node,
-        [
-            ChatMessage(role="system", content=SYSTEM),
-            ChatMessage(role="user", content=delimit("data", encoding, len(encoding) + 1)),
-        ],
+        data_prompt(SYSTEM, "data", encoding, len(encoding) + 1),
         output=_InterpretOutput,
         schema=schema,
         max_tokens=max_tokens,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from orchestrator.core.client import ChatMessage
+
 #: Longest user text placed in one prompt, in characters; longer text is cut and marked.
 MAX_PROMPT_CHARS = 4000
 
@@ -39,3 +41,19 @@ def delimit(tag: str, text: str, max_chars: int = MAX_PROMPT_CHARS) -> str:
     if len(body) > max_chars:
         body = body[:max_chars] + f"\n[... cut: {len(body) - max_chars} more characters]"
     return f"<{tag}>\n{body}\n</{tag}>"
+
+
+def data_prompt(
+    system: str, tag: str, text: str, max_chars: int = MAX_PROMPT_CHARS
+) -> list[ChatMessage]:
+    """The two chat turns of a skill: ``system`` as the instructions, and only ``text``, as
+    :func:`delimit` data in ``<tag>`` (cut past ``max_chars`` characters), as the user's turn.
+
+    Example:
+        >>> [(m.role, m.content) for m in data_prompt("Be brief.", "message", "hi")]
+        [('system', 'Be brief.'), ('user', '<message>\\nhi\\n</message>')]
+    """
+    return [
+        ChatMessage(role="system", content=system),
+        ChatMessage(role="user", content=delimit(tag, text, max_chars)),
+    ]

@@ -23,9 +23,9 @@ from typing import Protocol, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.core.client import ChatMessage, ModelCall, TextDelta
+from orchestrator.core.client import ModelCall, TextDelta
 from orchestrator.core.gateway import ModelGateway
-from skills.prompting import delimit
+from skills.prompting import data_prompt
 from skills.triage import IssueTriage
 
 SYSTEM = (
@@ -75,10 +75,7 @@ async def draft_reply(
     """
     call = await llm.chat(
         node,
-        [
-            ChatMessage(role="system", content=f"{SYSTEM}\n{_context(triage)}"),
-            ChatMessage(role="user", content=delimit("message", message)),
-        ],
+        data_prompt(f"{SYSTEM}\n{_context(triage)}", "message", message),
         max_tokens=max_tokens,
         temperature=llm.temperature("factual", temperature),
     )
@@ -254,13 +251,8 @@ async def stream_reply(
         ServerUnavailableError, ModelCallError: From the gateway.
     """
     names = ", ".join("{" + name + "}" for name in sorted(facts)) or "none"
-    messages = [
-        ChatMessage(
-            role="system",
-            content=f"{STREAM_SYSTEM.replace('{placeholders}', names)}\n{_context(triage)}",
-        ),
-        ChatMessage(role="user", content=delimit("message", message)),
-    ]
+    system = f"{STREAM_SYSTEM.replace('{placeholders}', names)}\n{_context(triage)}"
+    messages = data_prompt(system, "message", message)
     last: list[str] = []
 
     def review(call: ModelCall) -> list[dict[str, str]]:

@@ -10,10 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer, output_schema
-from skills.prompting import delimit
+from skills.prompting import data_prompt
 
 IssueType = Literal[
     "billing",
@@ -111,10 +110,7 @@ async def triage_issue(
     """
     answer = await llm.structured(
         node,
-        [
-            ChatMessage(role="system", content=SYSTEM),
-            ChatMessage(role="user", content=delimit("message", message)),
-        ],
+        data_prompt(SYSTEM, "message", message),
         output=_TriageOutput,
         max_tokens=max_tokens,
         temperature=llm.temperature("judging", temperature),

@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
-from skills.prompting import delimit
+from skills.prompting import data_prompt
 
 MAX_TITLE_CHARS = 60
 MAX_SUMMARY_CHARS = 160
@@ -128,10 +127,7 @@ async def write_report(
     """
     answer = await llm.structured(
         node,
-        [
-            ChatMessage(role="system", content=SYSTEM),
-            ChatMessage(role="user", content=delimit("facts", facts, len(facts) + 1)),
-        ],
+        data_prompt(SYSTEM, "facts", facts, len(facts) + 1),
         output=ReportDraft,
         schema=REPORT_SCHEMA,
         max_tokens=max_tokens,
