@@ -36,20 +36,24 @@ def healthy(experts: int = E) -> np.ndarray:
 
 
 def replay(
-    rng: np.random.Generator, profile: np.ndarray, calls: int, concentration: float = 300.0
+    rng: np.random.Generator,
+    profile: np.ndarray,
+    calls: int,
+    concentration: float = 300.0,
+    tokens: tuple[int, int] = (20, 300),
 ) -> tuple[RollupDelta, float]:
     """``calls`` calls of 20-300 routed tokens; each call's shares ~ Dirichlet around
     ``profile`` (``(L, E)``), its counts multinomial over ``tokens * top_k`` picks. Returns
     the sums and the calls' :func:`size_ratio`."""
-    tokens = rng.integers(20, 300, size=calls)
+    routed = rng.integers(*tokens, size=calls)
     counts = np.empty((calls, L, E), dtype=np.int64)
     for layer in range(L):
         alpha = np.maximum(profile[layer] * concentration, 1e-9)
         q = rng.dirichlet(alpha, size=calls)
-        counts[:, layer] = rng.multinomial(tokens * TOP_K, q)
+        counts[:, layer] = rng.multinomial(routed * TOP_K, q)
     nan = np.full(calls, np.nan)
-    delta = RollupDelta.of_calls(counts, tokens, TOP_K, nan, np.full((calls, L), np.nan))
-    return delta, size_ratio(tokens * TOP_K)
+    delta = RollupDelta.of_calls(counts, routed, TOP_K, nan, np.full((calls, L), np.nan))
+    return delta, size_ratio(routed * TOP_K)
 
 
 def test_wilson_matches_the_textbook_values() -> None:
@@ -126,8 +130,24 @@ def test_planted_hot_and_dead_experts_are_always_found_and_nothing_else(seed: in
     assert [tuple(x) for x in np.argwhere(dead)] == [(1, dead_e)]
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_planted_experts_are_found_at_one_served_nodes_volume(seed: int) -> None:
+    # tests/integration/test_skew_ground_truth.py: per node 8 calls of about 150 routed
+    # tokens, top-6 over 64 experts; expert 3 chosen by every token, expert 7 never
+    rng = np.random.default_rng(300 + seed)
+    planted = healthy()
+    planted[0, 3], planted[0, 7] = 0.0, 0.0
+    planted[0] *= (5 / 6) / planted[0].sum()
+    planted[0, 3] = 1 / 6
+    delta, sizes = replay(rng, planted, 8, tokens=(130, 170))
+    b = share_intervals(delta.counts, delta.sq_counts, delta.calls, T, sizes)
+    hot, dead = verdicts(b, T)
+    assert (0, 3) in [tuple(x) for x in np.argwhere(hot)]
+    assert [tuple(x) for x in np.argwhere(dead)] == [(0, 7)]
+
+
 def test_a_rarely_but_really_used_expert_is_not_called_dead() -> None:
-    # a third of a fair share is well above dead_factor (0.1); "zero so far" is not the rule
+    # a third of a fair share is well above dead_factor (0.15); "zero so far" is not the rule
     rng = np.random.default_rng(3)
     profile = healthy()
     profile[0, 5] = 0.33 / E

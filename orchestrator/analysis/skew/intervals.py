@@ -41,7 +41,7 @@ estimated) is an expert
 * **hot** when its interval's *lower* bound exceeds ``hot_factor / E``, and
 * **dead** when its interval's *upper* bound is below ``dead_factor / E``.
 
-The defaults (:class:`~orchestrator.analysis.skew.models.Thresholds`) are 4 and 0.1: a
+The defaults (:class:`~orchestrator.analysis.skew.models.Thresholds`) are 4 and 0.15: a
 trained, healthy router's busiest expert on this project's traffic takes about 2.4 times a
 uniform share and its least used about a quarter of one, so a verdict needs a statistically
 clear gap from both.

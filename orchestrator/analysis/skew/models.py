@@ -25,8 +25,11 @@ class Thresholds(BaseModel):
             ``E = 64`` and top-6, an expert chosen by every token has share ``1/6``, about 10.7
             times uniform.
         dead_factor: An expert is dead when the *upper* bound of its share's interval is below
-            ``dead_factor / E`` (default 0.1: provably under a tenth of a fair share; a healthy
-            router's least used expert gets about a quarter). Replaces "no activation so far".
+            ``dead_factor / E`` (default 0.15: provably under about a seventh of a fair share; a
+            healthy router's least used expert gets about a quarter). A zero count is dead once
+            ``N / d > z^2 E / dead_factor`` activations (about 4,800 for ``E = 64`` at 95%:
+            one node of the served ground-truth test has about 7,000). Replaces "no activation
+            so far".
         confidence: Simultaneous confidence of the ``E`` intervals of one layer (Goodman 1965).
         min_expected: Minimum volume for both hot and dead: a layer is judged only when
             uniform routing would give each expert at least this many activations
@@ -49,7 +52,7 @@ class Thresholds(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     hot_factor: float = Field(4.0, gt=1.0)
-    dead_factor: float = Field(0.1, gt=0, lt=1.0)
+    dead_factor: float = Field(0.15, gt=0, lt=1.0)
     confidence: float = Field(0.95, ge=0.5, lt=1.0)
     min_expected: float = Field(5.0, gt=0)
     min_calls: int = Field(2, ge=2)
