@@ -32,12 +32,12 @@ from orchestrator.cli.common import (
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.registry import opened_thread_workflow
 from orchestrator.core.runtime import make_client
 from orchestrator.exceptions import ThreadOwnerError, UserError
 from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
-from workflows.customer_service import open_workflow
 
 
 def chat(
@@ -89,8 +89,10 @@ async def _chat(
     client = make_client(settings)
     telemetry = TelemetryStore(settings.database_url)
     try:
-        async with open_workflow(settings) as workflow:
-            if not workflow.store or not workflow.store.customer_exists(customer):
+        # the installed workflow that holds conversations (customer service), opened
+        async with opened_thread_workflow(settings) as workflow:
+            store = getattr(workflow, "store", None)
+            if not store or not store.customer_exists(customer):
                 err.print(
                     f"note: customer {escape(customer)} is not in the order store "
                     f"{escape(settings.cs_database_url)}; `orchestrator store info` lists its "

@@ -31,9 +31,10 @@ from orchestrator.cli.common import (
 from orchestrator.cli.store import open_order_store
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.registry import opened_thread_workflow
 from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import HandoffError
 from orchestrator.telemetry import TelemetryStore
-from workflows.customer_service import HandoffError, open_workflow
 
 
 def list_cmd(
@@ -114,7 +115,7 @@ async def _resume(
     client = make_client(settings)
     telemetry = TelemetryStore(settings.database_url)
     try:
-        async with open_workflow(settings) as workflow:
+        async with opened_thread_workflow(settings) as workflow:
             orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
             return await orch.resume(thread, approve=approve, note=note, by=by)
     finally:

@@ -15,7 +15,7 @@ from orchestrator.telemetry import TelemetryStore
 
 def check_storage(settings: Settings, *, conversations: bool = False) -> None:
     """Open (and close) the telemetry database, and with ``conversations`` the order store and
-    the conversations checkpoints (:func:`~workflows.customer_service.open_workflow` checks
+    the conversations checkpoints (the installed conversation workflow's ``opened``, which checks
     each: damaged, locked, full, newer release).
 
     Raises:
@@ -30,7 +30,7 @@ def check_storage(settings: Settings, *, conversations: bool = False) -> None:
 
 
 async def _open_conversations(settings: Settings) -> None:
-    from workflows.customer_service import open_workflow
+    from orchestrator.core.registry import opened_thread_workflow
 
-    async with open_workflow(settings):
+    async with opened_thread_workflow(settings):
         pass

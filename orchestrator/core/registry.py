@@ -17,14 +17,16 @@ one line that names it and says how to fix it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
-from orchestrator.routes import ENTRY_POINT_GROUP, FALLBACK, Route, RouteSpec
+from orchestrator.routes import ENTRY_POINT_GROUP, FALLBACK, Route, RouteSpec, the_route
 
 
 def discover_workflows(group: str = ENTRY_POINT_GROUP) -> list[Workflow[Any, Any]]:
@@ -166,10 +168,7 @@ def plugin_route_specs(group: str = ENTRY_POINT_GROUP) -> tuple[RouteSpec, ...]:
     :func:`load_workflows` reports it at start-up."""
     specs: list[RouteSpec] = []
     for ep in entry_points(group=group):
-        try:
-            spec = getattr(ep.load(), "route_spec", None)
-        except Exception:  # reported by load_workflows, not by a listing
-            continue
+        spec = getattr(_target(ep), "route_spec", None)
         if isinstance(spec, RouteSpec) and all(s.name != spec.name for s in specs):
             specs.append(spec)
     return tuple(specs)
@@ -182,3 +181,35 @@ def routes_in_use(rules_path: Path | str | None = None) -> tuple[Route, ...]:
     names = [spec.name for spec in file_routes(rules_path)]
     names += [spec.name for spec in plugin_route_specs() if spec.name not in names]
     return tuple(names)
+
+
+@asynccontextmanager
+async def opened_thread_workflow(
+    settings: Settings, rules_path: Path | str | None = None
+) -> AsyncIterator[Workflow[Any, Any]]:
+    """The installed workflow of the route that holds conversations (``holds_threads``:
+    customer service), opened on ``settings``' stores for the block (``Workflow.opened``):
+    what ``chat``, ``handoff`` and ``storage`` work with. Only that workflow is started.
+
+    Raises:
+        UserError: No declared route holds threads, or no installed workflow serves it; a
+            plugin fails to load; a store cannot be opened.
+    """
+    held = the_route([*file_routes(rules_path), *plugin_route_specs()], "holds_threads")
+    for ep in entry_points(group=ENTRY_POINT_GROUP) if held is not None else ():
+        if getattr(_target(ep), "route", None) == held:
+            async with _load(ep).opened(settings) as opened:
+                yield opened
+            return
+    raise UserError(
+        "no installed workflow holds conversations: declare holds_threads = true on a route "
+        "and install its workflow (the built-in customer_service does both)"
+    )
+
+
+def _target(ep: EntryPoint) -> Any:
+    """What ``ep`` names, loaded (a class, factory or object); None when it does not load."""
+    try:
+        return ep.load()
+    except Exception:  # reported by _load when this entry point is used
+        return None

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.batch.results import RESULT_COLUMNS, row_output
 from orchestrator.cli.app import app
+from orchestrator.config import Settings
 from orchestrator.core import registry
 from orchestrator.core.client import ChatMessage
 from orchestrator.core.dispatcher import Orchestrator
@@ -244,3 +245,16 @@ def test_run_and_batch_refuse_a_broken_plugin_in_one_line_before_any_server(
         assert result.exit_code == 2, result.output
         assert "workflow entry point faq = 'faq_pkg:Faq' failed to load" in result.output
         assert "Traceback" not in result.output
+
+
+async def test_chat_and_handoff_open_the_installed_workflow_that_holds_threads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    settings = Settings(cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}")
+    async with registry.opened_thread_workflow(settings) as workflow:
+        assert workflow.route == "customer_service"
+        assert getattr(workflow, "store", None) is not None  # opened on the order store
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])  # nothing serves it
+    with pytest.raises(UserError, match="no installed workflow holds conversations"):
+        async with registry.opened_thread_workflow(settings):
+            pass
