@@ -109,17 +109,18 @@ class ExpertRoutingReplayer:
             captured.append(output[0] if isinstance(output, tuple) else output)
 
         layers = self._model.model.layers
-        hooks = [
-            layers[i].get_submodule(self.arch.gate_module).register_forward_hook(keep)
-            for i in self.arch.moe_layers
-        ]
-        try:
-            with self._lock, torch.inference_mode():
-                # the decoder stack only: the routing needs no vocabulary projection (lm_head)
-                self._model.model(input_ids=batch, use_cache=False)
-        finally:
-            for hook in hooks:
-                hook.remove()
+        with self._lock:  # the hooks too: another thread's pass must not reach this list
+            hooks = [
+                layers[i].get_submodule(self.arch.gate_module).register_forward_hook(keep)
+                for i in self.arch.moe_layers
+            ]
+            try:
+                with torch.inference_mode():
+                    # the decoder stack only: the routing needs no vocabulary projection
+                    self._model.model(input_ids=batch, use_cache=False)
+            finally:
+                for hook in hooks:
+                    hook.remove()
         calls, width = batch.shape
         return torch.stack([z.float().reshape(calls, width, -1) for z in captured])
 

@@ -258,3 +258,24 @@ def test_sigmoid_noaux_tc_rule() -> None:
     want_ids, want_conf = _sigmoid_reference(z, bias, 4, 8, 3)
     np.testing.assert_array_equal(np.sort(chosen.numpy(), axis=-1), want_ids)
     np.testing.assert_allclose(confidence.numpy(), want_conf, atol=1e-5)
+
+
+def test_concurrent_replays_keep_their_own_routing(tmp_path: Path) -> None:
+    """Calls replayed from several threads at once (the client replays with asyncio.to_thread)
+    get the routing of their own tokens: the gate hooks of one pass never see another's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _build("mixtral", tmp_path)
+    replayer = ExpertRoutingReplayer(tmp_path)
+    rng = np.random.default_rng(11)
+    calls = [
+        (rng.integers(6, 128, n).tolist(), rng.integers(6, 128, 3).tolist())
+        for n in (5, 17, 40, 9, 23, 31)
+    ]
+    alone = [replayer.replay(*call) for call in calls]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(lambda call: replayer.replay(*call), calls * 3))
+    for i, trace in enumerate(together):
+        want = alone[i % len(calls)]
+        assert trace.expert_ids is not None and want.expert_ids is not None
+        np.testing.assert_array_equal(trace.expert_ids, want.expert_ids)
