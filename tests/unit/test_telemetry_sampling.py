@@ -25,6 +25,7 @@ from orchestrator.classifier import Classification
 from orchestrator.telemetry.migrate import alembic_config
 from orchestrator.telemetry.rollups import RollupDelta, weighted
 from serving import ExpertRoutingSource, ExpertRoutingTrace
+from tests.unit.skew_data import add_request
 
 LAYERS, EXPERTS, TOP_K = (1, 2), 8, 2
 
@@ -56,22 +57,10 @@ def _counts(rng: np.random.Generator, tokens: int, hot: int | None = None) -> np
     return out
 
 
-def _record(
-    store: TelemetryStore, classification: Classification, rid: str, calls: list[Any]
-) -> None:
-    store.start_request(Request(id=rid, text="refund my order"), classification, "cs")
-    for node, trace in calls:
-        store.record_call(
-            request_id=rid,
-            classification=classification,
-            workflow="cs",
-            node=node,
-            model="m",
-            latency_ms=1.0,
-            finish_reason="stop",
-            routing=trace,
-        )
-    store.finish_request(rid, "succeeded")
+def _record(store: TelemetryStore, rid: str, calls: list[Any]) -> None:
+    """Request ``rid`` ("refund my order", as the ``classification`` fixture classifies it)
+    and its ``(node, trace)`` calls."""
+    add_request(store, "refund my order", "cs", calls, request_id=rid, model="m")
 
 
 @pytest.fixture
@@ -86,8 +75,8 @@ def test_rate_and_deciding_tier_are_stored_and_rates_get_their_own_rollup_rows(
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     rng = np.random.default_rng(0)
     a, b, c = _counts(rng, 10), _counts(rng, 7), _counts(rng, 5)
-    _record(store, classification, "r1", [("n", _trace(a, 0.25)), ("n", _trace(b, 1.0))])
-    _record(store, classification, "r2", [("n", _trace(c, 0.25))])
+    _record(store, "r1", [("n", _trace(a, 0.25)), ("n", _trace(b, 1.0))])
+    _record(store, "r2", [("n", _trace(c, 0.25))])
     calls = store.calls()
     assert sorted(r.capture_sampling_rate for r in calls) == [0.25, 0.25, 1.0]
     assert {r.decided_by for r in calls} == {classification.decided_by}
@@ -153,7 +142,6 @@ def test_sampling_label_states_every_rate() -> None:
 )
 def test_load_shares_weight_each_call_by_the_inverse_of_its_rate(
     tmp_path_factory: pytest.TempPathFactory,
-    classification: Classification,
     calls: list[tuple[float, int, bool]],
     seed: int,
 ) -> None:
@@ -167,7 +155,7 @@ def test_load_shares_weight_each_call_by_the_inverse_of_its_rate(
         expected += counts / rate
         rates[rate] = rates.get(rate, 0) + 1
         traces.append(("n", _trace(counts, rate)))
-    _record(store, classification, "r", traces)
+    _record(store, "r", traces)
     load = expert_load(store)
     assert load.sampling_rates == rates and load.calls == len(calls)
     assert load.capture_sampling == sampling_label(rates)
@@ -182,12 +170,10 @@ def test_load_shares_weight_each_call_by_the_inverse_of_its_rate(
     store.close()
 
 
-def test_every_table_of_the_report_states_the_rate(
-    tmp_path: Path, classification: Classification
-) -> None:
+def test_every_table_of_the_report_states_the_rate(tmp_path: Path) -> None:
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     rng = np.random.default_rng(1)
-    _record(store, classification, "r", [("n", _trace(_counts(rng, 40), 0.25)) for _ in range(6)])
+    _record(store, "r", [("n", _trace(_counts(rng, 40), 0.25)) for _ in range(6)])
     report = build_report(store, ReportOptions(window="all"))
     label = report.capture_sampling
     assert "0.25" in label and "x4" in label and label in report.notes
@@ -205,7 +191,7 @@ def test_every_table_of_the_report_states_the_rate(
 
 
 def test_rollups_written_before_0005_read_as_rate_1_and_downgrade_refuses_sampled_rows(
-    tmp_path: Path, classification: Classification
+    tmp_path: Path,
 ) -> None:
     from alembic import command
 
@@ -224,7 +210,7 @@ def test_rollups_written_before_0005_read_as_rate_1_and_downgrade_refuses_sample
     store = TelemetryStore(url)  # upgrades to head
     (old,) = store.requests()
     assert old.decided_by is None  # unknown for rows written before
-    _record(store, classification, "new", [("n", _trace(np.full((2, 8), 2), 0.5))])
+    _record(store, "new", [("n", _trace(np.full((2, 8), 2), 0.5))])
     store.close()
     engine = create_engine(url)
     with engine.begin() as connection, pytest.raises(RuntimeError, match="sampled calls"):
