@@ -37,8 +37,10 @@ SOURCES = (
 ROWS = 24
 
 
-def _sheet(data_dir: Path, path: Path) -> list[str]:
-    """A CSV of ROWS real requests with ids; returns the ids in order."""
+@pytest.fixture
+def inbox(data_dir: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """``tmp_path/inbox.csv`` of ROWS real requests with ids, and the ids in order."""
+    path = tmp_path / "inbox.csv"
     texts = []
     per_file = ROWS // len(SOURCES)
     for folder, name in SOURCES:
@@ -48,7 +50,7 @@ def _sheet(data_dir: Path, path: Path) -> list[str]:
         writer = csv.writer(handle)
         writer.writerow(["ticket", "channel", "message"])
         writer.writerows([i, "email", t] for i, t in zip(ids, texts, strict=True))
-    return ids
+    return path, ids
 
 
 def _command(sheet: Path, out: Path, url: str, db: Path) -> list[str]:
@@ -60,10 +62,12 @@ def _command(sheet: Path, out: Path, url: str, db: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def _env(checkpoint: Path) -> dict[str, str]:
+@pytest.fixture
+def env(offline_checkpoint: Path) -> dict[str, str]:
+    """The batch command's environment: the offline checkpoint, 16-token completions."""
     return {
         **os.environ,
-        "ORCH_CHECKPOINT_DIR": str(checkpoint),
+        "ORCH_CHECKPOINT_DIR": str(offline_checkpoint),
         "ORCH_MAX_COMPLETION_TOKENS": "16",
         "COLUMNS": "200",
     }
@@ -103,11 +107,9 @@ def _recorded(db: Path) -> int:
 
 
 def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
-    vllm_server: VLLMServer, offline_checkpoint: Path, data_dir: Path, tmp_path: Path
+    vllm_server: VLLMServer, inbox: tuple[Path, list[str]], env: dict[str, str], tmp_path: Path
 ) -> None:
-    sheet = tmp_path / "inbox.csv"
-    ids = _sheet(data_dir, sheet)
-    env = _env(offline_checkpoint)
+    sheet, ids = inbox
     url = vllm_server.base_url
 
     # uninterrupted
@@ -173,11 +175,9 @@ def test_a_killed_batch_resumes_to_the_same_rows_exactly_once(
 
 
 def test_routing_left_pending_is_filled_exactly_once_across_a_killed_fill(
-    vllm_server: VLLMServer, offline_checkpoint: Path, data_dir: Path, tmp_path: Path
+    vllm_server: VLLMServer, inbox: tuple[Path, list[str]], env: dict[str, str], tmp_path: Path
 ) -> None:
-    sheet = tmp_path / "inbox.csv"
-    ids = _sheet(data_dir, sheet)
-    env = _env(offline_checkpoint)
+    sheet, ids = inbox
     db, out = tmp_path / "t.db", tmp_path / "r.xlsx"
     command = [*_command(sheet, out, vllm_server.base_url, db), "--no-fill-routing"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1500)
