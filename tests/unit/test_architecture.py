@@ -50,3 +50,13 @@ def test_ruff_lint_and_format_are_clean() -> None:
             [str(ruff), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+
+
+def test_the_core_loads_no_workflow_or_skill_by_import() -> None:
+    """Issue 49: the dispatcher, the batch, the UI service and the run command reach workflows
+    through entry points only (contract ``core-without-workflows``): importing them loads none."""
+    loaded = _modules_after_import(
+        "orchestrator.core.dispatcher, orchestrator.core.registry, orchestrator.batch.factory, "
+        "orchestrator.batch.results, orchestrator.ui.service, orchestrator.cli.run"
+    )
+    assert loaded.isdisjoint({"workflows", "skills"})
