@@ -1,4 +1,5 @@
-"""LangGraph workflows, one package per route."""
+"""The built-in LangGraph workflows, one package per route; each registers itself through the
+``moe_orchestrator.workflows`` entry points in ``pyproject.toml``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
 
 
 def default_workflows() -> list[Workflow]:
-    """Every workflow that exists so far (one per route)."""
+    """The built-in three, in code (tests and examples). Applications get the installed
+    workflows, these and any plugin's, from the ``moe_orchestrator.workflows`` entry points
+    (:func:`orchestrator.core.registry.load_workflows`)."""
     return [CustomerServiceWorkflow(), ExcelReportWorkflow(), ContentModerationWorkflow()]
 
 
