@@ -24,7 +24,13 @@ The API (issue 49), in one place:
   :mod:`orchestrator.core.registry` discovers them (``discover_workflows``), merges the
   declared routes (``declared_routes``: the routes file's, then the workflows' own) and checks
   at start-up that every declared route has a workflow and every workflow's route is declared
-  (``check_routes``: one clear line, :class:`~orchestrator.exceptions.UserError`).
+  (``check_routes``: one clear line, :class:`~orchestrator.exceptions.UserError`);
+  ``load_workflows`` does all three for an application, ``plugin_route_specs`` reads the
+  plugins' routes without starting them, ``opened_thread_workflow`` opens the workflow of the
+  route that holds threads (``chat``, ``handoff``).
+* A workflow's optional hooks: ``output`` (a batch's ``output`` column), ``configured`` and
+  ``opened`` (settings, stores), ``warm`` (before a batch's first row). Guide:
+  ``docs/plugins.md``.
 """
 
 from __future__ import annotations
