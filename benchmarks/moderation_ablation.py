@@ -4,7 +4,7 @@ Each configuration refits the ``zh/flagged`` model on the train part (COLD of th
 sample, held-out topic excluded, the train rows of COLD's fine-labelled file unless a row says
 otherwise, and the Chinese ordinary sentences of train) with some features removed, calibrates
 it and picks its review threshold on dev with the same rule as the packaged scorer
-(:func:`~workflows.content_moderation.scorer._choose_thresholds`: best F1 of the combination,
+(:func:`~workflows.content_moderation.fitting.choose_thresholds`: best F1 of the combination,
 the scorer's own flags at dev precision >= ``MIN_SOLO_PRECISION``, its reviews of ordinary
 sentences within budget), and reports the Chinese dev figures of lexicon + scorer: precision,
 recall, flagged F1, macro F1, and the share of COLD anti-bias and other safe posts flagged.

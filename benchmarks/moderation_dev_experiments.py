@@ -2,7 +2,7 @@
 
 Each row refits the stacked ``zh/flagged`` model on the train part with one change, calibrates
 it (Platt) on dev and picks its review threshold by the packaged rule
-(:func:`~workflows.content_moderation.fitting._choose_thresholds`), then reports the Chinese dev
+(:func:`~workflows.content_moderation.fitting.choose_thresholds`), then reports the Chinese dev
 figures of lexicon + scorer. The last column is the best dev F1 among thresholds that keep
 COLD's anti-bias posts flagged at 20% or less (the issue's target): the trade-off each change
 makes. Test, the held-out topic and the fresh split are never read.
@@ -35,18 +35,18 @@ from workflows.content_moderation.dataset import (
     load_moderation_set,
     load_ordinary_set,
 )
-from workflows.content_moderation.fitting import EvalRows, _choose_thresholds, platt
+from workflows.content_moderation.fitting import EvalRows, choose_thresholds, platt
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.normalize import normalize
 from workflows.content_moderation.scorer import SEED, features, hashed_matrix, lexicon_features
-from workflows.content_moderation.zh_cues import _SENTENCE, CUE_NAMES, load_zh_cues
+from workflows.content_moderation.zh_cues import CUE_NAMES, SENTENCE, load_zh_cues
 
 
 def stance_features(text: str) -> list[str]:
     """Cues of the first and the last sentence, counts of three cues (capped at 3), length."""
     s = normalize(text).text
     cues = load_zh_cues()
-    sentences = [x for x in _SENTENCE.findall(s) if x.strip()] or [s]
+    sentences = [x for x in SENTENCE.findall(s) if x.strip()] or [s]
     out = []
     for tag, sentence in (("first", sentences[0]), ("last", sentences[-1])):
         out += [f"z:{tag}:{n}" for n in CUE_NAMES if cues.patterns[n].search(sentence)]
@@ -115,7 +115,7 @@ def run_change(ch: Change, data: dict[str, Any]) -> dict[str, Any]:
     )  # fmt: skip
     a, b = platt(z, rows.y)
     p = 1 / (1 + np.exp(-(a * z + b)))
-    review, _high, _fig = _choose_thresholds(p, rows, min_precision=0.0, grid_start=0.30, solo=True)
+    review, _high, _fig = choose_thresholds(p, rows, min_precision=0.0, grid_start=0.30, solo=True)
     labelled = ~rows.plain.astype(bool)
     posts = [q for q, k in zip(dev, labelled, strict=True) if k]
 

@@ -70,7 +70,7 @@ class EvalRows:
     term: np.ndarray | None = None
 
 
-def _choose_thresholds(
+def choose_thresholds(
     p: np.ndarray, rows: EvalRows, *, min_precision: float, grid_start: float, solo: bool
 ) -> tuple[float, float, dict[str, float]]:
     """``(review, high, figures)`` from calibrated probabilities ``p`` of ``rows``.
@@ -168,7 +168,7 @@ def fit_one(
             z[held] = fit(train).decision_function(matrix[held])
     a, b = platt(z, judged.y)
     p = 1.0 / (1.0 + np.exp(-(a * z + b)))
-    review, high, figures = _choose_thresholds(
+    review, high, figures = choose_thresholds(
         p, judged, min_precision=min_precision, grid_start=grid_start, solo=solo
     )
     coef = final.coef_.ravel()

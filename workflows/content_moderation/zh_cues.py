@@ -25,7 +25,8 @@ from orchestrator.exceptions import DataFileError
 
 DEFAULT_ZH_CUES_PATH = Path(__file__).resolve().parent / "zh_cues.toml"
 CUE_NAMES = ("target", "general", "insult", "hostile", "anti", "negation", "report", "question")
-_SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;\n]*")
+#: One sentence of Chinese or mixed text, with its closing punctuation.
+SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;\n]*")
 
 
 class ZhCueFile(BaseModel):
@@ -90,7 +91,7 @@ def zh_cue_features(
     names = [n for n in CUE_NAMES if use is None or n in use]
     seen: set[str] = set()
     pairs: set[str] = set()
-    for sentence in _SENTENCE.findall(text) or [text]:
+    for sentence in SENTENCE.findall(text) or [text]:
         here = sorted(n for n in names if cues.patterns[n].search(sentence))
         seen.update(here)
         pairs.update(f"z:{a}&{b}" for a, b in itertools.combinations(here, 2))
