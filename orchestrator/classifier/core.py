@@ -283,12 +283,12 @@ class RuleClassifier:
             rules_file, version = load_rules(self.rules_path)
             rules_file = with_routes(rules_file, self._extra_routes, self.rules_path)
             compiled = CompiledRules.build(rules_file, self.rules_path)
-            if self._extra_routes:
-                version = routes_version(version, self._extra_routes)
         calibration = load_calibration(self.calibration_path) if self.calibration_path else None
         base = calibration.thresholds if calibration else Thresholds()
         thresholds = base.model_copy(update=self._overrides)
-        if calibration is not None and calibration.rules_sha and calibration.rules_sha != version:
+        # a calibration fitted with the extra routes (`fit --examples`) or without them
+        combined = routes_version(version, self._extra_routes) if self._extra_routes else version
+        if calibration is not None and calibration.rules_sha not in ("", version, combined):
             log.warning(
                 "calibration %s was fitted for rules %s but the rules are now %s; "
                 "run `orchestrator classifier fit-thresholds` to refit",
@@ -296,6 +296,7 @@ class RuleClassifier:
                 calibration.rules_sha,
                 version,
             )
+        version = combined
         model = load_model(self.model_path) if self.model_path else None
         # the per-request lookup tables, built aside like the rules
         scorer = model.scorer() if model is not None else None

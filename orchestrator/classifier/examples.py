@@ -225,6 +225,7 @@ def fit_examples(
     )
     model, calibration = fit_all(
         [*base_rows, *mine],
+        row_weight=example_weights(base_rows, mine),
         rules_path=rules_path,
         folds=folds,
         seed=seed,
@@ -237,6 +238,21 @@ def fit_examples(
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     model.meta["examples_sha256"] = sha
     return ExamplesFit(model, calibration, held, len(base_rows) + len(mine), sha)
+
+
+def example_weights(
+    base_rows: Sequence[LabelledRequest], mine: Sequence[LabelledRequest]
+) -> list[float]:
+    """A weight per row of ``[*base_rows, *mine]``: 1, except the examples of a route the
+    built-in rows do not have, which together weigh as much as the smallest built-in route's
+    rows (a route of 30 examples beside routes of thousands of rows would otherwise be a
+    rounding error to the model, and its requests would go elsewhere)."""
+    base = Counter(r.route for r in base_rows if r.route != FALLBACK)
+    smallest = min(base.values(), default=1)
+    new = Counter(r.route for r in mine if r.route not in base and r.route != FALLBACK)
+    weights = [1.0] * len(base_rows)
+    weights += [max(1.0, smallest / new[r.route]) if r.route in new else 1.0 for r in mine]
+    return weights
 
 
 def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:

@@ -126,6 +126,7 @@ def _cross_fit(
     workers: int,
     *,
     final: bool,
+    row_weight: Sequence[float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, LearnedModel | None]:
     """:func:`cross_fit`, and with ``final`` the model of all rows too (fitted alongside)."""
     fold = np.array([_fold_of(r.family or r.id, folds, seed) for r in rows])
@@ -145,7 +146,7 @@ def _cross_fit(
         fitted.append((test_idx, train_idx.tolist()))
     parts = [p for _, p in fitted] + ([list(range(len(rows)))] if final else [])
     docs = [e.features for e in ev]
-    models = train_many(parts, docs, labels, classes, workers=workers)
+    models = train_many(parts, docs, labels, classes, workers=workers, row_weight=row_weight)
     for (test_idx, _), model in zip(fitted, models, strict=False):
         for i in test_idx:
             probs[i] = model.probabilities(docs[i])
@@ -397,13 +398,15 @@ def fit_all(
     fitted_on: str = "",
     routes: Sequence[RouteSpec] = (),
     workers: int = 1,
+    row_weight: Sequence[float] | None = None,
 ) -> tuple[LearnedModel, CalibrationFile]:
     """Fit the learned tier and the calibration on ``rows`` (the tune split only).
 
     ``routes``: routes declared outside the rules file (a workflow package's
     :class:`~orchestrator.routes.RouteSpec`): their rules join the rules file's. The model's
     classes are the routes of ``rows`` in declared order, then ``fallback``. The folds' models
-    and the final one are fitted in ``workers`` processes (the same models either way).
+    and the final one are fitted in ``workers`` processes (the same models either way);
+    ``row_weight``: a weight per row for the model fits (:func:`~.learned_fit.train`).
 
     Raises:
         UserError: A row of the held-out split is passed, or see :func:`fit_decisions`.
@@ -425,7 +428,9 @@ def fit_all(
     )
     ev = gather(clf, rows)
     classes = class_order((r.route for r in rows), clf._state.compiled.routes)
-    probs, fast_probs, model = _cross_fit(rows, ev, folds, seed, classes, workers, final=True)
+    probs, fast_probs, model = _cross_fit(
+        rows, ev, folds, seed, classes, workers, final=True, row_weight=row_weight
+    )
     assert model is not None
     calibration = fit_decisions(
         rows,

@@ -89,6 +89,7 @@ def train(
     class_weight: float = 0.0,
     meta: dict[str, object] | None = None,
     classes: Sequence[Route] | None = None,
+    row_weight: Sequence[float] | None = None,
 ) -> LearnedModel:
     """Fit both weight sets on feature lists (from :func:`features`, rule ids included).
 
@@ -109,6 +110,8 @@ def train(
         meta: Extra fields for the file's ``meta`` record.
         classes: The model's classes, in column order (default: :func:`class_order` of the
             labels); ``fallback`` must be one.
+        row_weight: A weight per row, times the class weight (None: 1 each): a route learned
+            from a few dozen examples beside thousands of built-in rows weighs as a route.
 
     Raises:
         ValueError: No rows, lengths differ, or a class has no rows.
@@ -135,6 +138,8 @@ def train(
     names = sorted(f for f, c in df.items() if c >= min_count)
     vocab = {f: i for i, f in enumerate(names)}
     weight = (len(y) / (len(classes) * counts))[y] ** class_weight
+    if row_weight is not None:
+        weight = weight * np.asarray(row_weight, dtype=np.float64)
     x_comb = _design(docs, vocab, len(vocab))
     text_vocab = {f: i for f, i in vocab.items() if not f.startswith("r:")}
     x_text = _design(docs, text_vocab, len(vocab))
@@ -162,13 +167,21 @@ def train(
 
 #: ``(docs, labels, classes)`` of :func:`train_many`, set before its worker processes fork so
 #: that they inherit it instead of receiving the feature lists pickled.
-_JOB: tuple[Sequence[Sequence[str]], Sequence[Route], tuple[Route, ...]] | None = None
+_JOB: (
+    tuple[Sequence[Sequence[str]], Sequence[Route], tuple[Route, ...], Sequence[float] | None]
+    | None
+) = None
 
 
 def _train_part(rows: Sequence[int]) -> LearnedModel:
     assert _JOB is not None
-    docs, labels, classes = _JOB
-    return train([docs[i] for i in rows], [labels[i] for i in rows], classes=classes)
+    docs, labels, classes, weights = _JOB
+    return train(
+        [docs[i] for i in rows],
+        [labels[i] for i in rows],
+        classes=classes,
+        row_weight=[weights[i] for i in rows] if weights is not None else None,
+    )
 
 
 def train_many(
@@ -178,6 +191,7 @@ def train_many(
     classes: Sequence[Route],
     *,
     workers: int = 1,
+    row_weight: Sequence[float] | None = None,
 ) -> list[LearnedModel]:
     """One model (:func:`train`, default settings) per part, a part being the indices of the
     rows it is fitted on; in ``workers`` forked processes when more than one (the fits are
@@ -187,13 +201,15 @@ def train_many(
     for a process with threads of its own.
     """
     global _JOB
-    classes = tuple(classes)
+    _JOB = (docs, labels, tuple(classes), row_weight)
     if workers < 2 or len(parts) < 2:
-        return [train([docs[i] for i in p], [labels[i] for i in p], classes=classes) for p in parts]
+        try:
+            return [_train_part(p) for p in parts]
+        finally:
+            _JOB = None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _JOB = (docs, labels, classes)
     try:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(parts)), mp_context=ctx) as pool:

@@ -253,30 +253,45 @@ def eval_cmd(
     try:
         rows = _rows(data_dir, split, cap)
         model_path = model or (default_model_path() if default_model_path().exists() else False)
+        file_specs = load_rules(rules or default_rules_path())[0].route
+        plugins = tuple(p for p in _plugin_specs() if p.name not in {s.name for s in file_specs})
         clf = RuleClassifier(
             rules_path=rules,
             calibration_path=calibration
             or (default_calibration_path() if default_calibration_path().exists() else False),
             model_path=model_path if rules is None or model else False,
             reload_interval=None,
+            routes=plugins,
         )
         rules_only = RuleClassifier(
-            rules_path=rules, calibration_path=False, model_path=False, reload_interval=None
+            rules_path=rules,
+            calibration_path=False,
+            model_path=False,
+            reload_interval=None,
+            routes=plugins,
         )
         requests = [r.to_request() for r in rows]
         rep, preds = evaluate(rows, lambda r: clf.classify(r.to_request()))
         rule_preds = [rules_only.classify(q) for q in requests]
+        held = the_route(clf.route_specs, "holds_threads")
         tiers = [
             tier_row(
-                "rules", rows, [p.route for p in rule_preds], _p50_us(rules_only.classify, requests)
+                "rules",
+                rows,
+                [p.route for p in rule_preds],
+                _p50_us(rules_only.classify, requests),
+                precise=held,
             )
         ]
         if clf.model is not None:
-            tiers.append(
-                tier_row("n-gram model alone", rows, [_learned_only(clf, q) for q in requests])
-            )
+            learned_alone = [_learned_only(clf, q) for q in requests]
+            tiers.append(tier_row("n-gram model alone", rows, learned_alone, precise=held))
         combined = tier_row(
-            "combined", rows, [p.route for p in preds], _p50_us(clf.classify, requests)
+            "combined",
+            rows,
+            [p.route for p in preds],
+            _p50_us(clf.classify, requests),
+            precise=held,
         )
         decided = Counter(next((t.tier for t in p.tiers if t.decided), "none") for p in preds)
         tiers.append(
@@ -286,7 +301,7 @@ def eval_cmd(
         )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
-    print_tiers(tiers)
+    print_tiers(tiers, specs=clf.route_specs)
     print_report(f"combined classifier on {split} (rules {clf.version})", rep)
     shown = 0
     for row, p in zip(rows, preds, strict=True):
@@ -333,7 +348,10 @@ def fit_model_cmd(
     ] = None,
     wrong_route: Cost = 5.0,
     handoff: Handoff = 1.0,
-    folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
+    folds: Annotated[
+        int | None,
+        typer.Option(min=2, help="Cross-fitting folds (by family); default 5, 3 with --examples."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Orders the cross-fitting folds.")] = 0,
     cap: CapOpt = 400,
     jobs: JobsOpt = CORES,
@@ -350,7 +368,12 @@ def fit_model_cmd(
     with ``--examples``, on your routes' examples too (a held-out part of them is scored)."""
     if examples is not None:
         _fit_examples(
-            examples, data_dir, rules, out_dir, (folds, seed, cap, jobs), (wrong_route, handoff)
+            examples,
+            data_dir,
+            rules,
+            out_dir,
+            (folds or 3, seed, cap, jobs),
+            (wrong_route, handoff),
         )
         return
     try:
@@ -358,7 +381,7 @@ def fit_model_cmd(
         model, fitted = fit_all(
             rows,
             rules_path=str(rules) if rules else None,
-            folds=folds,
+            folds=folds or 5,
             seed=seed,
             wrong_route=wrong_route,
             handoff=handoff,
