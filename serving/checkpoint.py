@@ -320,17 +320,9 @@ def _init_gates(model, spec: CheckpointSpec, arch: MoEArchitecture) -> None:
         plant_without_correction_bias(model, spec, arch)
 
 
-def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpec) -> None:
-    """Calibrate each MoE layer's ``e_score_correction_bias`` for an even expert load.
-
-    The update is the auxiliary-loss-free balancing rule of Wang et al. 2024
-    (arXiv:2408.15664, Algorithm 1), which ERNIE-4.5's bias implements in training:
-    ``b_e += u * sign(target - load_e)`` with a step ``u`` that shrinks each round. It runs on
-    ``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256),
-    one MoE layer at a time, since a layer's choice changes the next layer's input: one forward
-    pass per MoE layer, then :func:`_balanced_bias` on its gate probabilities. Planted experts
-    keep their bias; the other experts share the slots the planted ones leave.
-    """
+def _calibration_batch(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpec):
+    """``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256,
+    a short corpus repeated) as a ``(rows, 256)`` long tensor on the model's device."""
     import random
 
     import torch
@@ -346,7 +338,31 @@ def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpe
     rows = max(1, len(ids) // width)
     ids = (ids * (1 + rows * width // max(len(ids), 1)))[: rows * width]  # short corpus: repeat
     device = next(model.parameters()).device
-    batch = torch.tensor(ids, dtype=torch.long, device=device).reshape(rows, width)
+    return torch.tensor(ids, dtype=torch.long, device=device).reshape(rows, width)
+
+
+def _balance_router(
+    model, tokenizer, corpus: Sequence[str], spec: CheckpointSpec, arch: MoEArchitecture
+) -> None:
+    """Calibrate each MoE layer's ``e_score_correction_bias`` for an even expert load (the
+    families without that bias: :func:`serving.families.planting.balance_without_correction_bias`).
+
+    The update is the auxiliary-loss-free balancing rule of Wang et al. 2024
+    (arXiv:2408.15664, Algorithm 1), which ERNIE-4.5's bias implements in training:
+    ``b_e += u * sign(target - load_e)`` with a step ``u`` that shrinks each round. It runs on
+    ``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256),
+    one MoE layer at a time, since a layer's choice changes the next layer's input: one forward
+    pass per MoE layer, then :func:`_balanced_bias` on its gate probabilities. Planted experts
+    keep their bias; the other experts share the slots the planted ones leave.
+    """
+    import torch
+
+    batch = _calibration_batch(model, tokenizer, corpus, spec)
+    if not arch.correction_bias:
+        from serving.families.planting import balance_without_correction_bias
+
+        balance_without_correction_bias(model, batch, spec, arch)
+        return
     moe = [i for i, layer in enumerate(model.model.layers) if getattr(layer.mlp, "gate", None)]
     fixed_ids: dict[int, list[int]] = {}
     for p in spec.planted:
@@ -369,7 +385,12 @@ def _balance_router(model, tokenizer, corpus: Sequence[str], spec: CheckpointSpe
 
 
 def _balanced_bias(
-    probs: np.ndarray, bias: np.ndarray, free: np.ndarray, k: int, rounds: int = 400
+    probs: np.ndarray,
+    bias: np.ndarray,
+    free: np.ndarray,
+    k: int,
+    rounds: int = 400,
+    step: float | None = None,
 ) -> np.ndarray:
     """400 rounds of ``b_e += u * sign(target - load_e)`` on the free experts.
 
@@ -378,6 +399,8 @@ def _balanced_bias(
         bias: ``(E,)`` the layer's current correction bias (planted values included).
         free: ``(E,)`` bool, the experts whose bias may move (not planted).
         k: Experts per token (top-k).
+        step: The first round's step ``u`` (it shrinks by 1.5% a round); ``0.5 / E`` when
+            None, the scale of ERNIE's probabilities.
 
     Returns:
         ``(E,)`` float32 bias. An expert's load is the number of tokens whose top-k it is in:
@@ -387,14 +410,14 @@ def _balanced_bias(
     experts = probs.shape[1]
     b = bias.astype(np.float32, copy=True)
     capacity = probs.shape[0] * k
-    step = np.float32(0.5 / experts)
+    step_ = np.float32(0.5 / experts if step is None else step)
     for _ in range(rounds):
         scores = probs + b
         kth = np.partition(scores, experts - k, axis=-1)[:, experts - k, None]
         load = (scores >= kth).sum(axis=0, dtype=np.int64).astype(np.float32)
         target = (capacity - load[~free].sum()) / free.sum()
-        b[free] += step * np.sign(target - load[free])
-        step *= np.float32(0.985)
+        b[free] += step_ * np.sign(target - load[free])
+        step_ *= np.float32(0.985)
     return b
 
 
@@ -480,8 +503,8 @@ def build_checkpoint(
     arch = MoEArchitecture.from_config(model.config.to_dict())
     _scale_residual_branches(model, spec.residual_scale)
     _init_gates(model, spec, arch)
-    if spec.balance_router and arch.correction_bias:
-        _balance_router(model, tokenizer, corpus, spec)
+    if spec.balance_router:
+        _balance_router(model, tokenizer, corpus, spec, arch)
     model = model.to(getattr(torch, spec.dtype))
     model.config.dtype = spec.dtype
     manifest = {

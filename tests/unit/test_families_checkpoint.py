@@ -68,7 +68,7 @@ def test_planted_hot_and_dead_hold_on_every_token(planted) -> None:
         assert load.sum() == tokens * k
         others = np.delete(load, [3, 7]) if position == layer else load
         assert others.max() < tokens  # no unplanted expert is chosen by every token
-        assert (others > 0).sum() >= experts // 2  # routing depends on the token
+        assert (others > 0).all()  # balanced: no unplanted expert is left unused
 
 
 def test_every_family_builds_its_own_model_class(planted) -> None:
