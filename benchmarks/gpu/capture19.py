@@ -485,13 +485,13 @@ def agree(ws: Workspace, args: Namespace, urls: Urls) -> None:
                     )
                     token_ids[mode] = resp["choices"][0].get("token_ids")
                 s = await _stream_call(client, base, msgs, MAX_TOKENS)
-                body, _ = await reprefill(client, base, s["prompt_ids"], s["completion_ids"])
+                again, _ = await reprefill(client, base, s["prompt_ids"], s["completion_ids"])
                 traces["reprefill"] = decode_routed_experts(
-                    body["choices"][0],
+                    again["choices"][0],
                     prompt_tokens=len(s["prompt_ids"]),
                     completion_tokens=len(s["completion_ids"]),
                     arch=arch,
-                    response=body,
+                    response=again,
                 )
                 a = traces["ids"].expert_counts()
                 rows.append(

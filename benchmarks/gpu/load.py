@@ -13,9 +13,9 @@ import multiprocessing as mp
 import random
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from benchmarks.gpu.common import MAX_TOKENS
 from benchmarks.harness import percentile
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import httpx
 
 Messages = list[dict[str, str]]
+#: One request of a load: chat messages, or a prompt of token ids (a completions call).
+Request = Messages | list[int]
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -75,7 +77,7 @@ async def sse_chunks(resp: httpx.Response) -> AsyncIterator[dict[str, Any]]:
 async def one_call(
     client: httpx.AsyncClient,
     base: str,
-    messages: Messages,
+    messages: Request,
     max_tokens: int,
     stream: bool,
     extra: dict[str, Any] | None = None,
@@ -92,10 +94,10 @@ async def one_call(
         httpx.HTTPStatusError: The server answered an error status.
     """
     if messages and isinstance(messages[0], int):  # token ids: a completions call
-        body = completion_request(messages, max_tokens, extra=extra)  # type: ignore[arg-type]  # ids, not messages
+        body = completion_request(messages, max_tokens, extra=extra)
         endpoint, stream = "completions", False
     else:
-        body = chat_request(messages, max_tokens, stream=stream, extra=extra)
+        body = chat_request(cast(Messages, messages), max_tokens, stream=stream, extra=extra)
         endpoint = "chat/completions"
     t0 = time.perf_counter()
     if not stream:
@@ -143,7 +145,7 @@ def request_extra(extra: dict[str, Any] | None, i: int) -> dict[str, Any] | None
     return {**rest, "vllm_xargs": {"routed_experts": mode}}
 
 
-def _load_shard(args: tuple[str, list[Messages], dict[str, Any]]) -> dict[str, Any]:
+def _load_shard(args: tuple[str, list[Request], dict[str, Any]]) -> dict[str, Any]:
     """One client process of :func:`run_load_mp` (module level, so it can be pickled): ``(base,
     its requests, run_load keyword arguments)``."""
     base, batch, options = args
@@ -152,7 +154,7 @@ def _load_shard(args: tuple[str, list[Messages], dict[str, Any]]) -> dict[str, A
 
 def run_load_mp(
     base: str,
-    batch: list[Messages],
+    batch: Sequence[Request],
     concurrency: int,
     *,
     per_process: int = 16,
@@ -273,7 +275,7 @@ async def worker_pool(
 
 async def run_load(
     base: str,
-    batch: list[Messages],
+    batch: Sequence[Request],
     concurrency: int,
     *,
     stream_every: int = 8,
