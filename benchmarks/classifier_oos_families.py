@@ -7,10 +7,16 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part test --look 1
     python -m benchmarks.classifier_oos_families --part test_2 --look 1   # round 2
     python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
+    python -m benchmarks.classifier_oos_families --part test_4 --look 1   # round 4
+    python -m benchmarks.classifier_oos_families --part looked   # rounds 1-3's test parts, dev-like
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
 changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change;
-round 3's ``TRAIN_DEV_3`` before any round-3 rule change).
+round 3's ``TRAIN_DEV_3`` before any round-3 rule change; round 4's ``TEST_4``, in
+``tests/data/classifier_oos_families_test4.py``, before any round-4 change to the learned tier's
+training data, the model, the rules or the thresholds). ``looked`` is the test parts of rounds
+1-3 together: each was looked at once already, so from round 4 on they are dev-like figures,
+run as often as wanted and never recorded as a look.
 ``train_dev`` (the train/dev families of rounds 1-3) may be run as often as wanted; ``test`` and
 ``test_2`` are held-out parts: every run of it is a *look* and is written to
 ``benchmarks/results/classifier_oos_families_<date>_test_look<N>.{json,md}`` (``--look`` numbers
@@ -24,13 +30,16 @@ there: the in-scope controls of the same domains), and every miss.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import logging
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.core import default_model_path
 from orchestrator.routes import Route
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +49,23 @@ TARGET_CS_PRECISION = 0.97
 
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
-    """``TEST``, ``TEST_2``, ``TEST_3`` (its own file, kept from whoever tunes the rules), or
-    the three rounds' train/dev families of ``tests/data/classifier_oos_families.py``."""
-    name = "classifier_oos_families_test3" if part == "test_3" else "classifier_oos_families"
-    path = ROOT / "tests" / "data" / f"{name}.py"
+    """``TEST``, ``TEST_2``, ``TEST_3`` or ``TEST_4`` (rounds 3 and 4 in their own files, kept
+    from whoever tunes), ``looked`` (rounds 1-3's test parts), or the three rounds' train/dev
+    families of ``tests/data/classifier_oos_families.py``."""
+    if part == "looked":
+        return {
+            **{f"{k} (1)": v for k, v in families("test").items()},
+            **{f"{k} (2)": v for k, v in families("test_2").items()},
+            **{f"{k} (3)": v for k, v in families("test_3").items()},
+        }
+    suffix = {"test_3": "_test3", "test_4": "_test4"}.get(part, "")
+    path = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    if part == "test_4":
+        return dict(module.TEST_4)
     if part == "test":
         return dict(module.TEST)
     if part == "test_2":
@@ -79,7 +97,12 @@ def measure(part: str) -> dict[str, object]:
                     "reason": c.reason,
                 }
             )
-    out: dict[str, object] = {"part": part, "n": len(rows), "rules_version": clf.version}
+    out: dict[str, object] = {
+        "part": part,
+        "n": len(rows),
+        "rules_version": clf.version,
+        "provenance": provenance(part),
+    }
     for lang in ("en", "zh"):
         oos = [r for r in rows if r["want"] == "fallback" and r["lang"] == lang]
         hit = sum(r["got"] == "fallback" for r in oos)
@@ -93,6 +116,31 @@ def measure(part: str) -> dict[str, object]:
     return out
 
 
+def _last_commit(path: Path) -> str:
+    """The last commit that touched ``path`` (and ``+dirty`` when it differs from it)."""
+    rel = str(path.relative_to(ROOT))
+    git = ["git", "-C", str(ROOT)]
+    done = subprocess.run([*git, "log", "-1", "--format=%H", "--", rel], capture_output=True)
+    dirty = subprocess.run([*git, "diff", "--quiet", "HEAD", "--", rel]).returncode != 0
+    return (done.stdout.decode().strip() or "uncommitted") + ("+dirty" if dirty else "")
+
+
+def provenance(part: str) -> dict[str, str]:
+    """What was measured: the data file's and the shipped model's last commits, and the model
+    file's SHA-256 (first 12 hex digits)."""
+    suffix = {"test_3": "_test3", "test_4": "_test4"}.get(part, "")
+    data = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
+    model = default_model_path()
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12] if model.exists() else "none"
+    return {
+        "data_file": str(data.relative_to(ROOT)),
+        "data_commit": _last_commit(data),
+        "model_file": str(model.relative_to(ROOT)),
+        "model_commit": _last_commit(model),
+        "model_sha256": digest,
+    }
+
+
 def write(result: dict[str, object], look: int | None) -> Path:
     """The JSON and Markdown record of a run (a test run: its look number, never overwritten)."""
     day = datetime.now(UTC).date().isoformat()
@@ -104,9 +152,10 @@ def write(result: dict[str, object], look: int | None) -> Path:
     lines = [
         f"# Out-of-scope service questions, {result['part']} part ({day})",
         "",
-        f"Rules {result['rules_version']}; {result['n']} requests "
-        "(tests/data/classifier_oos_families.py). "
+        f"Rules {result['rules_version']}; {result['n']} requests. "
         + (f"Look {look} at the test part." if look else ""),
+        "",
+        *(f"- {k}: {v}" for k, v in dict(result["provenance"]).items()),  # type: ignore[call-overload]
         "",
         "| figure | value | target |",
         "|---|---|---|",
@@ -132,7 +181,9 @@ def write(result: dict[str, object], look: int | None) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=("train_dev", "test", "test_2", "test_3"), default="train_dev"
+        "--part",
+        choices=("train_dev", "looked", "test", "test_2", "test_3", "test_4"),
+        default="train_dev",
     )
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")
     args = parser.parse_args()
