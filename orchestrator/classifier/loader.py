@@ -17,7 +17,7 @@ beyond the one the stack already installs (``transformers`` depends on it).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import regex
@@ -142,10 +142,31 @@ def load_rules(path: Path | str) -> tuple[RulesFile, str]:
         for i, spec in enumerate(rules.route)
     )
     rules = rules.model_copy(update={"rule": located, "route": spec_lines})
+    _check_declared(rules, path, lambda i: loaded.line_of("rule", i, "route"))
     for rule in rules.rule:
         if rule.regex is not None:
             compile_rule_regex(path, rule)
     return rules, content_hash(loaded.text)
+
+
+def _check_declared(
+    rules: RulesFile, path: Path | str, line_of: Callable[[int], int | None] = lambda i: None
+) -> None:
+    """Refuse a rule whose route no ``[[route]]`` table declares (when the file declares any:
+    a file of rules alone names its routes by its rules).
+
+    Raises:
+        RulesError: Names the rule, its route and the line of its ``route`` key.
+    """
+    names = {spec.name for spec in rules.route}
+    for i, rule in enumerate(rules.rule):
+        if names and rule.route not in names:
+            raise RulesError(
+                path,
+                line_of(i),
+                f"rule {rule.id!r}: route {rule.route!r} is not declared; add a [[route]] "
+                f"table for it or use one of {', '.join(sorted(names))}",
+            )
 
 
 def with_routes(
@@ -167,7 +188,7 @@ def with_routes(
         taken.add(spec.name)
     try:
         extra = [Rule(**table) for spec in routes for table in spec.rule_tables()]
-        return RulesFile(
+        merged = RulesFile(
             version=rules_file.version,
             settings=rules_file.settings,
             route=(*rules_file.route, *routes),
@@ -180,6 +201,8 @@ def with_routes(
         raise RulesError(
             path, None, f"rules of route(s) {names}: {where}: {first['msg']}"
         ) from None
+    _check_declared(merged, path)
+    return merged
 
 
 def routes_version(version: str, routes: Sequence[RouteSpec]) -> str:

@@ -164,12 +164,6 @@ class RulesFile(BaseModel):
         names = [r.name for r in self.route]
         if len(set(names)) != len(names):
             raise ValueError("a route is listed twice in [[route]]")
-        undeclared = sorted({r.route for r in self.rule} - set(names)) if names else []
-        if undeclared:
-            raise ValueError(
-                f"a rule names route {undeclared[0]!r}, which no [[route]] table declares; "
-                "declare the route or fix the rule's route"
-            )
         return self
 
 

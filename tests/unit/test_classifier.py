@@ -241,7 +241,12 @@ def _write(tmp_path: Path, body: str) -> Path:
     [
         (GOOD.replace("weight = 0.6", "weight = 0.6 0.7"), 6, "not valid TOML"),
         (GOOD.replace("weight = 0.6", "weight = 1.5"), 6, "weight"),
-        (GOOD.replace('route = "customer_service"', 'route = "nowhere"'), 5, "route"),
+        (  # with [[route]] tables, a rule's route must be one of them
+            GOOD.replace('route = "customer_service"', 'route = "nowhere"')
+            + '\n[[route]]\nname = "customer_service"\n',
+            5,
+            "route 'nowhere' is not declared",
+        ),
         (GOOD + 'colour = "red"\n', 8, "colour"),
         (GOOD + GOOD.split("\n", 2)[2], None, "used twice"),
         (GOOD.replace('keywords = ["refund"]', "regex = '(a+)+$'"), 3, "catastrophic"),
