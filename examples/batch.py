@@ -41,7 +41,7 @@ class ScriptedFactory:
         return self._store
 
     async def orchestrators(self, urls: Sequence[str]) -> list[Orchestrator]:
-        return [Orchestrator(self.client, self._store) for _ in urls]  # type: ignore[arg-type]
+        return [Orchestrator(self.client, self._store) for _ in urls]
 
     async def aclose(self) -> None:
         return None
@@ -63,7 +63,7 @@ async def main() -> None:
     try:
         job = await run_batch_job(
             source,
-            factory,  # type: ignore[arg-type]  # the Protocol's shape
+            factory,
             [settings.server_url],
             BatchOptions(concurrency=2),
             out=folder / "results.xlsx",

@@ -39,10 +39,8 @@ A broken edit (a ``RulesError`` or ``OSError``) is logged at ERROR level, kept i
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
@@ -105,6 +103,11 @@ from orchestrator.classifier.parts import (
     scan,
     simplified,
 )
+from orchestrator.classifier.paths import (
+    default_calibration_path,
+    default_model_path,
+    default_rules_path,
+)
 from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
 from orchestrator.datafiles import HotReloader
 from orchestrator.request import Request
@@ -117,40 +120,6 @@ log = logging.getLogger(__name__)
 
 #: Most framings whose reads are remembered (the memo is cleared when full).
 _FRAME_MEMO = 4096
-#: ``orchestrator/rules/``: shipped as package data (the ``*.toml`` glob in pyproject).
-_RULES_DIR = Path(str(files("orchestrator").joinpath("rules")))
-
-
-def default_rules_path() -> Path:
-    """The rules file shipped in the package (``orchestrator/rules/routes.toml``)."""
-    return _RULES_DIR / "routes.toml"
-
-
-#: The environment variable naming the folder of a fitted classifier
-#: (``orchestrator classifier fit --examples``): its learned tier and calibration are used
-#: instead of the packaged ones.
-FITTED_DIR_ENV = "ORCH_CLASSIFIER_DIR"
-
-
-def fitted_dir() -> Path | None:
-    """The folder ``$ORCH_CLASSIFIER_DIR`` names when it holds a fitted learned tier, else None."""
-    folder = os.environ.get(FITTED_DIR_ENV)
-    if not folder:
-        return None
-    path = Path(folder).expanduser()
-    return path if (path / f"learned.v{learned_tier.VERSION}.npz").is_file() else None
-
-
-def default_model_path() -> Path:
-    """The learned tier in use by default: ``learned.v2.npz`` of ``$ORCH_CLASSIFIER_DIR`` when
-    it holds one (:func:`fitted_dir`), else the packaged ``orchestrator/rules/learned.v2.npz``."""
-    return (fitted_dir() or _RULES_DIR) / f"learned.v{learned_tier.VERSION}.npz"
-
-
-def default_calibration_path() -> Path:
-    """The calibration in use by default: ``calibration.toml`` of ``$ORCH_CLASSIFIER_DIR`` when
-    it holds a fitted learned tier, else the packaged ``orchestrator/rules/calibration.toml``."""
-    return (fitted_dir() or _RULES_DIR) / "calibration.toml"
 
 
 @dataclass(frozen=True)

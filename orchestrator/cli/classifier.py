@@ -26,11 +26,6 @@ from rich.table import Table
 
 from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.classifier import RuleClassifier, default_calibration_path
-from orchestrator.classifier.core import (
-    FITTED_DIR_ENV,
-    default_model_path,
-    default_rules_path,
-)
 from orchestrator.classifier.evaluation import (
     TARGET_ACCURACY,
     TARGET_CS_PRECISION,
@@ -46,6 +41,11 @@ from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, g
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import VERSION
 from orchestrator.classifier.loader import dump_calibration, load_rules
+from orchestrator.classifier.paths import (
+    FITTED_DIR_ENV,
+    default_model_path,
+    default_rules_path,
+)
 from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.exceptions import OrchestratorError

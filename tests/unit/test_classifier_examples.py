@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.core import FITTED_DIR_ENV, default_model_path, fitted_dir
 from orchestrator.classifier.examples import (
     MIN_EXAMPLES,
     per_route_accuracy,
@@ -20,6 +19,7 @@ from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import load_model
 from orchestrator.classifier.learned_fit import class_order, train
 from orchestrator.classifier.loader import RulesError
+from orchestrator.classifier.paths import FITTED_DIR_ENV, default_model_path, fitted_dir
 from orchestrator.cli.app import app
 from orchestrator.exceptions import UserError
 from orchestrator.request import Request
