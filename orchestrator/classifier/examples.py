@@ -182,9 +182,11 @@ class ExamplesFit:
 
     @property
     def version(self) -> str:
-        """12 hex digits naming this fit: the rules' hash and the examples'."""
+        """12 hex digits naming this fit: the rules', the built-in rows' and the examples'
+        hashes."""
         rules = str(self.model.meta.get("rules_sha", ""))
-        return hashlib.sha256(f"{rules}|{self.examples_sha}".encode()).hexdigest()[:12]
+        base = str(self.model.meta.get("base_rows_sha256", ""))
+        return hashlib.sha256(f"{rules}|{base}|{self.examples_sha}".encode()).hexdigest()[:12]
 
 
 def fit_examples(
@@ -237,6 +239,9 @@ def fit_examples(
     )
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     model.meta["examples_sha256"] = sha
+    model.meta["base_rows_sha256"] = hashlib.sha256(
+        "\n".join(f"{r.id}|{r.route}|{r.text}" for r in base_rows).encode()
+    ).hexdigest()
     return ExamplesFit(model, calibration, held, len(base_rows) + len(mine), sha)
 
 

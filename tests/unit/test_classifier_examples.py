@@ -197,3 +197,18 @@ def test_the_threshold_table_decides_as_decide_does() -> None:
                  zip(rows, want, strict=True)]  # fmt: skip
         assert got.tolist() == costs
         assert by_rules.tolist() == [d[1] == "rules" for d in want]
+
+
+def test_a_fits_version_names_the_rules_the_built_in_rows_and_the_examples() -> None:
+    from orchestrator.classifier.examples import ExamplesFit
+    from orchestrator.classifier.models import CalibrationFile
+
+    def version(rules: str, base: str, examples: str) -> str:
+        model = train([["wa"], ["wb"]] * 3, [Route("a"), FALLBACK] * 3, min_count=1, max_iter=5)
+        model.meta.update({"rules_sha": rules, "base_rows_sha256": base})
+        return ExamplesFit(model, CalibrationFile(), [], 6, examples).version
+
+    first = version("r1", "b1", "e1")
+    assert first == version("r1", "b1", "e1") and len(first) == 12
+    assert len({first, version("r2", "b1", "e1"), version("r1", "b2", "e1"),
+                version("r1", "b1", "e2")}) == 4  # fmt: skip
