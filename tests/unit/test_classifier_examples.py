@@ -212,3 +212,20 @@ def test_a_fits_version_names_the_rules_the_built_in_rows_and_the_examples() -> 
     assert first == version("r1", "b1", "e1") and len(first) == 12
     assert len({first, version("r2", "b1", "e1"), version("r1", "b2", "e1"),
                 version("r1", "b1", "e2")}) == 4  # fmt: skip
+
+
+def test_a_refit_in_the_fitted_folder_goes_live_without_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FITTED_DIR_ENV, str(tmp_path))
+    cs = Route("customer_service")
+    first = train([["wrefund"], ["wjoke"]] * 3, [cs, FALLBACK] * 3, min_count=1, max_iter=20)
+    first.save(tmp_path / default_model_path().name)
+    clf = RuleClassifier(reload_interval=0, calibration_path=False)
+    assert clf.model is not None and clf.model.classes == (cs, FALLBACK)
+    docs = [["wrefund"], ["wwifi"], ["wjoke"]] * 3
+    second = train(docs, [cs, FAQ, FALLBACK] * 3, min_count=1, max_iter=20)
+    second.save(tmp_path / default_model_path().name)  # what fit --examples writes, atomically
+    got = clf.classify(Request(text="wifi"))  # the next call sees the new file
+    assert clf.model is not None and clf.model.classes == (cs, FAQ, FALLBACK)
+    assert got.tier("fast") is not None
