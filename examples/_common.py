@@ -4,11 +4,15 @@ store, and how an outcome is printed. Not an example itself."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 import tempfile
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from orchestrator import Settings, TelemetryStore
+from orchestrator import OrchestratorError, Settings, TelemetryStore
 from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.core.runtime import make_client
 from orchestrator.testing import ScriptedModel
@@ -32,6 +36,25 @@ def open_run(args: argparse.Namespace) -> tuple[Any, TelemetryStore, Settings]:
     db = args.db or Path(tempfile.mkdtemp(prefix="orchestrator-example-")) / "telemetry.db"
     client = ScriptedModel() if args.scripted else make_client(settings)
     return client, TelemetryStore(f"sqlite:///{db}"), settings
+
+
+@asynccontextmanager
+async def session(description: str) -> AsyncIterator[tuple[Any, TelemetryStore, Settings]]:
+    """:func:`open_run` of the command line's arguments; the client and store closed after."""
+    client, store, settings = open_run(arguments(description))
+    try:
+        yield client, store, settings
+    finally:
+        await client.aclose()
+        store.close()
+
+
+def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``main``; no server or a failed call prints one line and exits 1, not a traceback."""
+    try:
+        asyncio.run(main())
+    except OrchestratorError as exc:
+        sys.exit(f"error: {exc}")
 
 
 def show(outcome: RequestOutcome) -> None:

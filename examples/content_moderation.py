@@ -5,12 +5,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
+from _common import run, session, show
 
-from _common import arguments, open_run, show
-
-from orchestrator import Orchestrator, OrchestratorError, Request
+from orchestrator import Orchestrator, Request
 
 POSTS = (
     "Please review this post before it goes live: the new update is great, thanks team!",
@@ -19,21 +16,14 @@ POSTS = (
 
 
 async def main() -> None:
-    client, store, _ = open_run(arguments(__doc__ or ""))
-    orch = Orchestrator(client, store)
-    try:
+    async with session(__doc__ or "") as (client, store, _):
+        orch = Orchestrator(client, store)
         for text in POSTS:
             outcome = await orch.handle(Request(text=text, channel="moderation_queue"))
             show(outcome)
             if outcome.result:  # the verdict, as the workflow returns it
                 print(f"  decision: {outcome.result.get('decision')}")
-    finally:
-        await client.aclose()
-        store.close()
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except OrchestratorError as exc:
-        sys.exit(f"error: {exc}")
+    run(main)

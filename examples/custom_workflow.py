@@ -11,16 +11,14 @@ built-in routes'. To make a package of it that registers through an entry point,
 
 from __future__ import annotations
 
-import asyncio
 import re
-import sys
 from typing import Any, TypedDict
 
-from _common import arguments, open_run, show
+from _common import run, session, show
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
-from orchestrator import Orchestrator, OrchestratorError, Request, RuleClassifier
+from orchestrator import Orchestrator, Request, RuleClassifier
 from orchestrator.core.registry import load_workflows
 from orchestrator.core.workflow import Workflow
 from orchestrator.routes import Route, RouteSpec
@@ -80,24 +78,17 @@ class InvoiceQuestion(Workflow[State, InvoiceAnswer]):
 
 
 async def main() -> None:
-    client, store, _ = open_run(arguments(__doc__ or ""))
     classifier = RuleClassifier(routes=[ROUTE])
     if classifier.model is not None and ROUTE.name not in classifier.model.classes:
         # the learned tier has not seen this route yet: route by the rules alone until
         # `orchestrator classifier fit --examples` has taught it
         classifier = RuleClassifier(model_path=False, calibration_path=False, routes=[ROUTE])
-    workflows = [*load_workflows(), InvoiceQuestion()]
-    orch = Orchestrator(client, store, workflows, classifier=classifier)
-    try:
+    async with session(__doc__ or "") as (client, store, _):
+        workflows = [*load_workflows(), InvoiceQuestion()]
+        orch = Orchestrator(client, store, workflows, classifier=classifier)
         for text in ("When is invoice INV-2041 due?", "Where is my parcel? It is late"):
             show(await orch.handle(Request(text=text)))
-    finally:
-        await client.aclose()
-        store.close()
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except OrchestratorError as exc:
-        sys.exit(f"error: {exc}")
+    run(main)

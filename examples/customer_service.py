@@ -6,29 +6,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
+from _common import run, session, show
 
-from _common import arguments, open_run, show
-
-from orchestrator import Orchestrator, OrchestratorError, Request
+from orchestrator import Orchestrator, Request
 
 MESSAGES = ("I was charged twice for my last order, please refund one", "我的退款什么时候到账？")
 
 
 async def main() -> None:
-    client, store, _ = open_run(arguments(__doc__ or ""))
-    orch = Orchestrator(client, store)  # the installed workflows (entry points)
-    try:
+    async with session(__doc__ or "") as (client, store, _):
+        orch = Orchestrator(client, store)  # the installed workflows (entry points)
         for text in MESSAGES:
             show(await orch.handle(Request(text=text, channel="support")))
-    finally:
-        await client.aclose()
-        store.close()
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except OrchestratorError as exc:  # no server, a failed call: one line, not a traceback
-        sys.exit(f"error: {exc}")
+    run(main)

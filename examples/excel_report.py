@@ -6,15 +6,13 @@ writes a Markdown and an .xlsx report (their paths are printed).
 
 from __future__ import annotations
 
-import asyncio
-import sys
 import tempfile
 from pathlib import Path
 
-from _common import arguments, open_run, show
+from _common import run, session, show
 from openpyxl import Workbook
 
-from orchestrator import Orchestrator, OrchestratorError, Request
+from orchestrator import Orchestrator, Request
 from orchestrator.core.registry import load_workflows
 from orchestrator.request import Attachment
 
@@ -34,29 +32,22 @@ def sales_sheet(folder: Path) -> Path:
 
 
 async def main() -> None:
-    client, store, settings = open_run(arguments(__doc__ or ""))
     folder = Path(tempfile.mkdtemp(prefix="orchestrator-example-"))
     sheet = sales_sheet(folder)
-    settings = settings.model_copy(update={"report_dir": folder / "reports"})
-    workflows = [w.configured(settings) for w in load_workflows()]  # reports go to folder
-    orch = Orchestrator(client, store, workflows)
-    request = Request(
-        text="Summarise the attached sales workbook by month and region",
-        attachments=(Attachment(filename=sheet.name, path=str(sheet)),),
-    )
-    try:
+    async with session(__doc__ or "") as (client, store, settings):
+        settings = settings.model_copy(update={"report_dir": folder / "reports"})
+        workflows = [w.configured(settings) for w in load_workflows()]  # reports go to folder
+        orch = Orchestrator(client, store, workflows)
+        request = Request(
+            text="Summarise the attached sales workbook by month and region",
+            attachments=(Attachment(filename=sheet.name, path=str(sheet)),),
+        )
         outcome = await orch.handle(request)
         show(outcome)
         for key in ("markdown", "xlsx"):
             if outcome.result and outcome.result.get(key):
                 print(f"  {key}: {outcome.result[key]}")
-    finally:
-        await client.aclose()
-        store.close()
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except OrchestratorError as exc:
-        sys.exit(f"error: {exc}")
+    run(main)
