@@ -55,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from serving._quiet import no_progress_bars
 from serving.architecture import FAMILIES, MoEArchitecture
 from serving.errors import CheckpointError
+from serving.families.balancing import balanced_bias
 
 MANIFEST = "orchestrator_checkpoint.json"
 #: The families ``build_checkpoint`` builds (``--family``); ``ernie45`` is the default.
@@ -352,7 +353,8 @@ def _balance_router(
     ``b_e += u * sign(target - load_e)`` with a step ``u`` that shrinks each round. It runs on
     ``spec.balance_tokens`` corpus tokens (texts in a seeded order, packed into rows of 256),
     one MoE layer at a time, since a layer's choice changes the next layer's input: one forward
-    pass per MoE layer, then :func:`_balanced_bias` on its gate probabilities. Planted experts
+    pass per MoE layer, then :func:`~serving.families.balancing.balanced_bias` on its gate
+    probabilities. Planted experts
     keep their bias; the other experts share the slots the planted ones leave.
     """
     import torch
@@ -377,48 +379,11 @@ def _balance_router(
         free[fixed_ids.get(index, [])] = False
         if not free.any():
             continue
-        b = _balanced_bias(
+        b = balanced_bias(
             probs.cpu().numpy(), bias.detach().float().reshape(-1).cpu().numpy(), free, k
         )
         with torch.no_grad():
             bias.copy_(torch.from_numpy(b).reshape(bias.shape).to(bias.dtype))
-
-
-def _balanced_bias(
-    probs: np.ndarray,
-    bias: np.ndarray,
-    free: np.ndarray,
-    k: int,
-    rounds: int = 400,
-    step: float | None = None,
-) -> np.ndarray:
-    """400 rounds of ``b_e += u * sign(target - load_e)`` on the free experts.
-
-    Args:
-        probs: ``(tokens, E)`` float32 gate probabilities.
-        bias: ``(E,)`` the layer's current correction bias (planted values included).
-        free: ``(E,)`` bool, the experts whose bias may move (not planted).
-        k: Experts per token (top-k).
-        step: The first round's step ``u`` (it shrinks by 1.5% a round); ``0.5 / E`` when
-            None, the scale of ERNIE's probabilities.
-
-    Returns:
-        ``(E,)`` float32 bias. An expert's load is the number of tokens whose top-k it is in:
-        the scores at or above the row's k-th largest (``np.partition``, several times faster
-        than a sorted top-k on 2 cores, and the same set barring exact ties of floats).
-    """
-    experts = probs.shape[1]
-    b = bias.astype(np.float32, copy=True)
-    capacity = probs.shape[0] * k
-    step_ = np.float32(0.5 / experts if step is None else step)
-    for _ in range(rounds):
-        scores = probs + b
-        kth = np.partition(scores, experts - k, axis=-1)[:, experts - k, None]
-        load = (scores >= kth).sum(axis=0, dtype=np.int64).astype(np.float32)
-        target = (capacity - load[~free].sum()) / free.sum()
-        b[free] += step_ * np.sign(target - load[free])
-        step_ *= np.float32(0.985)
-    return b
 
 
 def correction_bias(mlp):  # -> torch.Tensor

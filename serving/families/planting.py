@@ -75,7 +75,7 @@ def balance_without_correction_bias(
     """Even out the unplanted experts' load, one MoE layer at a time, as ERNIE's correction
     bias does (``serving.checkpoint._balance_router``), through what each family has instead.
 
-    The balancing bias ``b`` (:func:`serving.checkpoint._balanced_bias` on the gate logits of
+    The balancing bias ``b`` (:func:`serving.families.balancing.balanced_bias` on the gate logits of
     ``batch``, a step of 5% of their spread) goes into gpt-oss's router bias, where it is exact.
     The other families get it along the shared direction: a row gains ``b_e / mean(h . u) x
     u``, which adds about ``b_e`` to that expert's logit for every token, since ``h . u`` varies
@@ -92,7 +92,7 @@ def balance_without_correction_bias(
     import numpy as np
     import torch
 
-    from serving.checkpoint import _balanced_bias
+    from serving.families.balancing import balanced_bias
 
     u = _direction(spec)
     experts = arch.num_experts
@@ -116,7 +116,7 @@ def balance_without_correction_bias(
         if not free.any():
             continue
         step = 0.05 * float(z[:, free].std())
-        b = torch.from_numpy(_balanced_bias(z, np.zeros(experts), free, arch.top_k, step=step))
+        b = torch.from_numpy(balanced_bias(z, np.zeros(experts), free, arch.top_k, step=step))
         with torch.no_grad():
             if arch.gate_bias:
                 gate.bias.add_(b.to(gate.bias.dtype))
