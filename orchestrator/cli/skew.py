@@ -176,13 +176,15 @@ def _options(
 
 
 def _check_target(target: Path | None) -> None:
-    """Exit 2 when a report file cannot be written there (a folder, or no such folder)."""
-    if target is not None and (target.is_dir() or not target.parent.is_dir()):
-        raise fail(
-            f"cannot write {target}: "
-            + ("it is a folder" if target.is_dir() else f"folder {target.parent} does not exist"),
-            2,
-        )
+    """Exit 2 when a report file cannot be written there (a folder, no such folder, a parent
+    that is a file, a read-only mount, /proc), before the report is computed."""
+    from orchestrator.analysis.skew.files import check_writable
+
+    if target is not None:
+        try:
+            check_writable(target)
+        except UserError as exc:
+            raise fail(exc, 2) from exc
 
 
 def _open_store(url: str, rebuild: bool) -> TelemetryStore | ReadOnlyTelemetry:
@@ -234,13 +236,17 @@ def _report(
     # piped or redirected output gets rich's 80 columns, too narrow for the scope table
     wide = console if console.is_terminal else Console(width=max(console.width, 150))
     print_summary(wide, report)
-    html, json_out, prom_file = outputs
-    if html is not None:
-        console.print(f"HTML report: {write_html(report, html)}")
-    if json_out is not None:
-        console.print(f"JSON report: {write_json(report, json_out)}")
-    if prom_file is not None:
-        console.print(f"Prometheus gauges: {write_prom_file(report, prom_file)}")
+    writers = (
+        ("HTML report", write_html),
+        ("JSON report", write_json),
+        ("Prometheus gauges", write_prom_file),
+    )
+    for (label, write), path in zip(writers, outputs, strict=True):
+        if path is not None:
+            try:
+                console.print(f"{label}: {write(report, path)}")
+            except OSError as exc:  # a full disk mid-write; the old file is left whole
+                raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def register(app: typer.Typer) -> None:

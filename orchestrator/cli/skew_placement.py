@@ -19,6 +19,7 @@ from orchestrator.cli.common import (
     command_errors,
     console,
     database_url_from_flags,
+    fail,
     settings_from_flags,
 )
 from orchestrator.exceptions import UserError
@@ -66,14 +67,15 @@ def placement(
         placement_json,
         plan,
     )
+    from orchestrator.analysis.skew.files import atomic_write_text, check_writable
     from orchestrator.analysis.skew.window import parse_duration, parse_until
     from orchestrator.telemetry.readonly import open_readonly
 
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))
     with command_errors(usage=(UserError,)):
         check_counts(gpus, redundant)  # before the database is opened
-        if out is not None and (out.is_dir() or not out.parent.is_dir()):
-            raise UserError(f"cannot write {out}: it is a folder, or its folder does not exist")
+        if out is not None:
+            check_writable(out)  # before the loads are computed (about 10 s)
         parse_duration(window)
         end = parse_until(until) if until is not None else None
         store = open_readonly(settings.database_url)
@@ -92,7 +94,11 @@ def placement(
     )
     console.print(_table(result))
     if out is not None:
-        out.write_text(json.dumps(placement_json(result)) + "\n", encoding="utf-8")
+        try:
+            atomic_write_text(out, json.dumps(placement_json(result)) + "\n")
+        except (UserError, OSError) as exc:  # OSError: a full disk mid-write, old file kept
+            reason = exc.strerror if isinstance(exc, OSError) else None
+            raise fail(f"cannot write {out}: {reason}" if reason else exc, 2) from exc
         console.print(f"placement JSON: {out} (SGLang: --init-expert-location {out})")
 
 

@@ -23,7 +23,7 @@ store, not a per-request event, so its figures are gauges set once per report:
 They live in :data:`SKEW_REGISTRY` (and in the framework's
 :data:`~orchestrator.observability.metrics.REGISTRY`, so ``--metrics-port`` shows them in a
 process that published a report); ``orchestrator skew --prom-file F`` writes them in the text
-format for node_exporter's textfile collector (:func:`write_skew_textfile`). Alert rules over
+format for node_exporter's textfile collector (:func:`skew_textfile`). Alert rules over
 them: ``deploy/prometheus/alerts.yml``. Labels are bounded: workflow names are the registry's,
 layers the model's.
 """
@@ -32,13 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from orchestrator.observability.metrics import REGISTRY
 
-__all__ = ["SKEW_REGISTRY", "SkewFigures", "publish_skew", "write_skew_textfile"]
+__all__ = ["SKEW_REGISTRY", "SkewFigures", "publish_skew", "skew_textfile"]
 
 #: The skew gauges only (what ``--prom-file`` writes).
 SKEW_REGISTRY = CollectorRegistry(auto_describe=True)
@@ -142,12 +141,7 @@ def publish_skew(scopes: Mapping[str, SkewFigures], *, window_end: float, genera
     GENERATED.set(generated)
 
 
-def write_skew_textfile(path: Path) -> Path:
-    """Write :data:`SKEW_REGISTRY` in Prometheus' text format (atomically: a temporary file
-    renamed, as node_exporter's textfile collector needs); returns ``path``.
-
-    Raises:
-        OSError: The file cannot be written.
-    """
-    write_to_textfile(str(path), SKEW_REGISTRY)
-    return path
+def skew_textfile() -> str:
+    """:data:`SKEW_REGISTRY` in Prometheus' text format (node_exporter's textfile collector);
+    the caller writes it atomically (``orchestrator.analysis.skew.alerts.write_prom_file``)."""
+    return generate_latest(SKEW_REGISTRY).decode("utf-8")

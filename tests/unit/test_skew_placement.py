@@ -224,3 +224,47 @@ def test_the_prediction_holds_on_calls_recorded_from_the_cpu_server(tmp_path: Pa
     assert main([*argv, "--out", str(tmp_path)]) == 0  # 0: within ±0.05 on every layer
     result = json.loads((tmp_path / "placement_validation.json").read_text())
     assert result["run_calls"]["customer_service"] > 50 and result["max_abs_error"] <= 0.05
+
+
+def test_an_unwritable_out_is_refused_before_the_loads_are_measured(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orchestrator.analysis.skew.eplb as eplb
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("loads measured before --out was checked")
+
+    monkeypatch.setattr(eplb, "measured_loads", never)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for target in (Path("/proc/p.json"), afile / "p.json", tmp_path):
+        result = CliRunner().invoke(
+            app,
+            ["skew", "placement", "--db", str(db), "--window", "all", "--gpus", "8",
+             "--mix", "billing_zh=1", "--out", str(target)],
+        )  # fmt: skip
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2, (target, result.output)
+        assert text.startswith("error:") and str(target) in text and "Traceback" not in text
+
+
+def test_out_is_written_atomically(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    out = tmp_path / "p.json"
+    out.write_text("old\n")
+
+    def read_only(src: object, dst: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only)
+    result = CliRunner().invoke(
+        app,
+        ["skew", "placement", "--db", str(db), "--window", "all", "--gpus", "8",
+         "--mix", "billing_zh=1", "--out", str(out)],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Read-only file system" in text and "Traceback" not in text
+    assert out.read_text() == "old\n" and not list(tmp_path.glob(".*.tmp"))

@@ -8,6 +8,7 @@ requests that route unlike their workflow.
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -267,3 +268,60 @@ def test_cli_rejects_bad_input_with_exit_code_2(db: Path, tmp_path: Path) -> Non
         assert result.exit_code == 2, (args, result.output)
         assert message in " ".join(result.output.split()), (args, result.output)
     assert not (tmp_path / "missing.db").exists()  # a missing database is not created
+
+
+def _unwritable(tmp_path: Path) -> list[Path]:
+    """Paths no report can be written to: /proc, under a file, and (not as root, who may
+    write anywhere) a read-only folder."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    paths = [Path("/proc/x.prom"), afile / "x.prom"]
+    if os.geteuid() != 0:
+        readonly = tmp_path / "ro"
+        readonly.mkdir(exist_ok=True)
+        readonly.chmod(0o555)
+        paths.append(readonly / "x.prom")
+    return paths
+
+
+@pytest.mark.parametrize("flag", ["--prom-file", "--html", "--json"])
+def test_an_unwritable_output_is_refused_in_one_line_before_the_report(
+    tmp_path: Path, flag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orchestrator.cli.skew as skew_cli
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("the report was computed before the output path was checked")
+
+    monkeypatch.setattr(skew_cli, "_report", never)
+    for target in _unwritable(tmp_path):
+        result = runner.invoke(app, ["skew", "--db", str(tmp_path / "none.db"), flag, str(target)])
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2, (target, result.output)
+        assert text.startswith(f"error: cannot write {target}"), text
+        assert "Traceback" not in result.output  # (rich wraps the one line at 80 columns)
+
+
+def test_the_prom_file_is_written_atomically(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prom = tmp_path / "skew.prom"
+    prom.write_text("old\n")
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    result = runner.invoke(
+        app, ["skew", "--db", str(db), "--window", "all", "--prom-file", str(prom)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in " ".join(result.output.split())
+    assert prom.read_text() == "old\n"  # the old file stays whole
+    assert not list(tmp_path.glob(".*.tmp"))  # and no temporary file is left
+    monkeypatch.undo()
+    result = runner.invoke(
+        app, ["skew", "--db", str(db), "--window", "all", "--prom-file", str(prom)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "orchestrator_expert_hot_experts" in prom.read_text()

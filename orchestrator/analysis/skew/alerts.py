@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.analysis.skew.models import ScopeDrift, ScopeProfile, SkewReport
-from orchestrator.observability.skew_metrics import SkewFigures, publish_skew, write_skew_textfile
+from orchestrator.observability.skew_metrics import SkewFigures, publish_skew, skew_textfile
 
 __all__ = ["figures", "publish", "write_prom_file"]
 
@@ -50,6 +51,11 @@ def publish(report: SkewReport) -> None:
 
 
 def write_prom_file(report: SkewReport, path: Path) -> Path:
-    """Publish ``report`` and write the gauges to ``path`` (node_exporter textfile format)."""
+    """Publish ``report`` and write the gauges to ``path`` (node_exporter textfile format),
+    atomically (a temporary sibling renamed, as the textfile collector needs).
+
+    Raises:
+        UserError: ``path`` cannot be written (see ``atomic_write_text``).
+    """
     publish(report)
-    return write_skew_textfile(path)
+    return atomic_write_text(path, skew_textfile())
