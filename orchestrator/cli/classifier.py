@@ -48,6 +48,7 @@ from orchestrator.classifier.paths import (
 )
 from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
+from orchestrator.core.registry import plugin_route_specs
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Request
 from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
@@ -253,8 +254,7 @@ def eval_cmd(
     try:
         rows = _rows(data_dir, split, cap)
         model_path = model or (default_model_path() if default_model_path().exists() else False)
-        file_specs = load_rules(rules or default_rules_path())[0].route
-        plugins = tuple(p for p in _plugin_specs() if p.name not in {s.name for s in file_specs})
+        _, plugins = _declared(rules)
         clf = RuleClassifier(
             rules_path=rules,
             calibration_path=calibration
@@ -402,22 +402,11 @@ def fit_model_cmd(
     )
 
 
-def _plugin_specs() -> tuple[RouteSpec, ...]:
-    """The routes installed workflow packages declare (``route_spec`` of each entry point's
-    class or object), without starting the workflows."""
-    from importlib.metadata import entry_points
-
-    from orchestrator.routes import ENTRY_POINT_GROUP
-
-    specs: list[RouteSpec] = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            spec = getattr(ep.load(), "route_spec", None)
-        except Exception:  # a broken plugin is reported when the application starts it
-            continue
-        if isinstance(spec, RouteSpec) and spec.name not in {s.name for s in specs}:
-            specs.append(spec)
-    return tuple(specs)
+def _declared(rules: Path | None) -> tuple[tuple[RouteSpec, ...], tuple[RouteSpec, ...]]:
+    """The routes the rules file declares, and those installed workflows declare besides."""
+    file_specs = load_rules(rules or default_rules_path())[0].route
+    taken = {s.name for s in file_specs}
+    return file_specs, tuple(p for p in plugin_route_specs() if p.name not in taken)
 
 
 def _fit_examples(
@@ -432,8 +421,7 @@ def _fit_examples(
     folds, seed, cap, jobs = fitting
     t0 = time.perf_counter()
     try:
-        file_specs = load_rules(rules or default_rules_path())[0].route
-        plugins = tuple(p for p in _plugin_specs() if p.name not in {s.name for s in file_specs})
+        file_specs, plugins = _declared(rules)
         fit = fit_examples(
             examples,
             _rows(data_dir, "tune", cap),

@@ -229,3 +229,28 @@ def test_a_refit_in_the_fitted_folder_goes_live_without_a_restart(
     got = clf.classify(Request(text="wifi"))  # the next call sees the new file
     assert clf.model is not None and clf.model.classes == (cs, FAQ, FALLBACK)
     assert got.tier("fast") is not None
+
+
+def test_fit_with_examples_writes_a_versioned_fit_and_scores_the_held_out_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from orchestrator.cli import classifier as cli
+
+    spec = RouteSpec(name=FAQ, rules=({"id": "faq.wifi", "weight": 0.8, "keywords": ["wifi"]},))
+    monkeypatch.setattr(cli, "plugin_route_specs", lambda: (spec,))  # an installed package's
+    rows = [f"question {i} about the wifi and the printer,faq," for i in range(16)]
+    rows += [f"请问打印机第{i}层在哪里,faq," for i in range(8)]
+    path = _csv(tmp_path, "text,route,lang\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "fitted"
+    args = ["classifier", "fit", "--examples", str(path), "--out-dir", str(out), "--cap", "15"]
+    result = CliRunner().invoke(app, [*args, "--jobs", "1"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "held-out accuracy" in result.output and "faq" in result.output
+    manifest = json.loads((out / "fitted.json").read_text())
+    assert manifest["classes"][-1] == FALLBACK and FAQ in manifest["classes"]
+    assert manifest["n_held_out"] == 6  # a quarter of 24
+    kept = out / "versions" / manifest["version"]
+    assert (kept / "learned.v2.npz").read_bytes() == (out / "learned.v2.npz").read_bytes()
+    assert load_model(out / "learned.v2.npz").classes == tuple(manifest["classes"])
