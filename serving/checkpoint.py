@@ -406,6 +406,16 @@ def is_current(out_dir: Path, spec: CheckpointSpec, corpus: Sequence[str]) -> bo
     return recorded == spec.fingerprint(_corpus_sha(corpus))
 
 
+def recorded_spec(out_dir: Path | str) -> CheckpointSpec | None:
+    """The spec ``out_dir``'s manifest records (family, shape, planted experts), or None when
+    the folder holds no readable manifest of :func:`build_checkpoint`."""
+    manifest = Path(out_dir) / MANIFEST
+    try:
+        return CheckpointSpec.model_validate(json.loads(manifest.read_text())["spec"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _corpus_sha(corpus: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for text in corpus:

@@ -124,7 +124,9 @@ def settings_from_flags(**flags: object) -> Settings:
 
 def ensure_checkpoint(settings: Settings) -> Path:
     """Build the offline checkpoint in ``settings.checkpoint_dir`` unless an identical one is
-    already there (same spec, same tokenizer corpus from ``settings.data_dir``).
+    already there (same spec, same tokenizer corpus from ``settings.data_dir``). A folder that
+    ``orchestrator build-checkpoint`` wrote keeps its own spec (its family, shape and planted
+    experts); any other gets the default ERNIE spec.
 
     Returns:
         The checkpoint folder.
@@ -137,13 +139,14 @@ def ensure_checkpoint(settings: Settings) -> Path:
         build_checkpoint,
         corpus_from_data_dir,
         is_current,
+        recorded_spec,
     )
     from serving.training import is_trained
 
     if is_trained(settings.checkpoint_dir):  # a trained checkpoint is served as it is
         return settings.checkpoint_dir
     corpus = corpus_from_data_dir(settings.data_dir)
-    spec = CheckpointSpec()
+    spec = recorded_spec(settings.checkpoint_dir) or CheckpointSpec()
     if not is_current(settings.checkpoint_dir, spec, corpus):
         with working(f"building offline checkpoint in {settings.checkpoint_dir}"):
             build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=True)

@@ -135,3 +135,19 @@ def test_cli_bad_flags_are_one_line(flags: list[str], line: str, tmp_path: Path)
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [line]
     assert not out.exists()
+
+
+def test_serving_a_built_family_checkpoint_keeps_it(planted, tmp_path: Path) -> None:
+    """``orchestrator serve`` (ensure_checkpoint) serves a folder of build-checkpoint as it
+    is: its family and planted experts are not replaced by the default ERNIE spec."""
+    from orchestrator.cli.common import ensure_checkpoint
+    from orchestrator.config import Settings
+    from serving.checkpoint import recorded_spec
+
+    family, spec, folder = planted
+    weights = (folder / "model.safetensors").stat().st_mtime_ns
+    settings = Settings(checkpoint_dir=folder, data_dir=tmp_path)  # no data: built-in corpus
+    assert ensure_checkpoint(settings) == folder
+    assert (folder / "model.safetensors").stat().st_mtime_ns == weights
+    assert recorded_spec(folder) == spec
+    assert MoEArchitecture.from_checkpoint(folder).family == family
