@@ -7,18 +7,23 @@ model families are never pooled (:class:`~orchestrator.telemetry.read.MixedFamil
 
 * **Load share** of expert *e* in layer *l*: ``counts[l, e] / counts[l].sum()``, the fraction of
   that layer's routed (token, slot) activations it received. Uniform routing gives ``1/E``.
-* **Hot**: share above ``hot_factor / E`` (twice uniform by default).
-* **Dead**: zero activations, reported only when uniform routing would have given the expert
-  at least ``dead_min_expected`` activations (``tokens * top_k / E``), so that a small sample is
-  not called dead.
+* **Hot** and **dead**: the verdicts of ``orchestrator skew``
+  (:func:`orchestrator.analysis.skew.intervals.verdicts`, thresholds
+  :class:`~orchestrator.analysis.skew.models.Thresholds`): hot when the *lower* bound of the
+  share's simultaneous confidence interval (calls as clusters) exceeds ``hot_factor / E``
+  (4 times uniform by default), dead when the *upper* bound is below ``dead_factor / E``. A
+  layer with too little volume (fewer than ``min_expected`` activations per expert under
+  uniform routing, or fewer than ``min_calls`` calls) is not judged: it gets no verdict, and
+  the table says so.
 * **Balancedness**: ``mean / max`` of the layer's counts, in (0, 1]; 1 is perfectly balanced.
   (Its inverse, ``max / mean``, is the MaxVio baseline of Wang et al. 2024,
   "Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts", arXiv:2408.15664.)
 
-The definitions are those of :mod:`orchestrator.analysis.skew.metrics` (one implementation for this
-table and ``orchestrator skew``). This table reads the calls themselves (exact ``since``), in
-bounded chunks; ``orchestrator skew`` reads the hourly rollups and adds drift, fingerprints and
-outliers.
+The definitions are those of :mod:`orchestrator.analysis.skew.metrics` and
+:mod:`~orchestrator.analysis.skew.intervals` (one implementation for this table and
+``orchestrator skew``, which agree on the same calls). This table reads the calls themselves
+(exact ``since``), in bounded chunks; ``orchestrator skew`` reads the hourly rollups and adds
+drift, fingerprints and outliers.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.analysis.sampling import sampling_label
 from orchestrator.analysis.skew import metrics
+from orchestrator.analysis.skew.intervals import share_intervals, size_ratio_of_sums, verdicts
+from orchestrator.analysis.skew.models import Thresholds
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryReader
 from orchestrator.telemetry.fill import pending_note, pending_routing_count
@@ -45,8 +52,10 @@ class LayerLoad(BaseModel):
         layer: Model-layer index.
         activations: Routed (token, slot) activations counted: ``tokens * top_k``.
         shares: Load share per expert, ``(num_experts,)``, sums to 1.
-        hot: Experts above the hot threshold, highest share first.
-        dead: Experts with no activation (empty when the sample is too small to say).
+        hot: Hot experts (see the module docstring), highest share first.
+        dead: Dead experts.
+        judged: The layer had the volume to judge; when False, ``hot`` and ``dead`` are
+            empty because nothing can be said yet, not because nothing is wrong.
         balancedness: ``mean / max`` of the counts.
     """
 
@@ -58,6 +67,7 @@ class LayerLoad(BaseModel):
     hot: list[int]
     dead: list[int]
     balancedness: float
+    judged: bool = True
 
     def top(self, n: int = 5) -> list[tuple[int, float]]:
         """The ``n`` experts with the largest share, as ``(expert, share)``."""
@@ -82,9 +92,10 @@ class ExpertLoad(BaseModel):
         layers: One :class:`LayerLoad` per MoE layer.
         sampling_rates: Captured calls per capture sampling rate. Shares and activations
             weight each call by ``1 / rate`` (estimates of all calls when a rate is below 1);
-            ``calls`` and ``routed_tokens`` are of the captured calls; the hot/dead sample
-            guard judges the captured activations, not the weighted estimate.
+            ``calls`` and ``routed_tokens`` are of the captured calls; the hot/dead intervals
+            use the captured calls as their sample size, as ``orchestrator skew`` does.
         capture_sampling: The same as one line of text; print it with the table.
+        thresholds: The hot and dead rule the layers were judged with.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -100,39 +111,69 @@ class ExpertLoad(BaseModel):
     sampling_rates: dict[float, int] = {}
     capture_sampling: str = "capture sampling rate 1 (every call captured)"
     family: str = ""
+    thresholds: Thresholds = Thresholds()
+
+
+def layer_loads(
+    moe_layers: tuple[int, ...] | list[int],
+    counts: np.ndarray,
+    sq_counts: np.ndarray,
+    calls: int,
+    thresholds: Thresholds,
+    sizes: float = 1.0,
+) -> list[LayerLoad]:
+    """Load statistics of every MoE layer, with the hot and dead verdicts of
+    ``orchestrator skew``.
+
+    Args:
+        moe_layers: The model-layer index of each row.
+        counts: ``(L, E)`` activations (weighted by ``1 / rate`` under sampled capture).
+        sq_counts: ``(L, E)`` sum over calls of ``c_ie^2 / n_i`` (same weights).
+        calls: Captured calls summed (the intervals' clusters).
+        thresholds: The verdicts' thresholds.
+        sizes: :func:`~orchestrator.analysis.skew.intervals.size_ratio` of the calls.
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    bounds = share_intervals(c, sq_counts, calls, thresholds, sizes)
+    hot, dead = verdicts(bounds, thresholds)
+    out = []
+    for i, layer in enumerate(moe_layers):
+        hot_ids = np.flatnonzero(hot[i])
+        out.append(
+            LayerLoad(
+                layer=layer,
+                activations=round(float(c[i].sum())),
+                shares=[float(v) for v in bounds.shares[i]],
+                hot=[
+                    int(e) for e in hot_ids[np.argsort(-bounds.shares[i][hot_ids], kind="stable")]
+                ],
+                dead=[int(e) for e in np.flatnonzero(dead[i])],
+                balancedness=round(float(metrics.balancedness(c[i])), 4),
+                judged=bool(bounds.judgeable[i]),
+            )
+        )
+    return out
 
 
 def layer_load(
     layer: int,
     counts: np.ndarray,
-    *,
-    hot_factor: float,
-    dead_min_expected: float,
-    top_k: int,
-    captured: np.ndarray | None = None,
+    sq_counts: np.ndarray,
+    calls: int,
+    thresholds: Thresholds | None = None,
+    sizes: float = 1.0,
 ) -> LayerLoad:
-    """Load statistics of one layer from its ``(num_experts,)`` activation counts.
-
-    ``captured``: the unweighted counts of the captured calls when ``counts`` are weighted
-    estimates (sampled capture); the minimum-sample guard of hot and dead judges them, so a
-    small sample is not made to look large by its weights. None: ``counts`` themselves.
-    """
-    shares = metrics.load_shares(counts)
-    guard = counts if captured is None else captured
-    if bool(metrics.judgeable(guard, dead_min_expected)):
-        hot_idx = np.flatnonzero(shares > hot_factor / len(shares))
-        hot = [int(e) for e in hot_idx[np.argsort(-shares[hot_idx], kind="stable")]]
-        dead = [int(e) for e in np.flatnonzero(np.asarray(counts) == 0)]
-    else:
-        hot, dead = [], []
-    return LayerLoad(
-        layer=layer,
-        activations=round(float(np.sum(counts))),
-        shares=[float(s) for s in shares],
-        hot=hot,
-        dead=dead,
-        balancedness=round(float(metrics.balancedness(counts)), 4),
+    """:func:`layer_loads` of one layer: ``counts`` and ``sq_counts`` of shape ``(E,)``;
+    ``thresholds`` default to :class:`Thresholds`' defaults."""
+    rows = layer_loads(
+        (layer,),
+        np.asarray(counts)[None],
+        np.asarray(sq_counts)[None],
+        calls,
+        thresholds or Thresholds(),
+        sizes,
     )
+    return rows[0]
 
 
 @contextmanager
@@ -182,8 +223,7 @@ def expert_load(
     *,
     workflow: str | None = None,
     since: datetime | None = None,
-    hot_factor: float = 2.0,
-    dead_min_expected: float = 5.0,
+    thresholds: Thresholds | None = None,
     family: str | None = None,
 ) -> ExpertLoad:
     """Aggregate stored per-call counts into per-layer load.
@@ -192,26 +232,28 @@ def expert_load(
     (:meth:`~orchestrator.telemetry.TelemetryReader.iter_call_counts`) and summed with numpy,
     so memory stays bounded however many calls are stored.
 
-    ``family``: only the calls of this model family.
+    ``thresholds``: the hot and dead rule (default :class:`Thresholds`, as ``orchestrator
+    skew``). ``family``: only the calls of this model family.
 
     Raises:
         UserError: No call with routing is stored (for the workflow), or calls of different
             model shapes or model families are mixed (the message names them).
     """
     total: np.ndarray | None = None
-    captured: np.ndarray | None = None
+    sq: np.ndarray | None = None
     rates: dict[float, int] = {}
     top_k: int | None = None
     moe_layers: tuple[int, ...] = ()
     sources: dict[str, int] = {}
     calls = tokens = 0
+    sizes = np.zeros(2)  # sum n_i and sum n_i^2 of the calls' activations (size_ratio)
     found_family = ""
     with _one_shape():
         for batch in store.iter_call_counts(start=since, workflow=workflow, family=family):
             found_family = batch.model_family or found_family
-            if total is None or captured is None:
+            if total is None or sq is None:
                 total = np.zeros(batch.counts.shape[1:], dtype=np.float64)
-                captured = np.zeros(batch.counts.shape[1:], dtype=np.int64)
+                sq = np.zeros(batch.counts.shape[1:], dtype=np.float64)
                 top_k = int(batch.top_k[0])
                 moe_layers = batch.moe_layers
             if (batch.top_k != top_k).any():
@@ -221,21 +263,20 @@ def expert_load(
                 )
             # each captured call stands for 1 / rate calls (sampled capture)
             weights = batch.weights()
-            total += np.einsum("n,nle->le", weights, batch.counts.astype(np.float64))
-            captured += batch.counts.sum(axis=0, dtype=np.int64)
-            if batch.sampling_rates is not None:
-                found, per = np.unique(batch.sampling_rates, return_counts=True)
-                for rate, n in zip(found.tolist(), per.tolist(), strict=True):
-                    rates[rate] = rates.get(rate, 0) + n
-            else:
-                rates[1.0] = rates.get(1.0, 0) + len(batch.ids)
+            counts = batch.counts.astype(np.float64)
+            active = np.maximum(batch.routed_tokens.astype(np.float64) * batch.top_k, 1.0)
+            total += np.einsum("n,nle->le", weights, counts)
+            sq += np.einsum("n,nle->le", weights / active, counts * counts)  # rollups' sq_counts
+            sizes += (active.sum(), (active * active).sum())
+            _count_rates(rates, batch.sampling_rates, len(batch.ids))
             for source in batch.sources:
                 sources[source] = sources.get(source, 0) + 1
             calls += len(batch.ids)
             tokens += int(batch.routed_tokens.sum())
     pending = pending_routing_count(store, workflow=workflow, since=since)
-    if total is None or captured is None or top_k is None:
+    if total is None or sq is None or top_k is None:
         raise _no_routing(store, workflow, since, pending)
+    rule = thresholds or Thresholds()
     return ExpertLoad(
         calls=calls,
         routed_tokens=tokens,
@@ -244,18 +285,21 @@ def expert_load(
         sources=dict(sorted(sources.items())),
         skipped=store.count_calls(workflow=workflow, since=since, with_routing=False),
         pending=pending,
-        layers=[
-            layer_load(
-                layer,
-                total[i],
-                hot_factor=hot_factor,
-                dead_min_expected=dead_min_expected,
-                top_k=top_k,
-                captured=captured[i] if any(r != 1.0 for r in rates) else None,
-            )
-            for i, layer in enumerate(moe_layers)
-        ],
+        layers=layer_loads(
+            moe_layers, total, sq, calls, rule, size_ratio_of_sums(calls, *sizes.tolist())
+        ),
         sampling_rates=dict(sorted(rates.items())),
         capture_sampling=sampling_label(rates),
         family=found_family,
+        thresholds=rule,
     )
+
+
+def _count_rates(rates: dict[float, int], found: np.ndarray | None, calls: int) -> None:
+    """Add a chunk's calls per capture sampling rate to ``rates`` (None: all at rate 1)."""
+    if found is None:
+        rates[1.0] = rates.get(1.0, 0) + calls
+        return
+    values, per = np.unique(found, return_counts=True)
+    for rate, n in zip(values.tolist(), per.tolist(), strict=True):
+        rates[rate] = rates.get(rate, 0) + n

@@ -83,22 +83,43 @@ def load_table(load: ExpertLoad, title: str = "Expert load per MoE layer") -> Ta
     for layer in load.layers:
         top = "  ".join(f"e{e} {s:.1%}" for e, s in layer.top(5))
         hot, dead = _experts(layer.hot), _experts(layer.dead)
+        if not layer.judged:
+            hot, dead = "too few calls to judge", "-"
         table.add_row(
             str(layer.layer), f"{layer.activations:,}", f"{layer.balancedness:.2f}", top, hot, dead
         )
     return table
 
 
-def print_load(console: Console, load: ExpertLoad, hot_factor: float = 2.0) -> None:
-    """Print the load table and a one-line summary of what it covers."""
+def hot_dead_rule(load: ExpertLoad) -> str:
+    """The hot and dead rule of ``load``'s verdicts (``orchestrator skew``'s), in one line,
+    and how many layers had too little volume to judge."""
+    t, experts = load.thresholds, load.num_experts
+    unjudged = sum(not layer.judged for layer in load.layers)
+    rule = (
+        f"hot = {t.confidence:.0%} interval of the share above {t.hot_factor:g}x uniform "
+        f"({t.hot_factor / experts:.1%}); dead = its interval below {t.dead_factor:g}x uniform "
+        f"({t.dead_factor / experts:.2%}); judged with at least {t.min_expected:g} activations "
+        f"per expert and {t.min_calls} calls (the rule of `orchestrator skew`)"
+    )
+    if unjudged:
+        rule += (
+            f"; {unjudged} of {len(load.layers)} layers have too few calls to judge: "
+            "no verdict, not a healthy one"
+        )
+    return rule
+
+
+def print_load(console: Console, load: ExpertLoad) -> None:
+    """Print the load table, a one-line summary of what it covers, and the hot/dead rule."""
     sources = ", ".join(f"{n} {s}" for s, n in sorted(load.sources.items()))
     console.print(load_table(load))
     console.print(
         f"{load.calls} calls ({sources}), {load.routed_tokens:,} routed tokens, "
-        f"{load.num_experts} routed experts, top-{load.top_k}; hot = share > "
-        f"{hot_factor / load.num_experts:.1%}; dead = no activation with enough samples"
+        f"{load.num_experts} routed experts, top-{load.top_k}"
         + (f"; {load.skipped} calls without routing skipped" if load.skipped else "")
     )
+    console.print(hot_dead_rule(load))
     if load.pending > 0:
         console.print(
             f"[yellow]{load.pending} calls with expert routing pending "
@@ -115,19 +136,20 @@ def print_expert_load(
     since: datetime | None = None,
 ) -> None:
     """Print the expert load table of ``store``'s model calls (of ``workflow``, from ``since``
-    on, when given), with the hot and dead thresholds of ``settings``.
+    on, when given), judged as ``orchestrator skew`` judges (its default thresholds, with
+    ``settings.dead_min_expected`` as the minimum volume, as ``skew`` takes it).
 
     Raises:
         UserError: What :func:`orchestrator.analysis.load.expert_load` raises (no call with
             routing stored, model shapes mixed).
     """
     from orchestrator.analysis.load import expert_load
+    from orchestrator.analysis.skew.models import Thresholds
 
     load = expert_load(
         store,
         workflow=workflow,
         since=since,
-        hot_factor=settings.hot_share_factor,
-        dead_min_expected=settings.dead_min_expected,
+        thresholds=Thresholds(min_expected=settings.dead_min_expected),
     )
-    print_load(console, load, settings.hot_share_factor)
+    print_load(console, load)

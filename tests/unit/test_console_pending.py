@@ -1,4 +1,5 @@
-"""`print_load` names calls whose expert routing is still pending, and how to fill them."""
+"""`print_load` names calls whose expert routing is still pending, and how to fill them; its
+footer states the hot and dead rule (`orchestrator skew`'s) and unjudged layers."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from orchestrator.analysis.load import ExpertLoad, layer_load
 from orchestrator.cli.console import print_load
 
 
-def _load(pending: int) -> ExpertLoad:
-    counts = np.array([30, 10, 0, 20])
-    layer = layer_load(1, counts, hot_factor=2.0, dead_min_expected=5.0, top_k=2)
+def _load(pending: int, calls: int = 3) -> ExpertLoad:
+    per_call = np.array([10.0, 3.0, 0.0, 7.0])
+    counts, sq = per_call * calls, per_call**2 / per_call.sum() * calls
+    layer = layer_load(1, counts, sq, calls=calls)
     return ExpertLoad(
-        calls=3,
-        routed_tokens=30,
+        calls=calls,
+        routed_tokens=10 * calls,
         num_experts=4,
         top_k=2,
         sources={"replay": 3},
@@ -38,3 +40,15 @@ def test_no_pending_line_when_nothing_is_pending() -> None:
     console = Console(record=True, width=200)
     print_load(console, _load(0))
     assert "pending" not in console.export_text()
+
+
+def test_the_footer_states_skews_rule_and_an_unjudged_layer_is_no_verdict() -> None:
+    console = Console(record=True, width=400)
+    print_load(console, _load(0, calls=1))  # one call: no design effect, nothing judged
+    text = console.export_text()
+    assert "too few calls to judge" in text and "1 of 1 layers have too few calls" in text
+    assert "95% interval of the share above 4x uniform (100.0%)" in text  # E = 4
+    assert "the rule of `orchestrator skew`" in text and "hot = share >" not in text
+    console = Console(record=True, width=400)
+    print_load(console, _load(0, calls=50))
+    assert "too few" not in console.export_text()

@@ -325,3 +325,24 @@ def test_the_prom_file_is_written_atomically(
     )
     assert result.exit_code == 0, result.output
     assert "orchestrator_expert_hot_experts" in prom.read_text()
+
+
+def test_load_and_run_give_the_verdicts_of_skew_on_the_same_calls(db: Path) -> None:
+    from orchestrator.analysis.load import expert_load
+
+    store = TelemetryStore(f"sqlite:///{db}")
+    try:
+        load = expert_load(store)
+        overall = build_report(store, ReportOptions(window="all")).overall
+    finally:
+        store.close()
+    assert [(m.layer, m.hot, m.dead, m.judgeable) for m in overall.layers] == [
+        (x.layer, x.hot, x.dead, x.judged) for x in load.layers
+    ]
+    assert [(x.layer, e) for x in load.layers for e in x.hot] == [(1, 3)]
+    assert [(x.layer, e) for x in load.layers for e in x.dead] == [(1, 7)]
+    result = runner.invoke(app, ["load", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "the rule of `orchestrator skew`" in text and "hot = share >" not in text
+    assert text.count("1: e3") == 1 and text.count("1: e7") == 1

@@ -97,16 +97,28 @@ def test_a_rejected_write_leaves_no_row(tmp_path: Path) -> None:
     assert store.count_calls() == 0
 
 
-def test_load_marks_hot_and_dead_experts_with_a_sample_guard() -> None:
-    counts = np.array([50, 50, 0, 0, 0, 0, 0, 100])
-    load = layer_load(1, counts, hot_factor=2.0, dead_min_expected=5.0, top_k=2)
-    assert load.hot == [7, 0, 1] or load.hot[0] == 7
-    assert load.dead == [2, 3, 4, 5, 6]
-    assert load.balancedness == pytest.approx(25 / 100)
-    small = layer_load(
-        1, np.array([1, 1, 0, 0, 0, 0, 0, 0]), hot_factor=2.0, dead_min_expected=5.0, top_k=2
-    )
-    assert small.dead == []  # 2 activations over 8 experts: too few to call anyone dead
+def _calls(per_call: np.ndarray, calls: int) -> tuple[np.ndarray, np.ndarray]:
+    """Summed counts and ``sq_counts`` (sum of ``c^2 / n``) of ``calls`` identical calls."""
+    per_call = per_call.astype(np.float64)
+    return per_call * calls, per_call**2 / per_call.sum() * calls
+
+
+def test_load_uses_skews_interval_verdicts_and_says_when_it_cannot_judge() -> None:
+    # 16 experts, 10 tokens x top-2 per call: e0 takes 8 of 20 picks (6.4x uniform), e1-e12
+    # one each (0.8x uniform: neither hot nor dead), e13-e15 none
+    per_call = np.array([8] + [1] * 12 + [0, 0, 0])
+    counts, sq = _calls(per_call, 100)
+    load = layer_load(1, counts, sq, calls=100)
+    assert load.judged and load.hot == [0] and load.dead == [13, 14, 15]
+    assert load.balancedness == pytest.approx((20 / 16) / 8, abs=1e-4)
+    # the same shares from 2 calls: 40 activations, 2.5 per expert, below min_expected 5
+    counts, sq = _calls(per_call, 2)
+    small = layer_load(1, counts, sq, calls=2)
+    assert not small.judged and small.hot == [] and small.dead == []
+    # a share of 3x uniform is no verdict at the default 4x, whatever the volume (the old
+    # point rule, share > 2x uniform, called it hot)
+    counts, sq = _calls(np.array([6] + [2] * 13 + [0, 0]), 500)  # 16 tokens x top-2
+    assert layer_load(1, counts, sq, calls=500).hot == []
 
 
 def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
