@@ -144,7 +144,7 @@ class Classification(BaseModel):
         return tuple(
             RouteScore(route=route, score=score)
             for route, score in self.scores.items()
-            if route is not self.route
+            if route != self.route
         )
 
     @property

@@ -489,7 +489,7 @@ class RuleClassifier:
                 c = read.full = self._read(frame, exts, channel)
             if c.route == FALLBACK or c.route == whole.route or c.confidence < ASK_SURE:
                 continue
-            if only is not None and c.route is not only:
+            if only is not None and c.route != only:
                 continue
             if best is None or c.confidence > best[0].confidence:
                 best = (c, frame)

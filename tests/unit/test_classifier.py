@@ -68,7 +68,7 @@ def test_result_shape_and_signals(rules: RuleClassifier) -> None:
     assert 0.0 <= r.confidence <= 1.0
     assert list(r.scores.values()) == sorted(r.scores.values(), reverse=True)
     assert r.runner_up is not None and r.runner_up[0] != Route("customer_service")
-    assert [x.route for x in r.runner_ups] == [k for k in r.scores if k is not r.route]
+    assert [x.route for x in r.runner_ups] == [k for k in r.scores if k != r.route]
     norm = rules.normalise("I was charged twice for my order, refund please")
     for s in r.signals:
         assert isinstance(s, Signal)
