@@ -28,6 +28,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   └── ZhCueError ..................... moderation Chinese cue file
     │   │                                        [workflows.content_moderation.zh_cues]
     │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
+    │   ├── MixedFamiliesError ................. calls of two MoE families asked to be pooled
+    │   │                                        [orchestrator.telemetry.read]
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
     │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format

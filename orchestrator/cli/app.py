@@ -67,7 +67,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry(
         "build-checkpoint",
         "serve",
-        "Build the offline ERNIE-4.5 MoE checkpoint (real architecture, random weights).",
+        "Build an offline MoE checkpoint (real architecture, random weights); ERNIE-4.5 unless "
+        "--family names another.",
     ),
     CommandEntry(
         "serve",
