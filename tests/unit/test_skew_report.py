@@ -346,3 +346,35 @@ def test_load_and_run_give_the_verdicts_of_skew_on_the_same_calls(db: Path) -> N
     text = " ".join(result.output.split())
     assert "the rule of `orchestrator skew`" in text and "hot = share >" not in text
     assert text.count("1: e3") == 1 and text.count("1: e7") == 1
+
+
+@pytest.mark.parametrize(
+    ("hostile", "inner"),
+    [
+        ('<a href="https://evil.example/">pay here</a><b>bold</b>', "pay here"),
+        ('<span style="color:red">客服</span><b>!', "客服"),
+    ],
+)
+def test_workflow_names_reach_plotly_titles_legends_and_hovers_escaped(
+    tmp_path: Path, hostile: str, inner: str
+) -> None:
+    import re
+
+    from orchestrator.analysis.skew.report_html import render_html
+
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    rng = np.random.default_rng(3)
+    with pytest.MonkeyPatch.context() as mp:
+        for i in range(24):  # two weeks: the drift figure has a baseline
+            freeze_time(mp, store, T0 + timedelta(hours=14 * i))
+            add_request(store, f"q {i}", hostile, [("n", trace(rng, CS, 40, confidence=0.5))])
+            add_request(store, f"r {i}", "plain", [("n", trace(rng, CS, 40, confidence=0.5))])
+        report = build_report(store, ReportOptions(window="7d"))
+    store.close()
+    assert report.drift is not None and hostile in [p.name for p in report.workflows]
+    page = render_html(report)
+    # plotly renders <a>, <b>, <span> of its JSON strings (where < is only \u003c), so every
+    # place the name's text appears must follow an HTML-escaped tag, "&gt;"
+    found = [m.start() for m in re.finditer(re.escape(inner), page)]
+    assert len(found) >= 8  # the tables, and the titles, legends and hovers of the figures
+    assert all(page[i - 4 : i] == "&gt;" for i in found), [page[i - 12 : i] for i in found]

@@ -93,7 +93,7 @@ def heatmap(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
                 )
             )
     fig.update_layout(
-        title=f"{profile.name}: load share per layer and expert ({profile.calls:,} calls)",
+        title=f"{_e(profile.name)}: load share per layer and expert ({profile.calls:,} calls)",
         height=160 + 22 * len(labels),
         margin={"l": 60, "r": 20, "t": 50, "b": 40},
         xaxis={"title": "routed expert", "dtick": 4 if experts > 16 else 1},
@@ -234,7 +234,7 @@ def confidence_histogram(report: SkewReport) -> go.Figure | None:
             go.Bar(
                 x=centres,
                 y=[h / total for h in p.confidence.histogram],
-                name=p.name,
+                name=_e(p.name),
                 opacity=0.6,
                 width=edges[1] - edges[0],
                 hovertemplate=f"{_e(p.name)}" + ": %{x:.3f} → %{y:.1%}<extra></extra>",
@@ -265,7 +265,7 @@ def drift_figures(report: SkewReport) -> list[go.Figure]:
                 go.Bar(
                     x=[f"L{d.layer}" for d in s.layers],
                     y=[d.jsd for d in s.layers],
-                    name=s.name,
+                    name=_e(s.name),
                     marker_line={
                         "color": [_HOT if d.drifted else "rgba(0,0,0,0)" for d in s.layers],
                         "width": 2,
