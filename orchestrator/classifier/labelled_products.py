@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from functools import partial
 from string import Formatter
 from typing import TYPE_CHECKING
 
@@ -424,7 +425,7 @@ def fill(template: str, lang: Lang, t: int) -> Iterator[str]:
             if slot in values:
                 continue
             pool = pools["p" if slot == "q" else slot]
-            ranked = sorted(pool, key=lambda x, s=slot: _stable(template, s, x))
+            ranked = sorted(pool, key=partial(_stable, template, slot))
             values[slot] = ranked[(k + (len(pool) // 2 if slot == "q" else 0)) % len(pool)]
         text = template.format(**values)
         if text not in seen:
