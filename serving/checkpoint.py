@@ -119,6 +119,8 @@ class PlantedExpert(BaseModel):
             if len(parts) != 3:
                 raise ValueError("three fields")
             layer, expert = int(parts[0]), int(parts[1])
+            if layer < 0 or expert < 0:
+                raise ValueError("a negative layer or expert")
             bias = words[parts[2].lower()] if parts[2].lower() in words else float(parts[2])
         except ValueError as exc:
             raise ValueError(
@@ -170,11 +172,7 @@ class CheckpointSpec(BaseModel):
             raise ValueError("moe_k cannot exceed moe_num_experts")
         if self.moe_layer_start_index >= self.num_hidden_layers:
             raise ValueError("moe_layer_start_index must name an existing layer")
-        for p in self.planted:
-            if not self.moe_layer_start_index <= p.layer < self.num_hidden_layers:
-                raise ValueError(f"planted layer {p.layer} is not an MoE layer")
-            if p.expert >= self.moe_num_experts:
-                raise ValueError(f"planted expert {p.expert} >= moe_num_experts")
+        _check_planted(self)
         return self
 
     @classmethod
@@ -231,6 +229,47 @@ def _check_family(spec: CheckpointSpec) -> None:
         raise ValueError(f"{spec.family} has no shared experts: set moe_num_shared_experts=0")
     if spec.moe_layer_start_index and spec.family in ALL_MOE_FAMILIES:
         raise ValueError(f"every {spec.family} layer is MoE: set moe_layer_start_index=0")
+
+
+def _check_planted(spec: CheckpointSpec) -> None:
+    """Each planted expert names an MoE layer and an expert of this shape, once; a layer gets
+    no more always-chosen (bias >= 1) experts than its top-k, nor more never-chosen (bias <= -1)
+    experts than E - top-k. The messages use the checkpoint's own numbers, not a family's field
+    names (``moe_num_experts`` is ``num_local_experts`` in Mixtral)."""
+    first, last = spec.moe_layer_start_index, spec.num_hidden_layers - 1
+    experts = spec.moe_num_experts
+    layers = range(first, last + 1)
+    moe = ", ".join(map(str, layers)) if len(layers) <= 4 else f"{first}..{last}"
+    seen: set[tuple[int, int]] = set()
+    for p in spec.planted:
+        if not first <= p.layer <= last:
+            raise ValueError(
+                f"planted layer {p.layer} is not an MoE layer; the MoE layers are {moe}"
+            )
+        if p.expert >= experts:
+            raise ValueError(
+                f"planted expert {p.expert} of layer {p.layer}: this checkpoint has "
+                f"{experts} experts per MoE layer: use 0..{experts - 1}"
+            )
+        if (p.layer, p.expert) in seen:
+            raise ValueError(
+                f"expert {p.expert} of layer {p.layer} is planted twice: plant each expert once"
+            )
+        seen.add((p.layer, p.expert))
+    for layer in sorted({p.layer for p in spec.planted}):
+        hot = sum(p.layer == layer and p.bias >= 1 for p in spec.planted)
+        dead = sum(p.layer == layer and p.bias <= -1 for p in spec.planted)
+        if hot > spec.moe_k:
+            raise ValueError(
+                f"layer {layer} has {hot} hot experts planted, but each token chooses only "
+                f"{spec.moe_k}: plant at most {spec.moe_k} hot experts per layer"
+            )
+        if dead > experts - spec.moe_k:
+            raise ValueError(
+                f"layer {layer} has {dead} dead experts planted, but each token chooses "
+                f"{spec.moe_k} of {experts}: plant at most {experts - spec.moe_k} dead experts "
+                "per layer"
+            )
 
 
 def corpus_from_data_dir(data_dir: Path | None, max_rows_per_file: int = 500) -> list[str]:

@@ -116,7 +116,46 @@ def test_a_spec_that_does_not_fit_its_family_is_refused(kwargs: dict, match: str
             "error: unknown MoE family 'mixtrall'; choose one of ernie45, qwen3_moe, "
             "deepseek_v2, mixtral, olmoe, gpt_oss",
         ),
-        (["--family", "olmoe", "--plant", "7:1:hot"], "error: planted layer 7 is not an MoE layer"),
+        (
+            ["--family", "olmoe", "--plant", "7:1:hot"],
+            "error: planted layer 7 is not an MoE layer; the MoE layers are 0, 1",
+        ),
+        (
+            ["--family", "deepseek_v2", "--plant", "0:1:hot"],  # layer 0 is dense
+            "error: planted layer 0 is not an MoE layer; the MoE layers are 1",
+        ),
+        (
+            ["--family", "ernie45", "--layers", "8", "--plant", "9:1:dead"],
+            "error: planted layer 9 is not an MoE layer; the MoE layers are 1..7",
+        ),
+        (  # Mixtral's field is num_local_experts: the message gives the range instead
+            ["--family", "mixtral", "--plant", "1:99:hot"],
+            "error: planted expert 99 of layer 1: this checkpoint has 16 experts per MoE layer: "
+            "use 0..15",
+        ),
+        (
+            ["--family", "mixtral", "--plant", "1:3:hot", "--plant", "1:3:dead"],
+            "error: expert 3 of layer 1 is planted twice: plant each expert once",
+        ),
+        (
+            ["--plant", "2:40:hot", "--plant", "1:5:0.5", "--plant", "2:40:hot"],
+            "error: expert 40 of layer 2 is planted twice: plant each expert once",
+        ),
+        (
+            ["--family", "mixtral", *[f for e in (1, 2, 3) for f in ("--plant", f"1:{e}:hot")]],
+            "error: layer 1 has 3 hot experts planted, but each token chooses only 2: plant at "
+            "most 2 hot experts per layer",
+        ),
+        (
+            ["--family", "mixtral", *[f for e in range(15) for f in ("--plant", f"0:{e}:dead")]],
+            "error: layer 0 has 15 dead experts planted, but each token chooses 2 of 16: plant at "
+            "most 14 dead experts per layer",
+        ),
+        (
+            ["--family", "olmoe", "--plant", "-1:3:hot"],
+            "error: planted expert '-1:3:hot' is not LAYER:EXPERT:hot, LAYER:EXPERT:dead or "
+            "LAYER:EXPERT:BIAS (e.g. 1:3:hot, 1:7:dead, 2:5:0.5)",
+        ),
         (
             ["--family", "qwen3_moe", "--layers", "1"],
             "error: --layers = 1: Input should be greater than or equal to 2",
