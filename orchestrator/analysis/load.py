@@ -179,27 +179,38 @@ def layer_load(
 @contextmanager
 def _one_shape() -> Iterator[None]:
     """Turn the reader's refusals to mix model shapes or model families into the load
-    table's own one-line errors."""
+    table's own one-line errors (each with its fix once: ``--model``, or one database per
+    model)."""
     try:
         yield
     except MixedFamiliesError as exc:
-        raise UserError(
-            f"calls of {len(exc.families)} MoE families are stored ({exc.named()}); the load "
-            "table covers one family, so their loads are never pooled: use one database per "
-            "model, or `orchestrator skew --model NAME` for one of them"
-        ) from exc
+        # the reader's message names the families and the fix (--model, or one database per
+        # model when two families share a served name); `load` has --model as `skew` has
+        raise UserError(str(exc)) from exc
     except UserError as exc:
         if "MoE layers" in str(exc):
+            detail = str(exc).split("; use one database per model")[0]
             raise UserError(
-                f"calls of different model shapes are stored ({exc}); use one database per model"
+                f"calls of different model shapes are stored ({detail}); select one served "
+                "model with --model NAME, or use one database per model"
             ) from exc
         raise
 
 
 def _no_routing(
-    store: TelemetryReader, workflow: str | None, since: datetime | None, pending: int
+    store: TelemetryReader,
+    workflow: str | None,
+    since: datetime | None,
+    pending: int,
+    model: str | None = None,
 ) -> UserError:
     """Why no call with expert routing was found, and what to do about it."""
+    if model is not None:
+        scope = f" for workflow {workflow!r}" if workflow else ""
+        return UserError(
+            f"no model call with routing of served model {model!r} is stored in "
+            f"{store.url}{scope}; drop --model, or give a model name the calls were served as"
+        )
     scope = f" for workflow {workflow!r}" if workflow else ""
     unsupported = store.count_calls(workflow=workflow, since=since, source="unsupported")
     if unsupported:
@@ -225,6 +236,7 @@ def expert_load(
     since: datetime | None = None,
     thresholds: Thresholds | None = None,
     family: str | None = None,
+    model: str | None = None,
 ) -> ExpertLoad:
     """Aggregate stored per-call counts into per-layer load.
 
@@ -233,7 +245,9 @@ def expert_load(
     so memory stays bounded however many calls are stored.
 
     ``thresholds``: the hot and dead rule (default :class:`Thresholds`, as ``orchestrator
-    skew``). ``family``: only the calls of this model family.
+    skew``). ``family``: only the calls of this model family; ``model``: only those of this
+    served model name (``orchestrator load --model``, as ``orchestrator skew --model``). The
+    ``skipped`` and ``pending`` counts are of every model (the reader counts them unfiltered).
 
     Raises:
         UserError: No call with routing is stored (for the workflow), or calls of different
@@ -249,7 +263,9 @@ def expert_load(
     sizes = np.zeros(2)  # sum n_i and sum n_i^2 of the calls' activations (size_ratio)
     found_family = ""
     with _one_shape():
-        for batch in store.iter_call_counts(start=since, workflow=workflow, family=family):
+        for batch in store.iter_call_counts(
+            start=since, workflow=workflow, family=family, model=model
+        ):
             found_family = batch.model_family or found_family
             if total is None or sq is None:
                 total = np.zeros(batch.counts.shape[1:], dtype=np.float64)
@@ -275,7 +291,7 @@ def expert_load(
             tokens += int(batch.routed_tokens.sum())
     pending = pending_routing_count(store, workflow=workflow, since=since)
     if total is None or sq is None or top_k is None:
-        raise _no_routing(store, workflow, since, pending)
+        raise _no_routing(store, workflow, since, pending, model)
     rule = thresholds or Thresholds()
     return ExpertLoad(
         calls=calls,

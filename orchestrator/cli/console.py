@@ -134,10 +134,12 @@ def print_expert_load(
     *,
     workflow: str | None = None,
     since: datetime | None = None,
+    model: str | None = None,
 ) -> None:
     """Print the expert load table of ``store``'s model calls (of ``workflow``, from ``since``
-    on, when given), judged as ``orchestrator skew`` judges (its default thresholds, with
-    ``settings.dead_min_expected`` as the minimum volume, as ``skew`` takes it).
+    on, of served ``model``, when given), judged as ``orchestrator skew`` judges (its default
+    thresholds, with ``settings.dead_min_expected`` as the minimum volume, as ``skew`` takes
+    it).
 
     Raises:
         UserError: What :func:`orchestrator.analysis.load.expert_load` raises (no call with
@@ -151,5 +153,6 @@ def print_expert_load(
         workflow=workflow,
         since=since,
         thresholds=Thresholds(min_expected=settings.dead_min_expected),
+        model=model,
     )
     print_load(console, load)

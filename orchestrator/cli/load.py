@@ -25,6 +25,10 @@ from orchestrator.exceptions import OrchestratorError
 def load(
     database_url: TelemetryDbOption = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Only calls of this served model (as `orchestrator skew --model`)."),
+    ] = None,
 ) -> None:
     """Print the per-layer expert load table of a telemetry database.
 
@@ -39,7 +43,7 @@ def load(
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
     try:
-        print_expert_load(console, store, settings, workflow=workflow)
+        print_expert_load(console, store, settings, workflow=workflow, model=model)
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
     finally:

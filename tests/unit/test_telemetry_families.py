@@ -260,3 +260,18 @@ def test_stale_rollups_summed_from_the_calls_keep_the_families_apart(
         assert rows and all(r.model_family == "ernie45" for r in rows)
     finally:
         reader.close()
+
+
+def test_orchestrator_load_refuses_two_families_in_one_line_and_model_selects_one(
+    mixed_db: Path,
+) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["load", "--db", str(mixed_db)])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "2 MoE families" in said and "select one with --model (e.g. --model ernie-moe)" in said
+    assert "orchestrator skew" not in said and "Traceback" not in result.output  # load's own flag
+    for model, hot in (("ernie-moe", 3), ("mixtral-moe", 9)):
+        result = runner.invoke(app, ["load", "--db", str(mixed_db), "--model", model])
+        assert result.exit_code == 0, result.output
+        assert result.output.count(f"1: e{hot}") == len(LAYERS)  # one hot expert per layer
