@@ -201,7 +201,8 @@ def open_readonly(url: str) -> ReadOnlyTelemetry:
             "install the driver or use a sqlite:/// URL"
         ) from exc
     except SQLAlchemyError as exc:
-        reason = getattr(exc, "orig", None) or exc
+        # one line: psycopg's message goes on over a second, tab-indented line
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
         hint = (
             "; its folder is read-only and its WAL file holds commits that SQLite can read "
             "only with the -shm file beside it: give this user write access to the folder, "

@@ -319,7 +319,8 @@ class TelemetryStore(TelemetryReader):
             known = storage_error(exc, shown.removeprefix("sqlite:///"), "telemetry database")
             if known is not None:  # damaged, locked, full, read-only: the file and the fix
                 raise known from exc
-            reason = getattr(exc, "orig", None) or exc
+            # one line: psycopg's message goes on over a second, tab-indented line
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
             raise UserError(
                 f"cannot open telemetry database {shown}: {reason}; pass --database-url (or "
                 "ORCH_DATABASE_URL) of a SQLite file or a reachable database"

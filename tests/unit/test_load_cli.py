@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from skew_data import EXPERTS, add_request, trace, uniform
 from typer.testing import CliRunner
 
 from orchestrator import TelemetryStore
 from orchestrator.cli import app
+from tests.unit.skew_data import EXPERTS, add_request, trace, uniform
 
 runner = CliRunner()
 
@@ -59,3 +59,28 @@ def test_an_unknown_model_is_named_in_one_line(two_shapes: Path) -> None:
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
     assert "'gpt-x'" in said and "--model" in said and "Traceback" not in result.output
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_postgres_connection_error_is_one_line() -> None:
+    from orchestrator.exceptions import UserError
+    from orchestrator.telemetry.readonly import open_readonly
+
+    url = f"postgresql+psycopg://u@127.0.0.1:{_closed_port()}/telemetry"
+    for open_store in (open_readonly, TelemetryStore):  # load/skew, and skew --rebuild/run
+        with pytest.raises(UserError) as caught:
+            open_store(url)
+        message = str(caught.value)
+        assert "\n" not in message and "\t" not in message, message
+        assert "Connection refused" in message and "Is the server running" in message
+    for command in (["load"], ["skew"], ["skew", "--rebuild"]):
+        result = CliRunner().invoke(app, [*command, "--db", url])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert result.output.startswith("error: cannot ")
