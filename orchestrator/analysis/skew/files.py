@@ -33,7 +33,9 @@ def _temp_sibling(target: Path) -> tuple[int, str]:
     try:
         return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise UserError(f"cannot write {target}: {folder}: {exc.strerror}") from exc
+        raise UserError(
+            f"cannot write {target}: cannot create a file in {folder} ({exc.strerror})"
+        ) from exc
 
 
 def check_writable(path: Path | str) -> None:
