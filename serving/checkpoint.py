@@ -40,9 +40,11 @@ its routing is real routing of a real MoE forward pass.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -455,6 +457,62 @@ def recorded_spec(out_dir: Path | str) -> CheckpointSpec | None:
         return None
 
 
+def check_target(
+    out_dir: Path | str, spec: CheckpointSpec, corpus: Sequence[str], *, overwrite: bool = False
+) -> bool:
+    """Whether ``out_dir`` already holds the checkpoint of ``spec`` and ``corpus`` (True:
+    nothing to build); else check, in a second and before any training, that
+    :func:`build_checkpoint` can write it there.
+
+    Raises:
+        CheckpointError: ``out_dir`` is a file; holds files but no checkpoint (never deleted,
+            even with ``overwrite``); holds a different checkpoint and ``overwrite`` is False
+            (the message names the CLI flag ``--overwrite``); or its folder cannot be written
+            (a parent that is a file, permissions, a read-only mount, /proc).
+    """
+    out = Path(out_dir)
+    try:
+        if is_current(out, spec, corpus):
+            return True
+        if out.exists() and not out.is_dir():
+            raise CheckpointError(out, "is a file, not a folder; choose a folder to build into")
+        if out.is_dir() and any(out.iterdir()):
+            held = recorded_spec(out)
+            if held is None and not (out / "config.json").is_file():
+                raise CheckpointError(
+                    out, "is not empty and holds no checkpoint; choose a new or empty folder"
+                )
+            if not overwrite:
+                what = f" ({held.family})" if held is not None else ""
+                raise CheckpointError(
+                    out,
+                    f"holds a different checkpoint{what}; pass --overwrite to replace it, or "
+                    "choose another folder",
+                )
+    except OSError as exc:  # an unreadable folder
+        raise CheckpointError(out, f"cannot be read: {exc.strerror or exc}") from exc
+    _check_writable_parent(out)
+    return False
+
+
+def _check_writable_parent(out: Path) -> None:
+    """Create and remove a temporary sibling of ``out`` where :func:`_save_in_place` will stage
+    it (its nearest existing ancestor, as ``mkdir(parents=True)`` creates the rest). The
+    orchestrator's file-output check (``orchestrator.analysis.skew.files``) is above this
+    layer and probes for a file, so this folder probe is its own."""
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise CheckpointError(out, f"{folder} is a file, not a folder; choose another path")
+    reasons = {errno.EROFS: "is on a read-only file system", errno.EACCES: "is not writable"}
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=f".{out.name}.", dir=folder))
+    except OSError as exc:
+        reason = reasons.get(exc.errno or 0, f"does not accept new folders ({exc.strerror})")
+        raise CheckpointError(out, f"cannot write in {folder}: it {reason}") from exc
+
+
 def _corpus_sha(corpus: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for text in corpus:
@@ -492,25 +550,18 @@ def build_checkpoint(
         ``orchestrator_checkpoint.json`` (spec, fingerprint, parameter count).
 
     Raises:
-        CheckpointError: ``out_dir`` holds something else and ``overwrite`` is False.
+        CheckpointError: As :func:`check_target`, before the tokenizer is trained.
 
     Example:
         >>> from serving.checkpoint import build_checkpoint, CheckpointSpec
         >>> path = build_checkpoint("/tmp/ernie-tiny", CheckpointSpec(seed=1))  # doctest: +SKIP
     """
-    import torch
-
     spec = spec or CheckpointSpec()
     corpus = list(corpus) if corpus is not None else list(_BUILTIN_CORPUS)
     out = Path(out_dir)
-    if is_current(out, spec, corpus):
+    if check_target(out, spec, corpus, overwrite=overwrite):
         return out
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise CheckpointError(
-            out,
-            "folder exists and holds a different checkpoint; pass overwrite=True "
-            "(CLI: --overwrite) or choose another folder",
-        )
+    import torch
 
     tokenizer = _train_tokenizer(corpus, spec.tokenizer_vocab_size)
     model = _random_model(spec, tokenizer, device)

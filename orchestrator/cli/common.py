@@ -126,30 +126,39 @@ def ensure_checkpoint(settings: Settings) -> Path:
     """Build the offline checkpoint in ``settings.checkpoint_dir`` unless an identical one is
     already there (same spec, same tokenizer corpus from ``settings.data_dir``). A folder that
     ``orchestrator build-checkpoint`` wrote keeps its own spec (its family, shape and planted
-    experts); any other gets the default ERNIE spec.
+    experts); a model folder it did not write (a ``config.json`` without its manifest) is served
+    as it is; an empty or missing folder gets the default ERNIE spec.
 
     Returns:
         The checkpoint folder.
 
     Raises:
-        serving.errors.CheckpointError: The folder holds something else, or cannot be written.
+        typer.Exit: Exit 2 after one line when the folder holds files but no checkpoint (they
+            are never deleted), or cannot be written.
     """
     from serving.checkpoint import (
         CheckpointSpec,
         build_checkpoint,
+        check_target,
         corpus_from_data_dir,
-        is_current,
         recorded_spec,
     )
+    from serving.errors import CheckpointError
     from serving.training import is_trained
 
     if is_trained(settings.checkpoint_dir):  # a trained checkpoint is served as it is
         return settings.checkpoint_dir
+    recorded = recorded_spec(settings.checkpoint_dir)
+    if recorded is None and (settings.checkpoint_dir / "config.json").is_file():
+        return settings.checkpoint_dir  # a model folder not built here: never replaced
     corpus = corpus_from_data_dir(settings.data_dir)
-    spec = recorded_spec(settings.checkpoint_dir) or CheckpointSpec()
-    if not is_current(settings.checkpoint_dir, spec, corpus):
-        with working(f"building offline checkpoint in {settings.checkpoint_dir}"):
-            build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=True)
+    spec = recorded or CheckpointSpec()
+    try:
+        if not check_target(settings.checkpoint_dir, spec, corpus, overwrite=True):
+            with working(f"building offline checkpoint in {settings.checkpoint_dir}"):
+                build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=True)
+    except CheckpointError as exc:
+        raise fail(exc, 2) from exc
     return settings.checkpoint_dir
 
 

@@ -38,6 +38,7 @@ from serving.checkpoint import (
     CheckpointSpec,
     PlantedExpert,
     build_checkpoint,
+    check_target,
     corpus_from_data_dir,
 )
 from serving.errors import ServingError
@@ -80,17 +81,21 @@ def build_checkpoint_cmd(
         planted = tuple(PlantedExpert.parse(p) for p in plant or ())
         shape = {"num_hidden_layers": layers} if layers is not None else {}
         spec = CheckpointSpec.for_family(family, seed=seed, planted=planted, **shape)
-        with working("training tokenizer and writing weights"):
-            path = build_checkpoint(
-                settings.checkpoint_dir,
-                spec,
-                corpus_from_data_dir(settings.data_dir),
-                overwrite=overwrite,
+        corpus = corpus_from_data_dir(settings.data_dir)
+        # the folder is checked before the 20-70 s of tokenizer training
+        if check_target(settings.checkpoint_dir, spec, corpus, overwrite=overwrite):
+            console.print(
+                f"checkpoint ready: {settings.checkpoint_dir} (already built with this spec)"
             )
+            return
+        with working("training tokenizer and writing weights"):
+            path = build_checkpoint(settings.checkpoint_dir, spec, corpus, overwrite=overwrite)
     except ValidationError as exc:  # --layers or --plant that does not fit the family
         raise fail(_spec_problem(exc), 2) from exc
     except (ServingError, ValueError) as exc:  # ValueError: a bad --plant or --family
         raise fail(exc, 2) from exc
+    except OSError as exc:  # the disk filled up or the folder vanished while writing
+        raise fail(f"checkpoint {settings.checkpoint_dir}: {exc.strerror or exc}", 2) from exc
     console.print(f"checkpoint ready: {path}")
 
 
