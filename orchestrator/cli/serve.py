@@ -50,7 +50,7 @@ def build_checkpoint_cmd(
         Path | None,
         typer.Option(
             help="Folder to write (default .cache/ernie45-moe-offline, or "
-            ".cache/<family>-moe-offline for another --family)."
+            ".cache/FAMILY-moe-offline for another --family, e.g. .cache/mixtral-moe-offline)."
         ),
     ] = None,
     family: Annotated[

@@ -140,3 +140,27 @@ def test_serve_keeps_a_planted_checkpoint_and_never_deletes_other_files(
         ensure_checkpoint(Settings(checkpoint_dir=loose, data_dir=tmp_path))
     assert exited.value.exit_code == 2 and (loose / "notes.txt").read_text() == "mine"
     assert built == [spec]
+
+
+def test_no_help_text_loses_an_angle_bracketed_word() -> None:
+    """The CLI renders help as Markdown, where ``<family>`` is an HTML tag and vanished
+    (tester3 finding 7: ``.cache/-moe-offline``). Every command's and option's help that
+    holds ``<word>`` must still show the word."""
+    import re
+
+    from typer import _click as click
+
+    def walk(command: click.Command, path: list[str]):
+        yield path, command
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from walk(sub, [*path, name])
+
+    runner, tag = CliRunner(), re.compile(r"<([A-Za-z][\w-]*)>")
+    for path, command in walk(typer.main.get_command(app), []):
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        words = {m for text in texts for m in tag.findall(text.split("\n\n")[0])}
+        if words:
+            shown = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "300"}).output
+            assert all(f"<{word}>" in shown for word in words), (path, words)
+    shown = runner.invoke(app, ["build-checkpoint", "--help"], env={"COLUMNS": "300"}).output
+    assert ".cache/FAMILY-moe-offline" in shown
