@@ -164,3 +164,31 @@ def test_no_help_text_loses_an_angle_bracketed_word() -> None:
             assert all(f"<{word}>" in shown for word in words), (path, words)
     shown = runner.invoke(app, ["build-checkpoint", "--help"], env={"COLUMNS": "300"}).output
     assert ".cache/FAMILY-moe-offline" in shown
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        ("EROFS", "is on a read-only file system"),  # checked by hand on a ro tmpfs mount
+        ("EACCES", "is not writable"),  # the tests run as root, so chmod cannot show it
+        ("ENOSPC", "does not accept new folders (No space left on device)"),
+    ],
+)
+def test_a_folder_that_refuses_new_folders_is_named_with_its_reason(
+    code: str, reason: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    def refuse(**_kwargs: object) -> str:
+        number = getattr(errno, code)
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(ck.tempfile, "mkdtemp", refuse)
+    out = tmp_path / "new" / "ck"
+    exit_code, lines = _cli(out, "--family", "olmoe", data=tmp_path / "none")
+    assert (exit_code, lines) == (
+        2,
+        [f"error: checkpoint {out}: cannot write in {tmp_path}: it {reason}"],
+    )
+    assert not (tmp_path / "new").exists()
