@@ -185,9 +185,6 @@ class Settings(BaseSettings):
         "server that cannot: skills then parse plain text and mark unparsed answers.",
     )
     kv_cache_gib: int = Field(1, ge=1, description="VLLM_CPU_KVCACHE_SPACE for the CPU profile.")
-    hot_share_factor: float = Field(
-        2.0, gt=1.0, description="An expert is hot when its load share exceeds this × uniform."
-    )
     dead_min_expected: float = Field(
         5.0,
         gt=0,

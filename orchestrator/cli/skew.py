@@ -144,9 +144,8 @@ def _options(
     batch: str | None,
 ) -> ReportOptions:
     """The report's options from the flags (``min_expected`` defaults from ``settings``, the
-    other thresholds from :class:`Thresholds`: the settings' ``hot_share_factor`` is the
-    point-estimate factor of ``orchestrator load``); exit 2 naming a value out of range or a
-    window, baseline or end that cannot be read."""
+    other thresholds from :class:`Thresholds`, as ``orchestrator load`` takes them); exit 2
+    naming a value out of range or a window, baseline or end that cannot be read."""
     from orchestrator.analysis.skew.models import Thresholds
     from orchestrator.analysis.skew.report import ReportOptions
     from orchestrator.analysis.skew.window import parse_duration, parse_until
