@@ -65,7 +65,8 @@ def test_the_lazy_facade_exports_what_the_readme_uses() -> None:
     import orchestrator
 
     assert set(orchestrator.__all__) == set(orchestrator._EXPORTS)
-    for member in orchestrator.__all__:
-        assert getattr(orchestrator, member).__name__ == member
+    for member in orchestrator.__all__:  # classes and constants (FALLBACK) alike
+        source = importlib.import_module(orchestrator._EXPORTS[member])
+        assert getattr(orchestrator, member) is getattr(source, member)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = orchestrator.nope  # type: ignore[attr-defined]
