@@ -23,6 +23,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from orchestrator.batch.files import file_problem
 from orchestrator.cli import moderation_fit
 from orchestrator.cli.common import console, err, fail, settings_from_flags, working
 from orchestrator.cli.storage import check_storage
@@ -82,10 +83,12 @@ def moderate(
             2,
         )
     if file is not None:
+        if file != "-" and (problem := file_problem(file)) is not None:
+            raise fail(f"--file {file} {problem}: give the path of a text file, or - for stdin", 2)
         try:
             post: str | bytes = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
         except OSError as exc:
-            raise fail(f"cannot read {file}: {exc}", 2) from exc
+            raise fail(f"cannot read {file}: {exc.strerror or exc}", 2) from exc
     else:
         post = text or ""
     # an empty --server-url or --database-url means "not given" here, as it always did

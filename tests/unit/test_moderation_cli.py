@@ -29,6 +29,14 @@ def test_moderate_reads_invalid_utf8_from_a_file(tmp_path: Path) -> None:
     assert verdict["input"]["invalid_utf8_bytes"] == 2 and verdict["decision"] == "allow"
 
 
+def test_a_post_file_that_cannot_be_read_is_named_in_one_line(tmp_path: Path) -> None:
+    for path, why in ((tmp_path / "nope.txt", "does not exist"), (tmp_path, "is a folder")):
+        result = runner.invoke(app, ["moderate", "--file", str(path), "--no-model"])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and f"--file {path} {why}" in said, said
+        assert "Errno" not in said and "Traceback" not in said
+
+
 def test_moderate_needs_exactly_one_post_source() -> None:
     result = runner.invoke(app, ["moderate", "--no-model"])
     assert result.exit_code == 2 and "argument or with --file" in result.output
