@@ -41,7 +41,7 @@ from orchestrator.cli.common import (
 from orchestrator.cli.status import observe_server
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
-from orchestrator.exceptions import OrchestratorError
+from orchestrator.exceptions import OrchestratorError, storage_error
 from orchestrator.observability import shutdown_tracing
 from orchestrator.ui import build_app
 
@@ -294,9 +294,14 @@ def ui_feedback(
         with engine.connect() as conn:
             rows = [dict(r._mapping) for r in conn.execute(text(FEEDBACK_QUERY))]
     except SQLAlchemyError as exc:
+        sqlite_file = engine.url.get_backend_name() == "sqlite" and engine.url.database
+        shown = sqlite_file or engine.url.render_as_string(hide_password=True)
+        damaged = storage_error(exc, shown, "chat history database")
+        if damaged is not None:  # damaged, locked, unreadable: not "the UI never ran"
+            raise fail(str(damaged), 2) from exc
         raise fail(
-            f"no chat feedback in {engine.url.render_as_string(hide_password=True)}: the chat UI "
-            f"has not run on it yet ({type(exc).__name__})",
+            f"no chat feedback in {shown}: the chat UI has not run on it yet (start it with "
+            "`orchestrator ui`, or point ORCH_UI_DATABASE_URL at the database it used)",
             2,
         ) from exc
     finally:

@@ -123,3 +123,23 @@ def test_the_history_on_postgresql(tmp_path: Path, postgres: PostgresServer) -> 
     url = postgres.create_database("ui_history").replace("postgresql://", "postgresql+psycopg://")
     url = url.replace("postgresql+psycopg+psycopg://", "postgresql+psycopg://")
     _check(_probe(tmp_path, url))
+
+
+def test_ui_feedback_tells_a_damaged_database_from_one_the_ui_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(b"not a database at all" * 100)
+    for db, said in (
+        (damaged, f"chat history database {damaged} is damaged"),
+        (tmp_path / "new.db", "the chat UI has not run on it yet"),
+    ):
+        monkeypatch.setenv("ORCH_UI_DATABASE_URL", f"sqlite:///{db}")
+        result = CliRunner().invoke(app, ["ui-feedback"])
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2 and said in text, text
+        assert "Error)" not in text  # no exception class names
