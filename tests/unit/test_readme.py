@@ -67,5 +67,8 @@ def test_command_table_names_no_command_that_is_gone() -> None:
                 continue
             group = root.commands[name]
             if isinstance(group, TyperGroup):
-                stale += [f"{name} {sub}" for sub in rest.split("|") if sub not in group.commands]
+                subs = [sub for sub in rest.split("|") if sub]
+                if not subs and not group.invoke_without_command:  # `skew` runs on its own
+                    stale.append(f"{name} (a group: name its subcommand)")
+                stale += [f"{name} {sub}" for sub in subs if sub not in group.commands]
     assert not stale, f"README command table names commands that do not exist: {stale}"
