@@ -28,7 +28,7 @@ _GROUP = [
     "capture_sampling_rate",
 ]
 #: The sources whose MoE calls could only have been ERNIE-4.5 before this revision.
-_ERNIE_SOURCES = "('engine', 'replay', 'pending', 'unavailable')"
+_ERNIE_SOURCES = ("engine", "replay", "pending", "unavailable")
 
 
 def _family_column() -> sa.Column[str]:
@@ -42,26 +42,34 @@ def upgrade() -> None:
         batch.add_column(_family_column())
         batch.drop_constraint("uq_expert_rollup_group", type_="unique")
         batch.create_unique_constraint("uq_expert_rollup_group", [*_GROUP, "model_family"])
-    op.execute(
-        "UPDATE model_calls SET model_family = 'ernie45' WHERE num_experts > 0 "
-        f"AND expert_routing_source IN {_ERNIE_SOURCES}"
-    )
-    op.execute(
-        "UPDATE expert_rollups SET model_family = 'ernie45' WHERE num_experts > 0 "
-        f"AND expert_routing_source IN {_ERNIE_SOURCES}"
-    )
+    for name in ("model_calls", "expert_rollups"):
+        rows = sa.table(
+            name,
+            sa.column("model_family"),
+            sa.column("num_experts"),
+            sa.column("expert_routing_source"),
+        )
+        op.execute(
+            rows.update()
+            .where(rows.c.num_experts > 0, rows.c.expert_routing_source.in_(_ERNIE_SOURCES))
+            .values(model_family="ernie45")
+        )
 
 
 def downgrade() -> None:
     # rollup rows that differ only by family cannot share the old unique group: refuse rather
     # than sum two families into one row
     bind = op.get_bind()
-    clashes = bind.execute(
-        sa.text(
-            f"SELECT COUNT(*) FROM (SELECT 1 FROM expert_rollups GROUP BY {', '.join(_GROUP)} "
-            "HAVING COUNT(*) > 1) AS clashing"
-        )
-    ).scalar()
+    rollups = sa.table("expert_rollups", *(sa.column(c) for c in _GROUP))
+    groups = [rollups.c[c] for c in _GROUP]
+    clashing = (
+        sa.select(sa.literal(1))
+        .select_from(rollups)
+        .group_by(*groups)
+        .having(sa.func.count() > 1)
+        .subquery()
+    )
+    clashes = bind.execute(sa.select(sa.func.count()).select_from(clashing)).scalar()
     if clashes:
         raise RuntimeError(
             f"{clashes} expert_rollups groups hold calls of more than one model family; "
