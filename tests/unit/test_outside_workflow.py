@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,12 @@ def test_the_project_imports_the_outside_package_nowhere() -> None:
 
 
 def test_an_outside_package_is_routed_run_recorded_and_reported(tmp_path: Path) -> None:
-    site = tmp_path / "site"
+    site, source = tmp_path / "site", tmp_path / "source"
+    # built from a copy: the build leaves build/ and an .egg-info beside its source, and an
+    # .egg-info on sys.path would register the workflow for every later test of the session
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"]
-    built = _run([*pip, "--no-build-isolation", "--target", str(site), str(PACKAGE)], "", ROOT)
+    built = _run([*pip, "--no-build-isolation", "--target", str(site), str(source)], "", ROOT)
     assert built.returncode == 0, built.stderr
     assert (site / "faq_workflow" / "faq.toml").exists()  # its data file went with it
     run = _run(
