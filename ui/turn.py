@@ -211,8 +211,11 @@ async def finish_reply(reply: cl.Message, turn: Turn) -> None:
         await tool_step(call_, result, reply_id=reply.id)
     if not reply.content and turn.done.get("headline"):
         # a workflow that streams no reply (any workflow this page does not know): its
-        # headline, then its result's fields
-        await reply.stream_token(md(turn.done["headline"]) + result_table(turn.done.get("result")))
+        # headline, then the fields of its result once it succeeded (a result that waits for a
+        # person holds the operator's state, which is not the customer's to read)
+        done = turn.done.get("status") == "succeeded"
+        table = result_table(turn.done.get("result")) if done else ""
+        await reply.stream_token(md(turn.done["headline"]) + table)
     for error in turn.errors:
         reply.content = (reply.content or "") + "\n\n**Sorry:** " + md(error)
     reply.content = (reply.content or "") + "\n\n---\n" + turn.footer()
