@@ -6,9 +6,13 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator.classifier import Classification
 from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
+from orchestrator.routes import Route
 from orchestrator.testing import SCRIPTED_ARCH, ScriptedModel
 from serving.expert_routing import ExpertRoutingTrace
+from workflows.customer_service import CustomerServiceWorkflow
 
 #: Picks the arguments of a tool call from the tool spec (and the attempt number, from 1).
 ArgumentPicker = Callable[[dict[str, Any], int], str]
@@ -59,6 +63,26 @@ class ScriptedToolModel(ScriptedModel):
                 "tool_calls": (ToolCall(id="t", name=spec["function"]["name"], arguments=args),),
             }
         )
+
+
+class CustomerServiceRoute:
+    """A classifier that sends every request to customer service (what follows is under test)."""
+
+    def classify(self, request: Request) -> Classification:
+        return Classification(
+            route=Route("customer_service"), confidence=0.9, scores={}, reason="test"
+        )
+
+
+def customer_service_only(
+    model: ScriptedModel,
+    telemetry: TelemetryStore,
+    workflow: CustomerServiceWorkflow | None = None,
+) -> Orchestrator:
+    """An orchestrator that runs every request through ``workflow`` (a stateless
+    :class:`CustomerServiceWorkflow` when None), whatever the rule classifier would say."""
+    workflow = workflow or CustomerServiceWorkflow()
+    return Orchestrator(model, telemetry, [workflow], classifier=CustomerServiceRoute())
 
 
 class RecordingCapture:

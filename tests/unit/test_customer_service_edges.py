@@ -12,15 +12,13 @@ from typing import Any
 
 import pytest
 
-from orchestrator import Orchestrator, Request, TelemetryStore
-from orchestrator.classifier import Classification
-from orchestrator.routes import Route
+from orchestrator import Request, TelemetryStore
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service import graph as cs_graph
 from workflows.customer_service.store import OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel
+from customer_service_double import ScriptedToolModel, customer_service_only
 
 
 class CountingExecutor(ThreadPoolExecutor):
@@ -33,15 +31,6 @@ class CountingExecutor(ThreadPoolExecutor):
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         self.submitted.append(getattr(fn, "__name__", repr(fn)))
         return super().submit(fn, *args, **kwargs)
-
-
-class CustomerService:
-    """A classifier that sends every request to customer service (the turn is under test)."""
-
-    def classify(self, request: Request) -> Classification:
-        return Classification(
-            route=Route("customer_service"), confidence=0.9, scores={}, reason="test"
-        )
 
 
 def test_every_conditional_edge_is_a_coroutine_function() -> None:
@@ -78,12 +67,8 @@ async def test_a_turn_sends_nothing_to_the_default_executor(
     store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
     executor = CountingExecutor()
     asyncio.get_running_loop().set_default_executor(executor)
-    orch = Orchestrator(
-        ScriptedToolModel(replies=["Thanks for writing."]),
-        store,
-        [CustomerServiceWorkflow(orders)],
-        classifier=CustomerService(),  # type: ignore[arg-type]
-    )
+    model = ScriptedToolModel(replies=["Thanks for writing."])
+    orch = customer_service_only(model, store, CustomerServiceWorkflow(orders))
     outcome = await orch.handle(Request(text=text, customer_id="C00001"))
     store.close()
     orders.close()

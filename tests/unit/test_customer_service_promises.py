@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 
 from orchestrator import Orchestrator, Request
-from orchestrator.classifier import Classification
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.claims import ReplyChecker, TurnFacts, check_sentence
 from workflows.customer_service.replying import intent_answer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel
+from customer_service_double import ScriptedToolModel, customer_service_only
 
 NONE = TurnFacts.of([])
 HANDED = TurnFacts.of([], handoff=True)
@@ -173,13 +172,6 @@ def test_an_order_id_already_given_is_not_asked_for(
         assert "cancel" not in answer and "取消" not in answer
 
 
-class CustomerService:
-    """A classifier that sends every request to customer service (the reply is under test)."""
-
-    def classify(self, request: Request) -> Classification:
-        return Classification(route="customer_service", confidence=0.9, scores={}, reason="t")
-
-
 @pytest.mark.parametrize(
     ("text", "model_says", "ack"),
     [
@@ -194,7 +186,7 @@ async def test_the_workflow_reply_keeps_no_promise_and_no_offer(
     text: str, model_says: str, ack: str, telemetry
 ) -> None:
     model = ScriptedToolModel(replies=[model_says])
-    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow()], classifier=CustomerService())  # type: ignore[arg-type]
+    orch = customer_service_only(model, telemetry)
     events = [e async for e in orch.stream(Request(text=text))]
     done = events[-1]
     assert done.status == "succeeded"

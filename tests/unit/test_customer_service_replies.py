@@ -17,7 +17,6 @@ import pytest
 from sqlalchemy import select
 
 from orchestrator import Orchestrator, Request, TelemetryStore
-from orchestrator.classifier import Classification
 from orchestrator.core.client import TRUNCATED, ChatMessage, TextDelta, TruncatedStreamError
 from orchestrator.core.events import StreamDone
 from orchestrator.telemetry.schema import ModelCallRecord
@@ -26,14 +25,7 @@ from workflows.customer_service.claims import TurnFacts, check_sentence, code_re
 from workflows.customer_service.store import Order, OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel
-
-
-class CustomerService:
-    """A classifier that sends every request to customer service (the reply is under test)."""
-
-    def classify(self, request: Request) -> Classification:
-        return Classification(route="customer_service", confidence=0.9, scores={}, reason="t")
+from customer_service_double import ScriptedToolModel, customer_service_only
 
 
 @pytest.fixture
@@ -152,7 +144,7 @@ async def test_a_cut_stream_says_the_answer_was_cut(with_store: bool, store, tel
     customer, order = _delivered(store)
     model = CutStreamModel(["Your parcel was delivered. ", "It was left at the ", "front"])
     workflow = CustomerServiceWorkflow(store if with_store else None)
-    orch = Orchestrator(model, telemetry, [workflow], classifier=CustomerService())  # type: ignore[arg-type]
+    orch = customer_service_only(model, telemetry, workflow)
     events, done = await _turn(orch, f"Where is {order.id}?", customer if with_store else None)
     reply = done.result["reply"]
     assert "left at the" not in reply["text"]  # half a sentence is never shown
@@ -169,7 +161,7 @@ async def test_the_main_job_hands_a_request_for_a_person_over(text: str, telemet
     real = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow()])
     assert (await real.handle(Request(text=text))).status == "needs_human"  # whatever the route
     workflow = CustomerServiceWorkflow()  # and in the workflow itself, stateless
-    orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow], classifier=CustomerService())  # type: ignore[arg-type]
+    orch = customer_service_only(ScriptedToolModel(), telemetry, workflow)
     outcome = await orch.handle(Request(text=text))
     assert outcome.status == "needs_human"
     assert outcome.result and "person" in outcome.result["handoff"]["reason"]
@@ -191,7 +183,7 @@ async def test_a_no_tool_reply_answers_the_intent_first(
     text: str, model_says: str, intent: str, kept: str, telemetry
 ) -> None:
     model = ScriptedToolModel(replies=[model_says])
-    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow()], classifier=CustomerService())  # type: ignore[arg-type]
+    orch = customer_service_only(model, telemetry)
     events = [e async for e in orch.stream(Request(text=text))]
     done = events[-1]
     assert done.status == "succeeded"
