@@ -60,44 +60,57 @@ EN = TurnFacts.of(DELIVERED)
 ZH = TurnFacts.of(PROCESSING_ZH)
 
 
-@pytest.mark.parametrize(
-    ("sentence", "facts", "lang"),
-    [
-        ("Your parcel is on its way to you.", EN, "en"),
-        ("It has not shipped yet, sorry.", EN, "en"),
-        ("The order hasn't been delivered.", EN, "en"),
-        ("Your order was cancelled at your request.", EN, "en"),
-        ("We refunded the full amount.", EN, "en"),
-        ("The shipment is in transit.", EN, "en"),
-        ("Your order is still being processed.", EN, "en"),
-        ("您的订单已发货。", ZH, "zh"),
-        ("包裹已经送达，请查收。", ZH, "zh"),
-        ("您的包裹正在配送中。", ZH, "zh"),
-        ("订单已取消。", ZH, "zh"),
-        ("已为您退款，请注意查收。", ZH, "zh"),
-        ("您的訂單已發貨。", ZH, "zh"),  # Traditional Chinese is read too
+FACTS = {"en": EN, "zh": ZH}
+
+#: Sentences the tool results (DELIVERED in English, PROCESSING_ZH in Chinese) contradict.
+CONTRADICTED = {
+    "en": [
+        "Your parcel is on its way to you.",
+        "It has not shipped yet, sorry.",
+        "The order hasn't been delivered.",
+        "Your order was cancelled at your request.",
+        "We refunded the full amount.",
+        "The shipment is in transit.",
+        "Your order is still being processed.",
     ],
-)
-def test_a_state_the_tools_contradict_is_dropped(
-    sentence: str, facts: TurnFacts, lang: str
-) -> None:
-    assert (check_sentence(sentence, facts, lang) or "").startswith("state:")  # type: ignore[arg-type]
+    "zh": [
+        "您的订单已发货。",
+        "包裹已经送达，请查收。",
+        "您的包裹正在配送中。",
+        "订单已取消。",
+        "已为您退款，请注意查收。",
+        "您的訂單已發貨。",  # Traditional Chinese is read too
+    ],
+}
+#: Sentences the same tool results back.
+TRUE = {
+    "en": [
+        "The parcel was delivered by DHL.",
+        "Your parcel has not been cancelled.",
+        "It shipped on 2026-09-01 and arrived on 2026-09-05.",
+        "Tracking number TRK0003141599 shows it was delivered.",
+    ],
+    "zh": [
+        "您的订单正在处理中，还没有发货。",
+        "订单金额为 CNY 75.50。",
+        "如有其他问题，欢迎随时联系。",
+    ],
+}
 
 
-@pytest.mark.parametrize(
-    ("sentence", "facts", "lang"),
-    [
-        ("The parcel was delivered by DHL.", EN, "en"),
-        ("Your parcel has not been cancelled.", EN, "en"),
-        ("It shipped on 2026-09-01 and arrived on 2026-09-05.", EN, "en"),
-        ("Tracking number TRK0003141599 shows it was delivered.", EN, "en"),
-        ("您的订单正在处理中，还没有发货。", ZH, "zh"),
-        ("订单金额为 CNY 75.50。", ZH, "zh"),
-        ("如有其他问题，欢迎随时联系。", ZH, "zh"),
-    ],
-)
-def test_a_true_sentence_passes(sentence: str, facts: TurnFacts, lang: str) -> None:
-    assert check_sentence(sentence, facts, lang) is None  # type: ignore[arg-type]
+def _each(table: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """``(sentence, lang)`` of every sentence of ``table``."""
+    return [(sentence, lang) for lang, sentences in table.items() for sentence in sentences]
+
+
+@pytest.mark.parametrize(("sentence", "lang"), _each(CONTRADICTED))
+def test_a_state_the_tools_contradict_is_dropped(sentence: str, lang: str) -> None:
+    assert (check_sentence(sentence, FACTS[lang], lang) or "").startswith("state:")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("sentence", "lang"), _each(TRUE))
+def test_a_true_sentence_passes(sentence: str, lang: str) -> None:
+    assert check_sentence(sentence, FACTS[lang], lang) is None  # type: ignore[arg-type]
 
 
 def test_a_state_nothing_supports_is_dropped() -> None:
