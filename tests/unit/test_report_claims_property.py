@@ -58,76 +58,37 @@ def build_ledger(
     figures: dict[str, Figure] = {}
     meaning: dict[str, Meaning] = {}
 
-    def add(fig: Figure, m: Meaning) -> None:
+    def add(label: str, op: str, m: Meaning, unit: str | None = None, **prov) -> str:
+        """Add the next figure (``F1``, ``F2``, ...) of value ``m.value`` and its meaning ``m``;
+        returns its id."""
+        fig = _figure(len(figures) + 1, label, m.value, op, unit, **prov)
         figures[fig.id] = fig
         meaning[fig.id] = m
+        return fig.id
 
     total = float(sum(amounts))
-    add(_figure(1, "total `Sales`", total, "sum"), Meaning("total", total))
-    add(_figure(2, "smallest `Sales`", float(lo), "min"), Meaning("min", float(lo)))
-    add(
-        _figure(3, "largest `Sales`", float(max(amounts)), "max"),
-        Meaning("max", float(max(amounts))),
-    )
+    add("total `Sales`", "sum", Meaning("total", total))
+    add("smallest `Sales`", "min", Meaning("min", float(lo)))
+    add("largest `Sales`", "max", Meaning("max", float(max(amounts))))
     ranked = sorted(zip(names, amounts, strict=False), key=lambda kv: (-kv[1], kv[0]))
     for group, amount in ranked:
         where = f"`Region` = `{group}`"
-        n = len(figures) + 1
-        add(
-            _figure(
-                n,
-                f"total `Sales` where {where}",
-                float(amount),
-                "group_sum",
-                cells=CELLS,
-                filter=where,
-            ),
-            Meaning("group_sum", float(amount), group),
-        )
-        share = amount / total
-        add(
-            _figure(
-                n + 1,
-                f"share of {where} in total `Sales` (F1)",
-                share,
-                "group_share",
-                "%",
-                cells=CELLS,
-                filter=where,
-                inputs=["F1"],
-            ),
-            Meaning("share", share, group),
-        )
+        group_sum = Meaning("group_sum", float(amount), group)
+        add(f"total `Sales` where {where}", "group_sum", group_sum, cells=CELLS, filter=where)
+        share = Meaning("share", amount / total, group)
+        label = f"share of {where} in total `Sales` (F1)"
+        add(label, "group_share", share, "%", cells=CELLS, filter=where, inputs=["F1"])
     previous = None
     for year, amount in zip(YEARS, yearly, strict=False):
         where = f"`Date` in `{year}`"
-        n = len(figures) + 1
-        add(
-            _figure(
-                n,
-                f"total `Sales` in `{year}`",
-                float(amount),
-                "period_sum",
-                cells=CELLS,
-                filter=where,
-            ),
-            Meaning("period", float(amount), periods=(year, year)),
-        )
+        period = Meaning("period", float(amount), periods=(year, year))
+        year_id = add(f"total `Sales` in `{year}`", "period_sum", period, cells=CELLS, filter=where)
         if previous is not None:
             prev_year, prev_amount, prev_id = previous
-            change = float(amount - prev_amount)
-            add(
-                _figure(
-                    n + 1,
-                    f"change in `Sales` from `{prev_year}` to `{year}`",
-                    change,
-                    "change",
-                    cells=CELLS,
-                    inputs=[prev_id, f"F{n}"],
-                ),
-                Meaning("change", change, periods=(prev_year, year)),
-            )
-        previous = (year, amount, f"F{n}")
+            change = Meaning("change", float(amount - prev_amount), periods=(prev_year, year))
+            label = f"change in `Sales` from `{prev_year}` to `{year}`"
+            add(label, "change", change, cells=CELLS, inputs=[prev_id, year_id])
+        previous = (year, amount, year_id)
     return figures, meaning
 
 
