@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from orchestrator import Orchestrator, Request, TelemetryStore
-from orchestrator.classifier import Classification
+from orchestrator import Orchestrator, TelemetryStore
 from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
+from orchestrator.core.fixed import FixedRoute
 from orchestrator.routes import Route
 from orchestrator.testing import SCRIPTED_ARCH, ScriptedModel
 from serving.expert_routing import ExpertRoutingTrace
@@ -65,15 +65,6 @@ class ScriptedToolModel(ScriptedModel):
         )
 
 
-class CustomerServiceRoute:
-    """A classifier that sends every request to customer service (what follows is under test)."""
-
-    def classify(self, request: Request) -> Classification:
-        return Classification(
-            route=Route("customer_service"), confidence=0.9, scores={}, reason="test"
-        )
-
-
 def customer_service_only(
     model: ScriptedModel,
     telemetry: TelemetryStore,
@@ -82,7 +73,8 @@ def customer_service_only(
     """An orchestrator that runs every request through ``workflow`` (a stateless
     :class:`CustomerServiceWorkflow` when None), whatever the rule classifier would say."""
     workflow = workflow or CustomerServiceWorkflow()
-    return Orchestrator(model, telemetry, [workflow], classifier=CustomerServiceRoute())
+    route = FixedRoute(Route("customer_service"), reason="test")
+    return Orchestrator(model, telemetry, [workflow], classifier=route)
 
 
 class RecordingCapture:
