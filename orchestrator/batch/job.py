@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.batch.inputs import BatchInput
+from orchestrator.batch.ray_engine import run_ray
 from orchestrator.batch.results import merged_rows, refresh_expert_columns, write_results
 from orchestrator.batch.runner import (
     BatchOptions,
@@ -194,17 +195,18 @@ async def run_batch_job(
                 source, factory, orchestrators, ledger, batch_id, options, total, on_row, stop
             )
         else:
-            summary = await _run_ray(
+            summary = await asyncio.to_thread(  # Ray's driver loop blocks: in a worker thread
+                run_ray,
                 source,
                 factory,
                 urls,
                 ledger,
                 batch_id,
                 options,
-                total,
-                on_row,
-                ray_workers,
-                ray_address,
+                total=total,
+                workers=ray_workers,
+                on_row=on_row,
+                ray_address=ray_address,
             )
     finally:
         # The engine is done (or failed): no request of this batch can still be in flight, so
@@ -278,36 +280,6 @@ async def _run_local(
         )
     finally:
         await factory.aclose()
-
-
-async def _run_ray(
-    source: BatchInput,
-    factory: OrchestratorFactory,
-    urls: Sequence[str],
-    ledger: BatchLedger,
-    batch_id: str,
-    options: BatchOptions,
-    total: int,
-    on_row: Callable[[RowResult, BatchProgress], None] | None,
-    workers: int,
-    address: str | None,
-) -> BatchSummary:
-    """The Ray engine, in a worker thread (its driver loop blocks)."""
-    from orchestrator.batch.ray_engine import run_ray
-
-    return await asyncio.to_thread(
-        run_ray,
-        source,
-        factory,
-        urls,
-        ledger,
-        batch_id,
-        options,
-        total=total,
-        workers=workers,
-        on_row=on_row,
-        ray_address=address,
-    )
 
 
 async def _all_unreachable(
