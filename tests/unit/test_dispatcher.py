@@ -10,7 +10,6 @@ from typing import Any, TypedDict
 
 import numpy as np
 import pytest
-from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
@@ -28,6 +27,7 @@ from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.routes import Route
 from orchestrator.telemetry import decode_counts
 from orchestrator.testing import ScriptedModel
+from tests.unit.workflow_doubles import one_node_graph
 from workflows import CustomerServiceWorkflow
 from workflows.customer_service.claims import code_reply
 
@@ -194,11 +194,7 @@ class EchoWorkflow(Workflow[EchoState, EchoResult]):
             call = await runtime.context.llm.chat("echo", [ChatMessage(role="user", content="x")])
             return {"echo": f"{state['text']} / {call.text}"}
 
-        graph = StateGraph(EchoState, context_schema=WorkflowContext)
-        graph.add_node("echo", echo)
-        graph.add_edge(START, "echo")
-        graph.add_edge("echo", END)
-        self.graph = graph.compile()
+        self.graph = one_node_graph(EchoState, echo)
         self.states: list[EchoState] = []
 
     def initial_state(self, request: Request) -> EchoState:

@@ -10,7 +10,6 @@ from importlib.metadata import entry_points
 from typing import Any, TypedDict
 
 import pytest
-from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 from typer.testing import CliRunner
@@ -30,6 +29,7 @@ from orchestrator.request import Request
 from orchestrator.routes import ENTRY_POINT_GROUP, Route, RouteSpec, the_route
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.testing import ScriptedModel
+from tests.unit.workflow_doubles import one_node_graph
 from workflows import default_workflows
 
 FAQ = RouteSpec(
@@ -63,11 +63,7 @@ class FaqWorkflow(Workflow[FaqState, FaqResult]):
             call = await runtime.context.llm.chat("answer", [ChatMessage(role="user", content="q")])
             return {"answer": call.text}
 
-        graph = StateGraph(FaqState, context_schema=WorkflowContext)
-        graph.add_node("answer", answer)
-        graph.add_edge(START, "answer")
-        graph.add_edge("answer", END)
-        self.graph = graph.compile()
+        self.graph = one_node_graph(FaqState, answer)
 
     def initial_state(self, request: Request) -> FaqState:
         return FaqState(question=request.text)
