@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import typing
 
+from orchestrator._lazy import lazy_dir as _lazy_dir
 from orchestrator._lazy import lazy_getattr as _lazy_getattr
 
 #: The release (the same as ``version`` in ``pyproject.toml``; see ``CHANGELOG.md``).
@@ -135,7 +136,4 @@ __all__ = [
 
 # A public name is imported on first use (PEP 562); AttributeError for any other name.
 __getattr__ = _lazy_getattr(__name__, _EXPORTS, globals())
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__dir__ = _lazy_dir(globals(), __all__)

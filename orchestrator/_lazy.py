@@ -10,7 +10,7 @@ imported on first use. (``serving`` keeps its own: the vLLM plugin loads it with
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -33,3 +33,15 @@ def lazy_getattr(
         return value
 
     return getattr_
+
+
+def lazy_dir(namespace: dict[str, Any], public: Sequence[str]) -> Callable[[], list[str]]:
+    """A module ``__dir__`` that lists what is already in ``namespace`` (the package's
+    ``globals()``) and the ``public`` names (its ``__all__``) that :func:`lazy_getattr` has not
+    imported yet, sorted.
+    """
+
+    def dir_() -> list[str]:
+        return sorted(set(namespace) | set(public))
+
+    return dir_
