@@ -6,8 +6,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from orchestrator import Orchestrator, TelemetryStore
+from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
+from orchestrator.core.events import StreamDone, StreamEvent
 from orchestrator.core.fixed import FixedRoute
 from orchestrator.routes import Route
 from orchestrator.testing import SCRIPTED_ARCH, ScriptedModel
@@ -75,6 +76,23 @@ def customer_service_only(
     workflow = workflow or CustomerServiceWorkflow()
     route = FixedRoute(Route("customer_service"), reason="test")
     return Orchestrator(model, telemetry, [workflow], classifier=route)
+
+
+async def stream_turn(
+    orch: Orchestrator,
+    text: str,
+    customer: str | None = None,
+    thread: str | None = "t",
+    **request: Any,
+) -> tuple[list[StreamEvent], StreamDone]:
+    """One streamed turn of ``customer`` on ``thread`` (None: stateless): every event of
+    ``orch.stream``, and the last one, which must be the turn's :class:`StreamDone`
+    (``request``: more :class:`Request` fields)."""
+    turn = Request(text=text, thread_id=thread, customer_id=customer, **request)
+    events = [e async for e in orch.stream(turn)]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    return events, done
 
 
 class RecordingCapture:

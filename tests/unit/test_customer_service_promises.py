@@ -21,7 +21,7 @@ from workflows.customer_service.claims import ReplyChecker, TurnFacts, check_sen
 from workflows.customer_service.replying import intent_answer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel, customer_service_only
+from customer_service_double import ScriptedToolModel, customer_service_only, stream_turn
 
 NONE = TurnFacts.of([])
 HANDED = TurnFacts.of([], handoff=True)
@@ -187,8 +187,7 @@ async def test_the_workflow_reply_keeps_no_promise_and_no_offer(
 ) -> None:
     model = ScriptedToolModel(replies=[model_says])
     orch = customer_service_only(model, telemetry)
-    events = [e async for e in orch.stream(Request(text=text))]
-    done = events[-1]
+    events, done = await stream_turn(orch, text, thread=None)
     assert done.status == "succeeded"
     reply = done.result["reply"]["text"]
     assert reply.startswith(ack)

@@ -18,14 +18,13 @@ from sqlalchemy import select
 
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.core.client import TRUNCATED, ChatMessage, TextDelta, TruncatedStreamError
-from orchestrator.core.events import StreamDone
 from orchestrator.telemetry.schema import ModelCallRecord
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.claims import TurnFacts, check_sentence, code_reply, cut_reply
 from workflows.customer_service.store import Order, OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel, customer_service_only
+from customer_service_double import ScriptedToolModel, customer_service_only, stream_turn
 
 
 @pytest.fixture
@@ -44,14 +43,6 @@ def _delivered(store: OrderStore) -> tuple[str, Order]:
             .limit(1)
         ).one()
     return order.customer_id, order
-
-
-async def _turn(orch: Orchestrator, text: str, customer: str | None, thread: str | None = "t"):
-    request = Request(text=text, thread_id=thread, customer_id=customer)
-    events = [e async for e in orch.stream(request)]
-    done = events[-1]
-    assert isinstance(done, StreamDone)
-    return events, done
 
 
 def _calls(telemetry: TelemetryStore) -> list[tuple[str, str | None, Any]]:
@@ -83,7 +74,7 @@ async def test_bad_model_output_becomes_codes_reply(kind: str, store, telemetry)
     orch = Orchestrator(
         ScriptedToolModel(replies=[BAD[kind]]), telemetry, [CustomerServiceWorkflow(store)]
     )
-    events, done = await _turn(orch, f"Where is my parcel {order.id}?", customer)
+    events, done = await stream_turn(orch, f"Where is my parcel {order.id}?", customer)
     assert done.status == "succeeded"
     reply = done.result["reply"]["text"]
     assert order.id in reply  # code's fact sentence
@@ -103,7 +94,7 @@ async def test_a_true_model_sentence_is_shown_whole(store, telemetry) -> None:
         replies=["Your parcel was delivered. Thank you for shopping with us."]
     )
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    events, done = await _turn(orch, f"Has {order.id} arrived?", customer)
+    events, done = await stream_turn(orch, f"Has {order.id} arrived?", customer)
     tokens = [e.text for e in events if e.kind == "reply_token"]
     assert tokens == ["Your parcel was delivered.", " Thank you for shopping with us."]
     assert done.result["reply"]["text"].endswith("Thank you for shopping with us.")
@@ -114,7 +105,7 @@ async def test_chinese_customer_gets_chinese_prose(store, telemetry) -> None:
     customer, order = _delivered(store)
     model = ScriptedToolModel(replies=["Your parcel is on its way."])
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    events, done = await _turn(orch, f"我的包裹 {order.id} 到哪了？", customer)
+    events, done = await stream_turn(orch, f"我的包裹 {order.id} 到哪了？", customer)
     assert _prose(events) == code_reply("tool:track_shipment", "track", "zh")
     facts = TurnFacts.of(done.result["tool_results"])
     for sentence in done.result["reply"]["text"].split("。"):
@@ -145,7 +136,9 @@ async def test_a_cut_stream_says_the_answer_was_cut(with_store: bool, store, tel
     model = CutStreamModel(["Your parcel was delivered. ", "It was left at the ", "front"])
     workflow = CustomerServiceWorkflow(store if with_store else None)
     orch = customer_service_only(model, telemetry, workflow)
-    events, done = await _turn(orch, f"Where is {order.id}?", customer if with_store else None)
+    events, done = await stream_turn(
+        orch, f"Where is {order.id}?", customer if with_store else None
+    )
     reply = done.result["reply"]
     assert "left at the" not in reply["text"]  # half a sentence is never shown
     assert reply["text"].endswith(cut_reply("en")) and reply["truncated"]
@@ -184,8 +177,7 @@ async def test_a_no_tool_reply_answers_the_intent_first(
 ) -> None:
     model = ScriptedToolModel(replies=[model_says])
     orch = customer_service_only(model, telemetry)
-    events = [e async for e in orch.stream(Request(text=text))]
-    done = events[-1]
+    events, done = await stream_turn(orch, text, thread=None)
     assert done.status == "succeeded"
     lang = "zh" if re.search(r"[\u4e00-\u9fff]", text) else "en"
     answer = code_reply(None, intent, lang)

@@ -37,7 +37,7 @@ from workflows.customer_service.store import (
 from workflows.customer_service.store.schema import AddressChange, Handoff
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel
+from customer_service_double import ScriptedToolModel, stream_turn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -195,11 +195,8 @@ def _find(store: OrderStore, *, want: str, locale: str = "en_US") -> tuple[str, 
 
 
 async def _say(orch: Orchestrator, text: str, customer: str, thread: str = "t") -> StreamDone:
-    events = [
-        e async for e in orch.stream(Request(text=text, thread_id=thread, customer_id=customer))
-    ]
-    done = events[-1]
-    assert isinstance(done, StreamDone) and done.status != "failed", done
+    _, done = await stream_turn(orch, text, customer, thread)
+    assert done.status != "failed", done
     return done
 
 

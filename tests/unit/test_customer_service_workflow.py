@@ -11,16 +11,15 @@ from typing import Any
 
 import pytest
 
-from orchestrator import Orchestrator, Request
+from orchestrator import Orchestrator
 from orchestrator.config import Settings
-from orchestrator.core.events import StreamDone
 from orchestrator.request import Attachment
 from skills.reply import FactGuard
 from workflows.customer_service import CustomerServiceWorkflow, HandoffError, open_workflow
 from workflows.customer_service.store import Order, OrderStore, RefundPolicy
 
 sys.path.insert(0, str(Path(__file__).parent))
-from customer_service_double import ScriptedToolModel
+from customer_service_double import ScriptedToolModel, stream_turn
 
 CUSTOMER = "C00002"
 #: The model's prose tries to state figures of its own: they must never reach the customer.
@@ -62,16 +61,6 @@ def _order(store: OrderStore, *, refundable_over: bool | None = None, status: st
     pytest.skip("no such order in the seed")
 
 
-async def _turn(orch: Orchestrator, text: str, customer: str, thread: str = "t", **kw: Any):
-    events = [
-        e
-        async for e in orch.stream(Request(text=text, thread_id=thread, customer_id=customer, **kw))
-    ]
-    done = events[-1]
-    assert isinstance(done, StreamDone)
-    return events, done
-
-
 def _kinds(events: list[Any]) -> list[str]:
     return [e.kind for e in events]
 
@@ -81,27 +70,27 @@ async def test_three_turns_status_tracking_refund_quote_the_store(store, telemet
     model = ScriptedToolModel(replies=[NOISY])
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
 
-    _, first = await _turn(orch, f"What is the status of order {order.id}?", customer)
+    _, first = await stream_turn(orch, f"What is the status of order {order.id}?", customer)
     assert first.status == "succeeded"
     reply = first.result["reply"]["text"]
     assert order.id in reply and order.status in reply
     assert f"{order.total_cents // 100}.{order.total_cents % 100:02d}" in reply
 
     # second turn names no order: the conversation's memory supplies it
-    _, second = await _turn(orch, "and where is the package? tracking please", customer)
+    _, second = await stream_turn(orch, "and where is the package? tracking please", customer)
     assert order.shipment is not None
     assert order.shipment.tracking_number in second.result["reply"]["text"]
     assert order.shipment.carrier in second.result["reply"]["text"]
 
     before = store.tools(customer).refund_count(order.id)
-    _, third = await _turn(orch, "I want a refund for it", customer)
+    _, third = await stream_turn(orch, "I want a refund for it", customer)
     # a write is stated with the store's exact facts and waits for the customer's yes
     assert third.status == "succeeded"
     assert third.result["status"] == "awaiting_confirmation"
     assert store.tools(customer).refund_count(order.id) == before
     assert f"for order {order.id}" in third.result["reply"]["text"]
     assert "Reply yes to confirm" in third.result["reply"]["text"]
-    _, yes = await _turn(orch, "yes", customer)
+    _, yes = await stream_turn(orch, "yes", customer)
     assert yes.status == "succeeded" and yes.result["status"] == "succeeded"
     assert store.tools(customer).refund_count(order.id) == before + 1
     assert "RF-" in yes.result["reply"]["text"]
@@ -114,7 +103,7 @@ async def test_stream_events_are_ordered_and_typed(store, telemetry) -> None:
     customer, order = _order(store, status="shipped")
     model = ScriptedToolModel(replies=["We are on it."])
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    events, done = await _turn(orch, f"Where is my parcel {order.id}?", customer)
+    events, done = await stream_turn(orch, f"Where is my parcel {order.id}?", customer)
     kinds = _kinds(events)
     assert kinds[0] == "classification" and kinds[-1] == "done"
     assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("reply_token")
@@ -135,12 +124,12 @@ async def test_temperature_presets_and_overrides(store, telemetry) -> None:
     customer, order = _order(store, status="delivered")
     model = ScriptedToolModel()
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    await _turn(orch, f"status of {order.id}", customer)
+    await stream_turn(orch, f"status of {order.id}", customer)
     assert [r.temperature for r in model.requests] == [0.0, 0.0, 0.1]
     model2 = ScriptedToolModel()
     temps = {"judging": 0.2, "factual": 0.3, "free_text": 0.9}
     orch2 = Orchestrator(model2, telemetry, [CustomerServiceWorkflow(store)], temperatures=temps)
-    await _turn(orch2, f"status of {order.id}", customer, thread="t2")
+    await stream_turn(orch2, f"status of {order.id}", customer, thread="t2")
     assert [r.temperature for r in model2.requests] == [0.2, 0.2, 0.3]
 
 
@@ -149,10 +138,10 @@ async def test_refund_over_limit_interrupts_and_resumes_exactly_once(store, tele
     model = ScriptedToolModel()
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
     before = store.tools(customer).refund_count(order.id)
-    _, asked = await _turn(orch, f"Please refund order {order.id}", customer)
+    _, asked = await stream_turn(orch, f"Please refund order {order.id}", customer)
     assert asked.result["status"] == "awaiting_confirmation" and store.handoffs() == []
     # over the automatic limit: confirmed by the customer, then still decided by a person
-    events, done = await _turn(orch, "yes", customer)
+    events, done = await stream_turn(orch, "yes", customer)
     assert done.status == "needs_human" and "handoff" in _kinds(events)
     assert store.tools(customer).refund_count(order.id) == before
     waiting = store.handoffs()
@@ -163,7 +152,7 @@ async def test_refund_over_limit_interrupts_and_resumes_exactly_once(store, tele
 
     # a new message while it waits runs nothing and says so
     calls = len(model.requests)
-    _, blocked = await _turn(orch, "hello?", customer)
+    _, blocked = await stream_turn(orch, "hello?", customer)
     assert blocked.status == "needs_human" and len(model.requests) == calls
 
     outcome = await orch.resume("t", approve=True, note="approved by supervisor")
@@ -180,8 +169,8 @@ async def test_rejected_refund_writes_nothing(store, telemetry) -> None:
     customer, order = _order(store, refundable_over=True)
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
     before = store.tools(customer).refund_count(order.id)
-    await _turn(orch, f"refund {order.id} now", customer)
-    await _turn(orch, "确认", customer)
+    await stream_turn(orch, f"refund {order.id} now", customer)
+    await stream_turn(orch, "确认", customer)
     outcome = await orch.resume("t", approve=False, note="outside policy")
     assert store.tools(customer).refund_count(order.id) == before
     assert "declined" in outcome.result["reply"]["text"]
@@ -195,7 +184,7 @@ async def test_invalid_tool_arguments_retry_once_then_handoff_never_executed(
     model = ScriptedToolModel(arguments=lambda spec, n: bad[(n - 1) % 2])
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
     before = store.tools(customer).refund_count(order.id)
-    events, done = await _turn(orch, f"refund {order.id}", customer)
+    events, done = await stream_turn(orch, f"refund {order.id}", customer)
     calls = [e for e in events if e.kind == "tool_call"]
     assert [(c.attempt, c.valid) for c in calls] == [(1, False), (2, False)]
     assert "tool_result" not in _kinds(events)
@@ -213,12 +202,12 @@ async def test_unknown_and_other_customers_orders_leak_nothing(store, telemetry)
         if c != customer
     )
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
-    _, done = await _turn(orch, f"status of {other.id}", customer)
+    _, done = await stream_turn(orch, f"status of {other.id}", customer)
     text = done.result["reply"]["text"]
     assert "could not find" in text and other.id in text
     assert other.status not in text.replace("could not find", "")
     assert f"{other.total_cents // 100}.{other.total_cents % 100:02d}" not in text
-    _, done = await _turn(orch, "status of ORD-999999", customer, thread="t2")
+    _, done = await stream_turn(orch, "status of ORD-999999", customer, thread="t2")
     assert "could not find order ORD-999999" in done.result["reply"]["text"]
     del other_customer
 
@@ -235,7 +224,7 @@ async def test_injected_order_ids_never_reach_a_query(store, telemetry, text: st
     customer, _ = _order(store, status="delivered")
     model = ScriptedToolModel()
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    _, done = await _turn(orch, text, customer)
+    _, done = await stream_turn(orch, text, customer)
     assert done.status in ("succeeded", "needs_human")
     offered = model.tool_requests[0][0][0]["function"]["parameters"]["properties"]["order_id"]
     own = {o.id for o in _orders(store, customer)}
@@ -248,7 +237,7 @@ async def test_ten_thousand_character_message(store, telemetry) -> None:
     model = ScriptedToolModel()
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
     text = f"status of {order.id} " + "很" * 10_000
-    _, done = await _turn(orch, text, customer)
+    _, done = await stream_turn(orch, text, customer)
     assert done.status == "succeeded" and order.id in done.result["reply"]["text"]
     assert max(len(m.content) for r in model.requests for m in r.messages) < 5000
 
@@ -268,7 +257,7 @@ async def test_handoff_triggers(store, telemetry, turns: list[str], reason: str)
     customer, _ = _order(store, status="delivered")
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
     for text in turns:
-        _, done = await _turn(orch, text, customer)
+        _, done = await stream_turn(orch, text, customer)
     assert done.status == "needs_human" and done.result["handoff"]["reason"] == reason
 
 
@@ -276,21 +265,21 @@ async def test_unparsed_triage_hands_off(store, telemetry) -> None:
     customer, _ = _order(store, status="delivered")
     model = ScriptedToolModel(json_reply="not json")
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
-    _, done = await _turn(orch, "I cannot log in to my account", customer)
+    _, done = await stream_turn(orch, "I cannot log in to my account", customer)
     assert done.result["handoff"]["reason"] == "the triage could not read the message"
 
 
 async def test_attachment_is_evidence_and_compound_part_is_named(store, telemetry) -> None:
     customer, order = _order(store, refundable_over=False)
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
-    events, done = await _turn(
+    events, done = await stream_turn(
         orch,
         f"refund my order {order.id} and summarise this sheet",
         customer,
         attachments=(Attachment(filename="q3_sales.xlsx"),),
     )
     assert done.result["status"] == "awaiting_confirmation"
-    _, done = await _turn(orch, "yes please", customer)
+    _, done = await stream_turn(orch, "yes please", customer)
     text = done.result["reply"]["text"]
     assert "q3_sales.xlsx" in text
     refunds = _orders(store, customer)
@@ -308,10 +297,10 @@ async def test_conversation_survives_a_new_process_on_sqlite(store, tmp_path, te
     )
     async with open_workflow(settings) as workflow:
         orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
-        await _turn(orch, f"status of {order.id}", customer, thread="keep")
+        await stream_turn(orch, f"status of {order.id}", customer, thread="keep")
     async with open_workflow(settings) as workflow:  # a fresh saver on the same file
         orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
-        _, done = await _turn(orch, "and the tracking number?", customer, thread="keep")
+        _, done = await stream_turn(orch, "and the tracking number?", customer, thread="keep")
     assert order.shipment is not None
     assert order.shipment.tracking_number in done.result["reply"]["text"]
 
