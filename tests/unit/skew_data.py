@@ -40,17 +40,39 @@ def trace(
     source: ExpertRoutingSource = ExpertRoutingSource.SCRIPTED,
 ) -> ExpertRoutingTrace:
     """A routing trace of ``tokens`` routed tokens drawn from ``shares``."""
-    return ExpertRoutingTrace(
+    return routing_trace(
+        tokens,
         source=source,
-        moe_layers=tuple(layers),
-        num_experts=shares.shape[-1],
+        layers=layers,
+        experts=shares.shape[-1],
         top_k=top_k,
-        prompt_tokens=tokens,
-        completion_tokens=1,
         expert_ids=draw_ids(rng, shares, tokens, top_k),
         router_confidence=np.clip(
             rng.normal(confidence, 0.05, (tokens, len(layers))), 0.01, 1
         ).astype(np.float32),
+    )
+
+
+def routing_trace(
+    tokens: int,
+    *,
+    layers: Sequence[int] = LAYERS,
+    experts: int = EXPERTS,
+    top_k: int = TOP_K,
+    source: ExpertRoutingSource = ExpertRoutingSource.ENGINE,
+    **data: object,
+) -> ExpertRoutingTrace:
+    """A trace of ``tokens`` prompt tokens and one completion token on the MoE shape
+    (``layers``, ``experts``, ``top_k``); ``data``: its ``expert_ids`` or ``counts`` and any
+    other field (``family``, ``capture_sampling_rate``, ...)."""
+    return ExpertRoutingTrace(
+        source=source,
+        moe_layers=tuple(layers),
+        num_experts=experts,
+        top_k=top_k,
+        prompt_tokens=tokens,
+        completion_tokens=1,
+        **data,  # type: ignore[arg-type]
     )
 
 

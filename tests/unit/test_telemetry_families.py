@@ -12,6 +12,7 @@ import json
 import logging
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ from serving.capture import (
 )
 from serving.engine_capture import encode_routed_experts
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
-from tests.unit.skew_data import add_request
+from tests.unit.skew_data import add_request, routing_trace
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LAYERS, EXPERTS, TOP_K = (1, 2, 3), 16, 2
@@ -146,20 +147,16 @@ def _record(store: TelemetryStore, model: str, routing: ExpertRoutingTrace) -> N
     )
 
 
+#: An engine trace on this file's MoE shape: ``_shaped(tokens, **data)``.
+_shaped = partial(routing_trace, layers=LAYERS, experts=EXPERTS, top_k=TOP_K)
+
+
 def _trace(rng: np.random.Generator, family: str, hot: int) -> ExpertRoutingTrace:
     tokens = 40
     keys = rng.random((tokens, len(LAYERS), EXPERTS))
     keys[..., hot] += 1.0  # this family's expert `hot` is chosen by every token
-    return ExpertRoutingTrace(
-        source=ExpertRoutingSource.ENGINE,
-        moe_layers=LAYERS,
-        num_experts=EXPERTS,
-        top_k=TOP_K,
-        prompt_tokens=tokens,
-        completion_tokens=1,
-        expert_ids=np.argsort(-keys, axis=-1)[..., :TOP_K].astype(np.int16),
-        family=family,
-    )
+    ids = np.argsort(-keys, axis=-1)[..., :TOP_K].astype(np.int16)
+    return _shaped(tokens, expert_ids=ids, family=family)
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ the classifier tier that decided each route."""
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +25,20 @@ from orchestrator.analysis.skew.terminal import summary
 from orchestrator.classifier import Classification
 from orchestrator.telemetry.migrate import alembic_config
 from orchestrator.telemetry.rollups import RollupDelta, weighted
-from serving import ExpertRoutingSource, ExpertRoutingTrace
-from tests.unit.skew_data import add_request
+from serving import ExpertRoutingTrace
+from tests.unit.skew_data import add_request, routing_trace
 
 LAYERS, EXPERTS, TOP_K = (1, 2), 8, 2
+
+
+#: An engine trace on this file's MoE shape: ``_shaped(tokens, **data)``.
+_shaped = partial(routing_trace, layers=LAYERS, experts=EXPERTS, top_k=TOP_K)
 
 
 def _trace(counts: np.ndarray, rate: float = 1.0) -> ExpertRoutingTrace:
     """An engine trace carrying per-call counts ``(2, 8)`` (rows sum to tokens * top_k)."""
     tokens = int(counts[0].sum()) // TOP_K
-    return ExpertRoutingTrace(
-        source=ExpertRoutingSource.ENGINE,
-        moe_layers=LAYERS,
-        num_experts=EXPERTS,
-        top_k=TOP_K,
-        prompt_tokens=tokens,
-        completion_tokens=1,
-        counts=counts,
-        capture_sampling_rate=rate,
-    )
+    return _shaped(tokens, counts=counts, capture_sampling_rate=rate)
 
 
 def _counts(rng: np.random.Generator, tokens: int, hot: int | None = None) -> np.ndarray:
