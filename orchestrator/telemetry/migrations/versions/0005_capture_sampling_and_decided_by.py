@@ -15,6 +15,8 @@
 import sqlalchemy as sa
 from alembic import op
 
+from orchestrator.telemetry.migrations.ops import regroup_rollups
+
 revision: str = "0005"
 down_revision: str | None = "0004"
 
@@ -31,14 +33,12 @@ def upgrade() -> None:
         batch.add_column(sa.Column("decided_by", sa.String(length=16), nullable=True))
     with op.batch_alter_table("requests") as batch:
         batch.add_column(sa.Column("decided_by", sa.String(length=16), nullable=True))
-    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
-        batch.add_column(
-            sa.Column(
-                "capture_sampling_rate", sa.Float(), nullable=False, server_default=sa.text("1.0")
-            )
-        )
-        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
-        batch.create_unique_constraint("uq_expert_rollup_group", [*_GROUP, "capture_sampling_rate"])
+    regroup_rollups(
+        [*_GROUP, "capture_sampling_rate"],
+        add=sa.Column(
+            "capture_sampling_rate", sa.Float(), nullable=False, server_default=sa.text("1.0")
+        ),
+    )
 
 
 def downgrade() -> None:
@@ -54,10 +54,7 @@ def downgrade() -> None:
             "downgrading would drop their weights. Delete those rows (and their model_calls) "
             "or keep revision 0005"
         )
-    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
-        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
-        batch.drop_column("capture_sampling_rate")
-        batch.create_unique_constraint("uq_expert_rollup_group", _GROUP)
+    regroup_rollups(_GROUP, drop="capture_sampling_rate")
     with op.batch_alter_table("requests") as batch:
         batch.drop_column("decided_by")
     with op.batch_alter_table("model_calls") as batch:

@@ -15,6 +15,8 @@
 import sqlalchemy as sa
 from alembic import op
 
+from orchestrator.telemetry.migrations.ops import regroup_rollups
+
 revision: str = "0007"
 down_revision: str | None = "0006"
 
@@ -38,10 +40,7 @@ def _family_column() -> sa.Column[str]:
 def upgrade() -> None:
     with op.batch_alter_table("model_calls") as batch:
         batch.add_column(_family_column())
-    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
-        batch.add_column(_family_column())
-        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
-        batch.create_unique_constraint("uq_expert_rollup_group", [*_GROUP, "model_family"])
+    regroup_rollups([*_GROUP, "model_family"], add=_family_column())
     for name in ("model_calls", "expert_rollups"):
         rows = sa.table(
             name,
@@ -76,9 +75,6 @@ def downgrade() -> None:
             "downgrading would sum them together. Delete the rows of all but one family "
             "(and their model_calls) or keep revision 0007"
         )
-    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
-        batch.drop_constraint("uq_expert_rollup_group", type_="unique")
-        batch.drop_column("model_family")
-        batch.create_unique_constraint("uq_expert_rollup_group", _GROUP)
+    regroup_rollups(_GROUP, drop="model_family")
     with op.batch_alter_table("model_calls") as batch:
         batch.drop_column("model_family")

@@ -1,0 +1,30 @@
+"""Operations that more than one migration runs, written once.
+
+Migrations are history: a change here changes every revision that calls it, so these only
+ever take what differs between revisions as arguments (never the live schema of
+:mod:`orchestrator.telemetry.schema`) and keep doing exactly what they do.
+"""
+
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+#: The unique constraint over the group columns of ``expert_rollups`` (revision 0001).
+ROLLUP_GROUP = "uq_expert_rollup_group"
+
+
+def regroup_rollups(
+    group: list[str], *, add: sa.Column[Any] | None = None, drop: str | None = None
+) -> None:
+    """Rebuild ``expert_rollups`` (a batch copy, so SQLite can change a constraint) with the
+    column ``add`` added or the column ``drop`` dropped, and its unique constraint
+    :data:`ROLLUP_GROUP` over the columns ``group``.
+    """
+    with op.batch_alter_table("expert_rollups", recreate="always") as batch:
+        if add is not None:
+            batch.add_column(add)
+        batch.drop_constraint(ROLLUP_GROUP, type_="unique")
+        if drop is not None:
+            batch.drop_column(drop)
+        batch.create_unique_constraint(ROLLUP_GROUP, group)
