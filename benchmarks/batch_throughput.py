@@ -599,8 +599,8 @@ async def run(args: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = BenchParser(
-        f"benchmarks.{NAME}",
-        __doc__.splitlines()[0],
+        NAME,
+        __doc__,
         repeat=1,
         repeat_help="runner + fill + direct client passes, each on a fresh database",
     )

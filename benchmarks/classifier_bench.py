@@ -127,8 +127,8 @@ def _time_rules(
 
 def main(argv: list[str] | None = None) -> int:
     parser = BenchParser(
-        f"benchmarks.{NAME}",
-        __doc__.splitlines()[0],
+        NAME,
+        __doc__,
         repeat=1,
         repeat_help="Warm timed passes of the rules over the test split (samples pooled).",
     )

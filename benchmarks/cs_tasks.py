@@ -318,7 +318,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, start (or use) the server, run, write results."""
-    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=None, quick=False)
+    parser = BenchParser(NAME, __doc__, repeat=None, quick=False)
     parser.add_argument("--trials", type=int, default=4, help="Trials per task (pass^k's k).")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N tasks.")
     parser.add_argument("--split", choices=sorted(SPLITS), default="all")

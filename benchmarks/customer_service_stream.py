@@ -327,7 +327,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=3)
+    parser = BenchParser(NAME, __doc__, repeat=3)
     args = parser.parse_args()
     data = asyncio.run(main_async(args))
     json_path, _ = write_results(args.out, NAME, data, markdown(data), command=args.command)

@@ -484,8 +484,9 @@ class BenchParser(argparse.ArgumentParser):
     (the reproducing command line, :func:`reproduce_command`) and resolves ``args.out``.
 
     Args:
-        module: The script's module, e.g. ``"benchmarks.skew_bench"`` (for ``args.command``).
-        description: First line of the script's docstring.
+        module: The script's module, ``"benchmarks.skew_bench"``, or its name in
+            ``benchmarks/``, ``"skew_bench"`` (for the help and ``args.command``).
+        description: The script's docstring (``__doc__``); its first line is the description.
         repeat: Default of ``--repeat``; ``None`` for a script without one.
         repeat_help: What one repetition is.
         repeat_aliases: Older spellings of ``--repeat`` that still work (``--runs``).
@@ -495,14 +496,16 @@ class BenchParser(argparse.ArgumentParser):
     def __init__(
         self,
         module: str,
-        description: str,
+        description: str | None,
         *,
         repeat: int | None,
         repeat_help: str = "Repetitions of the timed step.",
         repeat_aliases: Sequence[str] = (),
         quick: bool = True,
     ) -> None:
-        super().__init__(prog=f"python -m {module}", description=description)
+        module = module if "." in module else f"benchmarks.{module}"
+        summary = (description or "").strip().splitlines()[:1]
+        super().__init__(prog=f"python -m {module}", description=summary[0] if summary else None)
         self.module = module
         self.has_quick = quick
         add_common_arguments(

@@ -473,7 +473,7 @@ def _failed_rows(db: Path) -> set[int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=None)
+    parser = BenchParser(NAME, __doc__, repeat=None)
     parser.add_argument("--minutes", type=float, default=30.0, help="Soak length (default 30).")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--rows", type=int, default=20_000, help="Input rows (more than run).")

@@ -101,8 +101,8 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = BenchParser(
-        f"benchmarks.{NAME}",
-        __doc__.splitlines()[0],
+        NAME,
+        __doc__,
         repeat=3,
         repeat_help="Timed reads of each workbook (the median is reported).",
         repeat_aliases=("--runs",),

@@ -657,7 +657,7 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=None)
+    parser = BenchParser(NAME, __doc__, repeat=None)
     parser.add_argument("--server-url", default="http://127.0.0.1:8044/v1")
     parser.add_argument("--limit", type=int, default=320, help="Turns to run (300+ for a run).")
     parser.add_argument("--offline", action="store_true", help="No server: labelled and cost.")

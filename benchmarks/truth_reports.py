@@ -442,7 +442,7 @@ def run_part(server_url: str | None, generated: int = 12) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = BenchParser(f"benchmarks.{NAME}", __doc__.splitlines()[0], repeat=None)
+    parser = BenchParser(NAME, __doc__, repeat=None)
     parser.add_argument("--server-url", default="http://127.0.0.1:8044/v1")
     parser.add_argument("--generated", type=int, default=12, help="Generated workbooks.")
     parser.add_argument("--offline", action="store_true", help="The labelled sentences only.")

@@ -118,6 +118,13 @@ def test_the_reproducing_command_and_date_are_recorded(tmp_path: Path) -> None:
     assert md_path.read_text().rstrip().endswith(f"`{args.command}`")
 
 
+def test_a_script_passes_its_name_and_docstring() -> None:
+    parser = BenchParser("example", "An example.\n\nMore about it.\n", repeat=None, quick=False)
+    assert parser.prog == "python -m benchmarks.example"
+    assert parser.description == "An example."
+    assert parser.parse_args([]).command == "python -m benchmarks.example"
+
+
 def test_quick_runs_write_outside_the_committed_results(tmp_path: Path) -> None:
     parser = BenchParser("benchmarks.example", "An example.", repeat=1)
     assert parser.parse_args(["--quick"]).out == QUICK_DIR
