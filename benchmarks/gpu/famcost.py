@@ -455,6 +455,9 @@ def run_reps(
         entry["reps_done"] = rep + 1
 
 
+#: Seconds an off block needs beyond ``--on-block-s`` (its server's start, warm-up and two
+#: repetitions); a family with less time left runs its on block only.
+OFF_BLOCK_MIN_S = 200.0
 #: Modes of the on server's block in ``--sequential`` runs (``none`` is the paired baseline).
 SEQ_ON_MODES = ["none", "sampled10", "counts"]
 
@@ -474,13 +477,17 @@ def run_sequential(
     not paired in time with the on loads (report them as two blocks); the on modes are."""
     urls, vocab = server_urls(args.port), int(entry["config"]["vocab_size"])
     entry["design"] = "sequential: off block, then on block (one server at a time)"
-    procs["off"] = launch(ws, family, model_dir, args, entry, "off")
-    await_healthy(ws, family, entry, "off", procs, args.port)
-    entry["warm_up_off"] = warm_up({"off": urls["off"]}, vocab, seed=7)
-    run_reps(entry, family, args, deadline - args.on_block_s, ["off"], save)
-    entry["reps_done_off"] = entry.pop("reps_done", 0)
-    stop_server(procs.pop("off"))
-    entry["gpu_mib_between"] = wait_gpu_free()
+    if deadline - time.time() < args.on_block_s + OFF_BLOCK_MIN_S:
+        entry["off_block"] = f"skipped: {deadline - time.time():.0f} s left for the family"
+        log(f"{family}: {entry['off_block']}")
+    else:
+        procs["off"] = launch(ws, family, model_dir, args, entry, "off")
+        await_healthy(ws, family, entry, "off", procs, args.port)
+        entry["warm_up_off"] = warm_up({"off": urls["off"]}, vocab, seed=7)
+        run_reps(entry, family, args, deadline - args.on_block_s, ["off"], save)
+        entry["reps_done_off"] = entry.pop("reps_done", 0)
+        stop_server(procs.pop("off"))
+        entry["gpu_mib_between"] = wait_gpu_free()
     procs["on"] = launch(ws, family, model_dir, args, entry, "on")
     await_healthy(ws, family, entry, "on", procs, args.port)
     entry["warm_up_on"] = warm_up({"on": urls["on"]}, vocab, seed=8)

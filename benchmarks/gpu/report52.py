@@ -74,7 +74,74 @@ def family_figures(entry: dict[str, Any]) -> dict[str, Any]:
         "loads_all_ok": sum(1 for k in checks if k["all_ok"]),
         "rows_seen": sorted({n for k in checks for n in k.get("rows_seen", [])}),
         "failures": [f for k in checks for f in k["failures"]][:5],
+        "deficits": _sum_counters(k.get("deficits", {}) for k in checks),
     }
+    if entry.get("design", "").startswith("sequential"):
+        out["sequential"] = sequential_figures(entry)
+    return out
+
+
+def _sum_counters(parts: Any) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for part in parts:
+        for key, n in part.items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def welch_upper_pct(off: list[float], mode: list[float], confidence: float = 0.95) -> float | None:
+    """One-sided upper bound (%) of ``1 - mean(mode) / mean(off)`` for two independent blocks
+    of loads (Welch's t on the difference of the means, divided by the off mean); None when a
+    block has fewer than two loads."""
+    if len(off) < 2 or len(mode) < 2:
+        return None
+    from scipy import stats  # CPU side only
+
+    va, vb = statistics.variance(off) / len(off), statistics.variance(mode) / len(mode)
+    df = (va + vb) ** 2 / (va**2 / (len(off) - 1) + vb**2 / (len(mode) - 1))
+    diff = statistics.fmean(off) - statistics.fmean(mode)
+    t = float(stats.t.ppf(confidence, df))
+    return 100 * (diff + t * (va + vb) ** 0.5) / statistics.fmean(off)
+
+
+def sequential_figures(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``--sequential`` run (off block, then on block): per concurrency and capture mode, the
+    cost against the off block (unpaired: Welch bound) and against ``none`` in the same
+    repetition of the on block (paired: Student's t bound)."""
+    out: dict[str, Any] = {}
+    for c in (128, 32):
+        runs = [r for r in entry.get("runs", []) if r["concurrency"] == c]
+        tok = {m: [r["output_tok_s"] for r in runs if r["mode"] == m] for m in ("off", "none")}
+        fig: dict[str, Any] = {"off_each": tok["off"], "none_each": tok["none"]}
+        for mode in ("none", *TARGETS):
+            each = [r for r in runs if r["mode"] == mode]
+            if not each:
+                continue
+            vals = [r["output_tok_s"] for r in each]
+            upper = welch_upper_pct(tok["off"], vals)
+            off_mean = statistics.fmean(tok["off"]) if tok["off"] else None
+            m = {
+                "tok_s_each": vals,
+                "cost_vs_off_pct": None
+                if off_mean is None
+                else round(100 * (1 - statistics.fmean(vals) / off_mean), 2),
+                "cost_vs_off_upper95_welch": None if upper is None else round(upper, 2),
+            }
+            if mode != "none":
+                per = [
+                    round(100 * (1 - r["output_tok_s"] / n["output_tok_s"]), 2)
+                    for r in each
+                    for n in runs
+                    if n["mode"] == "none" and n["rep"] == r["rep"]
+                ]
+                bound = paired_upper_bound(per)
+                m.update(
+                    cost_vs_none_each_rep=per,
+                    cost_vs_none_mean=round(statistics.fmean(per), 2) if per else None,
+                    cost_vs_none_upper95=None if bound is None else round(bound, 2),
+                )
+            fig[mode] = m
+        out[f"c{c}"] = fig
     return out
 
 
@@ -82,8 +149,59 @@ def _pct(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}"
 
 
+def sequential_table(name: str, fig: dict[str, Any]) -> str:
+    """The table of a ``--sequential`` run: a row per (concurrency, mode); the cost against
+    the off block (unpaired) and against ``none`` in the same repetition (paired)."""
+    rows = [
+        f"### {name}: off block, then on block (one server at a time)",
+        "",
+        "| c | mode | output tok/s (each load) | cost vs off block (%) | upper 95 (Welch) "
+        "| cost vs none, each rep (%) | vs none mean | upper 95 (paired t) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in (128, 32):
+        f = fig["sequential"].get(f"c{c}") or {}
+        if f.get("off_each"):
+            each = ", ".join(f"{v:.0f}" for v in f["off_each"])
+            rows.append(f"| {c} | off (own block) | {each} | | | | | |")
+        for mode in ("none", *TARGETS):
+            m = f.get(mode)
+            if not m:
+                continue
+            each = ", ".join(f"{v:.0f}" for v in m["tok_s_each"])
+            per = ", ".join(f"{v:.1f}" for v in m.get("cost_vs_none_each_rep", []))
+            rows.append(
+                f"| {c} | {LABELS.get(mode, mode)} | {each} | {_pct(m['cost_vs_off_pct'])} "
+                f"| {_pct(m['cost_vs_off_upper95_welch'])} | {per} "
+                f"| {_pct(m.get('cost_vs_none_mean'))} | {_pct(m.get('cost_vs_none_upper95'))} |"
+            )
+    return "\n".join(rows)
+
+
+def diag_table(name: str, diag: dict[str, Any]) -> str:
+    """The :mod:`benchmarks.gpu.tokdiag` cases of a family: per case, the deficits ``P + C -
+    routed tokens`` seen (1 as documented) and the finish reasons."""
+    if "summary" not in diag:
+        return f"### {name}: diagnosis not run ({diag.get('error', 'no result')})"
+    rows = [
+        f"### {name}: routed tokens by endpoint, finish and mode (P + C − routed)",
+        "",
+        "| case (endpoint/mode/finish/max_tokens/at once) | deficit: calls | finish | errors |",
+        "|---|---|---|---|",
+    ]
+    for case, s in diag["summary"].items():
+        errors = s.get("errors", [])
+        rows.append(
+            f"| {case} | {s['deficits']} | {s['finish']} | "
+            f"{len(errors)}{': ' + errors[0][:120] if errors else ''} |"
+        )
+    return "\n".join(rows)
+
+
 def family_table(name: str, fig: dict[str, Any]) -> str:
     """One Markdown table of a family: a row per (concurrency, mode)."""
+    if "sequential" in fig:
+        return sequential_table(name, fig) + "\n\n" + check_line(fig)
     rows = [
         f"### {name} ({fig['reps_done']} repetitions)",
         "",
@@ -110,18 +228,24 @@ def family_table(name: str, fig: dict[str, Any]) -> str:
                 f"| {_pct(m['cost_pct_upper95'])} | ≤ {m['target_pct']:.0f}% "
                 f"| {'yes' if m['bound_meets_target'] else 'no'} |"
             )
-    k = fig["check"]
-    rows += [
-        "",
-        f"Counts check: {k['calls_passing']} of {k['calls_asking_counts']} calls that asked for "
-        f"counts had one row per layer ({k['rows_seen']} rows seen) and every MoE row summing to "
-        f"routed tokens × top-k; {k['none_calls_empty']} of {k['none_calls']} `none` calls "
-        f"carried nothing; {k['loads_all_ok']} of {k['loads']} loads passed every check."
-        + (f" Failures: {k['failures']}" if k["failures"] else ""),
-    ]
+    rows += ["", check_line(fig)]
     if fig.get("error"):
         rows.append(f"\n**Error:** {fig['error']}")
     return "\n".join(rows)
+
+
+def check_line(fig: dict[str, Any]) -> str:
+    """The counts check of a family's loads, in one paragraph."""
+    k = fig["check"]
+    return (
+        f"Counts check: {k['calls_passing']} of {k['calls_asking_counts']} calls that asked for "
+        f"counts had one row per layer ({k['rows_seen']} rows seen) and every MoE row summing to "
+        f"routed tokens × top-k; {k['none_calls_empty']} of {k['none_calls']} `none` calls "
+        f"carried nothing; {k['loads_all_ok']} of {k['loads']} loads passed every check. "
+        f"P + C − routed tokens, calls: {k.get('deficits')}."
+        + (f" Failures: {k['failures']}" if k["failures"] else "")
+        + (f"\n\n**Error:** {fig['error']}" if fig.get("error") else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +256,11 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     results = json.loads(args.results.read_text())
     figures = {name: family_figures(e) for name, e in results.get("families", {}).items()}
-    print("\n\n".join(family_table(name, fig) for name, fig in figures.items()))
+    measured = {name: fig for name, fig in figures.items() if fig["check"]["loads"]}
+    print("\n\n".join(family_table(name, fig) for name, fig in measured.items()))
+    for name, entry in results.get("families", {}).items():
+        if "diag" in entry:
+            print("\n" + diag_table(name, entry["diag"]))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
 

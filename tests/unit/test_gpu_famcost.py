@@ -156,3 +156,22 @@ def test_diagnosis_bodies_cross_endpoint_finish_and_mode() -> None:
         {"endpoint": "completions_text", "mode": "ids", "max_tokens": 1, "eos": False}, [7, 8]
     )
     assert text["prompt"] == words([7, 8]) == "<t7> <t8>"
+
+
+def test_sequential_report_pairs_modes_with_none_and_bounds_the_off_block() -> None:
+    from benchmarks.gpu.report52 import sequential_figures, welch_upper_pct
+
+    def load(mode: str, rep: int, tok: float) -> dict:
+        return {"mode": mode, "rep": rep, "concurrency": 128, "output_tok_s": tok}
+
+    runs = [load("off", r, 1000.0 + 10 * r) for r in range(3)]
+    runs += [load("none", r, 950.0) for r in range(3)]
+    runs += [load("counts", r, 950.0 * (1 - 0.02 * (r + 1))) for r in range(3)]
+    fig = sequential_figures({"runs": runs})["c128"]
+    assert fig["counts"]["cost_vs_none_each_rep"] == [2.0, 4.0, 6.0]  # same repetition's none
+    assert fig["counts"]["cost_vs_none_mean"] == 4.0
+    assert fig["counts"]["cost_vs_none_upper95"] > 4.0
+    assert fig["none"]["cost_vs_off_pct"] == round(100 * (1 - 950 / 1010), 2)
+    upper = welch_upper_pct([1000.0, 1010.0, 1020.0], [940.0, 950.0, 960.0])
+    assert upper is not None and upper > 100 * (1 - 950 / 1010)
+    assert welch_upper_pct([1000.0], [950.0, 960.0]) is None  # one off load: no bound
