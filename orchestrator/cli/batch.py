@@ -107,6 +107,11 @@ class _Bar:
         )
 
 
+def _header(column: str) -> Any:
+    """The option of a mapped column: ``--<name>-column HEADER`` (help: "Header of the ...")."""
+    return typer.Option(help=f"Header of the {column}.")
+
+
 def batch(
     file: Annotated[
         Path, typer.Argument(help="An .xlsx/.csv of requests, or a folder of workbooks.")
@@ -114,26 +119,18 @@ def batch(
     out: Annotated[Path, typer.Option("--out", "-o", help="Results workbook (.xlsx).")] = Path(
         "results.xlsx"
     ),
-    text_column: Annotated[
-        str | None, typer.Option(help="Header of the request text column (sheets).")
-    ] = None,
-    id_column: Annotated[str | None, typer.Option(help="Header of the row id column.")] = None,
-    channel_column: Annotated[
-        str | None, typer.Option(help="Header of the channel column.")
-    ] = None,
-    thread_column: Annotated[
-        str | None, typer.Option(help="Header of the thread id column.")
-    ] = None,
+    text_column: Annotated[str | None, _header("request text column (sheets)")] = None,
+    id_column: Annotated[str | None, _header("row id column")] = None,
+    channel_column: Annotated[str | None, _header("channel column")] = None,
+    thread_column: Annotated[str | None, _header("thread id column")] = None,
     customer_column: Annotated[
         str | None,
-        typer.Option(
-            help="Header of the customer id column (with --thread-column: turns of "
-            "that customer's conversation; a thread belongs to its first row's customer)."
+        _header(
+            "customer id column (with --thread-column: turns of that customer's "
+            "conversation; a thread belongs to its first row's customer)"
         ),
     ] = None,
-    attachment_column: Annotated[
-        str | None, typer.Option(help="Header of the attachment path column.")
-    ] = None,
+    attachment_column: Annotated[str | None, _header("attachment path column")] = None,
     attachments_dir: Annotated[
         Path | None,
         typer.Option(help="Attachments must be inside this folder (default: the sheet's)."),
