@@ -64,6 +64,7 @@ def lexicon_findings(
             speech
             and h.category in SPEECH_CATEGORIES
             and h.severity is not Severity.CRITICAL
+            and h.how != "addressed"
             and not rules.is_addressed(text, h.start)
         )
         for h, q in zip(scan.hits, quoted, strict=True)

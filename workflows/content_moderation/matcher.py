@@ -67,6 +67,7 @@ from rapidfuzz import fuzz, process
 from orchestrator.datafiles import HotReloader
 from orchestrator.textnorm import LEET as _LEET
 from orchestrator.textnorm import unleet
+from workflows.content_moderation.addressed import addressed_insults, load_addressed_rules
 from workflows.content_moderation.lexicon import (
     DEFAULT_LEXICON_DIR,
     LexiconData,
@@ -461,6 +462,10 @@ class Matcher:
             for ref, how, score in self._word(tok):
                 add(a, b, ref, how, score)
         self._across_words(s, tokens, add)
+        rules = load_addressed_rules()  # insults aimed at the reader, as a kind (addressed.py)
+        for a, b, term in addressed_insults(s, rules):
+            ref = TermRef(term, Category.HARASSMENT, rules.severity, frozenset(), 100.0)
+            add(a, b, ref, "addressed", 1.0)
         if self._cjk_re is not None and _HAN.search(s):
             self._cjk(norm, add)
         kept = [h for h in hits.values() if not self._in_excluded_context(h, norm, tokens)]

@@ -172,6 +172,7 @@ MatchKind = Literal[
     "pinyin",  # a Chinese term written in pinyin (shabi)
     "abbreviation",  # a listed abbreviation (sb, nmsl)
     "evidence",  # a quote the model gave, found in the post
+    "addressed",  # an insult aimed at the reader ("you filthy rats", 你们这群猪; addressed.py)
 ]
 
 

@@ -1,0 +1,124 @@
+"""Issue 47: everyday insults aimed at the reader ("you <contempt words> <insult noun>") are
+reviewed as a KIND, not as a list of phrases; the same nouns about animals, things or jobs stay
+allowed. Inputs written for this file (none of them is the issue's example), English and
+Chinese, lexicon + scorer path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workflows.content_moderation.addressed import (
+    AddressedError,
+    addressed_insults,
+    load_addressed_rules,
+)
+from workflows.content_moderation.graph import ContentModerationWorkflow
+from workflows.content_moderation.normalize import normalize
+from workflows.content_moderation.service import moderate_lexicon_only
+
+
+@pytest.fixture(scope="module")
+def workflow() -> ContentModerationWorkflow:
+    return ContentModerationWorkflow()
+
+
+AIMED_AT_THE_READER = [
+    "You greedy little leeches, give the money back.",
+    "get lost, you spineless worms",
+    "You guys are such pathetic losers.",
+    "u r all brainless sheep",
+    "You're a lying weasel and everyone knows it.",
+    "Shut up, you ignorant cockroach!",
+    "you people are nothing but parasites",
+    "You smelly rodents ruined the thread.",
+    "you disgusting maggots",
+    "Keep crying, you clueless buffoons.",
+    "You vile, slimy snakes.",
+    "ur a total degenerate",
+    "你们这群蠢猪，滚出去",
+    "你就是个没用的废物",
+    "你们这帮人渣懂什么",
+    "你這個垃圾給我閉嘴",  # traditional script: folded before matching
+]
+
+ORDINARY = [
+    "Pigs are smarter than most dogs, according to the study.",
+    "Rats were trained to find landmines in Cambodia.",
+    "The clowns at my niece's birthday party were great.",
+    "Did you see the snakes at the reptile house?",
+    "You can feed the pigs after lunch.",
+    "If you keep rats as pets, give them a big cage.",
+    "You pig farmers deserve a fair price for your pork.",
+    "Thank you clowns for making the kids laugh!",
+    "Have you ever seen cockroaches in the kitchen?",
+    "Your dogs are adorable.",
+    "Did you rat me out to the teacher?",
+    "You trash the kitchen every time you cook.",
+    "I told you the worms are good for the soil.",
+    "Are you a clown at the party or a guest?",
+    "迷你猪在农场里很受欢迎。",
+    "送你狗粮和猫砂，记得收。",
+    "你们这群孩子真可爱。",
+]
+#: Ordinary Chinese posts with no lexicon term that the Chinese scorer still sends to review on
+#: its own (0.47 and 0.44, over its 0.43 threshold): the known miss of issue 47 item 2.
+SCORER_REVIEWS = [
+    "你是狗主人吗？请给狗拴绳。",
+    "你是垃圾分类志愿者吗？",
+]
+
+
+@pytest.mark.parametrize("post", AIMED_AT_THE_READER)
+def test_an_insult_aimed_at_the_reader_is_reviewed(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    verdict = moderate_lexicon_only(post, workflow)
+    assert verdict.decision.value != "allow", post
+    assert any(c.category.value == "harassment" for c in verdict.categories)
+
+
+@pytest.mark.parametrize("post", ORDINARY)
+def test_the_same_nouns_in_ordinary_senses_are_allowed(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    assert addressed_insults(normalize(post).text) == []
+    assert moderate_lexicon_only(post, workflow).decision.value == "allow", post
+
+
+@pytest.mark.parametrize("post", SCORER_REVIEWS)
+def test_no_addressed_hit_where_only_the_scorer_reviews(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    assert addressed_insults(normalize(post).text) == []
+    assert moderate_lexicon_only(post, workflow).spans == ()
+
+
+@pytest.mark.xfail(strict=True, reason="known miss (issue 47): the Chinese scorer reviews alone")
+@pytest.mark.parametrize("post", SCORER_REVIEWS)
+def test_scorer_alone_reviews_these_ordinary_posts(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    assert moderate_lexicon_only(post, workflow).decision.value == "allow"
+
+
+def test_a_reported_insult_stays_a_mention() -> None:
+    """Quoted in a report of someone else's words, the addressed insult is a mention."""
+    post = 'The driver yelled "you filthy rats" at the kids, so I reported him.'
+    verdict = moderate_lexicon_only(post, ContentModerationWorkflow())
+    assert verdict.decision.value == "allow"
+
+
+def test_the_hit_names_the_insult_and_its_span() -> None:
+    text = normalize("well, you pathetic clowns lost again").text
+    [(start, end, term)] = addressed_insults(text)
+    assert term == "you clown"
+    assert text[start:end] == "you pathetic clowns"
+
+
+def test_a_bad_list_file_is_named_with_its_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "addressed.toml"
+    bad.write_text('version = "x"\nseverity = "loud"\nopeners_en = ["you"]\n', encoding="utf-8")
+    with pytest.raises(AddressedError, match=r"addressed\.toml"):
+        load_addressed_rules(bad)

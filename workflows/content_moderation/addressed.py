@@ -1,0 +1,165 @@
+"""Insults aimed at the reader, as a *kind* rather than a list of phrases (issue 47).
+
+"you racist pigs", "you filthy little rats", "you guys are such pathetic clowns",
+"ur a worthless maggot", 你们这群猪, 你就是个废物: a second-person opener, an optional link
+(a copula and a determiner: "are such", 这群, 就是个), up to three contempt words and an
+insult noun. The word lists are data (``addressed.toml`` beside this module); this module
+compiles them into one English and one Chinese pattern, and the matcher
+(:meth:`~workflows.content_moderation.matcher.Matcher.scan`) reports each match as a
+harassment hit (term ``you <noun>`` or ``你<noun>``).
+
+The same nouns said about animals or things stay ordinary: "pigs are smart animals" and "the
+rats in the subway study" have no opener; in "did you see the clowns?" a verb stands between
+the opener and the noun; "you pig farmers" and 你是狗主人 are compounds (``compound_*``); a
+bare singular noun that is also a verb ("did you rat me out", "you trash the place") counts
+only when nothing but punctuation follows it ("you rat!").
+
+Regular expressions over word lists are home-made on purpose: no maintained library covers
+this narrow, bilingual address pattern, and the lists stay editable data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.datafiles import content_hash, load_toml
+from orchestrator.exceptions import DataFileError
+from workflows.content_moderation.verdict import Severity
+
+#: The packaged list file.
+DEFAULT_ADDRESSED_PATH = Path(__file__).resolve().parent / "addressed.toml"
+_Words = tuple[str, ...]
+
+
+class AddressedFile(BaseModel):
+    """``addressed.toml`` (see its comments for each list)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: str = Field(min_length=1, max_length=40)
+    severity: Severity
+    openers_en: _Words = Field(min_length=1)
+    groups_en: _Words = ()
+    not_after_en: _Words = ()
+    copulas_en: _Words = ()
+    fused_en: _Words = ()
+    determiners_en: _Words = ()
+    modifiers_en: _Words = ()
+    nouns_en: _Words = Field(min_length=1)
+    compound_en: _Words = ()
+    openers_zh: _Words = Field(min_length=1)
+    not_after_zh: _Words = ()
+    links_zh: _Words = ()
+    modifiers_zh: _Words = ()
+    nouns_zh: _Words = Field(min_length=1)
+    compound_zh: _Words = ()
+
+
+class AddressedError(DataFileError):
+    """The addressed-insult list file is invalid (``file:line: reason``)."""
+
+
+@dataclass(frozen=True)
+class AddressedRules:
+    """Compiled patterns.
+
+    Attributes:
+        en: English pattern on normalised (case-folded) text; group ``noun`` is the insult.
+        zh: Chinese pattern; group ``noun`` is the insult.
+        severity: Severity of every hit.
+        version: ``version`` plus 8 hex digits of the file's SHA-256.
+    """
+
+    en: re.Pattern[str]
+    zh: re.Pattern[str]
+    severity: Severity
+    version: str
+
+
+def _alt(words: _Words) -> str:
+    """A non-capturing alternation of ``words`` (longest first, spaces as ``\\s+``)."""
+    parts = sorted({w.casefold() for w in words}, key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in parts) + ")"
+
+
+def _english(f: AddressedFile) -> re.Pattern[str]:
+    opener = _alt(f.openers_en)
+    group = rf"(?:\s+{_alt(f.groups_en)})?" if f.groups_en else ""
+    copula = rf"\s+{_alt(f.copulas_en)}" if f.copulas_en else "(?!)"
+    fused = _alt(f.fused_en) if f.fused_en else "(?!)"
+    det = rf"(?:\s+{_alt(f.determiners_en)})*" if f.determiners_en else ""
+    mods = rf"(?P<mods>(?:,?\s+{_alt(f.modifiers_en)}){{0,3}})" if f.modifiers_en else "(?P<mods>)"
+    # one fixed-width look-behind per word (Python's re needs fixed widths)
+    not_after = "".join(rf"(?<!\b{re.escape(w.casefold())}\s)" for w in f.not_after_en)
+    head = rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|(?P<fused>{fused}){det})"
+    compound = rf"(?!\s+{_alt(f.compound_en)}\b)" if f.compound_en else ""
+    nouns = _alt(f.nouns_en)
+    # more nouns may follow ("you pig clown", what 🐷 🤡 read as); the last one decides
+    noun = rf"\s+(?P<noun>{nouns})(?:\s+{nouns})*(?P<plural>s|es)?\b{compound}"
+    return re.compile(head + mods + noun)
+
+
+def _chinese(f: AddressedFile) -> re.Pattern[str]:
+    not_after = "".join(f"(?<!{re.escape(w)})" for w in f.not_after_zh)
+    link = _alt(f.links_zh) if f.links_zh else "(?!)"
+    mod = _alt(f.modifiers_zh) if f.modifiers_zh else "(?!)"
+    compound = rf"(?!{_alt(f.compound_zh)})" if f.compound_zh else ""
+    # emoji read as words arrive with spaces around them ("你这头 猪"): allow them between parts
+    return re.compile(
+        rf"{not_after}{_alt(f.openers_zh)}\s*(?:{link}\s*(?:{mod}\s*)?|{mod}\s*)"
+        rf"(?P<noun>{_alt(f.nouns_zh)}){compound}"
+    )
+
+
+@lru_cache(maxsize=8)
+def load_addressed_rules(path: Path | str = DEFAULT_ADDRESSED_PATH) -> AddressedRules:
+    """Read and compile a list file (cached per path).
+
+    Raises:
+        AddressedError: Unreadable, not TOML, or fails validation (``file:line: reason``).
+    """
+    loaded = load_toml(Path(path), AddressedFile, error=AddressedError)
+    f = loaded.value
+    return AddressedRules(
+        en=_english(f),
+        zh=_chinese(f),
+        severity=f.severity,
+        version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
+    )
+
+
+_TAIL_END = re.compile(r"\s*(?:[.!?,;:)\]\"'…]|$)")
+
+
+def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tuple[int, int, str]]:
+    """Insults aimed at the reader in normalised ``text``.
+
+    Args:
+        text: Normalised post (:func:`~workflows.content_moderation.normalize.normalize`).
+        rules: The compiled lists (the packaged ``addressed.toml`` by default).
+
+    Returns:
+        ``(start, end, term)`` per match, offsets into ``text``, term ``you <noun>`` or
+        ``你<noun>``.
+
+    Example:
+        >>> addressed_insults("you racist pigs")
+        [(0, 15, 'you pig')]
+        >>> addressed_insults("pigs are smart animals")
+        []
+    """
+    rules = rules or load_addressed_rules()
+    out = []
+    for m in rules.en.finditer(text):
+        bare = not m.group("cop") and not m.group("fused") and not m.group("mods").strip()
+        # a bare singular may be a verb ("did you rat me out"): only before punctuation or the end
+        if bare and not m.group("plural") and not _TAIL_END.match(text, m.end()):
+            continue
+        out.append((m.start(), m.end(), f"you {m.group('noun')}"))
+    out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh.finditer(text)]
+    return out
