@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 
@@ -22,12 +21,12 @@ from sqlalchemy.orm import selectinload
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
 from orchestrator.core.runtime import make_client
+from tests.fixtures.cli import ORCH
 from workflows.customer_service import open_workflow
 from workflows.customer_service.store import Order, OrderStore, RefundPolicy
 
 pytestmark = pytest.mark.integration
 
-ORCH = [sys.executable, "-m", "orchestrator.cli"]
 TRACKING = "Where is the package? tracking number please"
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from serving import VLLMServer
+from tests.fixtures.cli import run_orchestrator
 
 pytestmark = pytest.mark.integration
 
@@ -28,21 +27,8 @@ def test_main_job_prints_routes_experts_and_load_table(
         "ORCH_DATABASE_URL": f"sqlite:///{db}",
         "ORCH_MAX_COMPLETION_TOKENS": "16",
     }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator.cli",
-            "run",
-            "--limit",
-            "5",
-            "--server-url",
-            vllm_server.base_url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=env,
+    result = run_orchestrator(
+        "run", "--limit", "5", "--server-url", vllm_server.base_url, timeout=900, env=env
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from orchestrator.observability import REGISTRY
 from orchestrator.telemetry import decode_counts
 from serving import VLLMServer
 from serving.launcher import ServerSupervisor, server_is_healthy
+from tests.fixtures.cli import run_orchestrator
 from tests.integration.conftest import free_port
 from workflows import CustomerServiceWorkflow
 
@@ -148,22 +147,9 @@ def test_unreachable_server_exits_non_zero_naming_url_and_command(
     data_dir: Path, tmp_path: Path
 ) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator.cli",
-            "run",
-            "--limit",
-            "2",
-            "--no-launch",
-            "--server-url",
-            url,
-            "--database-url",
-            f"sqlite:///{tmp_path / 't.db'}",
-        ],
-        capture_output=True,
-        text=True,
+    database = f"sqlite:///{tmp_path / 't.db'}"
+    result = run_orchestrator(
+        *("run", "--limit", "2", "--no-launch", "--server-url", url, "--database-url", database),
         timeout=300,
         env={**os.environ, "COLUMNS": "200"},
     )

@@ -26,6 +26,7 @@ from sqlalchemy import text
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
 from orchestrator.exceptions import StorageError
+from tests.fixtures.cli import run_orchestrator
 from workflows.customer_service import open_workflow
 from workflows.customer_service.store import OrderStore
 
@@ -57,13 +58,7 @@ def stores(tmp_path: Path) -> dict[str, Path]:
 
 def run_cli(*args: str, telemetry: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ORCH_DATABASE_URL": f"sqlite:///{telemetry}", "COLUMNS": "400"}
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return run_orchestrator(*args, timeout=120, env=env)
 
 
 def chat(stores: dict[str, Path]) -> subprocess.CompletedProcess[str]:
