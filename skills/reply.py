@@ -197,13 +197,39 @@ _ZH: dict[str, str] = {
 }
 
 
+#: The store's state words (``Order.status``, ``Shipment.status``, ``Refund.status``, a
+#: handoff's decision) as a Chinese reply says them; a word not listed is shown as stored.
+_ZH_STATES: dict[str, str] = {
+    "processing": "处理中",
+    "shipped": "已发货",
+    "in_transit": "运输中",
+    "delivered": "已送达",
+    "cancelled": "已取消",
+    "approved": "已批准",
+    "rejected": "未批准",
+    "waiting": "等待审核",
+    "pending": "待处理",
+    "open": "处理中",
+}
+_STATE_FIELDS = frozenset({"status", "shipment_status", "refund_status", "decision"})
+
+
 def _facts(result: Mapping[str, object]) -> Mapping[str, str]:
     """A tool result's ``facts`` (a mapping of names to words), or an empty one."""
     return cast("Mapping[str, str]", result.get("facts") or {})
 
 
+def _zh_states(facts: Mapping[str, str]) -> dict[str, str]:
+    """``facts`` with its state words in Chinese (the ids, sums and dates stay as they are)."""
+    return {
+        k: _ZH_STATES.get(str(v), str(v)) if k in _STATE_FIELDS else v for k, v in facts.items()
+    }
+
+
 def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
     table = _ZH if zh else _EN
+    if zh:
+        facts = _zh_states(facts)
     if ok:
         template = table.get(tool, "")
     elif "reason" in facts and tool != "track_shipment":
