@@ -36,22 +36,29 @@ TURNS = (
 )
 
 
-def _orders(store: Any) -> dict[str, tuple[str, str]]:
-    # not shared with benchmarks/truth.py on purpose: this file also runs on an older tree
-    # (PYTHONPATH=<before>) that has no benchmarks/truth.py
+def order_rows(store: Any) -> list[tuple[str, str, str, str]]:
+    """``(order id, status, customer id, customer locale)`` of every order in ``store`` (an
+    ``OrderStore``), by order id. benchmarks/truth.py uses it too; this file imports nothing
+    from benchmarks/ because it also runs on an older tree (PYTHONPATH=<before>)."""
     from sqlalchemy import select
 
     from workflows.customer_service.store import Order
     from workflows.customer_service.store.schema import Customer
 
     with store.sessions() as session:
-        rows = session.execute(
-            select(Order.id, Order.status, Order.customer_id, Customer.locale)
-            .join(Customer, Customer.id == Order.customer_id)
-            .order_by(Order.id)
-        ).all()
+        return [
+            tuple(row)
+            for row in session.execute(
+                select(Order.id, Order.status, Order.customer_id, Customer.locale)
+                .join(Customer, Customer.id == Order.customer_id)
+                .order_by(Order.id)
+            )
+        ]
+
+
+def _orders(store: Any) -> dict[str, tuple[str, str]]:
     picked: dict[str, tuple[str, str]] = {}
-    for order_id, status, customer, locale in rows:
+    for order_id, status, customer, locale in order_rows(store):
         picked.setdefault(f"{locale[:2]}-{status}", (order_id, customer))
         picked.setdefault(f"{locale[:2]}-None", (order_id, customer))
     return picked

@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
+from benchmarks.first_visible import order_rows
 from benchmarks.harness import BenchParser, host_info, median, percentile, write_dated_results
 from workflows.customer_service.store.tools import ToolName
 
@@ -330,20 +331,9 @@ _STATUSES: dict[str, tuple[str, ...]] = {
 def make_turns(store: Any, count: int) -> list[Turn]:
     """At least ``count`` turns (rounds over every message), orders drawn round-robin from the
     seeded store per language and status."""
-    from sqlalchemy import select
-
-    from workflows.customer_service.store import Order
-    from workflows.customer_service.store.schema import Customer
-
     messages = json.loads((DATA / "messages.json").read_text(encoding="utf-8"))
-    with store.sessions() as session:
-        rows = session.execute(
-            select(Order.id, Order.status, Order.customer_id, Customer.locale)
-            .join(Customer, Customer.id == Order.customer_id)
-            .order_by(Order.id)
-        ).all()
     pools: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for order_id, status, customer, locale in rows:
+    for order_id, status, customer, locale in order_rows(store):
         pools.setdefault((locale[:2], status), []).append((order_id, customer))
     by_kind: dict[str, list[Turn]] = {kind: [] for kind in KINDS}
     spin = 0
