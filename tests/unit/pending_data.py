@@ -13,7 +13,7 @@ from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
 from serving.architecture import MoEArchitecture
 from serving.capture import PENDING_REASON, PendingReplayTrace
-from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
+from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, shape_fields
 
 #: The checkpoint the pending calls name (the replay worker loads it to fill them).
 CHECKPOINT = Settings().checkpoint_dir
@@ -27,9 +27,7 @@ def pending_trace(
     """A ``pending`` trace of ``prompt`` and ``completion`` token ids on :data:`CHECKPOINT`."""
     return PendingReplayTrace(
         source=ExpertRoutingSource.PENDING,
-        moe_layers=arch.moe_layers,
-        num_experts=arch.num_experts,
-        top_k=arch.top_k,
+        **shape_fields(arch),  # as serving.capture's deferred capture writes it
         prompt_tokens=len(prompt),
         completion_tokens=len(completion),
         reason=PENDING_REASON,
