@@ -201,6 +201,7 @@ def fit_examples(
     wrong_route: float = 5.0,
     handoff: float = 1.0,
     workers: int = 1,
+    base: tuple[LearnedModel, CalibrationFile] | None = None,
 ) -> ExamplesFit:
     """Fit the learned tier, thresholds and calibration on ``base_rows`` (the built-in routes'
     tune rows) plus the fitting part of the examples in ``path`` (:func:`read_examples`).
@@ -210,12 +211,15 @@ def fit_examples(
             their rules join the rules file's.
         declared: Every declared route's name (the routes file's and ``routes``).
         workers: Processes that fit the models (:func:`~.learned_fit.train_many`).
+        base: A fitted model and its calibration (the packaged ones): only the routes it
+            lacks are fitted, onto it (:func:`~.fitting.fit_new_routes`, seconds); None: all
+            routes are refitted on ``base_rows`` and the examples (:func:`~.fitting.fit_all`).
 
     Raises:
         UserError: A bad examples file (see :func:`read_examples`), or see
             :func:`~orchestrator.classifier.fitting.fit_all`.
     """
-    from orchestrator.classifier.fitting import fit_all  # scipy, imported when fitting
+    from orchestrator.classifier.fitting import fit_all, fit_new_routes  # scipy, when fitting
 
     path = Path(path)
     rows = read_examples(path, {*declared, *(spec.name for spec in routes)})
@@ -225,18 +229,28 @@ def fit_examples(
         f"{len(base_rows)} built-in tune rows + {len(mine)} examples of {path.name} "
         f"({len(held)} held out)"
     )
-    model, calibration = fit_all(
-        [*base_rows, *mine],
-        row_weight=example_weights(base_rows, mine),
-        rules_path=rules_path,
-        folds=folds,
-        seed=seed,
-        wrong_route=wrong_route,
-        handoff=handoff,
-        fitted_on=fitted_on,
-        routes=routes,
-        workers=workers,
-    )
+    if base is not None:
+        model, calibration = fit_new_routes(
+            [*base_rows, *mine],
+            *base,
+            rules_path=rules_path,
+            routes=routes,
+            folds=folds,
+            fitted_on=fitted_on,
+        )
+    else:
+        model, calibration = fit_all(
+            [*base_rows, *mine],
+            row_weight=example_weights(base_rows, mine),
+            rules_path=rules_path,
+            folds=folds,
+            seed=seed,
+            wrong_route=wrong_route,
+            handoff=handoff,
+            fitted_on=fitted_on,
+            routes=routes,
+            workers=workers,
+        )
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     model.meta["examples_sha256"] = sha
     model.meta["base_rows_sha256"] = hashlib.sha256(

@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 import numpy as np
 
@@ -447,3 +448,273 @@ def fit_all(
         {"trained_on": fitted_on, "rules_sha": clf.version, "seed": seed, "folds": folds}
     )
     return model, calibration
+
+
+# ---------------------------------------------------------------- new routes on a fitted model
+#
+# ``fit --examples`` adds the user's routes to the packaged learned tier instead of refitting
+# it: the built-in routes' weights, thresholds and calibration maps are the packaged ones
+# (fitted once on the ~6,000 built-in tune rows); only one new column of weights per new route
+# is fitted, with the built-in columns held fixed (a softmax whose other logits are
+# constants). That is a few thousand weights instead of half a million: seconds, not minutes,
+# and the built-in routes change only where a new route's probability takes their place.
+
+#: L2 penalty of a new route's weights (sample weights sum to 1, as in :func:`.learned_fit.train`);
+#: chosen by cross-validation on the faq fixture's fitting part (see
+#: benchmarks/results/classifier_fit_examples_2026-12-05b.md).
+NEW_L2 = 1e-6
+#: Share of the total row weight that a new route's examples carry together (chosen with
+#: :data:`NEW_L2`).
+NEW_SHARE = 0.6
+
+
+@dataclass(frozen=True)
+class _Design:
+    """Rows of a fit of new columns: the fixed logits of the base model's classes and the
+    features a new column may weigh, for the combined and the text-only model."""
+
+    fixed: tuple[np.ndarray, np.ndarray]  # (combined, text-only): (rows, base classes)
+    x: tuple[Any, Any]  # scipy sparse (rows, len(cols)) of the combined / text-only bag
+    cols: list[str]  # the feature names the new columns weigh
+
+
+def _new_design(base: LearnedModel, docs: Sequence[Sequence[str]], learn_from: Sequence[int]):
+    """The extended vocabulary (the base's, then the features of the rows ``learn_from`` that
+    it lacks, sorted) and the :class:`_Design` of ``docs``."""
+    from scipy import sparse
+
+    seen = sorted({f for i in learn_from for f in docs[i]})
+    extra = [f for f in seen if f not in base.vocab]
+    vocab = {**base.vocab, **{f: len(base.vocab) + j for j, f in enumerate(extra)}}
+    col_of = {f: j for j, f in enumerate(seen)}
+    fixed, xs = [], []
+    for combined in (True, False):
+        keep = (lambda f: True) if combined else (lambda f: not f.startswith("r:"))
+        w = (base.w_comb if combined else base.w_text).astype(np.float64)
+        b = (base.b_comb if combined else base.b_text).astype(np.float64)
+        z = np.tile(b, (len(docs), 1))
+        indptr, indices, data = [0], [], []
+        for i, feats in enumerate(docs):
+            known = [f for f in feats if f in vocab and keep(f)]
+            if known:
+                scale = 1.0 / np.sqrt(len(known))
+                old = [base.vocab[f] for f in known if f in base.vocab]
+                if old:
+                    z[i] += w[old].sum(axis=0) * scale
+                counts: dict[int, int] = defaultdict(int)
+                for f in known:
+                    if f in col_of:
+                        counts[col_of[f]] += 1
+                for j in sorted(counts):
+                    indices.append(j)
+                    data.append(counts[j] * scale)
+            indptr.append(len(indices))
+        fixed.append(z)
+        xs.append(sparse.csr_matrix((data, indices, indptr), shape=(len(docs), len(seen))))
+    return vocab, _Design((fixed[0], fixed[1]), (xs[0], xs[1]), seen)
+
+
+def _fit_columns(
+    fixed: np.ndarray, x, y: np.ndarray, sw: np.ndarray, n_new: int, l2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weights ``(features, n_new)`` and biases of the new columns: L2-penalised softmax
+    cross-entropy of the logits ``[fixed[:, :-1], new, fixed[:, -1]]`` (fallback stays last),
+    ``y`` indexing those columns; L-BFGS from zero (deterministic)."""
+    from scipy.optimize import minimize
+
+    n, d = x.shape
+    k_old = fixed.shape[1]
+    onehot = np.zeros((n, k_old + n_new))
+    onehot[np.arange(n), y] = 1.0
+    sw = sw / sw.sum()
+    new = slice(k_old - 1, k_old - 1 + n_new)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w = theta[: d * n_new].reshape(d, n_new)
+        z = np.concatenate([fixed[:, :-1], x @ w + theta[d * n_new :], fixed[:, -1:]], axis=1)
+        z -= z.max(axis=1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        value = -float((sw[:, None] * onehot * logp).sum()) + 0.5 * l2 * float((w * w).sum())
+        g = ((np.exp(logp) - onehot) * sw[:, None])[:, new]
+        gw = x.T @ g + l2 * w
+        return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
+
+    # sample weights sum to 1, so gradients are small: scipy's default tolerances stop at once
+    res = minimize(
+        loss,
+        np.zeros(d * n_new + n_new),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 1000, "gtol": 1e-10, "ftol": 1e-12},
+    )
+    return res.x[: d * n_new].reshape(d, n_new), res.x[d * n_new :]
+
+
+def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) -> np.ndarray:
+    """1 per row, except a new route's rows: together ``share`` of all the rows' weight."""
+    weight = np.ones(len(labels))
+    n = len(labels)
+    for route in new:
+        mine = np.array([r == route for r in labels])
+        weight[mine] = share * n / mine.sum()
+    return weight
+
+
+def _fit_new(
+    design: _Design,
+    rows: Sequence[int],
+    y: np.ndarray,
+    sw: np.ndarray,
+    n_new: int,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The new columns of the combined and of the text-only model, fitted on ``rows``."""
+    idx = np.asarray(rows)
+    out = []
+    for fixed, x in zip(design.fixed, design.x, strict=True):
+        out.append(_fit_columns(fixed[idx], x[idx], y[idx], sw[idx], n_new, NEW_L2))
+    return out[0], out[1]
+
+
+def _probs(design: _Design, fitted, n_new: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class probabilities (combined, text-only) of every row under fitted new columns."""
+    out = []
+    for fixed, x, (w, b) in zip(design.fixed, design.x, fitted, strict=True):
+        z = np.concatenate([fixed[:, :-1], x @ w + b, fixed[:, -1:]], axis=1)
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        out.append(z / z.sum(axis=1, keepdims=True))
+    return out[0], out[1]
+
+
+def _extended(base: LearnedModel, vocab: dict[str, int], design: _Design, fitted, new):
+    """The base model with the new columns (before ``fallback``) and the extended vocabulary."""
+    mats = []
+    for old_w, old_b, (w, b) in zip(
+        (base.w_comb, base.w_text), (base.b_comb, base.b_text), fitted, strict=True
+    ):
+        full = np.zeros((len(vocab), old_w.shape[1] + len(new)))
+        full[: old_w.shape[0], : old_w.shape[1] - 1] = old_w[:, :-1]
+        full[: old_w.shape[0], -1] = old_w[:, -1]
+        rows = [vocab[f] for f in design.cols]
+        full[rows, old_w.shape[1] - 1 : -1] = w
+        bias = np.concatenate([old_b[:-1], b, old_b[-1:]])
+        mats.append((full.astype(np.float32), bias.astype(np.float32)))
+    classes = [*base.classes[:-1], *new, FALLBACK]
+    meta = {**base.meta, "classes": classes, "n_features": len(vocab), "base": base.meta}
+    (w_comb, b_comb), (w_text, b_text) = mats
+    return LearnedModel(vocab, w_text, b_text, w_comb, b_comb, meta)
+
+
+def fit_new_routes(
+    rows: Sequence[LabelledRequest],
+    base: LearnedModel,
+    base_calibration: CalibrationFile,
+    *,
+    rules_path: str | None = None,
+    routes: Sequence[RouteSpec] = (),
+    folds: int = 5,
+    fitted_on: str = "",
+) -> tuple[LearnedModel, CalibrationFile]:
+    """Add the routes of ``rows`` that ``base`` lacks to the fitted model ``base``.
+
+    The base model's weights, the calibration's thresholds and its maps stay as they are; each
+    new route gets a column of weights over the features of the rows of routes ``base`` lacks or
+    of user rows (:data:`NEW_L2`, its rows weighing :data:`NEW_SHARE` of all together),
+    fitted with the base columns fixed. Calibration maps for each new route come from decisions
+    (:func:`_decide`, the base thresholds) on out-of-fold probabilities of the new routes' rows
+    (``folds`` folds by phrasing family) and on the other rows.
+
+    Args:
+        rows: The built-in tune rows and the user's fitting rows (``source`` ``examples/...``).
+        base: The fitted model (fallback its last class).
+        base_calibration: Its calibration.
+
+    Raises:
+        UserError: A held-out row, no route new to ``base``, or a base class not declared.
+    """
+    clf = RuleClassifier(
+        rules_path=rules_path,
+        calibration_path=False,
+        model_path=False,
+        min_score=0.0,
+        ambiguity_margin=0.0,
+        reload_interval=None,
+        routes=routes,
+    )
+    declared = set(clf._state.compiled.routes) | {FALLBACK}
+    new = [r for r in class_order(r.route for r in rows) if r not in base.classes]
+    _check_new(rows, base, new, declared)
+    ev = gather(clf, rows)
+    docs = [e.features for e in ev]
+    labels = [r.route for r in rows]
+    learn_from = [i for i, r in enumerate(rows) if r.source.startswith("examples/")]
+    vocab, design = _new_design(base, docs, learn_from)
+    classes = (*base.classes[:-1], *new, FALLBACK)
+    y = np.array([classes.index(r) for r in labels])
+    sw = _new_weights(labels, new, NEW_SHARE)
+    everything = list(range(len(rows)))
+    fitted = _fit_new(design, everything, y, sw, len(new))
+    probs, fast = _probs(design, fitted, len(new))
+    fold = np.array([_fold_of(r.family or r.id, folds, 0) for r in rows])
+    for k in range(folds):  # the new routes' rows: out-of-fold probabilities
+        test = [i for i in learn_from if fold[i] == k]
+        if test:
+            train = sorted(set(everything).difference(test))
+            part = _fit_new(design, train, y, sw, len(new))
+            p, q = _probs(design, part, len(new))
+            probs[test], fast[test] = p[test], q[test]
+    model = _extended(base, vocab, design, fitted, new)
+    model.meta.update({"trained_on": fitted_on, "rules_sha": clf.version, "new_routes": new})
+    calibration = _new_maps(rows, ev, probs, fast, classes, base_calibration, set(new))
+    calibration = calibration.model_copy(update={"rules_sha": clf.version, "fitted_on": fitted_on})
+    return model, calibration
+
+
+def _check_new(
+    rows: Sequence[LabelledRequest], base: LearnedModel, new: Sequence[Route], declared: set[Route]
+) -> None:
+    held = [r.id for r in rows if r.split == "test"]
+    if held:
+        raise UserError(f"{len(held)} held-out rows were passed (e.g. {held[0]}); fit on tune only")
+    if not new:
+        raise UserError(
+            "the examples name no route the fitted model lacks; to refit the built-in routes on "
+            "them as well, pass --full"
+        )
+    gone = [c for c in base.classes if c not in declared]
+    if gone or base.classes[-1] != FALLBACK:
+        raise UserError(
+            f"the fitted model's routes {', '.join(gone)} are not declared now; refit all with "
+            "--full"
+        )
+
+
+def _new_maps(
+    rows: Sequence[LabelledRequest],
+    ev: Sequence[Evidence],
+    probs: np.ndarray,
+    fast: np.ndarray,
+    classes: Sequence[Route],
+    base: CalibrationFile,
+    new: set[Route],
+) -> CalibrationFile:
+    """``base`` with calibration maps for the new routes (fast, rules and learned decisions
+    of each new route, right or wrong)."""
+    maps: dict[str, dict[Route, tuple[list[float], list[bool]]]] = {
+        tier: defaultdict(lambda: ([], [])) for tier in ("fast", "rules", "learned", "decisive")
+    }
+    for row, e, p, q in zip(rows, ev, probs, fast, strict=True):
+        route, tier, raw = _decide(e, p, q, base.thresholds, classes)
+        if route in new:
+            maps[tier][route][0].append(raw)
+            maps[tier][route][1].append(route == row.route)
+
+    def merged(old: dict, tier: str) -> dict:
+        return {**old, **{r: fit_isotonic(x, ok) for r, (x, ok) in maps[tier].items()}}
+
+    return base.model_copy(
+        update={
+            "maps": merged(base.maps, "rules"),
+            "learned_maps": merged(base.learned_maps, "learned"),
+            "fast_maps": merged(base.fast_maps, "fast"),
+        }
+    )

@@ -39,8 +39,9 @@ from orchestrator.classifier.evaluation import (
 from orchestrator.classifier.examples import fit_examples, per_route_accuracy, save_fit
 from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, gather
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
-from orchestrator.classifier.learned import VERSION
-from orchestrator.classifier.loader import dump_calibration, load_rules
+from orchestrator.classifier.learned import VERSION, LearnedModel, load_model
+from orchestrator.classifier.loader import dump_calibration, load_calibration, load_rules
+from orchestrator.classifier.models import CalibrationFile
 from orchestrator.classifier.paths import (
     FITTED_DIR_ENV,
     default_model_path,
@@ -49,7 +50,7 @@ from orchestrator.classifier.paths import (
 from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.core.registry import plugin_route_specs
-from orchestrator.exceptions import OrchestratorError
+from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.request import Request
 from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 
@@ -363,6 +364,14 @@ def fit_model_cmd(
             f"${FITTED_DIR_ENV}, else runs/classifier), never over the packaged files."
         ),
     ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="With --examples: refit every route on the built-in rows and your examples "
+            "(minutes) instead of adding your new routes to the packaged model (seconds).",
+        ),
+    ] = False,
 ) -> None:
     """Fit the learned tier, thresholds (by cost) and calibration on the tune split only;
     with ``--examples``, on your routes' examples too (a held-out part of them is scored)."""
@@ -374,6 +383,7 @@ def fit_model_cmd(
             out_dir,
             (folds or 3, seed, cap, jobs),
             (wrong_route, handoff),
+            full,
         )
         return
     try:
@@ -409,6 +419,25 @@ def _declared(rules: Path | None) -> tuple[tuple[RouteSpec, ...], tuple[RouteSpe
     return file_specs, tuple(p for p in plugin_route_specs() if p.name not in taken)
 
 
+def _base_model(rules: Path | None) -> tuple[LearnedModel, CalibrationFile]:
+    """The fitted model and calibration that ``fit --examples`` adds routes to: those beside
+    ``rules`` (the packaged ones for the packaged rules; never ``$ORCH_CLASSIFIER_DIR``'s, which
+    may hold an earlier fit of the same routes).
+
+    Raises:
+        UserError: No model or calibration there (says to pass --full).
+        RulesError: A file is unreadable.
+    """
+    folder = (rules or default_rules_path()).parent
+    model_path, cal_path = folder / f"learned.v{VERSION}.npz", folder / "calibration.toml"
+    if not model_path.exists() or not cal_path.exists():
+        raise UserError(
+            f"no fitted model and calibration in {folder} to add routes to; pass --full to fit "
+            "every route"
+        )
+    return load_model(model_path), load_calibration(cal_path)
+
+
 def _fit_examples(
     examples: Path,
     data_dir: Path,
@@ -416,6 +445,7 @@ def _fit_examples(
     out_dir: Path | None,
     fitting: tuple[int, int, int, int],
     costs: tuple[float, float],
+    full: bool,
 ) -> None:
     """``fit --examples``: fit, write the versioned files, score the held-out examples."""
     folds, seed, cap, jobs = fitting
@@ -433,6 +463,7 @@ def _fit_examples(
             wrong_route=costs[0],
             handoff=costs[1],
             workers=jobs,
+            base=None if full else _base_model(rules),
         )
         folder = out_dir or Path(os.environ.get(FITTED_DIR_ENV) or "runs/classifier")
         kept = save_fit(fit, folder, examples)

@@ -1,0 +1,139 @@
+"""``classifier fit --examples`` adds a new route to a fitted model (fitting.fit_new_routes): the
+built-in routes keep their weights, thresholds and calibration maps; the new route gets a column
+of its own and maps of its own; a file with no new route, or a model whose routes are no longer
+declared, is refused in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.fitting import fit_new_routes, gather
+from orchestrator.classifier.labelled_set import LabelledRequest
+from orchestrator.classifier.learned_fit import train
+from orchestrator.classifier.models import CalibrationFile, Thresholds
+from orchestrator.exceptions import UserError
+from orchestrator.routes import FALLBACK, Route, RouteSpec
+
+LIBRARY = Route("library")
+SPEC = RouteSpec(
+    name=LIBRARY,
+    description="Questions about the town library: loans, opening hours, reading rooms.",
+    rules=({"id": "library.words", "weight": 0.6, "keywords": ["library card", "图书馆"]},),
+)
+BUILT_IN = {
+    "customer_service": [
+        "where is my refund for order 1234",
+        "my parcel never arrived, please help",
+        "cancel my order please",
+        "i was charged twice for the same order",
+        "我的订单还没到",
+        "退款什么时候到账",
+    ],
+    "content_moderation": [
+        "is this comment ok to post: you are all idiots",
+        "please review this post for hate speech",
+        "should this review be removed: total garbage, liars",
+        "这条评论违规吗：你们都是骗子",
+    ],
+    FALLBACK: [
+        "what's the capital of australia",
+        "tell me a joke about cats",
+        "how tall is mount everest",
+        "今天天气怎么样",
+    ],
+}
+MINE = [
+    "how many books can I borrow at once",
+    "when does the library open on sunday",
+    "can I renew a loan online",
+    "I lost my library card, how do I get a new one",
+    "is there a quiet reading room",
+    "how long can I keep a borrowed novel",
+    "do you lend e-books and audiobooks",
+    "what is the late fee for an overdue book",
+    "图书馆周日几点开门",
+    "借的书可以续借吗",
+    "逾期还书要罚款吗",
+    "一次最多能借几本书",
+]
+
+
+def _row(i: int, text: str, route: str, source: str) -> LabelledRequest:
+    lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+    return LabelledRequest(
+        id=f"{source}:{i}",
+        text=text,
+        route=Route(route),
+        lang=lang,
+        source=source,
+        split="tune",
+        family=f"{source}:{i}",
+    )
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    base_rows = [
+        _row(i, text, route, f"base/{route}")
+        for route, texts in BUILT_IN.items()
+        for i, text in enumerate(texts)
+    ]
+    clf = RuleClassifier(
+        calibration_path=False, model_path=False, reload_interval=None, routes=[SPEC]
+    )
+    ev = gather(clf, base_rows)
+    base = train([e.features for e in ev], [r.route for r in base_rows], min_count=1)
+    calibration = CalibrationFile(thresholds=Thresholds(min_score=0.4, ambiguity_margin=0.1))
+    mine = [_row(i, t, LIBRARY, "examples/library") for i, t in enumerate(MINE)]
+    model, cal = fit_new_routes(
+        [*base_rows, *mine], base, calibration, routes=[SPEC], folds=3, fitted_on="test"
+    )
+    return base, calibration, model, cal, clf
+
+
+def test_the_new_route_gets_a_column_before_fallback_and_the_old_ones_are_kept(fitted) -> None:
+    base, _, model, _, _ = fitted
+    assert model.classes == (*base.classes[:-1], LIBRARY, FALLBACK)
+    old = [model.vocab[f] for f in base.vocab]
+    for new_w, old_w in ((model.w_comb, base.w_comb), (model.w_text, base.w_text)):
+        assert np.array_equal(new_w[old][:, : len(base.classes) - 1], old_w[:, :-1])
+        assert np.array_equal(new_w[old][:, -1], old_w[:, -1])
+        # a feature the base model never saw weighs nothing for the old routes
+        extra = [i for f, i in model.vocab.items() if f not in base.vocab]
+        assert extra and not new_w[extra][:, [0, 1, -1]].any()
+    assert model.meta["new_routes"] == [LIBRARY]
+
+
+def test_the_examples_are_learned_and_the_old_routes_still_win_their_own(fitted) -> None:
+    _, _, model, _, clf = fitted
+    for text in MINE:  # fitted on these: each must come out as the new route
+        feats, _, _ = clf.evidence(_row(0, text, LIBRARY, "x").to_request())
+        assert model.classes[int(np.argmax(model.probabilities(feats)))] == LIBRARY, text
+    for route, texts in BUILT_IN.items():
+        for text in texts:
+            feats, _, _ = clf.evidence(_row(0, text, route, "x").to_request())
+            assert model.classes[int(np.argmax(model.probabilities(feats)))] == route, text
+
+
+def test_thresholds_and_old_maps_are_kept_and_the_new_route_has_maps(fitted) -> None:
+    _, calibration, _, cal, _ = fitted
+    assert cal.thresholds == calibration.thresholds
+    decided = {**cal.fast_maps, **cal.learned_maps, **cal.maps}
+    assert LIBRARY in decided
+    assert all(m.n >= 1 for m in decided.values())
+
+
+def test_a_file_with_no_new_route_is_refused_with_the_fix(fitted) -> None:
+    base, calibration, _, _, _ = fitted
+    rows = [_row(i, t, "customer_service", "examples/cs") for i, t in enumerate(MINE)]
+    with pytest.raises(UserError, match=r"no route the fitted model lacks.*--full"):
+        fit_new_routes(rows, base, calibration, routes=[SPEC])
+
+
+def test_a_model_whose_route_is_not_declared_any_more_is_refused(fitted) -> None:
+    _, calibration, model, _, _ = fitted  # the fitted model has "library": undeclared here
+    rows = [_row(i, t, "excel_report", "examples/x") for i, t in enumerate(MINE)]
+    with pytest.raises(UserError, match="library are not declared now; refit all with --full"):
+        fit_new_routes(rows, model, calibration)
