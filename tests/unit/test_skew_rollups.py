@@ -13,6 +13,7 @@ from orchestrator import TelemetryStore
 from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry import (
     ExpertRollupRecord,
+    ModelCallRecord,
     RollupStatus,
     decode_counts,
     decode_counts_blob,
@@ -104,3 +105,44 @@ def test_a_database_without_rollups_is_detected(tmp_path: Path) -> None:
     assert store.rollup_status() == RollupStatus(calls=1, summed=0)
     store.rebuild_rollups()
     assert store.rollup_status() == (1, 1)
+
+
+def test_the_status_counts_routed_calls_per_source_from_the_index(tmp_path: Path) -> None:
+    """rollup_status reads the source index, not every call's row, where a source's rollups
+    cover its calls; a source with calls outside its rollups (calls without routing, or
+    bulk-loaded calls) is counted exactly."""
+    store = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    rng = np.random.default_rng(3)
+    for text in ("refund", "退款", "late parcel"):
+        add_request(store, text, "customer_service", [("triage", trace(rng, uniform(), 20))])
+    assert store.rollup_status() == (3, 3)
+    columns = [c.name for c in ModelCallRecord.__table__.columns if c.name != "id"]
+
+    def copy(source: str, *, counts: bool) -> None:
+        values = [
+            f"'{source}'"
+            if c == "expert_routing_source"
+            else ("expert_counts" if counts else "NULL")
+            if c == "expert_counts"
+            else c
+            for c in columns
+        ]
+        with store.engine.begin() as connection:
+            connection.exec_driver_sql(
+                f"INSERT INTO model_calls ({', '.join(columns)}) "
+                f"SELECT {', '.join(values)} FROM model_calls WHERE id = 1"
+            )
+
+    source = store.calls()[0].expert_routing_source
+    copy("unavailable", counts=False)  # a call without routing: outside every rollup
+    copy("pending", counts=False)
+    assert store.rollup_status() == (3, 3)
+    copy(source, counts=True)  # bulk-loaded into a source that has rollups
+    assert store.rollup_status() == (4, 3)
+    copy("unavailable", counts=True)  # and into a source that has none
+    assert store.rollup_status() == (5, 3)
+    store.rebuild_rollups()
+    assert store.rollup_status() == (5, 5)
+    with store.engine.begin() as connection:  # an older database: no rollup at all
+        connection.execute(delete(ExpertRollupRecord))
+    assert store.rollup_status() == (5, 0)
