@@ -51,6 +51,7 @@ class AddressedFile(BaseModel):
     determiners_en: _Words = ()
     modifiers_en: _Words = ()
     nouns_en: _Words = Field(min_length=1)
+    nouns_modified_en: _Words = ()
     compound_en: _Words = ()
     openers_zh: _Words = Field(min_length=1)
     not_after_zh: _Words = ()
@@ -101,6 +102,9 @@ def _english(f: AddressedFile) -> re.Pattern[str]:
     nouns = _alt(f.nouns_en)
     # more nouns may follow ("you pig clown", what 🐷 🤡 read as); the last one decides
     noun = rf"\s+(?P<noun>{nouns})(?:\s+{nouns})*(?P<plural>s|es)?\b{compound}"
+    if f.nouns_modified_en:  # these only after at least one contempt word
+        modified = rf"\s+(?P<mnoun>{_alt(f.nouns_modified_en)})(?:s|es)?\b{compound}"
+        noun = rf"(?:{noun}|{modified})"
     return re.compile(head + mods + noun)
 
 
@@ -156,10 +160,13 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
     rules = rules or load_addressed_rules()
     out = []
     for m in rules.en.finditer(text):
-        bare = not m.group("cop") and not m.group("fused") and not m.group("mods").strip()
+        mods = m.group("mods").strip()
+        if m.group("mnoun") and not mods:  # "you guys are animals": praise as often as not
+            continue
+        bare = not m.group("cop") and not m.group("fused") and not mods
         # a bare singular may be a verb ("did you rat me out"): only before punctuation or the end
         if bare and not m.group("plural") and not _TAIL_END.match(text, m.end()):
             continue
-        out.append((m.start(), m.end(), f"you {m.group('noun')}"))
+        out.append((m.start(), m.end(), f"you {m.group('noun') or m.group('mnoun')}"))
     out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh.finditer(text)]
     return out
