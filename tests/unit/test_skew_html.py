@@ -8,6 +8,7 @@ Chromium is Debian's package, installed by scripts/install.sh; playwright drives
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -15,11 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from plotly.utils import PlotlyJSONEncoder
 from skew_data import EXPERTS, T0, add_request, freeze_time, trace
 
 from orchestrator import TelemetryStore
-from orchestrator.analysis.skew import ReportOptions, build_report
-from orchestrator.analysis.skew.report_html import write_html
+from orchestrator.analysis.skew import ReportOptions, build_report, report_html
+from orchestrator.analysis.skew.models import SkewReport
+from orchestrator.analysis.skew.report_html import share_bars, write_html
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -34,7 +37,7 @@ ARGS = [
 
 
 @pytest.fixture(scope="module")
-def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def report(tmp_path_factory: pytest.TempPathFactory) -> SkewReport:
     folder = tmp_path_factory.mktemp("html")
     store = TelemetryStore(f"sqlite:///{folder / 'telemetry.db'}")
     rng = np.random.default_rng(5)
@@ -54,7 +57,27 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = build_report(store, ReportOptions(window="7d"))
     store.close()
     assert report.drift is not None and report.overall.hot() == [(1, 3)]
-    return write_html(report, folder / "skew.html")
+    return report
+
+
+@pytest.fixture(scope="module")
+def report_file(report: SkewReport, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_html(report, tmp_path_factory.mktemp("html") / "skew.html")
+
+
+def test_share_bars_without_validation_are_the_same_figure(
+    report: SkewReport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """share_bars skips plotly's validation for speed (issue 51): the figure's JSON is what
+    the validated figure gives, for every scope of the report."""
+    profiles = [report.overall, *report.workflows, *report.nodes]
+    fast = [share_bars(p, report.thresholds).to_plotly_json() for p in profiles]
+    monkeypatch.setattr(report_html, "VALIDATE", True)
+    checked = [share_bars(p, report.thresholds).to_plotly_json() for p in profiles]
+    assert json.dumps(fast, sort_keys=True, cls=PlotlyJSONEncoder) == json.dumps(
+        checked, sort_keys=True, cls=PlotlyJSONEncoder
+    )
+    assert len(fast[0]["data"]) == 2 * len(report.overall.layers)
 
 
 def test_report_renders_in_headless_chromium(report_file: Path, tmp_path: Path) -> None:

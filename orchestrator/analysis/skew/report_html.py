@@ -21,6 +21,8 @@ from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.analysis.skew.models import ScopeProfile, SkewReport, Thresholds
 
 _CONFIG = {"displaylogo": False, "responsive": True}
+#: Whether :func:`share_bars` has plotly validate each property (tests compare both).
+VALIDATE = False
 _HOT, _DEAD, _OK = "#d62728", "#1f77b4", "#9aa5b1"
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330}
@@ -105,8 +107,12 @@ def heatmap(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
 
 def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
     """Load-share bars of one layer at a time (a menu picks the layer); hot bars red, dead
-    experts marked with a cross, uniform and hot thresholds as lines."""
-    fig = go.Figure()
+    experts marked with a cross, uniform and hot thresholds as lines.
+
+    Built without plotly's per-property validation (``_validate=False``, as plotly's own
+    ``plotly.express`` does): two traces per layer took most of the HTML's time, and the
+    figure's JSON is the same (``tests/unit/test_skew_html.py``)."""
+    fig = go.Figure(_validate=VALIDATE)
     experts = len(profile.layers[0].shares)
     uniform = 1 / experts
     buttons = []
@@ -138,6 +144,7 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
                 hovertemplate="expert %{x}: %{y:.2%}"
                 + (" (%{customdata[0]:.2%} to %{customdata[1]:.2%})" if m.share_low else "")
                 + "<extra></extra>",
+                _validate=VALIDATE,
             )
         )
         fig.add_trace(
@@ -149,6 +156,7 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
                 visible=i == 0,
                 marker={"symbol": "x", "size": 11, "color": _DEAD},
                 hovertemplate="dead expert %{x}<extra></extra>",
+                _validate=VALIDATE,
             )
         )
         visible = [False] * (per_layer * len(profile.layers))
@@ -170,8 +178,10 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
             annotation_position="top left",
         )
     fig.update_layout(
-        title=f"{_e(profile.name)}: load share per expert, whiskers = "
-        f"{thresholds.confidence:.0%} simultaneous interval (red = hot, × = dead)",
+        title={
+            "text": f"{_e(profile.name)}: load share per expert, whiskers = "
+            f"{thresholds.confidence:.0%} simultaneous interval (red = hot, × = dead)"
+        },
         height=360,
         margin={"l": 60, "r": 20, "t": 80, "b": 40},
         showlegend=False,
