@@ -8,8 +8,6 @@ module; each module owns its commands, options and messages:
 * :mod:`~orchestrator.cli.load`: ``load`` (the load table of a telemetry database);
 * :mod:`~orchestrator.cli.serve`: ``build-checkpoint`` (the offline ERNIE-4.5 MoE checkpoint),
   ``serve`` (the co-hosted vLLM server in the foreground);
-* :mod:`~orchestrator.cli.report`: ``report FILE`` (a spreadsheet in, a Markdown + .xlsx
-  report out);
 * :mod:`~orchestrator.cli.skew`: ``skew`` (the expert-skew report: terminal, HTML, JSON);
 * :mod:`~orchestrator.cli.moderation`: ``moderate`` (one post) and the ``moderation`` group
   (``eval``, ``check``, and ``fit`` from :mod:`~orchestrator.cli.moderation_fit`);
@@ -19,9 +17,13 @@ module; each module owns its commands, options and messages:
   concurrent and resumable, with a results workbook);
 * :mod:`~orchestrator.cli.status`: ``status`` (the model server's health, from vLLM's
   ``/metrics``);
-* customer service: :mod:`~orchestrator.cli.chat` (``chat``, streamed replies on a
-  checkpointed thread), :mod:`~orchestrator.cli.handoff` (the ``handoff`` group: ``list``,
-  ``resume``), :mod:`~orchestrator.cli.store` (the ``store`` group: ``seed``, ``info``).
+* :mod:`~orchestrator.cli.chat`: ``chat`` (streamed replies on a checkpointed thread of the
+  installed workflow that holds conversations).
+
+A workflow's own commands live in its package and are mounted through the
+``moe_orchestrator.commands`` entry points (:data:`~orchestrator.cli.app.PLUGIN_GROUP`): the
+built-ins' ``report FILE`` (``workflows.excel_report.cli``) and the ``store`` and ``handoff``
+groups (``workflows.customer_service.cli``).
 
 The root (:mod:`~orchestrator.cli.app`) imports a module only when one of its commands runs.
 

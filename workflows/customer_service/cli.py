@@ -1,13 +1,20 @@
-"""The customer-service order store: ``orchestrator store seed`` and ``orchestrator store info``.
+"""The customer-service workflow's own commands, mounted on ``orchestrator`` through the
+``moe_orchestrator.commands`` entry points (``pyproject.toml``):
 
 Commands:
-    store seed  fill the order store with deterministic fake customers and orders (faker,
-                en_US and zh_CN): ``orchestrator store seed --customers 500``
-    store info  row counts and a few customer ids to try ``orchestrator chat`` with
+    store seed      fill the order store with deterministic fake customers and orders (faker,
+                    en_US and zh_CN): ``orchestrator store seed --customers 500``
+    store info      row counts and a few customer ids to try ``orchestrator chat`` with
+    handoff list    the conversations waiting for a person, with their context
+    handoff resume  ``orchestrator handoff resume THREAD --approve|--reject --note "..."``:
+                    continue the conversation once with the decision (a second resume is
+                    refused)
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -15,15 +22,23 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
+    NoLaunchOption,
     OrderDbOption,
-    add_group,
+    ServerUrlOption,
+    command_errors,
     console,
     database_url_from_flags,
     fail,
+    served_settings,
     settings_from_flags,
     working,
 )
-from orchestrator.exceptions import OrchestratorError
+from orchestrator.config import Settings
+from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.registry import opened_thread_workflow
+from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import HandoffError, OrchestratorError
+from orchestrator.telemetry import TelemetryStore
 from workflows.customer_service.store import OrderStore
 
 
@@ -88,6 +103,98 @@ def info(
     store.close()
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``store`` group to ``app``."""
-    add_group(app, "store", "The customer-service order store.", {"seed": seed, "info": info})
+def list_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Resolved ones too.")] = False,
+    database_url: OrderDbOption = None,
+) -> None:
+    """The conversations waiting for a person (oldest first), with their context."""
+    store, _ = open_order_store(database_url)
+    rows = store.handoffs(None if all_ else "waiting")
+    store.close()
+    if as_json:
+        for row in rows:
+            console.out(json.dumps(row, ensure_ascii=False))
+        return
+    if not rows:
+        console.print("no conversation waits for a person")
+        return
+    for row in rows:
+        ctx = row["context"]
+        console.print(
+            f"[bold]{escape(row['thread_id'])}[/] turn {row['turn']} "
+            f"customer {escape(str(row['customer_id']))} \\[{escape(row['status'])}] "
+            f"— {escape(row['reason'])}"
+        )
+        console.print(f"  message: {escape(str(ctx.get('message', ''))[:200])}")
+        if ctx.get("action"):
+            console.print(f"  pending: {escape(json.dumps(ctx['action'], ensure_ascii=False))}")
+        if ctx.get("detail"):
+            console.print(f"  detail: {escape(str(ctx['detail']))}")
+        for found in ctx.get("tool_results") or []:  # looked up before the handoff
+            facts = json.dumps(found.get("facts") or {}, ensure_ascii=False)
+            console.print(f"  found ({escape(str(found.get('tool')))}): {escape(facts[:300])}")
+
+
+def resume(
+    thread: Annotated[str, typer.Argument(help="The conversation's thread id.")],
+    approve: Annotated[
+        bool | None, typer.Option("--approve/--reject", help="The person's decision.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="A note for the record (≤ 2,000 characters).")] = "",
+    by: Annotated[str, typer.Option(help="Who decided.")] = "agent",
+    server_url: ServerUrlOption = None,
+    no_launch: NoLaunchOption = False,
+    database_url: OrderDbOption = None,
+) -> None:
+    """Continue THREAD once with the decision; the reply is printed."""
+    if approve is None:
+        raise fail("say --approve or --reject", 2)
+    settings = settings_from_flags(
+        server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
+    )
+    # before any server is reached or started (minutes on 2 cores): is anything waiting?
+    store, _ = open_order_store(database_url)
+    waiting = {row["thread_id"] for row in store.handoffs("waiting")}
+    decided = store.coordination.decided(thread) if thread not in waiting else None
+    store.close()
+    if decided is not None:  # another person (process) decided it: exit 2, who and when
+        raise fail(decided, 2)
+    if thread not in waiting:
+        raise fail(
+            f"no handoff waits on thread {thread!r}: it was never handed off, or it was "
+            "resumed already (orchestrator handoff list shows the waiting ones)",
+            2,
+        )
+    # HandoffDecidedError (a HandoffError) too: the race was lost, exit 2
+    with (
+        command_errors(usage=(HandoffError,)),
+        served_settings(settings, server_url=server_url, no_launch=no_launch) as served,
+    ):
+        outcome = asyncio.run(_resume(served, thread, approve, note, by))
+    console.print(f"{outcome.status}: {escape(outcome.headline)}")
+
+
+async def _resume(
+    settings: Settings, thread: str, approve: bool, note: str, by: str
+) -> RequestOutcome:
+    client = make_client(settings)
+    telemetry = TelemetryStore(settings.database_url)
+    try:
+        async with opened_thread_workflow(settings) as workflow:
+            orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
+            return await orch.resume(thread, approve=approve, note=note, by=by)
+    finally:
+        await client.aclose()
+        telemetry.close()
+
+
+#: ``orchestrator store``: the ``store`` entry point of ``moe_orchestrator.commands``.
+store_app = typer.Typer(no_args_is_help=True, help="The customer-service order store.")
+store_app.command("seed")(seed)
+store_app.command("info")(info)
+
+#: ``orchestrator handoff``: the ``handoff`` entry point of ``moe_orchestrator.commands``.
+handoff_app = typer.Typer(no_args_is_help=True, help="Conversations handed to a person.")
+handoff_app.command("list")(list_cmd)
+handoff_app.command("resume")(resume)

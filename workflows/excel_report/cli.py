@@ -1,4 +1,6 @@
-"""``orchestrator report FILE``: a spreadsheet in, a Markdown + .xlsx report out.
+"""``orchestrator report FILE``: a spreadsheet in, a Markdown + .xlsx report out. The
+workflow's own command, mounted on ``orchestrator`` through its ``moe_orchestrator.commands``
+entry point (``pyproject.toml``), which names :func:`report`.
 
 The file is read first, before any server is started, so a bad file fails in seconds with the
 reader's error (exit code 2). ``--inspect`` prints what the reader found and stops there.
@@ -220,7 +222,3 @@ async def _run(settings: Settings, workflow: ExcelReportWorkflow, file: Path) ->
     )
     return 0
 
-
-def register(app: typer.Typer) -> None:
-    """Add ``report`` to the root app."""
-    app.command("report")(report)
