@@ -296,7 +296,7 @@ def _loaded_entry(ep: EntryPoint) -> CommandEntry:
         command = plugin_command(ep)
     except PluginError as exc:
         return CommandEntry(ep.name, "", str(exc))
-    return CommandEntry(ep.name, "", command.help or "", isinstance(command, click.Group))
+    return CommandEntry(ep.name, "", command.help or "", isinstance(command, typer.core.TyperGroup))
 
 
 class _Placeholder(typer.core.TyperCommand):
