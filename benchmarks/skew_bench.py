@@ -1,26 +1,34 @@
-"""Expert-skew report at scale: 1M model-call rows of the 21B-A3B shape (27 MoE layers x 64).
+"""Expert-skew report at scale: millions of model-call rows of the 21B-A3B shape (27 x 64).
 
 Usage::
 
     python -m benchmarks.skew_bench [--calls 1000000] [--repeat 3] [--dir /tmp] [--keep]
+    python -m benchmarks.skew_bench --db /tmp/skew-10m.db --repeat 3   # a kept database
     python -m benchmarks.skew_bench --quick   # 20,000 calls, one report run, under a minute
 
 Steps:
 
-1. **Generate** ``--calls`` rows in a new SQLite file through SQLAlchemy Core bulk inserts
-   (``record_call`` would take one transaction per row): 28 days of traffic over 3 workflows
-   and 7 nodes, each node with its own expert profile; per-call counts are multinomial draws of
-   ``routed_tokens * 6`` activations (tokens log-normal, median ~150), stored with the
-   store's own :func:`~orchestrator.telemetry.encode_counts` (uint8 when it fits). Planted: a
-   hot expert (layer 5, e12), a dead one (layer 9, e40), a drift in the last week
-   (content_moderation, layer 3), and 0.1% outlier calls. Generated in chunks: bounded memory.
-2. **Rollups**: :meth:`TelemetryStore.rebuild_rollups` (what a database written in bulk, or by
-   an older version, needs once; ``record_call`` keeps them current on its own). Timed once.
+1. **Generate** ``--calls`` rows in a new SQLite file (schema made by ``TelemetryStore``): 28
+   days of traffic over 3 workflows and 7 nodes, each node with its own expert profile;
+   per-call counts are multinomial draws of ``routed_tokens * 6`` activations (tokens
+   log-normal, median ~150), stored with the store's own
+   :func:`~orchestrator.telemetry.encode_counts`. Planted: a hot expert (layer 5, e12), a dead
+   one (layer 9, e40), a drift in the last week (content_moderation, layer 3), and 0.1%
+   outlier calls. The newest :data:`FRESH` calls (those the outlier scoring reads) are fresh
+   draws; older calls reuse one of :data:`POOL` draws of their node and period, as they reach
+   the report only through the rollups. Rows go in with one plain ``executemany`` per chunk
+   (values in the form SQLAlchemy's types store them), journal in memory and no fsync on
+   the generator's own connection; bounded memory.
+2. **Rollups**: summed per chunk with the store's own
+   :meth:`~orchestrator.telemetry.RollupDelta.of_calls` and written as
+   :func:`~orchestrator.telemetry.rollup_rows.new_rollup` builds them, in the chunk's
+   transaction, so they are what ``record_call`` would have written
+   (``tests/unit/test_skew_bench.py`` checks them against ``rebuild_rollups``).
 3. **Report** ``--repeat`` times (``--runs`` is the older spelling), each in a fresh
    process: ``build_report`` (last 7 days against the 7 before; outliers over the newest
-   50,000 calls of the window) + HTML + JSON + the terminal summary; wall time in seconds and
-   peak RSS in MiB (``ru_maxrss``) of that process. Then once with
-   ``--window all``.
+   50,000 calls of the window) + HTML + JSON + the terminal summary; wall time and CPU time
+   in seconds, peak RSS in MiB (``VmHWM``) of that process, the load average at its start.
+   Then once with ``--window all``.
 4. **Write path**: time of ``record_call`` (row + rollup update) for 300 calls of this shape
    (30 with ``--quick``).
 
@@ -44,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlalchemy import create_engine, event, insert
 
 from benchmarks.harness import (
     BenchParser,
@@ -53,6 +62,15 @@ from benchmarks.harness import (
     record_routed_call,
     write_results,
 )
+from orchestrator.telemetry import (
+    ModelCallRecord,
+    RollupDelta,
+    TelemetryStore,
+    encode_counts,
+)
+from orchestrator.telemetry.rollup_rows import new_rollup
+from orchestrator.telemetry.rollups import RollupKey
+from orchestrator.telemetry.schema import ExpertRollupRecord
 
 LAYERS = tuple(range(1, 28))
 EXPERTS = 64
@@ -84,93 +102,258 @@ def _profiles(rng: np.random.Generator) -> np.ndarray:
     return shares / shares.sum(axis=-1, keepdims=True)
 
 
-def generate(path: Path, calls: int, seed: int = 0, chunk: int = 20_000) -> dict[str, float]:
-    """Write ``calls`` model-call rows (and one request row per two calls) to ``path``."""
-    from sqlalchemy import insert
+#: The newest calls drawn fresh (the outlier scoring reads at most 50,000 of them one by one).
+FRESH = 50_000
+#: Multinomial draws per (node, period) that the older calls reuse (they reach the report only
+#: through the rollups; a fresh draw for each of 10M calls took most of an hour).
+POOL = 1024
 
-    from orchestrator.telemetry import ModelCallRecord, RequestRecord, TelemetryStore, encode_counts
 
-    store = TelemetryStore(f"sqlite:///{path}")
-    rng = np.random.default_rng(seed)
-    profiles = _profiles(rng)
-    drifted = profiles.copy()
-    moderation = [i for i, (w, _) in enumerate(NODES) if w == "content_moderation"]
-    drifted[moderation, 2, :8] *= 3.0  # last week: layer 3 moves toward experts 0-7
-    drifted /= drifted.sum(axis=-1, keepdims=True)
-    odd = np.zeros((len(LAYERS), EXPERTS))
-    odd[:, 56:] = 1 / 8  # outlier calls use experts 56-63 only
-    span = DAYS * 86400
-    offsets = np.sort(rng.uniform(0, span, calls))
-    started = time.perf_counter()
+def _draw(rng: np.random.Generator, pvals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(n,)`` routed tokens (log-normal, median ~150) and ``(n, L, E)`` multinomial counts of
+    ``tokens * TOP_K`` activations per layer from ``pvals`` ``(n, L, E)``."""
+    n = len(pvals)
+    tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), 8, 4000).astype(np.int64)
+    return tokens, rng.multinomial((tokens * TOP_K)[:, None], pvals)
+
+
+class _Traffic:
+    """The generated traffic's profiles and the pool of draws the older calls reuse:
+    pool ``k = 2 * node + late`` (``late``: the drifted last week), and ``2 * len(NODES)`` for
+    the outlier calls (experts 56-63 only)."""
+
+    def __init__(self, rng: np.random.Generator, pool: int) -> None:
+        profiles = _profiles(rng)
+        drifted = profiles.copy()
+        moderation = [i for i, (w, _) in enumerate(NODES) if w == "content_moderation"]
+        drifted[moderation, 2, :8] *= 3.0  # last week: layer 3 moves toward experts 0-7
+        drifted /= drifted.sum(axis=-1, keepdims=True)
+        odd = np.zeros((len(LAYERS), EXPERTS))
+        odd[:, 56:] = 1 / 8
+        self.pvals = np.stack([*np.stack([profiles, drifted], axis=1).reshape(-1, *odd.shape), odd])
+        self.pool = pool
+        drawn = [_draw(rng, np.broadcast_to(p, (pool, *p.shape))) for p in self.pvals]
+        self.tokens = np.stack([t for t, _ in drawn])
+        self.counts = np.stack([c for _, c in drawn]).astype(np.uint16)
+        blobs = [encode_counts(c) for counts in self.counts for c in counts]
+        self.blobs = np.empty(len(blobs), dtype=object)  # 1-d, of bytes
+        self.blobs[:] = blobs
+
+    def chunk(
+        self, rng: np.random.Generator, key: np.ndarray, fresh: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
+        """Tokens, ``(n, L, E)`` uint16 counts and count blobs of calls from pools ``key``;
+        ``fresh`` calls are new draws, the others reuse a random draw of their pool."""
+        pick = rng.integers(0, self.pool, len(key))
+        tokens = self.tokens[key, pick]
+        counts = self.counts[key, pick]
+        blobs = self.blobs[key * self.pool + pick].tolist()
+        if fresh.any():
+            t, c = _draw(rng, self.pvals[key[fresh]])
+            tokens[fresh], counts[fresh] = t, c
+            for i, row in zip(np.flatnonzero(fresh).tolist(), c, strict=True):
+                blobs[i] = encode_counts(row)
+        return tokens, counts, blobs
+
+
+def _bulk_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """The generator's own connection: no fsync and no journal on disk (a failed run is
+    deleted anyway). The report opens the file with the store's own pragmas (WAL)."""
+    cursor = dbapi_connection.cursor()
+    for pragma in ("journal_mode=MEMORY", "synchronous=OFF", "cache_size=-262144"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _rollup_key(hour: int, node: int) -> RollupKey:
+    """The rollup group of the generated calls of ``node`` in hour ``hour`` since START."""
+    workflow, name = NODES[node]
+    return RollupKey(
+        START + timedelta(hours=hour),
+        workflow,
+        name,
+        "replay",
+        "ernie-bench",
+        LAYERS,
+        EXPERTS,
+        TOP_K,
+    )
+
+
+def _sum_rollups(
+    pending: dict[RollupKey, RollupDelta],
+    hour: np.ndarray,
+    node: np.ndarray,
+    calls: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """Add a chunk's calls to ``pending`` by rollup group, with the store's own
+    :meth:`RollupDelta.of_calls` (``calls``: tokens, counts, mean and per-layer confidence)."""
+    tokens, counts, mean_conf, layer_conf = calls
+    group = hour * len(NODES) + node
+    for g in np.unique(group).tolist():
+        sel = group == g
+        delta = RollupDelta.of_calls(
+            counts[sel], tokens[sel], TOP_K, mean_conf[sel], layer_conf[sel]
+        )
+        key = _rollup_key(*divmod(g, len(NODES)))
+        if key in pending:
+            pending[key].merge(delta)
+        else:
+            pending[key] = delta
+
+
+def _flush_rollups(
+    conn: Any, pending: dict[RollupKey, RollupDelta], before: datetime | None
+) -> None:
+    """Insert the pending rollup rows of hours before ``before`` (all when None), as the
+    store's :func:`~orchestrator.telemetry.rollup_rows.new_rollup` builds them."""
+    done = [k for k in pending if before is None or k.bucket_start < before]
+    if not done:
+        return
+    columns = [c.key for c in ExpertRollupRecord.__table__.columns if c.key != "id"]
+    rows = []
+    for key in done:
+        record = new_rollup(key, pending.pop(key))
+        rows.append({c: getattr(record, c) for c in columns})
+    conn.execute(insert(ExpertRollupRecord), rows)
+
+
+def generate(
+    path: Path,
+    calls: int,
+    seed: int = 0,
+    chunk: int = 20_000,
+    *,
+    fresh: int = FRESH,
+    pool: int = POOL,
+) -> dict[str, float]:
+    """Write ``calls`` model-call rows, one request row per two calls and their expert rollups
+    to a new SQLite file ``path``; the newest ``fresh`` calls are fresh draws, the others
+    reuse one of ``pool`` draws of their (node, period). Returns the seconds taken."""
     from rich.progress import track
 
-    steps = range(0, calls, chunk)
-    for lo in track(steps, description="generating", transient=True):  # a transaction each
-        n = min(chunk, calls - lo)
-        when = [START + timedelta(seconds=float(s)) for s in offsets[lo : lo + n]]
-        node = rng.integers(0, len(NODES), n)
-        tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), 8, 4000).astype(np.int64)
-        late = offsets[lo : lo + n] >= span - 7 * 86400
-        pvals = np.where(late[:, None, None], drifted[node], profiles[node])
-        outlier = rng.random(n) < 0.001
-        pvals[outlier] = odd
-        counts = rng.multinomial((tokens * TOP_K)[:, None], pvals)
-        conf = np.clip(rng.normal(0.45, 0.08, (n, len(LAYERS))), 0.05, 1).astype("<f4")
-        request_ids = [f"bench-{(lo + i) // 2:08d}" for i in range(n)]
-        with store.engine.begin() as conn:
-            conn.execute(
-                insert(RequestRecord).prefix_with("OR IGNORE"),
-                [
-                    {
-                        "id": rid,
-                        "received_at": w,
-                        "text": f"benchmark request {rid}",
-                        "channel": "bench",
-                        "source": None,
-                        "route": NODES[nd][0],
-                        "route_confidence": 0.9,
-                        "classifier_signals": [],
-                        "workflow": NODES[nd][0],
-                        "status": "succeeded",
-                    }
-                    for rid, w, nd in zip(request_ids, when, node, strict=True)
-                ],
-            )
-            conn.execute(
-                insert(ModelCallRecord),
-                [
-                    {
-                        "created_at": when[i],
-                        "request_id": request_ids[i],
-                        "route": NODES[node[i]][0],
-                        "route_confidence": 0.9,
-                        "classifier_signals": [],
-                        "workflow": NODES[node[i]][0],
-                        "node": NODES[node[i]][1],
-                        "model": "ernie-bench",
-                        "prompt_tokens": int(tokens[i]) - 20,
-                        "completion_tokens": 21,
-                        "latency_ms": 100.0,
-                        "finish_reason": "stop",
-                        "expert_routing_source": "replay",
-                        "routing_note": None,
-                        "moe_layers": list(LAYERS),
-                        "num_experts": EXPERTS,
-                        "top_k": TOP_K,
-                        "routed_tokens": int(tokens[i]),
-                        "expert_counts": encode_counts(counts[i]),
-                        "layer_confidence": conf[i].tobytes(),
-                        "mean_router_confidence": float(conf[i].mean()),
-                    }
-                    for i in range(n)
-                ],
-            )
-    generate_s = time.perf_counter() - started
+    TelemetryStore(f"sqlite:///{path}").close()  # the schema at the head revision
+    engine = create_engine(f"sqlite:///{path}")
+    event.listen(engine, "connect", _bulk_pragmas)
+    rng = np.random.default_rng(seed)
     started = time.perf_counter()
-    store.rebuild_rollups()
-    rollup_s = time.perf_counter() - started
-    store.close()
-    return {"generate_s": generate_s, "rebuild_rollups_s": rollup_s}
+    traffic = _Traffic(rng, pool)
+    span = DAYS * 86400
+    offsets = np.sort(rng.uniform(0, span, calls))
+    pending: dict[RollupKey, RollupDelta] = {}
+    for lo in track(range(0, calls, chunk), description="generating", transient=True):
+        seconds = offsets[lo : lo + chunk]
+        n = len(seconds)
+        node = rng.integers(0, len(NODES), n)
+        late = seconds >= span - 7 * 86400
+        pool_of = np.where(rng.random(n) < 0.001, 2 * len(NODES), 2 * node + late)
+        tokens, counts, blobs = traffic.chunk(rng, pool_of, np.arange(lo, lo + n) >= calls - fresh)
+        conf = np.clip(rng.normal(0.45, 0.08, (n, len(LAYERS))), 0.05, 1).astype("<f4")
+        mean_conf = conf.mean(axis=1).astype(np.float64)
+        hour = (seconds // 3600).astype(np.int64)
+        _sum_rollups(pending, hour, node, (tokens, counts, mean_conf, conf.astype(np.float64)))
+        with engine.begin() as conn:  # a transaction each: calls and their finished hours
+            _insert_calls(conn, lo, seconds, node, tokens, blobs, conf)
+            _flush_rollups(conn, pending, START + timedelta(hours=int(hour[-1])))
+    with engine.begin() as conn:
+        _flush_rollups(conn, pending, None)
+    engine.dispose()
+    return {"generate_s": time.perf_counter() - started}
+
+
+#: The model-call columns the generator fills (the others keep their defaults).
+CALL_COLUMNS = (
+    "created_at, request_id, route, route_confidence, classifier_signals, workflow, node, "
+    "model, prompt_tokens, completion_tokens, latency_ms, finish_reason, "
+    "expert_routing_source, moe_layers, num_experts, top_k, routed_tokens, expert_counts, "
+    "layer_confidence, mean_router_confidence"
+)
+REQUEST_COLUMNS = "id, received_at, text, channel, route, route_confidence, "
+REQUEST_COLUMNS += "classifier_signals, workflow, status"
+
+
+def _stored(column: Any, value: Any, dialect: Any) -> Any:
+    """``value`` as SQLAlchemy stores it in ``column`` (its type's bind processor)."""
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    return value if process is None else process(value)
+
+
+def _insert_calls(
+    conn: Any,
+    lo: int,
+    seconds: np.ndarray,
+    node: np.ndarray,
+    tokens: np.ndarray,
+    blobs: list[bytes],
+    conf: np.ndarray,
+) -> None:
+    """Insert a chunk's request rows (one per two calls) and model-call rows, ``lo`` being
+    the index of its first call: a plain executemany with each value in the form
+    SQLAlchemy's own types store it (times as text, JSON as text; checked on the chunk's
+    first row), which is ten times quicker than ``insert()`` with a dict per row."""
+    c, dialect = ModelCallRecord.__table__.c, conn.dialect
+    micros = np.datetime64(START.replace(tzinfo=None), "us") + np.round(seconds * 1e6).astype(
+        "timedelta64[us]"
+    )
+    when = np.char.replace(np.datetime_as_string(micros, unit="us"), "T", " ").tolist()
+    first = START + timedelta(microseconds=int(np.round(seconds[0] * 1e6)))
+    if when[0] != _stored(c.created_at, first, dialect):
+        raise AssertionError(f"{when[0]!r} is not how SQLAlchemy stores {first!r}")
+    layers, signals = _stored(c.moe_layers, list(LAYERS), dialect), "[]"
+    request_ids = [f"bench-{i // 2:08d}" for i in range(lo, lo + len(when))]
+    workflows = [NODES[k][0] for k in node.tolist()]
+    names = [NODES[k][1] for k in node.tolist()]
+    start = lo % 2  # a request row with its first call (an odd call's is in the chunk before)
+    conn.exec_driver_sql(
+        f"INSERT INTO requests ({REQUEST_COLUMNS}) VALUES ({', '.join('?' * 9)})",
+        [
+            (rid, w, f"benchmark request {rid}", "bench", wf, 0.9, signals, wf, "succeeded")
+            for rid, w, wf in zip(
+                request_ids[start::2], when[start::2], workflows[start::2], strict=True
+            )
+        ],
+    )
+    confidence = conf.tobytes()
+    size = conf.shape[1] * 4
+    conn.exec_driver_sql(
+        f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 20)})",
+        [
+            (
+                w,
+                rid,
+                wf,
+                0.9,
+                signals,
+                wf,
+                nd,
+                "ernie-bench",
+                t - 20,
+                21,
+                100.0,
+                "stop",
+                "replay",
+                layers,
+                EXPERTS,
+                TOP_K,
+                t,
+                blob,
+                confidence[i * size : (i + 1) * size],
+                m,
+            )
+            for i, (w, rid, wf, nd, t, blob, m) in enumerate(
+                zip(
+                    when,
+                    request_ids,
+                    workflows,
+                    names,
+                    tokens.tolist(),
+                    blobs,
+                    conf.mean(axis=1).astype(np.float64).tolist(),
+                    strict=True,
+                )
+            )
+        ],
+    )
 
 
 def report_once(path: Path, window: str, out: Path) -> dict[str, float]:
@@ -197,7 +380,9 @@ def report_once(path: Path, window: str, out: Path) -> dict[str, float]:
         "build_s": built - started,
         "outputs_s": done - built,
         "total_s": done - started,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": _peak_rss_mib(),
+        "cpu_s": _cpu_s(),
+        "load_average_1m": os.getloadavg()[0],
         "calls_in_window": report.overall.calls,
         "outlier_calls_scored": report.outliers.scored_calls,
         "outliers_flagged": report.outliers.flagged_requests,
@@ -206,6 +391,44 @@ def report_once(path: Path, window: str, out: Path) -> dict[str, float]:
         "drifted": {s.name: s.drifted_layers for s in report.drift.scopes} if report.drift else {},
         "html_mib": (out / "skew.html").stat().st_size / 2**20,
     }
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident memory since its ``exec`` (``VmHWM``; ``ru_maxrss`` also
+    counts the parent's peak when a big parent forks the child)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # not Linux
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) this process has used: less sensitive to other load."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _child(path: Path, window: str) -> dict[str, Any]:
+    """One report in a fresh Python process (``--report-only``); its figures."""
+    started = time.perf_counter()
+    load = os.getloadavg()[0]
+    done = subprocess.run(
+        [sys.executable, "-m", MODULE, "--report-only", str(path), "--window", window],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["process_wall_s"] = time.perf_counter() - started
+    result["load_average_at_start"] = load
+    print(
+        f"  report ({window}): {result['total_s']:.2f} s ({result['cpu_s']:.2f} CPU s), "
+        f"peak RSS {result['peak_rss_mib']:.0f} MiB, load average {load:.1f}",
+        flush=True,
+    )
+    return result
 
 
 def write_path(calls: int = 300) -> dict[str, float]:
@@ -258,6 +481,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp"))
     parser.add_argument("--keep", action="store_true", help="Keep the generated database.")
+    parser.add_argument(
+        "--db", type=Path, help="Report on this database (one kept with --keep); no generating."
+    )
     parser.add_argument("--report-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--window", default="7d", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -272,45 +498,26 @@ def main(argv: list[str] | None = None) -> None:
     runs_wanted = 1 if args.quick else args.repeat
     write_calls = 30 if args.quick else 300
 
-    need = calls * 2600 * 1.5  # ~2.2 KB a row with index, plus the rollups, with margin
-    free = shutil.disk_usage(args.dir).free
-    if free < need:
-        sys.exit(f"{args.dir} has {free / 2**30:.1f} GiB free; {need / 2**30:.1f} GiB needed")
-    path = args.dir / f"skew-bench-{os.getpid()}.db"
+    path = args.db or args.dir / f"skew-bench-{os.getpid()}.db"
     load_at_start = os.getloadavg()[0]
     try:
-        print(f"generating {calls:,} calls in {path} ...", flush=True)
-        gen = generate(path, calls)
+        gen: dict[str, Any] = {}
+        if args.db is None:
+            need = calls * 4700 * 1.1  # 4.5 KiB a call (one 4 KiB page a row, indexes), margin
+            free = shutil.disk_usage(args.dir).free
+            if free < need:
+                sys.exit(f"{args.dir} has {free / 2**30:.1f} GiB free; {need / 2**30:.1f} needed")
+            print(f"generating {calls:,} calls in {path} ...", flush=True)
+            gen = generate(path, calls)
+            print(f"generated in {gen['generate_s']:.0f} s", flush=True)
+        else:
+            calls = TelemetryStore(f"sqlite:///{path}").rollup_status().calls
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
-        print(
-            f"generated in {gen['generate_s']:.0f} s, rollups {gen['rebuild_rollups_s']:.0f} s, "
-            f"{size / 2**30:.2f} GiB",
-            flush=True,
-        )
-
-        def child(window: str) -> dict[str, Any]:
-            started = time.perf_counter()
-            done = subprocess.run(
-                [sys.executable, "-m", MODULE, "--report-only", str(path), "--window", window],
-                check=True,
-                capture_output=True,
-                text=True,
-                cwd=REPO,
-            )
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            result["process_wall_s"] = time.perf_counter() - started
-            print(
-                f"  report ({window}): {result['total_s']:.2f} s, "
-                f"peak RSS {result['peak_rss_mib']:.0f} MiB",
-                flush=True,
-            )
-            return result
-
-        runs = [child("7d") for _ in range(runs_wanted)]
-        whole = child("all")
+        runs = [_child(path, "7d") for _ in range(runs_wanted)]
+        whole = _child(path, "all")
         writes = write_path(write_calls)
     finally:
-        if not args.keep:
+        if not args.keep and args.db is None:
             for p in path.parent.glob(path.name + "*"):
                 p.unlink()
     host = host_info()
@@ -327,6 +534,7 @@ def main(argv: list[str] | None = None) -> None:
         "report_7d_runs": runs,
         "report_7d_median_s": median(r["total_s"] for r in runs),
         "report_7d_median_build_s": median(r["build_s"] for r in runs),
+        "report_7d_median_cpu_s": median(r["cpu_s"] for r in runs),
         "report_7d_max_peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
         "report_all": whole,
         **writes,
@@ -349,14 +557,17 @@ def _markdown(s: dict[str, Any]) -> str:
         "",
         "| step | figure |",
         "|---|---|",
-        f"| generate rows (bulk insert) | {s['generate_s']:.0f} s |",
-        "| rebuild rollups once (bulk-loaded or older database) | "
-        f"{s['rebuild_rollups_s']:.0f} s |",
+        "| generate rows and their rollups (bulk insert) | "
+        + (f"{s['generate_s']:.0f} s |" if "generate_s" in s else "an existing database (--db) |"),
         f"| **full report, window 7d + 7d baseline** (median of {len(r)}) | "
         f"**{s['report_7d_median_s']:.2f} s** (runs: "
         + ", ".join(f"{x['total_s']:.2f}" for x in r)
         + ") |",
         f"| of which build_report | {s['report_7d_median_build_s']:.2f} s |",
+        f"| CPU time of the report process (median) | {s['report_7d_median_cpu_s']:.2f} s |",
+        "| load average (1 min) at each run's start | "
+        + ", ".join(f"{x['load_average_at_start']:.1f}" for x in r)
+        + " |",
         "| peak RSS of the report process (max of runs) | "
         f"{s['report_7d_max_peak_rss_mib']:.0f} MiB |",
         f"| calls in the 7d window / outlier calls scored | {r[0]['calls_in_window']:,} / "
