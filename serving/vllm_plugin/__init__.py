@@ -301,9 +301,14 @@ def patch_scheduler(scheduler_module: _Any, default: str | None = None) -> bool:
         if kwargs.get("routed_experts") is not None and active:
             try:
                 request = active[-1].requests.get(kwargs["request_id"])
+                # A request that finishes in this step is already freed (vLLM 0.24.0 deletes it
+                # from ``requests`` before building its last output): its mode is unknown here,
+                # so its rows go on as vLLM sends them (the API-side wrapper drops them for a
+                # ``none`` request). Reading it as the server default lost the last step of
+                # every counts call where the default is ``none`` (gpu_2026-12-05b.md).
                 params = getattr(request, "sampling_params", None)
                 extra = getattr(params, "extra_args", None) if params is not None else None
-                if mode_of(extra, server_default) == "none":
+                if request is not None and mode_of(extra, server_default) == "none":
                     kwargs["routed_experts"] = None
             except Exception:  # never fail the engine: send the routing as vLLM would
                 pass
