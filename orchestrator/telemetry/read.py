@@ -423,16 +423,20 @@ class TelemetryReader:
         last: tuple[datetime, int] | None = None
         families: dict[str, set[str]] = {}
         while remaining is None or remaining > 0:
-            query = self._call_counts_query(start, end, workflow, model)
+            # after the first chunk the cursor, not ``end``, bounds the index range from above
+            # (a plain ``created_at <=``: the row-value alone left SQLite scanning down from
+            # ``end`` again for every chunk)
+            query = self._call_counts_query(start, end if last is None else None, workflow, model)
             if family is not None:
                 query = query.where(ModelCallRecord.model_family == family)
             query = query.limit(chunk if remaining is None else min(chunk, remaining))
             if last is not None:
                 query = query.where(
-                    tuple_(ModelCallRecord.created_at, ModelCallRecord.id) < tuple_(*last)
+                    ModelCallRecord.created_at <= last[0],
+                    tuple_(ModelCallRecord.created_at, ModelCallRecord.id) < tuple_(*last),
                 )
-            with self._session() as session:
-                rows = session.execute(query).all()
+            with self.engine.connect() as connection:  # Core rows: no ORM loading per row
+                rows = connection.execute(query).all()
             if not rows:
                 return
             counts, shape = _call_counts(rows, shape, families)
