@@ -137,3 +137,48 @@ def test_a_model_whose_route_is_not_declared_any_more_is_refused(fitted) -> None
     rows = [_row(i, t, "excel_report", "examples/x") for i, t in enumerate(MINE)]
     with pytest.raises(UserError, match="library are not declared now; refit all with --full"):
         fit_new_routes(rows, model, calibration)
+
+
+def _cli_fit(tmp_path, monkeypatch, *extra: str):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import classifier as cli
+    from orchestrator.cli.app import app
+
+    monkeypatch.setattr(cli, "plugin_route_specs", lambda: (SPEC,))  # an installed package's
+    path = tmp_path / "ex.csv"
+    path.write_text("text,route\n" + "".join(f'"{t}",library\n' for t in MINE), encoding="utf-8")
+    args = ["classifier", "fit", "--examples", str(path), "--out-dir", str(tmp_path / "o")]
+    return CliRunner().invoke(app, [*args, "--cap", "15", "--jobs", "1", *extra])
+
+
+def test_the_cli_adds_the_route_to_the_packaged_model_or_refits_all_with_full(
+    tmp_path, monkeypatch
+) -> None:
+    from orchestrator.classifier.learned import load_model
+    from orchestrator.classifier.paths import default_rules_path
+
+    packaged = load_model(default_rules_path().parent / "learned.v2.npz")
+    result = _cli_fit(tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    added = load_model(tmp_path / "o" / "learned.v2.npz")
+    assert added.meta["new_routes"] == [LIBRARY]
+    assert added.classes == (*packaged.classes[:-1], LIBRARY, FALLBACK)
+    old = [added.vocab[f] for f in packaged.vocab]  # the packaged weights, unchanged
+    assert np.array_equal(added.w_comb[old][:, -1], packaged.w_comb[:, -1])
+    result = _cli_fit(tmp_path, monkeypatch, "--full", "--folds", "2")
+    assert result.exit_code == 0, result.output
+    refit = load_model(tmp_path / "o" / "learned.v2.npz")
+    assert "new_routes" not in refit.meta and LIBRARY in refit.classes
+
+
+def test_the_cli_without_a_fitted_model_to_add_to_says_to_pass_full(tmp_path, monkeypatch) -> None:
+    from orchestrator.classifier.paths import default_rules_path
+
+    rules = tmp_path / "rules" / "routes.toml"
+    rules.parent.mkdir()
+    rules.write_text(default_rules_path().read_text(encoding="utf-8"), encoding="utf-8")
+    result = _cli_fit(tmp_path, monkeypatch, "--rules", str(rules))
+    assert result.exit_code == 2
+    assert "no fitted model and calibration in" in result.output and "--full" in result.output
+    assert "Traceback" not in result.output
