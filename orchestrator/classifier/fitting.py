@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,23 @@ class Evidence:
     decisive: tuple[Rule, ...] = ()
     #: ``(route, priority)`` of every route, for :func:`~.decide.overrule`
     ranking: tuple[tuple[Route, int], ...] = ()
+
+
+def rules_only(
+    rules_path: str | Path | None = None, routes: Sequence[RouteSpec] = ()
+) -> RuleClassifier:
+    """The classifier whose evidence fitting reads: the rules (the packaged ones when
+    ``rules_path`` is None, with ``routes`` declared besides), no learned tier, no calibration,
+    thresholds at zero, no hot reload."""
+    return RuleClassifier(
+        rules_path=rules_path,
+        calibration_path=False,
+        model_path=False,
+        min_score=0.0,
+        ambiguity_margin=0.0,
+        reload_interval=None,
+        routes=routes,
+    )
 
 
 def gather(clf: RuleClassifier, rows: Sequence[LabelledRequest]) -> list[Evidence]:
@@ -418,15 +436,7 @@ def fit_all(
             f"{len(held)} rows of the held-out test split were passed (e.g. {held[0]}); "
             "fit on the tune split only"
         )
-    clf = RuleClassifier(
-        rules_path=rules_path,
-        calibration_path=False,
-        model_path=False,
-        min_score=0.0,
-        ambiguity_margin=0.0,
-        reload_interval=None,
-        routes=routes,
-    )
+    clf = rules_only(rules_path, routes)
     ev = gather(clf, rows)
     classes = class_order((r.route for r in rows), clf._state.compiled.routes)
     probs, fast_probs, model = _cross_fit(
@@ -631,15 +641,7 @@ def fit_new_routes(
     Raises:
         UserError: A held-out row, no route new to ``base``, or a base class not declared.
     """
-    clf = RuleClassifier(
-        rules_path=rules_path,
-        calibration_path=False,
-        model_path=False,
-        min_score=0.0,
-        ambiguity_margin=0.0,
-        reload_interval=None,
-        routes=routes,
-    )
+    clf = rules_only(rules_path, routes)
     declared = set(clf._state.compiled.routes) | {FALLBACK}
     new = [r for r in class_order(r.route for r in rows) if r not in base.classes]
     _check_new(rows, base, new, declared)

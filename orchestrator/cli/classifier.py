@@ -37,7 +37,13 @@ from orchestrator.classifier.evaluation import (
     tier_row,
 )
 from orchestrator.classifier.examples import fit_examples, per_route_accuracy, save_fit
-from orchestrator.classifier.fitting import cross_fit, fit_all, fit_decisions, gather
+from orchestrator.classifier.fitting import (
+    cross_fit,
+    fit_all,
+    fit_decisions,
+    gather,
+    rules_only,
+)
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import VERSION, LearnedModel, load_model
 from orchestrator.classifier.loader import dump_calibration, load_calibration, load_rules
@@ -511,14 +517,7 @@ def fit_cmd(
     """Refit thresholds (by cost) and calibration on the tune split only (cross-fitted)."""
     try:
         rows = _rows(data_dir, "tune", cap)
-        clf = RuleClassifier(
-            rules_path=rules,
-            calibration_path=False,
-            model_path=False,
-            min_score=0.0,
-            ambiguity_margin=0.0,
-            reload_interval=None,
-        )
+        clf = rules_only(rules)
         ev = gather(clf, rows)
         probs, fast_probs = cross_fit(rows, ev, folds=folds, workers=jobs)
         fitted = fit_decisions(
