@@ -79,6 +79,9 @@ class Config(NamedTuple):
     anti_weight: float = 1.0
     #: the mean of this set's decision value and the packaged set's (two models)
     ensemble: bool = False
+    #: a second operating point for posts with no medium+ term: the lowest threshold at which
+    #: the scorer-alone precision on the calibration rows reaches this floor (0: none)
+    alone_floor: float = 0.0
 
 
 CONFIGS = {
@@ -92,6 +95,8 @@ CONFIGS = {
     "masked n-grams added + pairs": Config(mask="add", pairs=True),
     "mean of packaged and mask models": Config(mask="replace", ensemble=True),
     "mean of packaged and mask + pairs models": Config(mask="replace", pairs=True, ensemble=True),
+    "packaged, no-term posts at P ≥ 0.80 on calibration": Config(alone_floor=0.80),
+    "mask, no-term posts at P ≥ 0.80 on calibration": Config(mask="replace", alone_floor=0.80),
 }
 
 
@@ -137,13 +142,34 @@ def run(cfg: Config, data: dict[str, Any], fit: np.ndarray, cal: np.ndarray, ev:
     review, _high, _fig = choose_thresholds(p[cal], rows, min_precision=0.0, grid_start=0.30,
                                             solo=True)  # fmt: skip
     keep = ev[~plain[ev]]
-    flagged = flags["strong"][keep] | ((p[keep] >= review) & ~flags["speech"][keep])
+    t_alone = _alone_threshold(cfg, cal[~plain[cal]], p, review, y, flags)
+    t = np.where(flags["term"], review, t_alone)
+    flagged = flags["strong"][keep] | ((p[keep] >= t[keep]) & ~flags["speech"][keep])
     # ordinary rows the scorer alone sends to review (no medium+ term: the lexicon passes them)
     guard = ev[plain[ev] & ~flags["term"][ev]]
-    alone = (p[guard] >= review) & ~flags["speech"][guard]
+    alone = (p[guard] >= t[guard]) & ~flags["speech"][guard]
     ordinary = f"{alone.sum()}/{len(guard)}" if len(guard) else "–"
-    return {"review": round(float(review), 2), **_figures([posts[i] for i in keep], flagged),
-            "ordinary_reviewed_by_scorer_alone": ordinary}  # fmt: skip
+    return {"review": round(float(review), 2), "review_no_term": round(t_alone, 2),
+            **_figures([posts[i] for i in keep], flagged),
+            "ordinary_reviewed_by_scorer_alone": ordinary,
+            "solo_precision_calibration": _solo(cal[~plain[cal]], p, t, y, flags),
+            "solo_precision_reported": _solo(keep, p, t, y, flags)}  # fmt: skip
+
+
+def _alone_threshold(cfg: Config, rows: np.ndarray, p: np.ndarray, review: float, y, flags):
+    """The threshold for posts with no medium+ term (``review`` when ``cfg`` sets no floor)."""
+    for t in np.round(np.arange(review, 1.0, 0.01), 2) if cfg.alone_floor else ():
+        if _solo(rows, p, t, y, flags) >= cfg.alone_floor:
+            return float(t)
+    return 1.0 if cfg.alone_floor else review
+
+
+def _solo(rows: np.ndarray, p: np.ndarray, review: Any, y: np.ndarray, flags: dict) -> float:
+    """Precision of the posts the scorer sends to review alone (no medium+ term) in ``rows``:
+    the floor the packaged rule sets on dev, checked where it was not set."""
+    t = review[rows] if isinstance(review, np.ndarray) else review
+    alone = rows[(p[rows] >= t) & ~flags["speech"][rows] & ~flags["term"][rows]]
+    return round(float(y[alone].mean()), 4) if len(alone) else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,13 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     for name, cfg in CONFIGS.items():
         results[f"all → all (dev): {name}"] = run(cfg, data, idx[is_train], idx[~is_train],
                                                   idx[~is_train])  # fmt: skip
-    lines = ["| fit → report: features | review ≥ | P | R | F1 | anti-bias flagged | "
-             "safe flagged | ordinary reviewed by the scorer alone |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| fit → report: features | review ≥ (term / no term) | P | R | F1 | "
+             "anti-bias flagged | safe flagged | ordinary reviewed by the scorer alone | "
+             "scorer-alone P (calibration rows → reported rows) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, r in results.items():
-        lines.append(f"| {name} | {r['review']:.2f} | {r['precision']} | {r['recall']} | "
+        lines.append(f"| {name} | {r['review']:.2f} / {r['review_no_term']:.2f} | "
+                     f"{r['precision']} | {r['recall']} | "
                      f"{r['f1']} | {r['anti_bias_flagged']:.1%} | {r['safe_flagged']:.1%} | "
-                     f"{r['ordinary_reviewed_by_scorer_alone']} |")  # fmt: skip
+                     f"{r['ordinary_reviewed_by_scorer_alone']} | "
+                     f"{r['solo_precision_calibration']} → "
+                     f"{r['solo_precision_reported']} |")  # fmt: skip
     md = (
         "# Chinese scorer: topic transfer inside train/dev (issue 47; dev only)\n\n"
         f"{n_train} train rows, {len(posts) - n_train} dev rows (Chinese, ordinary "
