@@ -577,9 +577,27 @@ def is_yes(answer: str) -> bool:
     return True
 
 
+#: Latin-script languages a customer may write in instead of English (wordfreq's small lists).
+_OTHER_LATIN = ("es", "fr", "de", "it", "pt", "nl", "id", "ms", "vi", "tr", "pl", "sv", "ro")
+#: How much more common (Zipf, log10 per billion words) a word must be in another language
+#: than in English to count as that language's word.
+_FOREIGN_MARGIN = 1.0
+
+
 def third_language(message: str) -> bool:
-    """Whether ``message`` is written in neither English nor Chinese (letters of another
-    script, or Latin words with no English word among them)."""
+    """Whether ``message`` is written in neither English nor Chinese: letters of another
+    script, or Latin words most of which are clearly another language's (wordfreq: a word
+    counts as foreign when it is :data:`_FOREIGN_MARGIN` Zipf more common in one of
+    :data:`_OTHER_LATIN` than in English, as English when at least as common in English).
+    Terse English ("Wrong item received, ORD-100076") is English; unknown words (typos,
+    names) count for neither side; one foreign word is enough only with an accent ("sí").
+
+    Example:
+        >>> third_language("Delivery late again, unacceptable")
+        False
+        >>> third_language("Mi pedido no ha llegado")
+        True
+    """
     text = normalise(message)
     if re.search(
         r"[\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\uac00-\ud7af\u0590-\u05ff\u0900-\u097f]",
@@ -588,17 +606,21 @@ def third_language(message: str) -> bool:
         return True
     if re.search(r"[\u4e00-\u9fff]", text):
         return False
-    words = re.findall(r"[^\W\d_]{2,}", re.sub(r"\bORD-\d+\b", " ", text))
-    accented = re.search(r"[\u00c0-\u024f]", text) is not None  # é, ñ, ß, ő: not English
-    if len(words) < 3 and not accented:
+    words = re.findall(r"[^\W\d_]{2,}", re.sub(r"\bORD-\d+\b", " ", text).lower())
+    if not words:
         return False
-    english = re.compile(
-        r"^(?:the|a|an|my|is|i|to|you|it|and|where|what|please|order|refund|cancel|can|of|for|"
-        r"on|in|me|this|that|was|not|no|yes|hi|hello|help|want|need|how|when|why|do|did|have|"
-        r"your|with|ship\w*|track\w*|address|parcel|package|status|be|are|get|thanks?)$",
-        re.I,
-    )
-    return not any(english.match(w) for w in words)
+    accented = re.search(r"[\u00c0-\u024f]", text) is not None  # é, ñ, ß, ő
+    from wordfreq import zipf_frequency  # loaded on the first Latin message only
+
+    english = foreign = 0
+    for word in words:
+        en = zipf_frequency(word, "en", wordlist="small")
+        other = max(zipf_frequency(word, lang, wordlist="small") for lang in _OTHER_LATIN)
+        if other >= en + _FOREIGN_MARGIN:
+            foreign += 1
+        elif en > 0 and en >= other:
+            english += 1
+    return foreign > english and (foreign >= 2 or accented)
 
 
 def has_words(message: str) -> bool:
