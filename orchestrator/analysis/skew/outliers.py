@@ -75,8 +75,7 @@ def call_jsd(
         ``(n,)`` float64, in ``[0, 1]``.
     """
     p = counts.astype(np.float32)
-    total = p.sum(axis=-1, keepdims=True)
-    np.divide(p, total, out=p, where=total > 0)
+    p *= 1 / np.maximum(p.sum(axis=-1, keepdims=True), 1)  # a layer of no activation stays 0
     scratch = np.empty_like(p)
     q = shares.astype(np.float32, copy=False)
     if profile_entropy is None:
