@@ -6,7 +6,10 @@ A model sentence is kept only when all of these hold (English and Chinese):
 * **state**: a statement about an order's or a case's state (shipped, delivered, on its way,
   not shipped, cancelled, refunded, approved, declined... and 已发货, 已送达, 运输中, 未发货,
   已取消, 已退款, 已批准, 被拒绝...) agrees with this turn's tool results and the thread's
-  decision (:class:`TurnFacts`). A claim nothing supports is dropped too.
+  decision (:class:`TurnFacts`). A claim nothing supports is dropped too. Events count as
+  the state they tell (money sent back is refunded, a parcel picked up is shipped, a promised
+  arrival needs one on its way); another event of an order or refund told in the perfect is
+  dropped as unverified.
 * **figure**: every id, amount, date, tracking number or count in it is one a tool returned.
 * **form**: no field names (``order_id``), placeholders left, JSON or markup, links,
   unbalanced quotes or brackets, repeated phrases, holes (``is  and``), fragments.
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from orchestrator.textnorm import to_simplified
+from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 
 Lang = Literal["en", "zh"]
 
@@ -74,91 +78,6 @@ _EN_COMMON = frozenset(
     )
 )
 
-# --- states -------------------------------------------------------------------------------
-
-#: State phrases, tried in order; a match is blanked out so a later pattern cannot read it
-#: again ("has not shipped" is never also "shipped"). ``not_X`` is a negated state.
-_EN_NEGATION = r"(?:not|never|hasn't|haven't|hadn't|isn't|wasn't|aren't|weren't|didn't|won't)"
-_EN_WORDS: dict[str, str] = {
-    "shipped": r"shipped|dispatched|sent out",
-    "delivered": r"delivered|arrived",
-    "cancelled": r"cancell?ed",
-    "refunded": r"refunded",
-    "approved": r"approved",
-}
-_EN_STATES: tuple[tuple[str, str], ...] = (
-    (
-        "declined",
-        r"\b(?:declined|rejected|denied|refused|not (?:be )?possible|not eligible|ineligible|"
-        r"(?:cannot|can't|can not|could not|couldn't|unable to|not able to|did not|didn't|"
-        r"will not|won't|failed to|were not able to)\s+(?:be\s+)?(?:been\s+)?"
-        r"(?:refund|cancel|change|process|approve|update|modify)\w*|"
-        # the agent refusing, whatever the verb: "I cannot do that", "we are unable to help"
-        r"(?:i|we)(?: am| are|'m|'re)?\s+(?:cannot|can't|can not|could not|couldn't|"
-        r"unable to|not able to))\b",
-    ),
-    *(
-        (f"not_{state}", rf"\b{_EN_NEGATION}\s+(?:yet\s+)?(?:been\s+|be\s+)?(?:{words})\b")
-        for state, words in _EN_WORDS.items()
-    ),
-    ("not_shipped", r"\byet to (?:be )?(?:ship|shipped|dispatched)\b"),
-    ("in_transit", r"\b(?:on (?:its|the|their) way|in transit|en route|out for delivery)\b"),
-    ("processing", r"\b(?:is|are|still)\s+(?:being\s+)?(?:processed|prepared|processing)\b"),
-    (
-        "refunded",
-        r"\b(?:refund (?:has been|was|is|is being) (?:approved|issued|processed|completed|sent)|"
-        r"(?:issued|processed|approved|sent) (?:a|the|your) refund)\b",
-    ),
-    *((state, rf"\b(?:{words})\b") for state, words in _EN_WORDS.items()),
-    ("eligible", r"\beligible\b"),
-)
-_ZH_STATES: tuple[tuple[str, str], ...] = (
-    ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|不符合|不可以退|"
-                 r"(?:无法|不能|未能|没能|没有办法|不可以)(?:为您)?(?:办理|退款|取消|修改|更改|处理)|"
-                 r"(?:我|我们)(?:无法|不能|没办法|没有办法|未能)"),
-    ("not_shipped", r"(?:未|尚未|还没有?|还未|没有)(?:发货|发出|寄出)"),
-    ("not_delivered", r"(?:未|尚未|还没有?|还未|没有)(?:送达|签收|到达|收到)"),
-    ("not_cancelled", r"(?:未|尚未|还没有?|没有)取消"),
-    ("not_refunded", r"(?:未|尚未|还没有?|没有)退款"),
-    ("refunded", r"已退款|已经退款|退款已(?:批准|完成|处理|到账|发放|通过)|已为您退款|退款成功"),
-    ("shipped", r"已发货|已经发货|已发出|已寄出|已经发出"),
-    ("delivered", r"已送达|已签收|已到达|已经送达|已经签收|已妥投"),
-    ("in_transit", r"运输中|在途|正在配送|派送中|配送中|在路上|正在运送|运送途中"),
-    ("processing", r"处理中|正在处理|备货中|待发货"),
-    ("cancelled", r"已取消|已经取消|取消成功|已被取消"),
-    ("approved", r"已批准|已通过|批准了|已同意|审核通过"),
-    ("eligible", r"符合退款条件|可以退款"),
-)  # fmt: skip
-#: Promises tried before the states: ``follow_up`` (a person or we will act later: look
-#: into, get back, contact, confirm by email, call, escalate) needs a handoff or ticket this
-#: turn; ``no_charge`` (nothing more will be charged) needs a write done this turn.
-_EN_PROMISES: tuple[tuple[str, str], ...] = (
-    (
-        "no_charge",
-        r"\b(?:nothing (?:more|else|further) will be (?:charged|taken|debited|billed)|"
-        r"(?:will not|won't|will never) be (?:charged|billed|debited)|"
-        r"no (?:more|further|other) (?:charges?|payments?) will)\b",
-    ),
-    (
-        "follow_up",
-        r"\b(?:(?:colleague|agent|specialist|team|someone|somebody|person|representative|staff|"
-        r"manager|supervisor|support)s?\b[^.!?]{0,40}?\b(?:will|shall|'ll|is going to|are "
-        r"going to)|(?:we|i)(?:'ll|'m going to|'re going to|\s+will|\s+shall|\s+am going to|"
-        r"\s+are going to)|(?:get|getting) back to you|be in touch|reach(?:ing)? out to you|"
-        r"follow(?:ing)? up|escalat\w+|confirm\w*[^.!?]{0,30}\b(?:by|via) (?:e-?mail|phone|sms))\b",
-    ),
-)
-_ZH_PROMISES: tuple[tuple[str, str], ...] = (
-    ("no_charge", r"不会(?:再|继续)?(?:扣费|扣款|收费|扣钱)|不再(?:扣费|扣款|收费)"),
-    (
-        "follow_up",
-        r"(?:同事|专员|客服|人工|团队|专人|工作人员|有人)[^。！？]{0,12}?(?:会|将|稍后|尽快)|"
-        r"(?:我们|我)(?:会|将|稍后|随后|尽快)|稍后(?:回复|联系|答复|通知)|"
-        r"(?:联系|回复|回电|致电|通知)您|(?:邮件|短信|电话)(?:确认|通知|联系)|跟进|升级处理",
-    ),
-)
-_EN_STATE_RES = tuple((s, re.compile(p, re.I)) for s, p in _EN_PROMISES + _EN_STATES)
-_ZH_STATE_RES = tuple((s, re.compile(p)) for s, p in _ZH_PROMISES + _ZH_STATES)
 #: "You want X" / "您想X": what the customer wants, kept only when they asked for it (an
 #: "if you would like" offer is no statement).
 _EN_WANTS = re.compile(
@@ -424,13 +343,25 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
 # --- one sentence -----------------------------------------------------------------------
 
 
+_CLAUSE = re.compile(r"[,，;；:：]|\s(?:and|but|while)\s|而且|并且|但是?")
+
+
 def _claims(sentence: str, lang: Lang) -> list[str]:
-    """The state claims in ``sentence`` (``not_X`` for a negated one)."""
-    text = sentence
+    """The state claims in ``sentence`` (``not_X`` for a negated one), and ``unverified``
+    when a clause tells an event of the order, parcel or refund in no state the checker
+    knows ("退款也已经办好了" beside a true "订单已发货")."""
+    text = to_simplified(sentence) if lang == "zh" else sentence
+    patterns = ZH_STATE_RES if lang == "zh" else EN_STATE_RES
+    known = [(state, pattern) for state, pattern in patterns if state != "unverified"]
+    found = _known_claims(text, known)
+    event = next(pattern for state, pattern in patterns if state == "unverified")
+    if any(event.search(c) and not _known_claims(c, known) for c in _CLAUSE.split(text)):
+        found.append("unverified")
+    return found
+
+
+def _known_claims(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> list[str]:
     found: list[str] = []
-    patterns = _ZH_STATE_RES if lang == "zh" else _EN_STATE_RES
-    if lang == "zh":
-        text = to_simplified(text)
     for state, pattern in patterns:
         if pattern.search(text):
             found.append(state)
@@ -465,6 +396,8 @@ def _state_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
             if claim not in facts.states:
                 return _PROMISE_REASON[claim]
             continue
+        if claim == "unverified":
+            return "state: tells an event of the order or refund that no tool result states"
         if claim.startswith("not_"):
             if not facts.known or claim[4:] in facts.states:
                 return f"state: says {claim.replace('_', ' ')}, the tools do not"
