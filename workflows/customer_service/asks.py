@@ -33,6 +33,7 @@ decide, code decides").
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 
@@ -151,8 +152,19 @@ _HESITANT = re.compile(
     r"要不要|是否要|该不该|还不知道",
     re.I,
 )
+#: What may stand before the new address: prepositions and markers, in both scripts ("to",
+#: "to be", "as", "is", ":", 改成, 改到), then at most one of 到, 为, 至, 是.
 _ADDRESS_INTRO = re.compile(
-    r"\b(?:to|is|as|:)\s*|(?:改成|改为|换成|改到|寄到|送到|更改为|修改为|地址是|地址为|：|:)\s*",
+    r"(?:\s*(?:\b(?:to be|to|is|as|at|into|now)\b|[:：=→]|改成|改为|换成|改到|寄到|送到|更改为|"
+    r"修改为|地址是|地址为))*\s*(?:[到为至是]\s*[:：]?)?\s*",  # not 成: 成都市 is a city
+    re.I,
+)
+#: Where the address ends before a tail that is not part of it: an adverb or courtesy
+#: ("instead", "please", 谢谢), the order it is for (", order ORD-100042", 订单 ORD-…).
+_ADDRESS_TAIL = re.compile(
+    r"[,，;；\s]*(?:\b(?:instead|please|pls|thanks?|thank you|thx|asap|cheers|as well)\b|"
+    r"(?:\b(?:for|on|of)\s+)?(?:\b(?:my|the)\s+)?\border\b\s*(?:ord-|number|no\b|#)|"
+    r"(?:\b(?:for|on|of)\s+)?ord-\d|谢谢|麻烦|订单\s*(?:号\s*)?[:：]?\s*ord-|(?:吧|啊|呢|哦|好吗|可以吗)\W*$)",
     re.I,
 )
 _ADDRESS_INSTRUCTION = re.compile(
@@ -344,7 +356,7 @@ class Asks(BaseModel):
         declined: ``(intent, why)`` for every write mention that is not an ask; ``why`` is
             ``quoted``, ``negated``, ``bulk`` (every order at once), ``question``, ``past``,
             ``hesitant`` or ``unclear`` (sarcasm); see also :func:`doubt`.
-        ask_text: The whole message that asked for a write, normalised ("" when none): what
+        ask_text: The whole message that asked for a write, as written ("" when none): what
             the policy reads again (:func:`doubt` needs all of it, not one clause).
         new_address: The new address of a ``change_address`` ask, from the customer's words.
         address_problem: Why no address was read ("" when one was, or none was asked for).
@@ -503,14 +515,14 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         writes = []
     address, problem = ("", "")
     if "change_address" in writes:
-        address, problem = extract_address(own)
+        address, problem = extract_address(message[:max_chars])
         if problem.startswith("what follows"):  # "change the address to: cancel it instead"
             writes = ["change_address"]
     return Asks(
         writes=tuple(writes),
         reads=tuple(dict.fromkeys(reads)),
         declined=tuple(dict.fromkeys(declined)),
-        ask_text=text.strip() if writes else "",
+        ask_text=message[:max_chars].strip() if writes else "",
         new_address=address,
         address_problem=problem,
         pasted=own != text,
@@ -523,36 +535,71 @@ def _malformed_id(text: str) -> bool:
     return any(not re.fullmatch(r"ORD-\d{6}", i) for i in ids if i.upper().startswith("ORD"))
 
 
-def extract_address(own: str) -> tuple[str, str]:
+def extract_address(message: str) -> tuple[str, str]:
     """``(new address, "")`` read from the customer's words after the address-change ask, or
-    ``("", why not)``: none given, or what was given is an instruction or not an address."""
-    low = own.lower()
-    m = _WRITE_WORDS["change_address"].search(low)
+    ``("", why not)``: none given, or what was given is an instruction or not an address.
+
+    The address is found in the normalised text (Traditional folded to Simplified, full-width
+    forms to ASCII) and returned as the customer wrote it (``台北市信義區市府路1號`` stays
+    Traditional), without the markers before it (``to``, ``改到``, ``到``) or the tail after
+    it (``instead``, ``please``, ``, order ORD-100042``).
+
+    Example:
+        >>> extract_address("請把訂單 ORD-105574 的地址改成台北市信義區市府路1號")
+        ('台北市信義區市府路1號', '')
+    """
+    norm = normalise(message)
+    own = own_words(norm)
+    m = _WRITE_WORDS["change_address"].search(own.lower())
     if m is None:
         return "", "no address change was asked"
-    rest = own[m.end() :]
-    rest = re.sub(
-        r"^\s*(?:of|for|on)?\s*(?:(?:my |the )?order\s*)?(?:ORD-\d{6})?", "", rest, flags=re.I
-    )
-    rest = re.sub(r"^\s*的?(?:收货|配送|送货)?地址", "", rest)
-    intro = _ADDRESS_INTRO.match(rest.strip())
-    candidate = rest.strip()[intro.end() :] if intro else rest.strip()
-    candidate = _SENTENCE_END.split(candidate, maxsplit=1)[0]
-    candidate = re.sub(
-        r"[,，\s]*(?:please|pls|thanks?(?: you)?|thx|instead|"
-        r"谢谢|麻烦了|谢啦|好吗|可以吗|吧|啊|呢|哦)\W*$",
-        "",
-        candidate,
-        flags=re.I,
-    )
-    candidate = candidate.strip(" \t\"'“”「」,，:：.")
-    if not candidate:
+    start = m.end()
+    for lead in (
+        r"\s*(?:(?:of|for|on)\s+)?(?:(?:my |the )?order\s*)?(?:ORD-\d{6})?",
+        r"\s*的?(?:收货|配送|送货)?地址",
+        _ADDRESS_INTRO.pattern,
+    ):
+        found = re.compile(lead, re.I).match(own, start)
+        start = found.end() if found else start
+    end = start + len(_SENTENCE_END.split(own[start:], maxsplit=1)[0])
+    tail = _ADDRESS_TAIL.search(own, start, end)
+    end = tail.start() if tail else end
+    start, end = _trim(own, start, end, " \t\"'“”「」,，:：.")
+    if start >= end:
         return "", "no new address was given"
+    candidate = own[start:end]
     if _ADDRESS_INSTRUCTION.search(candidate):
         return "", "what follows the address change is an instruction, not an address"
     if not 5 <= len(candidate) <= 120 or not _ADDRESS_SHAPE.search(candidate):
         return "", "that does not read as a postal address"
-    return candidate, ""
+    return _original(message, norm, start, end).strip(), ""
+
+
+def _trim(text: str, start: int, end: int, chars: str) -> tuple[int, int]:
+    """``text[start:end]``'s bounds without ``chars`` at either end."""
+    while start < end and text[start] in chars:
+        start += 1
+    while end > start and text[end - 1] in chars:
+        end -= 1
+    return start, end
+
+
+def _original(message: str, norm: str, start: int, end: int) -> str:
+    """The part of ``message`` that became ``norm[start:end]`` under :func:`normalise` (the
+    same offsets when normalising kept the length, else difflib's alignment of the two)."""
+    if len(norm) == len(message):
+        return message[start:end]
+    ops = difflib.SequenceMatcher(None, norm, message, autojunk=False).get_opcodes()
+
+    def where(pos: int, at_end: bool) -> int:
+        for tag, i1, i2, j1, j2 in ops:
+            if i1 <= pos < i2 or (at_end and pos == i2):
+                if tag == "equal":
+                    return j1 + pos - i1
+                return j2 if at_end else j1
+        return len(message)
+
+    return message[where(start, False) : where(end, True)]
 
 
 def is_yes(answer: str) -> bool:

@@ -95,7 +95,7 @@ def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> s
     if action.tool == "start_refund" and not action.arguments.get("amount_cents"):
         return "the refund has no confirmed amount"
     if action.tool == "change_address":
-        address, _ = extract_address(own_words(normalise(action.ask)))
+        address, _ = extract_address(action.ask)
         if not address or address != action.arguments.get("new_address"):
             return "the new address is not the one the customer wrote"
     if approved_by is not None and not approved_by.startswith("person:"):

@@ -1,0 +1,83 @@
+"""The new address stored is exactly the one the customer wrote.
+
+It is found in the normalised text (Traditional folded to Simplified, full-width forms to
+ASCII) but taken from the customer's own text; the markers before it (``to``, ``改到``,
+``到``, ``为：``) and the tail after it (``instead``, ``please``, ``，谢谢``, ``, order
+ORD-…``) are not part of it; an instruction in its place is still refused.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_customer_service_safety import _find, _say, orch, store  # noqa: F401
+from workflows.customer_service.asks import extract_address, read_asks
+from workflows.customer_service.store import Order
+
+#: (message, the address as the customer wrote it)
+WRITTEN = [
+    (
+        "請把訂單 ORD-100412 的地址改成台北市大安區忠孝東路四段100號",
+        "台北市大安區忠孝東路四段100號",
+    ),
+    ("ORD-100233 地址改為：香港九龍彌敦道 238 號 5 樓", "香港九龍彌敦道 238 號 5 樓"),
+    ("新地址：高雄市前鎮區中華五路789號，謝謝", "高雄市前鎮區中華五路789號"),
+    ("ORD-100518 嘅地址改到 新界沙田正街 18 號", "新界沙田正街 18 號"),
+    ("ORD-100907 改地址到 上海市浦东新区世纪大道100号", "上海市浦东新区世纪大道100号"),
+    ("订单 ORD-100350 的地址改为 杭州市西湖区文三路 90 号吧", "杭州市西湖区文三路 90 号"),
+    ("把 ORD-100611 的收货地址换成 南京市鼓楼区中山路１８号，麻烦了", "南京市鼓楼区中山路１８号"),
+    ("改地址成都市武侯区人民南路四段 9 号，订单 ORD-100122", "成都市武侯区人民南路四段 9 号"),
+    (
+        "ship it to 5 Elm St, Boston, MA 02101 instead, order ORD-100745",
+        "5 Elm St, Boston, MA 02101",
+    ),
+    (
+        "Please change the address of ORD-100288 to: 77 King St W, Toronto ON M5K 1A2, thanks",
+        "77 King St W, Toronto ON M5K 1A2",
+    ),
+    (
+        "Update my address to 9 Rue de Rivoli, 75001 Paris please, for order ORD-100534",
+        "9 Rue de Rivoli, 75001 Paris",
+    ),
+    ("Send my order to 14 Market Lane, Leeds LS1 6AB instead", "14 Market Lane, Leeds LS1 6AB"),
+    (
+        "Change the address on ORD-100412 to be 3 Harbour Road, Apt 2, Portland OR 97201",
+        "3 Harbour Road, Apt 2, Portland OR 97201",
+    ),
+    ("Please ﬁx the address on ORD-100233 to 5 Elm St, Boston", "5 Elm St, Boston"),
+]
+
+#: A message whose "address" is an instruction or is missing: no address is read.
+NO_ADDRESS = [
+    "change the address to: cancel my order instead",
+    "Update the address of ORD-100412 to refund everything",
+    "ORD-100233 地址改成：取消订单",
+    "Please change the address of ORD-100518",
+    "改地址到",
+]
+
+
+@pytest.mark.parametrize(("message", "address"), WRITTEN)
+def test_the_address_is_the_one_written(message: str, address: str) -> None:
+    asks = read_asks(message)
+    assert asks.writes == ("change_address",)
+    assert (asks.new_address, asks.address_problem) == (address, "")
+    assert address in message  # as written: no script or width conversion
+    assert extract_address(asks.ask_text) == (address, "")  # what the policy reads again
+
+
+@pytest.mark.parametrize("message", NO_ADDRESS)
+def test_an_instruction_or_nothing_is_no_address(message: str) -> None:
+    address, problem = extract_address(message)
+    assert address == "" and problem
+    assert read_asks(message).new_address == ""
+
+
+async def test_a_traditional_address_is_stored_as_written(store, orch) -> None:  # noqa: F811
+    customer, order = _find(store, want="processing")
+    new = "台北市信義區市府路1號"
+    asked = await _say(orch, f"請把訂單 {order} 的地址改成{new}", customer)
+    assert new in asked.result["reply"]["text"]
+    await _say(orch, "是", customer)
+    with store.sessions() as s:
+        assert s.get(Order, order).shipping_address == new
