@@ -60,7 +60,12 @@ ZH_JOINS = (
 EN_JOINS = ("and", "also", "plus", "then", "besides", "additionally", "moreover", "separately")
 #: The joining words and phrases, as one alternation (``then`` left out: it joins only after a
 #: comma); the two-word ones before ``and``, since the first alternative that matches wins.
-_EN_JOIN_ALT = "and also|and then|" + "|".join(w for w in (*EN_JOINS, "as well as") if w != "then")
+#: Phrases that open a second request in chat ("where is my parcel btw summarise this sheet"):
+#: clause joiners only, not the fast tier's cue tokens (its features stay as fitted).
+_EN_JOIN_PHRASES = ("btw", "by the way", "one more thing", "in addition", "on top of that")
+_EN_JOIN_ALT = "and also|and then|" + "|".join(
+    w for w in (*_EN_JOIN_PHRASES, *EN_JOINS, "as well as") if w != "then"
+)
 #: A full stop that ends a sentence: after a word of two letters or more (or a number), not
 #: after "mr", "dr", "no"..., and before a space ("refund order 5512. the attached sheet
 #: ...", issue 46), so that "3.5", "e.g. the" and "mr. smith" split nothing.
@@ -77,7 +82,7 @@ CLAUSE_PATTERN = (
 _MARK = re.compile(r"[;；。!！?？\n]|" + _FULL_STOP)
 _JOIN_WORD = re.compile(r"(?:" + _EN_JOIN_ALT + r"|then)\b\s*")
 _JOIN_ZH = re.compile("|".join(ZH_JOINS))
-_EN_JOINS = (*EN_JOINS, "as well as")
+_EN_JOINS = (*EN_JOINS, "as well as", *_EN_JOIN_PHRASES)
 
 
 _ZH_FIRST = re.compile("[不别无没甭用]")
