@@ -260,7 +260,10 @@ def patch_scheduler(scheduler_module: _Any, default: str | None = None) -> bool:
     ``routed_experts=None`` when the request (``scheduler.requests[request_id]``) asked for
     ``none`` in its ``sampling_params.extra_args`` (or names no mode and the server default
     is ``none``). Outputs of every other request, and outputs without routing, are built
-    unchanged. Any error in the lookup builds the output unchanged.
+    unchanged; so is the last output of a request that finishes in this step, which vLLM
+    0.24.0 has already removed from ``scheduler.requests`` (its mode is unknown there; the
+    API-side wrapper of :func:`patch_request_state` drops it for a ``none`` request). Any
+    error in the lookup builds the output unchanged.
 
     Args:
         scheduler_module: ``vllm.v1.core.sched.scheduler`` (tests pass a stand-in module with
