@@ -211,7 +211,7 @@ _STATE_NEGATION = re.compile(
 _ANY_NEGATION = re.compile(
     r"\b(?:no|not|never|nothing|none|nope|nah|neither|nor|without|cannot|"
     r"\w+n't|dont|doesnt|didnt|wont|isnt|wasnt|cant|aint|wouldnt|shouldnt)\b|不|没|别|无需|甭|莫|勿|未|免了|"
-    r"冇|唔(?!该|好意思|紧要|错|知)",
+    r"冇|唔(?!该|好意思|紧要|错)",
     re.I,
 )
 #: A retraction, a change of mind, a joke, a denial of having asked, an object that is "the
