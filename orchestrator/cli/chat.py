@@ -122,12 +122,26 @@ async def _chat(
         telemetry.close()
 
 
+#: What the customer reads when the turn goes to a person, or the thread already waits for one
+#: (tester4 finding 8): never empty, never the operator's ``handoff resume`` command (an
+#: operator finds the case with ``orchestrator handoff list``).
+_PERSON = {
+    ("handoff", "en"): "Your message was handed to a person: a colleague will reply here.",
+    ("handoff", "zh"): "您的消息已转交同事处理，同事会在这里回复您。",
+    ("waiting", "en"): "This conversation waits for a person: a colleague will reply here; "
+    "nothing else was done.",
+    ("waiting", "zh"): "这段对话正在等待同事处理，同事会在这里回复您；"
+    "没有做其他操作。",
+}
+
+
 async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None:
     """One turn: print the streamed events (model text as plain text, never markup).
 
-    A turn that ends waiting for a person without a handoff of its own (its thread already
-    waits) prints the dispatcher's headline, which says so and how to resume."""
+    A turn handed to a person, or one on a thread that already waits for a person, prints a
+    line for the customer in their language (:data:`_PERSON`), not the operator's command."""
     handed_off = False
+    lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in request.text) else "en"
     async for event in orch.stream(request):
         if event.kind == "reply_facts":
             console.out(event.text + " ", end="", highlight=False)
@@ -135,14 +149,11 @@ async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None
             console.out(event.text, end="", highlight=False)
         elif event.kind == "handoff":
             handed_off = True
-            console.print(
-                f"\n[yellow]handed to a person: {escape(event.reason)}; resume with "
-                f"`orchestrator handoff resume {escape(event.thread_id)} --approve|--reject`[/]"
-            )
+            console.out("\n" + _PERSON["handoff", lang], highlight=False)
         elif event.kind == "done":
             console.out("")
             if event.status == "needs_human" and not handed_off:
-                console.print(f"[yellow]{escape(event.headline)}[/]")
+                console.out(_PERSON["waiting", lang], highlight=False)
             elif event.status not in ("succeeded", "needs_human"):
                 err.print(f"[red]{escape(event.status)}: {escape(event.headline)}[/]")
         elif show_events and event.kind in ("tool_call", "tool_result", "call_experts"):

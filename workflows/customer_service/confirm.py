@@ -62,6 +62,9 @@ _TEXTS = {
         "other_customer": "This conversation belongs to another customer; nothing was changed.",
         "nothing_pending": "Nothing is waiting for your confirmation, so nothing was changed. "
         "How can I help?",
+        "out_of_scope": "I can only help with orders from this shop: deliveries, refunds, "
+        "returns, cancellations, address changes and your account. I can't help with that "
+        "question. Is there anything about an order I can do for you?",
     },
     "zh": {
         "empty": "没有在您的消息中看到问题。请告诉我您需要什么，例如：订单 ORD-123456 到哪了？",
@@ -78,6 +81,8 @@ _TEXTS = {
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",
         "nothing_pending": "目前没有等待您确认的操作，没有做任何更改。请问有什么可以帮您？",
+        "out_of_scope": "我只能处理本店订单的问题：物流、退款、退货、取消订单、修改地址和账户。"
+        "这个问题我帮不上忙。请问您的订单有什么需要帮助的吗？",
     },
 }
 _WHAT = {

@@ -90,7 +90,7 @@ def _handoff_reason(
         return "the customer asked for a person"
     if streak >= 2:
         return "the customer is angry for a second turn"
-    if state.get("route") == FALLBACK and _unsure_opening(state, asks):
+    if _unsure_opening(state, asks) and not out_of_scope(state, asks):
         return "the classifier is unsure of the route and no intent word was found"
     if not triage.parsed and _readable(state["message"]):
         return "the triage could not read the message"
@@ -125,6 +125,8 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.text("nothing_pending", language)
     if third_language(message):
         return confirming.text("language", language)
+    if out_of_scope(state, asks):  # told so at once: nothing for a person to approve
+        return confirming.text("out_of_scope", language)
     if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
         return confirming.two_intents(asks, language)
     if not asks.writes:
@@ -178,13 +180,32 @@ def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | N
     return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
 
 
+def out_of_scope(state: CustomerServiceState, asks: Asks) -> bool:
+    """The classifier found the message out of scope for every route (``fallback``,
+    ``out_of_scope``: a flight, a bank card, the weather) and nothing in it names an intent
+    or an order: the customer is told this shop's service cannot help with it (tester4
+    finding 8), rather than a person being asked to approve nothing. First turn only: later
+    in a conversation "what about the other one?" reads out of scope on its own."""
+    return (
+        state.get("route") == FALLBACK
+        and state.get("fallback_reason") == "out_of_scope"
+        and int(state.get("turn") or 1) <= 1
+        and not state["signals"]["intents"]
+        and not state["signals"]["order_ids"]
+        and not asks.writes
+        and not asks.reads
+        and _readable(state["message"])
+    )
+
+
 def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
     """The classifier was unsure and nothing in the message says what the customer wants: a
     first turn with no intent word, no order id, in English or Chinese (later turns of a
     conversation, a bare yes/no, emoji or a third language get a reply instead)."""
     message = state["message"]
     return (
-        int(state.get("turn") or 1) <= 1
+        state.get("route") == FALLBACK
+        and int(state.get("turn") or 1) <= 1
         and not state["signals"]["intents"]
         and not state["signals"]["order_ids"]
         and not asks.writes

@@ -392,6 +392,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "signals": signals.model_dump(),
             "history": history[-MAX_HISTORY:],
             "route": classification.route,
+            "fallback_reason": getattr(classification, "fallback_reason", None),
             "confidence": classification.confidence,
             "secondary_routes": secondary,
             "plan": {},

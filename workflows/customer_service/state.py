@@ -39,6 +39,7 @@ class CustomerServiceState(TypedDict, total=False):
     message: str
     attachments: list[str]
     route: str
+    fallback_reason: str | None
     confidence: float
     secondary_routes: list[str]
     thread_id: str

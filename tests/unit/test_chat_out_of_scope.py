@@ -1,0 +1,90 @@
+"""tester4 finding 8: a question no route of this shop serves (a flight, a mortgage, the
+weather), asked in a customer's conversation, gets a short honest reply in the customer's
+language; it is never empty, never shows the operator's command, and opens no waiting case,
+however often it is asked on one thread. The real rule classifier, the customer-service
+workflow on a real SQLite order store, and ScriptedModel as the model's test double.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator.cli import chat as chat_cli
+from tests.unit.customer_service_double import ScriptedToolModel
+from workflows.customer_service import CustomerServiceWorkflow
+from workflows.customer_service.store import OrderStore
+
+HAN = re.compile("[\u4e00-\u9fff]")
+
+#: (message, the reply's language): English, Simplified and Traditional Chinese.
+OUT_OF_SCOPE = [
+    ("Can I add a bag to my flight?", "en"),
+    ("Can you recommend a good mortgage?", "en"),
+    ("how do I bake sourdough bread", "en"),
+    ("能给我的航班加一件行李吗", "zh"),
+    ("能給我的航班加一件行李嗎", "zh"),
+    ("今天天气怎么样", "zh"),
+]
+
+
+@pytest.fixture
+def orch(tmp_path: Path) -> Iterator[tuple[Orchestrator, OrderStore]]:
+    orders = OrderStore(f"sqlite:///{tmp_path / 'cs.db'}")
+    orders.seed(5, seed=1)  # the handoff queue lives in the order store
+    telemetry = TelemetryStore(f"sqlite:///{tmp_path / 't.db'}")
+    model = ScriptedToolModel(replies=["Thanks for writing."])
+    yield Orchestrator(model, telemetry, [CustomerServiceWorkflow(orders)]), orders
+    telemetry.close()
+    orders.close()
+
+
+async def _say(orch: Orchestrator, text: str, thread: str) -> tuple[str, str]:
+    """The customer's view of one turn (what ``orchestrator chat`` prints) and its status."""
+    buffer = io.StringIO()
+    old = chat_cli.console
+    chat_cli.console = Console(file=buffer, width=300)
+    try:
+        await chat_cli._turn(orch, Request(text=text, thread_id=thread, customer_id="C00001"), False)
+    finally:
+        chat_cli.console = old
+    rows = orch.store.requests()
+    return buffer.getvalue().strip(), rows[-1].status if rows else ""
+
+
+@pytest.mark.parametrize(("text", "lang"), OUT_OF_SCOPE)
+async def test_out_of_scope_gets_an_honest_reply_and_no_case(
+    orch: tuple[Orchestrator, OrderStore], text: str, lang: str
+) -> None:
+    o, orders = orch
+    for _ in range(3):  # asked again and again on one thread
+        shown, status = await _say(o, text, "t-oos")
+        assert shown, "the customer got an empty reply"
+        assert "handoff resume" not in shown and "orchestrator" not in shown
+        assert bool(HAN.search(shown)) is (lang == "zh"), shown
+        assert status == "succeeded"
+    first, _ = await _say(o, text, "t-oos-fresh")
+    assert ("orders from this shop" in first) if lang == "en" else ("本店订单" in first), first
+    assert orders.handoffs() == []
+
+
+async def test_a_service_question_is_still_answered_and_a_person_still_reached(
+    orch: tuple[Orchestrator, OrderStore],
+) -> None:
+    o, orders = orch
+    shown, _ = await _say(o, "Where is my parcel? Please track my order.", "t-track")
+    assert "orders from this shop" not in shown
+    shown, status = await _say(o, "I want to speak to a human agent right now!", "t-human")
+    assert status == "needs_human" and "a colleague will reply here" in shown
+    assert "handoff resume" not in shown
+    assert [h["thread_id"] for h in orders.handoffs()] == ["t-human"]
+    shown, status = await _say(o, "hello? anyone?", "t-human")  # the thread waits: no new case
+    assert status == "needs_human" and "waits for a person" in shown
+    assert "handoff resume" not in shown
+    assert len(orders.handoffs()) == 1
