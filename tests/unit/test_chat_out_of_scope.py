@@ -51,7 +51,8 @@ async def _say(orch: Orchestrator, text: str, thread: str) -> tuple[str, str]:
     old = chat_cli.console
     chat_cli.console = Console(file=buffer, width=300)
     try:
-        await chat_cli._turn(orch, Request(text=text, thread_id=thread, customer_id="C00001"), False)
+        request = Request(text=text, thread_id=thread, customer_id="C00001")
+        await chat_cli._turn(orch, request, False)
     finally:
         chat_cli.console = old
     rows = orch.store.requests()
