@@ -39,7 +39,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
-from orchestrator.analysis.skew import files
+from orchestrator import outfiles as files
 from orchestrator.datasets import read_texts
 
 #: Where the committed results live: ``benchmarks/results``.
@@ -337,7 +337,7 @@ def stop_process_group(proc: subprocess.Popen[Any], *, grace_s: float = 30.0) ->
 
 def atomic_write_text(path: Path | str, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` all at once, creating its folder: the library's
-    :func:`orchestrator.analysis.skew.files.atomic_write_text` (a temp file in the same folder,
+    :func:`orchestrator.outfiles.atomic_write_text` (a temp file in the same folder,
     then :func:`os.replace`). A reader sees the old file or the new one, never a part; on any
     error the temp file is removed and ``path`` is untouched."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)

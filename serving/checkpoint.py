@@ -498,8 +498,8 @@ def check_target(
 def _check_writable_parent(out: Path) -> None:
     """Create and remove a temporary sibling of ``out`` where :func:`_save_in_place` will stage
     it (its nearest existing ancestor, as ``mkdir(parents=True)`` creates the rest). The
-    orchestrator's file-output check (``orchestrator.analysis.skew.files``) is above this
-    layer and probes for a file, so this folder probe is its own."""
+    orchestrator's file-output check (``orchestrator.outfiles``) probes for a file, so this
+    folder probe is its own."""
     folder = out.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

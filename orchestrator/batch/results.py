@@ -27,10 +27,10 @@ strings.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from sqlalchemy import select
 from orchestrator.batch.inputs import BatchRow
 from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.exceptions import UserError
+from orchestrator.outfiles import output_files
 from orchestrator.spreadsheet.cells import cell_text
 from orchestrator.telemetry import ModelCallRecord, TelemetryReader, decode_counts_blob
 
@@ -271,24 +272,6 @@ def _safe(value: Any) -> Any:
     return cell_text(str(value))
 
 
-def _atomic(target: Path, write: Any) -> Path:
-    target = Path(target)
-    if target.is_dir():
-        raise UserError(f"cannot write results to {target}: it is a folder")
-    if not target.parent.is_dir():
-        raise UserError(f"cannot write results to {target}: folder {target.parent} does not exist")
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(handle)
-    try:
-        write(Path(temp))
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
-
-
 def write_results(
     rows: Iterable[dict[str, Any]], out: Path, *, formats: Iterable[str] = ()
 ) -> list[Path]:
@@ -305,7 +288,8 @@ def write_results(
 
     Raises:
         UserError: ``out`` is not an ``.xlsx`` path, is a folder, or its folder does not
-            exist; an unknown format.
+            exist; an unknown format; a file cannot be written (a full disk), when no file
+            is changed (:func:`orchestrator.outfiles.output_files`).
     """
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
@@ -319,29 +303,15 @@ def write_results(
     from openpyxl import Workbook
 
     targets = [out] + [out.with_suffix(f".{fmt}") for fmt in extra]
-    for target in targets:  # fail before writing anything
-        if target.is_dir():
-            raise UserError(f"cannot write results to {target}: it is a folder")
-        if not target.parent.is_dir():
-            raise UserError(
-                f"cannot write results to {target}: folder {target.parent} does not exist"
-            )
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet("results")
     sheet.append(list(RESULT_COLUMNS))
-    side = {
-        fmt: tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in the finally block
-            "w",
-            encoding="utf-8",
-            newline="",
-            dir=out.parent,
-            prefix=f".{out.stem}.",
-            suffix=f".{fmt}",
-            delete=False,
-        )
-        for fmt in extra
-    }
-    try:
+    # checked before any row is read; every file goes into place only when all are complete
+    with output_files(*targets) as temps, contextlib.ExitStack() as stack:
+        side = {
+            fmt: stack.enter_context(temp.open("w", encoding="utf-8", newline=""))
+            for fmt, temp in zip(extra, temps[1:], strict=True)
+        }
         writer = csv.writer(side["csv"]) if "csv" in side else None
         if writer is not None:
             writer.writerow(RESULT_COLUMNS)
@@ -354,14 +324,8 @@ def write_results(
             if "jsonl" in side:
                 record = dict(zip(RESULT_COLUMNS, values, strict=True))
                 side["jsonl"].write(json.dumps(record, ensure_ascii=False) + "\n")
-        for handle in side.values():
-            handle.close()
-        _atomic(out, workbook.save)
-        for fmt, handle in side.items():
-            os.chmod(handle.name, 0o644)
-            os.replace(handle.name, out.with_suffix(f".{fmt}"))
-    finally:
-        for handle in side.values():
-            handle.close()
-            Path(handle.name).unlink(missing_ok=True)
+        stack.close()  # flush the side files: a full disk fails here, inside output_files
+        buffer = io.BytesIO()  # a zip that fails half-way on disk complains again when collected
+        workbook.save(buffer)
+        temps[0].write_bytes(buffer.getvalue())
     return targets

@@ -31,6 +31,7 @@ from orchestrator.classifier.learned import VERSION, LearnedModel
 from orchestrator.classifier.loader import dump_calibration
 from orchestrator.classifier.models import CalibrationFile
 from orchestrator.exceptions import UserError
+from orchestrator.outfiles import atomic_write_text
 from orchestrator.request import MAX_TEXT_CHARS
 from orchestrator.routes import FALLBACK, ROUTE_NAME, Route, RouteSpec
 
@@ -308,6 +309,4 @@ def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:
 def _replace(path: Path, text: str) -> None:
     """Write ``text`` beside ``path``, then rename it over ``path`` (readers see one or the
     other; the classifier's hot reload never reads half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, text)

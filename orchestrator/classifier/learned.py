@@ -55,6 +55,7 @@ import numpy as np
 
 from orchestrator.classifier.loader import RulesError
 from orchestrator.classifier.negation import EN_JOINS, ZH_JOINS, has_negation
+from orchestrator.outfiles import output_files
 from orchestrator.routes import FALLBACK, Route
 from orchestrator.textnorm import ASCII_SEPARATORS, TOKEN, tokens
 
@@ -310,20 +311,20 @@ class LearnedModel:
     # ------------------------------------------------------------------ file
 
     def save(self, path: Path | str) -> None:
-        """Write the model as ``.npz`` (atomic: a temporary file, then a rename)."""
+        """Write the model as ``.npz``, whole or not at all
+        (:func:`orchestrator.outfiles.output_files`)."""
         path = Path(path)
         names = sorted(self.vocab, key=self.vocab.__getitem__)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
-            tmp,
-            vocab=np.array(names, dtype=np.str_),
-            w_text=self.w_text.astype(np.float32),
-            b_text=self.b_text.astype(np.float32),
-            w_comb=self.w_comb.astype(np.float32),
-            b_comb=self.b_comb.astype(np.float32),
-            meta=np.array(json.dumps(self.meta, sort_keys=True, ensure_ascii=False)),
-        )
-        tmp.replace(path)
+        with output_files(path) as (tmp,), tmp.open("wb") as handle:
+            np.savez_compressed(
+                handle,
+                vocab=np.array(names, dtype=np.str_),
+                w_text=self.w_text.astype(np.float32),
+                b_text=self.b_text.astype(np.float32),
+                w_comb=self.w_comb.astype(np.float32),
+                b_comb=self.b_comb.astype(np.float32),
+                meta=np.array(json.dumps(self.meta, sort_keys=True, ensure_ascii=False)),
+            )
 
 
 #: A feature's *row*: a count of 1.0, then its text-only weights and its combined weights

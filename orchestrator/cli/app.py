@@ -19,10 +19,13 @@ The order of :data:`COMMANDS` is the order ``orchestrator --help`` lists the com
 from __future__ import annotations
 
 import ast
+import errno
 import importlib
 import importlib.machinery
 import importlib.util
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -433,4 +436,26 @@ def main() -> None:  # pragma: no cover
     """The ``orchestrator`` console script and ``python -m orchestrator.cli``: warnings and
     errors of the libraries' loggers go to standard error, then the app runs."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    app()
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # a full or closed standard output fails here, not at exit
+    except SystemExit:
+        if not isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+            raise
+        exit_ = _uncaught(BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE)))
+        raise exit_ from None  # Typer's silent exit for a closed pipe: say so in one line
+    except Exception as exc:  # an output error, or an expected error no command caught
+        exit_ = _uncaught(exc)
+        if exit_ is exc:
+            raise
+        raise exit_ from None
+
+
+def _uncaught(exc: BaseException) -> BaseException:
+    """:func:`orchestrator.cli.common.uncaught_exit`, imported only on this path (``--help``
+    does not load the shared helpers)."""
+    from orchestrator.cli.common import uncaught_exit
+
+    return uncaught_exit(exc)

@@ -24,7 +24,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.classifier import RuleClassifier, default_calibration_path
 from orchestrator.classifier.evaluation import (
     TARGET_ACCURACY,
@@ -57,6 +56,7 @@ from orchestrator.cli.common import console, err, fail
 from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.core.registry import plugin_route_specs
 from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.outfiles import atomic_write_text
 from orchestrator.request import Request
 from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 
@@ -321,7 +321,7 @@ def eval_cmd(
             )
     if json_out:
         payload = {"report": rep.model_dump(mode="json"), "tiers": [t.model_dump() for t in tiers]}
-        json_out.write_text(json.dumps(payload, indent=2))
+        atomic_write_text(json_out, json.dumps(payload, indent=2))
 
 
 def _learned_only(clf: RuleClassifier, request: Request) -> Route:
@@ -556,9 +556,8 @@ def build_set_cmd(
         rows = _rows(data_dir, split, cap)
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
-    with out.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    lines = (json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n" for row in rows)
+    atomic_write_text(out, "".join(lines))
     console.print(f"wrote {len(rows)} rows to {out}")
 
 

@@ -16,9 +16,12 @@ One of each, so the commands cannot drift apart:
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import re
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,10 +44,22 @@ from orchestrator.exceptions import (
 if TYPE_CHECKING:  # the serving package (and what it imports) loads when a server is needed
     from serving.launcher import ServerSupervisor, VLLMServer
 
+
+class OutputConsole(Console):
+    """A rich console whose closed pipe (``orchestrator skew | head -1``) is an error the
+    console script reports in one line (:func:`uncaught_exit`, exit 2), where rich's own
+    :meth:`~rich.console.Console.on_broken_pipe` exits 1 without a word."""
+
+    def on_broken_pipe(self) -> None:
+        """Raise ``BrokenPipeError`` (nothing more is written to this console)."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 #: Standard output of every command (results, tables, progress).
-console = Console()
+console = OutputConsole()
 #: Standard error of every command (errors, warnings, notes about fallbacks).
-err = Console(stderr=True)
+err = OutputConsole(stderr=True)
 
 
 class _PlainStatus:
@@ -102,6 +117,44 @@ def fail(exc: BaseException | str, code: int = 1) -> typer.Exit:
     """
     err.print(f"[bold red]error:[/] {escape(str(exc))}")
     return typer.Exit(code)
+
+
+#: Errors of an output that takes no more: a full disk or quota, a file too large, a read-only
+#: file system, an I/O error, a reader that closed the pipe.
+OUTPUT_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EPIPE}
+)
+
+
+def uncaught_exit(exc: BaseException) -> BaseException:
+    """The exit of the console script for an error that no command turned into a line.
+
+    An :data:`OUTPUT_ERRNOS` error (``orchestrator classify ... > full-disk-file``, standard
+    output closed early) prints ``error: cannot write standard output: No space left on
+    device`` and exits 2; anything still buffered for standard output is dropped, so the
+    interpreter's last flush cannot fail again. An
+    :class:`~orchestrator.exceptions.OrchestratorError` prints its message and exits 1.
+
+    Returns:
+        The :class:`SystemExit` to raise, or ``exc`` itself (re-raise it: a bug keeps its
+        traceback).
+    """
+    if isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS:
+        with contextlib.suppress(OSError, ValueError):  # the output may be gone for good
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+        where = exc.filename or "standard output"
+        why = exc.strerror or str(exc)
+        if exc.errno == errno.EPIPE:
+            why += " (its reader closed it early)"
+        with contextlib.suppress(OSError):
+            fail(f"cannot write {where}: {why}")
+        return SystemExit(2)
+    if isinstance(exc, OrchestratorError):
+        with contextlib.suppress(OSError):
+            fail(exc)
+        return SystemExit(1)
+    return exc
 
 
 def settings_from_flags(**flags: object) -> Settings:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
 from orchestrator.cli.common import (
     DB_HELP,
+    OutputConsole,
     console,
     database_url_from_flags,
     err,
@@ -177,7 +177,7 @@ def _options(
 def _check_target(target: Path | None) -> None:
     """Exit 2 when a report file cannot be written there (a folder, no such folder, a parent
     that is a file, a read-only mount, /proc), before the report is computed."""
-    from orchestrator.analysis.skew.files import check_writable
+    from orchestrator.outfiles import check_writable
 
     if target is not None:
         try:
@@ -233,7 +233,7 @@ def _report(
             else None,
         )
     # piped or redirected output gets rich's 80 columns, too narrow for the scope table
-    wide = console if console.is_terminal else Console(width=max(console.width, 150))
+    wide = console if console.is_terminal else OutputConsole(width=max(console.width, 150))
     print_summary(wide, report)
     writers = (
         ("HTML report", write_html),

@@ -67,8 +67,8 @@ def placement(
         placement_json,
         plan,
     )
-    from orchestrator.analysis.skew.files import atomic_write_text, check_writable
     from orchestrator.analysis.skew.window import parse_duration, parse_until
+    from orchestrator.outfiles import atomic_write_text, check_writable
     from orchestrator.telemetry.readonly import open_readonly
 
     settings = settings_from_flags(database_url=database_url_from_flags(db, database_url))

@@ -4,7 +4,8 @@ It uses the configured vLLM server, or starts a co-hosted one; serves the framew
 stream (:mod:`orchestrator.ui.service`) on ``127.0.0.1:<ui-service-port>``; logs the STATS line
 every minute (and serves the framework's Prometheus metrics with ``--metrics-port``); then runs
 ``chainlit run ui/app.py`` from its own environment (``Settings.ui_chainlit``, installed by
-``bash scripts/install.sh`` into ``.venv-ui``) until Ctrl-C.
+``bash scripts/install.sh`` into ``.venv-ui``) until Ctrl-C or SIGTERM, which stop Chainlit's
+whole process group and a co-hosted model server before it exits.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import bcrypt
@@ -43,6 +46,7 @@ from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError, storage_error
 from orchestrator.observability import shutdown_tracing
+from orchestrator.outfiles import atomic_write_text, output_files
 from orchestrator.ui import build_app
 
 _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
@@ -156,6 +160,7 @@ def ui(
             "customer --customer C00001` (or --role operator); see docs/ui.md",
             2,
         )
+    previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         with (
             command_errors(runtime=(httpx.HTTPError,)),
@@ -176,7 +181,10 @@ def ui(
                 str(settings.ui_port),
             ]
             with observe_server(settings, url):
-                chainlit = subprocess.Popen(command, cwd=_APP.parent, env=env)
+                # its own process group, which the stop signals as a whole (Chainlit's workers)
+                chainlit = subprocess.Popen(
+                    command, cwd=_APP.parent, env=env, start_new_session=True
+                )
                 console.print(
                     f"chat UI on http://127.0.0.1:{settings.ui_port} (service {service}, "
                     f"model server {url}); Ctrl-C stops"
@@ -185,12 +193,34 @@ def ui(
                     with contextlib.suppress(KeyboardInterrupt):
                         chainlit.wait()
                 finally:
-                    chainlit.terminate()
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        chainlit.wait(timeout=10)
+                    stop_group(chainlit)
                     api.should_exit = True
     finally:
+        signal.signal(signal.SIGTERM, previous)
         shutdown_tracing()
+
+
+def _sigterm(_signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM (``kill``, systemd, ``docker stop``) stops the UI as Ctrl-C does: the
+    ``finally`` blocks stop Chainlit and a co-hosted model server (the default action
+    ended this process at once and left Chainlit listening: tester4 finding 13)."""
+    raise KeyboardInterrupt
+
+
+def stop_group(child: subprocess.Popen[bytes], grace_s: float = 10.0) -> int:
+    """SIGTERM the process group that ``child`` leads and wait for it; SIGKILL the group
+    when it is still there after ``grace_s`` seconds, or when the leader left members behind.
+
+    Returns:
+        The child's exit status.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # none left: the usual case
+        os.killpg(child.pid, signal.SIGKILL)
+    return child.wait()
 
 
 #: Roles a UI user may have (orchestrator/ui/auth.py).
@@ -256,12 +286,10 @@ def read_users(path: Path) -> dict[str, dict[str, str | None]]:
 
 
 def write_users(path: Path, users: dict[str, dict[str, str | None]]) -> None:
-    """Write the user file atomically, readable by its owner only."""
+    """Write the user file whole or not at all, readable by its owner only."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"users": users}, indent=2, sort_keys=True), encoding="utf-8")
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    with output_files(path, mode=0o600) as (tmp,):
+        tmp.write_text(json.dumps({"users": users}, indent=2, sort_keys=True), encoding="utf-8")
 
 
 FEEDBACK_QUERY = """
@@ -310,7 +338,7 @@ def ui_feedback(
     if out is None:
         sys.stdout.write(lines)
     else:
-        out.write_text(lines, encoding="utf-8")
+        atomic_write_text(out, lines)
         console.print(f"{len(rows)} feedback row(s) to {out}")
 
 

@@ -25,6 +25,7 @@ from benchmarks.harness import (
     time_repeated,
     write_results,
 )
+from orchestrator.exceptions import UserError
 
 BENCHMARKS = Path(harness.__file__).resolve().parent
 PROJECT_PACKAGES = {"orchestrator", "serving", "skills", "workflows"}
@@ -96,7 +97,7 @@ def test_a_failed_write_keeps_the_old_file_and_no_temp_file(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UserError, match=r"cannot write .*r\.md: disk full"):  # one line
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.md"]

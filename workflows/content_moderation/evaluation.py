@@ -17,13 +17,13 @@ the harness, not a model, and :data:`NOISE_WARNING` says so wherever they are pr
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.core.client import ModelClient
+from orchestrator.outfiles import atomic_write_text
 from orchestrator.telemetry import TelemetryStore
 from workflows.content_moderation.dataset import EVAL_LABELS, LabelledPost, predicted
 from workflows.content_moderation.fitting import fit_scorer
@@ -446,9 +446,11 @@ def record_look(log: Path, report: EvalReport, command: str) -> None:
 
 
 def write_json(path: Path, report: EvalReport) -> None:
-    """Write ``report`` as JSON atomically (temp file, then ``os.replace``)."""
+    """Write ``report`` as JSON whole or not at all (a link is followed, a device or a pipe
+    is written, never replaced: :func:`orchestrator.outfiles.atomic_write_text`).
+
+    Raises:
+        UserError: ``path`` cannot be written (a folder, a full disk): one line."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, report.model_dump_json(indent=2))

@@ -58,7 +58,6 @@ import functools
 import hashlib
 import itertools
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -68,6 +67,7 @@ from typing import Any, Literal
 import numpy as np
 
 from orchestrator.exceptions import DataFileError
+from orchestrator.outfiles import output_files
 from workflows.content_moderation.dataset import Lang, language
 from workflows.content_moderation.findings import lexicon_findings
 from workflows.content_moderation.normalize import normalize
@@ -384,7 +384,8 @@ def scorer_version(meta: dict[str, Any], models: dict[str, LinearModel]) -> str:
 
 
 def save_scorer(scorer: RiskScorer, path: Path | str) -> Path:
-    """Write the scorer atomically (temp file, then ``os.replace``); returns the path."""
+    """Write the scorer whole or not at all (:func:`orchestrator.outfiles.output_files`);
+    returns the path. Raises UserError (one line) when it cannot be written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, np.ndarray] = {
@@ -393,10 +394,8 @@ def save_scorer(scorer: RiskScorer, path: Path | str) -> Path:
     for k, m in scorer.models.items():
         arrays[f"{k}/columns"] = m.columns
         arrays[f"{k}/weights"] = m.weights
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as handle:
+    with output_files(path) as (tmp,), tmp.open("wb") as handle:
         np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]  # mypy matches **arrays to allow_pickle too
-    os.replace(tmp, path)
     return path
 
 

@@ -38,6 +38,7 @@ from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
+from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Table, Workbook, read_workbook
 from orchestrator.telemetry import TelemetryStore
@@ -173,7 +174,10 @@ def report(
     if inspect:
         return
     if no_model:
-        analysis, files = figures_only_report(wb, config.output_dir, config.analysis)
+        try:
+            analysis, files = figures_only_report(wb, config.output_dir, config.analysis)
+        except OrchestratorError as exc:  # a full disk: "cannot write ...", no partial file
+            raise fail(exc, 2) from exc
         console.print(f"report: {files.markdown}\n        {files.xlsx}")
         console.print(f"{len(analysis.figures)} figures, no model (--no-model)")
         return
@@ -221,4 +225,3 @@ async def _run(settings: Settings, workflow: ExcelReportWorkflow, file: Path) ->
         f"{result['encoding_tokens']} of a {result['token_budget']}-token budget)"
     )
     return 0
-

@@ -10,16 +10,17 @@ Injection": a value beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage r
 prefixed with ``'``) and removes the control characters openpyxl refuses. Charts are
 openpyxl charts over a data sheet.
 
-Files are written to temporary names in the output folder and moved into place with
-``os.replace`` only when both are complete, so a failure leaves no partial report.
+Files are written to temporary names in the output folder and moved into place
+(:func:`orchestrator.outfiles.output_files`) only when both are complete, so a failure
+leaves no partial report.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path, PurePath
@@ -30,6 +31,7 @@ from openpyxl.styles import Font
 from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.outfiles import output_files
 from orchestrator.spreadsheet import Workbook
 from orchestrator.spreadsheet.cells import FORMULA_TRIGGERS as FORMULA_TRIGGERS
 from orchestrator.spreadsheet.cells import cell_text as cell_text
@@ -478,35 +480,20 @@ def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
     atomically (names: :func:`report_stem`).
 
     Raises:
-        OSError: The folder cannot be created or written (no partial file is left).
+        OSError: The folder cannot be created.
+        UserError: A file cannot be written (a full disk): ``cannot write PATH: reason``;
+            no partial file is left (:func:`orchestrator.outfiles.output_files`).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = report_stem(content.workbook.path)
     targets = (out_dir / f"{stem}.report.md", out_dir / f"{stem}.report.xlsx")
-    temps: list[Path] = []
-    try:
-        markdown = render_markdown(content)
-        book = build_xlsx(content)
-        for target in targets:
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
-            os.close(fd)
-            temps.append(Path(name))
+    markdown = render_markdown(content)
+    book = io.BytesIO()  # a zip that fails half-way on disk complains again when collected
+    build_xlsx(content).save(book)
+    with output_files(*targets) as temps:
         temps[0].write_text(markdown, encoding="utf-8")
-        book.save(temps[1])
-        mode = 0o666 & ~_umask()  # mkstemp makes 0600; give the files a normal file's mode
-        for temp, target in zip(temps, targets, strict=True):
-            temp.chmod(mode)
-            os.replace(temp, target)
-    finally:
-        for temp in temps:
-            temp.unlink(missing_ok=True)
+        temps[1].write_bytes(book.getvalue())
     return ReportFiles(markdown=targets[0], xlsx=targets[1])
-
-
-def _umask() -> int:
-    current = os.umask(0)  # the only portable way to read it is to set it
-    os.umask(current)
-    return current
 
 
 def figure_ids_in(texts: Sequence[SafeText]) -> list[str]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.analysis.skew.models import ScopeDrift, ScopeProfile, SkewReport
 from orchestrator.observability.skew_metrics import SkewFigures, publish_skew, skew_textfile
+from orchestrator.outfiles import atomic_write_text
 
 __all__ = ["figures", "publish", "write_prom_file"]
 

@@ -17,8 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.analysis.skew.models import ScopeProfile, SkewReport, Thresholds
+from orchestrator.outfiles import atomic_write_text
 
 _CONFIG = {"displaylogo": False, "responsive": True}
 #: Whether :func:`share_bars` has plotly validate each property (tests compare both).

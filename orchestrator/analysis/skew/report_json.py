@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.analysis.skew.files import atomic_write_text
 from orchestrator.analysis.skew.models import SkewReport
+from orchestrator.outfiles import atomic_write_text
 
 
 def to_json(report: SkewReport) -> str:
