@@ -219,11 +219,53 @@ def _facts(result: Mapping[str, object]) -> Mapping[str, str]:
     return cast("Mapping[str, str]", result.get("facts") or {})
 
 
+#: The reasons the order store and the write policy give for a refusal
+#: (``workflows.customer_service.store.tools``, ``confirm``, ``acting``), as a Chinese reply
+#: says them: ``(pattern, template)``; ``{state}`` is the matched state word in Chinese.
+_ZH_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), template)
+    for pattern, template in (
+        (r"(?:order )?(?:\S+ )?is (\w+); only delivered orders are refunded",
+         "订单{state}，只有已送达的订单可以退款"),
+        (r"(?:order )?(?:\S+ )?is (\w+); only unshipped orders cancel",
+         "订单{state}，只有未发货的订单可以取消"),
+        (r"(?:order )?(?:\S+ )?is (\w+); (?:only unshipped orders change|the address can only "
+         r"change before it ships)", "订单{state}，只有未发货的订单可以修改地址"),
+        (r"delivered over (\d+) days ago", "已送达超过 \\1 天"),
+        (r"already refunded in full", "已全额退款"),
+        (r"([A-Z]{3} [\d,.]+) is more than the ([A-Z]{3} [\d,.]+) left to refund",
+         "\\1 超过可退金额 \\2"),
+        (r"refund (?:of ([A-Z]{3} [\d,.]+) on \S+ )?(?:is )?over the automatic limit"
+         r"(?: of ([A-Z]{3} [\d,.]+))?", "退款金额超过自动审批上限，需要同事审核"),
+        (r"declined after review", "经同事审核未获批准"),
+        (r"it was not confirmed, so nothing was changed", "未经确认，没有做任何更改"),
+        (r"the model server is unavailable", "系统暂时不可用"),
+    )
+)  # fmt: skip
+_PREFIX = re.compile(r"^(?:order )?(?:\S+ )?(?:is not refundable|cannot be refunded): ", re.I)
+_WORD = re.compile(r"\b[a-z]{2,}\b")
+
+
+def _zh_reason(reason: str) -> str:
+    """A refusal's reason in Chinese; one no pattern reads is told only as a refusal under
+    the shop's rules (never in English to a Chinese writer)."""
+    text = _PREFIX.sub("", reason.strip())
+    for pattern, template in _ZH_REASONS:
+        match = pattern.search(text)
+        if match:
+            state = _ZH_STATES.get(match.group(1) or "", "") if "{state}" in template else ""
+            text = match.expand(template.replace("{state}", state))
+            break
+    return "不符合办理条件" if _WORD.search(text) else text
+
+
 def _zh_states(facts: Mapping[str, str]) -> dict[str, str]:
-    """``facts`` with its state words in Chinese (the ids, sums and dates stay as they are)."""
-    return {
-        k: _ZH_STATES.get(str(v), str(v)) if k in _STATE_FIELDS else v for k, v in facts.items()
-    }
+    """``facts`` with its state words and refusal reason in Chinese (the ids, sums and dates
+    stay as they are)."""
+    out = {k: _ZH_STATES.get(str(v), str(v)) if k in _STATE_FIELDS else v for k, v in facts.items()}
+    if out.get("reason"):
+        out["reason"] = _zh_reason(str(out["reason"]))
+    return out
 
 
 def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:

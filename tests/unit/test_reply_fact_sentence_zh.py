@@ -69,3 +69,37 @@ def test_zh_shipment_and_refund_states() -> None:
 
 def test_zh_unknown_state_is_shown_as_stored() -> None:
     assert "on_hold" in fact_sentence([_lookup("on_hold")], "zh_CN")
+
+
+def _refused(reason: str) -> dict[str, object]:
+    return {
+        "tool": "start_refund",
+        "ok": False,
+        "facts": {"order_id": "ORD-100103", "reason": reason},
+    }
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("order is not refundable: order is processing; only delivered orders are refunded",
+         "订单处理中，只有已送达的订单可以退款"),
+        ("order is not refundable: delivered over 30 days ago", "已送达超过 30 天"),
+        ("already refunded in full", "已全额退款"),
+        ("order ORD-100103 is shipped; only unshipped orders cancel", "只有未发货的订单可以取消"),
+        ("order is delivered; only unshipped orders change", "只有未发货的订单可以修改地址"),
+        ("ORD-100103: USD 80.00 is more than the USD 59.99 left to refund",
+         "USD 80.00 超过可退金额 USD 59.99"),
+        ("declined after review", "经同事审核未获批准"),
+        ("a reason no table knows yet", "不符合办理条件"),
+    ],
+)  # fmt: skip
+def test_zh_refusal_reason_is_chinese(reason: str, said: str) -> None:
+    text = fact_sentence([_refused(reason)], "zh_CN")
+    assert said in text and "ORD-100103" in text
+    assert not re.search(r"\b[a-z]{2,}\b", text), text
+
+
+def test_en_refusal_reason_is_unchanged() -> None:
+    reason = "order is not refundable: delivered over 30 days ago"
+    assert reason in fact_sentence([_refused(reason)])
