@@ -624,6 +624,7 @@ _EN_REPLY: dict[str, str] = {
     "card": "I see you have a question about your card. Please tell me what happened, or ask "
     "for a colleague.",
     "refund": "I can help with a refund. Please send the order number.",
+    "eligibility": "I can check where your refund stands. Please send the order number.",
     "track": "I can check where your order is. Please send the order number.",
     "status": "I can check your order. Please send the order number.",
     "cancel": "I can help you cancel an order. Please send the order number.",
@@ -652,6 +653,7 @@ _ZH_REPLY: dict[str, str] = {
     "account_access": "我了解您无法登录账户。请使用登录页上的重置密码链接，或在这里要求转人工。",
     "card": "我了解您对银行卡有疑问。请告诉我具体情况，或要求转人工。",
     "refund": "我可以帮您办理退款。请发送订单号。",
+    "eligibility": "我可以帮您查询退款进度。请发送订单号。",
     "track": "我可以帮您查询订单的物流。请发送订单号。",
     "status": "我可以帮您查询订单。请发送订单号。",
     "cancel": "我可以帮您取消订单。请发送订单号。",

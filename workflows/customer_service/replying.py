@@ -78,11 +78,14 @@ _WITH_ID = {
                 "date of the charge.", "我了解您对{id}的费用或扣款有疑问。请发送扣款日期。"),
     "payment": ("I see you have a question about a payment for {id}. Please send the date of "
                 "the payment.", "我了解您对{id}的付款有疑问。请发送付款日期。"),
+    "eligibility": ("I can check where the refund for {id} stands.",
+                    "我可以帮您查询{id}的退款进度。"),
     "other": ("I have {id}. Please tell me what you would like me to do with it.",
               "我已收到订单号{id}。请告诉我需要为您做什么。"),
 }  # fmt: skip
 _WRITES = ("refund", "cancel", "change_address")
-_ASKS_ID = ("refund", "cancel", "change_address", "track", "status", "billing", "payment")
+#: The intents whose answer asks for the order id (not asked again when the message has it).
+_ASKS_ID = (*_WRITES, "eligibility", "track", "status", "billing", "payment")
 _ORDER_ID = re.compile(r"\bORD-\d{6}\b", re.I)
 
 
