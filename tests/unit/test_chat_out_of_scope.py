@@ -8,15 +8,21 @@ workflow on a real SQLite order store, and ScriptedModel as the model's test dou
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from starlette.testclient import TestClient
 
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.cli import chat as chat_cli
+from orchestrator.config import Settings
+from orchestrator.testing import ScriptedModel
+from orchestrator.ui import build_app
+from orchestrator.ui.auth import Caller, sign_caller
 from tests.unit.customer_service_double import ScriptedToolModel
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.store import OrderStore
@@ -89,3 +95,27 @@ async def test_a_service_question_is_still_answered_and_a_person_still_reached(
     assert status == "needs_human" and "waits for a person" in shown
     assert "handoff resume" not in shown
     assert len(orders.handoffs()) == 1
+
+
+UI_SECRET = "chat-out-of-scope-test-secret-0123456789"
+
+
+@pytest.mark.parametrize(("text", "lang"), [OUT_OF_SCOPE[0], OUT_OF_SCOPE[4]])
+def test_the_ui_chat_page_gets_the_same_reply(ui_settings: Settings, text: str, lang: str) -> None:
+    """The UI's chat page (``POST /api/turn``, what the page reads): the same honest reply, no
+    waiting case for an operator, asked twice on one thread."""
+    caller = Caller(name="ann", role="customer", customer_id="C00001")
+    ann = {"Authorization": f"Bearer {sign_caller(UI_SECRET, caller, ttl_s=86_400)}"}
+    ops_caller = Caller(name="ops", role="operator", customer_id=None)
+    ops = {"Authorization": f"Bearer {sign_caller(UI_SECRET, ops_caller, ttl_s=86_400)}"}
+    app = build_app(ui_settings, client=ScriptedModel(replies=["Thanks."]), secret=UI_SECRET)
+    with TestClient(app) as client:
+        for _ in range(2):
+            answer = client.post("/api/turn", json={"text": text, "thread_id": "t-ui"}, headers=ann)
+            assert answer.status_code == 200, answer.text
+            events = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
+            said = "".join(e["text"] for e in events if e["kind"] == "reply_facts").strip()
+            assert said and bool(HAN.search(said)) is (lang == "zh"), events
+            assert next(e for e in events if e["kind"] == "done")["status"] == "succeeded"
+            assert "orchestrator handoff" not in answer.text
+        assert client.get("/api/handoffs", headers=ops).json() in ([], {"handoffs": []})
