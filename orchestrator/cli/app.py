@@ -440,17 +440,25 @@ def main() -> None:  # pragma: no cover
         try:
             app()
         finally:
-            sys.stdout.flush()  # a full or closed standard output fails here, not at exit
+            _flush_stdout()  # a full or closed standard output fails here, not at exit
     except SystemExit:
         if not isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
             raise
-        exit_ = _uncaught(BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE)))
+        exit_ = _uncaught(BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), "standard output"))
         raise exit_ from None  # Typer's silent exit for a closed pipe: say so in one line
     except Exception as exc:  # an output error, or an expected error no command caught
         exit_ = _uncaught(exc)
         if exit_ is exc:
             raise
         raise exit_ from None
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        exc.filename = exc.filename or "standard output"
+        raise
 
 
 def _uncaught(exc: BaseException) -> BaseException:

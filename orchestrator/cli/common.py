@@ -53,7 +53,18 @@ class OutputConsole(Console):
     def on_broken_pipe(self) -> None:
         """Raise ``BrokenPipeError`` (nothing more is written to this console)."""
         self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), self._stream_name())
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """:meth:`rich.console.Console.print`; a failed write (a full disk) names the stream."""
+        try:
+            super().print(*objects, **kwargs)
+        except OSError as exc:
+            exc.filename = exc.filename or self._stream_name()
+            raise
+
+    def _stream_name(self) -> str:
+        return "standard error" if self.stderr else "standard output"
 
 
 #: Standard output of every command (results, tables, progress).
@@ -143,7 +154,7 @@ def uncaught_exit(exc: BaseException) -> BaseException:
         with contextlib.suppress(OSError, ValueError):  # the output may be gone for good
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, sys.stdout.fileno())
-        where = exc.filename or "standard output"
+        where = exc.filename or "an output (standard output or a file)"
         why = exc.strerror or str(exc)
         if exc.errno == errno.EPIPE:
             why += " (its reader closed it early)"

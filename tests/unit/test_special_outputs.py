@@ -199,6 +199,36 @@ def test_batch_results_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.Monkey
     assert out.read_bytes() == b"old" and _names(tmp_path) == ["results.xlsx"]
 
 
+def test_a_spreadsheet_report_on_a_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``orchestrator report --no-model --out FULL``: one line, no report file, old one kept."""
+    from openpyxl import Workbook
+
+    from orchestrator.spreadsheet import read_workbook
+    from workflows.excel_report.offline import figures_only_report
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["地区", "Amount"])
+    for region, amount in (("华东", 120), ("North", 80), ("华南", 95)):
+        sheet.append([region, amount])
+    source = tmp_path / "sales.xlsx"
+    book.save(source)
+    out = tmp_path / "reports"
+    _, first = figures_only_report(read_workbook(source), out)
+    before = first.markdown.read_text(encoding="utf-8")
+    monkeypatch.setattr(Path, "write_bytes", _no_space)
+    with pytest.raises(
+        UserError, match=r"^cannot write .*\.report\.md, .*\.report\.xlsx: No space"
+    ):
+        figures_only_report(read_workbook(source), out)
+    monkeypatch.undo()
+    assert first.markdown.read_text(encoding="utf-8") == before
+    assert _names(out) == sorted([first.markdown.name, first.xlsx.name])
+
+
 def test_moderation_scorer_and_report_on_a_full_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,6 +249,11 @@ def _script(args: list[str], **run: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # type: ignore[call-overload,no-any-return]
         [*ORCHESTRATOR, *args], cwd=REPO, stderr=subprocess.PIPE, text=True, timeout=300, **run
     )
+
+
+def _one(text: str) -> str:
+    """The message rich printed, its wrapping at 80 columns (a pipe) undone."""
+    return " ".join(text.split())
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -258,15 +293,34 @@ def test_uncaught_output_errors_become_one_line(
     from orchestrator.cli import common
 
     monkeypatch.setattr(common.sys, "stdout", io.StringIO())  # no fileno: nothing to redirect
-    exit_ = common.uncaught_exit(OSError(code, os.strerror(code)))
+    exit_ = common.uncaught_exit(OSError(code, os.strerror(code), "standard output"))
     assert isinstance(exit_, SystemExit) and exit_.code == 2
-    assert capsys.readouterr().err.strip() == (
+    assert _one(capsys.readouterr().err) == (
         f"error: cannot write standard output: {os.strerror(code)}"
+    )
+    unnamed = common.uncaught_exit(OSError(code, os.strerror(code)))  # a library's own file
+    assert isinstance(unnamed, SystemExit) and unnamed.code == 2
+    assert _one(capsys.readouterr().err) == (
+        f"error: cannot write an output (standard output or a file): {os.strerror(code)}"
     )
     bug = ValueError("a bug keeps its traceback")
     assert common.uncaught_exit(bug) is bug
     other = OSError(errno.ENOENT, "gone")  # not an output error: re-raised as it is
     assert common.uncaught_exit(other) is other
+
+
+def test_a_console_that_cannot_write_names_its_stream() -> None:
+    from orchestrator.cli.common import OutputConsole
+
+    class Full(io.StringIO):
+        def write(self, _text: str) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    for stderr, name in ((False, "standard output"), (True, "standard error")):
+        console = OutputConsole(file=Full(), stderr=stderr)
+        with pytest.raises(OSError) as caught:
+            console.print("订单 ORD-100076")
+        assert caught.value.errno == errno.ENOSPC and caught.value.filename == name
 
 
 def test_json_of_the_results_is_whole(tmp_path: Path) -> None:

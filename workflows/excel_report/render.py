@@ -488,9 +488,9 @@ def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
     stem = report_stem(content.workbook.path)
     targets = (out_dir / f"{stem}.report.md", out_dir / f"{stem}.report.xlsx")
     markdown = render_markdown(content)
-    book = io.BytesIO()  # a zip that fails half-way on disk complains again when collected
-    build_xlsx(content).save(book)
-    with output_files(*targets) as temps:
+    with output_files(*targets) as temps:  # openpyxl's own temp files fail in here too
+        book = io.BytesIO()  # a zip that fails half-way on disk complains again when collected
+        build_xlsx(content).save(book)
         temps[0].write_text(markdown, encoding="utf-8")
         temps[1].write_bytes(book.getvalue())
     return ReportFiles(markdown=targets[0], xlsx=targets[1])
