@@ -189,19 +189,35 @@ EXCEL_ASKS: dict[Lang, dict[Split, tuple[str, ...]]] = {
     },
 }
 
-#: CLINC150 intents that a customer-service desk answers: all of its ``banking`` and
-#: ``credit_cards`` domains, plus orders, reservations and bookings. The other in-scope CLINC
-#: intents (small talk, the assistant's own settings, timers, weather, recipes, calories, travel
-#: tips, car care, HR questions) are out of scope for customer service: they fall back, like
-#: CLINC's ``oos`` rows. A request can name a service word ("a joke about delivery drivers")
-#: and still be out of scope.
+#: CLINC150 intents that a customer-service desk answers: its ``banking`` and ``credit_cards``
+#: domains (less :data:`CLINC_OTHER_BUSINESS_INTENTS`), plus orders and pay paid into the
+#: account (direct deposit, as BANKING77's receiving money). The other in-scope CLINC intents
+#: (small talk, the assistant's own settings, timers, weather, recipes, calories, travel tips,
+#: car care, HR questions) are out of scope for customer service: they fall back, like CLINC's
+#: ``oos`` rows. A request can name a service word ("a joke about delivery drivers") and still
+#: be out of scope.
 CLINC_CS_DOMAINS = frozenset({"banking", "credit_cards"})
-CLINC_CS_INTENTS = frozenset(
+CLINC_CS_INTENTS = frozenset({"order", "order_status", "direct_deposit"})
+
+#: CLINC150 intents of the customer-service domains above, or once counted as customer service,
+#: that ask for a product or a service of ANOTHER kind of business (issue 46 item 9, audited
+#: 2026-12-05): a new flight, hotel or rental car; a restaurant's tables (CLINC's
+#: reservations are all at named restaurants); an airline's rules and times; exchange rates;
+#: telling one's bank of a trip; an employer's insurance plan and 401k; utility, cable and
+#: insurance bills; credit scores; a card's APR and interest rate (a product's rate, as
+#: "the cashback rate of my credit card"). This desk serves its own orders, bookings, payment
+#: account and card (as BANKING77 and ATEC do), so the account and card operations that
+#: BANKING77 also serves stay customer service (balance, transactions, transfers, a new,
+#: declined, lost, damaged or expiring card, its limit and rewards, PIN, fraud, fees abroad, a
+#: frozen account, pay paid in). These rows fall back, source
+#: ``clinc150_oos_sample.csv:other_business``.
+CLINC_OTHER_BUSINESS_INTENTS = frozenset(
     {
-        "order", "order_status", "restaurant_reservation", "confirm_reservation",
-        "cancel_reservation", "accept_reservations", "book_flight", "book_hotel", "car_rental",
-        "flight_status", "lost_luggage", "carry_on", "exchange_rate", "travel_notification",
-        "insurance", "insurance_change", "direct_deposit", "rollover_401k",
+        "restaurant_reservation", "accept_reservations", "confirm_reservation",
+        "cancel_reservation", "book_flight", "book_hotel", "car_rental", "flight_status",
+        "lost_luggage", "carry_on", "exchange_rate", "travel_notification", "insurance",
+        "insurance_change", "rollover_401k", "bill_balance", "bill_due", "min_payment",
+        "pay_bill", "credit_score", "improve_credit_score", "apr", "interest_rate",
     }
 )  # fmt: skip
 
@@ -239,7 +255,8 @@ ZH_OUT_OF_SCOPE: dict[Split, dict[str, tuple[str, ...]]] = {
 #: folder's sources lack (BANKING77 and ATEC are banking, waimai is food reviews, Bitext is
 #: one shop's orders): a meal that came cold, a courier who left a parcel in the rain, an
 #: angry customer who swears at the shop, a long polite e-mail, a change of delivery address,
-#: a membership that renewed itself, a hotel or flight booking, a phone bill, an insurance claim.
+#: a membership that renewed itself, a hotel or flight booking (its phone-bill and insurance
+#: families moved to :data:`OTHER_BUSINESS_WRITTEN`).
 #: By language, split and phrasing family (a family is on one side of the split only).
 CS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
     "en": {
@@ -299,11 +316,6 @@ CS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
                 "Dear support, I moved house last week. Would you kindly update the delivery "
                 "address on my open order? Warm regards.",
             ),
-            "telecom": (
-                "my phone bill is much higher than usual this month",
-                "the broadband has been down since yesterday",
-                "how do I add more mobile data to my plan",
-            ),
         },
     },
     "zh": {
@@ -348,12 +360,6 @@ CS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
                 "我的包裹一直在派送中，都三天了",
                 "外卖送错了，不是我点的",
             ),
-            "telecom_bill": (
-                "这个月话费怎么这么多",
-                "流量用超了，帮我看看怎么收费的",
-                "宽带断网了，什么时候能修好",
-            ),
-            "insurance": ("理赔材料交了一周了还没消息", "保单能退吗"),
             "angry_zh": (
                 "你们这什么破服务，退款拖了一个月了",
                 "再不给我处理我就投诉到消协",
@@ -362,6 +368,32 @@ CS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
     },
 }
 
+
+#: Requests about a service of ANOTHER kind of business (a phone operator, a broadband
+#: provider, an insurer), once written as customer service (2026-12-03) and moved here by the
+#: audit of issue 46 item 9 (2026-12-05): this desk sells no phone plan, line or policy, so
+#: they fall back. Test split only, as they were.
+OTHER_BUSINESS_WRITTEN: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {
+    "en": {
+        "test": {
+            "telecom": (
+                "my phone bill is much higher than usual this month",
+                "the broadband has been down since yesterday",
+                "how do I add more mobile data to my plan",
+            ),
+        },
+    },
+    "zh": {
+        "test": {
+            "telecom_bill": (
+                "这个月话费怎么这么多",
+                "流量用超了，帮我看看怎么收费的",
+                "宽带断网了，什么时候能修好",
+            ),
+            "insurance": ("理赔材料交了一周了还没消息", "保单能退吗"),
+        },
+    },
+}
 
 #: How a request comes wrapped (added 2026-12-03): a long polite e-mail (greeting, thanks,
 #: apologies for the bother), a story of what happened before the ask, a note after it. The

@@ -12,8 +12,10 @@ always give the same set, and a new row never moves an old row between splits):
   three wrapped as a long polite e-mail or an angry message (:data:`REQUEST_WRAPPERS`,
   :data:`COMPLAINT_WRAPPERS`).
 * **fallback** — CLINC150 rows with ``intent == "oos"`` (out-of-scope for every route), its
-  assistant intents, out-of-scope questions written for this set (some name a service word);
-  one in three comes in a neutral polite wrapper too, so that politeness tells no route.
+  assistant intents, its intents that ask for another kind of business's product or service
+  (``CLINC_OTHER_BUSINESS_INTENTS``: a flight, a hotel, an insurance plan, a credit score...),
+  out-of-scope questions written for this set (some name a service word); one in three
+  comes in a neutral polite wrapper too, so that politeness tells no route.
 * **content_moderation** — posts of ``moderation/*.csv`` (Davidson tweets, Jigsaw comments,
   COLD Chinese posts; every post, offensive or not) *submitted for review*: each post is
   wrapped in a review request such as ``Please review this post before it goes live: …`` or
@@ -51,11 +53,13 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classifier.labelled_phrases import (
     CLINC_CS_DOMAINS,
     CLINC_CS_INTENTS,
+    CLINC_OTHER_BUSINESS_INTENTS,
     COMPLAINT_WRAPPERS,
     CS_WRITTEN,
     EXCEL_ASKS,
     MODERATION_WRAPPERS,
     OOS_SERVICE_TEMPLATES,
+    OTHER_BUSINESS_WRITTEN,
     REQUEST_WRAPPERS,
     SERVICE_TOPICS,
     WRAPPED_POST_SOURCES,
@@ -80,11 +84,13 @@ _XL = Route("excel_report")
 __all__ = [
     "CLINC_CS_DOMAINS",
     "CLINC_CS_INTENTS",
+    "CLINC_OTHER_BUSINESS_INTENTS",
     "COMPLAINT_WRAPPERS",
     "CS_WRITTEN",
     "EXCEL_ASKS",
     "MODERATION_WRAPPERS",
     "OOS_SERVICE_TEMPLATES",
+    "OTHER_BUSINESS_WRITTEN",
     "REQUEST_WRAPPERS",
     "SERVICE_TOPICS",
     "WRAPPED_POST_SOURCES",
@@ -194,9 +200,11 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
                 texts = [(row.get("sentence1") or "").strip(), (row.get("sentence2") or "").strip()]
             intent = next((row[c] for c in _INTENT_COLUMNS if row.get(c)), "")
             oos = intent == "oos"
+            clinc = path.name.startswith("clinc150") and not oos
+            other = clinc and intent in CLINC_OTHER_BUSINESS_INTENTS
             assistant = bool(
-                path.name.startswith("clinc150")
-                and not oos
+                clinc
+                and not other
                 and row.get("domain") not in CLINC_CS_DOMAINS
                 and intent not in CLINC_CS_INTENTS
             )
@@ -213,13 +221,14 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
                 if not text or text in seen or len(text) > MAX_TEXT_CHARS:
                     continue
                 seen.add(text)
-                fallback = oos or assistant
+                fallback = oos or assistant or other
+                kind = ":oos" if oos else ":assistant" if assistant else ""
                 yield LabelledRequest(
                     id=f"{path.name}:{row_no}" + (f".{k + 1}" if len(texts) > 1 else ""),
                     text=text,
                     route=FALLBACK if fallback else _CS,
                     lang="zh" if _is_zh(text) else "en",
-                    source=path.name + (":oos" if oos else ":assistant" if assistant else ""),
+                    source=path.name + (":other_business" if other else kind),
                     split=split,
                     family=family,
                 )
@@ -255,6 +264,17 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
                         template=f"oos.svc.{lang}.{split}.{t}",
                         family=f"oos.svc.{lang}.{split}.{t}",
                     )
+
+
+def _other_business_written() -> Iterator[LabelledRequest]:
+    return _written(
+        OTHER_BUSINESS_WRITTEN,
+        FALLBACK,
+        id="other_business_written:{lang}.{split}.{family}.{i}",
+        source="other_business_written/{lang}",
+        template="ob.{lang}.{split}.{family}",
+        family="ob.{lang}.{family}",
+    )
 
 
 def _written_customer_service() -> Iterator[LabelledRequest]:
@@ -433,7 +453,7 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
                 "that holds customer_service/, moderation/ and spreadsheets/"
             )
     cs = list(_customer_service(data_dir / "customer_service"))
-    oos = [*_zh_out_of_scope(), *_oos_service_words()]
+    oos = [*_zh_out_of_scope(), *_oos_service_words(), *_other_business_written()]
     rows = [
         *cs,
         *_moderation(data_dir / "moderation"),

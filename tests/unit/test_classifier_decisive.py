@@ -135,8 +135,10 @@ def test_a_decisive_rule_hands_a_fast_fallback_to_the_rules(clf: RuleClassifier)
 
 def test_a_veto_hands_a_confident_fast_route_to_the_rules(clf: RuleClassifier) -> None:
     """The fast tier is sure this is customer service; a negative decisive rule (general
-    knowledge) matches, so it hands the text on, and the request falls back."""
-    text = "what is the history of the credit card payment"
+    knowledge) matches, so it hands the text on, and the request falls back. (The text was
+    "what is the history of the credit card payment" until the round-5 refit of issue 46 item 9,
+    whose fast tier is no longer sure of it: 0.71.)"""
+    text = "the history of the card payment refund"
     probs = _fast_probs(clf, text)
     assert max(probs) == probs[0] >= clf.thresholds.fast_min  # fast: CS
     got = clf.classify_text(text)
