@@ -753,8 +753,9 @@ def _storage_failure(exc: BaseException, workflow: Workflow[Any, Any]) -> Storag
     """``exc`` as the :class:`StorageError` of the workflow's database (a damaged, locked or
     full conversations file raised by the checkpointer's driver), or None for another error."""
     where = getattr(workflow, "storage_name", None)
-    if where is None and isinstance(exc, OSError):
-        return None  # a file the workflow writes (a report), not a database: raised as it is
+    if where is None and isinstance(exc, OSError | UserError):
+        return None  # a file the workflow writes (a report: orchestrator.outfiles raises
+        # UserError "cannot write ...: disk full"), not a database: raised as it is
     return storage_error(exc, where or f"the {workflow.name} database", "")
 
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
+from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet import read_workbook
 from orchestrator.testing import ScriptedModel
 from skills.interpret_data import interpretation_schema, parse_interpretation
@@ -240,7 +241,7 @@ async def test_render_failure_leaves_no_partial_file(tmp_path: Path, store, monk
     out = tmp_path / "out"
     workflow = ExcelReportWorkflow(ReportConfig(output_dir=out), ByteCounter())
     model = ScriptedModel(json_reply=model_answer([{"statement": "x", "figure_ids": ["F1"]}]))
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UserError, match=r"^cannot write .*\.report\.md, .*: disk full"):
         await Orchestrator(model, store, [workflow]).handle(request_for(path))
     assert list(out.iterdir()) == []
 
