@@ -112,7 +112,7 @@ def invalid_values(exc: ValidationError, flags: Mapping[str, str] | None = None)
 
 
 def fail(exc: BaseException | str, code: int = 1) -> typer.Exit:
-    """Print ``error: <message>`` in red on standard error; return the exit to raise.
+    """Print ``error: <message>`` in red on standard error, on one line; return the exit.
 
     Meant for :class:`~orchestrator.exceptions.OrchestratorError` and the other errors whose
     message already says what was wrong and how to fix it, so no traceback is shown. The
@@ -126,7 +126,8 @@ def fail(exc: BaseException | str, code: int = 1) -> typer.Exit:
     Returns:
         ``typer.Exit(code)``; use it as ``raise fail(exc) from exc``.
     """
-    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    # soft_wrap: one line however long, also where rich would wrap at 80 columns (a pipe, a log)
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
     return typer.Exit(code)
 
 

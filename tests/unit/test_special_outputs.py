@@ -323,6 +323,20 @@ def test_a_console_that_cannot_write_names_its_stream() -> None:
         assert caught.value.errno == errno.ENOSPC and caught.value.filename == name
 
 
+def test_the_ui_user_file_stays_owner_only_through_a_link(tmp_path: Path) -> None:
+    from orchestrator.cli.ui import read_users, write_users
+
+    real = tmp_path / "secrets" / "users.json"
+    real.parent.mkdir()
+    real.write_text('{"users": {}}')
+    real.chmod(0o644)
+    link = tmp_path / "users.json"
+    link.symlink_to(real)
+    write_users(link, {"ann": {"role": "operator", "customer_id": None, "password_hash": "h"}})
+    assert link.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert list(read_users(link)) == ["ann"] and _names(real.parent) == ["users.json"]
+
+
 def test_json_of_the_results_is_whole(tmp_path: Path) -> None:
     """The happy path of the group writer: every file complete, normal permissions."""
     rows = [dict.fromkeys(RESULT_COLUMNS, "取消订单")]
