@@ -13,10 +13,11 @@ from workflows.customer_service.state import CustomerServiceState
 
 
 def waiting_text(handoff: dict[str, Any], lang: str = "en") -> str:
-    """What the reply says while the turn waits on a person."""
+    """What the reply says while the turn waits on a person (never the internal reason,
+    which the operator sees in the handoff)."""
     if lang == "zh":
         return "同事会接手这段对话，请稍候。"
-    return f"A colleague will take over this conversation ({handoff.get('reason')})."
+    return "A colleague will take over this conversation."
 
 
 def reviewed_text(handoff: dict[str, Any], locale: str) -> str:
