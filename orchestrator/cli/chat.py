@@ -130,8 +130,7 @@ _PERSON = {
     ("handoff", "zh"): "您的消息已转交同事处理，同事会在这里回复您。",
     ("waiting", "en"): "This conversation waits for a person: a colleague will reply here; "
     "nothing else was done.",
-    ("waiting", "zh"): "这段对话正在等待同事处理，同事会在这里回复您；"
-    "没有做其他操作。",
+    ("waiting", "zh"): "这段对话正在等待同事处理，同事会在这里回复您；没有做其他操作。",
 }
 
 
