@@ -9,8 +9,6 @@ module; each module owns its commands, options and messages:
 * :mod:`~orchestrator.cli.serve`: ``build-checkpoint`` (the offline ERNIE-4.5 MoE checkpoint),
   ``serve`` (the co-hosted vLLM server in the foreground);
 * :mod:`~orchestrator.cli.skew`: ``skew`` (the expert-skew report: terminal, HTML, JSON);
-* :mod:`~orchestrator.cli.moderation`: ``moderate`` (one post) and the ``moderation`` group
-  (``eval``, ``check``, and ``fit`` from :mod:`~orchestrator.cli.moderation_fit`);
 * :mod:`~orchestrator.cli.classifier`: the ``classifier`` group (``eval``,
   ``fit-thresholds``, ``build-set``);
 * :mod:`~orchestrator.cli.batch`: ``batch`` (a sheet of requests or a folder of workbooks,
@@ -22,8 +20,9 @@ module; each module owns its commands, options and messages:
 
 A workflow's own commands live in its package and are mounted through the
 ``moe_orchestrator.commands`` entry points (:data:`~orchestrator.cli.app.PLUGIN_GROUP`): the
-built-ins' ``report FILE`` (``workflows.excel_report.cli``) and the ``store`` and ``handoff``
-groups (``workflows.customer_service.cli``).
+built-ins' ``report FILE`` (``workflows.excel_report.cli``), the ``store`` and ``handoff``
+groups (``workflows.customer_service.cli``), and ``moderate`` with the ``moderation`` group
+(``eval``, ``check``, ``fit``; ``workflows.content_moderation.cli``).
 
 The root (:mod:`~orchestrator.cli.app`) imports a module only when one of its commands runs.
 

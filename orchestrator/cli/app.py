@@ -67,11 +67,6 @@ class CommandEntry(NamedTuple):
 #: The root's commands, in ``--help`` order.
 COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry(
-        "moderate",
-        "moderation",
-        "Moderate one post: the verdict (decision, severity, categories, spans, rationale).",
-    ),
-    CommandEntry(
         "build-checkpoint",
         "serve",
         "Build an offline MoE checkpoint (real architecture, random weights); ERNIE-4.5 unless "
@@ -118,7 +113,6 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("ui-feedback", "ui", "Export the chat UI's thumbs feedback as JSON lines."),
     CommandEntry("classifier", "classifier", "Evaluate and tune the request classifier.", True),
     CommandEntry("new", "new", "Write a new workflow package to start from.", True),
-    CommandEntry("moderation", "moderation", "Content moderation: evaluate, check the data.", True),
     CommandEntry(
         "skew",
         "skew",
@@ -136,7 +130,6 @@ COMMANDS: tuple[CommandEntry, ...] = (
 MODULES: tuple[str, ...] = (
     "classifier",
     "new",
-    "moderation",
     "skew",
     "serve",
     "run",

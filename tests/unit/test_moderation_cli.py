@@ -93,7 +93,7 @@ def test_moderate_without_a_server_names_the_signals_that_judged(
 ) -> None:
     """No server: the message names the lexicon AND the learned scorer (not "lexicon alone"),
     and says "lexicon alone" with the reason only when the scorer file cannot be read."""
-    from orchestrator.cli import moderation as cli
+    from workflows.content_moderation import cli
     from workflows.content_moderation.graph import ContentModerationWorkflow
 
     args = ["moderate", "you idiot", "--server-url", "http://127.0.0.1:9", "--json"]

@@ -1,6 +1,7 @@
-"""Commands: ``orchestrator moderate TEXT`` and ``orchestrator moderation eval|check``.
-
-Mounted on the root app by :func:`register`.
+"""The content-moderation workflow's own commands: ``orchestrator moderate TEXT`` and
+``orchestrator moderation eval|check|fit``, mounted on ``orchestrator`` through the
+``moe_orchestrator.commands`` entry points (``pyproject.toml``), which name :func:`moderate`
+and :data:`group`.
 
 Commands:
     moderate           verdict for one post (text argument, ``--file PATH`` or ``--file -``
@@ -10,6 +11,7 @@ Commands:
     moderation eval    precision/recall/F1 per label for the lexicon alone, the model alone and
                        the combination on a split of the labelled set (test = held out)
     moderation check   validate the lexicon folder and the policy file (file:line errors)
+    moderation fit     train the learned risk scorer (train/dev of the labelled set)
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.batch.files import file_problem
-from orchestrator.cli import moderation_fit
 from orchestrator.cli.common import console, err, fail, settings_from_flags, working
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
@@ -41,12 +42,14 @@ from workflows.content_moderation.evaluation import (
     LabelMetrics,
     evaluate_lexicon,
     evaluate_with_model,
+    fit_and_save,
     record_look,
     write_json,
 )
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.lexicon import DEFAULT_LEXICON_DIR, LexiconError, load_lexicon
 from workflows.content_moderation.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
+from workflows.content_moderation.scorer import DEFAULT_SCORER_PATH, SEED
 from workflows.content_moderation.service import Moderator, moderate_lexicon_only
 from workflows.content_moderation.verdict import Verdict
 
@@ -322,9 +325,27 @@ async def _with_model(
         store.close()
 
 
-def register(main: typer.Typer) -> None:
-    """Mount ``moderate`` and the ``moderation`` group (``fit`` from
-    :mod:`orchestrator.cli.moderation_fit`) on the main CLI."""
-    moderation_fit.register(group)
-    main.command("moderate")(moderate)
-    main.add_typer(group, name="moderation")
+def fit(
+    data_dir: Annotated[Path | None, typer.Option(help="Folder holding moderation/.")] = None,
+    out: Annotated[Path, typer.Option(help="Scorer file to write.")] = DEFAULT_SCORER_PATH,
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the solver.")] = SEED,
+) -> None:
+    """Fit the learned risk scorer (logistic regression over words and Chinese character
+    n-grams, cues and lexicon hits) on the TRAIN part of COLD, Davidson and Jigsaw, calibrate
+    it and choose its thresholds on the DEV part, with customer_service/ as ordinary (negative)
+    sentences, and write it."""
+    settings = settings_from_flags(data_dir=data_dir)
+    try:
+        with working("fitting the risk scorer on the tune split"):
+            scorer = fit_and_save(settings.data_dir, out, seed=seed)
+    except (OrchestratorError, ValueError) as exc:
+        raise fail(exc, 2) from exc
+    console.print(f"risk scorer {scorer.version} written to {out}")
+    for key, m in scorer.meta["models"].items():
+        console.print(
+            f"  {key}: n={m['n']} positive={m['positives']} review≥{m['review']:.2f} "
+            f"high≥{m['high']:.2f}; with the lexicon on {m['oof'].get('on', 'tune')}: {m['oof']}"
+        )
+
+
+group.command("fit")(fit)
