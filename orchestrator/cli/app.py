@@ -353,11 +353,11 @@ class _LazyCommands(Mapping[str, click.Command]):
         return None if entry is None else _Placeholder(name=name, help=entry.summary)
 
 
-def _refusal(message: str) -> click.exceptions.Exit:
+def _refusal(message: str) -> typer.Exit:
     """Print ``error: <message>`` on standard error (no traceback); the exit (1) to raise."""
     typer.secho("error:", fg="red", bold=True, err=True, nl=False)
     typer.echo(f" {message}", err=True)
-    return click.exceptions.Exit(1)
+    return typer.Exit(1)
 
 
 class LazyGroup(typer.core.TyperGroup):
