@@ -25,11 +25,15 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.targeting]
     │   │   ├── EmojiError ..................... moderation emoji-as-words file
     │   │   │                                    [workflows.content_moderation.disguise]
+    │   │   ├── AddressedError ................. moderation addressed-insult list file
+    │   │   │                                    [workflows.content_moderation.addressed]
     │   │   └── ZhCueError ..................... moderation Chinese cue file
     │   │                                        [workflows.content_moderation.zh_cues]
     │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
     │   ├── MixedFamiliesError ................. calls of two MoE families asked to be pooled
     │   │                                        [orchestrator.telemetry.read]
+    │   ├── PluginError ........................ a command plugin does not load, or two claim
+    │   │                                        one command name [orchestrator.cli.app]
     │   └── SpreadsheetError ................... a spreadsheet cannot be turned into tables
     │       │                                    [orchestrator.spreadsheet.errors]
     │       ├── UnsupportedFileError ........... not a spreadsheet, or an unsupported format

@@ -35,6 +35,8 @@ import typer
 import typer.core
 from typer import _click as click  # Typer 0.29 vendors its own click: its classes, not click's
 
+from orchestrator.exceptions import UserError
+
 _typer_option_type = typer.core.TyperOption.display_type_rich
 
 
@@ -177,7 +179,7 @@ def module_commands(module: str) -> dict[str, click.Command]:
 PLUGIN_GROUP = "moe_orchestrator.commands"
 
 
-class PluginError(Exception):
+class PluginError(UserError):
     """A command plugin does not load, or two claim one command name (one-line message)."""
 
 
