@@ -20,25 +20,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serving import vllm_plugin
-
-
-@dataclass
-class _Params:
-    extra_args: dict[str, Any] | None = None
+from tests.unit.vllm_standins import EngineCoreOutput as _EngineCoreOutput
+from tests.unit.vllm_standins import Params as _Params
 
 
 @dataclass
 class _Request:
     request_id: str
     sampling_params: _Params | None
-
-
-@dataclass
-class _EngineCoreOutput:
-    request_id: str
-    new_token_ids: list[int]
-    routed_experts: np.ndarray | None = None
-    finish_reason: str | None = None
 
 
 def _scheduler_module() -> types.ModuleType:

@@ -19,11 +19,8 @@ import pytest
 
 from serving import vllm_plugin
 from serving.engine_capture import counts_trace
-
-
-@dataclass
-class _Params:
-    extra_args: dict[str, Any] | None = None
+from tests.unit.vllm_standins import EngineCoreOutput as _EngineCoreOutput
+from tests.unit.vllm_standins import Params as _Params
 
 
 @dataclass
@@ -32,14 +29,6 @@ class _Request:
     sampling_params: _Params
     max_tokens: int
     output: list[int] = field(default_factory=list)
-
-
-@dataclass
-class _EngineCoreOutput:
-    request_id: str
-    new_token_ids: list[int]
-    routed_experts: np.ndarray | None = None
-    finish_reason: str | None = None
 
 
 def _module() -> types.ModuleType:
