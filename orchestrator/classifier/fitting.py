@@ -41,7 +41,7 @@ from orchestrator.classifier.core import RuleClassifier
 from orchestrator.classifier.decide import COMPOUND_P, overrule
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import LearnedModel
-from orchestrator.classifier.learned_fit import class_order, train_many
+from orchestrator.classifier.learned_fit import class_order, softmax_xent, train_many
 from orchestrator.classifier.models import CalibrationFile, Classification, Rule, Thresholds
 from orchestrator.classifier.parts import scan
 from orchestrator.exceptions import UserError
@@ -542,10 +542,9 @@ def _fit_columns(
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w = theta[: d * n_new].reshape(d, n_new)
         z = np.concatenate([fixed[:, :-1], x @ w + theta[d * n_new :], fixed[:, -1:]], axis=1)
-        z -= z.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        value = -float((sw[:, None] * onehot * logp).sum()) + 0.5 * l2 * float((w * w).sum())
-        g = ((np.exp(logp) - onehot) * sw[:, None])[:, new]
+        xent, g = softmax_xent(z, onehot, sw)
+        value = xent + 0.5 * l2 * float((w * w).sum())
+        g = g[:, new]
         gw = x.T @ g + l2 * w
         return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
 

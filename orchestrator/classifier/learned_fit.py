@@ -41,6 +41,14 @@ def _design(docs: Sequence[Sequence[str]], vocab: dict[str, int], n_cols: int):
     )
 
 
+def softmax_xent(z: np.ndarray, onehot: np.ndarray, sw: np.ndarray) -> tuple[float, np.ndarray]:
+    """Sample-weighted softmax cross-entropy of the logits ``z`` ``(n, k)`` against
+    ``onehot`` ``(n, k)`` with weights ``sw`` ``(n,)``, and its gradient with respect to ``z``."""
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -float((sw[:, None] * onehot * logp).sum()), (np.exp(logp) - onehot) * sw[:, None]
+
+
 def _fit_lr(
     x,
     y: np.ndarray,
@@ -60,11 +68,8 @@ def _fit_lr(
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w = theta[: d * k].reshape(d, k)
         b = theta[d * k :]
-        z = x @ w + b
-        z -= z.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        value = -float((sw[:, None] * onehot * logp).sum()) + 0.5 * l2 * float((w * w).sum())
-        g = (np.exp(logp) - onehot) * sw[:, None]
+        xent, g = softmax_xent(x @ w + b, onehot, sw)
+        value = xent + 0.5 * l2 * float((w * w).sum())
         gw = x.T @ g + l2 * w
         return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
 
