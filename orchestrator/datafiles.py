@@ -12,7 +12,8 @@ hand while the service runs. This module is their one loader:
 * :func:`content_hash` gives the short SHA-256 used as a file's version.
 * :class:`HotReloader` keeps the last good value built from one or more files and rebuilds it
   when a file changes (at most one ``stat`` per file per ``interval_s`` seconds); a broken
-  edit is logged and the last good value stays live.
+  edit is logged and the last good value stays live. :class:`HotReloaded` gives a class that
+  holds one its public ``reload()``, ``reload_interval`` and ``last_error``.
 
 It imports only the standard library, pydantic and :mod:`orchestrator.exceptions`.
 """
@@ -36,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from orchestrator.exceptions import DataFileError
 
 __all__ = [
+    "HotReloaded",
     "HotReloader",
     "TomlFile",
     "content_hash",
@@ -372,3 +374,38 @@ class HotReloader(Generic[T]):
             return True
         finally:
             self._lock.release()
+
+
+class HotReloaded(Generic[T]):
+    """The hot-reload controls of a class whose live value is a :class:`HotReloader` kept in
+    ``self._live``: :meth:`reload`, :attr:`reload_interval` and :attr:`last_error`.
+
+    The classifier's rules and the moderation lexicon both offer these three; a subclass sets
+    ``self._live`` in its ``__init__``.
+    """
+
+    _live: HotReloader[T]
+
+    def reload(self) -> bool:
+        """Re-read the files now if one changed.
+
+        Returns:
+            True when the new files went live; False when nothing changed, another thread is
+            reloading, or the new files are invalid (the error is logged and kept in
+            :attr:`last_error`).
+        """
+        return self._live.reload()
+
+    @property
+    def reload_interval(self) -> float | None:
+        """Seconds between checks of the files for changes (0: every call, None: never)."""
+        return self._live.interval_s
+
+    @reload_interval.setter
+    def reload_interval(self, seconds: float | None) -> None:
+        self._live.interval_s = seconds
+
+    @property
+    def last_error(self) -> str | None:
+        """The error of the last failed reload; None once new files have gone live."""
+        return self._live.last_error

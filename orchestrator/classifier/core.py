@@ -109,7 +109,7 @@ from orchestrator.classifier.paths import (
     default_rules_path,
 )
 from orchestrator.classifier.semantic import SemanticTier, enabled_by_env
-from orchestrator.datafiles import HotReloader
+from orchestrator.datafiles import HotReloaded, HotReloader
 from orchestrator.request import Request
 from orchestrator.routes import FALLBACK, Route, RouteSpec
 
@@ -143,7 +143,7 @@ class _State:
     )
 
 
-class RuleClassifier:
+class RuleClassifier(HotReloaded[_State]):
     """Picks a route for a request from the rules file; explains and calibrates the choice.
 
     Args:
@@ -279,29 +279,6 @@ class RuleClassifier:
             fast_on=scorer is not None and thresholds.fast_min <= 1.0,
             fast_note=f" >= fast_min {thresholds.fast_min}",
         )
-
-    def reload(self) -> bool:
-        """Reload the files now if they changed.
-
-        Returns:
-            True when new rules went live; False when nothing changed or the new files were
-            invalid (then the error is logged and kept in :attr:`last_error`).
-        """
-        return self._live.reload()
-
-    @property
-    def reload_interval(self) -> float | None:
-        """Seconds between checks of the files for changes (0: every call, None: never)."""
-        return self._live.interval_s
-
-    @reload_interval.setter
-    def reload_interval(self, seconds: float | None) -> None:
-        self._live.interval_s = seconds
-
-    @property
-    def last_error(self) -> str | None:
-        """The error of the last failed reload; None once new files have gone live."""
-        return self._live.last_error
 
     @property
     def _state(self) -> _State:

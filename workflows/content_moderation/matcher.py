@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from orchestrator.datafiles import HotReloader
+from orchestrator.datafiles import HotReloaded, HotReloader
 from orchestrator.textnorm import LEET as _LEET
 from orchestrator.textnorm import unleet
 from workflows.content_moderation.addressed import addressed_insults, load_addressed_rules
@@ -652,7 +652,7 @@ class Matcher:
             pos = a + 1
 
 
-class Lexicon:
+class Lexicon(HotReloaded[Matcher]):
     """A live lexicon folder: compiled once into a :class:`Matcher`, re-read when a file changes.
 
     The folder's ``*.toml`` files are checked (one ``stat`` each) at most once per
@@ -692,29 +692,6 @@ class Lexicon:
     def version(self) -> str:
         """Version hash of the live lexicon."""
         return self._live.value.version
-
-    @property
-    def reload_interval(self) -> float | None:
-        """Seconds between checks for changed files (0: every call, None: never)."""
-        return self._live.interval_s
-
-    @reload_interval.setter
-    def reload_interval(self, seconds: float | None) -> None:
-        self._live.interval_s = seconds
-
-    @property
-    def last_error(self) -> str | None:
-        """The error of the last failed reload; None once a new lexicon has gone live."""
-        return self._live.last_error
-
-    def reload(self) -> bool:
-        """Re-read the folder now if a file changed.
-
-        Returns:
-            True when a new lexicon went live; False when nothing changed or the new files
-            are invalid (the error is logged and kept in :attr:`last_error`).
-        """
-        return self._live.reload()
 
     def matcher(self) -> Matcher:
         """The live compiled matcher (checks the files first, at most every interval)."""
