@@ -3,7 +3,8 @@
 # Run from the repository root on the device machine. Here, before the run:
 #   bash ../shared/gpu/stage.sh                       # vLLM 0.24.0 + deps (only its /tmp work dir is used)
 #   PART_BYTES=... bash benchmarks/gpu/pack19.sh      # one xz tarball in parts .x1 .. .xN (no .whl needed)
-#   bash benchmarks/gpu/run52.sh src                  # .src52: the committed sources (git archive HEAD)
+#   bash benchmarks/gpu/run52.sh src [REV]            # .src52: the committed sources (git archive REV,
+#                                                     # default HEAD; name a REV to keep later commits out)
 # Device commands, each within 30 s of the previous one (the machine is kept 30 s between commands):
 #   1 (carry .x1 .src52):        mkdir -p /tmp/x19 && cp .x1/s19part.* .x1/sha .src52/* /tmp/x19/
 #   2 .. N-1 (carry .xK):        cp .xK/s19part.* /tmp/x19/
@@ -16,11 +17,12 @@
 set -uo pipefail
 STEP=${1:?usage: run52.sh src|start|poll}
 if [ "$STEP" = src ]; then  # here, on the CPU machine
+  REV=$(git rev-parse --verify "${2:-HEAD}^{commit}") || exit 2
   grep -qx '/.src52/' .git/info/exclude 2>/dev/null || echo '/.src52/' >> .git/info/exclude
   rm -rf .src52 && mkdir -p .src52
-  git archive --format=tar HEAD benchmarks orchestrator serving \
+  git archive --format=tar "$REV" benchmarks orchestrator serving \
     ':(exclude)serving/checkpoints' ':(exclude)benchmarks/results' | gzip -9 > .src52/src.tar.gz
-  git rev-parse HEAD > .src52/commit
+  echo "$REV" > .src52/commit
   du -sh .src52; exit 0
 fi
 LIMIT=${LIMIT_S:-560}
