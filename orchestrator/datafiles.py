@@ -192,6 +192,20 @@ class TomlFile(Generic[M]):
         """Line of a location in the file, e.g. ``line_of("rule", 3)`` (see :func:`locate_line`)."""
         return locate_line(self.text, loc)
 
+    def regex(
+        self, pattern: str, *loc: str | int, error: type[DataFileError] = DataFileError
+    ) -> re.Pattern[str]:
+        """``pattern`` (a regular expression from the file, at ``loc``) compiled.
+
+        Raises:
+            DataFileError: (as ``error``) ``file:line: bad regular expression: <why>``, the
+                line being that of ``loc``.
+        """
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            raise error(self.path, self.line_of(*loc), f"bad regular expression: {exc}") from exc
+
 
 def load_toml(
     path: Path | str,

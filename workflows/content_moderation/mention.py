@@ -145,10 +145,7 @@ def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
     def compile_all(patterns: tuple[str, ...], key: str) -> re.Pattern[str] | None:
         if not patterns:
             return None
-        try:
-            return re.compile("|".join(f"(?:{p})" for p in patterns))
-        except re.error as exc:
-            raise MentionError(path, loaded.line_of(key), f"bad regular expression: {exc}") from exc
+        return loaded.regex("|".join(f"(?:{p})" for p in patterns), key, error=MentionError)
 
     cues = compile_all(f.cues_en + f.cues_zh, "cues_en")
     assert cues is not None

@@ -91,14 +91,6 @@ def load_targeting_cues(path: Path | str = DEFAULT_TARGETING_PATH) -> TargetingC
     path = Path(path)
     loaded = load_toml(path, TargetingFile, error=TargetingError)
     f = loaded.value
-    patterns = {}
-    for key in ("label_before", "address_before"):
-        try:
-            patterns[key] = re.compile(getattr(f, key))
-        except re.error as exc:
-            raise TargetingError(
-                path, loaded.line_of(key), f"bad regular expression: {exc}"
-            ) from exc
     return TargetingCues(
         words={
             "grp": frozenset(w.casefold() for w in f.groups),
@@ -107,8 +99,8 @@ def load_targeting_cues(path: Path | str = DEFAULT_TARGETING_PATH) -> TargetingC
             "viol": frozenset(w.casefold() for w in f.violence),
             "banter": frozenset(w.casefold() for w in f.banter),
         },
-        label_before=patterns["label_before"],
-        address_before=patterns["address_before"],
+        label_before=loaded.regex(f.label_before, "label_before", error=TargetingError),
+        address_before=loaded.regex(f.address_before, "address_before", error=TargetingError),
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )
 

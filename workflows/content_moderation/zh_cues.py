@@ -63,12 +63,10 @@ def load_zh_cues(path: Path | str = DEFAULT_ZH_CUES_PATH) -> ZhCues:
     names = set(loaded.value.cues)
     if names != set(CUE_NAMES):
         raise ZhCueError(path, loaded.line_of("cues"), f"cues must be exactly {CUE_NAMES}")
-    patterns = {}
-    for name, pattern in loaded.value.cues.items():
-        try:
-            patterns[name] = re.compile(pattern)
-        except re.error as exc:
-            raise ZhCueError(path, loaded.line_of(name), f"bad regular expression: {exc}") from exc
+    patterns = {
+        name: loaded.regex(pattern, name, error=ZhCueError)
+        for name, pattern in loaded.value.cues.items()
+    }
     return ZhCues(patterns, f"{loaded.value.version}+{content_hash(loaded.text, digits=8)}")
 
 
