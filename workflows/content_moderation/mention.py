@@ -138,7 +138,6 @@ def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
         MentionError: Unreadable, not TOML, fails validation, or a cue is not a valid
             regular expression.
     """
-    path = Path(path)
     loaded = load_toml(path, MentionFile, error=MentionError)
     f = loaded.value
 

@@ -88,7 +88,6 @@ def load_targeting_cues(path: Path | str = DEFAULT_TARGETING_PATH) -> TargetingC
         TargetingError: Unreadable, not TOML, fails validation, or a pattern is not a valid
             regular expression.
     """
-    path = Path(path)
     loaded = load_toml(path, TargetingFile, error=TargetingError)
     f = loaded.value
     return TargetingCues(
