@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
+from tests.unit.moderation_data import DATA, needs_data
 
 runner = CliRunner()
 
@@ -64,18 +65,14 @@ def _subset(src: Path, dst: Path, keep_every: int) -> None:
         csv.writer(handle).writerows([rows[0], *rows[1::keep_every]])
 
 
+@needs_data
 def test_moderation_fit_writes_a_scorer_that_loads(tmp_path: Path) -> None:
-    import pytest
-
     from workflows.content_moderation.scorer import load_scorer
 
-    shared = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if not (shared / "moderation").is_dir():
-        pytest.skip("../shared/data is not beside the repository")
     data = tmp_path / "data"
-    for path in sorted((shared / "moderation").glob("*.csv")):
+    for path in sorted((DATA / "moderation").glob("*.csv")):
         _subset(path, data / "moderation" / path.name, 1 if "jigsaw" in path.name else 4)
-    for path in sorted((shared / "customer_service").glob("*.csv")):
+    for path in sorted((DATA / "customer_service").glob("*.csv")):
         _subset(path, data / "customer_service" / path.name, 20)
     out = tmp_path / "scorer.npz"
     result = runner.invoke(app, ["moderation", "fit", "--data-dir", str(data), "--out", str(out)])
@@ -119,14 +116,10 @@ def test_eval_names_the_splits_on_a_bad_one() -> None:
     assert "heldout-topic" in result.output and "Traceback" not in result.output
 
 
+@needs_data
 def test_eval_of_dev_prints_the_summary_and_is_no_logged_look(tmp_path: Path) -> None:
     """Dev is looked at freely (only test and heldout-topic looks are logged; the log line
     itself is tested in test_moderation_protocol.py without printing held-out figures)."""
-    data = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    if not (data / "moderation").is_dir():
-        import pytest
-
-        pytest.skip("../shared/data is not beside the repository")
     log = tmp_path / "looks.log"
     args = ["moderation", "eval", "--split", "dev", "--brief", "--log", str(log)]
     result = runner.invoke(app, args)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import pytest
-
 from benchmarks.moderation_fresh_split import anonymise, keep
+from tests.unit.moderation_data import DATA, needs_data
 from workflows.content_moderation.dataset import (
     FINE_FILE,
     FRESH_FILE,
@@ -16,11 +15,6 @@ from workflows.content_moderation.dataset import (
     HELDOUT_TOPIC,
     load_moderation_set,
     part_of,
-)
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(
-    not (DATA / "moderation").is_dir(), reason="../shared/data is not beside the repository"
 )
 
 

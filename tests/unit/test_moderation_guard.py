@@ -3,15 +3,12 @@ and a term that names a harm in a sentence that condemns it is a mention, not a 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.unit.moderation_data import DATA
 from workflows.content_moderation.dataset import load_ordinary_set
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.service import moderate_lexicon_only
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 #: Scunthorpe-type sentences: ordinary words that contain, or sit next to, a lexicon term.
 SCUNTHORPE = [

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.moderation_data import DATA, needs_data
 from workflows.content_moderation.dataset import (
     HELDOUT_TOPIC,
     PARTS,
@@ -18,11 +19,6 @@ from workflows.content_moderation.dataset import (
 from workflows.content_moderation.evaluation import evaluate_lexicon, record_look
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.service import moderate_lexicon_only
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(
-    not (DATA / "moderation").is_dir(), reason="../shared/data is not beside the repository"
-)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.unit.moderation_data import DATA
 from workflows.content_moderation.dataset import (
     LabelledPost,
     load_moderation_set,
@@ -24,8 +25,6 @@ from workflows.content_moderation.scorer import (
 )
 from workflows.content_moderation.service import moderate_lexicon_only
 from workflows.content_moderation.verdict import Decision
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _sample(split: str = "tune") -> tuple[list[LabelledPost], list[LabelledPost]]:
