@@ -21,7 +21,6 @@ from orchestrator.cli.common import (
     OrderDbOption,
     ServerUrlOption,
     TraceOption,
-    command_errors,
     console,
     database_url_from_flags,
     err,
@@ -70,10 +69,9 @@ def chat(
     check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
     try:  # another customer's thread (ThreadOwnerError) is the user's mistake: exit 2
-        with (
-            command_errors(usage=(ThreadOwnerError,)),
-            served_settings(settings, server_url=server_url, no_launch=no_launch) as served,
-        ):
+        with served_settings(
+            settings, server_url=server_url, no_launch=no_launch, usage=(ThreadOwnerError,)
+        ) as served:
             asyncio.run(_chat(served, thread_id, customer, message, show_events))
     finally:
         shutdown_tracing()

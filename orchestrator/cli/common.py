@@ -521,15 +521,30 @@ def command_errors(
 
 @contextmanager
 def served_settings(
-    settings: Settings, *, server_url: str | None, no_launch: bool, **server: Any
+    settings: Settings,
+    *,
+    server_url: str | None,
+    no_launch: bool,
+    usage: tuple[type[BaseException], ...] = (),
+    runtime: tuple[type[BaseException], ...] = (),
+    **server: Any,
 ) -> Iterator[Settings]:
-    """``settings`` with ``server_url`` set to a vLLM server that answers, for the block.
+    """``settings`` with ``server_url`` set to a vLLM server that answers, for the block,
+    whose errors (the server's start and the block's own) end the command as
+    :func:`command_errors` ends it (``usage``, ``runtime``: its arguments).
 
     :func:`model_server` with a co-hosted start allowed unless ``--no-launch`` was given or
     the user named a server (``server_url``, the flag's value); ``server`` holds its other
-    keywords (``restart``, ``starting``). Raises what :func:`model_server` raises.
+    keywords (``restart``, ``starting``). Example: ``with served_settings(settings,
+    server_url=server_url, no_launch=no_launch, usage=(HandoffError,)) as served: ...``.
+
+    Raises:
+        typer.Exit: As :func:`command_errors` raises it.
     """
-    with model_server(settings, launch=not no_launch and server_url is None, **server) as url:
+    with (
+        command_errors(usage=usage, runtime=runtime),
+        model_server(settings, launch=not no_launch and server_url is None, **server) as url,
+    ):
         yield settings.model_copy(update={"server_url": url})
 
 

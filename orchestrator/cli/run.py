@@ -26,7 +26,6 @@ from orchestrator.cli.common import (
     NoLaunchOption,
     ServerUrlOption,
     TelemetryDbOption,
-    command_errors,
     console,
     database_url_from_flags,
     err,
@@ -95,7 +94,6 @@ def run(
     try:
         with (
             ctrl_c("stopping (Ctrl-C): the server is stopped, no request is started") as handler,
-            command_errors(),
             served_settings(
                 settings, server_url=server_url, no_launch=no_launch, restart=restart
             ) as served,

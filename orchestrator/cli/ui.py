@@ -35,7 +35,6 @@ from orchestrator.cli.common import (
     NoLaunchOption,
     ServerUrlOption,
     TraceOption,
-    command_errors,
     console,
     fail,
     served_settings,
@@ -162,10 +161,9 @@ def ui(
         )
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        with (
-            command_errors(runtime=(httpx.HTTPError,)),
-            served_settings(settings, server_url=server_url, no_launch=no_launch) as settings,
-        ):
+        with served_settings(
+            settings, server_url=server_url, no_launch=no_launch, runtime=(httpx.HTTPError,)
+        ) as settings:
             url = settings.server_url
             env = ui_env(settings)
             api = _serve_api(settings, secret=env["ORCH_UI_SECRET"], trace_from_env=trace != "off")

@@ -25,7 +25,6 @@ from orchestrator.cli.common import (
     NoLaunchOption,
     OrderDbOption,
     ServerUrlOption,
-    command_errors,
     console,
     database_url_from_flags,
     fail,
@@ -167,10 +166,9 @@ def resume(
             2,
         )
     # HandoffDecidedError (a HandoffError) too: the race was lost, exit 2
-    with (
-        command_errors(usage=(HandoffError,)),
-        served_settings(settings, server_url=server_url, no_launch=no_launch) as served,
-    ):
+    with served_settings(
+        settings, server_url=server_url, no_launch=no_launch, usage=(HandoffError,)
+    ) as served:
         outcome = asyncio.run(_resume(served, thread, approve, note, by))
     console.print(f"{outcome.status}: {escape(outcome.headline)}")
 

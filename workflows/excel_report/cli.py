@@ -24,7 +24,6 @@ from orchestrator.cli.common import (
     NoLaunchOption,
     ServerUrlOption,
     TelemetryDbOption,
-    command_errors,
     console,
     database_url_from_flags,
     err,
@@ -183,12 +182,9 @@ def report(
         return
     check_storage(settings)  # a damaged or locked telemetry file: one line, before the server
     starting = f"starting co-hosted vLLM; log: {settings.server_log}"
-    with (
-        command_errors(),
-        served_settings(
-            settings, server_url=server_url, no_launch=no_launch, starting=starting
-        ) as served,
-    ):
+    with served_settings(
+        settings, server_url=server_url, no_launch=no_launch, starting=starting
+    ) as served:
         workflow = ExcelReportWorkflow(config)
         workflow.preload(wb)  # the file was read above: the workflow does not read it again
         code = asyncio.run(_run(served, workflow, file))
