@@ -56,7 +56,6 @@ from orchestrator.cli.common import (
     NoLaunchOption,
     TelemetryDbOption,
     console,
-    database_url_from_flags,
     err,
     fail,
     invalid_values,
@@ -212,7 +211,7 @@ def batch(
     # in the helpers below
     urls = list(server_url or [])
     settings = settings_from_flags(
-        database_url=database_url_from_flags(None, database_url),
+        database_url=database_url,
         concurrency=concurrency,
         batch_stream_interval=stream_interval,
         server_url=urls[0] if urls else None,

@@ -22,7 +22,6 @@ from orchestrator.cli.common import (
     ServerUrlOption,
     TraceOption,
     console,
-    database_url_from_flags,
     err,
     fail,
     served_settings,
@@ -56,9 +55,7 @@ def chat(
     trace: TraceOption = None,
 ) -> None:
     """Chat with the customer-service workflow; replies stream as they are written."""
-    settings = settings_from_flags(
-        server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
-    )
+    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
     thread_id = thread or f"chat-{uuid.uuid4().hex[:12]}"
     try:
         Request(text="probe", thread_id=thread_id, customer_id=customer)

@@ -173,14 +173,23 @@ def settings_from_flags(**flags: object) -> Settings:
     """:class:`~orchestrator.config.Settings` with the flags that were given (not ``None``).
 
     Flags left at ``None`` fall back to the ``ORCH_*`` environment variables, a ``.env`` file,
-    then the defaults. Example: ``settings_from_flags(server_url=None, concurrency=8)``.
+    then the defaults. ``database_url`` and ``cs_database_url`` take the ``--database-url``
+    flag's value, a file path or a URL (:func:`database_url`). Example:
+    ``settings_from_flags(server_url=None, concurrency=8, database_url="runs/t.db")``.
 
     Raises:
         typer.Exit: Exit status 2, after printing ``error: invalid setting: <field> = <value>:
             <rule> (its command-line option, or ORCH_<FIELD>)`` on one line, when a flag or an
-            ``ORCH_*`` variable breaks a rule of :class:`~orchestrator.config.Settings`.
+            ``ORCH_*`` variable breaks a rule of :class:`~orchestrator.config.Settings`, or
+            :func:`database_url`'s message when a database flag is neither a path nor a URL.
     """
     given: dict[str, Any] = {name: value for name, value in flags.items() if value is not None}
+    try:
+        for name in ("database_url", "cs_database_url"):
+            if name in given:
+                given[name] = database_url(given[name], flag="--database-url")
+    except UserError as exc:
+        raise fail(exc, 2) from exc
     try:
         return Settings(**given)
     except ValidationError as exc:

@@ -14,7 +14,6 @@ import typer
 from orchestrator.cli.common import (
     TelemetryDbOption,
     console,
-    database_url_from_flags,
     fail,
     settings_from_flags,
 )
@@ -37,7 +36,7 @@ def load(
     """
     from orchestrator.telemetry.readonly import open_readonly
 
-    settings = settings_from_flags(database_url=database_url_from_flags(None, database_url))
+    settings = settings_from_flags(database_url=database_url)
     try:
         store = open_readonly(settings.database_url)
     except OrchestratorError as exc:

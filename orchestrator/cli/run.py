@@ -27,7 +27,6 @@ from orchestrator.cli.common import (
     ServerUrlOption,
     TelemetryDbOption,
     console,
-    database_url_from_flags,
     err,
     fail,
     served_settings,
@@ -73,7 +72,7 @@ def run(
     """
     settings = settings_from_flags(
         server_url=server_url,
-        database_url=database_url_from_flags(None, database_url),
+        database_url=database_url,
         data_dir=data_dir,
         concurrency=concurrency,
     )

@@ -26,7 +26,6 @@ from orchestrator.cli.common import (
     OrderDbOption,
     ServerUrlOption,
     console,
-    database_url_from_flags,
     fail,
     served_settings,
     settings_from_flags,
@@ -51,7 +50,7 @@ def seed(
     database_url: OrderDbOption = None,
 ) -> None:
     """Replace the order store's rows with generated ones (same seed and date: same rows)."""
-    settings = settings_from_flags(cs_database_url=database_url_from_flags(None, database_url))
+    settings = settings_from_flags(cs_database_url=database_url)
     if not 1 <= customers <= 1_000_000:
         raise fail(f"--customers must be 1..1000000, got {customers}", 2)
     when = None
@@ -79,9 +78,7 @@ def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
     Raises:
         typer.Exit: Code 2, with the store's error, when it cannot be opened.
     """
-    url = settings_from_flags(
-        cs_database_url=database_url_from_flags(None, database_url)
-    ).cs_database_url
+    url = settings_from_flags(cs_database_url=database_url).cs_database_url
     try:
         return OrderStore(url), url
     except OrchestratorError as exc:
@@ -149,9 +146,7 @@ def resume(
     """Continue THREAD once with the decision; the reply is printed."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
-    settings = settings_from_flags(
-        server_url=server_url, cs_database_url=database_url_from_flags(None, database_url)
-    )
+    settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
     # before any server is reached or started (minutes on 2 cores): is anything waiting?
     store, _ = open_order_store(database_url)
     waiting = {row["thread_id"] for row in store.handoffs("waiting")}

@@ -25,7 +25,6 @@ from orchestrator.cli.common import (
     ServerUrlOption,
     TelemetryDbOption,
     console,
-    database_url_from_flags,
     err,
     fail,
     served_settings,
@@ -141,9 +140,7 @@ def report(
     ] = False,
 ) -> None:
     """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
-    settings = settings_from_flags(
-        server_url=server_url, database_url=database_url_from_flags(None, database_url)
-    )
+    settings = settings_from_flags(server_url=server_url, database_url=database_url)
     problem = file_problem(file)
     if problem is not None:
         raise fail(f"{file} {problem}; pass a spreadsheet file (.xlsx, .xlsm, .xls, .csv, .tsv)", 2)
