@@ -24,10 +24,10 @@ from datetime import date
 from pathlib import Path
 
 from orchestrator.config import Settings
-from orchestrator.training.data import WORKFLOW_OF, Example
-from orchestrator.training.evaluate import expert_counts, score_outputs, specialisation
 from serving import CheckpointSpec, build_checkpoint
 from serving.checkpoint import corpus_from_data_dir
+from training.data import WORKFLOW_OF, Example
+from training.evaluate import expert_counts, score_outputs, specialisation
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -121,9 +121,6 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "Expert skew: load per workflow and node, hot and dead experts, drift, outlier requests.",
         True,
     ),
-    CommandEntry(
-        "train", "train", "Train the offline ERNIE-MoE on the project's labelled sets.", True
-    ),
     CommandEntry("telemetry", "telemetry", "Deferred expert routing in the telemetry store.", True),
 )
 
@@ -140,7 +137,6 @@ MODULES: tuple[str, ...] = (
     "chat",
     "status",
     "ui",
-    "train",
     "telemetry",
 )
 

@@ -18,13 +18,13 @@ import pytest
 
 from orchestrator.config import Settings
 from orchestrator.core.client import json_schema_format
-from orchestrator.training.data import WORKFLOW_OF, held_out_examples
-from orchestrator.training.evaluate import expert_counts, plain_reply_ok, specialisation
 from serving import VLLMServer, cpu_profile
 from serving.errors import ServerStartError
 from serving.training import is_trained
 from skills.triage import TRIAGE_SCHEMA, parse_triage
 from tests.integration.conftest import free_port
+from training.data import WORKFLOW_OF, held_out_examples
+from training.evaluate import expert_counts, plain_reply_ok, specialisation
 
 pytestmark = pytest.mark.integration
 

@@ -10,9 +10,16 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import Settings
-from orchestrator.training.data import (
+from serving.training import LIMITATIONS, is_trained, write_card
+from skills.assess_risk import parse_risk
+from skills.interpret_data import parse_interpretation
+from skills.reply import PLACEHOLDER
+from skills.triage import parse_triage
+from skills.write_report import parse_report
+from training.data import (
     TASKS,
     DataSpec,
+    _counter,
     build_examples,
     customer_service_rows,
     data_hashes,
@@ -20,13 +27,7 @@ from orchestrator.training.data import (
     issue_type_of,
     urgency_of,
 )
-from orchestrator.training.evaluate import plain_reply_ok, reply_facts_ok, specialisation
-from serving.training import LIMITATIONS, is_trained, write_card
-from skills.assess_risk import parse_risk
-from skills.interpret_data import parse_interpretation
-from skills.reply import PLACEHOLDER
-from skills.triage import parse_triage
-from skills.write_report import parse_report
+from training.evaluate import plain_reply_ok, reply_facts_ok, specialisation
 from workflows.content_moderation.dataset import load_moderation_set
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
 
@@ -180,6 +181,15 @@ def test_building_is_deterministic_by_seed(data_dir: Path, small) -> None:
     assert data_hashes(data_dir, again) == data_hashes(data_dir, small)
     assert data_hashes(data_dir, other)["examples"] != data_hashes(data_dir, small)["examples"]
     assert all(len(v) == 64 for v in data_hashes(data_dir, small).values())
+
+
+def test_generated_workbooks_are_budgeted_in_the_committed_checkpoints_tokens() -> None:
+    # The Excel workflow budgets its prompts in the served model's tokens; a wrong path to the
+    # committed checkpoint falls back to byte counts silently and changes every workbook drawn.
+    counter = _counter()
+    assert counter.name == f"tokenizer:{Settings().checkpoint_dir.name}"
+    text = "Revenue 收入 rose 12% in Q3"
+    assert counter.count(text) < len(text.encode("utf-8"))
 
 
 def test_evaluation_rows_are_test_split_only(data_dir: Path) -> None:

@@ -8,14 +8,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from orchestrator.training.data import (
+from serving.checkpoint import _BUILTIN_CORPUS, _train_tokenizer
+from training.data import (
     DataSpec,
     Example,
     build_examples,
     data_hashes,
     held_out_examples,
 )
-from serving.checkpoint import _BUILTIN_CORPUS, _train_tokenizer
 
 #: Tokenizer vocabulary of the trained checkpoint.
 VOCAB_SIZE = 6144

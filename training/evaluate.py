@@ -1,7 +1,7 @@
 """Evaluation of a trained checkpoint on the held-out (``test``) split, and its specialisation.
 
 * :func:`score_outputs`: given the model's answers to the held-out prompts
-  (:func:`~orchestrator.training.data.held_out_examples`; greedy, **no grammar**;
+  (:func:`~training.data.held_out_examples`; greedy, **no grammar**;
   :mod:`serving.training.generate` writes them), the triage
   issue-type accuracy, the share of valid JSON per JSON task, the model-alone moderation F1 per
   language next to the lexicon's F1 on the same posts, and the share of replies whose facts equal
@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.analysis.skew.fingerprint import jsd
-from orchestrator.training.data import WORKFLOW_OF, Example
 from skills.assess_risk import parse_risk
 from skills.interpret_data import parse_interpretation
 from skills.reply import PLACEHOLDER, FactGuard
 from skills.triage import parse_triage
 from skills.write_report import parse_report
+from training.data import WORKFLOW_OF, Example
 from workflows.content_moderation.dataset import load_moderation_set, predicted
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
 

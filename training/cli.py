@@ -1,5 +1,9 @@
 """Training of the offline ERNIE-MoE (issue 20): ``orchestrator train ...``.
 
+A command plugin like a workflow's own commands: ``train_app`` is mounted as ``orchestrator
+train`` through the ``moe_orchestrator.commands`` entry point ``train`` (pyproject.toml), so
+the core's CLI never imports this package (it reads the built-ins' prompts and data sets).
+
 Commands:
     train prepare  build the training data (training split only), the tokenizer and the
                    held-out prompts into a folder (seeded; data hashes in data.json)
@@ -30,8 +34,8 @@ def prepare_cmd(
     per_task: Annotated[int, typer.Option(min=1, help="Held-out prompts per task.")] = 200,
 ) -> None:
     """Build training examples from the training split only, and held-out test prompts."""
-    from orchestrator.training.data import DataSpec
-    from orchestrator.training.prepare import prepare
+    from training.data import DataSpec
+    from training.prepare import prepare
 
     settings = settings_from_flags(data_dir=data_dir)
     try:
@@ -94,8 +98,3 @@ def card_cmd(
             f"cannot read the training log, data.json, evaluation or shape JSON: {exc}", 2
         ) from exc
     console.print(f"card: {write_card(checkpoint, log, info, result, choice)}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``train`` group to the root app."""
-    app.add_typer(train_app, name="train")

@@ -47,7 +47,11 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classifier.labelled_set import split_of
 from orchestrator.datasets import TEXT_COLUMNS
 from orchestrator.exceptions import UserError
-from orchestrator.training.jobs import (
+from skills.assess_risk import EVIDENCE_MAX_CHARS, build_messages
+from skills.prompting import delimit
+from skills.triage import SYSTEM as TRIAGE_SYSTEM
+from skills.triage import IssueTriage
+from training.jobs import (
     ToolWorld,
     draft_messages,
     excel_examples,
@@ -58,10 +62,6 @@ from orchestrator.training.jobs import (
     tool_messages,
     tool_of,
 )
-from skills.assess_risk import EVIDENCE_MAX_CHARS, build_messages
-from skills.prompting import delimit
-from skills.triage import SYSTEM as TRIAGE_SYSTEM
-from skills.triage import IssueTriage
 from workflows.content_moderation.dataset import LabelledPost, language, load_moderation_set
 from workflows.content_moderation.graph import prepare_post
 from workflows.content_moderation.judgement import MODEL_CATEGORIES
@@ -420,7 +420,7 @@ def excel_pair(
     rng: random.Random, counter: object, n: int, split: Literal["tune", "test"], seed: int
 ) -> tuple[list[Example], list[Example]]:
     """``n`` generated workbooks' ``interpret`` and ``write_report`` calls (see
-    :func:`orchestrator.training.jobs.excel_examples`)."""
+    :func:`training.jobs.excel_examples`)."""
     interpret, report = [], []
     for lang, source, i_turns, i_target, r_turns, r_target in excel_examples(
         n, rng, counter, seed=seed
@@ -437,7 +437,7 @@ def _counter() -> object:
     it is absent)."""
     from workflows.excel_report.encoding import default_counter
 
-    folder = Path(__file__).resolve().parents[2] / "serving" / "checkpoints" / "ernie45-moe-trained"
+    folder = Path(__file__).resolve().parents[1] / "serving" / "checkpoints" / "ernie45-moe-trained"
     return default_counter(folder if folder.is_dir() else None)
 
 
