@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -51,6 +52,20 @@ def moderation_labels(row: dict[str, str], columns: set[str]) -> dict[Moderation
     return None
 
 
+def text_column(path: Path, fieldnames: Sequence[str] | None) -> str:
+    """The first of :data:`TEXT_COLUMNS` among a CSV's ``fieldnames`` (its header).
+
+    Raises:
+        UserError: ``path: no text column; expected one of (...), found [...]``.
+    """
+    column = next((c for c in TEXT_COLUMNS if c in (fieldnames or [])), None)
+    if column is None:
+        raise UserError(
+            f"{path}: no text column; expected one of {TEXT_COLUMNS}, found {fieldnames}"
+        )
+    return column
+
+
 def read_texts(path: Path) -> list[tuple[int, str]]:
     """``(row number, text)`` of every non-empty text cell of one CSV (header = row 1).
 
@@ -60,12 +75,7 @@ def read_texts(path: Path) -> list[tuple[int, str]]:
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
-            column = next((c for c in TEXT_COLUMNS if c in (reader.fieldnames or [])), None)
-            if column is None:
-                raise UserError(
-                    f"{path}: no text column; expected one of {TEXT_COLUMNS}, "
-                    f"found {reader.fieldnames}"
-                )
+            column = text_column(path, reader.fieldnames)
             return [
                 (i + 2, row[column].strip())
                 for i, row in enumerate(reader)

@@ -45,11 +45,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.labelled_set import split_of
-from orchestrator.datasets import (
-    TEXT_COLUMNS,
-    ModerationLabel,
-    moderation_labels,
-)
+from orchestrator.datasets import ModerationLabel, moderation_labels, text_column
 from orchestrator.exceptions import UserError
 from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import Category, Decision, Verdict
@@ -184,9 +180,7 @@ def read_posts(path: Path) -> list[LabelledPost]:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             columns = set(reader.fieldnames or [])
-            text_col = next((c for c in TEXT_COLUMNS if c in columns), None)
-            if text_col is None:
-                raise UserError(f"{path}: no text column; expected one of {TEXT_COLUMNS}")
+            text_col = text_column(path, reader.fieldnames)
             if not columns & {"class", "toxic", "label"}:
                 raise UserError(
                     f"{path}: no label column; expected 'class' (Davidson), 'toxic' (Jigsaw) "
@@ -275,9 +269,7 @@ def load_ordinary_set(data_dir: Path, split: str = "tune") -> list[LabelledPost]
         try:
             with path.open(encoding="utf-8-sig", newline="") as handle:
                 reader = csv.DictReader(handle)
-                text_col = next((c for c in TEXT_COLUMNS if c in (reader.fieldnames or [])), None)
-                if text_col is None:
-                    raise UserError(f"{path}: no text column; expected one of {TEXT_COLUMNS}")
+                text_col = text_column(path, reader.fieldnames)
                 for i, row in enumerate(reader):
                     text = (row.get(text_col) or "").strip()
                     if not text or "W" in (row.get("flags") or ""):
