@@ -12,7 +12,7 @@ Two ways in:
 
 :class:`FactGuard` (fill placeholders, strip the model's own figures) is no longer on the reply
 path: stripping characters left holes in sentences. It stays as the training evaluation's
-"writes no figure" measure (:mod:`orchestrator.training.evaluate`).
+"writes no figure" measure (:mod:`training.evaluate`).
 """
 
 from __future__ import annotations

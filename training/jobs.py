@@ -58,7 +58,7 @@ from skills.write_report import (
     MAX_TITLE_CHARS,
 )
 from skills.write_report import SYSTEM as REPORT_SYSTEM
-from workflows.customer_service.graph import _refusal
+from workflows.customer_service.acting import refusal
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.signals import INTENT_TOOL, TRIAGE_INTENT, read_signals
 from workflows.customer_service.store import OrderStore, ToolError
@@ -324,7 +324,7 @@ class ToolWorld:
                 error_code="policy",
                 facts={"order_id": order_id, "reason": "declined after review"},
             )
-        return _refusal(tool, args, exc)
+        return refusal(tool, args, exc)
 
     @staticmethod
     def _outcome(tool: str, result: ToolResult) -> str:

@@ -22,7 +22,9 @@ A workflow's own commands live in its package and are mounted through the
 ``moe_orchestrator.commands`` entry points (:data:`~orchestrator.cli.app.PLUGIN_GROUP`): the
 built-ins' ``report FILE`` (``workflows.excel_report.cli``), the ``store`` and ``handoff``
 groups (``workflows.customer_service.cli``), and ``moderate`` with the ``moderation`` group
-(``eval``, ``check``, ``fit``; ``workflows.content_moderation.cli``).
+(``eval``, ``check``, ``fit``; ``workflows.content_moderation.cli``). The ``train`` group
+(``prepare``, ``fit``, ``card``) is mounted the same way from ``training.cli``: the offline
+model's fine-tuning data is built from the built-ins' own prompts, so it sits above them.
 
 The root (:mod:`~orchestrator.cli.app`) imports a module only when one of its commands runs.
 

@@ -2,7 +2,7 @@
 training loop, a plain script on torch + transformers), :mod:`serving.training.generate` (greedy
 answers to held-out prompts, no grammar) and :mod:`serving.training.card` (the model card).
 
-The training data comes from :mod:`orchestrator.training` (it needs the skills' prompts, which
+The training data comes from :mod:`training` (it needs the skills' prompts, which
 sit above this layer).
 """
 

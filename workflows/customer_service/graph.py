@@ -82,7 +82,7 @@ from workflows.customer_service.acting import (
     validate,
 )
 from workflows.customer_service.acting import (
-    refusal as _refusal,  # orchestrator.training.jobs imports it from here
+    refusal as _refusal,
 )
 from workflows.customer_service.asks import is_yes
 from workflows.customer_service.claims import code_reply, reply_intent, reply_language
