@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -29,6 +30,9 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.core import default_model_path
 from orchestrator.config import Settings
 from orchestrator.core.client import override_allow_model_requests
+
+if TYPE_CHECKING:
+    from workflows.content_moderation.graph import ContentModerationWorkflow
 
 
 @pytest.fixture(autouse=True)
@@ -77,6 +81,15 @@ def clf() -> RuleClassifier:
     a module may define its own ``clf`` to override it."""
     assert default_model_path().exists(), "run `orchestrator classifier fit` to ship the model"
     return RuleClassifier(reload_interval=None)
+
+
+@pytest.fixture(scope="module")
+def workflow() -> ContentModerationWorkflow:
+    """The content-moderation workflow as packaged (lexicon, scorer), one per test module
+    (the ``test_moderation_*`` tests)."""
+    from workflows.content_moderation.graph import ContentModerationWorkflow
+
+    return ContentModerationWorkflow()
 
 
 @pytest.fixture

@@ -18,12 +18,6 @@ from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.normalize import normalize
 from workflows.content_moderation.service import moderate_lexicon_only
 
-
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 AIMED_AT_THE_READER = [
     "You greedy little leeches, give the money back.",
     "get lost, you spineless worms",

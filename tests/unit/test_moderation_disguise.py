@@ -14,11 +14,6 @@ from workflows.content_moderation.service import moderate_lexicon_only
 RLO, PDF, RLI, PDI = "\u202e", "\u202c", "\u2067", "\u2069"
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 def _lexicon(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
     return moderate_lexicon_only(post, workflow, scorer=False)
 

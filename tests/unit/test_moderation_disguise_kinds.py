@@ -15,11 +15,6 @@ RLO, LRE, PDF, RLI, FSI, PDI = "\u202e", "\u202a", "\u202c", "\u2067", "\u2068",
 ZWSP, ZWNJ, ZWJ, WJ, SHY, BOM = "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 def _verdict(post: str, workflow: ContentModerationWorkflow) -> Verdict:
     return moderate_lexicon_only(post, workflow, scorer=False)
 

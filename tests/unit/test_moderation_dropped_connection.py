@@ -88,11 +88,6 @@ def dropping_server(request: pytest.FixtureRequest) -> Iterator[DroppingServer]:
     loop.close()
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 @pytest.mark.parametrize(
     ("post", "expected"),
     [

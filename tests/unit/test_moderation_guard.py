@@ -61,11 +61,6 @@ def _customer_service_rows(limit_per_file: int = 150) -> list[str]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 def test_guard_set_has_no_block_and_few_reviews(workflow: ContentModerationWorkflow) -> None:
     if not (DATA / "customer_service").is_dir():
         pytest.skip("../shared/data/customer_service is not beside the repository")

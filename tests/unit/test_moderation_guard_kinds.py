@@ -46,11 +46,6 @@ ORDINARY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 @pytest.mark.parametrize("post", ORDINARY)
 def test_sensitive_words_in_ordinary_senses_are_allowed(
     post: str, workflow: ContentModerationWorkflow

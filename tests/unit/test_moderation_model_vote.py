@@ -35,11 +35,6 @@ CLEAN_POSTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> TelemetryStore:
     return TelemetryStore(f"sqlite:///{tmp_path / 'telemetry.db'}")

@@ -21,11 +21,6 @@ from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.service import moderate_lexicon_only
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 @needs_data
 def test_parts_are_disjoint_and_the_heldout_topic_is_nowhere_else() -> None:
     parts = {name: load_moderation_set(DATA, name) for name in PARTS}

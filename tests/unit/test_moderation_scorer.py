@@ -118,11 +118,6 @@ def test_a_damaged_file_names_the_fix(tmp_path: Path) -> None:
 # ---- English terms that name a harm ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 @pytest.mark.parametrize(
     "post",
     [

@@ -11,12 +11,6 @@ from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.mention import load_mention_rules
 from workflows.content_moderation.service import moderate_lexicon_only
 
-
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 REPORTS = [
     'The coach was suspended after he called a player a "retard" during practice.',
     'Someone spray-painted "go back to your country" on the mosque wall last night.',

@@ -16,11 +16,6 @@ from workflows.content_moderation.targeting import targeting_features
 from workflows.content_moderation.verdict import Category, Decision, ScorerJudgement
 
 
-@pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
 def _lexicon(workflow: ContentModerationWorkflow, text: str):  # -> (judgement, spans)
     matcher = workflow.lexicon.matcher()
     return lexicon_findings(matcher.scan(text), matcher.version, matcher.names_harm)

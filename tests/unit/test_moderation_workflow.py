@@ -51,11 +51,6 @@ def answer(decision: str, confidence: int = 100, **extra: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def workflow() -> ContentModerationWorkflow:
-    return ContentModerationWorkflow()
-
-
-@pytest.fixture(scope="module")
 def trusted() -> ContentModerationWorkflow:
     """A workflow whose model has a measured precision that lets its flag review alone (the
     CPU default's does not: issue 44, tests/unit/test_moderation_model_vote.py)."""
