@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -190,6 +193,47 @@ def test_generated_workbooks_are_budgeted_in_the_committed_checkpoints_tokens() 
     assert counter.name == f"tokenizer:{Settings().checkpoint_dir.name}"
     text = "Revenue 收入 rose 12% in Q3"
     assert counter.count(text) < len(text.encode("utf-8"))
+
+
+_RUN_TRAIN = """
+import sys
+from typer.testing import CliRunner
+from orchestrator.cli.app import app
+done = CliRunner().invoke(app, ["train", *sys.argv[1:]])
+print(done.exit_code, sorted({m.split(".")[0] for m in sys.modules} & {"workflows", "skills"}))
+print(done.output, end="")
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["fit", "--data", "{tmp}/未准备"],
+            "{tmp}/未准备 is not a prepared folder; run `orchestrator train prepare` first",
+        ),
+        (
+            ["card", "{tmp}/ckpt"],
+            "cannot read the training log, data.json, evaluation or shape JSON: ",
+        ),
+    ],
+)
+def test_the_train_commands_are_a_plugin_that_loads_no_workflow_before_it_needs_one(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    # Issue 49: `orchestrator train` comes from the moe_orchestrator.commands entry points (the
+    # core never imports training/); a refused command is one line, exit 2, and mounting the
+    # group imports neither the workflows nor the skills (training/__init__ exports lazily).
+    train = [ep for ep in entry_points(group="moe_orchestrator.commands") if ep.name == "train"]
+    assert [ep.value for ep in train] == ["training.cli:train_app"]
+    argv = [a.format(tmp=tmp_path) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_TRAIN, *argv], capture_output=True, text=True, timeout=120
+    )
+    status, output = done.stdout.split("\n", 1)
+    assert status == "2 []", done.stdout + done.stderr
+    assert output.startswith("error: " + said.format(tmp=tmp_path)), output
+    assert len(output.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
 def test_evaluation_rows_are_test_split_only(data_dir: Path) -> None:
