@@ -5,6 +5,8 @@ mentions (terms that name a harm in a sentence that condemns it) marked. Used by
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from workflows.content_moderation.matcher import ScanResult
 from workflows.content_moderation.mention import MentionRules, load_mention_rules
 from workflows.content_moderation.verdict import (
@@ -89,18 +91,6 @@ def lexicon_findings(
         speech_about_harm=speech,
         version=version,
     )
-    spans = tuple(
-        Span(
-            start=h.start,
-            end=h.end,
-            text=h.text,
-            term=h.term,
-            category=h.category,
-            severity=h.severity,
-            how=h.how,
-            score=h.score,
-            mention=m,
-        )
-        for h, m in zip(scan.hits, is_mention, strict=True)
-    )
+    # a span is the hit (its fields are Span's first eight) and whether it is a mention
+    spans = tuple(Span(**asdict(h), mention=m) for h, m in zip(scan.hits, is_mention, strict=True))
     return judgement, spans
