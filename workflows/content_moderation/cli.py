@@ -26,7 +26,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.batch.files import file_problem
-from orchestrator.cli.common import console, err, fail, settings_from_flags, working
+from orchestrator.cli.common import (
+    TelemetryDbOption,
+    console,
+    err,
+    fail,
+    settings_from_flags,
+    working,
+)
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.runtime import make_client
@@ -65,9 +72,7 @@ def moderate(
     server_url: Annotated[
         str | None, typer.Option(help="Model server (default ORCH_SERVER_URL).")
     ] = None,
-    database_url: Annotated[
-        str | None, typer.Option(help="SQLAlchemy URL of the telemetry store.")
-    ] = None,
+    database_url: TelemetryDbOption = None,
     no_model: Annotated[
         bool,
         typer.Option(
@@ -255,9 +260,7 @@ def evaluate(
         int, typer.Option(help="Posts the model judges (spread over the split).")
     ] = 60,
     concurrency: Annotated[int, typer.Option(help="Model requests in flight.")] = 8,
-    database_url: Annotated[
-        str | None, typer.Option(help="Telemetry store for the model run.")
-    ] = None,
+    database_url: TelemetryDbOption = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the report here.")
     ] = None,
