@@ -24,6 +24,7 @@ Writes ``benchmarks/results/moderation_ablation.{json,md}`` (``--out``).
 from __future__ import annotations
 
 import functools
+from argparse import Namespace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -91,6 +92,39 @@ def _flags(posts: list[LabelledPost], workflow: ContentModerationWorkflow) -> di
     }
 
 
+def zh_posts(split: str) -> list[LabelledPost]:
+    """The Chinese posts of one split (``"train"`` or ``"dev"``): COLD's, then the ordinary ones."""
+    root = Settings().data_dir
+    both = [*load_moderation_set(root, split), *load_ordinary_set(root, split)]
+    return [p for p in both if p.lang == "zh"]
+
+
+def dev_data() -> dict[str, Any]:
+    """The Chinese ``train`` and ``dev`` posts and the lexicon's flags of each
+    (``train_flags``, ``dev_flags``: see :func:`_flags`), for the dev-only experiments."""
+    train, dev = zh_posts("train"), zh_posts("dev")
+    workflow = ContentModerationWorkflow(scorer_path=None)
+    return {"train": train, "dev": dev, "train_flags": _flags(train, workflow),
+            "dev_flags": _flags(dev, workflow)}  # fmt: skip
+
+
+def start(module: str, doc: str | None, argv: list[str] | None) -> tuple[Namespace, dict[str, Any]]:
+    """A dev-only experiment's command line (``--out``; see ``BenchParser``) and its
+    :func:`dev_data`."""
+    args = BenchParser(module, doc, repeat=None, quick=False).parse_args(argv)
+    return args, dev_data()
+
+
+def finish(args: Namespace, name: str, title: str, data: dict, lines: list[str], figures: dict):
+    """Write and print a dev-only experiment's results: ``figures`` (and the host) as
+    ``<args.out>/<name>.json``; ``title``, the row counts of ``data`` and the table ``lines``
+    as its ``.md``."""
+    md = (f"# {title}\n\n{len(data['train'])} train rows, {len(data['dev'])} dev rows (Chinese, "
+          "ordinary included).\n\n" + "\n".join(lines) + "\n")  # fmt: skip
+    write_results(args.out, name, {**figures, "host": host_info()}, md, command=args.command)
+    print(md)
+
+
 def _figures(posts: list[LabelledPost], flagged: np.ndarray) -> dict[str, float]:
     truth = np.array([p.truth["flagged"] for p in posts])
 
@@ -156,22 +190,10 @@ def run_config(cfg: Config, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = BenchParser(
-        "benchmarks.moderation_ablation", (__doc__ or "").splitlines()[0], repeat=None,
-        quick=False,
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    root = Settings().data_dir
-    zh = [p for p in load_moderation_set(root, "train") if p.lang == "zh"]
-    zh += [p for p in load_ordinary_set(root, "train") if p.lang == "zh"]
-    dev = [p for p in load_moderation_set(root, "dev") if p.lang == "zh"]
-    dev += [p for p in load_ordinary_set(root, "dev") if p.lang == "zh"]
-    workflow = ContentModerationWorkflow(scorer_path=None)
-    dev_flags = _flags(dev, workflow)
-    data: dict[str, Any] = {"train": zh, "dev": dev, "train_flags": _flags(zh, workflow),
-                            "dev_flags": dev_flags}  # fmt: skip
+    args, data = start("moderation_ablation", __doc__, argv)
+    dev = data["dev"]
     results = {name: run_config(cfg, data) for name, cfg in CONFIGS.items()}
-    dev_lex = dev_flags["lex"]
+    dev_lex = data["dev_flags"]["lex"]
     lexicon = _figures([p for p in dev if p.fine != "ordinary"],
                        dev_lex[[p.fine != "ordinary" for p in dev]])  # fmt: skip
     head = "| features | review ≥ | P | R | F1 | macro F1 | anti-bias flagged | safe flagged |"
@@ -195,13 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             f"| {t} | {r['precision']} | {r['recall']} | {r['f1']} | "
             f"{r['anti_bias_flagged']:.1%} | {r['safe_flagged']:.1%} |"
         )
-    md = (f"# Chinese scorer ablation (dev part only; lexicon + scorer)\n\n"
-          f"{len(zh)} train rows, {len(dev)} dev rows (Chinese, ordinary included).\n\n"
-          + "\n".join(lines) + "\n")  # fmt: skip
-    write_results(args.out, "moderation_ablation",
-                  {"lexicon": lexicon, "configs": results, "host": host_info()}, md,
-                  command=args.command)  # fmt: skip
-    print(md)
+    finish(args, "moderation_ablation", "Chinese scorer ablation (dev part only; lexicon + scorer)",
+           data, lines, {"lexicon": lexicon, "configs": results})  # fmt: skip
     return 0
 
 

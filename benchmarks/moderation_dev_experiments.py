@@ -26,17 +26,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from benchmarks.harness import BenchParser, host_info, write_results
-from benchmarks.moderation_ablation import _figures, _flags
-from orchestrator.config import Settings
-from workflows.content_moderation.dataset import (
-    FINE_FILE,
-    LabelledPost,
-    load_moderation_set,
-    load_ordinary_set,
-)
+from benchmarks.moderation_ablation import _figures, finish, start
+from workflows.content_moderation.dataset import FINE_FILE, LabelledPost
 from workflows.content_moderation.fitting import EvalRows, choose_thresholds, platt
-from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.normalize import normalize
 from workflows.content_moderation.scorer import SEED, features, hashed_matrix, lexicon_features
 from workflows.content_moderation.zh_cues import CUE_NAMES, SENTENCE, load_zh_cues
@@ -128,19 +120,7 @@ def run_change(ch: Change, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = BenchParser(
-        "benchmarks.moderation_dev_experiments", (__doc__ or "").splitlines()[0], repeat=None,
-        quick=False,
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    root = Settings().data_dir
-    train = [p for p in load_moderation_set(root, "train") if p.lang == "zh"]
-    train += [p for p in load_ordinary_set(root, "train") if p.lang == "zh"]
-    dev = [p for p in load_moderation_set(root, "dev") if p.lang == "zh"]
-    dev += [p for p in load_ordinary_set(root, "dev") if p.lang == "zh"]
-    workflow = ContentModerationWorkflow(scorer_path=None)
-    data = {"train": train, "dev": dev, "train_flags": _flags(train, workflow),
-            "dev_flags": _flags(dev, workflow)}  # fmt: skip
+    args, data = start("moderation_dev_experiments", __doc__, argv)
     results = {name: run_change(ch, data) for name, ch in CHANGES.items()}
     lines = ["| change | review ≥ | P | R | F1 | anti-bias flagged | safe flagged | "
              "best F1 with anti-bias ≤ 20% |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -150,12 +130,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['anti_bias_flagged']:.1%} | {r['safe_flagged']:.1%} | "
             f"{r['f1_at_anti_bias_20']} |"
         )
-    md = (f"# Chinese scorer: changes tried on dev (issue 47; none packaged)\n\n"
-          f"{len(train)} train rows, {len(dev)} dev rows (Chinese, ordinary included).\n\n"
-          + "\n".join(lines) + "\n")  # fmt: skip
-    write_results(args.out, "moderation_dev_experiments",
-                  {"changes": results, "host": host_info()}, md, command=args.command)  # fmt: skip
-    print(md)
+    finish(args, "moderation_dev_experiments",
+           "Chinese scorer: changes tried on dev (issue 47; none packaged)", data, lines,
+           {"changes": results})  # fmt: skip
     return 0
 
 

@@ -36,13 +36,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from benchmarks.harness import BenchParser, host_info, write_results
-from benchmarks.moderation_ablation import _figures, _flags
-from orchestrator.config import Settings
-from workflows.content_moderation.dataset import (
-    LabelledPost,
-    load_moderation_set,
-    load_ordinary_set,
-)
+from benchmarks.moderation_ablation import _figures, _flags, zh_posts
+from workflows.content_moderation.dataset import LabelledPost
 from workflows.content_moderation.fitting import EvalRows, choose_thresholds, platt
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.normalize import normalize
@@ -173,15 +168,11 @@ def _solo(rows: np.ndarray, p: np.ndarray, review: Any, y: np.ndarray, flags: di
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = BenchParser("benchmarks.moderation_dev_transfer",
-                         (__doc__ or "").splitlines()[0], repeat=None, quick=False)  # fmt: skip
+    parser = BenchParser("moderation_dev_transfer", __doc__, repeat=None, quick=False)
     args = parser.parse_args(argv)
-    root = Settings().data_dir
-    posts = [p for p in load_moderation_set(root, "train") if p.lang == "zh"]
-    posts += [p for p in load_ordinary_set(root, "train") if p.lang == "zh"]
+    posts = zh_posts("train")
     n_train = len(posts)
-    posts += [p for p in load_moderation_set(root, "dev") if p.lang == "zh"]
-    posts += [p for p in load_ordinary_set(root, "dev") if p.lang == "zh"]
+    posts += zh_posts("dev")
     data = {"posts": posts, "flags": _flags(posts, ContentModerationWorkflow(scorer_path=None))}
     idx = np.arange(len(posts))
     is_train, topic = idx < n_train, np.array([p.topic or "" for p in posts])
