@@ -115,7 +115,9 @@ def start(module: str, doc: str | None, argv: list[str] | None) -> tuple[Namespa
     return args, dev_data()
 
 
-def finish(args: Namespace, name: str, title: str, data: dict, lines: list[str], figures: dict):
+def finish(
+    args: Namespace, name: str, title: str, data: dict, lines: list[str], figures: dict
+) -> None:
     """Write and print a dev-only experiment's results: ``figures`` (and the host) as
     ``<args.out>/<name>.json``; ``title``, the row counts of ``data`` and the table ``lines``
     as its ``.md``."""
