@@ -1,8 +1,9 @@
 """Tables of issue 52's GPU run (capture cost per MoE family) from its ``results.json``.
 
-``python -m benchmarks.gpu.report52 RESULTS_JSON`` prints Markdown: per family and concurrency,
-each mode's output tok/s per repetition, the paired cost against the same repetition's off load
-(mean ± SD, one-sided 95% upper bound, Student's t:
+``python -m benchmarks.gpu.report52 RESULTS_JSON`` (the device's ``results.json``, or a committed
+``benchmarks/results/gpu_<date>.json``, whose ``runs`` it reads) prints Markdown: per family and
+concurrency, each mode's output tok/s per repetition, the paired cost against the same
+repetition's off load (mean ± SD, one-sided 95% upper bound, Student's t:
 :func:`benchmarks.gpu_report19.paired_upper_bound`), the off server's own run-to-run spread
 (coefficient of variation and range), and the per-call check of the counts. Every figure is read
 from the file; nothing is typed in. ``--json OUT`` also writes the derived figures.
@@ -113,6 +114,7 @@ def sequential_figures(entry: dict[str, Any]) -> dict[str, Any]:
         runs = [r for r in entry.get("runs", []) if r["concurrency"] == c]
         tok = {m: [r["output_tok_s"] for r in runs if r["mode"] == m] for m in ("off", "none")}
         fig: dict[str, Any] = {"off_each": tok["off"], "none_each": tok["none"]}
+        fig["spread"] = {m: spread(vals) for m, vals in tok.items() if vals}
         for mode in ("none", *TARGETS):
             each = [r for r in runs if r["mode"] == mode]
             if not each:
@@ -145,6 +147,17 @@ def sequential_figures(entry: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def spread(each: list[float]) -> dict[str, float | None]:
+    """Run-to-run spread of one server's loads: mean tok/s, coefficient of variation (%, None
+    under two loads) and range (max - min, % of the mean)."""
+    mean = statistics.fmean(each)
+    return {
+        "mean": round(mean, 1),
+        "cv_pct": round(100 * statistics.stdev(each) / mean, 2) if len(each) > 1 else None,
+        "range_pct": round(100 * (max(each) - min(each)) / mean, 2),
+    }
+
+
 def _pct(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}"
 
@@ -152,8 +165,10 @@ def _pct(value: float | None) -> str:
 def sequential_table(name: str, fig: dict[str, Any]) -> str:
     """The table of a ``--sequential`` run: a row per (concurrency, mode); the cost against
     the off block (unpaired) and against ``none`` in the same repetition (paired)."""
+    has_off = any((fig["sequential"].get(f"c{c}") or {}).get("off_each") for c in (128, 32))
+    design = "off block, then on block" if has_off else "on block only (no off block)"
     rows = [
-        f"### {name}: off block, then on block (one server at a time)",
+        f"### {name}: {design} (one server at a time)",
         "",
         "| c | mode | output tok/s (each load) | cost vs off block (%) | upper 95 (Welch) "
         "| cost vs none, each rep (%) | vs none mean | upper 95 (paired t) |",
@@ -164,6 +179,11 @@ def sequential_table(name: str, fig: dict[str, Any]) -> str:
         if f.get("off_each"):
             each = ", ".join(f"{v:.0f}" for v in f["off_each"])
             rows.append(f"| {c} | off (own block) | {each} | | | | | |")
+        for name, sp in (f.get("spread") or {}).items():
+            rows.append(
+                f"| {c} | {name}: own spread | mean {sp['mean']:.0f} | CV {_pct(sp['cv_pct'])}%, "
+                f"range {_pct(sp['range_pct'])}% | | | | |"
+            )
         for mode in ("none", *TARGETS):
             m = f.get(mode)
             if not m:
@@ -255,10 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json", type=Path, help="write the derived figures here")
     args = p.parse_args(argv)
     results = json.loads(args.results.read_text())
-    figures = {name: family_figures(e) for name, e in results.get("families", {}).items()}
+    # a device's results.json names its families; a committed gpu_<date>.json its runs
+    entries = results.get("families") or results.get("runs", {})
+    figures = {name: family_figures(e) for name, e in entries.items()}
     measured = {name: fig for name, fig in figures.items() if fig["check"]["loads"]}
     print("\n\n".join(family_table(name, fig) for name, fig in measured.items()))
-    for name, entry in results.get("families", {}).items():
+    for name, entry in entries.items():
         if "diag" in entry:
             print("\n" + diag_table(name, entry["diag"]))
     if args.json:
