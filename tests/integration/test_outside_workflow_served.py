@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness import stop_process_group
+from tests.fixtures.cli import stores_env
+from tests.fixtures.servers import free_port
 from tests.integration import test_ui
 
 pytestmark = pytest.mark.integration
@@ -163,16 +165,8 @@ def ui_outside(
     route that holds threads)."""
     url, _ = model_server
     root = tmp_path_factory.mktemp("ui-outside")
-    port, service = test_ui._free_port(), test_ui._free_port()
-    env = {
-        **outside,
-        "ORCH_DATABASE_URL": f"sqlite:///{root / 'telemetry.db'}",
-        "ORCH_UI_DATABASE_URL": f"sqlite:///{root / 'history.db'}",
-        "ORCH_CS_DATABASE_URL": f"sqlite:///{root / 'cs.db'}",
-        "ORCH_REPORT_DIR": str(root / "reports"),
-        "ORCH_UI_USERS": str(root / "users.json"),
-        "ORCH_UI_SECRET": test_ui.SECRET,
-    }
+    port, service = free_port(), free_port()
+    env = {**outside, **stores_env(root), "ORCH_UI_SECRET": test_ui.SECRET}
     ui = test_ui.Ui(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{service}", env, root)
     role, _, password = test_ui.USERS["olga"]
     ui.cli("ui-user", "olga", "--role", role, "--password-stdin", stdin=password + "\n")

@@ -45,6 +45,8 @@ import pytest
 from benchmarks.harness import stop_process_group
 from orchestrator.config import Settings
 from orchestrator.ui.auth import Caller, sign_caller
+from tests.fixtures.cli import stores_env
+from tests.fixtures.servers import free_port
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -61,14 +63,6 @@ USERS = {
     "olga": ("operator", None, "olga-password-3"),
 }
 LONG = 300_000  # ms: a turn on the loaded 2-core machine
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Ui:
@@ -126,15 +120,11 @@ def ui(model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory)
     if not chainlit.is_file():
         pytest.fail(f"no chainlit at {chainlit}; run scripts/install.sh (it builds .venv-ui)")
     root = tmp_path_factory.mktemp("ui")
-    port, service = _free_port(), _free_port()
+    port, service = free_port(), free_port()
     env = {
         **os.environ,
-        "ORCH_DATABASE_URL": f"sqlite:///{root / 'telemetry.db'}",
-        "ORCH_UI_DATABASE_URL": f"sqlite:///{root / 'history.db'}",
-        "ORCH_CS_DATABASE_URL": f"sqlite:///{root / 'cs.db'}",
-        "ORCH_REPORT_DIR": str(root / "reports"),
+        **stores_env(root),
         "ORCH_CHECKPOINT_DIR": str(offline_checkpoint),
-        "ORCH_UI_USERS": str(root / "users.json"),
         "ORCH_UI_SECRET": SECRET,
         "ORCH_STATS_INTERVAL_S": "5",
     }

@@ -14,7 +14,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
+from tests.fixtures.servers import free_port
 
 INSTALL_HINT = (
     "install Debian's PostgreSQL server (apt-get install -y postgresql; scripts/install.sh does "
@@ -74,12 +75,6 @@ def bin_dir() -> Path:
     return Path(found[-1]).parent
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _as_server_user(command: list[str]) -> list[str]:
     """``command`` as the ``postgres`` user when running as root (initdb refuses root)."""
     if os.geteuid() != 0:
@@ -115,7 +110,7 @@ def running_postgres(timezone: str = "Asia/Shanghai") -> Iterator[PostgresServer
     if os.geteuid() == 0:
         shutil.chown(folder, user="postgres", group="postgres")
     data, log = folder / "data", folder / "server.log"
-    port = _free_port()
+    port = free_port()
     _run(
         [
             str(binaries / "initdb"),

@@ -25,14 +25,10 @@ import psutil
 import pytest
 
 from orchestrator.config import Settings
+from tests.fixtures.cli import stores_env
+from tests.fixtures.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _listening(port: int) -> bool:
@@ -77,17 +73,10 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], log: Path) -> None
 
 @pytest.mark.skipif(not Settings().ui_chainlit.is_file(), reason="no .venv-ui (scripts/install.sh)")
 def test_sigterm_stops_chainlit_and_frees_the_ports(tmp_path: Path, model_stub: str) -> None:
-    port, service = _free_port(), _free_port()
+    port, service = free_port(), free_port()
     users = {"ann": {"role": "operator", "customer_id": None, "password_hash": "x"}}
     (tmp_path / "users.json").write_text(json.dumps({"users": users}), encoding="utf-8")
-    env = {
-        **os.environ,
-        "ORCH_DATABASE_URL": f"sqlite:///{tmp_path / 'telemetry.db'}",
-        "ORCH_UI_DATABASE_URL": f"sqlite:///{tmp_path / 'history.db'}",
-        "ORCH_CS_DATABASE_URL": f"sqlite:///{tmp_path / 'cs.db'}",
-        "ORCH_REPORT_DIR": str(tmp_path / "reports"),
-        "ORCH_UI_USERS": str(tmp_path / "users.json"),
-    }
+    env = {**os.environ, **stores_env(tmp_path)}
     command = [sys.executable, "-m", "orchestrator.cli", "ui", "--server-url", model_stub]
     command += ["--no-launch", "--port", str(port), "--service-port", str(service)]
     log = tmp_path / "ui.log"
