@@ -28,6 +28,7 @@ import bcrypt
 import httpx
 import typer
 import uvicorn
+from sqlalchemy.engine import make_url
 
 from orchestrator.cli.chat import start_tracing
 from orchestrator.cli.common import (
@@ -98,8 +99,12 @@ def history_url(settings: Settings) -> str:
     """The SQLAlchemy URL of the chat history (Chainlit's data layer, async drivers):
     ``ORCH_UI_DATABASE_URL`` when set, else the project's database URL (``ORCH_DATABASE_URL``)
     with its async driver: ``sqlite+aiosqlite`` or ``postgresql+psycopg`` (psycopg 3 is async
-    too)."""
-    url = os.environ.get("ORCH_UI_DATABASE_URL") or settings.database_url
+    too).
+
+    A relative SQLite path is made absolute against this process's working folder, where the
+    telemetry store opens it: Chainlit runs in ``ui/``, where the same relative path names
+    another file (in a folder that does not exist, so every sign-in failed)."""
+    url = _absolute_sqlite(os.environ.get("ORCH_UI_DATABASE_URL") or settings.database_url)
     for plain, driver in (
         ("sqlite:", "sqlite+aiosqlite:"),
         ("postgresql+psycopg2:", "postgresql+psycopg:"),
@@ -109,6 +114,17 @@ def history_url(settings: Settings) -> str:
         if url.startswith(plain):
             return driver + url.removeprefix(plain)
     return url
+
+
+def _absolute_sqlite(url: str) -> str:
+    """``url`` with a relative SQLite file path resolved against the working folder."""
+    parsed = make_url(url)
+    path = parsed.database
+    if not parsed.drivername.startswith("sqlite") or not path or path == ":memory:":
+        return url
+    if path.startswith("file:") or Path(path).is_absolute():
+        return url
+    return parsed.set(database=str(Path(path).resolve())).render_as_string(hide_password=False)
 
 
 def ui_env(settings: Settings) -> dict[str, str]:
