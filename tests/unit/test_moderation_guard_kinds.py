@@ -1,6 +1,7 @@
-"""Issue 47, item 5: ordinary sentences that hold sensitive words in ordinary senses (science,
-engineering, computing, farming, history, place names, food), written for this file in English
-and Chinese, stay allowed on the lexicon + scorer path (never blocked, never reviewed)."""
+"""Issue 47 (item 5 and the evaluation protocol): ordinary sentences that hold sensitive words
+in ordinary senses (science, engineering, computing, farming, history, place names, food,
+quoting), written for these tests in English and Chinese, stay allowed on the lexicon + scorer
+path (never blocked, never reviewed)."""
 
 from __future__ import annotations
 
@@ -34,13 +35,47 @@ ORDINARY = [
     "我们要打击电信诈骗犯罪。",
     "女性在科研领域的比例逐年上升。",
     "东北人说话很有意思，我很喜欢听。",
+    "Retard the ignition timing by two degrees to stop the knocking.",
+    "The flame retardant coating passed the fire test.",
+    "The Niger river floods every autumn; Niger and Nigeria are neighbours.",
+    "Niamey is the capital of Niger.",
+    "Black holes retard the passage of time near the horizon.",
+    "The gypsy moth caterpillar damages oak trees.",
+    "Kill the process with SIGTERM before the upgrade.",
+    "The dyke along the river was reinforced after the flood.",
+    "Faggots of wood were used as fuel in medieval kitchens.",
+    "The Nazi invasion of Poland began in September 1939.",
+    "In 1963 Martin Luther King Jr. spoke against segregation in Washington.",
+    "The novel quotes the slurs of its era so readers see the cruelty.",
+    "Shoot the photos in raw format for better colour.",
+    "Our chemistry class titrated the acid with sodium hydroxide.",
+    "The bastard file is coarser than the smooth file.",
+    "Cocktail bars in Essex close at midnight.",
+    "黑人球员在这场比赛中拿下了三十分。",
+    "河南是中国的人口大省，小麦产量很高。",
+    "历史课讲了纳粹德国的种族灭绝政策。",
+    "这篇论文研究了性别差异对薪资的影响。",
+    "尼日尔河流经几内亚、马里和尼日尔。",
+    "这把刀很锋利，切菜的时候小心。",
+    "东北的冬天很冷，记得多穿衣服。",
+    "他引用了一句古话：人不可貌相。",
+    pytest.param(
+        "白人和黑人的皮肤对紫外线的反应不同，这是生物学问题。",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="known miss (issue 47): the Chinese scorer rates two race words and a "
+            "comparison 0.68, over its review threshold, with no lexicon term",
+        ),
+    ),
+    "公司规定不得因性别、地域或民族拒绝求职者。",
+    "请问上海到广州的高铁几点发车？",
     pytest.param(
         "黑人和白人运动员在奥运会上同场竞技。",
         marks=pytest.mark.xfail(
             strict=True,
             reason="known miss (issue 47): the Chinese scorer reviews two race words side by "
             "side (0.45, over its review threshold) with no lexicon term; same kind as the "
-            "strict xfail of test_moderation_protocol",
+            "strict xfail above",
         ),
     ),
 ]

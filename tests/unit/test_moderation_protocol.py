@@ -1,5 +1,6 @@
-"""Issue 47: the evaluation protocol (disjoint parts, a held-out topic, logged looks), speech
-about harm as a mention at most, and ordinary text in sensitive words staying allowed."""
+"""Issue 47: the evaluation protocol (disjoint parts, a held-out topic, logged looks) and
+questions about a charge of harm. Speech about harm is tested in test_moderation_speech_kinds.py,
+ordinary text in sensitive words in test_moderation_guard_kinds.py."""
 
 from __future__ import annotations
 
@@ -63,27 +64,6 @@ def test_a_look_at_held_out_data_is_recorded(tmp_path: Path) -> None:
     assert any(row["dataset"] == "zh (all COLD)" for row in summary)
 
 
-SPEECH_ABOUT_HARM = [
-    "我们公司坚决反对任何形式的性别歧视。",
-    "别一棍子打死一个省的人，哪里都有好人和坏人。",
-    "新闻里说他在地铁上被人种族歧视，太过分了。",
-    "说东北人都是骗子的，请拿出证据。",
-    "每个民族都有好人坏人，不能以偏概全。",
-    "她因为是外地人就被房东歧视，这种事不该发生。",
-    "Someone called me a racist slur on the bus today and nobody said anything.",
-    "We condemn racism in every form and stand with our neighbours.",
-    "Stereotyping a whole country by one tourist is lazy.",
-    "Not all immigrants are criminals; the numbers say the opposite.",
-]
-
-
-@pytest.mark.parametrize("post", SPEECH_ABOUT_HARM)
-def test_speech_about_harm_is_a_mention_at_most(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    assert _allowed(post, workflow).lexicon.speech_about_harm
-
-
 @pytest.mark.parametrize(
     "post", ["这也能算地域黑？", "有什么歧视？会说两种话是本事", "这是歧视吗？"]
 )
@@ -113,59 +93,3 @@ def test_a_question_that_asserts_the_harm_is_no_mention(
 def test_a_but_after_the_cue_cancels_it(post: str, workflow: ContentModerationWorkflow) -> None:
     v = moderate_lexicon_only(post, workflow)
     assert not v.lexicon.speech_about_harm
-
-
-def _allowed(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
-    """The lexicon-and-scorer verdict on ``post``, after asserting that it is not blocked and
-    is allowed (the rationale is the failure message)."""
-    v = moderate_lexicon_only(post, workflow)
-    assert v.decision.value != "block", v.rationale
-    assert v.decision.value == "allow", v.rationale
-    return v
-
-
-#: Sensitive words in ordinary senses (science, places, engineering, history, quoting).
-ORDINARY = [
-    "Retard the ignition timing by two degrees to stop the knocking.",
-    "The flame retardant coating passed the fire test.",
-    "The Niger river floods every autumn; Niger and Nigeria are neighbours.",
-    "Niamey is the capital of Niger.",
-    "Black holes retard the passage of time near the horizon.",
-    "The gypsy moth caterpillar damages oak trees.",
-    "Kill the process with SIGTERM before the upgrade.",
-    "The dyke along the river was reinforced after the flood.",
-    "Faggots of wood were used as fuel in medieval kitchens.",
-    "Spotted dick is a traditional British pudding.",
-    "The Nazi invasion of Poland began in September 1939.",
-    "In 1963 Martin Luther King Jr. spoke against segregation in Washington.",
-    "The novel quotes the slurs of its era so readers see the cruelty.",
-    "Shoot the photos in raw format for better colour.",
-    "Our chemistry class titrated the acid with sodium hydroxide.",
-    "The bastard file is coarser than the smooth file.",
-    "Cocktail bars in Essex close at midnight.",
-    "黑人球员在这场比赛中拿下了三十分。",
-    "河南是中国的人口大省，小麦产量很高。",
-    "历史课讲了纳粹德国的种族灭绝政策。",
-    "这篇论文研究了性别差异对薪资的影响。",
-    "尼日尔河流经几内亚、马里和尼日尔。",
-    "这把刀很锋利，切菜的时候小心。",
-    "东北的冬天很冷，记得多穿衣服。",
-    "他引用了一句古话：人不可貌相。",
-    pytest.param(
-        "白人和黑人的皮肤对紫外线的反应不同，这是生物学问题。",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="known miss (issue 47): the Chinese scorer rates two race words and a "
-            "comparison 0.68, over its review threshold, with no lexicon term",
-        ),
-    ),
-    "公司规定不得因性别、地域或民族拒绝求职者。",
-    "请问上海到广州的高铁几点发车？",
-]
-
-
-@pytest.mark.parametrize("post", ORDINARY)
-def test_ordinary_sentences_with_sensitive_words_are_allowed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    _allowed(post, workflow)

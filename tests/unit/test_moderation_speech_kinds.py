@@ -1,5 +1,6 @@
 """Issue 47, item 3: speech about harm is not harm. A post that reports or quotes someone
-else's slur, threat or insult, or that judges a quoted claim as bias, is a mention at most
+else's slur, threat or insult, that judges a quoted claim as bias, or that condemns a harm,
+is a mention at most
 (allowed, with the lexicon + scorer path); the same words said to the reader are still
 flagged. Inputs written for this file, English and Chinese."""
 
@@ -11,7 +12,7 @@ from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.mention import load_mention_rules
 from workflows.content_moderation.service import moderate_lexicon_only
 
-REPORTS = [
+SPEECH_ABOUT_HARM = [
     'The coach was suspended after he called a player a "retard" during practice.',
     'Someone spray-painted "go back to your country" on the mosque wall last night.',
     'Please remove this comment, the user wrote "stupid bitch" under my photo.',
@@ -24,11 +25,22 @@ REPORTS = [
     "据报道，球迷高喊“黑鬼”，俱乐部被罚款。",
     "老师说“女生学不好数学”，这种说法是偏见。",
     "“河南人都是骗子”这种话就是地域黑。",
+    # speech that condemns or doubts a harm
+    "我们公司坚决反对任何形式的性别歧视。",
+    "别一棍子打死一个省的人，哪里都有好人和坏人。",
+    "新闻里说他在地铁上被人种族歧视，太过分了。",
+    "说东北人都是骗子的，请拿出证据。",
+    "每个民族都有好人坏人，不能以偏概全。",
+    "她因为是外地人就被房东歧视，这种事不该发生。",
+    "Someone called me a racist slur on the bus today and nobody said anything.",
+    "We condemn racism in every form and stand with our neighbours.",
+    "Stereotyping a whole country by one tourist is lazy.",
+    "Not all immigrants are criminals; the numbers say the opposite.",
 ]
 
 
-@pytest.mark.parametrize("post", REPORTS)
-def test_reported_or_quoted_harm_is_a_mention_at_most(
+@pytest.mark.parametrize("post", SPEECH_ABOUT_HARM)
+def test_reported_quoted_or_condemned_harm_is_a_mention_at_most(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
     v = moderate_lexicon_only(post, workflow)
