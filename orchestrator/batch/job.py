@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.batch.inputs import BatchInput
+from orchestrator.batch.lease import batch_run_lock
 from orchestrator.batch.ray_engine import run_ray
 from orchestrator.batch.results import merged_rows, refresh_expert_columns, write_results
 from orchestrator.batch.runner import (
@@ -172,59 +173,62 @@ async def run_batch_job(
         ``summary.stopped`` says so; ``--retry-failed`` runs them again.
 
     Raises:
-        UserError: No URL, an unknown engine, the batch id exists with another mapping, or
-            the results cannot be written there.
+        UserError: No URL, an unknown engine, the batch id exists with another mapping, the
+            batch is running in another process on the same database, or the results cannot
+            be written there.
         TelemetryError: The store cannot be written.
     """
-    total, ledger, batch_id, interrupted = _open_job(
-        source, factory, urls, engine, batch_id, on_start
-    )
-    try:
-        orchestrators = await factory.orchestrators(urls) if engine == "local" else None
-    except ServerUnavailableError as exc:
-        await factory.aclose()
-        summary = await _all_unreachable(
-            source, ledger, batch_id, options, total, exc, on_row=on_row
+    batch_id = batch_id or batch_id_for(source)
+    with batch_run_lock(factory.store().engine, batch_id):  # one live run per batch (lease.py)
+        total, ledger, batch_id, interrupted = _open_job(
+            source, factory, urls, engine, batch_id, on_start
         )
+        try:
+            orchestrators = await factory.orchestrators(urls) if engine == "local" else None
+        except ServerUnavailableError as exc:
+            await factory.aclose()
+            summary = await _all_unreachable(
+                source, ledger, batch_id, options, total, exc, on_row=on_row
+            )
+            summary = summary.model_copy(update={"interrupted_requests": interrupted})
+            files = write_batch_results(source, ledger, batch_id, out, formats)
+            return BatchJobResult(summary=summary, files=files)
+        try:
+            if orchestrators is not None:
+                summary = await _run_local(
+                    source, factory, orchestrators, ledger, batch_id, options, total, on_row, stop
+                )
+            else:
+                summary = await asyncio.to_thread(  # Ray's driver loop blocks: in a worker thread
+                    run_ray,
+                    source,
+                    factory,
+                    urls,
+                    ledger,
+                    batch_id,
+                    options,
+                    total=total,
+                    workers=ray_workers,
+                    on_row=on_row,
+                    ray_address=ray_address,
+                )
+        finally:
+            # The engine is done (or failed): no request of this batch can still be in flight, so
+            # one left `running` belongs to a worker that died mid-request (a killed Ray actor:
+            # Ray Data sent its rows again, and the ledger kept each row once). Close them all,
+            # whatever the engine and however it ended.
+            interrupted += ledger.close_interrupted(batch_id)
         summary = summary.model_copy(update={"interrupted_requests": interrupted})
+        filled = None
+        if fill_routing and not (stop is not None and stop.is_set()):
+            filled = await fill_batch_routing(factory, batch_id, stop=stop, on_fill=on_fill)
         files = write_batch_results(source, ledger, batch_id, out, formats)
-        return BatchJobResult(summary=summary, files=files)
-    try:
-        if orchestrators is not None:
-            summary = await _run_local(
-                source, factory, orchestrators, ledger, batch_id, options, total, on_row, stop
-            )
-        else:
-            summary = await asyncio.to_thread(  # Ray's driver loop blocks: in a worker thread
-                run_ray,
-                source,
-                factory,
-                urls,
-                ledger,
-                batch_id,
-                options,
-                total=total,
-                workers=ray_workers,
-                on_row=on_row,
-                ray_address=ray_address,
-            )
-    finally:
-        # The engine is done (or failed): no request of this batch can still be in flight, so
-        # one left `running` belongs to a worker that died mid-request (a killed Ray actor:
-        # Ray Data sent its rows again, and the ledger kept each row once). Close them all,
-        # whatever the engine and however it ended.
-        interrupted += ledger.close_interrupted(batch_id)
-    summary = summary.model_copy(update={"interrupted_requests": interrupted})
-    filled = None
-    if fill_routing and not (stop is not None and stop.is_set()):
-        filled = await fill_batch_routing(factory, batch_id, stop=stop, on_fill=on_fill)
-    files = write_batch_results(source, ledger, batch_id, out, formats)
-    return BatchJobResult(
-        summary=summary,
-        files=files,
-        routing_fill=filled,
-        pending_routing=pending_routing_count(factory.store(), batch_id=batch_id),
-    )
+        return BatchJobResult(
+            summary=summary,
+            files=files,
+            routing_fill=filled,
+            pending_routing=pending_routing_count(factory.store(), batch_id=batch_id),
+        )
 
 
 def _open_job(
@@ -232,7 +236,7 @@ def _open_job(
     factory: OrchestratorFactory,
     urls: Sequence[str],
     engine: Engine,
-    batch_id: str | None,
+    batch_id: str,
     on_start: Callable[[str, BatchProgress], None] | None,
 ) -> tuple[int, BatchLedger, str, int]:
     """Check the arguments and open (or resume) the batch: ``(data rows, ledger, batch id,
@@ -247,7 +251,6 @@ def _open_job(
         raise UserError("give at least one --server-url")
     total = source.count()
     ledger = BatchLedger(factory.store())
-    batch_id = batch_id or batch_id_for(source)
     interrupted = open_batch(ledger, source, batch_id, total)
     if on_start is not None:
         finished = ledger.finished_rows(batch_id)
