@@ -8,15 +8,16 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part test_2 --look 1   # round 2
     python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
     python -m benchmarks.classifier_oos_families --part test_4 --look 1   # round 4
-    python -m benchmarks.classifier_oos_families --part looked   # rounds 1-3's test parts, dev-like
+    python -m benchmarks.classifier_oos_families --part test_6 --look 1   # round 6
+    python -m benchmarks.classifier_oos_families --part looked   # rounds 1-4's test parts, dev-like
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
 changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change;
 round 3's ``TRAIN_DEV_3`` before any round-3 rule change; round 4's ``TEST_4``, in
 ``tests/data/classifier_oos_families_test4.py``, before any round-4 change to the learned tier's
 training data, the model, the rules or the thresholds). ``looked`` is the test parts of rounds
-1-3 together: each was looked at once already, so from round 4 on they are dev-like figures,
-run as often as wanted and never recorded as a look.
+1-4 together: each was looked at once already, so they are dev-like figures (round 4's from
+round 6 on), run as often as wanted and never recorded as a look.
 ``train_dev`` (the train/dev families of rounds 1-3) may be run as often as wanted; ``test`` and
 ``test_2`` are held-out parts: every run of it is a *look* and is written to
 ``benchmarks/results/classifier_oos_families_<date>_test_look<N>.{json,md}`` (``--look`` numbers
@@ -50,15 +51,16 @@ TARGET_CS_PRECISION = 0.97
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
     """``TEST``, ``TEST_2``, ``TEST_3`` or ``TEST_4`` (rounds 3 and 4 in their own files, kept
-    from whoever tunes), ``looked`` (rounds 1-3's test parts), or the three rounds' train/dev
+    from whoever tunes), ``looked`` (rounds 1-4's test parts), or the three rounds' train/dev
     families of ``tests/data/classifier_oos_families.py``."""
     if part == "looked":
         return {
             **{f"{k} (1)": v for k, v in families("test").items()},
             **{f"{k} (2)": v for k, v in families("test_2").items()},
             **{f"{k} (3)": v for k, v in families("test_3").items()},
+            **{f"{k} (4)": v for k, v in families("test_4").items()},
         }
-    suffix = {"test_3": "_test3", "test_4": "_test4"}.get(part, "")
+    suffix = {"test_3": "_test3", "test_4": "_test4", "test_6": "_test6"}.get(part, "")
     path = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
     assert spec is not None and spec.loader is not None
@@ -66,6 +68,8 @@ def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
     spec.loader.exec_module(module)
     if part == "test_4":
         return dict(module.TEST_4)
+    if part == "test_6":
+        return dict(module.TEST_6)
     if part == "test":
         return dict(module.TEST)
     if part == "test_2":
@@ -128,7 +132,7 @@ def _last_commit(path: Path) -> str:
 def provenance(part: str) -> dict[str, str]:
     """What was measured: the data file's and the shipped model's last commits, and the model
     file's SHA-256 (first 12 hex digits)."""
-    suffix = {"test_3": "_test3", "test_4": "_test4"}.get(part, "")
+    suffix = {"test_3": "_test3", "test_4": "_test4", "test_6": "_test6"}.get(part, "")
     data = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
     model = default_model_path()
     digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12] if model.exists() else "none"
@@ -182,7 +186,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=("train_dev", "looked", "test", "test_2", "test_3", "test_4"),
+        choices=("train_dev", "looked", "test", "test_2", "test_3", "test_4", "test_6"),
         default="train_dev",
     )
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")

@@ -64,6 +64,10 @@ class Rule(BaseModel):
             threat or a dehumanising slur typed in with no ask: the n-grams of an unseen threat
             often read it as out of scope (p=0.9) with moderation far behind. It never turns
             one route into another.
+        overrides: Ids of negative decisive rules against this route that count for nothing
+            when this positive decisive rule fires too (the customer's own order named as ours,
+            "refund my bag fee for order 1234", wins over the veto on another business's
+            product). Each must be a negative decisive rule of the same route.
         line: Line of the rule in the rules file (set by the loader).
     """
 
@@ -80,6 +84,7 @@ class Rule(BaseModel):
     negatable: bool = True
     decisive: bool = False
     settles: bool = False
+    overrides: tuple[str, ...] = ()
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("keywords", "attachments")
@@ -109,11 +114,12 @@ class Rule(BaseModel):
                 f"rule {self.id!r}: decisive rules must be regex rules (they are checked by one "
                 "precompiled union before the fast tier acts); write the keywords as a regex"
             )
-        if self.settles and (not self.decisive or self.negative):
-            raise ValueError(
-                f"rule {self.id!r}: settles applies to positive decisive rules only; set "
-                "decisive = true (and negative = false) or remove settles"
-            )
+        for flag in ("settles", "overrides"):
+            if getattr(self, flag) and (not self.decisive or self.negative):
+                raise ValueError(
+                    f"rule {self.id!r}: {flag} applies to positive decisive rules only; set "
+                    f"decisive = true (and negative = false) or remove {flag}"
+                )
         return self
 
     @property
@@ -161,6 +167,19 @@ class RulesFile(BaseModel):
             if rule.id in seen:
                 raise ValueError(f"rule id {rule.id!r} is used twice; ids must be unique")
             seen.add(rule.id)
+        by_id = {rule.id: rule for rule in self.rule}
+        for rule in self.rule:
+            for vetoed in rule.overrides:
+                other = by_id.get(vetoed)
+                if (
+                    other is None
+                    or not (other.negative and other.decisive)
+                    or (other.route != rule.route)
+                ):
+                    raise ValueError(
+                        f"rule {rule.id!r} overrides {vetoed!r}, which is no negative decisive "
+                        f"rule of {rule.route}; name one or remove it from overrides"
+                    )
         names = [r.name for r in self.route]
         if len(set(names)) != len(names):
             raise ValueError("a route is listed twice in [[route]]")

@@ -79,10 +79,8 @@ IN_GENERAL = {
 
 #: The customer's own charge, parcel, refund or booking, in the same shapes (a definition, a
 #: norm, a comparison, a hypothetical, an extra on a booking): customer service.
-#: Round 5 (5e7e926) added a veto for other businesses' products (insurance, memberships...):
-#: these two of the customer's own asks now fall back. A known miss, in the closing note of
-#: 2026-12-05; strict, so a fix that brings them back shows.
-_VETOED = "round 5's other-business veto fires on the product noun (known miss)"
+#: Round 5 (5e7e926) sent two of these to fallback (strict xfails until round 6, whose
+#: cs.decisive.ours.en and cs.decisive.mine.en name the customer's own thing with us).
 
 OWN = (
     "what does the second charge on my statement mean",
@@ -90,20 +88,14 @@ OWN = (
     "should I wait for my parcel or ask for a refund now",
     "if my card was declined was the order still placed",
     "my booking shows a breakfast I never added",
-    pytest.param(
-        "you added travel insurance to my booking without asking",
-        marks=pytest.mark.xfail(strict=True, reason=_VETOED),
-    ),
+    "you added travel insurance to my booking without asking",  # round 6: cs.decisive.ours.en
     "I was charged for seat selection twice on my booking",
     "what happens to my loyalty points if I cancel my order",
     "suppose my package gets lost, who pays",
     "is it normal for a refund to take two weeks",
     "compare my invoice with the order",
     "is a refund a good option if the item is late",
-    pytest.param(
-        "what are the benefits of my membership",
-        marks=pytest.mark.xfail(strict=True, reason=_VETOED),
-    ),
+    "what are the benefits of my membership",  # round 6: cs.decisive.mine.en names it
     "我的机票被重复扣款了",
     "如果我的包裹丢了怎么办",
     "我订的房间早餐没包含进去，但是扣了钱",
