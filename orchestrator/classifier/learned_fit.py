@@ -41,6 +41,12 @@ def _design(docs: Sequence[Sequence[str]], vocab: dict[str, int], n_cols: int):
     )
 
 
+def softmax(z: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis of logits ``z`` (any shape)."""
+    z = np.exp(z - z.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
 def softmax_xent(z: np.ndarray, onehot: np.ndarray, sw: np.ndarray) -> tuple[float, np.ndarray]:
     """Sample-weighted softmax cross-entropy of the logits ``z`` ``(n, k)`` against
     ``onehot`` ``(n, k)`` with weights ``sw`` ``(n,)``, and its gradient with respect to ``z``."""

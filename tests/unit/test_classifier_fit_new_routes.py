@@ -182,3 +182,40 @@ def test_the_cli_without_a_fitted_model_to_add_to_says_to_pass_full(tmp_path, mo
     assert result.exit_code == 2
     assert "no fitted model and calibration in" in result.output and "--full" in result.output
     assert "Traceback" not in result.output
+
+
+def _lift_case(fitted, budget: float, monkeypatch) -> float:
+    """Two examples that need a lift of 3 and of 5 to be routed; one built-in fallback row that
+    a lift of 4 or more sends to the new route (logits by hand, classes of the fitted model)."""
+    from orchestrator.classifier import fitting
+
+    _, calibration, model, _, clf = fitted
+    monkeypatch.setattr(fitting, "NEW_LIFT_GRID", (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    monkeypatch.setattr(fitting, "NEW_BUDGET", budget)
+    rows = [
+        _row(0, "first example text here", LIBRARY, "examples/library"),
+        _row(1, "second example text here", LIBRARY, "examples/library"),
+        _row(2, "a built-in request text", FALLBACK, "base/fallback"),
+    ]
+    classes = model.classes  # (customer_service, content_moderation, library, fallback)
+    z = np.array([[0, 0, -1.0, 1], [0, 0, -3.0, 1], [0, 0, -2.5, 1]])
+    lifts = fitting._lift(rows, gather(clf, rows), (z, z), classes, calibration.thresholds, [LIBRARY])
+    return float(lifts[0])
+
+
+def test_the_lift_routes_what_it_can_without_moving_built_in_rows(fitted, monkeypatch) -> None:
+    # no built-in decision may change: 3 (the first example routed, the built-in row kept)
+    assert _lift_case(fitted, 0.0, monkeypatch) == 3.0
+    # a budget that allows the built-in row to move: 5, the smallest lift routing both
+    assert _lift_case(fitted, 1.0, monkeypatch) == 5.0
+
+
+def test_the_fitted_model_carries_its_lift_and_routes_its_examples(fitted) -> None:
+    _, _, model, _, _ = fitted
+    assert len(model.meta["lifts"]) == 1 and model.meta["lifts"][0] in fitting_grid()
+
+
+def fitting_grid() -> tuple[float, ...]:
+    from orchestrator.classifier.fitting import NEW_LIFT_GRID
+
+    return NEW_LIFT_GRID
