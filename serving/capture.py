@@ -121,7 +121,7 @@ def _ids_missing(call: CallTokens, arch: MoEArchitecture) -> ExpertRoutingTrace 
 
 #: What an :class:`EngineCapture` asks the server for (``vllm_xargs.routed_experts``, read by
 #: the project's vLLM plugin :mod:`serving.vllm_plugin`).
-ENGINE_ENCODINGS = ("counts", "ids")
+ENGINE_ENCODINGS = ("phase_counts", "counts", "ids")
 
 
 class EngineCapture(_Capture):
@@ -130,9 +130,11 @@ class EngineCapture(_Capture):
     Args:
         arch: The served model's architecture.
         encoding: What each call asks the server for, sent by the client as
-            ``vllm_xargs: {"routed_experts": encoding}``: ``counts`` (default; per-call
-            ``(layer, expert)`` counts computed in the server by the project's plugin, all the
-            telemetry and the skew analysis use) or ``ids`` (vLLM's per-token
+            ``vllm_xargs: {"routed_experts": encoding}``: ``phase_counts`` (default; per-call
+            ``(layer, expert)`` counts computed in the server by the project's plugin, the
+            prompt's (prefill) and the completion's (decode) apart, all the telemetry and the
+            skew analysis use), ``counts`` (the same, summed over both phases: the plugin's
+            first form) or ``ids`` (vLLM's per-token
             ``(tokens, layers, top_k)`` ids, for per-token views; larger, and costlier to
             capture: ``benchmarks/gpu/run19.sh``, ``benchmarks/results/gpu_2026-11-30.md``).
             A server without the plugin ignores the field and sends ids,
@@ -158,7 +160,7 @@ class EngineCapture(_Capture):
     def __init__(
         self,
         arch: MoEArchitecture,
-        encoding: str = "counts",
+        encoding: str = "phase_counts",
         *,
         sample_rate: float = 1.0,
         seed: int | None = None,
@@ -166,7 +168,8 @@ class EngineCapture(_Capture):
         if encoding not in ENGINE_ENCODINGS:
             raise ValueError(
                 f"EngineCapture encoding must be one of {ENGINE_ENCODINGS}, got {encoding!r}: "
-                "'counts' for per-call expert counts, 'ids' for per-token expert ids"
+                "'phase_counts' for per-call expert counts apart for prefill and decode, "
+                "'counts' for them summed, 'ids' for per-token expert ids"
             )
         rate = float(sample_rate)
         if not 0.0 < rate <= 1.0:  # NaN fails too

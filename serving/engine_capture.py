@@ -26,6 +26,10 @@ This is the one place that knows how vLLM versions differ:
   count (the plugin stops at the highest id it saw) and is padded here. It gives an
   :class:`EngineCountsTrace`: the engine's record at the granularity of one call (no per-token
   ids), which is all the telemetry and the skew analysis keep.
+* **Per-call counts, prefill and decode apart** (plugin mode ``phase_counts``): the same 2-D
+  array with the structured dtype ``[("prefill", u), ("decode", u)]``: the prompt's ``P`` rows
+  and the completion's ``C - 1`` rows counted apart. The trace then carries
+  ``prefill_counts`` too, each part checked against its own tokens x top-k.
 
 A response without the field (a streaming response, a server started without
 ``--enable-return-routed-experts``, a call the plugin was asked not to return routing for)
@@ -54,6 +58,9 @@ from serving.expert_routing import (
     shape_fields,
 )
 
+#: Field names of the plugin's ``phase_counts`` payload (prompt rows, then completion rows).
+PHASE_FIELDS = ("prefill", "decode")
+
 
 def _to_array(value: Any, field: str) -> np.ndarray:
     if isinstance(value, str):
@@ -78,6 +85,8 @@ def _to_array(value: Any, field: str) -> np.ndarray:
         raise ExpertRoutingDecodeError(
             f"{field}: expected a base64 string or a list, got {type(value)}"
         )
+    if array.dtype.names == PHASE_FIELDS and array.ndim == 2 and field == "routed_experts":
+        return array  # per-call counts apart for prefill and decode (mode phase_counts)
     if array.size and not np.issubdtype(array.dtype, np.integer):
         raise ExpertRoutingDecodeError(
             f"{field}: expected integer expert ids, got dtype {array.dtype}"
@@ -197,13 +206,21 @@ COUNTS_NOTE = (
 )
 
 
+#: ``reason`` of an :class:`EngineCountsTrace` whose counts keep prefill and decode apart.
+PHASE_COUNTS_NOTE = (
+    "engine counts: per-call expert counts computed in the vLLM server, prefill and decode "
+    "apart (moe-orchestrator plugin, mode phase_counts); no per-token ids"
+)
+
+
 class EngineCountsTrace(ExpertRoutingTrace):
     """An ``engine`` trace that holds per-call expert counts instead of per-token ids.
 
     The server (the project's vLLM plugin, mode ``counts``) summed the engine's own routing of
     every routed token of the call; nothing is estimated. What is lost against
     :func:`decode_routed_experts` on per-token ids: which token chose which expert (per-token
-    and per-position views, prompt vs completion split, the replay agreement measurement).
+    and per-position views, the replay agreement measurement; the prompt vs completion split
+    too, unless the server sent the phases apart: ``prefill_counts``, mode ``phase_counts``).
     What the telemetry and the skew analysis use, :meth:`expert_counts`, is exact.
 
     The base class validates the counts (shape, integer dtype, non-negative, each row summing
@@ -232,12 +249,23 @@ def counts_trace(
 
     ``raw`` covers every hidden layer (the plugin's payload) or the MoE layers only. Of all
     hidden layers, exactly those ``arch.moe_layers`` names are kept (the dense layers' zeros
-    were counted as expert 0); the expert axis is padded to ``arch.num_experts``.
+    were counted as expert 0); the expert axis is padded to ``arch.num_experts``. A ``raw`` of
+    the structured dtype ``[("prefill", u), ("decode", u)]`` (mode ``phase_counts``) gives a
+    trace with ``prefill_counts`` too.
 
     Raises:
         ExpertRoutingDecodeError: Wrong dtype, layer count, more experts than the model has,
-            or a layer whose counts do not sum to ``(prompt + completion - 1) * top_k``.
+            or a layer whose counts do not sum to ``(prompt + completion - 1) * top_k`` (with
+            phases: prefill to ``prompt * top_k``, decode to ``(completion - 1) * top_k``).
     """
+    prefill_raw = None
+    if raw.dtype.names == PHASE_FIELDS:
+        if not all(np.issubdtype(raw.dtype[f], np.integer) for f in PHASE_FIELDS):
+            raise ExpertRoutingDecodeError(
+                f"routed_experts phase counts: integer fields expected, got {raw.dtype}"
+            )
+        prefill_raw = raw["prefill"].astype(np.int64)
+        raw = prefill_raw + raw["decode"].astype(np.int64)
     if not np.issubdtype(raw.dtype, np.integer):
         raise ExpertRoutingDecodeError(
             f"routed_experts counts: integer dtype expected, got {raw.dtype}"
@@ -245,6 +273,8 @@ def counts_trace(
     layers, experts = raw.shape
     if layers == arch.num_hidden_layers:
         raw = raw[list(arch.moe_layers), :]
+        if prefill_raw is not None:
+            prefill_raw = prefill_raw[list(arch.moe_layers), :]
     elif layers != len(arch.moe_layers):
         raise ExpertRoutingDecodeError(
             f"routed_experts counts have {layers} layers; the model ({arch.family}) has "
@@ -255,17 +285,22 @@ def counts_trace(
         raise ExpertRoutingDecodeError(
             f"routed_experts counts cover {experts} experts; the model has {arch.num_experts}"
         )
-    counts = np.zeros((len(arch.moe_layers), arch.num_experts), dtype=np.int64)
-    counts[:, :experts] = raw
-    counts.flags.writeable = False
+    padded = []
+    for part in (raw, prefill_raw):
+        if part is not None:
+            full = np.zeros((len(arch.moe_layers), arch.num_experts), dtype=np.int64)
+            full[:, :experts] = part
+            full.flags.writeable = False
+            padded.append(full)
     try:
         return EngineCountsTrace(
             source=ExpertRoutingSource.ENGINE,
             **shape_fields(arch),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            counts=counts,
-            reason=COUNTS_NOTE,
+            counts=padded[0],
+            prefill_counts=padded[1] if len(padded) > 1 else None,
+            reason=PHASE_COUNTS_NOTE if prefill_raw is not None else COUNTS_NOTE,
         )
     except ValueError as exc:
         raise ExpertRoutingDecodeError(f"routed_experts counts: {exc}") from exc

@@ -74,6 +74,14 @@ def routed_token_count(prompt_tokens: int, completion_tokens: int) -> int:
     return prompt_tokens + max(completion_tokens - 1, 0)
 
 
+def _count_ids(ids: np.ndarray, layers: int, experts: int) -> np.ndarray:
+    """``(layers, experts)`` int64 activations of ``(tokens, layers, top_k)`` expert ids."""
+    # one bincount over "layer * experts + id"; int32 keeps the temporary small
+    offsets = (np.arange(layers, dtype=np.int32) * experts)[None, :, None]
+    flat = (ids.astype(np.int32) + offsets).ravel()
+    return np.bincount(flat, minlength=layers * experts).reshape(layers, experts)
+
+
 class ExpertRoutingTrace(BaseModel):
     """Per-token routing of one model call.
 
@@ -105,6 +113,11 @@ class ExpertRoutingTrace(BaseModel):
         capture_sampling_rate: Fraction of calls whose experts the capture asked for when this
             call was made (``1.0``: every call). A sampled call stands for ``1 / rate`` calls
             in aggregates; a call left out of the sample is ``unavailable`` with this rate.
+        prefill_counts: ``(len(moe_layers), num_experts)`` int64 activations of the prompt
+            tokens only (prefill), beside ``counts`` of a counts-only trace whose source kept
+            the phases apart (the plugin's ``phase_counts`` mode); each row sums to
+            ``prompt_tokens * top_k`` and lies within ``counts``. None when the source sent
+            the phases summed (see :meth:`phase_counts`).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -121,6 +134,7 @@ class ExpertRoutingTrace(BaseModel):
     reason: str | None = None
     capture_sampling_rate: float = Field(1.0, gt=0.0, le=1.0)
     family: str = ""
+    prefill_counts: np.ndarray | None = None
     _counts: np.ndarray | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -139,6 +153,7 @@ class ExpertRoutingTrace(BaseModel):
                 self.expert_ids is not None
                 or self.router_confidence is not None
                 or self.counts is not None
+                or self.prefill_counts is not None
             ):
                 raise ValueError(
                     f"a {self.source} trace carries no expert ids, counts or confidence"
@@ -150,6 +165,8 @@ class ExpertRoutingTrace(BaseModel):
             raise ValueError(
                 f"a {self.source} trace needs expert_ids (per token) or counts (per call)"
             )
+        if self.prefill_counts is not None:
+            raise ValueError("prefill_counts go with counts; per-token expert_ids split by row")
         want = (self.routed_tokens, len(self.moe_layers), self.top_k)
         if self.expert_ids.shape != want:
             raise ValueError(f"expert_ids has shape {self.expert_ids.shape}, expected {want}")
@@ -186,7 +203,55 @@ class ExpertRoutingTrace(BaseModel):
                 f"each MoE layer's counts must sum to routed tokens x top_k = "
                 f"{self.routed_tokens} x {self.top_k}; got {sorted(set(sums.tolist()))}"
             )
+        if self.prefill_counts is not None:
+            self._check_prefill(counts, self.prefill_counts)
         return self
+
+    def _check_prefill(self, counts: np.ndarray, prefill: np.ndarray) -> None:
+        """``prefill`` has ``counts``' shape, integer, within ``[0, counts]``, and each of its
+        rows (and of ``counts - prefill``) sums to its phase's tokens x top_k (prompt ``P``,
+        completion ``C - 1``)."""
+        if prefill.shape != counts.shape or (
+            prefill.size and not np.issubdtype(prefill.dtype, np.integer)
+        ):
+            raise ValueError(
+                f"prefill_counts must be integers of shape {counts.shape}, got "
+                f"{prefill.shape} {prefill.dtype}"
+            )
+        if prefill.size and (int(prefill.min()) < 0 or bool((prefill > counts).any())):
+            raise ValueError("prefill_counts must lie within [0, counts]")
+        decode_tokens = self.routed_tokens - self.prompt_tokens
+        for phase, part, tokens in (
+            ("prefill", prefill, self.prompt_tokens),
+            ("decode", counts - prefill, decode_tokens),
+        ):
+            sums = part.sum(axis=1)
+            if part.size and not (sums == tokens * self.top_k).all():
+                raise ValueError(
+                    f"each MoE layer's {phase} counts must sum to its tokens x top_k = "
+                    f"{tokens} x {self.top_k}; got {sorted(set(sums.tolist()))}"
+                )
+
+    def phase_counts(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The call's counts apart for prefill and decode, or None where the source summed them.
+
+        Per-token ``expert_ids`` split by row (the first ``prompt_tokens`` rows are the
+        prompt's, see the module docstring); a counts-only trace splits only with
+        ``prefill_counts``. Nothing is estimated: no split is made up for a summed record.
+
+        Returns:
+            ``(prefill, decode)``, each int64 ``(len(moe_layers), num_experts)``; their sum is
+            :meth:`expert_counts`; prefill rows sum to ``prompt_tokens * top_k`` and decode
+            rows to ``(completion_tokens - 1) * top_k``. None without a split.
+        """
+        if self.prefill_counts is not None:
+            prefill = np.array(self.prefill_counts, dtype=np.int64)
+        elif self.expert_ids is not None:
+            head = self.expert_ids[: self.prompt_tokens]
+            prefill = _count_ids(head, len(self.moe_layers), self.num_experts)
+        else:
+            return None
+        return prefill, self.expert_counts() - prefill
 
     @property
     def routed_tokens(self) -> int:
@@ -260,10 +325,7 @@ class ExpertRoutingTrace(BaseModel):
             elif self.expert_ids is None:
                 counts = np.zeros((layers, experts), dtype=np.int64)
             else:
-                # one bincount over "layer * experts + id"; int32 keeps the temporary small
-                offsets = (np.arange(layers, dtype=np.int32) * experts)[None, :, None]
-                flat = (self.expert_ids.astype(np.int32) + offsets).ravel()
-                counts = np.bincount(flat, minlength=layers * experts).reshape(layers, experts)
+                counts = _count_ids(self.expert_ids, layers, experts)
             counts.flags.writeable = False
             self._counts = counts
         return self._counts

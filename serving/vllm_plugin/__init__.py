@@ -19,9 +19,19 @@ mode       ``routed_experts`` of the choice                                     
            else uint16, else uint32); ``E`` = the highest expert id seen + 1 (the
            client pads to the model's expert count). 2-D, so a reader tells it from
            ``ids`` by its shape.
+``phase_   the same counts kept apart for the prompt (prefill) and the completion          ~4 KB
+counts``   (decode) rows: one ``(layers, E)`` array of the structured dtype
+           ``[("prefill", u), ("decode", u)]`` (:func:`phase_expert_counts`); vLLM's array
+           holds the ``P`` prompt rows first, then ``C - 1`` completion rows. Still 2-D, so a
+           client that reads only plain ``counts`` refuses it by its dtype, never misreads it.
+           Where the request's prompt length is unknown, plain ``counts`` are sent instead.
 ``none``   absent (``null``): for sampled capture, where the client asks for routing on     0
            a sample of calls only
 =========  ==========================================================================  =======
+
+``counts`` is unchanged since it first shipped (the combined array, for clients that read it);
+``phase_counts`` (2026-12-05) is the versioned form that keeps prefill and decode apart. A
+server whose plugin predates it answers a ``phase_counts`` request with its default mode.
 
 The request picks its mode with ``"vllm_xargs": {"routed_experts": "counts"}``; without it
 the server's default applies, ``$ORCH_ROUTED_EXPERTS`` (``ids`` when unset, which is vLLM's
@@ -91,6 +101,7 @@ __all__ = [
     "patch_request_state",
     "patch_scheduler",
     "patch_scheduler_config",
+    "phase_expert_counts",
     "register",
     "write_dist_info",
 ]
@@ -103,7 +114,7 @@ XARG = "routed_experts"
 #: Environment variable holding the server's default mode.
 ENV_DEFAULT = "ORCH_ROUTED_EXPERTS"
 #: The modes (see the module docstring).
-MODES = ("ids", "counts", "none")
+MODES = ("ids", "counts", "phase_counts", "none")
 #: Attribute the plugin stores the mode under on each ``RequestState``.
 _STATE_ATTR = "_orch_routed_experts_mode"
 _PATCHED_MARK = "_orch_routed_experts_patched"
@@ -192,6 +203,41 @@ def compact_expert_counts(ids: np.ndarray) -> np.ndarray:
     return counts.astype(dtype)
 
 
+def phase_expert_counts(ids: np.ndarray, prompt_rows: int) -> np.ndarray:
+    """The ``phase_counts`` mode's payload: :func:`compact_expert_counts` of the first
+    ``prompt_rows`` rows (prefill) and of the others (decode), as one structured array.
+
+    Args:
+        ids: ``(tokens, layers, top_k)`` integer expert ids, prompt rows first (vLLM's order).
+        prompt_rows: Rows of the prompt, ``P``; clipped to ``[0, tokens]``.
+
+    Returns:
+        ``(layers, max id + 1)`` of dtype ``[("prefill", u), ("decode", u)]``, ``u`` the
+        smallest of uint8/uint16/uint32 that holds both; ``prefill + decode`` equals
+        :func:`expert_counts_from_ids` of ``ids``.
+
+    Raises:
+        ValueError: ``ids`` is not 3-D or not integer.
+    """
+    if ids.ndim != 3 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(
+            f"expected (tokens, layers, top_k) integer ids, got {ids.shape} {ids.dtype}"
+        )
+    split = min(max(int(prompt_rows), 0), ids.shape[0])
+    experts = int(ids.max()) + 1 if ids.size else 0
+    parts = []
+    for rows in (ids[:split], ids[split:]):
+        part = expert_counts_from_ids(rows)
+        wide = np.zeros((ids.shape[1], experts), dtype=np.uint32)
+        wide[:, : part.shape[1]] = part
+        parts.append(wide)
+    peak = max((int(p.max()) for p in parts if p.size), default=0)
+    dtype = np.uint8 if peak < 256 else np.uint16 if peak < 65536 else np.uint32
+    out = np.empty((ids.shape[1], experts), dtype=[("prefill", dtype), ("decode", dtype)])
+    out["prefill"], out["decode"] = parts
+    return out
+
+
 def patch_request_state(request_state_cls: type, default: str | None = None) -> bool:
     """Wrap ``from_new_request`` and ``_new_completion_output`` of vLLM's ``RequestState``.
 
@@ -236,9 +282,12 @@ def patch_request_state(request_state_cls: type, default: str | None = None) -> 
             # nothing to join: the chunks are dropped before vLLM concatenates them
             self.routed_experts_chunks = []
         output = new_output(self, *args, **kwargs)
-        if mode == "counts":
-            ids = getattr(output, "routed_experts", None)
-            if ids is not None:
+        ids = getattr(output, "routed_experts", None) if mode != "ids" else None
+        if ids is not None:
+            prompt_rows = getattr(self, "prompt_len", None)  # RequestState.prompt_len
+            if mode == "phase_counts" and isinstance(prompt_rows, int):
+                output.routed_experts = phase_expert_counts(np.asarray(ids), prompt_rows)
+            else:  # counts (or phase_counts of an unknown prompt length: combined)
                 output.routed_experts = compact_expert_counts(np.asarray(ids))
         return output
 
@@ -335,7 +384,7 @@ def register() -> None:
     if patch_request_state(RequestState):
         _logger.info(
             "moe-orchestrator routed-experts plugin active (default mode %r; per request: "
-            'vllm_xargs {"%s": "ids"|"counts"|"none"})',
+            'vllm_xargs {"%s": "ids"|"counts"|"phase_counts"|"none"})',
             _default_mode(),
             XARG,
         )

@@ -241,11 +241,11 @@ def test_engine_capture_is_opt_in_per_request_and_sampled_for_any_family(name: s
     arch = _arch(name)
     capture = EngineCapture(arch, sample_rate=0.5, seed=4)
     ids = _vllm_ids(arch, 6, seed=6)
-    payload = encode_routed_experts(vllm_plugin.compact_expert_counts(ids))
+    payload = encode_routed_experts(vllm_plugin.phase_expert_counts(ids, 5))
 
     async def one_call() -> tuple[str, Any]:
         mode = capture.request_fields()["vllm_xargs"]["routed_experts"]
-        choice = {"routed_experts": payload} if mode == "counts" else {}
+        choice = {"routed_experts": payload} if mode == "phase_counts" else {}
         trace = await capture.capture(
             response={},
             choice=choice,
@@ -261,10 +261,13 @@ def test_engine_capture_is_opt_in_per_request_and_sampled_for_any_family(name: s
 
     results = asyncio.run(calls())
     modes = {mode for mode, _ in results}
-    assert modes == {"counts", "none"}
+    assert modes == {"phase_counts", "none"}  # the default: prefill and decode apart
     for mode, trace in results:
         assert trace.family == name and trace.capture_sampling_rate == 0.5
         if mode == "none":
             assert trace.source is ExpertRoutingSource.UNAVAILABLE and not trace.has_routing
         else:
             assert np.array_equal(trace.expert_counts(), _counts_by_hand(arch, ids))
+            prefill, decode = trace.phase_counts()
+            assert np.array_equal(prefill, _counts_by_hand(arch, ids[:5]))
+            assert (decode.sum(axis=1) == arch.top_k).all()  # C - 1 = 1 routed token

@@ -14,7 +14,7 @@ from orchestrator import TelemetryStore
 from serving import ExpertRoutingSource, MoEArchitecture
 from serving.capture import EngineCapture
 from serving.engine_capture import encode_routed_experts
-from serving.vllm_plugin import compact_expert_counts
+from serving.vllm_plugin import phase_expert_counts
 from tests.fixtures.vllm_recorded import recorded_arch
 from tests.unit.skew_data import add_request
 
@@ -39,7 +39,7 @@ async def _call(
     mode = capture.request_fields()["vllm_xargs"]["routed_experts"]
     await asyncio.sleep(0)  # other calls run in between
     ids = _ids(arch, 12, seed)
-    payload = None if mode == "none" else encode_routed_experts(compact_expert_counts(ids))
+    payload = None if mode == "none" else encode_routed_experts(phase_expert_counts(ids, 8))
     trace = await capture.capture(
         response={},
         choice={"routed_experts": payload},
@@ -55,9 +55,12 @@ def test_every_call_is_captured_at_rate_1(arch: MoEArchitecture) -> None:
     capture = EngineCapture(arch)
     assert not capture.per_call
     mode, trace, _ = asyncio.run(_call(capture, arch, 0))
-    assert mode == "counts" and trace.source is ExpertRoutingSource.ENGINE
+    assert mode == "phase_counts" and trace.source is ExpertRoutingSource.ENGINE
     assert trace.capture_sampling_rate == 1.0
     assert trace.expert_counts().sum() == 12 * arch.top_k * len(arch.moe_layers)
+    prefill, decode = trace.phase_counts()  # the default keeps prefill and decode apart
+    assert prefill.sum() == 8 * arch.top_k * len(arch.moe_layers)
+    assert decode.sum() == 4 * arch.top_k * len(arch.moe_layers)
 
 
 @pytest.mark.parametrize("rate", [0.25, 0.6])
@@ -71,7 +74,7 @@ def test_draws_follow_the_rate_and_each_call_keeps_its_own_draw(
         return await asyncio.gather(*(_call(capture, arch, i) for i in range(400)))
 
     results = asyncio.run(many())
-    sampled = [r for r in results if r[0] == "counts"]
+    sampled = [r for r in results if r[0] == "phase_counts"]
     # binomial(400, rate): 5 standard deviations
     assert abs(len(sampled) - 400 * rate) < 5 * math.sqrt(400 * rate * (1 - rate))
     for mode, trace, _ in results:
@@ -89,7 +92,7 @@ def test_the_same_seed_gives_the_same_sample(arch: MoEArchitecture) -> None:
     for _ in range(2):
         capture = EngineCapture(arch, sample_rate=0.3, seed=11)
         draws.append([capture.request_fields()["vllm_xargs"]["routed_experts"] for _ in range(50)])
-    assert draws[0] == draws[1] and {"counts", "none"} == set(draws[0])
+    assert draws[0] == draws[1] and {"phase_counts", "none"} == set(draws[0])
 
 
 @pytest.mark.parametrize("rate", [0.0, -0.1, 1.01, math.nan])
@@ -106,7 +109,7 @@ def test_the_store_keeps_the_rate_of_sampled_and_unsampled_calls(
     async def both() -> list[tuple[str, object, np.ndarray]]:
         out: list[tuple[str, object, np.ndarray]] = []
         seed = 0
-        while {m for m, _, _ in out} != {"counts", "none"}:
+        while {m for m, _, _ in out} != {"phase_counts", "none"}:
             out.append(await _call(capture, arch, seed))
             seed += 1
         return out
