@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, select, update
 from sqlalchemy.engine import ExceptionContext, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import StorageError, UserError, storage_error
@@ -161,17 +161,25 @@ class OrderStore:
                         created_at=datetime.now(UTC),
                     )
                 )
-                session.commit()
+                try:
+                    session.commit()
+                except IntegrityError:  # another process recorded it first: one row per turn
+                    session.rollback()
 
     def resolve_handoff(self, thread_id: str, turn: int, status: str, note: str) -> None:
-        """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected."""
+        """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected, if it still
+        waits (one conditional UPDATE: of two racing calls only the first changes it)."""
         with self.sessions() as session:
-            row = session.scalar(
-                select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+            session.execute(
+                update(Handoff)
+                .where(
+                    Handoff.thread_id == thread_id,
+                    Handoff.turn == turn,
+                    Handoff.status == "waiting",
+                )
+                .values(status=status, note=note[:2000], resolved_at=datetime.now(UTC))
             )
-            if row is not None and row.status == "waiting":
-                row.status, row.note, row.resolved_at = status, note[:2000], datetime.now(UTC)
-                session.commit()
+            session.commit()
 
     def handoffs(self, status: str | None = "waiting") -> list[dict[str, Any]]:
         """Handoffs (waiting ones by default), oldest first, with their decoded context."""

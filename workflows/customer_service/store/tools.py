@@ -7,7 +7,10 @@ leaks across customers. Arguments are validated by pydantic before anything runs
 (:class:`ToolArgumentsError` names the field and the rule); an order id must be exactly
 ``ORD-`` and six digits, so an id with injected text never reaches a query. Refund window,
 amount limit and order state are checked here, never by the model. Writes take an
-``idempotency_key``: the same key returns the first row instead of writing a second.
+``idempotency_key``: the same key returns the first row instead of writing a second. A write
+locks its order before it checks anything (:meth:`OrderTools._locked_order`), so two writes
+of one order racing from two processes are decided one after the other: exactly one refund
+of what is left, never a cancelled order whose address then changes.
 
 Tool results are facts (:class:`ToolResult`): the reply quotes them through placeholders.
 """
@@ -250,6 +253,33 @@ class OrderTools:
             raise ToolError("not_found", f"no order {order_id} on this customer's account")
         return order
 
+    def _locked_order(self, session: Session, order_id: str) -> Order:
+        """:meth:`_order` as the first statement of a write: the write lock is taken before
+        anything is read, so a write's check (status, what is left to refund, its idempotency
+        key) and its write are one decision; a racing write of the same order, in any process,
+        waits for this one's commit and then checks what it left.
+
+        SQLite has no row locks: ``BEGIN IMMEDIATE`` takes the database's write lock (the
+        pysqlite driver begins a transaction only at the first INSERT/UPDATE, after the reads,
+        so it is begun by hand). PostgreSQL locks the order row (``SELECT ... FOR UPDATE``;
+        under READ COMMITTED each later read sees the winner's rows). A lock rather than a
+        conditional ``UPDATE ... WHERE`` because the checks span tables (refund rows, the
+        shipment, the clock) and the same lock serves every write tool with no schema change.
+
+        Raises:
+            ToolError: ``not_found``.
+        """
+        if session.get_bind().dialect.name == "sqlite":
+            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        order = session.scalar(
+            select(Order)
+            .where(Order.id == order_id, Order.customer_id == self.customer_id)
+            .with_for_update()
+        )
+        if order is None:  # another customer's order reads exactly like a missing one
+            raise ToolError("not_found", f"no order {order_id} on this customer's account")
+        return order
+
     @staticmethod
     def validate(tool: str, arguments: dict[str, Any] | str) -> _Args:
         """Validate ``arguments`` (a dict, or the JSON text of a tool call) for ``tool``.
@@ -418,7 +448,7 @@ class OrderTools:
         """
         self._check_grant(grant, "start_refund", key)
         with self.sessions() as session:
-            order = self._order(session, args.order_id)
+            order = self._locked_order(session, args.order_id)
             amount = args.amount_cents
             ikey = idempotency_key("refund", self.customer_id, order.id, amount, key)
             existing = session.scalar(select(Refund).where(Refund.idempotency_key == ikey))
@@ -474,7 +504,8 @@ class OrderTools:
     def cancel_order(
         self, args: OrderArgs, *, key: str = "", grant: WriteGrant | None = None
     ) -> ToolResult:
-        """Cancel an order that has not shipped (idempotent: cancelling twice is one cancel).
+        """Cancel an order that has not shipped (idempotent: cancelling twice is one cancel;
+        the second result says ``message="already cancelled (nothing changed)"``).
 
         Raises:
             ToolError: ``not_found``; ``policy`` when it has shipped or been delivered;
@@ -482,12 +513,13 @@ class OrderTools:
         """
         self._check_grant(grant, "cancel_order", key)
         with self.sessions() as session:
-            order = self._order(session, args.order_id)
+            order = self._locked_order(session, args.order_id)
+            already = order.status == "cancelled"
             if order.status == "processing":
                 order.status = "cancelled"
                 order.cancelled_at = self.now()
                 session.commit()
-            elif order.status != "cancelled":
+            elif not already:
                 raise ToolError(
                     "policy", f"order {order.id} is {order.status}; only unshipped orders cancel"
                 )
@@ -498,6 +530,7 @@ class OrderTools:
                     "status": order.status,
                     "cancelled_on": day(order.cancelled_at),
                 },
+                message="already cancelled (nothing changed)" if already else "",
             )
 
     def change_address(
@@ -511,7 +544,7 @@ class OrderTools:
         """
         self._check_grant(grant, "change_address", key)
         with self.sessions() as session:
-            order = self._order(session, args.order_id)
+            order = self._locked_order(session, args.order_id)
             ikey = idempotency_key("address", self.customer_id, order.id, args.new_address, key)
             done = session.scalar(
                 select(AddressChange).where(AddressChange.idempotency_key == ikey)
