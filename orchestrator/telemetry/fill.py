@@ -36,7 +36,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -45,7 +44,7 @@ from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry.codec import encode_counts
 from orchestrator.telemetry.read import TelemetryReader
 from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
-from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start
+from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start, call_deltas
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
     ModelCallRecord,
@@ -277,6 +276,7 @@ def _commit_chunk(
                 counts = trace.expert_counts()
                 layer_conf = trace.confidence_per_layer()
                 mean_conf = trace.mean_confidence()
+                phases = trace.phase_counts()
                 values = {
                     "expert_routing_source": trace.source.value,
                     "routing_note": trace.reason,
@@ -286,6 +286,7 @@ def _commit_chunk(
                     if layer_conf is None
                     else layer_conf.astype("<f4").tobytes(),
                     "mean_router_confidence": mean_conf,
+                    "prefill_counts": None if phases is None else encode_counts(phases[0]),
                 }
             result = session.execute(target.values(**values))
             if getattr(result, "rowcount", 0) != 1:
@@ -311,20 +312,19 @@ def _commit_chunk(
                 call.capture_sampling_rate,
                 call.model_family,
             )
-            layers = len(call.moe_layers)
-            layer_conf = trace.confidence_per_layer()
-            mean_conf = trace.mean_confidence()
-            delta = RollupDelta.of_calls(
-                trace.expert_counts()[None],
-                np.array([trace.routed_tokens]),
-                call.top_k,
-                np.array([np.nan if mean_conf is None else mean_conf]),
-                np.full((1, layers), np.nan) if layer_conf is None else layer_conf[None],
-            )
-            if key in deltas:
-                deltas[key].merge(delta)
-            else:
-                deltas[key] = delta
+            for k, delta in call_deltas(
+                key,
+                counts,
+                trace.routed_tokens,
+                mean_conf,
+                layer_conf,
+                phases,
+                trace.prompt_tokens,
+            ):
+                if k in deltas:
+                    deltas[k].merge(delta)
+                else:
+                    deltas[k] = delta
         for key, delta in deltas.items():
             _add_to_rollup(session, key, delta)
     return filled, failed

@@ -46,10 +46,16 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry.codec import stack_counts
-from orchestrator.telemetry.rollup_rows import ROLLUP_COLUMNS, rollup_sums, sum_call_rows
+from orchestrator.telemetry.rollup_rows import (
+    rollup_columns,
+    rollup_sums,
+    rollup_table,
+    sum_call_rows,
+)
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, as_utc, bucket_start
 from orchestrator.telemetry.schema import (
     ROLLUP_SOURCE_COLUMNS,
+    ExpertPhaseRollupRecord,
     ExpertRollupRecord,
     ModelCallRecord,
     RequestRecord,
@@ -77,6 +83,8 @@ class RollupRow:
             (:func:`~orchestrator.telemetry.rollups.weighted`).
         model_family: The calls' model family (``ernie45``, ``qwen3_moe``...; ``''``: not
             known); rows of two families must never be pooled.
+        phase: ``''`` (every call, prefill and decode together), or ``prefill`` / ``decode``
+            (that phase of the calls whose source kept them apart).
     """
 
     bucket_start: datetime
@@ -91,6 +99,7 @@ class RollupRow:
     sums: RollupDelta
     capture_sampling_rate: float = 1.0
     model_family: str = ""
+    phase: str = ""
 
     @classmethod
     def of(cls, key: RollupKey, sums: RollupDelta) -> RollupRow:
@@ -247,9 +256,12 @@ class TelemetryReader:
         model: str | None = None,
         chunk: int = 256,
         family: str | None = None,
+        phase: str = "",
     ) -> Iterator[RollupRow]:
         """Rollup rows whose bucket starts in ``[start, end)``, oldest first, streamed
-        (``model``, ``family``: only that served model, only that model family).
+        (``model``, ``family``: only that served model, only that model family; ``phase``:
+        ``''`` for every call, ``prefill`` or ``decode`` for that phase of the calls whose
+        source kept them apart, from ``expert_phase_rollups``).
 
         Rows are fetched ``chunk`` at a time, so memory does not grow with the window.
         Buckets are whole UTC hours (:data:`~orchestrator.telemetry.rollups.ROLLUP_BUCKET`):
@@ -257,21 +269,22 @@ class TelemetryReader:
         here instead (memory grows with the number of groups, not with the calls).
         """
         if self.summed_calls is not None:
-            yield from self._summed_rollups(start, end, workflow, model, family)
+            yield from self._summed_rollups(start, end, workflow, model, family, phase=phase)
             return
-        query = select(*ROLLUP_COLUMNS).order_by(
-            ExpertRollupRecord.bucket_start, ExpertRollupRecord.id
-        )
+        table = rollup_table(phase)
+        query = select(*rollup_columns(phase)).order_by(table.bucket_start, table.id)
+        if phase:
+            query = query.where(ExpertPhaseRollupRecord.phase == phase)
         if start is not None:
-            query = query.where(ExpertRollupRecord.bucket_start >= start)
+            query = query.where(table.bucket_start >= start)
         if end is not None:
-            query = query.where(ExpertRollupRecord.bucket_start < end)
+            query = query.where(table.bucket_start < end)
         if workflow is not None:
-            query = query.where(ExpertRollupRecord.workflow == workflow)
+            query = query.where(table.workflow == workflow)
         if model is not None:
-            query = query.where(ExpertRollupRecord.model == model)
+            query = query.where(table.model == model)
         if family is not None:
-            query = query.where(ExpertRollupRecord.model_family == family)
+            query = query.where(table.model_family == family)
         with self._session() as session:
             for row in session.execute(query.execution_options(yield_per=chunk)):
                 yield RollupRow(
@@ -287,6 +300,7 @@ class TelemetryReader:
                     sums=rollup_sums(row),
                     capture_sampling_rate=row.capture_sampling_rate,
                     model_family=row.model_family,
+                    phase=phase,
                 )
 
     def _summed_rollups(
@@ -297,6 +311,7 @@ class TelemetryReader:
         model: str | None,
         family: str | None = None,
         chunk: int = 2000,
+        phase: str = "",
     ) -> Iterator[RollupRow]:
         """:meth:`iter_rollups` summed from the calls :attr:`summed_calls` selects."""
         sums: dict[RollupKey, RollupDelta] = {}
@@ -319,7 +334,7 @@ class TelemetryReader:
             if not rows:
                 break
             last_id = rows[-1].id
-            sum_call_rows(rows, sums, start=start, end=end)
+            sum_call_rows(rows, sums, start=start, end=end, phase=phase)
         for key in sorted(sums, key=lambda k: (k.bucket_start, k.workflow, k.node)):
             yield RollupRow.of(key, sums[key])
 

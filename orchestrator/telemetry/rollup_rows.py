@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import select
@@ -28,7 +28,11 @@ from orchestrator.telemetry.codec import (
     stack_counts,
 )
 from orchestrator.telemetry.rollups import CONFIDENCE_BINS, RollupDelta, RollupKey, bucket_start
-from orchestrator.telemetry.schema import ExpertRollupRecord
+from orchestrator.telemetry.schema import (
+    ROLLUP_GROUP_COLUMNS,
+    ExpertPhaseRollupRecord,
+    ExpertRollupRecord,
+)
 
 #: The ``expert_rollups`` columns that :func:`rollup_sums` reads, in a Core ``select``.
 ROLLUP_COLUMNS = (
@@ -55,6 +59,18 @@ ROLLUP_COLUMNS = (
 )
 
 
+def rollup_table(phase: str) -> type[ExpertRollupRecord] | type[ExpertPhaseRollupRecord]:
+    """The table of a rollup row of ``phase``: ``expert_rollups`` for ``''`` (every call),
+    ``expert_phase_rollups`` for ``prefill`` / ``decode``."""
+    return ExpertPhaseRollupRecord if phase else ExpertRollupRecord
+
+
+def rollup_columns(phase: str) -> tuple[Any, ...]:
+    """:data:`ROLLUP_COLUMNS` of the table of ``phase`` (see :func:`rollup_table`)."""
+    table = rollup_table(phase)
+    return tuple(getattr(table, c.key) for c in ROLLUP_COLUMNS)
+
+
 def rollup_sums(row: Any) -> RollupDelta:
     """The sums held by one ``expert_rollups`` row (an ORM record or a Core row of
     :data:`ROLLUP_COLUMNS`), as arrays: read-only views of its blobs."""
@@ -72,10 +88,13 @@ def rollup_sums(row: Any) -> RollupDelta:
     )
 
 
-def new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord:
-    """A new ``expert_rollups`` row for ``key`` holding ``delta``."""
-    return ExpertRollupRecord(
-        **{**key.fields(), "moe_layers": list(key.moe_layers)},
+def new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord | ExpertPhaseRollupRecord:
+    """A new row for ``key`` holding ``delta``, in the table of ``key.phase``."""
+    fields = {**key.fields(), "moe_layers": list(key.moe_layers)}
+    if not key.phase:
+        del fields["phase"]
+    return rollup_table(key.phase)(
+        **fields,
         calls=delta.calls,
         routed_tokens=delta.routed_tokens,
         counts=encode_int64(delta.counts),
@@ -88,7 +107,7 @@ def new_rollup(key: RollupKey, delta: RollupDelta) -> ExpertRollupRecord:
     )
 
 
-def add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
+def add_delta(record: ExpertRollupRecord | ExpertPhaseRollupRecord, delta: RollupDelta) -> None:
     """Add ``delta`` to an existing rollup row in place."""
     total = rollup_sums(record)
     total.merge(delta)
@@ -105,20 +124,13 @@ def add_delta(record: ExpertRollupRecord, delta: RollupDelta) -> None:
 
 def add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
     """Add ``delta`` to the key's rollup row, creating it when missing (inside a transaction)."""
-    record = session.scalars(
-        select(ExpertRollupRecord)
-        .where(
-            ExpertRollupRecord.bucket_start == key.bucket_start,
-            ExpertRollupRecord.workflow == key.workflow,
-            ExpertRollupRecord.node == key.node,
-            ExpertRollupRecord.expert_routing_source == key.expert_routing_source,
-            ExpertRollupRecord.model == key.model,
-            ExpertRollupRecord.shape_key == key.shape_key,
-            ExpertRollupRecord.capture_sampling_rate == key.capture_sampling_rate,
-            ExpertRollupRecord.model_family == key.model_family,
-        )
-        .with_for_update()
-    ).first()
+    table = rollup_table(key.phase)
+    fields = key.fields()
+    where = [getattr(table, c) == fields[c] for c in ROLLUP_GROUP_COLUMNS]
+    if key.phase:
+        where.append(ExpertPhaseRollupRecord.phase == key.phase)
+    found = session.scalars(select(table).where(*where).with_for_update()).first()
+    record = cast("ExpertRollupRecord | ExpertPhaseRollupRecord | None", found)
     if record is None:
         session.add(new_rollup(key, delta))
     else:
@@ -126,17 +138,29 @@ def add_to_rollup(session: Session, key: RollupKey, delta: RollupDelta) -> None:
 
 
 def rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
-    """The rollup delta of model-call rows (Core rows) of one group."""
+    """The rollup delta of model-call rows (Core rows) of one group; for a ``key.phase``, of
+    that phase of rows that have ``prefill_counts`` (the caller keeps only those), without
+    router confidence (it is measured per call, not per phase)."""
     layers = len(key.moe_layers)
     counts = stack_counts([r.expert_counts for r in rows], layers, key.num_experts)
+    tokens = np.fromiter((r.routed_tokens for r in rows), dtype=np.int64, count=len(rows))
     layer_conf = np.full((len(rows), layers), np.nan)
+    if key.phase:
+        prefill = stack_counts([r.prefill_counts for r in rows], layers, key.num_experts)
+        prompt = np.fromiter((r.prompt_tokens for r in rows), dtype=np.int64, count=len(rows))
+        if key.phase == "prefill":
+            counts, tokens = prefill, prompt
+        else:
+            counts, tokens = counts - prefill, tokens - prompt
+        nan = np.full(len(rows), np.nan)
+        return RollupDelta.of_calls(counts, tokens, key.top_k, nan, layer_conf)
     for i, r in enumerate(rows):
         conf = decode_layer_confidence(r.layer_confidence, layers)
         if conf is not None:
             layer_conf[i] = conf
     return RollupDelta.of_calls(
         counts,
-        np.fromiter((r.routed_tokens for r in rows), dtype=np.int64, count=len(rows)),
+        tokens,
         key.top_k,
         np.array(
             [
@@ -149,9 +173,9 @@ def rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
     )
 
 
-def call_key(row: Any) -> RollupKey:
+def call_key(row: Any, phase: str = "") -> RollupKey:
     """The rollup group of a model-call row (a Core row of
-    :data:`~orchestrator.telemetry.schema.ROLLUP_SOURCE_COLUMNS`)."""
+    :data:`~orchestrator.telemetry.schema.ROLLUP_SOURCE_COLUMNS`), for ``phase``."""
     return RollupKey(
         bucket_start(row.created_at),
         row.workflow,
@@ -163,6 +187,7 @@ def call_key(row: Any) -> RollupKey:
         row.top_k,
         row.capture_sampling_rate,
         row.model_family,
+        phase,
     )
 
 
@@ -172,12 +197,17 @@ def sum_call_rows(
     *,
     start: datetime | None = None,
     end: datetime | None = None,
+    phase: str = "",
 ) -> None:
     """Add model-call rows (Core rows of ``ROLLUP_SOURCE_COLUMNS``) to ``sums`` by rollup
-    group, in place; with ``start`` / ``end``, only calls whose hour is in ``[start, end)``."""
+    group, in place; with ``start`` / ``end``, only calls whose hour is in ``[start, end)``;
+    with a ``phase`` (``prefill``, ``decode``), that phase of the calls that have a split
+    (``prefill_counts``) under keys of that phase."""
     groups: dict[RollupKey, list[Any]] = {}
     for row in rows:
-        key = call_key(row)
+        if phase and row.prefill_counts is None:
+            continue
+        key = call_key(row, phase)
         hour = key.bucket_start
         if (start is not None and hour < start) or (end is not None and hour >= end):
             continue

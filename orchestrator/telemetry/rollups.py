@@ -9,13 +9,15 @@ rows it reads (:meth:`RollupDelta.merge`). Gather (per call), accumulate (per gr
 A row sums the calls of one :class:`RollupKey`: UTC hour (:data:`ROLLUP_BUCKET`), workflow,
 node, expert-routing source, served model, model shape, capture sampling rate (the sums are
 of the captured calls as they are; readers weight them by ``1 / rate``, see
-:func:`weighted`) and model family (two families are never summed together).
+:func:`weighted`), model family (two families are never summed together) and phase (``''``
+for every call; ``prefill`` / ``decode`` for the calls whose source kept them apart, so the
+two are never summed where a report shows them apart).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +25,9 @@ import numpy as np
 
 #: Time bucket of an ``expert_rollups`` row: one hour, aligned to UTC hours.
 ROLLUP_BUCKET = timedelta(hours=1)
+#: The phases a call's counts split into where its source kept them apart (migration 0008):
+#: the prompt's tokens, then the completion's routed tokens.
+PHASES = ("prefill", "decode")
 #: Bins of the per-call mean router confidence histogram kept in rollups (``[0, 1]``, width 0.05).
 CONFIDENCE_BINS = 20
 
@@ -58,6 +63,10 @@ class RollupKey:
     capture_sampling_rate: float = 1.0
     #: The calls' model family (``''``: not known), see migration 0007.
     model_family: str = ""
+    #: ``''``: every call, prefill and decode together (``expert_rollups``); ``prefill`` or
+    #: ``decode``: that phase of the calls whose source kept them apart
+    #: (``expert_phase_rollups``, migration 0008).
+    phase: str = ""
 
     @property
     def shape_key(self) -> str:
@@ -78,6 +87,7 @@ class RollupKey:
             "top_k": self.top_k,
             "capture_sampling_rate": self.capture_sampling_rate,
             "model_family": self.model_family,
+            "phase": self.phase,
         }
 
 
@@ -171,6 +181,56 @@ class RollupDelta:
         self.conf_sum += other.conf_sum
         self.conf_hist = self.conf_hist + other.conf_hist
         self.layer_conf_sum = self.layer_conf_sum + other.layer_conf_sum
+
+
+def call_deltas(
+    key: RollupKey,
+    counts: np.ndarray,
+    routed_tokens: int,
+    mean_conf: float | None,
+    layer_conf: np.ndarray | None,
+    phases: tuple[np.ndarray, np.ndarray] | None = None,
+    prompt_tokens: int = 0,
+) -> list[tuple[RollupKey, RollupDelta]]:
+    """What one call adds to the rollups: its group ``key`` (phase ``''``), and where its
+    source kept them apart, the ``prefill`` and ``decode`` groups.
+
+    Args:
+        key: The call's group, phase ``''``.
+        counts: ``(L, E)`` the call's expert counts.
+        routed_tokens: The call's routed tokens (``prompt + completion - 1``).
+        mean_conf: Mean router confidence, or None.
+        layer_conf: ``(L,)`` per-layer mean router confidence, or None.
+        phases: ``(prefill, decode)`` counts, each ``(L, E)``, summing to ``counts``; None
+            where the source summed them (then no phase row is written).
+        prompt_tokens: The prefill's routed tokens (the decode's are the rest).
+
+    Returns:
+        ``[(key, delta)]``, plus ``(prefill key, delta)`` and ``(decode key, delta)`` with a
+        split. The phase deltas carry no router confidence (it is measured per call).
+    """
+    layers = counts.shape[0]
+    no_layer_conf = np.full((1, layers), np.nan)
+    out = [
+        (
+            key,
+            RollupDelta.of_calls(
+                counts[None],
+                np.array([routed_tokens]),
+                key.top_k,
+                np.array([np.nan if mean_conf is None else mean_conf]),
+                no_layer_conf if layer_conf is None else layer_conf[None],
+            ),
+        )
+    ]
+    if phases is not None:
+        tokens = (prompt_tokens, routed_tokens - prompt_tokens)
+        for phase, part, n in zip(PHASES, phases, tokens, strict=True):
+            delta = RollupDelta.of_calls(
+                part[None], np.array([n]), key.top_k, np.array([np.nan]), no_layer_conf
+            )
+            out.append((replace(key, phase=phase), delta))
+    return out
 
 
 def check_sampling_rate(rate: float) -> float:

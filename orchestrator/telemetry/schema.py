@@ -1,6 +1,6 @@
 """The telemetry tables as SQLAlchemy 2.0 ORM classes (the head revision of the migrations).
 
-Six tables; every change to them is an Alembic migration in
+Seven tables; every change to them is an Alembic migration in
 ``orchestrator/telemetry/migrations/versions`` (see :mod:`orchestrator.telemetry.migrate`):
 
 * ``requests`` (:class:`RequestRecord`): one row per handled request.
@@ -8,6 +8,8 @@ Six tables; every change to them is an Alembic migration in
   counts as a blob (:mod:`orchestrator.telemetry.codec`), never one row per token.
 * ``expert_rollups`` (:class:`ExpertRollupRecord`): hourly sums of the calls' counts
   (:mod:`orchestrator.telemetry.rollups`), so reports read a few aggregates.
+* ``expert_phase_rollups`` (:class:`ExpertPhaseRollupRecord`): the same sums for prefill and
+  decode apart, of the calls whose source kept them apart.
 * ``pending_expert_routing`` (:class:`PendingExpertRoutingRecord`): the token ids of calls
   whose expert routing is ``pending`` (replay deferred off the request path), until the
   replay worker (:mod:`orchestrator.telemetry.fill`) fills the call and deletes the row.
@@ -92,6 +94,11 @@ class ModelCallRecord(Base):
       ``unsupported``); ``''`` when the call names none (a test double). With ``moe_layers``,
       ``num_experts`` and ``top_k`` it says which expert shape the counts have; analyses never
       pool two families (migration 0007).
+    * ``prefill_counts``: the prompt tokens' part of ``expert_counts`` (same shape and
+      codec), where the source kept prefill and decode apart (the plugin's ``phase_counts``
+      mode, per-token ids); decode is ``expert_counts - prefill_counts``. NULL when the
+      source summed the phases (``counts`` mode) and for every row written before migration
+      0008: such a call's phase is unknown, never split after the fact.
     * ``expert_routing_source``: ``engine``, ``replay``, ``dense``, ``unavailable`` or
       ``scripted`` or ``unsupported`` (:class:`serving.expert_routing.ExpertRoutingSource`;
       ``unsupported``: an MoE of no supported family, recorded without experts); a replay is an
@@ -128,42 +135,12 @@ class ModelCallRecord(Base):
     decided_by: Mapped[str | None] = mapped_column(String(16))
     checks: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, nullable=True)
     model_family: Mapped[str] = mapped_column(String(32), server_default=text("''"))
+    prefill_counts: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
-class ExpertRollupRecord(Base):
-    """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape,
-    capture sampling rate, model family).
-
-    The sums are of the captured calls as they are; a reader weights a row by
-    ``1 / capture_sampling_rate`` (:mod:`orchestrator.analysis`), so rates never mix unweighted.
-
-    Blobs are C-order little-endian; ``L = len(moe_layers)``, ``E = num_experts``:
-
-    * ``counts``: int64 ``(L, E)``, summed ``expert_counts``.
-    * ``sq_counts``: float64 ``(L, E)``, the sum over calls of ``count**2 / activations`` (the
-      call's ``routed_tokens * top_k``). With ``counts`` it gives the between-call dispersion of
-      the multinomial model (Pearson's statistic), see :mod:`orchestrator.analysis.skew.drift`.
-    * ``conf_hist``: int64 ``(CONFIDENCE_BINS,)``, calls per bin of their mean router confidence.
-    * ``layer_conf_sum``: float64 ``(L,)``, the sum of ``layer_confidence * routed_tokens``.
-
-    ``conf_calls`` and ``conf_tokens`` count the calls (and their routed tokens) that carry a
-    router confidence; ``conf_sum`` is the sum of ``mean_router_confidence * routed_tokens``.
-    """
-
-    __tablename__ = "expert_rollups"
-    __table_args__ = (
-        UniqueConstraint(
-            "bucket_start",
-            "workflow",
-            "node",
-            "expert_routing_source",
-            "model",
-            "shape_key",
-            "capture_sampling_rate",
-            "model_family",
-            name="uq_expert_rollup_group",
-        ),
-    )
+class _RollupColumns:
+    """The columns of a rollup row: its group and its sums (shared by
+    :class:`ExpertRollupRecord` and :class:`ExpertPhaseRollupRecord`)."""
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     bucket_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
@@ -187,6 +164,63 @@ class ExpertRollupRecord(Base):
     capture_sampling_rate: Mapped[float] = mapped_column(Float, server_default=text("1.0"))
     #: The calls' model family (see ``ModelCallRecord``), part of the group (migration 0007).
     model_family: Mapped[str] = mapped_column(String(32), server_default=text("''"))
+
+
+#: The group columns of a rollup row (its unique constraint), without the phase.
+ROLLUP_GROUP_COLUMNS = (
+    "bucket_start",
+    "workflow",
+    "node",
+    "expert_routing_source",
+    "model",
+    "shape_key",
+    "capture_sampling_rate",
+    "model_family",
+)
+
+
+class ExpertRollupRecord(_RollupColumns, Base):
+    """Expert-routing sums of the calls of one (hour, workflow, node, source, model, shape,
+    capture sampling rate, model family), prefill and decode together (every call).
+
+    The sums are of the captured calls as they are; a reader weights a row by
+    ``1 / capture_sampling_rate`` (:mod:`orchestrator.analysis`), so rates never mix unweighted.
+
+    Blobs are C-order little-endian; ``L = len(moe_layers)``, ``E = num_experts``:
+
+    * ``counts``: int64 ``(L, E)``, summed ``expert_counts``.
+    * ``sq_counts``: float64 ``(L, E)``, the sum over calls of ``count**2 / activations`` (the
+      call's ``routed_tokens * top_k``). With ``counts`` it gives the between-call dispersion of
+      the multinomial model (Pearson's statistic), see :mod:`orchestrator.analysis.skew.drift`.
+    * ``conf_hist``: int64 ``(CONFIDENCE_BINS,)``, calls per bin of their mean router confidence.
+    * ``layer_conf_sum``: float64 ``(L,)``, the sum of ``layer_confidence * routed_tokens``.
+
+    ``conf_calls`` and ``conf_tokens`` count the calls (and their routed tokens) that carry a
+    router confidence; ``conf_sum`` is the sum of ``mean_router_confidence * routed_tokens``.
+    """
+
+    __tablename__ = "expert_rollups"
+    __table_args__ = (UniqueConstraint(*ROLLUP_GROUP_COLUMNS, name="uq_expert_rollup_group"),)
+
+
+class ExpertPhaseRollupRecord(_RollupColumns, Base):
+    """The same sums as :class:`ExpertRollupRecord`, for one phase of the calls whose source
+    kept prefill and decode apart (``model_calls.prefill_counts`` set), migration 0008.
+
+    ``phase`` is ``prefill`` (the prompt's tokens: ``routed_tokens`` sums ``prompt_tokens``)
+    or ``decode`` (the completion's routed tokens, ``completion_tokens - 1``), and is part of
+    the group, so the two are never summed into one row. Per group, the ``prefill`` and
+    ``decode`` rows sum to the split calls' share of the :class:`ExpertRollupRecord` row;
+    calls without a split (every call written before 0008, ``counts`` mode) are in
+    ``expert_rollups`` only: no split is made up for them.
+    """
+
+    __tablename__ = "expert_phase_rollups"
+    __table_args__ = (
+        UniqueConstraint(*ROLLUP_GROUP_COLUMNS, "phase", name="uq_expert_phase_rollup_group"),
+    )
+
+    phase: Mapped[str] = mapped_column(String(8))
 
 
 #: ``model_calls.expert_routing_source`` of a call whose routing replay is still to run.
@@ -272,4 +306,6 @@ ROLLUP_SOURCE_COLUMNS = (
     ModelCallRecord.mean_router_confidence,
     ModelCallRecord.capture_sampling_rate,
     ModelCallRecord.model_family,
+    ModelCallRecord.prompt_tokens,
+    ModelCallRecord.prefill_counts,
 )

@@ -55,15 +55,18 @@ from orchestrator.telemetry.read import TelemetryReader
 from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
 from orchestrator.telemetry.rollup_rows import sum_call_rows
 from orchestrator.telemetry.rollups import (
+    PHASES,
     RollupDelta,
     RollupKey,
     bucket_start,
+    call_deltas,
     check_sampling_rate,
 )
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
     ROLLUP_SOURCE_COLUMNS,
     BatchRowRecord,
+    ExpertPhaseRollupRecord,
     ExpertRollupRecord,
     ModelCallRecord,
     PendingExpertRoutingRecord,
@@ -166,12 +169,12 @@ class CallFields(TypedDict):
 
 @dataclass(frozen=True)
 class _PreparedCall:
-    """One model call ready to write: its ``model_calls`` row, rollup key and delta (None
-    without routing counts), and its ``pending_expert_routing`` row (deferred replay only)."""
+    """One model call ready to write: its ``model_calls`` row, its rollup keys and deltas
+    (none without routing counts; with a prefill/decode split, those phases' too), and its
+    ``pending_expert_routing`` row (deferred replay only)."""
 
     row: dict[str, Any]
-    key: RollupKey | None
-    delta: RollupDelta | None
+    rollups: list[tuple[RollupKey, RollupDelta]]
     pending: dict[str, Any] | None
 
 
@@ -486,7 +489,8 @@ class TelemetryStore(TelemetryReader):
             rate = check_sampling_rate(routing.capture_sampling_rate)
         except ValueError as exc:
             raise UserError(f"model call of request {request_id}: {exc}") from exc
-        key = delta = None
+        rollups: list[tuple[RollupKey, RollupDelta]] = []
+        phases = routing.phase_counts() if counts is not None else None
         if counts is not None:
             key = RollupKey(
                 bucket_start=bucket_start(created_at),
@@ -500,13 +504,14 @@ class TelemetryStore(TelemetryReader):
                 capture_sampling_rate=rate,
                 model_family=routing.family,
             )
-            layers = len(routing.moe_layers)
-            delta = RollupDelta.of_calls(
-                counts[None],
-                np.array([routing.routed_tokens]),
-                routing.top_k,
-                np.array([np.nan if mean_conf is None else mean_conf]),
-                (np.full((1, layers), np.nan) if layer_conf is None else layer_conf[None]),
+            rollups = call_deltas(
+                key,
+                counts,
+                routing.routed_tokens,
+                mean_conf,
+                layer_conf,
+                phases,
+                routing.prompt_tokens,
             )
         row = {
             "created_at": created_at,
@@ -534,6 +539,7 @@ class TelemetryStore(TelemetryReader):
             "decided_by": classification.decided_by,
             "checks": checks,
             "model_family": routing.family,
+            "prefill_counts": None if phases is None else encode_counts(phases[0]),
         }
         pending_row = None
         if pending:
@@ -544,7 +550,7 @@ class TelemetryStore(TelemetryReader):
                 "prompt_ids": encode_token_ids(routing.prompt_ids),
                 "completion_ids": encode_token_ids(routing.completion_ids),
             }
-        return _PreparedCall(row=row, key=key, delta=delta, pending=pending_row)
+        return _PreparedCall(row=row, rollups=rollups, pending=pending_row)
 
     def _write_calls(self, calls: Sequence[_PreparedCall], what: str) -> list[int]:
         """Insert ``calls`` and add them to their rollup rows in ONE transaction; their ids.
@@ -590,14 +596,13 @@ class TelemetryStore(TelemetryReader):
                             calls.append((payload, call_id))
                             out.append(call_id)
                     rollups: dict[RollupKey, RollupDelta] = {}
-                    for c, _ in calls:
-                        if c.key is not None and c.delta is not None:
-                            if c.key in rollups:
-                                rollups[c.key].merge(c.delta)
-                            else:
-                                # a copy: merge() changes its target, and a failed group's
-                                # writes are applied again from their own deltas
-                                rollups[c.key] = replace(c.delta)
+                    for key, delta in (kd for c, _ in calls for kd in c.rollups):
+                        if key in rollups:
+                            rollups[key].merge(delta)
+                        else:
+                            # a copy: merge() changes its target, and a failed group's
+                            # writes are applied again from their own deltas
+                            rollups[key] = replace(delta)
                     for key, delta in rollups.items():
                         _add_to_rollup(session, key, delta)
                     pending = [
@@ -694,7 +699,8 @@ class TelemetryStore(TelemetryReader):
             loop.call_soon_threadsafe(_settle_all, items)
 
     def rebuild_rollups(self, *, chunk: int = 5000, max_pending: int = 512) -> int:
-        """Recompute every ``expert_rollups`` row from ``model_calls``, in one transaction.
+        """Recompute every ``expert_rollups`` row (and ``expert_phase_rollups`` row, from the
+        calls that have a prefill/decode split) from ``model_calls``, in one transaction.
 
         Reads the calls in id order, ``chunk`` rows at a time, and keeps at most
         ``max_pending`` groups in memory before adding them to the table, so memory stays
@@ -711,6 +717,7 @@ class TelemetryStore(TelemetryReader):
         total = 0
         with self._transaction("the expert rollups") as session:
             session.execute(delete(ExpertRollupRecord))
+            session.execute(delete(ExpertPhaseRollupRecord))
             pending: dict[RollupKey, RollupDelta] = {}
             last_id = 0
             while True:
@@ -724,7 +731,8 @@ class TelemetryStore(TelemetryReader):
                     break
                 last_id = rows[-1].id
                 total += len(rows)
-                sum_call_rows(rows, pending)
+                for phase in ("", *PHASES):
+                    sum_call_rows(rows, pending, phase=phase)
                 if len(pending) > max_pending:
                     for key, delta in pending.items():
                         _add_to_rollup(session, key, delta)

@@ -123,14 +123,14 @@ def _schema_diff(engine: Engine) -> list[object]:
 
 def test_a_new_database_is_at_head_and_matches_the_orm_schema(store: TelemetryStore) -> None:
     with store.engine.connect() as connection:
-        assert current_revision(connection) == head_revision() == "0007"
+        assert current_revision(connection) == head_revision() == "0008"
         columns = {c["name"] for c in inspect(connection).get_columns("model_calls")}
     assert "expert_routing_source" in columns and "routing_source" not in columns
     assert _schema_diff(store.engine) == []
     if store.url != "sqlite:///:memory:":  # reopening an up-to-date database changes nothing
         TelemetryStore(store.url).close()
         with store.engine.connect() as connection:
-            assert current_revision(connection) == "0007"
+            assert current_revision(connection) == "0008"
     assert store.count_calls() == 0
 
 
@@ -211,7 +211,7 @@ def test_the_revisions_build_the_orm_schema_and_an_upgrade_keeps_rows(
     # the pending expert routing, 0005 sampling rates and decided_by); rows survive
     with engine.begin() as connection:
         before, after = migrate_upgrade(connection)
-    assert (before, after) == (None, "0007")
+    assert (before, after) == (None, "0008")
     assert _schema_diff(engine) == []
     reader = TelemetryReader(engine, url)
     rows = reader.calls()
@@ -467,7 +467,7 @@ def test_open_existing_reads_and_refuses_a_database_behind_the_code(url: str) ->
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "0001")
     engine.dispose()
-    with pytest.raises(UserError, match=r"revision 0001, this version reads 0007.*upgrade"):
+    with pytest.raises(UserError, match=r"revision 0001, this version reads 0008.*upgrade"):
         TelemetryStore.open_existing(url)
     result = CliRunner().invoke(app, ["skew", "--database-url", url])
     shown = " ".join(result.output.split())  # rich wraps long lines
