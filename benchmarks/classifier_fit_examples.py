@@ -1,0 +1,189 @@
+"""Issue 49 item 2: a new route learnt from a few dozen examples (``classifier fit --examples``).
+
+Usage, from the repository root::
+
+    python -m benchmarks.classifier_fit_examples --route faq --route library   # tuning sets
+    python -m benchmarks.classifier_fit_examples --route store_info --route gift_cards --look
+    python -m benchmarks.classifier_fit_examples --builtin faq    # built-in test split, once
+
+For each ``--route`` it runs what ``fit --examples`` runs (:func:`fit_examples` onto the
+packaged model, ``folds=3``), writes the fit to a temporary folder and classifies with the real
+:class:`RuleClassifier` on the fitted files:
+
+* ``faq`` (``tests/fixtures/faq_workflow/examples.csv``) and ``library``
+  (``benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv``): the file's own
+  held-out cut (8 rows of the route, 2 fallback). Both were tuned on (fewshot49).
+* ``store_info`` and ``gift_cards`` (``tests/fixtures/fewshot_routes/``): with ``--look`` also
+  their held-out files (12 phrasings of the route + 4 near-miss fallback rows each), written
+  before the change and never tuned on: every run with ``--look`` is a look; record it in
+  ``benchmarks/results/classifier_fit_examples_<date>c.md``.
+
+``--builtin ROUTE`` compares the built-in routes on the labelled test split (cap 400): the
+packaged model and calibration against the fit of ``ROUTE``, both with ``ROUTE`` declared;
+accuracy, and each route's precision and recall (fallback's too), and the changed decisions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from orchestrator.classifier import RuleClassifier
+from orchestrator.classifier.examples import fit_examples, save_fit
+from orchestrator.classifier.labelled_set import load_split
+from orchestrator.classifier.learned import VERSION, load_model
+from orchestrator.classifier.loader import load_calibration, load_rules
+from orchestrator.classifier.paths import default_rules_path
+from orchestrator.config import DEFAULT_DATA_DIR
+from orchestrator.request import Request
+from orchestrator.routes import Route, RouteSpec
+from tests.fixtures.fewshot_routes.routes import ROUTES
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = RouteSpec(
+    name=Route("library"),
+    rules=(
+        {
+            "id": "library.words",
+            "weight": 0.75,
+            "keywords": ["library", "borrow", "图书馆", "借书"],
+        },
+    ),
+)
+
+
+def _faq() -> RouteSpec:
+    sys.path.insert(0, str(ROOT / "tests/fixtures/faq_workflow"))
+    from faq_workflow.route import ROUTE  # the fixture package's own declaration
+
+    return ROUTE
+
+
+def scenario(name: str) -> tuple[RouteSpec, Path, Path | None]:
+    """``(declaration, training CSV, held-out CSV or None)`` of a route of this benchmark."""
+    if name == "faq":
+        return _faq(), ROOT / "tests/fixtures/faq_workflow/examples.csv", None
+    if name == "library":
+        return (
+            LIBRARY,
+            ROOT / "benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv",
+            None,
+        )
+    spec, train, held = ROUTES[name]
+    return spec, train, held
+
+
+def fit(name: str, folder: Path) -> tuple[RuleClassifier, list, float]:
+    """Fit ``name``'s examples onto the packaged model into ``folder``: the classifier on the
+    fitted files, the file's own held-out rows, and the fit's wall time in seconds."""
+    spec, train, _ = scenario(name)
+    pk = default_rules_path().parent
+    base = load_model(pk / f"learned.v{VERSION}.npz"), load_calibration(pk / "calibration.toml")
+    declared = [s.name for s in load_rules(default_rules_path())[0].route]
+    t0 = time.perf_counter()
+    result = fit_examples(
+        train,
+        load_split(DEFAULT_DATA_DIR, "tune", cap=400),
+        routes=[spec],
+        declared=declared,
+        folds=3,
+        base=base,
+    )
+    took = time.perf_counter() - t0
+    save_fit(result, folder, train)
+    clf = RuleClassifier(
+        model_path=folder / f"learned.v{VERSION}.npz",
+        calibration_path=folder / "calibration.toml",
+        reload_interval=None,
+        routes=[spec],
+    )
+    return clf, result.held_out, took
+
+
+def _score(clf: RuleClassifier, items: list[tuple[str, str, str]], title: str) -> None:
+    """Print each item's decision and the per-route count right: items ``(text, route, note)``."""
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for text, route, note in items:
+        got = clf.classify(Request(text=text)).route
+        total[route] += 1
+        right[route] += got == route
+        mark = "ok  " if got == route else "MISS"
+        print(f"  {mark} {route:>10} -> {got:<18} {text}  [{note}]")
+    figures = ", ".join(f"{r} {right[r]}/{total[r]}" for r in sorted(total))
+    print(f"{title}: {figures}")
+
+
+def held_out(name: str, look: bool) -> None:
+    """Fit ``name`` and score its held-out rows (and, with ``look``, its held-out file)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clf, held, took = fit(name, Path(tmp))
+        print(f"{name}: fit {took:.1f} s; model {clf.model.meta.get('lifts')} lifts")
+        _score(clf, [(r.text, r.route, "file's held-out cut") for r in held], f"{name} own cut")
+        path = scenario(name)[2]
+        if look and path is not None:
+            with path.open(encoding="utf-8") as handle:
+                rows = [(r["text"], r["route"], r["family"]) for r in csv.DictReader(handle)]
+            _score(clf, rows, f"{name} held-out file (LOOK)")
+
+
+def _prf(truth: list[str], got: list[str]) -> dict[str, tuple[float, float]]:
+    out = {}
+    for route in sorted(set(truth)):
+        tp = sum(t == g == route for t, g in zip(truth, got, strict=True))
+        sent = sum(g == route for g in got)
+        have = sum(t == route for t in truth)
+        out[route] = (tp / sent if sent else 0.0, tp / have if have else 0.0)
+    return out
+
+
+def builtin(name: str) -> None:
+    """The built-in routes on the test split: packaged vs the fit of ``name``."""
+    spec = scenario(name)[0]
+    rows = load_split(DEFAULT_DATA_DIR, "test", cap=400)
+    pk = default_rules_path().parent
+    before = RuleClassifier(
+        model_path=pk / f"learned.v{VERSION}.npz",
+        calibration_path=pk / "calibration.toml",
+        reload_interval=None,
+        routes=[spec],
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        after = fit(name, Path(tmp))[0]
+        truth = [str(r.route) for r in rows]
+        a = [str(before.classify(r.to_request()).route) for r in rows]
+        b = [str(after.classify(r.to_request()).route) for r in rows]
+    n = len(rows)
+    acc_a = sum(x == t for x, t in zip(a, truth, strict=True)) / n
+    acc_b = sum(x == t for x, t in zip(b, truth, strict=True)) / n
+    print(f"built-in test split n={n}: accuracy {acc_a:.4f} -> {acc_b:.4f} ({acc_b - acc_a:+.4f})")
+    pa, pb = _prf(truth, a), _prf(truth, b)
+    for route in pa:
+        print(
+            f"  {route:<20} precision {pa[route][0]:.4f} -> {pb[route][0]:.4f}  "
+            f"recall {pa[route][1]:.4f} -> {pb[route][1]:.4f}"
+        )
+    for row, x, y in zip(rows, a, b, strict=True):
+        if x != y:
+            print(f"  changed {row.route}: {x} -> {y}  {row.text[:90]!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--route", action="append", default=[], help="faq, library, ...")
+    parser.add_argument("--look", action="store_true", help="score the held-out files too")
+    parser.add_argument("--builtin", help="compare the built-in routes with this route added")
+    args = parser.parse_args(argv)
+    for name in args.route:
+        held_out(name, args.look)
+    if args.builtin:
+        builtin(args.builtin)
+
+
+if __name__ == "__main__":
+    main()
