@@ -97,6 +97,7 @@ def read_windows(
     *,
     model: str | None = None,
     steps: int = 48,
+    phase: str = "",
 ) -> list[WindowData]:
     """Stream the rollups of ``windows`` (adjacent or not) and sum them per group.
 
@@ -105,6 +106,8 @@ def read_windows(
         windows: Windows to fill; the first gets timeline steps.
         model: Only this served model.
         steps: At most this many timeline steps over the first window (whole hours each).
+        phase: ``''`` for every call (prefill and decode together); ``prefill`` or
+            ``decode`` for that phase of the calls whose source kept them apart.
 
     Returns:
         One :class:`WindowData` per window, in order.
@@ -122,7 +125,7 @@ def read_windows(
     data = [WindowData(window=w, step=step) for w in windows]
     shape: tuple[str, ModelShape] | None = None
     families: dict[str, set[str]] = {}  # two model families are never pooled (issue 50)
-    for record in store.iter_rollups(start=start, end=end, model=model):
+    for record in store.iter_rollups(start=start, end=end, model=model, phase=phase):
         bucket = record.bucket_start
         if record.model_family:
             families.setdefault(record.model_family, set()).add(record.model)

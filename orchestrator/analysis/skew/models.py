@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ScopeKind = Literal["global", "workflow", "node"]
+ScopeKind = Literal["global", "workflow", "node", "phase"]
 
 
 class Thresholds(BaseModel):
@@ -407,6 +407,26 @@ class TimelinePoint(BaseModel):
     balancedness: float
 
 
+class PhaseView(BaseModel):
+    """Hot and dead experts for prefill and decode apart (all workflows), where the stored
+    source kept the phases apart (:mod:`orchestrator.analysis.skew.phases`).
+
+    Attributes:
+        split_calls: Calls of the window whose routing is split into prefill and decode.
+        calls: Calls of the window with routing (the combined view's).
+        profiles: ``prefill`` and ``decode`` profiles (kind ``phase``), judged with the same
+            thresholds and minimum volume as the combined view; empty without a split.
+        note: What is split and what is combined, in one line.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    split_calls: int
+    calls: int
+    profiles: list[ScopeProfile]
+    note: str
+
+
 class SkewReport(BaseModel):
     """Everything ``orchestrator skew`` shows, as one typed object.
 
@@ -429,6 +449,8 @@ class SkewReport(BaseModel):
         capture_sampling_rates: Captured calls per capture sampling rate in the window (every
             figure weights a call by ``1 / rate``: :mod:`orchestrator.analysis.sampling`).
         capture_sampling: The same as one line of text, shown with every table.
+        phases: Hot and dead for prefill and decode apart, or the line saying the source
+            has no split (None in reports written before issue 51).
         pending_routing_calls: Model calls in scope (the batch, the workflow) whose expert
             routing is still ``pending`` (replay deferred by a batch job): not in any figure
             above, never read as zero experts; ``orchestrator telemetry fill-routing`` fills
@@ -455,3 +477,4 @@ class SkewReport(BaseModel):
     pending_routing_calls: int = 0
     capture_sampling_rates: dict[float, int] = Field(default_factory=dict)
     capture_sampling: str = "capture sampling rate 1 (every call captured)"
+    phases: PhaseView | None = None

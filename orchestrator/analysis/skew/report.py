@@ -23,6 +23,7 @@ from orchestrator.analysis.skew.metrics import balancedness, normalised_entropy
 from orchestrator.analysis.skew.models import (
     DriftReport,
     ModelShape,
+    PhaseView,
     ScopeProfile,
     SkewReport,
     Thresholds,
@@ -30,6 +31,7 @@ from orchestrator.analysis.skew.models import (
     TimeWindow,
 )
 from orchestrator.analysis.skew.outliers import CallSizes, find_outliers
+from orchestrator.analysis.skew.phases import phase_view
 from orchestrator.analysis.skew.profile import scope_profile
 from orchestrator.analysis.skew.window import parse_duration, resolve
 from orchestrator.exceptions import UserError
@@ -127,7 +129,11 @@ def _sizes(sizes: CallSizes, workflow: str | None = None, node: str | None = Non
 
 
 def _notes(
-    data: WindowData, options: ReportOptions, shape: ModelShape, pending: int = 0
+    data: WindowData,
+    options: ReportOptions,
+    shape: ModelShape,
+    pending: int = 0,
+    phases: PhaseView | None = None,
 ) -> list[str]:
     notes = [pending_note(pending, options.batch)] if pending else []
     sources = data.sources()
@@ -155,11 +161,7 @@ def _notes(
         f"{t.dead_factor / shape.num_experts:.3%}; both judged only in layers with at least "
         f"{t.min_expected:g} activations per expert (N/E) and {t.min_calls} calls"
     )
-    notes.append(
-        "prefill and decode are not judged apart: the store keeps one count per call and "
-        "layer, summing its prompt and completion tokens"
-    )
-    return notes
+    return notes + ([phases.note] if phases is not None else [])
 
 
 def build_report(
@@ -229,6 +231,7 @@ def build_report(
         limit=options.outlier_limit,
         listed=options.outliers_listed,
     )
+    phases = phase_view(store, current, shape, t, calls=overall.calls, model=options.model)
     return SkewReport(
         generated_at=datetime.now(UTC),
         database=_safe_url(store.url),
@@ -249,10 +252,11 @@ def build_report(
         drift=drift,
         outliers=outliers,
         timeline=_timeline(now),
-        notes=[sampling_label(now.sampling_rates), *_notes(now, options, shape, pending)],
+        notes=[sampling_label(now.sampling_rates), *_notes(now, options, shape, pending, phases)],
         pending_routing_calls=pending,
         capture_sampling_rates=dict(sorted(now.sampling_rates.items())),
         capture_sampling=sampling_label(now.sampling_rates),
+        phases=phases,
     )
 
 

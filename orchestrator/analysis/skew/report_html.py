@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from orchestrator.analysis.skew.models import ScopeProfile, SkewReport, Thresholds
+from orchestrator.analysis.skew.phases import flagged, unjudged
 from orchestrator.outfiles import atomic_write_text
 
 _CONFIG = {"displaylogo": False, "responsive": True}
@@ -394,6 +395,27 @@ def _scope_table(report: SkewReport) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _phase_table(report: SkewReport) -> str:
+    """Hot and dead for prefill and decode apart, each with its interval, or the line saying
+    the source has no phase split."""
+    view = report.phases
+    if view is None or not view.profiles:
+        note = view.note if view is not None else "prefill and decode: combined"
+        return f"<p class='note'>{_e(note)}</p>"
+    rows = "".join(
+        f'<tr><td class="l">{_e(p.name)}</td><td>{p.calls:,}</td><td>{p.routed_tokens:,}</td>'
+        f'<td class="l hot">{_e(flagged(p, "hot"))}</td>'
+        f'<td class="l">{_e(flagged(p, "dead"))}</td><td class="l">{_e(unjudged(p))}</td></tr>'
+        for p in view.profiles
+    )
+    head = (
+        '<tr><th class="l">phase</th><th>calls</th><th>routed tokens</th>'
+        '<th class="l">hot: share [interval]</th><th class="l">dead: share [interval]</th>'
+        '<th class="l">too few samples</th></tr>'
+    )
+    return f"<p class='note'>{_e(view.note)}</p><table>{head}{rows}</table>"
+
+
 def _fingerprint_table(report: SkewReport) -> str:
     rows = []
     for f in report.fingerprints:
@@ -493,6 +515,8 @@ def render_html(report: SkewReport) -> str:
         "".join(f"<p class='note'>{_e(n)}</p>" for n in report.notes),
         "<h2>Summary</h2>",
         _scope_table(report),
+        "<h2>Prefill and decode apart (all workflows)</h2>",
+        _phase_table(report),
         "<h2>Which experts does each workflow use</h2>",
     ]
     profiles = ([report.overall] if report.workflow_filter is None else []) + report.workflows

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.analysis.skew.models import ScopeProfile, SkewReport
+from orchestrator.analysis.skew.phases import flagged, unjudged
 
 
 def _pairs(pairs: list[tuple[int, int]], show: int = 6) -> str:
@@ -51,6 +52,7 @@ def summary(report: SkewReport) -> Group:
     """Rich renderables: scope table, drift table, outlier table and notes."""
     rate = f" · {report.capture_sampling}"  # every table states the capture sampling rate
     parts: list[RenderableType] = [_head(report), *_scope_tables(report, rate)]
+    parts.append(_phase_table(report, rate))
     if report.drift is not None:
         parts.append(_drift_table(report, rate))
     o = report.outliers
@@ -108,6 +110,30 @@ def _scope_tables(report: SkewReport, rate: str) -> tuple[Table, Table]:
         scopes.add_row(*_scope_row(profile, jsd.get(profile.name)))
         alarms.add_row(*_alarm_row(profile))
     return scopes, alarms
+
+
+def _phase_table(report: SkewReport, rate: str) -> RenderableType:
+    """Hot and dead for prefill and decode apart (all workflows), each with its interval; or
+    the line saying the source has no phase split."""
+    view = report.phases
+    if view is None or not view.profiles:
+        note = view.note if view is not None else "prefill and decode: combined"
+        return Text(note, style="bold")
+    table = Table(title=f"Alarms by phase, all workflows: {view.note}" + rate)
+    for name in ("phase", "calls", "routed tokens", "hot 🔥 share [interval]"):
+        table.add_column(name, no_wrap=name == "phase")
+    table.add_column("dead ✝ share [interval]")
+    table.add_column("too few samples")
+    for p in view.profiles:
+        table.add_row(
+            p.name,
+            f"{p.calls:,}",
+            f"{p.routed_tokens:,}",
+            flagged(p, "hot"),
+            flagged(p, "dead"),
+            unjudged(p),
+        )
+    return table
 
 
 def _drift_table(report: SkewReport, rate: str) -> Table:
