@@ -45,7 +45,7 @@ import pytest
 from benchmarks.harness import stop_process_group
 from orchestrator.config import Settings
 from orchestrator.ui.auth import Caller, sign_caller
-from tests.fixtures.cli import stores_env
+from tests.fixtures.cli import run_orchestrator, stores_env
 from tests.fixtures.servers import free_port
 
 if TYPE_CHECKING:
@@ -79,15 +79,8 @@ class Ui:
         return httpx.request(method, f"{self.service}{path}", headers=headers, timeout=60, **kw)
 
     def cli(self, *args: str, stdin: str | None = None) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "orchestrator.cli", *args],
-            env=self.env,
-            cwd=REPO,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        """``orchestrator ARGS`` in this UI's environment; its standard output."""
+        done = run_orchestrator(*args, timeout=600, env=self.env, cwd=REPO, input=stdin, check=True)
         return done.stdout
 
     def telemetry(self, query: str) -> list[tuple[Any, ...]]:
