@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workflows.customer_service.amounts import RefundAsk
 from workflows.customer_service.asks import Asks, normalise
 from workflows.customer_service.store import OrderTools, ToolError, ToolResult, money
 
@@ -62,6 +63,9 @@ _TEXTS = {
         "other_customer": "This conversation belongs to another customer; nothing was changed.",
         "nothing_pending": "Nothing is waiting for your confirmation, so nothing was changed. "
         "How can I help?",
+        "refund_amount": "How much should I refund? Please write the amount with its currency "
+        '(for example: refund USD 10.00 of ORD-123456), or say "refund all of" and the '
+        "order id for the whole amount left. Nothing was changed.",
         "out_of_scope": "I can only help with orders from this shop: deliveries, refunds, "
         "returns, cancellations, address changes and your account. I can't help with that "
         "question. Is there anything about an order I can do for you?",
@@ -81,10 +85,13 @@ _TEXTS = {
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",
         "nothing_pending": "目前没有等待您确认的操作，没有做任何更改。请问有什么可以帮您？",
+        "refund_amount": "请问要退多少钱？请写明金额和币种（例如：订单 ORD-123456 退 10.00 元），"
+        "或说“全部退款”并附上订单号，退还剩余的全部金额。没有做任何更改。",
         "out_of_scope": "我只能处理本店订单的问题：物流、退款、退货、取消订单、修改地址和账户。"
         "这个问题我帮不上忙。请问您的订单有什么需要帮助的吗？",
     },
 }
+_UNLIKE = "please write the amount in the order's currency"
 _WHAT = {
     "en": {"start_refund": "refund", "cancel_order": "cancel", "change_address": "change"},
     "zh": {"start_refund": "退款", "cancel_order": "取消", "change_address": "修改地址"},
@@ -150,13 +157,20 @@ def not_done(action: dict[str, Any], language: str) -> str:
 
 
 def preview(
-    tools: OrderTools, tool: str, args: dict[str, Any], language: str
+    tools: OrderTools,
+    tool: str,
+    args: dict[str, Any],
+    language: str,
+    asked: RefundAsk | None = None,
 ) -> tuple[dict[str, Any], str] | ToolResult:
     """The exact write and its confirmation question, from the store's facts now; or the
     refusal (``ToolResult``, ok False) when it cannot be done, so nothing is asked.
 
     ``args`` holds ``order_id`` (and ``new_address`` for an address change, ``reason`` for a
-    refund). A refund's arguments get the exact ``amount_cents`` the question names.
+    refund). A refund's arguments get the exact ``amount_cents`` the question names: the
+    whole amount left, or the part the customer wrote (``asked``, :func:`~workflows.
+    customer_service.amounts.refund_ask`), refused when it is more than what is left or in
+    another currency.
     """
     order_id = str(args["order_id"])
     try:
@@ -168,6 +182,13 @@ def preview(
         cents, currency, why = tools.refundable(order_id)
         if why is not None:
             return _refused(tool, order_id, f"order is not refundable: {why}")
+        if asked is not None and asked.cents is not None:  # the part the customer wrote
+            if not asked.fits(currency):
+                return _refused(tool, order_id, f"the order is in {currency}; {_UNLIKE}")
+            if asked.cents > cents:
+                left = f"{money(asked.cents, currency)} is more than the {money(cents, currency)}"
+                return _refused(tool, order_id, f"order {order_id}: {left} left to refund")
+            cents = asked.cents
         amount = money(cents, currency)
         question = (
             f"确认为订单 {order_id} 退款 {amount}，退回原支付方式吗？回复“是”确认。"

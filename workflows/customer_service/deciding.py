@@ -14,6 +14,7 @@ from typing import Any
 from orchestrator.routes import FALLBACK
 from skills import IssueTriage
 from workflows.customer_service import confirm as confirming
+from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
@@ -116,7 +117,8 @@ def _target(
 def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
     """The question to ask back instead of acting, or None: a message with no words or
     in a third language, two intents one of them a write, and a write that cannot be
-    read safely (a very long message, a malformed id, an address that is not one)."""
+    read safely (a very long message, a malformed id, an address that is not one, a part of
+    a refund with no one amount written)."""
     message = state["message"]
     language = confirming.lang(message, str(state.get("locale") or "en_US"))
     if not has_words(message):
@@ -137,6 +139,9 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.text("bad_id", language)
     if asks.writes[0] == "change_address" and not asks.new_address:
         return confirming.address_problem(asks.address_problem, language)
+    refund = refund_ask(message) if asks.writes[0] == "refund" else None
+    if refund is not None and refund.unclear:  # a part asked for, no one amount written
+        return confirming.text("refund_amount", language)
     return None
 
 

@@ -84,6 +84,7 @@ from workflows.customer_service.acting import (
 from workflows.customer_service.acting import (
     refusal as _refusal,
 )
+from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import is_yes
 from workflows.customer_service.claims import code_reply, reply_intent, reply_language
 from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_person, decide
@@ -539,7 +540,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             files = state.get("attachments") or []
             reason = "customer request" + ("; evidence: " + ", ".join(files) if files else "")
             args["reason"] = reason[:200]
-        shown = confirming.preview(self.store.tools(customer), tool, args, language)
+        asked = refund_ask(state["message"]) if tool == "start_refund" else None
+        shown = confirming.preview(self.store.tools(customer), tool, args, language, asked)
         if isinstance(shown, ToolResult):
             emit(
                 ToolResultEvent(tool=tool, ok=False, facts=shown.facts, error_code=shown.error_code)

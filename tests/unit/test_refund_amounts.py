@@ -1,0 +1,149 @@
+"""A refund of part of an order (tester5 finding 7: "refund USD 10 of ORD-…" was offered, and
+written after "yes", as the whole amount left). The amount is read by code from the customer's
+own words: one amount with its currency is offered exactly; a part named with no one amount is
+asked back; more than is left, or another currency, is refused; no part means the whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from customer_service_double import ScriptedToolModel
+from sqlalchemy import select
+
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.telemetry import TelemetryStore
+from tests.unit.test_customer_service_safety import (
+    _count_refunds,
+    _find,
+    _say,
+    _writes,
+)
+from workflows.customer_service import CustomerServiceWorkflow
+from workflows.customer_service.amounts import refund_ask
+from workflows.customer_service.store import OrderStore, RefundPolicy
+from workflows.customer_service.store.schema import Refund
+
+AMOUNTS = [
+    ("refund USD 10 of ORD-100076", 1000, "USD"),
+    ("Could you refund $12.50 on ORD-100076? The strap broke", 1250, "USD"),
+    ("I only want 7 dollars back for ORD-100076", 700, "USD"),
+    ("please reimburse 3.99 USD for the late delivery of ORD-100076", 399, "USD"),
+    ("Refund ORD-100076 (it cost $59.99)", 5999, "USD"),
+    ("refund EUR 1,204.50 for ORD-100076", 120450, "EUR"),
+    ("ORD-100076 请退10元", 1000, "CNY"),
+    ("订单 ORD-100076 退 25.5 块", 2550, "CNY"),
+    ("帮我退 ￥88 ORD-100076", 8800, "CNY"),
+    ("ORD-100076 退 20 美元", 2000, "USD"),
+    ("訂單 ORD-100076 請退 30 元", 3000, "CNY"),
+    ("refund £5 on ORD-100076", 500, "GBP"),
+]
+UNCLEAR = [
+    "refund half of ORD-100076",
+    "just refund the shipping fee on ORD-100076",
+    "refund one of the items in ORD-100076, the other is fine",
+    "refund the broken one from ORD-100076",
+    "I paid $100 but it's on sale for $80 now, refund the difference on ORD-100076",
+    "refund 20% of ORD-100076",
+    "refund 2 of ORD-100076",
+    "ORD-100076 退一半",
+    "ORD-100076 只退运费",
+    "ORD-100076 退差价",
+    "ORD-100076 退十块钱",
+    "ORD-100076 其中一件坏了，退那一件的钱",
+    "ORD-100076 退部分款",
+    "訂單 ORD-100076 退一半",
+]
+WHOLE = [
+    "Please refund ORD-100076, it arrived broken",
+    "I want my money back for ORD-100076",
+    "refund ORD-100076, shipping took three weeks",
+    "ORD-100076 退款",
+    "我要退款 ORD-100076，全部退",
+    "申请一个退款 ORD-100076",
+    "refund all of ORD-100076",
+    "Refund ORD-100076 on 2026-11-30 please",
+]
+
+
+@pytest.fixture
+def store(orders_url: Callable[[int, int], str]) -> OrderStore:
+    return OrderStore(orders_url(60, 6), policy=RefundPolicy(auto_limit_cents=20_000))
+
+
+@pytest.fixture
+def orch(store: OrderStore, telemetry: TelemetryStore) -> Orchestrator:
+    return Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+
+
+@pytest.mark.parametrize(("text", "cents", "currency"), AMOUNTS)
+def test_one_amount_with_its_currency_is_read(text: str, cents: int, currency: str) -> None:
+    asked = refund_ask(text)
+    assert asked is not None and asked.cents == cents and not asked.unclear
+    assert asked.fits(currency)
+
+
+@pytest.mark.parametrize("text", UNCLEAR)
+def test_a_part_with_no_one_amount_is_unclear(text: str) -> None:
+    asked = refund_ask(text)
+    assert asked is not None and asked.unclear and asked.cents is None
+
+
+@pytest.mark.parametrize("text", WHOLE)
+def test_no_part_means_the_whole_amount(text: str) -> None:
+    assert refund_ask(text) is None
+
+
+def test_a_dollar_sign_fits_dollar_currencies_only() -> None:
+    asked = refund_ask("refund $10 of ORD-100076")
+    assert asked is not None and asked.fits("USD") and asked.fits("CAD")
+    assert not asked.fits("EUR") and not asked.fits("CNY")
+
+
+def _last_refund_cents(store: OrderStore, order: str) -> int:
+    with store.sessions() as s:
+        rows = s.scalars(select(Refund).where(Refund.order_id == order).order_by(Refund.id))
+        return int(rows.all()[-1].amount_cents)
+
+
+async def test_the_part_asked_is_offered_and_written_exactly(
+    store: OrderStore, orch: Orchestrator
+) -> None:
+    customer, order = _find(store, want="refundable")
+    left, currency, _ = store.tools(customer).refundable(order)
+    part = min(1000, left - 1)
+    shown = f"{currency} {part // 100}.{part % 100:02d}"
+    asked = await _say(orch, f"Please refund {shown} of {order}, one strap broke", customer)
+    assert asked.result["status"] == "awaiting_confirmation"
+    assert asked.result["reply"]["text"].startswith(f"Refund {shown} for order {order}")
+    before = _count_refunds(store)
+    await _say(orch, "yes", customer)
+    assert _count_refunds(store) == before + 1
+    assert _last_refund_cents(store, order) == part
+
+
+async def test_an_unclear_part_is_asked_back_and_yes_writes_nothing(
+    store: OrderStore, orch: Orchestrator
+) -> None:
+    customer, order = _find(store, want="refundable")
+    before = _writes(store)
+    asked = await _say(orch, f"Please refund half of {order}, one of the two cups is broken", customer)
+    assert asked.result["status"] != "awaiting_confirmation"
+    assert "How much should I refund?" in asked.result["reply"]["text"]
+    await _say(orch, "yes", customer)
+    assert _writes(store) == before
+
+
+async def test_more_than_is_left_is_refused_and_nothing_is_asked(
+    store: OrderStore, orch: Orchestrator
+) -> None:
+    customer, order = _find(store, want="refundable")
+    left, currency, _ = store.tools(customer).refundable(order)
+    over = left + 100
+    before = _writes(store)
+    text = f"Please refund {currency} {over // 100}.{over % 100:02d} of {order}"
+    asked = await _say(orch, text, customer)
+    assert asked.result["status"] != "awaiting_confirmation"
+    assert "left to refund" in asked.result["reply"]["text"]
+    await _say(orch, "yes", customer)
+    assert _writes(store) == before
