@@ -14,9 +14,12 @@ Steps:
    log-normal, median ~150), stored with the store's own
    :func:`~orchestrator.telemetry.encode_counts`. Planted: a hot expert (layer 5, e12), a dead
    one (layer 9, e40), a drift in the last week (content_moderation, layer 3), and 0.1%
-   outlier calls. The newest :data:`FRESH` calls (those the outlier scoring reads) are fresh
-   draws; older calls reuse one of :data:`POOL` draws of their node and period, as they reach
-   the report only through the rollups. Rows go in with one plain ``executemany`` per chunk
+   outlier calls. Each call is 20 routed completion tokens (``C - 1``) after its prompt, and
+   its prefill counts are stored too (``prefill_counts``, as the plugin's ``phase_counts``
+   mode gives them), with a planted expert hot in decode only (layer 7, e30). The newest
+   :data:`FRESH` calls (those the outlier scoring reads) are fresh draws; older calls reuse
+   one of :data:`POOL` draws of their node and period, as they reach the report only through
+   the rollups. Rows go in with one plain ``executemany`` per chunk
    (values in the form SQLAlchemy's types store them), journal in memory and no fsync on
    the generator's own connection; bounded memory.
 2. **Rollups**: summed per chunk with the store's own
@@ -47,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -68,9 +72,9 @@ from orchestrator.telemetry import (
     TelemetryStore,
     encode_counts,
 )
-from orchestrator.telemetry.rollup_rows import new_rollup
+from orchestrator.telemetry.rollup_rows import new_rollup, rollup_table
 from orchestrator.telemetry.rollups import RollupKey
-from orchestrator.telemetry.schema import ExpertRollupRecord
+from orchestrator.telemetry.schema import ExpertPhaseRollupRecord, ExpertRollupRecord
 
 LAYERS = tuple(range(1, 28))
 EXPERTS = 64
@@ -109,12 +113,27 @@ FRESH = 50_000
 POOL = 1024
 
 
-def _draw(rng: np.random.Generator, pvals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(n,)`` routed tokens (log-normal, median ~150) and ``(n, L, E)`` multinomial counts of
-    ``tokens * TOP_K`` activations per layer from ``pvals`` ``(n, L, E)``."""
+#: Routed completion tokens of every generated call (completion 21 tokens: ``C - 1``).
+DECODE_TOKENS = 20
+
+
+def _decode_shares(pvals: np.ndarray) -> np.ndarray:
+    """The decode's expert shares: ``pvals`` with layer 7's expert 30 hot in decode only."""
+    shares = pvals.copy()
+    shares[..., 6, 30] += 0.3
+    return shares / shares.sum(axis=-1, keepdims=True)
+
+
+def _draw(rng: np.random.Generator, pvals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(n,)`` routed tokens (log-normal, median ~150), and the ``(n, L, E)`` multinomial
+    counts of the prompt's ``(tokens - DECODE_TOKENS) * TOP_K`` activations per layer from
+    ``pvals`` ``(n, L, E)`` and of the decode's ``DECODE_TOKENS * TOP_K`` from
+    :func:`_decode_shares`: ``(tokens, prefill, decode)``."""
     n = len(pvals)
-    tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), 8, 4000).astype(np.int64)
-    return tokens, rng.multinomial((tokens * TOP_K)[:, None], pvals)
+    tokens = np.clip(rng.lognormal(np.log(150), 0.5, n), DECODE_TOKENS + 1, 4000).astype(np.int64)
+    prefill = rng.multinomial(((tokens - DECODE_TOKENS) * TOP_K)[:, None], pvals)
+    decode = rng.multinomial(DECODE_TOKENS * TOP_K, _decode_shares(pvals))
+    return tokens, prefill, decode
 
 
 class _Traffic:
@@ -133,27 +152,38 @@ class _Traffic:
         self.pvals = np.stack([*np.stack([profiles, drifted], axis=1).reshape(-1, *odd.shape), odd])
         self.pool = pool
         drawn = [_draw(rng, np.broadcast_to(p, (pool, *p.shape))) for p in self.pvals]
-        self.tokens = np.stack([t for t, _ in drawn])
-        self.counts = np.stack([c for _, c in drawn]).astype(np.uint16)
-        blobs = [encode_counts(c) for counts in self.counts for c in counts]
-        self.blobs = np.empty(len(blobs), dtype=object)  # 1-d, of bytes
-        self.blobs[:] = blobs
+        self.tokens = np.stack([t for t, _, _ in drawn])
+        self.prefill = np.stack([p for _, p, _ in drawn]).astype(np.uint16)
+        self.counts = self.prefill + np.stack([d for _, _, d in drawn]).astype(np.uint16)
+        self.blobs = _blob_array(self.counts)
+        self.prefill_blobs = _blob_array(self.prefill)
 
     def chunk(
         self, rng: np.random.Generator, key: np.ndarray, fresh: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
-        """Tokens, ``(n, L, E)`` uint16 counts and count blobs of calls from pools ``key``;
-        ``fresh`` calls are new draws, the others reuse a random draw of their pool."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes], list[bytes]]:
+        """Tokens, ``(n, L, E)`` uint16 counts and prefill counts, and their blobs, of calls
+        from pools ``key``; ``fresh`` calls are new draws, the others reuse a random draw of
+        their pool."""
         pick = rng.integers(0, self.pool, len(key))
         tokens = self.tokens[key, pick]
         counts = self.counts[key, pick]
+        prefill = self.prefill[key, pick]
         blobs = self.blobs[key * self.pool + pick].tolist()
+        prefill_blobs = self.prefill_blobs[key * self.pool + pick].tolist()
         if fresh.any():
-            t, c = _draw(rng, self.pvals[key[fresh]])
-            tokens[fresh], counts[fresh] = t, c
-            for i, row in zip(np.flatnonzero(fresh).tolist(), c, strict=True):
-                blobs[i] = encode_counts(row)
-        return tokens, counts, blobs
+            t, p, d = _draw(rng, self.pvals[key[fresh]])
+            tokens[fresh], counts[fresh], prefill[fresh] = t, p + d, p
+            for i, whole, head in zip(np.flatnonzero(fresh).tolist(), p + d, p, strict=True):
+                blobs[i], prefill_blobs[i] = encode_counts(whole), encode_counts(head)
+        return tokens, counts, prefill, blobs, prefill_blobs
+
+
+def _blob_array(counts: np.ndarray) -> np.ndarray:
+    """The count blobs of ``(pools, pool, L, E)`` counts, as a 1-d object array of bytes."""
+    blobs = [encode_counts(c) for pool in counts for c in pool]
+    out = np.empty(len(blobs), dtype=object)
+    out[:] = blobs
+    return out
 
 
 def _bulk_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -184,22 +214,31 @@ def _sum_rollups(
     pending: dict[RollupKey, RollupDelta],
     hour: np.ndarray,
     node: np.ndarray,
-    calls: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    calls: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
-    """Add a chunk's calls to ``pending`` by rollup group, with the store's own
-    :meth:`RollupDelta.of_calls` (``calls``: tokens, counts, mean and per-layer confidence)."""
-    tokens, counts, mean_conf, layer_conf = calls
+    """Add a chunk's calls to ``pending`` by rollup group, and their prefill and decode to
+    the phase groups, with the store's own :meth:`RollupDelta.of_calls` (``calls``: tokens,
+    counts, prefill counts, mean and per-layer confidence; the phases carry no confidence)."""
+    tokens, counts, prefill, mean_conf, layer_conf = calls
+    no_conf = (np.full(len(tokens), np.nan), np.full(layer_conf.shape, np.nan))
+    head = prefill.astype(np.int64)
+    parts = {  # phase: counts, routed tokens, mean and per-layer confidence
+        "": (counts, tokens, mean_conf, layer_conf),
+        "prefill": (head, tokens - DECODE_TOKENS, *no_conf),
+        "decode": (counts - head, np.full_like(tokens, DECODE_TOKENS), *no_conf),
+    }
     group = hour * len(NODES) + node
     for g in np.unique(group).tolist():
         sel = group == g
-        delta = RollupDelta.of_calls(
-            counts[sel], tokens[sel], TOP_K, mean_conf[sel], layer_conf[sel]
-        )
         key = _rollup_key(*divmod(g, len(NODES)))
-        if key in pending:
-            pending[key].merge(delta)
-        else:
-            pending[key] = delta
+        for phase, arrays in parts.items():
+            part, routed, mean, layers = (x[sel] for x in arrays)
+            delta = RollupDelta.of_calls(part, routed, TOP_K, mean, layers)
+            k = replace(key, phase=phase)
+            if k in pending:
+                pending[k].merge(delta)
+            else:
+                pending[k] = delta
 
 
 def _flush_rollups(
@@ -208,14 +247,14 @@ def _flush_rollups(
     """Insert the pending rollup rows of hours before ``before`` (all when None), as the
     store's :func:`~orchestrator.telemetry.rollup_rows.new_rollup` builds them."""
     done = [k for k in pending if before is None or k.bucket_start < before]
-    if not done:
-        return
-    columns = [c.key for c in ExpertRollupRecord.__table__.columns if c.key != "id"]
-    rows = []
-    for key in done:
-        record = new_rollup(key, pending.pop(key))
-        rows.append({c: getattr(record, c) for c in columns})
-    conn.execute(insert(ExpertRollupRecord), rows)
+    for table in (ExpertRollupRecord, ExpertPhaseRollupRecord):
+        columns = [c.key for c in table.__table__.columns if c.key != "id"]
+        rows = []
+        for key in [k for k in done if rollup_table(k.phase) is table]:
+            record = new_rollup(key, pending.pop(key))
+            rows.append({c: getattr(record, c) for c in columns})
+        if rows:
+            conn.execute(insert(table), rows)
 
 
 def generate(
@@ -247,13 +286,15 @@ def generate(
         node = rng.integers(0, len(NODES), n)
         late = seconds >= span - 7 * 86400
         pool_of = np.where(rng.random(n) < 0.001, 2 * len(NODES), 2 * node + late)
-        tokens, counts, blobs = traffic.chunk(rng, pool_of, np.arange(lo, lo + n) >= calls - fresh)
+        fresh_calls = np.arange(lo, lo + n) >= calls - fresh
+        tokens, counts, prefill, blobs, prefill_blobs = traffic.chunk(rng, pool_of, fresh_calls)
         conf = np.clip(rng.normal(0.45, 0.08, (n, len(LAYERS))), 0.05, 1).astype("<f4")
         mean_conf = conf.mean(axis=1).astype(np.float64)
         hour = (seconds // 3600).astype(np.int64)
-        _sum_rollups(pending, hour, node, (tokens, counts, mean_conf, conf.astype(np.float64)))
+        rolled = (tokens, counts, prefill, mean_conf, conf.astype(np.float64))
+        _sum_rollups(pending, hour, node, rolled)
         with engine.begin() as conn:  # a transaction each: calls and their finished hours
-            _insert_calls(conn, lo, seconds, node, tokens, blobs, conf)
+            _insert_calls(conn, lo, seconds, node, tokens, (blobs, prefill_blobs), conf)
             _flush_rollups(conn, pending, START + timedelta(hours=int(hour[-1])))
     with engine.begin() as conn:
         _flush_rollups(conn, pending, None)
@@ -266,7 +307,7 @@ CALL_COLUMNS = (
     "created_at, request_id, route, route_confidence, classifier_signals, workflow, node, "
     "model, prompt_tokens, completion_tokens, latency_ms, finish_reason, "
     "expert_routing_source, moe_layers, num_experts, top_k, routed_tokens, expert_counts, "
-    "layer_confidence, mean_router_confidence"
+    "layer_confidence, mean_router_confidence, prefill_counts"
 )
 REQUEST_COLUMNS = "id, received_at, text, channel, route, route_confidence, "
 REQUEST_COLUMNS += "classifier_signals, workflow, status"
@@ -284,7 +325,7 @@ def _insert_calls(
     seconds: np.ndarray,
     node: np.ndarray,
     tokens: np.ndarray,
-    blobs: list[bytes],
+    blobs: tuple[list[bytes], list[bytes]],
     conf: np.ndarray,
 ) -> None:
     """Insert a chunk's request rows (one per two calls) and model-call rows, ``lo`` being
@@ -316,7 +357,7 @@ def _insert_calls(
     confidence = conf.tobytes()
     size = conf.shape[1] * 4
     conn.exec_driver_sql(
-        f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 20)})",
+        f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 21)})",
         [
             (
                 w,
@@ -327,8 +368,8 @@ def _insert_calls(
                 wf,
                 nd,
                 "ernie-bench",
-                t - 20,
-                21,
+                t - DECODE_TOKENS,
+                DECODE_TOKENS + 1,
                 100.0,
                 "stop",
                 "replay",
@@ -339,16 +380,18 @@ def _insert_calls(
                 blob,
                 confidence[i * size : (i + 1) * size],
                 m,
+                head,
             )
-            for i, (w, rid, wf, nd, t, blob, m) in enumerate(
+            for i, (w, rid, wf, nd, t, blob, m, head) in enumerate(
                 zip(
                     when,
                     request_ids,
                     workflows,
                     names,
                     tokens.tolist(),
-                    blobs,
+                    blobs[0],
                     conf.mean(axis=1).astype(np.float64).tolist(),
+                    blobs[1],
                     strict=True,
                 )
             )
@@ -388,6 +431,10 @@ def report_once(path: Path, window: str, out: Path) -> dict[str, float]:
         "outliers_flagged": report.outliers.flagged_requests,
         "hot": report.overall.hot(),
         "dead": report.overall.dead(),
+        "phases": {
+            p.name: {"hot": p.hot(), "dead": p.dead()}
+            for p in (report.phases.profiles if report.phases else [])
+        },
         "drifted": {s.name: s.drifted_layers for s in report.drift.scopes} if report.drift else {},
         "html_mib": (out / "skew.html").stat().st_size / 2**20,
     }
@@ -579,6 +626,7 @@ def _markdown(s: dict[str, Any]) -> str:
         "",
         f"Found: hot {r[0]['hot']}, dead {r[0]['dead']}, drifted layers {r[0]['drifted']}, "
         f"{r[0]['outliers_flagged']} outlier requests flagged; HTML {r[0]['html_mib']:.1f} MiB.",
+        f"By phase: {r[0].get('phases') or 'no split stored'}.",
         "",
     ]
     return "\n".join(lines)

@@ -12,15 +12,23 @@ from sqlalchemy import select
 from benchmarks import skew_bench
 from orchestrator.analysis.skew import ReportOptions, build_report
 from orchestrator.telemetry import TelemetryStore
-from orchestrator.telemetry.rollup_rows import ROLLUP_COLUMNS, rollup_sums
+from orchestrator.telemetry.rollup_rows import rollup_columns, rollup_sums
+from orchestrator.telemetry.schema import ExpertPhaseRollupRecord
 
 
 def _rollups(store: TelemetryStore) -> dict[tuple[Any, ...], Any]:
-    with store.engine.connect() as connection:
-        rows = connection.execute(select(*ROLLUP_COLUMNS)).all()
+    """Every rollup row's sums by its group, the phase rows' with their phase."""
     group = ("bucket_start", "workflow", "node", "expert_routing_source", "model", "shape_key")
     group += ("capture_sampling_rate", "model_family")
-    return {tuple(getattr(r, c) for c in group): rollup_sums(r) for r in rows}
+    out = {}
+    with store.engine.connect() as connection:
+        for phase in ("", "prefill", "decode"):
+            query = select(*rollup_columns(phase))
+            if phase:
+                query = query.where(ExpertPhaseRollupRecord.phase == phase)
+            for r in connection.execute(query).all():
+                out[(phase, *(getattr(r, c) for c in group))] = rollup_sums(r)
+    return out
 
 
 def test_generated_rollups_are_the_stores_own(tmp_path: Path) -> None:
@@ -33,7 +41,8 @@ def test_generated_rollups_are_the_stores_own(tmp_path: Path) -> None:
     written = _rollups(store)
     store.rebuild_rollups()
     rebuilt = _rollups(store)
-    assert written.keys() == rebuilt.keys() and len(written) > 1000
+    assert written.keys() == rebuilt.keys() and len(written) > 3000
+    assert {k[0] for k in written} == {"", "prefill", "decode"}
     for key, mine in written.items():
         theirs = rebuilt[key]
         assert (mine.calls, mine.routed_tokens, mine.conf_calls, mine.conf_tokens) == (
@@ -51,4 +60,8 @@ def test_generated_rollups_are_the_stores_own(tmp_path: Path) -> None:
     # the planted experts are what the report finds
     report = build_report(store, ReportOptions(window="all"))
     assert report.overall.dead() == [(9, 40)] and (5, 12) in report.overall.hot()
+    assert report.phases is not None and report.phases.split_calls == 3001
+    phases = {p.name: p for p in report.phases.profiles}
+    assert (7, 30) in phases["decode"].hot() and (7, 30) not in phases["prefill"].hot()
+    assert (7, 30) not in report.overall.hot()
     store.close()
