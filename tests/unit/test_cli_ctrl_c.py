@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from serving.launcher import server_is_healthy
+from tests.fixtures.servers import free_port
 
 #: Runs the orchestrator CLI with ``co_hosted_server`` and ``ensure_checkpoint`` replaced by a
 #: stand-in server (argv[1]: "healthy" or "stuck"; argv[2]: its log; the rest: the command).
@@ -63,14 +64,6 @@ for module in (common, serve_cli):
 sys.argv = ["orchestrator", *sys.argv[3:]]
 main()
 """
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _start(
@@ -129,7 +122,7 @@ def _assert_one_clean_line(stderr: str, *words: str) -> None:
 def test_ctrl_c_on_serve_exits_130_with_one_line_and_stops_the_server(
     tmp_path: Path, kind: str
 ) -> None:
-    port = _free_port()
+    port = free_port()
     proc, log = _start(tmp_path, kind, "serve", "--port", str(port))
     pid = _wait_for_server(proc, log)
     if kind == "healthy":  # Ctrl-C once it serves: the supervised phase, where it used to crash
@@ -145,7 +138,7 @@ def test_ctrl_c_on_serve_exits_130_with_one_line_and_stops_the_server(
 
 
 def test_ctrl_c_on_run_while_the_server_starts_stops_within_2_s(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc, log = _start(
         tmp_path,
         "stuck",
