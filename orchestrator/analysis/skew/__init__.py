@@ -6,8 +6,9 @@ the store keeps (:mod:`orchestrator.telemetry`).
 
 Modules (in :mod:`orchestrator.analysis.skew`): ``metrics`` (load metrics), ``profile``
 (per-scope profiles), ``fingerprint`` (JSD to the global profile), ``drift`` (chi-square drift
-test), ``outliers``, ``report`` (builds a :class:`~.models.SkewReport`), ``report_html``,
-``report_json``, ``terminal``; the command is :mod:`orchestrator.cli.skew` (``orchestrator skew``).
+test), ``outliers``, ``phases`` (hot and dead for prefill and decode apart), ``report``
+(builds a :class:`~.models.SkewReport`), ``report_html``, ``report_json``, ``terminal``; the
+command is :mod:`orchestrator.cli.skew` (``orchestrator skew``).
 """
 
 from __future__ import annotations
