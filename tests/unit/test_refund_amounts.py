@@ -1,7 +1,9 @@
-"""A refund of part of an order (tester5 finding 7: "refund USD 10 of ORD-…" was offered, and
-written after "yes", as the whole amount left). The amount is read by code from the customer's
-own words: one amount with its currency is offered exactly; a part named with no one amount is
-asked back; more than is left, or another currency, is refused; no part means the whole."""
+"""A refund of part of an order, and a question about an order (tester5 findings 7 and 6).
+
+"refund USD 10 of ORD-…" was offered, and written after "yes", as the whole amount left. The
+amount is read by code from the customer's own words: one amount with its currency is offered
+exactly; a part named with no one amount is asked back; more than is left, or another
+currency, is refused; no part means the whole."""
 
 from __future__ import annotations
 
@@ -127,7 +129,9 @@ async def test_an_unclear_part_is_asked_back_and_yes_writes_nothing(
 ) -> None:
     customer, order = _find(store, want="refundable")
     before = _writes(store)
-    asked = await _say(orch, f"Please refund half of {order}, one of the two cups is broken", customer)
+    asked = await _say(
+        orch, f"Please refund half of {order}, one of the two cups is broken", customer
+    )
     assert asked.result["status"] != "awaiting_confirmation"
     assert "How much should I refund?" in asked.result["reply"]["text"]
     await _say(orch, "yes", customer)
@@ -146,4 +150,34 @@ async def test_more_than_is_left_is_refused_and_nothing_is_asked(
     assert asked.result["status"] != "awaiting_confirmation"
     assert "left to refund" in asked.result["reply"]["text"]
     await _say(orch, "yes", customer)
+    assert _writes(store) == before
+
+
+QUESTIONS = [
+    "Is {} still coming?",
+    "how much was {}?",
+    "any news on {}",
+    "{}?",
+    "what's going on with {}",
+    "when is {} arriving? I need it by Friday",
+    "what was in {} and what did it cost",
+    "{} 到了没",
+    "{} 多少钱",
+    "{} 买了什么",
+    "{} 簽收了嗎",
+    "请问一下 {} 怎么样了",
+]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+async def test_any_question_naming_an_order_gets_its_facts(
+    store: OrderStore, orch: Orchestrator, question: str
+) -> None:
+    """tester5 finding 6: a question about one of the customer's orders with no intent word
+    got no tool and no answer; it gets the order's facts now (read only: nothing written)."""
+    customer, order = _find(store, want="processing")
+    before = _writes(store)
+    done = await _say(orch, question.format(order), customer, thread=f"q-{hash(question)}")
+    assert order in done.result["reply"]["text"]
+    assert any(r["tool"] in ("lookup_order", "track_shipment") for r in done.result["tool_results"])
     assert _writes(store) == before

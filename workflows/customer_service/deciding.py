@@ -57,7 +57,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
         update["declined_action"] = None
         update["tool_results"] = [_not_done_result(declined)]
     reason = _handoff_reason(state, asks, triage, streak)
-    intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage)
+    named = bool(signals["order_ids"])
+    intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage, named)
     tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
     if reason is None:
@@ -174,15 +175,21 @@ def _offer_ids(state: CustomerServiceState, store: OrderStore) -> list[str]:
     return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS)
 
 
-def _read_intent(asks: Asks, intents: list[str], triage: IssueTriage) -> str | None:
+def _read_intent(
+    asks: Asks, intents: list[str], triage: IssueTriage, named_order: bool
+) -> str | None:
     """The read a turn without a write ask does: one asked for, else one whose words occur,
-    else the triage's (read intents only)."""
+    else the triage's (read intents only), else the order's status when the message names
+    one of the customer's orders: any question about an order ("is ORD-… still coming?",
+    "how much was ORD-…", 签收了吗) gets its facts, whatever words it uses (tester5 finding 6:
+    12 of 18 such questions got no answer when no intent word matched)."""
     if asks.reads:
         return asks.reads[0]
     words = [i for i in intents if i in ("track", "status")]
     if words:
         return words[0]
-    return _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+    triaged = _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+    return triaged or ("status" if named_order else None)
 
 
 def out_of_scope(state: CustomerServiceState, asks: Asks) -> bool:
