@@ -210,6 +210,9 @@ ASKS: list[tuple[str, str]] = [
     ("cancel", "急！请马上取消ORD-100200"),
     ("refund", "请尽快给ORD-100200退款，已经等了两周了"),
     ("refund", "东西坏了，请退款 ORD-100200"),
+    ("cancel", "cancel ORD-100200 please i ordered the wrong size"),
+    ("refund", "ORD-100200 refund pls the box was crushed"),
+    ("refund", "退款ORD-100200 谢谢 东西是坏的"),
 ]
 
 
@@ -234,6 +237,6 @@ def test_the_sets_are_varied_enough() -> None:
     assert len(ASKS) >= 60
     texts = [m for ms in NOT_ASKS.values() for m in ms] + [m for _, m in ASKS]
     assert len(set(texts)) == len(texts)  # no sentence twice
-    for kind, ms in NOT_ASKS.items():  # each kind in both languages
-        assert any(m.isascii() for m in ms), kind
+    for kind, ms in NOT_ASKS.items():  # each kind in both languages (Cantonese: Chinese only)
+        assert kind == "cantonese" or any(m.isascii() for m in ms), kind
         assert any(not m.isascii() for m in ms), kind

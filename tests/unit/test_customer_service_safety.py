@@ -330,7 +330,7 @@ async def test_another_customers_order_and_a_missing_one_ask_nothing(store, orch
         ("🙂🙂🔥💯", "could not find a question"),
         ("Bitte stornieren Sie meine Bestellung sofort", "English or Chinese"),
         ("refund ORD-1002 please", "does not look right"),
-        ("refund it " + "a" * 9990, "very long"),
+        ("refund it. " + "a" * 9989, "very long"),  # an ask, then a 10,000-character message
         ("cancel my order", "Which order"),
     ],
 )

@@ -1,7 +1,14 @@
 """What the customer asks for in their own words (English and Chinese): the gate of every write.
 
 A write intent (``refund``, ``cancel``, ``change_address``) counts only when the customer asks
-for it themselves. These are *not* asks, and each is reported with why (:attr:`Asks.declined`):
+for it themselves, now: the gate fails safe. A write word is an ask only in a positive ask form
+of the customer's own (:func:`~workflows.customer_service.ask_forms.asked`: an ask cue before it,
+``I want`` / ``please`` / ``can you`` / ``我要`` / ``请`` / ``帮我``, or a bare request,
+``Refund ORD-100200, it arrived broken``, ``订单ORD-100200退款``); any other mention is
+``not_asked`` (a statement, ``Is ORD-100200 refundable?``, ``My husband insists we cancel``).
+Mistyped negations (``don;t``, ``do nt``, ``dnt``, ``donot``) and one-letter typos of the ask
+words are folded first (:func:`~workflows.customer_service.ask_forms.fix_typos`). On top of
+that, these are *not* asks, and each is reported with why (:attr:`Asks.declined`):
 
 * ``quoted``: text the customer pasted or quoted, not wrote: lines after ``>``, a forwarded or
   replied-to mail (``---- Forwarded message``, ``On … wrote:``, ``原邮件``, ``转发``), text in
@@ -18,8 +25,15 @@ for it themselves. These are *not* asks, and each is reported with why (:attr:`A
 * ``question``: a hypothetical or a question about policy or an existing refund (``if it
   doesn't come, would I get a refund?``, ``where is my refund?``, ``能退款吗``): answered with a
   read (``check_refund_eligibility``, ``lookup_order``), never a write.
-* ``past``: something that happened (``I already got a refund last month``, ``上个月退过款``).
+* ``past``: something that happened (``I already got a refund last month``, ``上个月退过款``,
+  ``the refund came through, thanks``, ``退款到了``, ``I cancelled it on Monday``).
 * ``hesitant``: not decided (``maybe I'll cancel, not sure yet``, ``我在考虑要不要取消``).
+* ``conditional``: made to wait (``cancel it when it's past the 10th``, ``周五前没到就退款``,
+  ``hold it until Monday, otherwise cancel``).
+* ``not_asked``: in no ask form of the customer's own (above).
+
+Each of ``question``, ``past``, ``conditional`` and ``not_asked`` adds a read (``eligibility``
+for a refund, ``status`` otherwise): the reply answers with it and says how to ask.
 
 Read intents (track, status, eligibility) count on a mention. :func:`read_asks` also reads the
 new address of an address change from the customer's words (never from the model), and refuses
@@ -41,6 +55,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.negation import clauses, negated_scopes
 from orchestrator.textnorm import to_simplified
+from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
 
 #: The intents whose tool writes to the store.
 WRITE_INTENTS = ("refund", "cancel", "change_address")
@@ -95,17 +110,28 @@ _PASTED_LINE = re.compile(
 _REPORTED = re.compile(
     r"\b(?:note|notes|message|label|sticker|sms|text|e-?mail|mail|letter|notice|card|slip|"
     r"says?|said|wrote|writes|reads|read|stated|states|told me)\s*[:：]|"
+    r"\bper (?:my|the|our|his|her) \w+(?: \w+)?\s*[:：,]|"
     r"(?:留言|备注|写着|写道|说|短信|通知|纸条|消息|邮件|提示)\s*[:：]",
     re.I,
+)
+#: People close to the customer, whose words are theirs, not the customer's (Simplified).
+_KIN = (
+    r"老婆|老公|太太|先生|丈夫|妻子|爱人|老妈|老爸|妈妈|爸爸|阿妈|阿爸|妈|爸|儿子|女儿|仔|女|"
+    r"哥哥|姐姐|弟弟|妹妹|阿哥|家姐|哥|姐|弟|妹|爷爷|奶奶|外婆|外公|老板|上司|室友|邻居|"
+    r"男朋友|女朋友|男友|女友|同学|家人|亲戚"
 )
 #: Someone else's words without a colon: to the end of the clause.
 _REPORTED_SPEECH = re.compile(
     r"\b(?!i\b|i'\w+\b)[a-z]+\s+(?:said|says|told me|suggested|recommended|advised|wrote|"
-    r"reckons|thinks|asked me|wants me)\b[^,.!?\n，。！？]*|"
-    r"(?:他|她|他们|快递员|快递小哥|司机|朋友|卖家|商家|客服|同事|老婆|老公|别人)(?:说|让我|叫我|建议|要我)[^。！？!?\n]*",
+    r"reckons|thinks|asked me|wants me|insists?|insisted|(?:keeps|kept) (?:telling|asking|"
+    r"saying))\b[^,.!?\n，。！？]*|\baccording to\b[^.!?\n。！？]*|"
+    r"(?:他|她|他们|快递员|快递小哥|司机|朋友|卖家|商家|客服|同事|别人|" + _KIN + r")"
+    r"(?:说|讲|话|让|叫|建议|要我|要|坚持|吩咐|嘱咐|觉得|认为)[^。！？!?\n]*",
     re.I,
 )
 
+#: Cantonese 咪 "don't" (咪住 "hold on", 咪帮我取消), not 咪 "isn't it" (咪系).
+_MI = r"咪(?=住|退|取消|帮|改|搞|再|同我|俾|畀|落|申请)"
 _NEG_EXTRA_EN = re.compile(
     r"\b(?:no|not|never|won'?t|wouldn'?t|doesn'?t|isn'?t|aren'?t|didn'?t|haven'?t|hasn'?t|"
     r"can'?t|cannot|neither|nor|forget(?: about)?|never ?mind)\b"
@@ -114,14 +140,24 @@ _NEG_END_EN = re.compile(r"[,.;:!?\n]|\b(?:but|just|only|instead|so|because|plea
 _NEG_POST = re.compile(
     r"^.{0,30}?\b(?:not (?:necessary|needed|required)|isn'?t (?:necessary|needed)|"
     r"won'?t be (?:necessary|needed)|no thanks|never ?mind|not anymore)\b|"
-    r"^.{0,6}?(?:就算了|算了|不用了|不需要了|就不必了|免了|不要了|不必了)"
+    r"^.{0,6}?(?:就算了|算了|不用了|不需要了|就不必了|免[了喇啦咯吧]|不要了|不必了)"
 )
-_NEG_ZH = re.compile(r"不想|不打算|不是要|不是想|并不|没打算|没想|不会|不准备|别|不(?=退|取消|改)")
+_NEG_ZH = re.compile(
+    r"不想|不打算|不是要|不是想|并不|没打算|没想|不会|不准备|别|不(?=退|取消|改)|唔(?=好|要|想)|"
+    + _MI
+)
 _QUESTION = re.compile(
     r"\b(?:if|unless|in case|suppose|supposing|what if|would i|will i|could i|can i still|"
     r"am i (?:eligible|entitled)|eligib\w*|entitled|policy|policies|how (?:do|does|long|much|can)|"
     r"is it possible|possible to|allowed to|where(?:'s| is)|when will|status of|know about|"
-    r"tell me about|question about|info\w*|did you|have you|has (?:my|the)|was (?:my|the))\b|"
+    r"tell me about|question about|info\w*|did you|have you|has (?:my|the)|was (?:my|the)|"
+    # a hypothetical or a question about what policy allows
+    r"say i|let'?s say|were i to|assuming|assume|theoretically|hypothetically|imagine|"
+    r"what happens|what would happen|would (?:it|that|a|the|they)|is it too late|too late to|"
+    r"refundable|cancell?able|any (?:way|chance)|do you (?:offer|do|allow|accept|give)|"
+    r"be possible|(?:are|is) (?:\w+ )?allowed|can (?:i|ord-\d+|it|this|the|my|we)\b)\b|"
+    r"比如|例如|会有什么|有什么(?:影响|后果)|会怎样|会怎么样|支持(?=退|取消|改)|能不能|可不可以|"
+    r"可唔可以|还能|得唔得|"
     r"如果|要是|万一|假如|假设|的话|政策|规定|多久|怎么退|进度|到账|到哪|什么时候|状态|了解|咨询|"
     r"(?<!帮)(?<!帮我)(?:能|可以|可不可以|能不能|能否|是否可以)(?:申请)?(?:退|取消|改)[^，,。]{0,4}(?:吗|么|嘛)",
     re.I,
@@ -129,19 +165,27 @@ _QUESTION = re.compile(
 _PAST = re.compile(
     r"\b(?:already|previously|last (?:week|month|year|time)|yesterday|ago|earlier|before|"
     r"got (?:a|my|the) refund|received (?:a|my|the) refund|had (?:a|my) refund|"
-    r"(?:was|were|been|got|have|has|had) (?:\w+ )?(?:refunded|cancell?ed|changed))\b|"
-    r"已经|已(?=退|取消|改)|上次|上个月|上周|昨天|之前|以前|曾经|退过|取消过|改过",
+    r"(?:was|were|been|got|have|has|had) (?:\w+ )?(?:refunded|cancell?ed|changed)|"
+    r"(?:i|you|we|they) (?:\w+ )?(?:refunded|cancell?ed|changed|requested|asked for|applied for)|"
+    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)day|last (?:night|\w+day)|this morning|"
+    r"the other day|earlier today|on the \d+(?:st|nd|rd|th)|went through|came through|"
+    r"hit my (?:account|card|bank)|(?:was|been|got) (?:processed|approved|issued|completed))\b|"
+    r"已经|已(?=退|取消|改)|上次|上个月|上周|昨天|之前|以前|曾经|退过|取消过|改过|前天|今早|昨晚|"
+    r"琴日|寻日|上个?(?:星期|礼拜)|(?:申请|要求|提交|办理|办)(?:了|咗|过)",
+    re.I,
+)
+#: What follows a write word that says it already happened ("… came through", 退款到了).
+_DONE_AFTER = re.compile(
+    r"^\s*(?:(?:for|on|of)\s+)?(?:(?:my|the|this)\s+)?(?:order\s+)?(?:ord-\d+\s*)?"
+    r"(?:(?:has|have|was|is|got|finally|just)\s+)*(?:been\s+)?(?:received|arrived|came|"
+    r"come|went|gone|hit|landed|processed|approved|issued|completed|done|cleared|showed up)\b|"
+    r"^\s*(?:ord-\d+)?\s*(?:已经?)?(?:收到|到了|到账|到咗|成功|了|咗|过|完成|办好|批了|下来)",
     re.I,
 )
 #: A write over many orders at once is never taken as one customer's ask.
 _BULK = re.compile(
     r"\b(?:all (?:of )?(?:my |the |these |those |your )?orders|every (?:single )?order|everything|"
     r"everyone|all customers|each order)\b|所有(?:的)?订单|全部(?:的)?订单|所有人|每个订单|全部退",
-    re.I,
-)
-_ASK_CUE = re.compile(
-    r"\b(?:i want|i'd like|i would like|i need|please|pls|can you|could you|would you|"
-    r"go ahead|i'm asking|i am asking|i request)\b|我要|我想|请|帮我|麻烦|给我|申请|需要",
     re.I,
 )
 _HESITANT = re.compile(
@@ -211,7 +255,7 @@ _STATE_NEGATION = re.compile(
 _ANY_NEGATION = re.compile(
     r"\b(?:no|not|never|nothing|none|nope|nah|neither|nor|without|cannot|"
     r"\w+n't|dont|doesnt|didnt|wont|isnt|wasnt|cant|aint|wouldnt|shouldnt)\b|不|没|别|无需|甭|莫|勿|未|免了|"
-    r"冇|唔(?!该|好意思|紧要|错)",
+    r"冇|唔(?!该|好意思|紧要|错)|免[喇啦咯吧]|" + _MI,
     re.I,
 )
 #: A retraction, a change of mind, a joke, a denial of having asked, an object that is "the
@@ -303,9 +347,11 @@ _ATTRIBUTED = re.compile(
     r"developer|dev|assistant|bot|ai|agent|staff|boss|root|user|customer|human)\s*:|"
     r"\bnew instructions?\b|\binstructions? (?:from|by)\b|\bon behalf of\b|"
     r"\bfrom (?:the )?(?:admin|administrator|management|system|support|manager|boss|team)\b|"
-    r"\b(?:he|she|they|someone|somebody|my \w+) (?:says|said|wants|told|asked|wrote)\b|"
+    r"\b(?:he|she|they|someone|somebody|my \w+) (?:says|said|wants|told|asked|wrote|insists?|"
+    r"insisted|reckons|thinks|suggested|(?:keeps|kept) (?:telling|asking|saying))\b|"
+    r"\baccording to\b|\bper (?:my|the|our|his|her) \w+(?: \w+)?\s*[:：,]|"
     r"(?:管理员|系统|指令|上级|老板|客服|助手|用户|客户)\s*:|新指令|新的指令|代表|替(?:我|他|她)?.{0,4}(?:说|申请)|"
-    r"(?:他|她|他们|有人|别人|朋友|老婆|老公)(?:说|让|叫|要我)",
+    r"(?:他|她|他们|有人|别人|朋友|" + _KIN + r")(?:说|讲|话|让|叫|要我|要|建议|坚持)",
     re.I,
 )
 #: Sarcasm or irony: not a clear ask.
@@ -313,7 +359,13 @@ _SARCASM = re.compile(
     r"\blike (?:that|this|it|you) (?:will |would |'ll |is going to )?ever\b|\byeah,? right\b|"
     r"\bas if\b|\boh (?:great|sure|wonderful|perfect)\b|\bgood luck with that\b|"
     r"\bwhat a joke\b|\blol\b|\bhaha\w*|/s\b|\bsure,? (?:jan|buddy)\b|"
-    r"呵呵|才怪|哈哈|反正也没用|好像有用|有什么用|又不会",
+    r"\bwhatever\b|\bso good at\b|\bas always\b|\b(?:slow )?clap\b|\bwhen pigs fly\b|"
+    r"\bthat'?d be the day\b|\bthanks for nothing\b|\b(?:brilliant|amazing|fantastic|great|"
+    r"wonderful|stellar) (?:customer )?service\b|\bwhat i'?ve always wanted\b|"
+    r"^\W*(?:wow|brilliant|fantastic|great|oh (?:fantastic|brilliant|lovely|joy))\b|"
+    r"[\U0001f644\U0001f643\U0001f612\U0001f611]|"
+    r"呵呵|才怪|哈哈|反正也没用|好像有用|有什么用|又不会|开心就好|随便你们?|随你们|说了算|可真行|"
+    r"真行啊|好棒的|真是好主意|行行行|好好好|行吧行吧|呵",
     re.I,
 )
 
@@ -334,7 +386,7 @@ def doubt(message: str) -> str | None:
         >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
         ('negated', None)
     """
-    text = normalise(message)
+    text = fix_typos(normalise(message), words=False)
     if own_words(text) != text or _PASTED.search(text) or _ATTRIBUTED.search(text):
         return "quoted"
     if _RETRACTION.search(text) or _WITHDRAWN.search(text):
@@ -350,12 +402,14 @@ class Asks(BaseModel):
     """What the customer asked for in one message.
 
     Attributes:
-        writes: Write intents asked for in the customer's own words (unnegated, unquoted, not
-            a question, not past, not hesitant), in order of appearance, unique.
+        writes: Write intents asked for in the customer's own words, in a positive ask form,
+            now (unnegated, unquoted, not a question, not past, not hesitant, not
+            conditional), in order of appearance, unique.
         reads: Read intents (``track``, ``status``, ``eligibility``), unique.
         declined: ``(intent, why)`` for every write mention that is not an ask; ``why`` is
             ``quoted``, ``negated``, ``bulk`` (every order at once), ``question``, ``past``,
-            ``hesitant`` or ``unclear`` (sarcasm); see also :func:`doubt`.
+            ``hesitant``, ``conditional``, ``not_asked`` (no ask form of the customer's own)
+            or ``unclear`` (sarcasm); see also :func:`doubt`.
         ask_text: The whole message that asked for a write, as written ("" when none): what
             the policy reads again (:func:`doubt` needs all of it, not one clause).
         new_address: The new address of a ``change_address`` ask, from the customer's words.
@@ -446,8 +500,15 @@ def _negated(clause: str, start: int, end: int, scopes: list[tuple[int, int]]) -
     return _NEG_POST.search(clause[end:]) is not None
 
 
-def _why_not(intent: str, clause: str, start: int, end: int, scopes: list) -> str | None:
-    """Why the write mention at ``clause[start:end]`` is not an ask, or None when it is one."""
+def _why_not(
+    intent: str, clause: str, span: tuple[int, int], scopes: list, sentence: tuple[str, int]
+) -> str | None:
+    """Why the write mention at ``clause[start:end]`` (``span``) is not an ask, or None when
+    it is one; ``sentence`` is the sentence that holds it and where the mention ends in it."""
+    start, end = span
+    text, at = sentence
+    if conditional(text, at):  # first: a negation in the condition ("不到就取消") is no refusal
+        return "conditional"
     if _negated(clause, start, end, scopes):
         return "negated"
     if _BULK.search(clause):
@@ -459,9 +520,27 @@ def _why_not(intent: str, clause: str, start: int, end: int, scopes: list) -> st
     piece_start = max((clause.rfind(c, 0, start) for c in ",，"), default=-1) + 1
     piece = clause[piece_start:]
     piece = re.split(r"[,，]", piece, maxsplit=1)[0]
-    if _PAST.search(piece) and not _ASK_CUE.search(clause[piece_start:start]):
+    if _PAST.search(piece) and not ASK_CUE.search(clause[piece_start:start]):
         return "past"
+    if _DONE_AFTER.search(clause[end:]):
+        return "past"
+    if not asked(intent, clause, start, end, text.rstrip().endswith(("?", "？"))):
+        return "not_asked"
     return None
+
+
+#: Why-nots whose write mention is answered with a read (eligibility, status) instead.
+_READ_INSTEAD = ("question", "not_asked", "conditional", "past")
+#: Where a sentence ends.
+_SENTENCE_MARK = re.compile(r"[.!?。！？\n](?!\d)")
+
+
+def _sentence(text: str, at: int) -> tuple[str, int]:
+    """The sentence of ``text`` that holds position ``at`` (with its closing mark), and
+    where ``at`` falls in it."""
+    start = max((m.end() for m in _SENTENCE_MARK.finditer(text, 0, at)), default=0)
+    stop = _SENTENCE_MARK.search(text, at)
+    return text[start : stop.end() if stop else len(text)], at - start
 
 
 def _ask_address(clause: str) -> bool:
@@ -482,7 +561,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
     """
     text = normalise(message[:max_chars])
     own = own_words(text)
-    low = own.lower()
+    low = fix_typos(own.lower())
     scopes = negated_scopes(low)
     writes: list[str] = []
     declined: list[tuple[str, str]] = []
@@ -492,7 +571,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         local = [(max(s, a) - a, min(e, b) - a) for s, e in scopes if s < b and e > a]
         for intent, pattern in _WRITE_WORDS.items():
             whys = [
-                _why_not(intent, clause, m.start(), m.end(), local)
+                _why_not(intent, clause, m.span(), local, _sentence(low, a + m.end()))
                 for m in pattern.finditer(clause)
             ]
             if None in whys:
@@ -500,7 +579,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
                     writes.append(intent)
             elif whys:
                 declined.append((intent, str(whys[0])))  # None is not in whys here
-                if whys[0] == "question":
+                if whys[0] in _READ_INSTEAD:  # answered with a read, never a write
                     reads.append("eligibility" if intent == "refund" else "status")
         for intent, pattern in _READ_WORDS.items():
             if pattern.search(clause):
@@ -509,9 +588,13 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         mentioned = any(i == intent for i, _ in declined)
         if intent not in writes and not mentioned and pattern.search(text.lower()):
             declined.append((intent, "quoted"))
-    why = doubt(text) if writes else None
-    if why is not None:  # when in doubt, no write: every write mention is set aside
-        declined = [(w, why) for w in writes] + declined
+    unasked = any(w == "not_asked" for _, w in declined)
+    why = doubt(text) if writes or unasked else None
+    if why is not None:  # when in doubt, no write: every write mention is set aside, and one
+        # in no ask form gets doubt's more telling why ("I don't want my money back": negated)
+        declined = [(w, why) for w in writes] + [
+            (i, why if w == "not_asked" else w) for i, w in declined
+        ]
         writes = []
     address, problem = ("", "")
     if "change_address" in writes:

@@ -84,9 +84,57 @@ _WITH_ID = {
               "我已收到订单号{id}。请告诉我需要为您做什么。"),
 }  # fmt: skip
 _WRITES = ("refund", "cancel", "change_address")
+_WRITE_TOOLS = ("start_refund", "cancel_order", "change_address")
 #: The intents whose answer asks for the order id (not asked again when the message has it).
 _ASKS_ID = (*_WRITES, "eligibility", "track", "status", "billing", "payment")
-_ORDER_ID = re.compile(r"\bORD-\d{6}\b", re.I)
+_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])ORD-\d{6}(?!\d)", re.I)  # also inside Chinese text
+
+
+#: Code's answer to a write the message mentions but does not ask for now (a question, a
+#: statement, a condition: :attr:`Asks.declined`): what code can do, and how to ask.
+_HOW_TO_ASK = {
+    "refund": ('If you want me to start a refund, say "refund {id}".',
+               "如需办理退款，请直接说“退款{id}”。"),
+    "cancel": ('If you want me to cancel it, say "cancel {id}".', "如需取消，请直接说“取消{id}”。"),
+    "change_address": ('If you want me to change the address, say "change the address of {id} '
+                       'to" and the new address.',
+                       "如需修改地址，请说“把{id}的地址改成”加上新地址。"),
+}  # fmt: skip
+_CAN_READ = {
+    "refund": ("I can check whether {id} can be refunded.", "我可以帮您查询{id}能否退款。"),
+    "cancel": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
+    "change_address": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
+}
+#: Why-nots whose mention gets the how-to-ask sentence (not a refusal, a past event, doubt).
+_HINTED = ("not_asked", "conditional", "question")
+#: A question about where an existing refund or order is: no hint to ask for another.
+_WHERE_IS = re.compile(
+    r"\b(?:where(?:'s| is| are)|when (?:will|does|do|did|is|can)|status|how long|track\w*|"
+    r"still waiting)\b|到哪|什么时候|进度|到账|状态|多久|还没",
+    re.I,
+)
+
+
+def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | None:
+    """Code's sentence for the first write ``message`` mentions without asking for it now
+    (:attr:`Asks.declined`: ``not_asked``, ``conditional``, ``question``): what code can read
+    (``with_read``) and the words that ask for it, in the customer's language; None when no
+    such mention, when one was asked, or when the message asks where something is.
+
+    Example:
+        >>> how_to_ask("Is ORD-100216 refundable?", "en")
+        'I can check whether ORD-100216 can be refunded. If you want me to start a refund, say "refund ORD-100216".'
+    """  # noqa: E501
+    asks = read_asks(message)
+    hinted = [i for i, why in asks.declined if why in _HINTED and i not in asks.writes]
+    if not hinted or asks.writes or _WHERE_IS.search(message):
+        return None
+    ids = [m.upper() for m in _ORDER_ID.findall(message)]
+    zh = lang == "zh"
+    order = ids[0] if ids else ("订单号" if zh else "ORD-…")
+    read = _CAN_READ[hinted[0]][zh].format(id=ids[0] if ids else ("订单" if zh else "your order"))
+    say = _HOW_TO_ASK[hinted[0]][zh].format(id=order)
+    return ("" if zh else " ").join((read, say)) if with_read else say
 
 
 #: Where one clause of a message ends and a contrasting one begins.
@@ -108,22 +156,28 @@ def intent_answer(
 ) -> str | None:
     """Code's answer to a turn with no tool result and no decision whose intent is known
     (a fee question: what is needed to look into it), shown with the fact sentences before
-    the model is called; None otherwise. The model's checked prose follows it.
+    the model is called; after reads only, how to ask for a write the message mentions
+    (:func:`how_to_ask`); None otherwise. The model's checked prose follows it.
 
     An action the customer refused in ``message`` (:func:`read_asks`: ``negated``) is
     acknowledged, not offered; a write the message does not ask for is not offered either
-    ("keep ORD-102091" triaged as a cancellation); an order id already in ``message`` is not
-    asked for again."""
+    ("keep ORD-102091" triaged as a cancellation): a mention that is no ask of the customer's
+    now ("Is ORD-100216 refundable?") gets what code can read and how to ask
+    (:func:`how_to_ask`; after a read, only how to ask), never a question to confirm; an order
+    id already in ``message`` is not asked for again."""
     if results or decision is not None or intent is None:
-        return None
+        wrote = any(r.get("tool") in _WRITE_TOOLS for r in results)
+        read_only = bool(results) and decision is None and not wrote
+        return how_to_ask(message, lang, with_read=False) if read_only else None
     asks = read_asks(message)
     ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
     zh = lang == "zh"
     topic = message_topic(message)
+    hinted = any(i == intent and why in _HINTED for i, why in asks.declined)
     refused = (
         (intent, "negated") in asks.declined
         or (intent not in asks.writes and topic == intent and doubt(message) == "negated")
-    ) and not _asked_in_a_clause(message, intent)
+    ) and not (hinted or _asked_in_a_clause(message, intent))
     # "地址不用改": a negation the ask reader finds no write word in. A negation in another
     # clause ("I don't know the order number, but I need a refund") is no refusal: nothing is
     # written on such a message (read_asks declines it), but the reply must not say "no refund".
@@ -136,8 +190,15 @@ def intent_answer(
             id_en=order or "your order",
             id_zh=order or "订单",
         )
-    if intent in _WRITES and intent not in asks.writes and topic != intent:
-        intent = "status" if ids else "other"
+    if intent in _WRITES and intent not in asks.writes:  # a read, never an offer to confirm
+        hint = how_to_ask(message, lang)
+        if hint is not None:
+            return hint
+        intent = (
+            ("eligibility" if intent == "refund" else "status")
+            if ids or topic == intent
+            else "other"
+        )
     if ids and intent in _ASKS_ID:
         en, cn = _WITH_ID.get(intent, _WITH_ID["other"])
         return (cn if zh else en).format(id=", ".join(ids[:3]))

@@ -1,0 +1,61 @@
+"""What the reply says when a write is mentioned but not asked for now (the fail-safe gate).
+
+Code's answer (:func:`intent_answer`) never offers to confirm a write the message does not ask
+for: it says what code can read and how to ask ("Say 'refund ORD-…'"), in the customer's
+language; a refused write is acknowledged, and a genuine ask is still offered.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.customer_service.replying import how_to_ask, intent_answer
+
+#: (intent, message, lang): a write mentioned, not asked for now.
+MENTIONS = [
+    ("refund", "Is ORD-100200 refundable?", "en"),
+    ("refund", "Can I get my money back on ORD-100200?", "en"),
+    ("cancel", "Cancel ORD-100200 when the price drops", "en"),
+    ("refund", "ORD-100200支持退款吗", "zh"),
+    ("cancel", "ORD-100200要是周三还不到就取消", "zh"),
+    ("cancel", "訂單ORD-100200可以取消嗎", "zh"),
+]
+
+
+@pytest.mark.parametrize(("intent", "message", "lang"), MENTIONS)
+def test_a_mention_gets_a_read_and_how_to_ask_never_an_offer(
+    intent: str, message: str, lang: str
+) -> None:
+    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
+    assert answer is not None
+    assert "confirm" not in answer and "确认" not in answer  # nothing waits for a yes
+    assert "ORD-100200" in answer
+    word = {"refund": ("refund", "退款"), "cancel": ("cancel", "取消")}[intent]
+    assert (f"“{word[1]}ORD-100200”" if lang == "zh" else f'"{word[0]} ORD-100200"') in answer
+    # after a read (eligibility / status) only the how-to-ask sentence is added
+    read = [{"tool": "check_refund_eligibility", "ok": True, "facts": {}}]
+    after = intent_answer(read, None, "eligibility", lang, message)  # type: ignore[arg-type]
+    assert after is not None and after in answer
+
+
+def test_someone_elses_words_get_no_offer_and_no_hint() -> None:
+    message = "My brother insists we cancel ORD-100200"
+    assert how_to_ask(message, "en") is None  # their words, not the customer's: no prompt
+    answer = intent_answer([], None, "cancel", "en", message)
+    assert answer is not None and "confirm" not in answer
+
+
+def test_no_hint_after_a_write_or_on_an_ask_or_a_where_is_question() -> None:
+    wrote = [{"tool": "start_refund", "ok": True, "facts": {}}]
+    assert intent_answer(wrote, None, "refund", "en", "Is ORD-100200 refundable?") is None
+    assert how_to_ask("Please refund ORD-100200", "en") is None  # asked: offered, not hinted
+    assert how_to_ask("Where is my refund for ORD-100200?", "en") is None
+    answer = intent_answer([], None, "refund", "en", "Where is my refund for ORD-100200?")
+    assert answer is not None and "confirm" not in answer
+
+
+def test_a_refusal_is_acknowledged_and_an_ask_still_offered() -> None:
+    refused = intent_answer([], None, "refund", "en", "I don;t want a refund for ORD-100200")
+    assert refused is not None and refused.startswith("Understood")
+    asked = intent_answer([], None, "refund", "en", "Please refund ORD-100200")
+    assert asked is not None and "confirm" in asked
