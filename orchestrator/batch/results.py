@@ -303,11 +303,13 @@ def write_results(
     from openpyxl import Workbook
 
     targets = [out] + [out.with_suffix(f".{fmt}") for fmt in extra]
-    workbook = Workbook(write_only=True)
-    sheet = workbook.create_sheet("results")
-    sheet.append(list(RESULT_COLUMNS))
     # checked before any row is read; every file goes into place only when all are complete
     with output_files(*targets) as temps, contextlib.ExitStack() as stack:
+        # made only once the files can be written: a write-only sheet dropped unsaved prints
+        # "Exception ignored … I/O operation on closed file" when it is collected
+        workbook = Workbook(write_only=True)
+        sheet = workbook.create_sheet("results")
+        sheet.append(list(RESULT_COLUMNS))
         side = {
             fmt: stack.enter_context(temp.open("w", encoding="utf-8", newline=""))
             for fmt, temp in zip(extra, temps[1:], strict=True)

@@ -64,6 +64,7 @@ from orchestrator.cli.common import (
 )
 from orchestrator.config import Settings
 from orchestrator.exceptions import OrchestratorError, UserError
+from orchestrator.outfiles import check_writable
 from orchestrator.telemetry import BatchLedger
 from serving.errors import ServingError
 from serving.placement import keep_off_server_cpus
@@ -228,7 +229,7 @@ def batch(
     }
     mapping = _mapping(file, columns)
     formats = [f for f, on in (("csv", csv_out), ("jsonl", jsonl_out)) if on]
-    _check_out(out)
+    _check_out(out, formats)
     try:
         source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
     except UserError as exc:
@@ -315,12 +316,19 @@ def _mapping(file: Path, columns: dict[str, str | None]) -> ColumnMapping | None
     raise fail(f"name the column that holds the request text: --text-column (file {file})", 2)
 
 
-def _check_out(out: Path) -> None:
-    """Exit 2 unless ``out`` is an .xlsx path in a folder that exists."""
+def _check_out(out: Path, formats: list[str]) -> None:
+    """Exit 2 unless ``out`` is an .xlsx path that can be written, and so are the ``formats``
+    beside it (``csv``, ``jsonl``): checked before any row runs, not after the model time is
+    spent (tester5: a read-only folder ran every row, then failed)."""
     if out.suffix.lower() != ".xlsx":
         raise fail(f"--out must end in .xlsx, got {out}", 2)
     if not out.parent.is_dir():
         raise fail(f"cannot write {out}: folder {out.parent} does not exist", 2)
+    for path in [out, *(out.with_suffix(f".{fmt}") for fmt in formats)]:
+        try:
+            check_writable(path)
+        except UserError as exc:
+            raise fail(exc, 2) from exc
 
 
 def _factory(
