@@ -552,7 +552,8 @@ class UiService:
             try:  # only a file under the upload folder: no ../, no symlink out
                 path = resolve_attachment_path(body.path, [self.uploads])
             except UserError as exc:
-                raise RefusedError(400, f"bad turn: {scrub(str(exc))}; upload it again") from exc
+                why = scrub(str(exc)).split(";")[0]  # not the operator's "add its folder" hint
+                raise RefusedError(400, f"bad turn: {why}; upload it again") from exc
             attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
         one_off = bool(attachments) or fixed  # not a turn of the conversation
         try:

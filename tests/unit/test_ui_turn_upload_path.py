@@ -59,6 +59,7 @@ def test_a_path_outside_the_upload_folder_is_a_400(
     assert response.status_code == 400
     error = response.json()["error"]
     assert message in error and "upload it again" in error
+    assert error.count("again") == 1 and "allowed ones" not in error  # one advice, the customer's
     assert "root:" not in error  # nothing of the file is read back
 
 
