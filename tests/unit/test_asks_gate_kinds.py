@@ -211,6 +211,8 @@ ASKS: list[tuple[str, str]] = [
     ("refund", "请尽快给ORD-100200退款，已经等了两周了"),
     ("refund", "东西坏了，请退款 ORD-100200"),
     ("cancel", "cancel ORD-100200 please i ordered the wrong size"),
+    ("cancel", "need to cancel ORD-100200, wrong size"),
+    ("refund", "想退款 ORD-100200，盒子压坏了"),
     ("refund", "ORD-100200 refund pls the box was crushed"),
     ("refund", "退款ORD-100200 谢谢 东西是坏的"),
 ]

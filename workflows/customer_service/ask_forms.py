@@ -107,6 +107,12 @@ ASK_CUE = re.compile(
 _POLITE_PAST = re.compile(
     r"\bi (?:just )?wanted to\b|\bi was hoping (?:to|you could|you'd)\b", re.I
 )
+#: A cue without its subject at the start of a piece ("need a refund for …", "想取消…").
+_SUBJECTLESS = re.compile(
+    r"\s*(?:(?:really|just|urgently|also)\s+)?(?:need|want|wanna|would like|requesting)\b|"
+    r"\s*(?:还|也|就)?想(?![了过])",
+    re.I,
+)
 #: A verb that asks for a read, between a cue and the write word ("can you tell me about").
 _READ_VERB = re.compile(
     r"\b(?:check|tell|explain|know|see|find|look|show|verify|confirm|understand|clarify|"
@@ -155,6 +161,7 @@ def _cued(clause: str, start: int, piece_start: int) -> bool:
     """An ask cue before the write word in its piece, with a few words between, none read."""
     cues = [*ASK_CUE.finditer(clause, piece_start, start)]
     cues += _POLITE_PAST.finditer(clause, piece_start, start)
+    cues += [m for m in [_SUBJECTLESS.match(clause, piece_start, start)] if m is not None]
     cues.sort(key=lambda m: m.end())
     if not cues:
         return False
