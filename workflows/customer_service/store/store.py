@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from orchestrator.exceptions import StorageError, UserError, storage_error
 from workflows.customer_service.store.schema import Base, Customer, Handoff, Order, StoreMeta
 from workflows.customer_service.store.seed import generate
-from workflows.customer_service.store.threads import Coordination
+from workflows.customer_service.store.threads import Coordination, decide_waiting
 from workflows.customer_service.store.tools import OrderTools, RefundPolicy
 
 #: The order store's schema version (``cs_meta.schema_version``); a store with a higher one was
@@ -170,15 +170,7 @@ class OrderStore:
         """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected, if it still
         waits (one conditional UPDATE: of two racing calls only the first changes it)."""
         with self.sessions() as session:
-            session.execute(
-                update(Handoff)
-                .where(
-                    Handoff.thread_id == thread_id,
-                    Handoff.turn == turn,
-                    Handoff.status == "waiting",
-                )
-                .values(status=status, note=note[:2000], resolved_at=datetime.now(UTC))
-            )
+            decide_waiting(session, thread_id, turn, status, note, datetime.now(UTC))
             session.commit()
 
     def handoffs(self, status: str | None = "waiting") -> list[dict[str, Any]]:

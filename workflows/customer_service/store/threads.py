@@ -73,17 +73,7 @@ class Coordination:
         decision = "approved" if approve else "rejected"
         now = _now()
         with self.sessions() as session:
-            won = _rowcount(
-                session.execute(
-                    update(Handoff)
-                    .where(
-                        Handoff.thread_id == thread_id,
-                        Handoff.turn == turn,
-                        Handoff.status == "waiting",
-                    )
-                    .values(status=decision, resolved_at=now, note=note[:2000])
-                )
-            )
+            won = decide_waiting(session, thread_id, turn, decision, note, now)
             if won != 1:
                 session.rollback()
                 raise self._decided(session, thread_id, turn)
@@ -278,6 +268,25 @@ def turn_busy_error(thread_id: str, wait_s: float) -> TurnBusyError:
     return TurnBusyError(
         f"a turn is already running on thread {thread_id}; try again "
         f"(waited {wait_s:g} s; nothing of this turn ran)"
+    )
+
+
+def decide_waiting(
+    session: Session, thread_id: str, turn: int, decision: str, note: str, now: datetime
+) -> int:
+    """Set the decision of the handoff of ``thread_id`` at ``turn`` if it still waits; returns
+    the rows changed (1: this call decided it, 0: it was decided already). One conditional
+    UPDATE, so of two racing calls the database lets one change it. The caller commits."""
+    return _rowcount(
+        session.execute(
+            update(Handoff)
+            .where(
+                Handoff.thread_id == thread_id,
+                Handoff.turn == turn,
+                Handoff.status == "waiting",
+            )
+            .values(status=decision, resolved_at=now, note=note[:2000])
+        )
     )
 
 
