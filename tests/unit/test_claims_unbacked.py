@@ -270,3 +270,20 @@ def test_true_fact_sentence_is_dropped_when_only_the_lookup_ran(
     if facts is PROCESSING:
         return
     assert check_sentence(sentence, PROCESSING, lang) is not None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("lang", "sentence"),
+    [
+        ("en", "A colleague will call you tomorrow."),
+        ("en", "Someone from billing will email you a receipt."),
+        ("en", "A colleague will refund the fee for you."),
+        ("zh", "同事明天会联系您。"),
+        ("zh", "同事会给您发一张优惠券。"),
+        ("zh", "專員下週一會回覆您。"),
+    ],
+)
+def test_a_handoff_backs_the_follow_up_not_a_date_or_another_action(
+    lang: str, sentence: str
+) -> None:
+    assert check_sentence(sentence, HANDOFF, lang) is not None  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ CANCELLED = TurnFacts.of(
 EN_FOLLOW_UP = [
     "A colleague will look into it and get back to you.",
     "Our support team will review your refund and confirm by email.",
-    "Someone from billing is going to call you tomorrow.",
+    "Someone from billing is going to call you.",  # "tomorrow": a date no record backs
     "We will look into your card.",
     "We'll reach out to you as soon as we know more.",
     "I have escalated this to a specialist.",

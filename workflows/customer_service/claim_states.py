@@ -25,6 +25,7 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
     (
         "declined",
         r"\b(?:declined|rejected|denied|refused|not (?:be )?possible|not eligible|ineligible|"
+        r"(?:not|isn't|aren't|non-)\s*refundable|"
         r"(?:cannot|can't|can not|could not|couldn't|unable to|not able to|did not|didn't|"
         r"will not|won't|failed to|were not able to)\s+(?:be\s+)?(?:been\s+)?"
         r"(?:refund|cancel|change|process|approve|update|modify)\w*|"
@@ -37,6 +38,8 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
         for state, words in _EN_WORDS.items()
     ),
     ("not_shipped", r"\byet to (?:be )?(?:ship|shipped|dispatched)\b"),
+    # "can be refunded up to": an eligibility, read before the word "refunded"
+    ("eligible", r"\b(?:can|could|may)\s+(?:still\s+)?be\s+refunded\b|\brefundable\b"),
     ("not_lost", rf"\b{_EN_NEGATION}\s+(?:been\s+|be\s+)?(?:lost|missing|stolen)\b"),
     # events that say a state without its word; "lost" and "returned" are states the store
     # never holds, so such a claim is always dropped
@@ -109,7 +112,7 @@ _ZH_STATES: tuple[tuple[str, str], ...] = (
     ("processing", r"处理中|正在处理|备货中|待发货"),
     ("cancelled", r"已取消|已经取消|取消成功|已被取消"),
     ("approved", r"已批准|已通过|批准了|已同意|审核通过"),
-    ("eligible", r"符合退款条件|可以退款"),
+    ("eligible", r"符合退款条件|(?<!不)可以?退款|(?<!不)可退"),
     # any other event in the life of an order, parcel or refund (订单已经处理好了): the
     # checker cannot verify it, so it is not shown
     ("unverified", r"(?:订单|包裹|快递|货物?|货品|商品|退款|款项|钱款?|货款|运单|物流)"
@@ -124,7 +127,8 @@ _EN_PROMISES: tuple[tuple[str, str], ...] = (
         "no_charge",
         r"\b(?:nothing (?:more|else|further) will be (?:charged|taken|debited|billed)|"
         r"(?:will not|won't|will never) be (?:charged|billed|debited)|"
-        r"no (?:more|further|other) (?:charges?|payments?) will)\b",
+        r"no (?:more|further|other) (?:charges?|payments?) will(?: be (?:taken|made|charged|"
+        r"debited|collected|applied))?)\b",
     ),
     (
         "follow_up",
@@ -136,7 +140,11 @@ _EN_PROMISES: tuple[tuple[str, str], ...] = (
     ),
 )
 _ZH_PROMISES: tuple[tuple[str, str], ...] = (
-    ("no_charge", r"不会(?:再|继续)?(?:扣费|扣款|收费|扣钱)|不再(?:扣费|扣款|收费)"),
+    (
+        "no_charge",
+        r"不会(?:再|继续)?(?:(?:产生|有)(?:任何)?费用|扣费|扣款|收费|扣钱)|"
+        r"不再(?:产生费用|扣费|扣款|收费)",
+    ),
     (
         "follow_up",
         r"(?:同事|专员|客服|人工|团队|专人|工作人员|有人)[^。！？]{0,12}?(?:会|将|稍后|尽快)|"

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from orchestrator.textnorm import to_simplified
+from workflows.customer_service.claim_assertions import unbacked_assertion
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 
 Lang = Literal["en", "zh"]
@@ -117,7 +118,7 @@ _FIELD = re.compile(r"\b[a-z]+_[a-z_]+\b|\bORD\b(?!-\d{6})", re.I)
 _MARKUP = re.compile(r"[{}\[\]<>`|\\]|\*\*|(?:^|\s)#+\s|\"\s*:|:\s*\"|https?://|www\.|\bnull\b")
 _HOLE = re.compile(
     r"\s{2,}|\s[,.;:!?，。；：！？]|[,;:，；：]\s*[.!?。！？]$|\(\s*\)|（\s*）|[,，]\s*[,，]|"
-    r"\b(?:the|a|an|of|to|with|at|and|number|by|for|your)\s*[.!?]$",
+    r"\b(?:the|a|an|of|to|and|by|your)\s*[.!?]$|\b(?:with|at|number|for)\s*[.!]$",
     re.I,
 )
 _PAIRS = (("(", ")"), ("（", "）"), ("“", "”"), ("「", "」"), ("『", "』"), ("《", "》"))
@@ -259,6 +260,8 @@ class TurnFacts:
         wants: Topics (``refund``, ``cancel``, ``change_address``, ``track``...) the customer
             asked for: a "you want X" sentence is kept only for one of these.
         unwanted: Topics the customer refused ("no refund"): "you don't want X" needs one.
+        actions: What this turn did, which backs an action told: ``looked`` (any tool
+            result), each tool name that returned ok, ``follow_up`` (a handoff or a ticket).
     """
 
     figures: frozenset[str] = frozenset()
@@ -267,6 +270,14 @@ class TurnFacts:
     values: tuple[str, ...] = ()
     wants: frozenset[str] = frozenset()
     unwanted: frozenset[str] = frozenset()
+    actions: frozenset[str] = frozenset()
+
+    def supports(self, state: str) -> bool:
+        """Whether these facts support a claim of ``state`` (``not_X``: the order's state is
+        known and is not X)."""
+        if state.startswith("not_"):
+            return self.known and state[4:] not in self.states
+        return state in self.states
 
     @classmethod
     def of(
@@ -286,7 +297,11 @@ class TurnFacts:
         states: set[str] = set()
         known = False
         values: list[str] = []
+        actions: set[str] = set()
         for result in results:
+            actions.add("looked")
+            if result.get("ok"):
+                actions.add(str(result.get("tool")))
             facts = {str(k): str(v) for k, v in (result.get("facts") or {}).items()}
             values.extend(v for v in facts.values() if v)
             for value in facts.values():
@@ -300,6 +315,7 @@ class TurnFacts:
             states.add("declined")
         if handoff:
             states.add("follow_up")
+        actions |= states & {"follow_up", "in_transit"}
         return cls(
             frozenset(figures),
             frozenset(states),
@@ -307,6 +323,7 @@ class TurnFacts:
             tuple(values),
             frozenset(wants),
             frozenset(unwanted),
+            frozenset(actions),
         )
 
 
@@ -378,6 +395,8 @@ _PROMISE_REASON = {
 def _wants_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     """A "you want X" sentence whose X the customer did not ask for (or refuse)."""
     text = to_simplified(sentence) if lang == "zh" else sentence
+    if text.endswith(("?", "？")):  # "Would you like me to…?" asks, it does not state
+        return None
     match = (_ZH_WANTS if lang == "zh" else _EN_WANTS).search(text)
     if match is None:
         return None
@@ -396,14 +415,33 @@ def _state_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
             if claim not in facts.states:
                 return _PROMISE_REASON[claim]
             continue
-        if claim == "unverified":
-            return "state: tells an event of the order or refund that no tool result states"
+        if claim == "unverified":  # unless it is an action this turn did ("已为您查询订单")
+            if _unbacked_reason(sentence, lang, facts):
+                return "state: tells an event of the order or refund that no tool result states"
+            continue
         if claim.startswith("not_"):
             if not facts.known or claim[4:] in facts.states:
                 return f"state: says {claim.replace('_', ' ')}, the tools do not"
         elif claim not in facts.states:
             return f"state: says {claim.replace('_', ' ')}, the tools do not"
     return None
+
+
+def text_of(sentence: str, lang: Lang) -> str:
+    """``sentence`` as the checks read it (Chinese folded to Simplified)."""
+    return to_simplified(sentence) if lang == "zh" else sentence
+
+
+def _unbacked_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
+    """An action, event, date or account fact that this turn's facts do not show."""
+    marker = unbacked_assertion(
+        text_of(sentence, lang), lang == "zh", facts.values, facts.actions, facts.supports
+    )
+    if marker is None:
+        return None
+    return (
+        f"unbacked: tells an action, event, date or account fact no tool result shows ({marker!r})"
+    )
 
 
 def _figure_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
@@ -478,7 +516,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
 
     Returns:
         The reason, prefixed by its kind (``state:``, ``figure:``, ``broken:``,
-        ``language:``, ``promise:``, ``wants:``), or None.
+        ``language:``, ``promise:``, ``unbacked:``, ``wants:``), or None.
     """
     text = unicodedata.normalize("NFKC", sentence).strip()
     if not text:
@@ -490,6 +528,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
         or _form_reason(text, lang)
         or _figure_reason(text, lang, facts)
         or _state_reason(text, lang, facts)
+        or _unbacked_reason(text, lang, facts)
         or _wants_reason(text, lang, facts)
     )
 
@@ -633,7 +672,8 @@ _EN_REPLY: dict[str, str] = {
     "human": "I am passing this conversation to a colleague, who will reply here.",
     "complaint": "I am sorry about this experience. Please tell me what happened, or ask "
     "for a colleague.",
-    "product_feedback": "Thank you for your feedback; we pass it on to the team.",
+    # nothing records the feedback: say only thanks, no forwarding
+    "product_feedback": "Thank you for taking the time to share your feedback.",
     "other": "Thank you for your message. Please tell me a little more, and I will help you.",
 }
 _ZH_REPLY: dict[str, str] = {
@@ -660,7 +700,7 @@ _ZH_REPLY: dict[str, str] = {
     "change_address": "我可以帮您修改收货地址。请发送订单号和新地址。",
     "human": "我会将这段对话转交给同事，同事会在这里回复您。",
     "complaint": "很抱歉给您带来不好的体验。请告诉我具体情况，或要求转人工。",
-    "product_feedback": "感谢您的反馈，我们把它转给团队。",
+    "product_feedback": "感谢您抽出时间分享您的反馈。",
     "other": "感谢您的留言。请再告诉我一些细节，我会尽力帮助您。",
 }
 
