@@ -72,8 +72,7 @@ AS_OF = datetime(2026, 11, 1, tzinfo=UTC)
 #: Prose after a tool ran, per tool (``ok``) or outcome; ``{name}`` only where that fact exists.
 REPLY_EN: dict[str, tuple[str, ...]] = {
     "lookup_order": (
-        "Thank you for your patience. Your order {order_id} is {status}, and I will keep you "
-        "updated.",
+        "Thank you for your patience. Your order {order_id} is {status}.",
         "I checked order {order_id}: it is {status} (total {total}). Let me know if anything "
         "else is unclear.",
     ),
@@ -89,12 +88,12 @@ REPLY_EN: dict[str, tuple[str, ...]] = {
     ),
     "start_refund": (
         "I am sorry about this. Refund {refund_id} of {refund_amount} for order {order_id} is "
-        "{refund_status}; you will get an email when it lands.",
+        "{refund_status}.",
         "Thank you for telling us. Your refund {refund_id} for order {order_id} is "
         "{refund_status}.",
     ),
     "cancel_order": (
-        "Done: order {order_id} is now {status}. You will get a confirmation by email.",
+        "Done: order {order_id} is now {status}.",
         "I understand. Order {order_id} is {status}, and nothing more will be charged.",
     ),
     "change_address": (
@@ -113,13 +112,11 @@ REPLY_EN: dict[str, tuple[str, ...]] = {
         "I am sorry, I cannot do that for order {order_id}. A colleague can look at other "
         "options with you.",
     ),
-    "no_shipment": (
-        "Order {order_id} has not shipped yet; I will let you know as soon as it is on its way.",
-    ),
+    "no_shipment": ("Order {order_id} has not shipped yet; you can ask me again at any time.",),
 }
 REPLY_ZH: dict[str, tuple[str, ...]] = {
     "lookup_order": (
-        "感谢您的耐心等待，您的订单 {order_id} 目前{status}，我们会继续跟进。",
+        "感谢您的耐心等待，您的订单 {order_id} 目前{status}。",
         "已为您查询订单 {order_id}：状态为{status}，金额 {total}。",
     ),
     "track_shipment": (
@@ -131,7 +128,7 @@ REPLY_ZH: dict[str, tuple[str, ...]] = {
     ),
     "start_refund": (
         "非常抱歉给您带来不便，订单 {order_id} 的退款 {refund_id} 已提交，状态：{refund_status}。",
-        "感谢您的反馈，退款 {refund_id}（{refund_amount}）正在处理中。",
+        "感谢您的反馈，退款 {refund_id}（{refund_amount}）已提交。",
     ),
     "cancel_order": (
         "已为您处理，订单 {order_id} 当前状态：{status}。",
@@ -144,7 +141,7 @@ REPLY_ZH: dict[str, tuple[str, ...]] = {
     "open_ticket": ("感谢您的反馈，已为您创建工单 {ticket_id}，同事会尽快联系您。",),
     "not_found": ("抱歉，您的账户中没有找到订单 {order_id}，请核对订单号。",),
     "refused": ("抱歉，订单 {order_id} 暂时无法办理，同事可以和您一起看看其他办法。",),
-    "no_shipment": ("订单 {order_id} 尚未发货，发货后我们会第一时间通知您。",),
+    "no_shipment": ("订单 {order_id} 尚未发货，您可以随时再来查询。",),
 }
 #: Prose when no tool ran (placeholders ``none``): per issue type, no figure, no placeholder.
 PLAIN_EN: dict[str, tuple[str, ...]] = {
@@ -184,7 +181,7 @@ PLAIN_EN: dict[str, tuple[str, ...]] = {
         "Thank you for telling us, and sorry for the trouble. We will make this right.",
     ),
     "product_feedback": (
-        "Thank you for your feedback. We have passed it on to the team.",
+        "Thank you for your feedback.",
         "Thank you for taking the time to tell us. Your feedback helps us improve.",
     ),
     "other": (
@@ -206,8 +203,8 @@ PLAIN_ZH: dict[str, tuple[str, ...]] = {
         "感谢您的反馈，给您添麻烦了，我们会认真处理。",
     ),
     "product_feedback": (
-        "感谢您的评价，我们已经转达给相关团队。",
-        "感谢您的反馈，我们会继续改进。",
+        "感谢您的评价。",
+        "感谢您的反馈，这对我们很有帮助。",
     ),
     "other": ("感谢您的留言，同事会尽快为您处理并回复。", "感谢您的咨询，我们会尽快回复您。"),
 }
