@@ -25,6 +25,24 @@ _ID_NAME = re.compile(
     r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度",
     re.IGNORECASE,
 )
+#: Names that mean a code or a number of something only when no measure word is in the name
+#: (``Store`` 3301 is a store number, ``Store sales`` a measure): barcodes, store, branch,
+#: department and item numbers, industry codes (NAICS/SIC), area codes, ``Item #``.
+_CODE_HINT = re.compile(
+    r"(^|[\s_\-/(])(barcode|upc|ean\d*|gtin|naics|sic|hs|branch|store|shop|outlet|dept|"
+    r"department|division|item|sku|plant|warehouse|site|zone)($|[\s_\-.#/):])"
+    r"|\S\s*#\s*$|^#$|条码|条形码|区号|邮编|门店|店号|分店|部门|货号|批号|商品码|物料号|科目",
+    re.IGNORECASE,
+)
+#: Names of a month number column (values 1-12): a period, never summed.
+_MONTH_NAME = re.compile(r"(^|[\s_\-/(])(month|mon|mes|monat|mois)($|[\s_\-.)])|^月$|月份", re.I)
+#: Names of a date or time column: integers or decimals in the Excel serial range under such
+#: a name are dates without a date format (``45292`` is 2024-01-01), never summed.
+_DATE_NAME = re.compile(
+    r"date|datum|fecha|\btime\b|timestamp|日期|日付|时间|時間|年月日", re.IGNORECASE
+)
+#: Excel serial numbers of 1954-09-26 .. 2119-01-10: dates that lost their format.
+_SERIAL_RANGE = (20_000, 80_000)
 #: Names of code columns: the name, kind, unit, brand or status of something (a number there
 #: is a code: 品牌名称 ``1003``, 货币单位 ``1`` for CNY), never a quantity.
 _CODE_NAME = re.compile(
@@ -132,8 +150,9 @@ def is_code(col: Column) -> bool:
     By name (``Brand``, ``Currency unit``, ``Status``, ``品牌名称``, ``货币单位``, ``类型``:
     a name, a kind or a unit of something is never summed), or by value when the name is not
     a measure's (``Amount``, ``Qty``, ``金额``...): integers of one fixed width of 3+ digits
-    (``1001``, ``2040``) with few distinct values that repeat (at most half as many
-    distinct values as rows, at least one repeated), and not round amounts (multiples of 10).
+    (``1001``, ``2040``) that repeat (at least one repeated value), not round amounts
+    (multiples of 10), and either few distinct (at most half as many as rows) or, for 4+
+    digits, a tight cluster (``7001, 7002, 7001, 7003``: spread under a tenth of the least).
     """
     if col.type is not ColumnType.INTEGER:
         return False
@@ -148,34 +167,63 @@ def is_code(col: Column) -> bool:
         return False
     widths = {len(str(int(v))) for v in values}
     distinct = len(np.unique(values))
-    return (
-        len(widths) == 1
-        and min(widths) >= 3
-        and distinct * 2 <= len(values)
-        and distinct < len(values)
-        and not np.all(values % 10 == 0)
-    )
+    if len(widths) != 1 or min(widths) < 3 or distinct == len(values):
+        return False
+    if np.all(values % 10 == 0):
+        return False
+    # few distinct values, or a tight cluster of 4+ digit codes (7001, 7002, 7001, 7003:
+    # the spread is under a tenth of the smallest, as with numbered stores or accounts)
+    clustered = min(widths) >= 4 and values.max() - values.min() < values.min() / 10
+    return distinct * 2 <= len(values) or bool(clustered)
 
 
 def is_identifier(col: Column) -> bool:
     """An id-like numeric column: by name (``Row ID``, ``Postal Code``, ``型号``, ``号码``,
     in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
     such as phone or account numbers), or a code column (:func:`is_code`)."""
-    if _ID_NAME.search(col.name) or is_code(col):
+    if _ID_NAME.search(col.name) or is_code(col) or is_date_serial(col):
         return True
     values, _ = numbers(col)
     if col.type is not ColumnType.INTEGER or not len(values):
         return False
+    if not _is_measure_name(col.name) and _coded_by_name(col.name, values):
+        return True
     if len(values) >= 10 and len(np.unique(values)) == len(values):
         return True
-    return bool(
-        len(values) >= 2
-        and np.all(np.abs(values) >= 1_000_000)
-        and np.all(values > 0)
-        and len(np.unique(values)) == len(values)
-        and col.unit is None
-        and "#,##" not in col.number_format
-    )
+    plain = col.unit is None and "#,##" not in col.number_format and np.all(values > 0)
+    if not plain or len(values) < 2 or not np.all(values >= 1_000_000):
+        return False
+    if len(np.unique(values)) == len(values):
+        return True
+    # barcodes (EAN-8/UPC-12/EAN-13), account or phone numbers that repeat: one width of 8+
+    # digits, under a name that is not a measure's (a sum of them is never meaningful)
+    widths = {len(str(int(v))) for v in values}
+    return len(widths) == 1 and min(widths) >= 8 and not _is_measure_name(col.name)
+
+
+def _is_measure_name(name: str) -> bool:
+    return bool(_MEASURE_NAME.search(name) or _WEIGHT_NAME.search(name))
+
+
+def _coded_by_name(name: str, values: np.ndarray) -> bool:
+    """A code by a name hint that is no measure's: ``Store``, ``Dept``, ``Item #``, ``区号``,
+    ``门店``; or a month number (``Month``, ``月份``) whose values are all 1-12."""
+    if _CODE_HINT.search(name):
+        return True
+    return bool(_MONTH_NAME.search(name) and np.all((values >= 1) & (values <= 12)))
+
+
+def is_date_serial(col: Column) -> bool:
+    """Excel date serials without a date format: a numeric column named like a date or time
+    (``日期``, ``Order Date``, ``Time``) that is no measure's (``Date count``), with no unit,
+    whose values all lie in the serial range of 1954-2119 (``45292`` is 2024-01-01)."""
+    if not col.is_numeric or col.unit is not None or not _DATE_NAME.search(col.name):
+        return False
+    if _is_measure_name(col.name):
+        return False
+    values, _ = numbers(col)
+    low, high = _SERIAL_RANGE
+    return bool(len(values)) and bool(np.all((values >= low) & (values <= high)))
 
 
 def is_additive(col: Column) -> bool:
