@@ -28,9 +28,13 @@ def _flagged(post: str, workflow: ContentModerationWorkflow):  # -> Verdict
 @pytest.mark.parametrize(
     ("post", "shown"),
     [
-        (f"go {RLO}flesruoy llik", "go kill yourself"),
-        (f"{RLO}uoy llik lliw i{PDF} said he", "i will kill you said he"),
-        (f"ok {RLI}tsil eht ni era uoy{PDI} fine", "ok you are in the list fine"),
+        # the display order, then the stored order (controls stripped) on a line of its own
+        (f"go {RLO}flesruoy llik", "go kill yourself\ngo flesruoy llik"),
+        (f"{RLO}uoy llik lliw i{PDF} said he", "i will kill you said he\nuoy llik lliw i said he"),
+        (
+            f"ok {RLI}tsil eht ni era uoy{PDI} fine",
+            "ok you are in the list fine\nok tsil eht ni era uoy fine",
+        ),
         ("plain\u200e text\u200f here", "plain text here"),
     ],
 )
@@ -38,9 +42,10 @@ def test_bidi_runs_are_read_in_display_order(post: str, shown: str) -> None:
     r = reveal(post)
     assert r.text == shown
     assert r.bidi == sum(post.count(c) for c in BIDI_CONTROLS) > 0
-    # every revealed character still points at the character it came from
+    # every revealed character still points at the character it came from (the added line
+    # break between the two readings points at the post's last character)
     for i, ch in enumerate(r.text):
-        assert post[r.starts[i] : r.ends[i]] == ch
+        assert post[r.starts[i] : r.ends[i]] == ch or (ch == "\n" and r.ends[i] == len(post))
 
 
 @pytest.mark.parametrize(

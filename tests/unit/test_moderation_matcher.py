@@ -176,7 +176,8 @@ def test_pinyin_split_reads_syllables() -> None:
         ("go d!e", "kill yourself", {"critical"}),
         ("h0pe you d1e", "hope you die", {"high"}),
         ("i w1ll k1ll you", "i will kill you", {"high"}),
-        ("just d!e already", "die", {"medium"}),  # a disguised ordinary word
+        ("so d!e", "die", {"medium"}),  # a disguised ordinary word
+        ("just d!e already", "kill yourself", {"critical"}),  # a death wish (tester6 finding 11)
         ("s h o o t", "shoot", {"medium"}),
         ("I want to unalive myself", "kill myself", {"medium"}),
     ],

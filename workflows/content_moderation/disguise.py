@@ -20,6 +20,7 @@ still index into the post as received.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -52,6 +53,8 @@ class EmojiEntry(BaseModel):
     chars: tuple[str, ...] = Field(min_length=1)
     en: str = Field(min_length=1, max_length=40)
     zh: str = Field(min_length=1, max_length=40)
+    aimed_en: str = Field("", max_length=40)
+    aimed_zh: str = Field("", max_length=40)
     note: str = ""
 
 
@@ -70,10 +73,12 @@ class EmojiError(DataFileError):
 
 @dataclass(frozen=True)
 class EmojiWords:
-    """The compiled table: emoji character → ``(en, zh)`` words, and the file's version."""
+    """The compiled table: emoji character → ``(en, zh)`` words, the ``(en, zh)`` readings of
+    those that threaten when aimed at the reader (``aimed``), and the file's version."""
 
     words: dict[str, tuple[str, str]]
     version: str
+    aimed: dict[str, tuple[str, str]]
 
 
 @lru_cache(maxsize=4)
@@ -91,7 +96,13 @@ def load_emoji_words(path: Path | str = DEFAULT_EMOJI_PATH) -> EmojiWords:
                 where = loaded.line_of("emoji")
                 raise EmojiError(Path(path), where, f"{ch!r} is not one character")
             words[ch] = (entry.en, entry.zh)
-    return EmojiWords(words, f"{loaded.value.version}+{content_hash(loaded.text, digits=8)}")
+    aimed = {
+        ch: (e.aimed_en or e.en, e.aimed_zh or e.zh)
+        for e in loaded.value.emoji
+        if e.aimed_en or e.aimed_zh
+        for ch in e.chars
+    }
+    return EmojiWords(words, f"{loaded.value.version}+{content_hash(loaded.text, digits=8)}", aimed)
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,7 @@ class Revealed:
         ends: Original end offset per character (int64).
         bidi: Bidi control characters removed.
         emoji: Emoji read as words.
+        tags: Unicode TAG characters read as the ASCII they tag.
     """
 
     text: str
@@ -111,45 +123,122 @@ class Revealed:
     ends: np.ndarray
     bidi: int = 0
     emoji: int = 0
+    tags: int = 0
+
+
+#: A run of characters (indices) and nested runs ``(right_to_left, run)``.
+_Run = list["int | tuple[bool, _Run]"]
+_LTR_START = "\u202d\u2066\u202a\u2068"  # LTR override/isolate, LTR embedding, first-strong isolate
+_POP = "\u202c\u2069"  # pop directional formatting, pop isolate
+
+
+def _display_order(text: str) -> list[int]:
+    """Indices of ``text`` in the order a reader sees them, bidi controls left out.
+
+    Nested overrides are honoured: an RTL override/isolate reverses its run, an LTR one
+    inside it (``\u202e\u202dkill yourself``) keeps its own letters forwards and only moves
+    as a whole; a pop closes the innermost, an end of line closes all. Latin letters under
+    an RTL embedding (U+202B) keep their order, as they display.
+    """
+    root: _Run = []
+    stack: list[tuple[bool, _Run]] = [(False, root)]
+    for i, ch in enumerate(text):
+        if ch in _RTL_START or ch in _LTR_START:
+            group: _Run = []
+            stack[-1][1].append((ch in _RTL_START, group))
+            stack.append((ch in _RTL_START, group))
+        elif ch in _POP:
+            if len(stack) > 1:
+                stack.pop()
+        elif ch == "\n":
+            del stack[1:]
+            root.append(i)
+        elif ch not in BIDI_CONTROLS:
+            stack[-1][1].append(i)
+
+    return _flatten(root, rtl=False)
+
+
+def _flatten(items: _Run, *, rtl: bool) -> list[int]:
+    """The indices of a run in display order (a nested run moves as one piece)."""
+    parts = [[item] if isinstance(item, int) else _flatten(item[1], rtl=item[0]) for item in items]
+    if rtl:
+        parts.reverse()
+    return [i for part in parts for i in part]
 
 
 def _visual_order(text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[Arrays, int]:
-    """Reverse each right-to-left run and drop every bidi control: ``((text, starts, ends),
-    controls removed)``."""
+    """Drop every bidi control and put right-to-left runs in display order: ``((text, starts,
+    ends), controls removed)``. Where the display differs from the stored order, the stored
+    reading (controls stripped: what copy/paste, search and screen readers give) follows on a
+    line of its own, so a term in either reading is found."""
     count = sum(text.count(c) for c in BIDI_CONTROLS)
     if not count:
         return (text, starts, ends), 0
-    order: list[int] = []
-    run: list[int] | None = None
-    for i, ch in enumerate(text):
-        if ch in _RTL_START:
-            if run:
-                order += reversed(run)
-            run = []
-        elif run is not None and ch in _RTL_END:
-            order += reversed(run)
-            run = None
-            if ch == "\n":
-                order.append(i)
-        elif ch in BIDI_CONTROLS:
-            continue
-        elif run is not None:
-            run.append(i)
-        else:
-            order.append(i)
-    if run:
-        order += reversed(run)
-    idx = np.asarray(order, dtype=np.int64)
-    return ("".join(text[i] for i in order), starts[idx], ends[idx]), count
+    order = _display_order(text)
+    raw = [i for i, ch in enumerate(text) if ch not in BIDI_CONTROLS]
+    if order != raw and raw:
+        order = [*order, -1, *raw]
+    line = np.asarray([raw[-1] if i < 0 else i for i in order], dtype=np.int64)
+    shown = "".join("\n" if i < 0 else text[i] for i in order)
+    return (shown, starts[line], ends[line]), count
+
+
+#: Unicode TAG characters (U+E0000–U+E007F): invisible in most renderers, yet they spell
+#: ASCII (U+E0041 is a tag "A"), so they are read as the letters they tag (and counted).
+_TAGS = range(0xE0000, 0xE0080)
+_SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])$")
+
+
+@lru_cache(maxsize=1)
+def letter_table() -> dict[int, str]:
+    """One-for-one readings of look-alike letters that NFKC and the confusables table leave:
+    small capitals (``ᴋɪʟʟ`` → ``kill``; from their Unicode names, ``LATIN LETTER SMALL
+    CAPITAL X`` → ``x``), and the tag characters (U+E0020–U+E007E → the ASCII they tag)."""
+    table = {code: chr(code - 0xE0000) for code in _TAGS}
+    for code in (*range(0x0250, 0x02B0), *range(0x1D00, 0x1D80), *range(0xA720, 0xA800)):
+        if m := _SMALL_CAPITAL.match(unicodedata.name(chr(code), "")):
+            table[code] = m.group(1).lower()
+    # Not a small capital by name, but the "f" of every small-caps text generator.
+    table[0x0493] = "f"  # CYRILLIC SMALL LETTER GHE WITH STROKE
+    return table
+
+
+def tag_count(text: str) -> int:
+    """Unicode TAG characters in ``text`` (a disguise signal: they are invisible)."""
+    return sum(1 for ch in text if ord(ch) in _TAGS)
+
+
+#: The reader addressed: second-person words (English) or pronouns (Chinese, either script).
+SECOND_PERSON = re.compile(
+    r"\b(?:you|u|ur|your|yours|youre|you're|you'll|ya|yall|y'all|thee)\b|[你妳您]", re.IGNORECASE
+)
+#: An ordinary reading of a weapon or death emoji: laughter ("I'm dead 💀"), cooking, costumes,
+#: games and museums. Such a post keeps the emoji's plain word.
+_ORDINARY_EMOJI_USE = re.compile(
+    r"\b(?:lol|lmao|lmfao|rofl|haha\w*|hilarious|funny|joke\w*|laugh\w*|dying|recipe\w*|slice"
+    r"|chop\w*|cook\w*|onions?|kitchen|carv\w+|halloween|costumes?|museum|fossils?|games?"
+    r"|gaming|level|boss)\b|[😂🤣😆😹🎃]|哈哈|笑死|好笑|搞笑|切菜|做饭|做菜|厨房|廚房|菜刀|万圣|萬聖|游戏|遊戲",
+    re.IGNORECASE,
+)
+
+
+def aimed_at_reader(text: str) -> bool:
+    """True when ``text`` addresses its reader (a second-person word) with no ordinary
+    reading of a weapon or death emoji nearby (laughter, cooking, costumes, games)."""
+    return bool(SECOND_PERSON.search(text)) and not _ORDINARY_EMOJI_USE.search(text)
 
 
 def _emoji_words(text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[Arrays, int]:
     """Replace each listed emoji by its word, with a space on a side that has none (the word's
     span stays the emoji's)."""
-    table = load_emoji_words().words
+    emoji = load_emoji_words()
+    table = emoji.words
     hits = [i for i, ch in enumerate(text) if ch in table]
     if not hits:
         return (text, starts, ends), 0
+    if any(text[i] in emoji.aimed for i in hits) and aimed_at_reader(text):
+        table = {**table, **emoji.aimed}
     zh = sum(map(is_han, text)) >= 2
     pieces: list[str] = []
     s_parts: list[np.ndarray] = []
@@ -199,6 +288,8 @@ def reveal(text: str, starts: np.ndarray | None = None, ends: np.ndarray | None 
         keep = [i for i, ch in enumerate(text) if not _MODIFIERS.match(ch)]
         idx = np.asarray(keep, dtype=np.int64)
         text, starts, ends = "".join(text[i] for i in keep), starts[idx], ends[idx]
+    tags = tag_count(text)
+    text = text.translate(letter_table())
     (text, starts, ends), bidi = _visual_order(text, starts, ends)
     (text, starts, ends), emoji = _emoji_words(text, starts, ends)
-    return Revealed(_simplified(text), starts, ends, bidi, emoji)
+    return Revealed(_simplified(text), starts, ends, bidi, emoji, tags)

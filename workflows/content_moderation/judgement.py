@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skills.assess_risk import RiskAssessment
+from workflows.content_moderation.disguise import SECOND_PERSON
 
 # lexicon_findings lives below the scorer (findings.py); re-exported for existing callers
 from workflows.content_moderation.findings import lexicon_findings as lexicon_findings
@@ -108,10 +109,22 @@ def speech_capped(
     return state
 
 
-def cleared_state(state: ScorerState, prepared: PreparedPost) -> ScorerState:
-    """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`): its
-    ``clear`` reads as ``low`` there."""
-    return "low" if state == "clear" and prepared.report.bidi_controls else state
+_AIMED_HARM = frozenset({Category.THREAT, Category.SELF_HARM})
+
+
+def cleared_state(
+    state: ScorerState, prepared: PreparedPost, lexicon: LexiconJudgement | None = None
+) -> ScorerState:
+    """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`), nor
+    a threat or self-harm term in a post addressed to its reader (``你去死吧``: a death wish
+    aimed at someone is never the scorer's to clear, in any language): its ``clear`` reads
+    as ``low`` there."""
+    if state != "clear":
+        return state
+    if prepared.report.bidi_controls:
+        return "low"
+    aimed = lexicon is not None and any(c.category in _AIMED_HARM for c in lexicon.categories)
+    return "low" if aimed and SECOND_PERSON.search(prepared.normalized.text) else state
 
 
 def scorer_state(judgement: ScorerJudgement | None) -> ScorerState:
@@ -227,7 +240,7 @@ def build_verdict(
         )
     l_state = disguised_state(lexicon_state(lex_j), prepared)
     m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
-    s_state = cleared_state(speech_capped(scorer_state(scorer), l_state, lex_j), prepared)
+    s_state = cleared_state(speech_capped(scorer_state(scorer), l_state, lex_j), prepared, lex_j)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
     insult = _slur_as_insult(lex_j, lex_spans, scorer)

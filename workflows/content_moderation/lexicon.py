@@ -74,6 +74,9 @@ class Term(BaseModel):
             inside one of them does not count.
         context_exclude: English words or phrases that give the term an innocent sense when
             they occur within a few words of it (``transmission`` for ``tranny``).
+        context_window: How many words either side of a hit are searched for a
+            ``context_exclude`` phrase (default 4; a word whose ordinary sense is told by its
+            sentence, ``dyke`` beside ``engineers`` or ``North Sea``, takes a wider one).
         obfuscated_only: English single words that are ordinary as written (``die``, ``kill``)
             but an evasion when disguised: they match only as leetspeak (``d!e``, ``k1ll``) or
             spaced-out letters (``d i e``), never in plain spelling, inflections, stems or
@@ -98,6 +101,7 @@ class Term(BaseModel):
     pinyin: bool = True
     exclude: tuple[str, ...] = ()
     context_exclude: tuple[str, ...] = ()
+    context_window: int = Field(4, ge=1, le=40)
     names_harm: bool = False
     obfuscated_only: bool = False
     note: str = ""

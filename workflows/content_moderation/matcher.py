@@ -94,9 +94,24 @@ MIN_PINYIN_SHARE = 0.75
 #: English Zipf frequency from which a pinyin-shaped word counts as English (``you``, ``are``,
 #: ``can`` split into syllables too), not as Chinese style.
 ENGLISH_ZIPF = 5.5
-#: Leetspeak digits and symbols, and the letters they stand for (shared with the request
-#: classifier: :data:`orchestrator.textnorm.LEET`).
-LEET = _LEET
+#: Leetspeak digits and symbols, and the letters they stand for (the request classifier's
+#: :data:`orchestrator.textnorm.LEET`), plus ``9`` for ``g`` (``ni99er``): moderation only,
+#: so the classifier keeps reading ``9am`` as written. A word of digits only still reads as
+#: itself (:func:`_unleet`), so numbers in ordinary text match nothing.
+LEET = {**_LEET, ord("9"): "g"}
+
+
+def _unleet(word: str) -> tuple[str, ...]:
+    """:func:`orchestrator.textnorm.unleet`, also reading ``9`` as ``g`` in a word that holds
+    a letter (``ni99a`` → ``nigga``; ``2019`` gives nothing)."""
+    readings = unleet(word)
+    if "9" not in word or not any(c.isalpha() for c in word):
+        return readings
+    as_g = word.replace("9", "g")
+    extra = (as_g,) if as_g.isalpha() else unleet(as_g)
+    return tuple(dict.fromkeys((*readings, *extra)))
+
+
 #: Least letters of a multi-word term written as one word (``killyourself``, ``k i l l y o u``)
 #: that is matched.
 MIN_JOINED_PHRASE = 6
@@ -261,8 +276,11 @@ class Matcher:
         #: Terms that name a harm (lexicon ``names_harm``): candidates for a mention.
         self.names_harm = frozenset(t.text for _, t in data.terms if t.names_harm)
         self._context = {
-            term.text: tuple(
-                w for c in term.context_exclude if (w := tuple(_TOKEN.findall(_term_key(c))))
+            term.text: (
+                tuple(
+                    w for c in term.context_exclude if (w := tuple(_TOKEN.findall(_term_key(c))))
+                ),
+                term.context_window,
             )
             for _, term in data.terms
             if term.context_exclude
@@ -398,7 +416,7 @@ class Matcher:
         if "*" in leet:
             out += self._masked(leet)
         elif leet != token:  # every reading: "ki11" is "kiii" or "kill"
-            forms += [(form, "leet") for form in unleet(token) or (leet,)]
+            forms += [(form, "leet") for form in _unleet(token) or (leet,)]
         for form, how in forms:
             if not form.isalnum():
                 continue
@@ -529,16 +547,16 @@ class Matcher:
     def _in_excluded_context(
         self, hit: Hit, norm: Normalized, tokens: list[tuple[int, int, str]]
     ) -> bool:
-        """True when a ``context_exclude`` phrase of the hit's term lies within
-        :data:`CONTEXT_WINDOW` words of it."""
-        contexts = self._context.get(hit.term)
+        """True when a ``context_exclude`` phrase of the hit's term lies within its
+        ``context_window`` words (default :data:`CONTEXT_WINDOW`) of it."""
+        contexts, reach = self._context.get(hit.term, ((), CONTEXT_WINDOW))
         if not contexts:
             return False
         starts = [norm.span(a, b)[0] for a, b, _ in tokens]
         first = next((i for i, a in enumerate(starts) if a >= hit.start), len(tokens))
         last = max(first, next((i for i in range(len(starts) - 1, -1, -1)
                                 if starts[i] < hit.end), first))  # fmt: skip
-        lo, hi = max(0, first - CONTEXT_WINDOW), min(len(tokens), last + CONTEXT_WINDOW + 1)
+        lo, hi = max(0, first - reach), min(len(tokens), last + reach + 1)
         window = [t.strip(_EDGE_JUNK) for _, _, t in tokens[lo:hi]]
         for phrase in contexts:
             n = len(phrase)
@@ -608,7 +626,7 @@ class Matcher:
                 words.append((tokens[i][0], tokens[j][1], (word,), "spaced"))
                 i = j + 1
                 continue
-            read = unleet(plain[i])
+            read = _unleet(plain[i])
             forms = (plain[i], *read) if plain[i].isalpha() else read or (plain[i],)
             words.append((tokens[i][0], tokens[i][1], forms, "leet" if read else "exact"))
             i += 1
@@ -625,7 +643,7 @@ class Matcher:
         """Multi-word terms written as the one word ``word`` (leetspeak read as letters)."""
         if len(word) < MIN_JOINED_PHRASE or not self._ix.joined:
             return []
-        forms = (word, *unleet(word)) if word.isalpha() else unleet(word)
+        forms = (word, *_unleet(word)) if word.isalpha() else _unleet(word)
         found: Refs = []
         for form in forms:
             found += self._ix.joined.get(form, ())

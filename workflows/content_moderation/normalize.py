@@ -161,7 +161,7 @@ def _normalize(text: str) -> Normalized:
         folded,
         shown.starts[index],
         shown.ends[index],
-        removed + shown.bidi,
+        removed + shown.bidi + shown.tags,
         shown.bidi,
         shown.emoji,
     )
