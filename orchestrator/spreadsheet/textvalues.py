@@ -15,7 +15,12 @@ from one cell, so the decision is made **per column** from all of its values
   a thousands separator in both conventions' group form; a European decimal would be
   ``1,2340``-like evidence elsewhere in the column). Accounting negatives ``(1,200)``, a
   leading or trailing minus, currency symbols and ISO codes before or after, and a trailing
-  ``%`` (the value becomes a fraction, as Excel stores percentages) are understood. Integers
+  ``%`` (the value becomes a fraction, as Excel stores percentages) are understood. Size
+  units scale the value exactly (Decimal): ``万`` 1e4, ``亿`` 1e8, ``千`` 1e3, ``百万``/``千万``,
+  ``K``/``k`` 1e3, ``M``/``mn``/``million`` 1e6, ``B``/``bn``/``billion`` 1e9 (``¥1.2万`` is
+  12,000, ``$1.2M`` 1,200,000); a lowercase ``m``/``b`` counts only beside a currency
+  (``1.5m`` is a length). The column's note says when units were applied. A header or title
+  note such as ``单位：万元`` is not applied here. Integers
   with a leading zero (``007``) are codes and stay text.
 * **Dates.** ISO ``yyyy-mm-dd`` (and ``yyyy/mm/dd``) is unambiguous. For ``a/b/yyyy`` forms
   the column decides: a first field over 12 proves day first, a second field over 12 proves
@@ -35,6 +40,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Literal
 
 NumberStyle = Literal["us", "eu"]
@@ -48,10 +54,30 @@ _CUR = (
     rf"(?:(?:US|HK|NT|AU|CA|NZ|MX|SG|[ACRS])\$|(?:CN|RMB|JP)[¥￥]|[{CURRENCY_SYMBOLS}]|"
     rf"(?:{_CODES})\b|(?:kr|zł|元|円|Rs\.?|Fr\.))"
 )
+#: Size units (``1.2万``, ``1.5亿``, ``$1.2M``, ``300K``, ``2.5bn``) and their multipliers.
+MULTIPLIERS = {
+    "万亿": 10**12,
+    "千万": 10**7,
+    "百万": 10**6,
+    "亿": 10**8,
+    "萬": 10**4,
+    "億": 10**8,
+    "万": 10**4,
+    "千": 10**3,
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "mn": 10**6,
+    "bn": 10**9,
+    "k": 10**3,
+    "m": 10**6,
+    "b": 10**9,
+}
+_MULT = "(?:" + "|".join(sorted(MULTIPLIERS, key=len, reverse=True)) + r")(?![A-Za-z])"
 _NUMBER_TEXT = re.compile(
     rf"""^(?P<cur0>{_CUR})?\s*(?P<open>\()?\s*(?P<sign1>[-+−])?\s*(?P<cur1>{_CUR})?\s*
     (?P<sign2>[-+−])?\s*(?P<num>\d[\d.,'’\u00a0\u202f ]*\d|\d|[.,]\d+)
-    \s*(?P<pct>%)?\s*(?P<cur2>{_CUR})?\s*(?P<sign3>[-−])?\s*(?P<close>\))?\s*(?P<cur3>{_CUR})?$""",
+    \s*(?P<mult>{_MULT})?\s*(?P<pct>%)?\s*(?P<cur2>{_CUR})?\s*(?P<sign3>[-−])?\s*(?P<close>\))?\s*(?P<cur3>{_CUR})?$""",
     re.VERBOSE | re.IGNORECASE,
 )
 #: One currency under its several markers (``US$``/``USD``/``$`` are one unit for a column).
@@ -113,6 +139,7 @@ class ParsedNumber:
     value: int | float
     unit: str | None
     number_format: str
+    scale: str | None = None  # the size unit applied (``万``, ``M``), None when none
 
 
 def _clean_currency(symbol: str | None) -> str | None:
@@ -210,6 +237,11 @@ def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
     whole = digits.split(".")[0]
     if len(whole) > 1 and whole.startswith("0") and not match["num"].startswith("0" + "."):
         return None  # 007, 00123: identifiers
+    scale = match["mult"]
+    if scale:
+        if match["pct"] or (scale in ("m", "b") and not markers):
+            return None  # 5%万 is nonsense; 1.5m is a length, not 1.5 million
+        digits = _scaled(digits, scale)
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     value: int | float = int(digits) if decimals == 0 and len(digits) < 16 else float(digits)
     if match["open"] or (signs and signs[0] in "-−"):
@@ -221,13 +253,21 @@ def parse_number(text: str, style: NumberStyle = "us") -> ParsedNumber | None:
         value = round(value / 100, decimals + 2)  # 12.5% is 0.125 exactly, not 0.12500000001
         fmt = "0" + ("." + "0" * decimals if decimals else "") + "%"
         return ParsedNumber(value, "%", fmt)
-    grouped = any(not ch.isdigit() for ch in match["num"].split(".,"[style == "eu"])[0])
+    grouped = scale or any(not ch.isdigit() for ch in match["num"].split(".,"[style == "eu"])[0])
     body = ("#,##0" if grouped or unit else "0") + ("." + "0" * decimals if decimals else "")
     if unit:
         before = match["cur0"] or match["cur1"]
         fmt = f'"{unit}"{body}' if before else f'{body} "{unit}"'
-        return ParsedNumber(value, unit, fmt)
-    return ParsedNumber(value, None, body if body != "0" else "General")
+        return ParsedNumber(value, unit, fmt, scale)
+    return ParsedNumber(value, None, body if body != "0" else "General", scale)
+
+
+def _scaled(digits: str, scale: str) -> str:
+    """``digits`` (``1.2``) times the size unit ``scale`` (``万``), exactly (Decimal, never a
+    float product): ``12000``; a fraction keeps only its significant decimals."""
+    factor = MULTIPLIERS[scale if not scale.isascii() else scale.lower()]
+    product = (Decimal(digits) * factor).normalize()
+    return f"{product:f}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +477,14 @@ def _convert_numbers(texts: list[str]) -> ColumnConversion | None:
         )
     if blank:
         note += f"; {len(blank)} dash or n/a value(s) read as empty"
+    scaled = [i for i in real if (got := parsed[i]) is not None and got.scale]
+    if scaled:
+        scales = sorted({got.scale for i in scaled if (got := parsed[i]) and got.scale})
+        first = parsed[scaled[0]]
+        note += (
+            f"; size units applied ({', '.join(scales)}) to {len(scaled)} value(s): "
+            f"{texts[scaled[0]]!r} read as {first.value if first else ''}"
+        )
     values: list[int | float | datetime | None] = [
         got.value if (got := parsed.get(i)) else None for i in range(len(texts))
     ]
