@@ -1,12 +1,19 @@
 """Disguises undone before matching and scoring (issue 47), each with its offset map kept:
 
+* **Small capitals and tag characters** read as the letters they imitate or tag, one for one
+  (``ᴋɪʟʟ`` → ``kill``; the table comes from the Unicode names, :func:`letter_table`); the
+  invisible tags are counted as removed characters (a signal).
 * **Bidi controls** (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F, U+061C) are removed and
   counted. A right-to-left override (U+202E) or isolate (U+2067) makes a run of Latin letters
   *display* backwards, so "\\u202eflesruoy llik" shows as "kill yourself": the run up to its
-  closing control (or the end of the line) is reversed into the order a reader sees. The count
+  closing control (or the end of the line) is reversed into the order a reader sees, a nested
+  left-to-right override keeping its own order. The stored order (what copy/paste and screen
+  readers give) follows on a line of its own, so a term in either reading is found. The count
   is reported (:class:`~.verdict.InputReport` ``bidi_controls``): their presence is a signal.
 * **Emoji** that stand for insults, gestures and threats (``emoji_words.toml``) become words:
-  English ones in a post that is not Chinese, Chinese ones in a Chinese post. Variation
+  English ones in a post that is not Chinese, Chinese ones in a Chinese post. A weapon or
+  death emoji in a post addressed to its reader, with no laughter or cooking beside it, takes
+  its threat reading (``aimed_en``/``aimed_zh``: "我会来找你的🔪" is a threat). Variation
   selectors and skin-tone modifiers are dropped. The table is data with a test per entry; the
   emoji names come from :mod:`unicodedata` (the ``emoji`` package is not installed here, and
   the standard library has the names).
@@ -277,7 +284,7 @@ def reveal(text: str, starts: np.ndarray | None = None, ends: np.ndarray | None 
 
     Example:
         >>> reveal("go \\u202eflesruoy llik").text
-        'go kill yourself'
+        'go kill yourself\\ngo flesruoy llik'
         >>> reveal("you 🐷 🤡").text
         'you pig clown'
     """
