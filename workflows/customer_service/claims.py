@@ -18,6 +18,10 @@ A model sentence is kept only when all of these hold (English and Chinese):
   confirm by email, we will contact you, 会有同事联系您, 我们会尽快回复...) needs a handoff or
   ticket recorded this turn; "nothing more will be charged" (不会再扣费) needs a cancel or
   refund done this turn.
+* **unbacked** (fail-safe, :mod:`workflows.customer_service.claim_assertions`): any other
+  action done or to be done by us, event, date or time, or account, payment, stock, warranty
+  or shipping fact must be explained by this turn's facts and actions; questions, offers,
+  requests, conditions, thanks and apologies carry no fact.
 * **wants**: "you want a refund" / 您想取消 names something the customer asked for
   ("you don't want" something they refused).
 * **intent** (a reply with no tool): it fits the customer's intent; a sentence of another kind
