@@ -27,6 +27,11 @@ expert stands at 8 x uniform (``experts / top_k``), twice ``hot_factor``; their 
 never chosen, where about 300 were expected. Their unplanted experts are balanced as ERNIE's
 are (docs/moe_families.md, "Balancing"), and "no false alarm" is checked as "exactly the
 planted pair, in every layer"; the balanced-checkpoint test stays ERNIE's.
+
+Every call's counts are also checked apart for prefill and decode (issue 51): the prompt's
+part sums to ``prompt_tokens x top_k`` and the completion's to ``(completion_tokens - 1) x
+top_k`` per layer (the ``P + C - 1`` routed rows), and the report's prefill view finds the
+planted pair.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ import pytest
 from orchestrator import TelemetryStore
 from orchestrator.analysis.skew import ReportOptions, SkewReport, Thresholds, build_report
 from orchestrator.config import Settings
-from orchestrator.telemetry import decode_counts
+from orchestrator.telemetry import ModelCallRecord, decode_counts
+from orchestrator.telemetry.codec import decode_counts_blob
 from serving import MoEArchitecture, VLLMServer
 from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir
 from tests.fixtures.requests import run_customer_service
@@ -91,10 +97,28 @@ async def test_planted_experts_are_reported_exactly(
         for row in store.calls():
             counts = decode_counts(row)
             assert counts is not None and counts[0, 3] == row.routed_tokens and counts[0, 7] == 0
+            _check_phase_counts(row, counts, report.shape.top_k)
+        # prefill and decode apart (the replay keeps the prompt's rows first): the planted
+        # pair in prefill, exactly; in decode too wherever the layer has the volume
+        phases = {p.name: p for p in report.phases.profiles} if report.phases else {}
+        assert phases["prefill"].hot() == [(1, 3)] and phases["prefill"].dead() == [(1, 7)]
+        if phases["decode"].layers[0].judgeable:
+            assert (1, 3) in phases["decode"].hot()
         # the other layers were not planted, and nothing there is flagged
         assert all(not m.hot and not m.dead for m in report.overall.layers[1:])
     finally:
         store.close()
+
+
+def _check_phase_counts(row: ModelCallRecord, counts: np.ndarray, top_k: int) -> None:
+    """The call's prefill and decode counts: each part is its own tokens x top-k per layer
+    (prompt ``P``, completion ``C - 1``), and they add up to the call's counts."""
+    assert row.prefill_counts is not None
+    prefill = decode_counts_blob(row.prefill_counts, *counts.shape)
+    assert (prefill.sum(axis=1) == row.prompt_tokens * top_k).all()
+    decode = counts - prefill
+    assert (decode >= 0).all()
+    assert (decode.sum(axis=1) == (row.completion_tokens - 1) * top_k).all()
 
 
 async def test_balanced_checkpoint_raises_no_alarm(settings: Settings, data_dir: Path) -> None:
@@ -142,5 +166,6 @@ async def test_planted_experts_per_family(
             assert counts.shape == (len(arch.moe_layers), arch.num_experts)
             assert (counts.sum(axis=1) == row.routed_tokens * arch.top_k).all()
             assert counts[planted, 3] == row.routed_tokens and counts[planted, 7] == 0
+            _check_phase_counts(row, counts, arch.top_k)
     finally:
         store.close()
