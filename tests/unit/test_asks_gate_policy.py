@@ -10,13 +10,14 @@ import pytest
 
 from tests.unit.test_asks_gate_kinds import NOT_ASKS
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
+    _action,
     _find,
     _say,
     _writes,
     orch,
     store,
 )
-from workflows.customer_service.policy import WriteAction, execute_write
+from workflows.customer_service.policy import execute_write
 from workflows.customer_service.store.tools import ToolError
 
 #: Two messages of each kind: one English (or Cantonese), one Chinese.
@@ -43,15 +44,8 @@ async def test_a_mention_then_yes_writes_nothing(store, orch, text: str) -> None
     assert first.result["status"] != "awaiting_confirmation", first.result["reply"]
     await _say(orch, "yes" if message.isascii() else "是", customer, thread="g1")
     assert _writes(store) == before
-    action = WriteAction(
-        tool=_tool(message),
-        customer_id=customer,
-        arguments={"order_id": order, "amount_cents": 100},
-        key="g1:1",
-        ask=message,
-        confirmation="yes",
-        confirmed_by=customer,
-    )
+    arguments = {"order_id": order, "amount_cents": 100}
+    action = _action(customer, order, tool=_tool(message), arguments=arguments, ask=message)
     with pytest.raises(ToolError, match="own words"):
         execute_write(store.tools(customer), action)
 

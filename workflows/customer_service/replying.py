@@ -173,6 +173,8 @@ def intent_answer(
     ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
     zh = lang == "zh"
     topic = message_topic(message)
+    if intent not in _WRITES and topic in _WRITES and (topic, "negated") in asks.declined:
+        intent = topic  # a read planned for a refused write ("don't cancel ORD-…"): acknowledged
     hinted = any(i == intent and why in _HINTED for i, why in asks.declined)
     refused = (
         (intent, "negated") in asks.declined
