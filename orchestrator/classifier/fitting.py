@@ -585,7 +585,7 @@ def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) ->
 
 def _fit_new(
     design: _Design,
-    rows: Sequence[int],
+    rows: Sequence[int] | np.ndarray,
     y: np.ndarray,
     sw: np.ndarray,
     mask: np.ndarray,
@@ -737,7 +737,8 @@ def fit_new_routes(
             pc, pt = _logits(design, _fit_new(design, train, y, sw, mask))
             zc[test], zt[test] = pc[test], pt[test]
     lifts = _lift(rows, ev, (zc, zt), classes, base_calibration.thresholds, new)
-    fitted = tuple((w, b + lifts) for w, b in fitted)
+    (wc, bc), (wt, bt) = fitted
+    fitted = ((wc, bc + lifts), (wt, bt + lifts))
     shift = np.concatenate([np.zeros(len(base.classes) - 1), lifts, [0.0]])
     probs, fast = softmax(zc + shift), softmax(zt + shift)
     model = _extended(base, vocab, design, fitted, new)
