@@ -278,6 +278,7 @@ def test_true_fact_sentence_is_dropped_when_only_the_lookup_ran(
         ("en", "A colleague will call you tomorrow."),
         ("en", "Someone from billing will email you a receipt."),
         ("en", "A colleague will refund the fee for you."),
+        ("en", "You can expect a call from us tomorrow."),
         ("zh", "同事明天会联系您。"),
         ("zh", "同事会给您发一张优惠券。"),
         ("zh", "專員下週一會回覆您。"),

@@ -38,7 +38,8 @@ _ZH_CLAUSE = re.compile(r"[,，;；:：()（）]|而且|并且|但是?|所以|�
 _EN_NO_FACT = re.compile(
     r"^\W*(?:(?:i|we)(?:'d| would| can| could| may| am happy to| 'm happy to|'m happy to|"
     r"'m glad to| am glad to| are happy to|'re happy to)\s+(?!confirm|tell|assure|see\b|inform|"
-    r"report|say|note|let you know)|you can\b|you may\b|can i\b|could i\b|may i\b|shall i\b|"
+    r"report|say|note|let you know)|you (?:can|may)\b(?!\s+(?:now\s+)?expect)|can i\b|"
+    r"could i\b|may i\b|shall i\b|"
     r"would you|could you|can you|do you|did you|are you|have you|is there|are there|"
     r"would it|let me know|(?:please|kindly)\s+(?!note|be aware|know)|feel free|if\b|"
     r"whether\b|should you|in case|happy to|glad to|just let|any other|anything else|"
@@ -97,7 +98,7 @@ _EN_EVENT = re.compile(
     r"(?:been\s+[a-z-]+|being\s+[a-z-]+|[a-z]+ed\b|(?:" + _EN_IRREGULAR + r"))|"
     r"(?:was|were|been|being|got|gets)\s+(?:\w+ly\s+|just\s+|already\s+|"
     r"now\s+|also\s+|not\s+)*(?:been\s+|being\s+)?[a-z-]+|(?:" + _EN_IRREGULAR + r")|"
-    r"will|'ll|shall|going to|gonna|about to)\b",
+    r"will|'ll|shall|going to|gonna|about to|(?:can|may|should|could) (?:now )?expect)\b",
     re.I,
 )
 _EN_ED = re.compile(r"\b[a-z]+ed\b", re.I)
