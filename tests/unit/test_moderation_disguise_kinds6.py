@@ -108,6 +108,14 @@ ORDINARY = [  # must stay allowed
     "这款游戏里角色死了可以复活",
     "我去死海旅游了，风景很好",
     "Did you see the skull 💀 fossil at the science museum?",
+    "Can you pass me the 🔪 please?",
+    "you should buy this chef 🔪 set, it is great",
+    "Thank you for the gift 🔪🍴",
+    "你买的这把🔪真好用",
+    "你看这个视频了吗 💀 太离谱了",
+    "omg you did not 💀💀💀",
+    "your cat is adorable 💀 i cant",
+    "you look great in that skeleton shirt 💀",
 ]
 
 

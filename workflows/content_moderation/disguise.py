@@ -230,10 +230,29 @@ _ORDINARY_EMOJI_USE = re.compile(
 )
 
 
+#: What makes a post a warning to its reader: "watch your back", "I know where you live",
+#: "you're next", "你完了", "等着", "小心点", pointing at them (👉). Without one, a weapon
+#: or death emoji beside "you" is more often a gift, a knife set or laughter than a threat.
+_THREAT_CUE = re.compile(
+    r"\b(?:watch your back|know where (?:you|u|ur|your)\b|see (?:you|u|ya) (?:tonight|soon|after"
+    r"|later|outside)|(?:you'?re|you are|ur|u r) next|(?:you'?ll|you will|u will|ur gonna) be"
+    r"|(?:coming|come) for (?:you|u)|(?:find|get|catch|hunt) (?:you|u)\b|last warning"
+    r"|better (?:watch|run|hide)|one eye open|your days are)|👉"
+    r"|你完了|你死定了|等着|等著|小心点|小心點|给我小心|給我小心|找你|知道你|你家在|你住在|下一个就是你"
+    r"|下一個就是你|走着瞧|走著瞧|放学别走|放學別走|晚上见|晚上見",
+    re.IGNORECASE,
+)
+
+
 def aimed_at_reader(text: str) -> bool:
-    """True when ``text`` addresses its reader (a second-person word) with no ordinary
-    reading of a weapon or death emoji nearby (laughter, cooking, costumes, games)."""
-    return bool(SECOND_PERSON.search(text)) and not _ORDINARY_EMOJI_USE.search(text)
+    """True when ``text`` warns its reader (a second-person word and a threat cue such as
+    "watch your back" or 你完了) with no ordinary reading of a weapon or death emoji nearby
+    (laughter, cooking, costumes, games)."""
+    return bool(
+        SECOND_PERSON.search(text)
+        and _THREAT_CUE.search(text)
+        and not _ORDINARY_EMOJI_USE.search(text)
+    )
 
 
 def _emoji_words(text: str, starts: np.ndarray, ends: np.ndarray) -> tuple[Arrays, int]:
