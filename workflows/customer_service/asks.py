@@ -231,7 +231,10 @@ _ID_LIKE = re.compile(r"(?<![A-Za-z0-9])ORD[-\s_]?\d+", re.I)
 _YES = re.compile(
     r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
     r"please do|yes please|yes do it|yes go ahead|correct|that'?s right|是|是的|确认|确定|好的|好|"
-    r"可以|对|对的|行|没问题|嗯|确认无误|好的确认|是的确认)"
+    r"可以|对|对的|行|没问题|嗯|确认无误|好的确认|是的确认|"
+    # Cantonese (after OpenCC: 係 -> 系): 係, 得, 好嘅, 冇問題
+    r"系|系的|得|冇问题|无问题|好嘅)"
+    r"(?:\s?(?:啊|呀|啦|喇|嘅|lah|la))?"  # a particle after the yes ("可以啊", "ok lah")
 )
 
 
@@ -692,8 +695,12 @@ def is_yes(answer: str) -> bool:
     Example:
         >>> is_yes("Yes please!"), is_yes("好的"), is_yes("yes, but refund the other one")
         (True, True, False)
+        >>> is_yes("yes?"), is_yes("係呀")
+        (False, True)
     """
-    text = normalise(answer).lower()
+    if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
+        return False
+    text = to_simplified(normalise(answer)).lower()
     text = re.sub(r"\bplease\b|请", " ", text)
     text = re.sub(r"[\s\W_]+", " ", text).strip()
     if not text or len(text) > 24:
