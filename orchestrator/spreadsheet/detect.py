@@ -78,25 +78,38 @@ HEADER_SCAN_ROWS = 10
 MAX_TABLES_PER_SHEET = 50
 MAX_TEXT_LINES = 50
 MAX_TEXT_CHARS = 300
+#: A subtotal row is checked against the runs of up to this many data rows above it (and
+#: against all of them), which bounds the work per labelled row.
+MAX_GROUP_ROWS = 1000
 _TOTALS = re.compile(
     r"^\s*(?:(?:grand|sub)[\s-]?)?totals?\b"
     r"|^\s*(?:sum|average|avg|mean|overall|all|gesamt|insgesamt|summe|zwischensumme|"
     r"durchschnitt|mittelwert|somme|moyenne|sous-total|suma|promedio|media|totale|totaal|"
     r"gemiddelde|итого|всего|среднее)\s*[:：]?\s*$"
-    r"|^\s*(?:[合总總小共累]\s*[计計]|总\s*和|總\s*和|平\s*均|均值|平均值)",
+    r"|^\s*(?:[合总總小共累]\s*[计計]|[汇彙匯]\s*[总總]|总\s*和|總\s*和|平\s*均|均值|平均值)",
     re.IGNORECASE,
 )
 #: Exact total labels: a row so labelled (with a number) is a total row, no check needed.
 _STRONG_TOTAL = re.compile(
     r"^\s*(?:(?:grand|sub)[\s-]?)?totals?\s*[:：]?\s*$"
     r"|^\s*(?:sum|gesamt|insgesamt|summe|zwischensumme|somme|sous-total|suma|totale|totaal|"
-    r"итого|всего)\s*[:：]?\s*$|^\s*(?:[合总總小共]\s*[计計]|总\s*和|總\s*和)\s*[:：]?\s*$",
+    r"итого|всего)\s*[:：]?\s*$"
+    r"|^\s*(?:[合总總小共]\s*[计計]|[汇彙匯]\s*[总總]|总\s*和|總\s*和)\s*[:：]?\s*$",
+    re.IGNORECASE,
+)
+#: A total word ending a label, as a whole word ("销售 小计", "East 合计", "Ops sub-total",
+#: "HR Sum", "北區 小計", "彙總"): English, Simplified and Traditional Chinese. Such a row
+#: counts only when its numbers total the rows above it (checked, never trusted).
+_END_TOTAL = re.compile(
+    r"(?:^|[\s\-_/(（:：])(?:grand\s*|sub[\s-]?)?(?:totals?|sum)\s*[:：)）]?\s*$"
+    r"|(?:[小合总總共]\s*[计計]|[汇彙匯]\s*[总總])\s*[:：)）]?\s*$",
     re.IGNORECASE,
 )
 #: A label that ends in "total" ("East Total", "Overall total", "Region subtotal"): Excel's
 #: Data > Subtotal writes "<group> Total" rows. Checked against the rows above like the weak
 #: labels of :data:`_TOTALS` ("Total Wine & More" is a store, "Average" may be a category).
 _TRAILING_TOTAL = re.compile(r"^\s*\S.{0,40}?\s(?:grand\s)?(?:sub)?totals?\s*[:：]?\s*$", re.I)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 #: A formula that totals the rows above it (``=SUM(B2:B5)``, ``=SUBTOTAL(9,B2:B5)``).
 _TOTAL_FORMULA = re.compile(r"^=?\s*(?:SUM|SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
 _USABLE = frozenset(
@@ -239,6 +252,8 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
                     and len(below) * 2 >= width
                 ):
                     header.append(nxt)
+            elif _second_header(cells, r, box):
+                header.append(nxt)  # a bilingual header: 销售额 over Sales
             return header, notes
         if any(cell.kind is not CellKind.TEXT for cell in row):
             return [], []
@@ -247,6 +262,27 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
             continue
         return [], []
     return [], []
+
+
+def _second_header(cells: Cells, r: int, box: Box) -> bool:
+    """Whether row ``r + 1`` is a second header line under header row ``r`` (a translation:
+    ``销售额`` over ``Sales``): text in exactly the header's columns, every label of one row
+    Chinese and none of the other, and a number right below one of them."""
+    _, c1, r2, c2 = box
+    if r + 2 > r2:
+        return False
+    head = {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None}
+    second = {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r + 1, c))) is not None}
+    if set(second) != set(head) or len(second) < 2:
+        return False
+    if any(cell.kind is not CellKind.TEXT or is_copy(cell, r + 1, c) for c, cell in second.items()):
+        return False
+    cjk = [[bool(_CJK.search(str(row[c].value))) for c in head] for row in (head, second)]
+    if not (all(cjk[0]) and not any(cjk[1])) and not (all(cjk[1]) and not any(cjk[0])):
+        return False  # not the same labels in two scripts ("A股, iPhone手机" is data)
+    return any(
+        (cell := cells.get((r + 2, c))) is not None and cell.kind is CellKind.NUMBER for c in second
+    )
 
 
 def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
@@ -294,22 +330,31 @@ def _join_blocks(cells: Cells, boxes: list[Box]) -> list[Box]:
     return sorted(boxes)
 
 
-def _total_label(row: list[RawCell]) -> str | None:
-    """The label of a total/subtotal/average row (first value a total label, a number in
-    the row); None for a data row."""
-    if not row or row[0].kind is not CellKind.TEXT:
-        return None
-    label = str(row[0].value).strip()
-    if not (_TOTALS.match(label) or _TRAILING_TOTAL.match(label)):
-        return None
+def _total_label(row: list[RawCell]) -> tuple[str, bool] | None:
+    """``(label, trusted)`` of a total/subtotal/average row, None for a data row.
+
+    The label is the row's first value when it is a total label, else any text cell of the
+    row that is one or ends in a total word (``East 小计``, a ``Subtotal`` in the second
+    column, a ``Total`` right of its number); ``trusted`` only for an exact total label
+    (:data:`_STRONG_TOTAL`) as the first value: the others must total the rows above.
+    The row must hold a number."""
     if not any(cell.kind is CellKind.NUMBER or cell.kind is CellKind.UNCACHED for cell in row):
         return None
-    return label[:40]
+    for i, cell in enumerate(row):
+        if cell.kind is not CellKind.TEXT:
+            continue
+        label = str(cell.value).strip()
+        if i == 0 and (_TOTALS.match(label) or _TRAILING_TOTAL.match(label)):
+            return label[:40], bool(_STRONG_TOTAL.match(label))
+        if _STRONG_TOTAL.match(label) or _END_TOTAL.search(label):
+            return label[:40], False
+    return None
 
 
-def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, groups: list[list[int]]) -> bool:
-    """Whether a number of row ``r`` is the sum or the mean of its column over one of the row
-    groups (the data rows since the last total row, and all data rows so far), or a formula
+def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, data_rows: list[int]) -> bool:
+    """Whether a number of row ``r`` is the sum or the mean of its column over the data rows
+    right above it (any run that ends at the last data row: a group's rows, a nested
+    group's rows, or all of them; :data:`MAX_GROUP_ROWS` at most besides all), or a formula
     that totals the rows above (``SUM``, ``SUBTOTAL``, ``AGGREGATE``)."""
     for c in range(c1, c2 + 1):
         cell = cells.get((r, c))
@@ -320,20 +365,31 @@ def _aggregates_rows_above(cells: Cells, r: int, c1: int, c2: int, groups: list[
         if cell.kind is not CellKind.NUMBER or isinstance(cell.value, bool):
             continue
         target = float(cell.value)  # type: ignore[arg-type]  # a NUMBER cell: int or float
-        for rows in groups:
-            numbers = [
-                float(v.value)  # type: ignore[arg-type]  # a NUMBER cell: int or float
-                for q in rows
-                if (v := cells.get((q, c))) is not None
-                and v.kind is CellKind.NUMBER
-                and not isinstance(v.value, bool)
-            ]
-            if len(numbers) < 2:
-                continue
-            total = sum(numbers)
-            for expected in (total, total / len(numbers)):
-                if abs(target - expected) <= 1e-6 * max(1.0, abs(expected)):
-                    return True
+        numbers = [
+            float(v.value)  # type: ignore[arg-type]  # a NUMBER cell: int or float
+            for q in data_rows
+            if (v := cells.get((q, c))) is not None
+            and v.kind is CellKind.NUMBER
+            and not isinstance(v.value, bool)
+        ]
+        if _is_run_aggregate(target, numbers):
+            return True
+    return False
+
+
+def _is_run_aggregate(target: float, numbers: list[float]) -> bool:
+    """Whether ``target`` is the sum (or, of two or more, the mean) of the last k
+    ``numbers`` for some k (k <= :data:`MAX_GROUP_ROWS`, or all of them)."""
+    total = 0.0
+    for k, value in enumerate(reversed(numbers), start=1):
+        total += value
+        if k > MAX_GROUP_ROWS and k < len(numbers):
+            continue
+        if abs(target - total) <= 1e-6 * max(1.0, abs(total)):
+            return True
+        mean = total / k
+        if k >= 2 and abs(target - mean) <= 1e-6 * max(1.0, abs(mean)):
+            return True
     return False
 
 
@@ -353,7 +409,7 @@ def _drop_form_rows(
         cells, [r for r in data_rows if r not in form], sorted(totals_rows), c1, c2
     )
     for r in subtotals:
-        form[r] = "a pivot subtotal (the sum of the rows below it; the sheet's grand total agrees)"
+        form[r] = "a pivot subtotal (the sum of the rows below it)"
         totals_rows.append(r)
     for r in sorted(form):
         data_rows.remove(r)
@@ -387,7 +443,7 @@ def _select_rows(
         if form is not None:
             _skip_row(skipped, raw.name, r, form)
             continue
-        label = _row_total(cells, r, (c1, c2), data_rows, totals_rows)
+        label = _row_total(cells, r, (c1, c2), data_rows)
         if label is not None and len(candidates) > 1:
             totals_rows.append(r)
             _skip_row(skipped, raw.name, r, f"total, subtotal or average row ({label!r})")
@@ -398,18 +454,16 @@ def _select_rows(
     return data_rows, totals_rows
 
 
-def _row_total(
-    cells: Cells, r: int, span: tuple[int, int], data_rows: list[int], totals_rows: list[int]
-) -> str | None:
+def _row_total(cells: Cells, r: int, span: tuple[int, int], data_rows: list[int]) -> str | None:
     """The total label of row ``r`` (a label, or ``(a SUM formula)``), None for a data row."""
     c1, c2 = span
     row = row_cells(cells, r, c1, c2)
-    label = _total_label(row)
-    if label is not None and not _STRONG_TOTAL.match(label):
-        # a weak label ("Average", "Total Wine & More", "East Total") counts only when the
-        # row sums or averages the rows above it
-        since = [q for q in data_rows if q > (totals_rows[-1] if totals_rows else 0)]
-        if not _aggregates_rows_above(cells, r, c1, c2, [since, data_rows]):
+    found = _total_label(row)
+    label = found[0] if found else None
+    if found is not None and not found[1]:
+        # a weak label ("Average", "Total Wine & More", "East Total", "销售 小计", a
+        # "Subtotal" in the 2nd column) counts only when the row sums or averages rows above
+        if not _aggregates_rows_above(cells, r, c1, c2, data_rows):
             return None
         return label
     if (

@@ -7,6 +7,11 @@ bounded), into a temporary file that the xlsx backend then reads:
   Excel treats ``\\`` as ``/`` in part names; Python's ``zipfile`` keeps it literally on
   Linux, so openpyxl finds no ``xl/workbook.xml``. Names are rewritten with ``/`` (a leading
   ``/`` is dropped).
+* **Part names that differ in case** from the names the package refers to them by
+  (``xl/worksheets/Sheet1.xml`` where the workbook's relationships say ``sheet1.xml``).
+  OPC part names are case-insensitive (ECMA-376 Part 2, 9.1.1.1) and Excel opens such a
+  file; ``zipfile`` and openpyxl look names up exactly (the sheets are "missing"). Each such
+  entry is renamed to the name the content types or relationships use.
 * **Strict Open XML** (ISO/IEC 29500 Strict, Excel's "Strict Open XML Spreadsheet"). Its
   parts use the ``http://purl.oclc.org/ooxml/...`` namespaces and relationship types where
   transitional files use ``http://schemas.openxmlformats.org/...``; the elements are the same
@@ -19,11 +24,14 @@ bounded), into a temporary file that the xlsx backend then reads:
 
 from __future__ import annotations
 
+import posixpath
 import tempfile
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from openpyxl.xml.functions import fromstring
 
 from orchestrator.spreadsheet.errors import CorruptFileError, SpreadsheetTooLargeError
 
@@ -60,11 +68,61 @@ STRICT_TO_TRANSITIONAL: tuple[tuple[bytes, bytes], ...] = tuple(
     )
 )
 _CHUNK = 1 << 20
+_MAX_REFS_PART = 8 << 20  # a relationships or content-types part larger than this is not read
 _CARRY = max(len(strict) for strict, _ in STRICT_TO_TRANSITIONAL)
 
 
 def _name(name: str) -> str:
     return name.replace("\\", "/").lstrip("/")
+
+
+def _xml(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> list[Any]:
+    """The elements of a small XML part; none for a part over :data:`_MAX_REFS_PART` bytes
+    uncompressed (a zip bomb is not unpacked here)."""
+    if info.file_size > _MAX_REFS_PART:
+        return []
+    return list(fromstring(archive.read(info)).iter())
+
+
+def _part_references(archive: zipfile.ZipFile, entries: dict[str, zipfile.ZipInfo]) -> set[str]:
+    """The part names the package refers to: the content types' overrides, every internal
+    relationship target (resolved against its source part's folder) and each referred
+    part's own relationships part. ``entries`` maps lower-cased part names to entries."""
+    refs = {"[Content_Types].xml", "_rels/.rels"}
+    types = entries.get("[content_types].xml")
+    if types is not None:
+        for node in _xml(archive, types):
+            if node.tag.endswith("Override") and node.get("PartName"):
+                refs.add(_name(node.get("PartName", "")))
+    for lower, info in entries.items():
+        if not lower.endswith(".rels"):
+            continue
+        base = posixpath.dirname(posixpath.dirname(_name(info.filename)))
+        for node in _xml(archive, info):
+            target = node.get("Target")
+            if not node.tag.endswith("Relationship") or not target:
+                continue
+            if node.get("TargetMode") == "External":
+                continue
+            target = target.replace("\\", "/")
+            part = target.lstrip("/") if target.startswith("/") else posixpath.join(base, target)
+            refs.add(posixpath.normpath(part))
+    for part in list(refs):
+        folder, leaf = posixpath.split(part)
+        refs.add(posixpath.join(folder, "_rels", leaf + ".rels"))
+    return refs
+
+
+def case_renames(archive: zipfile.ZipFile) -> dict[str, str]:
+    """Entry name → the name the package refers to it by, for each entry whose name differs
+    from its reference only in case (empty for a well-formed package)."""
+    entries = {_name(info.filename).lower(): info for info in archive.infolist()}
+    renames: dict[str, str] = {}
+    for ref in _part_references(archive, entries):
+        info = entries.get(ref.lower())
+        if info is not None and _name(info.filename) != ref:
+            renames[_name(info.filename)] = ref
+    return renames
 
 
 def is_strict(archive: zipfile.ZipFile) -> bool:
@@ -103,12 +161,19 @@ def _copy(
         out.write(carry)
 
 
-def _rewrite(archive: zipfile.ZipFile, out: IO[bytes], strict: bool, max_unpacked: int) -> None:
+def _rewrite(
+    archive: zipfile.ZipFile,
+    out: IO[bytes],
+    strict: bool,
+    max_unpacked: int,
+    renames: dict[str, str],
+) -> None:
     left = [max_unpacked]
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as dst:
         seen: set[str] = set()
         for info in archive.infolist():
             name = _name(info.filename)
+            name = renames.get(name, name)
             if not name or name.endswith("/") or name in seen:
                 continue  # folders; a duplicate name keeps its first entry
             seen.add(name)
@@ -136,10 +201,11 @@ def normalised_copy(path: Path, max_unpacked: int) -> IO[bytes] | None:
         with zipfile.ZipFile(path) as archive:
             backslash = any("\\" in info.filename for info in archive.infolist())
             strict = is_strict(archive)
-            if not (backslash or strict):
+            renames = case_renames(archive)
+            if not (backslash or strict or renames):
                 return None
             out = tempfile.TemporaryFile()  # noqa: SIM115 (returned open: the caller closes it)
-            _rewrite(archive, out, strict, max_unpacked)
+            _rewrite(archive, out, strict, max_unpacked, renames)
     except OverflowError as exc:
         if out is not None:
             out.close()
@@ -148,7 +214,15 @@ def normalised_copy(path: Path, max_unpacked: int) -> IO[bytes] | None:
             f"its parts hold more than {max_unpacked / 2**20:,.0f} MiB uncompressed",
             "Split it into smaller files",
         ) from exc
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        OSError,
+        EOFError,
+        ValueError,
+        RuntimeError,
+        SyntaxError,  # a .rels or content-types part that is not XML (ParseError)
+    ) as exc:
         if out is not None:
             out.close()
         raise CorruptFileError(

@@ -17,12 +17,16 @@ generated templates and pivots, and by the figures of the real workbooks staying
    above it is the same record, not a new row; a number spread down from a merged range is
    counted once, in the range's first row.
 5. **Footer rows** at the bottom of a table (``Prepared by:``, ``审核：``, ``Page 1 of 2``,
-   notes), and the summary lines under its total (``Tax``, ``Shipping``, ``应付``), are
+   ``Version``, ``版本：``, notes, a lone line of text under a table of numbers), and the
+   summary lines under its total (``Tax``, ``Shipping``, ``应付``), are
    not data rows.
 6. **Pivot subtotals**: when a table's own grand total row disagrees with the sum of its data
    rows, the rows whose value is the sum of the rows right below them (a pivot's group
    subtotals, at any depth) are found by an exact partition that must reproduce the grand
-   total in every numeric column; they are left out, so nothing is counted twice.
+   total in every numeric column; they are left out, so nothing is counted twice. With no
+   grand total row, group heads above their rows in outline form (a label in the first
+   column and none in the second; the rows have none in the first) are left out when each
+   head is the sum of its rows in every numeric column.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ _PLACEHOLDER = re.compile(
 _FOOTER = re.compile(
     r"^\s*(?:prepared|approved|checked|reviewed|verified|authori[sz]ed|signed|signature|"
     r"page\s+\d|notes?\b|remarks?\b|comments?\b|footnotes?\b|source\b|printed|generated|"
-    r"contact\b|制表|制单|製表|审核|審核|复核|複核|批准|核准|签字|簽字|签名|簽名|经办|經辦|"
+    r"contact\b|version\b|ver\.|rev\b|rev\.|revision\b|date\s*[:：]|"
+    r"版本|版次|日期[:：]|单位[:：]|單位[:：]|制表|制单|製表|审核|審核|复核|複核|批准|核准|签字|簽字|签名|簽名|经办|經辦|"
     r"负责人|負責人|填表|填报|填報|备注|備註|说明|說明|注[:：]|注意|来源|來源|第\s*\d+\s*[页頁]|"
     r"联系人|聯繫人|财务|財務|会计|會計|出纳|出納|主管|[*※])",
     re.IGNORECASE,
@@ -57,7 +62,8 @@ _TOTALISH = re.compile(
     re.IGNORECASE,
 )
 _GRAND = re.compile(
-    r"^\s*(?:grand\s*total|totals?|sum|overall|总计|總計|合计|合計|共计|共計)\s*[:：]?\s*$", re.I
+    r"^\s*(?:grand\s*total|totals?|sum|overall|总计|總計|合计|合計|共计|共計|汇总|彙總|匯總)\s*[:：]?\s*$",
+    re.I,
 )
 #: A pivot of more rows than this is not parsed for subtotals, and the search for a
 #: partition stops after this many steps (none is claimed then): a table whose total row is
@@ -142,6 +148,11 @@ def footer_rows(
     lines under its total (rule 5), with the reason."""
     sizes = sorted(len(_own(cells, r, c1, c2)) for r in data_rows)
     typical = sizes[len(sizes) // 2] if sizes else 0
+    with_numbers = sum(
+        any(cell.kind is CellKind.NUMBER for cell in _own(cells, r, c1, c2).values())
+        for r in data_rows
+    )
+    numeric = typical >= 2 and with_numbers * 2 > len(data_rows)
     out: dict[int, str] = {}
     for r in reversed(data_rows):
         row = [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
@@ -151,6 +162,8 @@ def footer_rows(
             break  # a table keeps at least one data row
         if first and _FOOTER.match(first) and (not numbers or len(row) <= 2):
             out[r] = f"a footer row ({first[:40]!r})"
+        elif first and numeric and not numbers and _note_like(cells, r, c1, c2, data_rows):
+            out[r] = f"a note under the table ({first[:40]!r})"
         elif first and _SUMMARY.match(first) and any(t < r for t in totals_rows):
             out[r] = f"a summary line under the total ({first[:40]!r})"
         elif first and _TOTALISH.match(first) and len(row) < typical:
@@ -158,6 +171,25 @@ def footer_rows(
         else:
             break
     return out
+
+
+def _note_like(cells: Cells, r: int, c1: int, c2: int, data_rows: list[int]) -> bool:
+    """Whether row ``r`` is one line of text under a table of numbers, not a record whose
+    numbers are missing: one text cell (or one merged across the row), a sentence or a
+    ``label: value`` line, longer than any value of its column in the rows above."""
+    row = _own(cells, r, c1, c2)
+    if len({cell.merged_from or (r, c) for c, cell in row.items()}) != 1:
+        return False
+    c, cell = next(iter(row.items()))
+    text = str(cell.value).strip()
+    if len(text) < 12 and not re.search(r"[:：]", text):
+        return False
+    others = [
+        len(str(v.value).strip())
+        for q in data_rows
+        if q < r and (v := cells.get((q, c))) is not None and v.kind is CellKind.TEXT
+    ]
+    return len(text) > max(others, default=0)
 
 
 def _number(cells: Cells, r: int, c: int) -> float:
@@ -252,8 +284,10 @@ def pivot_subtotals(
         ),
         None,
     )
-    if grand_row is None or not 3 <= len(data_rows) <= MAX_PIVOT_ROWS:
+    if not 3 <= len(data_rows) <= MAX_PIVOT_ROWS:
         return []
+    if grand_row is None:
+        return outline_heads(cells, data_rows, c1, c2)
     columns = [
         c
         for c in range(c1, c2 + 1)
@@ -275,3 +309,37 @@ def pivot_subtotals(
         if not _close(leaves, _number(cells, grand_row, c)):
             return []
     return rows
+
+
+def outline_heads(cells: Cells, data_rows: list[int], c1: int, c2: int) -> list[int]:
+    """The group heads of a pivot in outline form with no grand total (Excel's "subtotals at
+    the top of each group"): a head has a label in the first column and none in the second,
+    its rows have none in the first; every number of each head must be the sum of its
+    column over the group's rows, else no row is claimed."""
+    if c2 - c1 < 2:
+        return []
+    heads: list[int] = []
+    groups: dict[int, list[int]] = {}
+    for r in data_rows:
+        first, second = cells.get((r, c1)), cells.get((r, c1 + 1))
+        if first is not None and first.kind is CellKind.TEXT and second is None:
+            heads.append(r)
+            groups[r] = []
+        elif first is None and heads:
+            groups[heads[-1]].append(r)
+        else:
+            return []
+    if not heads or any(not rows for rows in groups.values()):
+        return []
+    for head, rows in groups.items():
+        numbers = [
+            c
+            for c in range(c1 + 2, c2 + 1)
+            if (cell := cells.get((head, c))) is not None and cell.kind is CellKind.NUMBER
+        ]
+        if not numbers or not all(
+            _close(_number(cells, head, c), sum(_number(cells, q, c) for q in rows))
+            for c in numbers
+        ):
+            return []
+    return heads
