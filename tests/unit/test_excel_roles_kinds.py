@@ -79,6 +79,11 @@ MEASURES: list[tuple[str, list[object]]] = [
     ("Units sold", [4001, 4002, 4001, 4003]),
     ("Order date count", [45292, 45293, 45292, 45294]),  # a count, not a date
     ("Population", [1234567, 1234567, 2345678, 3456789]),
+    ("Warehouse stock", [120, 45, 120, 300, 45]),  # a code word, but not the last word
+    ("Store inventory", [12, 15, 12, 18]),
+    ("门店库存", [3, 5, 3, 8, 5]),
+    ("Dept budget", [10, 20, 10, 30, 20, 40]),
+    ("Months employed", [1, 2, 3, 4, 5, 6]),
 ]
 
 

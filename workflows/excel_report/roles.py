@@ -29,11 +29,11 @@ _ID_NAME = re.compile(
 #: (``Store`` 3301 is a store number, ``Store sales`` a measure): barcodes, store, branch,
 #: department and item numbers, industry codes (NAICS/SIC), area codes, ``Item #``.
 _CODE_HINT = re.compile(
-    r"(^|[\s_\-/(])(barcode|upc|ean\d*|gtin|naics|sic|hs|branch|store|shop|outlet|dept|"
-    r"department|division|item|sku|plant|warehouse|site|zone)($|[\s_\-.#/):])"
-    r"|\S\s*#\s*$|^#$|条码|条形码|区号|邮编|门店|店号|分店|部门|货号|批号|商品码|物料号|科目",
+    r"((^|[\s_\-/(])(barcode|upc|ean\d*|gtin|naics|sic|hs|branch|store|shop|outlet|dept|"
+    r"department|division|item|sku|plant|warehouse|site|zone)|\S\s*#|^#|条码|条形码|区号|邮编|"
+    r"门店|店号|分店|部门|货号|批号|商品码|物料号|科目)\s*[.:)]?\s*$",
     re.IGNORECASE,
-)
+)  # the last word of the name only: ``Warehouse stock`` and ``门店库存`` are measures
 #: Names of a month number column (values 1-12): a period, never summed.
 _MONTH_NAME = re.compile(r"(^|[\s_\-/(])(month|mon|mes|monat|mois)($|[\s_\-.)])|^月$|月份", re.I)
 #: Names of a date or time column: integers or decimals in the Excel serial range under such
