@@ -68,6 +68,8 @@ EMOJI_THREATS = [  # finding 8: a weapon/death emoji aimed at the reader
     "you 👉💀",
     "你給我小心點 ☠️",
     "ur dead 🔪",
+    "🔫🔫🔫 @jake",
+    "dead man walking 💀🔪 @li",
 ]
 
 TAGS = [  # finding 19: invisible tag characters spelling words
@@ -116,6 +118,8 @@ ORDINARY = [  # must stay allowed
     "omg you did not 💀💀💀",
     "your cat is adorable 💀 i cant",
     "you look great in that skeleton shirt 💀",
+    "@chef_wang thanks for the 🔪 tips, the onions came out great",
+    "I got you a new chef's knife set 🔪",
 ]
 
 

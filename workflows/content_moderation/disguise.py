@@ -216,9 +216,11 @@ def tag_count(text: str) -> int:
     return sum(1 for ch in text if ord(ch) in _TAGS)
 
 
-#: The reader addressed: second-person words (English) or pronouns (Chinese, either script).
+#: The reader addressed: second-person words (English), pronouns (Chinese, either script) or an
+#: @mention.
 SECOND_PERSON = re.compile(
-    r"\b(?:you|u|ur|your|yours|youre|you're|you'll|ya|yall|y'all|thee)\b|[你妳您]", re.IGNORECASE
+    r"\b(?:you|u|ur|your|yours|youre|you're|you'll|ya|yall|y'all|thee)\b|[你妳您]|(?<!\w)@\w",
+    re.IGNORECASE,
 )
 #: An ordinary reading of a weapon or death emoji: laughter ("I'm dead 💀"), cooking, costumes,
 #: games and museums. Such a post keeps the emoji's plain word.
@@ -237,7 +239,8 @@ _THREAT_CUE = re.compile(
     r"\b(?:watch your back|know where (?:you|u|ur|your)\b|see (?:you|u|ya) (?:tonight|soon|after"
     r"|later|outside)|(?:you'?re|you are|ur|u r) next|(?:you'?ll|you will|u will|ur gonna) be"
     r"|(?:coming|come) for (?:you|u)|(?:find|get|catch|hunt) (?:you|u)\b|last warning"
-    r"|better (?:watch|run|hide)|one eye open|your days are)|👉"
+    r"|better (?:watch|run|hide)|one eye open|your days are|dead (?:man|men) walking)|👉"
+    r"|[🔪🗡🔫💣🪓]\s*[🔪🗡🔫💣🪓]"  # a volley of weapons
     r"|你完了|你死定了|等着|等著|小心点|小心點|给我小心|給我小心|找你|知道你|你家在|你住在|下一个就是你"
     r"|下一個就是你|走着瞧|走著瞧|放学别走|放學別走|晚上见|晚上見",
     re.IGNORECASE,
