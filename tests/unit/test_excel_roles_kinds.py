@@ -86,6 +86,7 @@ SERIALS: list[tuple[str, list[object]]] = [
     ("Time", [45000.125, 45001.5, 45002.0]),
     ("Fecha", [40000, 40001, 40002]),
     ("Ship date", [36526, 36527, 36528, 36529]),
+    ("交易日期", [20240101, 20240102, 20240101, 20240105]),  # yyyymmdd integers
 ]
 
 
@@ -96,7 +97,7 @@ CASES = [(n, v, False) for n, v in CODES + SERIALS] + [(n, v, True) for n, v in 
 def test_codes_and_date_serials_are_never_summed_and_measures_are(
     tmp_path: Path, name: str, values: list[object], summed: bool
 ) -> None:
-    """Codes (23 kinds) and date serials (7) are identifiers; look-alike measures (18) are
+    """Codes (23 kinds) and date serials (8) are identifiers; look-alike measures (18) are
     summed."""
     prof = _profile(tmp_path, name, values)
     assert (name in prof.measures) is summed
