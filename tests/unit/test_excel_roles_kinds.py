@@ -75,6 +75,11 @@ MEASURES: list[tuple[str, list[object]]] = [
     ("门店库存", [3, 5, 3, 8, 5]),
     ("Dept budget", [10, 20, 10, 30, 20, 40]),
     ("Months employed", [1, 2, 3, 4, 5, 6]),
+    # counts named with an id word ("number", "no"): measures (unique counts included)
+    ("Number of orders", [3, 7, 12, 5, 9, 4, 8, 11, 2, 6, 10, 1]),
+    ("No. of returns", [1, 0, 2, 1, 3, 0]),
+    ("# of visits", [120, 98, 143, 87, 110]),
+    ("订单数", [12, 15, 9, 20]),
 ]
 
 
@@ -97,7 +102,7 @@ CASES = [(n, v, False) for n, v in CODES + SERIALS] + [(n, v, True) for n, v in 
 def test_codes_and_date_serials_are_never_summed_and_measures_are(
     tmp_path: Path, name: str, values: list[object], summed: bool
 ) -> None:
-    """Codes (23 kinds) and date serials (8) are identifiers; look-alike measures (18) are
+    """Codes (23 kinds) and date serials (8) are identifiers; look-alike measures (22) are
     summed."""
     prof = _profile(tmp_path, name, values)
     assert (name in prof.measures) is summed

@@ -25,6 +25,12 @@ _ID_NAME = re.compile(
     r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度",
     re.IGNORECASE,
 )
+#: Names of a count ("Number of orders", "No. of returns", "# of visits", 订单数量, 人数): a
+#: measure, though "number" and "no" are id words on their own.
+_COUNT_NAME = re.compile(
+    r"(^|[\s_\-/(])(number|no\.?|num|nr|#)\s*of\s+\w|次数|件数|人数|个数|單數|订单数|數目|数目",
+    re.IGNORECASE,
+)
 #: Names that mean a code or a number of something only when no measure word is in the name
 #: (``Store`` 3301 is a store number, ``Store sales`` a measure): barcodes, store, branch,
 #: department and item numbers, industry codes (NAICS/SIC), area codes, ``Item #``.
@@ -180,7 +186,10 @@ def is_code(col: Column) -> bool:
 def is_identifier(col: Column) -> bool:
     """An id-like numeric column: by name (``Row ID``, ``Postal Code``, ``型号``, ``号码``,
     in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
-    such as phone or account numbers), or a code column (:func:`is_code`)."""
+    such as phone or account numbers), or a code column (:func:`is_code`). A count by its
+    name ("Number of orders") is never one."""
+    if _COUNT_NAME.search(col.name):
+        return False
     if _ID_NAME.search(col.name) or is_code(col) or is_date_serial(col):
         return True
     values, _ = numbers(col)
