@@ -7,23 +7,20 @@ currency, is refused; no part means the whole."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-from customer_service_double import ScriptedToolModel
 from sqlalchemy import select
 
 from orchestrator.core.dispatcher import Orchestrator
-from orchestrator.telemetry import TelemetryStore
-from tests.unit.test_customer_service_safety import (
+from tests.unit.test_customer_service_safety import (  # noqa: F401 (the fixtures)
     _count_refunds,
     _find,
     _say,
     _writes,
+    orch,
+    store,
 )
-from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.amounts import refund_ask
-from workflows.customer_service.store import OrderStore, RefundPolicy
+from workflows.customer_service.store import OrderStore
 from workflows.customer_service.store.schema import Refund
 
 AMOUNTS = [
@@ -66,16 +63,6 @@ WHOLE = [
     "refund all of ORD-100076",
     "Refund ORD-100076 on 2026-11-30 please",
 ]
-
-
-@pytest.fixture
-def store(orders_url: Callable[[int, int], str]) -> OrderStore:
-    return OrderStore(orders_url(60, 6), policy=RefundPolicy(auto_limit_cents=20_000))
-
-
-@pytest.fixture
-def orch(store: OrderStore, telemetry: TelemetryStore) -> Orchestrator:
-    return Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
 
 
 @pytest.mark.parametrize(("text", "cents", "currency"), AMOUNTS)
