@@ -179,6 +179,8 @@ _EN: dict[str, str] = {
     "handoff": "Your case was reviewed by a colleague: {decision}.",
     "not_found": "I could not find order {order_id} on your account.",
     "refused": "That is not possible for order {order_id}: {reason}.",
+    "not_confirmed": "Nothing was changed on order {order_id}: it was not confirmed. Ask again "
+    "whenever you want it.",
     "no_shipment": "Order {order_id} is {status} and has not shipped yet.",
 }
 _ZH: dict[str, str] = {
@@ -193,9 +195,14 @@ _ZH: dict[str, str] = {
     "handoff": "您的问题已由同事处理：{decision}。",
     "not_found": "您的账户中没有找到订单 {order_id}。",
     "refused": "订单 {order_id} 无法办理：{reason}。",
+    "not_confirmed": "订单 {order_id} 没有做任何更改：您没有确认。需要时请重新提出。",
     "no_shipment": "订单 {order_id} 状态：{status}，尚未发货。",
 }
 
+
+#: The reason of a write that was offered and not confirmed (``workflows.customer_service.
+#: deciding``): told as "nothing was changed", never as a refusal.
+NOT_CONFIRMED = "it was not confirmed, so nothing was changed"
 
 #: The store's state words (``Order.status``, ``Shipment.status``, ``Refund.status``, a
 #: handoff's decision) as a Chinese reply says them; a word not listed is shown as stored.
@@ -270,10 +277,13 @@ def _zh_states(facts: Mapping[str, str]) -> dict[str, str]:
 
 def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
     table = _ZH if zh else _EN
+    unconfirmed = facts.get("reason") == NOT_CONFIRMED  # offered, not confirmed: no refusal
     if zh:
         facts = _zh_states(facts)
     if ok:
         template = table.get(tool, "")
+    elif unconfirmed:
+        template = table["not_confirmed"]
     elif "reason" in facts and tool != "track_shipment":
         template = table["refused"]
     elif tool == "track_shipment" and "status" in facts:

@@ -168,3 +168,21 @@ async def test_any_question_naming_an_order_gets_its_facts(
     assert order in done.result["reply"]["text"]
     assert any(r["tool"] in ("lookup_order", "track_shipment") for r in done.result["tool_results"])
     assert _writes(store) == before
+
+
+@pytest.mark.parametrize(
+    ("answer", "told"), [("yes?", "Nothing was changed"), ("確定？", "没有做任何更改")]
+)
+async def test_an_offer_answered_with_a_question_is_told_as_not_confirmed(
+    store: OrderStore, orch: Orchestrator, answer: str, told: str
+) -> None:
+    """e2e7: "yes?" after a refund offer wrote nothing but was told "That is not possible for
+    order …", as if the store refused; it is told that nothing was changed, unconfirmed."""
+    customer, order = _find(store, want="refundable")
+    await _say(orch, f"Please refund {order}, it arrived broken", customer, thread="nc")
+    before = _writes(store)
+    done = await _say(orch, answer, customer, thread="nc")
+    text = done.result["reply"]["text"]
+    assert told in text and order in text
+    assert "not possible" not in text and "无法办理" not in text
+    assert _writes(store) == before

@@ -654,6 +654,7 @@ _EN_REPLY: dict[str, str] = {
     "tool:open_ticket": "You will hear from us on this ticket.",
     "refused": "I am sorry I cannot do more on this order here; reply if you would like a "
     "colleague to look at it.",
+    "not_confirmed": "Is there anything else I can help you with?",
     "not_found": "Please check the order number and send it again.",
     "decided": "Thank you for your patience while a colleague looked at your case.",
     "cut": "My answer was cut off before it was complete; please send your message again, or "
@@ -689,6 +690,7 @@ _ZH_REPLY: dict[str, str] = {
     "tool:change_address": "请核对上面的新地址；如需修改，请在这里回复。",
     "tool:open_ticket": "我们会就这个工单与您联系。",
     "refused": "很抱歉，这个订单我在这里无法进一步处理；如需同事查看，请回复我。",
+    "not_confirmed": "请问还有什么可以帮您？",
     "not_found": "请核对订单号后重新发送。",
     "decided": "感谢您耐心等待同事处理您的问题。",
     "cut": "我的回答在完成前被中断了；请重新发送您的消息，或要求转人工。",
@@ -711,14 +713,15 @@ _ZH_REPLY: dict[str, str] = {
 
 def outcome_key(results: Sequence[Mapping[str, Any]], decided: bool) -> str | None:
     """The template key of a turn's tool outcome: ``tool:NAME`` when the last result succeeded,
-    ``refused`` / ``not_found`` when it did not, ``decided`` after a person's decision with no
-    tool, None with no tool at all."""
+    ``refused`` / ``not_found`` / ``not_confirmed`` (an offer not confirmed) when it did not,
+    ``decided`` after a person's decision with no tool, None with no tool at all."""
     if not results:
         return "decided" if decided else None
     last = results[-1]
     if last.get("ok", True):
         return f"tool:{last.get('tool')}"
-    return "not_found" if last.get("error_code") == "not_found" else "refused"
+    code = str(last.get("error_code"))
+    return code if code in ("not_found", "not_confirmed") else "refused"
 
 
 def code_reply(outcome: str | None, intent: str | None, lang: Lang) -> str:

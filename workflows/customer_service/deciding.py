@@ -13,6 +13,7 @@ from typing import Any
 
 from orchestrator.routes import FALLBACK
 from skills import IssueTriage
+from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
@@ -244,7 +245,7 @@ def _not_done_result(declined: dict[str, Any]) -> dict[str, Any]:
         tool=str(declined.get("tool")),
         ok=False,
         error_code="not_confirmed",
-        facts={"order_id": order_id, "reason": "it was not confirmed, so nothing was changed"},
+        facts={"order_id": order_id, "reason": NOT_CONFIRMED},
     ).model_dump()
 
 
