@@ -186,3 +186,35 @@ async def test_an_offer_answered_with_a_question_is_told_as_not_confirmed(
     assert told in text and order in text
     assert "not possible" not in text and "无法办理" not in text
     assert _writes(store) == before
+
+
+PART_ASKS = [
+    "refund half of {}",
+    "Refund USD 12.00 of {}",
+    "refund $7.50 on {} thanks",
+    "{} 退20元就行",
+    "{} 退一半就好",
+    "请帮我退 15 元 {}",
+    "訂單 {} 退一半",
+]
+
+
+@pytest.mark.parametrize("text", PART_ASKS)
+async def test_a_bare_ask_for_part_of_an_order_is_asked_or_offered_never_the_whole(
+    store: OrderStore, orch: Orchestrator, text: str
+) -> None:
+    """e2e7: "refund half of ORD-…" and "ORD-… 退20美元就行" were no ask (a status line), and
+    the reply told the customer to say "refund ORD-…", which offers the whole amount. A part
+    named in a bare ask is an ask: its amount is offered exactly, or asked back."""
+    customer, order = _find(store, want="refundable")
+    left, currency, _ = store.tools(customer).refundable(order)
+    done = await _say(orch, text.format(order), customer, thread=f"p-{hash(text)}")
+    reply = done.result["reply"]["text"]
+    whole = f"{currency} {left // 100}.{left % 100:02d}"
+    assert whole not in reply.split("?")[0] or done.result["status"] != "awaiting_confirmation"
+    asked = refund_ask(text)
+    assert asked is not None
+    if asked.unclear:
+        assert "How much should I refund?" in reply or "请问要退多少钱" in reply
+    elif asked.fits(currency):
+        assert done.result["status"] == "awaiting_confirmation"

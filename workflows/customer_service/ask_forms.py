@@ -134,9 +134,13 @@ _BARE_AFTER = re.compile(
     r"(?:\s+|[#\-.!！。~]|ord-\d+|\b(?:for|on|of|from|to|me|my|the|this|that|it|them|order|"
     r"number|no|item|purchase|payment|card|account|original|please|pls|plz|now|asap|right|"
     r"away|straight|immediately|today|thanks|thank|you|thx|ty|cheers|then|request|full|fully|"
-    r"in|amount|total|entire|whole|too|a|an)\b|"
+    r"in|amount|total|entire|whole|too|a|an|"
+    # a part of the order, with or without its amount (workflows.customer_service.amounts
+    # reads it): "refund half of ORD-…", "refund USD 20 of ORD-…"
+    r"half|part|usd|eur|gbp|cny|rmb|hkd|cad|aud|dollars?|bucks|yuan|euros?|pounds?)\b|"
+    r"[$€£¥￥]|\d+(?:[.,]\d+)*|"
     r"吧|一下|下|谢谢|谢了|多谢|唔该|啦|呗|哈|呀|啊|嘛|哦|喔|订单号?|这个|这单|的|掉|给我|全额|全款|"
-    r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请)*",
+    r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请|一半|部分|美元|元|块钱?|就行|就好|就可以|就够了?)*",
     re.I,
 )
 #: A reason after the request: anything may follow it.
@@ -229,5 +233,5 @@ def conditional(sentence: str, at: int) -> bool:
     ):
         return True
     piece = head[max((m.end() for m in _PIECE_BREAK.finditer(head, 0, at)), default=0) :]
-    then = piece.find("就")
-    return then >= 0 and not _PLAIN_THEN.fullmatch(piece[:then])
+    then = next((m.start() for m in re.finditer(r"就(?!行|好|可以|够)", piece)), -1)
+    return then >= 0 and not _PLAIN_THEN.fullmatch(piece[:then])  # 就行: "that will do"

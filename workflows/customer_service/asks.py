@@ -62,7 +62,9 @@ WRITE_INTENTS = ("refund", "cancel", "change_address")
 
 _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "refund": re.compile(
-        r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退",
+        r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退|"
+        # 退 with a part of the order after it: 退20元, 退一半
+        r"退(?=\s?(?:[$¥￥]?\s?\d|一半|部分|[一二两三四五六七八九十百千]+\s?(?:元|块|美元)))",
         re.I,
     ),
     "cancel": re.compile(r"\bcancel\w*|取消|撤销订单|不要这个订单|订单不要了", re.I),
