@@ -291,7 +291,9 @@ async def test_with_requests_allowed_the_same_client_does_reach_the_server(
 async def test_an_engine_capture_asks_the_server_for_its_routed_experts_encoding(arch) -> None:
     body = recorded("chat_en_routed.json")
     for capture, want in (
-        (EngineCapture(arch), {"routed_experts": "counts"}),  # the default: per-call counts
+        # the default: per-call counts, prefill and decode apart (issue 51)
+        (EngineCapture(arch), {"routed_experts": "phase_counts"}),
+        (EngineCapture(arch, encoding="counts"), {"routed_experts": "counts"}),  # combined
         (EngineCapture(arch, encoding="ids"), {"routed_experts": "ids"}),  # per-token views
         (NoCapture(arch), None),  # no engine capture: nothing vLLM-plugin specific is sent
     ):
@@ -300,7 +302,7 @@ async def test_an_engine_capture_asks_the_server_for_its_routed_experts_encoding
         sent = recorder.bodies[0]
         assert sent.get("vllm_xargs") == want
         assert sent["return_token_ids"] is True
-    with pytest.raises(ValueError, match="'counts' for per-call expert counts"):
+    with pytest.raises(ValueError, match="'counts' for them summed"):
         EngineCapture(arch, encoding="count")
 
 
