@@ -59,3 +59,19 @@ def test_a_refusal_is_acknowledged_and_an_ask_still_offered() -> None:
     assert refused is not None and refused.startswith("Understood")
     asked = intent_answer([], None, "refund", "en", "Please refund ORD-100200")
     assert asked is not None and "confirm" in asked
+
+
+@pytest.mark.parametrize(
+    ("message", "lang"),
+    [
+        ("Is ORD-100200 refundable?", "en"),
+        ("ORD-100200还能退款吗", "zh"),
+        ("Can I get a refund on ORD-100200?", "en"),
+    ],
+)
+def test_no_hint_to_ask_after_a_read_that_says_it_cannot_be_done(message: str, lang: str) -> None:
+    """e2e7 (c3 f5): "this order cannot be refunded (delivered over 30 days ago)" was followed by
+    "to refund, just say 退款ORD-…", which contradicts it."""
+    facts = {"order_id": "ORD-100200", "reason": "delivered over 30 days ago"}
+    refused = [{"tool": "check_refund_eligibility", "ok": False, "facts": facts}]
+    assert intent_answer(refused, None, "eligibility", lang, message) is None  # type: ignore[arg-type]

@@ -168,7 +168,9 @@ def intent_answer(
     if results or decision is not None or intent is None:
         wrote = any(r.get("tool") in _WRITE_TOOLS for r in results)
         read_only = bool(results) and decision is None and not wrote
-        return how_to_ask(message, lang, with_read=False) if read_only else None
+        # no "say 'refund ORD-…'" after a read that says it cannot be done (not refundable)
+        possible = all(r.get("ok", True) for r in results)
+        return how_to_ask(message, lang, with_read=False) if read_only and possible else None
     asks = read_asks(message)
     ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
     zh = lang == "zh"
