@@ -702,7 +702,7 @@ def is_yes(answer: str) -> bool:
     """
     if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
         return False
-    text = to_simplified(normalise(answer)).lower()
+    text = normalise(answer).lower()
     text = re.sub(r"\bplease\b|请", " ", text)
     text = re.sub(r"[\s\W_]+", " ", text).strip()
     if not text or len(text) > 24:
