@@ -674,7 +674,9 @@ def main(argv: list[str] | None = None) -> None:
                 placement = keep_off_server_cpus()
             else:
                 cpus = frozenset(os.sched_getaffinity(0))
-                placement = Placement(frozenset(), cpus, cpus, "free to run on every core")
+                placement = Placement(
+                    frozenset(), before=cpus, after=cpus, reason="free to run on every core"
+                )
             figures = asyncio.run(run(args))
         figures["placement"] = {
             "server_cpus": sorted(placement.server_cpus),

@@ -46,19 +46,17 @@ VLLM_MARKER = "vllm"
 ENGINE_CORE_MARKER = "enginecor"
 
 
-@dataclass(frozen=True)
-class Placement:
-    """What :func:`keep_off_server_cpus` did.
+@dataclass(frozen=True, kw_only=True)
+class CoreMove:
+    """A process's allowed cores before and after a move (keywords only; the records below
+    add whose cores they are).
 
     Attributes:
-        server_cpus: Cores some thread of a vLLM process on this host is bound to (empty: none
-            found, or none bound).
-        before: This process's allowed cores before.
+        before: The process's allowed cores before (empty when no process was found).
         after: Its allowed cores after (``before`` when nothing changed).
         reason: Why nothing changed, or ``""`` when the process moved.
     """
 
-    server_cpus: frozenset[int]
     before: frozenset[int]
     after: frozenset[int]
     reason: str = ""
@@ -68,14 +66,21 @@ class Placement:
         """Whether the process's allowed cores changed."""
         return self.after != self.before
 
+
+@dataclass(frozen=True)
+class Placement(CoreMove):
+    """What :func:`keep_off_server_cpus` did to this process: :class:`CoreMove` plus
+    ``server_cpus``, the cores some thread of a vLLM process on this host is bound to (empty:
+    none found, or none bound)."""
+
+    server_cpus: frozenset[int]
+
     def describe(self) -> str:
         """One line for a log or a console: where the process runs and why."""
+        where = f"client on CPUs {_ranges(self.after)}"
         if self.moved:
-            return (
-                f"client on CPUs {_ranges(self.after)}, off the vLLM worker's "
-                f"{_ranges(self.server_cpus)}"
-            )
-        return f"client on CPUs {_ranges(self.after)} ({self.reason})"
+            return f"{where}, off the vLLM worker's {_ranges(self.server_cpus)}"
+        return f"{where} ({self.reason})"
 
 
 def _ranges(cpus: Iterable[int]) -> str:
@@ -178,51 +183,49 @@ def keep_off_server_cpus(bound: frozenset[int] | None = None) -> Placement:
     """
     if not hasattr(os, "sched_setaffinity"):
         none: frozenset[int] = frozenset()
-        return Placement(none, none, none, "no CPU affinity on this platform")
+        return Placement(none, before=none, after=none, reason="no CPU affinity on this platform")
     before = frozenset(os.sched_getaffinity(0))
     bound = server_cpus() if bound is None else bound
-    if not bound:
-        return Placement(bound, before, before, "no vLLM worker bound to a core on this host")
     target = before - bound
-    if not target:
-        return Placement(bound, before, before, "the vLLM worker's cores are all it may use")
-    if target == before:
-        return Placement(bound, before, before, "already off the vLLM worker's cores")
-    _bind_threads(sorted(int(t) for t in os.listdir("/proc/self/task")), target)
-    return Placement(bound, before, frozenset(os.sched_getaffinity(0)))
+    if not bound:
+        reason = "no vLLM worker bound to a core on this host"
+    elif not target:
+        reason = "the vLLM worker's cores are all it may use"
+    elif target == before:
+        reason = "already off the vLLM worker's cores"
+    else:
+        _bind_threads(sorted(int(t) for t in os.listdir("/proc/self/task")), target)
+        return Placement(bound, before=before, after=frozenset(os.sched_getaffinity(0)))
+    return Placement(bound, before=before, after=before, reason=reason)
 
 
 @dataclass(frozen=True)
-class EngineCorePlacement:
-    """What :func:`colocate_engine_core` did.
-
-    Attributes:
-        engine_core_pid: The engine core process, or None when none was found.
-        worker_cpus: The cores the server's worker threads are bound to (empty: none bound).
-        before: The engine core's allowed cores before (empty when none was found).
-        after: Its allowed cores after (``before`` when nothing changed).
-        reason: Why nothing changed, or ``""`` when it moved.
-    """
+class EngineCorePlacement(CoreMove):
+    """What :func:`colocate_engine_core` did to the engine core: :class:`CoreMove` plus
+    ``engine_core_pid`` (None when none was found) and ``worker_cpus``, the cores the server's
+    worker threads are bound to (empty: none bound)."""
 
     engine_core_pid: int | None
     worker_cpus: frozenset[int]
-    before: frozenset[int]
-    after: frozenset[int]
-    reason: str = ""
-
-    @property
-    def moved(self) -> bool:
-        """Whether the engine core's allowed cores changed."""
-        return self.after != self.before
 
     def describe(self) -> str:
         """One line for the log: where the engine core runs and why."""
-        if self.moved:
-            return (
-                f"vLLM engine core (pid {self.engine_core_pid}) on CPUs {_ranges(self.after)}, "
-                f"beside its worker (was {_ranges(self.before)})"
-            )
-        return f"vLLM engine core not moved ({self.reason})"
+        if not self.moved:
+            return f"vLLM engine core not moved ({self.reason})"
+        return (
+            f"vLLM engine core (pid {self.engine_core_pid}) on CPUs {_ranges(self.after)}, "
+            f"beside its worker (was {_ranges(self.before)})"
+        )
+
+
+def _engine_kept(
+    reason: str,
+    pid: int | None = None,
+    worker_cpus: frozenset[int] = frozenset(),
+    before: frozenset[int] = frozenset(),
+) -> EngineCorePlacement:
+    """An :class:`EngineCorePlacement` that moved nothing, for ``reason``."""
+    return EngineCorePlacement(pid, worker_cpus, before=before, after=before, reason=reason)
 
 
 def _tree(root_pid: int) -> list[psutil.Process]:
@@ -249,18 +252,17 @@ def colocate_engine_core(server_pid: int) -> EngineCorePlacement:
         Nothing: a process that ended meanwhile, or a thread the kernel refuses to move, is
         reported in the result or skipped (logged); serving goes on unchanged either way.
     """
-    none: frozenset[int] = frozenset()
     if not hasattr(os, "sched_setaffinity"):
-        return EngineCorePlacement(None, none, none, none, "no CPU affinity on this platform")
+        return _engine_kept("no CPU affinity on this platform")
     try:
         procs = _tree(server_pid)
         engine = next(
             (p for p in procs if ENGINE_CORE_MARKER in p.name().lower().replace("::", "")), None
         )
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess) as exc:
-        return EngineCorePlacement(None, none, none, none, f"server process not readable: {exc}")
+        return _engine_kept(f"server process not readable: {exc}")
     if engine is None:
-        return EngineCorePlacement(None, none, none, none, "no separate engine core process")
+        return _engine_kept("no separate engine core process")
     # the worker's cores: bound threads of the server's other processes (not the engine
     # core's own, which a previous call may have bound)
     worker_cpus = _bound_cpus(p for p in procs if p.pid != engine.pid)
@@ -268,18 +270,14 @@ def colocate_engine_core(server_pid: int) -> EngineCorePlacement:
         before = frozenset(engine.cpu_affinity() or ())
         tids = [t.id for t in engine.threads()]
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess) as exc:
-        return EngineCorePlacement(engine.pid, worker_cpus, none, none, f"engine core gone: {exc}")
+        return _engine_kept(f"engine core gone: {exc}", engine.pid, worker_cpus)
     if not worker_cpus:
-        return EngineCorePlacement(
-            engine.pid, worker_cpus, before, before, "no vLLM worker bound to a core"
-        )
+        return _engine_kept("no vLLM worker bound to a core", engine.pid, worker_cpus, before)
     if before == worker_cpus:
-        return EngineCorePlacement(
-            engine.pid, worker_cpus, before, before, "already beside its worker"
-        )
+        return _engine_kept("already beside its worker", engine.pid, worker_cpus, before)
     _bind_threads(tids, worker_cpus)
     try:
         after = frozenset(engine.cpu_affinity() or ())
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         after = before
-    return EngineCorePlacement(engine.pid, worker_cpus, before, after)
+    return EngineCorePlacement(engine.pid, worker_cpus, before=before, after=after)

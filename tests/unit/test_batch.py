@@ -786,7 +786,7 @@ def test_the_cli_moves_off_the_server_cpus_only_when_asked(
 
     def placed() -> Placement:
         calls.append(1)
-        return Placement(frozenset({0}), frozenset({0, 1}), frozenset({1}))
+        return Placement(frozenset({0}), before=frozenset({0, 1}), after=frozenset({1}))
 
     monkeypatch.setattr(batch_cli, "keep_off_server_cpus", placed)
     monkeypatch.setenv("ORCH_DATABASE_URL", f"sqlite:///{tmp_path / 't.db'}")

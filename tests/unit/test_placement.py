@@ -136,7 +136,9 @@ def test_nothing_moves_without_a_bound_worker() -> None:
 
 
 def test_describe_writes_cpu_lists_as_the_kernel_does() -> None:
-    placement = Placement(frozenset({0}), frozenset(range(8)), frozenset({1, 2, 3, 5, 7}))
+    placement = Placement(
+        frozenset({0}), before=frozenset(range(8)), after=frozenset({1, 2, 3, 5, 7})
+    )
     assert placement.moved
     assert placement.describe() == "client on CPUs 1-3,5,7, off the vLLM worker's 0"
 
