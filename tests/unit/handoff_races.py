@@ -4,13 +4,15 @@
 leaves them in (the graph interrupted in ``handoff`` with the pending refund), without a model:
 the graph's state is written as ``run_tool`` would leave it, then the graph runs on to the
 interrupt. :func:`race_worker` is one process of a race: it resumes each conversation, after a
-barrier shared with the other process, with its own decision.
+barrier shared with the other process, with its own decision. :func:`run_racers` starts the
+processes of a race (here or in test_store_race) and collects what each put on its queue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +130,16 @@ def race_worker(
     """One process of the race (a ``multiprocessing`` target): its results go to ``out``."""
     results = asyncio.run(_resume_all(Settings(**settings), threads, barrier, approve, telemetry))
     out.put((approve, results))
+
+
+def run_racers(procs: Sequence[Any], out: Any, timeout: float) -> dict[Any, Any]:
+    """Start ``procs`` (``multiprocessing`` processes, not started), wait up to ``timeout``
+    seconds for each one's ``(key, results)`` on the queue ``out``, join them and assert each
+    exited 0. Returns ``{key: results}``."""
+    for proc in procs:
+        proc.start()
+    results = dict(out.get(timeout=timeout) for _ in procs)
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
+    return results

@@ -27,7 +27,7 @@ from workflows.customer_service.store.schema import HandoffDecision
 
 sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel
-from handoff_races import race_worker, refundable_orders, waiting_handoffs
+from handoff_races import race_worker, refundable_orders, run_racers, waiting_handoffs
 from postgres_server import PostgresServer, running_postgres
 
 RACES = 50
@@ -61,12 +61,7 @@ def _race(url: str, tmp_path: Path) -> dict[str, int]:
         )
         for approve in (True, False)
     ]
-    for proc in procs:
-        proc.start()
-    results = dict(out.get(timeout=600) for _ in procs)
-    for proc in procs:
-        proc.join(timeout=60)
-        assert proc.exitcode == 0
+    results = run_racers(procs, out, timeout=600)
     counts = {"races": 0, "approved": 0, "rejected": 0, "double": 0, "refunds": 0}
     handoffs = {h["thread_id"]: h for h in store.handoffs(None)}
     for i, (thread, customer, order) in enumerate(cases):

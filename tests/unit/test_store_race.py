@@ -51,6 +51,7 @@ from workflows.customer_service.store import (
 from workflows.customer_service.store.schema import AddressChange, Shipment
 
 sys.path.insert(0, str(Path(__file__).parent))
+from handoff_races import run_racers
 from postgres_server import running_postgres
 
 REPEATS = int(os.environ.get("ORCH_STORE_RACES", "10"))
@@ -213,12 +214,7 @@ def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         ctx = multiprocessing.get_context("fork")
         barrier, out = ctx.Barrier(2), ctx.Queue()
         procs = [ctx.Process(target=worker, args=(side, jobs, barrier, out)) for side in (0, 1)]
-        for proc in procs:
-            proc.start()
-        results = dict(out.get(timeout=300) for _ in procs)
-        for proc in procs:
-            proc.join(timeout=60)
-            assert proc.exitcode == 0
+        results = run_racers(procs, out, timeout=300)
         raced: dict[str, Any] = {}
         for b, (backend, (url, races)) in enumerate(zip(BACKENDS, jobs, strict=True)):
             store = OrderStore(url)
