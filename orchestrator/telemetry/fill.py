@@ -42,7 +42,7 @@ from sqlalchemy.exc import IntegrityError
 
 from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry.codec import encode_counts
-from orchestrator.telemetry.read import TelemetryReader
+from orchestrator.telemetry.read import TelemetryReader, in_window, where_given
 from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
 from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start, call_deltas
 from orchestrator.telemetry.schema import (
@@ -124,10 +124,8 @@ def pending_routing_count(
     query = select(func.count(ModelCallRecord.id)).where(
         ModelCallRecord.expert_routing_source == PENDING_SOURCE
     )
-    if workflow is not None:
-        query = query.where(ModelCallRecord.workflow == workflow)
-    if since is not None:
-        query = query.where(ModelCallRecord.created_at >= since)
+    query = where_given(query, (ModelCallRecord.workflow, workflow))
+    query = in_window(query, ModelCallRecord.created_at, since, None)
     with reader._session() as session:
         return int(session.scalar(_scope(query, batch_id)) or 0)
 

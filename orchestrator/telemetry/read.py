@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from sqlalchemy import (
@@ -60,6 +60,26 @@ from orchestrator.telemetry.schema import (
     ModelCallRecord,
     RequestRecord,
 )
+
+_Q = TypeVar("_Q", bound="Select[*tuple[Any, ...]]")
+
+
+def where_given(query: _Q, *equal: tuple[Any, object]) -> _Q:
+    """``query`` narrowed to ``column == value`` for each ``(column, value)`` pair whose value
+    is not None (a None filter selects everything)."""
+    for column, value in equal:
+        if value is not None:
+            query = query.where(column == value)
+    return query
+
+
+def in_window(query: _Q, column: Any, start: datetime | None, end: datetime | None) -> _Q:
+    """``query`` narrowed to ``start <= column < end``; a None bound is open."""
+    if start is not None:
+        query = query.where(column >= start)
+    if end is not None:
+        query = query.where(column < end)
+    return query
 
 
 @dataclass(frozen=True)
@@ -193,21 +213,19 @@ class TelemetryReader:
     ) -> Sequence[ModelCallRecord]:
         """Model-call rows (detached), oldest first, optionally filtered (``since``: created at
         or after)."""
-        query = select(ModelCallRecord).order_by(ModelCallRecord.id)
-        if since is not None:
-            query = query.where(ModelCallRecord.created_at >= since)
-        if request_id is not None:
-            query = query.where(ModelCallRecord.request_id == request_id)
-        if workflow is not None:
-            query = query.where(ModelCallRecord.workflow == workflow)
+        query = where_given(
+            select(ModelCallRecord).order_by(ModelCallRecord.id),
+            (ModelCallRecord.request_id, request_id),
+            (ModelCallRecord.workflow, workflow),
+        )
+        query = in_window(query, ModelCallRecord.created_at, since, None)
         with self._session() as session:
             return session.scalars(query).all()
 
     def requests(self, *, status: str | None = None) -> Sequence[RequestRecord]:
         """Request rows (detached) in arrival order, optionally only those with ``status``."""
         query = select(RequestRecord).order_by(RequestRecord.received_at)
-        if status is not None:
-            query = query.where(RequestRecord.status == status)
+        query = where_given(query, (RequestRecord.status, status))
         with self._session() as session:
             return session.scalars(query).all()
 
@@ -234,13 +252,12 @@ class TelemetryReader:
         """Number of model-call rows, optionally of one workflow, created at or after
         ``since``, with (True) or without (False) expert counts, and of one expert-routing
         ``source`` (``unsupported``...)."""
-        query = select(func.count(ModelCallRecord.id))
-        if source is not None:
-            query = query.where(ModelCallRecord.expert_routing_source == source)
-        if workflow is not None:
-            query = query.where(ModelCallRecord.workflow == workflow)
-        if since is not None:
-            query = query.where(ModelCallRecord.created_at >= since)
+        query = where_given(
+            select(func.count(ModelCallRecord.id)),
+            (ModelCallRecord.expert_routing_source, source),
+            (ModelCallRecord.workflow, workflow),
+        )
+        query = in_window(query, ModelCallRecord.created_at, since, None)
         if with_routing is not None:
             column = ModelCallRecord.expert_counts
             query = query.where(column.is_not(None) if with_routing else column.is_(None))
@@ -275,16 +292,10 @@ class TelemetryReader:
         query = select(*rollup_columns(phase)).order_by(table.bucket_start, table.id)
         if phase:
             query = query.where(ExpertPhaseRollupRecord.phase == phase)
-        if start is not None:
-            query = query.where(table.bucket_start >= start)
-        if end is not None:
-            query = query.where(table.bucket_start < end)
-        if workflow is not None:
-            query = query.where(table.workflow == workflow)
-        if model is not None:
-            query = query.where(table.model == model)
-        if family is not None:
-            query = query.where(table.model_family == family)
+        query = in_window(query, table.bucket_start, start, end)
+        query = where_given(
+            query, (table.workflow, workflow), (table.model, model), (table.model_family, family)
+        )
         with self._session() as session:
             for row in session.execute(query.execution_options(yield_per=chunk)):
                 yield RollupRow(
@@ -323,12 +334,12 @@ class TelemetryReader:
                 .order_by(ModelCallRecord.id)
                 .limit(chunk)
             )
-            if workflow is not None:
-                query = query.where(ModelCallRecord.workflow == workflow)
-            if model is not None:
-                query = query.where(ModelCallRecord.model == model)
-            if family is not None:
-                query = query.where(ModelCallRecord.model_family == family)
+            query = where_given(
+                query,
+                (ModelCallRecord.workflow, workflow),
+                (ModelCallRecord.model, model),
+                (ModelCallRecord.model_family, family),
+            )
             with self._session() as session:
                 rows = session.execute(query).all()
             if not rows:
@@ -442,8 +453,7 @@ class TelemetryReader:
             # (a plain ``created_at <=``: the row-value alone left SQLite scanning down from
             # ``end`` again for every chunk)
             query = self._call_counts_query(start, end if last is None else None, workflow, model)
-            if family is not None:
-                query = query.where(ModelCallRecord.model_family == family)
+            query = where_given(query, (ModelCallRecord.model_family, family))
             query = query.limit(chunk if remaining is None else min(chunk, remaining))
             if last is not None:
                 query = query.where(
@@ -492,14 +502,10 @@ class TelemetryReader:
             # range: ordering by id instead made SQLite sort every call in the range
             .order_by(ModelCallRecord.created_at.desc(), ModelCallRecord.id.desc())
         )
-        if start is not None:
-            query = query.where(ModelCallRecord.created_at >= start)
-        if end is not None:
-            query = query.where(ModelCallRecord.created_at < end)
-        if workflow is not None:
-            query = query.where(ModelCallRecord.workflow == workflow)
-        if model is not None:
-            query = query.where(ModelCallRecord.model == model)
+        query = in_window(query, ModelCallRecord.created_at, start, end)
+        query = where_given(
+            query, (ModelCallRecord.workflow, workflow), (ModelCallRecord.model, model)
+        )
         if self.batch_scope is not None:
             query = query.where(
                 ModelCallRecord.request_id.in_(
