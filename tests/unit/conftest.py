@@ -16,6 +16,7 @@ counters that grow between readings (``orchestrator status``, the UI service's h
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -155,3 +156,18 @@ def fake_vllm() -> Iterator[dict[str, float]]:
     knobs["url"] = f"http://127.0.0.1:{server.server_port}/v1"  # type: ignore[assignment]
     yield knobs
     server.shutdown()
+
+
+@pytest.fixture
+def failing_replace(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Call it with an errno (``errno.ENOSPC``, ``errno.EROFS``): from then on in the test
+    ``os.replace`` raises that ``OSError`` with its system message, as the last step of an
+    atomic write does on a full or read-only disk."""
+
+    def fail_with(number: int) -> None:
+        def replace(src: object, dst: object) -> None:
+            raise OSError(number, os.strerror(number))
+
+        monkeypatch.setattr(os, "replace", replace)
+
+    return fail_with

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import errno
 import importlib
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -88,16 +89,12 @@ def test_results_that_are_not_json_leave_no_file(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_keeps_the_old_file_and_no_temp_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, failing_replace: Callable[[int], None]
 ) -> None:
     target = tmp_path / "r.md"
     target.write_text("old")
-
-    def fail(src: object, dst: object) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(UserError, match=r"cannot write .*r\.md: disk full"):  # one line
+    failing_replace(errno.ENOSPC)
+    with pytest.raises(UserError, match=r"cannot write .*r\.md: No space left on device"):  # 1 line
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.md"]

@@ -8,15 +8,17 @@ the command against a synthetic telemetry store whose workflow names are not the
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from orchestrator import TelemetryStore
 from orchestrator.analysis.skew.eplb import (
@@ -179,15 +181,20 @@ def test_the_prediction_matches_a_separate_mixed_run_within_005(db: Path) -> Non
     assert (after > before).all()
 
 
+#: A one-workflow mix over the whole window on 8 GPUs (the --out tests).
+ONE_WORKFLOW = ("--window", "all", "--gpus", "8", "--mix", "billing_zh=1")
+
+
+def _placement(db: Path, *args: str) -> Result:
+    """``orchestrator skew placement --db DB ARGS`` through typer's CliRunner."""
+    return CliRunner().invoke(app, ["skew", "placement", "--db", str(db), *args])
+
+
 def test_the_command_prints_and_writes_a_placement(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "placement.json"
-    result = CliRunner().invoke(
-        app,
-        [
-            "skew", "placement", "--db", str(db), "--window", "all", "--gpus", "8",
-            "--redundant", "8", "--mix", "billing_zh=0.6,refunds=0.3,abuse_reports=0.1",
-            "--out", str(out),
-        ],
+    result = _placement(
+        db, "--window", "all", "--gpus", "8", "--redundant", "8",
+        "--mix", "billing_zh=0.6,refunds=0.3,abuse_reports=0.1", "--out", str(out),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "before" in result.output and "after" in result.output and "e3→" in result.output
@@ -207,7 +214,7 @@ def test_the_command_prints_and_writes_a_placement(db: Path, tmp_path: Path) -> 
 def test_the_command_refuses_bad_input_with_one_line(
     db: Path, args: list[str], message: str
 ) -> None:
-    result = CliRunner().invoke(app, ["skew", "placement", "--db", str(db), *args])
+    result = _placement(db, *args)
     assert result.exit_code == 2
     text = " ".join(result.output.split())
     assert text.startswith("error:") and message in text and "Traceback" not in text
@@ -242,33 +249,19 @@ def test_an_unwritable_out_is_refused_before_the_loads_are_measured(
     afile = tmp_path / "afile"
     afile.write_text("x")
     for target in (Path("/proc/p.json"), afile / "p.json", tmp_path):
-        result = CliRunner().invoke(
-            app,
-            ["skew", "placement", "--db", str(db), "--window", "all", "--gpus", "8",
-             "--mix", "billing_zh=1", "--out", str(target)],
-        )  # fmt: skip
+        result = _placement(db, *ONE_WORKFLOW, "--out", str(target))
         text = " ".join(result.output.split())
         assert result.exit_code == 2, (target, result.output)
         assert text.startswith("error:") and str(target) in text and "Traceback" not in text
 
 
 def test_out_is_written_atomically(
-    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path, tmp_path: Path, failing_replace: Callable[[int], None]
 ) -> None:
-    import os
-
     out = tmp_path / "p.json"
     out.write_text("old\n")
-
-    def read_only(src: object, dst: object) -> None:
-        raise OSError(30, "Read-only file system")
-
-    monkeypatch.setattr(os, "replace", read_only)
-    result = CliRunner().invoke(
-        app,
-        ["skew", "placement", "--db", str(db), "--window", "all", "--gpus", "8",
-         "--mix", "billing_zh=1", "--out", str(out)],
-    )  # fmt: skip
+    failing_replace(errno.EROFS)
+    result = _placement(db, *ONE_WORKFLOW, "--out", str(out))
     text = " ".join(result.output.split())
     assert result.exit_code == 2 and "Read-only file system" in text and "Traceback" not in text
     assert out.read_text() == "old\n" and not list(tmp_path.glob(".*.tmp"))

@@ -7,8 +7,10 @@ requests that route unlike their workflow.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -303,15 +305,14 @@ def test_an_unwritable_output_is_refused_in_one_line_before_the_report(
 
 
 def test_the_prom_file_is_written_atomically(
-    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path,
+    tmp_path: Path,
+    failing_replace: Callable[[int], None],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     prom = tmp_path / "skew.prom"
     prom.write_text("old\n")
-
-    def full_disk(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", full_disk)
+    failing_replace(errno.ENOSPC)
     result = runner.invoke(
         app, ["skew", "--db", str(db), "--window", "all", "--prom-file", str(prom)]
     )
