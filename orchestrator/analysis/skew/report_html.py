@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -42,6 +43,28 @@ def _e(value: object) -> str:
 
 def _figure(fig: go.Figure) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)
+
+
+def _laid_out(
+    fig: go.Figure,
+    title: str | dict[str, str],
+    height: int,
+    *,
+    top: int = 50,
+    right: int = 20,
+    **layout: Any,
+) -> go.Figure:
+    """``fig`` with the report's layout: ``title``, ``height`` px, the margins every figure
+    shares (wider ``top`` for a long title or a menu, ``right`` for a second y axis; px) and
+    ``layout``'s other plotly layout properties."""
+    margin = {"l": 60, "r": right, "t": top, "b": 40}
+    fig.update_layout(title=title, height=height, margin=margin, **layout)
+    return fig
+
+
+def _rows_height(rows: int) -> int:
+    """Height in px of a heatmap of ``rows`` rows (one per MoE layer)."""
+    return 160 + 22 * rows
 
 
 def _pairs(pairs: list[tuple[int, int]], css: str) -> str:
@@ -95,15 +118,14 @@ def heatmap(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
                     hovertemplate=f"{name}: %{{y}} expert %{{x}}<extra></extra>",
                 )
             )
-    fig.update_layout(
-        title=f"{_e(profile.name)}: load share per layer and expert ({profile.calls:,} calls)",
-        height=160 + 22 * len(labels),
-        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+    return _laid_out(
+        fig,
+        f"{_e(profile.name)}: load share per layer and expert ({profile.calls:,} calls)",
+        _rows_height(len(labels)),
         xaxis={"title": "routed expert", "dtick": 4 if experts > 16 else 1},
         yaxis={"autorange": "reversed"},
         legend={"orientation": "h", "y": -0.15},
     )
-    return fig
 
 
 def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
@@ -178,13 +200,14 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
             annotation_text=text,
             annotation_position="top left",
         )
-    fig.update_layout(
-        title={
+    return _laid_out(
+        fig,
+        {
             "text": f"{_e(profile.name)}: load share per expert, whiskers = "
             f"{thresholds.confidence:.0%} simultaneous interval (red = hot, × = dead)"
         },
-        height=360,
-        margin={"l": 60, "r": 20, "t": 80, "b": 40},
+        360,
+        top=80,
         showlegend=False,
         xaxis={"title": "routed expert"},
         yaxis={"title": "load share", "tickformat": ".1%"},
@@ -192,7 +215,6 @@ def share_bars(profile: ScopeProfile, thresholds: Thresholds) -> go.Figure:
             {"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.18, "direction": "down"}
         ],
     )
-    return fig
 
 
 #: Balancedness below this fires ExpertLayerImbalanced (deploy/prometheus/alerts.yml).
@@ -221,14 +243,14 @@ def balancedness_figure(report: SkewReport) -> go.Figure:
         annotation_text="alert floor (ExpertLayerImbalanced)",
         annotation_position="bottom left",
     )
-    fig.update_layout(
-        title="Balancedness per MoE layer (mean / max expert load; 1 = balanced)",
-        height=340,
-        margin={"l": 60, "r": 20, "t": 60, "b": 40},
+    return _laid_out(
+        fig,
+        "Balancedness per MoE layer (mean / max expert load; 1 = balanced)",
+        340,
+        top=60,
         xaxis={"title": "MoE layer"},
         yaxis={"title": "balancedness", "range": [0, 1.05]},
     )
-    return fig
 
 
 def confidence_histogram(report: SkewReport) -> go.Figure | None:
@@ -251,15 +273,14 @@ def confidence_histogram(report: SkewReport) -> go.Figure | None:
                 hovertemplate=f"{_e(p.name)}" + ": %{x:.3f} → %{y:.1%}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title="Router confidence: mean chosen-expert probability mass per call",
+    return _laid_out(
+        fig,
+        "Router confidence: mean chosen-expert probability mass per call",
+        340,
         barmode="overlay",
-        height=340,
-        margin={"l": 60, "r": 20, "t": 50, "b": 40},
         xaxis={"title": "mean router confidence of the call", "range": [0, 1]},
         yaxis={"title": "fraction of calls", "tickformat": ".0%"},
     )
-    return fig
 
 
 def drift_figures(report: SkewReport) -> list[go.Figure]:
@@ -292,14 +313,8 @@ def drift_figures(report: SkewReport) -> list[go.Figure]:
             annotation_text="JSD floor",
             annotation_position="top left",
         )
-        fig.update_layout(
-            title="Drift per layer: JSD between baseline and window (red outline = drifted)",
-            barmode="group",
-            height=340,
-            margin={"l": 60, "r": 20, "t": 50, "b": 40},
-            yaxis={"title": "JSD (bits)"},
-        )
-        figs.append(fig)
+        title = "Drift per layer: JSD between baseline and window (red outline = drifted)"
+        figs.append(_laid_out(fig, title, 340, barmode="group", yaxis={"title": "JSD (bits)"}))
     if drift.baseline_profile is not None:
         before = np.array([m.shares for m in drift.baseline_profile.layers])
         after = np.array([m.shares for m in report.overall.layers])
@@ -318,14 +333,10 @@ def drift_figures(report: SkewReport) -> list[go.Figure]:
                 hovertemplate="%{y} expert %{x}: %{z:+.2f} pp<extra></extra>",
             )
         )
-        fig.update_layout(
-            title="Share change, window − baseline (all workflows)",
-            height=160 + 22 * diff.shape[0],
-            margin={"l": 60, "r": 20, "t": 50, "b": 40},
-            xaxis={"title": "routed expert"},
-            yaxis={"autorange": "reversed"},
-        )
-        figs.append(fig)
+        title = "Share change, window − baseline (all workflows)"
+        height = _rows_height(diff.shape[0])
+        x, y = {"title": "routed expert"}, {"autorange": "reversed"}
+        figs.append(_laid_out(fig, title, height, xaxis=x, yaxis=y))
     return figs
 
 
@@ -352,15 +363,15 @@ def timeline(report: SkewReport) -> go.Figure | None:
             yaxis="y2",
         )
     )
-    fig.update_layout(
-        title="Routing over the window (all workflows)",
-        height=320,
-        margin={"l": 60, "r": 60, "t": 50, "b": 40},
+    return _laid_out(
+        fig,
+        "Routing over the window (all workflows)",
+        320,
+        right=60,
         yaxis={"title": "JSD (bits)"},
         yaxis2={"title": "normalised entropy", "overlaying": "y", "side": "right"},
         legend={"orientation": "h", "y": -0.2},
     )
-    return fig
 
 
 def _scope_table(report: SkewReport) -> str:
