@@ -62,8 +62,9 @@ ORDINARY = [
     "送你狗粮和猫砂，记得收。",
     "你们这群孩子真可爱。",
 ]
-#: Ordinary Chinese posts with no lexicon term that the Chinese scorer still sends to review on
-#: its own (0.47 and 0.44, over its 0.43 threshold): the known miss of issue 47 item 2.
+#: Ordinary Chinese posts with no lexicon term that the Chinese scorer rates 0.47 and 0.44: over
+#: its 0.43 threshold, but under the probability from which it may review alone (policy.toml
+#: [scorer], its dev precision), so they are allowed.
 SCORER_REVIEWS = [
     "你是狗主人吗？请给狗拴绳。",
     "你是垃圾分类志愿者吗？",
@@ -95,9 +96,8 @@ def test_no_addressed_hit_where_only_the_scorer_reviews(
     assert moderate_lexicon_only(post, workflow).spans == ()
 
 
-@pytest.mark.xfail(strict=True, reason="known miss (issue 47): the Chinese scorer reviews alone")
 @pytest.mark.parametrize("post", SCORER_REVIEWS)
-def test_scorer_alone_reviews_these_ordinary_posts(
+def test_the_scorer_alone_under_its_dev_precision_floor_allows_these_ordinary_posts(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
     assert moderate_lexicon_only(post, workflow).decision.value == "allow"

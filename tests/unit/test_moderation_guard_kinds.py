@@ -69,15 +69,8 @@ ORDINARY = [
     ),
     "公司规定不得因性别、地域或民族拒绝求职者。",
     "请问上海到广州的高铁几点发车？",
-    pytest.param(
-        "黑人和白人运动员在奥运会上同场竞技。",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="known miss (issue 47): the Chinese scorer reviews two race words side by "
-            "side (0.45, over its review threshold) with no lexicon term; same kind as the "
-            "strict xfail above",
-        ),
-    ),
+    # the scorer alone (0.45) is under the probability where its dev precision reaches 0.75
+    "黑人和白人运动员在奥运会上同场竞技。",
 ]
 
 

@@ -36,6 +36,26 @@ SPEECH_ABOUT_HARM = [
     "We condemn racism in every form and stand with our neighbours.",
     "Stereotyping a whole country by one tourist is lazy.",
     "Not all immigrants are criminals; the numbers say the opposite.",
+    # a slur named as a word, documented or reported (single straight quotes too; critical
+    # terms under the stricter cues), and abuse reported to someone who can act
+    "The museum label explains that the word 'coon' was printed on old minstrel posters.",
+    "A neighbour found 'kike' scratched into her car door and called the police.",
+    "The survey lists 'chink' among the slurs students heard most often.",
+    "He was suspended for writing 'faggot' on a classmate's locker.",
+    "I reported the user who kept calling people retards in the chat.",
+    "Please stop using 'gay' as an insult at practice.",
+    "My grandfather was called a 'wop' at school in the 1950s, he told me.",
+    # Chinese (Simplified and Traditional): telling others not to mock or joke about a group,
+    # calling it wrong, asking why anyone would discriminate, reporting abuse or research
+    "請不要再拿原住民開玩笑了",
+    "我已经把那条骂少数民族的评论举报了",
+    "調查發現，許多移工在租屋時遭到歧視",
+    "欺负新来的同学是不对的",
+    "為什麼要歧視外地人？每個地方都有好人也有壞人",
+    "报告指出，农村女性在就业中仍受到不平等对待和歧视。",
+    "我表妹被同学说“你们乡下人就是脏”，回家哭了好久，很难过。",
+    "有人在评论区发“外地人滚出去”，我已经截图举报了。",
+    "取笑别人的方言真的很不礼貌。",
 ]
 
 
@@ -56,6 +76,11 @@ SAID_TO_THE_READER = [
     "反对地域黑，你这个河南骗子",
     "被房东歧视，这种事不该发生，你们这些乡巴佬懂什么",
     '"河南人都是骗子"，说得太对了',
+    "you are a 'faggot' and everyone knows it",
+    "The word for you is 'nigger'.",
+    "all those kikes should leave this country",
+    "我已经举报你了，你这个死基佬",
+    "黑鬼都该滚回非洲",
 ]
 
 

@@ -24,8 +24,10 @@ SPEECH_CATEGORIES = frozenset(
     {Category.HATE, Category.REGIONAL_DISCRIMINATION, Category.HARASSMENT}
 )
 #: Categories whose terms are mentions when quoted in a report of someone else's words
-#: (:meth:`MentionRules.is_quoted`: 'he shouted "go back to your country"'); critical terms
-#: keep their severity there too (a quote is an easy wrapper for the worst words).
+#: (:meth:`MentionRules.is_quoted`: 'he shouted "go back to your country"'); a critical term
+#: only under the stricter cues of ``quote_critical_*`` (the word named as a slur or
+#: documented: "the word 'X'", "'X' is a slur") and not aimed at the reader (a quote is an
+#: easy wrapper for the worst words).
 QUOTE_CATEGORIES = SPEECH_CATEGORIES | {Category.THREAT, Category.PROFANITY}
 
 
@@ -45,9 +47,9 @@ def lexicon_findings(
             the categories); so is every hit of :data:`SPEECH_CATEGORIES` below critical and
             not aimed at the reader (:meth:`MentionRules.is_addressed`) in a post that is
             speech about harm (:meth:`MentionRules.is_speech_about_harm`), and
-            every hit of :data:`QUOTE_CATEGORIES` below critical quoted in a report of someone
-            else's words (:meth:`MentionRules.is_quoted`; the post then counts as speech about
-            harm, but its other hits keep their severity).
+            every hit of :data:`QUOTE_CATEGORIES` quoted in a report of someone else's words
+            (a critical one under the stricter cues only; :meth:`MentionRules.is_quoted`; the
+            post then counts as speech about harm, but its other hits keep their severity).
         mentions: The cue rules (the packaged ``mention.toml`` by default).
     """
     rules = mentions if mentions is not None else load_mention_rules()
@@ -55,8 +57,12 @@ def lexicon_findings(
     speech = rules.is_speech_about_harm(scan.normalized.text)
     quoted = [
         h.category in QUOTE_CATEGORIES
-        and h.severity is not Severity.CRITICAL
-        and rules.is_quoted(text, h.start, h.end)
+        and (
+            rules.is_quoted(text, h.start, h.end)
+            if h.severity is not Severity.CRITICAL
+            else not rules.is_addressed(text, h.start)
+            and rules.is_quoted(text, h.start, h.end, critical=True)
+        )
         for h in scan.hits
     ]
     is_mention = [

@@ -109,6 +109,18 @@ def speech_capped(
     return state
 
 
+def solo_weighed(
+    state: ScorerState, l_state: LexiconState, scorer: ScorerJudgement | None, policy: Policy
+) -> ScorerState:
+    """The scorer alone (the lexicon finds nothing above low, mentions aside) sends a post to
+    review only from the probability where its dev precision on such posts reached the
+    policy's floor (:meth:`Policy.scorer_may_review_alone`); below it ``medium`` reads as
+    ``low``. ``high`` and posts with a medium+ term are left as they are (issue 47)."""
+    if state != "medium" or l_state not in ("none", "mention", "low") or scorer is None:
+        return state
+    return state if policy.scorer_may_review_alone(scorer.lang, scorer.flagged) else "low"
+
+
 _AIMED_HARM = frozenset({Category.THREAT, Category.SELF_HARM})
 
 
@@ -240,7 +252,8 @@ def build_verdict(
         )
     l_state = disguised_state(lexicon_state(lex_j), prepared)
     m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
-    s_state = cleared_state(speech_capped(scorer_state(scorer), l_state, lex_j), prepared, lex_j)
+    s_state = speech_capped(scorer_state(scorer), l_state, lex_j)
+    s_state = cleared_state(solo_weighed(s_state, l_state, scorer, policy), prepared, lex_j)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
     insult = _slur_as_insult(lex_j, lex_spans, scorer)

@@ -35,8 +35,11 @@ _ADDRESSED = re.compile(
     re.IGNORECASE,
 )
 #: A quoted passage: straight, curly, corner-bracket or single curly quotes, on one line.
+#: Straight single quotes count only around a word or phrase that no letter or apostrophe
+#: touches outside (so "don't ... isn't" and "the kids' toys" are no quotes).
 _QUOTED = re.compile(
     r'"[^"\n]{1,120}"|“[^”\n]{1,120}”|「[^」\n]{1,120}」|『[^』\n]{1,120}』|‘[^’\n]{1,120}’'
+    r"|(?<![\w'])'[^'\n]{1,60}'(?![\w'])"
 )
 
 
@@ -54,6 +57,8 @@ class MentionFile(BaseModel):
     speech_zh: tuple[str, ...] = ()
     quote_en: tuple[str, ...] = ()
     quote_zh: tuple[str, ...] = ()
+    quote_critical_en: tuple[str, ...] = ()
+    quote_critical_zh: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class MentionRules:
     version: str
     speech: re.Pattern[str] | None = None
     quote: re.Pattern[str] | None = None
+    quote_critical: re.Pattern[str] | None = None
 
     def is_speech_about_harm(self, text: str) -> bool:
         """True when ``text`` (the normalised post) opposes, reports or quotes discrimination
@@ -82,11 +88,14 @@ class MentionRules:
             return False
         return self.but is None or not self.but.search(text[ends[-1] :])
 
-    def is_quoted(self, text: str, start: int, end: int) -> bool:
+    def is_quoted(self, text: str, start: int, end: int, *, critical: bool = False) -> bool:
         """True when ``text[start:end]`` lies inside quotation marks and the rest of its
         sentence (the quotes taken out) holds a reporting cue (``quote_*``) and no "but" cue:
-        someone else's words reported or named, not said to the reader."""
-        if self.quote is None:
+        someone else's words reported or named, not said to the reader. ``critical``: the
+        stricter cues of ``quote_critical_*`` (the word named as a slur, or documented: "the
+        word 'X'", "'X' is a slur", spray-painted, the court heard), for the worst terms."""
+        cues = self.quote_critical if critical else self.quote
+        if cues is None:
             return False
         for m in _QUOTED.finditer(text):
             if m.start() < start and end < m.end():
@@ -98,7 +107,7 @@ class MentionRules:
                     + text[m.end() : stop.start() if stop else len(text)]
                 )
                 rest = rest.casefold()
-                return bool(self.quote.search(rest)) and not (self.but and self.but.search(rest))
+                return bool(cues.search(rest)) and not (self.but and self.but.search(rest))
         return False
 
     @staticmethod
@@ -152,6 +161,7 @@ def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
         cues=cues,
         speech=compile_all(f.speech_en + f.speech_zh, "speech_en"),
         quote=compile_all(f.quote_en + f.quote_zh, "quote_en"),
+        quote_critical=compile_all(f.quote_critical_en + f.quote_critical_zh, "quote_critical_en"),
         but=compile_all(f.but_en + f.but_zh, "but_en"),
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )

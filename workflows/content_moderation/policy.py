@@ -34,6 +34,12 @@ its precision on such posts, measured on the dev part by
 otherwise the vote is ``noted``: said in the rationale, and the scorer decides
 (:meth:`Policy.model_vote`).
 
+**The scorer's vote alone.** Where the lexicon finds nothing above ``low`` (mentions aside),
+the scorer's ``medium`` sends a post to review only from ``scorer.solo_review_from[lang]``: the
+lowest probability from which such reviews had dev precision of at least
+``scorer.solo_review_min_precision`` (``benchmarks/moderation_dev_speech.py`` measures it);
+below it the state reads as ``low`` (:meth:`Policy.scorer_may_review_alone`).
+
 The loader (:func:`load_policy`, on :mod:`orchestrator.datafiles`) checks the table is total
 (every pair decided) and has no dead rule; a bad file raises :class:`PolicyError`
 (``file:line: reason``).
@@ -41,7 +47,7 @@ The loader (:func:`load_policy`, on :mod:`orchestrator.datafiles`) checks the ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -90,6 +96,15 @@ class ModelSettings(BaseModel):
     min_confidence: float = Field(0.5, ge=0, le=1)
     solo_review_min_precision: float = Field(0.8, ge=0, le=1)
     solo_review_precision: float | None = Field(None, ge=0, le=1)
+
+
+class ScorerSettings(BaseModel):
+    """How much the learned scorer is trusted alone (see ``policy.toml``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    solo_review_min_precision: float = Field(0.75, ge=0, le=1)
+    solo_review_from: dict[str, float] = {}
 
 
 class PolicyRule(BaseModel):
@@ -141,6 +156,7 @@ class PolicyFile(BaseModel):
     version: str = Field(min_length=1, max_length=40)
     limits: Limits = Limits()
     model: ModelSettings = ModelSettings()
+    scorer: ScorerSettings = ScorerSettings()
     rule: tuple[PolicyRule, ...] = Field(min_length=1)
 
 
@@ -169,6 +185,16 @@ class Policy:
     path: Path | None = None
     solo_review_min_precision: float = 0.8
     solo_review_precision: float | None = None
+    scorer_solo_from: dict[str, float] = field(default_factory=dict)
+    scorer_min_precision: float = 0.75
+
+    def scorer_may_review_alone(self, lang: str | None, probability: float | None) -> bool:
+        """True when the scorer's probability for a post in ``lang`` reaches the threshold
+        (``scorer.solo_review_from``) from which its reviews of posts with no term above low
+        had dev precision of at least ``scorer.solo_review_min_precision``; a language with no
+        measured threshold keeps the scorer's own ``review``."""
+        start = self.scorer_solo_from.get(lang or "")
+        return start is None or (probability is not None and probability >= start)
 
     @property
     def model_may_review_alone(self) -> bool:
@@ -269,4 +295,6 @@ def load_policy(path: Path | str = DEFAULT_POLICY_PATH) -> Policy:
         path=path,
         solo_review_min_precision=parsed.model.solo_review_min_precision,
         solo_review_precision=parsed.model.solo_review_precision,
+        scorer_solo_from=dict(parsed.scorer.solo_review_from),
+        scorer_min_precision=parsed.scorer.solo_review_min_precision,
     )
