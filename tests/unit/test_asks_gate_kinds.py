@@ -8,13 +8,15 @@ as an ask, by :func:`read_asks` (the graph's reading) nor let through by :func:`
 :func:`read_asks` together (the policy's reading). Plain, polite, terse, imperative asks, with
 reasons and with typos in words other than a negation, in English, Simplified and Traditional
 Chinese and Cantonese, stay asks. These sentences are this file's own; the tester's are a
-held-out check, not here.
+held-out check, not here. The no-write test also reads test_asks_withdrawn's mentions
+(withdrawn, declined, unneeded, counterfactual, judged against): one test of the gate's no.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.unit.test_asks_withdrawn import NOT_ASKS as WITHDRAWN_DECLINED_UNNEEDED
 from workflows.customer_service.asks import doubt, read_asks
 
 #: kind -> messages that mention a write but do not ask for it now.
@@ -219,7 +221,8 @@ ASKS: list[tuple[str, str]] = [
 
 
 @pytest.mark.parametrize(
-    ("kind", "message"), [(kind, m) for kind, ms in NOT_ASKS.items() for m in ms]
+    ("kind", "message"),
+    [(kind, m) for kind, ms in NOT_ASKS.items() for m in ms] + WITHDRAWN_DECLINED_UNNEEDED,
 )
 def test_a_mention_that_is_not_a_present_own_ask_is_no_write(kind: str, message: str) -> None:
     asks = read_asks(message)

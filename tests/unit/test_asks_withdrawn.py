@@ -5,6 +5,8 @@ that re-reads both) must not offer a refund, a cancellation or an address change
 customer withdrew, declined, called unnecessary, only once meant, or called a mistake. The
 sentences below are this file's own (tester4's sentences are a held-out check, not here),
 in English, Simplified and Traditional Chinese and Cantonese; plain asks stay asks.
+test_asks_gate_kinds' no-write test reads :data:`NOT_ASKS` beside its own kinds (no writes, a
+reason why declined); the tests here check the chat and the policy on them.
 """
 
 from __future__ import annotations
@@ -157,13 +159,6 @@ ASKS = [
     ("refund", "我冇收到貨，ORD-100534 退款"),
     ("refund", "唔該退款 ORD-100350"),
 ]
-
-
-@pytest.mark.parametrize(("kind", "message"), NOT_ASKS)
-def test_a_withdrawn_declined_or_unneeded_write_is_not_an_ask(kind: str, message: str) -> None:
-    asks = read_asks(message)
-    assert asks.writes == (), (kind, message, asks.declined)
-    assert asks.declined, (kind, message)  # the mention is seen and set aside, with why
 
 
 @pytest.mark.parametrize(("intent", "message"), ASKS)
