@@ -171,3 +171,32 @@ def failing_replace(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
         monkeypatch.setattr(os, "replace", replace)
 
     return fail_with
+
+
+@pytest.fixture
+def unwritable_paths(tmp_path: Path) -> list[Path]:
+    """Output paths no command can write to: under /proc, under a file, and (not as root, who
+    may write anywhere) in a read-only folder."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    paths = [Path("/proc/out.txt"), afile / "out.txt"]
+    if os.geteuid() != 0:
+        readonly = tmp_path / "ro"
+        readonly.mkdir()
+        readonly.chmod(0o555)
+        paths.append(readonly / "out.txt")
+    return paths
+
+
+@pytest.fixture
+def must_not_run(monkeypatch: pytest.MonkeyPatch) -> Callable[[object, str, str], None]:
+    """``must_not_run(module, "name", why)``: from then on in the test a call of
+    ``module.name`` fails the test with ``why`` (a costly step that must wait for a check)."""
+
+    def forbid(target: object, name: str, why: str) -> None:
+        def never(*_: object, **__: object) -> None:
+            raise AssertionError(why)
+
+        monkeypatch.setattr(target, name, never)
+
+    return forbid

@@ -238,17 +238,15 @@ def test_the_prediction_holds_on_calls_recorded_from_the_cpu_server(tmp_path: Pa
 
 
 def test_an_unwritable_out_is_refused_before_the_loads_are_measured(
-    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path,
+    tmp_path: Path,
+    unwritable_paths: list[Path],
+    must_not_run: Callable[[object, str, str], None],
 ) -> None:
     import orchestrator.analysis.skew.eplb as eplb
 
-    def never(*_: object, **__: object) -> None:
-        raise AssertionError("loads measured before --out was checked")
-
-    monkeypatch.setattr(eplb, "measured_loads", never)
-    afile = tmp_path / "afile"
-    afile.write_text("x")
-    for target in (Path("/proc/p.json"), afile / "p.json", tmp_path):
+    must_not_run(eplb, "measured_loads", "loads measured before --out was checked")
+    for target in (*unwritable_paths, tmp_path):  # and a folder
         result = _placement(db, *ONE_WORKFLOW, "--out", str(target))
         text = " ".join(result.output.split())
         assert result.exit_code == 2, (target, result.output)

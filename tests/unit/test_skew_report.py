@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -272,31 +271,18 @@ def test_cli_rejects_bad_input_with_exit_code_2(db: Path, tmp_path: Path) -> Non
     assert not (tmp_path / "missing.db").exists()  # a missing database is not created
 
 
-def _unwritable(tmp_path: Path) -> list[Path]:
-    """Paths no report can be written to: /proc, under a file, and (not as root, who may
-    write anywhere) a read-only folder."""
-    afile = tmp_path / "afile"
-    afile.write_text("x")
-    paths = [Path("/proc/x.prom"), afile / "x.prom"]
-    if os.geteuid() != 0:
-        readonly = tmp_path / "ro"
-        readonly.mkdir(exist_ok=True)
-        readonly.chmod(0o555)
-        paths.append(readonly / "x.prom")
-    return paths
-
-
 @pytest.mark.parametrize("flag", ["--prom-file", "--html", "--json"])
 def test_an_unwritable_output_is_refused_in_one_line_before_the_report(
-    tmp_path: Path, flag: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    flag: str,
+    unwritable_paths: list[Path],
+    must_not_run: Callable[[object, str, str], None],
 ) -> None:
     import orchestrator.cli.skew as skew_cli
 
-    def never(*_: object, **__: object) -> None:
-        raise AssertionError("the report was computed before the output path was checked")
-
-    monkeypatch.setattr(skew_cli, "_report", never)
-    for target in _unwritable(tmp_path):
+    why = "the report was computed before the output path was checked"
+    must_not_run(skew_cli, "_report", why)
+    for target in unwritable_paths:
         result = runner.invoke(app, ["skew", "--db", str(tmp_path / "none.db"), flag, str(target)])
         text = " ".join(result.output.split())
         assert result.exit_code == 2, (target, result.output)
