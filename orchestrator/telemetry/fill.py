@@ -44,7 +44,8 @@ from orchestrator.exceptions import TelemetryError, UserError
 from orchestrator.telemetry.codec import encode_counts
 from orchestrator.telemetry.read import TelemetryReader, in_window, where_given
 from orchestrator.telemetry.rollup_rows import add_to_rollup as _add_to_rollup
-from orchestrator.telemetry.rollups import RollupDelta, RollupKey, bucket_start, call_deltas
+from orchestrator.telemetry.rollup_rows import call_key
+from orchestrator.telemetry.rollups import RollupDelta, RollupKey, call_deltas
 from orchestrator.telemetry.schema import (
     PENDING_SOURCE,
     ModelCallRecord,
@@ -298,20 +299,8 @@ def _commit_chunk(
                 failed += 1
                 continue
             filled += 1
-            key = RollupKey(
-                bucket_start(call.created_at),
-                call.workflow,
-                call.node,
-                trace.source.value,
-                call.model,
-                call.moe_layers,
-                call.num_experts,
-                call.top_k,
-                call.capture_sampling_rate,
-                call.model_family,
-            )
             for k, delta in call_deltas(
-                key,
+                call_key(call, source=trace.source.value),
                 counts,
                 trace.routed_tokens,
                 mean_conf,

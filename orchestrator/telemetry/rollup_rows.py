@@ -173,14 +173,16 @@ def rows_delta(rows: Sequence[Any], key: RollupKey) -> RollupDelta:
     )
 
 
-def call_key(row: Any, phase: str = "") -> RollupKey:
+def call_key(row: Any, phase: str = "", *, source: str | None = None) -> RollupKey:
     """The rollup group of a model-call row (a Core row of
-    :data:`~orchestrator.telemetry.schema.ROLLUP_SOURCE_COLUMNS`), for ``phase``."""
+    :data:`~orchestrator.telemetry.schema.ROLLUP_SOURCE_COLUMNS`, or any object with its
+    attributes), for ``phase``; ``source`` replaces the row's expert-routing source (a pending
+    call's, once its routing is filled)."""
     return RollupKey(
         bucket_start(row.created_at),
         row.workflow,
         row.node,
-        row.expert_routing_source,
+        row.expert_routing_source if source is None else source,
         row.model,
         tuple(row.moe_layers),
         row.num_experts,
