@@ -40,6 +40,17 @@ def _totals(path: Path) -> tuple[int, dict[str, float]]:
     return len(table.rows), sums
 
 
+def _check_read(
+    path: Path, headers: list[Row], rows: list[Row], n_rows: int, totals: dict[str, float]
+) -> None:
+    """The workbook of ``headers`` and ``rows`` written at ``path`` reads as one table of
+    ``n_rows`` data rows whose columns sum to ``totals``."""
+    got_rows, sums = _totals(_write(path, headers, rows))
+    assert got_rows == n_rows
+    for name, total in totals.items():
+        assert sums.get(name) == pytest.approx(total), (name, sums)
+
+
 # (name, header, rows, expected data rows, {column: expected total})
 SUBTOTALS: list[tuple[str, Row, list[Row], int, dict[str, float]]] = [
     (
@@ -276,10 +287,7 @@ SUBTOTALS: list[tuple[str, Row, list[Row], int, dict[str, float]]] = [
 def test_pivot_subtotal_rows_are_not_data(
     tmp_path: Path, header: Row, rows: list[Row], n_rows: int, totals: dict[str, float]
 ) -> None:
-    got_rows, sums = _totals(_write(tmp_path / "p.xlsx", [header], rows))
-    assert got_rows == n_rows
-    for name, total in totals.items():
-        assert sums.get(name) == pytest.approx(total), (name, sums)
+    _check_read(tmp_path / "p.xlsx", [header], rows, n_rows, totals)
 
 
 FOOTERS: list[tuple[str, list[Row], list[Row], int, dict[str, float]]] = [
@@ -386,10 +394,7 @@ FOOTERS: list[tuple[str, list[Row], list[Row], int, dict[str, float]]] = [
 def test_template_footers_are_not_data(
     tmp_path: Path, headers: list[Row], rows: list[Row], n_rows: int, totals: dict[str, float]
 ) -> None:
-    got_rows, sums = _totals(_write(tmp_path / "f.xlsx", headers, rows))
-    assert got_rows == n_rows
-    for name, total in totals.items():
-        assert sums.get(name) == pytest.approx(total), (name, sums)
+    _check_read(tmp_path / "f.xlsx", headers, rows, n_rows, totals)
 
 
 def _rename_entries(src: Path, dst: Path, renames: dict[str, str]) -> Path:
