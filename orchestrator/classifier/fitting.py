@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -41,7 +40,16 @@ from orchestrator.classifier.core import RuleClassifier
 from orchestrator.classifier.decide import COMPOUND_P, overrule
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import LearnedModel
-from orchestrator.classifier.learned_fit import class_order, softmax, softmax_xent, train_many
+from orchestrator.classifier.learned_fit import (
+    ColumnDesign,
+    class_order,
+    column_design,
+    column_logits,
+    extended_model,
+    fit_columns,
+    softmax,
+    train_many,
+)
 from orchestrator.classifier.models import CalibrationFile, Classification, Rule, Thresholds
 from orchestrator.classifier.parts import scan
 from orchestrator.exceptions import UserError
@@ -489,91 +497,6 @@ NEW_LIFT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0)
 NEW_BUDGET = 0.001
 
 
-@dataclass(frozen=True)
-class _Design:
-    """Rows of a fit of new columns: the fixed logits of the base model's classes and the
-    features a new column may weigh, for the combined and the text-only model."""
-
-    fixed: tuple[np.ndarray, np.ndarray]  # (combined, text-only): (rows, base classes)
-    x: tuple[Any, Any]  # scipy sparse (rows, len(cols)) of the combined / text-only bag
-    cols: list[str]  # the feature names the new columns weigh
-
-
-def _new_design(base: LearnedModel, docs: Sequence[Sequence[str]], learn_from: Sequence[int]):
-    """The extended vocabulary (the base's, then the features of the rows ``learn_from`` that
-    it lacks, sorted) and the :class:`_Design` of ``docs``."""
-    from scipy import sparse
-
-    seen = sorted({f for i in learn_from for f in docs[i]})
-    extra = [f for f in seen if f not in base.vocab]
-    vocab = {**base.vocab, **{f: len(base.vocab) + j for j, f in enumerate(extra)}}
-    col_of = {f: j for j, f in enumerate(seen)}
-    fixed, xs = [], []
-    for combined in (True, False):
-        keep = (lambda f: True) if combined else (lambda f: not f.startswith("r:"))
-        w = (base.w_comb if combined else base.w_text).astype(np.float64)
-        b = (base.b_comb if combined else base.b_text).astype(np.float64)
-        z = np.tile(b, (len(docs), 1))
-        indptr, indices, data = [0], [], []
-        for i, feats in enumerate(docs):
-            known = [f for f in feats if f in vocab and keep(f)]
-            if known:
-                scale = 1.0 / np.sqrt(len(known))
-                old = [base.vocab[f] for f in known if f in base.vocab]
-                if old:
-                    z[i] += w[old].sum(axis=0) * scale
-                counts: dict[int, int] = defaultdict(int)
-                for f in known:
-                    if f in col_of:
-                        counts[col_of[f]] += 1
-                for j in sorted(counts):
-                    indices.append(j)
-                    data.append(counts[j] * scale)
-            indptr.append(len(indices))
-        fixed.append(z)
-        xs.append(sparse.csr_matrix((data, indices, indptr), shape=(len(docs), len(seen))))
-    return vocab, _Design((fixed[0], fixed[1]), (xs[0], xs[1]), seen)
-
-
-def _fit_columns(
-    fixed: np.ndarray, x, y: np.ndarray, sw: np.ndarray, mask: np.ndarray, l2: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Weights ``(features, n_new)`` and biases of the new columns: L2-penalised softmax
-    cross-entropy of the logits ``[fixed[:, :-1], fixed[:, -1:] + x @ w + b, fixed[:, -1]]``
-    (a new route is fallback's logit plus an offset; fallback stays last), ``y`` indexing
-    those columns, ``w`` zero outside ``mask`` ``(features, n_new)``; L-BFGS from zero
-    (deterministic)."""
-    from scipy.optimize import minimize
-
-    n, d = x.shape
-    n_new = mask.shape[1]
-    k_old = fixed.shape[1]
-    onehot = np.zeros((n, k_old + n_new))
-    onehot[np.arange(n), y] = 1.0
-    sw = sw / sw.sum()
-    new = slice(k_old - 1, k_old - 1 + n_new)
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w = theta[: d * n_new].reshape(d, n_new) * mask
-        z_new = x @ w + theta[d * n_new :] + fixed[:, -1:]
-        z = np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1)
-        xent, g = softmax_xent(z, onehot, sw)
-        value = xent + 0.5 * l2 * float((w * w).sum())
-        g = g[:, new]
-        gw = (x.T @ g + l2 * w) * mask
-        return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
-
-    # sample weights sum to 1, so gradients are small: scipy's default tolerances stop at once
-    res = minimize(
-        loss,
-        np.zeros(d * n_new + n_new),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": 1000, "gtol": 1e-10, "ftol": 1e-12},
-    )
-    return res.x[: d * n_new].reshape(d, n_new) * mask, res.x[d * n_new :]
-
-
 def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) -> np.ndarray:
     """1 per row, except a new route's rows: together ``share`` of all the rows' weight."""
     weight = np.ones(len(labels))
@@ -584,7 +507,7 @@ def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) ->
 
 
 def _fit_new(
-    design: _Design,
+    design: ColumnDesign,
     rows: Sequence[int] | np.ndarray,
     y: np.ndarray,
     sw: np.ndarray,
@@ -594,7 +517,7 @@ def _fit_new(
     idx = np.asarray(rows)
     out = []
     for fixed, x in zip(design.fixed, design.x, strict=True):
-        out.append(_fit_columns(fixed[idx], x[idx], y[idx], sw[idx], mask, NEW_L2))
+        out.append(fit_columns(fixed[idx], x[idx], y[idx], sw[idx], mask, NEW_L2))
     return out[0], out[1]
 
 
@@ -610,15 +533,6 @@ def _own_features(
             if labels[i] == route:
                 mask[[at[f] for f in docs[i] if f in at], k] = True
     return mask
-
-
-def _logits(design: _Design, fitted) -> tuple[np.ndarray, np.ndarray]:
-    """Class logits (combined, text-only) of every row under fitted new columns."""
-    out = []
-    for fixed, x, (w, b) in zip(design.fixed, design.x, fitted, strict=True):
-        z_new = x @ w + b + fixed[:, -1:]
-        out.append(np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1))
-    return out[0], out[1]
 
 
 def _lift(
@@ -666,26 +580,6 @@ def _lift(
     return lifts
 
 
-def _extended(base: LearnedModel, vocab: dict[str, int], design: _Design, fitted, new):
-    """The base model with the new columns (before ``fallback``) and the extended vocabulary."""
-    mats = []
-    for old_w, old_b, (w, b) in zip(
-        (base.w_comb, base.w_text), (base.b_comb, base.b_text), fitted, strict=True
-    ):
-        full = np.zeros((len(vocab), old_w.shape[1] + len(new)))
-        full[: old_w.shape[0], : old_w.shape[1] - 1] = old_w[:, :-1]
-        full[: old_w.shape[0], -1] = old_w[:, -1]
-        rows = [vocab[f] for f in design.cols]
-        full[: old_w.shape[0], old_w.shape[1] - 1 : -1] = old_w[:, -1:]  # fallback's, plus
-        full[rows, old_w.shape[1] - 1 : -1] += w
-        bias = np.concatenate([old_b[:-1], b + old_b[-1], old_b[-1:]])
-        mats.append((full.astype(np.float32), bias.astype(np.float32)))
-    classes = [*base.classes[:-1], *new, FALLBACK]
-    meta = {**base.meta, "classes": classes, "n_features": len(vocab), "base": base.meta}
-    (w_comb, b_comb), (w_text, b_text) = mats
-    return LearnedModel(vocab, w_text, b_text, w_comb, b_comb, meta)
-
-
 def fit_new_routes(
     rows: Sequence[LabelledRequest],
     base: LearnedModel,
@@ -722,26 +616,26 @@ def fit_new_routes(
     docs = [e.features for e in ev]
     labels = [r.route for r in rows]
     learn_from = [i for i, r in enumerate(rows) if r.source.startswith("examples/")]
-    vocab, design = _new_design(base, docs, learn_from)
+    vocab, design = column_design(base, docs, learn_from)
     classes = (*base.classes[:-1], *new, FALLBACK)
     y = np.array([classes.index(r) for r in labels])
     mask = _own_features(design.cols, docs, labels, new, learn_from)
     sw = _new_weights(labels, new, NEW_SHARE)
     fitted = _fit_new(design, range(len(rows)), y, sw, mask)
-    zc, zt = _logits(design, fitted)
+    zc, zt = column_logits(design, fitted)
     fold = np.array([_fold_of(r.family or r.id, folds, 0) for r in rows])
     for k in range(folds):  # out-of-fold logits of every row
         test = np.flatnonzero(fold == k)
         if len(test):
             train = np.flatnonzero(fold != k)
-            pc, pt = _logits(design, _fit_new(design, train, y, sw, mask))
+            pc, pt = column_logits(design, _fit_new(design, train, y, sw, mask))
             zc[test], zt[test] = pc[test], pt[test]
     lifts = _lift(rows, ev, (zc, zt), classes, base_calibration.thresholds, new)
     (wc, bc), (wt, bt) = fitted
     fitted = ((wc, bc + lifts), (wt, bt + lifts))
     shift = np.concatenate([np.zeros(len(base.classes) - 1), lifts, [0.0]])
     probs, fast = softmax(zc + shift), softmax(zt + shift)
-    model = _extended(base, vocab, design, fitted, new)
+    model = extended_model(base, vocab, design, fitted, new)
     model.meta.update({"trained_on": fitted_on, "rules_sha": clf.version, "new_routes": new})
     model.meta["lifts"] = lifts.tolist()
     calibration = _new_maps(rows, ev, probs, fast, classes, base_calibration, set(new))

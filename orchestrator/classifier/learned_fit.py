@@ -5,8 +5,10 @@ combined) on one vocabulary. Deterministic: a sorted vocabulary, zero start, no 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -227,3 +229,123 @@ def train_many(
             return list(pool.map(_train_part, parts))
     finally:
         _JOB = None
+
+
+# ------------------------------------------------- new columns onto a fitted model
+#
+# ``fit --examples`` (:func:`orchestrator.classifier.fitting.fit_new_routes`) fits one column per
+# new route with the fitted model's columns held fixed; these are its linear-algebra parts.
+
+
+@dataclass(frozen=True)
+class ColumnDesign:
+    """Rows of a fit of new columns: the fixed logits of the base model's classes and the
+    features a new column may weigh, for the combined and the text-only model."""
+
+    fixed: tuple[np.ndarray, np.ndarray]  # (combined, text-only): (rows, base classes)
+    x: tuple[Any, Any]  # scipy sparse (rows, len(cols)) of the combined / text-only bag
+    cols: list[str]  # the feature names the new columns weigh
+
+
+def column_design(base: LearnedModel, docs: Sequence[Sequence[str]], learn_from: Sequence[int]):
+    """The extended vocabulary (the base's, then the features of the rows ``learn_from`` that
+    it lacks, sorted) and the :class:`ColumnDesign` of ``docs``."""
+    from scipy import sparse
+
+    seen = sorted({f for i in learn_from for f in docs[i]})
+    extra = [f for f in seen if f not in base.vocab]
+    vocab = {**base.vocab, **{f: len(base.vocab) + j for j, f in enumerate(extra)}}
+    col_of = {f: j for j, f in enumerate(seen)}
+    fixed, xs = [], []
+    for combined in (True, False):
+        keep = (lambda f: True) if combined else (lambda f: not f.startswith("r:"))
+        w = (base.w_comb if combined else base.w_text).astype(np.float64)
+        b = (base.b_comb if combined else base.b_text).astype(np.float64)
+        z = np.tile(b, (len(docs), 1))
+        indptr, indices, data = [0], [], []
+        for i, feats in enumerate(docs):
+            known = [f for f in feats if f in vocab and keep(f)]
+            if known:
+                scale = 1.0 / np.sqrt(len(known))
+                old = [base.vocab[f] for f in known if f in base.vocab]
+                if old:
+                    z[i] += w[old].sum(axis=0) * scale
+                counts: dict[int, int] = defaultdict(int)
+                for f in known:
+                    if f in col_of:
+                        counts[col_of[f]] += 1
+                for j in sorted(counts):
+                    indices.append(j)
+                    data.append(counts[j] * scale)
+            indptr.append(len(indices))
+        fixed.append(z)
+        xs.append(sparse.csr_matrix((data, indices, indptr), shape=(len(docs), len(seen))))
+    return vocab, ColumnDesign((fixed[0], fixed[1]), (xs[0], xs[1]), seen)
+
+
+def fit_columns(
+    fixed: np.ndarray, x, y: np.ndarray, sw: np.ndarray, mask: np.ndarray, l2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weights ``(features, n_new)`` and biases of the new columns: L2-penalised softmax
+    cross-entropy of the logits ``[fixed[:, :-1], fixed[:, -1:] + x @ w + b, fixed[:, -1]]``
+    (a new route is fallback's logit plus an offset; fallback stays last), ``y`` indexing
+    those columns, ``w`` zero outside ``mask`` ``(features, n_new)``; L-BFGS from zero
+    (deterministic)."""
+    from scipy.optimize import minimize
+
+    n, d = x.shape
+    n_new = mask.shape[1]
+    k_old = fixed.shape[1]
+    onehot = np.zeros((n, k_old + n_new))
+    onehot[np.arange(n), y] = 1.0
+    sw = sw / sw.sum()
+    new = slice(k_old - 1, k_old - 1 + n_new)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w = theta[: d * n_new].reshape(d, n_new) * mask
+        z_new = x @ w + theta[d * n_new :] + fixed[:, -1:]
+        z = np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1)
+        xent, g = softmax_xent(z, onehot, sw)
+        value = xent + 0.5 * l2 * float((w * w).sum())
+        g = g[:, new]
+        gw = (x.T @ g + l2 * w) * mask
+        return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
+
+    # sample weights sum to 1, so gradients are small: scipy's default tolerances stop at once
+    res = minimize(
+        loss,
+        np.zeros(d * n_new + n_new),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 1000, "gtol": 1e-10, "ftol": 1e-12},
+    )
+    return res.x[: d * n_new].reshape(d, n_new) * mask, res.x[d * n_new :]
+
+
+def column_logits(design: ColumnDesign, fitted) -> tuple[np.ndarray, np.ndarray]:
+    """Class logits (combined, text-only) of every row under fitted new columns."""
+    out = []
+    for fixed, x, (w, b) in zip(design.fixed, design.x, fitted, strict=True):
+        z_new = x @ w + b + fixed[:, -1:]
+        out.append(np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1))
+    return out[0], out[1]
+
+
+def extended_model(base: LearnedModel, vocab: dict[str, int], design: ColumnDesign, fitted, new):
+    """The base model with the new columns (before ``fallback``) and the extended vocabulary."""
+    mats = []
+    for old_w, old_b, (w, b) in zip(
+        (base.w_comb, base.w_text), (base.b_comb, base.b_text), fitted, strict=True
+    ):
+        full = np.zeros((len(vocab), old_w.shape[1] + len(new)))
+        full[: old_w.shape[0], : old_w.shape[1] - 1] = old_w[:, :-1]
+        full[: old_w.shape[0], -1] = old_w[:, -1]
+        rows = [vocab[f] for f in design.cols]
+        full[: old_w.shape[0], old_w.shape[1] - 1 : -1] = old_w[:, -1:]  # fallback's, plus
+        full[rows, old_w.shape[1] - 1 : -1] += w
+        bias = np.concatenate([old_b[:-1], b + old_b[-1], old_b[-1:]])
+        mats.append((full.astype(np.float32), bias.astype(np.float32)))
+    classes = [*base.classes[:-1], *new, FALLBACK]
+    meta = {**base.meta, "classes": classes, "n_features": len(vocab), "base": base.meta}
+    (w_comb, b_comb), (w_text, b_text) = mats
+    return LearnedModel(vocab, w_text, b_text, w_comb, b_comb, meta)
