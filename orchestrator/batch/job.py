@@ -39,8 +39,8 @@ from orchestrator.batch.runner import (
     BatchRun,
     BatchSummary,
     EndpointPool,
+    OnRow,
     OrchestratorFactory,
-    RowResult,
     batch_id_for,
     open_batch,
     record_unsent,
@@ -137,7 +137,7 @@ async def run_batch_job(
     engine: Engine = "local",
     batch_id: str | None = None,
     on_start: Callable[[str, BatchProgress], None] | None = None,
-    on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+    on_row: OnRow | None = None,
     stop: asyncio.Event | None = None,
     ray_workers: int = 1,
     ray_address: str | None = None,
@@ -266,7 +266,7 @@ async def _run_local(
     batch_id: str,
     options: BatchOptions,
     total: int,
-    on_row: Callable[[RowResult, BatchProgress], None] | None,
+    on_row: OnRow | None,
     stop: asyncio.Event | None,
 ) -> BatchSummary:
     """The local engine over ``orchestrators``; the factory's clients are closed after."""
@@ -293,7 +293,7 @@ async def _all_unreachable(
     total: int,
     exc: ServerUnavailableError,
     *,
-    on_row: Callable[[RowResult, BatchProgress], None] | None,
+    on_row: OnRow | None,
 ) -> BatchSummary:
     """No server answered the first check: record the rows this run would send (see
     :func:`~orchestrator.batch.runner.record_unsent`) and say so."""

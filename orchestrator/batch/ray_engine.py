@@ -18,16 +18,16 @@ one machine ``ray.init()`` starts a local instance; on a cluster pass its addres
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.batch.inputs import BatchInput, BatchRow
 from orchestrator.batch.runner import (
     BatchOptions,
-    BatchProgress,
     BatchRun,
     BatchSummary,
     EndpointPool,
+    OnRow,
     OrchestratorFactory,
     RowResult,
     process_row,
@@ -123,7 +123,7 @@ def run_ray(
     total: int,
     workers: int = 1,
     block_rows: int | None = None,
-    on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+    on_row: OnRow | None = None,
     ray_address: str | None = None,
 ) -> BatchSummary:
     """Run a batch's pending rows on Ray Data.

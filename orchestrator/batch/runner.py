@@ -398,6 +398,10 @@ class BatchProgress:
         self.statuses[status] = self.statuses.get(status, 0) + 1
 
 
+#: A caller's ``on_row``: told each row that ended, with the run's counters so far.
+OnRow = Callable[[RowResult, BatchProgress], None]
+
+
 class BatchSummary(BaseModel):
     """How a run of a batch ended.
 
@@ -467,7 +471,7 @@ class BatchRun:
     batch_id: str
     pending: PendingRows
     progress: BatchProgress
-    on_row: Callable[[RowResult, BatchProgress], None] | None = None
+    on_row: OnRow | None = None
 
     @classmethod
     def start(
@@ -478,7 +482,7 @@ class BatchRun:
         *,
         total: int,
         retry_failed: bool,
-        on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+        on_row: OnRow | None = None,
     ) -> BatchRun:
         """The run of the rows not yet recorded (and the failed ones, with ``retry_failed``)."""
         pending = PendingRows(source, ledger.finished_rows(batch_id), retry_failed=retry_failed)
@@ -540,7 +544,7 @@ async def run_local(
     options: BatchOptions,
     *,
     total: int,
-    on_row: Callable[[RowResult, BatchProgress], None] | None = None,
+    on_row: OnRow | None = None,
     stop: asyncio.Event | None = None,
 ) -> BatchSummary:
     """Run a batch's pending rows in this process with at most ``options.concurrency`` in
