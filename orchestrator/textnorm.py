@@ -47,8 +47,10 @@ __all__ = [
     "homoglyph_table",
     "is_cjk",
     "is_han",
+    "is_traditional",
     "join_spaced_letters",
     "to_simplified",
+    "to_traditional",
     "tokens",
     "unleet",
 ]
@@ -113,6 +115,44 @@ def to_simplified(text: str) -> str:
     if not any(is_han(ch) for ch in text):
         return text
     return _ACCOUNT_ZHANG.sub("账", str(_t2s().convert(text)))
+
+
+def is_traditional(text: str) -> bool:
+    """True when ``text`` holds a Chinese character that only Traditional script writes
+    (OpenCC's ``t2s`` changes it); Simplified text, or text with no Chinese, is False.
+
+    Example:
+        >>> is_traditional("退款什麼時候會到帳？"), is_traditional("我的帐户")
+        (True, False)
+    """
+    return any(is_han(ch) for ch in text) and str(_t2s().convert(text)) != text
+
+
+#: OpenCC's Simplified -> Traditional configuration per locale: Hong Kong's standard for
+#: ``zh_HK`` and ``zh_MO``, else Taiwan's (為, 台), which most Traditional text online follows;
+#: OpenCC's own ``s2t`` standard writes 爲 and 臺, which few readers use.
+_S2T = {"zh_HK": "s2hk", "zh_MO": "s2hk"}
+
+
+@lru_cache(maxsize=4)
+def _s2t(config: str) -> opencc.OpenCC:
+    import opencc
+
+    return opencc.OpenCC(config)
+
+
+def to_traditional(text: str, locale: str = "") -> str:
+    """Simplified Chinese converted to Traditional (OpenCC ``s2hk`` for ``zh_HK`` and
+    ``zh_MO``, else ``s2tw``). Only Chinese characters change: digits, ids and Latin letters
+    are kept as they are.
+
+    Example:
+        >>> to_traditional("退款已处理：ORD-100042。")
+        '退款已處理：ORD-100042。'
+    """
+    if not any(is_han(ch) for ch in text):
+        return text
+    return str(_s2t(_S2T.get(locale, "s2tw")).convert(text))
 
 
 @lru_cache(maxsize=1)

@@ -18,8 +18,8 @@ from workflows.customer_service.claims import (
     message_topic,
     outcome_key,
     reply_intent,
-    reply_language,
 )
+from workflows.customer_service.language import reply_language
 
 DELIVERED = [
     {

@@ -71,7 +71,9 @@ _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "change_address": re.compile(
         r"\b(?:(?:change|update|correct|fix|edit|new)\s+(?:\w+\s+){0,3}?address|address\s+change|"
         r"(?:ship|send|deliver)\s+(?:it|them|the (?:order|parcel|package)|my order)\s+to)\b|"
-        r"改地址|修改地址|更改地址|地址(?:改|换)(?:成|为|到)?|换地址|换个地址|新地址|改收货地址|改寄到|改送到",
+        r"改地址|修改地址|更改地址|换地址|换个地址|新地址|改收货地址|改寄到|改送到|"
+        # 地址 first, then a polite word and the verb: 地址请改成, 地址麻烦帮我更新为
+        r"地址(?:请|麻烦|帮我|帮忙|给我|要|需要|得|想)*(?:改|换|更新|更改|修改)(?:成|为|到)?",
         re.I,
     ),
 }
@@ -158,8 +160,10 @@ _QUESTION = re.compile(
     r"what happens|what would happen|would (?:it|that|a|the|they)|is it too late|too late to|"
     r"refundable|cancell?able|any (?:way|chance)|do you (?:offer|do|allow|accept|give)|"
     r"be possible|(?:are|is) (?:\w+ )?allowed|can (?:i|ord-\d+|it|this|the|my|we)\b)\b|"
-    r"比如|例如|会有什么|有什么(?:影响|后果)|会怎样|会怎么样|支持(?=退|取消|改)|能不能|可不可以|"
-    r"可唔可以|还能|得唔得|"
+    # 能不能 / 可不可以 ask about policy, unless they ask for help (能不能帮我取消: a request)
+    r"比如|例如|会有什么|有什么(?:影响|后果)|会怎样|会怎么样|支持(?=退|取消|改)|"
+    r"能不能(?!帮)|可不可以(?!帮)|可唔可以(?!帮)|还能|得唔得|"
+    r"(?:需要|需不需要|要|用|得)(?:更新|修改|更改|改|换)[^，,。]{0,4}(?:吗|么|嘛)|"
     r"如果|要是|万一|假如|假设|的话|政策|规定|多久|怎么退|进度|到账|到哪|什么时候|状态|了解|咨询|"
     r"(?<!帮)(?<!帮我)(?:能|可以|可不可以|能不能|能否|是否可以)(?:申请)?(?:退|取消|改)[^，,。]{0,4}(?:吗|么|嘛)",
     re.I,
@@ -202,7 +206,7 @@ _HESITANT = re.compile(
 #: "to be", "as", "is", ":", 改成, 改到), then at most one of 到, 为, 至, 是.
 _ADDRESS_INTRO = re.compile(
     r"(?:\s*(?:\b(?:to be|to|is|as|at|into|now)\b|[:：=→]|改成|改为|换成|改到|寄到|送到|更改为|"
-    r"修改为|地址是|地址为))*\s*(?:[到为至是]\s*[:：]?)?\s*",  # not 成: 成都市 is a city
+    r"更新为|修改为|地址是|地址为))*\s*(?:[到为至是]\s*[:：]?)?\s*",  # not 成: 成都市 is a city
     re.I,
 )
 #: Where the address ends before a tail that is not part of it: an adverb or courtesy
@@ -254,7 +258,10 @@ _STATE_NEGATION = re.compile(
     r"(?:订单|这个|这单|东西|它|商品|货)\s*(?:ORD-\d+)?\s*我?也?不(?:想|需)?要了|"
     r"不能用|用不了|不工作|不亮|不能开机|开不了机|打不开|不合适|不合身|不对|不符|不一样|不好用|"
     r"没收到|没有收到|未收到|没到|还没到|没送到|未送达|没发货|不见了|不好意思|不错|"
-    r"冇收到|收唔到|冇到|未到|用唔到|用唔得|唔work|唔啱|着唔到|开唔到|唔见咗|冇发货",
+    r"冇收到|收唔到|冇到|未到|用唔到|用唔得|唔work|唔啱|着唔到|开唔到|唔见咗|冇发货|"
+    # an A-not-A question asks, it does not negate (能不能帮我取消: "could you cancel it");
+    # whether it asks about policy is the question reader's to say
+    r"能不能|可不可以|可以不可以|行不行|好不好|是不是|可唔可以|得唔得|系唔系",
     re.I,
 )
 _ANY_NEGATION = re.compile(

@@ -45,13 +45,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.claim_assertions import unbacked_assertion
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
-
-Lang = Literal["en", "zh"]
+from workflows.customer_service.language import Lang
 
 #: Longest model sentence kept (characters), and most model sentences kept per reply.
 MAX_SENTENCE_CHARS = 300
@@ -204,16 +203,6 @@ _ISSUE_TOPIC: dict[str, str] = {
     "order_status": "status",
     "cancellation": "cancel",
 }
-
-
-def reply_language(message: str, locale: str = "en_US") -> Lang:
-    """The customer's language: Chinese when the message holds Chinese, English when it
-    holds Latin letters and no Chinese, else the customer's ``locale``."""
-    if len(_CJK.findall(message[:2000])) >= 2:
-        return "zh"
-    if _LATIN.search(message[:2000]):
-        return "en"
-    return "zh" if locale.startswith("zh") else "en"
 
 
 def message_topic(message: str) -> str | None:

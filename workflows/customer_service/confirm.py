@@ -15,7 +15,6 @@ from workflows.customer_service.amounts import RefundAsk
 from workflows.customer_service.asks import Asks, normalise
 from workflows.customer_service.store import OrderTools, ToolError, ToolResult, money
 
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 #: Words of a plain no ("no", "no wait, don't", "算了，不用了"): an answer made only of these.
 _NO_WORDS = re.compile(
     r"no|nope|nah|n|don ?t|do not|dont|stop|cancel|cancel it|never ?mind|not now|thanks|"
@@ -103,16 +102,6 @@ _ADDRESS_WHY_ZH = {
     ),
     "that does not read as a postal address": "提供的内容不像邮寄地址",
 }
-
-
-def lang(message: str, locale: str) -> str:
-    """``zh`` when the message is Chinese (or has no English words and the customer is
-    ``zh_CN``), else ``en``."""
-    if _HAN.search(message):
-        return "zh"
-    if locale.startswith("zh") and not re.search(r"[A-Za-z]{3,}", message):
-        return "zh"
-    return "en"
 
 
 def text(key: str, language: str, **facts: str) -> str:

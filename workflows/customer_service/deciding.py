@@ -17,6 +17,7 @@ from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.language import reply_language
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
     MAX_MESSAGE_CHARS,
@@ -122,7 +123,7 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
     read safely (a very long message, a malformed id, an address that is not one, a part of
     a refund with no one amount written)."""
     message = state["message"]
-    language = confirming.lang(message, str(state.get("locale") or "en_US"))
+    language = reply_language(message, str(state.get("locale") or "en_US"))
     if not has_words(message):
         return confirming.text("empty", language)
     if _bare_answer(message):  # a yes or no with no question waiting: nothing to do
@@ -150,7 +151,7 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
 def _write_target(state: CustomerServiceState, store: OrderStore) -> tuple[list[str], str | None]:
     """The one order a write may touch, or a question: the order named (one only), else
     the one the conversation is about, else the customer's only order."""
-    language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
+    language = reply_language(state["message"], str(state.get("locale") or "en_US"))
     named = list(state["signals"]["order_ids"])
     if len(named) > 1:
         return [], confirming.text("which_of", language, ids=", ".join(named[:5]))

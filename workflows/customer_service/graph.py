@@ -86,8 +86,9 @@ from workflows.customer_service.acting import (
 )
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import is_yes
-from workflows.customer_service.claims import code_reply, reply_intent, reply_language
+from workflows.customer_service.claims import code_reply, reply_intent
 from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_person, decide
+from workflows.customer_service.language import customer_emit, for_customer, reply_language
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
@@ -203,9 +204,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         waiting = bool(interrupts) and not asking
         reply = state.get("reply") or {}
         handoff = state.get("handoff")
+        message, locale = state.get("message", ""), state.get("locale") or "en_US"
         if waiting and handoff:
             facts = str(reply.get("facts") or "")
-            lang = reply_language(state.get("message", ""), state.get("locale") or "en_US")
+            lang = reply_language(message, locale)
             text = " ".join(p for p in (facts, waiting_text(handoff, lang)) if p)
             reply = {"text": text, "truncated": False}
         elif not interrupts and asked_for_person(state):  # stateless: recorded for a person
@@ -216,7 +218,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             if waiting
             else ("awaiting_confirmation" if asking else "succeeded"),
             triage=IssueTriage(**state["triage"]),
-            reply=DraftReply(text=reply.get("text", ""), truncated=reply.get("truncated", False)),
+            reply=DraftReply(
+                text=for_customer(reply.get("text", ""), message, locale),
+                truncated=reply.get("truncated", False),
+            ),
             tool_results=list(state.get("tool_results") or []),
             handoff=handoff,
             thread_id=state.get("thread_id", ""),
@@ -535,7 +540,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         plan = state["plan"]
         tool, args = str(plan["tool"]), dict(plan["arguments"])
         customer = str(state["customer_id"])
-        language = confirming.lang(state["message"], str(state.get("locale") or "en_US"))
+        language = reply_language(state["message"], str(state.get("locale") or "en_US"))
         if tool == "start_refund":
             files = state.get("attachments") or []
             reason = "customer request" + ("; evidence: " + ", ".join(files) if files else "")
@@ -553,7 +558,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 update["last_order_id"] = args.get("order_id")
             return update
         arguments, question = shown
-        emit(ReplyFacts(text=question))
+        customer_emit(emit, state["message"], str(state.get("locale") or ""))(
+            ReplyFacts(text=question)
+        )
         history = [*(state.get("history") or []), {"role": "agent", "text": question}]
         action = {
             "tool": tool,
@@ -620,7 +627,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """Reply with code's question (which intent, which order, what address) or note; no
         tool runs and no model writes."""
         text = str(state.get("clarify") or "")
-        emit(ReplyFacts(text=text))
+        customer_emit(emit, state["message"], str(state.get("locale") or ""))(ReplyFacts(text=text))
         history = [*(state.get("history") or []), {"role": "agent", "text": text}]
         return {
             "reply": {"text": text, "facts": text, "truncated": False},
@@ -674,6 +681,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> dict[str, Any]:
         lang = reply_language(state["message"], state.get("locale") or "en_US")
+        say = customer_emit(emit, state["message"], str(state.get("locale") or ""))
         locale = "zh_CN" if lang == "zh" else "en_US"
         results = list(state.get("tool_results") or [])
         sentences = [fact_sentence(results, locale)] if results else []
@@ -692,10 +700,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         sentences.append(answer or "")  # code answers the intent before the model is called
         facts_text = " ".join(s for s in sentences if s)
         if facts_text:
-            emit(ReplyFacts(text=facts_text))
+            say(ReplyFacts(text=facts_text))
         if person:  # stateless: nobody to hand it to, so say who will
             prose = Prose(sentences=[code_reply(None, "human", lang)], code_written=True)
-            emit(ReplyToken(text=prose.sentences[0]))
+            say(ReplyToken(text=prose.sentences[0]))
         else:
             try:
                 prose = await write_prose(
@@ -706,7 +714,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     decision=decision,
                     lang=lang,
                     intent=intent,
-                    emit=emit,
+                    emit=say,
                     answered=answer is not None,
                     handoff=handoff is not None,
                 )

@@ -13,6 +13,8 @@ import unicodedata
 
 from pydantic import BaseModel, ConfigDict
 
+from orchestrator.textnorm import to_simplified
+
 #: Intents in priority order, each with its words (word-bounded English; Chinese substrings).
 INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -88,7 +90,7 @@ def read_signals(message: str, *, max_chars: int = 20_000) -> Signals:
         >>> s.intents, s.order_ids, s.angry
         (('refund', 'track'), ('ORD-100042',), False)
     """
-    text = unicodedata.normalize("NFKC", message[:max_chars])
+    text = to_simplified(unicodedata.normalize("NFKC", message[:max_chars]))
     intents = tuple(name for name, pattern in INTENTS if pattern.search(text))
     ids = tuple(dict.fromkeys(m.group(0).upper() for m in ORDER_ID.finditer(text)))
     return Signals(intents=intents, order_ids=ids, angry=bool(ANGER.search(text)))

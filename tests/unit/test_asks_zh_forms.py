@@ -1,0 +1,63 @@
+"""Chinese ask forms the gate missed (session 6): the address named first and the verb after a
+polite word (地址请改成…, 收货地址麻烦帮我更新为…), and A-not-A requests for help (能不能帮我
+取消, 可不可以帮我退款), whose 不 asks rather than negates. Their look-alikes stay no write:
+A-not-A questions about policy or state, questions whether the address needs changing, and
+real negations inside an A-not-A question."""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.customer_service.asks import read_asks
+
+ADDRESS_FIRST = [
+    ("ORD-100905 的地址麻烦改成北京市朝阳区建国路1号", "北京市朝阳区建国路1号"),
+    ("订单ORD-100231，收货地址帮我改为上海市徐汇区漕溪北路88号", "上海市徐汇区漕溪北路88号"),
+    ("ORD-100777 配送地址请更新为广州市天河区体育西路5号", "广州市天河区体育西路5号"),
+    ("訂單 ORD-100412 的收貨地址請改為高雄市前金區中正四路211號", "高雄市前金區中正四路211號"),
+    ("ORD-100318 地址要换成杭州市西湖区文三路90号，谢谢", "杭州市西湖区文三路90号"),
+    ("麻烦一下，ORD-100560 的地址需要改到南京市鼓楼区中山路18号", "南京市鼓楼区中山路18号"),
+]
+
+HELP_REQUESTS = [
+    ("能不能帮我取消订单 ORD-100905？", "cancel"),
+    ("ORD-100311 可不可以帮我退款", "refund"),
+    ("可不可以幫我取消 ORD-100402", "cancel"),
+    ("ORD-100118 能不能帮忙退一下款", "refund"),
+    ("ORD-100654 可唔可以帮我取消", "cancel"),
+]
+
+NO_WRITE = [
+    "ORD-100905 能不能取消？",  # a policy question
+    "ORD-100905 可不可以退款",
+    "請問 ORD-100412 能不能退款？",
+    "ORD-100905 地址需要更新吗",
+    "ORD-100905 的地址要不要改？",
+    "ORD-100905 是不是已经退款了",
+    "ORD-100905 是不是已经取消了？",
+    "能不能不要取消 ORD-100905",
+    "ORD-100905 能不能别退款",
+    "ORD-100905 的地址不用改",
+    "如果地址要改成北京市朝阳区建国路1号，ORD-100905 要多久",
+    "我老公说 ORD-100905 的地址要改成北京市朝阳区建国路1号",
+]
+
+
+@pytest.mark.parametrize(("message", "address"), ADDRESS_FIRST)
+def test_the_address_named_first_is_an_ask(message: str, address: str) -> None:
+    asks = read_asks(message)
+    assert asks.writes == ("change_address",), asks
+    assert asks.new_address == address
+    assert address in message  # as written
+
+
+@pytest.mark.parametrize(("message", "write"), HELP_REQUESTS)
+def test_an_a_not_a_request_for_help_is_an_ask(message: str, write: str) -> None:
+    asks = read_asks(message)
+    assert asks.writes == (write,), asks
+
+
+@pytest.mark.parametrize("message", NO_WRITE)
+def test_a_question_or_a_negation_is_no_write(message: str) -> None:
+    asks = read_asks(message)
+    assert asks.writes == (), asks
