@@ -345,23 +345,13 @@ def timeline(report: SkewReport) -> go.Figure | None:
     if len(report.timeline) < 2:
         return None
     x = [p.start for p in report.timeline]
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=[p.jsd_to_window for p in report.timeline],
-            name="JSD to window (bits)",
-            mode="lines+markers",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=[p.normalised_entropy for p in report.timeline],
-            name="normalised entropy",
-            mode="lines",
-            yaxis="y2",
-        )
+    jsd = [p.jsd_to_window for p in report.timeline]
+    entropy = [p.normalised_entropy for p in report.timeline]
+    fig = go.Figure(
+        [
+            go.Scatter(x=x, y=jsd, name="JSD to window (bits)", mode="lines+markers"),
+            go.Scatter(x=x, y=entropy, name="normalised entropy", mode="lines", yaxis="y2"),
+        ]
     )
     return _laid_out(
         fig,
