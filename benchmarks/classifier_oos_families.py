@@ -9,6 +9,8 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
     python -m benchmarks.classifier_oos_families --part test_4 --look 1   # round 4
     python -m benchmarks.classifier_oos_families --part test_6 --look 1   # round 6
+    python -m benchmarks.classifier_oos_families --part dev_7   # round 7's train/dev, any time
+    python -m benchmarks.classifier_oos_families --part test_7 --look 1   # round 7
     python -m benchmarks.classifier_oos_families --part looked   # rounds 1-4's test parts, dev-like
 
 The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
@@ -47,6 +49,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET_FALLBACK_RECALL_EN = 0.9
 TARGET_CS_PRECISION = 0.97
+#: The data file of each part that has its own (``classifier_oos_families<suffix>.py``).
+SUFFIX = {
+    "test_3": "_test3",
+    "test_4": "_test4",
+    "test_6": "_test6",
+    "dev_7": "_dev7",
+    "test_7": "_test7",
+}
 
 
 def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
@@ -60,7 +70,7 @@ def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
             **{f"{k} (3)": v for k, v in families("test_3").items()},
             **{f"{k} (4)": v for k, v in families("test_4").items()},
         }
-    suffix = {"test_3": "_test3", "test_4": "_test4", "test_6": "_test6"}.get(part, "")
+    suffix = SUFFIX.get(part, "")
     path = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
     spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
     assert spec is not None and spec.loader is not None
@@ -70,6 +80,8 @@ def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
         return dict(module.TEST_4)
     if part == "test_6":
         return dict(module.TEST_6)
+    if part in ("dev_7", "test_7"):
+        return dict(module.TRAIN_DEV_7 if part == "dev_7" else module.TEST_7)
     if part == "test":
         return dict(module.TEST)
     if part == "test_2":
@@ -132,7 +144,7 @@ def _last_commit(path: Path) -> str:
 def provenance(part: str) -> dict[str, str]:
     """What was measured: the data file's and the shipped model's last commits, and the model
     file's SHA-256 (first 12 hex digits)."""
-    suffix = {"test_3": "_test3", "test_4": "_test4", "test_6": "_test6"}.get(part, "")
+    suffix = SUFFIX.get(part, "")
     data = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
     model = default_model_path()
     digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12] if model.exists() else "none"
@@ -186,7 +198,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=("train_dev", "looked", "test", "test_2", "test_3", "test_4", "test_6"),
+        choices=(
+            "train_dev",
+            "looked",
+            "dev_7",
+            "test",
+            "test_2",
+            "test_3",
+            "test_4",
+            "test_6",
+            "test_7",
+        ),
         default="train_dev",
     )
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")

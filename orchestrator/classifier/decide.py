@@ -476,9 +476,10 @@ def overrule(
       positive decisive rule of it did; that fallback then goes to a positive decisive rule
       that ``settles`` and fired too ("Flag or approve: my parcel is late": the review-queue
       framing vetoes customer service, and settles moderation).
-    * A negative decisive rule counts for nothing when a positive decisive rule that
-      ``overrides`` it fired too ("refund my bag fee for order 1234": the order named as ours
-      wins over the other-business veto on "bag fee").
+    * A decisive rule counts for nothing when a rule that ``overrides`` it fired too:
+      "refund my bag fee for order 1234" (the order named as ours wins over the
+      other-business veto on "bag fee"); "my gym keeps charging my card" (another business
+      named as the owner wins over "my card").
 
     Args:
         route: The learned tier's decision.
@@ -486,9 +487,10 @@ def overrule(
         decisive: The decisive rules that fired outside any negation scope.
         ranking: ``(route, priority)`` of every route (:attr:`CompiledRules.ranking`).
     """
-    positive = {r.route: r for r in decisive if not r.negative}
     overridden = {rule_id for r in decisive for rule_id in r.overrides}
-    against = {r.route: r for r in decisive if r.negative and r.id not in overridden}
+    live = [r for r in decisive if r.id not in overridden]
+    positive = {r.route: r for r in live if not r.negative}
+    against = {r.route: r for r in live if r.negative}
     if route == FALLBACK:
         candidates = [r for r in positive if r not in against]
         if not candidates:

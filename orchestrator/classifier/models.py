@@ -64,10 +64,12 @@ class Rule(BaseModel):
             threat or a dehumanising slur typed in with no ask: the n-grams of an unseen threat
             often read it as out of scope (p=0.9) with moderation far behind. It never turns
             one route into another.
-        overrides: Ids of negative decisive rules against this route that count for nothing
-            when this positive decisive rule fires too (the customer's own order named as ours,
-            "refund my bag fee for order 1234", wins over the veto on another business's
-            product). Each must be a negative decisive rule of the same route.
+        overrides: Ids of decisive rules of the same route and the opposite sign that count
+            for nothing when this decisive rule fires too. A positive one overrides vetoes (the
+            customer's own order named as ours, "refund my bag fee for order 1234", wins over
+            the veto on another business's product); a negative one overrides weaker positive
+            ones (another business named as the owner, "my gym keeps charging my card", wins
+            over "my card"). Two rules never override each other.
         line: Line of the rule in the rules file (set by the loader).
     """
 
@@ -114,12 +116,16 @@ class Rule(BaseModel):
                 f"rule {self.id!r}: decisive rules must be regex rules (they are checked by one "
                 "precompiled union before the fast tier acts); write the keywords as a regex"
             )
-        for flag in ("settles", "overrides"):
-            if getattr(self, flag) and (not self.decisive or self.negative):
-                raise ValueError(
-                    f"rule {self.id!r}: {flag} applies to positive decisive rules only; set "
-                    f"decisive = true (and negative = false) or remove {flag}"
-                )
+        if self.settles and (not self.decisive or self.negative):
+            raise ValueError(
+                f"rule {self.id!r}: settles applies to positive decisive rules only; set "
+                "decisive = true (and negative = false) or remove settles"
+            )
+        if self.overrides and not self.decisive:
+            raise ValueError(
+                f"rule {self.id!r}: overrides applies to decisive rules only; set "
+                "decisive = true or remove overrides"
+            )
         return self
 
     @property
@@ -169,16 +175,23 @@ class RulesFile(BaseModel):
             seen.add(rule.id)
         by_id = {rule.id: rule for rule in self.rule}
         for rule in self.rule:
-            for vetoed in rule.overrides:
-                other = by_id.get(vetoed)
+            for named in rule.overrides:
+                other = by_id.get(named)
+                sign = "positive" if rule.negative else "negative"
                 if (
                     other is None
-                    or not (other.negative and other.decisive)
-                    or (other.route != rule.route)
+                    or not other.decisive
+                    or other.negative == rule.negative
+                    or other.route != rule.route
                 ):
                     raise ValueError(
-                        f"rule {rule.id!r} overrides {vetoed!r}, which is no negative decisive "
+                        f"rule {rule.id!r} overrides {named!r}, which is no {sign} decisive "
                         f"rule of {rule.route}; name one or remove it from overrides"
+                    )
+                if rule.id in other.overrides:
+                    raise ValueError(
+                        f"rules {rule.id!r} and {named!r} override each other; keep one of "
+                        "the two overrides"
                     )
         names = [r.name for r in self.route]
         if len(set(names)) != len(names):

@@ -25,7 +25,8 @@ EVERYDAY_5: list[tuple[str, Route]] = [
     ("my takeaway order never turned up and the app says delivered", CS),
     ("the courier keeps trying to deliver while I'm at work, can I pick it up instead", CS),
     ("I need to change the date on my train ticket", CS),
-    ("my gym membership renewed even though I cancelled it", CS),
+    # a gym is another business (issue 46 item 9, round 7: "my gym membership" falls back)
+    ("my gym membership renewed even though I cancelled it", FB),
     ("the seller sent me a used item instead of a new one", CS),
     ("可以帮我把订单改成自提吗", CS),
     ("快递一直显示运输中，一个星期了", CS),

@@ -118,7 +118,7 @@ GUARDS: list[tuple[str, Route]] = [
         "cancel button in the app twice and both times it said something went wrong and to try "
         "again later, and the phone line closes before I finish work.\n\nCan you cancel it for "
         "me and confirm by email that I will not be charged?\n\nBest wishes,\nTom",
-        CS,
+        FB,  # a gym is another business (issue 46 item 9, round 7)
     ),
     (
         "Good morning,\n\nThe invoice for last month lists the premium plan, but we downgraded "
