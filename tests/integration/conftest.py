@@ -99,14 +99,33 @@ def planted_server(served: Served) -> tuple[Path, VLLMServer]:
     return served["planted"]
 
 
+#: The ``cpu_settings`` fixture's type: ``(server, checkpoint) -> settings``.
+CpuSettings = Callable[[VLLMServer, Path], Settings]
+
+
 @pytest.fixture
-def settings(vllm_server: VLLMServer, offline_checkpoint: Path, tmp_path: Path) -> Settings:
-    return Settings(
-        server_url=vllm_server.base_url,
-        checkpoint_dir=offline_checkpoint,
-        database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
-        profile="cpu",
-    )
+def cpu_settings(tmp_path: Path) -> CpuSettings:
+    """``(server, checkpoint) -> settings`` of the CPU profile against ``server`` (which
+    serves ``checkpoint``), with a SQLite telemetry file in the test's ``tmp_path``."""
+
+    def make(server: VLLMServer, checkpoint: Path) -> Settings:
+        return Settings(
+            server_url=server.base_url,
+            checkpoint_dir=checkpoint,
+            database_url=f"sqlite:///{tmp_path / 'telemetry.db'}",
+            profile="cpu",
+        )
+
+    return make
+
+
+@pytest.fixture
+def settings(
+    cpu_settings: CpuSettings,
+    vllm_server: VLLMServer,
+    offline_checkpoint: Path,
+) -> Settings:
+    return cpu_settings(vllm_server, offline_checkpoint)
 
 
 @pytest.fixture

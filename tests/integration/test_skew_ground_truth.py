@@ -49,7 +49,7 @@ from orchestrator.telemetry.codec import decode_counts_blob
 from serving import MoEArchitecture, VLLMServer
 from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir
 from tests.fixtures.requests import run_customer_service
-from tests.integration.conftest import PLANTED_EXPERTS, start_server
+from tests.integration.conftest import PLANTED_EXPERTS, CpuSettings, start_server
 
 pytestmark = pytest.mark.integration
 
@@ -73,20 +73,11 @@ async def _analyse(settings: Settings, data_dir: Path) -> tuple[SkewReport, Tele
     return report, store
 
 
-def _planted_settings(server: VLLMServer, checkpoint: Path, tmp_path: Path) -> Settings:
-    return Settings(
-        server_url=server.base_url,
-        checkpoint_dir=checkpoint,
-        database_url=f"sqlite:///{tmp_path / 'planted.db'}",
-        profile="cpu",
-    )
-
-
 async def test_planted_experts_are_reported_exactly(
-    planted_server: tuple[Path, VLLMServer], data_dir: Path, tmp_path: Path
+    planted_server: tuple[Path, VLLMServer], data_dir: Path, cpu_settings: CpuSettings
 ) -> None:
     checkpoint, server = planted_server
-    report, store = await _analyse(_planted_settings(server, checkpoint, tmp_path), data_dir)
+    report, store = await _analyse(cpu_settings(server, checkpoint), data_dir)
     try:
         assert report.overall.hot() == [(1, 3)]
         assert report.overall.dead() == [(1, 7)]
@@ -148,12 +139,12 @@ def family_server(
 
 
 async def test_planted_experts_per_family(
-    family_server: tuple[str, Path, VLLMServer], data_dir: Path, tmp_path: Path
+    family_server: tuple[str, Path, VLLMServer], data_dir: Path, cpu_settings: CpuSettings
 ) -> None:
     family, checkpoint, server = family_server
     arch = MoEArchitecture.from_checkpoint(checkpoint)
     assert arch.family == family
-    report, store = await _analyse(_planted_settings(server, checkpoint, tmp_path), data_dir)
+    report, store = await _analyse(cpu_settings(server, checkpoint), data_dir)
     try:
         assert report.overall.hot() == [(1, 3)]  # and no other expert of any layer
         assert report.overall.dead() == [(1, 7)]
