@@ -26,7 +26,7 @@ from unittest import mock
 
 from benchmarks.harness import BenchParser, host_info, write_results
 from orchestrator.config import Settings
-from workflows.content_moderation import findings
+from workflows.content_moderation import findings, matcher
 from workflows.content_moderation.dataset import (
     LabelledPost,
     load_moderation_set,
@@ -97,14 +97,23 @@ def solo_table(posts: list[LabelledPost], verdicts: list[Any], floor: float) -> 
 
 
 def judge(
-    posts: list[LabelledPost], *, cues: Path = DEFAULT_MENTION_PATH, policy: Policy | None = None
+    posts: list[LabelledPost],
+    *,
+    cues: Path = DEFAULT_MENTION_PATH,
+    policy: Policy | None = None,
+    generalise: bool = True,
 ) -> dict[str, Any]:
     """Per language: the figures of the lexicon + scorer on ``posts`` with the cue file
-    ``cues`` and ``policy`` (the packaged ones by default); ``solo``: the scorer-alone
-    precision table (:func:`solo_table`)."""
+    ``cues`` and ``policy`` (the packaged ones by default), and without the matcher's
+    generalisation hits unless ``generalise``; ``solo``: the scorer-alone precision table
+    (:func:`solo_table`)."""
     policy = policy or load_policy()
     workflow = ContentModerationWorkflow(policy=policy)
-    with mock.patch.object(findings, "load_mention_rules", lambda: load_mention_rules(cues)):
+    found = matcher.generalisations if generalise else lambda _text, _rules: []
+    with (
+        mock.patch.object(findings, "load_mention_rules", lambda: load_mention_rules(cues)),
+        mock.patch.object(matcher, "generalisations", found),
+    ):
         verdicts = [moderate_lexicon_only(p.text, workflow) for p in posts]
     flagged = [v.decision.value != "allow" for v in verdicts]
     out: dict[str, Any] = {"solo": solo_table(posts, verdicts, policy.scorer_min_precision)}
@@ -175,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
             for name in groups(text):
                 everything = without_group(everything, name)
             path.write_text(everything, encoding="utf-8")
-            results["without any new cue group, no solo floor (before)"] = judge(
-                posts, cues=path, policy=no_floor
+            results["without generalisations (generalised.py)"] = judge(posts, generalise=False)
+            results["without all three (new cue groups, solo floor, generalisations)"] = judge(
+                posts, cues=path, policy=no_floor, generalise=False
             )
     lines = [HEAD, *(_row(k, v) for k, v in results.items())]
     solo = results["packaged"]["solo"]

@@ -82,41 +82,45 @@ class AddressedRules:
     version: str
 
 
-def _alt(words: _Words) -> str:
+def alternation(words: _Words) -> str:
     """A non-capturing alternation of ``words`` (longest first, spaces as ``\\s+``)."""
     parts = sorted({w.casefold() for w in words}, key=len, reverse=True)
     return "(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in parts) + ")"
 
 
 def _english(f: AddressedFile) -> re.Pattern[str]:
-    opener = _alt(f.openers_en)
-    group = rf"(?:\s+{_alt(f.groups_en)})?" if f.groups_en else ""
-    copula = rf"\s+{_alt(f.copulas_en)}" if f.copulas_en else "(?!)"
-    fused = _alt(f.fused_en) if f.fused_en else "(?!)"
-    det = rf"(?:\s+{_alt(f.determiners_en)})*" if f.determiners_en else ""
-    mods = rf"(?P<mods>(?:,?\s+{_alt(f.modifiers_en)}){{0,3}})" if f.modifiers_en else "(?P<mods>)"
+    opener = alternation(f.openers_en)
+    group = rf"(?:\s+{alternation(f.groups_en)})?" if f.groups_en else ""
+    copula = rf"\s+{alternation(f.copulas_en)}" if f.copulas_en else "(?!)"
+    fused = alternation(f.fused_en) if f.fused_en else "(?!)"
+    det = rf"(?:\s+{alternation(f.determiners_en)})*" if f.determiners_en else ""
+    mods = (
+        rf"(?P<mods>(?:,?\s+{alternation(f.modifiers_en)}){{0,3}})"
+        if f.modifiers_en
+        else "(?P<mods>)"
+    )
     # one fixed-width look-behind per word (Python's re needs fixed widths)
     not_after = "".join(rf"(?<!\b{re.escape(w.casefold())}\s)" for w in f.not_after_en)
     head = rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|(?P<fused>{fused}){det})"
-    compound = rf"(?!\s+{_alt(f.compound_en)}\b)" if f.compound_en else ""
-    nouns = _alt(f.nouns_en)
+    compound = rf"(?!\s+{alternation(f.compound_en)}\b)" if f.compound_en else ""
+    nouns = alternation(f.nouns_en)
     # more nouns may follow ("you pig clown", what 🐷 🤡 read as); the last one decides
     noun = rf"\s+(?P<noun>{nouns})(?:\s+{nouns})*(?P<plural>s|es)?\b{compound}"
     if f.nouns_modified_en:  # these only after at least one contempt word
-        modified = rf"\s+(?P<mnoun>{_alt(f.nouns_modified_en)})(?:s|es)?\b{compound}"
+        modified = rf"\s+(?P<mnoun>{alternation(f.nouns_modified_en)})(?:s|es)?\b{compound}"
         noun = rf"(?:{noun}|{modified})"
     return re.compile(head + mods + noun)
 
 
 def _chinese(f: AddressedFile) -> re.Pattern[str]:
     not_after = "".join(f"(?<!{re.escape(w)})" for w in f.not_after_zh)
-    link = _alt(f.links_zh) if f.links_zh else "(?!)"
-    mod = _alt(f.modifiers_zh) if f.modifiers_zh else "(?!)"
-    compound = rf"(?!{_alt(f.compound_zh)})" if f.compound_zh else ""
+    link = alternation(f.links_zh) if f.links_zh else "(?!)"
+    mod = alternation(f.modifiers_zh) if f.modifiers_zh else "(?!)"
+    compound = rf"(?!{alternation(f.compound_zh)})" if f.compound_zh else ""
     # emoji read as words arrive with spaces around them ("你这头 猪"): allow them between parts
     return re.compile(
-        rf"{not_after}{_alt(f.openers_zh)}\s*(?:{link}\s*(?:{mod}\s*)?|{mod}\s*)"
-        rf"(?P<noun>{_alt(f.nouns_zh)}){compound}"
+        rf"{not_after}{alternation(f.openers_zh)}\s*(?:{link}\s*(?:{mod}\s*)?|{mod}\s*)"
+        rf"(?P<noun>{alternation(f.nouns_zh)}){compound}"
     )
 
 

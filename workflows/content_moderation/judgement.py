@@ -125,15 +125,21 @@ _AIMED_HARM = frozenset({Category.THREAT, Category.SELF_HARM})
 
 
 def cleared_state(
-    state: ScorerState, prepared: PreparedPost, lexicon: LexiconJudgement | None = None
+    state: ScorerState,
+    prepared: PreparedPost,
+    lexicon: LexiconJudgement | None = None,
+    spans: Sequence[Span] = (),
 ) -> ScorerState:
-    """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`), nor
-    a threat or self-harm term in a post addressed to its reader (``你去死吧``: a death wish
-    aimed at someone is never the scorer's to clear, in any language): its ``clear`` reads
-    as ``low`` there."""
+    """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`), a
+    generalisation about a group (``generalised`` spans: the scorer was never fitted on them),
+    nor a threat or self-harm term in a post addressed to its reader (``你去死吧``: a death
+    wish aimed at someone is never the scorer's to clear, in any language): its ``clear``
+    reads as ``low`` there."""
     if state != "clear":
         return state
     if prepared.report.bidi_controls:
+        return "low"
+    if any(s.how == "generalised" and not s.mention for s in spans):
         return "low"
     aimed = lexicon is not None and any(c.category in _AIMED_HARM for c in lexicon.categories)
     return "low" if aimed and SECOND_PERSON.search(prepared.normalized.text) else state
@@ -253,7 +259,8 @@ def build_verdict(
     l_state = disguised_state(lexicon_state(lex_j), prepared)
     m_state = policy.model_vote(l_state, model_state(model, policy.min_confidence))
     s_state = speech_capped(scorer_state(scorer), l_state, lex_j)
-    s_state = cleared_state(solo_weighed(s_state, l_state, scorer, policy), prepared, lex_j)
+    s_state = solo_weighed(s_state, l_state, scorer, policy)
+    s_state = cleared_state(s_state, prepared, lex_j, lex_spans)
     rule = policy.decide(l_state, m_state, s_state)
     trusted = m_state in ("allow", "review", "block")
     insult = _slur_as_insult(lex_j, lex_spans, scorer)

@@ -68,6 +68,7 @@ from orchestrator.datafiles import HotReloaded, HotReloader
 from orchestrator.textnorm import LEET as _LEET
 from orchestrator.textnorm import unleet
 from workflows.content_moderation.addressed import addressed_insults, load_addressed_rules
+from workflows.content_moderation.generalised import generalisations, load_generalised_rules
 from workflows.content_moderation.lexicon import (
     DEFAULT_LEXICON_DIR,
     LexiconData,
@@ -484,6 +485,10 @@ class Matcher:
         for a, b, term in addressed_insults(s, rules):
             ref = TermRef(term, Category.HARASSMENT, rules.severity, frozenset(), 100.0)
             add(a, b, ref, "addressed", 1.0)
+        general = load_generalised_rules()  # contempt for a whole group (generalised.py)
+        for a, b, term in generalisations(s, general):
+            add(a, b, TermRef(term, Category.HATE, general.severity, frozenset(), 100.0),
+                "generalised", 1.0)  # fmt: skip
         if self._cjk_re is not None and _HAN.search(s):
             self._cjk(norm, add)
         kept = [h for h in hits.values() if not self._in_excluded_context(h, norm, tokens)]
