@@ -114,6 +114,22 @@ def sign_in(username: str, password: str) -> cl.User | None:
     )
 
 
+class HistoryLayer(SQLAlchemyDataLayer):
+    """Chainlit's SQLAlchemy data layer, with a thread nobody wrote reported as missing.
+
+    Chainlit's own ``get_thread_author`` raises ``ValueError`` for an unknown thread id, which
+    its server answers with a 500 and a traceback in the log; an empty author is what its
+    access check (``chainlit.data.acl.is_thread_author``) answers with a 404.
+    """
+
+    async def get_thread_author(self, thread_id: str) -> str:
+        """The user who owns ``thread_id``, or ``""`` when no such thread is stored."""
+        try:
+            return await super().get_thread_author(thread_id)
+        except ValueError:
+            return ""
+
+
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer | None:
     """Chainlit's SQLAlchemy data layer on the history URL (tables made when missing), its
@@ -121,7 +137,7 @@ def data_layer() -> SQLAlchemyDataLayer | None:
     if not HISTORY_URL:
         return None
     chat_history.ensure_tables(HISTORY_URL)
-    return SQLAlchemyDataLayer(conninfo=HISTORY_URL, storage_provider=KEPT)
+    return HistoryLayer(conninfo=HISTORY_URL, storage_provider=KEPT)
 
 
 @cl.set_chat_profiles

@@ -67,11 +67,13 @@ def me() -> dict[str, Any]:
 def token() -> str:
     """A caller token for the service (``orchestrator.ui.auth``: HS256, five minutes)."""
     who = me()
+    now = int(time.time())  # the claims orchestrator.ui.auth.read_caller requires
     claims = {
         "sub": who["name"],
         "role": who["role"],
         "customer_id": who["customer_id"],
-        "exp": int(time.time()) + 300,
+        "iat": now,
+        "exp": now + 300,
     }
     return jwt.encode(claims, SECRET, algorithm="HS256")
 

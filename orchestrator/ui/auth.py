@@ -22,6 +22,10 @@ from orchestrator.exceptions import OrchestratorError
 
 #: Seconds a caller token is valid after it is made.
 TOKEN_TTL_S = 300
+#: The longest life a token may claim (``exp`` minus ``iat``), in seconds: a token signed
+#: for longer (a mistake, or one minted by hand to last years) is refused, as is one issued
+#: in the future (PyJWT checks ``iat``; the app and this service share one host's clock).
+MAX_TOKEN_TTL_S = 86_400
 #: The signature algorithm (a shared secret: HMAC-SHA256).
 ALGORITHM = "HS256"
 Role = Literal["customer", "operator"]
@@ -52,11 +56,13 @@ class Caller(BaseModel):
 def sign_caller(secret: str, caller: Caller, *, ttl_s: int = TOKEN_TTL_S) -> str:
     """A token for ``caller``, valid for ``ttl_s`` seconds (what ``ui/app.py`` sends as
     ``Authorization: Bearer <token>``)."""
+    now = int(time.time())
     claims = {
         "sub": caller.name,
         "role": caller.role,
         "customer_id": caller.customer_id,
-        "exp": int(time.time()) + ttl_s,
+        "iat": now,
+        "exp": now + ttl_s,
     }
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
@@ -65,8 +71,10 @@ def read_caller(secret: str, authorization: str | None) -> Caller:
     """The caller an ``Authorization`` header names.
 
     Raises:
-        AuthError: No bearer token, a bad signature, an expired token, or a token whose role
-            or customer id is malformed (a customer token must name a customer).
+        AuthError: No bearer token, a bad signature, an expired token, a token that claims
+            to live longer than :data:`MAX_TOKEN_TTL_S` or was issued in the future, or a
+            token whose role or customer id is malformed (a customer token must name a
+            customer).
     """
     if not authorization or not authorization.startswith("Bearer "):
         raise AuthError("sign in first: the request has no caller token")
@@ -75,7 +83,7 @@ def read_caller(secret: str, authorization: str | None) -> Caller:
             authorization.removeprefix("Bearer ").strip(),
             secret,
             algorithms=[ALGORITHM],
-            options={"require": ["exp", "sub", "role"]},
+            options={"require": ["exp", "iat", "sub", "role"]},
         )
         caller = Caller(
             name=claims["sub"], role=claims["role"], customer_id=claims.get("customer_id")
@@ -86,4 +94,6 @@ def read_caller(secret: str, authorization: str | None) -> Caller:
         raise AuthError("the caller token is not valid; sign in again") from exc
     if caller.role == "customer" and not caller.customer_id:
         raise AuthError("a customer token must name the customer; sign in again")
+    if int(claims["exp"]) - int(claims["iat"]) > MAX_TOKEN_TTL_S:
+        raise AuthError("the caller token claims to live too long; sign in again")
     return caller

@@ -83,16 +83,43 @@ def test_without_a_valid_token_every_endpoint_is_a_401(
 
 
 def test_an_expired_token_is_a_401(client: TestClient) -> None:
-    claims = {"sub": "ann", "role": "operator", "exp": int(time.time()) - 5}
+    now = int(time.time())
+    claims = {"sub": "ann", "role": "operator", "iat": now - 305, "exp": now - 5}
     token = jwt.encode(claims, SECRET, algorithm="HS256")
     answer = client.get("/api/handoffs", headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 401 and "expired" in answer.json()["error"]
 
 
+@pytest.mark.parametrize(
+    ("iat", "exp"),
+    [
+        (0, 30 * 365 * 86_400),  # signed to last thirty years
+        (0, 86_401),  # a second over the longest life
+        (3_600, 7_200),  # issued an hour from now
+        (None, 300),  # no issue time
+    ],
+)
+def test_a_token_that_claims_too_long_a_life_is_a_401(
+    client: TestClient, iat: int | None, exp: int
+) -> None:
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": "ann", "role": "operator", "exp": now + exp}
+    if iat is not None:
+        claims["iat"] = now + iat
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
+    answer = client.get("/api/handoffs", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401, answer.text
+    assert "sign in" in answer.json()["error"]
+    claims.update(iat=now, exp=now + 300)  # the same claims with a normal life are let in
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
+    answer = client.get("/api/handoffs", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200, answer.text
+
+
 def test_a_customer_token_must_name_its_customer(client: TestClient) -> None:
-    token = jwt.encode(
-        {"sub": "x", "role": "customer", "exp": int(time.time()) + 60}, SECRET, algorithm="HS256"
-    )
+    now = int(time.time())
+    claims = {"sub": "x", "role": "customer", "iat": now, "exp": now + 60}
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
     answer = client.get("/api/health", headers={"Authorization": f"Bearer {token}"})
     assert answer.status_code == 401
 
