@@ -122,3 +122,40 @@ def test_a_bad_list_file_is_named_with_its_problem(tmp_path: Path) -> None:
     bad.write_text('version = "x"\nseverity = "loud"\nopeners_en = ["you"]\n', encoding="utf-8")
     with pytest.raises(AddressedError, match=r"addressed\.toml"):
         load_addressed_rules(bad)
+
+
+#: Low-severity insults aimed at the reader (a second person just before, or said as a form of
+#: address after a comma) count as medium: written for this file (issue 47).
+LOW_INSULTS_AIMED = [
+    "@maria you're the stupidest person in this thread",
+    "Kevin, you are worthless and ugly",
+    "nobody asked you, loser.",
+    "get off my page, freak!",
+    "@老李 你真是蠢死了",
+    "你们真是太蠢了",
+]
+#: The same words not aimed at anyone, or said of oneself.
+LOW_INSULTS_NOT_AIMED = [
+    "That was the dumbest idea of the year, and I had it.",
+    "What a pathetic excuse for a bus timetable.",
+    "I feel so stupid for forgetting my keys again.",
+    "ok, stupid question: where is the station?",
+    "这道题我做错了，真蠢",
+    "我昨天真蠢，把钥匙锁在车里了",
+]
+
+
+@pytest.mark.parametrize("post", LOW_INSULTS_AIMED)
+def test_a_low_insult_aimed_at_the_reader_is_reviewed(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    verdict = moderate_lexicon_only(post, workflow)
+    assert verdict.decision.value != "allow", verdict.rationale
+
+
+@pytest.mark.parametrize("post", LOW_INSULTS_NOT_AIMED)
+def test_a_low_insult_not_aimed_at_anyone_stays_allowed(
+    post: str, workflow: ContentModerationWorkflow
+) -> None:
+    verdict = moderate_lexicon_only(post, workflow)
+    assert verdict.decision.value == "allow", verdict.rationale

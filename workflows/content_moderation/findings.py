@@ -5,10 +5,12 @@ mentions (terms that name a harm in a sentence that condemns it) marked. Used by
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import re
+from dataclasses import asdict, replace
 
-from workflows.content_moderation.matcher import ScanResult
+from workflows.content_moderation.matcher import Hit, ScanResult
 from workflows.content_moderation.mention import MentionRules, load_mention_rules
+from workflows.content_moderation.normalize import is_han
 from workflows.content_moderation.verdict import (
     Category,
     CategoryScore,
@@ -29,6 +31,28 @@ SPEECH_CATEGORIES = frozenset(
 #: documented: "the word 'X'", "'X' is a slur") and not aimed at the reader (a quote is an
 #: easy wrapper for the worst words).
 QUOTE_CATEGORIES = SPEECH_CATEGORIES | {Category.THREAT, Category.PROFANITY}
+
+
+#: An English term said as a form of address at the end of a clause ("shut your mouth, idiot",
+#: "thanks, loser!"): a comma or colon just before it, punctuation or the end just after.
+_VOCATIVE_BEFORE = re.compile(r"[,，:：]\s*$")
+_VOCATIVE_AFTER = re.compile(r"\s*(?:[.!?,;。！？，；…]|$)")
+
+
+def _aimed(hit: Hit, text: str, rules: MentionRules) -> Hit:
+    """A low-severity harassment term aimed at the reader ("you are pathetic", "…, idiot",
+    你真是蠢到家了) counts as medium: an insult said to someone goes to a person (issue 47)."""
+    if hit.severity is not Severity.LOW or hit.category is not Category.HARASSMENT:
+        return hit
+    # (English only: after a Chinese comma a bare word is a predicate, "做错了，真蠢")
+    vocative = (
+        not any(map(is_han, hit.text))
+        and _VOCATIVE_BEFORE.search(text[max(0, hit.start - 3) : hit.start])
+        and _VOCATIVE_AFTER.match(text, hit.end)
+    )
+    if vocative or rules.is_addressed(text, hit.start):
+        return replace(hit, severity=Severity.MEDIUM)
+    return hit
 
 
 def lexicon_findings(
@@ -54,6 +78,7 @@ def lexicon_findings(
     """
     rules = mentions if mentions is not None else load_mention_rules()
     text = scan.normalized.original
+    scan = replace(scan, hits=tuple(_aimed(h, text, rules) for h in scan.hits))
     speech = rules.is_speech_about_harm(scan.normalized.text)
     quoted = [
         h.category in QUOTE_CATEGORIES
