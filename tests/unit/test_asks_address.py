@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.test_asks_zh_forms import ADDRESS_FIRST
 from tests.unit.test_customer_service_safety import _find, _say, orch, store  # noqa: F401
 from workflows.customer_service.asks import extract_address, read_asks
 from workflows.customer_service.store import Order
@@ -57,7 +58,7 @@ NO_ADDRESS = [
 ]
 
 
-@pytest.mark.parametrize(("message", "address"), WRITTEN)
+@pytest.mark.parametrize(("message", "address"), WRITTEN + ADDRESS_FIRST)
 def test_the_address_is_the_one_written(message: str, address: str) -> None:
     asks = read_asks(message)
     assert asks.writes == ("change_address",)
