@@ -202,6 +202,13 @@ _HESITANT = re.compile(
     r"要不要|是否要|该不该|还不知道",
     re.I,
 )
+#: What no postal address holds: HTML tags and entities, Markdown links and images, URLs,
+#: code fences and template braces (a shipping label prints it; a page would render it).
+_MARKUP = re.compile(
+    r"<\s*/?\s*[a-z!][^>]*>|&#?\w+;|\]\s*\(|!\[|\b(?:https?|ftp|javascript|data):|www\.|`|\{\{|\}\}|"
+    r"\$\{",
+    re.I,
+)
 #: What may stand before the new address: prepositions and markers, in both scripts ("to",
 #: "to be", "as", "is", ":", 改成, 改到), then at most one of 到, 为, 至, 是.
 _ADDRESS_INTRO = re.compile(
@@ -667,6 +674,8 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "what follows the address change is an instruction, not an address"
     if not 5 <= len(candidate) <= 120 or not _ADDRESS_SHAPE.search(candidate):
         return "", "that does not read as a postal address"
+    if _MARKUP.search(candidate):
+        return "", "an address holds no markup, links or code"
     return _original(message, norm, start, end).strip(), ""
 
 

@@ -101,6 +101,7 @@ _ADDRESS_WHY_ZH = {
         "提供的内容是一条指令，不是地址"
     ),
     "that does not read as a postal address": "提供的内容不像邮寄地址",
+    "an address holds no markup, links or code": "地址里不能有网页代码、链接或程序代码",
 }
 
 
