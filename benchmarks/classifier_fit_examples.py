@@ -43,6 +43,7 @@ from orchestrator.config import DEFAULT_DATA_DIR
 from orchestrator.request import Request
 from orchestrator.routes import Route, RouteSpec
 from tests.fixtures.fewshot_routes.routes import ROUTES
+from tests.fixtures.fewshot_routes7.routes import ROUTES as ROUTES7
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = RouteSpec(
@@ -74,7 +75,7 @@ def scenario(name: str) -> tuple[RouteSpec, Path, Path | None]:
             ROOT / "benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv",
             None,
         )
-    spec, train, held = ROUTES[name]
+    spec, train, held = {**ROUTES, **ROUTES7}[name]
     return spec, train, held
 
 

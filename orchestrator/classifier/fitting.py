@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -468,6 +469,10 @@ def fit_all(
     return model, calibration
 
 
+#: A Chinese character (a declared row's language).
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
 # ---------------------------------------------------------------- new routes on a fitted model
 #
 # ``fit --examples`` adds the user's routes to the packaged learned tier instead of refitting
@@ -598,7 +603,10 @@ def fit_new_routes(
     with the base columns fixed, then its bias lifted as far as the built-in rows allow
     (:func:`_lift`; the lifts in ``meta["lifts"]``, logit units). Calibration maps for each
     new route come from decisions (:func:`_decide`, the base thresholds) on out-of-fold
-    probabilities of every row (``folds`` folds by phrasing family), lift included.
+    probabilities of every row (``folds`` folds by phrasing family), lift included. Each new
+    route also learns from its own declaration (:func:`declared_rows`: description, keywords,
+    example utterances), and ``meta["overlaps"]`` holds a warning per new route that overlaps
+    a built-in route's territory (:func:`overlaps`; empty when none).
 
     Args:
         rows: The built-in tune rows and the user's fitting rows (``source`` ``examples/...``).
@@ -612,6 +620,7 @@ def fit_new_routes(
     declared = set(clf._state.compiled.routes) | {FALLBACK}
     new = [r for r in class_order(r.route for r in rows) if r not in base.classes]
     _check_new(rows, base, new, declared)
+    rows = [*rows, *declared_rows([s for s in clf.route_specs if s.name in new])]
     ev = gather(clf, rows)
     docs = [e.features for e in ev]
     labels = [r.route for r in rows]
@@ -638,9 +647,100 @@ def fit_new_routes(
     model = extended_model(base, vocab, design, fitted, new)
     model.meta.update({"trained_on": fitted_on, "rules_sha": clf.version, "new_routes": new})
     model.meta["lifts"] = lifts.tolist()
+    model.meta["overlaps"] = overlaps(
+        rows, ev, (zc + shift, zt + shift), classes, base_calibration, new
+    )
     calibration = _new_maps(rows, ev, probs, fast, classes, base_calibration, set(new))
     calibration = calibration.model_copy(update={"rules_sha": clf.version, "fitted_on": fitted_on})
     return model, calibration
+
+
+#: Separators of a description's clauses (:func:`declared_rows`).
+_CLAUSE = re.compile(r"[:;,.!?()，。；：、！？（）]|\s(?:and|or)\s")
+
+
+def declared_rows(specs: Sequence[RouteSpec]) -> list[LabelledRequest]:
+    """Rows learnt beside each route's examples, from its own declaration: the clauses of its
+    description (cut at punctuation, "and" and "or"; of at least 4 characters), its positive
+    rules' keywords (a stem's ``*`` dropped) and its declared example utterances. A user names
+    the topic's words there ("repairs", "proof of purchase") that a few dozen examples may
+    lack; cross-validation on the examples of three routes routed 4 more of 108 with them
+    (benchmarks/results/classifier_fit_examples_2026-12-05d.md). ``source``
+    ``examples/<route>``, ``family`` ``declared:<route>:<i>``."""
+    out = []
+    for spec in specs:
+        texts = [c.strip() for c in _CLAUSE.split(spec.description) if len(c.strip()) >= 4]
+        for rule in spec.rules:
+            if not rule.get("negative"):
+                texts += [str(k).rstrip("*") for k in rule.get("keywords", ())]
+        texts += [t for utterances in spec.examples.values() for t in utterances]
+        for i, text in enumerate(dict.fromkeys(t for t in texts if t)):
+            out.append(
+                LabelledRequest(
+                    id=f"declared:{spec.name}:{i}",
+                    text=text,
+                    route=spec.name,
+                    lang="zh" if _HAN.search(text) else "en",
+                    source=f"examples/{spec.name}",
+                    split="tune",
+                    family=f"declared:{spec.name}:{i}",
+                )
+            )
+    return out
+
+
+#: ``fit`` warns that a new route overlaps a built-in one (:func:`overlaps`) when the built-in
+#: classifier gives that route at least this many of its examples and this share of them
+#: (0.2: set on training files only; gift_cards 25/36, loyalty_points 20/36 and warranty 8/36
+#: go to customer service, which owns cards, points and faulty goods; job_applications 5/36
+#: and store_info under 3 do not warn).
+OVERLAP_MIN = 3
+OVERLAP_SHARE = 0.2
+
+
+def overlaps(
+    rows: Sequence[LabelledRequest],
+    ev: Sequence[Evidence],
+    logits: tuple[np.ndarray, np.ndarray],
+    classes: Sequence[Route],
+    calibration: CalibrationFile,
+    new: Sequence[Route],
+) -> list[str]:
+    """One line per new route that overlaps a built-in route's territory: the built-in
+    classifier (the base columns of ``logits``: out-of-fold, lifts included, combined and
+    text-only, ``(rows, classes)``) gives that route at least :data:`OVERLAP_MIN` and
+    :data:`OVERLAP_SHARE` of the new route's examples. An added route keeps the built-in
+    decisions (its logit is fallback's plus an offset), so it takes such requests only where
+    they carry its examples' words: the line says how many of those examples still go to the
+    built-in route held out of the fit, and what to do. Empty: no overlap."""
+    zc, zt = logits
+    k0 = len(classes) - 1 - len(new)
+    keep = [i for i in range(len(classes)) if not k0 <= i < k0 + len(new)]
+    base = [classes[i] for i in keep]
+    t = calibration.thresholds
+    went: dict[Route, dict[Route, list[tuple[str, bool]]]] = {r: defaultdict(list) for r in new}
+    total: dict[Route, int] = defaultdict(int)
+    for row, e, c, x in zip(rows, ev, zc, zt, strict=True):
+        if row.route in went and not (row.family or "").startswith("declared:"):
+            total[row.route] += 1
+            before = _decide(e, softmax(c[keep]), softmax(x[keep]), t, base)[0]
+            if before != FALLBACK and before not in went:
+                after = _decide(e, softmax(c), softmax(x), t, classes)[0]
+                went[row.route][before].append((row.text, after == before))
+    lines = []
+    for route, by in went.items():
+        for other, got in sorted(by.items(), key=lambda kv: -len(kv[1])):
+            if len(got) >= max(OVERLAP_MIN, OVERLAP_SHARE * total[route]):
+                lines.append(
+                    f"route {route!r} overlaps {other!r}: the built-in classifier gives "
+                    f"{other!r} {len(got)} of the route's {total[route]} examples (e.g. "
+                    f"{got[0][0]!r}); fitted, {sum(k for _, k in got)} of them still go there "
+                    f"when held out of the fit, and so will phrasings of that topic without "
+                    f"your examples' words (an added route keeps the built-in decisions). "
+                    f"Leave the topic to {other!r}, or refit every route on your examples "
+                    "with --full (minutes; the built-in routes change too: measure them)"
+                )
+    return lines
 
 
 def _check_new(

@@ -488,6 +488,9 @@ def _fit_examples(
     for route, (acc, n) in sorted(accuracy.items()):
         table.add_row(route, f"{acc:.3f}", str(n))
     console.print(table)
+    overlaps = fit.model.meta.get("overlaps")
+    for line in overlaps if isinstance(overlaps, list) else ():  # fitting.overlaps: examples
+        console.print(f"[yellow]warning:[/] {escape(str(line))}")  # a built-in route keeps
     console.print(
         f"fitted {fit.version} on {fit.calibration.fitted_on} in "
         f"{time.perf_counter() - t0:.1f} s: classes {', '.join(fit.model.classes)}; wrote "

@@ -215,3 +215,65 @@ def test_the_fitted_model_carries_its_lift(fitted) -> None:
 
     _, _, model, _, _ = fitted
     assert len(model.meta["lifts"]) == 1 and model.meta["lifts"][0] in NEW_LIFT_GRID
+
+
+def test_the_route_learns_from_its_own_declaration_too() -> None:
+    from orchestrator.classifier.fitting import declared_rows
+
+    spec = SPEC.model_copy(update={"examples": {"zh": ("图书馆有自习室吗",)}})
+    texts = [r.text for r in declared_rows([spec])]
+    # the description's clauses, the rule's keywords and the declared utterances
+    assert "Questions about the town library" in texts
+    assert {"loans", "opening hours", "reading rooms", "library card", "图书馆"} <= set(texts)
+    assert "图书馆有自习室吗" in texts
+    rows = declared_rows([spec])
+    assert {r.route for r in rows} == {LIBRARY} and all(r.split == "tune" for r in rows)
+    assert {r.lang for r in rows if r.text == "图书馆"} == {"zh"}
+    assert all(r.source == "examples/library" for r in rows)
+
+
+def test_the_fitted_model_learned_the_declared_words(fitted) -> None:
+    _, _, model, _, _ = fitted
+    # "reading room(s)" is in the description only, not in any example
+    assert "wreading" in model.vocab
+    assert "wrooms" in model.vocab
+
+
+def _overlap_case(fitted, before_route: int, n: int) -> list[str]:
+    """``n`` examples of the new route that the built-in columns give to class
+    ``before_route`` (by hand-made logits), and 4 they leave to fallback."""
+    from orchestrator.classifier import fitting
+
+    _, calibration, model, _, clf = fitted
+    rows = [_row(i, f"example number {i}", LIBRARY, "examples/library") for i in range(n + 4)]
+    ev = gather(clf, rows)
+    z = np.zeros((len(rows), len(model.classes)))
+    z[:n, before_route] = 5.0  # the base model is sure of a built-in route ...
+    z[:n, 2] = 9.0  # ... and, fitted, the new column takes them
+    z[n:, -1] = 5.0
+    return fitting.overlaps(rows, ev, (z, z), model.classes, calibration, [LIBRARY])
+
+
+def test_a_route_whose_examples_a_built_in_route_owns_is_warned_about(fitted) -> None:
+    lines = _overlap_case(fitted, 0, 5)  # 5 of 9 to customer_service
+    assert len(lines) == 1
+    line = lines[0]
+    assert "'library' overlaps 'customer_service'" in line
+    assert "5 of the route's 9 examples" in line and "0 of them still go there" in line
+    assert "--full" in line and "Leave the topic to 'customer_service'" in line
+
+
+def test_a_route_that_a_built_in_route_seldom_takes_is_not_warned_about(fitted) -> None:
+    assert _overlap_case(fitted, 0, 2) == []  # under OVERLAP_MIN
+    assert _overlap_case(fitted, 1, 0) == []
+
+
+def test_the_cli_prints_each_overlap_as_a_warning(tmp_path, monkeypatch) -> None:
+    from orchestrator.classifier import fitting
+
+    line = "route 'library' overlaps 'customer_service': [b]5[/b] of ..."
+    monkeypatch.setattr(fitting, "overlaps", lambda *a, **k: [line])
+    result = _cli_fit(tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "warning: route 'library' overlaps 'customer_service': [b]5[/b] of" in text
