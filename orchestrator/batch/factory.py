@@ -28,7 +28,7 @@ from orchestrator.config import Settings
 from orchestrator.core.client import VLLMClient
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.registry import declared_routes, file_routes, load_workflows
-from orchestrator.core.runtime import expert_routing_capture, make_client
+from orchestrator.core.runtime import configured_orchestrator, expert_routing_capture, make_client
 from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
 from orchestrator.telemetry import TelemetryStore
@@ -193,12 +193,12 @@ class SettingsFactory:
             if self.check:
                 await client.check()
             result.append(
-                Orchestrator(
+                configured_orchestrator(
+                    self.settings,
                     client,
                     self.store(),
                     workflows,
                     classifier=classifier,
-                    max_tokens=self.settings.max_completion_tokens,
                     routes=routes,
                 )
             )

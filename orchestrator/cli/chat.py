@@ -31,7 +31,7 @@ from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.registry import opened_thread_workflow
-from orchestrator.core.runtime import make_client
+from orchestrator.core.runtime import configured_orchestrator, make_client
 from orchestrator.exceptions import ThreadOwnerError, UserError
 from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
@@ -93,7 +93,7 @@ async def _chat(
                     f"{escape(settings.cs_database_url)}; `orchestrator store info` lists its "
                     "first customers, `orchestrator store seed` fills an empty one"
                 )
-            orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
+            orch = configured_orchestrator(settings, client, telemetry, [workflow])
             console.print(f"thread {escape(thread_id)} (customer {escape(customer)})")
             scripted = list(messages or [])
             while True:

@@ -120,8 +120,7 @@ async def _run_requests(
     """Handle the requests on ``settings.server_url``, printing each outcome, then the load
     table of this run's calls; 1 when a request failed or the batch stopped early, else 0."""
     from orchestrator.core.batch import run_batch
-    from orchestrator.core.dispatcher import Orchestrator
-    from orchestrator.core.runtime import make_client
+    from orchestrator.core.runtime import configured_orchestrator, make_client
 
     with working(
         "loading the routing replay model"
@@ -132,9 +131,7 @@ async def _run_requests(
     try:
         await client.check()
         # the installed workflows (entry points), checked against the declared routes
-        orchestrator = Orchestrator(
-            client, store, workflows, max_tokens=settings.max_completion_tokens
-        )
+        orchestrator = configured_orchestrator(settings, client, store, workflows)
         texts = {r.id: (r.text, r.metadata.get("source")) for r in requests}
         started = datetime.now(UTC)
         console.print(

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from orchestrator.config import Settings
-from orchestrator.core.client import VLLMClient
+from orchestrator.core.client import ModelClient, VLLMClient
+from orchestrator.core.dispatcher import Orchestrator
+from orchestrator.core.workflow import Workflow
+from orchestrator.telemetry import TelemetryStore
 from serving.architecture import MoEArchitecture
 from serving.capture import (
     EngineCapture,
@@ -70,3 +75,20 @@ def make_client(
         structured_output=settings.structured_output,
         stream_interval=stream_interval,
     )
+
+
+def configured_orchestrator(
+    settings: Settings,
+    client: ModelClient,
+    store: TelemetryStore,
+    workflows: Iterable[Workflow[Any, Any]] | None = None,
+    **options: Any,
+) -> Orchestrator:
+    """An :class:`~orchestrator.core.dispatcher.Orchestrator` with the settings' completion
+    limit (``ORCH_MAX_COMPLETION_TOKENS``) and temperature presets (``ORCH_TEMPERATURE_*``),
+    so that every command honours both; ``options`` (``classifier``, ``routes``, or a
+    ``temperatures`` preset of the UI's side panel) are passed on and win over the settings.
+    """
+    options.setdefault("max_tokens", settings.max_completion_tokens)
+    options.setdefault("temperatures", settings.temperatures)
+    return Orchestrator(client, store, workflows, **options)

@@ -70,7 +70,7 @@ from orchestrator.core.registry import (
     discover_workflows,
     file_routes,
 )
-from orchestrator.core.runtime import make_client
+from orchestrator.core.runtime import configured_orchestrator, make_client
 from orchestrator.exceptions import (
     HandoffDecidedError,
     HandoffError,
@@ -455,12 +455,12 @@ class UiService:
                 400, f"bad turn: route {route!r} is not one a panel may fix (wraps_content)"
             )
         fixed = FixedRoute(spec.name, reason="the panel fixed the route") if spec else None
-        return Orchestrator(
+        return configured_orchestrator(
+            self.settings,
             self.state["client"],
             self.state["store"],
             self.state["workflows"],
             classifier=fixed or self.state["classifier"],
-            max_tokens=self.settings.max_completion_tokens,
             temperatures=self.temperatures[preset],
             routes=self.state["routes"],
         )

@@ -32,9 +32,9 @@ from orchestrator.cli.common import (
     working,
 )
 from orchestrator.config import Settings
-from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
+from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.core.registry import opened_thread_workflow
-from orchestrator.core.runtime import make_client
+from orchestrator.core.runtime import configured_orchestrator, make_client
 from orchestrator.exceptions import HandoffError, OrchestratorError
 from orchestrator.telemetry import TelemetryStore
 from workflows.customer_service.store import OrderStore
@@ -175,7 +175,7 @@ async def _resume(
     telemetry = TelemetryStore(settings.database_url)
     try:
         async with opened_thread_workflow(settings) as workflow:
-            orch = Orchestrator(client, telemetry, [workflow], temperatures=settings.temperatures)
+            orch = configured_orchestrator(settings, client, telemetry, [workflow])
             return await orch.resume(thread, approve=approve, note=note, by=by)
     finally:
         await client.aclose()

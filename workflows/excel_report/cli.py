@@ -34,8 +34,7 @@ from orchestrator.cli.common import (
 from orchestrator.cli.console import request_lines
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
-from orchestrator.core.dispatcher import Orchestrator
-from orchestrator.core.runtime import make_client
+from orchestrator.core.runtime import configured_orchestrator, make_client
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Table, Workbook, read_workbook
@@ -195,7 +194,7 @@ async def _run(settings: Settings, workflow: ExcelReportWorkflow, file: Path) ->
     client = make_client(settings)
     try:
         await client.check()
-        orch = Orchestrator(client, store, [workflow], max_tokens=settings.max_completion_tokens)
+        orch = configured_orchestrator(settings, client, store, [workflow])
         text = f"Summarise the attached spreadsheet {file.name} as a report"
         request = Request(text=text, attachments=(Attachment(filename=file.name, path=str(file)),))
         outcome = await orch.handle(request)
