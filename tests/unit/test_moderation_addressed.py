@@ -133,6 +133,8 @@ LOW_INSULTS_AIMED = [
     "get off my page, freak!",
     "@老李 你真是蠢死了",
     "你们真是太蠢了",
+    "你这个死胖子，看了就想吐",
+    "那个丑八怪又来了，看着就烦",
 ]
 #: The same words not aimed at anyone, or said of oneself.
 LOW_INSULTS_NOT_AIMED = [
