@@ -66,20 +66,33 @@ _REFUSED = {
     ),
     "change_address": ("Understood: the address{of_id} stays as it is.", "好的，{id_zh}地址不变。"),
 }
-#: Code's answer when the order id is already given: never asked for again.
+#: Code's answer when the order id is already given: never asked for again. No tool ran, so
+#: the order store is not reachable from this turn (the main job, or nobody signed in): a
+#: write or a look-up is never offered here, and the customer is told that nothing changed.
+_NOT_HERE = ("I cannot see your orders here, so nothing was changed: ",
+             "我在这里无法查看您的订单，因此没有做任何更改：")
 _WITH_ID = {
-    "refund": ("I can help with a refund for {id}; reply here to confirm you want it.",
-               "我可以为{id}办理退款；如需办理，请在这里回复确认。"),
-    "cancel": ("I can help you cancel {id}; reply here to confirm you want it.",
-               "我可以为您取消{id}；如需取消，请在这里回复确认。"),
-    "change_address": ("I can help you change the delivery address of {id}. Please send the "
-                       "new address.", "我可以帮您修改{id}的收货地址。请发送新地址。"),
+    "refund": (_NOT_HERE[0] + "a refund for {id} is made in a chat where you are signed in, "
+               "once you confirm it.",
+               _NOT_HERE[1] + "{id}的退款需要在您登录后的对话中确认后办理。"),
+    "cancel": (_NOT_HERE[0] + "{id} is cancelled in a chat where you are signed in, once you "
+               "confirm it.", _NOT_HERE[1] + "取消{id}需要在您登录后的对话中确认后办理。"),
+    "change_address": (_NOT_HERE[0] + "the address of {id} is changed in a chat where you are "
+                       "signed in, once you confirm it.",
+                       _NOT_HERE[1] + "修改{id}的地址需要在您登录后的对话中确认后办理。"),
+    "track": ("I cannot see your orders here, so I cannot tell where {id} is; please ask in a "
+              "chat where you are signed in.",
+              "我在这里无法查看您的订单，无法告诉您{id}在哪里；请在登录后的对话中询问。"),
+    "status": ("I cannot see your orders here, so I cannot tell the status of {id}; please ask "
+               "in a chat where you are signed in.",
+               "我在这里无法查看您的订单，无法告诉您{id}的状态；请在登录后的对话中询问。"),
     "billing": ("I see you have a question about a fee or a charge on {id}. Please send the "
                 "date of the charge.", "我了解您对{id}的费用或扣款有疑问。请发送扣款日期。"),
     "payment": ("I see you have a question about a payment for {id}. Please send the date of "
                 "the payment.", "我了解您对{id}的付款有疑问。请发送付款日期。"),
-    "eligibility": ("I can check where the refund for {id} stands.",
-                    "我可以帮您查询{id}的退款进度。"),
+    "eligibility": ("I cannot see your orders here, so I cannot tell where the refund for {id} "
+                    "stands; please ask in a chat where you are signed in.",
+                    "我在这里无法查看您的订单，无法告诉您{id}的退款进度；请在登录后的对话中询问。"),
     "other": ("I have {id}. Please tell me what you would like me to do with it.",
               "我已收到订单号{id}。请告诉我需要为您做什么。"),
 }  # fmt: skip
