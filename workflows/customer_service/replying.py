@@ -69,8 +69,10 @@ _REFUSED = {
 #: Code's answer when the order id is already given: never asked for again. No tool ran, so
 #: the order store is not reachable from this turn (the main job, or nobody signed in): a
 #: write or a look-up is never offered here, and the customer is told that nothing changed.
-_NOT_HERE = ("I cannot see your orders here, so nothing was changed: ",
-             "我在这里无法查看您的订单，因此没有做任何更改：")
+_NOT_HERE = (
+    "I cannot see your orders here, so nothing was changed: ",
+    "我在这里无法查看您的订单，因此没有做任何更改：",
+)
 _WITH_ID = {
     "refund": (_NOT_HERE[0] + "a refund for {id} is made in a chat where you are signed in, "
                "once you confirm it.",
