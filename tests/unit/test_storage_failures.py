@@ -156,6 +156,28 @@ def test_enospc_from_a_write_is_the_full_disk_line() -> None:
     )
 
 
+@pytest.mark.parametrize("table", ["cs_refunds", "cs_orders", "cs_address_changes"])
+def test_a_store_missing_a_data_table_is_damaged_not_recreated(
+    stores: dict[str, Path], table: str
+) -> None:
+    with sqlite3.connect(stores["cs"]) as db:
+        db.execute(f"DROP TABLE {table}")  # a half-restored store: cs_meta still has its version
+    one_error_line(chat(stores), str(stores["cs"]), "damaged", table, "backup")
+    with sqlite3.connect(stores["cs"]) as db:  # nothing was re-created empty in its place
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert table not in names
+
+
+def test_a_store_missing_a_coordination_table_gets_it(stores: dict[str, Path]) -> None:
+    with sqlite3.connect(stores["cs"]) as db:
+        db.execute("DROP TABLE cs_turn_leases")  # added after the first release: made again
+    done = chat(stores)
+    assert "damaged" not in done.stderr, done.stderr
+    with sqlite3.connect(stores["cs"]) as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "cs_turn_leases" in names
+
+
 def test_newer_release_databases(stores: dict[str, Path]) -> None:
     with sqlite3.connect(stores["cs"]) as db:
         db.execute("UPDATE cs_meta SET value = '99' WHERE key = 'schema_version'")

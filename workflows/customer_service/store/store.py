@@ -7,13 +7,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, inspect, select
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import StorageError, UserError, storage_error
-from workflows.customer_service.store.schema import Base, Customer, Handoff, Order, StoreMeta
+from workflows.customer_service.store.schema import (
+    AddressChange,
+    Base,
+    Customer,
+    Handoff,
+    Order,
+    OrderLine,
+    Refund,
+    Shipment,
+    StoreMeta,
+    Ticket,
+    TrackingEvent,
+)
 from workflows.customer_service.store.seed import generate
 from workflows.customer_service.store.threads import Coordination, decide_waiting
 from workflows.customer_service.store.tools import OrderTools, RefundPolicy
@@ -21,6 +33,20 @@ from workflows.customer_service.store.tools import OrderTools, RefundPolicy
 #: The order store's schema version (``cs_meta.schema_version``); a store with a higher one was
 #: written by a newer release and is refused rather than misread.
 SCHEMA_VERSION = 2
+#: Tables every order store has held since its first release (with ``cs_meta``).
+DATA_TABLES = tuple(
+    table.__tablename__
+    for table in (
+        Customer,
+        Order,
+        OrderLine,
+        Shipment,
+        TrackingEvent,
+        Refund,
+        Ticket,
+        AddressChange,
+    )
+)
 
 
 def today_utc() -> datetime:
@@ -70,6 +96,7 @@ class OrderStore:
         #: Handoff claims, thread owners and turn leases (across processes).
         self.coordination = Coordination(self.sessions)
         try:
+            self._check_whole()
             Base.metadata.create_all(self.engine)
             self._check_version()
         except StorageError:
@@ -79,6 +106,27 @@ class OrderStore:
 
     def _storage_error(self, context: ExceptionContext) -> StorageError | None:
         return storage_error(context.original_exception, str(self.shown), "order store")
+
+    def _check_whole(self) -> None:
+        """Refuse a store that was set up (``cs_meta`` holds its version) but lacks one of the
+        tables every store has held since the first release: creating it again, empty, would
+        lose its rows (refunds paid would be paid again). Tables added since (handoffs,
+        threads, turn leases) are created when missing.
+
+        Raises:
+            StorageError: A data table is missing; the message names it and the fix.
+        """
+        tables = set(inspect(self.engine).get_table_names())
+        if StoreMeta.__tablename__ not in tables:
+            return  # a new store: create_all makes every table
+        missing = [name for name in DATA_TABLES if name not in tables]
+        if missing:
+            raise StorageError(
+                f"order store {self.shown} is damaged: table {', '.join(missing)} is missing "
+                "from a store that was set up; restore it from a backup, or point "
+                "ORCH_CS_DATABASE_URL (--db) at another store (it is not re-created empty, "
+                "which would lose its rows)"
+            )
 
     def _check_version(self) -> None:
         """Record :data:`SCHEMA_VERSION` in a new store; refuse a store of a newer release.
