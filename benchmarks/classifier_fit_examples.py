@@ -125,6 +125,8 @@ def held_out(name: str, look: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clf, held, took = fit(name, Path(tmp))
         print(f"{name}: fit {took:.1f} s; model {clf.model.meta.get('lifts')} lifts")
+        for line in clf.model.meta.get("overlaps") or ():
+            print(f"{name}: warning: {line}")
         _score(clf, [(r.text, r.route, "file's held-out cut") for r in held], f"{name} own cut")
         path = scenario(name)[2]
         if look and path is not None:
