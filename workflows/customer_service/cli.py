@@ -146,6 +146,8 @@ def resume(
     """Continue THREAD once with the decision; the reply is printed."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
+    if not by.strip():  # the audit row names who decided (tester7 F21)
+        raise fail("--by must name who decided: a decision needs a non-blank name", 2)
     settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
     # before any server is reached or started (minutes on 2 cores): is anything waiting?
     store, _ = open_order_store(database_url)

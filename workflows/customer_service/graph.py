@@ -106,6 +106,7 @@ from workflows.customer_service.state import (
 )
 from workflows.customer_service.store import OrderStore, ToolArgumentsError, ToolError, ToolResult
 from workflows.customer_service.turns import TurnGuard
+from workflows.customer_service.withdrawing import after_handoff, waiting_input, withdrawn_update
 
 __all__ = [
     "MAX_HISTORY",
@@ -185,7 +186,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 "state": dict(state),
             }
             return Command(resume=answer)
-        return state
+        # a message while a person decides (or just decided): a withdrawal resumes it
+        return await waiting_input(self.graph, self.store, request, state["message"]) or state
 
     async def pending_confirmation(self, thread_id: str) -> dict[str, Any] | None:
         """The confirmation question ``thread_id`` waits on (the customer's yes), or None."""
@@ -264,6 +266,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """
         if len(note) > 2000:
             raise UserError("the note is over 2,000 characters; shorten it")
+        if not by.strip():  # the audit names who decided (tester7 F21)
+            raise UserError("name who decided (--by NAME): a decision needs a non-blank name")
         coordination = self.store.coordination if self.store is not None else None
         async with self._resume_lock, self.turns.turn(thread_id, owner=False):
             pending = await self.pending_handoff(thread_id)
@@ -375,7 +379,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         graph.add_conditional_edges("confirm", _after_confirm)
         graph.add_edge("clarify", END)
         graph.add_conditional_edges("run_tool", _after_run)
-        graph.add_edge("handoff", "draft_reply")
+        graph.add_conditional_edges("handoff", after_handoff, ["draft_reply", "clarify"])
         graph.add_conditional_edges("draft_reply", _after_draft, ["handoff", END])
         return graph
 
@@ -518,6 +522,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                         "detail": str(exc),
                     },
                     "last_order_id": args.get("order_id"),
+                    "reply": {"text": said, "facts": said, "truncated": False},
                 }
             result = _refusal(tool, args, exc)
         emit(
@@ -657,6 +662,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             )
         emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
         decision = interrupt({"thread_id": thread_id, "turn": turn, **context})
+        if isinstance(decision, dict) and decision.get("withdrawn"):  # the customer's own
+            return withdrawn_update(state, handoff, decision)
         approve = bool(decision.get("approve")) if isinstance(decision, dict) else False
         note = str(decision.get("note", ""))[:2000] if isinstance(decision, dict) else ""
         by = str(decision.get("by", "agent"))[:120] if isinstance(decision, dict) else "agent"

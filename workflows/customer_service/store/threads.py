@@ -16,6 +16,7 @@ UI service and ``orchestrator handoff resume`` are separate processes.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import uuid
@@ -27,7 +28,12 @@ from sqlalchemy import CursorResult, Result, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from orchestrator.exceptions import HandoffDecidedError, ThreadOwnerError, TurnBusyError
+from orchestrator.exceptions import (
+    HandoffDecidedError,
+    ThreadOwnerError,
+    TurnBusyError,
+    UserError,
+)
 from workflows.customer_service.store.schema import (
     Handoff,
     HandoffDecision,
@@ -41,6 +47,8 @@ from workflows.customer_service.store.schema import (
 LEASE_S = 300.0
 #: Seconds between two tries to take a busy lease.
 POLL_S = 0.05
+#: Customer messages kept in a waiting handoff's context (the newest).
+MAX_NOTED = 20
 
 
 def _now() -> datetime:
@@ -70,6 +78,8 @@ class Coordination:
         Raises:
             HandoffDecidedError: Another decision won (its who, when and what are in it).
         """
+        if not by.strip():  # the audit row names who decided (tester7 F21)
+            raise UserError("name who decided (--by NAME): a decision needs a non-blank name")
         decision = "approved" if approve else "rejected"
         now = _now()
         with self.sessions() as session:
@@ -90,6 +100,53 @@ class Coordination:
             session.commit()
             return row.id
 
+    def withdraw_handoff(self, thread_id: str, turn: int, customer_id: str, words: str) -> bool:
+        """The customer takes back the write the handoff of ``thread_id`` at ``turn`` waits
+        on: the same conditional UPDATE as :meth:`claim_handoff` (status ``withdrawn``, the
+        customer's words as its note) and a decision row by ``customer:<id>``. True when this
+        call withdrew it or it was withdrawn already (a resume of it that failed); False when
+        a person decided it first (nothing is changed then)."""
+        now = _now()
+        with self.sessions() as session:
+            if decide_waiting(session, thread_id, turn, "withdrawn", words, now) != 1:
+                session.rollback()
+                status = session.scalar(
+                    select(Handoff.status).where(
+                        Handoff.thread_id == thread_id, Handoff.turn == turn
+                    )
+                )
+                return status == "withdrawn"
+            session.add(
+                HandoffDecision(
+                    thread_id=thread_id,
+                    turn=turn,
+                    decision="withdrawn",
+                    decided_by=f"customer:{customer_id}"[:120],
+                    decided_at=now,
+                    outcome="done",
+                    error="",
+                )
+            )
+            session.commit()
+            return True
+
+    def note_message(self, thread_id: str, turn: int, at: str, text: str) -> None:
+        """Append a customer's message (sent while the handoff of ``thread_id`` at ``turn``
+        waits) to its context's ``customer_messages`` (``[{"at", "text"}]``, the newest
+        :data:`MAX_NOTED`), where the person deciding sees it. Turns of one thread run one at
+        a time (the turn lease), so this read-modify-write has no concurrent writer."""
+        with self.sessions() as session:
+            row = session.scalar(
+                select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+            )
+            if row is None or row.status != "waiting":
+                return
+            context = json.loads(row.context)
+            noted = [*(context.get("customer_messages") or []), {"at": at, "text": text[:1000]}]
+            context["customer_messages"] = noted[-MAX_NOTED:]
+            row.context = json.dumps(context, ensure_ascii=False, default=str)
+            session.commit()
+
     def _decided(self, session: Session, thread_id: str, turn: int) -> HandoffDecidedError:
         handoff = session.scalar(
             select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
@@ -99,6 +156,10 @@ class Coordination:
             .where(HandoffDecision.thread_id == thread_id, HandoffDecision.turn == turn)
             .order_by(HandoffDecision.id.desc())
         )
+        if last is not None and last.decision == "withdrawn":
+            return HandoffWithdrawnError(
+                thread_id, last.decided_by, last.decided_at.isoformat(), last.decision
+            )
         if last is not None:
             return HandoffDecidedError(
                 thread_id, last.decided_by, last.decided_at.isoformat(), last.decision
@@ -251,6 +312,20 @@ class Coordination:
                 )
             )
             session.commit()
+
+
+class HandoffWithdrawnError(HandoffDecidedError):
+    """The customer withdrew the request before a person decided it: nothing was written, and
+    a person's decision is not applied (the UI service answers 409, the CLI exits 2)."""
+
+    def __init__(self, thread_id: str, decided_by: str, decided_at: str, decision: str) -> None:
+        super().__init__(thread_id, decided_by, decided_at, decision)
+        customer = decided_by.removeprefix("customer:") or "the customer"
+        self.args = (
+            f"the customer ({customer}) withdrew the request on thread {thread_id} at "
+            f"{decided_at}, before any decision; nothing was written and this decision was "
+            "not applied (orchestrator handoff list --all shows their words)",
+        )
 
 
 def thread_owner_error(thread_id: str, customer_id: str | None) -> ThreadOwnerError:

@@ -1,0 +1,313 @@
+"""A customer's message on a thread whose write waits for a person (tester7 F20, F21).
+
+A withdrawal (English or Chinese, the customer's own words) resolves the handoff as withdrawn
+by the customer: nothing is written, a person's later approval is refused (409 in the UI
+service, exit 2 in the CLI) and the customer is told the write will not be made. Any other
+message keeps it waiting and is shown to the person deciding. A withdrawal racing a person's
+approval from two real processes gives exactly one outcome. A decision needs a non-blank
+decider name. ScriptedModel (a test double of the model), real SQLite and PostgreSQL stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from orchestrator import Orchestrator, Request, TelemetryStore
+from orchestrator.config import Settings
+from orchestrator.exceptions import HandoffDecidedError, UserError
+from workflows.customer_service import open_workflow
+from workflows.customer_service.store import OrderStore
+from workflows.customer_service.store.schema import HandoffDecision
+from workflows.customer_service.store.threads import HandoffWithdrawnError
+from workflows.customer_service.withdrawing import withdraws
+
+sys.path.insert(0, str(Path(__file__).parent))
+from customer_service_double import ScriptedToolModel
+from handoff_races import refundable_orders, run_racers, waiting_handoffs
+from postgres_server import PostgresServer, running_postgres
+
+REFUND = {"tool": "start_refund", "arguments": {"order_id": "ORD-100321"}}
+CANCEL = {"tool": "cancel_order", "arguments": {"order_id": "ORD-100321"}}
+
+WITHDRAWALS_EN = [
+    "Please don't go ahead with the refund, I've decided to keep the blender",
+    "I no longer need the refund, thanks",
+    "scratch that, no refund for ORD-100321",
+    "Never mind, I'll keep it.",
+    "I'd like to withdraw my refund request",
+    "Hmm, on second thought forget it",
+]
+WITHDRAWALS_ZH = [
+    "退款不用了，东西我留着",
+    "我改主意了，别退款",
+    "算了，不退了",
+    "撤回我的退款申请",
+    "不需要退款了，谢谢",
+]
+NOT_WITHDRAWALS = [
+    "any news?",
+    "how long will the review take? I don't know when I'll be home",
+    "谢谢，我等着",
+    "有进展吗？",
+    "yes, please refund it as soon as possible",
+    "can I still cancel the refund request?",
+    "my husband says don't refund it",
+    "Don't refund ORD-999999, that one is fine",
+    "我再想想",
+]
+
+
+@pytest.mark.parametrize("text", WITHDRAWALS_EN + WITHDRAWALS_ZH)
+def test_a_withdrawal_of_the_pending_refund_is_read(text: str) -> None:
+    assert withdraws(text, REFUND)
+
+
+@pytest.mark.parametrize("text", NOT_WITHDRAWALS)
+def test_other_messages_withdraw_nothing(text: str) -> None:
+    assert not withdraws(text, REFUND)
+
+
+def test_the_withdrawal_is_of_the_pending_write_kind() -> None:
+    assert withdraws("算了，不用取消了", CANCEL) and withdraws("never mind, keep it going", CANCEL)
+    assert not withdraws("please cancel it as soon as possible", CANCEL)  # asks for it again
+    assert not withdraws("don't refund it, I'll keep it", CANCEL)  # another kind of write
+    assert not withdraws("never mind", None)  # nothing to withdraw
+
+
+@pytest.fixture
+def waiting(tmp_path: Path) -> tuple[Settings, OrderStore, str, str]:
+    """A refund over the automatic limit, confirmed, waiting for a person on thread ``w``."""
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    store = OrderStore(url)
+    store.seed(20, seed=7)
+    ((customer, order),) = refundable_orders(store, 20, 1)
+    settings = Settings(cs_database_url=url, database_url=f"sqlite:///{tmp_path / 'tel.db'}")
+    asyncio.run(waiting_handoffs(settings, [("w", customer, order)]))
+    return settings, store, customer, order
+
+
+async def _say(settings: Settings, customer: str, text: str, thread: str = "w") -> Any:
+    telemetry = TelemetryStore(settings.database_url)
+    async with open_workflow(settings) as workflow:
+        orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+        outcome = await orch.handle(Request(text=text, thread_id=thread, customer_id=customer))
+    telemetry.close()
+    return outcome
+
+
+async def _approve(settings: Settings, by: str = "olga", thread: str = "w") -> Any:
+    telemetry = TelemetryStore(settings.database_url)
+    try:
+        async with open_workflow(settings) as workflow:
+            orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+            return await orch.resume(thread, approve=True, note="ok", by=by)
+    finally:
+        telemetry.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("Actually I'd rather keep it, please don't refund", "will not be made"),
+        ("I withdraw the request, thanks anyway", "will not be made"),
+        ("我想了想，不用退款了", "不会进行"),
+        ("算了不用退了，谢谢", "不会进行"),
+    ],
+)
+async def test_a_withdrawal_writes_nothing_and_a_later_approval_is_refused(
+    waiting: tuple[Settings, OrderStore, str, str], text: str, told: str
+) -> None:
+    settings, store, customer, order = waiting
+    outcome = await _say(settings, customer, text)
+    assert outcome.status == "succeeded", outcome.headline
+    reply = outcome.result["reply"]["text"]
+    assert told in reply and order in reply
+    (row,) = store.handoffs(None)
+    assert row["status"] == "withdrawn" and row["note"] == text  # recorded, with their words
+    with pytest.raises(HandoffWithdrawnError, match=r"customer \(C\d+\) withdrew"):
+        await _approve(settings)
+    assert store.tools(customer).refund_count(order) == 0
+    with store.sessions() as session:
+        rows = list(session.scalars(select(HandoffDecision)))
+    assert [(r.decision, r.decided_by) for r in rows] == [("withdrawn", f"customer:{customer}")]
+
+
+async def test_a_message_that_is_no_withdrawal_waits_and_the_person_sees_it(
+    waiting: tuple[Settings, OrderStore, str, str],
+) -> None:
+    settings, store, customer, order = waiting
+    for text in ("any news on this?", "有进展吗？"):
+        outcome = await _say(settings, customer, text)
+        assert outcome.status == "needs_human"
+    (row,) = store.handoffs("waiting")
+    noted = [m["text"] for m in row["context"]["customer_messages"]]
+    assert noted == ["any news on this?", "有进展吗？"]
+    outcome = await _approve(settings)
+    assert outcome.status == "succeeded"
+    assert store.tools(customer).refund_count(order) == 1
+
+
+async def test_a_withdrawal_after_the_approval_is_told_it_was_approved(
+    waiting: tuple[Settings, OrderStore, str, str],
+) -> None:
+    settings, store, customer, order = waiting
+    await _approve(settings)
+    outcome = await _say(settings, customer, "never mind, don't refund it after all")
+    assert "already approved" in outcome.result["reply"]["text"]
+    assert store.tools(customer).refund_count(order) == 1
+    chinese = await _say(settings, customer, "算了，我不要退款了")
+    assert "已经批准" not in chinese.result["reply"]["text"]  # told once, on the next message only
+
+
+@pytest.mark.parametrize("by", ["", "   "])
+async def test_a_decision_needs_a_decider_name(
+    waiting: tuple[Settings, OrderStore, str, str], by: str
+) -> None:
+    settings, store, customer, order = waiting
+    with pytest.raises(UserError, match="non-blank name"):
+        await _approve(settings, by=by)
+    with pytest.raises(UserError, match="non-blank name"):
+        store.coordination.claim_handoff("w", 1, True, by)
+    assert store.handoffs("waiting") and store.tools(customer).refund_count(order) == 0
+
+
+def test_the_cli_refuses_a_blank_decider_and_a_withdrawn_handoff(
+    waiting: tuple[Settings, OrderStore, str, str],
+) -> None:
+    from orchestrator.cli import app
+
+    settings, store, customer, order = waiting
+    url = str(settings.cs_database_url)
+    blank = CliRunner().invoke(
+        app, ["handoff", "resume", "w", "--approve", "--by", " ", "--db", url]
+    )
+    assert blank.exit_code == 2 and "non-blank" in blank.output
+    asyncio.run(_say(settings, customer, "I changed my mind, I'll keep it"))
+    cli = CliRunner().invoke(app, ["handoff", "resume", "w", "--approve", "--db", url])
+    assert cli.exit_code == 2 and "withdrew the request" in cli.output
+    assert len(cli.output.strip().splitlines()) == 1 and "Traceback" not in cli.output
+    assert store.tools(customer).refund_count(order) == 0
+
+
+def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
+    waiting: tuple[Settings, OrderStore, str, str], tmp_path: Path
+) -> None:
+    from starlette.testclient import TestClient
+    from test_ui_service_auth import SECRET, _auth
+
+    from orchestrator.testing import ScriptedModel
+    from orchestrator.ui import build_app
+
+    settings, store, customer, order = waiting
+    settings = settings.model_copy(update={"report_dir": tmp_path / "reports"})
+    me, ops = _auth("customer", customer), _auth("operator")
+    with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
+        for approve in (True, False):  # the customer cannot approve their own refund
+            own = client.post("/api/handoffs/w/decide", json={"approve": approve}, headers=me)
+            assert own.status_code == 403, own.text
+        turn = client.post("/api/turn", json={"text": "any news?", "thread_id": "w"}, headers=me)
+        assert turn.status_code == 200
+        listed = client.get("/api/handoffs", headers=ops).json()
+        assert listed[0]["context"]["customer_messages"][0]["text"] == "any news?"
+        said = "我不要退款了，撤回申请"
+        turn = client.post("/api/turn", json={"text": said, "thread_id": "w"}, headers=me)
+        assert turn.status_code == 200 and "不会进行" in turn.text
+        answer = client.post("/api/handoffs/w/decide", json={"approve": True}, headers=ops)
+        assert answer.status_code == 409, answer.text
+        assert "withdrew the request" in answer.json()["error"]
+        assert client.get("/api/handoffs", headers=ops).json() == []
+    assert store.tools(customer).refund_count(order) == 0
+
+
+# --- two processes: the customer's withdrawal and a person's approval at once ---------------
+RACES = 8
+
+
+def _race_worker(
+    settings: dict[str, Any], cases: list[tuple[str, str]], barrier: Any, role: str, out: Any
+) -> None:
+    """One process of the race: the customer (``role`` ``customer``) or the person."""
+
+    async def run() -> list[str]:
+        results: list[str] = []
+        telemetry = TelemetryStore(settings["database_url"].replace(".db", f"-{role}.db"))
+        async with open_workflow(Settings(**settings)) as workflow:
+            orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+            for thread, customer in cases:
+                barrier.wait(timeout=120)
+                try:
+                    if role == "customer":
+                        text = "I changed my mind, please don't refund it"
+                        done = await orch.handle(
+                            Request(text=text, thread_id=thread, customer_id=customer)
+                        )
+                        results.append(str(done.result["reply"]["text"]))
+                    else:
+                        await orch.resume(thread, approve=True, note="race", by="olga")
+                        results.append("approved")
+                except HandoffDecidedError as exc:
+                    results.append(f"refused: {exc}")
+                except Exception as exc:  # anything else fails the test
+                    results.append(f"error: {type(exc).__name__}: {exc}")
+        telemetry.close()
+        return results
+
+    out.put((role, asyncio.run(run())))
+
+
+def _race(url: str, tmp_path: Path) -> dict[str, int]:
+    store = OrderStore(url)
+    store.seed(60, seed=11)
+    pairs = refundable_orders(store, 60, RACES)
+    cases = [(f"wr-{i}", customer, order) for i, (customer, order) in enumerate(pairs)]
+    settings = {"cs_database_url": url, "database_url": f"sqlite:///{tmp_path}/tel.db"}
+    asyncio.run(waiting_handoffs(Settings(**settings), cases))
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    threads = [(thread, customer) for thread, customer, _ in cases]
+    procs = [
+        ctx.Process(target=_race_worker, args=(settings, threads, barrier, role, out))
+        for role in ("customer", "person")
+    ]
+    results = run_racers(procs, out, timeout=600)
+    status = {h["thread_id"]: h["status"] for h in store.handoffs(None)}
+    counts = {"withdrawn": 0, "approved": 0}
+    for i, (thread, customer, order) in enumerate(cases):
+        said, decided = results["customer"][i], results["person"][i]
+        refunds = store.tools(customer).refund_count(order)
+        if status[thread] == "withdrawn":  # the withdrawal won: nothing written
+            assert "will not be made" in said and refunds == 0, (said, refunds)
+            assert decided.startswith("refused: the customer") and "withdrew" in decided
+        else:  # the approval won: one refund, and the customer is told it was approved
+            assert status[thread] == "approved" and decided == "approved", (thread, decided)
+            assert "already approved" in said and refunds == 1, (said, refunds)
+        counts[status[thread]] += 1
+    assert sum(counts.values()) == RACES
+    return counts
+
+
+def test_a_withdrawal_racing_an_approval_on_sqlite_gives_one_outcome(tmp_path: Path) -> None:
+    counts = _race(f"sqlite:///{tmp_path / 'cs.db'}", tmp_path)
+    print("withdrawal races on sqlite:", counts)
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    with running_postgres() as server:
+        yield server
+
+
+def test_a_withdrawal_racing_an_approval_on_postgres_gives_one_outcome(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    counts = _race(postgres.create_database("cs_withdraw_races"), tmp_path)
+    print("withdrawal races on postgresql:", counts)
