@@ -76,6 +76,9 @@ class RouteSpec(BaseModel):
             resumes handed-off threads (``Orchestrator.resume``). At most one route.
         floors: The accuracy ``orchestrator classifier eval`` expects of this route per
             language on the test split (``{"en": 0.9}``); none when empty.
+        titles: What a reply calls a request of this route, per language (``{"en": "a
+            spreadsheet report", "zh": "表格报表"}``): another workflow names a part it did
+            not run with it (:meth:`title`).
         line: Line of the table in the routes file (set by the loader).
     """
 
@@ -91,6 +94,7 @@ class RouteSpec(BaseModel):
     wraps_content: bool = False
     holds_threads: bool = False
     floors: dict[str, float] = Field(default_factory=dict)
+    titles: dict[str, str] = Field(default_factory=dict)
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -117,6 +121,11 @@ class RouteSpec(BaseModel):
                     f"{rule['route']!r}; leave route out or name {self.name!r}"
                 )
         return self
+
+    def title(self, lang: str) -> str:
+        """What a reply in ``lang`` calls a request of this route: its title in ``lang``,
+        else its English one, else its name with spaces (``excel report``)."""
+        return self.titles.get(lang) or self.titles.get("en") or self.name.replace("_", " ")
 
     def rule_tables(self) -> tuple[dict[str, Any], ...]:
         """The rules as ``[[rule]]`` tables, each with ``route`` set to this route."""

@@ -5,9 +5,11 @@ of :mod:`workflows.customer_service.graph` (issue 48).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from orchestrator.routes import FALLBACK
+from orchestrator.core.registry import file_routes, plugin_route_specs
+from orchestrator.routes import FALLBACK, RouteSpec
 from workflows.customer_service.route import ROUTE
 from workflows.customer_service.state import CustomerServiceState
 
@@ -29,6 +31,19 @@ def reviewed_text(handoff: dict[str, Any], locale: str) -> str:
     return f"A colleague reviewed your case: {handoff['decision']}."
 
 
+@functools.cache
+def _declared() -> dict[str, RouteSpec]:
+    """The declared routes by name: the routes file's, then the installed workflows' own."""
+    return {spec.name: spec for spec in (*file_routes(), *plugin_route_specs())}
+
+
+def route_title(route: str, lang: str) -> str:
+    """What a reply in ``lang`` calls a request of ``route`` (its declaration's ``titles``;
+    its name with spaces for a route no declaration titles)."""
+    spec = _declared().get(route)
+    return spec.title(lang) if spec else route.replace("_", " ")
+
+
 def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
     """Attachments used as evidence, parts of a compound request handed to a person (not run
     here), and a turn with nothing to look up."""
@@ -44,12 +59,8 @@ def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
         others.insert(0, str(route))
     # the dispatcher ran this workflow only: each other part is recorded for a person
     # (orchestrator.core.compound), and the note says exactly that (issue 46)
-    what = {
-        "excel_report": ("a spreadsheet report", "表格报表"),
-        "content_moderation": ("reviewing a post", "内容审核"),
-    }
     for other in dict.fromkeys(others):
-        en, cn = what.get(other, (other.replace("_", " "), other))
+        en, cn = route_title(other, "en"), route_title(other, "zh")
         notes.append(
             f"您请求中关于{cn}的部分这里没有处理：已单独记录，转交人工跟进。"
             if zh
