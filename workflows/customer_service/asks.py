@@ -56,6 +56,13 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classifier.negation import clauses, negated_scopes
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
+from workflows.customer_service.ask_marks import (
+    TAKEN_BACK,
+    fold_lookalikes,
+    hidden,
+    invisible_in,
+    pasted_spans,
+)
 
 #: The intents whose tool writes to the store.
 WRITE_INTENTS = ("refund", "cancel", "change_address")
@@ -241,6 +248,9 @@ _SENTENCE_END = re.compile(
     re.I,
 )
 _ID_LIKE = re.compile(r"(?<![A-Za-z0-9])ORD[-\s_]?\d+", re.I)
+#: What glued onto an order id makes it another string: a letter or digit, or a mark and a
+#: digit (``.5``, ``#2``, ``-2``), or ``-``/``#`` and a letter (not ``-ORD-…``: two ids).
+_GLUED = re.compile(r"[A-Za-z0-9_\u00c0-\u024f]|[.#\-/:+](?=\d)|[#\-](?!-?ord)(?=[A-Za-z])", re.I)
 _YES = re.compile(
     r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
     r"please do|yes please|yes do it|yes go ahead|correct|that'?s right|是|是的|确认|确定|好的|好|"
@@ -405,10 +415,12 @@ def doubt(message: str) -> str | None:
         >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
         ('negated', None)
     """
+    if hidden(message):  # an invisible character inside a word, or a bidi control
+        return "unclear"
     text = fix_typos(normalise(message), words=False)
     if own_words(text) != text or _PASTED.search(text) or _ATTRIBUTED.search(text):
         return "quoted"
-    if _RETRACTION.search(text) or _WITHDRAWN.search(text):
+    if _RETRACTION.search(text) or _WITHDRAWN.search(text) or TAKEN_BACK.search(text):
         return "negated"
     if _ANY_NEGATION.search(_STATE_NEGATION.sub(" ", text)):
         return "negated"
@@ -451,32 +463,18 @@ class Asks(BaseModel):
 
 #: Typographic quotes and apostrophes (what phones and word processors send) → ASCII ones.
 _TYPOGRAPHIC = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u02bc": "'",
-        "\u0060": "'",
-        "\u00b4": "'",
-        "\uff07": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\uff02": '"',
-    }
+    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u0060\u00b4\uff07", "'")
+    | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\uff02", '"')
 )
 
 
 def normalise(message: str) -> str:
-    """NFKC (full-width forms), typographic quotes and apostrophes to ASCII ones,
-    Traditional → Simplified: same meaning, comparable text. Every read starts here."""
-    return to_simplified(unicodedata.normalize("NFKC", message).translate(_TYPOGRAPHIC))
+    """NFKC (full-width forms), invisible characters dropped and look-alike letters folded
+    (:func:`~workflows.customer_service.ask_marks.fold_lookalikes`), typographic quotes and
+    apostrophes to ASCII ones, Traditional → Simplified: same meaning, comparable text. Every
+    read starts here."""
+    text = fold_lookalikes(unicodedata.normalize("NFKC", message))
+    return to_simplified(text.translate(_TYPOGRAPHIC))
 
 
 def own_words(text: str) -> str:
@@ -495,6 +493,8 @@ def own_words(text: str) -> str:
     for pattern in (_PASTED_LINE, _QUOTE_SPANS, _REPORTED_SPEECH):
         for m in pattern.finditer(text):
             blank(m.start(), m.end())
+    for a, b in pasted_spans(text):  # code, headings, HTML, wrappers, injections
+        blank(a, b)
     for m in _REPORTED.finditer(text):
         end = text.find("\n", m.end())
         blank(m.start(), len(text) if end < 0 else end)
@@ -608,7 +608,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         if intent not in writes and not mentioned and pattern.search(text.lower()):
             declined.append((intent, "quoted"))
     unasked = any(w == "not_asked" for _, w in declined)
-    why = doubt(text) if writes or unasked else None
+    why = doubt(message[:max_chars]) if writes or unasked else None
     if why is not None:  # when in doubt, no write: every write mention is set aside, and one
         # in no ask form gets doubt's more telling why ("I don't want my money back": negated)
         declined = [(w, why) for w in writes] + [
@@ -633,8 +633,13 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
 
 
 def _malformed_id(text: str) -> bool:
-    ids = {m.group(0).upper() for m in _ID_LIKE.finditer(text)}
-    return any(not re.fullmatch(r"ORD-\d{6}", i) for i in ids if i.upper().startswith("ORD"))
+    """Whether something in ``text`` looks like an order id but is not one: the wrong number
+    of digits (``ORD-12``), or more glued on (``ORD-100200b``, ``ORD-100200_2``,
+    ``ORD-100200.5``, ``ORD-100200ORD-100201``), never trimmed to the valid id before it."""
+    return any(
+        not re.fullmatch(r"ORD-\d{6}", m.group(0), re.I) or _GLUED.match(text, m.end())
+        for m in _ID_LIKE.finditer(text)
+    )
 
 
 def extract_address(message: str) -> tuple[str, str]:
@@ -676,7 +681,10 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "that does not read as a postal address"
     if _MARKUP.search(candidate):
         return "", "an address holds no markup, links or code"
-    return _original(message, norm, start, end).strip(), ""
+    original = _original(message, norm, start, end).strip()
+    if invisible_in(original) or hidden(message):
+        return "", "an address holds no invisible or direction-changing characters; type it again"
+    return original, ""
 
 
 def _trim(text: str, start: int, end: int, chars: str) -> tuple[int, int]:

@@ -11,8 +11,10 @@ demand (a write called any other way raises ``ToolError("unauthorised")``). It c
   negation, retraction, pasted, quoted or attributed content, or sarcasm anywhere in it;
 * **the confirmation**: the same customer answered the confirmation question with a plain yes;
 * **customer scoping**: the action's customer is the one the tools are bound to;
-* **the facts confirmed**: a refund has the exact amount the customer was shown; a new
-  address is the one read from the customer's own words;
+* **the facts confirmed**: a refund has the exact amount the customer was shown, and that
+  is the amount the ask names, re-read from it (an ask with a money word whose amount
+  cannot be read is refused); a new address is the one read from the customer's own words;
+  an order id written malformed (``ORD-100200b``) refuses the write;
 * **limits**: a refund over the automatic limit needs a person (``approved_by``), which the
   store enforces (``needs_approval``);
 * **idempotency**: a key is required; the store turns the same key into the same row.
@@ -22,10 +24,12 @@ The approved-handoff path (a person approves a refund over the limit) calls it t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import (
     doubt,
     extract_address,
@@ -90,16 +94,46 @@ def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> s
         return "the customer did not ask for it in their own words"
     if intent is None and not own_words(normalise(action.ask)).strip():
         return "the customer did not ask for it in their own words"
+    if asks.malformed_id:
+        return "the order id the customer wrote is not a valid one"
     if action.confirmed_by != action.customer_id or not is_yes(action.confirmation):
         return "the customer did not confirm it"
-    if action.tool == "start_refund" and not action.arguments.get("amount_cents"):
-        return "the refund has no confirmed amount"
+    if action.tool == "start_refund":
+        why = _amount_denial(action)
+        if why is not None:
+            return why
     if action.tool == "change_address":
         address, _ = extract_address(action.ask)
         if not address or address != action.arguments.get("new_address"):
             return "the new address is not the one the customer wrote"
     if approved_by is not None and not approved_by.startswith("person:"):
         return "only a person approves a refund over the automatic limit"
+    return None
+
+
+#: A money sign or word: a refund ask that holds one names an amount.
+_MONEY_WORD = re.compile(
+    r"[$¥€£]|\b(?:dollars?|bucks?|cents?|usd|eur|euros?|gbp|pounds?|quid|cny|rmb|yuan|cad|"
+    r"aud)\b|元|美元|块钱|毛钱",
+    re.I,
+)
+
+
+def _amount_denial(action: WriteAction) -> str | None:
+    """Why a refund's amount is not the one the customer asked for (re-read from the ask
+    with :func:`~workflows.customer_service.amounts.refund_ask`), or None."""
+    cents = action.arguments.get("amount_cents")
+    if not cents:
+        return "the refund has no confirmed amount"
+    asked = refund_ask(action.ask)
+    if asked is None:  # the whole order, unless a money word names an amount not read
+        if _MONEY_WORD.search(own_words(normalise(action.ask))):
+            return "the ask names an amount that could not be read"
+        return None
+    if asked.cents is None:
+        return "the amount the customer asked for is unclear"
+    if asked.cents != cents:
+        return "the amount is not the one the customer asked for"
     return None
 
 
