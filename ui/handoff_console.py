@@ -40,6 +40,8 @@ def case_text(case: dict[str, Any]) -> str:
         lines.append(f"**waiting action:** {md(action.get('tool'))} {md(args)}")
     if context.get("detail"):
         lines.append(f"**detail:** {md(context['detail'])}")
+    for said in context.get("customer_messages") or []:  # written while it waits
+        lines.append(f"**customer wrote since ({md(said.get('at'))}):** {md(said.get('text'))}")
     return "  \n".join(lines)
 
 

@@ -191,7 +191,12 @@ def test_the_cli_refuses_a_blank_decider_and_a_withdrawn_handoff(
         app, ["handoff", "resume", "w", "--approve", "--by", " ", "--db", url]
     )
     assert blank.exit_code == 2 and "non-blank" in blank.output
+    asyncio.run(_say(settings, customer, "any update?"))
+    listed = CliRunner().invoke(app, ["handoff", "list", "--db", url])
+    assert "customer wrote since" in listed.output and "any update?" in listed.output
     asyncio.run(_say(settings, customer, "I changed my mind, I'll keep it"))
+    listed = CliRunner().invoke(app, ["handoff", "list", "--all", "--db", url])
+    assert "withdrawn by the customer: I changed my mind, I'll keep it" in listed.output
     cli = CliRunner().invoke(app, ["handoff", "resume", "w", "--approve", "--db", url])
     assert cli.exit_code == 2 and "withdrew the request" in cli.output
     assert len(cli.output.strip().splitlines()) == 1 and "Traceback" not in cli.output

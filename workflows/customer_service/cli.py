@@ -130,6 +130,11 @@ def list_cmd(
         for found in ctx.get("tool_results") or []:  # looked up before the handoff
             facts = json.dumps(found.get("facts") or {}, ensure_ascii=False)
             console.print(f"  found ({escape(str(found.get('tool')))}): {escape(facts[:300])}")
+        for said in ctx.get("customer_messages") or []:  # written while it waits
+            at, text = escape(str(said.get("at"))), escape(str(said.get("text"))[:300])
+            console.print(f"  customer wrote since ({at}): {text}")
+        if row["status"] == "withdrawn":
+            console.print(f"  withdrawn by the customer: {escape(str(row['note'])[:300])}")
 
 
 def resume(

@@ -201,8 +201,9 @@ class StoreMeta(Base):
 class Handoff(Base):
     """A conversation waiting for (or resolved by) a person. One row per (thread, turn).
 
-    ``status``: ``waiting``, ``approved`` or ``rejected``; ``context`` is JSON (the reason, the
-    customer's message, the pending action).
+    ``status``: ``waiting``, ``approved``, ``rejected`` or ``withdrawn`` (by the customer, their
+    words in ``note``); ``context`` is JSON (the reason, the customer's message, the pending
+    action, ``customer_messages`` written while it waits).
     """
 
     __tablename__ = "cs_handoffs"

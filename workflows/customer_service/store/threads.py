@@ -4,6 +4,8 @@
   ``UPDATE cs_handoffs SET status=<decision> WHERE ... AND status='waiting'``: the database
   applies it to one writer only, so ``rowcount == 1`` names the winner on every backend, in
   every process. The loser gets :class:`~orchestrator.exceptions.HandoffDecidedError`.
+  :meth:`Coordination.withdraw_handoff` is the customer's claim (status ``withdrawn``) by the
+  same UPDATE; a person who loses to it gets :class:`HandoffWithdrawnError`.
 * :class:`Coordination.bind_thread`: a thread belongs to the customer of its first turn (a
   primary-key insert, so two processes that create the same thread at once get one owner).
 * :class:`Coordination.lease_turn`: one turn of a thread at a time. A row per thread with an
