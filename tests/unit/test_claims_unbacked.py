@@ -148,7 +148,6 @@ HARMLESS = [
     ("en", "Thanks for reaching out to us."),
     ("en", "I understand how frustrating this is."),
     ("en", "I completely understand your concern."),
-    ("en", "Could you send me the order number?"),
     ("en", "Would you like me to check the delivery address?"),
     ("en", "Is there anything else I can help with?"),
     ("en", "I can look into the charge for you."),
@@ -168,7 +167,6 @@ HARMLESS = [
     ("zh", "感谢您的耐心等待。"),
     ("zh", "谢谢您联系我们。"),
     ("zh", "我理解您的心情。"),
-    ("zh", "请问您的订单号是多少？"),
     ("zh", "您需要我帮您查一下物流吗？"),
     ("zh", "如需退款，请在这里回复我。"),
     ("zh", "我可以帮您查询订单。"),
@@ -253,6 +251,8 @@ def test_unbacked_chinese_is_dropped(sentence: str) -> None:
 
 @pytest.mark.parametrize(("lang", "sentence"), HARMLESS)
 def test_harmless_sentence_stays_whatever_ran(lang: str, sentence: str) -> None:
+    # a request for the order number is no longer harmless once a tool found the order:
+    # tests/unit/test_claims_found7.py
     for facts in ALL_FACTS:
         assert check_sentence(sentence, facts, lang) is None  # type: ignore[arg-type]
 

@@ -28,7 +28,8 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
         r"(?:not|isn't|aren't|non-)\s*refundable|"
         r"(?:cannot|can't|can not|could not|couldn't|unable to|not able to|did not|didn't|"
         r"will not|won't|failed to|were not able to)\s+(?:be\s+)?(?:been\s+)?"
-        r"(?:refund|cancel|change|process|approve|update|modify)\w*|"
+        r"(?:refund|cancel|change|process|approve|update|modify|handl|assist|proceed)\w*|"
+        r"nothing (?:more|else|further) (?:(?:i|we) can do|can be done)|"
         # the agent refusing, whatever the verb: "I cannot do that", "we are unable to help"
         r"(?:i|we)(?: am| are|'m|'re)?\s+(?:cannot|can't|can not|could not|couldn't|"
         r"unable to|not able to))\b",
@@ -85,8 +86,10 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
 )
 _ZH_STATES: tuple[tuple[str, str], ...] = (
     ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|不符合|不可以退|"
-                 r"(?:无法|不能|未能|没能|没有办法|不可以)(?:为您)?(?:办理|退款|取消|修改|更改|处理)|"
-                 r"(?:我|我们)(?:无法|不能|没办法|没有办法|未能)"),
+                 # 无法为您办理, 这个订单我在这里无法进一步处理
+                 r"(?:无法|不能|未能|没能|没有办法|没办法|不可以)(?:在这里|在此|这边|再|进一步|继续|"
+                 r"为您|帮您|给您)*(?:办理|退款|取消|修改|更改|处理|操作|协助)|"
+                 r"(?:我|我们)(?:在这里|在此|这边|这里)?(?:无法|不能|没办法|没有办法|未能)"),
     ("not_shipped", r"(?:未|尚未|还没有?|还未|没有)(?:发货|发出|寄出)"),
     ("not_delivered", r"(?:未|尚未|还没有?|还未|没有)(?:送达|签收|到达|收到)"),
     ("not_cancelled", r"(?:未|尚未|还没有?|没有)取消"),

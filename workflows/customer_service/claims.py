@@ -22,6 +22,11 @@ A model sentence is kept only when all of these hold (English and Chinese):
   action done or to be done by us, event, date or time, or account, payment, stock, warranty
   or shipping fact must be explained by this turn's facts and actions; questions, offers,
   requests, conditions, thanks and apologies carry no fact.
+* **found**: a sentence that doubts an order a tool found this turn ("Could you check the
+  order number?", "I couldn't find that order", 请核对订单号, 查不到该订单) or asks for a fact
+  a tool result already holds (the tracking number, the new address) is dropped; doubt stays
+  allowed when the tool answered ``not_found`` (:mod:`workflows.customer_service.
+  claim_orders`).
 * **wants**: "you want a refund" / 您想取消 names something the customer asked for
   ("you don't want" something they refused).
 * **intent** (a reply with no tool): it fits the customer's intent; a sentence of another kind
@@ -49,6 +54,7 @@ from typing import Any
 
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.claim_assertions import unbacked_assertion
+from workflows.customer_service.claim_orders import ORDER_ID, asked_or_doubted
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 from workflows.customer_service.language import Lang
 
@@ -255,6 +261,11 @@ class TurnFacts:
         unwanted: Topics the customer refused ("no refund"): "you don't want X" needs one.
         actions: What this turn did, which backs an action told: ``looked`` (any tool
             result), each tool name that returned ok, ``follow_up`` (a handoff or a ticket).
+        found: Order ids a tool found this turn (an ok result, or a ``policy`` /
+            ``needs_approval`` refusal of an existing order), upper-cased.
+        missing: Order ids a tool answered ``not_found`` (``"?"`` when it named none).
+        held: Fact names (``order_id``, ``tracking_number``, ``shipping_address``...) an ok
+            tool result holds a value for: a sentence asking the customer for one is dropped.
     """
 
     figures: frozenset[str] = frozenset()
@@ -264,6 +275,9 @@ class TurnFacts:
     wants: frozenset[str] = frozenset()
     unwanted: frozenset[str] = frozenset()
     actions: frozenset[str] = frozenset()
+    found: frozenset[str] = frozenset()
+    missing: frozenset[str] = frozenset()
+    held: frozenset[str] = frozenset()
 
     def supports(self, state: str) -> bool:
         """Whether these facts support a claim of ``state`` (``not_X``: the order's state is
@@ -291,11 +305,13 @@ class TurnFacts:
         known = False
         values: list[str] = []
         actions: set[str] = set()
+        orders: dict[str, set[str]] = {"found": set(), "missing": set(), "held": set()}
         for result in results:
             actions.add("looked")
             if result.get("ok"):
                 actions.add(str(result.get("tool")))
             facts = {str(k): str(v) for k, v in (result.get("facts") or {}).items()}
+            _add_orders(orders, result, facts)
             values.extend(v for v in facts.values() if v)
             for value in facts.values():
                 figures |= _figures(value)
@@ -317,7 +333,24 @@ class TurnFacts:
             frozenset(wants),
             frozenset(unwanted),
             frozenset(actions),
+            frozenset(orders["found"]),
+            frozenset(orders["missing"]),
+            frozenset(orders["held"]),
         )
+
+
+def _add_orders(
+    orders: dict[str, set[str]], result: Mapping[str, Any], facts: dict[str, str]
+) -> None:
+    """Add what ``result`` says of its order: found, missing, and the fact names it holds."""
+    order = facts.get("order_id", "").strip().upper()
+    code = result.get("error_code")
+    if code == "not_found":
+        orders["missing"].add(order or "?")
+    elif order and (result.get("ok") or code in ("policy", "needs_approval")):
+        orders["found"].add(order)
+    if result.get("ok"):
+        orders["held"] |= {name for name, value in facts.items() if value.strip()}
 
 
 def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[str], bool]:
@@ -425,6 +458,26 @@ def text_of(sentence: str, lang: Lang) -> str:
     return to_simplified(sentence) if lang == "zh" else sentence
 
 
+def _found_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
+    """A sentence that doubts an order a tool found (asks to check its number, says it
+    could not be found), or asks for a fact a tool result holds (:mod:`workflows.
+    customer_service.claim_orders`)."""
+    read = asked_or_doubted(text_of(sentence, lang), lang == "zh")
+    if read is None:
+        return None
+    how, name = read
+    if name != "order_id":
+        if name not in facts.held:
+            return None
+        return f"found: asks for the {name.replace('_', ' ')}, a tool result holds it"
+    found = facts.found - facts.missing
+    named = {match.upper() for match in ORDER_ID.findall(sentence)}
+    hit = named & found if named else (found if not facts.missing else frozenset())
+    if not hit:
+        return None
+    return f"found: {how}s order {min(hit)} (its number), which a tool found this turn"
+
+
 def _unbacked_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     """An action, event, date or account fact that this turn's facts do not show."""
     marker = unbacked_assertion(
@@ -509,7 +562,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
 
     Returns:
         The reason, prefixed by its kind (``state:``, ``figure:``, ``broken:``,
-        ``language:``, ``promise:``, ``unbacked:``, ``wants:``), or None.
+        ``language:``, ``promise:``, ``found:``, ``unbacked:``, ``wants:``), or None.
     """
     text = unicodedata.normalize("NFKC", sentence).strip()
     if not text:
@@ -521,6 +574,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
         or _form_reason(text, lang)
         or _figure_reason(text, lang, facts)
         or _state_reason(text, lang, facts)
+        or _found_reason(text, lang, facts)
         or _unbacked_reason(text, lang, facts)
         or _wants_reason(text, lang, facts)
     )
@@ -710,6 +764,8 @@ def outcome_key(results: Sequence[Mapping[str, Any]], decided: bool) -> str | No
     if last.get("ok", True):
         return f"tool:{last.get('tool')}"
     code = str(last.get("error_code"))
+    if last.get("tool") == "track_shipment" and code == "policy":  # found, not shipped yet:
+        return "tool:lookup_order"  # answered (the fact sentence says so), no refusal
     return code if code in ("not_found", "not_confirmed") else "refused"
 
 
