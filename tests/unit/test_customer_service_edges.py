@@ -16,6 +16,7 @@ from orchestrator import Request, TelemetryStore
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service import graph as cs_graph
 from workflows.customer_service.store import OrderStore
+from workflows.customer_service.withdrawing import after_handoff
 
 sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel, customer_service_only
@@ -36,7 +37,7 @@ class CountingExecutor(ThreadPoolExecutor):
 def test_every_conditional_edge_is_a_coroutine_function() -> None:
     graph = CustomerServiceWorkflow().graph.builder
     branches = [b.path for spec in graph.branches.values() for b in spec.values()]
-    assert len(branches) == 5
+    assert len(branches) == 6  # with after_handoff (a customer's withdrawal: withdrawing.py)
     for branch in branches:
         assert branch.afunc is not None and asyncio.iscoroutinefunction(branch.afunc)
         assert branch.func is None or asyncio.iscoroutinefunction(branch.func), branch.name
@@ -49,6 +50,7 @@ def test_every_conditional_edge_is_a_coroutine_function() -> None:
     )
     for name in edges:
         assert asyncio.iscoroutinefunction(getattr(cs_graph, name)), name
+    assert asyncio.iscoroutinefunction(after_handoff)
 
 
 @pytest.mark.parametrize(
