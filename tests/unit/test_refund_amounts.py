@@ -36,6 +36,7 @@ AMOUNTS = [
     ("ORD-100076 退 20 美元", 2000, "USD"),
     ("訂單 ORD-100076 請退 30 元", 3000, "CNY"),
     ("refund £5 on ORD-100076", 500, "GBP"),
+    ("ORD-100076 退十块钱", 1000, "CNY"),  # a number word is read now (tester7 F8)
 ]
 UNCLEAR = [
     "refund half of ORD-100076",
@@ -48,7 +49,6 @@ UNCLEAR = [
     "ORD-100076 退一半",
     "ORD-100076 只退运费",
     "ORD-100076 退差价",
-    "ORD-100076 退十块钱",
     "ORD-100076 其中一件坏了，退那一件的钱",
     "ORD-100076 退部分款",
     "訂單 ORD-100076 退一半",

@@ -1,57 +1,126 @@
 """How much of an order the customer asks to have refunded, read from their own words.
 
-A refund is offered for the whole amount left only when the customer asks for no part of it.
-An ask for part of it is offered for exactly the amount written, or asked back when the amount
-cannot be read, so a "yes" never moves more money than was asked for (tester5: "refund USD 10
-of ORD-…" was offered, and written, as the whole USD 139.97):
+A refund is offered for the whole amount left only when the message names no part of it and
+no amount at all. An ask for part of it is offered for exactly the amount written (to the cent,
+:class:`~decimal.Decimal`), or asked back, so a "yes" never moves more, or other, money than
+was asked for (tester5: "refund USD 10 of ORD-…" was offered as the whole USD 139.97; tester7
+F8/F9: "one dollar", "50c", 五毛钱 were offered as the whole order, "USD 1.234,56" as USD 1.00):
 
-* one amount with its currency ("USD 10", "$10.50", "10 dollars", "10 元", "¥ 8.5") is the ask;
-* a part named without a readable amount ("half", "the shipping fee", "one of the items", "20%",
-  一半, 运费, 差价, 退十块) or two different amounts ("I paid $100, refund the $20 difference")
-  is asked back (:attr:`RefundAsk.unclear`).
+* one amount with its currency is the ask: digits ("USD 10", "$10.50", "$.50", "1,204.50 EUR",
+  "50c", "10 cents"), number words up to 999,999 ("one dollar", "a buck", "twenty-five
+  dollars", "fifty cents") and Chinese amounts (十块钱, 两块五, 五毛钱, 一百二十元, 3元5角);
+* an amount that is written but cannot be read with certainty is asked back
+  (:attr:`RefundAsk.unclear`): a European or unknown separator ("1.234,56", "1,5"), more than
+  two decimals, "1k", a range or a hedge ("USD 10-20", "about $10", "10ish", 十多块, 20元左右),
+  parentheses round it, colloquial Chinese (一百二 = 102 or 120?), two different amounts, a
+  currency word left over that no amount was read from ("a couple of dollars", "$ten");
+* a part named without an amount ("half", "the shipping fee", "20%", 一半, 运费) is asked back;
+* a negative or zero amount ("USD -10", "-$10", "minus 10 dollars", -20元, "$0") is refused
+  in one line (:attr:`RefundAsk.why` ``not_positive``).
 
 Hand-written patterns, like :mod:`workflows.customer_service.asks`: this decides an amount of
-money, so code that a test can pin decides it, never the model.
+money, so code that a test can pin decides it, never the model. Number-word libraries
+(word2number, cn2an) were not used: they read leniently ("ten five" → 15, skip unknown words),
+and here any doubt must be asked back, not read.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 
 from orchestrator.textnorm import to_simplified
 
+_DOLLARS = frozenset({"USD", "CAD", "AUD", "HKD", "SGD", "NZD", "TWD"})
 #: Currency words and signs, and the order currencies each may name. ``$`` and "dollar" fit
-#: every dollar currency; ``¥`` fits the yuan and the yen.
+#: every dollar currency; ``¥`` fits the yuan and the yen; cents fit dollars and euros. The
+#: yuan's 元/块 are read by the Chinese grammar (:data:`_CN_MONEY`) only.
 _CURRENCIES: tuple[tuple[str, frozenset[str]], ...] = (
-    (r"US\$|USD|usd|美元|美金", frozenset({"USD"})),
-    (r"HK\$|HKD|港币|港元", frozenset({"HKD"})),
-    (r"C\$|CAD|加元", frozenset({"CAD"})),
-    (r"A\$|AUD|澳元", frozenset({"AUD"})),
-    (r"\$|dollars?|bucks?", frozenset({"USD", "CAD", "AUD", "HKD", "SGD", "NZD", "TWD"})),
-    (r"CNY|RMB|rmb|yuan|人民币|元|块钱|块", frozenset({"CNY"})),
-    (r"[¥￥]|JPY|yen|日元", frozenset({"CNY", "JPY"})),
-    (r"EUR|€|euros?|欧元", frozenset({"EUR"})),
-    (r"GBP|£|pounds?|英镑", frozenset({"GBP"})),
+    (r"us\$|usd|美元|美金", frozenset({"USD"})),
+    (r"hk\$|hkd|港币|港元", frozenset({"HKD"})),
+    (r"c\$|cad|加元", frozenset({"CAD"})),
+    (r"a\$|aud|澳元", frozenset({"AUD"})),
+    (r"\$|dollars?|bucks?", _DOLLARS),
+    (r"cny|rmb|yuan|人民币", frozenset({"CNY"})),
+    (r"¥|jpy|yen|日元", frozenset({"CNY", "JPY"})),
+    (r"eur|€|euros?|欧元", frozenset({"EUR"})),
+    (r"gbp|£|pounds?|quid|英镑", frozenset({"GBP"})),
+    (r"cents?|¢|c", _DOLLARS | {"EUR"}),
 )
-_SIGN = "|".join(f"(?:{pattern})" for pattern, _ in _CURRENCIES)
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?"
+_SIGN = "|".join(f"(?:{pattern})" for pattern, _ in _CURRENCIES[:-1])
+#: A number as written, read broadly (a sign, any separators, a "k"); :func:`_decimal` then
+#: accepts only the unambiguous forms, so "1.234,56" or "1k" is asked back, never misread.
+_NUMISH = r"(?:[-−+]\s?)?(?:\d[\d.,]*\d|\d|\.\d+)(?:\s?[km](?![a-z]))?"
+_PLAIN = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d{1,2})?|\.\d{1,2}")
 _MONEY = re.compile(
-    rf"(?P<before>{_SIGN})\s?(?P<n1>{_NUMBER})(?!\d)|"
-    rf"(?<![\d.])(?P<n2>{_NUMBER})\s?(?P<after>{_SIGN})(?![A-Za-z])",
-    re.I,
+    rf"(?P<before>{_SIGN})\s?(?P<n1>{_NUMISH})|"
+    rf"(?<![\d.])(?P<n2>{_NUMISH})\s?(?P<after>{_SIGN}|cents?\b|c\b|¢)(?![a-z])"
 )
-#: A part of the order named in words, or a money word with no amount that can be read.
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+_ONES += "fifteen sixteen seventeen eighteen nineteen"
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_WORD_VALUES = {w: i for i, w in enumerate(_ONES.split())} | {
+    w: 20 + 10 * i for i, w in enumerate(_TENS.split())
+}
+_WORD_VALUES |= {"a": 1, "an": 1}
+_U = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_B100 = (
+    rf"(?:(?:{_TENS.replace(' ', '|')})(?:[\s-]{_U}\b)?|"
+    rf"(?:{'|'.join(reversed(_ONES.split()))}))"
+)
+_B1000 = rf"(?:(?:{_U}|an?)\s+hundred(?:\s+(?:and\s+)?{_B100})?|{_B100}|an?)"
+_WORDS = rf"(?:{_B1000}\s+thousand(?:\s+(?:and\s+)?{_B1000})?|{_B1000})"
+_WORD_MONEY = re.compile(
+    rf"\b(?P<w>{_WORDS})(?:\s+|-)(?P<after>dollars?|bucks?|cents?|euros?|pounds?|quid|yuan|"
+    r"usd|eur|gbp|cny|rmb|hkd|cad|aud)\b"
+)
+_CN_NUM = r"[零〇一二两三四五六七八九十百千万]+"
+_CN_DIGIT = r"[零〇一二两三四五六七八九]|\d"
+#: 十块钱, 两块五, 3元5角, 五毛钱: yuan, then at most one jiao and one fen digit, before a money
+#: ending (钱, 就行, 吧, a full stop…): 一块手表 is one watch, 十块一个 is asked back.
+_CN_END = r"(?=钱|[就吧呢啊呀嘛哦好行可即够了给的左上以多]|[\s\W]|$)"
+_CN_MONEY = re.compile(
+    rf"(?P<y>{_CN_NUM}|{_NUMISH})\s?(?:元|块)"
+    rf"(?:(?P<j>{_CN_DIGIT})(?:毛|角)?(?:(?P<f>{_CN_DIGIT})分?)?{_CN_END})?(?:钱)?{_CN_END}|"
+    rf"(?P<j2>{_CN_DIGIT})\s?(?:毛|角)(?:(?P<f2>{_CN_DIGIT})分?)?(?:钱)?{_CN_END}"
+)
+#: Words before a bare 十块 that make it money: 退十块, 赔我五块, 只要两块.
+_CN_ASK = re.compile(r"[退赔补返给要共是只]")
+_CN_VALUES = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+#: Next to an amount, what makes it not one exact amount: a range, a hedge, a fraction.
+_UNSURE_BEFORE = re.compile(
+    r"(?:\d\s*(?:[-–~]|to|or|and|至|到|或)\s*|[~≈]\s*|\b(?:about|around|approx\w*|roughly|"
+    r"nearly|almost|at least|at most|up to|over|under|more than|less than|maybe|"
+    r"(?<!'d )(?<!would )like|"
+    r"half|quarter|between|some|few|couple)\s+|大概|大约|约|差不多|至少|最多|不到|超过|将近|或|一半)$"
+)
+_UNSURE_AFTER = re.compile(
+    r"^(?:[a-z0-9-]|\s?[.,]\S|[\s.,:;/]*\S*\d|\s*(?:[-–~]|to|or|至|到|或)\s*[\d$¥€£零一二两三四五六七八九十]|"
+    r"\s*-?(?:ish|or so|or more|or less|each|apiece|per|a piece|max|min)\b|"
+    rf"\s+(?:and\s+)?(?:{_WORDS}\b|\d)|\s*(?:左右|上下|以上|以下|以内|多|几|余|来|每))"
+)
+_NEGATIVE_BEFORE = re.compile(r"(?:(?<![\w-])[-−]|\bminus\s+|\bnegative\s+|负\s?)$")
+#: A currency word or sign left over once every amount was read: an amount was meant.
+_LEFT_OVER = re.compile(
+    r"[$¥€£¢]|\b(?:usd|hkd|cad|aud|cny|rmb|jpy|eur|gbp|sgd|nzd|dollars?|bucks?|cents?|yuan|"
+    r"yen|euros?|quid)\b|美元|美金|欧元|英镑|港币|港元|日元|人民币|澳元|加元|块钱|毛钱|"
+    r"[\d零〇一二两三四五六七八九十百千万几多余来]\s?(?:元|块|毛|角|分钱|刀)"
+)
+#: A part of the order named in words, or a number with no currency after the refund word.
 _PART = re.compile(
     r"\b(?:half|partial(?:ly)?|part of|portion|some of (?:it|the)|"
     r"(?:one|two|three|some) of (?:the|my|these|those) (?:items?|things?|products?|pieces?)|"
     r"one item|the (?:broken|damaged|missing|wrong|faulty) (?:one|item|part|piece)|"
     r"(?:shipping|delivery) (?:fees?|costs?|charges?)|postage|the difference|price difference|"
-    r"the tax(?:es)?|(?:refund|reimburse)\w*\s+(?:me\s+)?\d+(?:\.\d+)?\b(?!-)|\d+\s?%|per ?cent)\b|"
-    r"一半|部分|其中|一件|运费|邮费|差价|税费|只退|退一点|退\s?\d|"
-    r"[零一二两三四五六七八九十百千万]+\s?(?:元|块|美元|欧元)|\d+\s?%|百分之",
-    re.I,
+    r"the tax(?:es)?|(?:refund|reimburse)\w*\s+(?:me\s+)?(?:\d|[.,]\d|-\d|"
+    rf"(?!an?\b){_WORDS}\b)|\d+\s?%|per ?cent)|"
+    r"一半|部分|其中|一件|运费|邮费|差价|税费|只退|退一点|退款?\s?[-−]?(?:\d|负|"
+    r"[零〇一二两三四五六七八九]?[十百千万]|[零〇一二两三四五六七八九]{2})|"
+    r"\d+\s?%|百分之",
 )
+_DATES = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}:\d{2}|\d+\s?[年月日号]")
 
 
 @dataclass(frozen=True)
@@ -59,28 +128,147 @@ class RefundAsk:
     """The refund amount a message asks for.
 
     Attributes:
-        cents: The amount in minor units (cents), when one amount was written.
+        cents: The amount in minor units (cents), when one amount was written and read exactly.
         currencies: The order currencies that amount may be in (``{"USD", "CAD", …}`` for
             ``$``); empty with no amount.
-        unclear: A part of the order was asked for, but no single amount can be read: ask back.
+        unclear: No single exact positive amount can be read, though a part or an amount was
+            named: ask back (:attr:`question` says with which text).
+        why: ``"not_positive"`` for a negative or zero amount, else ``""``.
     """
 
     cents: int | None = None
     currencies: frozenset[str] = frozenset()
     unclear: bool = False
+    why: str = ""
 
     def fits(self, currency: str) -> bool:
         """Whether the amount can be in the order's ``currency`` (``USD``)."""
         return currency.upper() in self.currencies
 
+    @property
+    def question(self) -> str:
+        """The clarification key to ask back with (``confirm.text``): ``refund_amount``, or
+        ``refund_not_positive`` for a negative or zero amount."""
+        return "refund_not_positive" if self.why == "not_positive" else "refund_amount"
 
-def _cents(number: str) -> int:
-    whole, _, fraction = number.replace(",", "").partition(".")
-    return int(whole) * 100 + int((fraction + "00")[:2])
+
+@dataclass(frozen=True)
+class _Mention:
+    value: Decimal | None  # None: written but not readable with certainty
+    currencies: frozenset[str]
+    start: int
+    end: int
+
+
+def _decimal(number: str) -> Decimal | None:
+    """``"1,204.50"`` → ``Decimal("1204.50")``; a sign, "1.234,56", "1,5", "10.999" or "1k"
+    → None (the caller asks back or refuses)."""
+    number = number.replace(" ", "")
+    if not _PLAIN.fullmatch(number):
+        return None
+    return Decimal(number.replace(",", ""))
+
+
+def _signed(number: str) -> Decimal | None:
+    """Like :func:`_decimal`, with a leading ``-`` kept as a negative value ("-20" → -20);
+    a leading ``+`` → None."""
+    sign, digits = re.match(r"([-−+]?)\s?(.*)", number, re.S).groups()  # type: ignore[union-attr]
+    value = None if sign == "+" else _decimal(digits)
+    return -value if value is not None and sign else value
 
 
 def _currencies(sign: str) -> frozenset[str]:
-    return next(c for pattern, c in _CURRENCIES if re.fullmatch(pattern, sign, re.I))
+    return next(c for pattern, c in _CURRENCIES if re.fullmatch(pattern, sign))
+
+
+def _words(words: str) -> int:
+    """English number words already matched by :data:`_WORDS` → their value."""
+    total = current = 0
+    for word in re.findall(r"[a-z]+", words):
+        if word == "hundred":
+            current *= 100
+        elif word == "thousand":
+            total, current = total + current * 1000, 0
+        elif word != "and":
+            current += _WORD_VALUES[word]
+    return total + current
+
+
+def _cn_section(text: str) -> int | None:
+    """一百零二 → 102, 十五 → 15, 两千 → 2000; None for what is not one certain number
+    (二三十, colloquial 一百二)."""
+    total, digit, last, zero = 0, None, 10_000, False
+    for char in text:
+        if char in _CN_VALUES:
+            if digit:  # two digits in a row: 二三十
+                return None
+            digit, zero = _CN_VALUES[char], zero or char in "零〇"
+        else:
+            unit = {"十": 10, "百": 100, "千": 1000}[char]
+            if unit >= last or (digit is None and (unit != 10 or total)):
+                return None
+            total, digit, last = total + (1 if digit is None else digit) * unit, None, unit
+    if digit and 10 < last < 10_000 and not zero:  # 一百二: 102 or 120?
+        return None
+    return total + (digit or 0)
+
+
+def _cn_int(text: str) -> Decimal | None:
+    """A Chinese numeral (or digits) → its value; None when unsure."""
+    if re.search(r"\d", text):
+        return _decimal(text)
+    high, _, low = text.rpartition("万") if "万" in text else ("", "", text)
+    parts = [_cn_section(high) if high else 0, _cn_section(low) if low else 0]
+    if ("万" in text and not high) or None in parts or text.count("万") > 1:
+        return None
+    return Decimal(parts[0] or 0) * 10_000 + Decimal(parts[1] or 0)
+
+
+def _cn_value(match: re.Match[str]) -> Decimal | None:
+    if match["j2"] is not None:
+        yuan, jiao, fen = Decimal(0), match["j2"], match["f2"]
+    else:
+        yuan = _signed(match["y"]) if re.search(r"\d", match["y"]) else _cn_int(match["y"])
+        jiao, fen = match["j"], match["f"]
+    if yuan is None or ((jiao or fen) and yuan != yuan.to_integral_value()):
+        return None
+    minor = [_cn_int(d) if d else Decimal(0) for d in (jiao, fen)]
+    return yuan + minor[0] / 10 + minor[1] / 100  # type: ignore[operator]
+
+
+def _mentions(text: str) -> tuple[list[_Mention], str]:
+    """Every amount with a currency in ``text``, and ``text`` with them blanked out."""
+    found: list[_Mention] = []
+    for pattern in (_CN_MONEY, _WORD_MONEY, _MONEY):
+        for m in pattern.finditer(text):
+            if pattern is _CN_MONEY:
+                value, currencies = _cn_value(m), frozenset({"CNY"})
+                if re.fullmatch(r"[^元钱毛角]*块\s*", m[0]) and not _CN_ASK.search(
+                    text[max(0, m.start() - 4) : m.start()]
+                ):
+                    value = None  # 碎了一块: a piece, or one yuan? asked back
+            elif pattern is _WORD_MONEY:
+                value, currencies = Decimal(_words(m["w"])), _currencies(m["after"])
+            else:
+                sign, number = m["before"] or m["after"], m["n1"] or m["n2"]
+                value, currencies = _signed(number), _currencies(sign)
+            if (
+                value is not None
+                and pattern is not _CN_MONEY
+                and re.fullmatch(r"cents?|¢|c", (m.groupdict().get("after") or ""))
+            ):
+                value /= 100
+            found.append(_Mention(value, currencies, m.start(), m.end()))
+        text = pattern.sub(lambda m: " " * len(m[0]), text)
+    return found, text
+
+
+def _normalise(message: str) -> str:
+    text = unicodedata.normalize("NFKC", to_simplified(message)).lower()
+    text = re.sub(r"[\u200b-\u200f\u2060\ufeff\u00ad]", "", text)
+    text = re.sub(r"[\u2212\u2010\u2011]", "-", text)
+    text = re.sub(r"ord[-\s_]?\d+", lambda m: " " * len(m[0]), text)  # an id is no amount
+    return _DATES.sub(lambda m: " " * len(m[0]), text)
 
 
 def refund_ask(message: str) -> RefundAsk | None:
@@ -91,21 +279,32 @@ def refund_ask(message: str) -> RefundAsk | None:
         True
         >>> refund_ask("refund USD 10 of ORD-100042").cents
         1000
-        >>> refund_ask("ORD-100042 退一半就行").unclear
+        >>> refund_ask("ORD-100042 退五毛钱").cents
+        50
+        >>> refund_ask("refund USD 1.234,56 of ORD-100042").unclear
         True
+        >>> refund_ask("refund USD -10 of ORD-100042").why
+        'not_positive'
     """
-    text = to_simplified(message)
-    text = re.sub(r"ORD[-\s_]?\d+", " ", text, flags=re.I)  # an order id is not an amount
-    amounts = {
-        (_cents(m["n1"] or m["n2"]), _currencies(m["before"] or m["after"]))
-        for m in _MONEY.finditer(text)
-    }
-    if amounts:
-        cents = {c for c, _ in amounts}
-        currencies = frozenset.intersection(*(cur for _, cur in amounts))
-        if len(cents) > 1 or not currencies or 0 in cents:  # two sums, or "$10 (10 €)"
-            return RefundAsk(unclear=True)
-        return RefundAsk(cents=cents.pop(), currencies=currencies)
+    text = _normalise(message)
+    mentions, rest = _mentions(text)
+    unsure = bool(_LEFT_OVER.search(rest))
+    for m in mentions:
+        before, after = text[max(0, m.start - 16) : m.start], text[m.end : m.end + 16]
+        if _NEGATIVE_BEFORE.search(before) or (m.value is not None and m.value <= 0):
+            return RefundAsk(unclear=True, why="not_positive")
+        wrapped = re.search(r"[(（]\s*$", before) and re.match(r"\s*[)）]", after)
+        unsure = unsure or m.value is None or bool(wrapped)
+        unsure = unsure or bool(_UNSURE_BEFORE.search(before) or _UNSURE_AFTER.match(after))
+    values = {m.value for m in mentions}
+    if unsure or len(values) > 1:
+        return RefundAsk(unclear=True)
+    if mentions:
+        value = values.pop()
+        currencies = frozenset.intersection(*(m.currencies for m in mentions))
+        if value is None or not currencies or value != value.quantize(Decimal("0.01")):
+            return RefundAsk(unclear=True)  # "$10 (10 €)", or half a cent (5毛5分5)
+        return RefundAsk(cents=int(value * 100), currencies=currencies)
     if _PART.search(text):
         return RefundAsk(unclear=True)
     return None

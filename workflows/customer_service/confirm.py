@@ -62,9 +62,15 @@ _TEXTS = {
         "other_customer": "This conversation belongs to another customer; nothing was changed.",
         "nothing_pending": "Nothing is waiting for your confirmation, so nothing was changed. "
         "How can I help?",
-        "refund_amount": "How much should I refund? Please write the amount with its currency "
-        '(for example: refund USD 10.00 of ORD-123456), or say "refund all of" and the '
-        "order id for the whole amount left. Nothing was changed.",
+        "refund_amount": "How much should I refund? Please write the amount as a number with "
+        "the order's currency (for example: refund USD 10.00 of ORD-123456), or say "
+        '"refund all of" and the order id for the whole amount left. Nothing was changed.',
+        "refund_not_positive": "A refund amount must be more than zero. Please write the "
+        "amount as a number with the order's currency (for example: refund USD 10.00 of "
+        "ORD-123456). Nothing was changed.",
+        "over_limit": "You confirmed a refund of {amount} for order {order_id}. It is over the "
+        "automatic limit, so a colleague will review it before any money moves; nothing has "
+        "been refunded yet.",
         "out_of_scope": "I can only help with orders from this shop: deliveries, refunds, "
         "returns, cancellations, address changes and your account. I can't help with that "
         "question. Is there anything about an order I can do for you?",
@@ -84,8 +90,12 @@ _TEXTS = {
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",
         "nothing_pending": "目前没有等待您确认的操作，没有做任何更改。请问有什么可以帮您？",
-        "refund_amount": "请问要退多少钱？请写明金额和币种（例如：订单 ORD-123456 退 10.00 元），"
-        "或说“全部退款”并附上订单号，退还剩余的全部金额。没有做任何更改。",
+        "refund_amount": "请问要退多少钱？请用数字写明金额和订单的币种（例如：订单 ORD-123456 "
+        "退 10.00 元），或说“全部退款”并附上订单号，退还剩余的全部金额。没有做任何更改。",
+        "refund_not_positive": "退款金额必须大于零。请用数字写明金额和订单的币种（例如：订单 "
+        "ORD-123456 退 10.00 元）。没有做任何更改。",
+        "over_limit": "您已确认为订单 {order_id} 退款 {amount}。该金额超过自动退款上限，"
+        "需由同事审核后才会退款，目前尚未退款。",
         "out_of_scope": "我只能处理本店订单的问题：物流、退款、退货、取消订单、修改地址和账户。"
         "这个问题我帮不上忙。请问您的订单有什么需要帮助的吗？",
     },
@@ -137,6 +147,25 @@ def is_no(answer: str) -> bool:
             return False
         rest = rest[end:].strip()
     return True
+
+
+def confirmed_for_review(tools: OrderTools, action: dict[str, Any]) -> str:
+    """What the reply says after the customer's yes to a refund over the automatic limit:
+    the yes was heard, the amount, and that a person reviews it; never the question again
+    (tester7 F6: "Reply yes to confirm" was repeated after the yes).
+
+    ``action`` is the confirmed write (``arguments`` with ``order_id`` and ``amount_cents``,
+    ``language`` ``en``/``zh``); the currency is read from the store now.
+    """
+    args = action.get("arguments") or {}
+    order_id = str(args.get("order_id", ""))
+    try:
+        currency = tools.refundable(order_id)[1]
+    except ToolError:
+        currency = ""
+    amount = money(int(args.get("amount_cents") or 0), currency).strip()
+    language = "zh" if action.get("language") == "zh" else "en"
+    return text("over_limit", language, amount=amount, order_id=order_id)
 
 
 def not_done(action: dict[str, Any], language: str) -> str:

@@ -144,7 +144,7 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.address_problem(asks.address_problem, language)
     refund = refund_ask(message) if asks.writes[0] == "refund" else None
     if refund is not None and refund.unclear:  # a part asked for, no one amount written
-        return confirming.text("refund_amount", language)
+        return confirming.text(refund.question, language)  # or: not more than zero
     return None
 
 

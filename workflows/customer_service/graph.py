@@ -515,6 +515,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 result = tools.run(tool, args)
         except ToolError as exc:
             if exc.code == "needs_approval":
+                said = confirming.confirmed_for_review(tools, action or {})  # not the question
                 return {
                     "handoff": {
                         "reason": "refund over the automatic limit",
