@@ -14,6 +14,7 @@ Commands:
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 from datetime import UTC, datetime
 from typing import Annotated
@@ -143,7 +144,7 @@ def resume(
         bool | None, typer.Option("--approve/--reject", help="The person's decision.")
     ] = None,
     note: Annotated[str, typer.Option(help="A note for the record (≤ 2,000 characters).")] = "",
-    by: Annotated[str, typer.Option(help="Who decided.")] = "agent",
+    by: Annotated[str | None, typer.Option(help="Who decided (default: your login name).")] = None,
     server_url: ServerUrlOption = None,
     no_launch: NoLaunchOption = False,
     database_url: OrderDbOption = None,
@@ -151,6 +152,7 @@ def resume(
     """Continue THREAD once with the decision; the reply is printed."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
+    by = _login_name() if by is None else by
     if not by.strip():  # the audit row names who decided (tester7 F21)
         raise fail("--by must name who decided: a decision needs a non-blank name", 2)
     settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
@@ -173,6 +175,15 @@ def resume(
     ) as served:
         outcome = asyncio.run(_resume(served, thread, approve, note, by))
     console.print(f"{outcome.status}: {escape(outcome.headline)}")
+
+
+def _login_name() -> str:
+    """Who runs this command (``getpass.getuser``), or ``agent`` where the system names
+    nobody (a container without a user entry)."""
+    try:
+        return getpass.getuser().strip() or "agent"
+    except (OSError, KeyError):
+        return "agent"
 
 
 async def _resume(
