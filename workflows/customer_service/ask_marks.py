@@ -51,7 +51,7 @@ _INSTRUCTION = re.compile(
     r"programming|training|configuration|config|system|prompts?|instructions?|rules|"
     r"guidelines|constraints|restrictions|limits|safeguards|guardrails|polic(?:y|ies))\b|"
     r"(?:忘记|忘掉|忘了|忽略|无视|别管|不要管|抛开|丢掉|清除|清空|重置|覆盖)[^。！？!?\n]{0,8}"
-    r"(?:之前|以前|上面|前面|先前|此前|原来|原有|原先|所有|一切|全部|你的)[^。！？!?\n]{0,8}"
+    r"(?:之前|以前|上面|前面|上述|上文|以上|先前|此前|原来|原有|原先|所有|一切|全部|你的)[^。！？!?\n]{0,8}"
     r"(?:设定|设置|指令|规则|提示|要求|限制|身份|角色|内容|对话|说明|约束|政策|记忆)|"
     # a new persona or mode
     r"\byou(?:'re| are) now\b|\bfrom now on,? (?:you|your)\b|"
@@ -77,7 +77,9 @@ _INSTRUCTION = re.compile(
     r"\bhereby\b|\boverride\b|\bbypass\b|"
     r"(?:作为|我是|本人是)(?:本店|店铺|平台|系统|你们的?|贵店)?(?:的)?(?:管理员|店主|老板|经理|主管|"
     r"开发者|运营|负责人|工作人员|员工|客服主管|超级用户)|特此授权|最高权限|管理员权限|"
-    r"(?:管理员|主管|经理|上级|老板)(?:已经?)?(?:授权|批准|同意|特批)|"
+    r"(?:管理员|主管|经理|上级|老板|系统)(?:已经?)?(?:授权|批准|同意|特批)|"
+    r"以(?:管理员|系统|开发者|店主|主管|超级用户)(?:的)?身份|\bsudo\b|"
+    r"\b(?:begin|end|start) (?:of )?(?:the )?(?:instructions?|system|prompt|admin|override)\b|"
     # prompt formats
     r"#{2,}\s*(?:instructions?|response|system|input|output|task|context|prompt)\b|"
     r"^\s*(?:instructions?|response|prompt|task)\s*[:：]|<<\s*/?sys\s*>>|<\|[^|>\n]{1,24}\|>",
@@ -88,7 +90,10 @@ _INSTRUCTION = re.compile(
 _ROLE_LABEL = re.compile(
     r"^[ \t]*[\[(<{*#]*[ \t]*(?:" + _ROLE + r")\b[^:：\n,.!?]{0,40}?[:：]|"
     r"\b(?:" + _ROLE + r")\s*[(\[（【][^)\]）】\n]{0,30}[)\]）】]\s*[:：]|"
-    r"^[ \t]*[\[(【（]?(?:" + _ROLE_ZH + r")[^：:\n，,。]{0,12}[:：]",
+    r"^[ \t]*[\[(【（]?(?:" + _ROLE_ZH + r")[^：:\n，,。]{0,12}[:：]|"
+    r"^[ \t]*(?:[a-z]+[ \t]+){1,3}(?:system|admin|administrator|developer|operator|root|prompt|"
+    r"directive|instructions?)\b[^:：\n,.!?]{0,20}[:：]|"
+    r"[\[【<]\s*(?:(?:" + _ROLE + r")\b|" + _ROLE_ZH + r"|提示|通知)[^\]】>\n]{0,20}[\]】>]",
     re.I | re.M,
 )
 #: Code and quotes in Markdown or HTML: a fenced block (``'''`` is a fence after
@@ -98,7 +103,8 @@ _FORMATTED = re.compile(
     r"(?:```|'''|~~~).*?(?:```|'''|~~~|\Z)|"
     r"<(blockquote|q|pre|code|cite|quote|samp|kbd|tt)\b[^>]*>"
     r".*?(?:</\1\s*>|\Z)|"
-    r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*$|^[^\n]+\n[ \t]*={3,}[ \t]*$",
+    r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*$|^[^\n]+\n[ \t]*={3,}[ \t]*$|<!--.*?(?:-->|\Z)|"
+    r"^[ \t]*[=*~_<>-]{3,}[^\n]*?[=*~_<>-]{3,}[ \t]*$.*\Z",
     re.I | re.M | re.S,
 )
 #: Words of a wrapper or attribution that marks pasted text.
@@ -201,7 +207,8 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
 TAKEN_BACK = re.compile(
     # the earlier words unsaid: "forget what I said", "disregard that", "strike my last request"
     r"\b(?:forget|disregard|ignore|strike|scratch|erase|delete|undo|unsay|belay|cross out|"
-    r"take back|retract|withdraw)\s+(?:(?:what|everything|all|anything|whatever)\s+"
+    r"take back|retract|withdraw|scrap|nix|ditch|kill|drop)\s+"
+    r"(?:(?:what|everything|all|anything|whatever)\s+"
     r"(?:i|i've|i have|i'd)\s+(?:just\s+|had\s+|ever\s+)?(?:said|wrote|typed|asked|written|"
     r"mentioned|sent)|i (?:ever |just )?(?:said|asked|wrote|typed|mentioned|sent)\b[^.!?\n]{0,20}|"
     r"(?:my|the|that|this|those|these)\s+(?:(?:last|previous|earlier|above|prior|first|whole|"
@@ -220,16 +227,21 @@ TAKEN_BACK = re.compile(
     r"(?:ship|go|be|ride|stand|through|proceed|come|continue|arrive|run|happen|stay)\b|"
     r"\bleave (?:it|them|the order|everything|things)(?:\s+(?:as (?:it )?is|be|alone|"
     r"for now|there|as planned|unchanged))?(?=\s*(?:[.,;!?…]|$))|"
-    r"\b(?:ship it|send it) anyway\b|\bproceed as (?:normal|planned|usual)\b|\ball good\b|"
+    r"\b(?:ship it|send it) anyway\b|\bthen again\b|\bnvm\b|\bnevermind\b|\bignore me\b|"
+    r"\b(?:maybe|perhaps|i'?ll|i will|i'?d rather|better|rather|i think i'?ll|let me) (?:just )?"
+    r"(?:keep|hang on to|hold on to|hold onto|hang onto|stick with) (?:it|them|the (?:order|"
+    r"parcel|package))\b|"
+    r"\b(?:i'?ll|let me|let'?s|we'?ll) (?:just )?(?:wait and see|hold off|check first)\b|"
+    r"\bhold that thought\b|\bproceed as (?:normal|planned|usual)\b|\ball good\b|"
     r"\bit'?s (?:all )?(?:fine|good|ok|okay)\s*(?:[.!]|$)|"
     # a joke
     r"\b(?:just |only )?(?:joking|kidding|teasing|trolling|messing (?:with|around))\b|"
     r"\bpsych\b|\bgotcha\b|"
     # Chinese: unsaid, a change of mind, let it go on, a slip of the tongue
     r"我收回|收回(?:我|刚才|前面|上面|之前)?(?:的|那|这)?(?:句|话|说的|请求|要求|申请)|"
-    r"(?:刚才|前面|上面|之前|那)(?:的|那|这)?(?:句|些)?(?:话|说的|消息|请求|要求)?"
+    r"(?:刚才|刚刚|前面|上面|之前|那)(?:的|那|这)?(?:句|些)?(?:话|说的|消息|请求|要求)?"
     r"(?:不算数?|作废|不作数|忽略|别管|当没说)|"
-    r"再(?:想想|考虑|斟酌|琢磨)|考虑考虑|等我想想|容我想想|让我想想|转念一想|仔细想想|回头想想|想了想|"
+    r"再(?:想想|考虑|斟酌|琢磨|等等)|(?:回头|以后|过两天|改天|之后|明天)再说|考虑考虑|等我想想|容我想想|让我想想|转念一想|仔细想想|回头想想|想了想|"
     r"(?:哦|噢|喔|啊|呃|额|诶|哎|欸)[，,、\s]*不对|不对不对|(?<!地址)说错了|口误|"
     r"让它发货|照常发货|继续发货吧|还是发货吧|没事了|开玩笑(?:的|啦|呢)?|骗你的|逗你(?:的|玩)",
     re.I | re.M,
