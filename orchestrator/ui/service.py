@@ -686,8 +686,10 @@ class UiService:
             return await self.orchestrator(body.preset).resume(
                 thread_id, approve=body.approve, note=body.note, by=caller.name
             )
-        except HandoffDecidedError as exc:  # lost the store's claim: who, when, what
+        except HandoffDecidedError as exc:  # lost the store's claim (or withdrawn): who, when
             raise RefusedError(409, str(exc)) from exc
+        except UserError as exc:  # a note too long, a blank decider name: nothing was decided
+            raise RefusedError(400, str(exc)) from exc
         except HandoffError as exc:
             rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
             if any(h["status"] != "waiting" for h in rows):

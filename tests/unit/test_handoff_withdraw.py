@@ -211,10 +211,13 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
 
     from orchestrator.testing import ScriptedModel
     from orchestrator.ui import build_app
+    from orchestrator.ui.auth import Caller, sign_caller
 
     settings, store, customer, order = waiting
     settings = settings.model_copy(update={"report_dir": tmp_path / "reports"})
     me, ops = _auth("customer", customer), _auth("operator")
+    blank = sign_caller(SECRET, Caller(name="  ", role="operator"), ttl_s=600)
+    nobody = {"Authorization": f"Bearer {blank}"}
     with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
         for approve in (True, False):  # the customer cannot approve their own refund
             own = client.post("/api/handoffs/w/decide", json={"approve": approve}, headers=me)
@@ -226,6 +229,8 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
         said = "我不要退款了，撤回申请"
         turn = client.post("/api/turn", json={"text": said, "thread_id": "w"}, headers=me)
         assert turn.status_code == 200 and "不会进行" in turn.text
+        blank = client.post("/api/handoffs/w/decide", json={"approve": True}, headers=nobody)
+        assert blank.status_code == 400 and "non-blank name" in blank.json()["error"]
         answer = client.post("/api/handoffs/w/decide", json={"approve": True}, headers=ops)
         assert answer.status_code == 409, answer.text
         assert "withdrew the request" in answer.json()["error"]
