@@ -52,6 +52,8 @@ WITHDRAWALS_ZH = [
     "算了，不退了",
     "撤回我的退款申请",
     "不需要退款了，谢谢",
+    "那笔退款就取消吧",  # the write called off, which the ask reader reads as no ask at all
+    "退款申请作废",
 ]
 NOT_WITHDRAWALS = [
     "any news?",
@@ -63,6 +65,9 @@ NOT_WITHDRAWALS = [
     "my husband says don't refund it",
     "Don't refund ORD-999999, that one is fine",
     "我再想想",
+    "我在考虑要不要撤回退款",  # not decided yet: the person reads it
+    "maybe I'll keep it, not sure yet",
+    "我朋友说取消退款",  # someone else's words
 ]
 
 
@@ -81,6 +86,10 @@ def test_the_withdrawal_is_of_the_pending_write_kind() -> None:
     assert not withdraws("please cancel it as soon as possible", CANCEL)  # asks for it again
     assert not withdraws("don't refund it, I'll keep it", CANCEL)  # another kind of write
     assert not withdraws("never mind", None)  # nothing to withdraw
+    address = {"tool": "change_address", "arguments": {"order_id": "ORD-100321"}}
+    assert withdraws("地址就不改了，谢谢", address)
+    assert withdraws("please keep my current address, don't change anything", address)
+    assert withdraws("订单还是不取消了", CANCEL)
 
 
 @pytest.fixture

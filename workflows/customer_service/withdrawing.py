@@ -47,14 +47,35 @@ INTENT_OF_TOOL = {
 _NO_OBJECT = re.compile(
     r"\b(?:changed? my mind|never ?mind|forget (?:it|that|about it)|scratch that|"
     r"(?:i'?ll|i will|i'?d rather|i want to|let me) keep (?:it|them|the \w+)|"
-    r"don'?t (?:do (?:it|that)|bother|proceed|go ahead|process it)|"
-    r"(?:no longer|don'?t) need (?:it|that|this)|not needed any ?more|no need any ?more|"
+    r"don'?t (?:do (?:it|that)|bother|proceed|go ahead|process it|change (?:it|that|anything))|"
+    r"keep (?:the|my) (?:old|current|original|same|existing) address|"
+    r"(?:no longer|don'?t) need (?:it|that|this)|(?:no longer|not) needed|no need any ?more|"
+    r"decided (?:not to|against)|(?:not|no longer) (?:going to |gonna )?return(?:ing)? it|"
     r"withdraw\w*|take (?:it|that) back)\b|"
-    r"算了|不用了|不需要了|不用退|不退了|不要退|别退|撤回|收回|改主意|留着|不必了",
+    r"算了|不用了|不需要了|不用退|不退了|(?<!要)不要退|别退|撤回|收回|改主意|留着|不必了",
     re.I,
 )
+#: The pending write itself called off, in forms asks.py reads as no ask at all (取消退款,
+#: 退款的事就算了, 不取消了, 地址不改了): by the intent withdrawn.
+_CALLED_OFF = {
+    "refund": re.compile(
+        r"(?:取消|撤销|撤回|作废)(?:这个|那个|我的|这笔|该)?退款|"
+        r"退款(?:申请)?(?:的事)?(?:就|也)?(?:取消|撤销|撤回|作废|算了)"
+    ),
+    "cancel": re.compile(r"(?:还是|就)?不(?:用|要|必)?取消了|取消(?:订单)?(?:的事)?(?:就)?算了"),
+    "change_address": re.compile(
+        r"地址(?:就|也)?不(?:用|要|必)?(?:改|换)了|不(?:用|要|必)?(?:改|换)地址了|"
+        r"(?:取消|撤销|撤回)(?:修改|更改|改)地址"
+    ),
+}
 #: A question about withdrawing is answered by the person, not taken as the withdrawal.
 _QUESTION = re.compile(r"[?？]\s*$|吗\s*[?？]?\s*$")
+#: Not decided yet ("not sure", 要不要): the person reads it; nothing is withdrawn.
+_UNDECIDED = re.compile(
+    r"\b(?:not sure|unsure|maybe|perhaps|thinking (?:about|of)|wondering)\b|"
+    r"不确定|要不要|考虑|再想想|想一想|也许|可能",
+    re.I,
+)
 
 
 def withdraws(message: str, action: dict[str, Any] | None) -> bool:
@@ -77,15 +98,19 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     asks = read_asks(message)
     if intent in asks.writes:  # asked for again
         return False
-    whys = {why for i, why in asks.declined if i == intent}
-    if whys:
-        return whys == {"negated"}
-    if asks.writes or asks.declined:  # about another kind of write: the person reads it
-        return False
     own = own_words(normalise(message))
-    if _QUESTION.search(own) or not _NO_OBJECT.search(own):
+    if _UNDECIDED.search(own):  # not decided yet: the person reads it
         return False
-    return doubt(message) == "negated"
+    whys = {why for i, why in asks.declined if i == intent}
+    if whys == {"negated"}:
+        return True
+    if _QUESTION.search(own):
+        return False
+    if _CALLED_OFF[intent].search(own):
+        return doubt(message) != "quoted"  # not someone else's words ("我老公说取消退款")
+    if whys or asks.writes or asks.declined:  # not plainly, or another write: the person reads it
+        return False
+    return bool(_NO_OBJECT.search(own)) and doubt(message) == "negated"
 
 
 def withdrawn_text(action: dict[str, Any], lang: str) -> str:
