@@ -18,6 +18,8 @@ read in microseconds (the checker's budget, ``benchmarks/truth.py``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 #: An order id as the store writes it (also inside Chinese text).
 ORDER_ID = re.compile(r"(?<![A-Za-z0-9])ORD-\d{6}(?!\d)", re.I)
@@ -174,3 +176,20 @@ def asked_or_doubted(text: str, zh: bool) -> tuple[str, str] | None:
         if match and not offer.search(text[: match.start()]):  # "would you like me to check"
             return ("doubt" if name == "order_id" else "ask"), name
     return None
+
+
+def add_orders(
+    orders: dict[str, set[str]], result: Mapping[str, Any], facts: dict[str, str]
+) -> None:
+    """Add what one tool result (``{"tool", "ok", "facts", "error_code"}``; ``facts`` its
+    facts as text) says of its order to ``orders``: ``found`` (an ok result, or a ``policy``
+    / ``needs_approval`` refusal of an existing order), ``missing`` (``not_found``; ``"?"``
+    when it named no id), ``held`` (the fact names an ok result holds a value for)."""
+    order = facts.get("order_id", "").strip().upper()
+    code = result.get("error_code")
+    if code == "not_found":
+        orders["missing"].add(order or "?")
+    elif order and (result.get("ok") or code in ("policy", "needs_approval")):
+        orders["found"].add(order)
+    if result.get("ok"):
+        orders["held"] |= {name for name, value in facts.items() if value.strip()}
