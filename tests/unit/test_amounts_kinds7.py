@@ -49,6 +49,8 @@ READ = [  # (message, cents, a currency it fits)
     ("ORD-100231 退 3元5角", 350, "CNY"),
     ("訂單 ORD-100231 請退五塊錢", 500, "CNY"),
     ("ORD-100231 退两千零五十元", 205000, "CNY"),
+    ("ORD-100231 帮我退款twelve dollars", 1200, "USD"),  # English glued to Chinese
+    ("ORD-100231 退款a buck", 100, "USD"),
 ]
 ASK_BACK = [  # an amount written that cannot be read with certainty
     "refund EUR 2.500,75 of ORD-100231",
@@ -80,6 +82,8 @@ ASK_BACK = [  # an amount written that cannot be read with certainty
     "ORD-100231 退款 12.345 元",
     "ORD-100231 屏幕掉了一块，退款",
     "ORD-100231 退款大约50元",
+    "ORD-100231 退款roughly USD 9",  # English glued to Chinese: still a hedge
+    "ORD-100231 退款half a buck",
 ]
 NOT_POSITIVE = [
     "refund USD -5 of ORD-100231",
@@ -94,6 +98,8 @@ NOT_POSITIVE = [
     "ORD-100231 退款 ￥-8",
     "ORD-100231 退负十元",
     "ORD-100231 退0元",
+    "ORD-100231 帮我退款minus 3 dollars",
+    "ORD-100231 退款-¥6",
 ]
 WHOLE = [
     "Please refund ORD-100231, it arrived broken",

@@ -120,7 +120,9 @@ _PART = re.compile(
     r"[零〇一二两三四五六七八九]?[十百千万]|[零〇一二两三四五六七八九]{2})|"
     r"\d+\s?%|百分之",
 )
-_DATES = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}:\d{2}|\d+\s?[年月日号]")
+_DATES = re.compile(
+    r"(?<![\d.,$¥€£])(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}:\d{2}|\d+\s?[年月日号])(?![\d.,]?\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -267,6 +269,8 @@ def _normalise(message: str) -> str:
     text = unicodedata.normalize("NFKC", to_simplified(message)).lower()
     text = re.sub(r"[\u200b-\u200f\u2060\ufeff\u00ad]", "", text)
     text = re.sub(r"[\u2212\u2010\u2011]", "-", text)
+    # 退款minus 10 dollars, 请退款-$10: an English word or sign glued to Chinese is a word
+    text = re.sub(r"(?<=[\u3400-\u9fff])(?=[a-z$¥€£(+-])|(?<=[a-z])(?=[\u3400-\u9fff])", " ", text)
     text = re.sub(r"ord[-\s_]?\d+", lambda m: " " * len(m[0]), text)  # an id is no amount
     return _DATES.sub(lambda m: " " * len(m[0]), text)
 
