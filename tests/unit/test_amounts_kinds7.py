@@ -5,7 +5,7 @@ refund does not ask for the yes again (tester7 F6).
 F8: "one dollar", "50c", 五毛钱 were no amount for the reader, so the whole order was offered.
 F9: "USD 1.234,56" was offered as USD 1.00, "USD 10.999" as USD 10.00, "-20元" as CNY 20.00.
 The inputs here are my own (English, Simplified and Traditional Chinese); the tester's own
-sentences are a held-out check, run once (benchmarks/results/amounts_tester7.md)."""
+sentences are a held-out check, run once (benchmarks/results/amounts_tester7_heldout.md)."""
 
 from __future__ import annotations
 
