@@ -52,7 +52,9 @@ _NO_OBJECT = re.compile(
     r"(?:no longer|don'?t) need (?:it|that|this)|(?:no longer|not) needed|no need any ?more|"
     r"decided (?:not to|against)|(?:not|no longer) (?:going to |gonna )?return(?:ing)? it|"
     r"withdraw\w*|take (?:it|that) back)\b|"
-    r"算了|不用了|不需要了|不用退|不退了|(?<!要)不要退|别退|撤回|收回|改主意|留着|不必了",
+    r"\bkeep (?:the|my) money\b|"
+    r"算了|算啦|不用了|不需要了|不用退|不退了|不退啦|不想退|(?<!要)不要退|别退|撤回|收回|改主意|"
+    r"留着|留下|不必了",
     re.I,
 )
 #: The pending write itself called off, in forms asks.py reads as no ask at all (取消退款,
@@ -60,7 +62,9 @@ _NO_OBJECT = re.compile(
 _CALLED_OFF = {
     "refund": re.compile(
         r"(?:取消|撤销|撤回|作废)(?:这个|那个|我的|这笔|该)?退款|"
-        r"退款(?:申请)?(?:的事)?(?:就|也)?(?:取消|撤销|撤回|作废|算了)"
+        r"退款(?:申请)?(?:的事)?(?:就|也)?(?:取消|撤销|撤回|作废|算了|不必|不用|不要)|"
+        r"\b(?:close|drop|scrap|call off|stop)\s+(?:the|my|that|this)\s+refund",
+        re.I,
     ),
     "cancel": re.compile(r"(?:还是|就)?不(?:用|要|必)?取消了|取消(?:订单)?(?:的事)?(?:就)?算了"),
     "change_address": re.compile(
