@@ -9,9 +9,23 @@ from typing import Literal
 
 from orchestrator.classification import Signal
 from orchestrator.classifier.engine import CompiledRules
-from orchestrator.classifier.negation import in_scopes, joined_after_post, joins, negated_scopes
-from orchestrator.classifier.parts import MODERATION_ASK_RULES, scan
-from orchestrator.routes import Route
+from orchestrator.classifier.models import Classification
+from orchestrator.classifier.negation import (
+    clauses,
+    in_scopes,
+    joined_after_post,
+    joins,
+    negated_scopes,
+)
+from orchestrator.classifier.parts import (
+    MODERATION_ASK_RULES,
+    REVIEW_ASK,
+    REVIEW_ASK_RULES,
+    TEXT_TASK,
+    fold,
+    scan,
+)
+from orchestrator.routes import FALLBACK, Route
 
 #: The learned tier's probability of moderation from which :func:`compound_routes` reads a clause's
 #: moderation evidence as an ask (``moderation="likely"``) when it decided another route:
@@ -87,6 +101,8 @@ def compound_routes(
             if route is None:
                 continue
         assert route is not None
+        if route == wraps and _text_task_clause(norm, a, b, signals):
+            continue
         ask = (route, 1.0 - miss[route])
         if route == wraps:
             joined = j > 0 and joins(norm, parts[j - 1][1], a)
@@ -103,6 +119,25 @@ def compound_routes(
         if all(r != route for r, _ in asked):
             asked.append(ask)
     return tuple(asked) if len(asked) >= 2 else ()
+
+
+def _text_task_clause(norm: str, a: int, b: int, signals: list[Signal]) -> bool:
+    """Whether the clause ``norm[a:b]`` asks to repeat, translate or explain the text after its
+    colon or quotation mark (:data:`~orchestrator.classifier.parts.TEXT_TASK` in the words
+    before it) and no rule that asks for a review fires in it (tester7 F15): "also repeat this
+    sentence: your post is live" asks for no moderation."""
+    post = _POST.search(norm, a, b)
+    if post is None or TEXT_TASK.search(norm[a : post.start()]) is None:
+        return False
+    if REVIEW_ASK.search(norm, a, post.start()):
+        return False
+    return not any(
+        s.span is not None
+        and a <= s.span[0] < b
+        and not s.negated
+        and s.rule_id.startswith(REVIEW_ASK_RULES)
+        for s in signals
+    )
 
 
 def asked_routes(
@@ -194,9 +229,14 @@ _QUOTES = frozenset("\"'“‘「『«")
 _POST = re.compile('[:："“「『«]')
 
 
-def asks_to_moderate(compiled: CompiledRules, text: str, exts: tuple[str, ...]) -> bool:
-    """Whether a moderation rule that asks for a review or names abuse
-    (:data:`MODERATION_ASK_RULES`) fires on ``text`` outside a negation's scope."""
+def asks_to_moderate(
+    compiled: CompiledRules,
+    text: str,
+    exts: tuple[str, ...],
+    rules: tuple[str, ...] = MODERATION_ASK_RULES,
+) -> bool:
+    """Whether a moderation rule that asks for a review or names abuse (ids starting with one
+    of ``rules``: :data:`MODERATION_ASK_RULES`) fires on ``text`` outside a negation's scope."""
     norm, _ = scan(text, compiled.max_scan_chars)
     scopes = negated_scopes(norm)
     for index, (_, _, span) in compiled.match(norm, exts, None).items():
@@ -204,8 +244,79 @@ def asks_to_moderate(compiled: CompiledRules, text: str, exts: tuple[str, ...]) 
         if (
             rule.route == compiled.wraps_content
             and not rule.negative
-            and rule.id.startswith(MODERATION_ASK_RULES)
+            and rule.id.startswith(rules)
             and not (rule.negatable and span is not None and in_scopes(span, scopes))
         ):
             return True
     return False
+
+
+def text_task(compiled: CompiledRules, text: str, exts: tuple[str, ...]) -> str | None:
+    """The request's own words around the text it quotes or puts after a colon
+    (:func:`own_words`) when they ask to do something with that text other than to judge it
+    (repeat, translate, explain it, what someone wrote:
+    :data:`~orchestrator.classifier.parts.TEXT_TASK`) and no rule that asks for a review
+    (:data:`~orchestrator.classifier.parts.REVIEW_ASK_RULES`) fires in them; None otherwise
+    (tester7 F15). A colon or a quotation mark alone never makes a request a moderation one:
+    "重复这句话：您的订单已退款" asks to repeat it, while "Flag or approve: ..." and
+    "翻译一下，看看违不违规：..." ask to judge it."""
+    words = own_words(text)
+    if words is None or TEXT_TASK.search(words) is None:
+        return None
+    # the request's words only: what it quotes may say "审核" or "removed"
+    if REVIEW_ASK.search(words) or asks_to_moderate(compiled, words, exts, REVIEW_ASK_RULES):
+        return None
+    return words
+
+
+def own_words(text: str) -> str | None:
+    """``text`` with each quotation's contents replaced by ``…``, or else its words up to its
+    first colon (with the colon); None when it quotes nothing and has no colon with text after
+    it."""
+    words, n = _QUOTATION.subn(lambda q: q.group()[0] + "…" + q.group()[-1], text)
+    if n:
+        return words
+    cut = _COLON.search(text)
+    return text[: cut.end()] if cut is not None else None
+
+
+def other_asks(words: str) -> str | None:
+    """The clauses of a request's own words (:func:`own_words`, normalised) that ask for no
+    text task, joined by a space ("帮我查一下快递，另外重复这句话：" -> "帮我查一下快递"); None
+    when every clause asks for one."""
+    norm = fold(words)
+    kept = [norm[a:b] for a, b in clauses(norm) if TEXT_TASK.search(norm[a:b]) is None]
+    return " ".join(kept) if kept else None
+
+
+def material(text: str) -> str:
+    """What ``text`` quotes (the quotations' contents, joined by a space), or else what follows
+    its first colon: the text that :func:`own_words` are about."""
+    quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTATION.finditer(text)]
+    if any(quoted):
+        return " ".join(q for q in quoted if q)
+    cut = _COLON.search(text)
+    return text[cut.end() :].strip() if cut is not None else text
+
+
+def not_reviewed(c: Classification, frame: str) -> Classification:
+    """``c`` (content moderation for a text with a :func:`text_task` framing) as an
+    out-of-scope fallback: nobody asked for a review of what the text quotes (uncalibrated
+    confidence 0.5: no labelled request measures such a decision)."""
+    return c.model_copy(
+        update={
+            "route": FALLBACK,
+            "secondary_routes": (),
+            "fallback_reason": "out_of_scope",
+            "confidence": 0.5,
+            "calibrated": False,
+            "reason": f"the request asks to repeat, translate or explain a text ({frame!r}), "
+            f"not to review it, and what it quotes is no request of a route; the tiers read "
+            f"{c.route}: {c.reason}",
+        }
+    )
+
+
+#: The contents of a quotation (paired marks), as :func:`material` takes them.
+_COLON = re.compile(r"[:：](?=\s*\S)")
+_QUOTATION = re.compile(r'“([^”]*)”|"([^"\n]*)"|「([^」]*)」|『([^』]*)』|«([^»]*)»')

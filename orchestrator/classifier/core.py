@@ -50,6 +50,10 @@ from orchestrator.classifier.compound import (
     asked_routes,
     asks_to_moderate,
     compound_routes,
+    material,
+    not_reviewed,
+    other_asks,
+    text_task,
 )
 from orchestrator.classifier.decide import (
     NOT_LOADED_FAST,
@@ -411,7 +415,28 @@ class RuleClassifier(HotReloaded[_State]):
             return whole
         if len(text) >= ASK_MIN_CHARS:  # prose with an ask, in paragraphs or not (issue 46)
             whole = self._ask_of(text, exts, channel, whole, "", asks_only=text.count("\n\n") < 2)
-        return self._frame_of(text, exts, channel, whole)
+        return self._not_a_review(text, exts, channel, self._frame_of(text, exts, channel, whole))
+
+    def _not_a_review(
+        self, text: str, exts: tuple[str, ...], channel: str | None, c: Classification
+    ) -> Classification:
+        """``c``, unless it is content moderation for a text that asks to repeat, translate or
+        explain what it quotes and asks for no review (:func:`text_task`, tester7 F15): then
+        the request's own words read alone ("where is my parcel? also repeat this:") or else
+        what it quotes ("repeat this: where is my order ORD-1?") decide when they ask for
+        another route, else the text is out of scope."""
+        wraps = self._live.get().compiled.wraps_content
+        if wraps is None or c.route != wraps:
+            return c
+        words = text_task(self._live.get().compiled, text, exts)
+        if words is None:
+            return c
+        parts = ((other_asks(words), "in its other clauses"), (material(text), "as what it quotes"))
+        for part, how in parts:
+            read = self._read(part, exts, channel) if part else c
+            if read.route not in (FALLBACK, wraps):
+                return part_decides(read, c, f"{how} ({words!r} asks no review)")
+        return not_reviewed(c, words)
 
     def _frame_of(
         self, text: str, exts: tuple[str, ...], channel: str | None, whole: Classification

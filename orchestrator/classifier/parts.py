@@ -86,6 +86,41 @@ ASK_LOOK = re.compile(
 MODERATION_ASK_RULES = ("mod.request", "mod.framing", "mod.decisive", "mod.harm", "mod.tweet")
 
 
+#: Moderation rules (id prefixes) that ask for a decision on a text (review it, flag it, may it be
+#: posted): :func:`~orchestrator.classifier.compound.asks_to_moderate` with these tells a text
+#: that asks to *moderate* what it quotes from one that asks to repeat or translate it.
+REVIEW_ASK_RULES = ("mod.request", "mod.framing", "mod.decisive.framing", "mod.decisive.venue")
+
+#: A request to do something with a quoted or colon-introduced text other than to judge it
+#: (tester7 F15): repeat, say, read back, copy, translate, explain it, or look at a plain
+#: sentence or message (帮我看看这句话：... : a customer who asks what a message about their order
+#: means, not whether it may be posted; "check this comment: ..." names a post and stays out).
+#: What someone said or wrote is no such task ("my friend wrote: ..."): it goes by what it
+#: says (a customer's matter reads as customer service already; abuse is a post to judge).
+#: Read on normalised Simplified text (:func:`simplified`, :func:`fold`), in the request's own
+#: words (the quotation's contents left out).
+TEXT_TASK = re.compile(
+    r"(?i:\b(repeat|echo|read (it |this |that )?(back|out|aloud)|copy (it|this|that)\b"
+    r"|say (it|this|that|after|back|exactly|the following)|translat(e|ion)|paraphrase|rephrase"
+    r"|spell (it|this|that|out)|explain|meaning of|what does\b[^:\n]{0,40}\bmean)\b"
+    r"|^\W*(please |pls |just |now |can you |could you )?say\b"
+    r"|\b(look at|check|see)\b[^:\n]{0,12}\b(this|that|the) (sentence|line|message|text|sms"
+    r"|email|e-mail|letter|notice|notification)\b)"
+    r"|重复|复述|照着[说念读写]|跟着[说念读]|跟我[说念读]|说一遍|念一[遍下]|念出来|读一[遍下]|读出来"
+    r"|朗读|翻译|译成|解释|什么意思|啥意思|抄一[遍下]|复制"
+    r"|(看看|看一下|看下|瞧瞧|瞅瞅)[^：:\n]{0,4}(这句话|这段话|这段文字|这句|这条(消息|短信|通知)|这封)"
+)
+
+#: Words that ask for a decision on a text, besides the moderation rules
+#: (:data:`REVIEW_ASK_RULES`): "let it stand or delete it?", "is it rude", 能不能留, 删不删.
+REVIEW_ASK = re.compile(
+    r"(?i:\b(let it (stand|stay|through|go)|stand or|or (delete|remove|keep|ban|block|hide|flag"
+    r"|report)|(delete|remove|hide|flag|report|ban|block) (it|this|that)|take (it|this) down"
+    r"|(ok|okay|fine|allowed|alright|safe) to|allowed|appropriate|acceptable|offensive|rude"
+    r"|abusive|toxic|spam)\b)|[删屏举违审]|合适|妥|能不能[发留用过]|可以[发留]|能[发留]吗"
+)
+
+
 def asks_past_prose(ask: Classification, whole: Classification, wraps: Route | None) -> bool:
     """Whether ``ask`` (the first or last unit of a long text, read alone) may overrule
     ``whole`` though it is not sure: the whole text read as moderation, and the ask decided
