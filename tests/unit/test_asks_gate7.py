@@ -13,6 +13,8 @@ import pytest
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
     _action,
     _find,
+    _say,
+    _writes,
     orch,
     store,
 )
@@ -204,6 +206,12 @@ def test_an_address_with_invisible_or_bidi_characters_is_refused(text: str) -> N
     assert "invisible" in problem, problem
 
 
+def test_read_asks_says_why_an_address_with_a_bidi_control_is_refused() -> None:
+    asks = read_asks(f"Please change the address of {ID} to 12 Oak Rd, Springfield\u202e IL")
+    assert asks.new_address == "" and "invisible" in asks.address_problem, asks
+    assert doubt(f"Please change the address of {ID} to 12 Oak Rd, Springfield\u202e IL")
+
+
 def test_a_plain_address_is_still_read() -> None:
     assert extract_address(f"Change the address of {ID} to 12 Oak Rd, Springfield IL 62701") == (
         "12 Oak Rd, Springfield IL 62701",
@@ -241,3 +249,29 @@ def test_the_policy_refuses_them_too(store, text: str) -> None:  # noqa: F811
     customer, order = _find(store, want="refundable")
     ask = text.replace(ID, order).replace("cancel", "refund").replace("取消", "退款")
     assert denial(_refund(customer, order, ask, 100), store.tools(customer), None) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [PASTED[3], PASTED[12], INJECTED[1], INJECTED[16], HIDDEN[2], RETRACTED[0], RETRACTED[11]],
+)
+async def test_through_the_chat_nothing_is_offered_and_yes_writes_nothing(
+    store,  # noqa: F811
+    orch,  # noqa: F811
+    text: str,
+) -> None:
+    customer, order = _find(store, want="refundable")
+    message = text.replace(ID, order)
+    before = _writes(store)
+    first = await _say(orch, message, customer, thread="g7")
+    assert first.result["status"] != "awaiting_confirmation", first.result["reply"]
+    await _say(orch, "yes" if message.isascii() else "是", customer, thread="g7")
+    assert _writes(store) == before
+
+
+async def test_through_the_chat_a_bidi_address_is_refused_with_why(store, orch) -> None:  # noqa: F811
+    customer, order = _find(store, want="processing")
+    message = f"Please change the address of {order} to 12 Oak Rd\u202e, Springfield IL 62701"
+    first = await _say(orch, message, customer, thread="g7a")
+    assert first.result["status"] != "awaiting_confirmation", first.result["reply"]
+    assert "invisible" in first.result["reply"]["text"], first.result["reply"]

@@ -609,6 +609,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
             declined.append((intent, "quoted"))
     unasked = any(w == "not_asked" for _, w in declined)
     why = doubt(message[:max_chars]) if writes or unasked else None
+    hidden_address = "change_address" in writes and why == "unclear" and hidden(message)
     if why is not None:  # when in doubt, no write: every write mention is set aside, and one
         # in no ask form gets doubt's more telling why ("I don't want my money back": negated)
         declined = [(w, why) for w in writes] + [
@@ -620,6 +621,8 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         address, problem = extract_address(message[:max_chars])
         if problem.startswith("what follows"):  # "change the address to: cancel it instead"
             writes = ["change_address"]
+    if hidden_address:  # refused with why, like an instruction given as the address
+        writes, problem = ["change_address"], HIDDEN_ADDRESS
     return Asks(
         writes=tuple(writes),
         reads=tuple(dict.fromkeys(reads)),
@@ -640,6 +643,10 @@ def _malformed_id(text: str) -> bool:
         not re.fullmatch(r"ORD-\d{6}", m.group(0), re.I) or _GLUED.match(text, m.end())
         for m in _ID_LIKE.finditer(text)
     )
+
+
+#: Why an address with an invisible or direction-changing character (U+200B, U+202E) is refused.
+HIDDEN_ADDRESS = "an address holds no invisible or direction-changing characters; type it again"
 
 
 def extract_address(message: str) -> tuple[str, str]:
@@ -683,7 +690,7 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "an address holds no markup, links or code"
     original = _original(message, norm, start, end).strip()
     if invisible_in(original) or hidden(message):
-        return "", "an address holds no invisible or direction-changing characters; type it again"
+        return "", HIDDEN_ADDRESS
     return original, ""
 
 
