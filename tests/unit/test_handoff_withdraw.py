@@ -177,6 +177,21 @@ async def test_a_withdrawal_after_the_approval_is_told_it_was_approved(
     assert "已经批准" not in chinese.result["reply"]["text"]  # told once, on the next message only
 
 
+async def test_a_withdrawal_whose_run_failed_ends_on_the_next_message(
+    waiting: tuple[Settings, OrderStore, str, str],
+) -> None:
+    """The claim was taken but its process died before the graph ran: the case is not left
+    stuck waiting; the customer's next message ends it as withdrawn."""
+    settings, store, customer, order = waiting
+    assert store.coordination.withdraw_handoff("w", 1, customer, "算了不要退款了")
+    outcome = await _say(settings, customer, "hello?")
+    assert outcome.status == "succeeded" and "will not be made" in outcome.result["reply"]["text"]
+    assert store.handoffs(None)[0]["note"] == "算了不要退款了"  # the words that withdrew it
+    with pytest.raises(HandoffWithdrawnError):
+        await _approve(settings)
+    assert store.tools(customer).refund_count(order) == 0
+
+
 @pytest.mark.parametrize("by", ["", "   "])
 async def test_a_decision_needs_a_decider_name(
     waiting: tuple[Settings, OrderStore, str, str], by: str

@@ -182,6 +182,7 @@ async def waiting_input(
         return _already_decided(snapshot.values or {}, message)
     thread_id, turn = request.thread_id, int(pending.get("turn") or 0)
     customer = str(request.customer_id or "")
+    withdrawal = Command(resume={"withdrawn": True, "text": message, "by": f"customer:{customer}"})
     if withdraws(message, pending.get("action")):
         won = (
             await asyncio.to_thread(
@@ -191,12 +192,14 @@ async def waiting_input(
             else True
         )
         if won:
-            return Command(
-                resume={"withdrawn": True, "text": message, "by": f"customer:{customer}"}
-            )
+            return withdrawal
     if store is not None:
         at = datetime.now(UTC).isoformat(timespec="seconds")
-        await asyncio.to_thread(store.coordination.note_message, thread_id, turn, at, message)
+        status = await asyncio.to_thread(
+            store.coordination.note_message, thread_id, turn, at, message
+        )
+        if status == "withdrawn":  # withdrawn before, but that run failed: it ends now
+            return withdrawal
     return None
 
 

@@ -132,22 +132,24 @@ class Coordination:
             session.commit()
             return True
 
-    def note_message(self, thread_id: str, turn: int, at: str, text: str) -> None:
+    def note_message(self, thread_id: str, turn: int, at: str, text: str) -> str | None:
         """Append a customer's message (sent while the handoff of ``thread_id`` at ``turn``
         waits) to its context's ``customer_messages`` (``[{"at", "text"}]``, the newest
-        :data:`MAX_NOTED`), where the person deciding sees it. Turns of one thread run one at
-        a time (the turn lease), so this read-modify-write has no concurrent writer."""
+        :data:`MAX_NOTED`), where the person deciding sees it; returns the handoff's status
+        (None: no such handoff). Turns of one thread run one at a time (the turn lease), so
+        this read-modify-write has no concurrent writer."""
         with self.sessions() as session:
             row = session.scalar(
                 select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
             )
             if row is None or row.status != "waiting":
-                return
+                return row.status if row is not None else None
             context = json.loads(row.context)
             noted = [*(context.get("customer_messages") or []), {"at": at, "text": text[:1000]}]
             context["customer_messages"] = noted[-MAX_NOTED:]
             row.context = json.dumps(context, ensure_ascii=False, default=str)
             session.commit()
+            return "waiting"
 
     def _decided(self, session: Session, thread_id: str, turn: int) -> HandoffDecidedError:
         handoff = session.scalar(
