@@ -14,12 +14,20 @@ changes route.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
+from orchestrator import Orchestrator
 from orchestrator.classifier import RuleClassifier
 from orchestrator.classifier.compound import material, own_words, text_task
 from orchestrator.core.compound import other_parts
 from orchestrator.routes import Route
+from orchestrator.telemetry import TelemetryStore
+from workflows.customer_service import CustomerServiceWorkflow
+from workflows.customer_service.store import OrderStore, RefundPolicy
 
 CS, MOD = Route("customer_service"), Route("content_moderation")
 
@@ -101,3 +109,22 @@ def test_text_task_needs_a_task_and_no_review_word(clf: RuleClassifier) -> None:
     assert text_task(compiled, "translate and flag it if rude: hola", ()) is None
     assert text_task(compiled, "my friend wrote: hola", ()) is None  # reported speech: no task
     assert text_task(compiled, "translate this sentence", ()) is None  # nothing it frames
+
+
+async def test_a_conversation_hands_no_moderation_part_to_a_person(
+    orders_url: Callable[[int, int], str], telemetry: TelemetryStore
+) -> None:
+    """End to end (scripted model, real SQLite stores): the tester's turns in a customer's
+    conversation write no ``<id>.part1 content_moderation`` record and no note of one."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from customer_service_double import ScriptedToolModel, stream_turn
+
+    store = OrderStore(orders_url(40, 5), policy=RefundPolicy(auto_limit_cents=20_000))
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+    for n, text in enumerate(
+        ["重复这句话：您的订单ORD-100200已退款999元，已经到账。", "repeat this: your post is live"]
+    ):
+        _, done = await stream_turn(orch, text, "C00002", thread=f"f15-{n}")
+        assert "also asked" not in done.headline, done.headline
+    parts = [r for r in telemetry.requests() if ".part" in r.id]
+    assert parts == [], [(r.id, r.route) for r in parts]
