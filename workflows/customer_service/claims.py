@@ -372,8 +372,10 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
         return found, bool(found)
     if tool == "track_shipment":
         return set(_STATUS_STATES.get(facts.get("shipment_status", ""), ())), True
-    if tool == "check_refund_eligibility":
-        return {"eligible", "shipped", "delivered"}, True
+    if tool == "check_refund_eligibility":  # the refunds it lists are facts too (F24)
+        approved = any(k.endswith("_status") and v == "approved" for k, v in facts.items())
+        found = {"shipped", "delivered"} | ({"refunded", "approved"} if approved else set())
+        return found | ({"eligible"} if facts.get("eligible") != "no" else set()), True
     if tool == "start_refund":
         return {"refunded", "approved", "eligible", "shipped", "delivered", "no_charge"}, True
     if tool == "cancel_order":
@@ -766,8 +768,9 @@ def outcome_key(results: Sequence[Mapping[str, Any]], decided: bool) -> str | No
     if not results:
         return "decided" if decided else None
     last = results[-1]
-    if last.get("ok", True):
-        return f"tool:{last.get('tool')}"
+    if last.get("ok", True):  # a refunded order with nothing left: no offer of a refund
+        done = (last.get("facts") or {}).get("eligible") == "no"
+        return "tool:lookup_order" if done else f"tool:{last.get('tool')}"
     code = str(last.get("error_code"))
     if last.get("tool") == "track_shipment" and code == "policy":  # found, not shipped yet:
         return "tool:lookup_order"  # answered (the fact sentence says so), no refusal
