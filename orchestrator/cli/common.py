@@ -45,6 +45,15 @@ if TYPE_CHECKING:  # the serving package (and what it imports) loads when a serv
     from serving.launcher import ServerSupervisor, VLLMServer
 
 
+#: Terminal escape sequences (CSI: clear screen, colours; OSC: titles, OSC-8 links) whole,
+#: then any other C0 or C1 control character but tab and newline (BEL, carriage return).
+#: Rich writes its own styling after this is removed.
+CONTROL = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|"
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
 class OutputConsole(Console):
     """A rich console whose closed pipe (``orchestrator skew | head -1``) is an error the
     console script reports in one line (:func:`uncaught_exit`, exit 2), where rich's own
@@ -56,7 +65,10 @@ class OutputConsole(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), self._stream_name())
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """:meth:`rich.console.Console.print`; a failed write (a full disk) names the stream."""
+        """:meth:`rich.console.Console.print` of ``objects``, their text without control
+        characters (:data:`CONTROL`: a customer's text could clear the reader's screen or
+        plant a terminal hyperlink); a failed write (a full disk) names the stream."""
+        objects = tuple(CONTROL.sub("", o) if isinstance(o, str) else o for o in objects)
         try:
             super().print(*objects, **kwargs)
         except OSError as exc:

@@ -65,6 +65,26 @@ def test_handoff_list_shows_waiting_cases_with_context(tmp_path: Path) -> None:
     assert row["context"]["action"] == {"tool": "start_refund"} and row["turn"] == 2
 
 
+@pytest.mark.parametrize(
+    ("planted", "shown"),
+    [
+        ("\x1b[2J\x1b[31mred\x1b[0m", "red"),  # clear the screen, colours
+        ("\x1b]8;;http://evil.example\x07click\x1b]8;;\x07", "click"),  # an OSC-8 hyperlink
+        ("approved\rAPPROVE NOW", "approvedAPPROVE NOW"),  # a return that overwrites the line
+        ("bell\x07\x9b31mred", "bellred"),  # BEL and the C1 CSI
+    ],
+)
+def test_handoff_list_prints_no_control_characters(
+    tmp_path: Path, planted: str, shown: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'cs.db'}"
+    OrderStore(url).record_handoff("t9", 2, "C00001", "refund", {"message": f"refund {planted}"})
+    result = CliRunner().invoke(app, ["handoff", "list", "--database-url", url])
+    assert result.exit_code == 0, result.output
+    assert f"message: refund {shown}\n" in result.output
+    assert not any((ord(c) < 32 and c != "\n") or 0x7F <= ord(c) <= 0x9F for c in result.output)
+
+
 def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     runner = CliRunner()
     url = f"sqlite:///{tmp_path / 'cs.db'}"
