@@ -138,6 +138,8 @@ GENUINE = [
     f"Please change the address of {ID} to 12 Main St #4, Springfield IL 62701",
     f"Refund {ID}: it arrived late and damaged",
     f"订单号：{ID}\n请帮我退款，质量有问题",
+    f"帮我退款{ID}～～～谢谢",  # decorative tildes are no code fence
+    f"please refund {ID} ~~~ thanks a lot",
 ]
 #: Order ids with junk glued on: never trimmed to a valid id.
 GLUED = [

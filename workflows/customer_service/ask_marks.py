@@ -44,7 +44,9 @@ _ROLE_ZH = r"系统|管理员|助手|内部|后台|开发者|指令|操作员"
 #: formats: the marker and the rest of its line are set aside.
 _INSTRUCTION = re.compile(
     # forget / ignore what came before
-    r"\b(?:ignore|disregard|forget|override|bypass|discard|erase|reset|clear)\s+"
+    r"\b(?:reset|clear|wipe)\s+(?:your|the (?:assistant|bot|system)'?s?)\s+(?:\w+\s+)?"
+    r"(?:rules|instructions|prompts?|memory|settings|context|programming|guidelines)\b|"
+    r"\b(?:ignore|disregard|forget|override|bypass|discard|erase)\s+"
     r"(?:(?:all|any|everything|anything|of|the|your|my|these|those|this|that|what|you|were|"
     r"told|been|said|was|written|stuff|text|content)\s+){0,4}"
     r"(?:above|before|previous|prior|preceding|earlier|foregoing|setup|settings?|context|"
@@ -100,11 +102,12 @@ _ROLE_LABEL = re.compile(
 #: :func:`~workflows.customer_service.asks.normalise` turned backticks into quotes), an HTML
 #: element, a heading line.
 _FORMATTED = re.compile(
-    r"(?:```|'''|~~~).*?(?:```|'''|~~~|\Z)|"
+    r"^[ \t]*(?:```|'''|~~~)[^\n]*\n.*?(?:^[ \t]*(?:```|'''|~~~)|\Z)|"
+    r"(?:```|''')[^\n]+?(?:```|''')|"
     r"<(blockquote|q|pre|code|cite|quote|samp|kbd|tt)\b[^>]*>"
     r".*?(?:</\1\s*>|\Z)|"
     r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*$|^[^\n]+\n[ \t]*={3,}[ \t]*$|<!--.*?(?:-->|\Z)|"
-    r"^[ \t]*[=*~_<>-]{3,}[^\n]*?[=*~_<>-]{3,}[ \t]*$.*\Z",
+    r"^[ \t]*[=*_<>-]{3,}[^\n]*?[=*_<>-]{3,}[ \t]*$.*\Z",
     re.I | re.M | re.S,
 )
 #: Words of a wrapper or attribution that marks pasted text.
