@@ -251,6 +251,10 @@ _ID_LIKE = re.compile(r"(?<![A-Za-z0-9])ORD[-\s_]?\d+", re.I)
 #: What glued onto an order id makes it another string: a letter or digit, or a mark and a
 #: digit (``.5``, ``#2``, ``-2``), or ``-``/``#`` and a letter (not ``-ORD-…``: two ids).
 _GLUED = re.compile(r"[A-Za-z0-9_\u00c0-\u024f]|[.#\-/:+](?=\d)|[#\-](?!-?ord)(?=[A-Za-z])", re.I)
+#: What a customer's own plain answer does not hold: a quoted line (``> yes``, ``| yes``), the
+#: word cited in quotes or brackets (``"yes"``, ``[yes]``, ``<yes>``), or an answer trailing
+#: off (``ok...``, ``是…``: hesitation, not a decision).
+_NOT_PLAIN = re.compile(r"^\s*(?:[>|]|&gt;)|[\"“”「」『』\[\]<>＜＞]|\.{2,}|…|。。")
 _YES = re.compile(
     r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
     r"please do|yes please|yes do it|yes go ahead|correct|that'?s right|是|是的|确认|确定|好的|好|"
@@ -728,10 +732,12 @@ def is_yes(answer: str) -> bool:
     Example:
         >>> is_yes("Yes please!"), is_yes("好的"), is_yes("yes, but refund the other one")
         (True, True, False)
-        >>> is_yes("yes?"), is_yes("係呀")
-        (False, True)
+        >>> is_yes("yes?"), is_yes("係呀"), is_yes("> yes"), is_yes("ok...")
+        (False, True, False, False)
     """
     if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
+        return False
+    if _NOT_PLAIN.search(answer):  # "> yes" quoted, '"yes"' cited, "ok..." trailing off
         return False
     text = normalise(answer).lower()
     text = re.sub(r"\bplease\b|请", " ", text)
