@@ -51,6 +51,7 @@ READ = [  # (message, cents, a currency it fits)
     ("ORD-100231 退两千零五十元", 205000, "CNY"),
     ("ORD-100231 帮我退款twelve dollars", 1200, "USD"),  # English glued to Chinese
     ("ORD-100231 退款a buck", 100, "USD"),
+    ("ORD-100231 退30元，谢谢", 3000, "CNY"),  # a full-width comma is no decimal separator
 ]
 ASK_BACK = [  # an amount written that cannot be read with certainty
     "refund EUR 2.500,75 of ORD-100231",
@@ -109,6 +110,7 @@ WHOLE = [
     "ORD-100231 帮我退一下款",
     "ORD-100231 11月3号买的，退款",
     "訂單 ORD-100231 全部退款",
+    "refund ORD-100231, it broke halfway through the first use",
 ]
 
 

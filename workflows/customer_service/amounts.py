@@ -97,7 +97,7 @@ _UNSURE_BEFORE = re.compile(
     r"half|quarter|between|some|few|couple)\s+|大概|大约|约|差不多|至少|最多|不到|超过|将近|或|一半)$"
 )
 _UNSURE_AFTER = re.compile(
-    r"^(?:[a-z0-9-]|\s?[.,]\S|[\s.,:;/]*\S*\d|\s*(?:[-–~]|to|or|至|到|或)\s*[\d$¥€£零一二两三四五六七八九十]|"
+    r"^(?:[a-z0-9-]|\s?[.,][^\s\u3400-\u9fff]|[\s.,:;/]*\S*\d|\s*(?:[-–~]|to|or|至|到|或)\s*[\d$¥€£零一二两三四五六七八九十]|"
     r"\s*-?(?:ish|or so|or more|or less|each|apiece|per|a piece|max|min)\b|"
     rf"\s+(?:and\s+)?(?:{_WORDS}\b|\d)|\s*(?:左右|上下|以上|以下|以内|多|几|余|来|每))"
 )
@@ -115,7 +115,7 @@ _PART = re.compile(
     r"one item|the (?:broken|damaged|missing|wrong|faulty) (?:one|item|part|piece)|"
     r"(?:shipping|delivery) (?:fees?|costs?|charges?)|postage|the difference|price difference|"
     r"the tax(?:es)?|(?:refund|reimburse)\w*\s+(?:me\s+)?(?:\d|[.,]\d|-\d|"
-    rf"(?!an?\b){_WORDS}\b)|\d+\s?%|per ?cent)|"
+    rf"(?!an?\b){_WORDS}\b)|\d+\s?%|per ?cent)(?![a-z])|"
     r"一半|部分|其中|一件|运费|邮费|差价|税费|只退|退一点|退款?\s?[-−]?(?:\d|负|"
     r"[零〇一二两三四五六七八九]?[十百千万]|[零〇一二两三四五六七八九]{2})|"
     r"\d+\s?%|百分之",
