@@ -125,7 +125,7 @@ _HINTED = ("not_asked", "conditional", "question")
 #: A question about where an existing refund or order is: no hint to ask for another.
 _WHERE_IS = re.compile(
     r"\b(?:where(?:'s| is| are)|when (?:will|does|do|did|is|can)|status|how long|track\w*|"
-    r"still waiting)\b|到哪|什么时候|进度|到账|状态|多久|还没",
+    r"still waiting)\b|到哪|什么时候|进度|到账|状态|多久|还没|什麼時候|進度|到帳|狀態|還沒",
     re.I,
 )
 
