@@ -123,9 +123,10 @@ async def _chat(
 _PERSON = {
     ("handoff", "en"): "Your message was handed to a person: a colleague will reply here.",
     ("handoff", "zh"): "您的消息已转交同事处理，同事会在这里回复您。",
-    ("waiting", "en"): "This conversation waits for a person: a colleague will reply here; "
-    "nothing else was done.",
-    ("waiting", "zh"): "这段对话正在等待同事处理，同事会在这里回复您；没有做其他操作。",
+    ("waiting", "en"): "This conversation waits for a person: your message was added for them "
+    "and a colleague will reply here; nothing else was done. To withdraw your request, say so.",
+    ("waiting", "zh"): "这段对话正在等待同事处理，您的消息已转给同事，同事会在这里回复您；"
+    "没有做其他操作。如要撤回申请，直接在这里说即可。",
 }
 
 

@@ -324,8 +324,8 @@ def bad_input(exc: ValidationError | ValueError, what: str) -> RefusedError:
 #: What a customer reads for a turn's status (the framework's own headline may name commands,
 #: paths or thread ids meant for the team).
 CUSTOMER_STATUS = {
-    "needs_human": "A person from our team is looking at this conversation; their decision "
-    "will appear here.",
+    "needs_human": "A person from our team is looking at this conversation and sees your "
+    "messages here; their decision will appear here.",
     "failed": "Sorry, this request could not be completed. Please try again in a moment.",
     "rejected": "Sorry, this request could not be handled here.",
 }
