@@ -112,3 +112,24 @@ def test_an_address_with_markup_links_or_code_is_refused(message: str) -> None:
 def test_an_address_with_ordinary_symbols_is_kept(message: str, kept: str) -> None:
     asks = read_asks(message)
     assert kept in asks.new_address and asks.address_problem == "", asks
+
+
+NEXT_SENTENCE = [
+    ("to 4 Mill Lane, Leeds LS1 4AB. Call me before delivery", "4 Mill Lane, Leeds LS1 4AB"),
+    ("to 9 Elm Road, Leeds LS2 7AA. My phone is 0113 496 0000", "9 Elm Road, Leeds LS2 7AA"),
+    ("to 77 Rue Lepic, 75018 Paris. Leave it with the concierge", "77 Rue Lepic, 75018 Paris"),
+    ("to 3 Harbour View, Cork T12 X5R2. Ring twice", "3 Harbour View, Cork T12 X5R2"),
+    ("to 500 Oak Ave, Austin, TX 78701. It is my new office", "500 Oak Ave, Austin, TX 78701"),
+    (
+        "to Apt. 4, 12 Main St. Springfield, IL 62701. Gate code 1234",
+        "Apt. 4, 12 Main St. Springfield, IL 62701",
+    ),
+    ("to 10 Downing St. London SW1A 2AA", "10 Downing St. London SW1A 2AA"),
+    ("to P.O. Box 12, Springfield, IL 62701", "P.O. Box 12, Springfield, IL 62701"),
+]
+
+
+@pytest.mark.parametrize(("tail", "address"), NEXT_SENTENCE)
+def test_the_address_ends_where_its_sentence_ends(tail: str, address: str) -> None:
+    asks = read_asks(f"Please change the address of ORD-102091 {tail}")
+    assert (asks.new_address, asks.address_problem) == (address, "")

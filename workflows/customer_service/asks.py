@@ -57,10 +57,12 @@ from orchestrator.classifier.negation import clauses, negated_scopes
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
 from workflows.customer_service.ask_marks import (
+    HIDDEN_ADDRESS,
     TAKEN_BACK,
     fold_lookalikes,
     hidden,
     invisible_in,
+    malformed_id,
     pasted_spans,
 )
 
@@ -242,15 +244,21 @@ _ADDRESS_SHAPE = re.compile(
     re.I,
 )
 #: Where the sentence that holds an address ends (not at "St." or "Apt. 4").
+#: Abbreviations a period may follow inside an address ("12 Main St. Springfield", "Apt. 4").
+_ADDRESS_ABBREVIATIONS = (
+    "st", "ave", "av", "rd", "apt", "no", "nr", "dr", "blvd", "ln", "mt", "ft", "ste", "fl",
+    "bldg", "ct", "pl", "sq", "hwy", "pkwy", "co", "jr", "sr", "rte", "cres", "mr", "mrs", "ms",
+    "dept", "po", "bp", "str",
+)  # fmt: skip
+#: Where the sentence that holds the address ends: a line break, a sentence mark, or a period
+#: and a word after it (the next sentence: "… LS1 4AB. Call me before delivery"), unless the
+#: period ends an address abbreviation or an initial.
 _SENTENCE_END = re.compile(
-    r"\n|[。!！?？;；]|\.\s+(?=(?:thanks|thank|please|and|i|it|that|this|also|but|can|could|"
-    r"let|ok)\b)",
+    r"\n|[。!！?？;；]|"
+    + "".join(rf"(?<!\b{a})" for a in _ADDRESS_ABBREVIATIONS)
+    + r"(?<!\b[a-z])\.\s+(?=[^\W\d_])",
     re.I,
 )
-_ID_LIKE = re.compile(r"(?<![A-Za-z0-9])ORD[-\s_]?\d+", re.I)
-#: What glued onto an order id makes it another string: a letter or digit, or a mark and a
-#: digit (``.5``, ``#2``, ``-2``), or ``-``/``#`` and a letter (not ``-ORD-…``: two ids).
-_GLUED = re.compile(r"[A-Za-z0-9_\u00c0-\u024f]|[.#\-/:+](?=\d)|[#\-](?!-?ord)(?=[A-Za-z])", re.I)
 #: What a customer's own plain answer does not hold: a quoted line (``> yes``, ``| yes``), the
 #: word cited in quotes or brackets (``"yes"``, ``[yes]``, ``<yes>``), or an answer trailing
 #: off (``ok...``, ``是…``: hesitation, not a decision).
@@ -635,22 +643,8 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         new_address=address,
         address_problem=problem,
         pasted=own != text,
-        malformed_id=_malformed_id(text),
+        malformed_id=malformed_id(text),
     )
-
-
-def _malformed_id(text: str) -> bool:
-    """Whether something in ``text`` looks like an order id but is not one: the wrong number
-    of digits (``ORD-12``), or more glued on (``ORD-100200b``, ``ORD-100200_2``,
-    ``ORD-100200.5``, ``ORD-100200ORD-100201``), never trimmed to the valid id before it."""
-    return any(
-        not re.fullmatch(r"ORD-\d{6}", m.group(0), re.I) or _GLUED.match(text, m.end())
-        for m in _ID_LIKE.finditer(text)
-    )
-
-
-#: Why an address with an invisible or direction-changing character (U+200B, U+202E) is refused.
-HIDDEN_ADDRESS = "an address holds no invisible or direction-changing characters; type it again"
 
 
 def extract_address(message: str) -> tuple[str, str]:
