@@ -124,16 +124,21 @@ def compound_routes(
 def _text_task_clause(norm: str, a: int, b: int, signals: list[Signal]) -> bool:
     """Whether the clause ``norm[a:b]`` asks to repeat, translate or explain the text after its
     colon or quotation mark (:data:`~orchestrator.classifier.parts.TEXT_TASK` in the words
-    before it) and no rule that asks for a review fires in it (tester7 F15): "also repeat this
-    sentence: your post is live" asks for no moderation."""
+    before it) and nothing outside that text asks for a review (tester7 F15): "also repeat
+    this sentence: your post is live" asks for no moderation, nor does "tell me what this
+    means: 'your comment violates our policy'"."""
     post = _POST.search(norm, a, b)
     if post is None or TEXT_TASK.search(norm[a : post.start()]) is None:
         return False
-    if REVIEW_ASK.search(norm, a, post.start()):
+    own = norm[a : post.start()]
+    quoted = _QUOTATION.match(norm, post.start(), b)
+    after = quoted.end() if quoted is not None else b  # a colon's text runs to the clause end
+    own += " " + norm[after:b]
+    if REVIEW_ASK.search(own):
         return False
     return not any(
         s.span is not None
-        and a <= s.span[0] < b
+        and (a <= s.span[0] < post.start() or after <= s.span[0] < b)
         and not s.negated
         and s.rule_id.startswith(REVIEW_ASK_RULES)
         for s in signals
@@ -272,11 +277,11 @@ def text_task(compiled: CompiledRules, text: str, exts: tuple[str, ...]) -> str 
 def own_words(text: str) -> str | None:
     """``text`` with each quotation's contents replaced by ``…``, or else its words up to its
     first colon (with the colon); None when it quotes nothing and has no colon with text after
-    it."""
+    it within the first :data:`_OWN_MAX_CHARS` characters (a story's colon frames nothing)."""
     words, n = _QUOTATION.subn(lambda q: q.group()[0] + "…" + q.group()[-1], text)
     if n:
         return words
-    cut = _COLON.search(text)
+    cut = _COLON.search(text, 0, _OWN_MAX_CHARS)
     return text[: cut.end()] if cut is not None else None
 
 
@@ -318,5 +323,7 @@ def not_reviewed(c: Classification, frame: str) -> Classification:
 
 
 #: The contents of a quotation (paired marks), as :func:`material` takes them.
+#: Longest run of a request's own words before the colon that introduces the text they ask about.
+_OWN_MAX_CHARS = 80
 _COLON = re.compile(r"[:：](?=\s*\S)")
 _QUOTATION = re.compile(r'“([^”]*)”|"([^"\n]*)"|「([^」]*)」|『([^』]*)』|«([^»]*)»')

@@ -102,12 +102,15 @@ REVIEW_ASK_RULES = ("mod.request", "mod.framing", "mod.decisive.framing", "mod.d
 TEXT_TASK = re.compile(
     r"(?i:\b(repeat|echo|read (it |this |that )?(back|out|aloud)|copy (it|this|that)\b"
     r"|say (it|this|that|after|back|exactly|the following)|translat(e|ion)|paraphrase|rephrase"
-    r"|spell (it|this|that|out)|explain|meaning of|what does\b[^:\n]{0,40}\bmean)\b"
+    r"|spell (it|this|that|out)|explain|meaning of|what does\b[^:\n]{0,40}\bmean"
+    r"|what (this|that|it) means|(type|write) (it|this|that) (out|up|down|back)"
+    r"|quote (it|this|that) back)\b"
     r"|^\W*(please |pls |just |now |can you |could you )?say\b"
     r"|\b(look at|check|see)\b[^:\n]{0,12}\b(this|that|the) (sentence|line|message|text|sms"
     r"|email|e-mail|letter|notice|notification)\b)"
     r"|重复|复述|照着[说念读写]|跟着[说念读]|跟我[说念读]|说一遍|念一[遍下]|念出来|读一[遍下]|读出来"
     r"|朗读|翻译|译成|解释|什么意思|啥意思|抄一[遍下]|复制"
+    r"|(英文|英语|中文|日语|日文|韩语|粤语|法语|德语|普通话)[里中]?怎么(说|讲|写|念|读)"
     r"|(看看|看一下|看下|瞧瞧|瞅瞅)[^：:\n]{0,4}(这句话|这段话|这段文字|这句|这条(消息|短信|通知)|这封)"
 )
 

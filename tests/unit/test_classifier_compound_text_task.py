@@ -48,6 +48,11 @@ TEXT_TASKS = [
     'Translate to Chinese: "please delete my post"',
     'What does this mean: "your comment was removed"',
     'Can you explain this message: "post pending review"',
+    "Type this out for me: the post was deleted",
+    'quote this back: "great comment"',
+    "用英文怎么说：这条评论很好",
+    "复述一下：您的评论已通过审核",
+    "請將以下句子翻譯成英文：「這則留言已被刪除」",
 ]
 
 #: A request of another route plus a text task: that route only, no moderation part.
@@ -55,6 +60,7 @@ WITH_A_TEXT_TASK = [
     "where is my parcel? also repeat this sentence: your post is live",
     "帮我查一下快递，另外重复这句话：这条评论很好",
     'Refund ORD-100200, and also translate this: "comment approved"',
+    'cancel my order, and tell me what this means: "your comment violates our policy"',
 ]
 
 #: Asks to judge the text (alone, or besides another request): moderation stays.
@@ -71,6 +77,8 @@ REVIEWS = [
     ("where is my parcel? also please moderate this post: you are all idiots", {CS, MOD}),
     ("我的快递到哪了？此外这条留言可以公开吗：服务太差", {CS, MOD}),
     ("帮我取消订单，再看看这条评论能不能发：味道不错", {CS, MOD}),
+    ('my friend wrote: "you are all idiots" - should I report it?', {MOD}),
+    ("他说：“这个帖子太烂了”，你们能删掉吗？", {MOD}),
 ]
 
 
