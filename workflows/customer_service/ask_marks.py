@@ -307,3 +307,27 @@ def fold_lookalikes(text: str) -> str:
         return text
     text = "".join(ch for ch in text if not _invisible(ch))
     return _WORD.sub(_fold_word, text)
+
+
+#: Something written as an order id (``ORD-…`` and digits, ``ORD 12``, ``ORD_12``).
+_ID_LIKE = re.compile(r"(?<![A-Za-z0-9])ORD[-\s_]?\d+", re.I)
+#: What glued onto an order id makes it another string: a letter or digit, or a mark and a
+#: digit (``.5``, ``#2``, ``-2``), or ``-``/``#`` and a letter (not ``-ORD-…``: two ids).
+_GLUED = re.compile(r"[A-Za-z0-9_\u00c0-\u024f]|[.#\-/:+](?=\d)|[#\-](?!-?ord)(?=[A-Za-z])", re.I)
+#: Why an address with an invisible or direction-changing character (U+200B, U+202E) is refused.
+HIDDEN_ADDRESS = "an address holds no invisible or direction-changing characters; type it again"
+
+
+def malformed_id(text: str) -> bool:
+    """Whether something in ``text`` (normalised) looks like an order id but is not one: the
+    wrong number of digits (``ORD-12``), or more glued on (``ORD-100200b``, ``ORD-100200_2``,
+    ``ORD-100200.5``, ``ORD-100200ORD-100201``), never trimmed to the valid id before it.
+
+    Example:
+        >>> malformed_id("refund ORD-100200b"), malformed_id("ORD-100200 and ORD-100201")
+        (True, False)
+    """
+    return any(
+        not re.fullmatch(r"ORD-\d{6}", m.group(0), re.I) or _GLUED.match(text, m.end())
+        for m in _ID_LIKE.finditer(text)
+    )

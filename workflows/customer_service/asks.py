@@ -243,7 +243,6 @@ _ADDRESS_SHAPE = re.compile(
     r"suite|unit|floor|place|pl|square|sq|highway|hwy|box)\b|[路街号区市省道巷弄村镇县楼室栋]",
     re.I,
 )
-#: Where the sentence that holds an address ends (not at "St." or "Apt. 4").
 #: Abbreviations a period may follow inside an address ("12 Main St. Springfield", "Apt. 4").
 _ADDRESS_ABBREVIATIONS = (
     "st", "ave", "av", "rd", "apt", "no", "nr", "dr", "blvd", "ln", "mt", "ft", "ste", "fl",
