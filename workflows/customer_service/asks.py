@@ -243,10 +243,19 @@ _ADDRESS_SHAPE = re.compile(
     r"suite|unit|floor|place|pl|square|sq|highway|hwy|box)\b|[路街号区市省道巷弄村镇县楼室栋]",
     re.I,
 )
-#: Where the sentence that holds an address ends (not at "St." or "Apt. 4").
+#: Abbreviations a period may follow inside an address ("12 Main St. Springfield", "Apt. 4").
+_ADDRESS_ABBREVIATIONS = (
+    "st", "ave", "av", "rd", "apt", "no", "nr", "dr", "blvd", "ln", "mt", "ft", "ste", "fl",
+    "bldg", "ct", "pl", "sq", "hwy", "pkwy", "co", "jr", "sr", "rte", "cres", "mr", "mrs", "ms",
+    "dept", "po", "bp", "str",
+)  # fmt: skip
+#: Where the sentence that holds the address ends: a line break, a sentence mark, or a period
+#: and a word after it (the next sentence: "… LS1 4AB. Call me before delivery"), unless the
+#: period ends an address abbreviation or an initial.
 _SENTENCE_END = re.compile(
-    r"\n|[。!！?？;；]|\.\s+(?=(?:thanks|thank|please|and|i|it|that|this|also|but|can|could|"
-    r"let|ok)\b)",
+    r"\n|[。!！?？;；]|"
+    + "".join(rf"(?<!\b{a})" for a in _ADDRESS_ABBREVIATIONS)
+    + r"(?<!\b[a-z])\.\s+(?=[^\W\d_])",
     re.I,
 )
 #: What a customer's own plain answer does not hold: a quoted line (``> yes``, ``| yes``), the
