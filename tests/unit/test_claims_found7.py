@@ -233,3 +233,36 @@ async def test_a_found_order_is_never_doubted_in_the_reply(
     ):
         assert doubt not in reply, reply
     assert any(e.kind == "sentence_dropped" for e in events)
+
+
+# --- a verbless fragment (F12: "Your order ORD-… on your account.") --------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        f"Your order {ORDER} on your account.",
+        f"The order {ORDER} for you today.",
+        "Your parcel with UPS at your door.",
+        "Your new address in the system.",
+    ],
+)
+def test_a_verbless_fragment_is_dropped(sentence: str) -> None:
+    for results in ([LOOKED], [MOVED], [REFUNDED]):
+        reason = check_sentence(sentence, TurnFacts.of(results), "en")
+        assert reason is not None and reason.startswith(("broken", "figure", "unbacked")), reason
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Sorry for the trouble.",
+        "Thanks again for your patience.",
+        "Happy to help with anything else.",
+        f"Your order {ORDER} is shipped.",
+        "Good luck with your new keyboard.",
+        "Thank you.",
+    ],
+)
+def test_a_whole_sentence_without_much_of_a_verb_stays(sentence: str) -> None:
+    assert check_sentence(sentence, TurnFacts.of([LOOKED]), "en") is None

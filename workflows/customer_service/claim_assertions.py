@@ -332,3 +332,41 @@ def unbacked_assertion(
         if marker:
             return marker
     return None
+
+
+#: A verb of a whole English sentence (a finite or common verb, -ed, -ing, a contraction).
+_EN_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|am|has|have|had|do|does|did|will|would|can|could|"
+    r"should|may|might|must|shall|let|please|thank|thanks|hope|need|want|like|know|see|help|"
+    r"check|send|reply|contact|follow|ask|tell|use|keep|feel|get|make|take|go|come|look|find|"
+    r"ships?|arrives?|try|wait|enjoy|apologi[sz]e|understand|appreciate|note|continue|share|"
+    r"provide|confirm|cancel|refund|change|update|track|shows?|give|stay|remains?|happens?|"
+    r"means?|costs?|says?|read|write|sign|log|reach|call|email|visit)\b|"
+    r"\w(?:ed|ing|n't|'s|'re|'m|'ll|'ve|'d)\b",
+    re.I,
+)
+#: Verbless openings that make a whole sentence ("Sorry for the trouble.", "Thanks again.").
+_EN_VERBLESS_OK = re.compile(
+    r"^\W*(?:sorry|thank|thanks|happy|glad|welcome|no problem|of course|certainly|absolutely|"
+    r"sure|great|understood|apologies|my apologies|hello|hi|dear|good|best|kind regards|"
+    r"with pleasure|all set|done|noted|okay|ok)\b",
+    re.I,
+)
+
+
+#: A noun phrase opening a sentence (an imperative opens with its verb: "Expect it…").
+_EN_NOUN_START = re.compile(
+    r"^\W*(?:your|the|a|an|this|that|these|those|our|my|its|order|refund)\b", re.I
+)
+
+
+def verbless(sentence: str) -> bool:
+    """An English sentence of four words or more that opens with a noun phrase and has no verb
+    ("Your order ORD-102013 on your account."): a fragment."""
+    words = re.findall(r"[A-Za-z']+", sentence)
+    return (
+        len(words) >= 4
+        and bool(_EN_NOUN_START.search(sentence))
+        and not _EN_VERB.search(sentence)
+        and not _EN_VERBLESS_OK.search(sentence)
+    )

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.textnorm import to_simplified
-from workflows.customer_service.claim_assertions import unbacked_assertion
+from workflows.customer_service.claim_assertions import unbacked_assertion, verbless
 from workflows.customer_service.claim_orders import ORDER_ID, add_orders, asked_or_doubted
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 from workflows.customer_service.language import Lang
@@ -520,6 +520,8 @@ def _form_reason(sentence: str, lang: Lang) -> str | None:
         return "broken: a fragment (starts with punctuation)"
     if sentence[-1] not in _END:
         return "broken: an unfinished sentence"
+    if lang == "en" and verbless(sentence):  # "Your order ORD-102013 on your account."
+        return "broken: a fragment (no verb)"
     return None
 
 
