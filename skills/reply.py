@@ -275,7 +275,50 @@ def _zh_states(facts: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+#: An eligibility read's refunds (``refund_N_*`` facts) and what is left, in words:
+#: "where is my refund?" is answered with the store's refunds, never as a refusal (F24).
+_REFUNDS_EN = {
+    "refund": "Refund {id} of {amount} for order {order_id} is {status} (recorded on {on}).",
+    "none": "No refund has been made on order {order_id} yet.",
+    "left": "Order {order_id} can still be refunded up to {refundable}.",
+    "full": "Order {order_id} is refunded in full ({refunded} in all).",
+    "no_more": "No further refund can be made on order {order_id}: {reason}.",
+}
+_REFUNDS_ZH = {
+    "refund": "订单 {order_id} 的退款 {id}（{amount}）状态：{status}（记录日期 {on}）。",
+    "none": "订单 {order_id} 目前没有退款记录。",
+    "left": "订单 {order_id} 还可退款，最多 {refundable}。",
+    "full": "订单 {order_id} 已全额退款（共 {refunded}）。",
+    "no_more": "订单 {order_id} 不能再退款：{reason}。",
+}
+
+
+def _refund_sentences(facts: Mapping[str, str], zh: bool) -> str:
+    """An ok ``check_refund_eligibility`` result in words: each refund the order has (id,
+    amount, status, date) or that it has none, then how much is left or why nothing more
+    can be refunded."""
+    table = _REFUNDS_ZH if zh else _REFUNDS_EN
+    count = int(facts.get("refund_count") or 0)
+    lines = []
+    for n in range(1, count + 1):
+        refund = {k: facts.get(f"refund_{n}_{k}", "") for k in ("id", "amount", "status", "on")}
+        if zh:
+            refund["status"] = _ZH_STATES.get(refund["status"], refund["status"])
+        lines.append(table["refund"].format(order_id=facts.get("order_id", ""), **refund))
+    reason = facts.get("reason", "")
+    shown = {**facts, "reason": _zh_reason(reason) if zh else reason}
+    if facts.get("eligible") == "yes":
+        last = table["left"] if count else (_ZH if zh else _EN)["check_refund_eligibility"]
+    else:
+        last = table["full"] if reason == "already refunded in full" else table["no_more"]
+    for template in ([] if count else [table["none"]]) + [last]:
+        lines.append(PLACEHOLDER.sub(lambda m: str(shown.get(m.group(1), "")), template))
+    return ("" if zh else " ").join(lines)
+
+
 def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
+    if tool == "check_refund_eligibility" and ok and "refund_count" in facts:
+        return _refund_sentences(facts, zh)
     table = _ZH if zh else _EN
     unconfirmed = facts.get("reason") == NOT_CONFIRMED  # offered, not confirmed: no refusal
     if zh:

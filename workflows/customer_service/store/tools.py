@@ -397,23 +397,41 @@ class OrderTools:
         return left, None
 
     def check_refund_eligibility(self, args: OrderArgs) -> ToolResult:
-        """Whether the order can be refunded, how much is left, and whether a person must
-        approve it (over the automatic limit)."""
+        """Whether the order can be refunded, how much is left, whether a person must
+        approve it (over the automatic limit), and the refunds it already has.
+
+        Facts: ``order_id``, ``eligible`` (yes/no), ``refundable``, ``needs_approval``,
+        ``reason`` (why not, or ""), ``refunded`` (the sum), ``refund_count`` and per refund
+        ``refund_N_id`` / ``_amount`` / ``_status`` / ``_on`` (N from 1, oldest first).
+        ``ok`` is False (``policy``) only for an order that cannot be refunded and has no
+        refund: "where is my refund?" on a refunded order is a read of its refunds, never
+        the refusal of a new one (tester7 F24).
+        """
         with self.sessions() as session:
             order = self._order(session, args.order_id)
             left, reason = self._eligibility(order)
+            refunds = sorted(order.refunds, key=lambda r: r.id)
+            facts = {
+                "order_id": order.id,
+                "eligible": "yes" if reason is None else "no",
+                "refundable": money(left, order.currency),
+                "needs_approval": "yes" if left > self.policy.auto_limit_cents else "no",
+                "reason": reason or "",
+                "refunded": money(sum(r.amount_cents for r in refunds), order.currency),
+                "refund_count": str(len(refunds)),
+            }
+            for n, refund in enumerate(refunds, start=1):
+                facts[f"refund_{n}_id"] = f"RF-{refund.id:06d}"
+                facts[f"refund_{n}_amount"] = money(refund.amount_cents, order.currency)
+                facts[f"refund_{n}_status"] = refund.status
+                facts[f"refund_{n}_on"] = day(refund.created_at)
+            refused = reason is not None and not refunds
             return ToolResult(
                 tool="check_refund_eligibility",
-                ok=reason is None,
-                error_code=None if reason is None else "policy",
+                ok=not refused,
+                error_code="policy" if refused else None,
                 message=reason or "",
-                facts={
-                    "order_id": order.id,
-                    "eligible": "yes" if reason is None else "no",
-                    "refundable": money(left, order.currency),
-                    "needs_approval": "yes" if left > self.policy.auto_limit_cents else "no",
-                    "reason": reason or "",
-                },
+                facts=facts,
             )
 
     def refundable(self, order_id: str) -> tuple[int, str, str | None]:
