@@ -7,6 +7,8 @@ test_asks_address's test of the address as written (an ask, that address, exactl
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from workflows.customer_service.asks import read_asks
@@ -55,3 +57,23 @@ def test_an_a_not_a_request_for_help_is_an_ask(message: str, write: str) -> None
 def test_a_question_or_a_negation_is_no_write(message: str) -> None:
     asks = read_asks(message)
     assert asks.writes == (), asks
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ORD-100905 地址改成",  # no address given
+        "ORD-100905 地址改成取消订单",  # an instruction
+        "ORD-100905 地址改成好的",  # not an address
+        "ORD-100905 地址改成 <b>北京市朝阳区建国路1号</b>",  # markup
+        "ORD-100905 地址改成北京市朝阳\u200b区建国路1号",  # an invisible character
+        "ORD-100905 地址改成北京市\u202e区阳朝路国建1号",  # a direction change
+    ],
+)
+def test_every_address_problem_is_told_in_chinese(message: str) -> None:
+    from workflows.customer_service.confirm import address_problem
+
+    asks = read_asks(message)
+    assert asks.new_address == "" and asks.address_problem, asks
+    told = address_problem(asks.address_problem, "zh")
+    assert not re.search(r"[A-Za-z]{3,}", told), told
