@@ -35,6 +35,10 @@ QUESTIONS = [
     ("我的订单{id}退款进度怎么样了", "zh"),
     ("請問{id}的退款到帳了沒有？", "zh"),
     ("訂單{id}的退款進度如何？", "zh"),
+    ("how much was refunded on {id}?", "en"),
+    ("{id} 退款成功了吗", "zh"),
+    ("Was my refund for {id} approved?", "en"),
+    ("退款{id}好了沒？", "zh"),
 ]
 #: Words of a refusal of the customer's ask (EN, and Chinese after to_simplified).
 REFUSALS = ("not possible", "cannot do", "I am sorry", "无法办理", "无法进一步处理", "抱歉")
@@ -97,7 +101,9 @@ async def test_fully_refunded_order_states_its_refund(store, telemetry, question
     assert ("已批准" if lang == "zh" else "approved") in reply
     assert ("已全额退款" if lang == "zh" else "refunded in full") in reply
     assert not any(word in reply for word in REFUSALS), reply
-    assert "start the refund" not in reply and "办理退款" not in reply
+    # nothing is left: no offer or hint to start another refund
+    assert "start the refund" not in reply and "start a refund" not in reply
+    assert "办理退款" not in reply
 
 
 @pytest.mark.parametrize(("question", "lang"), QUESTIONS[::2])

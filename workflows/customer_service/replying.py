@@ -184,7 +184,10 @@ def intent_answer(
         wrote = any(r.get("tool") in _WRITE_TOOLS for r in results)
         read_only = bool(results) and decision is None and not wrote
         # no "say 'refund ORD-…'" after a read that says it cannot be done (not refundable)
-        possible = all(r.get("ok", True) for r in results)
+        # or that nothing more can be refunded (an ok read of a refunded order's refunds)
+        possible = all(
+            r.get("ok", True) and (r.get("facts") or {}).get("eligible") != "no" for r in results
+        )
         return how_to_ask(message, lang, with_read=False) if read_only and possible else None
     asks = read_asks(message)
     ids = list(dict.fromkeys(m.upper() for m in _ORDER_ID.findall(message)))
