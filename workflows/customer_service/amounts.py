@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from orchestrator.textnorm import to_simplified
+from workflows.customer_service.ask_marks import ITEM_PART
 
 _DOLLARS = frozenset({"USD", "CAD", "AUD", "HKD", "SGD", "NZD", "TWD"})
 #: Currency words and signs, and the order currencies each may name. ``$`` and "dollar" fit
@@ -309,6 +310,6 @@ def refund_ask(message: str) -> RefundAsk | None:
         if value is None or not currencies or value != value.quantize(Decimal("0.01")):
             return RefundAsk(unclear=True)  # "$10 (10 €)", or half a cent (5毛5分5)
         return RefundAsk(cents=int(value * 100), currencies=currencies)
-    if _PART.search(text):
+    if _PART.search(text) or ITEM_PART.search(to_simplified(message)):  # "the lamp in ORD-…"
         return RefundAsk(unclear=True)
     return None

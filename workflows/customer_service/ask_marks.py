@@ -331,3 +331,38 @@ def malformed_id(text: str) -> bool:
         not re.fullmatch(r"ORD-\d{6}", m.group(0), re.I) or _GLUED.match(text, m.end())
         for m in _ID_LIKE.finditer(text)
     )
+
+
+#: An ask framed as a test, an example or a theory ("test: refund ORD-…", "example request:
+#: cancel …", "in theory, cancel …", 举个例子：取消…, 测试一下：退款…): not the customer's own ask
+#: now. A label counts at the start of the message or of a line.
+FRAMED = re.compile(
+    r"(?:^|\n)\s*(?:just\s+)?(?:a\s+)?(?:test(?:ing)?|example|sample|demo|dummy|mock)"
+    r"(?:\s+(?:only|request|message|ask|input|case|run))?\s*[:：\-–—]|"
+    r"\bin theory\b|\btheoretically\b|\bfor (?:a|the) test\b|\bjust testing\b|"
+    r"举个?例子|举例|测试一下|只是测试|(?:^|\n)\s*(?:测试|演示|示例|样例|例子)\s*[:：]|理论上",
+    re.I,
+)
+#: One item or part of an order named with a cancel or a refund ("the backpack from ORD-…,
+#: keep the rest", "item 2 of ORD-…", "except the lamp", ORD-…里的背包, 其他的保留): the
+#: whole order is never offered for it; a part is asked back or left to a person.
+ITEM_PART = re.compile(
+    r"\bitems?\s*(?:no\.?|number|#)?\s*\d|\b(?:keep|leave)\s+the\s+rest\b|\bexcept\b|"
+    r"\bexcluding\b|\bminus\b|\bapart from\b|\bbut not the\b|\b(?:only|just) (?:the|one)\b|"
+    r"\bone of (?:the|my)\b|\bhalf (?:of )?(?:the|my|ord)|"
+    r"\bthe\s+(?!(?:refund|money|order|orders|payment|full|whole|entire|total|rest|delivery|"
+    r"shipment|parcel|package|purchase|same|new|old|address)\b)[a-z]+(?:\s+[a-z]+){0,2}\s+"
+    r"(?:from|in|of|on)\s+(?:my\s+)?(?:order\s+)?(?:ord-?\d|#\d)|"
+    r"里的|中的|其他(?:的)?(?:保留|不|留着|照常)|其余(?:的)?(?:保留|不|照常)|除了|不含|不包括|只取消|"
+    r"取消一半|其中(?:一|的)",
+    re.I,
+)
+
+
+#: What no postal address holds: HTML tags and entities, Markdown links and images, URLs,
+#: code fences and template braces (a shipping label prints it; a page would render it).
+ADDRESS_MARKUP = re.compile(
+    r"<\s*/?\s*[a-z!][^>]*>|&#?\w+;|\]\s*\(|!\[|\b(?:https?|ftp|javascript|data):|www\.|`|\{\{|\}\}|"
+    r"\$\{",
+    re.I,
+)

@@ -57,7 +57,10 @@ from orchestrator.classifier.negation import clauses, negated_scopes
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
 from workflows.customer_service.ask_marks import (
+    ADDRESS_MARKUP,
+    FRAMED,
     HIDDEN_ADDRESS,
+    ITEM_PART,
     TAKEN_BACK,
     fold_lookalikes,
     hidden,
@@ -209,13 +212,6 @@ _HESITANT = re.compile(
     r"not yet decided|let me think)\b|"
     r"也许|可能|或许|考虑|犹豫|没想好|不确定|说不定|再看看|想一想|想想|"
     r"要不要|是否要|该不该|还不知道",
-    re.I,
-)
-#: What no postal address holds: HTML tags and entities, Markdown links and images, URLs,
-#: code fences and template braces (a shipping label prints it; a page would render it).
-_MARKUP = re.compile(
-    r"<\s*/?\s*[a-z!][^>]*>|&#?\w+;|\]\s*\(|!\[|\b(?:https?|ftp|javascript|data):|www\.|`|\{\{|\}\}|"
-    r"\$\{",
     re.I,
 )
 #: What may stand before the new address: prepositions and markers, in both scripts ("to",
@@ -420,7 +416,8 @@ def doubt(message: str) -> str | None:
         denial of having asked, "the last thing I want", an ask withdrawn, declined, not
         needed, given up, judged against or settled: :data:`_WITHDRAWN`), ``quoted``
         (pasted, forwarded or quoted content; words attributed to someone else; a role
-        label), ``unclear`` (sarcasm), or None.
+        label), ``unclear`` (sarcasm), ``conditional`` (framed as a test, an example or a
+        theory: :data:`~workflows.customer_service.ask_marks.FRAMED`), or None.
 
     Example:
         >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
@@ -437,7 +434,7 @@ def doubt(message: str) -> str | None:
         return "negated"
     if _SARCASM.search(text):
         return "unclear"
-    return None
+    return "conditional" if FRAMED.search(text) else None  # "test: refund …", "in theory"
 
 
 class Asks(BaseModel):
@@ -449,9 +446,10 @@ class Asks(BaseModel):
             conditional), in order of appearance, unique.
         reads: Read intents (``track``, ``status``, ``eligibility``), unique.
         declined: ``(intent, why)`` for every write mention that is not an ask; ``why`` is
-            ``quoted``, ``negated``, ``bulk`` (every order at once), ``question``, ``past``,
-            ``hesitant``, ``conditional``, ``not_asked`` (no ask form of the customer's own)
-            or ``unclear`` (sarcasm); see also :func:`doubt`.
+            ``quoted``, ``negated``, ``bulk`` (every order at once), ``part`` (one item of
+            an order to cancel), ``question``, ``past``, ``hesitant``, ``conditional``,
+            ``not_asked`` (no ask form of the customer's own) or ``unclear`` (sarcasm); see
+            also :func:`doubt`.
         ask_text: The whole message that asked for a write, as written ("" when none): what
             the policy reads again (:func:`doubt` needs all of it, not one clause).
         new_address: The new address of a ``change_address`` ask, from the customer's words.
@@ -543,6 +541,8 @@ def _why_not(
         return "negated"
     if _BULK.search(clause):
         return "bulk"
+    if intent == "cancel" and ITEM_PART.search(text):  # one item: never the whole order
+        return "part"
     if _HESITANT.search(clause):
         return "hesitant"
     if _QUESTION.search(clause) and not (intent == "change_address" and _ask_address(clause)):
@@ -683,7 +683,7 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "what follows the address change is an instruction, not an address"
     if not 5 <= len(candidate) <= 120 or not _ADDRESS_SHAPE.search(candidate):
         return "", "that does not read as a postal address"
-    if _MARKUP.search(candidate):
+    if ADDRESS_MARKUP.search(candidate):
         return "", "an address holds no markup, links or code"
     original = _original(message, norm, start, end).strip()
     if invisible_in(original) or hidden(message):

@@ -120,6 +120,12 @@ _CAN_READ = {
     "cancel": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
     "change_address": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
 }
+#: Code's answer to a cancel of one item of an order: only whole orders are cancelled here.
+_PART_CANCEL = (
+    "I can cancel only a whole order here, so nothing was changed: to cancel one item of {id}, "
+    "ask for a colleague.",
+    "这里只能取消整个订单，因此没有做任何更改：如需取消{id}中的单件商品，请要求转人工。",
+)
 #: Why-nots whose mention gets the how-to-ask sentence (not a refusal, a past event, doubt).
 _HINTED = ("not_asked", "conditional", "question")
 #: A question about where an existing refund or order is: no hint to ask for another.
@@ -141,12 +147,14 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
         'I can check whether ORD-100216 can be refunded. If you want me to start a refund, say "refund ORD-100216".'
     """  # noqa: E501
     asks = read_asks(message)
-    hinted = [i for i, why in asks.declined if why in _HINTED and i not in asks.writes]
-    if not hinted or asks.writes or _WHERE_IS.search(message):
-        return None
     ids = [m.upper() for m in _ORDER_ID.findall(message)]
     zh = lang == "zh"
     order = ids[0] if ids else ("订单号" if zh else "ORD-…")
+    if ("cancel", "part") in asks.declined and "cancel" not in asks.writes:
+        return _PART_CANCEL[zh].format(id=ids[0] if ids else ("订单" if zh else "an order"))
+    hinted = [i for i, why in asks.declined if why in _HINTED and i not in asks.writes]
+    if not hinted or asks.writes or _WHERE_IS.search(message):
+        return None
     read = _CAN_READ[hinted[0]][zh].format(id=ids[0] if ids else ("订单" if zh else "your order"))
     say = _HOW_TO_ASK[hinted[0]][zh].format(id=order)
     return ("" if zh else " ").join((read, say)) if with_read else say
