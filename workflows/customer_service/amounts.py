@@ -228,6 +228,7 @@ def _cn_int(text: str) -> Decimal | None:
 
 
 def _cn_value(match: re.Match[str]) -> Decimal | None:
+    yuan: Decimal | None
     if match["j2"] is not None:
         yuan, jiao, fen = Decimal(0), match["j2"], match["f2"]
     else:

@@ -182,7 +182,9 @@ async def waiting_input(
         return _already_decided(snapshot.values or {}, message)
     thread_id, turn = request.thread_id, int(pending.get("turn") or 0)
     customer = str(request.customer_id or "")
-    withdrawal = Command(resume={"withdrawn": True, "text": message, "by": f"customer:{customer}"})
+    withdrawal: Command[Any] = Command(
+        resume={"withdrawn": True, "text": message, "by": f"customer:{customer}"}
+    )
     if withdraws(message, pending.get("action")):
         won = (
             await asyncio.to_thread(
