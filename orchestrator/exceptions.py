@@ -27,6 +27,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.disguise]
     │   │   ├── AddressedError ................. moderation addressed-insult list file
     │   │   │                                    [workflows.content_moderation.addressed]
+    │   │   ├── GeneralisedError ............... moderation group-generalisation list file
+    │   │   │                                    [workflows.content_moderation.generalised]
     │   │   └── ZhCueError ..................... moderation Chinese cue file
     │   │                                        [workflows.content_moderation.zh_cues]
     │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
@@ -68,6 +70,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │                                           [orchestrator.batch.runner]
     ├── HandoffError (LookupError) ............. no handoff waits on that conversation
     │   └── HandoffDecidedError ................ another person decided that handoff already
+    │       └── HandoffWithdrawnError .......... the customer withdrew the write first
+    │                                            [workflows.customer_service.store.threads]
     ├── ToolError (ValueError) ................. a customer-service tool refused its call
     │   │                                        [workflows.customer_service.store.tools]
     │   └── ToolArgumentsError ................. a tool call's arguments do not validate
