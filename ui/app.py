@@ -130,6 +130,14 @@ class HistoryLayer(SQLAlchemyDataLayer):
             return ""
 
 
+#: What the customer reads for a handoff's recorded status (``cs_handoffs.status``).
+_DECISION_WORDS = {
+    "approved": "approved",
+    "not_applied": "approved, but it could not be carried out",
+    "withdrawn": "withdrawn, as you asked",
+}
+
+
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer | None:
     """Chainlit's SQLAlchemy data layer on the history URL (tables made when missing), its
@@ -325,7 +333,7 @@ async def new_decisions() -> None:
             continue
         shown.append(key)
         cl.user_session.set("shown", shown)
-        word = "approved" if decision.get("status") == "approved" else "declined"
+        word = _DECISION_WORDS.get(str(decision.get("status")), "declined")
         lines = [f"**A person from our team reviewed your request: {word}.**"]
         if decision.get("note"):
             lines.append(f"Their note: {md(decision['note'])}")

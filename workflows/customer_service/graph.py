@@ -671,6 +671,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         # results found before the handoff (a lookup done before the server was lost) stay
         results: list[dict[str, Any]] = list(state.get("tool_results") or [])
         action = handoff.get("action")
+        status, recorded = ("approved" if approve else "rejected"), note
         if action and self.store is not None:
             tools = self.store.tools(str(state["customer_id"]))
             done = decided_write(tools, action, approve=approve, by=by, note=note)
@@ -680,8 +681,12 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 )
             )
             results.append(done.model_dump())
+            if approve and not done.ok:  # approved, but the store refused it: the record says so
+                status = "not_applied"
+                why = done.facts.get("reason") or done.error_code
+                recorded = f"{note} [approved, not applied: {why}]".strip()
         if self.store is not None:
-            self.store.resolve_handoff(thread_id, turn, "approved" if approve else "rejected", note)
+            self.store.resolve_handoff(thread_id, turn, status, recorded[:2000])
         handoff.update({"decision": "approved" if approve else "rejected", "note": note, "by": by})
         return {"handoff": handoff, "tool_results": results}
 

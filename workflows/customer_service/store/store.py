@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, inspect, select
+from sqlalchemy import Engine, create_engine, event, func, inspect, select, update
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -216,9 +216,23 @@ class OrderStore:
 
     def resolve_handoff(self, thread_id: str, turn: int, status: str, note: str) -> None:
         """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected, if it still
-        waits (one conditional UPDATE: of two racing calls only the first changes it)."""
+        waits (one conditional UPDATE: of two racing calls only the first changes it);
+        ``not_applied`` (a person approved, the store refused the write) also replaces the
+        ``approved`` that the person's claim set, so the record never reads approved."""
+        now = datetime.now(UTC)
         with self.sessions() as session:
-            decide_waiting(session, thread_id, turn, status, note, datetime.now(UTC))
+            if status == "not_applied":
+                session.execute(
+                    update(Handoff)
+                    .where(
+                        Handoff.thread_id == thread_id,
+                        Handoff.turn == turn,
+                        Handoff.status.in_(("waiting", "approved")),
+                    )
+                    .values(status=status, resolved_at=now, note=note[:2000])
+                )
+            else:
+                decide_waiting(session, thread_id, turn, status, note, now)
             session.commit()
 
     def handoffs(self, status: str | None = "waiting") -> list[dict[str, Any]]:
