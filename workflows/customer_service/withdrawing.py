@@ -117,46 +117,49 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     return bool(_NO_OBJECT.search(own)) and doubt(message) == "negated"
 
 
-def withdrawn_text(action: dict[str, Any], lang: str) -> str:
-    """The reply to a withdrawal that won: the write will not be made."""
-    order_id = str((action.get("arguments") or {}).get("order_id") or "")
-    tool = str(action.get("tool"))
-    if lang == "zh":
-        what = {"start_refund": "退款", "cancel_order": "取消订单", "change_address": "修改地址"}
-        return (
-            f"好的，已按您的要求撤回：订单 {order_id} 的{what.get(tool, '操作')}不会进行，"
-            "没有做任何更改。"
-        )
-    what_en = {
+#: What each write is called in the replies below, per language.
+_WRITE_NAMES = {
+    "zh": {"start_refund": "退款", "cancel_order": "取消订单", "change_address": "修改地址"},
+    "en": {
         "start_refund": "the refund of",
         "cancel_order": "the cancellation of",
         "change_address": "the address change of",
-    }
+    },
+}
+
+
+def _subject(action: dict[str, Any], lang: str) -> tuple[str, str]:
+    """The order id of ``action`` and what its write is called in ``lang``."""
+    order_id = str((action.get("arguments") or {}).get("order_id") or "")
+    names, other = (
+        (_WRITE_NAMES["zh"], "操作") if lang == "zh" else (_WRITE_NAMES["en"], "the change to")
+    )
+    return order_id, names.get(str(action.get("tool")), other)
+
+
+def withdrawn_text(action: dict[str, Any], lang: str) -> str:
+    """The reply to a withdrawal that won: the write will not be made."""
+    order_id, what = _subject(action, lang)
+    if lang == "zh":
+        return f"好的，已按您的要求撤回：订单 {order_id} 的{what}不会进行，没有做任何更改。"
     return (
-        f"As you asked, your request is withdrawn: {what_en.get(tool, 'the change to')} "
-        f"{order_id} will not be made, and nothing was changed."
+        f"As you asked, your request is withdrawn: {what} {order_id} will not be made, and "
+        "nothing was changed."
     )
 
 
 def already_text(action: dict[str, Any], lang: str) -> str:
     """The reply to a withdrawal that came after a person approved the write and it was made."""
-    order_id = str((action.get("arguments") or {}).get("order_id") or "")
-    tool = str(action.get("tool"))
+    order_id, what = _subject(action, lang)
     if lang == "zh":
-        what = {"start_refund": "退款", "cancel_order": "取消订单", "change_address": "修改地址"}
         return (
-            f"在您发这条消息之前，同事已经批准了订单 {order_id} 的{what.get(tool, '操作')}，"
+            f"在您发这条消息之前，同事已经批准了订单 {order_id} 的{what}，"
             "并且已经办理，这里无法再撤回。如需进一步处理，请在这里告诉我们。"
         )
-    what_en = {
-        "start_refund": "the refund of",
-        "cancel_order": "the cancellation of",
-        "change_address": "the address change of",
-    }
     return (
-        f"A colleague had already approved {what_en.get(tool, 'the change to')} {order_id} "
-        "before your message arrived, and it was made, so it can no longer be withdrawn here. "
-        "Tell us here if you need anything else about it."
+        f"A colleague had already approved {what} {order_id} before your message arrived, and "
+        "it was made, so it can no longer be withdrawn here. Tell us here if you need anything "
+        "else about it."
     )
 
 
