@@ -18,15 +18,20 @@ UI service and ``orchestrator handoff resume`` are separate processes.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import re
+import socket
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, delete, select, update
+import psutil
+from sqlalchemy import CursorResult, Result, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -57,6 +62,49 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _host_tag() -> str:
+    """This machine in a lease holder's name: its host name (letters, digits, dots and
+    dashes, cut to 16) and a hash of the whole name and the boot id, so a pid is read on
+    the machine and boot that gave it, never on another (tester7 F23)."""
+    name = socket.gethostname()
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:  # not Linux: the host name alone
+        boot = ""
+    digest = hashlib.sha256(f"{name}|{boot}".encode()).hexdigest()[:8]
+    return f"{re.sub(r'[^A-Za-z0-9.-]', '', name)[:16]}~{digest}"
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (psutil, centiseconds since the epoch), "" when no
+    process has that pid: with the pid it names one process, not a later one given its pid."""
+    try:
+        return str(round(psutil.Process(pid).create_time() * 100))
+    except (psutil.Error, ValueError):
+        return ""
+
+
+#: This machine (:func:`_host_tag`).
+HOST = _host_tag()
+
+
+def process_tag() -> str:
+    """``host:pid:start`` of this process, the start of every lease holder's name."""
+    pid = os.getpid()
+    return f"{HOST}:{pid}:{_started(pid)}"
+
+
+def holder_gone(holder: str) -> bool:
+    """Whether the lease holder named ``holder`` (``host:pid:start:…``) was a process of this
+    machine that runs no more: its pid is free, or now another process's (a later start).
+    A holder on another machine, or named in the old way (no host), is never known to be
+    gone: its lease is taken over only once it expires."""
+    parts = holder.split(":")
+    if len(parts) < 4 or parts[0] != HOST or not parts[1].isdigit():
+        return False
+    return _started(int(parts[1])) != parts[2]
+
+
 class Coordination:
     """Claims, thread owners and turn leases on the order store's session factory.
 
@@ -66,8 +114,8 @@ class Coordination:
 
     def __init__(self, sessions: Callable[[], Session]) -> None:
         self.sessions = sessions
-        #: This process's name in leases and decisions (host pid and a random part).
-        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        #: This process's name in leases (host, pid, start time and a random part).
+        self.holder = f"{process_tag()}:{uuid.uuid4().hex[:8]}"
 
     # --- handoffs ---------------------------------------------------------------------------
     def claim_handoff(
@@ -271,21 +319,30 @@ class Coordination:
 
     # --- turn leases --------------------------------------------------------------------------
     def try_lease(self, thread_id: str, holder: str, lease_s: float = LEASE_S) -> bool:
-        """Take the turn lease of ``thread_id`` for ``holder`` if it is free or expired."""
+        """Take the turn lease of ``thread_id`` for ``holder`` if it is free, expired, or held
+        by a process of this machine that is gone (killed mid-turn: :func:`holder_gone`), so
+        the thread is not blocked until the lease expires (tester7 F23). The takeover is one
+        conditional UPDATE on the expiry or the dead holder's name: of two processes taking
+        it at once, the database lets one."""
         now = _now()
         until = now + timedelta(seconds=lease_s)
         with self.sessions() as session:
-            if session.get(TurnLease, thread_id) is None:
+            row = session.get(TurnLease, thread_id)
+            if row is None:
                 try:
                     session.add(TurnLease(thread_id=thread_id, holder=holder, expires_at=until))
                     session.commit()
                     return True
                 except IntegrityError:
                     session.rollback()
+                row = session.get(TurnLease, thread_id)
+            free = TurnLease.expires_at < now
+            if row is not None and holder_gone(row.holder):
+                free = or_(free, TurnLease.holder == row.holder)
             taken = _rowcount(
                 session.execute(
                     update(TurnLease)
-                    .where(TurnLease.thread_id == thread_id, TurnLease.expires_at < now)
+                    .where(TurnLease.thread_id == thread_id, free)
                     .values(holder=holder, expires_at=until)
                 )
             )
@@ -299,7 +356,7 @@ class Coordination:
         Raises:
             TurnBusyError: Another turn held it for the whole wait.
         """
-        holder = f"{self.holder}-{uuid.uuid4().hex[:6]}"
+        holder = f"{self.holder}-{uuid.uuid4().hex[:6]}"  # at most 64 characters
         deadline = time.monotonic() + wait_s
         while not await asyncio.to_thread(self.try_lease, thread_id, holder, lease_s):
             if time.monotonic() >= deadline:
@@ -346,7 +403,7 @@ def turn_busy_error(thread_id: str, wait_s: float) -> TurnBusyError:
     """The refusal of a turn that waited ``wait_s`` seconds for the one running."""
     return TurnBusyError(
         f"a turn is already running on thread {thread_id}; try again "
-        f"(waited {wait_s:g} s; nothing of this turn ran)"
+        f"(waited {wait_s:.3g} s; nothing of this turn ran)"
     )
 
 
