@@ -11,12 +11,16 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part test_6 --look 1   # round 6
     python -m benchmarks.classifier_oos_families --part dev_7   # round 7's train/dev, any time
     python -m benchmarks.classifier_oos_families --part test_7 --look 1   # round 7
+    python -m benchmarks.classifier_oos_families --part dev_8   # round 8's dev part, any time
+    python -m benchmarks.classifier_oos_families --part test_8 --look 1   # round 8
     python -m benchmarks.classifier_oos_families --part looked   # rounds 1-4's test parts, dev-like
 
-The families are in ``tests/data/classifier_oos_families.py`` (written before any rule was
+The families are data (JSON, ``{"about", "parts": {TABLE: {family: {"lang", "route",
+"texts"}}}}``), in ``tests/data/classifier_oos_families*.json`` (:data:`PARTS`). Rounds 1-3's
+file, ``tests/data/classifier_oos_families.json`` (written before any rule was
 changed for item 9; round 2's ``TRAIN_DEV_2`` and ``TEST_2`` before any round-2 rule change;
 round 3's ``TRAIN_DEV_3`` before any round-3 rule change; round 4's ``TEST_4``, in
-``tests/data/classifier_oos_families_test4.py``, before any round-4 change to the learned tier's
+``tests/data/classifier_oos_families_test4.json``, before any round-4 change to the learned tier's
 training data, the model, the rules or the thresholds). ``looked`` is the test parts of rounds
 1-4 together: each was looked at once already, so they are dev-like figures (round 4's from
 round 6 on), run as often as wanted and never recorded as a look.
@@ -34,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import logging
 import subprocess
@@ -49,49 +52,58 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET_FALLBACK_RECALL_EN = 0.9
 TARGET_CS_PRECISION = 0.97
-#: The data file of each part that has its own (``classifier_oos_families<suffix>.py``).
-SUFFIX = {
-    "test_3": "_test3",
-    "test_4": "_test4",
-    "test_6": "_test6",
-    "dev_7": "_dev7",
-    "test_7": "_test7",
-}
+#: The dev and test parts of each round. Rounds 1 and 2 (``test``, ``test_2``) are tables of
+#: ``tests/data/classifier_oos_families.json``; each later part has a file of its own
+#: (``..._test3.json``, ``..._dev8.json``), its table named as the part (``TEST_3``, ``DEV_8``;
+#: round 7's dev part ``TRAIN_DEV_7``).
+PARTS = ("test", "test_2", "test_3", "test_4", "test_6", "dev_7", "test_7", "dev_8", "test_8")
+Families = dict[str, tuple[str, Route, tuple[str, ...]]]
 
 
-def families(part: str) -> dict[str, tuple[str, Route, tuple[str, ...]]]:
-    """``TEST``, ``TEST_2``, ``TEST_3`` or ``TEST_4`` (rounds 3 and 4 in their own files, kept
-    from whoever tunes), ``looked`` (rounds 1-4's test parts), or the three rounds' train/dev
-    families of ``tests/data/classifier_oos_families.py``."""
+def data_file(part: str) -> Path:
+    """The JSON file that holds ``part`` (``train_dev`` and ``looked``: the rounds 1-3 file)."""
+    suffix = (
+        "" if part in ("test", "test_2", "train_dev", "looked") else "_" + part.replace("_", "")
+    )
+    return ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.json"
+
+
+def load_families(path: Path, table: str) -> Families:
+    """One table of a families file: ``{"parts": {table: {family: {"lang", "route", "texts"}}}}``
+    as family -> (lang, route, texts).
+
+    Raises:
+        SystemExit: The file or the table is missing, or a family lacks a key.
+    """
+    try:
+        parts = json.loads(path.read_text(encoding="utf-8"))["parts"]
+        return {
+            name: (f["lang"], Route(f["route"]), tuple(f["texts"]))
+            for name, f in parts[table].items()
+        }
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(
+            f"{path}: cannot read table {table!r} of phrasing families: {exc!r}"
+        ) from None
+
+
+def families(part: str) -> Families:
+    """One part's phrasing families: a round's dev or test part (:data:`PARTS`), ``looked``
+    (rounds 1-4's test parts, each looked at once already) or ``train_dev`` (the train/dev
+    families of rounds 1-3)."""
     if part == "looked":
         return {
-            **{f"{k} (1)": v for k, v in families("test").items()},
-            **{f"{k} (2)": v for k, v in families("test_2").items()},
-            **{f"{k} (3)": v for k, v in families("test_3").items()},
-            **{f"{k} (4)": v for k, v in families("test_4").items()},
+            f"{k} ({n})": v
+            for n, p in ((1, "test"), (2, "test_2"), (3, "test_3"), (4, "test_4"))
+            for k, v in families(p).items()
         }
-    suffix = SUFFIX.get(part, "")
-    path = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
-    spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if part == "test_4":
-        return dict(module.TEST_4)
-    if part == "test_6":
-        return dict(module.TEST_6)
-    if part in ("dev_7", "test_7"):
-        return dict(module.TRAIN_DEV_7 if part == "dev_7" else module.TEST_7)
-    if part == "test":
-        return dict(module.TEST)
-    if part == "test_2":
-        return dict(module.TEST_2)
-    if part == "test_3":
-        return dict(module.TEST_3)
+    if part in PARTS:
+        return load_families(data_file(part), "TRAIN_DEV_7" if part == "dev_7" else part.upper())
+    path = data_file(part)
     return {
-        **module.TRAIN_DEV,
-        **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()},
-        **{f"{k} (3)": v for k, v in module.TRAIN_DEV_3.items()},
+        **load_families(path, "TRAIN_DEV"),
+        **{f"{k} (2)": v for k, v in load_families(path, "TRAIN_DEV_2").items()},
+        **{f"{k} (3)": v for k, v in load_families(path, "TRAIN_DEV_3").items()},
     }
 
 
@@ -144,8 +156,7 @@ def _last_commit(path: Path) -> str:
 def provenance(part: str) -> dict[str, str]:
     """What was measured: the data file's and the shipped model's last commits, and the model
     file's SHA-256 (first 12 hex digits)."""
-    suffix = SUFFIX.get(part, "")
-    data = ROOT / "tests" / "data" / f"classifier_oos_families{suffix}.py"
+    data = data_file(part)
     model = default_model_path()
     digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12] if model.exists() else "none"
     return {
@@ -198,17 +209,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=(
-            "train_dev",
-            "looked",
-            "dev_7",
-            "test",
-            "test_2",
-            "test_3",
-            "test_4",
-            "test_6",
-            "test_7",
-        ),
+        choices=("train_dev", "looked", *PARTS),
         default="train_dev",
     )
     parser.add_argument("--look", type=int, default=None, help="Number of this look at test.")

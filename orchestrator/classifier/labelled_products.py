@@ -14,7 +14,7 @@ seeded per template, writes order numbers, references, amounts and cities). Each
 one phrasing family and lies wholly on one side of the tune/test split
 (:func:`~orchestrator.classifier.labelled_set.family_split`), so the held-out half of these rows
 measures phrasings the model never saw. Nothing here was written from the held-out round-4
-families (``tests/data/classifier_oos_families_test4.py``).
+families (``tests/data/classifier_oos_families_test4.json``).
 
 Status (2026-12-05): NOT yet part of ``labelled_set.build_labelled_set``
 and not in the shipped model. A model fitted with these rows (tune split, 7,649 rows) improved

@@ -7,7 +7,7 @@ fines, 社保, 公积金) and another business NAMED (a marketplace, a ride app,
 京东, 闲鱼). Each is a veto that wins over the customer's "my card" / "我的会员", and loses to the
 customer's own goods ("where is my order") and to money that moved through the customer's own
 card or account with us (the desk is a bank too: "a charge from Netflix on my card").
-Own phrasings, written for this test: none is in ``tests/data/classifier_oos_families*.py``.
+Own phrasings, written for this test: none is in ``tests/data/classifier_oos_families*.json``.
 """
 
 from __future__ import annotations

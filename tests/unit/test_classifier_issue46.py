@@ -148,16 +148,14 @@ def test_a_story_without_an_ask_is_not_made_a_customer_request(clf: RuleClassifi
 
 
 def _families() -> dict[str, tuple[str, Route, tuple[str, ...]]]:
-    import importlib.util
-    from pathlib import Path
+    from benchmarks.classifier_oos_families import data_file, load_families
 
-    path = Path(__file__).parents[1] / "data" / "classifier_oos_families.py"
-    spec = importlib.util.spec_from_file_location("classifier_oos_families", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = data_file("train_dev")
     # both rounds' train/dev parts; the test parts are looked at once, by the benchmark only
-    return {**module.TRAIN_DEV, **{f"{k} (2)": v for k, v in module.TRAIN_DEV_2.items()}}
+    return {
+        **load_families(path, "TRAIN_DEV"),
+        **{f"{k} (2)": v for k, v in load_families(path, "TRAIN_DEV_2").items()},
+    }
 
 
 def test_out_of_scope_service_questions_fall_back_on_the_train_dev_families(

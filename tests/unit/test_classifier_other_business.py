@@ -6,7 +6,7 @@ operator or a utility sells (its rates, fees, rules, extras, sign-up, how it wor
 merely shares a service word with this desk's business (a card, a booking, a bill, a plan).
 Written on 2026-12-05 for this test BEFORE the rules ``neg.cs.other_business.en`` and
 ``neg.cs.other_business.zh`` were run on them, in shapes the families of
-``tests/data/classifier_oos_families*.py`` do not use (a bare noun phrase, a request to sign
+``tests/data/classifier_oos_families*.json`` do not use (a bare noun phrase, a request to sign
 up, an instruction to a travel agent, a worry, a sum); the controls name the same nouns about
 something the customer already bought from us.
 """

@@ -6,7 +6,7 @@ you", our checkout, what we did to the customer) is customer service whatever pr
 (a bag fee, an insurance add-on, a phone plan, a courier's name); a question about another
 business's product or a shop's rules in general (bank products, card eligibility, extended
 warranties, other stores) falls back. Own phrasings, written for this test (none is in the
-held-out parts of ``tests/data/classifier_oos_families*.py``).
+held-out parts of ``tests/data/classifier_oos_families*.json``).
 """
 
 from __future__ import annotations

@@ -3,10 +3,9 @@ split by family, no row the held-out round-4 families hold, and both routes in b
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
-from pathlib import Path
 
+from benchmarks.classifier_oos_families import families
 from orchestrator.classifier.labelled_products import (
     CUSTOMER_ASKS,
     OUT_OF_SCOPE,
@@ -17,16 +16,9 @@ from orchestrator.classifier.labelled_products import (
 from orchestrator.classifier.labelled_set import family_split
 from orchestrator.routes import Route
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _test4_texts() -> set[str]:
-    path = ROOT / "tests" / "data" / "classifier_oos_families_test4.py"
-    spec = importlib.util.spec_from_file_location("oos_test4", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return {t for _, _, texts in module.TEST_4.values() for t in texts}
+    return {t for _, _, texts in families("test_4").values() for t in texts}
 
 
 def test_rows_are_the_same_on_every_build() -> None:

@@ -2,7 +2,7 @@
 when it holds a service word; the customer's own charge, parcel, refund or booking stays
 customer service, whatever the sentence shape.
 
-The inputs are this file's own (none is in tests/data/classifier_oos_families.py). They are
+The inputs are this file's own (none is in tests/data/classifier_oos_families.json). They are
 grouped by the cue the round-3 rules read (orchestrator/rules/routes.toml, ``neg.cs.compare``,
 ``neg.cs.definition``, ``neg.cs.advice``, ``neg.cs.industry_norm``, ``neg.cs.hypothetical``,
 ``neg.cs.trip_extra``, ``neg.cs.general_cues.zh``), not by topic: each cue has inputs from
