@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchmarks.classifier_fit_examples import scenario
-from orchestrator.classifier import fitting
+from orchestrator.classifier import fit_routes, fitting
 from orchestrator.classifier.examples import read_examples
 from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import VERSION, LearnedModel, load_model
@@ -49,6 +49,7 @@ def _cached_gather(clf, rows: Sequence[LabelledRequest]) -> list[fitting.Evidenc
 
 
 fitting.gather = _cached_gather  # type: ignore[assignment]  # the harness's cache
+fit_routes.gather = _cached_gather  # type: ignore[assignment]
 
 
 def _decisions(

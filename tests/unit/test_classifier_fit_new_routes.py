@@ -1,4 +1,4 @@
-"""``classifier fit --examples`` adds a new route to a fitted model (fitting.fit_new_routes): the
+"""``classifier fit --examples`` adds a new route to a fitted model (fit_routes.fit_new_routes): the
 built-in routes keep their weights, thresholds and calibration maps; the new route gets a column
 of its own and maps of its own; a file with no new route, or a model whose routes are no longer
 declared, is refused in one line."""
@@ -187,11 +187,11 @@ def test_the_cli_without_a_fitted_model_to_add_to_says_to_pass_full(tmp_path, mo
 def _lift_case(fitted, budget: float, monkeypatch) -> float:
     """Two examples that need a lift of 3 and of 5 to be routed; one built-in fallback row that
     a lift of 4 or more sends to the new route (logits by hand, classes of the fitted model)."""
-    from orchestrator.classifier import fitting
+    from orchestrator.classifier import fit_routes
 
     _, calibration, model, _, clf = fitted
-    monkeypatch.setattr(fitting, "NEW_LIFT_GRID", (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
-    monkeypatch.setattr(fitting, "NEW_BUDGET", budget)
+    monkeypatch.setattr(fit_routes, "NEW_LIFT_GRID", (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    monkeypatch.setattr(fit_routes, "NEW_BUDGET", budget)
     rows = [
         _row(0, "first example text here", LIBRARY, "examples/library"),
         _row(1, "second example text here", LIBRARY, "examples/library"),
@@ -200,7 +200,7 @@ def _lift_case(fitted, budget: float, monkeypatch) -> float:
     classes = model.classes  # (customer_service, content_moderation, library, fallback)
     z = np.array([[0, 0, -1.0, 1], [0, 0, -3.0, 1], [0, 0, -2.5, 1]])
     ev = gather(clf, rows)
-    return float(fitting._lift(rows, ev, (z, z), classes, calibration.thresholds, [LIBRARY])[0])
+    return float(fit_routes._lift(rows, ev, (z, z), classes, calibration.thresholds, [LIBRARY])[0])
 
 
 def test_the_lift_routes_what_it_can_without_moving_built_in_rows(fitted, monkeypatch) -> None:
@@ -211,14 +211,14 @@ def test_the_lift_routes_what_it_can_without_moving_built_in_rows(fitted, monkey
 
 
 def test_the_fitted_model_carries_its_lift(fitted) -> None:
-    from orchestrator.classifier.fitting import NEW_LIFT_GRID
+    from orchestrator.classifier.fit_routes import NEW_LIFT_GRID
 
     _, _, model, _, _ = fitted
     assert len(model.meta["lifts"]) == 1 and model.meta["lifts"][0] in NEW_LIFT_GRID
 
 
 def test_the_route_learns_from_its_own_declaration_too() -> None:
-    from orchestrator.classifier.fitting import declared_rows
+    from orchestrator.classifier.fit_routes import declared_rows
 
     spec = SPEC.model_copy(update={"examples": {"zh": ("图书馆有自习室吗",)}})
     texts = [r.text for r in declared_rows([spec])]
@@ -242,7 +242,7 @@ def test_the_fitted_model_learned_the_declared_words(fitted) -> None:
 def _overlap_case(fitted, before_route: int, n: int) -> list[str]:
     """``n`` examples of the new route that the built-in columns give to class
     ``before_route`` (by hand-made logits), and 4 they leave to fallback."""
-    from orchestrator.classifier import fitting
+    from orchestrator.classifier import fit_routes
 
     _, calibration, model, _, clf = fitted
     rows = [_row(i, f"example number {i}", LIBRARY, "examples/library") for i in range(n + 4)]
@@ -251,7 +251,7 @@ def _overlap_case(fitted, before_route: int, n: int) -> list[str]:
     z[:n, before_route] = 5.0  # the base model is sure of a built-in route ...
     z[:n, 2] = 9.0  # ... and, fitted, the new column takes them
     z[n:, -1] = 5.0
-    return fitting.overlaps(rows, ev, (z, z), model.classes, calibration, [LIBRARY])
+    return fit_routes.overlaps(rows, ev, (z, z), model.classes, calibration, [LIBRARY])
 
 
 def test_a_route_whose_examples_a_built_in_route_owns_is_warned_about(fitted) -> None:
@@ -269,10 +269,10 @@ def test_a_route_that_a_built_in_route_seldom_takes_is_not_warned_about(fitted) 
 
 
 def test_the_cli_prints_each_overlap_as_a_warning(tmp_path, monkeypatch) -> None:
-    from orchestrator.classifier import fitting
+    from orchestrator.classifier import fit_routes
 
     line = "route 'library' overlaps 'customer_service': [b]5[/b] of ..."
-    monkeypatch.setattr(fitting, "overlaps", lambda *a, **k: [line])
+    monkeypatch.setattr(fit_routes, "overlaps", lambda *a, **k: [line])
     result = _cli_fit(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
