@@ -1,4 +1,4 @@
-"""Operations that more than one migration runs, written once.
+"""Operations and columns that more than one migration uses, written once.
 
 Migrations are history: a change here changes every revision that calls it, so these only
 ever take what differs between revisions as arguments (never the live schema of
@@ -12,6 +12,27 @@ from alembic import op
 
 #: The unique constraint over the group columns of ``expert_rollups`` (revision 0001).
 ROLLUP_GROUP = "uq_expert_rollup_group"
+
+
+def rollup_sum_columns() -> list[sa.Column[Any]]:
+    """The columns of a rollup table after its group columns: the shape (``moe_layers``,
+    ``num_experts``, ``top_k``) and the sums, as revision 0001 made them for
+    ``expert_rollups``; revision 0008's ``expert_phase_rollups`` sums the same, per phase.
+    """
+    return [
+        sa.Column("moe_layers", sa.JSON(), nullable=False),
+        sa.Column("num_experts", sa.Integer(), nullable=False),
+        sa.Column("top_k", sa.Integer(), nullable=False),
+        sa.Column("calls", sa.Integer(), nullable=False),
+        sa.Column("routed_tokens", sa.Integer(), nullable=False),
+        sa.Column("counts", sa.LargeBinary(), nullable=False),
+        sa.Column("sq_counts", sa.LargeBinary(), nullable=False),
+        sa.Column("conf_calls", sa.Integer(), nullable=False),
+        sa.Column("conf_tokens", sa.Integer(), nullable=False),
+        sa.Column("conf_sum", sa.Float(), nullable=False),
+        sa.Column("conf_hist", sa.LargeBinary(), nullable=False),
+        sa.Column("layer_conf_sum", sa.LargeBinary(), nullable=False),
+    ]
 
 
 def regroup_rollups(

@@ -13,6 +13,8 @@ existed) gets the missing table.
 import sqlalchemy as sa
 from alembic import op
 
+from orchestrator.telemetry.migrations.ops import rollup_sum_columns
+
 revision: str = "0001"
 down_revision: str | None = None
 
@@ -52,18 +54,7 @@ def upgrade() -> None:
             sa.Column("routing_source", sa.String(16), nullable=False),
             sa.Column("model", sa.String(255), nullable=False),
             sa.Column("shape_key", sa.String(255), nullable=False),
-            sa.Column("moe_layers", sa.JSON(), nullable=False),
-            sa.Column("num_experts", sa.Integer(), nullable=False),
-            sa.Column("top_k", sa.Integer(), nullable=False),
-            sa.Column("calls", sa.Integer(), nullable=False),
-            sa.Column("routed_tokens", sa.Integer(), nullable=False),
-            sa.Column("counts", sa.LargeBinary(), nullable=False),
-            sa.Column("sq_counts", sa.LargeBinary(), nullable=False),
-            sa.Column("conf_calls", sa.Integer(), nullable=False),
-            sa.Column("conf_tokens", sa.Integer(), nullable=False),
-            sa.Column("conf_sum", sa.Float(), nullable=False),
-            sa.Column("conf_hist", sa.LargeBinary(), nullable=False),
-            sa.Column("layer_conf_sum", sa.LargeBinary(), nullable=False),
+            *rollup_sum_columns(),
             sa.PrimaryKeyConstraint("id"),
             sa.UniqueConstraint(
                 "bucket_start",

@@ -13,11 +13,14 @@ Downgrade drops both: the split is lost, the combined counts and rollups stay wh
 import sqlalchemy as sa
 from alembic import op
 
+from orchestrator.telemetry.migrations.ops import rollup_sum_columns
+
 revision: str = "0008"
 down_revision: str | None = "0007"
 
-# The columns are written out, as in 0001 and 0007: a revision is history and never reads
-# the live schema (orchestrator.telemetry.schema), which later revisions change.
+# The columns are written out, as in 0007, or taken from migrations.ops (the sums, as 0001
+# made them): a revision is history and never reads the live schema
+# (orchestrator.telemetry.schema), which later revisions change.
 _GROUP = [
     "bucket_start",
     "workflow",
@@ -42,18 +45,7 @@ def upgrade() -> None:
         sa.Column("expert_routing_source", sa.String(16), nullable=False),
         sa.Column("model", sa.String(255), nullable=False),
         sa.Column("shape_key", sa.String(255), nullable=False),
-        sa.Column("moe_layers", sa.JSON(), nullable=False),
-        sa.Column("num_experts", sa.Integer(), nullable=False),
-        sa.Column("top_k", sa.Integer(), nullable=False),
-        sa.Column("calls", sa.Integer(), nullable=False),
-        sa.Column("routed_tokens", sa.Integer(), nullable=False),
-        sa.Column("counts", sa.LargeBinary(), nullable=False),
-        sa.Column("sq_counts", sa.LargeBinary(), nullable=False),
-        sa.Column("conf_calls", sa.Integer(), nullable=False),
-        sa.Column("conf_tokens", sa.Integer(), nullable=False),
-        sa.Column("conf_sum", sa.Float(), nullable=False),
-        sa.Column("conf_hist", sa.LargeBinary(), nullable=False),
-        sa.Column("layer_conf_sum", sa.LargeBinary(), nullable=False),
+        *rollup_sum_columns(),
         sa.Column(
             "capture_sampling_rate", sa.Float(), server_default=sa.text("1.0"), nullable=False
         ),
