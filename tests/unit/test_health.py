@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from case_tables import cases
 from prometheus_client.parser import text_string_to_metric_families
 
 from orchestrator.config import Settings
@@ -162,14 +163,7 @@ def test_settings_carry_the_interval_and_threshold(monkeypatch: pytest.MonkeyPat
         Settings()
 
 
-@pytest.mark.parametrize(
-    ("url", "want"),
-    [
-        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/metrics"),
-        ("http://h:9/v1/", "http://h:9/metrics"),
-        ("https://h", "https://h/metrics"),
-    ],
-)
+@pytest.mark.parametrize(("url", "want"), cases("health.toml", "metrics_url"))
 def test_the_metrics_url_is_on_the_server_root(url: str, want: str) -> None:
     assert metrics_url(url) == want
 

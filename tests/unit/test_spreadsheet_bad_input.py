@@ -14,6 +14,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from case_tables import cases
 
 from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet import (
@@ -305,14 +306,7 @@ def test_inspect_says_hidden_and_marks_every_cut_list(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "text", "encoding"),
-    [
-        ("latin1.csv", "name,qty,city\nJosé,12,Köln\nRenée,3,Málaga\n", "cp1252"),
-        ("prices.tsv", "item\tprice\ncafé\t3,50 €\n", "cp1252"),
-        ("names.csv", "name,street\nMüller,Hauptstraße 5\nÅsa,Ørstedsvej\n", "latin-1"),
-        # GB18030 decodes these bytes without error, as mojibake (M黮ler, Fran鏾is)
-        ("villes.csv", "nom;ville\nFrançois;Besançon\nHélène;Orléans\n", "latin-1"),
-    ],
+    ("name", "text", "encoding"), cases("spreadsheet_bad_input.toml", "legacy_code_page")
 )
 def test_a_csv_in_a_legacy_code_page_is_named_as_such(
     tmp_path: Path, name: str, text: str, encoding: str

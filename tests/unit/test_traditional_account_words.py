@@ -5,21 +5,14 @@ forms with 账 (tester6 finding 16: OpenCC folds 帳 to the variant 帐, which n
 from __future__ import annotations
 
 import pytest
+from case_tables import cases
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.textnorm import to_simplified
 
 
 @pytest.mark.parametrize(
-    ("traditional", "simplified"),
-    [
-        ("退款到帳了嗎", "退款到账了吗"),
-        ("結帳頁面一直轉圈", "结账页面一直转圈"),
-        ("帳單上多扣了錢", "账单上多扣了钱"),
-        ("我的帳號收不到驗證碼", "我的账号收不到验证码"),
-        ("帳戶餘額不對", "账户余额不对"),
-        ("露營帳篷壞了", "露营帐篷坏了"),
-    ],
+    ("traditional", "simplified"), cases("traditional_account_words.toml", "money_words")
 )
 def test_money_words_fold_to_zhang_of_accounts(traditional: str, simplified: str) -> None:
     assert to_simplified(traditional) == simplified

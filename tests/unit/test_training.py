@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from case_tables import cases
 
 from orchestrator.config import Settings
 from serving.training import LIMITATIONS, is_trained, write_card
@@ -243,15 +244,7 @@ def test_evaluation_rows_are_test_split_only(data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("label", "issue", "urgency"),
-    [
-        ("REFUNDS/get_refund", "refund", "medium"),
-        ("lost_or_stolen_card", "card", "high"),
-        ("ORDER/track_order", "order_status", "low"),
-        ("credit_cards/damaged_card", "card", "low"),
-        ("travel/book_flight", "other", "low"),
-        ("declined_transfer", "payment", "high"),
-    ],
+    ("label", "issue", "urgency"), cases("training.toml", "label_issue_urgency")
 )
 def test_issue_and_urgency_follow_the_label(label: str, issue: str, urgency: str) -> None:
     assert issue_type_of(label) == issue

@@ -1,0 +1,31 @@
+"""Parametrize tables kept as data, in ``tests/data/cases/<file>`` (TOML, or JSON where a
+case holds ``None``).
+
+A file holds named tables; a table is a list of rows, one a test case, one column a
+parameter of ``pytest.mark.parametrize`` (a one-parameter table is a list of bare values).
+Rows come back as tuples, so pytest names each case as it would a literal list of tuples.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "cases"
+
+
+def cases(file: str, table: str) -> list[Any]:
+    """The rows of ``table`` in ``tests/data/cases/<file>`` (``file`` with its ``.toml`` or
+    ``.json`` ending): each a tuple, or the bare value where a row is not a list.
+
+    Raises:
+        KeyError: the file has no such table (the message names the tables it has).
+    """
+    path = CASES / file
+    text = path.read_text(encoding="utf-8")
+    tables = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    if table not in tables:
+        raise KeyError(f"{path} has no table {table!r}; its tables: {sorted(tables)}")
+    return [tuple(row) if isinstance(row, list) else row for row in tables[table]]
