@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.data.moderation_cases import flag_cases, judged
 from workflows.content_moderation.addressed import (
     AddressedError,
     addressed_insults,
@@ -62,6 +63,27 @@ ORDINARY = [
     "送你狗粮和猫砂，记得收。",
     "你们这群孩子真可爱。",
 ]
+#: Low-severity insults aimed at the reader (a second person just before, or said as a form of
+#: address after a comma) count as medium: written for this file (issue 47).
+LOW_INSULTS_AIMED = [
+    "@maria you're the stupidest person in this thread",
+    "Kevin, you are worthless and ugly",
+    "nobody asked you, loser.",
+    "get off my page, freak!",
+    "@老李 你真是蠢死了",
+    "你们真是太蠢了",
+    "你这个死胖子，看了就想吐",
+    "那个丑八怪又来了，看着就烦",
+]
+#: The same words not aimed at anyone, or said of oneself.
+LOW_INSULTS = [
+    "That was the dumbest idea of the year, and I had it.",
+    "What a pathetic excuse for a bus timetable.",
+    "I feel so stupid for forgetting my keys again.",
+    "ok, stupid question: where is the station?",
+    "这道题我做错了，真蠢",
+    "我昨天真蠢，把钥匙锁在车里了",
+]
 #: Ordinary Chinese posts with no lexicon term that the Chinese scorer rates 0.47 and 0.44: over
 #: its 0.43 threshold, but under the probability from which it may review alone (policy.toml
 #: [scorer], its dev precision), so they are allowed.
@@ -71,36 +93,23 @@ SCORER_REVIEWS = [
 ]
 
 
-@pytest.mark.parametrize("post", AIMED_AT_THE_READER)
-def test_an_insult_aimed_at_the_reader_is_reviewed(
-    post: str, workflow: ContentModerationWorkflow
+@pytest.mark.parametrize(
+    ("post", "flagged"),
+    [*flag_cases(AIMED_AT_THE_READER, ORDINARY), *flag_cases(LOW_INSULTS_AIMED, LOW_INSULTS)],
+)
+def test_an_insult_aimed_at_the_reader_is_reviewed_the_same_words_otherwise_allowed(
+    post: str, flagged: bool, workflow: ContentModerationWorkflow
 ) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value != "allow", post
-    assert any(c.category.value == "harassment" for c in verdict.categories)
-
-
-@pytest.mark.parametrize("post", ORDINARY)
-def test_the_same_nouns_in_ordinary_senses_are_allowed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    assert addressed_insults(normalize(post).text) == []
-    assert moderate_lexicon_only(post, workflow).decision.value == "allow", post
-
-
-@pytest.mark.parametrize("post", SCORER_REVIEWS)
-def test_no_addressed_hit_where_only_the_scorer_reviews(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    assert addressed_insults(normalize(post).text) == []
-    assert moderate_lexicon_only(post, workflow).spans == ()
+    judged(post, flagged, workflow, category="harassment")
+    assert flagged or post in LOW_INSULTS or addressed_insults(normalize(post).text) == []
 
 
 @pytest.mark.parametrize("post", SCORER_REVIEWS)
 def test_the_scorer_alone_under_its_dev_precision_floor_allows_these_ordinary_posts(
     post: str, workflow: ContentModerationWorkflow
 ) -> None:
-    assert moderate_lexicon_only(post, workflow).decision.value == "allow"
+    # no lexicon or addressed hit: only the scorer could review them, and it may not alone
+    assert judged(post, False, workflow).spans == ()
 
 
 def test_a_reported_insult_stays_a_mention() -> None:
@@ -122,42 +131,3 @@ def test_a_bad_list_file_is_named_with_its_problem(tmp_path: Path) -> None:
     bad.write_text('version = "x"\nseverity = "loud"\nopeners_en = ["you"]\n', encoding="utf-8")
     with pytest.raises(AddressedError, match=r"addressed\.toml"):
         load_addressed_rules(bad)
-
-
-#: Low-severity insults aimed at the reader (a second person just before, or said as a form of
-#: address after a comma) count as medium: written for this file (issue 47).
-LOW_INSULTS_AIMED = [
-    "@maria you're the stupidest person in this thread",
-    "Kevin, you are worthless and ugly",
-    "nobody asked you, loser.",
-    "get off my page, freak!",
-    "@老李 你真是蠢死了",
-    "你们真是太蠢了",
-    "你这个死胖子，看了就想吐",
-    "那个丑八怪又来了，看着就烦",
-]
-#: The same words not aimed at anyone, or said of oneself.
-LOW_INSULTS_NOT_AIMED = [
-    "That was the dumbest idea of the year, and I had it.",
-    "What a pathetic excuse for a bus timetable.",
-    "I feel so stupid for forgetting my keys again.",
-    "ok, stupid question: where is the station?",
-    "这道题我做错了，真蠢",
-    "我昨天真蠢，把钥匙锁在车里了",
-]
-
-
-@pytest.mark.parametrize("post", LOW_INSULTS_AIMED)
-def test_a_low_insult_aimed_at_the_reader_is_reviewed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value != "allow", verdict.rationale
-
-
-@pytest.mark.parametrize("post", LOW_INSULTS_NOT_AIMED)
-def test_a_low_insult_not_aimed_at_anyone_stays_allowed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value == "allow", verdict.rationale

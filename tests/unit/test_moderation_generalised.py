@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.data.moderation_cases import flag_cases, judged
 from workflows.content_moderation.generalised import (
     GeneralisedError,
     generalisations,
     load_generalised_rules,
 )
 from workflows.content_moderation.graph import ContentModerationWorkflow
-from workflows.content_moderation.service import moderate_lexicon_only
 
 GENERALISED = [
     "穆斯林都是恐怖分子",
@@ -43,21 +43,11 @@ NOT_GENERALISED = [
 ]
 
 
-@pytest.mark.parametrize("post", GENERALISED)
-def test_contempt_for_a_whole_group_is_flagged(
-    post: str, workflow: ContentModerationWorkflow
+@pytest.mark.parametrize(("post", "flagged"), flag_cases(GENERALISED, NOT_GENERALISED))
+def test_contempt_for_a_whole_group_is_flagged_a_denied_or_reported_one_allowed(
+    post: str, flagged: bool, workflow: ContentModerationWorkflow
 ) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value != "allow", verdict.rationale
-    assert any(s.how == "generalised" for s in verdict.spans)
-
-
-@pytest.mark.parametrize("post", NOT_GENERALISED)
-def test_denied_reported_or_ordinary_group_statements_are_allowed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value == "allow", verdict.rationale
+    judged(post, flagged, workflow, how="generalised")
 
 
 def test_a_negation_or_an_ordinary_sense_is_no_generalisation() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.data.moderation_cases import flag_cases, judged
 from workflows.content_moderation.graph import ContentModerationWorkflow
-from workflows.content_moderation.service import moderate_lexicon_only
 
 ORDINARY = [
     "The surgeon had to kill the nerve before the root canal.",
@@ -74,9 +74,8 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize("post", ORDINARY)
+@pytest.mark.parametrize(("post", "flagged"), flag_cases((), ORDINARY))
 def test_sensitive_words_in_ordinary_senses_are_allowed(
-    post: str, workflow: ContentModerationWorkflow
+    post: str, flagged: bool, workflow: ContentModerationWorkflow
 ) -> None:
-    v = moderate_lexicon_only(post, workflow)
-    assert v.decision.value == "allow", v.rationale
+    judged(post, flagged, workflow)  # asserts the decision

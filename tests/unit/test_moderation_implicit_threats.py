@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.data.moderation_cases import flag_cases, judged
 from workflows.content_moderation.graph import ContentModerationWorkflow
-from workflows.content_moderation.service import moderate_lexicon_only
 
 THREATS = [
     "我知道你家在哪，等着收尸吧",
@@ -27,18 +27,11 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize("post", THREATS)
-def test_a_threat_with_no_violent_verb_goes_to_review(
-    post: str, workflow: ContentModerationWorkflow
+@pytest.mark.parametrize(
+    ("post", "flagged"),
+    flag_cases(THREATS, ORDINARY),
+)
+def test_a_threat_with_no_violent_verb_goes_to_review_a_reported_one_stays_allowed(
+    post: str, flagged: bool, workflow: ContentModerationWorkflow
 ) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value != "allow", verdict.rationale
-    assert any(c.category.value == "threat" for c in verdict.categories)
-
-
-@pytest.mark.parametrize("post", ORDINARY)
-def test_reported_or_ordinary_uses_stay_allowed(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    verdict = moderate_lexicon_only(post, workflow)
-    assert verdict.decision.value == "allow", verdict.rationale
+    judged(post, flagged, workflow, category="threat")

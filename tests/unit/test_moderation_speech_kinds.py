@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.data.moderation_cases import flag_cases, judged
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.mention import load_mention_rules
 from workflows.content_moderation.service import moderate_lexicon_only
@@ -64,15 +65,6 @@ SPEECH_ABOUT_HARM = [
 ]
 
 
-@pytest.mark.parametrize("post", SPEECH_ABOUT_HARM)
-def test_reported_quoted_or_condemned_harm_is_a_mention_at_most(
-    post: str, workflow: ContentModerationWorkflow
-) -> None:
-    v = moderate_lexicon_only(post, workflow)
-    assert v.decision.value == "allow", v.rationale
-    assert v.lexicon is not None and v.lexicon.speech_about_harm
-
-
 SAID_TO_THE_READER = [
     'I said "you are a stupid bitch" and I meant it.',
     '"you stupid bitch"',
@@ -89,11 +81,14 @@ SAID_TO_THE_READER = [
 ]
 
 
-@pytest.mark.parametrize("post", SAID_TO_THE_READER)
-def test_the_same_words_aimed_at_the_reader_are_still_flagged(
-    post: str, workflow: ContentModerationWorkflow
+@pytest.mark.parametrize(
+    ("post", "flagged"), [*flag_cases(SAID_TO_THE_READER), *flag_cases((), SPEECH_ABOUT_HARM)]
+)
+def test_speech_about_harm_is_a_mention_at_most_and_the_same_words_aimed_are_flagged(
+    post: str, flagged: bool, workflow: ContentModerationWorkflow
 ) -> None:
-    assert moderate_lexicon_only(post, workflow).decision.value != "allow"
+    lexicon = judged(post, flagged, workflow).lexicon
+    assert flagged or (lexicon is not None and lexicon.speech_about_harm)
 
 
 def test_a_quoted_critical_slur_keeps_its_severity(workflow: ContentModerationWorkflow) -> None:

@@ -58,7 +58,13 @@ class AddressedFile(BaseModel):
     links_zh: _Words = ()
     modifiers_zh: _Words = ()
     nouns_zh: _Words = Field(min_length=1)
+    body_nouns_zh: _Words = Field(default=())
+    person_nouns_zh: _Words = Field(default=())
     compound_zh: _Words = ()
+    forum_openers_zh: _Words = Field(default=())
+    forum_links_zh: _Words = Field(default=())
+    looks_zh: _Words = Field(default=())
+    looks_intensifiers_zh: _Words = Field(default=())
 
 
 class AddressedError(DataFileError):
@@ -72,12 +78,18 @@ class AddressedRules:
     Attributes:
         en: English pattern on normalised (case-folded) text; group ``noun`` is the insult.
         zh: Chinese pattern; group ``noun`` is the insult.
+        zh_forum: Chinese pattern for another user named by place (楼上的死胖子, 楼主这个丑八怪);
+            groups ``opener`` and ``noun``.
+        zh_looks: Chinese pattern for a remark on the reader's looks (你长得真丑, 你好胖啊);
+            group ``noun`` is the adjective.
         severity: Severity of every hit.
         version: ``version`` plus 8 hex digits of the file's SHA-256.
     """
 
     en: re.Pattern[str]
     zh: re.Pattern[str]
+    zh_forum: re.Pattern[str]
+    zh_looks: re.Pattern[str]
     severity: Severity
     version: str
 
@@ -117,25 +129,54 @@ def _chinese(f: AddressedFile) -> re.Pattern[str]:
     link = alternation(f.links_zh) if f.links_zh else "(?!)"
     mod = alternation(f.modifiers_zh) if f.modifiers_zh else "(?!)"
     compound = rf"(?!{alternation(f.compound_zh)})" if f.compound_zh else ""
+    nouns = alternation((*f.nouns_zh, *f.body_nouns_zh))
     # emoji read as words arrive with spaces around them ("你这头 猪"): allow them between parts
     return re.compile(
         rf"{not_after}{alternation(f.openers_zh)}\s*(?:{link}\s*(?:{mod}\s*)?|{mod}\s*)"
-        rf"(?P<noun>{alternation(f.nouns_zh)}){compound}"
+        rf"(?P<noun>{nouns}){compound}"
+    )
+
+
+def _any(words: _Words) -> str:
+    """:func:`alternation` of ``words``, or a pattern that never matches when there are none."""
+    return alternation(words) if words else "(?!)"
+
+
+def _chinese_forum(f: AddressedFile) -> re.Pattern[str]:
+    """Another user named by their place in the thread (楼上, 楼主), a link (的, 这个) and a
+    noun for a person (an animal noun is left out: 楼上的狗 is often the neighbour's dog)."""
+    compound = rf"(?!{alternation(f.compound_zh)})" if f.compound_zh else ""
+    nouns = _any((*f.person_nouns_zh, *f.body_nouns_zh))
+    return re.compile(
+        rf"(?P<opener>{_any(f.forum_openers_zh)})\s*{_any(f.forum_links_zh)}?"
+        rf"\s*(?:{_any(f.modifiers_zh)}\s*)?(?P<noun>{nouns}){compound}"
+    )
+
+
+def _chinese_looks(f: AddressedFile) -> re.Pattern[str]:
+    """你 + 长得 or an intensifier + a word for ugly or fat, ending the clause (你长得真丑,
+    你好胖啊); without the clause end it is often another word (你好胖虎, a name), and
+    without either a friendly remark (你胖了)."""
+    very = _any(f.looks_intensifiers_zh)
+    looks = (
+        rf"(?:(?:长得|长的|看起来)\s*{very}?|(?:真是|也)?\s*{very})\s*(?P<noun>{_any(f.looks_zh)})"
+    )
+    return re.compile(
+        rf"[你妳]们?{looks}(?:死了|爆了|啊|呀|了|吧|哦|得要死)?(?=$|[\s，。！？!?,.~…])"
     )
 
 
 @lru_cache(maxsize=8)
 def load_addressed_rules(path: Path | str = DEFAULT_ADDRESSED_PATH) -> AddressedRules:
-    """Read and compile a list file (cached per path).
-
-    Raises:
-        AddressedError: Unreadable, not TOML, or fails validation (``file:line: reason``).
-    """
+    """The compiled lists of ``path``, cached per path; :class:`AddressedError`
+    (``file:line: reason``) for a file that is unreadable, not TOML or invalid."""
     loaded = load_toml(Path(path), AddressedFile, error=AddressedError)
     f = loaded.value
     return AddressedRules(
         en=_english(f),
         zh=_chinese(f),
+        zh_forum=_chinese_forum(f),
+        zh_looks=_chinese_looks(f),
         severity=f.severity,
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )
@@ -152,14 +193,10 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
         rules: The compiled lists (the packaged ``addressed.toml`` by default).
 
     Returns:
-        ``(start, end, term)`` per match, offsets into ``text``, term ``you <noun>`` or
-        ``你<noun>``.
-
-    Example:
-        >>> addressed_insults("you racist pigs")
-        [(0, 15, 'you pig')]
-        >>> addressed_insults("pigs are smart animals")
-        []
+        ``(start, end, term)`` per match, offsets into ``text``, term ``you <noun>``,
+        ``你<noun>`` or ``<place><noun>`` (楼上胖子). For example ``you racist pigs`` gives
+        ``[(0, 15, 'you pig')]`` and ``pigs are smart animals`` gives ``[]``
+        (``tests/unit/test_moderation_addressed.py``).
     """
     rules = rules or load_addressed_rules()
     out = []
@@ -173,4 +210,7 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
             continue
         out.append((m.start(), m.end(), f"you {m.group('noun') or m.group('mnoun')}"))
     out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh.finditer(text)]
+    for m in rules.zh_forum.finditer(text):
+        out.append((m.start(), m.end(), f"{m.group('opener')}{m.group('noun')}"))
+    out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh_looks.finditer(text)]
     return out

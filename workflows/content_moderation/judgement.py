@@ -122,6 +122,10 @@ def solo_weighed(
 
 
 _AIMED_HARM = frozenset({Category.THREAT, Category.SELF_HARM})
+#: Hits of a kind (not a listed term) that the scorer may not clear: a generalisation about a
+#: group and an insult aimed at a person (you/你/楼上 + an insult noun); the scorer learns
+#: words, and a learned clear of "楼上的死胖子" would let every new insult of the kind through.
+_UNCLEARED_KINDS = frozenset({"generalised", "addressed"})
 
 
 def cleared_state(
@@ -131,7 +135,8 @@ def cleared_state(
     spans: Sequence[Span] = (),
 ) -> ScorerState:
     """The scorer may not clear a term that bidi controls hid (:func:`disguised_state`), a
-    generalisation about a group (``generalised`` spans: the scorer was never fitted on them),
+    generalisation about a group or an insult aimed at a person (``generalised`` and
+    ``addressed`` spans, :data:`_UNCLEARED_KINDS`),
     nor a threat or self-harm term in a post addressed to its reader (``你去死吧``: a death
     wish aimed at someone is never the scorer's to clear, in any language): its ``clear``
     reads as ``low`` there."""
@@ -139,7 +144,7 @@ def cleared_state(
         return state
     if prepared.report.bidi_controls:
         return "low"
-    if any(s.how == "generalised" and not s.mention for s in spans):
+    if any(s.how in _UNCLEARED_KINDS and not s.mention for s in spans):
         return "low"
     aimed = lexicon is not None and any(c.category in _AIMED_HARM for c in lexicon.categories)
     return "low" if aimed and SECOND_PERSON.search(prepared.normalized.text) else state

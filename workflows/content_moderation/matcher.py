@@ -76,7 +76,7 @@ from workflows.content_moderation.lexicon import (
     lexicon_files,
     load_lexicon,
 )
-from workflows.content_moderation.normalize import Normalized, is_han, normalize
+from workflows.content_moderation.normalize import Normalized, is_han, normalize, unleet_words
 from workflows.content_moderation.verdict import Category, MatchKind, Severity
 from workflows.content_moderation.wordlists import (
     INFLECTIONS,
@@ -482,7 +482,7 @@ class Matcher:
                 add(a, b, ref, how, score)
         self._across_words(s, tokens, add)
         rules = load_addressed_rules()  # insults aimed at the reader, as a kind (addressed.py)
-        for a, b, term in addressed_insults(s, rules):
+        for a, b, term in addressed_insults(unleet_words(s), rules):  # "y0u r a m0r0n" too
             ref = TermRef(term, Category.HARASSMENT, rules.severity, frozenset(), 100.0)
             add(a, b, ref, "addressed", 1.0)
         general = load_generalised_rules()  # contempt for a whole group (generalised.py)

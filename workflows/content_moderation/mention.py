@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.datafiles import content_hash, load_toml
 from orchestrator.exceptions import DataFileError
+from workflows.content_moderation.normalize import unleet_words
 
 #: The packaged cue file.
 DEFAULT_MENTION_PATH = Path(__file__).resolve().parent / "mention.toml"
@@ -113,8 +114,9 @@ class MentionRules:
     @staticmethod
     def is_addressed(text: str, start: int) -> bool:
         """True when the term at ``text[start:]`` is aimed at the reader ("you <term>",
-        "你这个<term>"; :data:`_ADDRESSED` over the 30 characters before it)."""
-        return bool(_ADDRESSED.search(text[max(0, start - 30) : start]))
+        "你这个<term>"; :data:`_ADDRESSED` over the 30 characters before it, leetspeak read as
+        letters: "y0u r a <term>")."""
+        return bool(_ADDRESSED.search(unleet_words(text[max(0, start - 30) : start])))
 
     def sentence(self, text: str, start: int, end: int) -> str:
         """The sentence of ``text`` holding ``text[start:end]``."""
@@ -141,12 +143,8 @@ class MentionError(DataFileError):
 
 @lru_cache(maxsize=8)
 def load_mention_rules(path: Path | str = DEFAULT_MENTION_PATH) -> MentionRules:
-    """Read and compile a cue file (cached per path).
-
-    Raises:
-        MentionError: Unreadable, not TOML, fails validation, or a cue is not a valid
-            regular expression.
-    """
+    """The compiled cues of ``path``, cached per path; :class:`MentionError` names the file
+    and line of one that is unreadable, not TOML, invalid or holds a bad regular expression."""
     loaded = load_toml(path, MentionFile, error=MentionError)
     f = loaded.value
 

@@ -35,7 +35,7 @@ import numpy as np
 
 # The character folding is shared with the request classifier (issue 14): one definition, lower
 # in the layers. Re-exported here for the matcher, lexicon and dataset modules.
-from orchestrator.textnorm import fold_char, homoglyph_table, is_cjk, is_han  # noqa: F401
+from orchestrator.textnorm import LEET, fold_char, homoglyph_table, is_cjk, is_han  # noqa: F401
 from workflows.content_moderation.disguise import reveal
 
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -215,3 +215,23 @@ def scripts_report(text: str) -> tuple[tuple[str, ...], int]:
         if "Latin" in seen and seen & {"Cyrillic", "Greek"}:
             mixed += 1
     return tuple(sorted(scripts)), mixed
+
+
+#: A Latin word that mixes letters with leetspeak digits or symbols ("y0u", "m0r0n", "1d10t").
+_LEET_WORD = re.compile(r"(?<![\w@$])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z0-9@$]+")
+_LEET_DIGITS = {**LEET, ord("9"): "g"}
+
+
+def unleet_words(text: str) -> str:
+    """``text`` with each word that mixes letters and leetspeak digits read as letters
+    (``y0u r a m0r0n`` → ``you r a moron``), same length, so offsets stay valid. A word of
+    digits only (``2024``) and punctuation (``!``) stay as written. Used where a pattern reads
+    the words around a term (who it is aimed at), which the per-word matcher does not see.
+
+    Example:
+        >>> unleet_words("y0u 1d10t, see you at 9pm in room 101")
+        'you idiot, see you at 9pm in room 101'
+    """
+    if not any(c.isdigit() or c in "@$" for c in text):
+        return text
+    return _LEET_WORD.sub(lambda m: m.group().translate(_LEET_DIGITS), text)
