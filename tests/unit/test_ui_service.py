@@ -13,6 +13,7 @@ from typing import Any
 
 import openpyxl
 import pytest
+from case_tables import cases
 from starlette.testclient import TestClient
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
@@ -32,13 +33,7 @@ from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.encoding import ByteCounter
 
 #: Text a workbook or a model may hold that plotly.js would read as markup.
-HOSTILE = [
-    '<img src=x onerror="alert(1)">',
-    "<b>bold</b> & <br>",
-    '<a href="javascript:alert(1)">click</a>',
-    "R&D <sup>2</sup>",
-    "区域 <i>东</i>",
-]
+HOSTILE: list[str] = cases("ui_service.toml", "hostile")
 
 
 @pytest.mark.parametrize("text", HOSTILE)
