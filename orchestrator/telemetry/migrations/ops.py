@@ -14,12 +14,24 @@ from alembic import op
 ROLLUP_GROUP = "uq_expert_rollup_group"
 
 
-def rollup_sum_columns() -> list[sa.Column[Any]]:
-    """The columns of a rollup table after its group columns: the shape (``moe_layers``,
-    ``num_experts``, ``top_k``) and the sums, as revision 0001 made them for
-    ``expert_rollups``; revision 0008's ``expert_phase_rollups`` sums the same, per phase.
+def rollup_columns(source: str) -> list[sa.Column[Any]]:
+    """The columns of a rollup table as revision 0001 made them for ``expert_rollups``: the
+    ``id``, the group (hour, workflow, node, expert-routing source, model, shape key), the
+    shape (``moe_layers``, ``num_experts``, ``top_k``) and the sums. Revision 0008's
+    ``expert_phase_rollups`` holds the same, per phase.
+
+    Args:
+        source: The name of the expert-routing source column: ``routing_source`` in 0001,
+            ``expert_routing_source`` since revision 0002 renamed it.
     """
     return [
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("bucket_start", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("workflow", sa.String(64), nullable=False),
+        sa.Column("node", sa.String(64), nullable=False),
+        sa.Column(source, sa.String(16), nullable=False),
+        sa.Column("model", sa.String(255), nullable=False),
+        sa.Column("shape_key", sa.String(255), nullable=False),
         sa.Column("moe_layers", sa.JSON(), nullable=False),
         sa.Column("num_experts", sa.Integer(), nullable=False),
         sa.Column("top_k", sa.Integer(), nullable=False),

@@ -13,7 +13,7 @@ existed) gets the missing table.
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.telemetry.migrations.ops import rollup_sum_columns
+from orchestrator.telemetry.migrations.ops import rollup_columns
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -47,14 +47,7 @@ def upgrade() -> None:
     if _missing("expert_rollups"):
         op.create_table(
             "expert_rollups",
-            sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-            sa.Column("bucket_start", sa.DateTime(timezone=True), nullable=False),
-            sa.Column("workflow", sa.String(64), nullable=False),
-            sa.Column("node", sa.String(64), nullable=False),
-            sa.Column("routing_source", sa.String(16), nullable=False),
-            sa.Column("model", sa.String(255), nullable=False),
-            sa.Column("shape_key", sa.String(255), nullable=False),
-            *rollup_sum_columns(),
+            *rollup_columns(source="routing_source"),
             sa.PrimaryKeyConstraint("id"),
             sa.UniqueConstraint(
                 "bucket_start",

@@ -13,13 +13,13 @@ Downgrade drops both: the split is lost, the combined counts and rollups stay wh
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.telemetry.migrations.ops import rollup_sum_columns
+from orchestrator.telemetry.migrations.ops import rollup_columns
 
 revision: str = "0008"
 down_revision: str | None = "0007"
 
-# The columns are written out, as in 0007, or taken from migrations.ops (the sums, as 0001
-# made them): a revision is history and never reads the live schema
+# The group is written out, as in 0007, and the table's columns are 0001's (migrations.ops)
+# plus what later revisions added: a revision is history and never reads the live schema
 # (orchestrator.telemetry.schema), which later revisions change.
 _GROUP = [
     "bucket_start",
@@ -38,14 +38,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("prefill_counts", sa.LargeBinary(), nullable=True))
     op.create_table(
         "expert_phase_rollups",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("bucket_start", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("workflow", sa.String(64), nullable=False),
-        sa.Column("node", sa.String(64), nullable=False),
-        sa.Column("expert_routing_source", sa.String(16), nullable=False),
-        sa.Column("model", sa.String(255), nullable=False),
-        sa.Column("shape_key", sa.String(255), nullable=False),
-        *rollup_sum_columns(),
+        *rollup_columns(source="expert_routing_source"),
         sa.Column(
             "capture_sampling_rate", sa.Float(), server_default=sa.text("1.0"), nullable=False
         ),
