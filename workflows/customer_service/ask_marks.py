@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from orchestrator.textnorm import homoglyph_table
+from orchestrator.textnorm import homoglyph_table, to_simplified
 
 #: Roles that are not the customer: a line that starts with one of them and a label is not
 #: the customer's own words.
@@ -51,7 +51,10 @@ _INSTRUCTION = re.compile(
     r"told|been|said|was|written|stuff|text|content)\s+){0,4}"
     r"(?:above|before|previous|prior|preceding|earlier|foregoing|setup|settings?|context|"
     r"programming|training|configuration|config|system|prompts?|instructions?|rules|"
-    r"guidelines|constraints|restrictions|limits|safeguards|guardrails|polic(?:y|ies))\b|"
+    r"guidelines|constraints|restrictions|limits|safeguards|guardrails|polic(?:y|ies))\b"
+    # not the customer's own earlier address ("ignore the previous address and ship it to …")
+    r"(?!\s+(?:(?:delivery|shipping|postal|home|mailing|billing|street)\s+)?"
+    r"(?:address(?:es)?|addr|postcode|zip code)\b)|"
     r"(?:忘记|忘掉|忘了|忽略|无视|别管|不要管|抛开|丢掉|清除|清空|重置|覆盖)[^。！？!?\n]{0,8}"
     r"(?:之前|以前|上面|前面|上述|上文|以上|先前|此前|原来|原有|原先|所有|一切|全部|你的)[^。！？!?\n]{0,8}"
     r"(?:设定|设置|指令|规则|提示|要求|限制|身份|角色|内容|对话|说明|约束|政策|记忆)|"
@@ -307,6 +310,22 @@ def fold_lookalikes(text: str) -> str:
         return text
     text = "".join(ch for ch in text if not _invisible(ch))
     return _WORD.sub(_fold_word, text)
+
+
+#: Typographic quotes and apostrophes (what phones and word processors send) → ASCII ones.
+_TYPOGRAPHIC = str.maketrans(
+    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u0060\u00b4\uff07", "'")
+    | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\uff02", '"')
+)
+
+
+def normalise(message: str) -> str:
+    """NFKC (full-width forms), invisible characters dropped and look-alike letters folded
+    (:func:`fold_lookalikes`), typographic quotes and
+    apostrophes to ASCII ones, Traditional → Simplified: same meaning, comparable text. Every
+    read starts here."""
+    text = fold_lookalikes(unicodedata.normalize("NFKC", message))
+    return to_simplified(text.translate(_TYPOGRAPHIC))
 
 
 #: Something written as an order id (``ORD-…`` and digits, ``ORD 12``, ``ORD_12``).

@@ -49,12 +49,13 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.negation import clauses, negated_scopes
-from orchestrator.textnorm import to_simplified
+from workflows.customer_service.answers import has_words as has_words  # re-exported
+from workflows.customer_service.answers import is_yes as is_yes
+from workflows.customer_service.answers import third_language as third_language
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
 from workflows.customer_service.ask_marks import (
     ADDRESS_MARKUP,
@@ -62,10 +63,10 @@ from workflows.customer_service.ask_marks import (
     HIDDEN_ADDRESS,
     ITEM_PART,
     TAKEN_BACK,
-    fold_lookalikes,
     hidden,
     invisible_in,
     malformed_id,
+    normalise,
     pasted_spans,
 )
 
@@ -82,7 +83,10 @@ _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "cancel": re.compile(r"\bcancel\w*|取消|撤销订单|不要这个订单|订单不要了", re.I),
     "change_address": re.compile(
         r"\b(?:(?:change|update|correct|fix|edit|new)\s+(?:\w+\s+){0,3}?address|address\s+change|"
-        r"(?:ship|send|deliver)\s+(?:it|them|the (?:order|parcel|package)|my order)\s+to)\b|"
+        r"(?:ship|send|deliver)\s+(?:it|them|the (?:order|parcel|package)|my order)\s+to|"
+        # "(please) ship to 12 High St": no object, so an ask word or the clause's start first
+        r"(?:^\s*|\b(?:please|pls|just|and|instead|now|then)\s+)(?:ship|send|deliver)\s+to"
+        r"(?=\s+\d))\b|"
         r"改地址|修改地址|更改地址|换地址|换个地址|新地址|改收货地址|改寄到|改送到|"
         # 地址 first, then a polite word and the verb: 地址请改成, 地址麻烦帮我更新为
         r"地址(?:请|麻烦|帮我|帮忙|给我|要|需要|得|想)*(?:改|换|更新|更改|修改)(?:成|为|到)?",
@@ -254,20 +258,6 @@ _SENTENCE_END = re.compile(
     + r"(?<!\b[a-z])\.\s+(?=[^\W\d_])",
     re.I,
 )
-#: What a customer's own plain answer does not hold: a quoted line (``> yes``, ``| yes``), the
-#: word cited in quotes or brackets (``"yes"``, ``[yes]``, ``<yes>``), or an answer trailing
-#: off (``ok...``, ``是…``: hesitation, not a decision).
-_NOT_PLAIN = re.compile(r"^\s*(?:[>|]|&gt;)|[\"“”「」『』\[\]<>＜＞]|\.{2,}|…|。。")
-_YES = re.compile(
-    r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
-    r"please do|yes please|yes do it|yes go ahead|correct|that'?s right|是|是的|确认|确定|好的|好|"
-    r"可以|对|对的|行|没问题|嗯|确认无误|好的确认|是的确认|"
-    # Cantonese (after OpenCC: 係 -> 系): 係, 得, 好嘅, 冇問題
-    r"系|系的|得|冇问题|无问题|好嘅)"
-    r"(?:\s?(?:啊|呀|啦|喇|嘅|lah|la))?"  # a particle after the yes ("可以啊", "ok lah")
-)
-
-
 # --- the conservative second reading: any sign that the message is not a plain own ask -----
 #: A negation that describes the goods or the delivery, not the ask ("it doesn't work",
 #: "never arrived", "收不到", "不能用"): blanked before the negation scan below.
@@ -282,6 +272,10 @@ _STATE_NEGATION = re.compile(
     r"(?:订单|这个|这单|东西|它|商品|货)\s*(?:ORD-\d+)?\s*我?也?不(?:想|需)?要了|"
     r"不能用|用不了|不工作|不亮|不能开机|开不了机|打不开|不合适|不合身|不对|不符|不一样|不好用|"
     r"没收到|没有收到|未收到|没到|还没到|没送到|未送达|没发货|不见了|不好意思|不错|"
+    # the customer's own earlier address set aside, not the ask ("之前的地址不要了，改成…")
+    r"(?:之前|以前|原来|原先|旧|上面|刚才)的?(?:那个)?(?:收货)?地址(?:不要了|不用了|不对|错了|作废了?)|"
+    r"\b(?:don'?t|do not) (?:use|send it to|ship it to) (?:the|my) (?:old|previous|earlier|first|"
+    r"other|last) address\b|"
     r"冇收到|收唔到|冇到|未到|用唔到|用唔得|唔work|唔啱|着唔到|开唔到|唔见咗|冇发货|"
     # an A-not-A question asks, it does not negate (能不能帮我取消: "could you cancel it");
     # whether it asks about policy is the question reader's to say
@@ -468,22 +462,6 @@ class Asks(BaseModel):
     address_problem: str = ""
     pasted: bool = False
     malformed_id: bool = False
-
-
-#: Typographic quotes and apostrophes (what phones and word processors send) → ASCII ones.
-_TYPOGRAPHIC = str.maketrans(
-    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u0060\u00b4\uff07", "'")
-    | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\uff02", '"')
-)
-
-
-def normalise(message: str) -> str:
-    """NFKC (full-width forms), invisible characters dropped and look-alike letters folded
-    (:func:`~workflows.customer_service.ask_marks.fold_lookalikes`), typographic quotes and
-    apostrophes to ASCII ones, Traditional → Simplified: same meaning, comparable text. Every
-    read starts here."""
-    text = fold_lookalikes(unicodedata.normalize("NFKC", message))
-    return to_simplified(text.translate(_TYPOGRAPHIC))
 
 
 def own_words(text: str) -> str:
@@ -716,83 +694,3 @@ def _original(message: str, norm: str, start: int, end: int) -> str:
         return len(message)
 
     return message[where(start, False) : where(end, True)]
-
-
-def is_yes(answer: str) -> bool:
-    """Whether ``answer`` is a plain yes and nothing else (``yes``, ``ok do it``, ``是的``,
-    ``确认``): a yes with more in it ("yes but change the address") is not.
-
-    Example:
-        >>> is_yes("Yes please!"), is_yes("好的"), is_yes("yes, but refund the other one")
-        (True, True, False)
-        >>> is_yes("yes?"), is_yes("係呀"), is_yes("> yes"), is_yes("ok...")
-        (False, True, False, False)
-    """
-    if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
-        return False
-    if _NOT_PLAIN.search(answer):  # "> yes" quoted, '"yes"' cited, "ok..." trailing off
-        return False
-    text = normalise(answer).lower()
-    text = re.sub(r"\bplease\b|请", " ", text)
-    text = re.sub(r"[\s\W_]+", " ", text).strip()
-    if not text or len(text) > 24:
-        return False
-    rest = text
-    while rest:  # a short run of yes-phrases ("yes ok do it", "是的确认")
-        end = next((e for e in range(len(rest), 0, -1) if _YES.fullmatch(rest[:e].strip())), 0)
-        if not end:
-            return False
-        rest = rest[end:].strip()
-    return True
-
-
-#: Latin-script languages a customer may write in instead of English (wordfreq's small lists).
-_OTHER_LATIN = ("es", "fr", "de", "it", "pt", "nl", "id", "ms", "vi", "tr", "pl", "sv", "ro")
-#: How much more common (Zipf, log10 per billion words) a word must be in another language
-#: than in English to count as that language's word.
-_FOREIGN_MARGIN = 1.0
-
-
-def third_language(message: str) -> bool:
-    """Whether ``message`` is written in neither English nor Chinese: letters of another
-    script, or Latin words most of which are clearly another language's (wordfreq: a word
-    counts as foreign when it is :data:`_FOREIGN_MARGIN` Zipf more common in one of
-    :data:`_OTHER_LATIN` than in English, as English when at least as common in English).
-    Terse English ("Wrong item received, ORD-100076") is English; unknown words (typos,
-    names) count for neither side; one foreign word is enough only with an accent ("sí").
-
-    Example:
-        >>> third_language("Delivery late again, unacceptable")
-        False
-        >>> third_language("Mi pedido no ha llegado")
-        True
-    """
-    text = normalise(message)
-    if re.search(
-        r"[\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\uac00-\ud7af\u0590-\u05ff\u0900-\u097f]",
-        text,
-    ):
-        return True
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return False
-    words = re.findall(r"[^\W\d_]{2,}", re.sub(r"\bORD-\d+\b", " ", text).lower())
-    if not words:
-        return False
-    accented = re.search(r"[\u00c0-\u024f]", text) is not None  # é, ñ, ß, ő
-    from wordfreq import zipf_frequency  # loaded on the first Latin message only
-
-    english = foreign = 0
-    for word in words:
-        en = zipf_frequency(word, "en", wordlist="small")
-        other = max(zipf_frequency(word, lang, wordlist="small") for lang in _OTHER_LATIN)
-        if other >= en + _FOREIGN_MARGIN:
-            foreign += 1
-        elif en > 0 and en >= other:
-            english += 1
-    return foreign > english and (foreign >= 2 or accented)
-
-
-def has_words(message: str) -> bool:
-    """Whether ``message`` holds any letter, CJK character or digit (not only emoji,
-    punctuation or symbols)."""
-    return any(ch.isalnum() for ch in normalise(message))

@@ -122,8 +122,9 @@ _ZH_STATES: tuple[tuple[str, str], ...] = (
                    r"[^。！？，,]{0,10}?(?:已经?|刚刚?)|"
                    r"(?:已经?)[^。！？，,]{0,6}?(?:订单|包裹|快递|货|退款|款项|钱)"),
 )  # fmt: skip
-#: Promises tried before the states: ``follow_up`` (a person or we will act later: look
-#: into, get back, contact, confirm by email, call, escalate) needs a handoff or ticket this
+#: Promises tried before the states: ``follow_up`` (a person or we will act later, or a person
+#: can: look into, get back, contact, confirm by email, call, escalate, "a colleague can look
+#: at other options with you", tester7 F13) needs a handoff or ticket this
 #: turn; ``no_charge`` (nothing more will be charged) needs a write done this turn.
 _EN_PROMISES: tuple[tuple[str, str], ...] = (
     (
@@ -137,7 +138,8 @@ _EN_PROMISES: tuple[tuple[str, str], ...] = (
         "follow_up",
         r"\b(?:(?:colleague|agent|specialist|team|someone|somebody|person|representative|staff|"
         r"manager|supervisor|support)s?\b[^.!?]{0,40}?\b(?:will|shall|'ll|is going to|are "
-        r"going to)|(?:we|i)(?:'ll|'m going to|'re going to|\s+will|\s+shall|\s+am going to|"
+        r"going to|can|could|may|(?:is|are) (?:able|available|happy|here) to)|"
+        r"(?:we|i)(?:'ll|'m going to|'re going to|\s+will|\s+shall|\s+am going to|"
         r"\s+are going to)|(?:get|getting) back to you|be in touch|reach(?:ing)? out to you|"
         r"follow(?:ing)? up|escalat\w+|confirm\w*[^.!?]{0,30}\b(?:by|via) (?:e-?mail|phone|sms))\b",
     ),
@@ -150,7 +152,7 @@ _ZH_PROMISES: tuple[tuple[str, str], ...] = (
     ),
     (
         "follow_up",
-        r"(?:同事|专员|客服|人工|团队|专人|工作人员|有人)[^。！？]{0,12}?(?:会|将|稍后|尽快)|"
+        r"(?:同事|专员|客服|人工|团队|专人|工作人员|有人)[^。！？]{0,12}?(?:会|将|稍后|尽快|可以|能)|"
         r"(?:我们|我)(?:会|将|稍后|随后|尽快)|稍后(?:回复|联系|答复|通知)|"
         r"(?:联系|回复|回电|致电|通知)您|(?:邮件|短信|电话)(?:确认|通知|联系)|跟进|升级处理",
     ),

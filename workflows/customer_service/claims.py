@@ -331,6 +331,8 @@ class TurnFacts:
             values.extend(v for v in facts.values() if v)
             for value in facts.values():
                 figures |= _figures(value)
+            if result.get("error_code") == "not_confirmed":  # an offer not taken up: no
+                continue  # state, no refusal to back "I cannot do that" (tester7 F13)
             found, knows = _result_states(str(result.get("tool")), bool(result.get("ok")), facts)
             states |= found
             known = known or knows
@@ -703,7 +705,9 @@ _EN_REPLY: dict[str, str] = {
     "tool:open_ticket": "You will hear from us on this ticket.",
     "refused": "I am sorry I cannot do more on this order here; reply if you would like a "
     "colleague to look at it.",
-    "not_confirmed": "Is there anything else I can help you with?",
+    # a plain question back, never a refusal (tester7 F13: "yes but to another address")
+    "not_confirmed": "What would you like me to do instead? Tell me, and I will ask you to "
+    "confirm it.",
     "not_found": "Please check the order number and send it again.",
     "decided": "Thank you for your patience while a colleague looked at your case.",
     "cut": "My answer was cut off before it was complete; please send your message again, or "
@@ -741,7 +745,7 @@ _ZH_REPLY: dict[str, str] = {
     "tool:change_address": "请核对上面的新地址；如需修改，请在这里回复。",
     "tool:open_ticket": "我们会就这个工单与您联系。",
     "refused": "很抱歉，这个订单我在这里无法进一步处理；如需同事查看，请回复我。",
-    "not_confirmed": "请问还有什么可以帮您？",
+    "not_confirmed": "您希望我改为怎么处理？请告诉我，我会再请您确认。",
     "not_found": "请核对订单号后重新发送。",
     "decided": "感谢您耐心等待同事处理您的问题。",
     "cut": "我的回答在完成前被中断了；请重新发送您的消息，或要求转人工。",

@@ -1,0 +1,112 @@
+"""A yes whose "no" is part of a set phrase of assent is a yes ("yes, no problem", "sure, no
+worries", 好的，沒問題); an answer that negates or changes the offer is not ("yes, no, wait",
+"yes but to another address instead"), and the reply to it asks back plainly what the customer
+wants: no refusal, no "a colleague can look at other options" (tester7 F13). A ScriptedToolModel
+writes the model's prose; the order store is a real seeded SQLite file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator import Orchestrator
+from workflows.customer_service import CustomerServiceWorkflow
+from workflows.customer_service.answers import is_yes
+from workflows.customer_service.confirm import is_no
+
+sys.path.insert(0, str(Path(__file__).parent))
+import test_customer_service_safety as safety
+from customer_service_double import ScriptedToolModel
+from test_customer_service_safety import _find, _say, _writes
+
+store = safety.store  # the fixture
+
+ASSENT = [
+    "yes, no problem",
+    "sure, no worries",
+    "yes that's fine",
+    "Yes, that’s fine.",
+    "OK, not a problem",
+    "no problem",
+    "No worries, go ahead",
+    "yes, no problem at all",
+    "that's fine by me",
+    "sounds good",
+    "yes of course",
+    "好的，沒問題",
+    "可以，没问题",
+    "没问题，确认",
+    "當然可以",
+    "沒錯",
+    "係呀，冇問題",
+]
+NOT_ASSENT = [
+    "yes but to another address instead",
+    "yes, no, wait",
+    "no problem... actually don't",
+    "no problem, actually don't",
+    "no worries, I'll keep it",
+    "sure, no. wait",
+    "yes, no refund",
+    "no, no problem",
+    "yeah right",
+    "fine, whatever",
+    "oui",
+    "好的，不过改个地址",
+    "沒問題，但是改成另一個地址",
+    "没问题……算了",
+]
+
+
+@pytest.mark.parametrize("answer", ASSENT)
+def test_a_set_phrase_of_assent_is_a_yes(answer: str) -> None:
+    assert is_yes(answer) and not is_no(answer)
+
+
+@pytest.mark.parametrize("answer", NOT_ASSENT)
+def test_an_answer_that_negates_or_changes_the_offer_is_no_yes(answer: str) -> None:
+    assert not is_yes(answer)
+
+
+async def test_yes_no_problem_confirms_the_offered_cancel(store, telemetry) -> None:
+    customer, order = _find(store, want="processing")
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+    await _say(orch, f"please cancel {order}", customer, thread="a")
+    done = await _say(orch, "yes, no problem", customer, thread="a")
+    assert done.result["tool_results"][-1]["tool"] == "cancel_order"
+    assert done.result["tool_results"][-1]["ok"]
+
+
+#: The model's prose after an answer that was no yes: a refusal and a colleague's options.
+REFUSING = (
+    "I am sorry, I cannot do that for order {id}. A colleague can look at other options with you."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "asked_back"),
+    [
+        ("yes but to 9 Elm Road, Leeds LS2 7AA instead", "What would you like me to do instead?"),
+        ("oui", "What would you like me to do instead?"),
+        ("yes, no, wait", "What would you like me to do instead?"),
+        ("是的，不过寄到上海市浦东新区世纪大道100号", "您希望我改为怎么处理？"),
+    ],
+)
+async def test_an_answer_that_is_no_yes_is_asked_back_not_refused(
+    store, telemetry, answer: str, asked_back: str
+) -> None:
+    customer, order = _find(store, want="processing")
+    before = _writes(store)
+    model = ScriptedToolModel(replies=[REFUSING.format(id=order)])
+    orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
+    new = "4 Mill Lane, Leeds LS1 4AB"
+    await _say(orch, f"Please change the address of {order} to {new}", customer, thread="b")
+    done = await _say(orch, answer, customer, thread="b")
+    reply = done.result["reply"]["text"]
+    assert asked_back in reply, reply
+    for refusal in ("cannot do", "other options", "I am sorry", "抱歉", "无法"):
+        assert refusal not in reply, reply
+    assert _writes(store) == before
