@@ -543,6 +543,11 @@ def test_once(data_dir: Path, tune: Data, name: str) -> dict[str, Any]:
 
 def markdown(report: dict[str, Any]) -> str:
     """The results as Markdown (tables of variants, the curve and the agreement figures)."""
+    variants = [
+        f"| {r['variant']} | **{r['f1']:.3f}** | {r['precision']:.3f} | {r['recall']:.3f} "
+        f"| {r['seeds_f1']} | {r['c_chosen']} |"
+        for r in report["variants"]
+    ]
     lines = [
         "# Davidson hate F1: variants of the English hate model (nested CV on tune)",
         "",
@@ -554,12 +559,8 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "| variant (rows / features / learner) | nested F1 | P | R | F1 per seed | C chosen |",
         "|---|---|---|---|---|---|",
+        *variants,
     ]
-    for r in report["variants"]:
-        lines.append(
-            f"| {r['variant']} | **{r['f1']:.3f}** | {r['precision']:.3f} | {r['recall']:.3f} "
-            f"| {r['seeds_f1']} | {r['c_chosen']} |"
-        )
     if report.get("curve"):
         lines += ["", f"Learning curve ({report['curve_variant']}): F1 against hate posts in "
                   "the training part (subsampled, stratified).", "",

@@ -81,23 +81,12 @@ class Category(StrEnum):
     SPAM = "spam"
 
 
-#: MLCommons hazard codes as named by Llama Guard 3.
-MLCOMMONS_CODES: dict[str, str] = {
-    "S1": "Violent Crimes",
-    "S2": "Non-Violent Crimes",
-    "S3": "Sex-Related Crimes",
-    "S4": "Child Sexual Exploitation",
-    "S5": "Defamation",
-    "S6": "Specialized Advice",
-    "S7": "Privacy",
-    "S8": "Intellectual Property",
-    "S9": "Indiscriminate Weapons",
-    "S10": "Hate",
-    "S11": "Suicide & Self-Harm",
-    "S12": "Sexual Content",
-    "S13": "Elections",
-    "S14": "Code Interpreter Abuse",
-}
+#: MLCommons hazard codes as named by Llama Guard 3 (S1 … S14, in order).
+_MLCOMMONS_NAMES = ("Violent Crimes", "Non-Violent Crimes", "Sex-Related Crimes",
+    "Child Sexual Exploitation", "Defamation", "Specialized Advice", "Privacy",
+    "Intellectual Property", "Indiscriminate Weapons", "Hate", "Suicide & Self-Harm",
+    "Sexual Content", "Elections", "Code Interpreter Abuse")  # fmt: skip
+MLCOMMONS_CODES: dict[str, str] = {f"S{i}": n for i, n in enumerate(_MLCOMMONS_NAMES, start=1)}
 
 #: The OpenAI moderation categories (omni-moderation).
 OPENAI_CATEGORIES: tuple[str, ...] = (
