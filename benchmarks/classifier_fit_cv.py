@@ -109,7 +109,8 @@ def builtin_half(name: str, tune: list[LabelledRequest], base) -> tuple[float, i
     to_new = sum(a == spec.name for a in after)
     print(
         f"{name} built-in half n={len(other)}: accuracy change {delta / len(other):+.4f}, "
-        f"{changed} changed, {to_new} to {spec.name}; lifts {model.meta.get('lifts')}"
+        f"{changed} changed, {to_new} to {spec.name}; lifts {model.meta.get('lifts')} "
+        f"scales {model.meta.get('scales')}"
     )
     for line in model.meta.get("overlaps") or ():
         print("  overlap:", line)

@@ -18,6 +18,11 @@ packaged model, ``folds=3``), writes the fit to a temporary folder and classifie
   before the change and never tuned on: every run with ``--look`` is a look; record it in
   ``benchmarks/results/classifier_fit_examples_<date>c.md``.
 
+Round 7 (``tests/fixtures/fewshot_routes7/``: loyalty_points, warranty, job_applications) and
+round 8 (``tests/fixtures/fewshot_routes8/``: press_enquiries, b2b_wholesale, price_match) are
+the same: their held-out files are read only with ``--look`` (round 7's is spent; round 8's
+look is recorded in ``benchmarks/results/classifier_fit_examples_2026-12-05e.md``).
+
 ``--builtin ROUTE`` compares the built-in routes on the labelled test split (cap 400): the
 packaged model and calibration against the fit of ``ROUTE``, both with ``ROUTE`` declared;
 accuracy, and each route's precision and recall (fallback's too), and the changed decisions.
@@ -44,6 +49,7 @@ from orchestrator.request import Request
 from orchestrator.routes import Route, RouteSpec
 from tests.fixtures.fewshot_routes.routes import ROUTES
 from tests.fixtures.fewshot_routes7.routes import ROUTES as ROUTES7
+from tests.fixtures.fewshot_routes8.routes import ROUTES as ROUTES8
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = RouteSpec(
@@ -75,7 +81,7 @@ def scenario(name: str) -> tuple[RouteSpec, Path, Path | None]:
             ROOT / "benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv",
             None,
         )
-    spec, train, held = {**ROUTES, **ROUTES7}[name]
+    spec, train, held = {**ROUTES, **ROUTES7, **ROUTES8}[name]
     return spec, train, held
 
 
@@ -124,7 +130,8 @@ def held_out(name: str, look: bool) -> None:
     """Fit ``name`` and score its held-out rows (and, with ``look``, its held-out file)."""
     with tempfile.TemporaryDirectory() as tmp:
         clf, held, took = fit(name, Path(tmp))
-        print(f"{name}: fit {took:.1f} s; model {clf.model.meta.get('lifts')} lifts")
+        meta = clf.model.meta
+        print(f"{name}: fit {took:.1f} s; lifts {meta.get('lifts')}, scales {meta.get('scales')}")
         for line in clf.model.meta.get("overlaps") or ():
             print(f"{name}: warning: {line}")
         _score(clf, [(r.text, r.route, "file's held-out cut") for r in held], f"{name} own cut")

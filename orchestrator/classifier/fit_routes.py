@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import product
 
 import numpy as np
 
@@ -56,6 +57,8 @@ NEW_L2 = 1e-5
 NEW_SHARE = 0.6
 #: Bias lifts (logit units) :func:`_lift` chooses from, per new route.
 NEW_LIFT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0)
+#: Scales of a new route's offset over fallback (:func:`recalibrated`) :func:`_lift` chooses from.
+NEW_SCALE_GRID = (1.0, 1.5, 2.0, 3.0)
 #: Share of the built-in rows whose out-of-fold decision a lift may change.
 NEW_BUDGET = 0.001
 
@@ -98,6 +101,16 @@ def _own_features(
     return mask
 
 
+def recalibrated(z: np.ndarray, new_at: int, scales: np.ndarray, lifts: np.ndarray) -> np.ndarray:
+    """Logits ``z`` ``(..., classes)`` with each new route's offset over fallback (columns
+    ``new_at`` onward, fallback last) scaled and lifted: ``fb + scale * (z - fb) + lift``."""
+    z = np.array(z, dtype=np.float64, copy=True)
+    fb = z[..., -1]
+    for j, (scale, lift) in enumerate(zip(scales, lifts, strict=True)):
+        z[..., new_at + j] = fb + scale * (z[..., new_at + j] - fb) + lift
+    return z
+
+
 def _lift(
     rows: Sequence[LabelledRequest],
     ev: Sequence[Evidence],
@@ -105,42 +118,50 @@ def _lift(
     classes: Sequence[Route],
     t: Thresholds,
     new: Sequence[Route],
-) -> np.ndarray:
-    """``(len(new),)`` bias lifts (logits), each of :data:`NEW_LIFT_GRID`: the one that routes
-    most of the user's rows right (``logits``: out-of-fold, combined and text-only, ``(rows,
-    classes)``) while at most :data:`NEW_BUDGET` of the built-in rows change decision against
-    the model without new columns (rows whose new-route probability stays under 0.02 at the
-    largest lift are taken as unchanged); ties: the smaller lift."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(scales, lifts)``, each ``(len(new),)``: per new route, the scale of its offset over
+    fallback (:data:`NEW_SCALE_GRID`) and its bias lift (:data:`NEW_LIFT_GRID`, logits) that
+    route most of the user's rows right (``logits``: out-of-fold, combined and text-only,
+    ``(rows, classes)``; :func:`recalibrated`) while at most :data:`NEW_BUDGET` of the built-in
+    rows change decision against the model without new columns (rows whose new-route
+    probability stays under 0.02 at every setting are taken as unchanged); ties: the smaller
+    scale, then the smaller lift. A scale over 1 sharpens the column: sure where a text has
+    its examples' words, no surer where it has none (a lift raises both)."""
     zc, zt = logits
     mine = np.array([r.source.startswith("examples/") for r in rows])
     k0 = len(classes) - 1 - len(new)
     keep = [i for i in range(len(classes)) if not k0 <= i < k0 + len(new)]
-    lifts = np.zeros(len(new))
+    base = [classes[i] for i in keep]
+    budget = NEW_BUDGET * (len(rows) - mine.sum())
+    scales, lifts = np.ones(len(new)), np.zeros(len(new))
     for j in range(len(new)):
-        col = k0 + j
-        top = softmax(zc + np.where(np.arange(len(classes)) == col, max(NEW_LIFT_GRID), 0.0))
-        near = [i for i in range(len(rows)) if mine[i] or top[i, col] >= 0.02]
-        base = [classes[i] for i in keep]
+        col, one = k0 + j, np.eye(len(new))[j]
+        extremes = [
+            softmax(recalibrated(zc, k0, np.where(one, s, 1.0), one * max(NEW_LIFT_GRID)))
+            for s in NEW_SCALE_GRID
+        ]
+        near = [i for i in range(len(rows)) if mine[i] or max(x[i, col] for x in extremes) >= 0.02]
         ref = {
             i: _decide(ev[i], softmax(zc[i, keep]), softmax(zt[i, keep]), t, base)[0]
             for i in near
             if not mine[i]
         }
-        best = (-1, 0.0)
-        for lift in NEW_LIFT_GRID:
-            shift = np.where(np.arange(len(classes)) == col, lift, 0.0)
+        best = (-1, 1.0, 0.0)  # none within the budget: the column as fitted
+        for scale, lift in product(NEW_SCALE_GRID, NEW_LIFT_GRID):
+            sc, lf = np.where(one, scale, scales), np.where(one, lift, lifts)
             right = changed = 0
             for i in near:
-                p, q = softmax(zc[i] + shift), softmax(zt[i] + shift)
+                p = softmax(recalibrated(zc[i], k0, sc, lf))
+                q = softmax(recalibrated(zt[i], k0, sc, lf))
                 got = _decide(ev[i], p, q, t, classes)[0]
                 if mine[i]:
                     right += got == rows[i].route
                 else:
                     changed += got != ref[i]
-            if changed <= NEW_BUDGET * (len(rows) - mine.sum()) and right > best[0]:
-                best = (right, lift)
-        lifts[j] = best[1]
-    return lifts
+            if changed <= budget and right > best[0]:
+                best = (right, scale, lift)
+        scales[j], lifts[j] = best[1], best[2]
+    return scales, lifts
 
 
 def fit_new_routes(
@@ -185,6 +206,7 @@ def fit_new_routes(
     learn_from = [i for i, r in enumerate(rows) if r.source.startswith("examples/")]
     vocab, design = column_design(base, docs, learn_from)
     classes = (*base.classes[:-1], *new, FALLBACK)
+    k0 = len(base.classes) - 1
     y = np.array([classes.index(r) for r in labels])
     mask = _own_features(design.cols, docs, labels, new, learn_from)
     sw = _new_weights(labels, new, NEW_SHARE)
@@ -197,17 +219,16 @@ def fit_new_routes(
             train = np.flatnonzero(fold != k)
             pc, pt = column_logits(design, _fit_new(design, train, y, sw, mask))
             zc[test], zt[test] = pc[test], pt[test]
-    lifts = _lift(rows, ev, (zc, zt), classes, base_calibration.thresholds, new)
+    scales, lifts = _lift(rows, ev, (zc, zt), classes, base_calibration.thresholds, new)
     (wc, bc), (wt, bt) = fitted
-    fitted = ((wc, bc + lifts), (wt, bt + lifts))
-    shift = np.concatenate([np.zeros(len(base.classes) - 1), lifts, [0.0]])
-    probs, fast = softmax(zc + shift), softmax(zt + shift)
+    fitted = ((wc * scales, bc * scales + lifts), (wt * scales, bt * scales + lifts))
+    zc, zt = (recalibrated(z, k0, scales, lifts) for z in (zc, zt))
+    probs, fast = softmax(zc), softmax(zt)
     model = extended_model(base, vocab, design, fitted, new)
     model.meta.update({"trained_on": fitted_on, "rules_sha": clf.version, "new_routes": new})
     model.meta["lifts"] = lifts.tolist()
-    model.meta["overlaps"] = overlaps(
-        rows, ev, (zc + shift, zt + shift), classes, base_calibration, new
-    )
+    model.meta["scales"] = scales.tolist()
+    model.meta["overlaps"] = overlaps(rows, ev, (zc, zt), classes, base_calibration, new)
     calibration = _new_maps(rows, ev, probs, fast, classes, base_calibration, set(new))
     calibration = calibration.model_copy(update={"rules_sha": clf.version, "fitted_on": fitted_on})
     return model, calibration

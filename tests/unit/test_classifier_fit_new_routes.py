@@ -184,13 +184,15 @@ def test_the_cli_without_a_fitted_model_to_add_to_says_to_pass_full(tmp_path, mo
     assert "Traceback" not in result.output
 
 
-def _lift_case(fitted, budget: float, monkeypatch) -> float:
-    """Two examples that need a lift of 3 and of 5 to be routed; one built-in fallback row that
-    a lift of 4 or more sends to the new route (logits by hand, classes of the fitted model)."""
+def _lift_case(fitted, budget: float, monkeypatch, z=None, scales=(1.0,)) -> tuple[float, float]:
+    """``(scale, lift)`` chosen for two examples and one built-in fallback row (logits ``z`` by
+    hand, classes of the fitted model). The default ``z``: the examples need a lift of 3 and
+    of 5 to be routed, and a lift of 4 or more sends the built-in row to the new route."""
     from orchestrator.classifier import fit_routes
 
     _, calibration, model, _, clf = fitted
     monkeypatch.setattr(fit_routes, "NEW_LIFT_GRID", (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    monkeypatch.setattr(fit_routes, "NEW_SCALE_GRID", scales)
     monkeypatch.setattr(fit_routes, "NEW_BUDGET", budget)
     rows = [
         _row(0, "first example text here", LIBRARY, "examples/library"),
@@ -198,16 +200,53 @@ def _lift_case(fitted, budget: float, monkeypatch) -> float:
         _row(2, "a built-in request text", FALLBACK, "base/fallback"),
     ]
     classes = model.classes  # (customer_service, content_moderation, library, fallback)
-    z = np.array([[0, 0, -1.0, 1], [0, 0, -3.0, 1], [0, 0, -2.5, 1]])
+    if z is None:
+        z = np.array([[0, 0, -1.0, 1], [0, 0, -3.0, 1], [0, 0, -2.5, 1]])
     ev = gather(clf, rows)
-    return float(fit_routes._lift(rows, ev, (z, z), classes, calibration.thresholds, [LIBRARY])[0])
+    scale, lift = fit_routes._lift(rows, ev, (z, z), classes, calibration.thresholds, [LIBRARY])
+    return float(scale[0]), float(lift[0])
 
 
 def test_the_lift_routes_what_it_can_without_moving_built_in_rows(fitted, monkeypatch) -> None:
     # no built-in decision may change: 3 (the first example routed, the built-in row kept)
-    assert _lift_case(fitted, 0.0, monkeypatch) == 3.0
+    assert _lift_case(fitted, 0.0, monkeypatch) == (1.0, 3.0)
     # a budget that allows the built-in row to move: 5, the smallest lift routing both
-    assert _lift_case(fitted, 1.0, monkeypatch) == 5.0
+    assert _lift_case(fitted, 1.0, monkeypatch) == (1.0, 5.0)
+
+
+def test_a_scale_routes_examples_near_their_words_that_a_lift_alone_cannot(
+    fitted, monkeypatch
+) -> None:
+    # offsets over fallback: the examples +0.5 and +0.2 (half like their route), the built-in
+    # row -0.2: a lift that routes the second example moves the built-in row too; a scale
+    # of 3 routes both examples and keeps the built-in row
+    z = np.array([[0, 0, 1.5, 1], [0, 0, 1.2, 1], [0, 0, 0.8, 1]])
+    scale, lift = _lift_case(fitted, 0.0, monkeypatch, z)
+    scaled = _lift_case(fitted, 0.0, monkeypatch, z, scales=(1.0, 3.0))
+    assert scaled[0] == 3.0 and scaled != (scale, lift)
+    assert _routed(fitted, z, *scaled) == [LIBRARY, LIBRARY, FALLBACK]
+    assert _routed(fitted, z, scale, lift).count(LIBRARY) < 2
+
+
+def _routed(fitted, z, scale: float, lift: float) -> list[Route]:
+    """The decisions of :func:`_lift_case`'s rows under ``(scale, lift)``."""
+    from orchestrator.classifier.fit_routes import _decide, recalibrated, softmax
+
+    _, calibration, model, _, clf = fitted
+    texts = ["first example text here", "second example text here", "a built-in request text"]
+    ev = gather(clf, [_row(i, t, FALLBACK, "x") for i, t in enumerate(texts)])
+    p = softmax(recalibrated(z, 2, np.array([scale]), np.array([lift])))
+    t = calibration.thresholds
+    return [_decide(e, pi, pi, t, model.classes)[0] for e, pi in zip(ev, p, strict=True)]
+
+
+def test_recalibrated_scales_and_lifts_only_the_new_routes_offset() -> None:
+    from orchestrator.classifier.fit_routes import recalibrated
+
+    z = np.array([[2.0, 0.5, -1.0, 1.0], [0.0, 0.0, 3.0, 1.0]])
+    out = recalibrated(z, 2, np.array([2.0]), np.array([0.5]))
+    assert np.array_equal(out[:, [0, 1, 3]], z[:, [0, 1, 3]])
+    assert out[:, 2].tolist() == [1.0 + 2.0 * -2.0 + 0.5, 1.0 + 2.0 * 2.0 + 0.5]
 
 
 def test_the_fitted_model_carries_its_lift(fitted) -> None:
