@@ -28,6 +28,8 @@ BODY_INSULTS = [
     "you fat lardass, nobody asked",
     "shut up, you ugly fatso",
     "ur such a porker lol",
+    "shut up fatso",
+    "get lost, lardass",
 ]
 BODY_ORDINARY = [
     "我楼上的邻居养了一只狗，一直叫",
@@ -38,6 +40,9 @@ BODY_ORDINARY = [
     "这件衣服显胖，换一件吧",
     "the fat content of this milk is 3%",
     "my cat is a little chubby but healthy",
+    "shut up and dance with me",
+    "get lost in a good book this weekend",
+    "you, pigs and goats are welcome at the fair",
 ]
 ANIMAL_EMOJI = [
     "you 🐀",
@@ -69,6 +74,7 @@ LEET = [
     "u r a p4th3tic cl0wn",
     "sh0ut up, l0s3r",
     "y0u st00pid p1g",
+    "stfu 1d10t",
 ]
 LEET_ORDINARY = [
     "1 think y0u r right",

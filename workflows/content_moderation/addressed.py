@@ -44,6 +44,7 @@ class AddressedFile(BaseModel):
     version: str = Field(min_length=1, max_length=40)
     severity: Severity
     openers_en: _Words = Field(min_length=1)
+    orders_en: _Words = Field(default=())
     groups_en: _Words = ()
     not_after_en: _Words = ()
     copulas_en: _Words = ()
@@ -113,7 +114,10 @@ def _english(f: AddressedFile) -> re.Pattern[str]:
     )
     # one fixed-width look-behind per word (Python's re needs fixed widths)
     not_after = "".join(rf"(?<!\b{re.escape(w.casefold())}\s)" for w in f.not_after_en)
-    head = rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|(?P<fused>{fused}){det})"
+    orders = rf"|{alternation(f.orders_en)},?" if f.orders_en else ""  # "get lost, loser"
+    head = (
+        rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|(?P<fused>{fused}){det}{orders})"
+    )
     compound = rf"(?!\s+{alternation(f.compound_en)}\b)" if f.compound_en else ""
     nouns = alternation(f.nouns_en)
     # more nouns may follow ("you pig clown", what 🐷 🤡 read as); the last one decides
