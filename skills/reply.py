@@ -283,6 +283,7 @@ _REFUNDS_EN = {
     "left": "Order {order_id} can still be refunded up to {refundable}.",
     "full": "Order {order_id} is refunded in full ({refunded} in all).",
     "no_more": "No further refund can be made on order {order_id}: {reason}.",
+    "not_eligible": "Order {order_id} is not eligible for a refund: {reason}.",
 }
 _REFUNDS_ZH = {
     "refund": "订单 {order_id} 的退款 {id}（{amount}）状态：{status}（记录日期 {on}）。",
@@ -290,6 +291,7 @@ _REFUNDS_ZH = {
     "left": "订单 {order_id} 还可退款，最多 {refundable}。",
     "full": "订单 {order_id} 已全额退款（共 {refunded}）。",
     "no_more": "订单 {order_id} 不能再退款：{reason}。",
+    "not_eligible": "订单 {order_id} 不符合退款条件：{reason}。",
 }
 
 
@@ -311,6 +313,7 @@ def _refund_sentences(facts: Mapping[str, str], zh: bool) -> str:
         last = table["left"] if count else (_ZH if zh else _EN)["check_refund_eligibility"]
     else:
         last = table["full"] if reason == "already refunded in full" else table["no_more"]
+        last = last if count else table["not_eligible"]  # a status question: none made
     for template in ([] if count else [table["none"]]) + [last]:
         lines.append(PLACEHOLDER.sub(lambda m: str(shown.get(m.group(1), "")), template))
     return ("" if zh else " ").join(lines)

@@ -69,6 +69,7 @@ from workflows.customer_service.ask_marks import (
     normalise,
     pasted_spans,
 )
+from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
 #: The intents whose tool writes to the store.
 WRITE_INTENTS = ("refund", "cancel", "change_address")
@@ -450,6 +451,8 @@ class Asks(BaseModel):
         address_problem: Why no address was read ("" when one was, or none was asked for).
         pasted: Quoted, forwarded or injected text was set aside.
         malformed_id: Something that looks like an order id but is not one (``ORD-12``).
+        refund_status: The refund read asks where a refund stands ("has my money come back
+            yet?", 退了多少钱？): answered with the refunds made, or that none was.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -462,6 +465,7 @@ class Asks(BaseModel):
     address_problem: str = ""
     pasted: bool = False
     malformed_id: bool = False
+    refund_status: bool = False
 
 
 def own_words(text: str) -> str:
@@ -612,6 +616,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
             writes = ["change_address"]
     if hidden_address:  # refused with why, like an instruction given as the address
         writes, problem = ["change_address"], HIDDEN_ADDRESS
+    reads, status = _refund_reads(low, writes, reads)
     return Asks(
         writes=tuple(writes),
         reads=tuple(dict.fromkeys(reads)),
@@ -621,7 +626,17 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         address_problem=problem,
         pasted=own != text,
         malformed_id=malformed_id(text),
+        refund_status=status,
     )
+
+
+def _refund_reads(low: str, writes: list[str], reads: list[str]) -> tuple[list[str], bool]:
+    """``reads`` with ``eligibility`` first for a question about money coming back in words
+    other than "refund" (:data:`~workflows.customer_service.refund_status.MONEY_BACK`), and
+    whether the refund read asks where a refund stands (not whether one can be had)."""
+    if "refund" not in writes and MONEY_BACK.search(low):
+        reads = ["eligibility", *reads]
+    return reads, "eligibility" in reads and asks_status(low)
 
 
 def extract_address(message: str) -> tuple[str, str]:

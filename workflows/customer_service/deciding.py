@@ -63,6 +63,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage, named)
     tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
+    if intent == "eligibility" and asks.refund_status:  # "has my money come back yet?"
+        plan["refund_status"] = True  # answered with the refunds made, or that none was
     if reason is None:
         update["clarify"] = clarification(state, asks)
     if reason is None and update["clarify"] is None and tool and state.get("customer_id"):

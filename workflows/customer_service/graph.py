@@ -105,6 +105,7 @@ from workflows.customer_service.state import (
     emit,
 )
 from workflows.customer_service.store import OrderStore, ToolArgumentsError, ToolError, ToolResult
+from workflows.customer_service.store.tools import status_answer
 from workflows.customer_service.turns import TurnGuard
 from workflows.customer_service.withdrawing import after_handoff, waiting_input, withdrawn_update
 
@@ -513,6 +514,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 result = execute_write(tools, WriteAction(**action_fields(action)))
             else:
                 result = tools.run(tool, args)
+                result = status_answer(result) if plan.get("refund_status") else result
         except ToolError as exc:
             if exc.code == "needs_approval":
                 said = confirming.confirmed_for_review(tools, action or {})  # not the question

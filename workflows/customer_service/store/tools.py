@@ -200,6 +200,17 @@ def day(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d") if value else ""
 
 
+def status_answer(result: ToolResult) -> ToolResult:
+    """``result`` as the answer to a refund-status question ("has my money come back yet?"):
+    a ``check_refund_eligibility`` refused for an order with no refund becomes an ok read
+    (no refund was made, and why none can be), never the refusal of a refund nobody asked
+    for (closing6). Any other result is returned as it is."""
+    refused = result.error_code == "policy" and result.facts.get("refund_count") == "0"
+    if result.tool != "check_refund_eligibility" or not refused:
+        return result
+    return result.model_copy(update={"ok": True, "error_code": None})
+
+
 def idempotency_key(*parts: object) -> str:
     """A stable key for a write from the parts that identify it (sha256, 40 hex)."""
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:40]
