@@ -30,6 +30,13 @@ BODY_INSULTS = [
     "ur such a porker lol",
     "shut up fatso",
     "get lost, lardass",
+    "楼上长得跟猪一样",
+    "你长得像头猪",
+    "楼主长得真丑",
+    "二楼的死胖子",
+    "你真是丑到家了",
+    "you look like a pig",
+    "you sound like a moron",
 ]
 BODY_ORDINARY = [
     "我楼上的邻居养了一只狗，一直叫",
@@ -43,6 +50,13 @@ BODY_ORDINARY = [
     "shut up and dance with me",
     "get lost in a good book this weekend",
     "you, pigs and goats are welcome at the fair",
+    "你长得像你妈",
+    "你长得跟明星一样",
+    "楼上的狗长得像猪",
+    "他长得真丑，但是演技很好",
+    "you look like a million dollars",
+    "it looks like a pig from here",
+    "you looked like a snake charmer",
 ]
 ANIMAL_EMOJI = [
     "you 🐀",

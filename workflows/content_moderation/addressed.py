@@ -158,16 +158,19 @@ def _chinese_forum(f: AddressedFile) -> re.Pattern[str]:
 
 
 def _chinese_looks(f: AddressedFile) -> re.Pattern[str]:
-    """你 + 长得 or an intensifier + a word for ugly or fat, ending the clause (你长得真丑,
-    你好胖啊); without the clause end it is often another word (你好胖虎, a name), and
-    without either a friendly remark (你胖了)."""
+    """你 or a thread place (楼上), then 长得 or an intensifier and a word for ugly or fat that
+    ends the clause (你长得真丑, 你好胖啊, 楼主长得真丑), or 长得像 and an insult noun
+    (你长得像头猪, 楼上长得跟猪一样). Without the clause end it is often another word (你好胖虎,
+    a name), and without 长得 or an intensifier a friendly remark (你胖了)."""
     very = _any(f.looks_intensifiers_zh)
-    looks = (
-        rf"(?:(?:长得|长的|看起来)\s*{very}?|(?:真是|也)?\s*{very})\s*(?P<noun>{_any(f.looks_zh)})"
+    who = rf"(?:[你妳]们?|{_any(f.forum_openers_zh)}的?)"
+    adjective = (
+        rf"(?:(?:长得|长的|看起来)\s*{very}?|真是\s*{very}?|也?\s*{very})\s*{_any(f.looks_zh)}"
     )
-    return re.compile(
-        rf"[你妳]们?{looks}(?:死了|爆了|啊|呀|了|吧|哦|得要死)?(?=$|[\s，。！？!?,.~…])"
-    )
+    end = r"(?:死了|爆了|到家了|到家|啊|呀|了|吧|哦|得要死)?(?=$|[\s，。！？!?,.~…])"
+    nouns = _any((*f.nouns_zh, *f.body_nouns_zh))
+    like = rf"(?:长得|长的)\s*(?:像|跟|和)\s*(?:一?[头个只条])?\s*{nouns}"
+    return re.compile(rf"{who}\s*(?P<noun>{adjective}{end}|{like})")
 
 
 @lru_cache(maxsize=8)
