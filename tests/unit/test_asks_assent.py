@@ -19,46 +19,14 @@ from workflows.customer_service.confirm import is_no
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_customer_service_safety as safety
+from case_tables import cases
 from customer_service_double import ScriptedToolModel
 from test_customer_service_safety import _find, _say, _writes
 
 store = safety.store  # the fixture
 
-ASSENT = [
-    "yes, no problem",
-    "sure, no worries",
-    "yes that's fine",
-    "Yes, that’s fine.",
-    "OK, not a problem",
-    "no problem",
-    "No worries, go ahead",
-    "yes, no problem at all",
-    "that's fine by me",
-    "sounds good",
-    "yes of course",
-    "好的，沒問題",
-    "可以，没问题",
-    "没问题，确认",
-    "當然可以",
-    "沒錯",
-    "係呀，冇問題",
-]
-NOT_ASSENT = [
-    "yes but to another address instead",
-    "yes, no, wait",
-    "no problem... actually don't",
-    "no problem, actually don't",
-    "no worries, I'll keep it",
-    "sure, no. wait",
-    "yes, no refund",
-    "no, no problem",
-    "yeah right",
-    "fine, whatever",
-    "oui",
-    "好的，不过改个地址",
-    "沒問題，但是改成另一個地址",
-    "没问题……算了",
-]
+ASSENT = cases("customer_service8.toml", "assent")
+NOT_ASSENT = cases("customer_service8.toml", "not_assent")
 
 
 @pytest.mark.parametrize("answer", ASSENT)

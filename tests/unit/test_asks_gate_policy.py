@@ -8,17 +8,13 @@ import re
 
 import pytest
 
+import tests.unit.test_customer_service_safety as safety
 from tests.unit.test_asks_gate_kinds import NOT_ASKS
-from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
-    _action,
-    _find,
-    _say,
-    _writes,
-    orch,
-    store,
-)
+from tests.unit.test_customer_service_safety import _action, _find, _say, _writes
 from workflows.customer_service.policy import execute_write
 from workflows.customer_service.store.tools import ToolError
+
+orch, store = safety.orch, safety.store  # the fixtures
 
 #: Two messages of each kind: one English (or Cantonese), one Chinese.
 CHAT = [
@@ -36,7 +32,7 @@ def _tool(message: str) -> str:
 
 
 @pytest.mark.parametrize("text", CHAT)
-async def test_a_mention_then_yes_writes_nothing(store, orch, text: str) -> None:  # noqa: F811
+async def test_a_mention_then_yes_writes_nothing(store, orch, text: str) -> None:
     customer, order = _find(store, want="refundable")
     message = text.replace("ORD-100200", order)
     before = _writes(store)
@@ -51,7 +47,7 @@ async def test_a_mention_then_yes_writes_nothing(store, orch, text: str) -> None
 
 
 @pytest.mark.parametrize("text", ["Refund ORD-100200, it arrived broken", "订单ORD-100200退款"])
-async def test_a_genuine_ask_still_reaches_the_confirmation(store, orch, text: str) -> None:  # noqa: F811
+async def test_a_genuine_ask_still_reaches_the_confirmation(store, orch, text: str) -> None:
     customer, order = _find(store, want="refundable")
     first = await _say(orch, text.replace("ORD-100200", order), customer, thread="g2")
     assert first.result["status"] == "awaiting_confirmation", first.result["reply"]

@@ -10,19 +10,15 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+import tests.unit.test_customer_service_safety as safety
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.textnorm import to_simplified
-from tests.unit.test_customer_service_safety import (  # noqa: F401 (the fixtures)
-    _count_refunds,
-    _find,
-    _say,
-    _writes,
-    orch,
-    store,
-)
+from tests.unit.test_customer_service_safety import _count_refunds, _find, _say, _writes
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.store import OrderStore
 from workflows.customer_service.store.schema import Refund
+
+orch, store = safety.orch, safety.store  # the fixtures
 
 AMOUNTS = [
     ("refund USD 10 of ORD-100076", 1000, "USD"),

@@ -20,32 +20,13 @@ from workflows.customer_service.store.schema import Order
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_refund_status24 as status24
+from case_tables import cases
 from test_refund_status24 import REFUSALS, _ask, _eligible, _money, _refund
 
 store = status24.store  # the fixture
 
-#: Status questions without "where is my refund" (EN, Simplified, Traditional, Cantonese).
-QUESTIONS = [
-    ("{id} 退了多少钱？", "zh"),
-    ("any news on the money for {id}?", "en"),
-    ("has my money come back yet for order {id}", "en"),
-    ("did you pay me back for {id}?", "en"),
-    ("{id}的錢退回來了沒有？", "zh"),
-    ("{id} 退咗未呀？", "zh"),
-    ("where's my money for {id}?", "en"),
-    ("how much did you pay me back on {id}?", "en"),
-    ("我的钱到账了吗？订单{id}", "zh"),
-    ("Have you paid me back yet? Order {id}", "en"),
-]
-#: Status questions for a never-refunded order that cannot be refunded (old and new words).
-NONE_MADE = [
-    ("where is my refund for {id}?", "en"),
-    ("did you pay me back for {id}?", "en"),
-    ("{id} 退了多少钱？", "zh"),
-    ("訂單{id}的退款到帳了沒有？", "zh"),
-    ("any news on the money for {id}?", "en"),
-    ("{id}的钱退回来了吗", "zh"),
-]
+QUESTIONS = cases("customer_service8.toml", "refund_status_questions")
+NONE_MADE = cases("customer_service8.toml", "refund_status_none_made")
 
 
 def _unrefundable(store: OrderStore) -> tuple[str, str]:
