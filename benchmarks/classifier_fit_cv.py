@@ -70,7 +70,7 @@ def _decisions(
 
 
 def _fit(rows, base, spec) -> tuple[LearnedModel, CalibrationFile]:
-    return fitting.fit_new_routes(rows, *base, routes=[spec], folds=3, fitted_on="cv")
+    return fit_routes.fit_new_routes(rows, *base, routes=[spec], folds=3, fitted_on="cv")
 
 
 def cross_validate(name: str, tune: list[LabelledRequest], base, folds: int = 4) -> Counter:

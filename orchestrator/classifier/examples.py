@@ -213,14 +213,15 @@ def fit_examples(
         declared: Every declared route's name (the routes file's and ``routes``).
         workers: Processes that fit the models (:func:`~.learned_fit.train_many`).
         base: A fitted model and its calibration (the packaged ones): only the routes it
-            lacks are fitted, onto it (:func:`~.fitting.fit_new_routes`, seconds); None: all
+            lacks are fitted, onto it (:func:`~.fit_routes.fit_new_routes`, seconds); None: all
             routes are refitted on ``base_rows`` and the examples (:func:`~.fitting.fit_all`).
 
     Raises:
         UserError: A bad examples file (see :func:`read_examples`), or see
             :func:`~orchestrator.classifier.fitting.fit_all`.
     """
-    from orchestrator.classifier.fitting import fit_all, fit_new_routes  # scipy, when fitting
+    from orchestrator.classifier.fit_routes import fit_new_routes  # scipy, when fitting
+    from orchestrator.classifier.fitting import fit_all
 
     path = Path(path)
     rows = read_examples(path, {*declared, *(spec.name for spec in routes)})

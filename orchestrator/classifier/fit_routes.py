@@ -140,25 +140,36 @@ def _lift(
             softmax(recalibrated(zc, k0, np.where(one, s, 1.0), one * max(NEW_LIFT_GRID)))
             for s in NEW_SCALE_GRID
         ]
-        near = [i for i in range(len(rows)) if mine[i] or max(x[i, col] for x in extremes) >= 0.02]
+        reach = np.max([x[:, col] for x in extremes], axis=0)
+        own = np.flatnonzero(mine)
+        # the built-in rows a setting may move, likeliest first (a setting over the budget is
+        # found out early); the user's rows first: a setting that routes no more of them than
+        # the best so far cannot win, and its built-in rows are not decided at all
+        others = [
+            int(i) for i in np.argsort(-reach, kind="stable") if not mine[i] and reach[i] >= 0.02
+        ]
         ref = {
             i: _decide(ev[i], softmax(zc[i, keep]), softmax(zt[i, keep]), t, base)[0]
-            for i in near
-            if not mine[i]
+            for i in others
         }
         best = (-1, 1.0, 0.0)  # none within the budget: the column as fitted
         for scale, lift in product(NEW_SCALE_GRID, NEW_LIFT_GRID):
             sc, lf = np.where(one, scale, scales), np.where(one, lift, lifts)
-            right = changed = 0
-            for i in near:
+
+            def decided(i: int, sc: np.ndarray = sc, lf: np.ndarray = lf) -> Route:
                 p = softmax(recalibrated(zc[i], k0, sc, lf))
                 q = softmax(recalibrated(zt[i], k0, sc, lf))
-                got = _decide(ev[i], p, q, t, classes)[0]
-                if mine[i]:
-                    right += got == rows[i].route
-                else:
-                    changed += got != ref[i]
-            if changed <= budget and right > best[0]:
+                return _decide(ev[i], p, q, t, classes)[0]
+
+            right = sum(decided(i) == rows[i].route for i in own)
+            if right <= best[0]:
+                continue
+            changed = 0
+            for i in others:
+                changed += decided(i) != ref[i]
+                if changed > budget:
+                    break
+            if changed <= budget:
                 best = (right, scale, lift)
         scales[j], lifts[j] = best[1], best[2]
     return scales, lifts

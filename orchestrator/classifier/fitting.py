@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -461,11 +460,3 @@ def fit_all(
         {"trained_on": fitted_on, "rules_sha": clf.version, "seed": seed, "folds": folds}
     )
     return model, calibration
-
-
-def fit_new_routes(*args: Any, **kwargs: Any) -> tuple[LearnedModel, CalibrationFile]:
-    """:func:`orchestrator.classifier.fit_routes.fit_new_routes` (the new routes' fit lives
-    there; imported when called, as it imports this module)."""
-    from orchestrator.classifier.fit_routes import fit_new_routes as fit
-
-    return fit(*args, **kwargs)

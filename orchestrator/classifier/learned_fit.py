@@ -65,31 +65,36 @@ def _fit_lr(
     max_iter: int,
     n_classes: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.optimize import minimize
-
     n, d = x.shape
     k = int(y.max()) + 1 if n_classes is None else n_classes
     onehot = np.zeros((n, k))
     onehot[np.arange(n), y] = 1.0
     sw = sample_weight / sample_weight.sum()
 
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w = theta[: d * k].reshape(d, k)
-        b = theta[d * k :]
-        xent, g = softmax_xent(x @ w + b, onehot, sw)
-        value = xent + 0.5 * l2 * float((w * w).sum())
-        gw = x.T @ g + l2 * w
-        return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
+    def xent(w: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray]:
+        return softmax_xent(x @ w + b, onehot, sw)
 
-    res = minimize(
-        loss,
-        np.zeros(d * k + k),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": max_iter},
-    )
-    theta = res.x
-    return theta[: d * k].reshape(d, k), theta[d * k :]
+    return _lbfgs(x, xent, l2, np.ones((d, k)), {"maxiter": max_iter})
+
+
+def _lbfgs(x, xent, l2: float, mask: np.ndarray, options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Weights ``(d, k)`` (zero outside ``mask``) and biases ``(k,)`` minimising ``xent(w, b)``
+    (a loss and its gradient with respect to the ``k`` fitted logit columns, ``(n, k)``) plus
+    ``l2 / 2 * |w|^2``, by L-BFGS from zero (deterministic); ``x`` ``(n, d)`` the features."""
+    from scipy.optimize import minimize
+
+    d, k = mask.shape
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w = theta[: d * k].reshape(d, k) * mask
+        value, g = xent(w, theta[d * k :])
+        gw = (x.T @ g + l2 * w) * mask
+        return value + 0.5 * l2 * float((w * w).sum()), np.concatenate(
+            [np.asarray(gw).ravel(), g.sum(axis=0)]
+        )
+
+    res = minimize(loss, np.zeros(d * k + k), jac=True, method="L-BFGS-B", options=options)
+    return res.x[: d * k].reshape(d, k) * mask, res.x[d * k :]
 
 
 def train(
@@ -291,9 +296,8 @@ def fit_columns(
     (a new route is fallback's logit plus an offset; fallback stays last), ``y`` indexing
     those columns, ``w`` zero outside ``mask`` ``(features, n_new)``; L-BFGS from zero
     (deterministic)."""
-    from scipy.optimize import minimize
 
-    n, d = x.shape
+    n = x.shape[0]
     n_new = mask.shape[1]
     k_old = fixed.shape[1]
     onehot = np.zeros((n, k_old + n_new))
@@ -301,25 +305,14 @@ def fit_columns(
     sw = sw / sw.sum()
     new = slice(k_old - 1, k_old - 1 + n_new)
 
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        w = theta[: d * n_new].reshape(d, n_new) * mask
-        z_new = x @ w + theta[d * n_new :] + fixed[:, -1:]
+    def xent(w: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray]:
+        z_new = x @ w + b + fixed[:, -1:]
         z = np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1)
-        xent, g = softmax_xent(z, onehot, sw)
-        value = xent + 0.5 * l2 * float((w * w).sum())
-        g = g[:, new]
-        gw = (x.T @ g + l2 * w) * mask
-        return value, np.concatenate([np.asarray(gw).ravel(), g.sum(axis=0)])
+        value, g = softmax_xent(z, onehot, sw)
+        return value, g[:, new]
 
     # sample weights sum to 1, so gradients are small: scipy's default tolerances stop at once
-    res = minimize(
-        loss,
-        np.zeros(d * n_new + n_new),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": 1000, "gtol": 1e-10, "ftol": 1e-12},
-    )
-    return res.x[: d * n_new].reshape(d, n_new) * mask, res.x[d * n_new :]
+    return _lbfgs(x, xent, l2, mask, {"maxiter": 1000, "gtol": 1e-10, "ftol": 1e-12})
 
 
 def column_logits(design: ColumnDesign, fitted) -> tuple[np.ndarray, np.ndarray]:

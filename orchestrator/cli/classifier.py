@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -262,21 +263,13 @@ def eval_cmd(
         rows = _rows(data_dir, split, cap)
         model_path = model or (default_model_path() if default_model_path().exists() else False)
         _, plugins = _declared(rules)
-        clf = RuleClassifier(
-            rules_path=rules,
+        make = partial(RuleClassifier, rules_path=rules, reload_interval=None, routes=plugins)
+        clf = make(
             calibration_path=calibration
             or (default_calibration_path() if default_calibration_path().exists() else False),
             model_path=model_path if rules is None or model else False,
-            reload_interval=None,
-            routes=plugins,
         )
-        rules_only = RuleClassifier(
-            rules_path=rules,
-            calibration_path=False,
-            model_path=False,
-            reload_interval=None,
-            routes=plugins,
-        )
+        rules_only = make(calibration_path=False, model_path=False)
         requests = [r.to_request() for r in rows]
         rep, preds = evaluate(rows, lambda r: clf.classify(r.to_request()))
         rule_preds = [rules_only.classify(q) for q in requests]
@@ -338,6 +331,15 @@ def _learned_only(clf: RuleClassifier, request: Request) -> Route:
 
 
 Cost = Annotated[float, typer.Option(help="Cost of a wrong route (must exceed --handoff).")]
+_OUT_DIR_HELP = (
+    f"Folder for learned.v{VERSION}.npz and calibration.toml (default: the rules file's folder; "
+    "for the packaged rules, orchestrator/rules/: the shipped model and calibration are "
+    "replaced, and a running classifier reloads them)."
+)
+_OUT_HELP = (
+    "Where to write the calibration file (default: calibration.toml beside the rules file; for "
+    "the packaged rules, the shipped one is replaced)."
+)
 Handoff = Annotated[float, typer.Option(help="Cost of handing a request to a person.")]
 
 
@@ -345,14 +347,7 @@ Handoff = Annotated[float, typer.Option(help="Cost of handing a request to a per
 def fit_model_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help=f"Folder for learned.v{VERSION}.npz and calibration.toml (default: the rules "
-            "file's folder; for the packaged rules, orchestrator/rules/: the shipped model and "
-            "calibration are replaced, and a running classifier reloads them)."
-        ),
-    ] = None,
+    out_dir: Annotated[Path | None, typer.Option(help=_OUT_DIR_HELP)] = None,
     wrong_route: Cost = 5.0,
     handoff: Handoff = 1.0,
     folds: Annotated[
@@ -504,13 +499,7 @@ def _fit_examples(
 def fit_cmd(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     rules: RulesOpt = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where to write the calibration file (default: calibration.toml beside the "
-            "rules file; for the packaged rules, the shipped one is replaced)."
-        ),
-    ] = None,
+    out: Annotated[Path | None, typer.Option(help=_OUT_HELP)] = None,
     wrong_route: Cost = 5.0,
     handoff: Handoff = 1.0,
     folds: Annotated[int, typer.Option(min=2, help="Cross-fitting folds (by family).")] = 5,
@@ -522,12 +511,10 @@ def fit_cmd(
         rows = _rows(data_dir, "tune", cap)
         clf = rules_only(rules)
         ev = gather(clf, rows)
-        probs, fast_probs = cross_fit(rows, ev, folds=folds, workers=jobs)
         fitted = fit_decisions(
             rows,
             ev,
-            probs,
-            fast_probs,
+            *cross_fit(rows, ev, folds=folds, workers=jobs),
             wrong_route=wrong_route,
             handoff=handoff,
             fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",

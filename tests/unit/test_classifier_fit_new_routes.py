@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from orchestrator.classifier import RuleClassifier
-from orchestrator.classifier.fitting import fit_new_routes, gather
+from orchestrator.classifier.fit_routes import fit_new_routes
+from orchestrator.classifier.fitting import gather
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned_fit import train
 from orchestrator.classifier.models import CalibrationFile, Thresholds
