@@ -189,6 +189,11 @@ class AddressChange(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+_FIRST = (Customer, Order, OrderLine, Shipment, TrackingEvent, Refund, Ticket, AddressChange)
+#: Tables every order store has held since its first release (with ``cs_meta``).
+DATA_TABLES = tuple(table.__tablename__ for table in _FIRST)
+
+
 class StoreMeta(Base):
     """Key/value facts about the store (``seed``, ``as_of``, ``customers``)."""
 

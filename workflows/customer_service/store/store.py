@@ -14,17 +14,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import StorageError, UserError, storage_error
 from workflows.customer_service.store.schema import (
-    AddressChange,
+    DATA_TABLES,
     Base,
     Customer,
     Handoff,
     Order,
-    OrderLine,
-    Refund,
-    Shipment,
     StoreMeta,
-    Ticket,
-    TrackingEvent,
 )
 from workflows.customer_service.store.seed import generate
 from workflows.customer_service.store.threads import Coordination, decide_waiting
@@ -33,20 +28,6 @@ from workflows.customer_service.store.tools import OrderTools, RefundPolicy
 #: The order store's schema version (``cs_meta.schema_version``); a store with a higher one was
 #: written by a newer release and is refused rather than misread.
 SCHEMA_VERSION = 2
-#: Tables every order store has held since its first release (with ``cs_meta``).
-DATA_TABLES = tuple(
-    table.__tablename__
-    for table in (
-        Customer,
-        Order,
-        OrderLine,
-        Shipment,
-        TrackingEvent,
-        Refund,
-        Ticket,
-        AddressChange,
-    )
-)
 
 
 def today_utc() -> datetime:

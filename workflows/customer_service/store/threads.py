@@ -306,14 +306,9 @@ class Coordination:
             query = select(ThreadRefusal).order_by(ThreadRefusal.id)
             if thread_id is not None:
                 query = query.where(ThreadRefusal.thread_id == thread_id)
+            names = ("thread_id", "owner_id", "customer_id", "channel")
             return [
-                {
-                    "thread_id": r.thread_id,
-                    "owner_id": r.owner_id,
-                    "customer_id": r.customer_id,
-                    "channel": r.channel,
-                    "at": r.at.isoformat(),
-                }
+                {name: getattr(r, name) for name in names} | {"at": r.at.isoformat()}
                 for r in session.scalars(query)
             ]
 
