@@ -374,11 +374,11 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
         return found, bool(found)
     if tool == "track_shipment":
         return set(_STATUS_STATES.get(facts.get("shipment_status", ""), ())), True
-    if tool == "check_refund_eligibility" and facts.get("refund_count") == "0":
-        if facts.get("eligible") == "no":  # a status question's read: no refund, none due
-            reason = _STATUS_IN_REASON.search(facts.get("reason", ""))
-            found = set(_STATUS_STATES.get(reason.group(1) if reason else "", ()))
-            return found, bool(found)
+    none_due = facts.get("refund_count") == "0" and facts.get("eligible") == "no"
+    if tool == "check_refund_eligibility" and none_due:  # a status question's read: no
+        reason = _STATUS_IN_REASON.search(facts.get("reason", ""))  # refund, none due
+        found = set(_STATUS_STATES.get(reason.group(1) if reason else "", ()))
+        return found, bool(found)
     if tool == "check_refund_eligibility":  # the refunds it lists are facts too (F24)
         approved = any(k.endswith("_status") and v == "approved" for k, v in facts.items())
         found = {"shipped", "delivered"} | ({"refunded", "approved"} if approved else set())
