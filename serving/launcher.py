@@ -26,6 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -59,6 +60,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+#: The one thread that starts every server process. Linux sends the parent-death signal
+#: (:func:`_die_with_parent`) when the *thread* that started the child ends, not the process:
+#: a server restarted from a :class:`ServerSupervisor`'s thread was killed as soon as that
+#: supervisor stopped. This pool's thread lives until the interpreter exits.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-spawn")
 
 
 def server_is_healthy(
@@ -159,14 +167,15 @@ class VLLMServer:
                 stamp = datetime.now(UTC).isoformat(timespec="seconds")
                 log.write(f"\n--- server restarted at {stamp} ---\n".encode())
                 log.flush()
-            self.process = subprocess.Popen(
+            self.process = _SPAWNER.submit(
+                subprocess.Popen,
                 self.command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=env,
                 preexec_fn=_die_with_parent,
-            )
+            ).result()
         atexit.register(self.stop)
         self._deadline = time.monotonic() + self.startup_timeout_s
         return self

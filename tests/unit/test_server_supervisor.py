@@ -186,6 +186,23 @@ def test_a_server_stopped_by_its_owner_is_not_reported_as_dead(tmp_path: Path) -
     assert lines == [] and supervisor.error is None and supervisor.deaths == 0
 
 
+def test_a_restarted_server_outlives_its_supervisor(tmp_path: Path) -> None:
+    """Linux sends the parent-death signal when the *thread* that started a child ends: a
+    server restarted from the supervisor's thread was killed when the supervisor stopped."""
+    server = stand_in(tmp_path).start()
+    supervisor = ServerSupervisor(server, restart=True, wait=wait_fixed(0.2), report=print)
+    supervisor.start()
+    try:
+        os.kill(server.process.pid if server.process else -1, signal.SIGKILL)
+        wait_until(lambda: supervisor.restarts == 1, 30.0)
+        supervisor.stop()  # its thread ends here
+        time.sleep(0.5)
+        assert server.running and server_is_healthy(server.base_url)
+    finally:
+        supervisor.stop()
+        server.stop()
+
+
 def test_bad_supervisor_settings_are_refused(tmp_path: Path) -> None:
     server = stand_in(tmp_path)
     with pytest.raises(ValueError, match="poll_s"):
