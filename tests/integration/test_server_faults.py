@@ -95,9 +95,9 @@ async def test_server_dying_mid_run_fails_that_request_and_keeps_finished_rows(
     # This module runs last (conftest.py): killing the shared server here costs no other test a
     # server; starting a second one would add minutes to every CI run on 2 cores.
     server = vllm_server
-    # the previous test killed this server and its supervisor restarted it; the restarted
-    # server can be gone by now (the killed API server's engine process group is not its
-    # child), so start from a serving server: this test is about a death *mid-run*
+    # the previous test killed this server and its supervisor restarted it (the restart
+    # outlives the supervisor: serving.launcher starts servers from one long-lived thread);
+    # should it not be serving, start one: this test is about a death *mid-run*
     if not server_is_healthy(server.base_url):
         server.stop()
         server.start()

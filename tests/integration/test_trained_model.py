@@ -18,11 +18,10 @@ import pytest
 
 from orchestrator.config import Settings
 from orchestrator.core.client import json_schema_format
-from serving import VLLMServer, cpu_profile
-from serving.errors import ServerStartError
+from serving import VLLMServer
 from serving.training import is_trained
 from skills.triage import TRIAGE_SCHEMA, parse_triage
-from tests.integration.conftest import free_port
+from tests.integration.conftest import ServersAhead
 from training.data import WORKFLOW_OF, held_out_examples
 from training.evaluate import expert_counts, plain_reply_ok, specialisation
 
@@ -38,25 +37,15 @@ TRAINED = Settings().checkpoint_dir
 
 
 @pytest.fixture(scope="module")
-def trained_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VLLMServer]:
+def trained_server(servers_ahead: ServersAhead) -> Iterator[VLLMServer]:
+    """The trained checkpoint's server (launched ahead by ``servers_ahead``, conftest.py)."""
     assert is_trained(TRAINED), f"{TRAINED} is not the committed trained checkpoint"
-    log_dir = tmp_path_factory.mktemp("trained")
-    for attempt in range(3):  # on this shared host a just-freed port was seen answering
-        server = VLLMServer(
-            cpu_profile(TRAINED), port=free_port(), log_path=log_dir / "vllm.log",
-            startup_timeout_s=1800,
-        )  # fmt: skip
-        try:
-            server.launch()
-            break
-        except ServerStartError:
-            if attempt == 2:
-                raise
-    server.wait_ready()
+    checkpoint, server = servers_ahead.get("trained")
+    assert checkpoint == TRAINED
     try:
         yield server
     finally:
-        server.stop()
+        servers_ahead.stop("trained")
 
 
 def _chat(url: str, messages: list[dict[str, str]], schema: dict | None) -> dict:
