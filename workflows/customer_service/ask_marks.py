@@ -59,7 +59,9 @@ _INSTRUCTION = re.compile(
     r"(?:之前|以前|上面|前面|上述|上文|以上|先前|此前|原来|原有|原先|所有|一切|全部|你的)[^。！？!?\n]{0,8}"
     r"(?:设定|设置|指令|规则|提示|要求|限制|身份|角色|内容|对话|说明|约束|政策|记忆)|"
     # a new persona or mode
-    r"\byou(?:'re| are) now\b|\bfrom now on,? (?:you|your)\b|"
+    r"\byou(?:'re| are) now\b|\bfrom now on,? (?:you|your|answer|reply|respond|always|every|"
+    r"just|only)\b|\b(?:answer|reply|respond)(?: to)? (?:every|each|all|any) (?:question|"
+    r"message|request|ask)s?\b|(?:以后|今后|从现在起)[，,]?(?:每|所有|任何|一律|都)|"
     r"\b(?:pretend|act|behave|roleplay|role-play)\b[^.\n]{0,20}?\b(?:you(?:'re| are)|to be|"
     r"as (?:if|a|an|the|my|your))\b|"
     r"\b(?:developer|dev|debug|god|admin|sudo|maintenance|jailbreak|unrestricted|unfiltered|"
@@ -157,6 +159,21 @@ _CONFIG_KEY = re.compile(
 _CONFIG_VALUE = re.compile(r"(?:true|false|null|none|yes|no|on|off|0|1)\W*", re.I)
 
 
+#: A text set between a begin line and an end line of its own ("Begin email" … "End email",
+#: "--- start of message ---" … "--- end of message ---", 邮件开始 … 邮件结束): pasted, to its
+#: end line or, with none, to the end of the text.
+_BEGIN_END = re.compile(
+    r"^[ \t]*[-=*#\[(<]*[ \t]*(?:begin|start)(?:[ \t]+of)?(?:[ \t]+the)?[ \t]+"
+    r"(?:[a-z]+[ \t]+){0,2}?(e-?mail|mail|message|text|letter|note|quote|paste|transcript|"
+    r"chat|sms|reply)\b[^\n]*\n"
+    r".*?(?:^[ \t]*[-=*#\[(<]*[ \t]*end(?:[ \t]+of)?(?:[ \t]+the)?[ \t]+(?:[a-z]+[ \t]+){0,2}?\1\b"
+    r"[^\n]*$|\Z)|"
+    r"^[ \t]*[-=*#【\[]*[ \t]*(邮件|消息|短信|信件|聊天记录|原文)(?:内容)?开始[^\n]*\n.*?"
+    r"(?:^[^\n]*\1(?:内容)?结束[^\n]*$|\Z)",
+    re.I | re.M | re.S,
+)
+
+
 def _config_spans(text: str) -> list[tuple[int, int]]:
     """The key–value lines of pasted configuration (see :data:`_CONFIG_LINE`)."""
     strong, weak = [], []
@@ -201,6 +218,7 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
     as someone else's, or that instruct the machine (see the module's docstring)."""
     spans = [m.span() for m in _FORMATTED.finditer(text)]
     spans += [m.span() for m in _WRAPPER.finditer(text)]
+    spans += [m.span() for m in _BEGIN_END.finditer(text)]
     spans += _indented_code(text) + _config_spans(text)
     for pattern in (_ATTRIBUTION, _ROLE_LABEL, _INSTRUCTION):
         spans += [(m.start(), _line_end(text, m.end())) for m in pattern.finditer(text)]
@@ -359,9 +377,57 @@ FRAMED = re.compile(
     r"(?:^|\n)\s*(?:just\s+)?(?:a\s+)?(?:test(?:ing)?|example|sample|demo|dummy|mock)"
     r"(?:\s+(?:only|request|message|ask|input|case|run))?\s*[:：\-–—]|"
     r"\bin theory\b|\btheoretically\b|\bfor (?:a|the) test\b|\bjust testing\b|"
-    r"举个?例子|举例|测试一下|只是测试|(?:^|\n)\s*(?:测试|演示|示例|样例|例子)\s*[:：]|理论上",
+    r"举个?例子|举例|测试一下|只是测试|(?:^|\n)\s*(?:测试|演示|示例|样例|例子)\s*[:：]|理论上|"
+    # make-believe, drills and rehearsals, training material, notes to oneself
+    r"\b(?:pretend\w*|make[- ]believe|imagine|hypothetical\w*|role[- ]?play\w*|simulat(?:e|ing)|"
+    r"dry[- ]?run|rehears\w*|practi[cs]e (?:run|round|request|ask)|"
+    r"(?:this is|it'?s) (?:just |only )?(?:a |an )?(?:drill|exercise|rehearsal|simulation|"
+    r"role[- ]?play)|for (?:training|practice|"
+    r"demo|demonstration|testing|illustration|illustrative|educational|teaching|documentation|"
+    r"tutorial) purposes|(?:as|for) (?:a |an )?(?:training|teaching|practice) (?:exercise|"
+    r"example|scenario)|(?:to-?do|draft|template|placeholder|exercise|scenario|homework|quiz|"
+    r"reminder to (?:self|myself)|note to (?:self|myself))\s*[:：\-–—]|step\s*\d+\s*[:：.)])|"
+    r"假装|假装一下|演习|演练|练习一下|培训(?:用|演示|练习|材料)|模拟一下|模拟(?:退款|取消)|假设|假如|"
+    r"草稿|待办|备忘|第[一二三四1-4]步|步骤\s*\d",
     re.I,
 )
+#: A label before an ask on its line ("TODO: cancel …", "Draft: refund …", "Step 1: refund …"),
+#: and the labels that do go with a customer's own ask ("Urgent: …", "Order ORD-…: …").
+_LABELLED_ASK = re.compile(
+    r"(?:^|\n)[ \t]*(?P<label>[^\W\d_][^:：\n]{0,30}?)[ \t]*[:：][^\n]*?"
+    r"(?:refund|cancel|reimburs|money back|退款|取消|退钱)",
+    re.I,
+)
+_PLAIN_LABEL = re.compile(
+    r"(?:urgent|important|asap|request|question|help|please|complaint|issue|problem|note|ps|"
+    r"p\.s\.?|update|reason|action needed|attn|attention|(?:hi|hello|hey|dear|good \w+)"
+    r"(?: [\w ]+)?|(?:customer )?(?:service|support|team|shop|store)|order(?: (?:no\.?|number|"
+    r"id|#))?(?: ?ord-\d{6})?|ord-\d{6}|refund(?: request)?|cancel(?:lation)?(?: request)?|"
+    r"紧急|急|加急|请求|申请|问题|你好|您好|客服|订单号?(?:ord-\d{6})?|退款申请|取消申请|备注)",
+    re.I,
+)
+
+_ADDRESS_LABEL = re.compile(r"address|地址")
+
+
+def framed(text: str) -> bool:
+    """Whether an ask in ``text`` (normalised) is framed as not the customer's own now: a
+    test, an example, a theory, make-believe, a drill, training material, a note to oneself
+    (:data:`FRAMED`), or a label of another kind before it on its line (``TODO:``,
+    ``Draft:``, ``Step 1:``; ``Urgent:`` and ``Order ORD-…:`` go with an own ask).
+
+    Example:
+        >>> framed("Draft: refund ORD-100200"), framed("Urgent: refund ORD-100200")
+        (True, False)
+    """
+    if FRAMED.search(text):
+        return True
+    labels = (m["label"].strip() for m in _LABELLED_ASK.finditer(text))
+    return any(  # "change the address to: …" is the address ask's own colon
+        not _PLAIN_LABEL.fullmatch(label) and not _ADDRESS_LABEL.search(label) for label in labels
+    )
+
+
 #: One item or part of an order named with a cancel or a refund ("the backpack from ORD-…,
 #: keep the rest", "item 2 of ORD-…", "except the lamp", ORD-…里的背包, 其他的保留): the
 #: whole order is never offered for it; a part is asked back or left to a person.

@@ -59,16 +59,17 @@ from workflows.customer_service.answers import third_language as third_language
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
 from workflows.customer_service.ask_marks import (
     ADDRESS_MARKUP,
-    FRAMED,
     HIDDEN_ADDRESS,
     ITEM_PART,
     TAKEN_BACK,
+    framed,
     hidden,
     invisible_in,
     malformed_id,
     normalise,
     pasted_spans,
 )
+from workflows.customer_service.ask_tail import ASK_END, unsure_tail
 from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
 #: The intents whose tool writes to the store.
@@ -316,7 +317,11 @@ _WITHDRAWN = re.compile(
     r"\b(?:withdr[ae]w\w*|retract\w*|rescind\w*|revok\w*|annul\w*|nullif\w*|disregard\w*|"
     r"back(?:ing|ed)? out of|opt(?:ing|ed)? out of|declin\w*|turn(?:ing|ed)? down|reject\w*|"
     r"refus\w*|say(?:ing)? no to|pass(?:ing|ed)? on|against|skip\w*|forgo\w*|forego\w*|waiv\w*|"
-    r"take back|taking back|took back|count me out of)\s+" + _BETWEEN + _WRITE_THING + "|"
+    r"take back|taking back|took back|count me out of|refrain\w* from|abstain\w* from|avoid\w*|"
+    r"desist\w* from|keep from|hold\w* back (?:on|from)|ceas\w*|spare (?:me|us))\s+"
+    + _BETWEEN
+    + _WRITE_THING
+    + "|"
     r"\b(?:cancel\w*|drop\w*|scrap\w*|void\w*|ditch\w*|nix\w*|shelv\w*|abandon\w*|forget|pull\w*|"
     r"undo\w*|kill\w*|stop\w*|call(?:ing|ed)? off)\s+(?:(?:the|my|that|this|your|our|a|an|any|"
     r"earlier|previous|whole)\s+){0,2}(?:refund\w*|cancel\w*|address change|"
@@ -411,8 +416,10 @@ def doubt(message: str) -> str | None:
         denial of having asked, "the last thing I want", an ask withdrawn, declined, not
         needed, given up, judged against or settled: :data:`_WITHDRAWN`), ``quoted``
         (pasted, forwarded or quoted content; words attributed to someone else; a role
-        label), ``unclear`` (sarcasm), ``conditional`` (framed as a test, an example or a
-        theory: :data:`~workflows.customer_service.ask_marks.FRAMED`), or None.
+        label), ``unclear`` (sarcasm), ``conditional`` (framed as a test, an example, a
+        theory, make-believe, a drill: :func:`~workflows.customer_service.ask_marks.framed`),
+        ``unsure`` (a later sentence of no kind that goes with an ask: "refund ORD-….
+        wrong order, sorry!", :func:`~workflows.customer_service.ask_tail.unsure_tail`), or None.
 
     Example:
         >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
@@ -429,7 +436,22 @@ def doubt(message: str) -> str | None:
         return "negated"
     if _SARCASM.search(text):
         return "unclear"
-    return "conditional" if FRAMED.search(text) else None  # "test: refund …", "in theory"
+    if framed(text):
+        return "conditional"  # "test: refund …", "in theory", "Draft: refund …", "pretend to …"
+    return "unsure" if _unsure_after_ask(text.lower()) else None
+
+
+def _unsure_after_ask(low: str) -> bool:
+    """Whether a sentence after the first that mentions a refund or a cancel is not of a kind
+    that goes with an ask (:func:`~workflows.customer_service.ask_tail.unsure_tail`). Not read
+    for an address change: the address itself runs on after the ask, full stops and all."""
+    if _WRITE_WORDS["change_address"].search(low):
+        return False
+    found = [m.end() for w in ("refund", "cancel") if (m := _WRITE_WORDS[w].search(low))]
+    if not found:
+        return False
+    end = ASK_END.search(low, min(found))
+    return end is not None and unsure_tail(low[end.end() :])
 
 
 class Asks(BaseModel):
