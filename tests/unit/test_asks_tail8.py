@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+import tests.unit.test_asks_gate7 as gate7
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
     _find,
     _say,
-    _writes,
     orch,
     store,
 )
@@ -168,13 +168,8 @@ async def test_through_the_chat_nothing_is_offered_and_yes_writes_nothing(
     orch,  # noqa: F811
     text: str,
 ) -> None:
-    customer, order = _find(store, want="refundable")
-    message = text.replace(ID, order)
-    before = _writes(store)
-    first = await _say(orch, message, customer, thread="t8")
-    assert first.result["status"] != "awaiting_confirmation", first.result["reply"]
-    await _say(orch, "yes" if message.isascii() else "是", customer, thread="t8")
-    assert _writes(store) == before
+    # the same check as tester7's kinds, on this file's sentences (ID is the same placeholder)
+    await gate7.test_through_the_chat_nothing_is_offered_and_yes_writes_nothing(store, orch, text)
 
 
 async def test_through_the_chat_an_ask_with_a_reason_is_offered(store, orch) -> None:  # noqa: F811
