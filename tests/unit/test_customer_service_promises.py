@@ -21,6 +21,7 @@ from workflows.customer_service.claims import ReplyChecker, TurnFacts, check_sen
 from workflows.customer_service.replying import intent_answer
 
 sys.path.insert(0, str(Path(__file__).parent))
+from case_tables import cases
 from customer_service_double import ScriptedToolModel, customer_service_only, stream_turn
 
 NONE = TurnFacts.of([])
@@ -130,18 +131,8 @@ OFFERS = ("I can help", "send the order number", "我可以帮您", "请发送�
 
 @pytest.mark.parametrize(
     ("message", "intent", "lang", "order"),
-    [
-        ("No refund needed for ORD-100076", "refund", "en", "ORD-100076"),
-        ("I don't want my money back for ORD-100123, it works now.", "refund", "en", "ORD-100123"),
-        ("Please do not cancel ORD-100456, I still want it.", "cancel", "en", "ORD-100456"),
-        ("do not cancel it", "cancel", "en", ""),
-        ("Never mind changing the address of ORD-100789, leave it.", "change_address", "en",
-         "ORD-100789"),
-        ("請不要幫我退款 ORD-104576", "refund", "zh", "ORD-104576"),
-        ("别取消 ORD-109846", "cancel", "zh", "ORD-109846"),
-        ("ORD-100321 的地址不用改了", "change_address", "zh", "ORD-100321"),
-    ],
-)  # fmt: skip
+    cases("customer_service8.toml", "refused_asks"),
+)
 def test_a_refused_ask_is_acknowledged_not_offered(
     message: str, intent: str, lang: str, order: str
 ) -> None:
@@ -154,13 +145,7 @@ def test_a_refused_ask_is_acknowledged_not_offered(
 
 @pytest.mark.parametrize(
     ("message", "intent", "lang", "order"),
-    [
-        ("keep ORD-102091", "cancel", "en", "ORD-102091"),
-        ("I was charged twice for ORD-100555", "billing", "en", "ORD-100555"),
-        ("Please change the address for ORD-100666", "change_address", "en", "ORD-100666"),
-        ("ORD-100777 这笔扣费是怎么回事？", "billing", "zh", "ORD-100777"),
-        ("保留 ORD-100888", "cancel", "zh", "ORD-100888"),
-    ],
+    cases("customer_service8.toml", "ids_given"),
 )
 def test_an_order_id_already_given_is_not_asked_for(
     message: str, intent: str, lang: str, order: str
