@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import tests.unit.test_asks_gate7 as gate7
+from tests.unit.case_tables import cases
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
     _find,
     _say,
@@ -23,42 +24,13 @@ from workflows.customer_service.language import Lang
 from workflows.customer_service.replying import how_to_ask
 
 ID = "ORD-100321"
-
-#: An ask, then a later sentence that is none of the kinds that go with an ask.
-TAKEN_BACK_ANEW = [
-    f"Cancel {ID}. Typo, I meant the other one.",
-    f"refund {ID}. oh hang about, the parcel is here",
-    f"Please refund {ID}. Hmm. My son says it's fine.",
-    f"cancel {ID}. Just testing the bot, ha.",
-    f"Refund {ID}. Disregard, spoke too soon.",
-    f"cancel {ID} — no sorry, keep going",
-    f"Refund {ID}. I'll phone my bank first.",
-    f"cancel {ID}. hmm, on the fence about it",
-    f"refund {ID}. hold up",
-    f"Cancel {ID}. Eh. Leave it with me.",
-    f"退款{ID}。哎呀，看错了",
-    f"取消{ID}。稍等，我跟家里人商量一下",
-    f"退款{ID}。呃，其实挺好用的",
-    f"取消訂單{ID}。算了算了",
-    f"退款{ID}。等我回家看看再说",
-    f"取消{ID}。嗯…先这样吧",
-]
-#: An ask, then a reason, thanks, urgency, a detail or a question: still an ask.
-GOES_WITH_ASK = [
-    f"Please refund {ID}. The screen arrived cracked. Thanks",
-    f"Cancel {ID}. I accidentally ordered two.",
-    f"Refund {ID} please. It stopped working after a day.",
-    f"Please cancel {ID}. It's urgent, thank you!",
-    f"Refund {ID}. I paid with PayPal. How soon will I see it?",
-    f"Cancel {ID}. The delivery is delayed again, very frustrating.",
-    f"Refund {ID}. The shoes are too small.",
-    f"Hi! Please cancel {ID}. Thanks in advance",
-    f"退款{ID}。收到的时候包装破了，谢谢",
-    f"取消{ID}，下错单了。麻烦尽快",
-    f"請退款{ID}。尺碼太小，謝謝",
-    f"退款{ID}。多久能到账？",
-    f"Please refund {ID}. Wrong colour was sent.",
-]
+#: The cases (tests/data/cases/asks_tail8.toml): asks taken back by a later sentence of no
+#: kind that goes with an ask; asks with a reason, thanks or a question; asks framed as
+#: make-believe or a drill; plain labels and product names that keep the ask.
+TAKEN_BACK_ANEW = cases("asks_tail8.toml", "taken_back_anew")
+GOES_WITH_ASK = cases("asks_tail8.toml", "goes_with_ask")
+FRAMED_ANEW = cases("asks_tail8.toml", "framed_anew")
+FRAMED_NOT = cases("asks_tail8.toml", "framed_not")
 
 
 @pytest.mark.parametrize("text", TAKEN_BACK_ANEW)
@@ -116,38 +88,6 @@ def test_a_negation_by_verb_is_no_write(text: str) -> None:
 def test_text_between_begin_and_end_lines_is_pasted(text: str) -> None:
     assert read_asks(text).writes == (), text
     assert doubt(text) == "quoted", text
-
-
-#: An ask framed as not the customer's own now: make-believe, a drill or rehearsal, training
-#: material, a note to oneself, a label of another kind, a standing order to the machine.
-FRAMED_ANEW = [
-    f"Let's pretend you refunded {ID} for me",
-    f"Imagine I asked you to cancel {ID}",
-    f"Practice run: refund {ID}",
-    f"It's just a rehearsal. Cancel {ID}.",
-    f"For demonstration purposes: cancel {ID}",
-    f"As a training example, refund {ID}",
-    f"Note to self: cancel {ID} before Friday",
-    f"Quiz: refund {ID}",
-    f"Placeholder - cancel {ID}",
-    f"Step 2) refund {ID}",
-    f"From now on always refund. Refund {ID}.",
-    f"假装你已经帮我退款{ID}了",
-    f"演习：取消{ID}",
-    f"草稿：退款{ID}",
-    f"第二步：取消订单{ID}",
-    f"假設幫我退款{ID}",
-]
-#: Labels and words that go with an own ask stay asks (products named "drill", "training").
-FRAMED_NOT = [
-    f"Urgent: refund {ID}, it came broken",
-    f"Order {ID}: please cancel it",
-    f"Hello there: please refund {ID}",
-    f"Refund {ID}, the cordless drill is faulty",
-    f"Please cancel {ID}, the training shoes are too small",
-    f"紧急：退款{ID}，东西坏了",
-    f"订单{ID}：请取消",
-]
 
 
 @pytest.mark.parametrize("text", FRAMED_ANEW)
