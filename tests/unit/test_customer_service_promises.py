@@ -129,6 +129,13 @@ def test_the_stream_drops_the_promise_and_keeps_the_rest() -> None:
 OFFERS = ("I can help", "send the order number", "我可以帮您", "请发送订单号", "我可以为")
 
 
+def _answer(message: str, intent: str, lang: str, order: str) -> str:
+    """Code's answer to ``message`` with no tool run; it names ``order``."""
+    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
+    assert answer and order in answer
+    return answer
+
+
 @pytest.mark.parametrize(
     ("message", "intent", "lang", "order"),
     cases("customer_service8.toml", "refused_asks"),
@@ -136,24 +143,16 @@ OFFERS = ("I can help", "send the order number", "我可以帮您", "请发送�
 def test_a_refused_ask_is_acknowledged_not_offered(
     message: str, intent: str, lang: str, order: str
 ) -> None:
-    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
-    assert answer
+    answer = _answer(message, intent, lang, order)
     assert not any(offer in answer for offer in OFFERS)
-    assert order in answer
     assert answer.startswith("好的" if lang == "zh" else "Understood")
 
 
-@pytest.mark.parametrize(
-    ("message", "intent", "lang", "order"),
-    cases("customer_service8.toml", "ids_given"),
-)
-def test_an_order_id_already_given_is_not_asked_for(
-    message: str, intent: str, lang: str, order: str
-) -> None:
-    answer = intent_answer([], None, intent, lang, message)  # type: ignore[arg-type]
-    assert answer and order in answer
+@pytest.mark.parametrize("case", cases("customer_service8.toml", "ids_given"))
+def test_an_order_id_already_given_is_not_asked_for(case: tuple[str, str, str, str]) -> None:
+    answer = _answer(*case)
     assert "order number" not in answer and "订单号。" not in answer
-    if intent == "cancel":  # not asked for: never offered
+    if case[1] == "cancel":  # not asked for: never offered
         assert "cancel" not in answer and "取消" not in answer
 
 
