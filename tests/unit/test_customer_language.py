@@ -20,6 +20,7 @@ from workflows.customer_service.language import customer_emit, for_customer, rep
 from workflows.customer_service.store import Order, OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
+from case_tables import cases
 from customer_service_double import ScriptedToolModel, stream_turn
 
 _FIGURES = re.compile(r"[A-Z]{2,}-\d+|\d+(?:\.\d+)?")
@@ -27,21 +28,7 @@ _FIGURES = re.compile(r"[A-Z]{2,}-\d+|\d+(?:\.\d+)?")
 
 @pytest.mark.parametrize(
     ("message", "locale", "lang"),
-    [
-        ("嗯？", "en_US", "zh"),
-        ("好", "en_US", "zh"),
-        ("是", "en_US", "zh"),
-        ("ORD-100042", "zh_CN", "zh"),
-        ("ORD-100042", "en_US", "en"),
-        ("ORD-100042?", "zh_TW", "zh"),
-        ("Where is ORD-100001?", "zh_CN", "en"),
-        ("ok 好", "zh_CN", "en"),
-        ("我的订单 ORD-100001 到哪了", "en_US", "zh"),
-        ("我的訂單到哪了", "en_US", "zh"),
-        ("👍👍", "zh_CN", "zh"),
-        ("👍👍", "en_US", "en"),
-        ("", "en_US", "en"),
-    ],
+    cases("customer_service8.toml", "reply_language"),
 )
 def test_the_reply_language(message: str, locale: str, lang: str) -> None:
     assert reply_language(message, locale) == lang
