@@ -71,6 +71,17 @@ NOT_WITHDRAWALS = [
 ]
 
 
+#: Messages that insist on the waiting refund (tester8 F3): each kept it waiting, not withdrawn.
+UI_INSISTENCES = [
+    "any news?",
+    "Don't cancel my refund request please, I still want it",
+    "Please don't forget about my refund, I can't wait much longer!",
+    "No rush on the refund, take your time",
+    "不要忘了我的退款，谢谢",
+    "請不要撤回我的退款申請",
+]
+
+
 @pytest.mark.parametrize("text", WITHDRAWALS_EN + WITHDRAWALS_ZH)
 def test_a_withdrawal_of_the_pending_refund_is_read(text: str) -> None:
     assert withdraws(text, REFUND)
@@ -130,6 +141,8 @@ async def _approve(settings: Settings, by: str = "olga", thread: str = "w") -> A
         ("I withdraw the request, thanks anyway", "will not be made"),
         ("我想了想，不用退款了", "不会进行"),
         ("算了不用退了，谢谢", "不会进行"),
+        ("I don't want the refund any more", "will not be made"),  # tester8 F3: the mirror
+        ("不用退了", "不会进行"),
     ],
 )
 async def test_a_withdrawal_writes_nothing_and_a_later_approval_is_refused(
@@ -236,6 +249,7 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
     from orchestrator.testing import ScriptedModel
     from orchestrator.ui import build_app
     from orchestrator.ui.auth import Caller, sign_caller
+    from orchestrator.ui.service import CUSTOMER_STATUS
 
     settings, store, customer, order = waiting
     settings = settings.model_copy(update={"report_dir": tmp_path / "reports"})
@@ -246,10 +260,14 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
         for approve in (True, False):  # the customer cannot approve their own refund
             own = client.post("/api/handoffs/w/decide", json={"approve": approve}, headers=me)
             assert own.status_code == 403, own.text
-        turn = client.post("/api/turn", json={"text": "any news?", "thread_id": "w"}, headers=me)
-        assert turn.status_code == 200
+        for text in UI_INSISTENCES:  # tester8 F3: insisting never withdraws the refund
+            turn = client.post("/api/turn", json={"text": text, "thread_id": "w"}, headers=me)
+            assert turn.status_code == 200 and CUSTOMER_STATUS["needs_human"] in turn.text, text
+            assert "withdrawn" not in turn.text and "不会进行" not in turn.text, text
         listed = client.get("/api/handoffs", headers=ops).json()
-        assert listed[0]["context"]["customer_messages"][0]["text"] == "any news?"
+        assert [(h["thread_id"], h["status"]) for h in listed] == [("w", "waiting")]
+        noted = [m["text"] for m in listed[0]["context"]["customer_messages"]]
+        assert noted == UI_INSISTENCES  # the person deciding reads each of them
         said = "我不要退款了，撤回申请"
         turn = client.post("/api/turn", json={"text": said, "thread_id": "w"}, headers=me)
         assert turn.status_code == 200 and "不会进行" in turn.text
@@ -264,6 +282,14 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
 
 # --- two processes: the customer's withdrawal and a person's approval at once ---------------
 RACES = 8
+#: What the customer says in race i: a withdrawal (even i) or an insistence (odd i, tester8
+#: F3), which never withdraws: the approval is the one outcome there.
+RACE_TEXTS = [
+    "I changed my mind, please don't refund it",
+    "Please don't forget about my refund",
+    "算了，不用退款了",
+    "不要取消我的退款，我还在等",
+]
 
 
 def _race_worker(
@@ -276,15 +302,15 @@ def _race_worker(
         telemetry = TelemetryStore(settings["database_url"].replace(".db", f"-{role}.db"))
         async with open_workflow(Settings(**settings)) as workflow:
             orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
-            for thread, customer in cases:
+            for i, (thread, customer) in enumerate(cases):
                 barrier.wait(timeout=120)
                 try:
                     if role == "customer":
-                        text = "I changed my mind, please don't refund it"
+                        text = RACE_TEXTS[i % len(RACE_TEXTS)]
                         done = await orch.handle(
                             Request(text=text, thread_id=thread, customer_id=customer)
                         )
-                        results.append(str(done.result["reply"]["text"]))
+                        results.append(str((done.result or {}).get("reply", {}).get("text")))
                     else:
                         await orch.resume(thread, approve=True, note="race", by="olga")
                         results.append("approved")
@@ -318,12 +344,15 @@ def _race(url: str, tmp_path: Path) -> dict[str, int]:
     for i, (thread, customer, order) in enumerate(cases):
         said, decided = results["customer"][i], results["person"][i]
         refunds = store.tools(customer).refund_count(order)
-        if status[thread] == "withdrawn":  # the withdrawal won: nothing written
-            assert "will not be made" in said and refunds == 0, (said, refunds)
+        if i % 2:  # an insistence: approved and made whenever it came, never withdrawn
+            assert status[thread] == "approved" and decided == "approved", (thread, decided)
+            assert refunds == 1 and "will not be made" not in said and "不会进行" not in said
+        elif status[thread] == "withdrawn":  # the withdrawal won: nothing written
+            assert ("will not be made" in said or "不会进行" in said) and refunds == 0, said
             assert decided.startswith("refused: the customer") and "withdrew" in decided
         else:  # the approval won: one refund, and the customer is told it was approved
             assert status[thread] == "approved" and decided == "approved", (thread, decided)
-            assert "already approved" in said and refunds == 1, (said, refunds)
+            assert ("already approved" in said or "已经批准" in said) and refunds == 1, said
         counts[status[thread]] += 1
     assert sum(counts.values()) == RACES
     return counts

@@ -9,12 +9,15 @@ processes exactly one wins), the graph is resumed with the withdrawal (nothing i
 the customer is told so (:func:`withdrawn_text`). Any other message keeps the handoff waiting
 and is appended to its context, where the person deciding sees it.
 
-The reading is code's, not the model's (it decides whether money moves): the customer's own
-negated mention of the pending write (:func:`~workflows.customer_service.asks.read_asks`
-``declined`` ``negated``, which also covers :func:`~workflows.customer_service.asks.doubt`'s
-withdrawn / declined / settled forms), or, with no mention of it at all, a change of mind that
-needs no object on a waiting thread (:data:`_NO_OBJECT`: "I changed my mind", "never mind,
-I'll keep it", 算了, 不用了). A message that also asks for the write again is no withdrawal.
+The reading is code's, not the model's (it decides whether money moves), and positive (tester8
+F3): a negation alone withdraws nothing. The customer's own words must withdraw the write by
+name (:data:`_NAMED`: "please stop the refund", "I don't want the refund any more", 不用退了,
+撤回退款申请) or, with no other write named and no hurry or complaint, by a change of mind
+(:data:`_SETTLED`: "I changed my mind", "I'll keep it", 算了), in a form not negated itself
+("don't drop my refund", 不要忘了我的退款, 不要不退 are insistence) and not a question ("did
+you cancel my refund?"). An insistence ("I still want it", "no rush", 还在等), an ask for the
+write again, another order, someone else's words, an undecided or conditional message: no
+withdrawal. Anything unclear keeps the handoff waiting; the person deciding reads it.
 """
 
 from __future__ import annotations
@@ -40,46 +43,190 @@ INTENT_OF_TOOL = {
     "change_address": "change_address",
 }
 
-#: A change of mind that needs no object while a write waits: asks.py's retraction forms read
-#: a retraction only next to an ask, so this short list covers the bare ones ("I changed my
-#: mind", "forget it", "I'll keep it", 算了, 不用了, 不退了); only counted when
-#: :func:`~workflows.customer_service.asks.doubt` reads the message as negated too.
-_NO_OBJECT = re.compile(
-    r"\b(?:changed? my mind|never ?mind|forget (?:it|that|about it)|scratch that|"
-    r"(?:i'?ll|i will|i'?d rather|i want to|let me) keep (?:it|them|the \w+)|"
-    r"don'?t (?:do (?:it|that)|bother|proceed|go ahead|process it|change (?:it|that|anything))|"
-    r"keep (?:the|my) (?:old|current|original|same|existing) address|"
-    r"(?:no longer|don'?t) need (?:it|that|this)|(?:no longer|not) needed|no need any ?more|"
-    r"decided (?:not to|against)|(?:not|no longer) (?:going to |gonna )?return(?:ing)? it|"
-    r"withdraw\w*|take (?:it|that) back)\b|"
-    r"\bkeep (?:the|my) money\b|"
-    r"算了|算啦|不用了|不需要了|不用退|不退了|不退啦|不想退|(?<!要)不要退|别退|撤回|收回|改主意|"
-    r"留着|留下|不必了",
-    re.I,
+#: Determiners between a verb and the write it acts on ("stop THE refund", "drop MY whole …").
+_DET = r"(?:(?:the|my|that|this|our|a|an|whole|entire|earlier|pending|refund)\s+){0,2}"
+#: An English withdrawal verb ("cancel", "withdraw", "drop", "forget about", "call off", …).
+_VERB_EN = (
+    r"(?:cancel\w*|withdr[ae]w\w*|drop\w*|stop\w*|scrap\w*|forg[eo]t\w*(?: about)?|"
+    r"never ?mind|call\w* off|pull\w*|retract\w*|revok\w*|abandon\w*|clos(?:e|ed|ing)|kill\w*|"
+    r"void\w*|undo\w*|halt\w*|abort\w*|ditch\w*|nix\w*|give up(?: on)?|back out of|take back)"
 )
-#: The pending write itself called off, in forms asks.py reads as no ask at all (取消退款,
-#: 退款的事就算了, 不取消了, 地址不改了): by the intent withdrawn.
-_CALLED_OFF = {
+#: What a withdrawal verb acts on when it is no particular write.
+_REQUEST_EN = r"(?:request|claim|application)"
+#: A Chinese withdrawal verb (normalised to Simplified) and the determiners after it.
+_VERB_ZH = r"(?:取消|撤回|撤销|撤掉|收回|作废|放弃|停止|停掉|叫停|忘了|忘记|忘掉)"
+_DET_ZH = r"(?:我的|这个|那个|这笔|那笔|该|这次|那次)?"
+#: The write called off or not wanted ("不用了", "算了", "作废"): ends a topic ("退款就算了").
+_OFF_ZH = r"(?:就|也|还是|那就)?(?:取消|撤回|撤销|作废|算了|不用了|不要了|不必了|免了|不需要了)"
+#: An English clause end, or a word that starts a new part of it.
+_END_EN = r"(?=\s*(?:$|[,.;:!?)]|(?:thanks|thank|please|i|as|because|since|so|and|but|though)\b))"
+#: "… any more / after all / now", then a clause end (:data:`_END_EN`).
+_TAIL_EN = r"(?:\s+(?:any ?more|any longer|after all|now|either|at all|then))?" + _END_EN
+
+
+def _object_forms(en_nouns: str, zh_nouns: str) -> str:
+    """A withdrawal verb acting on the write (``en_nouns`` / ``zh_nouns``) or on the request,
+    actively ("stop the refund", 撤回退款申请, 把退款申请撤回, 退款就算了) or passively ("the
+    refund request cancelled")."""
+    objects = rf"(?:{en_nouns})(?:\s+{_REQUEST_EN})?|{_REQUEST_EN}"
+    zh_objects = rf"(?:{zh_nouns})(?:的)?(?:申请|请求|要求)?|(?:申请|请求)"
+    return (
+        rf"\b{_VERB_EN}\s+{_DET}(?:{objects})\b"
+        r"(?!\s+(?:delay|status|process|timeline|update|department|team|page|form|issue)s?\b)|"
+        r"\b(?:withdraw(?:ing)?|drop(?:ping)?|scrap(?:ping)?|forget(?:ting)?|call(?:ing)? off|"
+        r"tak(?:e|ing) back)\s+(?:it|that)\b|\bcall(?:ing)? (?:it|that|the \w+) off\b|"
+        rf"\b(?:{objects})\s+(?:to be |be |being )?(?:cancell?ed|dropped|withdrawn|stopped|"
+        r"called off|scrapped|voided|closed|revoked|retracted|abandoned)\b|"
+        rf"{_VERB_ZH}{_DET_ZH}(?:{zh_objects})|"
+        rf"把{_DET_ZH}(?:{zh_objects})(?:给)?(?:{_VERB_ZH}|停了|丢了)|"
+        rf"(?:{zh_nouns})(?:申请|请求|的事|这事|的事情)?{_OFF_ZH}"
+    )
+
+
+#: The customer's own withdrawal of each kind of pending write, in words that name it: a
+#: withdrawal verb on it (:func:`_object_forms`), or the write itself negated ("I don't want
+#: the refund any more", "no need to refund", 不用退了, 别退款, 不取消了, 地址不改了). Each is
+#: counted only where it is not negated itself (:func:`_negated_before`: "don't drop my
+#: refund", 不要不退) and not in a question (:func:`_question`).
+_NAMED = {
     "refund": re.compile(
-        r"(?:取消|撤销|撤回|作废)(?:这个|那个|我的|这笔|该)?退款|"
-        r"退款(?:申请)?(?:的事)?(?:就|也)?(?:取消|撤销|撤回|作废|算了|不必|不用|不要)|"
-        r"\b(?:close|drop|scrap|call off|stop)\s+(?:the|my|that|this)\s+refund",
+        _object_forms(r"refund\w*|reimbursement|money back", r"退款|退钱")
+        + r"|\b(?:(?:(?:do not|don'?t|dont|no longer|not|never)\s+(?:really\s+)?(?:want|need)|"
+        r"(?:rather|prefer(?: to)?) not)(?:\s+to)?"
+        r"(?:\s+(?:get|have|receive|take|go through with))?|"
+        rf"no need (?:for|of))\s+{_DET}(?:refund\w*|money back|reimbursement|it|this|that|them)"
+        r"(?:\s+back)?"
+        + _TAIL_EN
+        + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse|"
+        r"process|issue|send)\b|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
+        r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|不)(?:再)?(?:要)?"
+        r"(?:给我|帮我|帮)?(?:退款|退钱|退)(?!不行|不可|是不行)",
         re.I,
     ),
-    "cancel": re.compile(r"(?:还是|就)?不(?:用|要|必)?取消了|取消(?:订单)?(?:的事)?(?:就)?算了"),
+    "cancel": re.compile(
+        _object_forms(r"cancel(?:lation)?", r"取消(?:订单)?")
+        + r"|\b(?:do not|don'?t|dont|no need to|needn'?t)\s+cancel\w*(?:\s+(?:it|that|this|"
+        r"(?:the |my )?order))?"
+        + _TAIL_EN
+        + r"|\bkeep (?:it|the order|my order) (?:going|open|active)\b|"
+        r"(?:不用|不要|不想|不需要|不必|别|不)(?:再)?取消|(?:还是|就)?保留(?:订单|它)",
+        re.I,
+    ),
     "change_address": re.compile(
-        r"地址(?:就|也)?不(?:用|要|必)?(?:改|换)了|不(?:用|要|必)?(?:改|换)地址了|"
-        r"(?:取消|撤销|撤回)(?:修改|更改|改)地址"
+        _object_forms(r"address change|change of address", r"(?:修改|更改|改)地址")
+        + r"|\b(?:do not|don'?t|dont|no need to)\s+change (?:it|anything|(?:the |my )?address)\b|"
+        r"\bkeep (?:the|my) (?:old|current|original|same|existing) address\b|"
+        r"地址(?:就|也|还是)?不(?:用|要|必)?(?:改|换)了|不(?:用|要|必)?(?:改|换)地址了",
+        re.I,
     ),
 }
-#: A question about withdrawing is answered by the person, not taken as the withdrawal.
-_QUESTION = re.compile(r"[?？]\s*$|吗\s*[?？]?\s*$")
-#: Not decided yet ("not sure", 要不要): the person reads it; nothing is withdrawn.
-_UNDECIDED = re.compile(
-    r"\b(?:not sure|unsure|maybe|perhaps|thinking (?:about|of)|wondering)\b|"
-    r"不确定|要不要|考虑|再想想|想一想|也许|可能",
+#: A change of mind that needs no object ("I changed my mind", "never mind", "forget it",
+#: "I'll keep it", "don't bother", 算了, 不用了, 留着): counted only where the message names
+#: no other write, and no insistence or complaint comes with it (:data:`_UNEASY`).
+_SETTLED = re.compile(
+    r"\b(?:changed? my mind|change of heart|never ?mind(?=\s*(?:$|[,.;:!?]|i\b))|"
+    r"forget (?:it|that|about it)|scratch that|"
+    r"(?:i'?ll|i will|i'?d rather|i want to|let me|i'?m going to|i am going to|decided to) "
+    r"(?:just )?keep (?:it|them|the \w+)|(?:i'?m|i am) (?:just )?keeping (?:it|them|the \w+)|"
+    r"(?:it'?s|it is|all|everything'?s?) (?:fine|ok|okay|"
+    r"sorted|resolved) now|problem solved|decided (?:not to|against)|take (?:it|that) back|"
+    r"keep (?:the|my) money|(?:do not|don'?t|dont) (?:bother|proceed|go ahead|do (?:it|that|"
+    r"anything)|process it)|(?:no longer|don'?t|do not) need (?:it|that|this)" + _END_EN + r"|"
+    r"(?:not|no longer) (?:needed|necessary)|no need any ?more)\b|"
+    r"算了|算啦|不用了|不需要了|不必了|不要了|不想要了|没必要了|改(?:变)?主意|留[着著]|留下|撤[回销掉]|"
+    r"作罢|当我没说|拉倒",
     re.I,
 )
+#: The customer still wants the write, or waits for it calmly ("I still want it", "no rush",
+#: "any news", 还在等, 不急): no withdrawal, whatever else the message says.
+_INSISTS = {
+    "refund": r"\bstill (?:want|need|expect)|\bwant (?:my|the) money back|"
+    r"\b(?:i|we) (?:really )?(?:want|need) (?:my|the|a) (?:refund|money)\b|还(?:是)?要退|还要$|"
+    r"不退不行|非退不可|(?:必须|一定要)退",
+    "cancel": r"\bstill want (?:it |the order |my order )?cancel|还(?:是)?要取消",
+    "change_address": r"\bstill want (?:the |my )?address chang|还(?:是)?要改",
+}
+_CALM = (
+    r"|\b(?:i'?ll|i will|i can|happy to) wait\b|\bwaiting (?:for|on) (?:it|the|my)\b|"
+    r"\bno (?:rush|hurry)\b|\btake your time\b|\bkeep me (?:posted|updated|informed)\b|"
+    r"\bany (?:news|updates?|progress|word)\b|还在等|等着|我等|不急|不着急|慢慢来|进展|进度|消息"
+)
+_INSIST = {intent: re.compile(words + _CALM, re.I) for intent, words in _INSISTS.items()}
+#: Hurry or a complaint about waiting ("please hurry", "this is taking forever", 快点, 等太久了):
+#: no withdrawal by a change of mind alone (:data:`_SETTLED`); a named one still counts.
+_UNEASY = re.compile(
+    r"\b(?:hurry|asap|as soon as possible|taking (?:so long|forever|ages|too long)|"
+    r"(?:so|too) (?:long|slow)|fed up|ridiculous|unacceptable|still no|not yet|\w+ yet|"
+    r"been waiting|waiting|can'?t wait|wait (?:any|much|so) ?longer)\b|"
+    r"快点|快一点|尽快|赶紧|抓紧|催|等了|太久|太慢|还没|怎么还|再不|投诉|多久",
+    re.I,
+)
+#: A negation before a form, English words (within the same part of a clause) or Chinese.
+_NEG_EN = re.compile(
+    r"\b(?:not|never|no|nobody|neither|nor|cannot|dont|doesnt|didnt|wont|cant|havent|hasnt|"
+    r"isnt|arent|shouldnt|wouldnt)\b|n't\b"
+)
+_SCOPE_END_EN = re.compile(r".*\b(?:but|just|so|because|since|then|and|instead|only|if)\b")
+_NEG_ZH = re.compile(r"不|没|别|勿|莫|甭|唔好|咪|未")
+#: Chinese words with 不 / 没 that negate nothing that follows (不好意思, 没问题).
+_NOT_NEG_ZH = re.compile(r"不好意思|不错|不过|不然|不客气|没问题|没事|没关系|不知道")
+#: Clauses and sentences of a message (normalised, lower case).
+_CLAUSE = re.compile(r"[^,.;:!?\n，。；：！？、]+")
+_SENTENCE = re.compile(r"[^.!?\n。！？]+[.!?。！？]*")
+#: A question ("did you cancel my refund?", 退款会被取消吗); :data:`_POLITE` asks instead.
+_QUESTION = re.compile(
+    r"[?？]|[吗么呢]\s*$|^\s*(?:did|does|do(?! not|n'?t)|is|are|was|were|will|would|why|how|"
+    r"when|what|where|has|have|can i|could i|should i|may i|shall)\b|会不会|是不是|有没有|为什么|"
+    r"怎么|什么时候",
+    re.I,
+)
+_POLITE = re.compile(
+    r"^\s*(?:(?:can|could|would|will) you (?:please |kindly )?|please )|"
+    r"(?:能不能|可不可以|可以|能|麻烦(?:你|您)?|请)(?:帮我|帮忙|给我)",
+    re.I,
+)
+#: Not decided yet ("not sure", "I don't know if I should", 要不要) or only on a condition
+#: ("if it arrives tomorrow …", 如果…; not "if possible", 可以的话): the person reads it.
+_UNDECIDED = re.compile(
+    r"\b(?:not sure|unsure|maybe|perhaps|might|thinking (?:about|of)|wondering|whether|"
+    r"(?:don'?t|do not) know|should i|(?:if|unless|in case)\b(?! (?:possible|you can|you could|"
+    r"that'?s (?:ok|okay|fine|possible)|it'?s not too late)))\b|"
+    r"不确定|要不要|考虑|再想想|想一想|也许|可能|或许|说不定|不知道|如果|要是|假如|万一|"
+    r"(?<!可以)(?<!方便)(?<!能)的话",
+    re.I,
+)
+
+
+def _negated_before(clause: str, start: int) -> bool:
+    """Whether the words of ``clause`` just before ``start`` negate what follows ("don't
+    [want you to] drop …", 千万别把…, 我没有改主意, 不要不退)."""
+    before = clause[:start]
+    cut = _SCOPE_END_EN.match(before)
+    words = before[cut.end() if cut else 0 :].split()[-6:]
+    if _NEG_EN.search(" ".join(words)):
+        return True
+    ba = before.rfind("把")  # 别把我的退款申请撤回: the negation stands before 把 and its object
+    window = before[max(0, ba - 4) :] if ba >= 0 else before[-6:]
+    return bool(_NEG_ZH.search(_NOT_NEG_ZH.sub("  ", window)))
+
+
+def _found(pattern: re.Pattern[str], text: str, *, asked: bool = False) -> list[tuple[int, int]]:
+    """The spans of ``pattern``'s matches in ``text`` that are not negated
+    (:func:`_negated_before`) and, unless ``asked``, not in a question (a request put as one
+    counts)."""
+    found: list[tuple[int, int]] = []
+    for s in _SENTENCE.finditer(text):
+        sentence = s.group(0)
+        if not asked and _QUESTION.search(sentence) and not _POLITE.search(sentence):
+            continue
+        for c in _CLAUSE.finditer(sentence):
+            at, clause = s.start() + c.start(), c.group(0)
+            found += [
+                (at + m.start(), at + m.end())
+                for m in pattern.finditer(clause)
+                if not _negated_before(clause, m.start())
+            ]
+    return found
 
 
 def withdraws(message: str, action: dict[str, Any] | None) -> bool:
@@ -87,10 +234,19 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     action: ``tool``, ``arguments.order_id``). Without an action (a handoff with nothing to
     write) nothing can be withdrawn: False.
 
+    Positive, never by a negation alone (tester8 F3): the customer's own words must withdraw
+    the write by name (:data:`_NAMED`), or by a change of mind with no other write named and
+    no hurry or complaint (:data:`_SETTLED`), in a form not negated itself and not a
+    question; and nothing may insist on the write (:data:`_INSIST`), ask for it or another
+    write again, name another order, quote someone else or be undecided. Anything unclear
+    keeps the handoff waiting, where the person deciding reads the message.
+
     Example:
         >>> act = {"tool": "start_refund", "arguments": {"order_id": "ORD-100200"}}
         >>> withdraws("I changed my mind, don't refund it", act), withdraws("any news?", act)
         (True, False)
+        >>> withdraws("Please don't forget about my refund", act), withdraws("不用退了", act)
+        (False, True)
     """
     intent = INTENT_OF_TOOL.get(str((action or {}).get("tool")))
     if intent is None:
@@ -99,22 +255,31 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     named = read_signals(message).order_ids
     if named and order_id not in named:  # about another order
         return False
+    own = own_words(normalise(message)).lower()
+    if doubt(message) == "quoted" or _UNDECIDED.search(own):
+        return False
+    spans = _found(_NAMED[intent], own)
+    if _insists(own, intent, spans):
+        return False
+    if spans:  # another write asked for besides (outside the withdrawal): the person reads it
+        rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(own))
+        return not read_asks(rest).writes
     asks = read_asks(message)
-    if intent in asks.writes:  # asked for again
-        return False
-    own = own_words(normalise(message))
-    if _UNDECIDED.search(own):  # not decided yet: the person reads it
-        return False
-    whys = {why for i, why in asks.declined if i == intent}
-    if whys == {"negated"}:
-        return True
-    if _QUESTION.search(own):
-        return False
-    if _CALLED_OFF[intent].search(own):
-        return doubt(message) != "quoted"  # not someone else's words ("我老公说取消退款")
-    if whys or asks.writes or asks.declined:  # not plainly, or another write: the person reads it
-        return False
-    return bool(_NO_OBJECT.search(own)) and doubt(message) == "negated"
+    if asks.writes or {i for i, _ in asks.declined} - {intent} or _uneasy(own):
+        return False  # asked again, another write named, or in a hurry: not a change of mind
+    return bool(_found(_SETTLED, own))
+
+
+def _insists(own: str, intent: str, withdrawn: list[tuple[int, int]]) -> bool:
+    """Whether the customer's own words (not negated) still want the write, or wait calmly,
+    outside the ``withdrawn`` spans ("I want the refund" in "I want the refund cancelled")."""
+    found = _found(_INSIST[intent], own, asked=True)
+    return any(all(b <= a2 or a >= b2 for a2, b2 in withdrawn) for a, b in found)
+
+
+def _uneasy(own: str) -> bool:
+    """Whether the customer's own words hurry the write or complain about the wait."""
+    return bool(_found(_UNEASY, own, asked=True))
 
 
 #: What each write is called in the replies below, per language.
