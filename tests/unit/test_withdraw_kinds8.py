@@ -22,9 +22,13 @@ from workflows.customer_service.store import OrderStore
 from workflows.customer_service.withdrawing import withdraws
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_handoff_withdraw import _approve, _say, waiting  # noqa: F401 (waiting: a fixture)
-
-REFUND = {"tool": "start_refund", "arguments": {"order_id": "ORD-100321"}}
+from test_handoff_withdraw import (  # noqa: F401 (waiting: a fixture)
+    CANCEL,
+    REFUND,
+    _approve,
+    _say,
+    waiting,
+)
 
 #: Insistence, by kind: none of these takes the refund back.
 NEGATED_WITHDRAWAL = [
@@ -259,7 +263,6 @@ SECOND_WITHDRAWALS = [
 
 #: The same reading for a pending cancellation and a pending address change (the refund's: the
 #: kinds above).
-CANCEL = {"tool": "cancel_order", "arguments": {"order_id": "ORD-100321"}}
 ADDRESS = {"tool": "change_address", "arguments": {"order_id": "ORD-100321"}}
 OTHER_WRITES = [
     (CANCEL, "Don't withdraw my cancellation", False),
