@@ -23,23 +23,11 @@ from workflows.customer_service.store import OrderStore, RefundPolicy
 from workflows.customer_service.store.schema import Order, Refund
 
 sys.path.insert(0, str(Path(__file__).parent))
+from case_tables import cases
 from customer_service_double import ScriptedToolModel, stream_turn
 
 #: Refund-status questions (English, Simplified, Traditional); ``{id}`` is the order id.
-QUESTIONS = [
-    ("where is my refund for {id}?", "en"),
-    ("did the refund for {id} go through?", "en"),
-    ("Has the refund on order {id} been processed yet?", "en"),
-    ("what's the status of my refund for {id}", "en"),
-    ("{id} 的退款到账了吗？", "zh"),
-    ("我的订单{id}退款进度怎么样了", "zh"),
-    ("請問{id}的退款到帳了沒有？", "zh"),
-    ("訂單{id}的退款進度如何？", "zh"),
-    ("how much was refunded on {id}?", "en"),
-    ("{id} 退款成功了吗", "zh"),
-    ("Was my refund for {id} approved?", "en"),
-    ("退款{id}好了沒？", "zh"),
-]
+QUESTIONS = cases("customer_service8.toml", "refund_status_where")
 #: Words of a refusal of the customer's ask (EN, and Chinese after to_simplified).
 REFUSALS = ("not possible", "cannot do", "I am sorry", "无法办理", "无法进一步处理", "抱歉")
 WHEN = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
