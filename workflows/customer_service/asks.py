@@ -53,6 +53,7 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.negation import clauses, negated_scopes
+from workflows.customer_service.address_ask import address_end
 from workflows.customer_service.answers import has_words as has_words  # re-exported
 from workflows.customer_service.answers import is_yes as is_yes
 from workflows.customer_service.answers import third_language as third_language
@@ -696,6 +697,11 @@ def extract_address(message: str) -> tuple[str, str]:
     candidate = own[start:end]
     if _ADDRESS_INSTRUCTION.search(candidate):
         return "", "what follows the address change is an instruction, not an address"
+    end, why = address_end(own, start, end)  # a condition, two addresses, a phone number
+    start, end = _trim(own, start, end, " \t\"'“”「」,，:：.")
+    if why or start >= end:
+        return "", why or "no new address was given"
+    candidate = own[start:end]
     if not 5 <= len(candidate) <= 120 or not _ADDRESS_SHAPE.search(candidate):
         return "", "that does not read as a postal address"
     if ADDRESS_MARKUP.search(candidate):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workflows.customer_service import address_ask
 from workflows.customer_service.amounts import RefundAsk
 from workflows.customer_service.ask_marks import HIDDEN_ADDRESS
 from workflows.customer_service.asks import Asks, normalise
@@ -114,6 +115,7 @@ _ADDRESS_WHY_ZH = {
     "that does not read as a postal address": "提供的内容不像邮寄地址",
     "an address holds no markup, links or code": "地址里不能有网页代码、链接或程序代码",
     HIDDEN_ADDRESS: "地址里不能有不可见字符或改变文字方向的字符，请重新输入",
+    **address_ask.WHY_ZH,
 }
 
 

@@ -1,0 +1,84 @@
+"""What is said after a new address that is not part of it (tester8 F5).
+
+:func:`~workflows.customer_service.asks.extract_address` finds where the new address starts
+and where its sentence ends; :func:`address_end` reads that span for what ends the address
+or spoils the ask:
+
+- a condition (``unless it already left``, ``if …``, ``as long as …``, 如果, 除非, 要是…的话):
+  the change waits on something, so it is asked back, never offered;
+- an alternative (``… or 11 Downing Street``, ``whichever is easier``, 或者, 还是): two
+  addresses, so the customer is asked which one;
+- contact details (``tel``, ``phone``, an e-mail, 电话, 手机, 联系人, a Chinese mobile
+  number) or a reason (``because``, ``but``, 因为, 但是): the address ends before them;
+- a place with no postal shape (``my mum's place``, 我妈家): refused, the full address asked.
+
+The text is normalised (Traditional folded to Simplified, full-width to ASCII) and keeps its
+case: a lower-case ``or`` is a conjunction, ``Portland OR 97201`` and ``Orchard Rd`` are not.
+Home-made word lists because this is workflow logic on one field, not a parsing library's job.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Why no address is read when the change waits on a condition (one clause, no period).
+CONDITIONAL = (
+    "the change of address waits on a condition; send the new address on its own, "
+    "or ask first whether the order has shipped"
+)
+#: Why no address is read when two are given.
+TWO_ADDRESSES = "two addresses were given; which one should it be? Send just that one"
+#: Why no address is read when it names a place, not where it is.
+NOT_POSTAL = "that names a place but not its street, number or postcode"
+#: The reasons above in Chinese (for confirm.address_problem).
+WHY_ZH = {
+    CONDITIONAL: "修改地址附带了条件；请只发送新地址，或先问订单是否已发货",
+    TWO_ADDRESSES: "给出了两个地址，请问是哪一个？请只发送那一个",
+    NOT_POSTAL: "这只是一个地点，没有街道、门牌号或邮编",
+}
+
+#: Words that make the change wait on something ("if possible" is cut before as a courtesy).
+_IF = "unless if provided providing assuming once when as.long.as so.long.as in.case only.when"
+_CONDITION = re.compile(
+    rf"\b(?:{'|'.join(_IF.split())})\b|如果|除非|要是|假如|的话|只要|万一", re.I
+)
+_COURTESY_IF = re.compile(r"[,\s]*\bif (?:possible|you can|you could|you don'?t mind)\b", re.I)
+#: ``or`` in lower case (not before a US zip code), ``either``, ``whichever``, 或者, 还是.
+_ALTERNATIVE = re.compile(
+    r"\bor\b(?!\s*\d{5}\b)|\b(?:either|whichever|alternatively|otherwise)\b|或者|或是|还是|要么",
+)
+_CONTACT = re.compile(
+    r"[,，;；\s]*(?:\b(?:tel|telephone|phone|mobile|cell|contact|e-?mail|call me|ring me|"
+    r"text me|attn|because|cause|since|but|as i(?:'m| am)?)\b|\S+@\S+\.\w+|"
+    r"电话|手机|联系人|联系方式|联络|收件人|邮箱|因为|但是|不过|可是|(?<!\d)1[3-9]\d{9}(?!\d))",
+    re.I,
+)
+#: A place told by whose it is (``my mum's place``, ``her office``, 我妈家): no postal address
+#: unless a number follows.
+_WHOSE = re.compile(r"(?:my|our|his|her|their|your|the same|the usual)\b|[我你他她]", re.I)
+
+
+def address_end(text: str, start: int, end: int) -> tuple[int, str]:
+    """Where the address in ``text[start:end]`` ends (an index in ``start..end``) and why no
+    address is read ("" when one is): :data:`CONDITIONAL`, :data:`TWO_ADDRESSES` or
+    :data:`NOT_POSTAL`. ``text`` is the normalised customer text, ``start:end`` the span
+    from the new address to its sentence's end.
+
+    Example:
+        >>> address_end("to 5 Elm St, phone 555 0100", 3, 27)
+        (11, '')
+        >>> address_end("to 5 Elm St unless it left", 3, 26)[1] == CONDITIONAL
+        True
+    """
+    courtesy = _COURTESY_IF.search(text, start, end)
+    end = courtesy.start() if courtesy else end
+    if _CONDITION.search(text, start, end):
+        return end, CONDITIONAL
+    if _ALTERNATIVE.search(text, start, end):
+        return end, TWO_ADDRESSES
+    contact = _CONTACT.search(text, start, end)
+    end = contact.start() if contact else end
+    candidate = text[start:end].strip()
+    if _WHOSE.match(candidate) and not re.search(r"\d", candidate):
+        return end, NOT_POSTAL  # the street-and-number shape is asks._ADDRESS_SHAPE's check
+    return end, ""
