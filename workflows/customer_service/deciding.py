@@ -18,6 +18,7 @@ from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
 from workflows.customer_service.language import reply_language
+from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
     MAX_MESSAGE_CHARS,
@@ -32,6 +33,8 @@ from workflows.customer_service.store.tools import WRITE_TOOLS, ToolResult
 WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
 #: Read tools of the read intents that the signals table does not name.
 _READ_TOOLS = {"eligibility": "check_refund_eligibility"}
+#: How many of a customer's orders a loose id is matched against (all of them, in practice).
+_ALL_ORDERS = 10_000
 #: The triage's issue types mapped to *read* intents: the triage never picks a write.
 _TRIAGE_READ = {
     "refund": "eligibility",
@@ -113,7 +116,10 @@ def _target(
         plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
         plan["order_ids"], question = _write_target(state, store)
     elif store is not None:
-        plan["order_ids"] = _offer_ids(state, store)
+        plan["order_ids"], bad = _offer_ids(plan, state, store)
+        if bad:  # never another order's facts for an id that could not be read (tester8 F6)
+            language = reply_language(state["message"], str(state.get("locale") or "en_US"))
+            plan["order_ids"], question = [], confirming.text("bad_id", language)
     if not plan["order_ids"]:
         plan["tool"] = None
     return question
@@ -167,16 +173,24 @@ def _write_target(state: CustomerServiceState, store: OrderStore) -> tuple[list[
     return [], confirming.text("which_order", language)
 
 
-def _offer_ids(state: CustomerServiceState, store: OrderStore) -> list[str]:
-    """Order ids a read this turn may touch: those in the message, else the one the
-    conversation is about, else the customer's own (newest first)."""
-    named = list(state["signals"]["order_ids"])
-    if named:
-        return named[:MAX_OFFERED_ORDERS]
-    if state.get("last_order_id"):
-        return [str(state["last_order_id"])]
+def _offer_ids(
+    plan: dict[str, Any], state: CustomerServiceState, store: OrderStore
+) -> tuple[list[str], bool]:
+    """Order ids a read this turn may touch, and whether an id in the message could not be
+    read (:func:`~workflows.customer_service.read_ids.read_targets`): those in the message
+    (a loose id of the customer's own order included; several: ``plan["each"]``, each one
+    answered), else the one the conversation is about, else the customer's own (newest
+    first)."""
     assert state.get("customer_id")
-    return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS)
+    own = store.tools(str(state["customer_id"])).order_ids(_ALL_ORDERS)
+    named, bad = read_targets(state["message"], own)
+    if bad or named:
+        if len(named) > 1:
+            plan["each"] = named[:MAX_OFFERED_ORDERS]
+        return named[:MAX_OFFERED_ORDERS], bad
+    if state.get("last_order_id"):
+        return [str(state["last_order_id"])], False
+    return own[:MAX_OFFERED_ORDERS], False
 
 
 def _read_intent(

@@ -91,6 +91,7 @@ from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_pers
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
+from workflows.customer_service.read_ids import other_reads
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
 from workflows.customer_service.route import ROUTE
 from workflows.customer_service.signals import read_signals
@@ -534,6 +535,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             )
         )
         results = [*(state.get("tool_results") or []), result.model_dump()]
+        results += other_reads(tools, plan, str(args.get("order_id")))  # each order asked
         update: dict[str, Any] = {"tool_results": results}
         if result.ok or result.error_code != "not_found":
             update["last_order_id"] = args.get("order_id")

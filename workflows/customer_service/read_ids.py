@@ -1,0 +1,84 @@
+"""The orders a read question is about (tester8 F6): an id written loosely, and several ids.
+
+A read never answers another order's facts as the one asked about. An id-like token that is
+not a well-formed id (``ord 101957``, ``ORD101957``, ``#101957``, ``order 101957``,
+``订单101957``, ``訂單號 101957``) is read as ``ORD-101957`` only when that is one of the
+customer's own orders; otherwise (``ORD-12``, ``ORD-100200b``, a loose id of no order of
+theirs) the read is asked back. A read naming several orders runs for each of them
+(:func:`other_reads`), so none is silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+from workflows.customer_service.acting import refusal
+from workflows.customer_service.ask_marks import malformed_id, normalise
+from workflows.customer_service.signals import ORDER_ID
+from workflows.customer_service.store import OrderTools, ToolError, ToolResult
+from workflows.customer_service.store.tools import WRITE_TOOLS, status_answer
+
+#: An order id written loosely: ``ord``/``ORD`` and digits (any glue), ``order``/``#``/
+#: ``订单``/``单号`` and five or more digits, or six bare digits. Read on normalised text
+#: (full-width forms folded, Traditional → Simplified).
+_LOOSE = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?P<ord>ord)[\s\-_#:.]*(?P<d1>\d+)|"
+    r"(?:(?:order|ord)\s*(?:(?:no\.?|number|num|id)\s*)?[#:]?\s*|#\s*|"
+    r"(?:订单|单)\s*(?:号|编号)?\s*[:：#]?\s*)(?P<d2>\d{5,})|(?P<d3>\d{6}))(?![A-Za-z0-9])",
+    re.I,
+)
+
+
+def read_targets(message: str, own: Collection[str]) -> tuple[list[str], bool]:
+    """The order ids a read in ``message`` names, well-formed or loose, in order of
+    appearance, and whether something written as an order id could not be read as one.
+
+    ``own``: the customer's order ids. A loose id counts only when ``ORD-`` and its six digits
+    is one of ``own``; six bare digits count only then too, and are never an error.
+
+    Example:
+        >>> read_targets("ord 101957 status?", {"ORD-101957"})
+        (['ORD-101957'], False)
+        >>> read_targets("where is ORD101958", {"ORD-101957"})
+        ([], True)
+    """
+    text = normalise(message)
+    bad = False
+
+    def canonical(m: re.Match[str]) -> str:
+        nonlocal bad
+        if ORDER_ID.fullmatch(m.group(0)):
+            return m.group(0)
+        digits = m.group("d1") or m.group("d2") or m.group("d3")
+        if len(digits) == 6 and f"ORD-{digits}" in own:
+            return f" ORD-{digits} "
+        bad = bad or not m.group("d3")  # six bare digits of no order: a number, not an id
+        return m.group(0)
+
+    text = _LOOSE.sub(canonical, text)
+    ids = list(dict.fromkeys(m.group(0).upper() for m in ORDER_ID.finditer(text)))
+    return ids, bad or malformed_id(text)
+
+
+def other_reads(tools: OrderTools, plan: dict[str, Any], done: str) -> list[dict[str, Any]]:
+    """The read ``plan["tool"]`` run for each order ``plan["each"]`` names other than
+    ``done`` (the one the model chose): each result dict (a ``not_found`` or refused one
+    included, so the reply says which order it could not answer). Empty for a write or when
+    the message named one order."""
+    tool = str(plan.get("tool") or "")
+    results: list[dict[str, Any]] = []
+    if tool in WRITE_TOOLS:  # a write touches its one confirmed order only
+        return results
+    for order_id in plan.get("each") or []:
+        if order_id == done:
+            continue
+        args = {"order_id": order_id}
+        try:
+            result: ToolResult = tools.run(tool, args)
+            result = status_answer(result) if plan.get("refund_status") else result
+        except ToolError as exc:
+            result = refusal(tool, args, exc)
+        results.append(result.model_dump())
+    return results
