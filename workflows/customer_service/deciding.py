@@ -142,10 +142,10 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.text("out_of_scope", language)
     if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
         return confirming.two_intents(asks, language)
+    if len(message) > MAX_MESSAGE_CHARS and (asks.writes or asks.declined):
+        return confirming.text("long", language)  # a write asked or set aside: read only so far
     if not asks.writes:
         return None
-    if len(message) > MAX_MESSAGE_CHARS:
-        return confirming.text("long", language)
     if asks.malformed_id:
         return confirming.text("bad_id", language)
     if asks.writes[0] == "change_address" and not asks.new_address:
