@@ -331,8 +331,8 @@ class TurnFacts:
             values.extend(v for v in facts.values() if v)
             for value in facts.values():
                 figures |= _figures(value)
-            if result.get("error_code") == "not_confirmed":  # an offer not taken up: no
-                continue  # state, no refusal to back "I cannot do that" (tester7 F13)
+            if result.get("error_code") == "not_confirmed":  # no refusal to back (F13)
+                continue
             found, knows = _result_states(str(result.get("tool")), bool(result.get("ok")), facts)
             states |= found
             known = known or knows
@@ -375,8 +375,8 @@ def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[s
     if tool == "track_shipment":
         return set(_STATUS_STATES.get(facts.get("shipment_status", ""), ())), True
     none_due = facts.get("refund_count") == "0" and facts.get("eligible") == "no"
-    if tool == "check_refund_eligibility" and none_due:  # a status question's read: no
-        reason = _STATUS_IN_REASON.search(facts.get("reason", ""))  # refund, none due
+    if tool == "check_refund_eligibility" and none_due:  # a status read: no refund, none due
+        reason = _STATUS_IN_REASON.search(facts.get("reason", ""))
         found = set(_STATUS_STATES.get(reason.group(1) if reason else "", ()))
         return found, bool(found)
     if tool == "check_refund_eligibility":  # the refunds it lists are facts too (F24)
@@ -710,9 +710,8 @@ _EN_REPLY: dict[str, str] = {
     "tool:open_ticket": "You will hear from us on this ticket.",
     "refused": "I am sorry I cannot do more on this order here; reply if you would like a "
     "colleague to look at it.",
-    # a plain question back, never a refusal (tester7 F13: "yes but to another address")
     "not_confirmed": "What would you like me to do instead? Tell me, and I will ask you to "
-    "confirm it.",
+    "confirm it.",  # a plain question back, never a refusal (tester7 F13)
     "not_found": "Please check the order number and send it again.",
     "decided": "Thank you for your patience while a colleague looked at your case.",
     "cut": "My answer was cut off before it was complete; please send your message again, or "
