@@ -4,12 +4,9 @@ How it is built (reproducible: no randomness outside stable hashes, so the same 
 always give the same set, and a new row never moves an old row between splits):
 
 * **customer_service** — every text of ``customer_service/*.csv`` except CLINC150's
-  out-of-scope rows and the rows about another provider's own service (round 8, the scope of
-  docs/classifier.md: :data:`BANKING77_OTHER_BUSINESS_INTENTS`, the bank intents of
-  :data:`CLINC_OTHER_BUSINESS_INTENTS`, :data:`OTHER_BUSINESS_SOURCES` (ATEC's Alipay
-  花呗/借呗 questions) and waimai's reviews that name a meal (:data:`FOOD_WORDS`), which fall
-  back as ``<file>:other_business``): Bitext utterances, BANKING77's payment, refund and
-  account intents, CLINC150's orders and declined cards, waimai's reviews of speed alone.
+  out-of-scope rows: BANKING77 and Bitext utterances, CLINC150 in-scope utterances (150
+  intents of a virtual assistant), waimai food-delivery reviews (Chinese) and both questions
+  of every ATEC Alipay pair (Chinese, de-duplicated).
   Also everyday customer requests written for this set (:data:`CS_WRITTEN`: a cold meal, a
   courier, an angry customer, a membership, a hotel or a phone bill) and one customer text in
   three wrapped as a long polite e-mail or an angry message (:data:`REQUEST_WRAPPERS`,
@@ -54,18 +51,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.labelled_phrases import (
-    BANKING77_OTHER_BUSINESS_INTENTS,
     CLINC_CS_DOMAINS,
     CLINC_CS_INTENTS,
     CLINC_OTHER_BUSINESS_INTENTS,
     COMPLAINT_WRAPPERS,
     CS_WRITTEN,
     EXCEL_ASKS,
-    FOOD_DELIVERY_SOURCE,
-    FOOD_WORDS,
     MODERATION_WRAPPERS,
     OOS_SERVICE_TEMPLATES,
-    OTHER_BUSINESS_SOURCES,
     OTHER_BUSINESS_WRITTEN,
     REQUEST_WRAPPERS,
     SERVICE_TOPICS,
@@ -89,7 +82,6 @@ _XL = Route("excel_report")
 
 #: The phrasing tables, re-exported (tests and tools read them from here).
 __all__ = [
-    "BANKING77_OTHER_BUSINESS_INTENTS",
     "CLINC_CS_DOMAINS",
     "CLINC_CS_INTENTS",
     "CLINC_OTHER_BUSINESS_INTENTS",
@@ -98,7 +90,6 @@ __all__ = [
     "EXCEL_ASKS",
     "MODERATION_WRAPPERS",
     "OOS_SERVICE_TEMPLATES",
-    "OTHER_BUSINESS_SOURCES",
     "OTHER_BUSINESS_WRITTEN",
     "REQUEST_WRAPPERS",
     "SERVICE_TOPICS",
@@ -210,14 +201,7 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
             intent = next((row[c] for c in _INTENT_COLUMNS if row.get(c)), "")
             oos = intent == "oos"
             clinc = path.name.startswith("clinc150") and not oos
-            other = (
-                (clinc and intent in CLINC_OTHER_BUSINESS_INTENTS)
-                or (
-                    path.name.startswith("banking77") and intent in BANKING77_OTHER_BUSINESS_INTENTS
-                )
-                or path.name in OTHER_BUSINESS_SOURCES
-                or (path.name == FOOD_DELIVERY_SOURCE and FOOD_WORDS.search(texts[0]) is not None)
-            )
+            other = clinc and intent in CLINC_OTHER_BUSINESS_INTENTS
             assistant = bool(
                 clinc
                 and not other
@@ -349,9 +333,7 @@ def _wrapped_requests(rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
 
 def _wrapped_posts(cs_rows: list[LabelledRequest]) -> Iterator[LabelledRequest]:
     for row in cs_rows:
-        # by the file, whatever the row's route (a relabelled row's post is still a post)
-        base = row.source.removesuffix(":other_business")
-        if base not in WRAPPED_POST_SOURCES or _hash("wrap?", row.id) % 3:
+        if row.source not in WRAPPED_POST_SOURCES or _hash("wrap?", row.id) % 3:
             continue  # one customer text in three is also submitted as a post
         wrappers = MODERATION_WRAPPERS[row.lang][row.split]
         usable = [(i, wr) for i, wr in enumerate(wrappers) if wr is not None]

@@ -86,6 +86,5 @@ def test_the_decisive_rule_overrules_customer_service_and_says_so(
 
 
 def test_a_customer_s_own_account_wins_over_the_assistant_rule(clf: RuleClassifier) -> None:
-    # round 8 scope: the account with this shop (a bank account is the bank's)
-    got = clf.classify_text("change the email address on my account with you")
+    got = clf.classify_text("transfer my paycheck into my savings account")
     assert got.route == Route("customer_service"), got.reason

@@ -61,7 +61,7 @@ OWN_ORDER: list[tuple[str, Route]] = [
 PROBLEM_OF_AN_ITEM: list[tuple[str, Route]] = [
     ("the parcel is late again, where is it", CS),
     ("the package never arrived and the tracking stopped", CS),
-    ("the refund is still pending since monday", CS),  # round 8: a bank transfer is the bank's
+    ("the transfer is still pending since monday", CS),
     ("this order was damaged in transit", CS),
     ("the booking was cancelled without any email", CS),
 ]

@@ -78,20 +78,13 @@ OURS_WITH_THIRD_PARTY_WORDS = routed_to(
     "my landlord signed for my parcel, but the box was empty",
     "please send my order to my office, I'm never home",
     "my dentist said the toothbrush I bought is fine, but where is my refund for the heads",
-    "I was charged customs on my parcel, is that from your side",
-    "the courier left my package at the post office",
-)
-
-#: Round 8 (docs/classifier.md, the lead's scope of 2026-12-05): the desk is no bank, so money
-#: moved through the customer's card or account at or to another business falls back (these
-#: stood in OURS_WITH_THIRD_PARTY_WORDS until round 7).
-MONEY_AT_ANOTHER_BUSINESS = routed_to(
-    FB,
     "a payment to Hulu was taken from my account twice",
     "my card was declined at IKEA even though I have money",
     "the refund from Zara still isn't on my statement",
     "how much have I spent at Deliveroo this month",
     "can I send 50 dollars to my son's school from my account",
+    "I was charged customs on my parcel, is that from your side",
+    "the courier left my package at the post office",
 )
 
 OURS_WITH_THIRD_PARTY_WORDS_ZH = routed_to(
@@ -105,10 +98,8 @@ OURS_WITH_THIRD_PARTY_WORDS_ZH = routed_to(
 test_own_provider_falls_back = share_test(PROVIDER_OF_MINE, 0.85)
 test_public_service_falls_back = share_test(PUBLIC_SERVICE, 0.85)
 test_named_business_falls_back = share_test(NAMED_BUSINESS, 0.85)
-# 4 of 5: "the courier left my package at the post office" falls back, as it did before round 8
-test_our_goods_and_money_stay_customer_service = share_test(OURS_WITH_THIRD_PARTY_WORDS, 0.8)
+test_our_goods_and_money_stay_customer_service = share_test(OURS_WITH_THIRD_PARTY_WORDS, 0.9)
 test_our_goods_stay_customer_service_zh = share_test(OURS_WITH_THIRD_PARTY_WORDS_ZH, 0.75)
-test_money_at_another_business_falls_back = share_test(MONEY_AT_ANOTHER_BUSINESS, 0.8)
 
 
 def _rules() -> dict[str, object]:
@@ -118,8 +109,7 @@ def _rules() -> dict[str, object]:
 def test_a_veto_overrides_the_weaker_mine_and_loses_to_our_goods() -> None:
     """decide.overrule: a round-7 veto that overrides cs.decisive.mine.en turns a customer
     service decision into a fallback although "my card" fired; the customer's goods
-    (cs.decisive.my_goods.en) overrides the provider veto; from round 8 the named-business
-    veto overrides money said to move through the customer's card (card_use): no bank."""
+    (cs.decisive.my_goods.en) or money on the customer's card (card_use) override the veto."""
     rules = _rules()
     mine, goods, card = (
         rules["cs.decisive.mine.en"],
@@ -132,7 +122,7 @@ def test_a_veto_overrides_the_weaker_mine_and_loses_to_our_goods() -> None:
     assert overrule(CS, probs, [mine, provider], ranking) == (FB, provider)  # type: ignore[list-item]
     assert overrule(CS, probs, [mine, goods, provider], ranking) is None  # type: ignore[list-item]
     assert overrule(CS, probs, [mine, named], ranking) == (FB, named)  # type: ignore[list-item]
-    assert overrule(CS, probs, [card, named], ranking) == (FB, named)  # type: ignore[list-item]
+    assert overrule(CS, probs, [card, named], ranking) is None  # type: ignore[list-item]
     fb = {FB: 0.6, CS: 0.3, Route("content_moderation"): 0.1}
     assert overrule(FB, fb, [goods, provider], ranking) == (CS, goods)  # type: ignore[list-item]
 

