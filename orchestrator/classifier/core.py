@@ -108,6 +108,7 @@ from orchestrator.classifier.parts import (
     simplified,
 )
 from orchestrator.classifier.paths import (
+    companion_path,
     default_calibration_path,
     default_model_path,
     default_rules_path,
@@ -219,22 +220,11 @@ class RuleClassifier(HotReloaded[_State]):
             self.rules_path: Path | None = None
         else:
             self.rules_path = Path(rules_path) if rules_path else default_rules_path()
-        if calibration_path is False:
-            self.calibration_path: Path | None = None
-        elif isinstance(calibration_path, str | Path):
-            self.calibration_path = Path(calibration_path)
-        elif rules_path is None and rules is None and default_calibration_path().exists():
-            self.calibration_path = default_calibration_path()
-        else:
-            self.calibration_path = None
-        if model_path is False:
-            self.model_path: Path | None = None
-        elif isinstance(model_path, str | Path):
-            self.model_path = Path(model_path)
-        elif rules_path is None and rules is None and default_model_path().exists():
-            self.model_path = default_model_path()
-        else:
-            self.model_path = None
+        packaged = rules_path is None and rules is None
+        self.calibration_path = companion_path(
+            calibration_path, default_calibration_path(), packaged=packaged
+        )
+        self.model_path = companion_path(model_path, default_model_path(), packaged=packaged)
         self._live = HotReloader(
             self._load,
             [p for p in (self.rules_path, self.calibration_path, self.model_path) if p is not None],

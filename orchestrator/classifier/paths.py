@@ -44,3 +44,24 @@ def default_calibration_path() -> Path:
     """The calibration in use by default: ``calibration.toml`` of ``$ORCH_CLASSIFIER_DIR`` when
     it holds a fitted learned tier, else the packaged ``orchestrator/rules/calibration.toml``."""
     return (fitted_dir() or _RULES_DIR) / "calibration.toml"
+
+
+def companion_path(
+    given: Path | str | bool | None, default: Path, *, packaged: bool
+) -> Path | None:
+    """The calibration or learned-tier file a classifier uses.
+
+    Args:
+        given: ``False`` for none, a path for that file; ``None`` (or ``True``) for ``default``.
+        default: The file in use by default (:func:`default_calibration_path`,
+            :func:`default_model_path`).
+        packaged: Whether the classifier uses the default rules; ``default`` goes only with them.
+
+    Returns:
+        The path, or None for no file (``False``, own rules, or ``default`` missing).
+    """
+    if given is False:
+        return None
+    if isinstance(given, str | Path):
+        return Path(given)
+    return default if packaged and default.exists() else None
