@@ -234,17 +234,6 @@ def _customer_service(folder: Path) -> Iterator[LabelledRequest]:
                 )
 
 
-def _zh_out_of_scope() -> Iterator[LabelledRequest]:
-    return _written(
-        {"zh": ZH_OUT_OF_SCOPE},
-        FALLBACK,
-        id="zh_out_of_scope:{split}.{family}.{i}",
-        source="zh_out_of_scope",
-        template="oos.zh.{split}.{family}",
-        family="oos.zh.{family}",
-    )
-
-
 def _oos_service_words() -> Iterator[LabelledRequest]:
     for lang, splits in OOS_SERVICE_TEMPLATES.items():
         topics = SERVICE_TOPICS[lang]
@@ -266,45 +255,34 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
                     )
 
 
-def _other_business_written() -> Iterator[LabelledRequest]:
-    return _written(
-        OTHER_BUSINESS_WRITTEN,
-        FALLBACK,
-        id="other_business_written:{lang}.{split}.{family}.{i}",
-        source="other_business_written/{lang}",
-        template="ob.{lang}.{split}.{family}",
-        family="ob.{lang}.{family}",
-    )
-
-
-def _written_customer_service() -> Iterator[LabelledRequest]:
-    return _written(
-        CS_WRITTEN,
-        _CS,
-        id="cs_written:{lang}.{split}.{family}.{i}",
-        source="cs_written/{lang}",
-        template="cs.{lang}.{split}.{family}",
-        family="cs.{lang}.{family}",
-    )
-
-
 def _written(
-    tables: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]], route: Route, **names: str
+    tables: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]],
+    route: Route,
+    name: str,
+    prefix: str,
+    *,
+    lang_named: bool = True,
 ) -> Iterator[LabelledRequest]:
     """The rows of texts written for this set (language -> split -> phrasing family ->
-    texts), each of ``route``; ``names`` are the ``id``, ``source``, ``template`` and
-    ``family`` of a row as format strings of ``lang``, ``split``, ``family`` and ``i``."""
+    texts), each of ``route``: id ``{name}:{lang}.{split}.{family}.{i}``, source
+    ``{name}/{lang}``, template ``{prefix}.{lang}.{split}.{family}``, family
+    ``{prefix}.{lang}.{family}``. ``lang_named=False`` leaves the language out of the id and
+    the source (the Chinese out-of-scope table, written before the others had languages; its
+    ids stay as they were, since the picks and wrappers hash them)."""
     for lang, splits in tables.items():
+        head, source = (f"{name}:{lang}.", f"{name}/{lang}") if lang_named else (f"{name}:", name)
         for split, families in splits.items():
             for family, texts in families.items():
                 for i, text in enumerate(texts):
-                    where = {"lang": lang, "split": split, "family": family, "i": i}
                     yield LabelledRequest(
+                        id=f"{head}{split}.{family}.{i}",
                         text=text,
                         route=route,
                         lang=lang,
+                        source=source,
                         split=split,
-                        **{key: value.format(**where) for key, value in names.items()},
+                        template=f"{prefix}.{lang}.{split}.{family}",
+                        family=f"{prefix}.{lang}.{family}",
                     )
 
 
@@ -453,7 +431,11 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
                 "that holds customer_service/, moderation/ and spreadsheets/"
             )
     cs = list(_customer_service(data_dir / "customer_service"))
-    oos = [*_zh_out_of_scope(), *_oos_service_words(), *_other_business_written()]
+    oos = [
+        *_written({"zh": ZH_OUT_OF_SCOPE}, FALLBACK, "zh_out_of_scope", "oos", lang_named=False),
+        *_oos_service_words(),
+        *_written(OTHER_BUSINESS_WRITTEN, FALLBACK, "other_business_written", "ob"),
+    ]
     rows = [
         *cs,
         *_moderation(data_dir / "moderation"),
@@ -461,7 +443,7 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
         *_wrapped_requests([*cs, *oos]),
         *_excel(data_dir / "spreadsheets", per_split=cap or 400),
         *oos,
-        *_written_customer_service(),
+        *_written(CS_WRITTEN, _CS, "cs_written", "cs"),
     ]
     groups: dict[tuple[str, str], list[LabelledRequest]] = {}
     for row in rows:
