@@ -165,6 +165,8 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
         completion = int(body.get("max_tokens") or 1)
         mode = mode_of(body.get("vllm_xargs"), default_mode)
         choice: dict[str, Any] = {"index": 0, "text": "x", "finish_reason": "length"}
+        if body.get("return_token_ids"):  # canned ids, as vLLM's field (tokdiag.align)
+            choice["token_ids"] = list(range(3, 3 + completion))
         if experts:
             choice["routed_experts"] = _payload(prompt + completion - 1, mode)
         usage = {

@@ -215,6 +215,17 @@ def diag_table(name: str, diag: dict[str, Any]) -> str:
             f"| {case} | {s['deficits']} | {s['finish']} | "
             f"{len(errors)}{': ' + errors[0][:120] if errors else ''} |"
         )
+    a = diag.get("align")
+    if a:
+        rows.append(
+            f"\nWhich token is left out (`tokdiag.align`): {a}"
+            if "error" in a
+            else f"\nWhich token is left out (`tokdiag.align`): call A ({a['P']} prompt + "
+            f"{a['C']} output tokens) returned {a['rows_a']} rows; the prefill of its prompt + "
+            f"first {a['C'] - 1} output tokens returned {a['rows_b']}. Top-k set agreement of "
+            f"A's rows with it at shift −1 / 0 / +1: {a['shift']['-1']} / {a['shift']['0']} / "
+            f"{a['shift']['1']} (prompt rows {a['prompt']}, output rows {a['decode']})."
+        )
     return "\n".join(rows)
 
 

@@ -18,7 +18,9 @@ where ``shared/FACTS.md`` says ``P + C - 1`` (every token but the last sampled o
 Each call is recorded with ``P`` and ``C`` from ``usage``, the returned token ids' lengths
 (``return_token_ids``), the finish reason, the routed tokens (ids: rows; counts: every MoE
 row's sum / top-k, when all agree) and ``deficit = P + C - routed tokens`` (1 as documented).
-Only the standard library and numpy; nothing here raises past :func:`diagnose`.
+:func:`align` then says WHICH token the rows leave out, by matching one call's rows against
+the prefill of its own prompt and output (2026-12-06). Only the standard library and numpy;
+nothing here raises past :func:`diagnose`.
 """
 
 from __future__ import annotations
@@ -142,6 +144,69 @@ def name_of(case: dict[str, Any], batch: int = 1) -> str:
     return f"{case['endpoint']}/{case['mode']}/{finish}/m{case['max_tokens']}/c{batch}"
 
 
+def ids_rows(value: Any, expected: dict[str, Any]) -> np.ndarray | None:
+    """The ``(tokens, MoE layers, top_k)`` expert ids of an ``ids``-mode field, or None."""
+    if not isinstance(value, str):
+        return None
+    array = np.load(io.BytesIO(base64.b64decode(value)), allow_pickle=False)
+    if array.ndim != 3:
+        return None
+    full = array.shape[1] == expected["num_hidden_layers"]
+    return array[:, expected["moe_layer_index"], :] if full else array
+
+
+def set_agreement(a: np.ndarray, b: np.ndarray, shift: int) -> float | None:
+    """Mean share of the top-k expert set that row ``i`` of ``a`` shares with row ``i + shift``
+    of ``b``, over every MoE layer and every row both cover; None when none overlap.
+
+    Args:
+        a, b: ``(tokens, layers, top_k)`` expert ids of the same layers.
+        shift: Offset of ``b``'s rows against ``a``'s.
+    """
+    lo, hi = max(0, -shift), min(len(a), len(b) - shift)
+    if hi <= lo:
+        return None
+    x, y = np.sort(a[lo:hi], axis=2), np.sort(b[lo + shift : hi + shift], axis=2)
+    shared = (x[..., :, None] == y[..., None, :]).any(axis=3).sum(axis=2)
+    return round(float(shared.mean()) / a.shape[2], 4)
+
+
+def align(base: str, expected: dict[str, Any], vocab: int, seed: int = 53) -> dict[str, Any]:
+    """Which token a call's rows leave out: call A (prompt ``X``, ``max_tokens`` 8, ``ids``)
+    returns rows for ``P + C - 1`` tokens and its completion ``g1..g8``; call B prefills
+    ``X + g1..g7`` (``max_tokens`` 1, another ``cache_salt``, so nothing of A's prefix cache is
+    reused), whose prompt rows are the routing of exactly those ``P + 7`` tokens. The
+    agreement of A's rows with B's at shift 0 (rows = ``x1..xP, g1..g7``: the last sampled
+    token is the one missing) against shift +1 (A starts at ``x2``: the first prompt token
+    missing) and -1 says which; ``prompt``/``decode`` split shift 0 at row ``P``."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(3, vocab, size=PROMPT_TOKENS).tolist()
+    case = {"endpoint": "completions", "mode": "ids", "max_tokens": 8, "eos": False}
+    path, body = body_for(case, x)
+    a = post(base, path, {**body, "cache_salt": "align-a"})
+    if "error" in a or not a.get("choices"):
+        return {"error": f"A: {a.get('error', 'no choices')}"}
+    gen = list(a["choices"][0].get("token_ids") or [])
+    path, body = body_for({**case, "max_tokens": 1}, x + gen[:-1])
+    b = post(base, path, {**body, "cache_salt": "align-b"})
+    if "error" in b or not b.get("choices"):
+        return {"error": f"B: {b.get('error', 'no choices')}"}
+    ra = ids_rows(a["choices"][0].get("routed_experts"), expected)
+    rb = ids_rows(b["choices"][0].get("routed_experts"), expected)
+    if ra is None or rb is None or len(gen) < 2:
+        return {"error": f"no ids rows (A {ra is not None}, B {rb is not None}, C {len(gen)})"}
+    p = len(x)
+    return {
+        "P": p,
+        "C": len(gen),
+        "rows_a": len(ra),
+        "rows_b": len(rb),
+        "shift": {str(s): set_agreement(ra, rb, s) for s in (-1, 0, 1)},
+        "prompt": set_agreement(ra[:p], rb[:p], 0),
+        "decode": set_agreement(ra[p:], rb[p:], 0),
+    }
+
+
 def diagnose(base: str, expected: dict[str, Any], vocab: int, seed: int = 52) -> dict[str, Any]:
     """Run every case against ``base`` (``http://host:port/v1``); ``calls`` (each call's line)
     and ``summary`` (per case: deficits and finish reasons seen, and errors)."""
@@ -168,6 +233,7 @@ def diagnose(base: str, expected: dict[str, Any], vocab: int, seed: int = 52) ->
         s["finish"][str(line["finish"])] += 1
     return {
         "calls": calls,
+        "align": align(base, expected, vocab),
         "summary": {
             k: {**v, "deficits": dict(v["deficits"]), "finish": dict(v["finish"])}
             for k, v in summary.items()

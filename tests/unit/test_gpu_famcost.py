@@ -175,3 +175,18 @@ def test_sequential_report_pairs_modes_with_none_and_bounds_the_off_block() -> N
     upper = welch_upper_pct([1000.0, 1010.0, 1020.0], [940.0, 950.0, 960.0])
     assert upper is not None and upper > 100 * (1 - 950 / 1010)
     assert welch_upper_pct([1000.0], [950.0, 960.0]) is None  # one off load: no bound
+
+
+def test_alignment_says_which_token_the_rows_leave_out() -> None:
+    from benchmarks.gpu.tokdiag import ids_rows, set_agreement
+
+    exp = expected_capture(config_for("ernie45"))
+    full = _ids(40, exp, seed=3)  # the routing of tokens 0..39 (prompt + output)
+    moe = ids_rows(_encode(full), exp)
+    assert moe is not None and moe.shape[1] == exp["moe_layers"]  # the dense layer dropped
+    last_missing, first_missing = moe[:39], moe[1:]
+    assert set_agreement(last_missing, moe, 0) == 1.0  # rows x1..x39: the last token left out
+    assert set_agreement(first_missing, moe, 1) == 1.0  # rows x2..x40: the first left out
+    assert set_agreement(first_missing, moe, 0) < 0.3  # unaligned random sets rarely agree
+    assert set_agreement(moe[:3], moe[:3], 5) is None  # no rows overlap
+    assert ids_rows(_encode(_counts("ernie45", 9, all_layers=True)), exp) is None  # counts
