@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -95,20 +96,17 @@ class SettingsFactory:
         self._clients: list[VLLMClient] = []
         self._workflows: list[Workflow] | None = None
 
-    def __getstate__(self) -> dict[str, object]:
-        return {
-            "settings": self.settings,
-            "check": self.check,
-            "expert_routing": self.expert_routing,
-            "attachment_dirs": self.attachment_dirs,
-        }
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(  # type: ignore[misc]  # unpickling: this class's own __init__
-            state["settings"],
-            check=bool(state["check"]),
-            expert_routing=state.get("expert_routing", "deferred"),
-            attachment_dirs=state.get("attachment_dirs", ()),
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        # pickled as its constructor call: a copy builds its own store, capture and clients
+        return (
+            partial(
+                type(self),
+                self.settings,
+                check=self.check,
+                expert_routing=self.expert_routing,
+                attachment_dirs=self.attachment_dirs,
+            ),
+            (),
         )
 
     @property
