@@ -23,9 +23,19 @@ def cases(file: str, table: str) -> list[Any]:
     Raises:
         KeyError: the file has no such table (the message names the tables it has).
     """
+    found = tables(file)
+    if table not in found:
+        raise KeyError(f"{CASES / file} has no table {table!r}; its tables: {sorted(found)}")
+    return found[table]
+
+
+def tables(file: str) -> dict[str, list[Any]]:
+    """Every table of ``tests/data/cases/<file>`` by its name, each row as :func:`cases` gives it
+    (for a test file that reads many tables of one file)."""
     path = CASES / file
     text = path.read_text(encoding="utf-8")
-    tables = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    if table not in tables:
-        raise KeyError(f"{path} has no table {table!r}; its tables: {sorted(tables)}")
-    return [tuple(row) if isinstance(row, list) else row for row in tables[table]]
+    found = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    return {
+        name: [tuple(row) if isinstance(row, list) else row for row in rows]
+        for name, rows in found.items()
+    }

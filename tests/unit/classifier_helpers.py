@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
+from tests.unit.case_tables import cases
 
 
 def routed_to(route: Route, *texts: str) -> list[tuple[str, Route]]:
@@ -39,5 +42,22 @@ def share_test(cases: list[tuple[str, Route]], floor: float) -> Callable[[RuleCl
 
     def test(clf: RuleClassifier) -> None:
         assert_share(clf, cases, floor)
+
+    return test
+
+
+def share_tests(file: str) -> Callable[..., None]:
+    """A test, bound as ``test_each_kind_routes_right = share_tests("x.toml")``, with one case
+    per ``[[shares]]`` table of ``tests/data/cases/<file>`` (``name``, ``route``, ``floor``,
+    ``texts``): at least ``floor`` (0..1) of ``texts`` route to ``route`` on the ``clf``
+    fixture. pytest names each case by the table's ``name``."""
+    kinds = [
+        pytest.param(routed_to(Route(t["route"]), *t["texts"]), t["floor"], id=t["name"])
+        for t in cases(file, "shares")
+    ]
+
+    @pytest.mark.parametrize(("kind", "floor"), kinds)
+    def test(clf: RuleClassifier, kind: list[tuple[str, Route]], floor: float) -> None:
+        assert_share(clf, kind, floor)
 
     return test

@@ -21,85 +21,12 @@ from orchestrator.classifier.decide import overrule
 from orchestrator.classifier.loader import load_rules
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
-from tests.unit.classifier_helpers import routed_to, share_test
+from tests.unit.classifier_helpers import share_tests
 
 FB, CS = Route("fallback"), Route("customer_service")
 
-PROVIDER_OF_MINE = routed_to(
-    FB,
-    "my gym won't let me freeze my membership while I'm injured",
-    "my optician sold me lenses with the wrong prescription",
-    "my water company estimated my usage way too high",
-    "my pension provider lost track of my old contributions",
-    "my local council hasn't collected the bins for two weeks",
-    "my car dealer is charging for a repair that should be under recall",
-    "my kids' daycare wants a deposit for the summer",
-    "my mortgage lender added a fee when I overpaid",
-    "我的健身卡到期了还能退吗",
-    "房东要涨房租合理吗",
-    "孩子幼儿园的学费能分期吗",
-    "醫院的掛號費怎麼這麼貴",
-)
-
-PUBLIC_SERVICE = routed_to(
-    FB,
-    "how do I file my self assessment if I was freelancing",
-    "my universal credit payment is lower this month, why",
-    "what's the fine for a late council tax payment",
-    "how do I get a death certificate for my grandfather",
-    "can I register to vote online after moving",
-    "how long is a schengen visa valid for",
-    "where do I send the form to renew my driving licence",
-    "I have a parking ticket from a private car park, do I have to pay it",
-    "公积金贷款的额度怎么算",
-    "社保断缴了一个月有影响吗",
-    "補辦身份證要多久",
-    "车辆年检过期了会被罚款吗",
-)
-
-NAMED_BUSINESS = routed_to(
-    FB,
-    "my Etsy seller sent the wrong colour and won't answer",
-    "how do I get a refund from Airbnb if the host cancelled",
-    "Hulu keeps charging me after I cancelled my plan",
-    "my Instacart shopper swapped half my groceries",
-    "can I pause my Spotify subscription for a month",
-    "Expedia changed my hotel without asking",
-    "my Best Buy order says ready for pickup but the store says no",
-    "t-mobile added an international fee I never agreed to",
-    "闲鱼上的卖家不发货怎么办",
-    "拼多多的仅退款怎么申请",
-    "爱奇艺的会员被别人改了密码",
-    "滴滴打车多扣了我一块钱",
-)
-
-OURS_WITH_THIRD_PARTY_WORDS = routed_to(
-    CS,
-    "my landlord signed for my parcel, but the box was empty",
-    "please send my order to my office, I'm never home",
-    "my dentist said the toothbrush I bought is fine, but where is my refund for the heads",
-    "a payment to Hulu was taken from my account twice",
-    "my card was declined at IKEA even though I have money",
-    "the refund from Zara still isn't on my statement",
-    "how much have I spent at Deliveroo this month",
-    "can I send 50 dollars to my son's school from my account",
-    "I was charged customs on my parcel, is that from your side",
-    "the courier left my package at the post office",
-)
-
-OURS_WITH_THIRD_PARTY_WORDS_ZH = routed_to(
-    CS,
-    "我的快递被房东签收了但我没拿到",
-    "我的订单能不能送到公司",
-    "你们发的包裹被物业弄丢了",
-    "我在你们店买的体检套餐怎么预约",
-)
-
-test_own_provider_falls_back = share_test(PROVIDER_OF_MINE, 0.85)
-test_public_service_falls_back = share_test(PUBLIC_SERVICE, 0.85)
-test_named_business_falls_back = share_test(NAMED_BUSINESS, 0.85)
-test_our_goods_and_money_stay_customer_service = share_test(OURS_WITH_THIRD_PARTY_WORDS, 0.9)
-test_our_goods_stay_customer_service_zh = share_test(OURS_WITH_THIRD_PARTY_WORDS_ZH, 0.75)
+#: Each kind and its floor: tests/data/cases/classifier_elsewhere.toml.
+test_each_kind_routes_right = share_tests("classifier_elsewhere.toml")
 
 
 def _rules() -> dict[str, object]:

@@ -20,59 +20,12 @@ from orchestrator.classifier.decide import overrule
 from orchestrator.classifier.loader import load_rules
 from orchestrator.exceptions import UserError
 from orchestrator.routes import Route
-from tests.unit.classifier_helpers import routed_to, share_test
+from tests.unit.classifier_helpers import share_tests
 
 FB, CS = Route("fallback"), Route("customer_service")
 
-OURS_EN = routed_to(
-    CS,
-    "refund the seat upgrade fee on order 6620, I never got the seat",
-    "the insurance add-on on order #77310 was charged but I unticked it",
-    "the roaming SIM I ordered from you never activated",
-    "you charged me for the extended warranty on my blender order and I didn't choose it",
-    "your courier dropped my parcel at the wrong flat",
-    "the hotel voucher I ordered last week hasn't arrived by email",
-    "at checkout it said free shipping but you billed me 4.99",
-    "Evri says parcel 559201 was returned to sender, can you resend it",
-    "When will the refund for ORD-204417 reach my bank?",
-    "I bought a phone case from you and the credit card slot ripped off",
-)
-
-OURS_ZH = routed_to(
-    CS,
-    "订单号553019的航空托运箱少发了一个",
-    "我在你们店买的旅行保险卡没收到",
-    "你们多扣了我一笔运费",
-    "结账的时候没选延保，怎么还收了钱",
-    "ORD-300128的退款到银行卡了吗",
-    "我订的酒店代金券一直没发给我",
-)
-
-OTHER_BUSINESS_EN = routed_to(
-    FB,
-    "what credit score do I need to qualify for a travel rewards credit card",
-    "is a joint account or two separate accounts better for a couple",
-    "do most banks pay interest on a current account",
-    "are extended warranties on laptops ever worth it",
-    "what kind of savings account should a teenager open",
-    "can shops charge a restocking fee on opened electronics",
-    "do supermarkets have to refund out-of-date food",
-    "how do I get a credit card if I just moved to the country",
-)
-
-OTHER_BUSINESS_ZH = routed_to(
-    FB,
-    "大学生怎么申请信用卡",
-    "储蓄卡和借记卡是一回事吗",
-    "存一年定期能拿多少利息",
-    "超市的会员卡过期了积分还能用吗",
-    "实体店买的衣服不合适可以退吗",
-)
-
-test_our_transaction_stays_customer_service_en = share_test(OURS_EN, 0.9)
-test_our_transaction_stays_customer_service_zh = share_test(OURS_ZH, 0.8)
-test_another_business_s_product_falls_back_en = share_test(OTHER_BUSINESS_EN, 0.85)
-test_another_business_s_product_falls_back_zh = share_test(OTHER_BUSINESS_ZH, 0.8)
+#: Each kind and its floor: tests/data/cases/classifier_whose_thing.toml.
+test_each_kind_routes_right = share_tests("classifier_whose_thing.toml")
 
 
 def test_the_ours_rule_fires_and_overrides_the_product_veto() -> None:
