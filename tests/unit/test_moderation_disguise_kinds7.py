@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.data.moderation_cases import flag_cases, judged
+from tests.data.moderation_kinds8 import KINDS8
 from workflows.content_moderation.addressed import addressed_insults
 from workflows.content_moderation.graph import ContentModerationWorkflow
 from workflows.content_moderation.normalize import normalize, unleet_words
@@ -105,6 +106,7 @@ LEET_ORDINARY = [
         *flag_cases(BODY_INSULTS, BODY_ORDINARY),
         *flag_cases(ANIMAL_EMOJI, ANIMAL_EMOJI_ORDINARY),
         *flag_cases(LEET, LEET_ORDINARY),
+        *KINDS8,
     ],
 )
 def test_insult_kinds_are_flagged_and_ordinary_posts_allowed(

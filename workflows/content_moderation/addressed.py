@@ -49,6 +49,7 @@ class AddressedFile(BaseModel):
     not_after_en: _Words = ()
     copulas_en: _Words = ()
     fused_en: _Words = ()
+    fused_det_en: _Words = ()
     determiners_en: _Words = ()
     modifiers_en: _Words = ()
     nouns_en: _Words = Field(min_length=1)
@@ -66,6 +67,12 @@ class AddressedFile(BaseModel):
     forum_links_zh: _Words = Field(default=())
     looks_zh: _Words = Field(default=())
     looks_intensifiers_zh: _Words = Field(default=())
+    looks_degrees_zh: _Words = Field(default=())
+    looks_follow_zh: _Words = Field(default=())
+    looks_openers_en: _Words = Field(default=())
+    looks_en: _Words = Field(default=())
+    looks_intensifiers_en: _Words = Field(default=())
+    looks_tail_en: _Words = Field(default=())
 
 
 class AddressedError(DataFileError):
@@ -83,6 +90,11 @@ class AddressedRules:
             groups ``opener`` and ``noun``.
         zh_looks: Chinese pattern for a remark on the reader's looks (你长得真丑, 你好胖啊);
             group ``noun`` is the adjective.
+        en_looks: English pattern for a remark on the reader's looks or wits, "you're" often
+            misspelled ("your so fat", "ur ugly af"); group ``noun`` is the adjective.
+        aimed: Pattern for an insult noun aimed by other means than "you": at a user named by
+            handle ("@user rat", what "@user 🐀" reads as) or before a bare "you" ("pig you",
+            what "🐷 you" reads as); group ``noun``.
         severity: Severity of every hit.
         version: ``version`` plus 8 hex digits of the file's SHA-256.
     """
@@ -91,6 +103,8 @@ class AddressedRules:
     zh: re.Pattern[str]
     zh_forum: re.Pattern[str]
     zh_looks: re.Pattern[str]
+    en_looks: re.Pattern[str]
+    aimed: re.Pattern[str]
     severity: Severity
     version: str
 
@@ -106,6 +120,8 @@ def _english(f: AddressedFile) -> re.Pattern[str]:
     group = rf"(?:\s+{alternation(f.groups_en)})?" if f.groups_en else ""
     copula = rf"\s+{alternation(f.copulas_en)}" if f.copulas_en else "(?!)"
     fused = alternation(f.fused_en) if f.fused_en else "(?!)"
+    dets = rf"(?:\s+{alternation(f.determiners_en)})+" if f.determiners_en else "(?!)"
+    fused_det = rf"|(?P<fdet>{alternation(f.fused_det_en)}){dets}" if f.fused_det_en else ""
     det = rf"(?:\s+{alternation(f.determiners_en)})*" if f.determiners_en else ""
     mods = (
         rf"(?P<mods>(?:,?\s+{alternation(f.modifiers_en)}){{0,3}})"
@@ -115,9 +131,8 @@ def _english(f: AddressedFile) -> re.Pattern[str]:
     # one fixed-width look-behind per word (Python's re needs fixed widths)
     not_after = "".join(rf"(?<!\b{re.escape(w.casefold())}\s)" for w in f.not_after_en)
     orders = rf"|{alternation(f.orders_en)},?" if f.orders_en else ""  # "get lost, loser"
-    head = (
-        rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|(?P<fused>{fused}){det}{orders})"
-    )
+    fused = rf"(?P<fused>{fused}){det}{fused_det}{orders}"
+    head = rf"{not_after}\b(?:{opener}{group}(?P<cop>{copula}{det})?|{fused})"
     compound = rf"(?!\s+{alternation(f.compound_en)}\b)" if f.compound_en else ""
     nouns = alternation(f.nouns_en)
     # more nouns may follow ("you pig clown", what 🐷 🤡 read as); the last one decides
@@ -162,15 +177,51 @@ def _chinese_looks(f: AddressedFile) -> re.Pattern[str]:
     ends the clause (你长得真丑, 你好胖啊, 楼主长得真丑), or 长得像 and an insult noun
     (你长得像头猪, 楼上长得跟猪一样). Without the clause end it is often another word (你好胖虎,
     a name), and without 长得 or an intensifier a friendly remark (你胖了)."""
-    very = _any(f.looks_intensifiers_zh)
+    very = rf"(?:{_any(f.looks_intensifiers_zh)}\s*){{0,2}}"
     who = rf"(?:[你妳]们?|{_any(f.forum_openers_zh)}的?)"
+    looks = _any(f.looks_zh)
+    # 长得 / 真是 with an optional intensifier, else an intensifier or a degree complement
+    # (你丑得可以); up to two intensifiers (你真的好丑, 你也太胖了吧)
     adjective = (
-        rf"(?:(?:长得|长的|看起来)\s*{very}?|真是\s*{very}?|也?\s*{very})\s*{_any(f.looks_zh)}"
+        rf"(?:(?:(?:长得|长的|看起来)\s*|真是\s*|也?\s*(?={_any(f.looks_intensifiers_zh)})){very}"
+        rf"{looks}(?:{_any(f.looks_degrees_zh)})?|{looks}{_any(f.looks_degrees_zh)})"
     )
-    end = r"(?:死了|爆了|到家了|到家|啊|呀|了|吧|哦|得要死)?(?=$|[\s，。！？!?,.~…])"
+    particles = r"(?:[啊呀了吧哦呢嘛啦]|哈+)*"
+    end = rf"{particles}(?=$|[\s，。！？!?,.~…]|{_any(f.looks_follow_zh)})"
     nouns = _any((*f.nouns_zh, *f.body_nouns_zh))
-    like = rf"(?:长得|长的)\s*(?:像|跟|和)\s*(?:一?[头个只条])?\s*{nouns}"
+    like = rf"(?:长得|长的|{looks}得)\s*(?:像|跟|和)\s*(?:一?[头个只条])?\s*{nouns}"
     return re.compile(rf"{who}\s*(?P<noun>{adjective}{end}|{like})")
+
+
+def _english_looks(f: AddressedFile) -> re.Pattern[str]:
+    """A second-person copula (misspellings too: "your", "ur", "u r"), up to two intensifiers
+    and an adjective of ``looks_en`` ending the clause ("your so fat", "ur ugly af"); a bare
+    "you" / "u" needs an intensifier ("u so dumb")."""
+    if not f.looks_en:
+        return re.compile("(?!)")
+    very = _any(f.looks_intensifiers_en)
+    who = rf"(?:{_any(f.looks_openers_en)}(?:\s+{very}){{0,2}}|(?:you|u)(?:\s+{very}){{1,2}})"
+    tail = rf"(?:,?\s+{_any(f.looks_tail_en)})?" if f.looks_tail_en else ""
+    return re.compile(
+        rf"(?<![\w'’]){who}\s+(?P<noun>{_any(f.looks_en)})\b{tail}"
+        r"(?=\s*(?:[.!?,;:…)]|$))"
+    )
+
+
+def _aimed(f: AddressedFile) -> re.Pattern[str]:
+    """An insult noun said to a user named by handle ("@user rat", "@小明 猪"), or said before
+    a bare "you" that ends the clause ("pig you", "clown you!"); a compound word after the
+    noun ("@user pig farm") is no hit."""
+    en_nouns = _any(f.nouns_en)
+    en_compound = rf"(?!\s+{_any(f.compound_en)}\b)" if f.compound_en else ""
+    zh_compound = rf"(?!{_any(f.compound_zh)})" if f.compound_zh else ""
+    end = r"(?=\s*(?:[.!?,;:…)，。！？~]|lol\b|$))"
+    handle = (
+        rf"(?<![\w@])@[^\s@]{{1,30}}[:,：，]?\s+(?:(?P<noun>{en_nouns})(?:\s+{en_nouns})*(?:s|es)?\b"
+        rf"{en_compound}|(?P<zh>{_any(f.nouns_zh)}){zh_compound}){end}"
+    )
+    before_you = rf"(?<![\w'’])(?P<first>{en_nouns})(?:\s+{en_nouns})*,?\s+(?:you|u)\b{end}"
+    return re.compile(rf"{handle}|{before_you}")
 
 
 @lru_cache(maxsize=8)
@@ -184,6 +235,8 @@ def load_addressed_rules(path: Path | str = DEFAULT_ADDRESSED_PATH) -> Addressed
         zh=_chinese(f),
         zh_forum=_chinese_forum(f),
         zh_looks=_chinese_looks(f),
+        en_looks=_english_looks(f),
+        aimed=_aimed(f),
         severity=f.severity,
         version=f"{f.version}+{content_hash(loaded.text, digits=8)}",
     )
@@ -211,7 +264,7 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
         mods = m.group("mods").strip()
         if m.group("mnoun") and not mods:  # "you guys are animals": praise as often as not
             continue
-        bare = not m.group("cop") and not m.group("fused") and not mods
+        bare = not (m.group("cop") or m.group("fused") or m.group("fdet") or mods)
         # a bare singular may be a verb ("did you rat me out"): only before punctuation or the end
         if bare and not m.group("plural") and not _TAIL_END.match(text, m.end()):
             continue
@@ -220,4 +273,8 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
     for m in rules.zh_forum.finditer(text):
         out.append((m.start(), m.end(), f"{m.group('opener')}{m.group('noun')}"))
     out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh_looks.finditer(text)]
+    out += [(m.start(), m.end(), f"you {m.group('noun')}") for m in rules.en_looks.finditer(text)]
+    for m in rules.aimed.finditer(text):
+        noun = m.group("noun") or m.group("first")
+        out.append((m.start(), m.end(), f"you {noun}" if noun else f"你{m.group('zh')}"))
     return out

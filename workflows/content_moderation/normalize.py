@@ -218,7 +218,10 @@ def scripts_report(text: str) -> tuple[tuple[str, ...], int]:
 
 
 #: A Latin word that mixes letters with leetspeak digits or symbols ("y0u", "m0r0n", "1d10t").
-_LEET_WORD = re.compile(r"(?<![\w@$])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z0-9@$]+")
+#: A word that starts with "@" and a letter is a handle ("@user"), kept as written.
+_LEET_WORD = re.compile(
+    r"(?<![\w@$])(?!@[a-zA-Z_])(?=[\w@$]*[a-zA-Z])(?=[\w@$]*[013457@$])[a-zA-Z0-9@$]+"
+)
 _LEET_DIGITS = {**LEET, ord("9"): "g"}
 
 
