@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.case_tables import cases
 from tests.unit.test_asks_zh_forms import ADDRESS_FIRST
 from tests.unit.test_customer_service_safety import _find, _say, orch, store  # noqa: F401
 from workflows.customer_service.asks import extract_address, read_asks
@@ -84,21 +85,8 @@ async def test_a_traditional_address_is_stored_as_written(store, orch) -> None: 
         assert s.get(Order, order).shipping_address == new
 
 
-MARKUP = [
-    "ORD-105574 地址改為 <script>alert(1)</script> 1號",
-    "Please change the address of ORD-105574 to <img src=x onerror=alert(1)> 12 Main St, Ely",
-    "Change the address of ORD-105574 to [home](http://evil.example) 12 Main St, Springfield",
-    "Change the address of ORD-105574 to 12 Main St, Springfield, see https://maps.example.com/x",
-    "Change the address of ORD-105574 to {{customer.address}} 12 Main St, Springfield",
-    "订单 ORD-105574 的地址改成 <b>北京市朝阳区建国路1号</b>",
-    "ORD-105574 地址改成 www.example.com 上海市浦东新区100号",
-]
-PLAIN_WITH_SYMBOLS = [
-    ("Change the address of ORD-105574 to 12 Main St, Apt #4, Springfield, IL 62701", "#4"),
-    ("Change the address of ORD-105574 to Flat 3 (rear), 5 High St, London N1 9GU", "(rear)"),
-    ("Change the address of ORD-105574 to 742 Evergreen Tce, Smith & Co, OR 97403", "&"),
-    ("ORD-105574 地址改成上海市浦东新区世纪大道100号（A座）", "（A座）"),
-]
+MARKUP = cases("asks_address.toml", "markup")
+PLAIN_WITH_SYMBOLS = cases("asks_address.toml", "plain_with_symbols")
 
 
 @pytest.mark.parametrize("message", MARKUP)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.unit.ask_checks import assert_no_write
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
     _action,
     _find,
@@ -164,14 +165,12 @@ def test_pasted_formatted_or_injected_text_is_no_ask(text: str) -> None:
 
 @pytest.mark.parametrize("text", HIDDEN)
 def test_a_hidden_negation_or_split_word_is_no_ask(text: str) -> None:
-    assert read_asks(text).writes == (), text
-    assert doubt(text) is not None, text
+    assert_no_write(text)
 
 
 @pytest.mark.parametrize("text", RETRACTED)
 def test_an_ask_taken_back_later_is_no_ask(text: str) -> None:
-    assert read_asks(text).writes == (), text
-    assert doubt(text) is not None, text  # negated (or quoted: "I just said" is reported)
+    assert_no_write(text)  # doubt: negated (or quoted: "I just said" is reported)
 
 
 @pytest.mark.parametrize("text", GENUINE)

@@ -9,17 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.case_tables import cases
 from workflows.customer_service.replying import how_to_ask, intent_answer
 
 #: (intent, message, lang): a write mentioned, not asked for now.
-MENTIONS = [
-    ("refund", "Is ORD-100200 refundable?", "en"),
-    ("refund", "Can I get my money back on ORD-100200?", "en"),
-    ("cancel", "Cancel ORD-100200 when the price drops", "en"),
-    ("refund", "ORD-100200支持退款吗", "zh"),
-    ("cancel", "ORD-100200要是周三还不到就取消", "zh"),
-    ("cancel", "訂單ORD-100200可以取消嗎", "zh"),
-]
+MENTIONS = cases("asks_gate_replies.toml", "mentions")
 
 
 @pytest.mark.parametrize(("intent", "message", "lang"), MENTIONS)

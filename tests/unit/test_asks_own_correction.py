@@ -16,6 +16,7 @@ from workflows.customer_service.store import Order
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_customer_service_safety as safety
+from ask_checks import assert_no_write
 from case_tables import cases
 from test_customer_service_safety import _find, _say
 
@@ -35,8 +36,7 @@ def test_a_correction_of_the_customers_own_address_is_their_ask(text: str, addre
 
 @pytest.mark.parametrize("text", INJECTED)
 def test_an_instruction_to_the_assistant_still_blocks_every_write(text: str) -> None:
-    assert read_asks(text).writes == ()
-    assert doubt(text) is not None
+    assert_no_write(text)
 
 
 async def test_a_corrected_address_is_offered_and_written_on_yes(store, orch) -> None:

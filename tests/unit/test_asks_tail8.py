@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import tests.unit.test_asks_gate7 as gate7
+from tests.unit.ask_checks import assert_no_write, assert_own_ask
 from tests.unit.case_tables import cases
 from tests.unit.test_customer_service_safety import (  # noqa: F401 (store, orch: fixtures)
     _find,
@@ -35,14 +36,12 @@ FRAMED_NOT = cases("asks_tail8.toml", "framed_not")
 
 @pytest.mark.parametrize("text", TAKEN_BACK_ANEW)
 def test_an_ask_then_words_that_are_no_kind_of_ask_is_no_write(text: str) -> None:
-    assert read_asks(text).writes == (), text
-    assert doubt(text) is not None, text
+    assert_no_write(text)
 
 
 @pytest.mark.parametrize("text", GOES_WITH_ASK)
 def test_an_ask_then_a_reason_thanks_or_question_stays_an_ask(text: str) -> None:
-    assert read_asks(text).writes, text
-    assert doubt(text) is None, text
+    assert_own_ask(text)
 
 
 @pytest.mark.parametrize(
@@ -98,8 +97,7 @@ def test_an_ask_framed_as_make_believe_or_a_drill_is_no_write(text: str) -> None
 
 @pytest.mark.parametrize("text", FRAMED_NOT)
 def test_a_plain_label_or_a_product_name_keeps_the_ask(text: str) -> None:
-    assert read_asks(text).writes, text
-    assert doubt(text) is None, text
+    assert_own_ask(text)
 
 
 @pytest.mark.parametrize("text", [TAKEN_BACK_ANEW[0], TAKEN_BACK_ANEW[11], FRAMED_ANEW[2]])

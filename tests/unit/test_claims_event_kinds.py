@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.case_tables import cases
 from workflows.customer_service.claims import TurnFacts, check_sentence
 
 
@@ -47,51 +48,14 @@ REFUND_DONE = TurnFacts.of(
     ]
 )
 
-#: False while the order is still being prepared and nothing was refunded.
-FALSE_WHILE_PROCESSING = {
-    "en": [
-        "We've sent your money back to your card.",
-        "The money has been credited to your account.",
-        "Your refund went through this morning.",
-        "You will get your money back within a few days.",
-        "Your package has been handed over to the carrier.",
-        "It left the depot this morning.",
-        "The courier collected it an hour ago.",
-        "Your parcel was mailed yesterday.",
-        "Expect it at your door tomorrow.",
-        "It should reach you by Friday.",
-        "Your order has been fulfilled.",
-        "Your shipment went missing.",
-        "The package was sent back to us.",
-        "The parcel was returned to the sender.",
-        "Your order has been closed.",
-        "Your items were packed and labelled yesterday.",
-    ],
-    "zh": [
-        "我们已经把钱退到您的银行卡了。",
-        "退款已原路返回。",
-        "款项已经打到您的账户。",
-        "已给您退了。",
-        "您的包裹已被快递员取走。",
-        "商品已经出库。",
-        "您的货明天就能到。",
-        "包裹很快就会送到您手上。",
-        "订单已经完结。",
-        "交易已完成。",
-        "包裹已经丢了。",
-        "您的包裹已退回仓库。",
-        "快递小哥已经取件。",
-        "您的訂單已經寄送。",
-        "貨品已送出。",
-        "订单已经处理好了。",
-    ],
-}
+#: The facts a case of :data:`TRUE` names.
+FACTS = {"shipped": SHIPPED, "delivered": DELIVERED, "refund_done": REFUND_DONE}
+
+#: False while the order is still being prepared and nothing was refunded: ``(lang, sentence)``.
+FALSE_WHILE_PROCESSING = cases("claims_event_kinds.toml", "false_while_processing")
 
 
-@pytest.mark.parametrize(
-    ("lang", "sentence"),
-    [(lang, s) for lang, group in FALSE_WHILE_PROCESSING.items() for s in group],
-)
+@pytest.mark.parametrize(("lang", "sentence"), FALSE_WHILE_PROCESSING)
 def test_an_event_no_tool_supports_is_dropped(lang: str, sentence: str) -> None:
     reason = check_sentence(sentence, PROCESSING, lang)  # type: ignore[arg-type]
     assert reason is not None and reason.startswith("state:"), (sentence, reason)
@@ -99,18 +63,8 @@ def test_an_event_no_tool_supports_is_dropped(lang: str, sentence: str) -> None:
 
 #: True for the facts named: each must be kept.
 TRUE = [
-    ("en", SHIPPED, "Your package has been handed over to the carrier."),
-    ("en", SHIPPED, "It left our warehouse and is on its way."),
-    ("en", SHIPPED, "It should reach you soon."),
-    ("en", DELIVERED, "Your order has been fulfilled."),
-    ("en", REFUND_DONE, "The money has been credited back to your card."),
-    ("en", REFUND_DONE, "You will get your money back on the original payment method."),
-    ("zh", SHIPPED, "您的包裹已被快递员取走。"),
-    ("zh", SHIPPED, "商品已经出库，正在运输中。"),
-    ("zh", SHIPPED, "包裹很快就会送到您手上。"),
-    ("zh", DELIVERED, "交易已完成。"),
-    ("zh", REFUND_DONE, "退款已原路返回。"),
-    ("zh", REFUND_DONE, "我们已经把钱退到您的原支付账户。"),
+    (lang, FACTS[facts], sentence)
+    for lang, facts, sentence in cases("claims_event_kinds.toml", "true")
 ]
 
 
@@ -122,16 +76,7 @@ def test_the_same_event_is_kept_when_a_tool_supports_it(
 
 
 #: Prose that states nothing about the order: it stays, whatever the facts.
-NEUTRAL = [
-    ("en", "Thank you for your patience."),
-    ("en", "I'm sorry for the trouble this has caused."),
-    ("en", "Let me know if there is anything else you need."),
-    ("en", "I understand how frustrating a late parcel is."),
-    ("zh", "感谢您的耐心等待。"),
-    ("zh", "给您带来不便，非常抱歉。"),
-    ("zh", "如有其他问题，请随时告诉我。"),
-    ("zh", "我理解包裹迟迟未到让人着急。"),
-]
+NEUTRAL = cases("claims_event_kinds.toml", "neutral")
 
 
 @pytest.mark.parametrize(("lang", "sentence"), NEUTRAL)
