@@ -12,6 +12,10 @@ from alembic import op
 
 #: The unique constraint over the group columns of ``expert_rollups`` (revision 0001).
 ROLLUP_GROUP = "uq_expert_rollup_group"
+#: The group columns of ``expert_rollups`` as revision 0002 left them (it renamed
+#: ``routing_source``). Each later revision that changes the group adds one column to it:
+#: 0005 ``capture_sampling_rate``, 0007 ``model_family``.
+GROUP_0002 = ("bucket_start", "workflow", "node", "expert_routing_source", "model", "shape_key")
 
 
 def rollup_columns(source: str) -> list[sa.Column[Any]]:

@@ -15,12 +15,12 @@
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.telemetry.migrations.ops import regroup_rollups
+from orchestrator.telemetry.migrations.ops import GROUP_0002, regroup_rollups
 
 revision: str = "0005"
 down_revision: str | None = "0004"
 
-_GROUP = ["bucket_start", "workflow", "node", "expert_routing_source", "model", "shape_key"]
+_GROUP = list(GROUP_0002)
 
 
 def upgrade() -> None:

@@ -15,20 +15,12 @@
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.telemetry.migrations.ops import regroup_rollups
+from orchestrator.telemetry.migrations.ops import GROUP_0002, regroup_rollups
 
 revision: str = "0007"
 down_revision: str | None = "0006"
 
-_GROUP = [
-    "bucket_start",
-    "workflow",
-    "node",
-    "expert_routing_source",
-    "model",
-    "shape_key",
-    "capture_sampling_rate",
-]
+_GROUP = [*GROUP_0002, "capture_sampling_rate"]
 #: The sources whose MoE calls could only have been ERNIE-4.5 before this revision.
 _ERNIE_SOURCES = ("engine", "replay", "pending", "unavailable")
 

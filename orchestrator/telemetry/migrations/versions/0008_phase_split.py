@@ -13,24 +13,15 @@ Downgrade drops both: the split is lost, the combined counts and rollups stay wh
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.telemetry.migrations.ops import rollup_columns
+from orchestrator.telemetry.migrations.ops import GROUP_0002, rollup_columns
 
 revision: str = "0008"
 down_revision: str | None = "0007"
 
-# The group is written out, as in 0007, and the table's columns are 0001's (migrations.ops)
-# plus what later revisions added: a revision is history and never reads the live schema
+# The group is 0007's and the table's columns are 0001's (migrations.ops), each plus what later
+# revisions added: a revision is history and never reads the live schema
 # (orchestrator.telemetry.schema), which later revisions change.
-_GROUP = [
-    "bucket_start",
-    "workflow",
-    "node",
-    "expert_routing_source",
-    "model",
-    "shape_key",
-    "capture_sampling_rate",
-    "model_family",
-]
+_GROUP = [*GROUP_0002, "capture_sampling_rate", "model_family"]
 
 
 def upgrade() -> None:
