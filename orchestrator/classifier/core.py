@@ -70,9 +70,9 @@ from orchestrator.classifier.decide import (
     rules_decision,
     tier_record,
 )
-from orchestrator.classifier.engine import CompiledRules, normalise
+from orchestrator.classifier.engine import CompiledRules, built_once, normalise
 from orchestrator.classifier.inputs import InvalidTextError, checked_input
-from orchestrator.classifier.learned import FastScorer, LearnedModel, load_model
+from orchestrator.classifier.learned import FastScorer, LearnedModel, shared_model
 from orchestrator.classifier.loader import (
     load_calibration,
     load_rules,
@@ -245,7 +245,7 @@ class RuleClassifier(HotReloaded[_State]):
             assert self.rules_path is not None
             rules_file, version = load_rules(self.rules_path)
             rules_file = with_routes(rules_file, self._extra_routes, self.rules_path)
-            compiled = CompiledRules.build(rules_file, self.rules_path)
+            compiled = built_once(rules_file, self.rules_path, version)
         calibration = load_calibration(self.calibration_path) if self.calibration_path else None
         base = calibration.thresholds if calibration else Thresholds()
         thresholds = base.model_copy(update=self._overrides)
@@ -260,7 +260,7 @@ class RuleClassifier(HotReloaded[_State]):
                 version,
             )
         version = combined
-        model = load_model(self.model_path) if self.model_path else None
+        model = shared_model(self.model_path) if self.model_path else None
         # the per-request lookup tables, built aside like the rules
         scorer = model.scorer() if model is not None else None
         return _State(
