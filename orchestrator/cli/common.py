@@ -486,6 +486,15 @@ NoLaunchOption = Annotated[
 TelemetryDbOption = Annotated[str | None, typer.Option("--database-url", "--db", help=DB_HELP)]
 #: ``--database-url``/``--db`` of the customer-service order store.
 OrderDbOption = Annotated[str | None, typer.Option("--database-url", "--db", help=CS_DB_HELP)]
+#: The telemetry database as two flags, ``db`` and ``database_url`` (the reading commands:
+#: :func:`database_url_from_flags` refuses both at once).
+DbFlagOption = Annotated[str | None, typer.Option(help=DB_HELP)]
+#: ``--until``: the end of a telemetry window.
+UntilOption = Annotated[
+    str | None, typer.Option(help="Window end, ISO 8601 UTC (default: newest data).")
+]
+#: ``--model``: only the calls of one served model.
+ModelFilterOption = Annotated[str | None, typer.Option(help="Only calls of this served model.")]
 #: ``--data-dir``: the real input data folder.
 DataDirOption = Annotated[Path | None, typer.Option(help="Real input data folder.")]
 #: ``--metrics-port``: where the framework's Prometheus metrics are served.

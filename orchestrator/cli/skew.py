@@ -16,8 +16,10 @@ import typer
 from pydantic import ValidationError
 
 from orchestrator.cli.common import (
-    DB_HELP,
+    DbFlagOption,
+    ModelFilterOption,
     OutputConsole,
+    UntilOption,
     console,
     database_url_from_flags,
     err,
@@ -37,18 +39,16 @@ if TYPE_CHECKING:  # the report and the store load when the command runs, not fo
 
 def skew(
     ctx: typer.Context,
-    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
-    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    db: DbFlagOption = None,
+    database_url: DbFlagOption = None,
     window: Annotated[str, typer.Option(help="Report window: 24h, 7d, 2w... or all.")] = "7d",
     baseline: Annotated[
         str | None,
         typer.Option(help="Drift baseline just before the window (default: same length; none)."),
     ] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Window end, ISO 8601 UTC (default: newest data).")
-    ] = None,
+    until: UntilOption = None,
     workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
-    model: Annotated[str | None, typer.Option(help="Only calls of this served model.")] = None,
+    model: ModelFilterOption = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the JSON report here.")

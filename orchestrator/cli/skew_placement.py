@@ -15,7 +15,9 @@ import typer
 from rich.table import Table
 
 from orchestrator.cli.common import (
-    DB_HELP,
+    DbFlagOption,
+    ModelFilterOption,
+    UntilOption,
     command_errors,
     console,
     database_url_from_flags,
@@ -40,13 +42,11 @@ def placement(
     redundant: Annotated[
         int, typer.Option(help="Redundant expert slots per layer (replicas of busy experts).")
     ] = 0,
-    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
-    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    db: DbFlagOption = None,
+    database_url: DbFlagOption = None,
     window: Annotated[str, typer.Option(help="Loads measured over: 24h, 7d, 2w... or all.")] = "7d",
-    until: Annotated[
-        str | None, typer.Option(help="Window end, ISO 8601 UTC (default: newest data).")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Only calls of this served model.")] = None,
+    until: UntilOption = None,
+    model: ModelFilterOption = None,
     out: Annotated[
         Path | None,
         typer.Option(

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
-    DB_HELP,
+    DbFlagOption,
     add_group,
     console,
     database_url_from_flags,
@@ -70,8 +70,8 @@ def _batch_known(store: TelemetryReader, batch: str | None) -> None:
 
 def pending(
     batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
-    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
-    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    db: DbFlagOption = None,
+    database_url: DbFlagOption = None,
 ) -> None:
     """Count the model calls whose expert routing is still pending (replay deferred)."""
     from sqlalchemy import func, select
@@ -115,8 +115,8 @@ def pending(
 
 def fill_routing(
     batch: Annotated[str | None, typer.Option(help="Only the calls of this batch job.")] = None,
-    db: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
-    database_url: Annotated[str | None, typer.Option(help=DB_HELP)] = None,
+    db: DbFlagOption = None,
+    database_url: DbFlagOption = None,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(
