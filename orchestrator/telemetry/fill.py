@@ -157,21 +157,28 @@ class _Pending:
     model_family: str = ""
 
 
+#: The fields of :class:`_Pending` read from ``model_calls`` as they are stored, under the
+#: columns' own names (the rest are renamed or decoded in :func:`_read_chunk`).
+_AS_STORED = (
+    "created_at",
+    "workflow",
+    "node",
+    "model",
+    "num_experts",
+    "top_k",
+    "capture_sampling_rate",
+    "model_family",
+)
+
+
 def _read_chunk(
     store: TelemetryStore, checkpoint: str, batch_id: str | None, after: int, chunk: int
 ) -> list[_Pending]:
     query = (
         select(
             ModelCallRecord.id,
-            ModelCallRecord.created_at,
-            ModelCallRecord.workflow,
-            ModelCallRecord.node,
-            ModelCallRecord.model,
             ModelCallRecord.moe_layers,
-            ModelCallRecord.num_experts,
-            ModelCallRecord.top_k,
-            ModelCallRecord.capture_sampling_rate,
-            ModelCallRecord.model_family,
+            *(getattr(ModelCallRecord, name) for name in _AS_STORED),
             PendingExpertRoutingRecord.prompt_ids,
             PendingExpertRoutingRecord.completion_ids,
         )
@@ -189,17 +196,10 @@ def _read_chunk(
     return [
         _Pending(
             call_id=r.id,
-            created_at=r.created_at,
-            workflow=r.workflow,
-            node=r.node,
-            model=r.model,
             moe_layers=tuple(r.moe_layers),
-            num_experts=r.num_experts,
-            top_k=r.top_k,
             prompt_ids=decode_token_ids(r.prompt_ids),
             completion_ids=decode_token_ids(r.completion_ids),
-            capture_sampling_rate=r.capture_sampling_rate,
-            model_family=r.model_family,
+            **{name: getattr(r, name) for name in _AS_STORED},
         )
         for r in rows
     ]
