@@ -12,6 +12,8 @@ documented one, in SQLAlchemy Core so one definition serves SQLite and PostgreSQ
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     Boolean,
     Column,
@@ -25,18 +27,20 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
-Table(
+
+def _table(name: str, *columns: Column[Any]) -> Table:
+    """A table of the history, keyed (as each of Chainlit's is) by a text ``id``."""
+    return Table(name, metadata, Column("id", Text, primary_key=True), *columns)
+
+
+_table(
     "users",
-    metadata,
-    Column("id", Text, primary_key=True),
     Column("identifier", Text, nullable=False, unique=True),
     Column("metadata", Text, nullable=False),
     Column("createdAt", Text),
 )
-Table(
+_table(
     "threads",
-    metadata,
-    Column("id", Text, primary_key=True),
     Column("createdAt", Text),
     Column("name", Text),
     Column("userId", Text, ForeignKey("users.id", ondelete="CASCADE")),
@@ -44,10 +48,8 @@ Table(
     Column("tags", Text),
     Column("metadata", Text),
 )
-Table(
+_table(
     "steps",
-    metadata,
-    Column("id", Text, primary_key=True),
     Column("name", Text, nullable=False),
     Column("type", Text, nullable=False),
     Column("threadId", Text, ForeignKey("threads.id", ondelete="CASCADE"), nullable=False),
@@ -70,10 +72,8 @@ Table(
     Column("defaultOpen", Boolean),
     Column("autoCollapse", Boolean),
 )
-Table(
+_table(
     "elements",
-    metadata,
-    Column("id", Text, primary_key=True),
     Column("threadId", Text, ForeignKey("threads.id", ondelete="CASCADE")),
     Column("type", Text),
     Column("url", Text),
@@ -90,10 +90,8 @@ Table(
     Column("autoPlay", Boolean),
     Column("playerConfig", Text),
 )
-Table(
+_table(
     "feedbacks",
-    metadata,
-    Column("id", Text, primary_key=True),
     Column("forId", Text, nullable=False),
     Column("threadId", Text, ForeignKey("threads.id", ondelete="CASCADE"), nullable=False),
     Column("value", Integer, nullable=False),
