@@ -25,6 +25,11 @@ DEGREE_LOOKS = [
     "你这么丑还好意思发照片",
     "楼上长得也太磕碜了吧",
     "你真的好丑啊",
+    "你咋长这么丑",
+    "你怎么胖成这样",
+    "你真够丑的",
+    "你也太胖了点吧",
+    "妳也太醜了吧",
 ]
 DEGREE_ORDINARY = [
     "这件衣服也太贵了吧",
@@ -36,6 +41,9 @@ DEGREE_ORDINARY = [
     "你家的狗也太胖了吧",
     "你真是瘦得可以，多吃点",
     "胖得不行的猫咪好可爱",
+    "你长这么高了，真好",
+    "你胖了好多，看来过得不错",
+    "这个菜也太咸了吧",
 ]
 MISSPELT = [
     "your so fat",
@@ -47,6 +55,10 @@ MISSPELT = [
     "your a pig",
     "ur gross",
     "u r such a loser",
+    "ur a looser",
+    "ur an idoit",
+    "your so dum",
+    "u are so ugly",
 ]
 MISSPELT_ORDINARY = [
     "your order is on its way",
@@ -57,6 +69,9 @@ MISSPELT_ORDINARY = [
     "your dog is so fat lol",
     "u r so sweet lol",
     "your pig is the cutest at the fair",
+    "ur looser jeans look great",
+    "ur a legend",
+    "your so funny lol",
 ]
 AIMED_EMOJI = [
     "🐷 you",
@@ -67,6 +82,9 @@ AIMED_EMOJI = [
     "@kevin: 🐍",
     "@小明 🐷",
     "@阿强 🤡",
+    "🤡 @user",
+    "@user is a 🐀",
+    "hey @user, 🤡",
 ]
 AIMED_EMOJI_ORDINARY = [
     "🐷 on the farm today",
@@ -77,6 +95,9 @@ AIMED_EMOJI_ORDINARY = [
     "@阿强 猪肉多少钱一斤",
     "@小红 🐷年快乐",
     "@user 👍",
+    "@user is a 🐶 lover",
+    "@user 🐷 plush toy is on sale",
+    "@老王 🐷肉今天打折",
 ]
 
 

@@ -182,11 +182,12 @@ def _chinese_looks(f: AddressedFile) -> re.Pattern[str]:
     looks = _any(f.looks_zh)
     # 长得 / 真是 with an optional intensifier, else an intensifier or a degree complement
     # (你丑得可以); up to two intensifiers (你真的好丑, 你也太胖了吧)
+    lead = r"(?:咋|怎么|真是|可真是)?\s*"  # 你咋长这么丑, 你怎么胖成这样
     adjective = (
-        rf"(?:(?:(?:长得|长的|看起来)\s*|真是\s*|也?\s*(?={_any(f.looks_intensifiers_zh)})){very}"
-        rf"{looks}(?:{_any(f.looks_degrees_zh)})?|{looks}{_any(f.looks_degrees_zh)})"
+        rf"(?:{lead}(?:(?:长得|长的|长|看起来)\s*|真是\s*|也?\s*(?={_any(f.looks_intensifiers_zh)}))"
+        rf"{very}{looks}(?:{_any(f.looks_degrees_zh)})?|{lead}{looks}{_any(f.looks_degrees_zh)})"
     )
-    particles = r"(?:[啊呀了吧哦呢嘛啦]|哈+)*"
+    particles = r"(?:[啊呀了吧哦呢嘛啦的]|了?一?点|哈+)*"
     end = rf"{particles}(?=$|[\s，。！？!?,.~…]|{_any(f.looks_follow_zh)})"
     nouns = _any((*f.nouns_zh, *f.body_nouns_zh))
     like = rf"(?:长得|长的|{looks}得)\s*(?:像|跟|和)\s*(?:一?[头个只条])?\s*{nouns}"
@@ -209,19 +210,21 @@ def _english_looks(f: AddressedFile) -> re.Pattern[str]:
 
 
 def _aimed(f: AddressedFile) -> re.Pattern[str]:
-    """An insult noun said to a user named by handle ("@user rat", "@小明 猪"), or said before
-    a bare "you" that ends the clause ("pig you", "clown you!"); a compound word after the
-    noun ("@user pig farm") is no hit."""
+    """An insult noun said to a user named by handle ("@user rat", "@小明 猪", "@user is a rat",
+    "rat @user"), or said before a bare "you" that ends the clause ("pig you", "clown you!");
+    a compound word after the noun ("@user pig farm") is no hit. Each alternative names its
+    noun group ``n_*`` (English) or ``zh``."""
     en_nouns = _any(f.nouns_en)
     en_compound = rf"(?!\s+{_any(f.compound_en)}\b)" if f.compound_en else ""
     zh_compound = rf"(?!{_any(f.compound_zh)})" if f.compound_zh else ""
     end = r"(?=\s*(?:[.!?,;:…)，。！？~]|lol\b|$))"
+    at = r"(?<![\w@])@[^\s@]{1,30}"
     handle = (
-        rf"(?<![\w@])@[^\s@]{{1,30}}[:,：，]?\s+(?:(?P<noun>{en_nouns})(?:\s+{en_nouns})*(?:s|es)?\b"
-        rf"{en_compound}|(?P<zh>{_any(f.nouns_zh)}){zh_compound}){end}"
+        rf"{at}[:,：，]?\s+(?:(?:is|'s)\s+(?:a|an|such\s+an?|the)\s+)?(?:(?P<n_at>{en_nouns})"
+        rf"(?:\s+{en_nouns})*(?:s|es)?\b{en_compound}|(?P<zh>{_any(f.nouns_zh)}){zh_compound}){end}"
     )
-    before_you = rf"(?<![\w'’])(?P<first>{en_nouns})(?:\s+{en_nouns})*,?\s+(?:you|u)\b{end}"
-    return re.compile(rf"{handle}|{before_you}")
+    before = rf"(?<![\w'’])(?P<n_first>{en_nouns})(?:\s+{en_nouns})*,?\s+(?:you|u\b|{at}){end}"
+    return re.compile(rf"{handle}|{before}")
 
 
 @lru_cache(maxsize=8)
@@ -275,6 +278,6 @@ def addressed_insults(text: str, rules: AddressedRules | None = None) -> list[tu
     out += [(m.start(), m.end(), f"你{m.group('noun')}") for m in rules.zh_looks.finditer(text)]
     out += [(m.start(), m.end(), f"you {m.group('noun')}") for m in rules.en_looks.finditer(text)]
     for m in rules.aimed.finditer(text):
-        noun = m.group("noun") or m.group("first")
+        noun = m.group("n_at") or m.group("n_first")
         out.append((m.start(), m.end(), f"you {noun}" if noun else f"你{m.group('zh')}"))
     return out
