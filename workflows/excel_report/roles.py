@@ -90,18 +90,12 @@ _PER_ITEM = re.compile(
     r"价格|價格|価格|评分|評分|得分|分数|分數|点数",
     re.IGNORECASE,
 )
-#: A word that means "summed" (``Total price``, ``Price amount``).
-_TOTAL_WORD = re.compile(
-    r"total|sum\b|amount|金额|金額|总|總|合计|summe|betrag|montant|importe|importo",
-    re.IGNORECASE,
-)
+#: Words that mean "summed" (``Total price``, ``Price amount``).
+_TOTAL_WORDS = r"total|sum\b|amount|金额|金額|总|總|合计|summe|betrag|montant|importe|importo"
+_TOTAL_WORD = re.compile(_TOTAL_WORDS, re.IGNORECASE)
 #: An additive word that wins over a weaker non-additive match (``Corporate sales``: "rate"
-#: inside a word; ``Margin amount``).
-_ADDITIVE = re.compile(
-    r"total|sum\b|amount|revenue|sales|cost|spend|金额|金額|总|總|合计|销售额|銷售額|summe|"
-    r"betrag|montant|importe|importo",
-    re.IGNORECASE,
-)
+#: inside a word; ``Margin amount``): a word of a total, or of a summed measure.
+_ADDITIVE = re.compile(_TOTAL_WORDS + r"|revenue|sales|cost|spend|销售额|銷售額", re.IGNORECASE)
 #: Names of weight columns for a weighted mean of a non-additive measure.
 _WEIGHT_NAME = re.compile(
     r"weight|qty|quantity|units|volume|sessions|visits|visitors|users|impressions|views|"
