@@ -413,22 +413,19 @@ def tool_call_text(
 
 # --------------------------------------------------------------------------- workbooks
 
+#: Measure columns and the range of their values: English name, Chinese name (None: English
+#: workbooks only), low, high.
+_MEASURE_RANGES = (
+    ("Sales", "销售额", 5, 900),
+    ("Profit", "利润", -50, 300),
+    ("Revenue", "收入", 50, 5000),
+    ("Cost", "成本", 10, 700),
+    ("Amount", "金额", 5, 2000),
+    ("Refunds", None, 0, 200),
+)
 _MEASURES = {
-    "en": (
-        ("Sales", 5, 900),
-        ("Profit", -50, 300),
-        ("Revenue", 50, 5000),
-        ("Cost", 10, 700),
-        ("Amount", 5, 2000),
-        ("Refunds", 0, 200),
-    ),
-    "zh": (
-        ("销售额", 5, 900),
-        ("利润", -50, 300),
-        ("收入", 50, 5000),
-        ("成本", 10, 700),
-        ("金额", 5, 2000),
-    ),
+    "en": tuple((en, low, high) for en, _, low, high in _MEASURE_RANGES),
+    "zh": tuple((zh, low, high) for _, zh, low, high in _MEASURE_RANGES if zh is not None),
 }
 _COUNTS = {"en": ("Quantity", "Units", "Tickets"), "zh": ("数量", "件数")}
 _GROUPS = {
