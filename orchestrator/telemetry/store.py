@@ -167,6 +167,23 @@ class CallFields(TypedDict):
     checks: NotRequired[list[dict[str, str]] | None]
 
 
+class FinishFields(TypedDict, total=False):
+    """What :meth:`TelemetryStore.finish_request` and :meth:`TelemetryStore.afinish_request`
+    take besides the request id and status, as keyword arguments (one definition for both)."""
+
+    #: Why the request did not succeed (``failed``, ``needs_human``...).
+    error: str | None
+    #: The workflow's result (JSON), for a request that finished with one.
+    result: dict[str, Any] | None
+
+
+def _finish(
+    request_id: str, status: str, fields: FinishFields, finished_at: datetime
+) -> tuple[Any, ...]:
+    """The finish :meth:`TelemetryStore._apply_finish` writes (either twin builds it)."""
+    return (request_id, status, fields.get("error"), fields.get("result"), finished_at)
+
+
 @dataclass(frozen=True)
 class _PreparedCall:
     """One model call ready to write: its ``model_calls`` row, its rollup keys and deltas
@@ -400,21 +417,15 @@ class TelemetryStore(TelemetryReader):
         with self._transaction(f"request {request.id}") as session:
             session.execute(_REQUESTS.insert(), _request_row(request, classification, workflow))
 
-    def finish_request(
-        self,
-        request_id: str,
-        status: str,
-        *,
-        error: str | None = None,
-        result: dict[str, Any] | None = None,
-    ) -> None:
-        """Set the request's final status (``succeeded``, ``failed``, ``needs_human``...).
+    def finish_request(self, request_id: str, status: str, **fields: Unpack[FinishFields]) -> None:
+        """Set the request's final status (``succeeded``, ``failed``, ``needs_human``...), with
+        its ``error`` or ``result`` (keyword-only, :class:`FinishFields`).
 
         Raises:
             TelemetryError: The request was never started, or the database rejected the write.
         """
         with self._transaction(f"request {request_id}") as session:
-            self._apply_finish(session, (request_id, status, error, result, self.clock()))
+            self._apply_finish(session, _finish(request_id, status, fields, self.clock()))
 
     def _apply_finish(self, session: Session, finish: tuple[Any, ...]) -> None:
         """One Core ``UPDATE`` of the request's row (no ORM load of the row first: that
@@ -642,17 +653,12 @@ class TelemetryStore(TelemetryReader):
         await self._queued(("start", _request_row(request, classification, workflow)))
 
     async def afinish_request(
-        self,
-        request_id: str,
-        status: str,
-        *,
-        error: str | None = None,
-        result: dict[str, Any] | None = None,
+        self, request_id: str, status: str, **fields: Unpack[FinishFields]
     ) -> None:
         """:meth:`finish_request` through the writer thread's group commit (see
         :meth:`arecord_call`); same arguments, same errors. ``finished_at`` is the time of
         this call, not of the commit."""
-        await self._queued(("finish", (request_id, status, error, result, self.clock())))
+        await self._queued(("finish", _finish(request_id, status, fields, self.clock())))
 
     async def arecord_call(self, **fields: Unpack[CallFields]) -> int:
         """:meth:`record_call` through the writer thread; same arguments, same errors.
