@@ -22,6 +22,8 @@ A model sentence is kept only when all of these hold (English and Chinese):
   action done or to be done by us, event, date or time, or account, payment, stock, warranty
   or shipping fact must be explained by this turn's facts and actions; questions, offers,
   requests, conditions, thanks and apologies carry no fact.
+* **kind** (:mod:`workflows.customer_service.claim_kinds`): no policy, guarantee, legal status,
+  "done", insult, run-down of the shop or a rival, nearness or Chinese relative day unbacked.
 * **found**: a sentence that doubts an order a tool found this turn ("Could you check the
   order number?", "I couldn't find that order", 请核对订单号, 查不到该订单) or asks for a fact
   a tool result already holds (the tracking number, the new address) is dropped; doubt stays
@@ -54,6 +56,7 @@ from typing import Any
 
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.claim_assertions import unbacked_assertion, verbless
+from workflows.customer_service.claim_kinds import unsaid_kind
 from workflows.customer_service.claim_orders import ORDER_ID, add_orders, asked_or_doubted
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 from workflows.customer_service.language import Lang
@@ -183,10 +186,7 @@ _MESSAGE_TOPICS: tuple[tuple[str, str], ...] = (
         r"\b(?:fees?|charged?|charges|billing|bill|invoice|overcharged)\b|"
         r"费用|收费|扣费|手续费|账单|多扣",
     ),
-    (
-        "payment",
-        r"\b(?:payments?|repay\w*|instal?lments?|loan|pay)\b|付款|支付|还款|分期|贷款",
-    ),
+    ("payment", r"\b(?:payments?|repay\w*|instal?lments?|loan|pay)\b|付款|支付|还款|分期|贷款"),
     (
         "account_access",
         r"\b(?:log ?in|sign in|password|locked out|account)\b|登录|登陆|密码|账号|账户",
@@ -206,10 +206,7 @@ _MESSAGE_TOPICS: tuple[tuple[str, str], ...] = (
         r"\b(?:complain\w*|terrible|awful|angry|disappointed|unacceptable)\b|"
         r"投诉|太差|生气|失望",
     ),
-    (
-        "product_feedback",
-        r"\b(?:review|feedback|love it|great product|would buy)\b|评价|好评|反馈",
-    ),
+    ("product_feedback", r"\b(?:review|feedback|love it|great product|would buy)\b|评价|好评|反馈"),
 )
 _MESSAGE_TOPIC = tuple((topic, re.compile(p, re.I)) for topic, p in _MESSAGE_TOPICS)
 #: Intents whose code answer restates the customer's trouble (:func:`code_reply`).
@@ -490,10 +487,13 @@ def _found_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
 
 
 def _unbacked_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
-    """An action, event, date or account fact that this turn's facts do not show."""
-    marker = unbacked_assertion(
-        text_of(sentence, lang), lang == "zh", facts.values, facts.actions, facts.supports
-    )
+    """A kind the model may not say (a policy, a guarantee, an insult...: :mod:`.claim_kinds`),
+    or an action, event, date or account fact that this turn's facts do not show."""
+    text, zh = text_of(sentence, lang), lang == "zh"
+    said = unsaid_kind(text, zh, facts.values, facts.actions)
+    if said is not None:
+        return f"kind: {said[0]} no tool result backs ({said[1]!r})"
+    marker = unbacked_assertion(text, zh, facts.values, facts.actions, facts.supports)
     if marker is None:
         return None
     return (
@@ -575,7 +575,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
 
     Returns:
         The reason, prefixed by its kind (``state:``, ``figure:``, ``broken:``,
-        ``language:``, ``promise:``, ``found:``, ``unbacked:``, ``wants:``), or None.
+        ``language:``, ``promise:``, ``found:``, ``kind:``, ``unbacked:``, ``wants:``), or None.
     """
     text = unicodedata.normalize("NFKC", sentence).strip()
     if not text:
