@@ -466,6 +466,14 @@ class RuleClassifier(HotReloaded[_State]):
             frames, only = line_framings(text), wraps
         best: tuple[Classification, str] | None = None
         memo = self._live.get().frame_reads
+        # a route the whole text fell back from by a veto (a negative rule of that route fired
+        # on it: "booking ref QX7PLM: can I move the flight?") is no route its label alone may
+        # give: the veto read what the label is about
+        vetoed = (
+            {s.route for s in whole.signals if s.negative and not s.negated}
+            if whole.route == FALLBACK
+            else set()
+        )
         for frame in frames:
             key = (frame, exts, channel)
             read = memo.get(key)
@@ -479,7 +487,7 @@ class RuleClassifier(HotReloaded[_State]):
             c = read.full
             if c is None:
                 c = read.full = self._read(frame, exts, channel)
-            if c.route == FALLBACK or c.route == whole.route or c.confidence < ASK_SURE:
+            if c.route in (FALLBACK, whole.route) or c.route in vetoed or c.confidence < ASK_SURE:
                 continue
             if only is not None and c.route != only:
                 continue
