@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -36,9 +37,10 @@ from customer_service_double import ScriptedToolModel
 DEAD_SERVER = "http://127.0.0.1:9/v1"  # nothing answers: storage must fail first
 
 
-@pytest.fixture
-def stores(tmp_path: Path) -> dict[str, Path]:
-    """A seeded order store, a conversations file with one conversation, a telemetry file."""
+@pytest.fixture(scope="module")
+def made_stores(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of :func:`stores`' files, made once per module (six turns of a workflow)."""
+    tmp_path = tmp_path_factory.mktemp("stores")
     cs = tmp_path / "cs.db"
     OrderStore(f"sqlite:///{cs}").seed(5, seed=1)
     tel = tmp_path / "tel.db"
@@ -53,7 +55,17 @@ def stores(tmp_path: Path) -> dict[str, Path]:
         telemetry.close()
 
     asyncio.run(converse())
-    return {"cs": cs, "conversations": tmp_path / "conversations.db", "telemetry": tel}
+    return tmp_path
+
+
+@pytest.fixture
+def stores(made_stores: Path, tmp_path: Path) -> dict[str, Path]:
+    """This test's own copy (every file, ``-wal`` included) of a seeded order store, a
+    conversations file with one conversation and a telemetry file: a test breaks its copy."""
+    for made in made_stores.iterdir():
+        shutil.copy2(made, tmp_path / made.name)
+    names = {"cs": "cs.db", "conversations": "conversations.db", "telemetry": "tel.db"}
+    return {key: tmp_path / name for key, name in names.items()}
 
 
 def run_cli(*args: str, telemetry: Path) -> subprocess.CompletedProcess[str]:
