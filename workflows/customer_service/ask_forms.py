@@ -143,8 +143,10 @@ _BARE_AFTER = re.compile(
     r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请|一半|部分|美元|元|块钱?|就行|就好|就可以|就够了?)*",
     re.I,
 )
-#: A reason after the request: anything may follow it.
-_REASON = re.compile(r"(?:\b(?:because|as|since|cause|cos|coz|due to)\b|'cause\b|因为|由于)", re.I)
+#: The words that open a reason ("because", "since", 因为): what follows is the customer's why.
+_REASON_WORDS = r"\b(?:because|since|cause|due to)\b|'cause\b|因为|由于"
+#: A reason after the request (the reason words, and "as", "cos", "coz"): anything may follow it.
+_REASON = re.compile(r"\b(?:as|cos|coz)\b|" + _REASON_WORDS, re.I)
 #: A courtesy word that closes a request: what follows it is a new sentence typed without
 #: a stop ("refund ORD-100200 pls the box was crushed").
 _COURTESY = re.compile(
@@ -213,7 +215,7 @@ _PLAIN_THEN = re.compile(
     r"(?:\s|ord-\d+|那么|那|好吧|好的|好|行|我|你们|你|订单|这个|这单|直接|也|都)*"
 )
 #: Where a reason begins: what follows it is not read for a condition ("because when it came").
-_REASON_START = re.compile(r"\b(?:because|since|cause|due to)\b|'cause\b|因为|由于", re.I)
+_REASON_START = re.compile(_REASON_WORDS, re.I)
 
 
 def conditional(sentence: str, at: int) -> bool:

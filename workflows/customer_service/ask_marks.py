@@ -141,14 +141,16 @@ _ATTRIBUTION = re.compile(
 )
 #: Keys of pseudo-config (``action: refund``, ``auto_approve=true``): one such line with a
 #: strong key, or two config lines, is pasted configuration, not the customer's words.
+#: Chinese keys are strong keys (operation, action, command, execute, instruction, mode).
+_ZH_KEY = r"操作|动作|命令|执行|指令|模式"
 _CONFIG_LINE = re.compile(
-    r"^[ \t]*[\"']?(?P<key>[a-z][\w.-]{0,30}|操作|动作|命令|执行|指令|模式)[\"']?[ \t]*[:：=][ \t]*"
+    r"^[ \t]*[\"']?(?P<key>[a-z][\w.-]{0,30}|" + _ZH_KEY + r")[\"']?[ \t]*[:：=][ \t]*"
     r"(?P<value>[^\n]*)$",
     re.I | re.M,
 )
 _STRONG_KEY = re.compile(
     r"action|command|cmd|op|operation|execute|exec|run|override|bypass|force|mode|role|"
-    r"intent|tool|function|task|auto\w*|skip\w*|\w*_\w*|\w*\.\w*|操作|动作|命令|执行|指令|模式",
+    r"intent|tool|function|task|auto\w*|skip\w*|\w*_\w*|\w*\.\w*|" + _ZH_KEY,
     re.I,
 )
 _CONFIG_KEY = re.compile(

@@ -33,8 +33,11 @@ import re
 #: Where one sentence of what follows the ask ends: a full stop, ``!``, ``?``, ``;``, a line
 #: break, an ellipsis or a dash between words (``refund ORD-… — ah, it just came``).
 _SPLIT = re.compile(r"[.!?。！？;；\n]+|…+|\s[-–—]{1,2}\s|[–—]{1,2}")
+#: Where a sentence of the gate ends: a full stop, ``!``, ``?`` or a line break (not the point
+#: of a figure: ``$7.50``).
+SENTENCE_MARK = r"[.!?。！？\n](?!\d)"
 #: Where the sentence of the ask ends: as a sentence of the gate ends, or at a dash.
-ASK_END = re.compile(r"[.!?。！？\n](?!\d)|\s[-–—]{1,2}\s|[–—]")
+ASK_END = re.compile(SENTENCE_MARK + r"|\s[-–—]{1,2}\s|[–—]")
 #: A word that turns what follows into a change of course, even in a sentence of a kind that
 #: goes with an ask ("thanks, actually I'll keep it", "it came after all").
 _TURN = re.compile(

@@ -70,7 +70,7 @@ from workflows.customer_service.ask_marks import (
     normalise,
     pasted_spans,
 )
-from workflows.customer_service.ask_tail import ASK_END, unsure_tail
+from workflows.customer_service.ask_tail import ASK_END, SENTENCE_MARK, unsure_tail
 from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
 #: The intents whose tool writes to the store.
@@ -129,12 +129,14 @@ _PASTED_LINE = re.compile(
     r"instructions?|im_end)>.*$|(?:忽略|无视|跳过).{0,8}(?:指令|规则|提示|限制|政策).*$",
     re.I | re.M,
 )
+#: "per my landlord:", "per the label,": what someone else's note says.
+_PER_SOMEONE = r"\bper (?:my|the|our|his|her) \w+(?: \w+)?\s*[:：,]"
 #: Reported words: from the mark that opens them to the end of the line.
 _REPORTED = re.compile(
     r"\b(?:note|notes|message|label|sticker|sms|text|e-?mail|mail|letter|notice|card|slip|"
     r"says?|said|wrote|writes|reads|read|stated|states|told me)\s*[:：]|"
-    r"\bper (?:my|the|our|his|her) \w+(?: \w+)?\s*[:：,]|"
-    r"(?:留言|备注|写着|写道|说|短信|通知|纸条|消息|邮件|提示)\s*[:：]",
+    + _PER_SOMEONE
+    + r"|(?:留言|备注|写着|写道|说|短信|通知|纸条|消息|邮件|提示)\s*[:：]",
     re.I,
 )
 #: People close to the customer, whose words are theirs, not the customer's (Simplified).
@@ -213,12 +215,16 @@ _BULK = re.compile(
     r"everyone|all customers|each order)\b|所有(?:的)?订单|全部(?:的)?订单|所有人|每个订单|全部退",
     re.I,
 )
+#: Words of a customer not sure yet ("not sure", "maybe", 要不要, 也许), English and Chinese: what
+#: a hesitant ask (:data:`_HESITANT`) and an undecided withdrawal
+#: (:data:`workflows.customer_service.withdrawing._UNDECIDED`) both hold, each with its own more.
+UNSURE_EN = r"not sure|unsure|maybe|perhaps|might|thinking (?:about|of)|wondering|whether|should i"
+UNSURE_ZH = r"不确定|要不要|考虑|想一想|也许|可能|或许|说不定"
 _HESITANT = re.compile(
-    r"\b(?:maybe|perhaps|might|not sure|unsure|thinking (?:about|of)|considering|i guess|"
-    r"possibly|haven'?t decided|undecided|probably|wondering|whether|should i|i may|"
-    r"not yet decided|let me think)\b|"
-    r"也许|可能|或许|考虑|犹豫|没想好|不确定|说不定|再看看|想一想|想想|"
-    r"要不要|是否要|该不该|还不知道",
+    r"\b(?:" + UNSURE_EN + r"|considering|i guess|possibly|haven'?t decided|undecided|probably|"
+    r"i may|not yet decided|let me think)\b|"
+    + UNSURE_ZH
+    + r"|犹豫|没想好|再看看|想想|是否要|该不该|还不知道",
     re.I,
 )
 #: What may stand before the new address: prepositions and markers, in both scripts ("to",
@@ -386,7 +392,7 @@ _ATTRIBUTED = re.compile(
     r"\bfrom (?:the )?(?:admin|administrator|management|system|support|manager|boss|team)\b|"
     r"\b(?:he|she|they|someone|somebody|my \w+) (?:says|said|wants|told|asked|wrote|insists?|"
     r"insisted|reckons|thinks|suggested|(?:keeps|kept) (?:telling|asking|saying))\b|"
-    r"\baccording to\b|\bper (?:my|the|our|his|her) \w+(?: \w+)?\s*[:：,]|"
+    r"\baccording to\b|" + _PER_SOMEONE + r"|"
     r"(?:管理员|系统|指令|上级|老板|客服|助手|用户|客户)\s*:|新指令|新的指令|代表|替(?:我|他|她)?.{0,4}(?:说|申请)|"
     r"(?:他|她|他们|有人|别人|朋友|" + _KIN + r")(?:说|讲|话|让|叫|要我|要|建议|坚持)",
     re.I,
@@ -567,7 +573,7 @@ def _why_not(
 #: Why-nots whose write mention is answered with a read (eligibility, status) instead.
 _READ_INSTEAD = ("question", "not_asked", "conditional", "past")
 #: Where a sentence ends.
-_SENTENCE_MARK = re.compile(r"[.!?。！？\n](?!\d)")
+_SENTENCE_MARK = re.compile(SENTENCE_MARK)
 
 
 def _sentence(text: str, at: int) -> tuple[str, int]:

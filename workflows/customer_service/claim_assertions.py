@@ -117,6 +117,10 @@ _EN_PREDICATE = re.compile(
     r"expired|closed|open|complete|delayed|held|scheduled|booked|paused|suspended)\b",
     re.I,
 )
+#: Soon, with no date: time words that a handoff or a ticket may back in a follow-up promise
+#: (:data:`_EN_VAGUE`, :data:`_ZH_VAGUE`), and that otherwise tell a time like any other.
+_EN_SOON = r"soon|shortly|as soon as possible|asap|right away"
+_ZH_SOON = r"马上|立即|立刻|稍后|很快|尽快|随后"
 _EN_TIME = re.compile(
     r"\b(?:yesterday|tomorrow|today|tonight|overnight|this (?:morning|afternoon|evening|week|"
     r"month|weekend)|(?:last|next|coming) (?:night|week|month|year|weekend|\w+day)|"
@@ -124,11 +128,11 @@ _EN_TIME = re.compile(
     r"august|september|october|november|december|just now|recently|ago|earlier|"
     r"later|within|first thing|in a (?:moment|minute|bit|while|few)|by (?:the )?end of|"
     r"business days?|hours?|minutes?|weeks?|momentarily|imminently|immediately|"
-    r"(?:soon|shortly|as soon as possible|asap|right away))\b",
+    r"(?:" + _EN_SOON + r"))\b",
     re.I,
 )
 #: Vague times a follow-up promise may carry when a handoff or a ticket backs it.
-_EN_VAGUE = re.compile(r"\b(?:soon|shortly|as soon as possible|asap|right away|later)\b", re.I)
+_EN_VAGUE = re.compile(r"\b(?:" + _EN_SOON + r"|later)\b", re.I)
 _EN_ACCOUNT = re.compile(
     r"\b(?:charge[sd]?|charging|bill(?:ed|s|ing)?|payments?|paid|pay|balance|credits?|points|"
     r"stock|sold out|inventory|warrant(?:y|ies)|guarantee[sd]?|covered|covers|qualif\w*|"
@@ -147,11 +151,12 @@ _ZH_EVENT = re.compile(
     r"(?:为|给|帮|替)您|[^\s~]中(?=[。！？，,；;]|$)"
 )
 _ZH_TIME = re.compile(
-    r"今天|明天|后天|昨天|前天|今晚|今早|明早|上午|下午|晚上|早上|马上|立即|立刻|稍后|很快|尽快|"
-    r"随后|下周|上周|本周|这周|下个?月|上个?月|周[一二三四五六日天末]|星期|礼拜|"
+    r"今天|明天|后天|昨天|前天|今晚|今早|明早|上午|下午|晚上|早上|"
+    + _ZH_SOON
+    + r"|下周|上周|本周|这周|下个?月|上个?月|周[一二三四五六日天末]|星期|礼拜|"
     r"[0-9一二三四五六七八九十]+(?:号|日|月)|小时|分钟|届时|提前|目前还"
 )
-_ZH_VAGUE = re.compile(r"尽快|稍后|很快|随后|马上|立即|立刻")
+_ZH_VAGUE = re.compile(_ZH_SOON)
 _ZH_ACCOUNT = re.compile(
     r"扣款|扣费|扣了|多扣|扣钱|付款|支付|账户|账号|余额|积分|优惠券|代金券|折扣|优惠|库存|缺货|有货|"
     r"售罄|售完|卖完|保修|质保|包邮|免运费|免邮|运费|冻结|验证|认证|暂停|发票|会员|邮件|短信|电话|"
@@ -280,12 +285,9 @@ def _en_marker(clause: str, follow_up: bool) -> str | None:
         checks.insert(0, _EN_FIRST_PERSON)
     if follow_up:
         clause = _blank(clause, _EN_VAGUE)
-    for pattern in checks:
-        match = pattern.search(clause)
-        if match:
-            return match.group(0)
-    if _EN_EMPATHY.search(clause):  # "sorry for the trouble this caused"
-        return None
+    marker = _first_match(checks, clause)
+    if marker is not None or _EN_EMPATHY.search(clause):  # "sorry for the trouble this caused"
+        return marker
     return next((w for w in _EN_ED.findall(clause) if w.lower() not in _EN_NEUTRAL_ED), None)
 
 
@@ -297,7 +299,12 @@ def _zh_marker(clause: str, follow_up: bool) -> str | None:
         checks.append(_ZH_EVENT)
     if follow_up:
         clause = _blank(clause, _ZH_VAGUE)
-    for pattern in checks:
+    return _first_match(checks, clause)
+
+
+def _first_match(patterns: list[re.Pattern[str]], clause: str) -> str | None:
+    """What the first of ``patterns`` (in order) that is found in ``clause`` matched, or None."""
+    for pattern in patterns:
         match = pattern.search(clause)
         if match:
             return match.group(0)

@@ -30,7 +30,14 @@ from typing import Any
 from langgraph.types import Command
 
 from orchestrator.request import Request
-from workflows.customer_service.asks import doubt, normalise, own_words, read_asks
+from workflows.customer_service.asks import (
+    UNSURE_EN,
+    UNSURE_ZH,
+    doubt,
+    normalise,
+    own_words,
+    read_asks,
+)
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.signals import read_signals
 from workflows.customer_service.state import MAX_HISTORY, CustomerServiceState
@@ -188,11 +195,10 @@ _POLITE = re.compile(
 #: Not decided yet ("not sure", "I don't know if I should", 要不要) or only on a condition
 #: ("if it arrives tomorrow …", 如果…; not "if possible", 可以的话): the person reads it.
 _UNDECIDED = re.compile(
-    r"\b(?:not sure|unsure|maybe|perhaps|might|thinking (?:about|of)|wondering|whether|"
-    r"(?:don'?t|do not) know|should i|(?:if|unless|in case)\b(?! (?:possible|you can|you could|"
-    r"that'?s (?:ok|okay|fine|possible)|it'?s not too late)))\b|"
-    r"不确定|要不要|考虑|再想想|想一想|也许|可能|或许|说不定|不知道|如果|要是|假如|万一|"
-    r"(?<!可以)(?<!方便)(?<!能)的话",
+    r"\b(?:" + UNSURE_EN + r"|(?:don'?t|do not) know|(?:if|unless|in case)\b(?! (?:possible|"
+    r"you can|you could|that'?s (?:ok|okay|fine|possible)|it'?s not too late)))\b|"
+    + UNSURE_ZH
+    + r"|再想想|不知道|如果|要是|假如|万一|(?<!可以)(?<!方便)(?<!能)的话",
     re.I,
 )
 

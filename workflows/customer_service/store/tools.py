@@ -18,7 +18,8 @@ Tool results are facts (:class:`ToolResult`): the reply quotes them through plac
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -331,6 +332,17 @@ class OrderTools:
             return method(args, key=key, grant=grant, **write)
         return method(args)
 
+    @contextmanager
+    def _order_write(
+        self, grant: WriteGrant | None, tool: str, key: str, order_id: str
+    ) -> Iterator[tuple[Session, Order]]:
+        """A granted write on one order: the grant is checked (:meth:`_check_grant`) before a
+        session opens, then the order is read under the write lock (:meth:`_locked_order`)
+        before anything else. Yields ``(session, order)``; the session closes on exit."""
+        self._check_grant(grant, tool, key)
+        with self.sessions() as session:
+            yield session, self._locked_order(session, order_id)
+
     def _check_grant(self, grant: WriteGrant | None, tool: str, key: str) -> None:
         """Refuse a write the policy did not grant (or granted for another tool, customer or
         key)."""
@@ -475,9 +487,7 @@ class OrderTools:
             ToolError: ``not_found``, ``policy`` (not eligible, more than is left),
                 ``needs_approval`` or ``unauthorised`` (no grant from the write policy).
         """
-        self._check_grant(grant, "start_refund", key)
-        with self.sessions() as session:
-            order = self._locked_order(session, args.order_id)
+        with self._order_write(grant, "start_refund", key, args.order_id) as (session, order):
             amount = args.amount_cents
             ikey = idempotency_key("refund", self.customer_id, order.id, amount, key)
             existing = session.scalar(select(Refund).where(Refund.idempotency_key == ikey))
@@ -540,9 +550,7 @@ class OrderTools:
             ToolError: ``not_found``; ``policy`` when it has shipped or been delivered;
                 ``unauthorised`` without the policy's grant.
         """
-        self._check_grant(grant, "cancel_order", key)
-        with self.sessions() as session:
-            order = self._locked_order(session, args.order_id)
+        with self._order_write(grant, "cancel_order", key, args.order_id) as (session, order):
             already = order.status == "cancelled"
             if order.status == "processing":
                 order.status = "cancelled"
@@ -571,9 +579,7 @@ class OrderTools:
             ToolError: ``not_found``; ``policy`` when it has shipped or was cancelled;
                 ``unauthorised`` without the policy's grant.
         """
-        self._check_grant(grant, "change_address", key)
-        with self.sessions() as session:
-            order = self._locked_order(session, args.order_id)
+        with self._order_write(grant, "change_address", key, args.order_id) as (session, order):
             ikey = idempotency_key("address", self.customer_id, order.id, args.new_address, key)
             done = session.scalar(
                 select(AddressChange).where(AddressChange.idempotency_key == ikey)
