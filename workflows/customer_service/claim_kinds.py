@@ -17,12 +17,15 @@ backs it:
 =============  ==========================================================  =====================
 kind           what the sentence does                                      backed by
 =============  ==========================================================  =====================
-``policy``     states a policy, a right, a term ("our policy", 政策, 无理由)  a tool value saying it
+``policy``     states a policy, a right, a term, money for nothing ("our    a tool value saying it
+               policy", "free of charge", 政策, 无理由)
 ``terms``      tells money or a return as a rule (always / free / instant   a tool value saying it
                / no need to send it back / in full + refund, return, fee)
 ``guarantee``  guarantees or promises (guarantee, promise, assure, 保证, 一定)  never
 ``legal``      gives a legal status or a final deal (legally binding,        never
                irrevocable, final offer, 法律效力, 不可撤销, 一言为定)
+``offer``      offers money or goods (a discount, a credit, a replacement,  never
+               a price: "I can give you a voucher", 送您优惠券)
 ``done``       says the customer's matter is handled (all sorted, 处理好了)   a write this turn
 ``abuse``      insults the customer or swears (idiot, damn, 笨蛋, 他妈)        never
 ``judgement``  runs down the shop, its partners or anyone, or sends the      never
@@ -125,11 +128,14 @@ _KINDS = (
             r"\b(?:polic(?:y|ies)|terms (?:and|&) conditions|our rules?|entitle\w*|"
             r"price[- ]match\w*|money[- ]back guarantee|satisfaction guarantee|restocking|"
             r"bereavement|no questions asked|goodwill (?:gesture|credit|refund)|"
-            r"we (?:offer|provide|support|allow)|(?:is|are) (?:allowed|permitted))\b",
+            r"we (?:offer|provide|support|allow)|(?:is|are) (?:allowed|permitted)|lets? you|"
+            r"for free|free of charge|at no (?:extra )?cost|no (?:extra )?charge|complimentary|"
+            r"on the house|on us)\b",
             re.I,
         ),
         re.compile(
-            r"政策|规定|条款|条例|规则|无理由|价格保护|保价|先行赔付|我们(?:提供|支持|允许)"
+            r"政策|规定|条款|条例|规则|无理由|价格保护|保价|先行赔付|我们(?:提供|支持|允许)|"
+            r"不收(?:取)?(?:任何)?费|零费用"
         ),
     ),
     _Kind(
@@ -145,12 +151,12 @@ _KINDS = (
         "guarantees or promises",
         re.compile(
             r"\b(?:guarantee\w*|promis\w*|assur\w*|(?:you have )?my word|100 ?%|a hundred "
-            r"percent|without fail|no matter what|i swear)\b",
+            r"percent|without fail|no matter what|i swear|count on (?:it|me|us|that)|trust me)\b",
             re.I,
         ),
         re.compile(
             r"保证|担保|承诺|确保|绝对|百分之?百|包您|包你|(?<!请)一定(?:会|能|可以|给|帮|收到|到|退|赔)|"
-            r"肯定(?:会|能|可以)"
+            r"肯定(?:会|能|可以)|一定(?:没问题|没事)|包在我身上|打包票|放一百个心"
         ),
     ),
     _Kind(
@@ -162,13 +168,32 @@ _KINDS = (
             r"backsies|final (?:offer|deal|sale|price|decision|answer|agreement)|"
             r"(?:offer|deal|agreement|decision|sale) is (?:final|official|binding)|"
             r"(?<!big )(?<!great )(?<!good )deal\b(?! with)|agreement|lawyers?|attorneys?|court|"
-            r"sue|lawsuit|liab\w*|waive\w*)\b",
+            r"sue|lawsuit|liab\w*|waive\w*|(?:agree to|accept) your (?:offer|terms|price|"
+            r"proposal|conditions))\b",
             re.I,
         ),
         re.compile(
             r"法律|法定|约束力|具有效力|合同|契约|协议|不可撤销|不可撤回|不得撤销|不能撤销|"
             r"(?:不能|不可|不得|不许|不准)反悔|一言为定|成交|最终(?:报价|决定|价格|结果|答复)|"
-            r"律师|起诉|法院|诉讼|免责"
+            r"律师|起诉|法院|诉讼|免责|(?:同意|接受)您的(?:报价|条件|价格|要求|提议)|"
+            r"按您(?:说|提)的(?:价格|价)|就这么定了"
+        ),
+    ),
+    _Kind(
+        "offer",
+        "offers money or goods no tool gives",
+        re.compile(
+            r"\b(?:i|we|let me|let us)\b[^.!?]{0,20}?\b(?:give|offer|sell|send|grant|provide|"
+            r"extend|apply|honou?r|throw in|knock)\b"
+            r"[^.!?]{0,30}?\b(?:discounts?|credits?|vouchers?|coupons?|compensation|gifts?|"
+            r"bonus|cash|replacements?|dollars?|cents?|penny|half (?:price|off)|off the price|"
+            r"cheaper|price)\b",
+            re.I,
+        ),
+        re.compile(
+            r"(?:(?:我|我们)[^。！？，,]{0,4}?(?:给|送|为|帮|替|可以|能|会)|(?:给|送)您)"
+            r"[^。！？，,]{0,6}?(?:打折|折扣|优惠|代金券|优惠券|红包|返现|赠品|免单|半价|补偿|赔偿|"
+            r"降价|减价|补发|换新)|卖给您|(?:一|1)(?:元|块钱?|美元)(?:卖|出售)"
         ),
     ),
     _Kind(
@@ -193,12 +218,14 @@ _KINDS = (
             r"\b(?:idiot\w*|stupid\w*|dumb|dumbass|moron\w*|fool(?:s|ish)?|imbecile\w*|loser\w*|"
             r"jerk\w*|clown\w*|retard\w*|shut up|damn\w*|dammit|goddam\w*|hell|fuck\w*|f\*+k\w*|"
             r"shit\w*|bullshit|crap\w*|bastard\w*|bitch\w*|asshole\w*|ass|piss\w*|bloody|wtf|"
-            r"stfu|screw you)\b",
+            r"stfu|screw you|go away|leave me alone|stop (?:bothering|bugging|pestering) "
+            r"(?:me|us)|you(?:'re| are) (?:so |really |such an? )?(?:annoying|clueless|"
+            r"ignorant|lazy|a pain))\b|\w\*{2,}\w*",
             re.I,
         ),
         re.compile(
             r"笨蛋|傻|白痴|蠢|混蛋|王八|滚(?!动)|他妈|妈的|去死|闭嘴|脑残|弱智|废物|狗屎|该死|见鬼|"
-            r"神经病|卧槽|我靠|贱人|放屁"
+            r"神经病|卧槽|我靠|贱人|放屁|狗屁|别烦|烦死|懒得理|少废话|有毛病"
         ),
     ),
     _Kind(
@@ -209,14 +236,17 @@ _KINDS = (
             r"horrendous|pathetic|incompetent|rubbish|garbage|trash\w*|lousy|shoddy|hopeless|"
             r"unreliable|dishonest|shady|crooked|joke|disgrace\w*|disgusting|amazon|ebay|walmart|"
             r"aliexpress|alibaba|temu|shein|etsy|best buy|costco|taobao|jd\.com|competitors?|"
-            r"(?:another|other|a different) (?:shop|store|seller|retailer|website|company)|"
+            r"(?:another|other|a different) (?:shops?|stores?|sellers?|retailers?|websites?|"
+            r"compan(?:y|ies)|brands?)|hate (?:this|our|the|working)|despise|ashamed|"
+            r"waste of (?:time|money)|(?:nobody|no one) (?:here )?cares|(?:we|they|i) (?:don't|"
+            r"do not) care|"
             r"(?:shop|buy|order|look) (?:it )?(?:there|elsewhere|somewhere else)|go elsewhere|"
             r"(?:better|cheaper) than (?:us|ours|our))\b",
             re.I,
         ),
         re.compile(
             r"骗子|骗人|诈骗|坑人|黑店|垃圾|(?:太|很|真|好|超|巨)烂|烂透|差劲|太差|很差|最差|真差|糟糕|无能|不靠谱|靠不住|丢人|"
-            r"恶心|没救|亚马逊|淘宝|京东|拼多多|天猫|闲鱼|唯品会|苏宁|别家|别处|"
+            r"恶心|没救|讨厌|浪费时间|破(?:店|公司|平台)|亚马逊|淘宝|京东|拼多多|天猫|闲鱼|唯品会|苏宁|别家|别处|"
             r"(?:别的|其他|其它)(?:店|商家|平台|网站|公司)|竞争对手|比我们(?:好|便宜|强)"
         ),
     ),
@@ -228,11 +258,13 @@ _KINDS = (
             r"place)|delivered|arrived)|close to (?:you|your|its destination)|any (?:minute|"
             r"moment|second|day|time) now|(?:just )?around the corner|on the (?:final|last) "
             r"(?:leg|stretch|mile)|in your (?:area|city|neighbou?rhood)|"
-            r"(?:is|are|'s|now) (?:\w+ )?nearby|next stop)\b",
+            r"(?:is|are|'s|now) (?:\w+ )?nearby|next stop|(?:streets?|blocks?|stops?) away|"
+            r"on your (?:street|road|block)|final stage)\b",
             re.I,
         ),
         re.compile(
-            r"快到了|就快到|快要到|马上就(?:到|能到|送到)|很快就(?:到|能到|送到)|最后一公里|"
+            r"快到了|就快到|快要到|马上就(?:到|能到|送到)|很快就(?:到|能到|送到)|最后一公里|楼下|"
+            r"到(?:您的?)?小区|还有[一二两三几]站|"
             r"(?:到|在|到达)[^。！？，,]{0,4}?(?:附近|同城)(?:了|啦|呢)?(?=[。！？!?，,]|$)"
         ),
     ),
@@ -242,6 +274,7 @@ _KINDS = (
         re.compile(r"(?!)"),  # English relative times are the unbacked check's (claim_assertions)
         re.compile(
             r"今天|明天|后天|昨天|前天|今晚|今早|明早|明晚|今日|明日|上午|下午|中午|傍晚|晚上|早上|凌晨|"
+            r"今儿|明儿|后儿|(?:下|这|本)(?:个)?(?:礼拜|星期)|"
             r"周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|本周|这周|下周|"
             r"下个?月|月底|月初|(?:[一二两三四五六七八九十几]|一两)(?:个)?(?:小时|分钟|天|日|周|"
             r"星期|工作日)"
