@@ -10,7 +10,10 @@ or spoils the ask:
   addresses, so the customer is asked which one;
 - contact details (``tel``, ``phone``, an e-mail, 电话, 手机, 联系人, a Chinese mobile
   number) or a reason (``because``, ``but``, 因为, 但是): the address ends before them;
-- a place with no postal shape (``my mum's place``, 我妈家): refused, the full address asked.
+- a place with no postal shape (``my mum's place``, 我妈家): refused, the full address asked;
+- another request, an instruction, a time or other orders after it (``and tell the driver to
+  leave it with the guards``, ``after it has shipped``, ``for future orders``, 然后告诉司机,
+  发货以后, 以后的订单都): asked back, never stored as part of the address (tester9 F2).
 
 The text is normalised (Traditional folded to Simplified, full-width to ASCII) and keeps its
 case: a lower-case ``or`` is a conjunction, ``Portland OR 97201`` and ``Orchard Rd`` are not.
@@ -30,11 +33,18 @@ CONDITIONAL = (
 TWO_ADDRESSES = "two addresses were given; which one should it be? Send just that one"
 #: Why no address is read when it names a place, not where it is.
 NOT_POSTAL = "that names a place but not its street, number or postcode"
+#: Why no address is read when more than an address follows the change.
+MORE_THAN_ADDRESS = (
+    "what follows the new address (an instruction, a time, other orders) is not part of it; "
+    "send the new address on its own, and anything else in another message"
+)
 #: The reasons above in Chinese (for confirm.address_problem).
 WHY_ZH = {
     CONDITIONAL: "修改地址附带了条件；请只发送新地址，或先问订单是否已发货",
     TWO_ADDRESSES: "给出了两个地址，请问是哪一个？请只发送那一个",
     NOT_POSTAL: "这只是一个地点，没有街道、门牌号或邮编",
+    MORE_THAN_ADDRESS: "新地址后面还有别的内容（指示、时间或其他订单），不属于地址；"
+    "请只发送新地址，其他事项另发消息",
 }
 
 #: Words that make the change wait on something ("if possible" is cut before as a courtesy).
@@ -52,6 +62,24 @@ _CONTACT = re.compile(
     r"text me|attn|because|cause|since|but|as i(?:'m| am)?)\b|\S+@\S+\.\w+|"
     r"电话|手机|联系人|联系方式|联络|收件人|邮箱|因为|但是|不过|可是|(?<!\d)1[3-9]\d{9}(?!\d))",
     re.I,
+)
+#: After an address: another request or an instruction ("and tell the driver…", "then",
+#: "leave it with"), a time ("after it has shipped", "before Friday", "from now on") or other
+#: orders ("for future orders"). English in lower case only (``Before St`` is a street).
+_MORE = re.compile(
+    r"\b(?:and|&)\s+(?:then\s+)?(?:please\s+|pls\s+|also\s+)?(?:tell|ask|leave|let|make|call|"
+    r"ring|text|knock|drop|put|give|hand|change|cancel|refund|update|deliver|ship|send|notify|"
+    r"keep|use|have|get|do|don't|also|please|pls|remember|mark|note)\b|"
+    r"\b(?:then|after|afterwards|before|until|till|from now on|next time|by (?:the )?(?:time|"
+    r"end|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight))\b|"
+    r"\b(?:tell|ask|let|have|get) (?:the|your|my) (?:driver|courier|carrier|delivery|postman|"
+    r"mailman)|\bleave (?:it|them|the \w+) (?:with|at|by|in|on|outside)\b|"
+    r"\bfor (?:all|every|future|upcoming|later|next|other|the other|my other|the rest)\b|"
+    r"\b(?:default|permanent(?:ly)?|from now)\b|"
+    r"然后|并且|并把|顺便|另外|还有|再帮|再把|也帮|告诉|通知|让(?:司机|快递|骑手|师傅)|"
+    r"叫(?:司机|快递|骑手)|放(?:在|到)(?:门卫|前台|门口|快递柜|驿站|保安)|交给|"
+    r"(?:发货|寄出|送达)(?:后|以后|之后|前|以前|之前)|以后|之后|以前|之前|下次|默认|"
+    r"所有订单|其他订单|别的订单"
 )
 #: A place told by whose it is (``my mum's place``, ``her office``, 我妈家): no postal address
 #: unless a number follows.
@@ -76,6 +104,8 @@ def address_end(text: str, start: int, end: int) -> tuple[int, str]:
         return end, CONDITIONAL
     if _ALTERNATIVE.search(text, start, end):
         return end, TWO_ADDRESSES
+    if _MORE.search(text, start, end):
+        return end, MORE_THAN_ADDRESS
     contact = _CONTACT.search(text, start, end)
     end = contact.start() if contact else end
     candidate = text[start:end].strip()

@@ -94,13 +94,21 @@ _CN_VALUES = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"
 _UNSURE_BEFORE = re.compile(
     r"(?:\d\s*(?:[-–~]|to|or|and|至|到|或)\s*|[~≈]\s*|\b(?:about|around|approx\w*|roughly|"
     r"nearly|almost|at least|at most|up to|over|under|more than|less than|maybe|"
+    # a cap is no amount (cs9 c): "max $20", "no more than $20", "capped at $20", 不超过20元
+    r"max(?:imum)?[.:]?|no more than|not more than|not over|not exceeding|capped at|"
+    r"(?:a )?(?:cap|limit|ceiling) of|limited to|tops|"
     r"(?<!'d )(?<!would )like|"
-    r"half|quarter|between|some|few|couple)\s+|大概|大约|约|差不多|至少|最多|不到|超过|将近|或|一半)$"
+    r"half|quarter|between|some|few|couple)\s+|大概|大约|约|差不多|至少|最多|不到|超过|将近|或|一半|"
+    r"(?:至多|最多|最高|顶多|不超过|不多于|不高于|上限|封顶)[退给赔要只款]{0,2})$"
 )
 _UNSURE_AFTER = re.compile(
     r"^(?:[a-z0-9-]|\s?[.,][^\s\u3400-\u9fff]|[\s.,:;/]*\S*\d|\s*(?:[-–~]|to|or|至|到|或)\s*[\d$¥€£零一二两三四五六七八九十]|"
-    r"\s*-?(?:ish|or so|or more|or less|each|apiece|per|a piece|max|min)\b|"
-    rf"\s+(?:and\s+)?(?:{_WORDS}\b|\d)|\s*(?:左右|上下|以上|以下|以内|多|几|余|来|每))"
+    r"\s*-?(?:ish|or so|or more|or less|each|apiece|per|a piece|max|maximum|min|tops|at most|"
+    r"at the most|or below|or under|or lower|limit|cap)\b|"
+    # another number just after it ("$1. k 0", "$1 - k0"): which one is meant? asked back
+    r"[^\d\n]{0,8}\d|"
+    rf"\s+(?:and\s+)?(?:{_WORDS}\b|\d)|\s*(?:左右|上下|以上|以下|以内|多|几|余|来|每|封顶|为限|"
+    r"上限|最多))"
 )
 _NEGATIVE_BEFORE = re.compile(r"(?:(?<![\w-])[-−]|\bminus\s+|\bnegative\s+|负\s?)$")
 #: A currency word or sign left over once every amount was read: an amount was meant.

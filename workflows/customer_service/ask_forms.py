@@ -126,7 +126,7 @@ _BARE_BEFORE = re.compile(
     r"please|pls|plz|kindly|yes|yeah|also|order|my|this|the|that|a|full|urgent|urgently|asap|"
     r"immediate|immediately|get|quick|quickly)\b|"
     r"把|将|给|订单号?|我的|这个|这|该|单|那就|那么|那|就|直接|马上|立刻|立即|赶紧|尽快|急|好的|好|"
-    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送)*",
+    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送|最多|至多|最高|只)*",
     re.I,
 )
 #: What may follow a bare request in its piece: the order, courtesy, a particle.
@@ -137,10 +137,13 @@ _BARE_AFTER = re.compile(
     r"in|amount|total|entire|whole|too|a|an|"
     # a part of the order, with or without its amount (workflows.customer_service.amounts
     # reads it): "refund half of ORD-…", "refund USD 20 of ORD-…"
-    r"half|part|usd|eur|gbp|cny|rmb|hkd|cad|aud|dollars?|bucks|yuan|euros?|pounds?)\b|"
+    r"half|part|usd|eur|gbp|cny|rmb|hkd|cad|aud|dollars?|bucks|yuan|euros?|pounds?|"
+    # a cap on it (asked back for the amount, never read as the whole): "up to $20"
+    r"up|at|most|max|maximum|more|than|over|under|below|within|capped|limit|exceeding|tops)\b|"
     r"[$€£¥￥]|\d+(?:[.,]\d+)*|"
     r"吧|一下|下|谢谢|谢了|多谢|唔该|啦|呗|哈|呀|啊|嘛|哦|喔|订单号?|这个|这单|的|掉|给我|全额|全款|"
-    r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请|一半|部分|美元|元|块钱?|就行|就好|就可以|就够了?)*",
+    r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请|一半|部分|美元|元|块钱?|就行|就好|就可以|就够了?|"
+    r"最多|至多|不超过|以内|封顶|上限|为限)*",
     re.I,
 )
 #: The words that open a reason ("because", "since", 因为): what follows is the customer's why.
@@ -205,6 +208,8 @@ _CONDITION = re.compile(
     r"\b(?:when(?! will\b)|whenever|once|until|till|otherwise|or else|"
     r"as soon as(?! (?:possible|you can|u can)\b)|in case|in the event|provided|providing|"
     r"as long as|unless|if|should (?:it|the|they|this)|by the time|"
+    # "I'm (not) after a refund" seeks (or does not seek) one: no condition
+    r"(?<!'m )(?<!\bam )(?<!\bnot )(?<!'re )(?<!\bare )"
     r"after(?! (?:waiting|all|so long|(?:\w+ ){0,2}of waiting)\b))\b|"
     r"如果|要是|假如|万一|的话|到时候?|之后|以后|否则|不然|除非|只要|一旦|等(?:我|到|它|货|快递|收到)|"
     r"再说|前(?:没|冇|还没|未|不)|(?:没|冇|不|未)(?:到|发货|来|送到)就|超过.{0,8}就",

@@ -286,6 +286,9 @@ _STATE_NEGATION = re.compile(
     r"\b(?:don'?t|do not) (?:use|send it to|ship it to) (?:the|my) (?:old|previous|earlier|first|"
     r"other|last) address\b|"
     r"冇收到|收唔到|冇到|未到|用唔到|用唔得|唔work|唔啱|着唔到|开唔到|唔见咗|冇发货|"
+    # a cap on an amount ("no more than $20", 不超过20元) negates no ask (cs9 c)
+    r"\b(?:no|not) (?:more|higher|greater|over) than\b|\bnot (?:over|above|exceeding)\b|"
+    r"不超过|不多于|不高于|"
     # an A-not-A question asks, it does not negate (能不能帮我取消: "could you cancel it");
     # whether it asks about policy is the question reader's to say
     r"能不能|可不可以|可以不可以|行不行|好不好|是不是|可唔可以|得唔得|系唔系",
@@ -688,7 +691,9 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "no address change was asked"
     start = m.end()
     for lead in (
-        r"\s*(?:(?:of|for|on)\s+)?(?:(?:my |the )?order\s*)?(?:ORD-\d{6})?",
+        # the order, its id written loosely too ("of order 101957 to …", "for ORD 101957")
+        r"\s*(?:(?:of|for|on)\s+)?(?:(?:my |the )?order\s*(?:(?:no\.?|number|id)\s*)?[#:]?\s*)?"
+        r"(?:ORD[-\s_#:.]*\d+|#\s*\d+|\d{5,}(?=\s+(?:to|as|into)\b))?",
         r"\s*的?(?:收货|配送|送货)?地址",
         _ADDRESS_INTRO.pattern,
     ):

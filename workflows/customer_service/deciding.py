@@ -16,9 +16,18 @@ from skills import IssueTriage
 from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
-from workflows.customer_service.asks import Asks, has_words, is_yes, read_asks, third_language
+from workflows.customer_service.asks import (
+    Asks,
+    has_words,
+    is_yes,
+    normalise,
+    read_asks,
+    third_language,
+)
 from workflows.customer_service.language import reply_language
+from workflows.customer_service.order_words import describes_an_order
 from workflows.customer_service.read_ids import read_targets
+from workflows.customer_service.ref_ids import ref_orders
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
     MAX_MESSAGE_CHARS,
@@ -35,6 +44,8 @@ WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
 _READ_TOOLS = {"eligibility": "check_refund_eligibility"}
 #: How many of a customer's orders a loose id is matched against (all of them, in practice).
 _ALL_ORDERS = 10_000
+#: Why-nots of a write mention that ask something (answered with a read of that write).
+_ANSWERED = ("question", "not_asked", "conditional", "past")
 #: The triage's issue types mapped to *read* intents: the triage never picks a write.
 _TRIAGE_READ = {
     "refund": "eligibility",
@@ -61,17 +72,26 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     if declined:  # a confirmation this message did not confirm: say nothing was done
         update["declined_action"] = None
         update["tool_results"] = [_not_done_result(declined)]
-    reason = _handoff_reason(state, asks, triage, streak)
-    named = bool(signals["order_ids"])
-    intent = asks.writes[0] if asks.writes else _read_intent(asks, intents, triage, named)
+    refs = ref_orders(state["message"], store, state.get("customer_id"))  # RF-…, 1Z… (tester9 F5)
+    ids, bad_id = message_ids({**state, "message": refs.rest}, asks, store)
+    ids = list(dict.fromkeys([*refs.orders, *ids]))
+    named = bool(ids) or bad_id or bool(refs.missing)  # a loose id too: about an order
+    reason = _handoff_reason(state, asks, triage, streak, named)
+    intent = (
+        asks.writes[0]
+        if asks.writes
+        else refs.intent(_read_intent(asks, intents, triage, named, state["message"]))
+    )
     tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
-    if intent == "eligibility" and asks.refund_status:  # "has my money come back yet?"
+    if intent == "eligibility" and (asks.refund_status or refs.refund):  # "money back yet?"
         plan["refund_status"] = True  # answered with the refunds made, or that none was
-    if reason is None:
-        update["clarify"] = clarification(state, asks)
+    if reason is None:  # an RF-…/1Z… of no order of theirs: said so, no order's facts
+        update["clarify"] = refs.question(state) or clarification(
+            state, asks, named=named, bad_id=bad_id
+        )
     if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
-        update["clarify"] = _target(plan, state, asks, store)
+        update["clarify"] = _target(plan, state, asks, store, (ids, bad_id))
     elif tool is not None:
         plan["tool"] = None
         if store is not None and not state.get("customer_id"):
@@ -87,7 +107,7 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
 
 
 def _handoff_reason(
-    state: CustomerServiceState, asks: Asks, triage: IssueTriage, streak: int
+    state: CustomerServiceState, asks: Asks, triage: IssueTriage, streak: int, named: bool
 ) -> str | None:
     """Why the turn goes to a person, or None."""
     if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
@@ -99,7 +119,7 @@ def _handoff_reason(
         return "the customer asked for a person"
     if streak >= 2:
         return "the customer is angry for a second turn"
-    if _unsure_opening(state, asks) and not out_of_scope(state, asks):
+    if _unsure_opening(state, asks, named) and not out_of_scope(state, asks, named=named):
         return "the classifier is unsure of the route and no intent word was found"
     if not triage.parsed and _readable(state["message"]):
         return "the triage could not read the message"
@@ -107,29 +127,39 @@ def _handoff_reason(
 
 
 def _target(
-    plan: dict[str, Any], state: CustomerServiceState, asks: Asks, store: OrderStore | None
+    plan: dict[str, Any],
+    state: CustomerServiceState,
+    asks: Asks,
+    store: OrderStore | None,
+    named: tuple[list[str], bool],
 ) -> str | None:
-    """Fill ``plan``'s order ids (a write's one target, or the ids a read may touch); drop
-    its tool when there are none. Returns the question to ask back instead, or None."""
+    """Fill ``plan``'s order ids (a write's one target, or the ids a read may touch) from
+    ``named`` (:func:`message_ids`); drop its tool when there are none. Returns the question
+    to ask back instead, or None."""
     question = None
     if store is not None and plan["tool"] in WRITE_TOOL_NAMES:
         plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
-        plan["order_ids"], question = _write_target(state, store)
+        plan["order_ids"], question = _write_target(state, store, named[0])
     elif store is not None:
-        plan["order_ids"], bad = _offer_ids(plan, state, store)
+        plan["order_ids"], bad = _offer_ids(plan, state, store, named)
+        language = reply_language(state["message"], str(state.get("locale") or "en_US"))
         if bad:  # never another order's facts for an id that could not be read (tester8 F6)
-            language = reply_language(state["message"], str(state.get("locale") or "en_US"))
             plan["order_ids"], question = [], confirming.text("bad_id", language)
+        elif not named[0] and describes_an_order(state["message"]):  # "my other order"
+            plan["order_ids"], question = [], confirming.text("which_order", language)
     if not plan["order_ids"]:
         plan["tool"] = None
     return question
 
 
-def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
+def clarification(
+    state: CustomerServiceState, asks: Asks, *, named: bool = False, bad_id: bool = False
+) -> str | None:
     """The question to ask back instead of acting, or None: a message with no words or
     in a third language, two intents one of them a write, and a write that cannot be
-    read safely (a very long message, a malformed id, an address that is not one, a part of
-    a refund with no one amount written)."""
+    read safely (a very long message, an id that is not one of the customer's orders,
+    ``bad_id`` (:func:`message_ids`), an address that is not one, a part of a refund with no
+    one amount written). ``named``: the message names an order, loosely or not."""
     message = state["message"]
     language = reply_language(message, str(state.get("locale") or "en_US"))
     if not has_words(message):
@@ -138,7 +168,7 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.text("nothing_pending", language)
     if third_language(message):
         return confirming.text("language", language)
-    if out_of_scope(state, asks):  # told so at once: nothing for a person to approve
+    if out_of_scope(state, asks, named=named):  # told so at once: nothing for a person to approve
         return confirming.text("out_of_scope", language)
     if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
         return confirming.two_intents(asks, language)
@@ -146,7 +176,7 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
         return confirming.text("long", language)  # a write asked or set aside: read only so far
     if not asks.writes:
         return None
-    if asks.malformed_id:
+    if bad_id:  # never the conversation's order instead
         return confirming.text("bad_id", language)
     if asks.writes[0] == "change_address" and not asks.new_address:
         return confirming.address_problem(asks.address_problem, language)
@@ -156,15 +186,19 @@ def clarification(state: CustomerServiceState, asks: Asks) -> str | None:
     return None
 
 
-def _write_target(state: CustomerServiceState, store: OrderStore) -> tuple[list[str], str | None]:
-    """The one order a write may touch, or a question: the order named (one only), else
-    the one the conversation is about, else the customer's only order."""
+def _write_target(
+    state: CustomerServiceState, store: OrderStore, named: list[str]
+) -> tuple[list[str], str | None]:
+    """The one order a write may touch, or a question: the order ``named`` in the message
+    (one only; a loose id of the customer's own order read as it), else the one the
+    conversation is about, else the customer's only order."""
     language = reply_language(state["message"], str(state.get("locale") or "en_US"))
-    named = list(state["signals"]["order_ids"])
     if len(named) > 1:
         return [], confirming.text("which_of", language, ids=", ".join(named[:5]))
     if named:
         return named, None
+    if describes_an_order(state["message"]):  # "my other order": not the conversation's
+        return [], confirming.text("which_order", language)  # (tester9 F1)
     if state.get("last_order_id"):
         return [str(state["last_order_id"])], None
     own = store.tools(str(state["customer_id"])).order_ids(2)
@@ -173,44 +207,72 @@ def _write_target(state: CustomerServiceState, store: OrderStore) -> tuple[list[
     return [], confirming.text("which_order", language)
 
 
+def message_ids(
+    state: CustomerServiceState, asks: Asks, store: OrderStore | None
+) -> tuple[list[str], bool]:
+    """The order ids the message names, in order, and whether something written as an order
+    id could not be read as one of the customer's orders
+    (:func:`~workflows.customer_service.read_ids.read_targets`: ``cancel order 101957``,
+    ``refund #101957``, 退款订单101957 name ``ORD-101957`` when it is theirs; for a write,
+    six bare digits of no order of theirs are no id either). A postal code in the new
+    address is no id. Without a store or a customer: the well-formed ids, and whether one
+    is malformed (``ORD-12``)."""
+    if store is None or not state.get("customer_id"):
+        return list(state["signals"]["order_ids"]), asks.malformed_id
+    own = store.tools(str(state["customer_id"])).order_ids(_ALL_ORDERS)
+    text = state["message"][:MAX_MESSAGE_CHARS]
+    if asks.new_address:
+        text = text.replace(asks.new_address, " ")
+    return read_targets(text, own, write=bool(asks.writes))
+
+
 def _offer_ids(
-    plan: dict[str, Any], state: CustomerServiceState, store: OrderStore
+    plan: dict[str, Any],
+    state: CustomerServiceState,
+    store: OrderStore,
+    message: tuple[list[str], bool],
 ) -> tuple[list[str], bool]:
     """Order ids a read this turn may touch, and whether an id in the message could not be
-    read (:func:`~workflows.customer_service.read_ids.read_targets`): those in the message
-    (a loose id of the customer's own order included; several: ``plan["each"]``, each one
-    answered), else the one the conversation is about, else the customer's own (newest
-    first)."""
+    read (``message``: :func:`message_ids`): those in the message (a loose id of the
+    customer's own order included; several: ``plan["each"]``, each one answered), else the
+    one the conversation is about, else the customer's own (newest first)."""
     assert state.get("customer_id")
-    own = store.tools(str(state["customer_id"])).order_ids(_ALL_ORDERS)
-    named, bad = read_targets(state["message"], own)
+    named, bad = message
     if bad or named:
         if len(named) > 1:
             plan["each"] = named[:MAX_OFFERED_ORDERS]
         return named[:MAX_OFFERED_ORDERS], bad
     if state.get("last_order_id"):
         return [str(state["last_order_id"])], False
-    return own[:MAX_OFFERED_ORDERS], False
+    return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS), False
 
 
 def _read_intent(
-    asks: Asks, intents: list[str], triage: IssueTriage, named_order: bool
+    asks: Asks, intents: list[str], triage: IssueTriage, named_order: bool, message: str
 ) -> str | None:
     """The read a turn without a write ask does: one asked for, else one whose words occur,
     else the triage's (read intents only), else the order's status when the message names
     one of the customer's orders: any question about an order ("is ORD-… still coming?",
     "how much was ORD-…", 签收了吗) gets its facts, whatever words it uses (tester5 finding 6:
-    12 of 18 such questions got no answer when no intent word matched)."""
-    if asks.reads:
-        return asks.reads[0]
+    12 of 18 such questions got no answer when no intent word matched). A refund the
+    customer set aside (negated, pasted, someone else's words) and asked nothing about is read
+    as the order's status, never as a refund verdict ("That is not possible") on an ask that
+    was not made."""
+    whys = {w for _, w in asks.declined}
+    set_aside = bool(whys) and not whys & set(_ANSWERED)  # negated, pasted: no ask made
+    set_aside = set_aside and not asks.refund_status and "?" not in normalise(message)
+    if asks.reads:  # never a refund verdict for a refund set aside ("I don't want my money back")
+        return "status" if set_aside and asks.reads[0] == "eligibility" else asks.reads[0]
     words = [i for i in intents if i in ("track", "status")]
     if words:
         return words[0]
     triaged = _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
+    if triaged == "eligibility" and set_aside:
+        triaged = "status"
     return triaged or ("status" if named_order else None)
 
 
-def out_of_scope(state: CustomerServiceState, asks: Asks) -> bool:
+def out_of_scope(state: CustomerServiceState, asks: Asks, *, named: bool = False) -> bool:
     """The classifier found the message out of scope for every route (``fallback``,
     ``out_of_scope``: a flight, a bank card, the weather) and nothing in it names an intent
     or an order: the customer is told this shop's service cannot help with it (tester4
@@ -222,13 +284,14 @@ def out_of_scope(state: CustomerServiceState, asks: Asks) -> bool:
         and int(state.get("turn") or 1) <= 1
         and not state["signals"]["intents"]
         and not state["signals"]["order_ids"]
+        and not named
         and not asks.writes
         and not asks.reads
         and _readable(state["message"])
     )
 
 
-def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
+def _unsure_opening(state: CustomerServiceState, asks: Asks, named: bool) -> bool:
     """The classifier was unsure and nothing in the message says what the customer wants: a
     first turn with no intent word, no order id, in English or Chinese (later turns of a
     conversation, a bare yes/no, emoji or a third language get a reply instead)."""
@@ -238,6 +301,7 @@ def _unsure_opening(state: CustomerServiceState, asks: Asks) -> bool:
         and int(state.get("turn") or 1) <= 1
         and not state["signals"]["intents"]
         and not state["signals"]["order_ids"]
+        and not named
         and not asks.writes
         and not asks.reads
         and _readable(message)

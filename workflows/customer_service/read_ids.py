@@ -31,12 +31,25 @@ _LOOSE = re.compile(
 )
 
 
-def read_targets(message: str, own: Collection[str]) -> tuple[list[str], bool]:
-    """The order ids a read in ``message`` names, well-formed or loose, in order of
-    appearance, and whether something written as an order id could not be read as one.
+#: Six bare digits that are an amount of money (``$120000``, ``120000元``), not an id.
+_MONEY_BEFORE = re.compile(r"[$¥€£]\s*$")
+_MONEY_AFTER = re.compile(
+    r"\s*(?:[.,]\d|元|块|美元|usd|cny|rmb|eur|gbp|hkd|dollars?|bucks?|yuan|euros?|pounds?)",
+    re.I,
+)
+
+
+def read_targets(
+    message: str, own: Collection[str], *, write: bool = False
+) -> tuple[list[str], bool]:
+    """The order ids ``message`` names, well-formed or loose, in order of appearance, and
+    whether something written as an order id could not be read as one.
 
     ``own``: the customer's order ids. A loose id counts only when ``ORD-`` and its six digits
-    is one of ``own``; six bare digits count only then too, and are never an error.
+    is one of ``own``; six bare digits count only then too, and for a read are never an
+    error (a number). For a ``write`` they are: a write never falls back to another order
+    when the one it names is not the customer's (``cancel 101957``), unless they are an
+    amount of money (``$120000``).
 
     Example:
         >>> read_targets("ord 101957 status?", {"ORD-101957"})
@@ -54,7 +67,8 @@ def read_targets(message: str, own: Collection[str]) -> tuple[list[str], bool]:
         digits = m.group("d1") or m.group("d2") or m.group("d3")
         if len(digits) == 6 and f"ORD-{digits}" in own:
             return f" ORD-{digits} "
-        bad = bad or not m.group("d3")  # six bare digits of no order: a number, not an id
+        money = bool(_MONEY_BEFORE.search(text, 0, m.start()) or _MONEY_AFTER.match(text, m.end()))
+        bad = bad or not m.group("d3") or (write and not money)  # for a read, a bare number
         return m.group(0)
 
     text = _LOOSE.sub(canonical, text)

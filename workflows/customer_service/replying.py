@@ -21,6 +21,7 @@ from orchestrator.core.events import ReplyToken, SentenceDropped
 from orchestrator.core.gateway import ModelGateway
 from skills import IssueTriage
 from skills.reply import stream_reply
+from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import doubt, read_asks
 from workflows.customer_service.claims import (
     Lang,
@@ -111,6 +112,9 @@ _HOW_TO_ASK = {
     "refund": ('If you want me to start a refund, say "refund {id}".',
                "如需办理退款，请直接说“退款{id}”。"),
     "cancel": ('If you want me to cancel it, say "cancel {id}".', "如需取消，请直接说“取消{id}”。"),
+    "part": ("If you want me to refund part of it, write the exact amount with its currency and "
+             "the order id ({id}); I will ask you to confirm it.",
+             "如需退部分款项，请写明确切金额（含币种）和订单号（{id}），我会再请您确认。"),
     "change_address": ('If you want me to change the address, say "change the address of {id} '
                        'to" and the new address.',
                        "如需修改地址，请说“把{id}的地址改成”加上新地址。"),
@@ -157,6 +161,8 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
         return None
     read = _CAN_READ[hinted[0]][zh].format(id=ids[0] if ids else ("订单" if zh else "your order"))
     say = _HOW_TO_ASK[hinted[0]][zh].format(id=order)
+    if hinted[0] == "refund" and refund_ask(message) is not None:  # a part, an amount, a cap:
+        say = _HOW_TO_ASK["part"][zh].format(id=order)  # never the whole order's words (cs9 c)
     return ("" if zh else " ").join((read, say)) if with_read else say
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from langgraph.types import Command
 
 from orchestrator.request import Request
+from workflows.customer_service.amending import amended_text, amends
 from workflows.customer_service.asks import (
     UNSURE_EN,
     UNSURE_ZH,
@@ -356,10 +357,16 @@ async def waiting_input(
         return _already_decided(snapshot.values or {}, message)
     thread_id, turn = request.thread_id, int(pending.get("turn") or 0)
     customer = str(request.customer_id or "")
+    amended = amends(message, pending.get("action"))  # another amount or order (tester9 F4)
     withdrawal: Command[Any] = Command(
-        resume={"withdrawn": True, "text": message, "by": f"customer:{customer}"}
+        resume={
+            "withdrawn": True,
+            "amended": amended,
+            "text": message,
+            "by": f"customer:{customer}",
+        }
     )
-    if withdraws(message, pending.get("action")):
+    if amended or withdraws(message, pending.get("action")):
         won = (
             await asyncio.to_thread(
                 store.coordination.withdraw_handoff, thread_id, turn, customer, message
@@ -387,7 +394,7 @@ def _already_decided(values: dict[str, Any], message: str) -> Command[Any] | Non
     made = [r for r in values.get("tool_results") or [] if r.get("tool") == action.get("tool")]
     if handoff.get("decision") != "approved" or not made or not made[-1].get("ok"):
         return None
-    if not withdraws(message, action):
+    if not (withdraws(message, action) or amends(message, action)):
         return None
     lang = reply_language(message, str(values.get("locale") or "en_US"))
     history = [*(values.get("history") or []), {"role": "customer", "text": message[:2000]}]
@@ -409,7 +416,12 @@ def withdrawn_update(
     from ``clarify``."""
     words = str(decision.get("text") or "")[:2000]
     lang = reply_language(words, str(state.get("locale") or "en_US"))
-    text = withdrawn_text(dict(handoff.get("action") or {}), lang)
+    action = dict(handoff.get("action") or {})
+    text = (
+        amended_text(*_subject(action, lang), lang)
+        if decision.get("amended")
+        else withdrawn_text(action, lang)
+    )
     history = [*(state.get("history") or []), {"role": "customer", "text": words}]
     return {
         "handoff": {

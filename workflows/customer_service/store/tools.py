@@ -654,6 +654,20 @@ class OrderTools:
                 or 0
             )
 
+    def order_of(self, refund_id: int | None = None, tracking: str | None = None) -> str | None:
+        """The id of the customer's order that refund ``refund_id`` (``RF-000132`` is 132) or
+        the shipment with tracking number ``tracking`` belongs to; None when it is none of
+        theirs (another customer's reads exactly like a missing one)."""
+        query = select(Order.id).where(Order.customer_id == self.customer_id)
+        if refund_id is not None:
+            query = query.join(Refund, Refund.order_id == Order.id).where(Refund.id == refund_id)
+        else:
+            query = query.join(Shipment, Shipment.order_id == Order.id).where(
+                func.upper(Shipment.tracking_number) == str(tracking).upper()
+            )
+        with self.sessions() as session:
+            return session.scalar(query.limit(1))
+
 
 #: The tools that write (each needs a :class:`WriteGrant`).
 WRITE_TOOLS = _WRITES = frozenset({"start_refund", "cancel_order", "change_address", "open_ticket"})

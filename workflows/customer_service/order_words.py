@@ -1,0 +1,66 @@
+"""Which order a message means when it names no id: the one the conversation is about, or
+one it describes (tester9 F1).
+
+"Refund it", "cancel this order", 这个订单 mean the order the conversation is about. "My other
+order", "the previous one", "the one from October", "the USD 103.50 one", 另一个订单, 最新那个,
+那个九月的 describe an order, and usually one that is *not* the conversation's: such a message
+is asked back for the order's id, never run on the conversation's order (nor on the customer's
+only order, nor answered with another order's facts).
+
+Hand-written patterns, like :mod:`workflows.customer_service.asks`: this picks the order a
+write moves money on, so code that a test can pin decides it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workflows.customer_service.ask_marks import normalise
+
+_MONTHS = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+#: What points at one order among several: an ordinal or a relative word, then the order.
+_EN_WHICH = (
+    r"other|another|previous|prior|earlier|older|oldest|newer|newest|latest|last|recent|"
+    r"most recent|first|second|third|fourth|fifth|next|former|different|remaining|second-to-last"
+)
+_DESCRIBED = re.compile(
+    # "my other order", "the previous one", "another purchase", "the second order"
+    rf"\b(?:{_EN_WHICH})\s+(?:(?:\w+\s+)?(?:orders?|ones?|purchases?|parcels?|packages?|"
+    r"shipments?|deliver(?:y|ies))\b)|"
+    # "the one from October", "the one that came on Nov 26", "the one with the lamp"
+    r"\b(?:the|that)\s+one\s+(?:from|that|which|with|i|we|placed|ordered|bought|delivered|"
+    r"shipped|for|of|in|on|dated|containing)\b|"
+    # "the USD 103.50 one", "the $20 order"
+    r"\bthe\s+(?:[$€£¥]|usd|cny|eur|gbp|rmb)\s?\d[\d.,]*\s+(?:one|order)\b|"
+    # "my order from October", "the order of Nov 26", "the order placed on the 3rd"
+    r"\b(?:orders?|purchase|one)\s+(?:(?:i|we)\s+)?(?:from|of|in|on|placed(?: on| in)?|made on|"
+    r"dated|bought(?: on| in)?|delivered(?: on| in)?|that came(?: on| in)?|arrived(?: on| in)?)"
+    rf"\s+(?:the\s+)?(?:\d|{_MONTHS}\b|last\b|yesterday\b)|"
+    r"\bnot (?:this|that|the same) one\b|"
+    # Chinese (normalised to Simplified): 另一个订单, 上一个, 最新那个, 那个九月的, 第二个
+    r"另一|另外(?:一|那|的)|别的订单|其他(?:的)?订单|其它(?:的)?订单|上一[个张单笔]|上个订单|"
+    r"前一[个张单笔]|之前(?:那|的)[个张单笔]?订单|"
+    r"(?:最新|最近|最早|最旧|最后)(?:的|那|一){0,2}[个张单笔]?订单|"
+    r"(?:最新|最近|最早|最旧|最后)(?:的|那|一){1,2}[个张单笔]|"
+    r"第[一二两三四五六七八九十\d]+[个张单笔]|"
+    r"那[个张单笔]?[^，,。！？!?]{0,8}?(?:[一二三四五六七八九十\d]+月|[\d.]+元|[\d.]+块)(?:份)?的|"
+    r"[一二三四五六七八九十\d]+月(?:份)?(?:[\d一二三四五六七八九十]+[日号])?(?:的|那)[个张单笔]?(?:订单|那|单)|"
+    r"还在处理中?的订单|不是这[个张单笔]",
+    re.I,
+)
+
+
+def describes_an_order(message: str) -> bool:
+    """Whether ``message`` describes which order it means other than by its id ("my other
+    order", "the one from October", 另一个订单): the conversation's order is then not assumed.
+
+    Example:
+        >>> describes_an_order("please refund my other order")
+        True
+        >>> describes_an_order("請幫我取消另一張訂單"), describes_an_order("refund it please")
+        (True, False)
+    """
+    return bool(_DESCRIBED.search(normalise(message[:4000])))
