@@ -91,6 +91,7 @@ from orchestrator.observability import metrics as framework_metrics
 from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.routes import ROUTE_NAME, the_route
 from orchestrator.telemetry import TelemetryStore
+from orchestrator.textnorm import is_han, is_traditional, to_traditional
 from orchestrator.ui.auth import AuthError, Caller, read_caller
 from orchestrator.ui.charts import expert_figure, report_figures
 from orchestrator.ui.trace import BaselineCache, describe
@@ -329,6 +330,13 @@ CUSTOMER_STATUS = {
     "failed": "Sorry, this request could not be completed. Please try again in a moment.",
     "rejected": "Sorry, this request could not be handled here.",
 }
+#: The same in Chinese, for a customer who wrote in Chinese (Traditional by OpenCC for one who
+#: wrote Traditional), like every other reply (cs9 d).
+CUSTOMER_STATUS_ZH = {
+    "needs_human": "我们的同事正在查看这段对话，也能看到您在这里发的消息；处理结果会显示在这里。",
+    "failed": "抱歉，这个请求没能完成，请稍后再试。",
+    "rejected": "抱歉，这个请求在这里无法处理。",
+}
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\\/\s'\"]+){2,}[\\/]([^\\/\s'\"]+)")
 
 
@@ -344,16 +352,19 @@ def scrub(value: Any) -> Any:
     return value
 
 
-def public_event(payload: dict[str, Any], caller: Caller) -> dict[str, Any]:
+def public_event(payload: dict[str, Any], caller: Caller, said: str = "") -> dict[str, Any]:
     """A stream event as the caller may see it: no file paths; for a customer, a ``done``
-    event's headline and error in words for them (:data:`CUSTOMER_STATUS`)."""
+    event's headline and error in words for them (:data:`CUSTOMER_STATUS`), in Chinese when
+    what they ``said`` holds two Chinese characters or more (:data:`CUSTOMER_STATUS_ZH`)."""
     if payload.get("kind") not in ("done", "error", "handoff", "tool_result"):
         return payload
     payload = scrub(payload)
     if caller.role == "customer" and payload.get("kind") == "done":
         status = str(payload.get("status"))
         if status in CUSTOMER_STATUS:
-            payload["headline"] = CUSTOMER_STATUS[status]
+            zh = sum(map(is_han, said[:2000])) >= 2
+            headline = (CUSTOMER_STATUS_ZH if zh else CUSTOMER_STATUS)[status]
+            payload["headline"] = to_traditional(headline) if is_traditional(said) else headline
         payload["error"] = None
     return payload
 
@@ -586,7 +597,7 @@ class UiService:
                 elif kind == "done":
                     done = payload
                     self.keep_files(done, caller)
-                yield _line(public_event(payload, caller))
+                yield _line(public_event(payload, caller, request.text))
         except ThreadOwnerError:
             yield _line({"kind": "error", "error": "this conversation belongs to another account"})
         except TurnBusyError:

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
 from orchestrator.exceptions import HandoffDecidedError, UserError
+from orchestrator.textnorm import to_traditional
 from workflows.customer_service import open_workflow
 from workflows.customer_service.store import OrderStore
 from workflows.customer_service.store.schema import HandoffDecision
@@ -249,7 +250,7 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
     from orchestrator.testing import ScriptedModel
     from orchestrator.ui import build_app
     from orchestrator.ui.auth import Caller, sign_caller
-    from orchestrator.ui.service import CUSTOMER_STATUS
+    from orchestrator.ui.service import CUSTOMER_STATUS, CUSTOMER_STATUS_ZH
 
     settings, store, customer, order = waiting
     settings = settings.model_copy(update={"report_dir": tmp_path / "reports"})
@@ -262,7 +263,11 @@ def test_the_ui_service_409_after_a_withdrawal_and_a_customer_cannot_decide(
             assert own.status_code == 403, own.text
         for text in UI_INSISTENCES:  # tester8 F3: insisting never withdraws the refund
             turn = client.post("/api/turn", json={"text": text, "thread_id": "w"}, headers=me)
-            assert turn.status_code == 200 and CUSTOMER_STATUS["needs_human"] in turn.text, text
+            want = CUSTOMER_STATUS["needs_human"]  # in the customer's language (cs9 d)
+            if text in UI_INSISTENCES[-2:]:  # Simplified, then Traditional Chinese
+                zh = CUSTOMER_STATUS_ZH["needs_human"]
+                want = to_traditional(zh) if text == UI_INSISTENCES[-1] else zh
+            assert turn.status_code == 200 and want in turn.text, text
             assert "withdrawn" not in turn.text and "不会进行" not in turn.text, text
         listed = client.get("/api/handoffs", headers=ops).json()
         assert [(h["thread_id"], h["status"]) for h in listed] == [("w", "waiting")]
@@ -285,7 +290,7 @@ RACES = 8
 #: What the customer says in race i: a withdrawal (even i) or an insistence (odd i, tester8
 #: F3), which never withdraws: the approval is the one outcome there.
 RACE_TEXTS = [
-    "I changed my mind, please don't refund it",
+    "sorry, wrong amount: please make it USD 5 only",  # an amendment withdraws (tester9 F4)
     "Please don't forget about my refund",
     "算了，不用退款了",
     "不要取消我的退款，我还在等",
@@ -348,7 +353,8 @@ def _race(url: str, tmp_path: Path) -> dict[str, int]:
             assert status[thread] == "approved" and decided == "approved", (thread, decided)
             assert refunds == 1 and "will not be made" not in said and "不会进行" not in said
         elif status[thread] == "withdrawn":  # the withdrawal won: nothing written
-            assert ("will not be made" in said or "不会进行" in said) and refunds == 0, said
+            told = ("will not be made", "不会进行", "is withdrawn")  # the last: an amendment
+            assert any(w in said for w in told) and refunds == 0, said
             assert decided.startswith("refused: the customer") and "withdrew" in decided
         else:  # the approval won: one refund, and the customer is told it was approved
             assert status[thread] == "approved" and decided == "approved", (thread, decided)
