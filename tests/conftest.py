@@ -26,3 +26,14 @@ def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("ckpt") / "tiny"
     return build_checkpoint(out, CheckpointSpec(num_hidden_layers=3, tokenizer_vocab_size=512))
+
+
+@pytest.fixture(scope="session")
+def offline_checkpoint(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    """The default offline checkpoint (4 layers, 64 experts, top-6), as the main job builds it;
+    built once per session (8 to 25 s of CPU) for the integration servers and the unit tests
+    that read it (never write to it)."""
+    from serving.checkpoint import CheckpointSpec, build_checkpoint, corpus_from_data_dir
+
+    out = tmp_path_factory.mktemp("serving") / "ernie45-moe-offline"
+    return build_checkpoint(out, CheckpointSpec(), corpus_from_data_dir(data_dir))

@@ -29,13 +29,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name == "test_server_faults.py")
 
 
-@pytest.fixture(scope="session")
-def offline_checkpoint(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    """The default offline checkpoint (4 layers, 64 experts, top-6), as the main job builds it."""
-    out = tmp_path_factory.mktemp("serving") / "ernie45-moe-offline"
-    return build_checkpoint(out, CheckpointSpec(), corpus_from_data_dir(data_dir))
-
-
 #: Layer 1: expert 3 always chosen (gate bias +1), expert 7 never (-1).
 PLANTED_EXPERTS = (
     PlantedExpert(layer=1, expert=3, bias=1.0),

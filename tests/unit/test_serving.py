@@ -78,7 +78,7 @@ def test_planted_bias_makes_an_expert_always_or_never_chosen(tmp_path: Path) -> 
 
 
 def test_default_checkpoint_routes_served_chat_prompts_evenly(
-    data_dir: Path, tmp_path: Path
+    data_dir: Path, offline_checkpoint: Path
 ) -> None:
     """The default checkpoint's load is even on what the workflows send, not only on its
     calibration corpus: chat turns with a fixed system prompt, built from the first 4 rows of
@@ -88,10 +88,9 @@ def test_default_checkpoint_routes_served_chat_prompts_evenly(
     from transformers import AutoTokenizer
 
     from orchestrator.datasets import read_texts
-    from serving.checkpoint import corpus_from_data_dir
     from skills.triage import SYSTEM
 
-    checkpoint = build_checkpoint(tmp_path / "default", corpus=corpus_from_data_dir(data_dir))
+    checkpoint = offline_checkpoint  # the default spec on the data folder's corpus
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
     replayer = ExpertRoutingReplayer(checkpoint)
     counts = 0
