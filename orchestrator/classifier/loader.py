@@ -17,7 +17,9 @@ beyond the one the stack already installs (``transformers`` depends on it).
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 import regex
@@ -81,6 +83,43 @@ def probe_backtracking(pattern: regex.Pattern[str], timeout: float = PROBE_TIMEO
 _PROBED_OK: set[str] = set()
 
 
+@cache
+def _probe_file() -> Path:
+    """Where patterns that passed the probe on this machine are remembered across processes:
+    one :func:`_probe_key` per line, under ``$XDG_CACHE_HOME`` (default ``~/.cache``). Every new
+    process that builds a classifier (each CLI command) would otherwise probe every regex rule
+    again: 1.8 s of CPU of its 2.4 s first build. Only passes are written; an edited file can
+    skip the load-time probe, never the time limit of every search. A plain append-only file
+    (one short line per write, atomic with ``O_APPEND``), not a cache library: it is one set."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "moe-orchestrator" / "regex-probed.txt"
+
+
+def _probe_key(pattern: str) -> str:
+    """SHA-256 of the pattern and of everything the probe's verdict depends on."""
+    probe = f"{regex.__version__}|{REGEX_FLAGS}|{PROBE_TIMEOUT_S}|{PROBE_ATTEMPTS}|{PROBE_LENGTH}"
+    return hashlib.sha256(f"{probe}|{pattern}".encode()).hexdigest()
+
+
+@cache
+def _probed_before() -> frozenset[str]:
+    """The keys in :func:`_probe_file` when this process first needed them (none if unreadable)."""
+    try:
+        return frozenset(_probe_file().read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return frozenset()
+
+
+def _remember_probed(pattern: str) -> None:
+    """Append ``pattern``'s key to :func:`_probe_file`; a cache, so any failure is ignored."""
+    try:
+        _probe_file().parent.mkdir(parents=True, exist_ok=True)
+        with _probe_file().open("a", encoding="ascii") as handle:
+            handle.write(_probe_key(pattern) + "\n")
+    except OSError:
+        pass
+
+
 def compile_rule_regex(path: Path | str, rule: Rule) -> regex.Pattern[str]:
     """Compile a regex rule and refuse patterns that backtrack catastrophically.
 
@@ -104,6 +143,9 @@ def compile_rule_regex(path: Path | str, rule: Rule) -> regex.Pattern[str]:
         )
     if rule.regex in _PROBED_OK:  # the probe reads nothing but the pattern: once is enough
         return compiled
+    if _probe_key(rule.regex) in _probed_before():  # passed in another process
+        _PROBED_OK.add(rule.regex)
+        return compiled
     slow = probe_backtracking(compiled)
     if slow is not None:
         raise RulesError(
@@ -114,6 +156,7 @@ def compile_rule_regex(path: Path | str, rule: Rule) -> regex.Pattern[str]:
             "quantifiers such as (a+)+ or (a|a)*",
         )
     _PROBED_OK.add(rule.regex)
+    _remember_probed(rule.regex)
     return compiled
 
 
