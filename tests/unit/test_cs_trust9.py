@@ -91,6 +91,14 @@ DESCRIBED = [
     "最早那单帮我退款",
     "請幫我把另一張訂單取消",
     "幫我退款最近的那張訂單",
+    "幫我把較舊的那張訂單取消",
+]
+#: Refund questions that name no order: no verdict on an order the customer did not ask about.
+NO_ORDER_QUESTIONS = [
+    "what's your refund policy on sale items?",
+    "do you do refunds for opened boxes?",
+    "退款政策是什么？",
+    "你們的退款規定是什麼？",
 ]
 
 
@@ -302,6 +310,15 @@ async def test_a_refund_set_aside_is_not_refused(shop: Shop) -> None:
     for n, said in enumerate(SET_ASIDE):
         text = _said(await _turn(orch, said.format(id=order), customer, f"b{n}"))
         assert not [w for w in REFUSALS if w in text] and order in text, (said, text)
+
+
+async def test_a_refund_question_naming_no_order_gets_no_verdict_on_one(shop: Shop) -> None:
+    store, orch = shop()
+    customer, own, _ = _people(store)
+    for n, said in enumerate(NO_ORDER_QUESTIONS):
+        text = _said(await _turn(orch, said, customer, f"q{n}"))
+        assert not [o for o in own if o in text], (said, text)
+        assert not [w for w in REFUSALS if w in text], (said, text)
 
 
 def _left(store: OrderStore, customer: str, order: str) -> Decimal:

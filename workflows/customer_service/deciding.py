@@ -244,6 +244,8 @@ def _offer_ids(
         return named[:MAX_OFFERED_ORDERS], bad
     if state.get("last_order_id"):
         return [str(state["last_order_id"])], False
+    if plan.get("tool") == "check_refund_eligibility" and not plan.get("refund_status"):
+        return [], False  # "what is your refund policy?": no verdict on an order not asked about
     return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS), False
 
 

@@ -50,7 +50,8 @@ _STATUS = re.compile(
 #: Words that ask whether a refund can be had: an eligibility question, not a status one.
 _CAN_I = re.compile(
     r"\b(?:can i|could i|may i|am i|eligib\w*|entitled|would i|if|policy|policies|possible|"
-    r"allowed|refundable|how do i|how can i)\b|能不能|可不可以|能否|可以退|能退|是否可以|政策|"
+    r"allowed|refundable|how do i|how can i|rules?|terms|conditions)\b|能不能|可不可以|能否|可以退|"
+    r"能退|是否可以|政策|规定|规则|条款|条件|"
     r"如果|万一|假如|要是",
     re.I,
 )
