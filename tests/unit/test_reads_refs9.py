@@ -103,6 +103,7 @@ async def test_an_id_not_on_the_account_is_said_so_with_no_order(shop) -> None:
         text = await _reply(orch, said, customer, f"not-{n}")
         assert any(w in text for w in _NOT_FOUND), (said, text)
         assert not [o for o in [*own, theirs] if o in text], (said, text)
+    assert store.tools(customer).refund_count(own[0]) == 0  # nothing offered, nothing written
     assert store.tools(other).order_of(tracking=tracking) == theirs
 
 

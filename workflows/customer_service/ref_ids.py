@@ -24,13 +24,11 @@ from workflows.customer_service.store import OrderStore
 #: A refund id: ``RF-000132``, ``rf000132``, ``RF 132`` (normalised text).
 _REFUND = re.compile(r"(?<![A-Za-z0-9])RF[-_\s#]?(\d{3,9})(?![0-9])", re.I)
 #: A tracking number: a carrier's prefix and digits, or a token after a tracking-number word.
-_TRACKING = re.compile(
-    r"(?<![A-Za-z0-9])(1Z[0-9A-Z]{8,16}|(?:TRK|SF|JD|YT|ZTO|EMS)\d{8,16})(?![A-Za-z0-9])|"
-    r"(?:tracking|waybill|parcel|package|shipment|运单|快递|物流|包裹)\s*"
-    r"(?:number|no\.?|code|id|#|号|号码|单号|单|编号)?"
-    r"\s*(?:is|:|：|#)?\s*(?P<worded>(?=[A-Za-z0-9]*\d{6})[A-Za-z0-9]{8,30})(?![A-Za-z0-9])",
-    re.I,
-)
+_PREFIXED = r"(?<![A-Za-z0-9])(1Z[0-9A-Z]{8,16}|(?:TRK|SF|JD|YT|ZTO|EMS)\d{8,16})(?![A-Za-z0-9])"
+_WORD = r"(?:tracking|waybill|parcel|package|shipment|运单|快递|物流|包裹)"
+_LABEL = r"\s*(?:number|no\.?|code|id|#|号|号码|单号|单|编号)?\s*(?:is|:|：|#)?\s*"
+_TOKEN = r"(?P<worded>(?=[A-Za-z0-9]*\d{6})[A-Za-z0-9]{8,30})(?![A-Za-z0-9])"
+_TRACKING = re.compile(f"{_PREFIXED}|{_WORD}{_LABEL}{_TOKEN}", re.I)
 _NOT_FOUND = {
     "en": "I could not find {refs} on your account, so I cannot tell you anything about it. "
     "Please check it, or give the order id (ORD- and six digits). Nothing was changed.",
