@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 from argparse import Namespace
 from typing import Any
 
 from benchmarks.gpu.common import Workspace, log, messages_for, run_orders, texts
-from benchmarks.gpu.load import one_call, pct, run_load_mp
+from benchmarks.gpu.load import one_call, run_load_mp, summarise_modes
 
 Urls = dict[str, str | None]
 #: First guess of one repetition's seconds, by concurrency (then learnt from the runs).
@@ -82,24 +81,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per mode (``off``, ``on``): repetitions, mean and each output tok/s, TTFT p50/p99 (s)
     pooled over all streamed requests, mean latency p50/p99 (s), mean body bytes, errors; and
     ``capture_overhead_pct`` = 100 x (1 - on / off output tok/s) when both were run."""
-    out: dict[str, Any] = {}
-    for mode in ("off", "on"):
-        rs = [r for r in runs if r["mode"] == mode]
-        if not rs:
-            continue
-        ttfts = [v for r in rs for v in r.get("ttft_values_s", [])]
-        out[mode] = {
-            "reps": len(rs),
-            "output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in rs), 1),
-            "output_tok_s_each": [r["output_tok_s"] for r in rs],
-            "ttft_p50_s": pct(ttfts, 0.5),
-            "ttft_p99_s": pct(ttfts, 0.99),
-            "ttft_samples": len(ttfts),
-            "latency_p50_s_mean": statistics.fmean(r["latency_p50_s"] for r in rs),
-            "latency_p99_s_mean": statistics.fmean(r["latency_p99_s"] for r in rs),
-            "body_bytes_mean": statistics.fmean(r["body_bytes_mean"] for r in rs),
-            "errors": sum(r["errors"] for r in rs),
-        }
+    out: dict[str, Any] = summarise_modes(runs, ("off", "on"), extra_means=("latency_p99_s",))
     if "on" in out and "off" in out:
         out["capture_overhead_pct"] = round(
             100.0 * (1 - out["on"]["output_tok_s_mean"] / out["off"]["output_tok_s_mean"]), 2

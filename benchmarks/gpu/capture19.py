@@ -43,6 +43,7 @@ from benchmarks.gpu.load import (
     pct,
     run_load_mp,
     sse_chunks,
+    summarise_modes,
     worker_pool,
 )
 
@@ -246,22 +247,7 @@ def summarise(runs: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
     """Per mode: repetitions, each and mean output tok/s, body bytes, TTFT p50/p99 pooled,
     latency p50 mean, errors; and ``overhead_pct`` of each mode against ``off`` (100 x (1 -
     mode / off) of the means), with the per-repetition overheads (same repetition's off)."""
-    out: dict[str, Any] = {}
-    for mode in modes:
-        rs = [r for r in runs if r["mode"] == mode]
-        if not rs:
-            continue
-        ttfts = [v for r in rs for v in r.get("ttft_values_s", [])]
-        out[mode] = {
-            "reps": len(rs),
-            "output_tok_s_each": [r["output_tok_s"] for r in rs],
-            "output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in rs), 1),
-            "body_bytes_mean": round(statistics.fmean(r["body_bytes_mean"] or 0 for r in rs), 1),
-            "ttft_p50_s": pct(ttfts, 0.5),
-            "ttft_p99_s": pct(ttfts, 0.99),
-            "latency_p50_s_mean": round(statistics.fmean(r["latency_p50_s"] for r in rs), 4),
-            "errors": sum(r["errors"] for r in rs),
-        }
+    out: dict[str, Any] = summarise_modes(runs, modes)
     off = out.get("off", {}).get("output_tok_s_mean")
     if off:
         for mode in modes:

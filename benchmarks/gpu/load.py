@@ -348,3 +348,33 @@ def summarise_load(
         if plain
         else None,
     }
+
+
+def summarise_modes(
+    runs: list[dict[str, Any]], modes: Sequence[str], *, extra_means: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Each mode's repetitions (``runs``: :func:`summarise_load` results, each with its ``mode``)
+    pooled, for the modes in ``modes`` that were run: repetitions, each and mean output tok/s,
+    mean body bytes (a missing size counts 0), TTFT p50/p99 (s) and samples pooled over all
+    streamed requests, mean latency p50 (s), errors; and ``<key>_mean`` of each key in
+    ``extra_means`` (``"latency_p99_s"``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for mode in modes:
+        rs = [r for r in runs if r["mode"] == mode]
+        if not rs:
+            continue
+        ttfts = [v for r in rs for v in r.get("ttft_values_s", [])]
+        out[mode] = {
+            "reps": len(rs),
+            "output_tok_s_each": [r["output_tok_s"] for r in rs],
+            "output_tok_s_mean": round(statistics.fmean(r["output_tok_s"] for r in rs), 1),
+            "body_bytes_mean": round(statistics.fmean(r["body_bytes_mean"] or 0 for r in rs), 1),
+            "ttft_p50_s": pct(ttfts, 0.5),
+            "ttft_p99_s": pct(ttfts, 0.99),
+            "ttft_samples": len(ttfts),
+            "latency_p50_s_mean": round(statistics.fmean(r["latency_p50_s"] for r in rs), 4),
+            "errors": sum(r["errors"] for r in rs),
+        }
+        for key in extra_means:
+            out[mode][f"{key}_mean"] = round(statistics.fmean(r[key] for r in rs), 4)
+    return out
