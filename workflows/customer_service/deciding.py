@@ -280,17 +280,7 @@ def out_of_scope(state: CustomerServiceState, asks: Asks, *, named: bool = False
     or an order: the customer is told this shop's service cannot help with it (tester4
     finding 8), rather than a person being asked to approve nothing. First turn only: later
     in a conversation "what about the other one?" reads out of scope on its own."""
-    return (
-        state.get("route") == FALLBACK
-        and state.get("fallback_reason") == "out_of_scope"
-        and int(state.get("turn") or 1) <= 1
-        and not state["signals"]["intents"]
-        and not state["signals"]["order_ids"]
-        and not named
-        and not asks.writes
-        and not asks.reads
-        and _readable(state["message"])
-    )
+    return state.get("fallback_reason") == "out_of_scope" and _unsure_opening(state, asks, named)
 
 
 def _unsure_opening(state: CustomerServiceState, asks: Asks, named: bool) -> bool:
