@@ -58,6 +58,9 @@ _TEXTS = {
         "which_order": "Which order do you mean? Please give its id (ORD- and six digits). "
         "Nothing was changed.",
         "which_of": "Which order do you mean: {ids}? Nothing was changed.",
+        "no_refunds": "There is no refund on any of your orders. Nothing was changed.",
+        "which_refund": "You have refunds on {count} orders ({ids}). Which order or refund do "
+        "you mean? Please give its id (ORD-… or RF-…). Nothing was changed.",
         "address": "Please tell me the new address (street and number, city, postcode). "
         "Nothing was changed: {why}.",
         "not_done": "OK, I did not {what} order {order_id}; nothing was changed.",
@@ -88,6 +91,9 @@ _TEXTS = {
         "请问是哪一个订单？没有做任何更改。",
         "which_order": "请问是哪一个订单？请提供订单号（ORD- 加六位数字）。没有做任何更改。",
         "which_of": "请问是哪一个订单：{ids}？没有做任何更改。",
+        "no_refunds": "您的订单都没有退款记录。没有做任何更改。",
+        "which_refund": "您有 {count} 个订单有退款（{ids}）。请问是哪一个订单或退款？"
+        "请提供订单号或退款号（ORD-… 或 RF-…）。没有做任何更改。",
         "address": "请告诉我新的收货地址（省市区、街道和门牌号）。没有做任何更改：{why}。",
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",

@@ -9,6 +9,7 @@ back, not the money-moving one. Split out of :mod:`workflows.customer_service.gr
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from orchestrator.routes import FALLBACK
@@ -28,6 +29,7 @@ from workflows.customer_service.language import reply_language
 from workflows.customer_service.order_words import describes_an_order
 from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.ref_ids import ref_orders
+from workflows.customer_service.refund_status import waives_refund
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
     MAX_MESSAGE_CHARS,
@@ -36,7 +38,7 @@ from workflows.customer_service.state import (
     CustomerServiceState,
 )
 from workflows.customer_service.store import OrderStore
-from workflows.customer_service.store.tools import WRITE_TOOLS, ToolResult
+from workflows.customer_service.store.tools import WRITE_TOOLS, OrderTools, ToolResult
 
 #: The write tools (each runs only confirmed, through :func:`execute_write`).
 WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
@@ -46,6 +48,11 @@ _READ_TOOLS = {"eligibility": "check_refund_eligibility"}
 _ALL_ORDERS = 10_000
 #: Why-nots of a write mention that ask something (answered with a read of that write).
 _ANSWERED = ("question", "not_asked", "conditional", "past")
+#: "Where" in a message with no other read word (after a refund waived: a tracking read).
+_WHERE = re.compile(r"\bwhere\b|到哪|在哪", re.I)
+#: At most this many refunded orders are answered for "is my refund approved yet?" (no id);
+#: more: the customer is asked which one.
+_FEW_REFUNDS = 3
 #: The triage's issue types mapped to *read* intents: the triage never picks a write.
 _TRIAGE_READ = {
     "refund": "eligibility",
@@ -147,6 +154,9 @@ def _target(
             plan["order_ids"], question = [], confirming.text("bad_id", language)
         elif not named[0] and describes_an_order(state["message"]):  # "my other order"
             plan["order_ids"], question = [], confirming.text("which_order", language)
+        elif plan.get("refund_status") and not named[0] and not state.get("last_order_id"):
+            tools = store.tools(str(state["customer_id"]))  # "is my refund approved yet?"
+            plan["order_ids"], question = own_refunds(plan, tools, language)
     if not plan["order_ids"]:
         plan["tool"] = None
     return question
@@ -249,6 +259,27 @@ def _offer_ids(
     return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS), False
 
 
+def own_refunds(
+    plan: dict[str, Any], tools: OrderTools, language: str
+) -> tuple[list[str], str | None]:
+    """The orders a refund-status question naming no order and no refund is answered for:
+    the customer's own refunded orders (each one answered: ``plan["each"]``) when there are
+    at most :data:`_FEW_REFUNDS`, else a question back listing them; none: "there is no
+    refund on any of your orders" (never the verdict on their newest order, which reads as
+    "you have no refund" when one is on another order)."""
+    orders = tools.refunded_order_ids(_FEW_REFUNDS + 1)
+    if not orders:
+        return [], confirming.text("no_refunds", language)
+    if len(orders) > _FEW_REFUNDS:
+        shown = tools.refunded_order_ids(MAX_OFFERED_ORDERS)
+        ids = ", ".join(shown[:5]) + (", …" if len(shown) > 5 else "")
+        count = f"{len(shown)}+" if len(shown) == MAX_OFFERED_ORDERS else str(len(shown))
+        return [], confirming.text("which_refund", language, count=count, ids=ids)
+    if len(orders) > 1:
+        plan["each"] = orders
+    return orders, None
+
+
 def _read_intent(
     asks: Asks, intents: list[str], triage: IssueTriage, named_order: bool, message: str
 ) -> str | None:
@@ -263,11 +294,16 @@ def _read_intent(
     whys = {w for _, w in asks.declined}
     set_aside = bool(whys) and not whys & set(_ANSWERED)  # negated, pasted: no ask made
     set_aside = set_aside and not asks.refund_status and "?" not in normalise(message)
-    if asks.reads:  # never a refund verdict for a refund set aside ("I don't want my money back")
-        return "status" if set_aside and asks.reads[0] == "eligibility" else asks.reads[0]
+    waived = waives_refund(normalise(message).lower())  # "no refund needed, where is ORD-…?"
+    set_aside = set_aside or waived
+    reads = [r for r in asks.reads if not (waived and r == "eligibility")]
+    if reads:  # never a refund verdict for a refund set aside ("I don't want my money back")
+        return "status" if set_aside and reads[0] == "eligibility" else reads[0]
     words = [i for i in intents if i in ("track", "status")]
     if words:
         return words[0]
+    if waived and _WHERE.search(message):  # "no refund needed, just tell me where ORD-… is"
+        return "track"
     triaged = _TRIAGE_READ.get(triage.issue_type) if triage.parsed else None
     if triaged == "eligibility" and set_aside:
         triaged = "status"

@@ -57,6 +57,32 @@ _CAN_I = re.compile(
 )
 
 
+#: The customer says they want no refund ("I don't want my money back", "no refund needed",
+#: 不用退款, 不要退钱): a question in the same message is about the order, never a refund.
+_WAIVED = re.compile(
+    r"\b(?:(?:do not|don'?t|dont|doesn'?t|not|no|never)\s+(?:\w+\s+){0,2}?(?:want|need|"
+    r"asking for|after|looking for|requesting|interested in|seeking)\s+"
+    r"(?:a\s+|my\s+|the\s+|any\s+)?(?:refund|money back|reimbursement)|"
+    r"no need (?:for|to) (?:\w+ )?refund|no refund (?:is )?(?:needed|necessary|required|please|"
+    r"for me|thanks)|not (?:about|for) (?:a |my )?refund)\b|"
+    r"(?:不用|不要|不需要|不想|不必|无需|没想|不是要|不是想|不打算)(?:申请)?(?:退款|退钱|退货退款)",
+    re.I,
+)
+
+
+def waives_refund(low: str) -> bool:
+    """Whether ``low`` (normalised, lower-cased) says the customer wants no refund, so its
+    question is about the order's status, not a refund (no verdict, no offer).
+
+    Example:
+        >>> waives_refund("i don't want my money back, where is ord-100200?")
+        True
+        >>> waives_refund("is my refund approved yet?")
+        False
+    """
+    return bool(_WAIVED.search(low))
+
+
 def asks_status(low: str) -> bool:
     """Whether ``low`` (normalised, lower-cased) asks about a refund that exists or not yet
     (where it is, whether it went through, how much), not whether one can be had.

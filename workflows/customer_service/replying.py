@@ -22,7 +22,7 @@ from orchestrator.core.gateway import ModelGateway
 from skills import IssueTriage
 from skills.reply import stream_reply
 from workflows.customer_service.amounts import refund_ask
-from workflows.customer_service.asks import doubt, read_asks
+from workflows.customer_service.asks import doubt, normalise, read_asks
 from workflows.customer_service.claims import (
     Lang,
     ReplyChecker,
@@ -32,6 +32,7 @@ from workflows.customer_service.claims import (
     message_topic,
     outcome_key,
 )
+from workflows.customer_service.refund_status import waives_refund
 
 
 @dataclass
@@ -157,6 +158,8 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
     if ("cancel", "part") in asks.declined and "cancel" not in asks.writes:
         return _PART_CANCEL[zh].format(id=ids[0] if ids else ("订单" if zh else "an order"))
     hinted = [i for i, why in asks.declined if why in _HINTED and i not in asks.writes]
+    if waives_refund(normalise(message).lower()):  # "I don't want my money back": no offer
+        hinted = [i for i in hinted if i != "refund"]
     if not hinted or asks.writes or _WHERE_IS.search(message):
         return None
     read = _CAN_READ[hinted[0]][zh].format(id=ids[0] if ids else ("订单" if zh else "your order"))

@@ -654,6 +654,20 @@ class OrderTools:
                 or 0
             )
 
+    def refunded_order_ids(self, limit: int = 50) -> list[str]:
+        """Ids of the customer's orders that have a refund, newest refund first (at most
+        ``limit``): what "is my refund approved yet?" with no id is about."""
+        query = (
+            select(Refund.order_id, func.max(Refund.id))
+            .join(Order, Order.id == Refund.order_id)
+            .where(Order.customer_id == self.customer_id)
+            .group_by(Refund.order_id)
+            .order_by(func.max(Refund.id).desc())
+            .limit(limit)
+        )
+        with self.sessions() as session:
+            return [str(row[0]) for row in session.execute(query)]
+
     def order_of(self, refund_id: int | None = None, tracking: str | None = None) -> str | None:
         """The id of the customer's order that refund ``refund_id`` (``RF-000132`` is 132) or
         the shipment with tracking number ``tracking`` belongs to; None when it is none of
