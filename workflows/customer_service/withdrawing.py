@@ -43,6 +43,7 @@ from workflows.customer_service.language import reply_language
 from workflows.customer_service.signals import read_signals
 from workflows.customer_service.state import MAX_HISTORY, CustomerServiceState
 from workflows.customer_service.store import OrderStore
+from workflows.customer_service.waiting_words import keeps_waiting
 
 #: The intent of each write tool (the ask a withdrawal negates).
 INTENT_OF_TOOL = {
@@ -341,10 +342,12 @@ async def waiting_input(
     """The graph input of a customer's ``message`` on a thread where a person decides or just
     decided a write (``graph``: the compiled graph; its checkpoint says which), else None.
 
-    * The thread waits in ``handoff``: a withdrawal (:func:`withdraws`) that wins the store's
-      claim is a ``Command(resume=…)`` that resumes the handoff with it (nothing is written).
-      Any other message, or a withdrawal that lost the claim to a person's decision, returns
-      None (the dispatcher answers that the conversation waits for a person); the message is
+    * The thread waits in ``handoff``: a withdrawal (:func:`withdraws`), or any message not of
+      a benign kind (:func:`~workflows.customer_service.waiting_words.keeps_waiting`: it may
+      change the write, tester9b F4), that wins the store's claim is a ``Command(resume=…)``
+      that resumes the handoff with it (nothing is written). A benign message (thanks,
+      urging, a status question), or a withdrawal that lost the claim to a person's decision,
+      returns None (the dispatcher answers that the conversation waits for a person); the message is
       added to the handoff's context first, where the person deciding sees it.
     * A person approved it since the customer last wrote, and the write was made: a
       withdrawal is answered that it was approved already (:func:`already_text`).
@@ -357,7 +360,11 @@ async def waiting_input(
         return _already_decided(snapshot.values or {}, message)
     thread_id, turn = request.thread_id, int(pending.get("turn") or 0)
     customer = str(request.customer_id or "")
-    amended = amends(message, pending.get("action"))  # another amount or order (tester9 F4)
+    action = pending.get("action")
+    # tester9 F4 / 9b F4: a change (amends), or anything not a benign kind, makes it stale
+    amended = amends(message, action) or not (
+        withdraws(message, action) or keeps_waiting(message, action)
+    )
     withdrawal: Command[Any] = Command(
         resume={
             "withdrawn": True,
@@ -366,7 +373,7 @@ async def waiting_input(
             "by": f"customer:{customer}",
         }
     )
-    if amended or withdraws(message, pending.get("action")):
+    if amended or withdraws(message, action):
         won = (
             await asyncio.to_thread(
                 store.coordination.withdraw_handoff, thread_id, turn, customer, message
