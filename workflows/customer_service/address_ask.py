@@ -81,6 +81,57 @@ _MORE = re.compile(
     r"(?:发货|寄出|送达)(?:后|以后|之后|前|以前|之前)|以后|之后|以前|之前|下次|默认|"
     r"所有订单|其他订单|别的订单"
 )
+#: After an address (up to contact details), what is no part of one (tester9b F2): a
+#: lower-case connector or instruction ("so my neighbour…", ", and please gift wrap it", "as
+#: it's a gift", "deliver on Monday"; ``and`` before a capital stays: "Building and Garden"),
+#: or, after a comma, a Chinese clause with a delivery time or instruction (，下周再寄,
+#: ，到了给我打电话, ，送到后放管理室) or with no address part at all (号, 室, 路, a number…).
+_NOT_ADDRESS = re.compile(
+    r"\b(?:so|as)\s|\band\b(?!\s+[A-Z0-9])|\b(?:please|pls|kindly)\s+\w|"
+    r"\b(?:deliver(?:ed|y|ies)?|gift|wrap(?:ped)?|neighbou?rs?|signs?|signed)\b|"
+    r"\bring (?:twice|once|the|me|us|my|when)\b|\bcall (?:me|us|when|on|before|ahead|first)\b|"
+    r"\bleave (?:it|them|at|with|by|outside|in|on)\b|"
+    r"\bon (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+)
+#: A bracket at the end of the address, and what in one is an address part ("(A座)",
+#: "(Building B)", "Flat 3 (rear)") rather than a note ("(ring twice)", "(side door)").
+_LAST_BRACKET = re.compile(r"[(\[（【]([^)\]）】]*)[)\]）】]?\s*$")
+_BRACKET_PART = re.compile(r"\d|[A-Z]|\b(?:floor|flat|unit|apt|suite|block|room|level)\b")
+_ZH_CLAUSE = re.compile(r"[，,；;]\s*([^，,；;]*[\u4e00-\u9fff][^，,；;]*)")
+_ZH_INSTRUCTION = re.compile(
+    r"送|寄|放|打电话|到了|给我|周[一二三四五六日末]|星期|礼拜|下[周个]|明天|后天|今天|晚上|"
+    r"上午|下午|麻烦|快点|尽快|礼物|包装|签收|代收|敲门|门铃"
+)
+_ZH_PART = re.compile(
+    r"[号室楼层单元栋幢座区市省县路街道巷弄村镇乡州国院苑园城厦里坊\d]|中心|小区|台湾|香港|澳门"
+)
+_ZH_COURTESY = re.compile(r"^(?:谢谢|多谢|谢了|辛苦了|感谢)[!！。.]*$")
+
+
+def _not_address(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (from the address to any contact details) holds a note in
+    a bracket at its end or a clause that is not an address part (:data:`_NOT_ADDRESS`,
+    :data:`_ZH_INSTRUCTION`, :data:`_ZH_PART`)."""
+    span = text[start:end]
+    last = _LAST_BRACKET.search(span)
+    if last and (
+        _ZH_INSTRUCTION.search(last.group(1))
+        or (
+            re.search(r"[a-z]+\s+[a-z]+", last.group(1)) and not _BRACKET_PART.search(last.group(1))
+        )
+    ):
+        return True
+    if _NOT_ADDRESS.search(span):
+        return True
+    for clause in _ZH_CLAUSE.findall(span):
+        clause = clause.strip()
+        if _ZH_COURTESY.match(clause):
+            continue
+        if _ZH_INSTRUCTION.search(clause) or not _ZH_PART.search(clause):
+            return True
+    return False
+
+
 #: A place told by whose it is (``my mum's place``, ``her office``, 我妈家): no postal address
 #: unless a number follows.
 _WHOSE = re.compile(r"(?:my|our|his|her|their|your|the same|the usual)\b|[我你他她]", re.I)
@@ -104,9 +155,11 @@ def address_end(text: str, start: int, end: int) -> tuple[int, str]:
         return end, CONDITIONAL
     if _ALTERNATIVE.search(text, start, end):
         return end, TWO_ADDRESSES
-    if _MORE.search(text, start, end):
-        return end, MORE_THAN_ADDRESS
     contact = _CONTACT.search(text, start, end)
+    if _MORE.search(text, start, end) or _not_address(
+        text, start, contact.start() if contact else end
+    ):
+        return end, MORE_THAN_ADDRESS
     end = contact.start() if contact else end
     candidate = text[start:end].strip()
     if _WHOSE.match(candidate) and not re.search(r"\d", candidate):

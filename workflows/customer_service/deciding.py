@@ -26,7 +26,7 @@ from workflows.customer_service.asks import (
     third_language,
 )
 from workflows.customer_service.language import reply_language
-from workflows.customer_service.order_words import describes_an_order
+from workflows.customer_service.order_words import write_describes_order
 from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.ref_ids import ref_orders
 from workflows.customer_service.refund_status import waives_refund
@@ -152,7 +152,7 @@ def _target(
         language = reply_language(state["message"], str(state.get("locale") or "en_US"))
         if bad:  # never another order's facts for an id that could not be read (tester8 F6)
             plan["order_ids"], question = [], confirming.text("bad_id", language)
-        elif not named[0] and describes_an_order(state["message"]):  # "my other order"
+        elif not named[0] and write_describes_order(state["message"], read=True):  # "other"
             plan["order_ids"], question = [], confirming.text("which_order", language)
         elif plan.get("refund_status") and not named[0] and not state.get("last_order_id"):
             tools = store.tools(str(state["customer_id"]))  # "is my refund approved yet?"
@@ -207,8 +207,8 @@ def _write_target(
         return [], confirming.text("which_of", language, ids=", ".join(named[:5]))
     if named:
         return named, None
-    if describes_an_order(state["message"]):  # "my other order": not the conversation's
-        return [], confirming.text("which_order", language)  # (tester9 F1)
+    if write_describes_order(state["message"]):  # "my other order", "the earbuds order":
+        return [], confirming.text("which_order", language)  # never assumed (tester9/9b F1)
     if state.get("last_order_id"):
         return [str(state["last_order_id"])], None
     own = store.tools(str(state["customer_id"])).order_ids(2)

@@ -64,3 +64,67 @@ def describes_an_order(message: str) -> bool:
         (True, False)
     """
     return bool(_DESCRIBED.search(normalise(message[:4000])))
+
+
+#: Words that may stand right before "order"/"one"/"purchase" in a plain reference to the
+#: conversation's order ("refund this order", "cancel the one", "my whole order"): a verb,
+#: a plain determiner or a preposition. Any other word there describes an order ("the
+#: earbuds order", "my 1st order", "the cheaper one") and a write then asks for its id.
+_PLAIN_BEFORE = frozenset(
+    re.findall(
+        r"\S+",
+        "the my this that your our its whole entire full complete current same existing "
+        "refund cancel return change update amend modify edit redirect reroute void stop "
+        "for on of to in from with about please pls plz and or but then just so me us it is "
+        "was be",
+    )
+)
+_NOUNS = frozenset(("order", "one", "purchase"))
+#: What describes orders for a write only (a read may answer them all): a plural, "all",
+#: 两个订单, 所有订单.
+_MANY = re.compile(
+    r"\b(?:orders|purchases|ones)\b|"
+    r"\ball (?:of )?(?:my|the|them|these|those)\b|[两俩几多][个张单笔]订单|所有(?:的)?订单|"
+    r"全部(?:的)?订单|订单都|都退",
+    re.I,
+)
+#: What describes an order beyond :data:`_DESCRIBED` (tester9b F1): a digit ordinal, "both",
+#: "the order before", "order number two", what follows the order ("the order with the desk
+#: lamp", "the one I bought"), in Chinese a clause ending in 的 before it (买耳机的那个订单).
+_WRITE_DESCRIBED = re.compile(
+    r"\b\d+(?:st|nd|rd|th)\b|\b(?:both|either|neither)\b|"
+    r"\b(?:order|one|purchase)\s+(?:before|after|earlier|prior)\b|"
+    r"\b(?:order|one)\s+(?:number|no\.?|#)\s*(?:\d|one|two|three|four|five)|"
+    r"\b(?:order|one|purchase)\s+(?:with|containing|contains|including|which|where|that|"
+    r"(?:i|we)\b|of (?:the|my|a|an)\b|for (?:the|a|an|my)\s+(?!full|whole|entire|total))|"
+    r"[^\s我你您他她它们这那该此本，,。！？!?、的]的(?:那|这)?一?[个张单笔份]?(?:订单|单|个)",
+    re.I,
+)
+_WORD = re.compile(r"[a-z0-9$€£¥][a-z0-9$€£¥.'-]*", re.I)
+
+
+def write_describes_order(message: str, *, read: bool = False) -> bool:
+    """Whether a write naming no order id must ask for it: ``message`` refers to an order
+    other than by a pronoun or plain deixis ("it", "this order", "the one", 这个订单) or no
+    reference at all ("refund please"). Everything :func:`describes_an_order` finds, and an
+    item, ordinal, comparative or plural ("the earbuds order", "my 1st order", "the cheaper
+    one", "both orders", 买耳机的那个订单): the conversation's order is then never assumed,
+    even where the description happens to fit it. ``read``: for a read, where more than one
+    order may be answered, a plural or "all" is no description.
+
+    Example:
+        >>> write_describes_order("refund the earbuds order"), write_describes_order("refund it")
+        (True, False)
+        >>> write_describes_order("請退款買跑鞋的那張訂單"), write_describes_order("這張訂單退款")
+        (True, False)
+    """
+    text = normalise(message[:4000])
+    if describes_an_order(message) or _WRITE_DESCRIBED.search(text):
+        return True
+    if not read and _MANY.search(text):
+        return True
+    words = [w.lower().strip(".'-") for w in _WORD.findall(text)]
+    return any(
+        word in _NOUNS and i > 0 and words[i - 1] not in _PLAIN_BEFORE
+        for i, word in enumerate(words)
+    )
