@@ -180,55 +180,64 @@ async def run_batch_job(
     """
     batch_id = batch_id or batch_id_for(source)
     with batch_run_lock(factory.store().engine, batch_id):  # one live run per batch (lease.py)
-        total, ledger, batch_id, interrupted = _open_job(
-            source, factory, urls, engine, batch_id, on_start
-        )
+        job = _open_job(source, factory, urls, engine, batch_id, options, on_start, on_row)
         try:
             orchestrators = await factory.orchestrators(urls) if engine == "local" else None
         except ServerUnavailableError as exc:
             await factory.aclose()
-            summary = await _all_unreachable(
-                source, ledger, batch_id, options, total, exc, on_row=on_row
-            )
-            summary = summary.model_copy(update={"interrupted_requests": interrupted})
-            files = write_batch_results(source, ledger, batch_id, out, formats)
-            return BatchJobResult(summary=summary, files=files)
+            summary = await _all_unreachable(job, exc)
+            return BatchJobResult(summary=job.counted(summary), files=job.write(out, formats))
         try:
-            if orchestrators is not None:
-                summary = await _run_local(
-                    source, factory, orchestrators, ledger, batch_id, options, total, on_row, stop
-                )
-            else:
-                summary = await asyncio.to_thread(  # Ray's driver loop blocks: in a worker thread
-                    run_ray,
-                    source,
-                    factory,
-                    urls,
-                    ledger,
-                    batch_id,
-                    options,
-                    total=total,
-                    workers=ray_workers,
-                    on_row=on_row,
-                    ray_address=ray_address,
-                )
+            summary = await _run_engine(
+                job,
+                urls,
+                orchestrators,
+                stop=stop,
+                ray_workers=ray_workers,
+                ray_address=ray_address,
+            )
         finally:
             # The engine is done (or failed): no request of this batch can still be in flight, so
             # one left `running` belongs to a worker that died mid-request (a killed Ray actor:
             # Ray Data sent its rows again, and the ledger kept each row once). Close them all,
             # whatever the engine and however it ended.
-            interrupted += ledger.close_interrupted(batch_id)
-        summary = summary.model_copy(update={"interrupted_requests": interrupted})
+            job.interrupted += job.ledger.close_interrupted(batch_id)
         filled = None
         if fill_routing and not (stop is not None and stop.is_set()):
             filled = await fill_batch_routing(factory, batch_id, stop=stop, on_fill=on_fill)
-        files = write_batch_results(source, ledger, batch_id, out, formats)
         return BatchJobResult(
-            summary=summary,
-            files=files,
+            summary=job.counted(summary),
+            files=job.write(out, formats),
             routing_fill=filled,
             pending_routing=pending_routing_count(factory.store(), batch_id=batch_id),
         )
+
+
+@dataclass
+class _Job:
+    """One run of an open batch: what the engines and the results writer share.
+
+    Attributes:
+        interrupted: Requests left ``running`` (by a killed run before this one, then by a
+            worker that died in this one), closed as interrupted.
+    """
+
+    source: BatchInput
+    factory: OrchestratorFactory
+    ledger: BatchLedger
+    batch_id: str
+    options: BatchOptions
+    total: int
+    on_row: OnRow | None
+    interrupted: int
+
+    def counted(self, summary: BatchSummary) -> BatchSummary:
+        """``summary`` with the interrupted requests counted."""
+        return summary.model_copy(update={"interrupted_requests": self.interrupted})
+
+    def write(self, out: Path, formats: Iterable[str]) -> list[Path]:
+        """Write the results files (see :func:`write_batch_results`)."""
+        return write_batch_results(self.source, self.ledger, self.batch_id, out, formats)
 
 
 def _open_job(
@@ -237,10 +246,11 @@ def _open_job(
     urls: Sequence[str],
     engine: Engine,
     batch_id: str,
+    options: BatchOptions,
     on_start: Callable[[str, BatchProgress], None] | None,
-) -> tuple[int, BatchLedger, str, int]:
-    """Check the arguments and open (or resume) the batch: ``(data rows, ledger, batch id,
-    requests a killed run left running)``.
+    on_row: OnRow | None,
+) -> _Job:
+    """Check the arguments and open (or resume) the batch.
 
     Raises:
         UserError: An unknown engine, no URL, or the batch id exists with another mapping.
@@ -255,55 +265,64 @@ def _open_job(
     if on_start is not None:
         finished = ledger.finished_rows(batch_id)
         on_start(batch_id, BatchProgress(total=total, skipped=len(finished)))
-    return total, ledger, batch_id, interrupted
+    return _Job(source, factory, ledger, batch_id, options, total, on_row, interrupted)
 
 
-async def _run_local(
-    source: BatchInput,
-    factory: OrchestratorFactory,
-    orchestrators: list[Orchestrator],
-    ledger: BatchLedger,
-    batch_id: str,
-    options: BatchOptions,
-    total: int,
-    on_row: OnRow | None,
+async def _run_engine(
+    job: _Job,
+    urls: Sequence[str],
+    orchestrators: list[Orchestrator] | None,
+    *,
     stop: asyncio.Event | None,
+    ray_workers: int,
+    ray_address: str | None,
 ) -> BatchSummary:
-    """The local engine over ``orchestrators``; the factory's clients are closed after."""
+    """The rows on the local engine over ``orchestrators`` (the factory's clients are closed
+    after) or, when there are none (``engine="ray"``), on Ray."""
+    if orchestrators is None:
+        return await asyncio.to_thread(  # Ray's driver loop blocks: in a worker thread
+            run_ray,
+            job.source,
+            job.factory,
+            urls,
+            job.ledger,
+            job.batch_id,
+            job.options,
+            total=job.total,
+            workers=ray_workers,
+            on_row=job.on_row,
+            ray_address=ray_address,
+        )
     try:
         return await run_local(
-            source,
+            job.source,
             EndpointPool(orchestrators),
-            ledger,
-            batch_id,
-            options,
-            total=total,
-            on_row=on_row,
+            job.ledger,
+            job.batch_id,
+            job.options,
+            total=job.total,
+            on_row=job.on_row,
             stop=stop,
         )
     finally:
-        await factory.aclose()
+        await job.factory.aclose()
 
 
-async def _all_unreachable(
-    source: BatchInput,
-    ledger: BatchLedger,
-    batch_id: str,
-    options: BatchOptions,
-    total: int,
-    exc: ServerUnavailableError,
-    *,
-    on_row: OnRow | None,
-) -> BatchSummary:
+async def _all_unreachable(job: _Job, exc: ServerUnavailableError) -> BatchSummary:
     """No server answered the first check: record the rows this run would send (see
     :func:`~orchestrator.batch.runner.record_unsent`) and say so."""
     run = BatchRun.start(
-        source, ledger, batch_id, total=total, retry_failed=options.retry_failed, on_row=on_row
+        job.source,
+        job.ledger,
+        job.batch_id,
+        total=job.total,
+        retry_failed=job.options.retry_failed,
+        on_row=job.on_row,
     )
     await record_unsent(
         iter(run.pending),
-        ledger,
-        batch_id,
+        job.ledger,
+        job.batch_id,
         unreachable_error(exc),
         attempts_of=run.attempts,
         on_row=run.count,
