@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The library's packages (``[tool.setuptools.packages.find]`` of ``pyproject.toml``).
+LIBRARY = ("orchestrator", "serving", "skills", "training", "workflows")
 
 
 def test_import_linter_contracts_are_kept() -> None:
@@ -60,3 +63,28 @@ def test_the_core_loads_no_workflow_or_skill_by_import() -> None:
         "orchestrator.batch.results, orchestrator.ui.service, orchestrator.cli.run"
     )
     assert loaded.isdisjoint({"workflows", "skills"})
+
+
+def test_no_module_over_800_lines_and_no_function_over_100() -> None:
+    """Issue 48: a library module is at most 800 lines and a function at most 100 (decorators
+    included); a longer function says why in a comment that starts ``# long only by`` (a typer
+    command whose options are its signature)."""
+    too_long = []
+    for package in LIBRARY:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            lines = source.splitlines()
+            name = path.relative_to(ROOT)
+            if len(lines) > 800:
+                too_long.append(f"{name}: {len(lines)} lines")
+            for node in ast.walk(ast.parse(source)):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                end = node.end_lineno or node.lineno
+                said = any("# long only by" in line for line in lines[start - 1 : end])
+                if end - start + 1 > 100 and not said:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {end - start + 1} lines")
+    assert not too_long, "split these (or say why in a '# long only by' comment):\n" + "\n".join(
+        too_long
+    )
