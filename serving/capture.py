@@ -44,30 +44,10 @@ from serving.replay import ExpertRoutingReplayer
 logger = logging.getLogger(__name__)
 
 
-class ExpertRoutingCapture(Protocol):
-    """Produces the routing trace of one response choice."""
-
-    arch: MoEArchitecture
-
-    def verify_served_model(self, root: str | None) -> None:
-        """Check that the server serves what this capture assumes (``/v1/models`` root)."""
-
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace: ...
-
-
 @dataclass(frozen=True)
 class CallTokens:
-    """What the client hands a capture about one finished call (the keyword arguments of
-    :meth:`ExpertRoutingCapture.capture`)."""
+    """What the client hands a capture about one finished call: the response body and its
+    choice, the token ids the server returned and the usage counts."""
 
     response: Mapping[str, Any]
     choice: Mapping[str, Any]
@@ -77,31 +57,16 @@ class CallTokens:
     completion_tokens: int
 
 
-class _Capture:
-    """The :meth:`capture` entry point the strategies below share; each writes
-    :meth:`_trace` of one :class:`CallTokens`."""
+class ExpertRoutingCapture(Protocol):
+    """Produces the routing trace of one response choice."""
 
     arch: MoEArchitecture
 
-    async def capture(
-        self,
-        *,
-        response: Mapping[str, Any],
-        choice: Mapping[str, Any],
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-    ) -> ExpertRoutingTrace:
-        """The routing trace of one finished call (see :class:`ExpertRoutingCapture`)."""
-        return await self._trace(
-            CallTokens(
-                response, choice, prompt_ids, completion_ids, prompt_tokens, completion_tokens
-            )
-        )
+    def verify_served_model(self, root: str | None) -> None:
+        """Check that the server serves what this capture assumes (``/v1/models`` root)."""
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
-        raise NotImplementedError
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
+        """The routing trace of one finished call."""
 
 
 def _ids_missing(call: CallTokens, arch: MoEArchitecture) -> ExpertRoutingTrace | None:
@@ -124,7 +89,7 @@ def _ids_missing(call: CallTokens, arch: MoEArchitecture) -> ExpertRoutingTrace 
 ENGINE_ENCODINGS = ("phase_counts", "counts", "ids")
 
 
-class EngineCapture(_Capture):
+class EngineCapture:
     """Reads the engine's own record (``routed_experts``); no confidence is available.
 
     Args:
@@ -202,7 +167,7 @@ class EngineCapture(_Capture):
     def verify_served_model(self, root: str | None) -> None:
         """Nothing to check: the engine reports its own routing."""
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
         if self._asked.get() == "none":  # left out of the sample: no routing, by design
             trace = ExpertRoutingTrace.unavailable(
                 f"not in the expert-capture sample (capture sampling rate {self.sample_rate:g})",
@@ -281,7 +246,7 @@ class PendingReplayTrace(ExpertRoutingTrace):
         return self
 
 
-class DeferredReplayCapture(_Capture):
+class DeferredReplayCapture:
     """CPU profile without replay on the request path: each call's token ids are kept, and
     its expert routing is filled later (see :class:`PendingReplayTrace`).
 
@@ -314,9 +279,9 @@ class DeferredReplayCapture(_Capture):
         """
         _verify_same_checkpoint(root, self.checkpoint_dir)
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
         if self.unsupported is not None:
-            return await self.unsupported._trace(call)
+            return await self.unsupported.capture(call)
         if not self.arch.is_moe:
             return ExpertRoutingTrace.dense(call.prompt_tokens, call.completion_tokens)
         missing = _ids_missing(call, self.arch)
@@ -334,7 +299,7 @@ class DeferredReplayCapture(_Capture):
         )
 
 
-class ReplayCapture(_Capture):
+class ReplayCapture:
     """Replays the call's token ids through the served checkpoint (estimate, not record)."""
 
     def __init__(self, replayer: ExpertRoutingReplayer) -> None:
@@ -363,7 +328,7 @@ class ReplayCapture(_Capture):
         """
         _verify_same_checkpoint(root, self.replayer.checkpoint_dir)
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
         missing = _ids_missing(call, self.arch)
         if missing is not None:
             return missing
@@ -373,7 +338,7 @@ class ReplayCapture(_Capture):
         return trace
 
 
-class NoCapture(_Capture):
+class NoCapture:
     """For dense models (nothing to record) or when capture is switched off."""
 
     def __init__(self, arch: MoEArchitecture, reason: str = "routing capture disabled") -> None:
@@ -383,7 +348,7 @@ class NoCapture(_Capture):
     def verify_served_model(self, root: str | None) -> None:
         """Nothing is captured, so nothing to check."""
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
         if not self.arch.is_moe:
             return ExpertRoutingTrace.dense(call.prompt_tokens, call.completion_tokens)
         return ExpertRoutingTrace.unavailable(
@@ -397,7 +362,7 @@ UNSUPPORTED_FAMILY = "unsupported"
 _ANNOUNCED: set[str] = set()
 
 
-class UnsupportedCapture(_Capture):
+class UnsupportedCapture:
     """For a served MoE of no supported family: every call is recorded with source
     ``unsupported`` and no experts, layers or top-k (nothing about its routing is known, so
     nothing is invented). Made once at start; its construction logs one warning line naming the
@@ -435,7 +400,7 @@ class UnsupportedCapture(_Capture):
     def verify_served_model(self, root: str | None) -> None:
         """Nothing is captured, so nothing to check."""
 
-    async def _trace(self, call: CallTokens) -> ExpertRoutingTrace:
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
         return ExpertRoutingTrace.unsupported(
             self.reason, call.prompt_tokens, call.completion_tokens
         )

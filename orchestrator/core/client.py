@@ -32,7 +32,7 @@ from orchestrator.exceptions import (
     ServerUnavailableError,
     UserError,
 )
-from serving.capture import EngineCapture, ExpertRoutingCapture
+from serving.capture import CallTokens, EngineCapture, ExpertRoutingCapture
 from serving.expert_routing import ExpertRoutingTrace
 from serving.probe import empty_500_hint
 
@@ -518,12 +518,14 @@ class VLLMClient:
             # ValueError: not JSON (json.JSONDecodeError, UnicodeDecodeError)
             raise ModelCallError(f"malformed response from {self.base_url}: {exc!r}") from exc
         routing = await self.capture.capture(
-            response=body,
-            choice=choice,
-            prompt_ids=body.get("prompt_token_ids") or [],
-            completion_ids=choice.get("token_ids") or [],
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
+            CallTokens(
+                response=body,
+                choice=choice,
+                prompt_ids=body.get("prompt_token_ids") or [],
+                completion_ids=choice.get("token_ids") or [],
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+            )
         )
         message = choice.get("message") or {}
         return ModelCall(
@@ -624,12 +626,14 @@ class VLLMClient:
                     prompt_ids + completion_ids[:-1], fields
                 )
         routing = await self.capture.capture(
-            response=response,
-            choice=choice_body,
-            prompt_ids=prompt_ids,
-            completion_ids=completion_ids,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
+            CallTokens(
+                response=response,
+                choice=choice_body,
+                prompt_ids=prompt_ids,
+                completion_ids=completion_ids,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+            )
         )
         call = ModelCall(
             model=self.model_name,

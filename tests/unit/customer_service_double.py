@@ -12,6 +12,7 @@ from orchestrator.core.events import StreamDone, StreamEvent
 from orchestrator.core.fixed import FixedRoute
 from orchestrator.routes import Route
 from orchestrator.testing import SCRIPTED_ARCH, ScriptedModel
+from serving.capture import CallTokens
 from serving.expert_routing import ExpertRoutingTrace
 from workflows.customer_service import CustomerServiceWorkflow
 
@@ -106,15 +107,9 @@ class RecordingCapture:
     def verify_served_model(self, root: str | None) -> None:
         return None
 
-    async def capture(
-        self,
-        *,
-        prompt_ids: Sequence[int],
-        completion_ids: Sequence[int],
-        prompt_tokens: int,
-        completion_tokens: int,
-        **_body: Any,
-    ) -> ExpertRoutingTrace:
-        """Record the ids; ``_body`` (the response and its choice) is not read."""
-        self.seen.append((list(prompt_ids), list(completion_ids)))
-        return ExpertRoutingTrace.unavailable("test", prompt_tokens, completion_tokens, self.arch)
+    async def capture(self, call: CallTokens) -> ExpertRoutingTrace:
+        """Record the ids; the response and its choice are not read."""
+        self.seen.append((list(call.prompt_ids), list(call.completion_ids)))
+        return ExpertRoutingTrace.unavailable(
+            "test", call.prompt_tokens, call.completion_tokens, self.arch
+        )

@@ -20,7 +20,7 @@ import pytest
 
 from serving import vllm_plugin
 from serving.architecture import MoEArchitecture
-from serving.capture import EngineCapture
+from serving.capture import CallTokens, EngineCapture
 from serving.engine_capture import EngineCountsTrace, decode_routed_experts, encode_routed_experts
 from serving.errors import ExpertRoutingDecodeError
 from serving.expert_routing import ExpertRoutingSource
@@ -247,12 +247,14 @@ def test_engine_capture_is_opt_in_per_request_and_sampled_for_any_family(name: s
         mode = capture.request_fields()["vllm_xargs"]["routed_experts"]
         choice = {"routed_experts": payload} if mode == "phase_counts" else {}
         trace = await capture.capture(
-            response={},
-            choice=choice,
-            prompt_ids=[],
-            completion_ids=[],
-            prompt_tokens=5,
-            completion_tokens=2,
+            CallTokens(
+                response={},
+                choice=choice,
+                prompt_ids=[],
+                completion_ids=[],
+                prompt_tokens=5,
+                completion_tokens=2,
+            )
         )
         return mode, trace
 

@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator import TelemetryStore
 from serving import ExpertRoutingSource, MoEArchitecture
-from serving.capture import EngineCapture
+from serving.capture import CallTokens, EngineCapture
 from serving.engine_capture import encode_routed_experts
 from serving.vllm_plugin import phase_expert_counts
 from tests.fixtures.vllm_recorded import recorded_arch
@@ -41,12 +41,14 @@ async def _call(
     ids = _ids(arch, 12, seed)
     payload = None if mode == "none" else encode_routed_experts(phase_expert_counts(ids, 8))
     trace = await capture.capture(
-        response={},
-        choice={"routed_experts": payload},
-        prompt_ids=[],
-        completion_ids=[],
-        prompt_tokens=8,
-        completion_tokens=5,
+        CallTokens(
+            response={},
+            choice={"routed_experts": payload},
+            prompt_ids=[],
+            completion_ids=[],
+            prompt_tokens=8,
+            completion_tokens=5,
+        )
     )
     return mode, trace, ids
 

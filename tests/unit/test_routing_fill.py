@@ -41,7 +41,7 @@ from orchestrator.telemetry.fill import (
 from orchestrator.telemetry.read import rollup_sums
 from orchestrator.telemetry.schema import PENDING_SOURCE, PendingExpertRoutingRecord
 from serving.architecture import MoEArchitecture
-from serving.capture import PENDING_REASON, DeferredReplayCapture, PendingReplayTrace
+from serving.capture import PENDING_REASON, CallTokens, DeferredReplayCapture, PendingReplayTrace
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace
 from tests.fixtures.vllm_recorded import recorded
 from tests.unit.pending_data import CHECKPOINT, pending_trace, record_calls
@@ -205,12 +205,14 @@ def test_a_deferred_capture_reports_source_pending_not_unavailable(
 ) -> None:
     trace = asyncio.run(
         DeferredReplayCapture(CHECKPOINT).capture(
-            response={},
-            choice={},
-            prompt_ids=[5, 6, 7],
-            completion_ids=[8, 9],
-            prompt_tokens=3,
-            completion_tokens=2,
+            CallTokens(
+                response={},
+                choice={},
+                prompt_ids=[5, 6, 7],
+                completion_ids=[8, 9],
+                prompt_tokens=3,
+                completion_tokens=2,
+            )
         )
     )
     assert isinstance(trace, PendingReplayTrace)

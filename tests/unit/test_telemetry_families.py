@@ -30,6 +30,7 @@ from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ExpertRollupRecord, MixedFamiliesError
 from orchestrator.telemetry.readonly import open_readonly
 from serving.capture import (
+    CallTokens,
     DeferredReplayCapture,
     EngineCapture,
     ReplayCapture,
@@ -63,12 +64,14 @@ def _call(capture: object, choice: dict[str, object]) -> ExpertRoutingTrace:
     assert isinstance(capture, (UnsupportedCapture, DeferredReplayCapture))
     return asyncio.run(
         capture.capture(
-            response={},
-            choice=choice,
-            prompt_ids=[1, 2, 3],
-            completion_ids=[4, 5],
-            prompt_tokens=3,
-            completion_tokens=2,
+            CallTokens(
+                response={},
+                choice=choice,
+                prompt_ids=[1, 2, 3],
+                completion_ids=[4, 5],
+                prompt_tokens=3,
+                completion_tokens=2,
+            )
         )
     )
 
