@@ -190,6 +190,69 @@ def wait_healthy(server: VLLMServer, timeout_s: float) -> bool:
     return False
 
 
+def _serving_since(events: list[dict[str, Any]]) -> dict[tuple[str, int], float]:
+    """When each process started serving, by ``(client or server, pid)``: the client at its
+    start, a restarted server at its "restarted" report (its start-up, minutes on this box, is
+    not growth). The first server is not listed: it serves from its first sample."""
+    since: dict[tuple[str, int], float] = {}
+    for e in events:
+        if e["kind"] == "client_started":
+            since[("client", e["pid"])] = e["t_s"]
+        elif e["kind"] == "server_restarted" and "(pid " in e["line"]:
+            pid = int(e["line"].split("(pid ")[1].split(";")[0])
+            since[("server", pid)] = e["t_s"]
+    return since
+
+
+def _rss_lifetimes(
+    rss: list[dict[str, Any]],
+    key: str,
+    serving_since: dict[tuple[str, int], float],
+    warmup_s: float,
+) -> list[dict[str, Any]]:
+    """The RSS of each process of ``key`` (``client`` or ``server``) over its lifetime past
+    ``warmup_s``: first, last and peak MiB, growth and growth per minute."""
+    out = []
+    by_pid: defaultdict[int, list[dict[str, Any]]] = defaultdict(list)
+    for sample in rss:
+        if sample[f"{key}_pid"] and sample[f"{key}_kib"]:
+            by_pid[sample[f"{key}_pid"]].append(sample)
+    for pid, samples in by_pid.items():
+        start = serving_since.get((key, pid), samples[0]["t_s"]) + warmup_s
+        steady = [s for s in samples if s["t_s"] >= start]
+        if len(steady) < 2:
+            continue  # did not serve long enough past its warm-up to say
+        first, last = steady[0], steady[-1]
+        middle = steady[len(steady) // 2]
+        minutes = max((last["t_s"] - first["t_s"]) / 60, 1e-9)
+        growth = (last[f"{key}_kib"] - first[f"{key}_kib"]) / 1024
+        out.append(
+            {
+                "pid": pid,
+                "from_s": first["t_s"],
+                "to_s": last["t_s"],
+                "rss_first_mib": round(first[f"{key}_kib"] / 1024, 1),
+                "rss_last_mib": round(last[f"{key}_kib"] / 1024, 1),
+                "rss_peak_mib": round(max(s[f"{key}_kib"] for s in samples) / 1024, 1),
+                "growth_mib": round(growth, 1),
+                "growth_mib_per_min": round(growth / minutes, 2),
+                "growth_last_half_mib": round(
+                    (last[f"{key}_kib"] - middle[f"{key}_kib"]) / 1024, 1
+                ),
+            }
+        )
+    return out
+
+
+def _latency(values: list[float]) -> dict[str, Any]:
+    """How many, and the p50 and p99 in seconds (None when there are none)."""
+    return {
+        "n": len(values),
+        "p50_s": None if not values else round(percentile(values, 50) or 0, 2),
+        "p99_s": None if not values else round(percentile(values, 99) or 0, 2),
+    }
+
+
 def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[str, Any]:
     """The soak's figures from the SQLite file, the results file and the samples."""
     connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
@@ -226,57 +289,7 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
     last_back = backs[-1]["t_s"] if backs else float("inf")
     before = [s for t, s in latencies if t < first_kill]
     after = [s for t, s in latencies if t > last_back]
-
-    # when each process started serving: the client at its start, the first server at the
-    # soak's start, a restarted server at its "restarted" report (its start-up, minutes on
-    # this box, is not growth)
-    serving_since: dict[tuple[str, int], float] = {}
-    for e in soak.events:
-        if e["kind"] == "client_started":
-            serving_since[("client", e["pid"])] = e["t_s"]
-        elif e["kind"] == "server_restarted" and "(pid " in e["line"]:
-            pid = int(e["line"].split("(pid ")[1].split(";")[0])
-            serving_since[("server", pid)] = e["t_s"]
-
-    def lifetimes(key: str) -> list[dict[str, Any]]:
-        out = []
-        by_pid: defaultdict[int, list[dict[str, Any]]] = defaultdict(list)
-        for sample in soak.rss:
-            if sample[f"{key}_pid"] and sample[f"{key}_kib"]:
-                by_pid[sample[f"{key}_pid"]].append(sample)
-        for pid, samples in by_pid.items():
-            start = serving_since.get((key, pid), samples[0]["t_s"]) + warmup_s
-            steady = [s for s in samples if s["t_s"] >= start]
-            if len(steady) < 2:
-                continue  # did not serve long enough past its warm-up to say
-            first, last = steady[0], steady[-1]
-            middle = steady[len(steady) // 2]
-            minutes = max((last["t_s"] - first["t_s"]) / 60, 1e-9)
-            growth = (last[f"{key}_kib"] - first[f"{key}_kib"]) / 1024
-            out.append(
-                {
-                    "pid": pid,
-                    "from_s": first["t_s"],
-                    "to_s": last["t_s"],
-                    "rss_first_mib": round(first[f"{key}_kib"] / 1024, 1),
-                    "rss_last_mib": round(last[f"{key}_kib"] / 1024, 1),
-                    "rss_peak_mib": round(max(s[f"{key}_kib"] for s in samples) / 1024, 1),
-                    "growth_mib": round(growth, 1),
-                    "growth_mib_per_min": round(growth / minutes, 2),
-                    "growth_last_half_mib": round(
-                        (last[f"{key}_kib"] - middle[f"{key}_kib"]) / 1024, 1
-                    ),
-                }
-            )
-        return out
-
-    def lat(values: list[float]) -> dict[str, Any]:
-        return {
-            "n": len(values),
-            "p50_s": None if not values else round(percentile(values, 50) or 0, 2),
-            "p99_s": None if not values else round(percentile(values, 99) or 0, 2),
-        }
-
+    serving_since = _serving_since(soak.events)
     statuses = Counter(rows.values())
     return {
         "rows_started": len(started_rows),
@@ -289,10 +302,10 @@ def analyse(db: Path, results_jsonl: Path, soak: Soak, warmup_s: float) -> dict[
         "duplicated": len(duplicated) + len(listed_twice),
         "duplicated_rows": duplicated[:50],
         "results_listed_twice": listed_twice[:50],
-        "latency_before_first_kill": lat(before),
-        "latency_after_last_restart": lat(after),
-        "client_rss": lifetimes("client"),
-        "server_rss": lifetimes("server"),
+        "latency_before_first_kill": _latency(before),
+        "latency_after_last_restart": _latency(after),
+        "client_rss": _rss_lifetimes(soak.rss, "client", serving_since, warmup_s),
+        "server_rss": _rss_lifetimes(soak.rss, "server", serving_since, warmup_s),
         "rss_series": soak.rss,
     }
 
@@ -312,7 +325,49 @@ def run(args: Any) -> dict[str, Any]:
     started = time.monotonic()
     server.start()
     startup_s = time.monotonic() - started
-    client_cmd = [
+    soak = Soak(args, server, work, _client_command(data_dir, work, server.base_url, db, args))
+    soak.event("soak_started", wall=time.time(), server_startup_s=round(startup_s, 1))
+
+    def report(line: str) -> None:
+        if "died with exit code" in line:
+            soak.event("server_death_noticed", line=line.splitlines()[0])
+        elif "restarted on" in line:
+            soak.event("server_restarted", line=line)
+        else:
+            soak.event("supervisor", line=line.splitlines()[0])
+
+    supervisor = ServerSupervisor(server, restart=True, max_restarts=5, report=report).start()
+    soak.start_client()
+    try:
+        _drive(soak, supervisor)
+        _retry_pass(soak, db)
+        soak.sample()
+    finally:
+        supervisor.stop()
+        if soak.client is not None and soak.client.poll() is None:
+            soak.client.kill()
+        server.stop()
+    figures = analyse(db, work / "results.jsonl", soak, args.warmup_s)
+    figures["server_kills"] = _server_kills(soak.events)
+    figures.update(
+        minutes_planned=args.minutes,
+        minutes_ran=round(soak.now() / 60, 2),
+        concurrency=args.concurrency,
+        attempts=args.attempts,
+        input_rows=rows,
+        input_kinds=kinds,
+        client_runs=soak.client_runs,
+        server_restarts=supervisor.restarts,
+        events=[{k: v for k, v in e.items() if k != "wall"} for e in soak.events],
+        rss_samples=len(soak.rss),
+        work=str(work),
+    )
+    return figures
+
+
+def _client_command(data_dir: Path, work: Path, server_url: str, db: Path, args: Any) -> list[str]:
+    """The client's ``orchestrator batch`` command (a resumed client runs it again)."""
+    return [
         sys.executable,
         "-m",
         "orchestrator.cli",
@@ -330,7 +385,7 @@ def run(args: Any) -> dict[str, Any]:
         str(work / "results.xlsx"),
         "--jsonl",
         "--server-url",
-        server.base_url,
+        server_url,
         "--no-launch",
         "--database-url",
         f"sqlite:///{db}",
@@ -341,18 +396,12 @@ def run(args: Any) -> dict[str, Any]:
         "--request-timeout",
         str(args.request_timeout),
     ]
-    soak = Soak(args, server, work, client_cmd)
-    soak.event("soak_started", wall=time.time(), server_startup_s=round(startup_s, 1))
 
-    def report(line: str) -> None:
-        if "died with exit code" in line:
-            soak.event("server_death_noticed", line=line.splitlines()[0])
-        elif "restarted on" in line:
-            soak.event("server_restarted", line=line)
-        else:
-            soak.event("supervisor", line=line.splitlines()[0])
 
-    supervisor = ServerSupervisor(server, restart=True, max_restarts=5, report=report).start()
+def _drive(soak: Soak, supervisor: ServerSupervisor) -> None:
+    """Sample, and make the faults, until the client is done or the time is up (with the
+    last restart settled); then stop the client like Ctrl-C (running rows finish)."""
+    args, server = soak.args, soak.server
     duration = args.minutes * 60
     # Each fault waits for its time AND for the system to be up and settled (the server
     # serving, the client running) for --settle-s: a restart takes minutes on 2 busy cores,
@@ -362,78 +411,86 @@ def run(args: Any) -> dict[str, Any]:
         (0.4 * duration, "kill_client"),
         (0.6 * duration, "kill_server"),
     ]
-    soak.start_client()
-    try:
-        next_sample = 0.0
-        while True:
-            elapsed = time.monotonic() - soak.t0
-            if elapsed >= next_sample:
-                soak.sample()
-                next_sample = elapsed + args.sample_s
-            ready = [
-                e["t_s"]
-                for e in soak.events
-                if e["kind"] in ("server_restarted", "client_started", "soak_started")
-            ]
-            up = server.running and supervisor.restarts >= sum(
-                e["kind"] == "server_killed" for e in soak.events
-            )
-            if plan and elapsed >= plan[0][0] and up and elapsed - max(ready) >= args.settle_s:
-                _, action = plan.pop(0)
-                if action == "kill_server" and server.process is not None:
-                    pid = server.process.pid
-                    soak.event("server_killed", pid=pid)  # stamped first: the notice races it
-                    os.kill(pid, signal.SIGKILL)
-                elif action == "kill_client" and soak.client is not None:
-                    pid = soak.client.pid
-                    soak.client.kill()
-                    soak.client.wait()
-                    soak.event("client_killed", pid=pid)
-                    if not wait_healthy(server, 1800):
-                        raise RuntimeError("the server did not come back")
-                    soak.start_client()  # resume: the same command
-            client = soak.client
-            if client is not None and client.poll() is not None:
-                soak.event("client_exited", code=client.returncode)
-                break  # every row done (or the client gave up)
-            backs = [e for e in soak.events if e["kind"] == "server_restarted"]
-            kills = [e for e in soak.events if e["kind"] == "server_killed"]
-            settled = not plan and len(backs) >= len(kills)
-            after_last = elapsed - (backs[-1]["t_s"] if backs else 0)
-            if elapsed >= duration and settled and after_last >= args.after_s:
-                break
-            if supervisor.error is not None:
-                raise RuntimeError(f"the supervisor gave up: {supervisor.error}")
-            time.sleep(1)
-        if soak.client is not None and soak.client.poll() is None:
-            soak.client.send_signal(signal.SIGINT)  # no new rows; running ones finish
-            soak.event("client_stopping")
+    next_sample = 0.0
+    while True:
+        elapsed = time.monotonic() - soak.t0
+        if elapsed >= next_sample:
+            soak.sample()
+            next_sample = elapsed + args.sample_s
+        ready = [
+            e["t_s"]
+            for e in soak.events
+            if e["kind"] in ("server_restarted", "client_started", "soak_started")
+        ]
+        up = server.running and supervisor.restarts >= sum(
+            e["kind"] == "server_killed" for e in soak.events
+        )
+        if plan and elapsed >= plan[0][0] and up and elapsed - max(ready) >= args.settle_s:
+            _, action = plan.pop(0)
+            _fault(soak, action)
+        client = soak.client
+        if client is not None and client.poll() is not None:
+            soak.event("client_exited", code=client.returncode)
+            break  # every row done (or the client gave up)
+        backs = [e for e in soak.events if e["kind"] == "server_restarted"]
+        kills = [e for e in soak.events if e["kind"] == "server_killed"]
+        settled = not plan and len(backs) >= len(kills)
+        after_last = elapsed - (backs[-1]["t_s"] if backs else 0)
+        if elapsed >= duration and settled and after_last >= args.after_s:
+            break
+        if supervisor.error is not None:
+            raise RuntimeError(f"the supervisor gave up: {supervisor.error}")
+        time.sleep(1)
+    if soak.client is not None and soak.client.poll() is None:
+        soak.client.send_signal(signal.SIGINT)  # no new rows; running ones finish
+        soak.event("client_stopping")
+        soak.client.wait(timeout=900)
+        soak.event("client_exited", code=soak.client.returncode)
+
+
+def _fault(soak: Soak, action: str) -> None:
+    """``kill -9`` the server's API process, or the client (then start it again, the same
+    command, once the server answers)."""
+    server = soak.server
+    if action == "kill_server" and server.process is not None:
+        pid = server.process.pid
+        soak.event("server_killed", pid=pid)  # stamped first: the notice races it
+        os.kill(pid, signal.SIGKILL)
+    elif action == "kill_client" and soak.client is not None:
+        pid = soak.client.pid
+        soak.client.kill()
+        soak.client.wait()
+        soak.event("client_killed", pid=pid)
+        if not wait_healthy(server, 1800):
+            raise RuntimeError("the server did not come back")
+        soak.start_client()  # resume: the same command
+
+
+def _retry_pass(soak: Soak, db: Path) -> None:
+    """One ``--retry-failed`` pass over the rows left failed, stopped once they are all
+    recorded again (or after 15 minutes)."""
+    failed = _failed_rows(db)
+    if not failed:
+        return
+    soak.event("retry_pass", rows=len(failed))
+    soak.start_client(("--retry-failed",))
+    deadline = time.monotonic() + 900
+    while soak.client is not None and soak.client.poll() is None:
+        if not (_failed_rows(db) & failed) or time.monotonic() > deadline:
+            soak.client.send_signal(signal.SIGINT)
             soak.client.wait(timeout=900)
-            soak.event("client_exited", code=soak.client.returncode)
-        # one pass over rows left failed, stopped once they are all recorded again
-        failed = _failed_rows(db)
-        if failed:
-            soak.event("retry_pass", rows=len(failed))
-            soak.start_client(("--retry-failed",))
-            deadline = time.monotonic() + 900
-            while soak.client is not None and soak.client.poll() is None:
-                if not (_failed_rows(db) & failed) or time.monotonic() > deadline:
-                    soak.client.send_signal(signal.SIGINT)
-                    soak.client.wait(timeout=900)
-                    break
-                time.sleep(2)
-            soak.event("retry_pass_done", code=soak.client.returncode if soak.client else None)
-        soak.sample()
-    finally:
-        supervisor.stop()
-        if soak.client is not None and soak.client.poll() is None:
-            soak.client.kill()
-        server.stop()
-    figures = analyse(db, work / "results.jsonl", soak, args.warmup_s)
-    kills = [e for e in soak.events if e["kind"] == "server_killed"]
-    noticed = [e for e in soak.events if e["kind"] == "server_death_noticed"]
-    backs = [e for e in soak.events if e["kind"] == "server_restarted"]
-    figures["server_kills"] = [
+            break
+        time.sleep(2)
+    soak.event("retry_pass_done", code=soak.client.returncode if soak.client else None)
+
+
+def _server_kills(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per server kill: when, and how long until the supervisor noticed and until it served
+    again."""
+    kills = [e for e in events if e["kind"] == "server_killed"]
+    noticed = [e for e in events if e["kind"] == "server_death_noticed"]
+    backs = [e for e in events if e["kind"] == "server_restarted"]
+    return [
         {
             "killed_at_s": k["t_s"],
             "noticed_after_s": round(n["t_s"] - k["t_s"], 2),
@@ -441,20 +498,6 @@ def run(args: Any) -> dict[str, Any]:
         }
         for k, n, b in zip(kills, noticed, backs, strict=False)
     ]
-    figures.update(
-        minutes_planned=args.minutes,
-        minutes_ran=round(soak.now() / 60, 2),
-        concurrency=args.concurrency,
-        attempts=args.attempts,
-        input_rows=rows,
-        input_kinds=kinds,
-        client_runs=soak.client_runs,
-        server_restarts=supervisor.restarts,
-        events=[{k: v for k, v in e.items() if k != "wall"} for e in soak.events],
-        rss_samples=len(soak.rss),
-        work=str(work),
-    )
-    return figures
 
 
 def _failed_rows(db: Path) -> set[int]:
