@@ -31,6 +31,21 @@ def _f(value: Any, fmt: str = "{:.1f}", none: str = "n/a") -> str:
 
 
 def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) -> str:
+    """The summary page of one device run: the setup, then a section per phase measured."""
+    lines = [
+        *_setup(res, date),
+        *_agreement(res.get("agreement")),
+        *_capture_overhead(res),
+        *_orchestration(res.get("orchestration")),
+        *_decode_write(res.get("decode_write"), cpu_decode),
+        *_targets(res),
+        *_closing(res),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _setup(res: dict[str, Any], date: str) -> list[str]:
+    """Device, software, model and workload."""
     dev = res.get("device_measure") or res.get("device_replay") or res.get("device_build") or {}
     lines = [
         f"# GPU results, {date}",
@@ -58,7 +73,12 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
         "temperature 0, non-streaming with `return_token_ids` except every 8th request, "
         "which is streamed to measure TTFT."
     )
-    agr = res.get("agreement")
+    return lines
+
+
+def _agreement(agr: dict[str, Any] | None) -> list[str]:
+    """Engine capture against transformers replay, when measured."""
+    lines: list[str] = []
     if agr:
         m = agr["margin"]
         lines += [
@@ -108,6 +128,12 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
             )
             + ".",
         ]
+    return lines
+
+
+def _capture_overhead(res: dict[str, Any]) -> list[str]:
+    """Routed experts off against on at each concurrency, when measured."""
+    lines: list[str] = []
     bench = [(c, res.get(f"bench_c{c}")) for c in (8, 32, 128)]
     if any(b for _, b in bench):
         lines += [
@@ -143,7 +169,12 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
                 f"{_f(off.get('body_bytes_mean'), '{:.0f}')} / "
                 f"{_f(on.get('body_bytes_mean'), '{:.0f}')} |"
             )
-    orch = res.get("orchestration")
+    return lines
+
+
+def _orchestration(orch: dict[str, Any] | None) -> list[str]:
+    """The full path against a plain client, when measured."""
+    lines: list[str] = []
     if orch and orch.get("summary"):
         s = orch["summary"]
         lines += [
@@ -161,7 +192,13 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
             f"| plain | {s['plain_requests_s_mean']:.2f} | {s['plain_output_tok_s_mean']:.0f} |",
             f"| ratio full / plain | {s['ratio_full_over_plain']:.3f} | |",
         ]
-    for label, dec in (("device CPU", res.get("decode_write")), ("CPU here", cpu_decode)):
+    return lines
+
+
+def _decode_write(device: dict[str, Any] | None, here: dict[str, Any] | None) -> list[str]:
+    """Decode, aggregate and telemetry write of a 1k-token call, on each CPU measured."""
+    lines: list[str] = []
+    for label, dec in (("device CPU", device), ("CPU here", here)):
         if not dec:
             continue
         syn = dec["synthetic_1k_token_call"]
@@ -182,7 +219,12 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
         ):
             t = syn[key]
             lines.append(f"| {name} | {t['mean_ms']:.2f} | {t['p50_ms']:.2f} | {t['p99_ms']:.2f} |")
-    lines += _targets(res)
+    return lines
+
+
+def _closing(res: dict[str, Any]) -> list[str]:
+    """Notes, the reading of the figures, how to reproduce, errors."""
+    lines: list[str] = []
     notes = [
         (key, res[key]["note"])
         for key in ("bench_c8", "bench_c32", "bench_c128", "orchestration")
@@ -195,7 +237,7 @@ def markdown(res: dict[str, Any], date: str, cpu_decode: dict[str, Any] | None) 
     lines += ["", "## Reproduce", "", REPRODUCE]
     if res.get("errors"):
         lines += ["", "## Errors during the run", ""] + [f"- {e[:300]}" for e in res["errors"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 REPRODUCE = """From the repository root, on the CPU machine: `bash ../shared/gpu/stage.sh`;
