@@ -597,7 +597,7 @@ async def run(args: Any) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def _parser() -> BenchParser:
     parser = BenchParser(
         NAME,
         __doc__,
@@ -643,6 +643,11 @@ def main(argv: list[str] | None = None) -> None:
         help="run this process (both sides) off the vLLM worker's cores, as orchestrator "
         "batch --avoid-server-cpus does; by default both are free to run on every core",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.rows_per_slot is not None:
         if args.rows_per_slot < 1:
@@ -651,19 +656,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.requests, args.sheet_rows = 24, 10_000
     if args.framework_only:
-        texts = real_requests(Settings().data_dir, args.requests)
-        frame = framework_profile(texts, args.concurrency)
-        frame["host"] = host_info()
-        parts = ", ".join(f"{k} {v}" for k, v in frame["event_loop_thread_profile_s"].items())
-        text = (
-            f"# {NAME} (framework only)\n\n{frame['requests']} real requests through the runner "
-            f"with the test double (no server, no replay), concurrency {args.concurrency}: wall "
-            f"{frame['wall_s']} s, CPU {frame['cpu_s']} s ({frame['cpu_ms_per_request']} ms per "
-            f"request); telemetry writer thread {frame['writer_thread_s']} s; event-loop thread "
-            f"by part (cProfile tottime, s): {parts}."
-        )
-        write_results(args.out, f"{NAME}_framework", frame, text, command=args.command)
-        print(text)
+        _framework_only(args)
         return
     if args.requests > 0:
         settings = Settings()
@@ -694,6 +687,31 @@ def main(argv: list[str] | None = None) -> None:
         "path and filled in bulk after the rows; the server and the client share the "
         "machine's cores with other sessions' work"
     )
+    text = _markdown(figures)
+    write_results(args.out, NAME, figures, text, command=args.command)
+    print(text)
+
+
+def _framework_only(args: Any) -> None:
+    """``--framework-only``: the runner's own cost with the test double, written and printed."""
+    texts = real_requests(Settings().data_dir, args.requests)
+    frame = framework_profile(texts, args.concurrency)
+    frame["host"] = host_info()
+    parts = ", ".join(f"{k} {v}" for k, v in frame["event_loop_thread_profile_s"].items())
+    text = (
+        f"# {NAME} (framework only)\n\n{frame['requests']} real requests through the runner "
+        f"with the test double (no server, no replay), concurrency {args.concurrency}: wall "
+        f"{frame['wall_s']} s, CPU {frame['cpu_s']} s ({frame['cpu_ms_per_request']} ms per "
+        f"request); telemetry writer thread {frame['writer_thread_s']} s; event-loop thread "
+        f"by part (cProfile tottime, s): {parts}."
+    )
+    write_results(args.out, f"{NAME}_framework", frame, text, command=args.command)
+    print(text)
+
+
+def _markdown(figures: dict[str, Any]) -> str:
+    """The results page: the runner against the direct client (medians, then each
+    repetition), the contention check, and the streamed read of a large sheet."""
     m = figures["streaming"]
     lines = [f"# {NAME}", ""]
     if "median" in figures:
@@ -766,9 +784,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         figures["note"],
     ]
-    text = "\n".join(lines)
-    write_results(args.out, NAME, figures, text, command=args.command)
-    print(text)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
