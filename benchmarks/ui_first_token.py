@@ -50,6 +50,7 @@ import threading
 import time
 import uuid
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -329,7 +330,74 @@ def started_ui(server_url: str, env: dict[str, str], folder: Path) -> Iterator[t
             stop_process_group(proc)
 
 
-def main(argv: list[str] | None = None) -> None:
+@dataclass
+class Turns:
+    """The timed turns, one entry per turn on each side."""
+
+    chat: list[float] = field(default_factory=list)
+    browser_s: list[float] = field(default_factory=list)
+    #: The browser's first token as seen from Python
+    python_s: list[float] = field(default_factory=list)
+    firsts: list[str] = field(default_factory=list)
+    #: (Stop with the first text, Copy on the reply) of each browser turn
+    controls: list[tuple[bool, bool]] = field(default_factory=list)
+    #: The load average before each pair
+    loads: list[float] = field(default_factory=list)
+
+
+def _summary(
+    turns: Turns,
+    *,
+    nice: dict[str, int | None],
+    before: list[float],
+    after: float,
+    temperatures: Any,
+) -> tuple[dict[str, Any], str]:
+    """The figures and the results page of the timed turns (``before``, ``after``: the load
+    averages before the first pair and after the last)."""
+    chat, browser_s, python_s = turns.chat, turns.browser_s, turns.python_s
+    controls = turns.controls
+    ratio = (median(browser_s) or 0) / (median(chat) or float("nan"))
+    pairs = [b / c for b, c in zip(browser_s, chat, strict=True)]
+    pair = median(pairs) or float("nan")
+    data = {
+        "host": host_info(),
+        "nice": nice,
+        "load_average_before": before,
+        "load_average_per_pair": turns.loads,
+        "load_average_after": after,
+        "text": TEXT,
+        "temperatures": temperatures,
+        "chat_first_token_s": [round(x, 4) for x in chat],
+        "browser_first_token_s": [round(x, 4) for x in browser_s],
+        "browser_python_s": [round(x, 4) for x in python_s],
+        "pair_ratios": [round(x, 3) for x in pairs],
+        "first_text_seen": turns.firsts,
+        "stop_with_first_text": [stop for stop, _ in controls],
+        "copy_on_reply": [copy for _, copy in controls],
+        "median_chat_s": median(chat),
+        "median_browser_s": median(browser_s),
+        "median_browser_python_s": median(python_s),
+        "median_pair_ratio": round(pair, 3),
+        "ratio_of_medians": round(ratio, 3),
+        "target_ratio": 1.2,
+        "met": pair <= 1.2 and all(all(c) for c in controls),
+    }
+    md = (
+        "# First reply token: browser UI vs orchestrator chat\n\n"
+        f"median of per-pair ratios (browser / chat) {pair:.2f} (target ≤ 1.2: "
+        f"{'met' if pair <= 1.2 else 'NOT met'}); ratio of the medians {ratio:.2f}: median "
+        f"chat {median(chat):.2f} s, median browser {median(browser_s):.2f} s (in the page; "
+        f"{median(python_s):.2f} s seen from Python); {len(chat)} alternating turns each; load "
+        f"average {before[0]} before, {min(turns.loads)}-{max(turns.loads)} during, {after} "
+        f"after; nice {nice}. Stop on the page with the first text in "
+        f"{sum(s for s, _ in controls)}/{len(controls)} turns, Copy on the finished reply in "
+        f"{sum(c for _, c in controls)}/{len(controls)}."
+    )
+    return data, md
+
+
+def _parser() -> BenchParser:
     parser = BenchParser(
         "benchmarks.ui_first_token",
         "First reply token in the browser UI against orchestrator chat, same turn.",
@@ -354,39 +422,56 @@ def main(argv: list[str] | None = None) -> None:
         "browser runs on the user's machine; here it shares the model server's 2 cores, and a "
         "higher value keeps its rendering from taking their CPU.",
     )
+    return parser
+
+
+def _seeded_stores(folder: Path, env: dict[str, str]) -> dict[str, str]:
+    """Stores of the benchmark's own in ``folder`` (telemetry, orders seeded with 20 customers,
+    UI users with the benchmark's customer, history): their ``ORCH_*`` settings."""
+    stores = {
+        "ORCH_DATABASE_URL": f"sqlite:///{folder / 'telemetry.db'}",
+        "ORCH_CS_DATABASE_URL": f"sqlite:///{folder / 'cs.db'}",
+        "ORCH_REPORT_DIR": str(folder / "reports"),
+        "ORCH_UI_USERS": str(folder / "users.json"),
+        "ORCH_UI_DATABASE_URL": f"sqlite:///{folder / 'history.db'}",
+    }
+    env = {**env, **stores}
+    cli = [sys.executable, "-m", "orchestrator.cli"]
+    seed = [*cli, "store", "seed", "--customers", "20"]
+    subprocess.run(seed, env=env, check=True, capture_output=True)
+    user = [*cli, "ui-user", BENCH_USER[0], "--customer", "C00001", "--password-stdin"]
+    subprocess.run(user, env=env, check=True, capture_output=True, input=BENCH_USER[1].encode())
+    return stores
+
+
+def _niced(chromium: str, nice: int, folder: Path) -> str:
+    """``chromium``, or with ``nice`` a script in ``folder`` that starts it (and so its
+    children) at that much more nice."""
+    if not nice:
+        return chromium
+    executable = folder / "chromium-niced"
+    executable.write_text(f'#!/bin/sh\nexec nice -n {nice} {chromium} "$@"\n')
+    os.chmod(executable, 0o755)
+    return str(executable)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.ui_url and not args.server_url:
         parser.error("--ui-url needs --server-url: the server that UI uses")
     repeat = 3 if args.quick else args.repeat
     from playwright.sync_api import sync_playwright
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    nice: dict[str, int | None] = {"benchmark": os.getpriority(os.PRIO_PROCESS, 0)}
-    nice["browser"] = nice["benchmark"] if args.browser_nice is None else args.browser_nice
-    chat: list[float] = []
-    browser_s: list[float] = []
-    python_s: list[float] = []
-    firsts: list[str] = []
-    controls: list[tuple[bool, bool]] = []  # (Stop with the first text, Copy on the reply)
-    loads: list[float] = []
+    own_nice = os.getpriority(os.PRIO_PROCESS, 0)
+    browser_nice = own_nice if args.browser_nice is None else args.browser_nice
+    nice: dict[str, int | None] = {"benchmark": own_nice, "browser": browser_nice}
+    turns = Turns()
     with contextlib.ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ui-first-token-")))
         env = dict(os.environ)
         if not args.ui_url:  # stores of its own, seeded, shared by both sides
-            env |= {
-                "ORCH_DATABASE_URL": f"sqlite:///{folder / 'telemetry.db'}",
-                "ORCH_CS_DATABASE_URL": f"sqlite:///{folder / 'cs.db'}",
-                "ORCH_REPORT_DIR": str(folder / "reports"),
-            }
-            env["ORCH_UI_USERS"] = str(folder / "users.json")
-            env["ORCH_UI_DATABASE_URL"] = f"sqlite:///{folder / 'history.db'}"
-            cli = [sys.executable, "-m", "orchestrator.cli"]
-            seed = [*cli, "store", "seed", "--customers", "20"]
-            subprocess.run(seed, env=env, check=True, capture_output=True)
-            user = [*cli, "ui-user", BENCH_USER[0], "--customer", "C00001", "--password-stdin"]
-            subprocess.run(
-                user, env=env, check=True, capture_output=True, input=BENCH_USER[1].encode()
-            )
+            env |= _seeded_stores(folder, env)
         base = Settings(
             database_url=env.get("ORCH_DATABASE_URL", Settings().database_url),
             cs_database_url=env.get("ORCH_CS_DATABASE_URL", Settings().cs_database_url),
@@ -407,13 +492,8 @@ def main(argv: list[str] | None = None) -> None:
         load_before = [round(x, 2) for x in os.getloadavg()]
         side = stack.enter_context(ChatSide(settings))
         p = stack.enter_context(sync_playwright())
-        executable = chromium
-        if nice["browser"] != nice["benchmark"]:  # Chromium (and its children) at that nice
-            executable = str(folder / "chromium-niced")
-            Path(executable).write_text(
-                f'#!/bin/sh\nexec nice -n {nice["browser"] - nice["benchmark"]} {chromium} "$@"\n'
-            )
-            os.chmod(executable, 0o755)
+        chromium = shutil.which("chromium") or "/usr/bin/chromium"
+        executable = _niced(chromium, browser_nice - own_nice, folder)
         chromium_browser = p.chromium.launch(executable_path=executable, args=ARGS)
         stack.callback(chromium_browser.close)
         user = (args.user, args.password) if args.user else BENCH_USER
@@ -421,56 +501,26 @@ def main(argv: list[str] | None = None) -> None:
         side.turn()  # warm-up, untimed
         browser_turn(browser, ui_url)
         for _ in range(repeat):
-            loads.append(round(os.getloadavg()[0], 2))
+            turns.loads.append(round(os.getloadavg()[0], 2))
             chat_s, chat_first = side.turn()
-            chat.append(chat_s)
+            turns.chat.append(chat_s)
             page_s, seen_s, first, stop, copy = browser_turn(browser, ui_url)
-            controls.append((stop, copy))
+            turns.controls.append((stop, copy))
             if chat_first[:30] != first[:30]:  # the same turn on both sides: the same facts
                 raise SystemExit(
                     f"not the same turn: chat's first text {chat_first[:80]!r}, the browser's "
                     f"{first[:80]!r} (do both use the same order store and server?)"
                 )
-            browser_s.append(page_s)
-            python_s.append(seen_s)
-            firsts.append(first)
+            turns.browser_s.append(page_s)
+            turns.python_s.append(seen_s)
+            turns.firsts.append(first)
         load_after = round(os.getloadavg()[0], 2)
-    ratio = (median(browser_s) or 0) / (median(chat) or float("nan"))
-    pairs = [b / c for b, c in zip(browser_s, chat, strict=True)]
-    pair = median(pairs) or float("nan")
-    data = {
-        "host": host_info(),
-        "nice": nice,
-        "load_average_before": load_before,
-        "load_average_per_pair": loads,
-        "load_average_after": load_after,
-        "text": TEXT,
-        "temperatures": base.temperatures,
-        "chat_first_token_s": [round(x, 4) for x in chat],
-        "browser_first_token_s": [round(x, 4) for x in browser_s],
-        "browser_python_s": [round(x, 4) for x in python_s],
-        "pair_ratios": [round(x, 3) for x in pairs],
-        "first_text_seen": firsts,
-        "stop_with_first_text": [stop for stop, _ in controls],
-        "copy_on_reply": [copy for _, copy in controls],
-        "median_chat_s": median(chat),
-        "median_browser_s": median(browser_s),
-        "median_browser_python_s": median(python_s),
-        "median_pair_ratio": round(pair, 3),
-        "ratio_of_medians": round(ratio, 3),
-        "target_ratio": 1.2,
-        "met": pair <= 1.2 and all(all(c) for c in controls),
-    }
-    md = (
-        "# First reply token: browser UI vs orchestrator chat\n\n"
-        f"median of per-pair ratios (browser / chat) {pair:.2f} (target ≤ 1.2: "
-        f"{'met' if pair <= 1.2 else 'NOT met'}); ratio of the medians {ratio:.2f}: median "
-        f"chat {median(chat):.2f} s, median browser {median(browser_s):.2f} s (in the page; "
-        f"{median(python_s):.2f} s seen from Python); {repeat} alternating turns each; load "
-        f"average {load_before[0]} before, {min(loads)}-{max(loads)} during, {load_after} "
-        f"after; nice {nice}. Stop on the page with the first text in "
-        f"{sum(s for s, _ in controls)}/{len(controls)} turns, Copy on the finished reply in "
-        f"{sum(c for _, c in controls)}/{len(controls)}."
+    data, md = _summary(
+        turns,
+        nice=nice,
+        before=load_before,
+        after=load_after,
+        temperatures=base.temperatures,
     )
     command = args.command
     if nice["benchmark"]:
