@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -121,6 +122,59 @@ def _auc_lower(disagree: np.ndarray, agree: np.ndarray) -> float | None:
     return float(1.0 - u / (disagree.size * agree.size))
 
 
+def _layer_counts(ids: np.ndarray, experts: int) -> np.ndarray:
+    """``(layers, experts)`` activation counts of ``(tokens, layers, k)`` expert ids."""
+    return np.stack(
+        [np.bincount(ids[:, li].ravel(), minlength=experts) for li in range(ids.shape[1])]
+    )
+
+
+def _load_share_tvd(
+    engine: np.ndarray, replay: np.ndarray, call_tokens: Sequence[int], experts: int
+) -> np.ndarray:
+    """Per call (``call_tokens`` rows each, in order), the total variation distance between
+    the engine's and the replay's load shares over all layers."""
+    tvd = []
+    offset = 0
+    for n in call_tokens:
+        ce = _layer_counts(engine[offset : offset + n], experts)
+        cr = _layer_counts(replay[offset : offset + n], experts)
+        se, sr = ce / max(ce.sum(), 1), cr / max(cr.sum(), 1)
+        tvd.append(0.5 * float(np.abs(se - sr).sum()))
+        offset += n
+    return np.asarray(tvd)
+
+
+def _margin_summary(margin: np.ndarray, set_equal: np.ndarray, k: int) -> dict[str, Any]:
+    """The gate margins of the (token, layer) pairs whose top-k sets disagree, against those
+    that agree: medians, how low the disagreeing ones lie, the disagreement rate by decile."""
+    dis, agr = margin[~set_equal], margin[set_equal]
+    q10 = percentile(margin.ravel(), 10, method="lower") or 0.0
+    q01 = percentile(margin.ravel(), 1, method="lower") or 0.0
+    return {
+        "definition": f"replay selection score of rank {k} minus rank {k + 1} "
+        "(softmax(gate) + e_score_correction_bias)",
+        "median_disagreeing": median(dis),
+        "median_agreeing": median(agr),
+        "p90_disagreeing": percentile(dis, 90),
+        "auc_disagreeing_lower": _auc_lower(dis, agr),
+        "share_of_disagreements_in_lowest_10pct_margins": float((dis <= q10).mean())
+        if dis.size
+        else None,
+        "share_of_disagreements_in_lowest_1pct_margins": float((dis <= q01).mean())
+        if dis.size
+        else None,
+        "disagreement_rate_by_margin_decile": [
+            float((~set_equal.ravel())[(margin.ravel() >= lo) & (margin.ravel() <= hi)].mean())
+            for lo, hi in zip(
+                np.quantile(margin, np.linspace(0, 0.9, 10)),
+                np.quantile(margin, np.linspace(0.1, 1.0, 10)),
+                strict=True,
+            )
+        ],
+    }
+
+
 def compare(
     engine: Sequence[np.ndarray],
     replay: Sequence[ReplayResult],
@@ -161,31 +215,7 @@ def compare(
     }
     rank_hist[f">{min(k + 4, experts)}"] = int((missed_rank >= k + 4).sum())
 
-    dis, agr = margin[~set_equal], margin[set_equal]
-    q10 = percentile(margin.ravel(), 10, method="lower") or 0.0
-    q01 = percentile(margin.ravel(), 1, method="lower") or 0.0
-
-    # per-call load-share total variation distance
-    tvd = []
-    offset = 0
-    for x in engine:
-        n = x.shape[0]
-        ce = np.stack(
-            [
-                np.bincount(e[offset : offset + n, li].ravel(), minlength=experts)
-                for li in range(layers)
-            ]
-        )
-        cr = np.stack(
-            [
-                np.bincount(r[offset : offset + n, li].ravel(), minlength=experts)
-                for li in range(layers)
-            ]
-        )
-        se, sr = ce / max(ce.sum(), 1), cr / max(cr.sum(), 1)
-        tvd.append(0.5 * float(np.abs(se - sr).sum()))
-        offset += n
-    tvd_arr = np.asarray(tvd)
+    tvd_arr = _load_share_tvd(e, r, [x.shape[0] for x in engine], experts)
 
     return {
         "calls": len(engine),
@@ -212,28 +242,7 @@ def compare(
         "experts_differing_per_disagreeing_pair": {
             str(n): int(((k - member.sum(-1))[~set_equal] == n).sum()) for n in range(1, k + 1)
         },
-        "margin": {
-            "definition": f"replay selection score of rank {k} minus rank {k + 1} "
-            "(softmax(gate) + e_score_correction_bias)",
-            "median_disagreeing": median(dis),
-            "median_agreeing": median(agr),
-            "p90_disagreeing": percentile(dis, 90),
-            "auc_disagreeing_lower": _auc_lower(dis, agr),
-            "share_of_disagreements_in_lowest_10pct_margins": float((dis <= q10).mean())
-            if dis.size
-            else None,
-            "share_of_disagreements_in_lowest_1pct_margins": float((dis <= q01).mean())
-            if dis.size
-            else None,
-            "disagreement_rate_by_margin_decile": [
-                float((~set_equal.ravel())[(margin.ravel() >= lo) & (margin.ravel() <= hi)].mean())
-                for lo, hi in zip(
-                    np.quantile(margin, np.linspace(0, 0.9, 10)),
-                    np.quantile(margin, np.linspace(0.1, 1.0, 10)),
-                    strict=True,
-                )
-            ],
-        },
+        "margin": _margin_summary(margin, set_equal, k),
         "replay_rank_of_engine_experts_not_chosen_by_replay": rank_hist,
         "load_share_tvd_per_call": {
             "median": median(tvd_arr),
