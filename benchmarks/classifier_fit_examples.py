@@ -21,7 +21,10 @@ packaged model, ``folds=3``), writes the fit to a temporary folder and classifie
 Round 7 (``tests/fixtures/fewshot_routes7/``: loyalty_points, warranty, job_applications) and
 round 8 (``tests/fixtures/fewshot_routes8/``: press_enquiries, b2b_wholesale, price_match) are
 the same: their held-out files are read only with ``--look`` (round 7's is spent; round 8's
-look is recorded in ``benchmarks/results/classifier_fit_examples_2026-12-05e.md``).
+look is recorded in ``benchmarks/results/classifier_fit_examples_2026-12-05e.md``). Their
+held-out files are spent: dev sets now, scored with ``--look`` and labelled ``dev``. Round 10
+(``tests/fixtures/fewshot_routes10/``: store_events, recycling_takeback, affiliate_partners)
+is looked at once, recorded in ``benchmarks/results/classifier_fit_examples_2026-12-06.md``.
 
 ``--builtin ROUTE`` compares the built-in routes on the labelled test split (cap 400): the
 packaged model and calibration against the fit of ``ROUTE``, both with ``ROUTE`` declared;
@@ -50,6 +53,7 @@ from orchestrator.routes import Route, RouteSpec
 from tests.fixtures.fewshot_routes.routes import ROUTES
 from tests.fixtures.fewshot_routes7.routes import ROUTES as ROUTES7
 from tests.fixtures.fewshot_routes8.routes import ROUTES as ROUTES8
+from tests.fixtures.fewshot_routes10.routes import ROUTES as ROUTES10
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = RouteSpec(
@@ -81,7 +85,7 @@ def scenario(name: str) -> tuple[RouteSpec, Path, Path | None]:
             ROOT / "benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv",
             None,
         )
-    spec, train, held = {**ROUTES, **ROUTES7, **ROUTES8}[name]
+    spec, train, held = {**ROUTES, **ROUTES7, **ROUTES8, **ROUTES10}[name]
     return spec, train, held
 
 
@@ -139,7 +143,8 @@ def held_out(name: str, look: bool) -> None:
         if look and path is not None:
             with path.open(encoding="utf-8") as handle:
                 rows = [(r["text"], r["route"], r["family"]) for r in csv.DictReader(handle)]
-            _score(clf, rows, f"{name} held-out file (LOOK)")
+            spent = path.parent.name != "fewshot_routes10"
+            _score(clf, rows, f"{name} held-out file ({'dev, spent' if spent else 'LOOK'})")
 
 
 def _prf(truth: list[str], got: list[str]) -> dict[str, tuple[float, float]]:
@@ -152,10 +157,11 @@ def _prf(truth: list[str], got: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def builtin(name: str) -> None:
-    """The built-in routes on the test split: packaged vs the fit of ``name``."""
+def builtin(name: str, split: str = "test") -> None:
+    """The built-in routes on ``split`` (``tune``: rows the packaged model was fitted on, a
+    dev check; ``test``: the release figure): packaged vs the fit of ``name``."""
     spec = scenario(name)[0]
-    rows = load_split(DEFAULT_DATA_DIR, "test", cap=400)
+    rows = load_split(DEFAULT_DATA_DIR, split, cap=400)
     pk = default_rules_path().parent
     before = RuleClassifier(
         model_path=pk / f"learned.v{VERSION}.npz",
@@ -171,7 +177,8 @@ def builtin(name: str) -> None:
     n = len(rows)
     acc_a = sum(x == t for x, t in zip(a, truth, strict=True)) / n
     acc_b = sum(x == t for x, t in zip(b, truth, strict=True)) / n
-    print(f"built-in test split n={n}: accuracy {acc_a:.4f} -> {acc_b:.4f} ({acc_b - acc_a:+.4f})")
+    change = f"accuracy {acc_a:.4f} -> {acc_b:.4f} ({acc_b - acc_a:+.4f})"
+    print(f"built-in {split} split n={n}: {change}")
     pa, pb = _prf(truth, a), _prf(truth, b)
     for route in pa:
         print(
@@ -188,11 +195,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--route", action="append", default=[], help="faq, library, ...")
     parser.add_argument("--look", action="store_true", help="score the held-out files too")
     parser.add_argument("--builtin", help="compare the built-in routes with this route added")
+    parser.add_argument("--split", default="test", choices=("tune", "test"), help="--builtin's")
     args = parser.parse_args(argv)
     for name in args.route:
         held_out(name, args.look)
     if args.builtin:
-        builtin(args.builtin)
+        builtin(args.builtin, args.split)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ from orchestrator.classifier.decide import (
     tier_record,
 )
 from orchestrator.classifier.engine import CompiledRules, built_once, normalise
+from orchestrator.classifier.fit_semantic import examples_tier
 from orchestrator.classifier.inputs import InvalidTextError, checked_input
 from orchestrator.classifier.learned import FastScorer, LearnedModel, shared_model
 from orchestrator.classifier.loader import (
@@ -195,6 +196,7 @@ class RuleClassifier(HotReloaded[_State]):
         semantic: bool | SemanticTier | None = None,
         routes: Sequence[RouteSpec] = (),
     ) -> None:
+        self.examples_tier = examples_tier(model_path, semantic)
         if semantic is None:
             semantic = enabled_by_env()
         self.semantic: SemanticTier | None = (
@@ -702,7 +704,9 @@ class RuleClassifier(HotReloaded[_State]):
         semantic_tier = self._semantic_off
         if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not ev.tie:
             decided = None
-            if self.semantic is not None:
+            if self.examples_tier is not None:
+                semantic_tier, decided = self.examples_tier.consult(norm, exts)
+            if self.semantic is not None and decided is None:
                 semantic_tier, decided = self.semantic.consult(norm, exts)
             if decided is not None:
                 route, why, p_sem = decided

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
+from orchestrator.classifier.fit_semantic import FILE as SEMANTIC_FILE
+from orchestrator.classifier.fit_semantic import ExampleIndex
 from orchestrator.classifier.labelled_phrases import Lang
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import VERSION, LearnedModel
@@ -173,6 +175,8 @@ class ExamplesFit:
         held_out: The user's held-out examples (never fitted on).
         n_fitted: Requests fitted on (the built-in tune rows plus the user's fitting part).
         examples_sha: SHA-256 of the examples file (its first 12 hex digits name the version).
+        semantic: The new routes' English examples embedded, with a threshold per route
+            (:func:`~.fit_semantic.fit_index`), when the ``[semantic]`` extra is installed.
     """
 
     model: LearnedModel
@@ -180,6 +184,8 @@ class ExamplesFit:
     held_out: list[LabelledRequest]
     n_fitted: int
     examples_sha: str
+    #: the user examples' embeddings (:mod:`.fit_semantic`), None without the extra
+    semantic: ExampleIndex | None = None
 
     @property
     def version(self) -> str:
@@ -203,6 +209,7 @@ def fit_examples(
     handoff: float = 1.0,
     workers: int = 1,
     base: tuple[LearnedModel, CalibrationFile] | None = None,
+    semantic: bool = True,
 ) -> ExamplesFit:
     """Fit the learned tier, thresholds and calibration on ``base_rows`` (the built-in routes'
     tune rows) plus the fitting part of the examples in ``path`` (:func:`read_examples`).
@@ -215,6 +222,8 @@ def fit_examples(
         base: A fitted model and its calibration (the packaged ones): only the routes it
             lacks are fitted, onto it (:func:`~.fit_routes.fit_new_routes`, seconds); None: all
             routes are refitted on ``base_rows`` and the examples (:func:`~.fitting.fit_all`).
+        semantic: Also embed the new routes' examples (:func:`~.fit_semantic.fit_index`)
+            when the ``[semantic]`` extra is installed.
 
     Raises:
         UserError: A bad examples file (see :func:`read_examples`), or see
@@ -253,12 +262,20 @@ def fit_examples(
             routes=routes,
             workers=workers,
         )
+    index = None
+    if semantic:
+        from orchestrator.classifier.fit_semantic import fit_index, load_encoder
+
+        encoder = load_encoder()
+        new = [c for c in model.classes if c not in {r.route for r in base_rows}]
+        index = fit_index(mine, base_rows, new, encoder) if encoder is not None else None
+    model.meta["semantic_thresholds"] = dict(index.thresholds) if index is not None else {}
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     model.meta["examples_sha256"] = sha
     model.meta["base_rows_sha256"] = hashlib.sha256(
         "\n".join(f"{r.id}|{r.route}|{r.text}" for r in base_rows).encode()
     ).hexdigest()
-    return ExamplesFit(model, calibration, held, len(base_rows) + len(mine), sha)
+    return ExamplesFit(model, calibration, held, len(base_rows) + len(mine), sha, index)
 
 
 def example_weights(
@@ -280,7 +297,8 @@ def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:
     """Write a fit into ``folder`` (``learned.v2.npz``, ``calibration.toml`` and the manifest
     ``fitted.json``: version, examples file and hash, classes), each file replaced atomically
     so a running classifier hot-reloads them; a copy of the three is kept in
-    ``folder/versions/<version>/``. Returns that copy's folder.
+    ``folder/versions/<version>/``; the examples' embeddings too (``examples.semantic.npz``,
+    when fitted). Returns that copy's folder.
 
     Raises:
         UserError: The folder cannot be written.
@@ -302,9 +320,20 @@ def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:
             fit.model.save(target / f"learned.v{VERSION}.npz")
             _replace(target / "calibration.toml", dump_calibration(fit.calibration))
             _replace(target / "fitted.json", json.dumps(manifest, indent=2) + "\n")
+            _save_index(fit.semantic, target / SEMANTIC_FILE)
     except OSError as exc:
         raise UserError(f"cannot write the fitted classifier to {folder}: {exc}") from None
     return kept
+
+
+def _save_index(index: ExampleIndex | None, path: Path) -> None:
+    """Write the examples index beside the model (atomically), or remove a stale one."""
+    if index is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(path.name + ".tmp.npz")
+    index.save(tmp)
+    tmp.replace(path)
 
 
 def _replace(path: Path, text: str) -> None:

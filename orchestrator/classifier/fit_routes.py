@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import product
 
 import numpy as np
@@ -61,6 +62,9 @@ NEW_LIFT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0)
 NEW_SCALE_GRID = (1.0, 1.5, 2.0, 3.0)
 #: Share of the built-in rows whose out-of-fold decision a lift may change.
 NEW_BUDGET = 0.001
+#: Least share of a new route's examples' probability that makes a base class part of the
+#: route's anchor (:func:`anchors`).
+ANCHOR_MIN = 0.1
 
 
 def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) -> np.ndarray:
@@ -83,8 +87,29 @@ def _fit_new(
     idx = np.asarray(rows)
     out = []
     for fixed, x in zip(design.fixed, design.x, strict=True):
-        out.append(fit_columns(fixed[idx], x[idx], y[idx], sw[idx], mask, NEW_L2))
+        out.append(fit_columns(fixed[idx], x[idx], y[idx], sw[idx], mask, NEW_L2, design.anchor))
     return out[0], out[1]
+
+
+def anchors(
+    fixed: np.ndarray, labels: Sequence[Route], new: Sequence[Route], learn_from: Sequence[int]
+) -> np.ndarray:
+    """``(base classes, len(new))``: where the fitted model sends each new route's own
+    examples (``fixed``: its logits, ``(rows, base classes)``): the mean of its probabilities
+    over the route's rows of ``learn_from``, classes under :data:`ANCHOR_MIN` dropped, the rest
+    summing to 1. A route carved out of customer service (gift cards, points) is an offset
+    over customer service's logit, one that the built-ins call fallback over fallback's: the
+    offset then learns what tells the route from its parent, and a phrasing of the topic
+    without the examples' words keeps the parent's share instead of none."""
+    out = np.zeros((fixed.shape[1], len(new)))
+    for j, route in enumerate(new):
+        own = [i for i in learn_from if labels[i] == route]
+        mean = softmax(fixed[own]).mean(axis=0) if own else np.eye(fixed.shape[1])[-1]
+        mean[mean < ANCHOR_MIN] = 0.0
+        if mean.sum() <= 0.0:
+            mean[-1] = 1.0
+        out[:, j] = mean / mean.sum()
+    return out
 
 
 def _own_features(
@@ -101,13 +126,25 @@ def _own_features(
     return mask
 
 
-def recalibrated(z: np.ndarray, new_at: int, scales: np.ndarray, lifts: np.ndarray) -> np.ndarray:
-    """Logits ``z`` ``(..., classes)`` with each new route's offset over fallback (columns
-    ``new_at`` onward, fallback last) scaled and lifted: ``fb + scale * (z - fb) + lift``."""
+def recalibrated(
+    z: np.ndarray,
+    new_at: int,
+    scales: np.ndarray,
+    lifts: np.ndarray,
+    anchor: np.ndarray | None = None,
+) -> np.ndarray:
+    """Logits ``z`` ``(..., classes)`` with each new route's offset over its anchor (columns
+    ``new_at`` onward, fallback last; ``anchor`` ``(base classes, new)`` mixes the other
+    columns, :func:`anchors`; None: fallback's) scaled and lifted:
+    ``a + scale * (z - a) + lift``."""
     z = np.array(z, dtype=np.float64, copy=True)
-    fb = z[..., -1]
+    n = len(scales)
+    if anchor is None:
+        a = np.repeat(z[..., -1:], n, axis=-1)
+    else:
+        a = np.concatenate([z[..., :new_at], z[..., new_at + n :]], axis=-1) @ anchor
     for j, (scale, lift) in enumerate(zip(scales, lifts, strict=True)):
-        z[..., new_at + j] = fb + scale * (z[..., new_at + j] - fb) + lift
+        z[..., new_at + j] = a[..., j] + scale * (z[..., new_at + j] - a[..., j]) + lift
     return z
 
 
@@ -118,6 +155,7 @@ def _lift(
     classes: Sequence[Route],
     t: Thresholds,
     new: Sequence[Route],
+    anchor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(scales, lifts)``, each ``(len(new),)``: per new route, the scale of its offset over
     fallback (:data:`NEW_SCALE_GRID`) and its bias lift (:data:`NEW_LIFT_GRID`, logits) that
@@ -137,7 +175,7 @@ def _lift(
     for j in range(len(new)):
         col, one = k0 + j, np.eye(len(new))[j]
         extremes = [
-            softmax(recalibrated(zc, k0, np.where(one, s, 1.0), one * max(NEW_LIFT_GRID)))
+            softmax(recalibrated(zc, k0, np.where(one, s, 1.0), one * max(NEW_LIFT_GRID), anchor))
             for s in NEW_SCALE_GRID
         ]
         reach = np.max([x[:, col] for x in extremes], axis=0)
@@ -157,8 +195,8 @@ def _lift(
             sc, lf = np.where(one, scale, scales), np.where(one, lift, lifts)
 
             def decided(i: int, sc: np.ndarray = sc, lf: np.ndarray = lf) -> Route:
-                p = softmax(recalibrated(zc[i], k0, sc, lf))
-                q = softmax(recalibrated(zt[i], k0, sc, lf))
+                p = softmax(recalibrated(zc[i], k0, sc, lf, anchor))
+                q = softmax(recalibrated(zt[i], k0, sc, lf, anchor))
                 return _decide(ev[i], p, q, t, classes)[0]
 
             right = sum(decided(i) == rows[i].route for i in own)
@@ -216,6 +254,7 @@ def fit_new_routes(
     labels = [r.route for r in rows]
     learn_from = [i for i, r in enumerate(rows) if r.source.startswith("examples/")]
     vocab, design = column_design(base, docs, learn_from)
+    design = replace(design, anchor=anchors(design.fixed[0], labels, new, learn_from))
     classes = (*base.classes[:-1], *new, FALLBACK)
     k0 = len(base.classes) - 1
     y = np.array([classes.index(r) for r in labels])
@@ -230,10 +269,12 @@ def fit_new_routes(
             train = np.flatnonzero(fold != k)
             pc, pt = column_logits(design, _fit_new(design, train, y, sw, mask))
             zc[test], zt[test] = pc[test], pt[test]
-    scales, lifts = _lift(rows, ev, (zc, zt), classes, base_calibration.thresholds, new)
+    scales, lifts = _lift(
+        rows, ev, (zc, zt), classes, base_calibration.thresholds, new, design.anchor
+    )
     (wc, bc), (wt, bt) = fitted
     fitted = ((wc * scales, bc * scales + lifts), (wt * scales, bt * scales + lifts))
-    zc, zt = (recalibrated(z, k0, scales, lifts) for z in (zc, zt))
+    zc, zt = (recalibrated(z, k0, scales, lifts, design.anchor) for z in (zc, zt))
     probs, fast = softmax(zc), softmax(zt)
     model = extended_model(base, vocab, design, fitted, new)
     model.meta.update({"trained_on": fitted_on, "rules_sha": clf.version, "new_routes": new})

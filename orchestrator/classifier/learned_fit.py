@@ -250,6 +250,18 @@ class ColumnDesign:
     fixed: tuple[np.ndarray, np.ndarray]  # (combined, text-only): (rows, base classes)
     x: tuple[Any, Any]  # scipy sparse (rows, len(cols)) of the combined / text-only bag
     cols: list[str]  # the feature names the new columns weigh
+    #: ``(base classes, new)``: each new column's anchor, a mix of the base logits (each
+    #: column sums to 1; :func:`anchored`); None: fallback's logit alone
+    anchor: np.ndarray | None = None
+
+
+def anchored(fixed: np.ndarray, anchor: np.ndarray | None, n_new: int) -> np.ndarray:
+    """``(rows, n_new)``: the logit each new column is an offset over: ``fixed @ anchor`` (the
+    base logits ``(rows, base classes)`` mixed by each column's weights), or fallback's (the
+    last) logit when ``anchor`` is None."""
+    if anchor is None:
+        return np.repeat(fixed[:, -1:], n_new, axis=1)
+    return fixed @ anchor
 
 
 def column_design(base: LearnedModel, docs: Sequence[Sequence[str]], learn_from: Sequence[int]):
@@ -289,13 +301,19 @@ def column_design(base: LearnedModel, docs: Sequence[Sequence[str]], learn_from:
 
 
 def fit_columns(
-    fixed: np.ndarray, x, y: np.ndarray, sw: np.ndarray, mask: np.ndarray, l2: float
+    fixed: np.ndarray,
+    x,
+    y: np.ndarray,
+    sw: np.ndarray,
+    mask: np.ndarray,
+    l2: float,
+    anchor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weights ``(features, n_new)`` and biases of the new columns: L2-penalised softmax
-    cross-entropy of the logits ``[fixed[:, :-1], fixed[:, -1:] + x @ w + b, fixed[:, -1]]``
-    (a new route is fallback's logit plus an offset; fallback stays last), ``y`` indexing
-    those columns, ``w`` zero outside ``mask`` ``(features, n_new)``; L-BFGS from zero
-    (deterministic)."""
+    cross-entropy of the logits ``[fixed[:, :-1], a + x @ w + b, fixed[:, -1]]`` (a new route
+    is its anchor's logit ``a`` plus an offset, :func:`anchored`; fallback stays last), ``y``
+    indexing those columns, ``w`` zero outside ``mask`` ``(features, n_new)``; L-BFGS from
+    zero (deterministic)."""
 
     n = x.shape[0]
     n_new = mask.shape[1]
@@ -304,9 +322,10 @@ def fit_columns(
     onehot[np.arange(n), y] = 1.0
     sw = sw / sw.sum()
     new = slice(k_old - 1, k_old - 1 + n_new)
+    base = anchored(fixed, anchor, n_new)
 
     def xent(w: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray]:
-        z_new = x @ w + b + fixed[:, -1:]
+        z_new = x @ w + b + base
         z = np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1)
         value, g = softmax_xent(z, onehot, sw)
         return value, g[:, new]
@@ -319,7 +338,7 @@ def column_logits(design: ColumnDesign, fitted) -> tuple[np.ndarray, np.ndarray]
     """Class logits (combined, text-only) of every row under fitted new columns."""
     out = []
     for fixed, x, (w, b) in zip(design.fixed, design.x, fitted, strict=True):
-        z_new = x @ w + b + fixed[:, -1:]
+        z_new = x @ w + b + anchored(fixed, design.anchor, len(b))
         out.append(np.concatenate([fixed[:, :-1], z_new, fixed[:, -1:]], axis=1))
     return out[0], out[1]
 
@@ -334,9 +353,13 @@ def extended_model(base: LearnedModel, vocab: dict[str, int], design: ColumnDesi
         full[: old_w.shape[0], : old_w.shape[1] - 1] = old_w[:, :-1]
         full[: old_w.shape[0], -1] = old_w[:, -1]
         rows = [vocab[f] for f in design.cols]
-        full[: old_w.shape[0], old_w.shape[1] - 1 : -1] = old_w[:, -1:]  # fallback's, plus
+        mix = design.anchor
+        if mix is None:
+            mix = np.zeros((old_w.shape[1], len(new)))
+            mix[-1] = 1.0
+        full[: old_w.shape[0], old_w.shape[1] - 1 : -1] = old_w @ mix  # the anchor's, plus
         full[rows, old_w.shape[1] - 1 : -1] += w
-        bias = np.concatenate([old_b[:-1], b + old_b[-1], old_b[-1:]])
+        bias = np.concatenate([old_b[:-1], b + old_b @ mix, old_b[-1:]])
         mats.append((full.astype(np.float32), bias.astype(np.float32)))
     classes = [*base.classes[:-1], *new, FALLBACK]
     meta = {**base.meta, "classes": classes, "n_features": len(vocab), "base": base.meta}
