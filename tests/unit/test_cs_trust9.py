@@ -278,8 +278,11 @@ async def test_a_write_describing_another_order_is_asked_back(shop: Shop) -> Non
 @pytest.mark.parametrize("said", MORE_AFTER)
 def test_what_follows_a_new_address_is_not_part_of_it(said: str) -> None:
     read = asks.read_asks(said.format(id="ORD-100200"))
-    assert read.writes == ("change_address",) and read.new_address == "", read
-    assert read.address_problem, read
+    assert read.new_address == "", read
+    # asked back, or (a time: "发货之后再改") set aside whole by the second reading (cs10)
+    assert (read.writes == ("change_address",) and read.address_problem) or (
+        read.writes == () and read.declined == (("change_address", "conditional"),)
+    ), read
 
 
 async def test_yes_after_an_address_with_more_writes_nothing(shop: Shop) -> None:

@@ -38,8 +38,18 @@ MORE_THAN_ADDRESS = (
     "what follows the new address (an instruction, a time, other orders) is not part of it; "
     "send the new address on its own, and anything else in another message"
 )
+#: Why no address is read when the message goes on, after the address's sentence, with more
+#: than thanks (cs10: "… LS1 4AB. Please leave it with the neighbour."): a note is never stored
+#: with an address, and never dropped unsaid.
+NOTE_AFTER = (
+    "you added something after the new address (a delivery note or another request); an "
+    "address change cannot carry a note, so nothing was stored. Send the new address on its "
+    "own to change it, and ask a colleague about the note"
+)
 #: The reasons above in Chinese (for confirm.address_problem).
 WHY_ZH = {
+    NOTE_AFTER: "您在新地址后面还写了别的内容（送货备注或其他请求）；"
+    "修改地址不能附带备注，所以没有保存任何内容。如需修改地址，请只发送新地址；备注的事请另外联系同事",
     CONDITIONAL: "修改地址附带了条件；请只发送新地址，或先问订单是否已发货",
     TWO_ADDRESSES: "给出了两个地址，请问是哪一个？请只发送那一个",
     NOT_POSTAL: "这只是一个地点，没有街道、门牌号或邮编",
@@ -130,6 +140,31 @@ def _not_address(text: str, start: int, end: int) -> bool:
         if _ZH_INSTRUCTION.search(clause) or not _ZH_PART.search(clause):
             return True
     return False
+
+
+#: What may follow the address's sentence in the same message: thanks, a goodbye, an ok, the
+#: order's id, marks (an allow-list; anything else is a note or another ask: asked back).
+_AFTER_OK = re.compile(
+    r"(?:\s|[.!！。,，;；~:)]|\b(?:many |thanks? (?:a lot|so much|very much|in advance)|thank you"
+    r"(?: (?:so|very) much| in advance)?|thanks|thx|ty|cheers|regards|best|kind regards|bye|"
+    r"goodbye|ok(?:ay)?|great|please|pls|order|ord-\d{6})\b|谢谢|多谢|谢了|感谢|辛苦了|辛苦|"
+    r"麻烦了|麻烦您了|麻烦你了|好的|拜拜|再见)*",
+    re.I,
+)
+
+
+def note_after(text: str, end: int) -> str:
+    """:data:`NOTE_AFTER` when ``text`` (normalised) goes on after ``end`` (where the new
+    address's sentence ends) with more than thanks, a goodbye or the order id; else "".
+
+    Example:
+        >>> note_after("to 12 Oak St, Leeds LS1 4AB. Leave it with the neighbour.", 28) != ""
+        True
+        >>> note_after("to 12 Oak St, Leeds LS1 4AB. Thanks!", 28)
+        ''
+    """
+    rest = text[end:]
+    return "" if _AFTER_OK.fullmatch(rest) else NOTE_AFTER
 
 
 #: A place told by whose it is (``my mum's place``, ``her office``, 我妈家): no postal address

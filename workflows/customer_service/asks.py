@@ -53,11 +53,12 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.negation import clauses, negated_scopes
-from workflows.customer_service.address_ask import address_end
+from workflows.customer_service.address_ask import address_end, note_after
 from workflows.customer_service.answers import has_words as has_words  # re-exported
 from workflows.customer_service.answers import is_yes as is_yes
 from workflows.customer_service.answers import third_language as third_language
 from workflows.customer_service.ask_forms import ASK_CUE, asked, conditional, fix_typos
+from workflows.customer_service.ask_later import set_aside
 from workflows.customer_service.ask_marks import (
     ADDRESS_MARKUP,
     HIDDEN_ADDRESS,
@@ -448,6 +449,9 @@ def doubt(message: str) -> str | None:
         return "unclear"
     if framed(text):
         return "conditional"  # "test: refund …", "in theory", "Draft: refund …", "pretend to …"
+    aside = set_aside(text)  # excluded, someone else's wish, later, advice (tester10, cs10)
+    if aside is not None:
+        return aside
     return "unsure" if _unsure_after_ask(text.lower()) else None
 
 
@@ -700,6 +704,8 @@ def extract_address(message: str) -> tuple[str, str]:
         found = re.compile(lead, re.I).match(own, start)
         start = found.end() if found else start
     end = start + len(_SENTENCE_END.split(own[start:], maxsplit=1)[0])
+    if note_after(own, end):  # cs10: "… LS1 4AB. Please leave it with the neighbour."
+        return "", note_after(own, end)
     tail = _ADDRESS_TAIL.search(own, start, end)
     end = tail.start() if tail else end
     start, end = _trim(own, start, end, " \t\"'“”「」,，:：.")

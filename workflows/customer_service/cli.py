@@ -8,7 +8,9 @@ Commands:
     handoff list    the conversations waiting for a person, with their context
     handoff resume  ``orchestrator handoff resume THREAD --approve|--reject --note "..."``:
                     continue the conversation once with the decision (a second resume is
-                    refused)
+                    refused), on the configured model server (``--server-url``, else
+                    ``ORCH_SERVER_URL`` / ``.env``, else the default); none answering is one
+                    line and exit 1, a co-hosted server is started only with ``--launch``
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import typer
 from rich.markup import escape
 
 from orchestrator.cli.common import (
-    NoLaunchOption,
     OrderDbOption,
     ServerUrlOption,
     console,
@@ -138,6 +139,46 @@ def list_cmd(
             console.print(f"  withdrawn by the customer: {escape(str(row['note'])[:300])}")
 
 
+#: ``--launch``: the one way ``handoff resume`` starts a co-hosted server (cs10).
+LaunchOption = Annotated[
+    bool,
+    typer.Option(
+        "--launch",
+        help="Start a co-hosted vLLM server for this decision when none answers (minutes on "
+        "CPU). Without it the configured server is used, and none answering is an error.",
+    ),
+]
+#: ``--no-launch``: kept for scripts; not starting a server is the default now.
+_NoLaunchKept = Annotated[bool, typer.Option("--no-launch", hidden=True)]
+
+
+def configured_server(settings: Settings, server_url: str | None) -> None:
+    """Nothing when a server answers at ``settings.server_url`` (``--server-url``, else
+    ``ORCH_SERVER_URL`` or ``.env``, else the default: how ``run`` chooses it too).
+
+    Raises:
+        typer.Exit: Status 1, after one line naming the URL, where it came from and the
+            three ways to fix it, when none answers (nothing is started).
+    """
+    from serving.launcher import server_is_healthy
+
+    if server_is_healthy(settings.server_url):
+        return
+    where = (
+        "--server-url"
+        if server_url is not None
+        else "ORCH_SERVER_URL or .env"
+        if "server_url" in settings.model_fields_set
+        else "the default; ORCH_SERVER_URL is not set"
+    )
+    raise fail(
+        f"no model server answers at {settings.server_url} ({where}); the decision's reply "
+        "needs one. Start it with `orchestrator serve`, point --server-url or ORCH_SERVER_URL "
+        "at a running server, or add --launch to start a co-hosted one for this decision",
+        1,
+    )
+
+
 def resume(
     thread: Annotated[str, typer.Argument(help="The conversation's thread id.")],
     approve: Annotated[
@@ -146,10 +187,12 @@ def resume(
     note: Annotated[str, typer.Option(help="A note for the record (≤ 2,000 characters).")] = "",
     by: Annotated[str | None, typer.Option(help="Who decided (default: your login name).")] = None,
     server_url: ServerUrlOption = None,
-    no_launch: NoLaunchOption = False,
+    launch: LaunchOption = False,
+    no_launch: _NoLaunchKept = False,
     database_url: OrderDbOption = None,
 ) -> None:
-    """Continue THREAD once with the decision; the reply is printed."""
+    """Continue THREAD once with the decision; the reply is printed. The model server is the
+    configured one (as ``run`` chooses it); a co-hosted one is started only with --launch."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
     by = _login_name() if by is None else by
@@ -169,9 +212,12 @@ def resume(
             "resumed already (orchestrator handoff list shows the waiting ones)",
             2,
         )
+    launch = launch and not no_launch and server_url is None
+    if not launch:  # cs10: never a server started unasked; one line when none answers
+        configured_server(settings, server_url)
     # HandoffDecidedError (a HandoffError) too: the race was lost, exit 2
     with served_settings(
-        settings, server_url=server_url, no_launch=no_launch, usage=(HandoffError,)
+        settings, server_url=server_url, no_launch=not launch, usage=(HandoffError,)
     ) as served:
         outcome = asyncio.run(_resume(served, thread, approve, note, by))
     console.print(f"{outcome.status}: {escape(outcome.headline)}")

@@ -32,7 +32,8 @@ INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "track",
         re.compile(
             r"\b(track\w*|where is|where's|shipment|shipping|delivery|delivered|arrive\w*|"
-            r"courier|carrier|package|parcel)\b|物流|快递|运单|到哪|没收到|还没到|包裹|发货",
+            r"courier|carrier|package|parcel)\b|物流|快递|运单|到哪|没收到|还没到|包裹|发货|"
+            r"追踪|跟踪|货运|快件|派送|查件",  # cs10: 追蹤號碼 / 追踪号码 read as tracking
             re.I,
         ),
     ),

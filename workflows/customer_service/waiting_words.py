@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rapidfuzz.distance import OSA
+
 from workflows.customer_service.asks import normalise
 from workflows.customer_service.signals import ORDER_ID
 
@@ -51,7 +53,8 @@ _BENIGN_EN = frozenset(
     happen happening done said mentioned before earlier get got back reply answer answers
     received receive question out nobody anybody anyone days hours
     week forever slow fed ridiculous whenever ready speed again money posted replied looked
-    you'd better case anything
+    you'd better case anything finish finished complete completed sort sorted push through
+    deal dealt chase chasing following follow reminder remind nudge
     """,
     )
 )
@@ -59,7 +62,7 @@ _BENIGN_EN = frozenset(
 _INTENT_EN = {
     "start_refund": {"refund", "refunds", "refunded", "refunding", "full", "amount", "money"},
     "cancel_order": {"cancel", "cancellation", "cancelled", "canceled", "cancelling", "order"},
-    "change_address": {"address", "change", "shipping", "delivery", "order"},
+    "change_address": {"address", "change", "changed", "updated", "shipping", "delivery", "order"},
 }
 #: Chinese words (Simplified) of the same kinds, longest matched first, then the particles
 #: that may be left between them.
@@ -73,7 +76,7 @@ _BENIGN_ZH = sorted(
     答复 结果 请 麻烦 尽快 快点 快一点 赶紧 处理 催一下 一下 帮我 有进展吗 进展 进度 情况 怎么样
     多久 多长时间 什么时候 还要 申请 请求 我的 我们 你们 您 我 你 金额是多少 是多少 好 行 等 还
     会 要 就行 就好 消息 到哪一步 到账 怎么 等了 好久 太久 太慢 好慢 已经 还是要 能 得 退
-    三天 两天 几天 一天 一周 有 在 还在 慢慢 事
+    三天 两天 几天 一天 一周 有 在 还在 慢慢 事 快啲 快些 快d 催促 跟进 提醒 搞掂 办好 办理
     """,
     ),
     key=len,
@@ -82,9 +85,9 @@ _BENIGN_ZH = sorted(
 _INTENT_ZH = {
     "start_refund": ("全额退款", "全额", "退款", "退钱"),
     "cancel_order": ("取消订单", "取消", "订单"),
-    "change_address": ("改地址", "地址", "订单"),
+    "change_address": ("改地址", "改好", "改完", "地址", "订单"),
 }
-_PARTICLES = re.compile(r"[的了吗呢吧啊呀哦嗯哈么喔噢]")
+_PARTICLES = re.compile(r"[的了吗呢吧啊呀哦嗯哈么喔噢嘅啦咗喇嘛]")
 #: Insisting on the waiting write, said with a negation ("don't forget my refund", "no rush",
 #: "I made no mistake", 不要撤回, 别忘了, 不急): taken out before the words are read. A negated
 #: verb that is the write's own ("don't cancel" while a cancel waits) is a withdrawal, not this.
@@ -96,17 +99,30 @@ _INSIST_EN = (
     r"\bno (?:rush|hurry|worries|problem)\b|\bcan'?t wait\b|\bkeep me posted\b|"
     r"\b(?:didn'?t|did not|never|no|not) (?:make|made) (?:a |any )?mistakes?\b|"
     r"\bmade no mistakes?\b|\bhaven'?t changed my mind\b|\bjust (?:checking|wondering|asking)\b|"
-    r"\b(?:has|have|is|was)n'?t (?:it |this |anyone |anybody )?(?:been |yet )?"
-    r"(?:processed|approved|replied|looked|done|handled|reviewed|answered|paid|started)\b"
+    r"\b(?:has|have|is|was|were)(?:n'?t| not) (?:(?:it|this|that|my|the|our|anyone|anybody|order|"
+    r"refund|request|address|cancellation|money|change)\s+){{0,3}}(?:been |yet )?"
+    r"(?:processed|approved|replied|looked|done|handled|reviewed|answered|paid|started|{done})\b|"
+    # cs10: chasing with a "no" ("still nothing", "no reply yet") and "just" before the
+    # request's own verb or a go-ahead ("please just process it"; "just the kettle" stays)
+    r"\bwithout (?:asking|checking with|telling) (?:me|us)(?: first)?\b|"
+    r"\bnever ?mind the (?:delay|wait|waiting)\b|\bstill nothing\b|\bnothing yet\b|"
+    r"\b(?:still )?no (?:reply|answer|news|update|word|response|progress|action)(?: yet)?\b|"
+    r"\bjust\s+(?=(?:process|proceed|go ahead|get on with|approve|handle|finish|complete|sort|"
+    r"deal with|push|do it|get it done|{own})\b)"
 )
 _INSIST_ZH = (
-    r"(?:千万)?(?:不要|别|请勿|不能|不用|不会|可没说要|没说要)(?:再)?(?:把)?(?:我的|这个|那个|这笔)?"
+    r"(?:千万)?(?:不要|别|请勿|不能|不用|不会|可没说要|没说要|不是要|不是想|唔好|唔要|咪)(?:再)?(?:把)?"
+    r"(?:我的|我嘅|这个|那个|这笔)?"
     r"(?:退款)?(?:的)?(?:申请|请求)?(?:忘了|忘记|忘掉|{verbs})|不急|不着急|别急|慢慢来|"
     r"没(?:有)?(?:搞|弄|写|说)?错|没有?改主意|(?:不要|不是|不能|别)不(?:想)?退|不退不行|"
-    r"(?:怎么)?还没(?:有)?(?:退|处理|到账|消息|批|审核|回复|动静|好)"
+    r"(?:怎么)?还没(?:有)?(?:退|处理|到账|消息|批|审核|回复|动静|好)|"
+    # cs10: "I never said I don't want the refund"; a question ending "… or not" (好了没有？)
+    r"没(?:有)?说(?:过)?(?:我)?(?:不要|不想要|不想|不需要|唔要)|"
+    r"(?:好|了|完)(?:没有?|未|冇)(?=\s*(?:[?？,，.。!！]|$))"
 )
 _NEGATED_VERBS_EN = {
     "forget",
+    "lost",
     "drop",
     "withdraw",
     "stop",
@@ -116,6 +132,12 @@ _NEGATED_VERBS_EN = {
     "lose",
     "close",
     "abandon",
+}
+#: The waiting write's own verb, and its past participle ("why hasn't it been cancelled?").
+_OWN_VERBS = {
+    "start_refund": ("refund", "refunded"),
+    "cancel_order": ("cancel", "cancell?ed|canceled"),
+    "change_address": ("change|update", "changed|updated"),
 }
 _NEGATED_VERBS_ZH = {"撤回", "撤销", "撤掉", "取消", "停止", "作废", "拖"}
 _RESTATED = re.compile(
@@ -166,7 +188,8 @@ def _without_insisting(text: str, tool: str) -> str:
     own = {"cancel_order": {"cancel", "取消"}}.get(tool, set())
     verbs_en = "|".join(sorted(_NEGATED_VERBS_EN - own))
     verbs_zh = "|".join(sorted(_NEGATED_VERBS_ZH - own))
-    text = re.sub(_INSIST_EN.format(verbs=verbs_en), " ", text)
+    mine, done = _OWN_VERBS.get(tool, ("(?!)", "(?!)"))
+    text = re.sub(_INSIST_EN.format(verbs=verbs_en, own=mine, done=done), " ", text)
     return re.sub(_INSIST_ZH.format(verbs=verbs_zh), " ", text)
 
 
@@ -179,7 +202,21 @@ def _only_benign(text: str, tool: str) -> bool:
     word = re.compile(r"[a-z]+(?:'[a-z]+)?")
     if any(c.isalpha() for c in word.sub(" ", _PARTICLES.sub("", text))):
         return False  # a Chinese word not listed, or another script: not read, so a change
-    return set(word.findall(text)) <= _BENIGN_EN | _INTENT_EN.get(tool, set())
+    known = _BENIGN_EN | _INTENT_EN.get(tool, set())
+    return all(w in known or _typo_of(w, known) for w in word.findall(text))
+
+
+def _typo_of(word: str, known: frozenset[str] | set[str]) -> bool:
+    """Whether ``word`` (not in ``known``) is a typo of one of ``known`` (cs10: "refnd",
+    "proces", "updte"): five letters or more, the same first letter, one letter added, dropped,
+    changed or two swapped (optimal string alignment distance 1), and no change word
+    (:data:`_CHANGE`). Short words are never read as typos ("no" is not "so")."""
+    if len(word) < 5 or _CHANGE.search(word):
+        return False
+    return any(
+        len(k) >= 5 and k[0] == word[0] and OSA.distance(word, k, score_cutoff=1) <= 1
+        for k in known
+    )
 
 
 def _asked_off(text: str) -> str:

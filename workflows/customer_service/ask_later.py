@@ -1,0 +1,100 @@
+"""Write asks that are not a present, own ask of the customer's (tester10 kinds A–E, cs10).
+
+:func:`set_aside` is part of the conservative second reading
+(:func:`~workflows.customer_service.asks.doubt`): one marker anywhere in a message that asks for
+a write is enough to set every write aside (no confirmation, no write; the policy path reads the
+same), so the customer is answered with a read or asked back:
+
+* ``negated``: the write is EXCLUDED ("anything but a refund", "something other than a
+  refund", "do anything besides cancelling", 退款以外的方案, 除了退款);
+* ``quoted``: someone else wants it, said in Chinese without 说/让 (我妈妈想要…退款, 我老板希望…
+  取消, 我室友需要…): another person's wish is not the customer's own ask;
+* ``conditional``: it is asked for LATER, or after a wait ("cancel it tomorrow", "refund on
+  the 15th", "next month", "wait before you refund", "hold off", "give me a day first",
+  "let me check with my bank and then refund", 明天帮我退款, 下周一, 月底再取消, 过几天): the
+  shop can only write now, so it is never confirmed as a write made now;
+* ``unsure``: the customer asks for ADVICE ("would you recommend cancelling …?", "what do
+  you suggest?", 你觉得要不要…): a "yes" after it answers their own question.
+
+Hand-written patterns on normalised text (Traditional folded to Simplified), a safe default:
+a false alarm costs the customer one more message, a miss a write they did not ask for.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: People close to the customer (as :data:`workflows.customer_service.asks._KIN`) and others.
+_PEOPLE_ZH = (
+    r"(?<!其)(?:他|她|他们|她们|有人|别人|朋友|同事|客户|顾客|老婆|老公|太太|先生|丈夫|妻子|"
+    r"爱人|老妈|老爸|妈妈|爸爸|阿妈|阿爸|妈|爸|儿子|女儿|哥哥|姐姐|弟弟|妹妹|阿哥|家姐|爷爷|"
+    r"奶奶|外婆|外公|老板|上司|领导|经理|室友|邻居|男朋友|女朋友|男友|女友|同学|家人|亲戚)"
+)
+_WRITE_EN = (
+    r"(?:refund\w*|cancel\w*|money back|reimburs\w*|(?:change|update)\w* (?:the |my )?address)"
+)
+_WRITE_ZH = r"(?:退款|退钱|退货|取消|改地址|修改地址|换地址)"
+
+_EXCLUDED = (
+    r"\b(?:anything|something|everything|whatever|all)\s+(?:else\s+)?but\b|"
+    r"\b(?:other than|besides|except(?: for)?|apart from|aside from|in place of|as opposed to|"
+    r"excluding|save for)\s+(?:\w+\s+){0,2}?" + _WRITE_EN + "|"
+    r"(?:退款|退钱|取消|改地址|退货)(?:以外|之外)|除了[^，。,.!?！？]{0,10}?" + _WRITE_ZH
+)
+_SOMEONE_WANTS = (
+    _PEOPLE_ZH + r"(?:也|还|就|很|一直|非常|特别|真的|都)?(?:想要|想|需要|希望|打算|要求|准备|"
+    r"决定|同意|非要|吵着要|急着要|盼着|请求|申请|让我|叫我)"
+)
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_LATER = (
+    r"\b(?<!by )(?<!before )(?:tomorrow|tmrw?|tonight|later (?:today|on|this \w+|in the \w+)|"
+    r"at a later (?:date|time)|some other time|next (?:week|month|year|time|" + _DAY + r")|"
+    r"this (?:weekend|evening|afternoon|" + _DAY + r")|(?:after|from|until|till|starting) "
+    r"(?:the )?\d{1,2}(?:st|nd|rd|th)\b|from next|"
+    r"in (?:a couple of|a few|a|an|one|two|three|four|five|six|"
+    r"couple of|\d+) (?:more )?(?:days?|weeks?|months?|hours?)|(?:at )?the end of (?:the |this |"
+    r"next )?(?:week|month|year)|wait (?:for|until|till|before|a (?:bit|while|day|moment|few|"
+    r"little|couple)|and then)|hold (?:off|on|before|it)|give me (?:a|some|one|two|a few) "
+    r"(?:day|days|moment|while|time|minute|week|hours?)|sleep on it|let me (?:first )?(?:check|"
+    r"confirm|think|talk|ask|see|discuss|speak)|when i (?:move|get back|return|say so|tell you|"
+    r"confirm|decide)|once i (?:\w+ )?(?:confirm|check|decide|tell|say|hear|know)|"
+    r"until i (?:\w+ )?(?:confirm|check|decide|tell|say|hear|know))\b|"
+    + _WRITE_EN
+    + r"[^.!?\n,;，。]{0,40}?\bon (?:the \d{1,2}(?:st|nd|rd|th)|"
+    + _DAY
+    + r")\b|"
+    r"明天|明早|明晚|后天|下周|下星期|下礼拜|下个?月|月底|月初|年底|周末再|过几天|过两天|过一阵|"
+    r"晚点|晚些|稍后|等我|先等|之后再|以后再|回头再|到时候?再|(?:以后|之后|回头)再说|"
+    r"(?:\d+|[一二三四五六七八九十两几]+)(?:号|日)(?:再|的时候|之后|以后)|"
+    r"[一二三四五六七八九十两几\d]+(?:天|周|个月|个星期)(?:后|之后|以后)"
+)
+_ADVICE = (
+    r"\b(?:would|do|can|could|will|what would) you (?:\w+ )?(?:recommend|advise|suggest)\w*\b|"
+    r"\b(?:your|any) (?:recommendation|advice|suggestion|opinion|thoughts)\b|"
+    r"\bwhat do you (?:think|recommend|suggest|advise)\b|"
+    r"\b(?:is it|would it be|is that) (?:wise|smart|better|worth it|a good idea|advisable)\b|"
+    r"你(?:们)?(?:建议|推荐|觉得|认为)|值得吗|划算吗|明智吗|好不好呢"
+)
+#: Each kind, in the order read (its label is what ``doubt`` returns).
+_KINDS = (
+    ("negated", re.compile(_EXCLUDED, re.I)),
+    ("quoted", re.compile(_SOMEONE_WANTS)),
+    ("conditional", re.compile(_LATER, re.I)),
+    ("unsure", re.compile(_ADVICE, re.I)),
+)
+
+
+def set_aside(text: str) -> str | None:
+    """Why a message asking for a write (``text``: normalised) is not a present, own ask of
+    the customer's (module docstring), or None.
+
+    Example:
+        >>> set_aside("i want anything but a refund for ord-100076")
+        'negated'
+        >>> set_aside("please cancel ord-102091 tomorrow"), set_aside("refund ord-100076")
+        ('conditional', None)
+    """
+    for kind, pattern in _KINDS:
+        if pattern.search(text):
+            return kind
+    return None
