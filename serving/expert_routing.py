@@ -37,6 +37,7 @@ sampled token is never fed back through the model, so it has no routing; this ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -72,6 +73,21 @@ def shape_fields(arch: MoEArchitecture) -> dict[str, Any]:
 def routed_token_count(prompt_tokens: int, completion_tokens: int) -> int:
     """Tokens that passed through the router: all prompt tokens and all but the last sampled."""
     return prompt_tokens + max(completion_tokens - 1, 0)
+
+
+def top_shares(
+    counts: np.ndarray, moe_layers: Sequence[int], n: int = 3
+) -> list[tuple[int, int, float]]:
+    """``(layer, expert, load share within that layer)`` of the ``n`` most-used experts of
+    ``(layers, experts)`` activation counts, highest share first; ``[]`` when nothing was
+    counted (a layer that counted nothing has shares 0)."""
+    if counts.size == 0 or counts.sum() == 0:
+        return []
+    totals = counts.sum(axis=1, keepdims=True)
+    shares = counts / np.where(totals == 0, 1, totals)
+    order = np.argsort(shares, axis=None)[::-1][:n]
+    rows, cols = np.unravel_index(order, shares.shape)
+    return [(moe_layers[r], int(c), float(shares[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
 def _count_ids(ids: np.ndarray, layers: int, experts: int) -> np.ndarray:
@@ -343,18 +359,9 @@ class ExpertRoutingTrace(BaseModel):
         return float(self.router_confidence.astype(np.float64).mean())
 
     def top_experts(self, n: int = 3) -> list[tuple[int, int, float]]:
-        """The ``n`` most-used experts over all layers.
+        """The ``n`` most-used experts over all layers (see :func:`top_shares`).
 
         Returns:
             ``(layer, expert, load share within that layer)`` tuples, highest share first.
         """
-        counts = self.expert_counts()
-        if counts.size == 0 or counts.sum() == 0:
-            return []
-        shares = counts / counts.sum(axis=1, keepdims=True)
-        order = np.argsort(shares, axis=None)[::-1][:n]
-        rows, cols = np.unravel_index(order, shares.shape)
-        return [
-            (self.moe_layers[r], int(c), float(shares[r, c]))
-            for r, c in zip(rows, cols, strict=True)
-        ]
+        return top_shares(self.expert_counts(), self.moe_layers, n)

@@ -35,7 +35,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from sqlalchemy import select
 
 from orchestrator.batch.inputs import BatchRow
@@ -44,6 +43,7 @@ from orchestrator.exceptions import UserError
 from orchestrator.outfiles import output_files
 from orchestrator.spreadsheet.cells import cell_text
 from orchestrator.telemetry import ModelCallRecord, TelemetryReader, decode_counts_blob
+from serving.expert_routing import top_shares
 
 #: The ``route`` of a row that was never sent, so never classified: a row stopped or
 #: cancelled before dispatch (``pending``), one no server answered (``unreachable``), one
@@ -146,20 +146,6 @@ def row_output(
     }
 
 
-def _top_of_counts(
-    counts: np.ndarray, moe_layers: list[int], n: int = 3
-) -> list[tuple[int, int, float]]:
-    """``(layer, expert, share within the layer)`` of the ``n`` most-used experts, as
-    :meth:`serving.expert_routing.ExpertRoutingTrace.top_experts` computes them."""
-    if counts.size == 0 or counts.sum() == 0:
-        return []
-    totals = counts.sum(axis=1, keepdims=True)
-    shares = counts / np.where(totals == 0, 1, totals)
-    order = np.argsort(shares, axis=None)[::-1][:n]
-    rows, cols = np.unravel_index(order, shares.shape)
-    return [(moe_layers[r], int(c), float(shares[r, c])) for r, c in zip(rows, cols, strict=True)]
-
-
 def _stored_experts(
     calls: list[Any],
 ) -> tuple[str | None, float | None, str | None]:
@@ -170,7 +156,7 @@ def _stored_experts(
         if call.expert_counts is None:
             continue
         counts = decode_counts_blob(call.expert_counts, len(call.moe_layers), call.num_experts)
-        for layer, expert, share in _top_of_counts(counts, list(call.moe_layers)):
+        for layer, expert, share in top_shares(counts, call.moe_layers):
             shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(calls)
     top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
     confidences = [c.mean_router_confidence for c in calls if c.mean_router_confidence]
