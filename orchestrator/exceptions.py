@@ -50,6 +50,7 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │                                            [orchestrator.spreadsheet.errors]
     ├── ServerUnavailableError (ConnectionError) .. the vLLM server cannot be reached
     ├── ModelCallError (RuntimeError) .......... the server answered, but not usably
+    │   ├── PromptTooLongError ................. HTTP 400: the prompt is over the model's context
     │   └── TruncatedStreamError ............... a stream ended with no finish reason
     │                                            [orchestrator.core.client]
     ├── TelemetryError (RuntimeError) .......... the telemetry store could not be written
@@ -206,6 +207,24 @@ class ModelCallError(OrchestratorError, RuntimeError):
         self.node = self.node or node
         self.args = (self._where(self.message), *self.args[1:])
         return self
+
+
+class PromptTooLongError(ModelCallError):
+    """The server refused the prompt as longer than the model's context (vLLM's HTTP 400
+    "maximum context length" / "longer than the maximum model length").
+
+    The server is up: a caller should answer that the input is too long, not that the
+    server is lost. Attributes as :class:`ModelCallError`.
+    """
+
+    #: Words of vLLM's 400 body for a prompt over ``--max-model-len`` (0.24 to 0.32).
+    MARKERS = ("maximum context length", "maximum model length", "max_model_len")
+
+    @classmethod
+    def matches(cls, status_code: int | None, body: object) -> bool:
+        """Whether an HTTP error with ``status_code`` and ``body`` is a prompt too long."""
+        text = str(body).lower()
+        return status_code == 400 and any(marker in text for marker in cls.MARKERS)
 
 
 class TelemetryError(OrchestratorError, RuntimeError):

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.exceptions import (
     ModelCallError,
     OrchestratorError,
+    PromptTooLongError,
     ServerUnavailableError,
     UserError,
 )
@@ -497,7 +498,12 @@ class VLLMClient:
         the cause, before ``hint`` (both are ways out).
         """
         hint = empty_500_hint(exc.status_code, exc.body) + hint
-        return ModelCallError(
+        kind = (
+            PromptTooLongError
+            if PromptTooLongError.matches(exc.status_code, f"{exc.body} {exc.message}")
+            else ModelCallError
+        )
+        return kind(
             f"server at {self.base_url} answered HTTP {exc.status_code}: {exc.message}{hint}",
             status_code=exc.status_code,
             body=exc.body,

@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator import Request, TelemetryStore
 from workflows.customer_service import CustomerServiceWorkflow
-from workflows.customer_service import graph as cs_graph
+from workflows.customer_service import edges as cs_edges
 from workflows.customer_service.store import OrderStore
 from workflows.customer_service.withdrawing import after_handoff
 
@@ -42,14 +42,14 @@ def test_every_conditional_edge_is_a_coroutine_function() -> None:
         assert branch.afunc is not None and asyncio.iscoroutinefunction(branch.afunc)
         assert branch.func is None or asyncio.iscoroutinefunction(branch.func), branch.name
     edges = (
-        "_after_decision",
-        "_after_tool_choice",
-        "_after_confirm",
-        "_after_run",
-        "_after_draft",
+        "after_decision",
+        "after_tool_choice",
+        "after_confirm",
+        "after_run",
+        "after_draft",
     )
     for name in edges:
-        assert asyncio.iscoroutinefunction(getattr(cs_graph, name)), name
+        assert asyncio.iscoroutinefunction(getattr(cs_edges, name)), name
     assert asyncio.iscoroutinefunction(after_handoff)
 
 

@@ -53,6 +53,8 @@ _TEXTS = {
         "anything yet.",
         "long": "Your message is very long; I read only its beginning. For a refund, a "
         "cancellation or an address change, please send a short message that says only that.",
+        "too_long": "Your message is too long for me to read. Please send your question on its "
+        "own, in a few sentences. Nothing was changed.",
         "bad_id": "That order id does not look right: order ids are ORD- and six digits "
         "(ORD-123456). Which order do you mean? Nothing was changed.",
         "which_order": "Which order do you mean? Please give its id (ORD- and six digits). "
@@ -87,6 +89,7 @@ _TEXTS = {
         "two": "您的消息同时提到了{names}。请问您要办理哪一项？目前没有做任何更改。",
         "long": "您的消息太长，我只读取了开头部分。"
         "如需退款、取消订单或修改地址，请单独发送一条简短的消息。",
+        "too_long": "您的消息太长，我无法读取。请用几句话单独发送您的问题。没有做任何更改。",
         "bad_id": "这个订单号格式不对：订单号是 ORD- 加六位数字（例如 ORD-123456）。"
         "请问是哪一个订单？没有做任何更改。",
         "which_order": "请问是哪一个订单？请提供订单号（ORD- 加六位数字）。没有做任何更改。",

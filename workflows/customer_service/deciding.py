@@ -117,6 +117,8 @@ def _handoff_reason(
     state: CustomerServiceState, asks: Asks, triage: IssueTriage, streak: int, named: bool
 ) -> str | None:
     """Why the turn goes to a person, or None."""
+    if state.get("too_long"):  # the server refused the prompt: asked to write less
+        return None
     if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
         return None  # a write asked in a message too long to read: asked back, not handed
         # on (the model may have refused the long prompt: that is not a lost server)
@@ -171,6 +173,8 @@ def clarification(
     ``bad_id`` (:func:`message_ids`), an address that is not one, a part of a refund with no
     one amount written). ``named``: the message names an order, loosely or not."""
     message = state["message"]
+    if state.get("too_long"):  # the model could not read it: nothing else is guessed
+        return str(state["too_long"])
     language = reply_language(message, str(state.get("locale") or "en_US"))
     if not has_words(message):
         return confirming.text("empty", language)
@@ -194,6 +198,14 @@ def clarification(
     if refund is not None and refund.unclear:  # a part asked for, no one amount written
         return confirming.text(refund.question, language)  # or: not more than zero
     return None
+
+
+def too_long_text(state: CustomerServiceState) -> str:
+    """What the customer is told when the model server refused the turn's prompt as longer
+    than the model's context (:class:`~orchestrator.exceptions.PromptTooLongError`): to send
+    the question on its own; nothing was done."""
+    language = reply_language(state["message"], str(state.get("locale") or "en_US"))
+    return confirming.text("too_long", language)
 
 
 def _write_target(

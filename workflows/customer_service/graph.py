@@ -69,12 +69,13 @@ from orchestrator.core.events import (
 )
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.workflow import Workflow, WorkflowContext
-from orchestrator.exceptions import HandoffError, UserError
+from orchestrator.exceptions import HandoffError, PromptTooLongError, UserError
 from orchestrator.request import Request
 from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence
 from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service import confirm as confirming
+from workflows.customer_service import edges
 from workflows.customer_service.acting import (
     action_fields,
     decided_write,
@@ -87,7 +88,12 @@ from workflows.customer_service.acting import (
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import is_yes
 from workflows.customer_service.claims import code_reply, reply_intent
-from workflows.customer_service.deciding import WRITE_TOOL_NAMES, asked_for_person, decide
+from workflows.customer_service.deciding import (
+    WRITE_TOOL_NAMES,
+    asked_for_person,
+    decide,
+    too_long_text,
+)
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
@@ -376,13 +382,13 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         graph.add_edge(START, "start_turn")
         graph.add_edge("start_turn", "triage_issue")
         graph.add_edge("triage_issue", "decide")
-        graph.add_conditional_edges("decide", _after_decision)
-        graph.add_conditional_edges("select_tool", _after_tool_choice)
-        graph.add_conditional_edges("confirm", _after_confirm)
+        graph.add_conditional_edges("decide", edges.after_decision)
+        graph.add_conditional_edges("select_tool", edges.after_tool_choice)
+        graph.add_conditional_edges("confirm", edges.after_confirm)
         graph.add_edge("clarify", END)
-        graph.add_conditional_edges("run_tool", _after_run)
+        graph.add_conditional_edges("run_tool", edges.after_run)
         graph.add_conditional_edges("handoff", after_handoff, ["draft_reply", "clarify"])
-        graph.add_conditional_edges("draft_reply", _after_draft, ["handoff", END])
+        graph.add_conditional_edges("draft_reply", edges.after_draft, ["handoff", END])
         return graph
 
     async def _start_turn(
@@ -413,6 +419,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "handoff": None,
             "reply": {},
             "model_down": None,
+            "too_long": None,
         }
 
     async def _triage(
@@ -425,14 +432,17 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             unread = IssueTriage(
                 issue_type="other", urgency="medium", sentiment="neutral", parsed=False
             )
+            if isinstance(exc, PromptTooLongError):  # asked to write less, not handed on
+                return {"triage": unread.model_dump(), "too_long": too_long_text(state)}
             return {"triage": unread.model_dump(), "model_down": str(exc)[:500]}
         return {"triage": triage.model_dump()}
 
     def _degrade_or_raise(self, exc: Exception) -> None:
         """The model server is lost: with an order store (its handoff queue) the turn goes to a
         person with its context; without one there is nobody to hand it to, so ``exc`` is
-        raised and the request fails (a batch retries it)."""
-        if self.store is None:
+        raised and the request fails (a batch retries it). A prompt over the model's context
+        is not a lost server: the customer is asked to write less, store or not."""
+        if self.store is None and not isinstance(exc, PromptTooLongError):
             raise exc
 
     async def _decide(
@@ -458,6 +468,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 )
             except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)
+                if isinstance(exc, PromptTooLongError):
+                    return {"tool_calls": calls, "clarify": too_long_text(state)}
                 return {
                     "tool_calls": calls,
                     "model_down": str(exc)[:500],
@@ -735,6 +747,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     answered=answer is not None,
                     handoff=handoff is not None,
                 )
+            except PromptTooLongError:  # facts told above; code's words instead of the model's
+                outcome = "decided" if decision else None
+                prose = Prose(sentences=[code_reply(outcome, intent, lang)], code_written=True)
             except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)
                 lost = str(exc)[:500]  # a reply the server lost mid-way is not sent as whole
@@ -758,38 +773,3 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             },
             "history": history[-MAX_HISTORY:],
         }
-
-
-# The edge functions are coroutines although they only read the state: LangGraph runs a plain
-# function given to add_conditional_edges in a thread of the event loop's executor
-# (langchain_core's run_in_executor), a thread hop and a GIL handover per edge, two or three
-# per turn, on the batch's request path.
-
-
-async def _after_decision(state: CustomerServiceState) -> str:
-    if state.get("handoff"):
-        return "handoff"
-    if state.get("clarify"):
-        return "clarify"
-    return "select_tool" if state["plan"].get("tool") else "draft_reply"
-
-
-async def _after_tool_choice(state: CustomerServiceState) -> str:
-    """A write is confirmed by the customer before it runs; a read runs now."""
-    if state.get("handoff"):
-        return "handoff"
-    return "confirm" if state["plan"].get("tool") in WRITE_TOOL_NAMES else "run_tool"
-
-
-async def _after_confirm(state: CustomerServiceState) -> str:
-    return "await_confirm" if state.get("pending") else "draft_reply"
-
-
-async def _after_run(state: CustomerServiceState) -> str:
-    return "handoff" if state.get("handoff") else "draft_reply"
-
-
-async def _after_draft(state: CustomerServiceState) -> str:
-    """The server lost while the reply was written, and no person saw the case yet."""
-    handoff = state.get("handoff")
-    return "handoff" if handoff and not handoff.get("decision") else END

@@ -32,7 +32,8 @@ class CustomerServiceState(TypedDict, total=False):
 
     Per turn: ``message``, ``attachments``, ``signals``, ``triage``, ``plan``, ``tool_calls``,
     ``tool_results``, ``handoff``, ``reply``, ``model_down`` (why the model server was lost
-    this turn, when it was). Per conversation: ``thread_id``,
+    this turn, when it was), ``too_long`` (what the customer is told when the server refused
+    the prompt as over the model's context). Per conversation: ``thread_id``,
     ``customer_id``, ``turn``, ``angry_streak``, ``last_order_id``, ``history``.
     """
 
@@ -57,6 +58,7 @@ class CustomerServiceState(TypedDict, total=False):
     handoff: dict[str, Any] | None
     reply: dict[str, Any]
     model_down: str | None
+    too_long: str | None
     clarify: str | None
     pending: dict[str, Any] | None
     declined_action: dict[str, Any] | None
