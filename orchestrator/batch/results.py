@@ -82,19 +82,32 @@ _OLD_OUTPUTS = ("reply", "verdict", "report")
 
 def _experts(outcome: RequestOutcome) -> tuple[str | None, float | None, str | None]:
     """``(top experts, router confidence, routing sources)`` over an outcome's calls."""
-    if not outcome.calls:
-        return None, None, None
+    calls = outcome.calls
+    return _expert_columns(
+        [c.top_experts for c in calls],
+        [c.mean_router_confidence for c in calls],
+        [c.expert_routing_source.value for c in calls],
+    )
+
+
+def _expert_columns(
+    tops: list[list[tuple[int, int, float]]],
+    confidences: list[float | None],
+    sources: list[str],
+) -> tuple[str | None, float | None, str | None]:
+    """The expert columns of one request from its calls' top experts, router confidences and
+    routing sources: the three largest shares averaged over the calls, the mean confidence of
+    the calls that measured one, and the sources (None each where there is nothing)."""
     shares: dict[tuple[int, int], float] = {}
-    for call in outcome.calls:
-        for layer, expert, share in call.top_experts:
-            shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(outcome.calls)
-    top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    confidences = [c.mean_router_confidence for c in outcome.calls if c.mean_router_confidence]
-    sources = sorted({c.expert_routing_source.value for c in outcome.calls})
+    for top in tops:
+        for layer, expert, share in top:
+            shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(tops)
+    best = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    measured = [c for c in confidences if c]
     return (
-        ", ".join(f"L{layer}/E{expert} {share:.0%}" for (layer, expert), share in top) or None,
-        round(sum(confidences) / len(confidences), 4) if confidences else None,
-        ",".join(sources) or None,
+        ", ".join(f"L{layer}/E{expert} {share:.0%}" for (layer, expert), share in best) or None,
+        round(sum(measured) / len(measured), 4) if measured else None,
+        ",".join(sorted(set(sources))) or None,
     )
 
 
@@ -150,21 +163,20 @@ def _stored_experts(
     calls: list[Any],
 ) -> tuple[str | None, float | None, str | None]:
     """``(top experts, router confidence, routing sources)`` of a request's stored calls,
-    with the arithmetic of :func:`_experts`."""
-    shares: dict[tuple[int, int], float] = {}
-    for call in calls:
-        if call.expert_counts is None:
-            continue
-        counts = decode_counts_blob(call.expert_counts, len(call.moe_layers), call.num_experts)
-        for layer, expert, share in top_shares(counts, call.moe_layers):
-            shares[(layer, expert)] = shares.get((layer, expert), 0.0) + share / len(calls)
-    top = sorted(shares.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    confidences = [c.mean_router_confidence for c in calls if c.mean_router_confidence]
-    sources = sorted({c.expert_routing_source for c in calls})
-    return (
-        ", ".join(f"L{layer}/E{expert} {share:.0%}" for (layer, expert), share in top) or None,
-        round(sum(confidences) / len(confidences), 4) if confidences else None,
-        ",".join(sources) or None,
+    as :func:`_experts` gives them for its outcome (a call with no counts adds no share)."""
+    tops = [
+        []
+        if call.expert_counts is None
+        else top_shares(
+            decode_counts_blob(call.expert_counts, len(call.moe_layers), call.num_experts),
+            call.moe_layers,
+        )
+        for call in calls
+    ]
+    return _expert_columns(
+        tops,
+        [c.mean_router_confidence for c in calls],
+        [c.expert_routing_source for c in calls],
     )
 
 
