@@ -79,6 +79,7 @@ from workflows.content_moderation.lexicon import (
 from workflows.content_moderation.normalize import Normalized, is_han, normalize, unleet_words
 from workflows.content_moderation.verdict import Category, MatchKind, Severity
 from workflows.content_moderation.wordlists import (
+    DICTIONARY_ZIPF,
     INFLECTIONS,
     dictionary_word,
     known_word,
@@ -116,6 +117,11 @@ def _unleet(word: str) -> tuple[str, ...]:
 #: Least letters of a multi-word term written as one word (``killyourself``, ``k i l l y o u``)
 #: that is matched.
 MIN_JOINED_PHRASE = 6
+#: A word matched fuzzily to a listed *variant* (not the term's own text: "stupd" for
+#: "stupid") must be rarer in English than this Zipf frequency (wordfreq; 2.5 is about one use
+#: in three million words): variants are common words, and a near-miss of one is often another
+#: word ("looser", Zipf 2.99, for "loser").
+VARIANT_FUZZY_ZIPF = 2.5
 #: Most word pieces joined into one spaced-out word.
 MAX_SPACED = 24
 #: Least letters of a prefix/suffix/infix stem (``nig``, ``fag`` match as whole words only).
@@ -229,11 +235,18 @@ class _Index:
     suffix: dict[str, list[TermRef]] = field(default_factory=_lists)
     infix: dict[str, list[TermRef]] = field(default_factory=_lists)
     phrases: dict[tuple[str, ...], Refs] = field(default_factory=_lists)
+    #: Multi-word terms by their words with repeated letters collapsed ("kil yourself"), with
+    #: the words as written: a doubled letter dropped or stretched ("kil", "kiiill yourself").
+    squeezed_phrases: dict[tuple[str, ...], list[tuple[TermRef, tuple[str, ...]]]] = field(
+        default_factory=_lists
+    )
     #: Latin multi-word terms written as one word ("killyourself").
     joined: dict[str, Refs] = field(default_factory=_lists)
     #: Words that count only when disguised (lexicon ``obfuscated_only``: "d!e", "k i l l").
     obfuscated: dict[str, Refs] = field(default_factory=_lists)
     fuzzy: dict[str, list[TermRef]] = field(default_factory=_lists)
+    #: Fuzzy keys that are a listed variant only (:data:`VARIANT_FUZZY_ZIPF`).
+    fuzzy_variants: set[str] = field(default_factory=set)
     cjk: dict[str, list[TermRef]] = field(default_factory=_lists)
 
 
@@ -261,6 +274,8 @@ class Matcher:
         for key in self._ix.exact:
             self._by_length[len(key)].append(key)
         self._max_phrase = max((len(k) for k in self._ix.phrases), default=1)
+        self._max_squeezed = max((len(k) for k in self._ix.squeezed_phrases), default=1)
+        self._squeezed_firsts = frozenset(k[0] for k in self._ix.squeezed_phrases)
         self._cjk_re = _alternation(self._ix.cjk)
         self.term_count = len(data.terms)
         #: Chinese terms: their Latin forms (pinyin, variants, abbreviations) need Chinese
@@ -331,6 +346,9 @@ class Matcher:
             return
         if len(words) > 1:
             ix.phrases[words].append((ref, how))
+            squeezed = tuple(squeeze(w) for w in words)
+            if squeezed != words and how == "exact" and all(w.isalpha() for w in words):
+                ix.squeezed_phrases[squeezed].append((ref, words))
             glued = "".join(words)
             if len(glued) >= MIN_JOINED_PHRASE and glued.isalpha():
                 ix.joined[glued].append((ref, how))
@@ -349,8 +367,10 @@ class Matcher:
             ix.exact[word].append((ref, how))
             ix.squeezed[squeeze(word)].append((ref, "repeated"))
         fuzzy = term.fuzzy if term.fuzzy is not None else len(word) >= 5
-        if canonical and fuzzy and len(word) >= 5 and word.isalpha():
+        if fuzzy and len(word) >= 5 and word.isalpha() and (canonical or not term.is_chinese):
             ix.fuzzy[word].append(ref)
+            if not canonical:
+                ix.fuzzy_variants.add(word)
 
     # ------------------------------------------------------------------ matching one word
 
@@ -444,10 +464,14 @@ class Matcher:
             return []
         if dictionary_word(form, None):
             return []
+        from wordfreq import zipf_frequency
+
         out: list[tuple[TermRef, MatchKind, float]] = []
         for key, score, _ in process.extract(
             form, self._fuzzy_keys, scorer=fuzz.ratio, score_cutoff=self._fuzzy_min, limit=3
         ):
+            if key in self._ix.fuzzy_variants and zipf_frequency(form, "en") >= VARIANT_FUZZY_ZIPF:
+                continue
             for ref in self._ix.fuzzy[key]:
                 if score >= ref.cutoff and abs(len(key) - len(form)) <= 2:
                     out.append((ref, "fuzzy", round(score / 100.0, 4)))
@@ -635,6 +659,7 @@ class Matcher:
             forms = (plain[i], *read) if plain[i].isalpha() else read or (plain[i],)
             words.append((tokens[i][0], tokens[i][1], forms, "leet" if read else "exact"))
             i += 1
+        self._squeezed_phrases(words, add)
         for k in range(len(words)):
             for n in range(2, min(self._max_phrase, len(words) - k) + 1):
                 span = words[k : k + n]
@@ -643,6 +668,30 @@ class Matcher:
                     for ref, how in self._ix.phrases.get(combo, ()):
                         kind = how if not kinds or how != "exact" else min(kinds)
                         add(span[0][0], span[-1][1], ref, kind, 1.0)
+
+    def _squeezed_phrases(
+        self, words: list[tuple[int, int, tuple[str, ...], MatchKind]], add
+    ) -> None:
+        """Multi-word terms written with a doubled letter dropped or a letter stretched
+        ("kil yourself", "kiiiill urself"): the words match with repeats collapsed, and each
+        word that differs from the term's is no common English word (wordfreq Zipf under
+        :data:`DICTIONARY_ZIPF`), so "shot you" never reads as "shoot you"."""
+        from wordfreq import zipf_frequency
+
+        ix = self._ix
+        said = [w[2][0] for w in words]
+        squeezed = [squeeze(w) for w in said]
+        for k, first in enumerate(squeezed):
+            if first not in self._squeezed_firsts:
+                continue
+            for n in range(2, min(self._max_squeezed, len(words) - k) + 1):
+                here = said[k : k + n]
+                for ref, term in ix.squeezed_phrases.get(tuple(squeezed[k : k + n]), ()):
+                    if tuple(here) != term and all(
+                        a == b or zipf_frequency(a, "en") < DICTIONARY_ZIPF
+                        for a, b in zip(here, term, strict=True)
+                    ):
+                        add(words[k][0], words[k + n - 1][1], ref, "repeated", 1.0)
 
     def _joined(self, word: str) -> Refs:
         """Multi-word terms written as the one word ``word`` (leetspeak read as letters)."""
