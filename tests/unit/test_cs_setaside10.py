@@ -7,7 +7,8 @@ advice question ("would you advise cancelling …?") were confirmed and written 
 second reading (``asks.doubt`` → ``ask_later.set_aside``) sets every write of such a message
 aside: no confirmation, no write, and the policy path refuses the same words. Look-alikes that
 are a present own ask ("refund … today", "by tomorrow", "it arrived broken on Monday") still
-are one. Cases in ``tests/data/cases/cs_setaside10.toml`` (own variants, not tester10's).
+are not set aside by these kinds. Cases in ``tests/data/cases/cs_setaside10.toml`` (own
+variants, not tester10's).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from handoff_races import refundable_orders
 from sqlalchemy import select
 from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
 
-from workflows.customer_service.asks import read_asks
+from workflows.customer_service.ask_later import set_aside
+from workflows.customer_service.asks import normalise, read_asks
 from workflows.customer_service.store import Order
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
 CASES = tables("cs_setaside10.toml")
-_KINDS = ("excluded", "someone", "later", "advice")
+_KINDS = ("excluded", "someone", "later", "advice", "joking")
 
 
 def _said(message: str) -> str:
@@ -34,7 +36,8 @@ def test_excluded_someone_elses_later_and_advice_asks_are_set_aside() -> None:
     written = [(k, m) for k in _KINDS for m in CASES[k] if read_asks(_said(m)).writes]
     total = sum(len(CASES[k]) for k in _KINDS)
     assert not written, (f"{len(written)} of {total} still a write", written)
-    lost = [m for m in CASES["plain"] if not read_asks(_said(m)).writes]
+    # look-alikes: not set aside by these kinds (the allow-list of plain asks reads them too)
+    lost = [m for m in CASES["plain"] if set_aside(normalise(_said(m)))]
     assert not lost, (f"{len(lost)} of {len(CASES['plain'])} own asks set aside", lost)
 
 

@@ -15,6 +15,9 @@ F8/F9: "one dollar", "50c", 五毛钱 were offered as the whole order, "USD 1.23
   parentheses round it, colloquial Chinese (一百二 = 102 or 120?), two different amounts, a
   currency word left over that no amount was read from ("a couple of dollars", "$ten");
 * a part named without an amount ("half", "the shipping fee", "20%", 一半, 运费) is asked back;
+* an amount that is a side remark is asked back (tester10 M): beside "in full"/全额, or in a
+  clause that asks no money back ("Please refund ORD-…; my bank charged USD 3", "in full plus
+  USD 20 compensation", 请退款…，我付了200元);
 * a negative or zero amount ("USD -10", "-$10", "minus 10 dollars", -20元, "$0") is refused
   in one line (:attr:`RefundAsk.why` ``not_positive``).
 
@@ -26,6 +29,7 @@ and here any doubt must be asked back, not read.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -285,6 +289,38 @@ def _normalise(message: str) -> str:
     return _DATES.sub(lambda m: " " * len(m[0]), text)
 
 
+#: "In full" and its kin: with an amount as well, two amounts (tester10 M, cs10).
+_WHOLE = re.compile(
+    r"\b(?:in full|full refund|refund in full|fully|whole|entire|all of it|the full amount|"
+    r"all my money)\b|全额|全部|全款",
+)
+#: Where a clause ends (not a decimal point).
+_CLAUSE_END = re.compile(
+    r"[;,!?\n，；。！？、]|\.(?!\d)|\b(?:and|but|also|because|since|as)\b|因为|而且|并且|但是"
+)
+#: What asks for money back, in the clause of the amount (an allow-list: else the amount is a
+#: side remark, "my bank charged USD 3", "I paid USD 100 for it").
+_BACK = re.compile(r"\b(?:refund\w*|reimburs\w*|back|return me)\b|退|返还|还我|还给我")
+
+
+def _aside(text: str, mentions: list[_Mention]) -> bool:
+    """Whether an amount of ``mentions`` is not the refund's own (tester10 M): the message
+    also says "in full"/全额, or an amount's clause asks no money back (an allow-list), or
+    another clause asks for money back with no amount (the whole order besides: 退款ORD-…，
+    运费10美元也要退). Then the amount is asked back, never offered ("Refund ORD-… in full
+    plus USD 20 compensation", "Please refund ORD-…; my bank charged USD 3")."""
+    if not mentions:
+        return False
+    if _WHOLE.search(text):
+        return True
+    cuts = [0, *(c.end() for c in _CLAUSE_END.finditer(text)), len(text) + 1]
+    for start, stop in itertools.pairwise(cuts):
+        has_amount = any(start <= m.start < stop for m in mentions)
+        if has_amount != bool(_BACK.search(text, start, stop)):
+            return True
+    return False
+
+
 def refund_ask(message: str) -> RefundAsk | None:
     """The part of the order ``message`` asks to have refunded, or None for the whole of it.
 
@@ -311,7 +347,7 @@ def refund_ask(message: str) -> RefundAsk | None:
         unsure = unsure or m.value is None or bool(wrapped)
         unsure = unsure or bool(_UNSURE_BEFORE.search(before) or _UNSURE_AFTER.match(after))
     values = {m.value for m in mentions}
-    if unsure or len(values) > 1:
+    if unsure or len(values) > 1 or _aside(text, mentions):
         return RefundAsk(unclear=True)
     if mentions:
         value = values.pop()

@@ -14,7 +14,12 @@ same), so the customer is answered with a read or asked back:
   "let me check with my bank and then refund", 明天帮我退款, 下周一, 月底再取消, 过几天): the
   shop can only write now, so it is never confirmed as a write made now;
 * ``unsure``: the customer asks for ADVICE ("would you recommend cancelling …?", "what do
-  you suggest?", 你觉得要不要…): a "yes" after it answers their own question.
+  you suggest?", 你觉得要不要…): a "yes" after it answers their own question;
+* ``unclear``: a joke or sarcasm said in words ("I'm being sarcastic", "pigs will fly", 开个
+  玩笑, 笑死; tester10 N), and ``conditional`` for 若/倘若 conditions (若未送达请退款).
+
+Other forms around a write (information about it, a form or a reminder, preventing it, an
+earlier ask reported: tester10 F–L) are left to the allow-list of plain asks (gate10).
 
 Hand-written patterns on normalised text (Traditional folded to Simplified), a safe default:
 a false alarm costs the customer one more message, a miss a write they did not ask for.
@@ -73,13 +78,24 @@ _ADVICE = (
     r"\b(?:your|any) (?:recommendation|advice|suggestion|opinion|thoughts)\b|"
     r"\bwhat do you (?:think|recommend|suggest|advise)\b|"
     r"\b(?:is it|would it be|is that) (?:wise|smart|better|worth it|a good idea|advisable)\b|"
+    r"\bwould you (?:personally|yourself) \w+|\bif you were me\b|\bin my (?:shoes|place)\b|"
     r"你(?:们)?(?:建议|推荐|觉得|认为)|值得吗|划算吗|明智吗|好不好呢"
 )
+#: N: a joke or sarcasm said in words ("I'm being sarcastic", "pigs will fly", 开个玩笑, 笑死).
+_JOKING = (
+    r"\b(?<!not )(?<!n't )(?:sarcas\w*|jok(?:e|es|ing)|kidding|trolling)\b|pigs (?:will|might|can|"
+    r"would) fly|that'?ll be the day|brilliant idea|\bgenius\b|\bnot serious\b|"
+    r"开个?玩笑|闹[着著]玩|说[着著]玩|笑死|骗你|逗你玩|整蛊"
+)
+#: A condition in a Chinese written form the gate's reader does not know (若未送达请退款).
+_IF_ZH = r"若(?:是|未|没|不|要|有|果)|倘若|如若"
 #: Each kind, in the order read (its label is what ``doubt`` returns).
 _KINDS = (
     ("negated", re.compile(_EXCLUDED, re.I)),
     ("quoted", re.compile(_SOMEONE_WANTS)),
+    ("unclear", re.compile(_JOKING, re.I)),
     ("conditional", re.compile(_LATER, re.I)),
+    ("conditional", re.compile(_IF_ZH)),
     ("unsure", re.compile(_ADVICE, re.I)),
 )
 
