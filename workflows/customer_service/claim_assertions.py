@@ -25,17 +25,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
+from workflows.customer_service.claim_states import ARRIVALS, EN_STATE_RES, ZH_STATE_RES
 
 _BLANK = "~"
+#: States that are promises a recorded handoff or write backs: a next step, not a fact.
+_PROMISES = frozenset({"follow_up", "no_charge"})
+#: Backed phrases that carry no fact: an intention, the customer's own topic, a receipt.
+_NO_FACT_NAMES = frozenset({"always", "always_topic", "always_intent"})
+#: What blanks a phrase that carries no fact (an intention, the customer's own topic, an
+#: auxiliary): only ``_BLANK`` marks a fact of this turn (:mod:`.claim_allowed` reads it).
+NEUTRAL = "^"
 _Supported = Callable[[str], bool]
 
 # --- what carries no fact -------------------------------------------------------------------
 
-_EN_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|so|because|as)\s|\s[-–—]\s")
-_ZH_CLAUSE = re.compile(r"[,，;；:：()（）]|而且|并且|但是?|所以|因为")
+EN_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|so|because|as)\s|\s[-–—]\s")
+ZH_CLAUSE = re.compile(r"[,，;；:：()（）]|而且|并且|但是?|所以|因为")
 #: A clause that asks, offers, requests or states a condition.
-_EN_NO_FACT = re.compile(
+EN_NO_FACT = re.compile(
     r"^\W*(?:(?:i|we)(?:'d| would| can| could| may| am happy to| 'm happy to|'m happy to|"
     r"'m glad to| am glad to| are happy to|'re happy to)\s+(?!confirm|tell|assure|see\b|inform|"
     r"report|say|note|let you know)|you (?:can|may)\b(?!\s+(?:now\s+)?expect)|can i\b|"
@@ -47,21 +54,22 @@ _EN_NO_FACT = re.compile(
     r"good|great|lovely))\b)",
     re.I,
 )
-_ZH_NO_FACT = re.compile(
+ZH_NO_FACT = re.compile(
     r"^\W*(?:(?:我|我们)?(?:可以|能|能够|可|乐意|愿意|随时|很乐意)|如需|如果|若|假如|要是|"
-    r"请|欢迎|是否|需要我|您可以|您需要|您是否|还有|有什么|有没有)"
+    r"请|欢迎|是否|需要我|您可以|您需要|您是否|还有|有什么|有没有|以便|方便)"
 )
 #: A clause of empathy, thanks or apology: it may restate the customer's trouble, but not
 #: tell an action of ours, a date or an account fact.
-_EN_EMPATHY = re.compile(
+EN_EMPATHY = re.compile(
     r"^\W*(?:(?:i|we)(?:'m| am|'re| are)?\s+(?:so\s+|very\s+|really\s+|truly\s+)?sorry|sorry|"
     r"apologi|my apologies|thank|(?:i|we)\s+(?:\w+ly\s+)?(?:understand|appreciate|know|hear|"
     r"see|apologi))",
     re.I,
 )
-_ZH_EMPATHY = re.compile(
+ZH_EMPATHY = re.compile(
     r"^\W*(?:非常|十分|真的|很)?(?:抱歉|对不起|感谢|谢谢|多谢|理解|明白|不好意思)|"
     r"^\W*(?:我|我们)(?:非常|很|完全)?(?:理解|明白|感谢|抱歉)|"
+    r"^\W*(?:我|我们)?(?:很|非常)?(?:高兴|荣幸)(?:能)?为您服务|"
     r"^\W*(?:给您|让您)(?:带来(?:的)?(?:不便|麻烦|困扰)|添(?:了)?麻烦|久等|失望)"
 )
 
@@ -171,7 +179,7 @@ _EN_BACKED: dict[str, str] = {
     "always": r"\b(?:(?:your )?(?:message|request|question|feedback|email)\s+(?:has been|was|is)\s+"
     r"(?:received|noted)|(?:i|we)(?:'ve| have)?\s+(?:received|noted|got|read)\s+(?:your )?"
     r"(?:message|request|question|feedback))\b",
-    "lookup_order": r"\b(?:was|were)\s+placed\b",
+    "lookup_order": r"\b(?:was|were)\s+placed\b|\b(?:contains?|includes?)\s+(?=~)",
     # the customer's own question or trouble named as a topic, not told as a fact
     "always_topic": r"\b(?:(?:a|an|your|the|this)\s+)?(?:question|concern|query|issue|problem|"
     r"trouble)s?\s+(?:about|with|regarding|on)\s+(?:(?:a|an|the|your|this|that)\s+)?"
@@ -185,7 +193,8 @@ _EN_BACKED: dict[str, str] = {
     "looked": r"\b(?:(?:i|we)(?:'ve| have)?\s+(?:just\s+)?(?:checked|looked (?:up|into|at)|"
     r"found|pulled up|reviewed|searched)|(?:on|in|under) your account)\b",
     "follow_up_reply": r"\b(?:(?:call|phone|email|e-mail|text|contact|reply to|write to|"
-    r"get back to)\s+you|let you know(?:\s+(?:where|when|how|what|if|whether)\b[^.!?]*)?|"
+    r"get back to)\s+you|reply (?:here|in this (?:chat|conversation))|"
+    r"let you know(?:\s+(?:where|when|how|what|if|whether)\b[^.!?]*)?|"
     r"(?:by|via|over) (?:e-?mail|phone|sms|text|the phone))\b",
     "open_ticket": r"\b(?:(?:i|we)(?:'ve| have)?\s+)?(?:opened|created|raised|logged|filed)\s+"
     r"(?:a |the |your |this )?(?:support )?(?:ticket|case)(?: for you)?\b|"
@@ -195,6 +204,8 @@ _EN_BACKED: dict[str, str] = {
     r"transferred|escalated|referred)\s+(?:[\w~]+\s+){0,3}?(?:on\s+|over\s+)?(?:to|with)\s+"
     r"(?:a |the |our |one of our )?(?:colleague|agent|specialist|team|person|supervisor|"
     r"manager)s?\b",
+    "track_shipment": r"\b(?:is|are)\s+(?:now\s+)?with\s+(?=~)|\b(?:shipped|sent|carried)\s+"
+    r"(?:with|by|via)\s+(?=~)",
     "change_address": r"\b(?:(?:i|we)(?:'ve| have)?\s+)?(?:updated|changed|corrected|amended)\s+"
     r"(?:the |your )?(?:(?:delivery |shipping )?address|order)\b|"
     r"\b(?:(?:your|the) )?(?:delivery |shipping )?address\b[^.!?]{0,12}?(?:has been|was|is now|"
@@ -240,62 +251,75 @@ _WRITES = frozenset({"start_refund", "cancel_order", "change_address", "open_tic
 _EN_AUX = re.compile(
     r"\b(?:has|have|had|was|were|is|are|been|being|be|will|would|should|shall|'ll|got|get|"
     r"'ve|'s|'re|going to)\s+(?:(?:just|already|now|also|not|yet|been|be|still|finally)\s+)*"
-    r"(?=~)",
+    r"(?=[~^])",
     re.I,
 )
 _ZH_AUX = re.compile(
-    r"(?:会有|将有|已经?|刚刚?|就会|将|会|正在|被|在|都|为您|帮您|给您|替您)+(?=~)|(?<=~)了"
+    r"(?:会有|将有|已经?|刚刚?|就会|将|会|正在|被|在|都|为您|帮您|给您|替您)+(?=[~^])|(?<=[~^])了"
 )
 
 
-def _blank(text: str, pattern: re.Pattern[str]) -> str:
-    return pattern.sub(lambda m: _BLANK * len(m.group(0)), text)
+def _blank(text: str, pattern: re.Pattern[str], mark: str = _BLANK) -> str:
+    return pattern.sub(lambda m: mark * len(m.group(0)), text)
 
 
-def _explained(
-    text: str, zh: bool, values: Iterable[str], actions: frozenset[str], supported: _Supported
+def explained(
+    text: str,
+    zh: bool,
+    values: Iterable[str],
+    actions: frozenset[str],
+    supported: _Supported,
+    intents: bool = True,
 ) -> str:
     """``text`` with what this turn's facts explain blanked out: the tools' values, the state
-    and promise phrases (already verified by the state check) and the backed actions."""
+    and promise phrases (already verified by the state check) and the backed actions, each
+    by ``~``; phrases that carry no fact (an intention, the customer's topic) and auxiliaries
+    by ``^`` (:data:`NEUTRAL`). With ``intents`` False the intentions and topics are left as
+    they are (their objects may be any words: the allow-list reads them word by word)."""
     for value in sorted((v for v in values if len(v) > 1), key=len, reverse=True):
-        text = text.replace(value, _BLANK)
+        # whole words only: the value "no" (not eligible) is no part of "not"
+        text = re.sub(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", _BLANK, text)
     text = re.sub(r"[A-Za-z0-9_./:,$¥€£#+-]*\d[A-Za-z0-9_./:,$¥€£#+-]*", _BLANK, text)
-    backed = set(actions) | {"always", "always_topic", "always_intent"}
+    backed = set(actions) | ({"always", "always_topic", "always_intent"} if intents else set())
     backed |= {"write"} if actions & _WRITES else set()
     backed |= {"refund_or_cancel"} if actions & {"start_refund", "cancel_order"} else set()
     backed |= {"follow_up_reply"} if "follow_up" in actions else set()
     lexicon = _ZH_BACKED_RES if zh else _EN_BACKED_RES
-    for name in sorted(backed & lexicon.keys(), key=lambda n: n == "always_intent"):
+    # the actions that ran, then the verified states, then what carries no fact (an
+    # intention's free object must not eat a state: 处理中)
+    for name in sorted(backed & lexicon.keys() - _NO_FACT_NAMES):
         text = _blank(text, lexicon[name])
     for state, pattern in ZH_STATE_RES if zh else EN_STATE_RES:
-        if state != "unverified" and supported(state):
-            text = _blank(text, pattern)
+        if state != "unverified" and pattern.pattern not in ARRIVALS and supported(state):
+            text = _blank(text, pattern, NEUTRAL if state in _PROMISES else _BLANK)
+    for name in sorted(backed & _NO_FACT_NAMES, key=lambda n: n == "always_intent"):
+        text = _blank(text, lexicon[name], NEUTRAL)
     for _ in range(2):  # the auxiliaries of what was blanked ("has been ~~~", 已经~~~了)
-        text = _blank(text, _ZH_AUX if zh else _EN_AUX)
+        text = _blank(text, _ZH_AUX if zh else _EN_AUX, NEUTRAL)
     return text
 
 
 def _en_marker(clause: str, follow_up: bool) -> str | None:
-    if _EN_NO_FACT.search(clause):
+    if EN_NO_FACT.search(clause):
         return None
     checks: list[re.Pattern[str]] = [_EN_ACCOUNT, _EN_TIME]
-    if not _EN_EMPATHY.search(clause):
+    if not EN_EMPATHY.search(clause):
         checks = [_EN_FIRST_PERSON, _EN_EVENT, _EN_SUBJECT_VERB, _EN_PREDICATE, *checks]
     elif re.search(r"\b(?:i|we)\b", clause[6:], re.I):  # "sorry we charged you"
         checks.insert(0, _EN_FIRST_PERSON)
     if follow_up:
         clause = _blank(clause, _EN_VAGUE)
     marker = _first_match(checks, clause)
-    if marker is not None or _EN_EMPATHY.search(clause):  # "sorry for the trouble this caused"
+    if marker is not None or EN_EMPATHY.search(clause):  # "sorry for the trouble this caused"
         return marker
     return next((w for w in _EN_ED.findall(clause) if w.lower() not in _EN_NEUTRAL_ED), None)
 
 
 def _zh_marker(clause: str, follow_up: bool) -> str | None:
-    if _ZH_NO_FACT.search(clause):
+    if ZH_NO_FACT.search(clause):
         return None
     checks: list[re.Pattern[str]] = [_ZH_FIRST_PERSON, _ZH_ACCOUNT, _ZH_TIME]
-    if not _ZH_EMPATHY.search(clause):
+    if not ZH_EMPATHY.search(clause):
         checks.append(_ZH_EVENT)
     if follow_up:
         clause = _blank(clause, _ZH_VAGUE)
@@ -328,9 +352,9 @@ def unbacked_assertion(
     Returns:
         The marker (a word or a phrase), or None when the sentence may be shown.
     """
-    rest = _explained(text, zh, values, actions, supported)
+    rest = explained(text, zh, values, actions, supported)
     question = rest.rstrip().endswith(("?", "？")) or bool(re.search(r"[吗呢][。！？?]?$", rest))
-    clauses = [c for c in (_ZH_CLAUSE if zh else _EN_CLAUSE).split(rest) if c.strip(" ~")]
+    clauses = [c for c in (ZH_CLAUSE if zh else EN_CLAUSE).split(rest) if c.strip(" ~^")]
     follow_up = bool(actions & {"follow_up", "in_transit"})
     for index, clause in enumerate(clauses):
         if question and index == len(clauses) - 1:
@@ -346,6 +370,7 @@ _EN_VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|being|am|has|have|had|do|does|did|will|would|can|could|"
     r"should|may|might|must|shall|let|please|thank|thanks|hope|need|want|like|know|see|help|"
     r"check|send|reply|contact|follow|ask|tell|use|keep|feel|get|make|take|go|come|look|find|"
+    r"contains?|includes?|"
     r"ships?|arrives?|try|wait|enjoy|apologi[sz]e|understand|appreciate|note|continue|share|"
     r"provide|confirm|cancel|refund|change|update|track|shows?|give|stay|remains?|happens?|"
     r"means?|costs?|says?|read|write|sign|log|reach|call|email|visit)\b|"

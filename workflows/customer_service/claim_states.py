@@ -21,6 +21,20 @@ _EN_WORDS: dict[str, str] = {
     "refunded": r"refunded",
     "approved": r"approved",
 }
+#: An arrival promised ("will arrive", 很快就会送到): the state check lets only an order on its
+#: way be promised one, but it is a prediction, never a restated fact (:data:`ARRIVALS`).
+_EN_ARRIVAL = (
+    r"\b(?:(?:will|should|shall|is going to|'ll|would)\s+(?:arrive|reach you|be delivered|"
+    r"get to you|be with you|be at your door)|(?:expect|receive|get) (?:it|them|your "
+    r"(?:order|parcel|package|items?|shipment))\b[^.!?]{0,30}\b(?:today|tomorrow|soon|by|"
+    r"within|next|this))\b"
+)
+_ZH_ARRIVAL = (
+    r"(?:今天|明天|后天|很快|即将|马上|预计|就能|就会|将|会)[^。！？，,]{0,6}?"
+    r"(?:送达|送到|到达|到货|签收|收到|到)"
+)
+#: The arrival patterns, which the unbacked and allow-list checks never read as a fact.
+ARRIVALS = frozenset({_EN_ARRIVAL, _ZH_ARRIVAL})
 _EN_STATES: tuple[tuple[str, str], ...] = (
     (
         "declined",
@@ -62,14 +76,8 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
         r"(?:mailed|posted|sent)|(?:packed|labell?ed) and (?:packed|labell?ed|sent)|labell?ed)\b",
     ),
     ("in_transit", r"\b(?:on (?:its|the|their) way|in transit|en route|out for delivery)\b"),
-    (
-        # an arrival promised: only an order on its way may be promised one
-        "in_transit",
-        r"\b(?:(?:will|should|shall|is going to|'ll|would)\s+(?:arrive|reach you|be delivered|"
-        r"get to you|be with you|be at your door)|(?:expect|receive|get) (?:it|them|your "
-        r"(?:order|parcel|package|items?|shipment))\b[^.!?]{0,30}\b(?:today|tomorrow|soon|by|"
-        r"within|next|this))\b",
-    ),
+    # an arrival promised: only an order on its way may be promised one
+    ("in_transit", _EN_ARRIVAL),
     ("processing", r"\b(?:is|are|still)\s+(?:being\s+)?(?:processed|prepared|processing)\b"),
     ("delivered", r"\b(?:is|was|has been|have been)\s+(?:completed?|fulfilled|finished)\b"),
     ("cancelled", r"\bno longer (?:active|valid|open)\b|\bvoided\b"),
@@ -85,7 +93,7 @@ _EN_STATES: tuple[tuple[str, str], ...] = (
     ),
 )
 _ZH_STATES: tuple[tuple[str, str], ...] = (
-    ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批|不予|不符合|不可以退|"
+    ("declined", r"被拒绝|已拒绝|拒绝了|未批准|未获批准?|不予|不符合|不可以退|"
                  # 无法为您办理, 这个订单我在这里无法进一步处理
                  r"(?:无法|不能|未能|没能|没有办法|没办法|不可以)(?:在这里|在此|这边|再|进一步|继续|"
                  r"为您|帮您|给您)*(?:办理|退款|取消|修改|更改|处理|操作|协助)|"
@@ -108,10 +116,9 @@ _ZH_STATES: tuple[tuple[str, str], ...] = (
                 r"取件|取走|交给快递|交由快递)"),
     ("delivered", r"已送达|已签收|已到达|已经送达|已经签收|已妥投|"
                   r"(?:订单|交易|包裹)[^。！？，,]{0,4}?(?:已经?)?(?:完成|完结)|已经?(?:完成|完结)(?=[。！？]|$)"),
-    ("in_transit", r"运输中|在途|正在配送|派送中|配送中|在路上|正在运送|运送途中|"
-                   # an arrival promised: only an order on its way may be promised one
-                   r"(?:今天|明天|后天|很快|即将|马上|预计|就能|就会|将|会)[^。！？，,]{0,6}?"
-                   r"(?:送达|送到|到达|到货|签收|收到|到)"),
+    ("in_transit", r"运输中|在途|正在配送|派送中|配送中|在路上|正在运送|运送途中"),
+    # an arrival promised: only an order on its way may be promised one
+    ("in_transit", _ZH_ARRIVAL),
     ("processing", r"处理中|正在处理|备货中|待发货"),
     ("cancelled", r"已取消|已经取消|取消成功|已被取消"),
     ("approved", r"已批准|已通过|批准了|已同意|审核通过"),

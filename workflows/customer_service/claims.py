@@ -55,9 +55,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.textnorm import to_simplified
-from workflows.customer_service.claim_assertions import unbacked_assertion, verbless
+from workflows.customer_service.claim_allowed import unrecognised
+from workflows.customer_service.claim_assertions import explained, unbacked_assertion, verbless
 from workflows.customer_service.claim_kinds import unsaid_kind
 from workflows.customer_service.claim_orders import ORDER_ID, add_orders, asked_or_doubted
+from workflows.customer_service.claim_replies import code_reply, cut_reply, outcome_key
 from workflows.customer_service.claim_states import EN_STATE_RES, ZH_STATE_RES
 from workflows.customer_service.language import Lang
 
@@ -108,10 +110,14 @@ _STATUS_STATES: dict[str, frozenset[str]] = {
     "processing": frozenset({"processing"}),
     "shipped": frozenset({"shipped", "in_transit"}),
     "in_transit": frozenset({"shipped", "in_transit"}),
+    "out_for_delivery": frozenset({"shipped", "in_transit"}),
     "delivered": frozenset({"shipped", "delivered"}),
     "cancelled": frozenset({"cancelled"}),
 }
-_STATUS_IN_REASON = re.compile(r"\bis (processing|shipped|delivered|cancelled)\b")
+#: The status a refusal's reason tells ("order is shipped", "delivered over 30 days ago").
+_STATUS_IN_REASON = re.compile(
+    r"\b(?:is |(?=delivered over))(processing|shipped|delivered|cancelled)\b"
+)
 
 # --- figures and form -------------------------------------------------------------------
 
@@ -130,7 +136,8 @@ _FIELD = re.compile(r"\b[a-z]+_[a-z_]+\b|\bORD\b(?!-\d{6})", re.I)
 _MARKUP = re.compile(r"[{}\[\]<>`|\\]|\*\*|(?:^|\s)#+\s|\"\s*:|:\s*\"|https?://|www\.|\bnull\b")
 _HOLE = re.compile(
     r"\s{2,}|\s[,.;:!?，。；：！？]|[,;:，；：]\s*[.!?。！？]$|\(\s*\)|（\s*）|[,，]\s*[,，]|"
-    r"\b(?:the|a|an|of|to|and|by|your)\s*[.!?]$|\b(?:with|at|number|for)\s*[.!]$",
+    r"\b(?:the|a|an|of|to|and|by|your)\s*[.!?]$|\b(?:with|at|for)\s*[.!]$|"
+    r"(?<!order )(?<!your tracking )(?<!your ticket )(?<!your )\bnumber\s*[.!]$",
     re.I,
 )
 _PAIRS = (("(", ")"), ("（", "）"), ("“", "”"), ("「", "」"), ("『", "』"), ("《", "》"))
@@ -279,6 +286,8 @@ class TurnFacts:
         missing: Order ids a tool answered ``not_found`` (``"?"`` when it named none).
         held: Fact names (``order_id``, ``tracking_number``, ``shipping_address``...) an ok
             tool result holds a value for: a sentence asking the customer for one is dropped.
+        eta: The estimated delivery date a shipment tool returned ("" when none): a sentence
+            may restate it ("is expected to arrive on …"), never predict another arrival.
     """
 
     figures: frozenset[str] = frozenset()
@@ -291,6 +300,7 @@ class TurnFacts:
     found: frozenset[str] = frozenset()
     missing: frozenset[str] = frozenset()
     held: frozenset[str] = frozenset()
+    eta: str = ""
 
     def supports(self, state: str) -> bool:
         """Whether these facts support a claim of ``state`` (``not_X``: the order's state is
@@ -351,7 +361,14 @@ class TurnFacts:
             frozenset(orders["found"]),
             frozenset(orders["missing"]),
             frozenset(orders["held"]),
+            next((v for r in results for k, v in _ok_facts(r) if k == "estimated_delivery"), ""),
         )
+
+
+def _ok_facts(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(name, value)`` facts of an ok result, empty values left out."""
+    facts = (result.get("facts") or {}) if result.get("ok") else {}
+    return [(str(k), str(v)) for k, v in facts.items() if v]
 
 
 def _result_states(tool: str, ok: bool, facts: Mapping[str, str]) -> tuple[set[str], bool]:
@@ -443,7 +460,17 @@ def _wants_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     return None
 
 
+#: The last clause of a question offering to act ("Would you like me to check whether it can
+#: be refunded?", 需要我帮您看看是否可以退款吗？): it asks, so the states it names are not claimed.
+_OFFER_QUESTION = re.compile(
+    r"(?:^|[,，;；]\s*)(?:would you like|do you want|shall i|should i|can i|may i|want me to|"
+    r"需要我|是否需要|要不要|您是否需要|您需要我|您想)[^,，;；]*[?？]\s*$",
+    re.I,
+)
+
+
 def _state_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
+    sentence = _OFFER_QUESTION.sub(" ", sentence)
     for claim in _claims(sentence, lang):
         if claim in _PROMISE_REASON:
             if claim not in facts.states:
@@ -489,7 +516,7 @@ def _found_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
 def _unbacked_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     """A kind the model may not say (a policy, a guarantee, an insult...: :mod:`.claim_kinds`),
     or an action, event, date or account fact that this turn's facts do not show."""
-    text, zh = text_of(sentence, lang), lang == "zh"
+    text, zh = _eta_told(text_of(sentence, lang), facts.eta), lang == "zh"
     said = unsaid_kind(text, zh, facts.values, facts.actions)
     if said is not None:
         return f"kind: {said[0]} no tool result backs ({said[1]!r})"
@@ -499,6 +526,40 @@ def _unbacked_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
     return (
         f"unbacked: tells an action, event, date or account fact no tool result shows ({marker!r})"
     )
+
+
+def _eta_told(text: str, eta: str) -> str:
+    """``text`` with a restated estimated delivery ("is expected to arrive on 2026-12-08",
+    预计2026-12-08送达) left as the bare date: the tool's own estimate, so no prediction."""
+    if not eta:
+        return text
+    date = re.escape(eta)
+    return re.sub(
+        r"\b(?:(?:is|are|it's)\s+)?(?:(?:now\s+)?(?:expected|estimated|due|scheduled)\s+"
+        r"(?:to\s+(?:arrive|be\s+delivered|reach\s+you|be\s+with\s+you)\s+)?|(?:the\s+)?"
+        r"(?:estimated\s+)?(?:delivery|arrival)\s+(?:date\s+)?(?:is\s+)?)(?:on\s+|by\s+|for\s+)?"
+        + date
+        + r"|预计(?:于|在)?\s*"
+        + date
+        + r"\s*(?:前|之前|左右)?(?:送达|到达|送到|到货)?",
+        eta,
+        text,
+        flags=re.I,
+    )
+
+
+def _allowed_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
+    """The safe default: a sentence none of whose clauses is a kind the model may say
+    (:mod:`.claim_allowed`: a fact of this turn, courtesy, a question back, an offer, a next
+    step taken), or that uses a word outside the checker's vocabulary."""
+    text, zh = _eta_told(text_of(sentence, lang), facts.eta), lang == "zh"
+    text = text.replace("?", "？") if zh else text  # a blanked phrase may not swallow it
+    wants = (_ZH_WANTS if zh else _EN_WANTS).search(text)
+    if wants and message_topic(text[wants.end() : wants.end() + 60]) is not None:
+        text = text[: wants.start()] + "~" + text[wants.end() :]  # checked by _wants_reason
+    rest = explained(text, zh, facts.values, facts.actions, facts.supports, intents=False)
+    why = unrecognised(rest, zh, facts.values, "follow_up" in facts.actions)
+    return None if why is None else f"unrecognised: {why}"
 
 
 def _figure_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
@@ -575,7 +636,8 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
 
     Returns:
         The reason, prefixed by its kind (``state:``, ``figure:``, ``broken:``,
-        ``language:``, ``promise:``, ``found:``, ``kind:``, ``unbacked:``, ``wants:``), or None.
+        ``language:``, ``promise:``, ``found:``, ``kind:``, ``unbacked:``, ``wants:``,
+        ``unrecognised:``), or None.
     """
     text = unicodedata.normalize("NFKC", sentence).strip()
     if not text:
@@ -590,7 +652,25 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
         or _found_reason(text, lang, facts)
         or _unbacked_reason(text, lang, facts)
         or _wants_reason(text, lang, facts)
+        or _allowed_reason(text, lang, facts)
     )
+
+
+#: States that tell the same fact twice (a refund approved is the refund told as done).
+_SAME = {"refunded": "approved", "in_transit": "shipped"}
+
+
+def restates(sentence: str, said: str, lang: Lang) -> bool:
+    """Whether ``sentence`` (a statement) only repeats states and figures that ``said``, the
+    text code already wrote above the prose, tells ("Your refund has been approved." under
+    "Refund RF-000010 … is approved."): shown twice, the reply repeats itself."""
+    if not said or sentence.rstrip().endswith(("?", "？")):
+        return False
+    claims = {_SAME.get(c, c) for c in _claims(sentence, lang)} - {"unverified"}
+    figures = _figures(sentence)
+    if not claims and not figures:
+        return False
+    return claims <= {_SAME.get(c, c) for c in _claims(said, lang)} and figures <= _figures(said)
 
 
 def topic_fits(sentence: str, intent: str | None) -> bool:
@@ -623,6 +703,8 @@ class ReplyChecker:
             when none is, the reply is dropped (``off intent``) and code writes it.
         hold: See ``require_topic`` (False when code already answered the intent).
         on_drop: Called with ``(reason, sentence)`` for each dropped sentence.
+        said: What code wrote above the prose (the facts): a model sentence that only
+            repeats it is dropped (:func:`restates`).
 
     ``feed(piece)`` returns the sentences that may be shown now; ``flush()`` those left at the
     end (an unfinished last sentence is dropped). ``dropped`` holds ``{"reason",
@@ -636,6 +718,7 @@ class ReplyChecker:
     require_topic: bool = False
     hold: bool = True
     on_drop: Callable[[str, str], None] | None = None
+    said: str = ""
     dropped: list[dict[str, str]] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     _buffer: str = ""
@@ -678,6 +761,8 @@ class ReplyChecker:
             reason = check_sentence(sentence, self.facts, self.lang)
             if reason is None and sentence in self.kept + out + self._held:
                 reason = "broken: a repeated sentence"
+            if reason is None and restates(sentence, self.said, self.lang):
+                reason = "broken: repeats the facts the reply already states"
             if reason is None and len(self.kept) + len(out) + len(self._held) >= MAX_SENTENCES:
                 reason = f"broken: over {MAX_SENTENCES} sentences"
             if reason is None and self.require_topic and off_intent(sentence, self.intent):
@@ -698,102 +783,17 @@ class ReplyChecker:
         return out
 
 
-# --- code-written replies -------------------------------------------------------------------
-
-_EN_REPLY: dict[str, str] = {
-    "tool:lookup_order": "Let me know if you need anything else about this order.",
-    "tool:track_shipment": "You can follow the parcel with the tracking number above.",
-    "tool:check_refund_eligibility": "Reply here if you would like me to start the refund.",
-    "tool:start_refund": "Let me know if there is anything else I can do for you.",
-    "tool:cancel_order": "Let me know if there is anything else I can do for you.",
-    "tool:change_address": "Please check the new address above; reply here if it needs a fix.",
-    "tool:open_ticket": "You will hear from us on this ticket.",
-    "refused": "I am sorry I cannot do more on this order here; reply if you would like a "
-    "colleague to look at it.",
-    "not_confirmed": "What would you like me to do instead? Tell me, and I will ask you to "
-    "confirm it.",  # a plain question back, never a refusal (tester7 F13)
-    "not_found": "Please check the order number and send it again.",
-    "decided": "Thank you for your patience while a colleague looked at your case.",
-    "cut": "My answer was cut off before it was complete; please send your message again, or "
-    "ask for a colleague.",
-    "billing": "I see you have a question about a fee or a charge. Please send the order "
-    "number or the date of the charge, so I can look into it.",
-    "payment": "I see you have a question about a payment. Please send the order number and "
-    "the date of the payment, so I can check it.",
-    "account_access": "I see you cannot get into your account. Please use the password reset "
-    "link on the sign-in page, or ask here for a colleague.",
-    "card": "I see you have a question about your card. Please tell me what happened, or ask "
-    "for a colleague.",
-    "refund": "I can help with a refund. Please send the order number.",
-    "eligibility": "I can check where your refund stands. Please send the order number.",
-    "track": "I can check where your order is. Please send the order number.",
-    "status": "I can check your order. Please send the order number.",
-    "cancel": "I can help you cancel an order. Please send the order number.",
-    "change_address": "I can help you change the delivery address. Please send the order "
-    "number and the new address.",
-    "human": "I am passing this conversation to a colleague, who will reply here.",
-    "complaint": "I am sorry about this experience. Please tell me what happened, or ask "
-    "for a colleague.",
-    "others": "I can only look up the orders of the customer signed in to this chat. For one "
-    "of your own orders, please send its order number.",
-    # nothing records the feedback: say only thanks, no forwarding
-    "product_feedback": "Thank you for taking the time to share your feedback.",
-    "other": "Thank you for your message. Please tell me a little more, and I will help you.",
-}
-_ZH_REPLY: dict[str, str] = {
-    "tool:lookup_order": "关于这个订单如还有其他问题，请告诉我。",
-    "tool:track_shipment": "您可以用上面的运单号查看包裹的物流信息。",
-    "tool:check_refund_eligibility": "如需办理退款，请在这里回复我。",
-    "tool:start_refund": "如还有其他需要帮助的地方，请告诉我。",
-    "tool:cancel_order": "如还有其他需要帮助的地方，请告诉我。",
-    "tool:change_address": "请核对上面的新地址；如需修改，请在这里回复。",
-    "tool:open_ticket": "我们会就这个工单与您联系。",
-    "refused": "很抱歉，这个订单我在这里无法进一步处理；如需同事查看，请回复我。",
-    "not_confirmed": "您希望我改为怎么处理？请告诉我，我会再请您确认。",
-    "not_found": "请核对订单号后重新发送。",
-    "decided": "感谢您耐心等待同事处理您的问题。",
-    "cut": "我的回答在完成前被中断了；请重新发送您的消息，或要求转人工。",
-    "billing": "我了解您对费用或扣款有疑问。请发送订单号或扣款日期，以便我为您核查。",
-    "payment": "我了解您对付款有疑问。请发送订单号和付款日期，以便我为您核查。",
-    "account_access": "我了解您无法登录账户。请使用登录页上的重置密码链接，或在这里要求转人工。",
-    "card": "我了解您对银行卡有疑问。请告诉我具体情况，或要求转人工。",
-    "refund": "我可以帮您办理退款。请发送订单号。",
-    "eligibility": "我可以帮您查询退款进度。请发送订单号。",
-    "track": "我可以帮您查询订单的物流。请发送订单号。",
-    "status": "我可以帮您查询订单。请发送订单号。",
-    "cancel": "我可以帮您取消订单。请发送订单号。",
-    "change_address": "我可以帮您修改收货地址。请发送订单号和新地址。",
-    "human": "我会将这段对话转交给同事，同事会在这里回复您。",
-    "complaint": "很抱歉给您带来不好的体验。请告诉我具体情况，或要求转人工。",
-    "others": "我只能查询当前登录客户本人的订单。如需查询您自己的订单，请发送订单号。",
-    "product_feedback": "感谢您抽出时间分享您的反馈。",
-    "other": "感谢您的留言。请再告诉我一些细节，我会尽力帮助您。",
-}
-
-
-def outcome_key(results: Sequence[Mapping[str, Any]], decided: bool) -> str | None:
-    """The template key of a turn's tool outcome: ``tool:NAME`` when the last result succeeded,
-    ``refused`` / ``not_found`` / ``not_confirmed`` (an offer not confirmed) when it did not,
-    ``decided`` after a person's decision with no tool, None with no tool at all."""
-    if not results:
-        return "decided" if decided else None
-    last = results[-1]
-    if last.get("ok", True):  # a refunded order with nothing left: no offer of a refund
-        done = (last.get("facts") or {}).get("eligible") == "no"
-        return "tool:lookup_order" if done else f"tool:{last.get('tool')}"
-    code = str(last.get("error_code"))
-    if last.get("tool") == "track_shipment" and code == "policy":  # found, not shipped yet:
-        return "tool:lookup_order"  # answered (the fact sentence says so), no refusal
-    return code if code in ("not_found", "not_confirmed") else "refused"
-
-
-def code_reply(outcome: str | None, intent: str | None, lang: Lang) -> str:
-    """The prose code writes when no model sentence is left: by the tool outcome
-    (:func:`outcome_key`), else by the intent, else a general one."""
-    table = _ZH_REPLY if lang == "zh" else _EN_REPLY
-    return table.get(outcome or "") or table.get(intent or "") or table["other"]
-
-
-def cut_reply(lang: Lang) -> str:
-    """What the customer reads when the model's answer was cut mid-stream."""
-    return (_ZH_REPLY if lang == "zh" else _EN_REPLY)["cut"]
+#: Code's own replies live in :mod:`.claim_replies`; re-exported for the callers of this module.
+__all__ = [
+    "MAX_SENTENCES",
+    "ReplyChecker",
+    "TurnFacts",
+    "check_sentence",
+    "code_reply",
+    "cut_reply",
+    "message_topic",
+    "outcome_key",
+    "reply_intent",
+    "restates",
+    "text_of",
+]

@@ -746,6 +746,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                     emit=say,
                     answered=answer is not None,
                     handoff=handoff is not None,
+                    said=facts_text if decision else "",  # a person decided: told above
                 )
             except PromptTooLongError:  # facts told above; code's words instead of the model's
                 outcome = "decided" if decision else None

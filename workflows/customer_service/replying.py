@@ -269,6 +269,7 @@ async def write_prose(
     emit: Callable[[BaseModel], None],
     answered: bool = False,
     handoff: bool = False,
+    said: str = "",
 ) -> Prose:
     """Stream the model's prose through a :class:`ReplyChecker`, emitting each sentence that
     passes; code's template when none does.
@@ -287,6 +288,8 @@ async def write_prose(
             added when no model sentence is left.
         handoff: A handoff was recorded for the thread this turn: a sentence promising a
             colleague's follow-up may stand (without one it is dropped).
+        said: The facts code already wrote above the prose: a model sentence that only
+            repeats them is dropped (the reply after an approved refund said it twice).
 
     Raises:
         ServerUnavailableError, ModelCallError: The model server was lost (not a cut stream,
@@ -313,6 +316,7 @@ async def write_prose(
         require_topic=not results and decision is None,
         hold=not answered,
         on_drop=drop,
+        said=said,
     )
     try:
         async for item in stream_reply(llm, message, triage, placeholders, check=checker):
