@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from case_tables import cases
 
-from workflows.content_moderation.matcher import Lexicon, Matcher, squeeze
+from workflows.content_moderation.matcher import Lexicon, Matcher
+from workflows.content_moderation.matcher_text import squeeze
 from workflows.content_moderation.normalize import homoglyph_table, normalize, scripts_report
 
 

@@ -52,11 +52,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import re
-import unicodedata
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -75,6 +73,15 @@ from workflows.content_moderation.lexicon import (
     Term,
     lexicon_files,
     load_lexicon,
+)
+from workflows.content_moderation.matcher_text import (
+    alternation,
+    cjk_keep,
+    cjk_keep_cached,
+    covers,
+    pinyin_of,
+    squeeze,
+    term_key,
 )
 from workflows.content_moderation.normalize import Normalized, is_han, normalize, unleet_words
 from workflows.content_moderation.verdict import Category, MatchKind, Severity
@@ -137,8 +144,6 @@ _SPACED_GAP = re.compile(r"[ .\-_*~|/\\,+:;'\"]{1,3}")
 _JOIN_GAP = re.compile(r"[.\-_*~|/\\']")
 _RUN3 = re.compile(r"(.)\1\1")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-#: Separators dropped from the Chinese stream (sentence punctuation , ! ? ; : 。 stays).
-_CJK_DROP_PUNCT = frozenset(" .-_*~|/\\+=#@&^`'\"()[]{}<>·…")
 #: The Latin word right before / after a span, across spaces and joiners (original text).
 _WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[\s\-_/.]*$")
 _WORD_AFTER = re.compile(r"^[\s\-_/.]*([A-Za-z0-9]+)")
@@ -194,32 +199,6 @@ class ScanResult:
         return Severity.highest([h.severity for h in self.hits])
 
 
-def squeeze(word: str) -> str:
-    """Collapse every run of a repeated character to one (``fuuuck`` → ``fuck``)."""
-    return "".join(ch for ch, _ in itertools.groupby(word))
-
-
-def _term_key(text: str) -> str:
-    """A term spelled the way the text is normalised (folded, single spaces)."""
-    return " ".join(normalize(text).text.split())
-
-
-@lru_cache(maxsize=4096)
-def _pinyin(text: str) -> tuple[str, ...]:
-    # pypinyin's phrase dictionary takes seconds to load; per-character readings (the most
-    # common reading of each character) are enough to spell lexicon terms.
-    os.environ.setdefault("PYPINYIN_NO_PHRASES", "true")
-    from pypinyin import lazy_pinyin
-
-    return tuple(lazy_pinyin(text))
-
-
-def _cjk_keep(ch: str) -> bool:
-    if ch in _CJK_DROP_PUNCT:
-        return False
-    return not unicodedata.category(ch).startswith(("S", "Z", "C"))
-
-
 def _lists() -> defaultdict:
     return defaultdict(list)
 
@@ -266,7 +245,7 @@ class Matcher:
             self._add(category, term)
         self._prefix_lens = sorted({len(k) for k in self._ix.prefix}, reverse=True)
         self._suffix_lens = sorted({len(k) for k in self._ix.suffix}, reverse=True)
-        self._infix_re = _alternation(self._ix.infix)
+        self._infix_re = alternation(self._ix.infix)
         self._fuzzy_keys = list(self._ix.fuzzy)
         cutoffs = [r.cutoff for refs in self._ix.fuzzy.values() for r in refs]
         self._fuzzy_min = min(cutoffs, default=100.0)
@@ -276,7 +255,7 @@ class Matcher:
         self._max_phrase = max((len(k) for k in self._ix.phrases), default=1)
         self._max_squeezed = max((len(k) for k in self._ix.squeezed_phrases), default=1)
         self._squeezed_firsts = frozenset(k[0] for k in self._ix.squeezed_phrases)
-        self._cjk_re = _alternation(self._ix.cjk)
+        self._cjk_re = alternation(self._ix.cjk)
         self.term_count = len(data.terms)
         #: Chinese terms: their Latin forms (pinyin, variants, abbreviations) need Chinese
         #: context (:meth:`chinese_context`).
@@ -293,9 +272,7 @@ class Matcher:
         self.names_harm = frozenset(t.text for _, t in data.terms if t.names_harm)
         self._context = {
             term.text: (
-                tuple(
-                    w for c in term.context_exclude if (w := tuple(_TOKEN.findall(_term_key(c))))
-                ),
+                tuple(w for c in term.context_exclude if (w := tuple(_TOKEN.findall(term_key(c))))),
                 term.context_window,
             )
             for _, term in data.terms
@@ -309,31 +286,31 @@ class Matcher:
             term=term.text,
             category=category,
             severity=term.severity,
-            exclude=frozenset(_term_key(e) for e in term.exclude),
+            exclude=frozenset(term_key(e) for e in term.exclude),
             cutoff=term.cutoff,
         )
         ix = self._ix
         if term.is_chinese:
             for form in (term.text, *term.variants):
-                key = _term_key(form)
+                key = term_key(form)
                 if any(is_han(c) for c in key):
-                    ix.cjk["".join(c for c in key if _cjk_keep(c))].append(ref)
+                    ix.cjk["".join(c for c in key if cjk_keep(c))].append(ref)
                 else:
                     self._add_latin(ref, key, term, "exact", canonical=False)
             for abbr in term.abbreviations:
                 ix.exact[abbr.lower()].append((ref, "abbreviation"))
             if term.pinyin and all(is_han(c) for c in term.text):
-                syllables = _pinyin(term.text)
+                syllables = pinyin_of(term.text)
                 if len("".join(syllables)) >= MIN_PINYIN_LETTERS:
                     ix.exact["".join(syllables)].append((ref, "pinyin"))
                     ix.phrases[syllables].append((ref, "pinyin"))
             return
         if term.obfuscated_only:
             for form in (term.text, *term.variants):
-                ix.obfuscated[_term_key(form)].append((ref, "leet"))
+                ix.obfuscated[term_key(form)].append((ref, "leet"))
             return
         for k, form in enumerate((term.text, *term.variants)):
-            self._add_latin(ref, _term_key(form), term, "exact", canonical=k == 0)
+            self._add_latin(ref, term_key(form), term, "exact", canonical=k == 0)
         for abbr in term.abbreviations:
             ix.exact[abbr.lower()].append((ref, "abbreviation"))
 
@@ -705,7 +682,7 @@ class Matcher:
 
     def _cjk(self, norm: Normalized, add) -> None:
         s = norm.text
-        keep = np.fromiter((_keep_cached(c) for c in s), dtype=bool, count=len(s))
+        keep = np.fromiter((cjk_keep_cached(c) for c in s), dtype=bool, count=len(s))
         index = np.nonzero(keep)[0]
         stream = "".join(itertools.compress(s, keep))
         assert self._cjk_re is not None
@@ -717,7 +694,7 @@ class Matcher:
             a, b = m.start(), m.end()
             spaced = int(index[b - 1] - index[a]) != b - a - 1
             for ref in self._ix.cjk[m.group()]:
-                if any(_covers(stream, a, b, e) for e in ref.exclude):
+                if any(covers(stream, a, b, e) for e in ref.exclude):
                     continue
                 add(int(index[a]), int(index[b - 1]) + 1, ref, "spaced" if spaced else "exact", 1.0)
             # also try terms that start inside this match (overlaps such as 大傻逼 / 傻逼)
@@ -783,27 +760,3 @@ def _drop_nested(hits: Iterable[Hit]) -> tuple[Hit, ...]:
             continue
         kept.append(hit)
     return tuple(kept)
-
-
-def _alternation(keys: Collection[str]) -> re.Pattern[str] | None:
-    """One regex matching any key, longest first (None when there are no keys)."""
-    if not keys:
-        return None
-    return re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
-
-
-@lru_cache(maxsize=65536)
-def _keep_cached(ch: str) -> bool:
-    return _cjk_keep(ch)
-
-
-def _covers(stream: str, a: int, b: int, context: str) -> bool:
-    """True when an occurrence of ``context`` in ``stream`` covers ``stream[a:b]``."""
-    lo = max(0, b - len(context))
-    window = stream[lo : a + len(context)]
-    k = window.find(context)
-    while k != -1:
-        if lo + k <= a and lo + k + len(context) >= b:
-            return True
-        k = window.find(context, k + 1)
-    return False
