@@ -118,6 +118,29 @@ _ZH_PART = re.compile(
 _ZH_COURTESY = re.compile(r"^(?:谢谢|多谢|谢了|辛苦了|感谢)[!！。.]*$")
 
 
+#: A lower-case word that may start a part of an address written with capitals ("5 Elm St,
+#: apt 4, Boston", "12, rue Lepic"); any other lower-case part is no address part (tester10 E).
+_LOWER_PART = re.compile(
+    r"(?:apt|apartment|flat|unit|suite|ste|floor|fl|level|room|rm|block|building|bldg|c/o|"
+    r"po|p\.o\.|box|no\.?|rue|via|calle|avenida|av|ave|chemin|strada|piso|bis)\b"
+)
+#: A dash standing as a word ("… 02110 — call me"): what follows is no address part.
+_DASH = re.compile(r"\s[—–-]+(?:\s|$)")
+
+
+def _lower_part(span: str) -> bool:
+    """Whether ``span`` (an address written with a capital or a digit starting its first
+    part) has a comma part that starts with a lower-case word not of an address (", for now",
+    ", temporarily", ", my phone is …", ", the blue house", ", formerly 3 Pine St"), or a
+    dash standing alone (cs10, tester10 E). An address typed all in lower case is not read so."""
+    parts = [p.strip() for p in re.split(r"[,，]", span) if p.strip()]
+    if _DASH.search(span.rstrip() + " "):
+        return True
+    if not any(p[0].isupper() for p in parts):
+        return False  # "12 oak st, leeds ls1 4ab": the writer uses no capitals
+    return any(p[0].islower() and not _LOWER_PART.match(p) for p in parts)
+
+
 def _not_address(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` (from the address to any contact details) holds a note in
     a bracket at its end or a clause that is not an address part (:data:`_NOT_ADDRESS`,
@@ -131,7 +154,7 @@ def _not_address(text: str, start: int, end: int) -> bool:
         )
     ):
         return True
-    if _NOT_ADDRESS.search(span):
+    if _NOT_ADDRESS.search(span) or _lower_part(span):
         return True
     for clause in _ZH_CLAUSE.findall(span):
         clause = clause.strip()
