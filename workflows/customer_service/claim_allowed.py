@@ -261,6 +261,11 @@ _ZH_DOUBLES = frozenset(
     re.findall(r"\S+", "谢谢 看看 试试 等等 刚刚 常常 迟迟 慢慢 稍稍 天天 好好 多多 渐渐 一一 久久")
 )
 _ZH_DOUBLED = re.compile(r"([\u4e00-\u9fff])\1|([\u4e00-\u9fff]{2})\2")
+#: Two determiners or two prepositions in a row ("the your order", "sorry about of this").
+_EN_STACKED = _en(
+    r"\b(?:the|a|an|your|my|our)\s+(?:the|a|an|your|my|our)\b|"
+    r"\b(?:about|for|of|with|from|at)\s+(?:of|for|about|with|from|at)\b",
+)
 _ZH_DANGLING = re.compile(r"(?:您|你|我|我们)的\s*[。！？!?]?$")
 
 
@@ -277,6 +282,9 @@ def garbled(text: str, zh: bool) -> str | None:
     for i in range(len(words) - 3):
         if words[i : i + 2] == words[i + 2 : i + 4]:
             return " ".join(words[i : i + 4])
+    stacked = _EN_STACKED.search(text)
+    if stacked:
+        return stacked.group(0)
     for pattern, allowed in _EN_FORMS:
         for match in pattern.finditer(text):
             word = match.group(1).lower()
