@@ -258,9 +258,12 @@ async def test_two_intents_get_a_question_not_the_write(store, orch) -> None:
         f"{order} 帮我退款，另外物流到哪了",
     ):
         done = await _say(orch, text, customer, thread=f"two-{len(text)}")
-        assert "?" in done.result["reply"]["text"] or "？" in done.result["reply"]["text"]
+        said = done.result["reply"]["text"]  # a question, or (gate10) the words that ask plainly
+        assert "?" in said or "？" in said or 'say "cancel ' in said
         assert done.result["status"] == "succeeded"
-    assert model.tool_requests == []  # no tool was even chosen
+    chosen = [str(choice) for _, choice in model.tool_requests]  # at most a read (gate10)
+    writes = ("start_refund", "cancel_order", "change_address")
+    assert not [c for c in chosen if any(f"'{w}'" in c for w in writes)]
     assert _writes(store) == before
 
 

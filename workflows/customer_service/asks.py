@@ -71,6 +71,7 @@ from workflows.customer_service.ask_marks import (
     normalise,
     pasted_spans,
 )
+from workflows.customer_service.ask_plain import unusual
 from workflows.customer_service.ask_tail import ASK_END, SENTENCE_MARK, unsure_tail
 from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
@@ -430,7 +431,9 @@ def doubt(message: str) -> str | None:
         label), ``unclear`` (sarcasm), ``conditional`` (framed as a test, an example, a
         theory, make-believe, a drill: :func:`~workflows.customer_service.ask_marks.framed`),
         ``unsure`` (a later sentence of no kind that goes with an ask: "refund ORD-….
-        wrong order, sorry!", :func:`~workflows.customer_service.ask_tail.unsure_tail`), or None.
+        wrong order, sorry!", :func:`~workflows.customer_service.ask_tail.unsure_tail`),
+        ``unusual`` (a sentence that mentions a write is not a plain ask form:
+        :mod:`~workflows.customer_service.ask_plain`), or None.
 
     Example:
         >>> doubt("refund ORD-100203. wait no, don't."), doubt("refund ORD-100203 please")
@@ -452,7 +455,9 @@ def doubt(message: str) -> str | None:
     aside = set_aside(text)  # excluded, someone else's wish, later, advice (tester10, cs10)
     if aside is not None:
         return aside
-    return "unsure" if _unsure_after_ask(text.lower()) else None
+    if _unsure_after_ask(text.lower()):
+        return "unsure"
+    return "unusual" if unusual(text, _WRITE_WORDS.values()) else None  # allow-list (gate10)
 
 
 def _unsure_after_ask(low: str) -> bool:

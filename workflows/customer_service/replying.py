@@ -132,7 +132,7 @@ _PART_CANCEL = (
     "这里只能取消整个订单，因此没有做任何更改：如需取消{id}中的单件商品，请要求转人工。",
 )
 #: Why-nots whose mention gets the how-to-ask sentence (not a refusal, a past event, doubt).
-_HINTED = ("not_asked", "conditional", "question", "unsure")
+_HINTED = ("not_asked", "conditional", "question", "unsure", "unusual")
 #: A question about where an existing refund or order is: no hint to ask for another.
 _WHERE_IS = re.compile(
     r"\b(?:where(?:'s| is| are)|when (?:will|does|do|did|is|can)|status|how long|track\w*|"
