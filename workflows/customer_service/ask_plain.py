@@ -68,19 +68,20 @@ _ORDER_ZH = re.compile(
 #: An amount (the amount reader's business: here it is only allowed to stand in the ask).
 _AMOUNT = re.compile(
     r"(?:(?:up to|at most|no more than|max(?:imum)?|最多只?|不超过|顶多) ?)?"
-    r"(?:(?:usd|us\$|\$|eur|€|gbp|£|rmb|cny|¥|￥|hkd|aud|cad)\s?\d[\d,]*(?:\.\d+)?|"
-    r"\d[\d,]*(?:\.\d+)?\s?(?:usd|dollars?|bucks|euros?|eur|pounds?|gbp|rmb|cny|元|块钱?|美元|"
+    r"(?:(?:usd|us\$|\$|eur|€|gbp|£|rmb|cny|¥|￥|hkd|aud|cad)\s?[-−]?\s?\d[\d,.]*|"
+    r"[-−]?\d[\d,]*(?:\.\d+)?\s?(?:usd|dollars?|bucks|euros?|eur|pounds?|gbp|rmb|cny|元|块钱?|美元|"
     r"人民币)|\d[\d,]*(?:\.\d+)?)|\b(?:in full|fully|the full amount|the whole amount|"
-    r"half(?: of)?|a half)\b|全额|全款|全部|一半|部分|"
+    r"all of|the whole of|the entire amount of|half(?: of)?|a half)\b|全额|全款|全部|一半|部分|"
     r"\b(?:(?:twenty|thirty|forty|fifty|a|one) )?(?:one|two|three|four|five|six|seven|eight|nine|"
-    r"ten|twenty|thirty|forty|fifty|hundred|thousand) (?:dollars?|bucks|euros?|pounds?)\b|"
-    r"[零一二两三四五六七八九十百千万]+(?:元|块钱?|美元)"
+    r"ten|twenty|thirty|forty|fifty|hundred|thousand) (?:dollars?|bucks?|euros?|pounds?|quid)\b|"
+    r"\b(?:a|one) (?:dollar|buck|euro|pound|quid)\b|"
+    r"[零一二两三四五六七八九十百千万几]+(?:元|块钱?|美元)"
 )
 #: Greetings, thanks, politeness and "now": set aside wherever they stand.
 _BENIGN_EN = re.compile(
     r"\b(?:hi|hello|hey|dear (?:team|support|sir|madam)|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot| so much)?|thank you(?: (?:so|very) much| a lot)?|many thanks|thx|ty|"
-    r"cheers|much appreciated|"
+    r"cheers|much appreciated|yes|yeah|yep|"
     r"please|pls|plz|kindly|sorry|ok|okay|just|right now|now|today|asap|as soon as possible|"
     r"immediately|right away|straight away|urgently|quickly|for me|if possible|"
     r"if you can|if you could|if you don't mind|thank u|sure|too|as well|"
@@ -123,6 +124,7 @@ _FORMS_EN = (
     rf"(?:(?:a|an|my|the|your) )?(?:¤ )?(?:full |partial |complete )?(?:refund|reimbursement|"
     rf"chargeback|money back)(?: (?:of|for) ¤)?(?: (?:for|of|on|from|to) {_OBJ_EN})?{_AMT}",
     rf"(?:my )?money back(?: (?:for|on|from) {_OBJ_EN})?",
+    rf"(?:return|send back) {_OBJ_EN}(?: back)? for (?:a |my )?(?:full )?refund",
     rf"{_OBJ_EN} (?:refunded|cancell?ed){_AMT}",
     rf"cancel(?: {_OBJ_EN})?",
     rf"(?:(?:a|the|my) )?cancell?ation(?: (?:of|for|on) {_OBJ_EN})?",
@@ -139,12 +141,13 @@ _CUE_ZH = (
 )
 _HELP_ZH = r"(?:帮我|给我|替我|为我|帮)?"
 _WRITE_ZH = (
-    r"(?:(?:处理|办理|申请|安排)?(?:我的|一个|一笔)?(?:退款|退钱|退全款|退货款)|退掉|退¤|"
+    r"(?:(?:处理|办理|申请|安排)?(?:我的|一个|一笔)?(?:退货(?:并|和|及)?)?(?:退款|退钱|退全款|退货款)|"
+    r"退掉|退¤|"
     r"把钱退(?:给我|回来|回)?|取消(?:掉)?|撤销(?:订单)?)"
 )
 #: The plain ask clause, Chinese (spaces and benign words already set aside).
 _PLAIN_ZH = re.compile(
-    rf"{_CUE_ZH}{_HELP_ZH}(?:把|给|将|为|对)?§?的?{_CUE_ZH}{_HELP_ZH}{_WRITE_ZH}(?:§|¤)*"
+    rf"{_CUE_ZH}{_HELP_ZH}(?:把|给|将|为|对)?§?的?{_CUE_ZH}{_HELP_ZH}¤?{_WRITE_ZH}(?:§|¤)*"
     rf"(?:掉|的|这个订单)?"
 )
 _ZH_POLITE = r"(?:请|麻烦|帮我|帮忙|给我|我要|我想|要|需要|想)*"
