@@ -92,6 +92,9 @@ HIDDEN = [
     f"帮我取\u200b消{ID}",
     f"\u202ecancel {ID} please",
     f"please cancel {ID}\u2066 now\u2069",
+    f"\u200ePlease refund {ID}",  # the direction marks too (tester10): LRM, RLM, ALM
+    f"please cancel {ID}\u200f",
+    f"退款{ID}\u061c",
 ]
 #: An ask, then a retraction in a later sentence without a negation word.
 RETRACTED = [

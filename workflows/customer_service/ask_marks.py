@@ -274,7 +274,8 @@ TAKEN_BACK = re.compile(
 )
 
 #: Characters that change the display direction of what follows: never in a plain message.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+#: Unicode's Bidi_Control set: the marks (ALM, LRM, RLM), embeddings, overrides and isolates.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: Invisible characters (format ``Cf``, and fillers that render as nothing).
 _INVISIBLE = "\u034f\u115f\u1160\u3164\uffa0\u2800"
 
