@@ -88,3 +88,31 @@ def test_a_refused_long_message_is_asked_back_never_handed_on(
         else:  # the facts were read by code; code's words replace the model's
             assert order in reply, reply
     assert store.handoffs("waiting") == []
+
+
+#: Long texts whose question, with its order id, is the last thing said (tester10: "Which
+#: order do you mean?" when the id lay past the readers' limit). ``{order}``: the id.
+LONG_READS = [
+    "I have been waiting and waiting. " * 150 + "Where is {order}?",
+    "Story time. " * 420 + "What is the status of order {order}",
+    "我等了很久很久。" * 560 + "请问订单{order}到哪了？",
+]
+
+
+@pytest.mark.parametrize("text", LONG_READS)
+def test_a_long_read_keeps_its_order_id_at_the_end(
+    orders_url: Callable[[int, int], str], telemetry: TelemetryStore, text: str
+) -> None:
+    store = OrderStore(orders_url(60, 6))
+    customer = "C00002"
+    order = store.tools(customer).order_ids(1)[0]
+    message = text.format(order=order)
+    assert len(message) > 4000
+    orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
+    _, done = asyncio.run(stream_turn(orch, message, customer, thread="t-read"))
+    reply = str((done.result or {}).get("reply", {}).get("text", ""))
+    assert order in reply and "Which order" not in reply and "哪一个订单" not in reply, reply
+    again = f"Please refund {order}" + " so annoyed" * 400  # a write in a cut text: asked back
+    _, done = asyncio.run(stream_turn(orch, "x " * 2100 + again, customer, thread="t-write"))
+    assert done.result is not None and done.result.get("pending") is None
+    assert store.handoffs("waiting") == []

@@ -113,13 +113,19 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     return update
 
 
+def _cut(state: CustomerServiceState) -> bool:
+    """Whether the turn's message was longer than :data:`MAX_MESSAGE_CHARS` (only its head
+    and tail are in the state; a state of an older release has the whole text)."""
+    return bool(state.get("cut")) or len(state["message"]) > MAX_MESSAGE_CHARS
+
+
 def _handoff_reason(
     state: CustomerServiceState, asks: Asks, triage: IssueTriage, streak: int, named: bool
 ) -> str | None:
     """Why the turn goes to a person, or None."""
     if state.get("too_long"):  # the server refused the prompt: asked to write less
         return None
-    if asks.writes and len(state["message"]) > MAX_MESSAGE_CHARS:
+    if asks.writes and _cut(state):
         return None  # a write asked in a message too long to read: asked back, not handed
         # on (the model may have refused the long prompt: that is not a lost server)
     if state.get("model_down"):
@@ -186,7 +192,7 @@ def clarification(
         return confirming.text("out_of_scope", language)
     if len(asks.writes) + len(asks.reads) >= 2 and asks.writes:
         return confirming.two_intents(asks, language)
-    if len(message) > MAX_MESSAGE_CHARS and (asks.writes or asks.declined):
+    if _cut(state) and (asks.writes or asks.declined):
         return confirming.text("long", language)  # a write asked or set aside: read only so far
     if not asks.writes:
         return None

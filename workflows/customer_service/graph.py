@@ -169,15 +169,16 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """This turn's input; the thread's memory comes from the checkpointer. A message over
         :data:`MAX_MESSAGE_CHARS` keeps its head and its tail (the ask of a long text is
         usually at its end, issue 46), with a marker of what was cut between them."""
-        text = request.text
-        if len(text) > MAX_MESSAGE_CHARS:
+        text, cut = request.text, len(request.text) > MAX_MESSAGE_CHARS
+        if cut:  # the whole cut text fits the limit, so a reader of its head sees the ask too
             head = MAX_MESSAGE_CHARS // 4
-            tail = MAX_MESSAGE_CHARS - head
+            tail = MAX_MESSAGE_CHARS - head - 48  # room for the marker
             text = (
                 f"{text[:head]} [... {len(text) - head - tail} characters cut ...] {text[-tail:]}"
             )
         return CustomerServiceState(
             message=text,
+            cut=cut,
             attachments=[a.filename for a in request.attachments],
             thread_id=request.thread_id or request.id,
             customer_id=request.customer_id,

@@ -30,14 +30,16 @@ MODEL_LOST = (ServerUnavailableError, ModelCallError)
 class CustomerServiceState(TypedDict, total=False):
     """Graph state (plain JSON values, so any checkpointer can store it).
 
-    Per turn: ``message``, ``attachments``, ``signals``, ``triage``, ``plan``, ``tool_calls``,
-    ``tool_results``, ``handoff``, ``reply``, ``model_down`` (why the model server was lost
-    this turn, when it was), ``too_long`` (what the customer is told when the server refused
-    the prompt as over the model's context). Per conversation: ``thread_id``,
-    ``customer_id``, ``turn``, ``angry_streak``, ``last_order_id``, ``history``.
+    Per turn: ``message`` (its head and tail when ``cut``), ``attachments``, ``signals``,
+    ``triage``, ``plan``, ``tool_calls``, ``tool_results``, ``handoff``, ``reply``,
+    ``model_down`` (why the model server was lost this turn, when it was), ``too_long``
+    (what the customer is told when the server refused the prompt as over the model's
+    context). Per conversation: ``thread_id``, ``customer_id``, ``turn``, ``angry_streak``,
+    ``last_order_id``, ``history``.
     """
 
     message: str
+    cut: bool
     attachments: list[str]
     route: str
     fallback_reason: str | None
