@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator import Orchestrator, TelemetryStore
 from orchestrator.core.client import VLLMClient
+from orchestrator.core.events import StreamDone
 from orchestrator.exceptions import ModelCallError, PromptTooLongError
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.store import OrderStore
@@ -55,6 +56,17 @@ def test_other_errors_stay_model_call_errors(message: str, status: int) -> None:
     assert type(error) is ModelCallError
 
 
+def _shop(orders_url: Callable[[int, int], str]) -> tuple[OrderStore, str, str]:
+    """This test's seeded store, a customer of it and that customer's newest order id."""
+    store = OrderStore(orders_url(60, 6))
+    return store, "C00002", store.tools("C00002").order_ids(1)[0]
+
+
+def _reply(done: StreamDone) -> str:
+    """The text the customer read at the end of a streamed turn."""
+    return str((done.result or {}).get("reply", {}).get("text", ""))
+
+
 #: ``(text, the reply's language)``: each ends with a question about the customer's order.
 LONG = [
     ("Hi! " * 1200 + "Where is {order}?", "en"),
@@ -69,9 +81,7 @@ LONG = [
 def test_a_refused_long_message_is_asked_back_never_handed_on(
     orders_url: Callable[[int, int], str], telemetry: TelemetryStore, refused_call: int
 ) -> None:
-    store = OrderStore(orders_url(60, 6))
-    customer = "C00002"
-    order = store.tools(customer).order_ids(1)[0]
+    store, customer, order = _shop(orders_url)
     for i, (text, lang) in enumerate(LONG):
         model = ScriptedToolModel(
             fail_on_call=(refused_call, lambda: PromptTooLongError(REFUSALS[1], status_code=400))
@@ -79,7 +89,7 @@ def test_a_refused_long_message_is_asked_back_never_handed_on(
         orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
         message = text.format(order=order)
         _, done = asyncio.run(stream_turn(orch, message, customer, thread=f"t{refused_call}-{i}"))
-        reply = str((done.result or {}).get("reply", {}).get("text", ""))
+        reply = _reply(done)
         assert done.status == "succeeded", (message[-40:], done)
         assert "unavailable" not in reply and "不可用" not in reply, reply
         if refused_call < 3:  # nothing read: the customer is told why and what to do
@@ -103,14 +113,12 @@ LONG_READS = [
 def test_a_long_read_keeps_its_order_id_at_the_end(
     orders_url: Callable[[int, int], str], telemetry: TelemetryStore, text: str
 ) -> None:
-    store = OrderStore(orders_url(60, 6))
-    customer = "C00002"
-    order = store.tools(customer).order_ids(1)[0]
+    store, customer, order = _shop(orders_url)
     message = text.format(order=order)
     assert len(message) > 4000
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
     _, done = asyncio.run(stream_turn(orch, message, customer, thread="t-read"))
-    reply = str((done.result or {}).get("reply", {}).get("text", ""))
+    reply = _reply(done)
     assert order in reply and "Which order" not in reply and "哪一个订单" not in reply, reply
     again = f"Please refund {order}" + " so annoyed" * 400  # a write in a cut text: asked back
     _, done = asyncio.run(stream_turn(orch, "x " * 2100 + again, customer, thread="t-write"))
