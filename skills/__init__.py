@@ -1,6 +1,7 @@
 """Reusable model-calling steps. Each takes a :class:`~orchestrator.core.gateway.ModelGateway`."""
 
 from skills.assess_risk import RiskAssessment, assess_risk
+from skills.calling import CallOptions
 from skills.interpret_data import Finding, Interpretation, interpret_data
 from skills.prompting import delimit
 from skills.reply import DraftReply, FactGuard, draft_reply, fact_sentence, stream_reply
@@ -10,6 +11,7 @@ from skills.write_report import ReportDraft, write_report
 
 __all__ = [
     "TRIAGE_SCHEMA",
+    "CallOptions",
     "DraftReply",
     "FactGuard",
     "Finding",

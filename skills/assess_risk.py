@@ -22,6 +22,7 @@ from orchestrator.core.client import ChatMessage
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
 from orchestrator.exceptions import ModelCallError
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 
 RiskDecision = Literal["allow", "review", "block"]
@@ -213,14 +214,19 @@ def _assessment(answer: StructuredAnswer[_RiskOutput], *, model: str | None) -> 
     )
 
 
+#: The longest schema-valid answer is about 450 characters, and a concise answer fits in 256
+#: tokens; the offline random-weight checkpoint often spells rationales in one-character tokens,
+#: and a third of its answers reach the limit (``finish_reason="length"``); a cut answer is kept
+#: as ``unparsed`` and the lexicon decides.
+_CALL = SkillCall(node="assess_risk", kind="judging", max_tokens=256)
+
+
 async def assess_risk(
     llm: ModelGateway,
     post: str,
     categories: Mapping[str, str],
     *,
-    node: str = "assess_risk",
-    max_tokens: int = 256,
-    temperature: float | None = None,
+    options: CallOptions | None = None,
 ) -> RiskAssessment:
     """Ask the model for a structured risk judgement of ``post``.
 
@@ -228,31 +234,27 @@ async def assess_risk(
         llm: The request's model gateway (records the call with its experts).
         post: The post, already bounded by the caller (it goes into the prompt whole).
         categories: Category name → one-line description (the taxonomy shown to the model).
-        node: Node name recorded in telemetry.
-        max_tokens: Completion limit. The longest schema-valid answer is about 450
-            characters, and a concise answer fits in 256 tokens; the offline
-            random-weight checkpoint often spells rationales in one-character tokens, and a
-            third of its answers reach the limit (``finish_reason="length"``); a cut answer
-            is kept as ``unparsed`` and the lexicon decides.
-        temperature: Overrides the ``judging`` preset (0.0, ``ORCH_TEMPERATURE_JUDGING``).
+        options: Node (``assess_risk`` by default), completion limit (256 tokens; a cut
+            answer is kept as ``unparsed`` and the lexicon decides) and temperature (the
+            ``judging`` preset by default, 0.0, ``ORCH_TEMPERATURE_JUDGING``).
 
     Returns:
         The assessment; ``status="error"`` when the server answered with an error (for
         example a prompt over the context length), so the caller can fall back.
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError: The server cannot be reached (from the gateway).
         TelemetryError: The call's row could not be written.
     """
     try:
-        answer = await llm.structured(
-            node,
+        answer = await _CALL.structured(
+            llm,
+            options,
             build_messages(post, categories),
             output=_RiskOutput,
             schema=risk_schema(categories),
             context={"categories": frozenset(categories)},
-            max_tokens=max_tokens,
-            temperature=llm.temperature("judging", temperature),
         )
     except ModelCallError as exc:
         return RiskAssessment(status="error", error=str(exc)[:300])

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 
 #: Bounds of the answer (characters and items); they cap the completion tokens needed.
@@ -161,14 +162,16 @@ def _interpretation(
     return Interpretation(findings=findings[:MAX_FINDINGS], dropped=dropped)
 
 
+#: Extraction, not prose: greedy; 640 tokens fit the longest schema-valid answer.
+_CALL = SkillCall(node="interpret", kind="judging", max_tokens=640)
+
+
 async def interpret_data(
     llm: ModelGateway,
     encoding: str,
     figure_ids: Sequence[str],
     *,
-    node: str = "interpret",
-    max_tokens: int = 640,
-    temperature: float | None = None,
+    options: CallOptions | None = None,
 ) -> Interpretation:
     """Ask the model for key findings over the encoded figures.
 
@@ -176,21 +179,20 @@ async def interpret_data(
         llm: The request's gateway (the call is recorded with its experts).
         encoding: The budgeted workbook encoding (see ``workflows.excel_report.encoding``).
         figure_ids: The ids present in ``encoding``; the only ones the model may cite.
-        node: Node name for telemetry.
-        max_tokens: Completion limit; the default fits the longest schema-valid answer.
-        temperature: Overrides the ``judging`` preset (0.0: extraction, not prose).
+        options: Node (``interpret`` by default), completion limit (640 tokens, the longest
+            schema-valid answer) and temperature (the ``judging`` preset by default, 0.0).
 
     Raises:
         ValueError: ``figure_ids`` is empty.
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError, ModelCallError: From the gateway.
     """
     schema = interpretation_schema(figure_ids)
-    answer = await llm.structured(
-        node,
+    answer = await _CALL.structured(
+        llm,
+        options,
         data_prompt(SYSTEM, "data", encoding, len(encoding) + 1),
         output=_InterpretOutput,
         schema=schema,
-        max_tokens=max_tokens,
-        temperature=llm.temperature("judging", temperature),
     )
     return _interpretation(answer, figure_ids)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.core.client import ModelCall, TextDelta
 from orchestrator.core.gateway import ModelGateway
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 from skills.triage import IssueTriage
 
@@ -56,28 +57,33 @@ class DraftReply(BaseModel):
     truncated: bool
 
 
+#: Both replies: the gateway's completion limit, the ``factual`` preset.
+_CALL = SkillCall(node="draft_reply", kind="factual")
+
+
 async def draft_reply(
     llm: ModelGateway,
     message: str,
     triage: IssueTriage,
     *,
-    node: str = "draft_reply",
-    max_tokens: int | None = None,
-    temperature: float | None = None,
+    options: CallOptions | None = None,
 ) -> DraftReply:
     """Ask the model for a reply to ``message`` that fits ``triage``.
 
-    ``max_tokens`` defaults to the gateway's limit (``ORCH_MAX_COMPLETION_TOKENS``);
-    ``temperature`` overrides the ``factual`` preset (0.1, ``ORCH_TEMPERATURE_FACTUAL``).
+    ``options`` default to node ``draft_reply``, the gateway's completion limit
+    (``ORCH_MAX_COMPLETION_TOKENS``) and the ``factual`` preset (0.1,
+    ``ORCH_TEMPERATURE_FACTUAL``).
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError, ModelCallError: From the gateway.
     """
+    node, max_tokens, temperature = _CALL.settings(llm, options)
     call = await llm.chat(
         node,
         data_prompt(f"{SYSTEM}\n{_context(triage)}", "message", message),
         max_tokens=max_tokens,
-        temperature=llm.temperature("factual", temperature),
+        temperature=temperature,
     )
     return DraftReply(text=call.text.strip(), truncated=call.finish_reason == "length")
 
@@ -358,18 +364,17 @@ async def stream_reply(
     facts: Mapping[str, str],
     *,
     check: SentenceCheck | None = None,
-    node: str = "draft_reply",
-    max_tokens: int | None = None,
-    temperature: float | None = None,
+    options: CallOptions | None = None,
 ) -> AsyncIterator[str | ModelCall]:
     """Stream the model's prose: each sentence ``check`` lets through (``str``, whole, as soon
     as it is complete), then the finished :class:`ModelCall`, whose telemetry row records what
     ``check`` dropped (``model_calls.checks``).
 
     Without ``check`` the raw text pieces come unchecked (only for recording the prompt: a
-    reply shown to anyone passes a check). ``temperature`` overrides the ``factual`` preset.
+    reply shown to anyone passes a check). ``options`` default as :func:`draft_reply`'s.
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         TruncatedStreamError: The stream ended without a finish reason (sentences already
             yielded were whole and checked; the unfinished rest is not).
         ServerUnavailableError, ModelCallError: From the gateway.
@@ -386,11 +391,12 @@ async def stream_reply(
         last.extend(check.flush())
         return list(check.dropped)
 
+    node, max_tokens, temperature = _CALL.settings(llm, options)
     async for item in llm.stream(
         node,
         messages,
         max_tokens=max_tokens,
-        temperature=llm.temperature("factual", temperature),
+        temperature=temperature,
         review=review,
     ):
         if isinstance(item, TextDelta):

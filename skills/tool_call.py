@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.core.client import ToolCall
 from orchestrator.core.gateway import ModelGateway
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 
 SYSTEM = (
@@ -42,22 +43,24 @@ class ToolRequest(BaseModel):
     message: str = Field(max_length=20_000)
 
 
+#: Argument extraction: greedy.
+_CALL = SkillCall(node="select_tool", kind="judging", max_tokens=96)
+
+
 async def request_tool_call(
-    llm: ModelGateway,
-    request: ToolRequest,
-    *,
-    node: str = "select_tool",
-    max_tokens: int = 96,
-    temperature: float | None = None,
+    llm: ModelGateway, request: ToolRequest, *, options: CallOptions | None = None
 ) -> ToolCall | None:
     """The model's call of ``request.tool`` (or of any offered tool with ``required``), or
-    None when it made none (an answer cut at ``max_tokens``, or text instead of a call).
+    None when it made none (an answer cut at the completion limit, or text instead of a call).
 
-    ``temperature`` overrides the ``judging`` preset (argument extraction).
+    ``options`` default to node ``select_tool``, 96 completion tokens and the ``judging``
+    preset.
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError, ModelCallError: From the gateway.
     """
+    node, max_tokens, temperature = _CALL.settings(llm, options)
     choice: str | dict[str, Any] = (
         {"type": "function", "function": {"name": request.tool}}
         if request.tool is not None
@@ -67,7 +70,7 @@ async def request_tool_call(
         node,
         data_prompt(SYSTEM, "message", request.message),
         max_tokens=max_tokens,
-        temperature=llm.temperature("judging", temperature),
+        temperature=temperature,
         tools=[request.spec, *request.extra_specs],
         tool_choice=choice,
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer, output_schema
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 
 IssueType = Literal[
@@ -90,29 +91,25 @@ def parse_triage(text: str) -> IssueTriage:
     return _triage(StructuredAnswer.parse(text, _TriageOutput))
 
 
+#: ``max_tokens`` leaves room for the longest schema-valid answer (about 70 characters, which
+#: the offline checkpoint's small tokenizer spells in up to about 60 tokens).
+_CALL = SkillCall(node="triage_issue", kind="judging", max_tokens=96)
+
+
 async def triage_issue(
-    llm: ModelGateway,
-    message: str,
-    *,
-    node: str = "triage_issue",
-    max_tokens: int = 96,
-    temperature: float | None = None,
+    llm: ModelGateway, message: str, *, options: CallOptions | None = None
 ) -> IssueTriage:
     """Ask the model to classify ``message``; the server constrains output to the schema.
 
-    ``max_tokens`` leaves room for the longest schema-valid answer (about 70 characters, which
-    the offline checkpoint's small tokenizer spells in up to about 60 tokens); a cut answer is
-    kept as unparsed data (``parsed=False``). ``temperature`` overrides the ``judging``
-    preset (0.0 by default, ``ORCH_TEMPERATURE_JUDGING``).
+    ``options`` default to node ``triage_issue``, 96 completion tokens and the ``judging``
+    preset (0.0 by default, ``ORCH_TEMPERATURE_JUDGING``). A cut answer is kept as unparsed
+    data (``parsed=False``).
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError, ModelCallError: From the gateway.
     """
-    answer = await llm.structured(
-        node,
-        data_prompt(SYSTEM, "message", message),
-        output=_TriageOutput,
-        max_tokens=max_tokens,
-        temperature=llm.temperature("judging", temperature),
+    answer = await _CALL.structured(
+        llm, options, data_prompt(SYSTEM, "message", message), output=_TriageOutput
     )
     return _triage(answer)

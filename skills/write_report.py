@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.core.gateway import ModelGateway
 from orchestrator.core.structured import StructuredAnswer
+from skills.calling import CallOptions, SkillCall
 from skills.prompting import data_prompt
 
 MAX_TITLE_CHARS = 60
@@ -104,33 +105,31 @@ def _draft(answer: StructuredAnswer[ReportDraft]) -> ReportDraft:
     return answer.value
 
 
+#: Report prose is free text; 800 tokens fit the longest schema-valid answer.
+_CALL = SkillCall(node="write_report", kind="free_text", max_tokens=800)
+
+
 async def write_report(
-    llm: ModelGateway,
-    facts: str,
-    *,
-    node: str = "write_report",
-    max_tokens: int = 800,
-    temperature: float | None = None,
+    llm: ModelGateway, facts: str, *, options: CallOptions | None = None
 ) -> ReportDraft:
     """Ask the model for the report narrative around ``facts``.
 
     Args:
         llm: The request's gateway (the call is recorded with its experts).
         facts: Figures (id = value, label) and validated findings, already budgeted.
-        node: Node name for telemetry.
-        max_tokens: Completion limit; the default fits the longest schema-valid answer.
-        temperature: Overrides the ``free_text`` preset (0.7, ``ORCH_TEMPERATURE_FREE_TEXT``):
-            report prose is free text.
+        options: Node (``write_report`` by default), completion limit (800 tokens, the
+            longest schema-valid answer) and temperature (the ``free_text`` preset by default,
+            0.7, ``ORCH_TEMPERATURE_FREE_TEXT``).
 
     Raises:
+        UserError: ``options.temperature`` is outside 0..2.
         ServerUnavailableError, ModelCallError: From the gateway.
     """
-    answer = await llm.structured(
-        node,
+    answer = await _CALL.structured(
+        llm,
+        options,
         data_prompt(SYSTEM, "facts", facts, len(facts) + 1),
         output=ReportDraft,
         schema=REPORT_SCHEMA,
-        max_tokens=max_tokens,
-        temperature=llm.temperature("free_text", temperature),
     )
     return _draft(answer)

@@ -29,6 +29,7 @@ from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.exceptions import ServerUnavailableError
 from orchestrator.request import Request
 from skills.assess_risk import assess_risk
+from skills.calling import CallOptions
 from workflows.content_moderation.inputs import PreparedPost, prepare_post
 from workflows.content_moderation.judgement import (
     MODEL_CATEGORIES,
@@ -106,7 +107,10 @@ def build_graph(
             return {"assessment": ModelJudgement(status="skipped", error="empty post")}
         try:
             answer = await assess_risk(
-                runtime.context.llm, prepared.window, MODEL_CATEGORIES, max_tokens=ASSESS_MAX_TOKENS
+                runtime.context.llm,
+                prepared.window,
+                MODEL_CATEGORIES,
+                options=CallOptions(max_tokens=ASSESS_MAX_TOKENS),
             )
         except ServerUnavailableError as exc:
             return {"assessment": ModelJudgement(status="error", error=f"unavailable: {exc}"[:300])}

@@ -465,7 +465,6 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 proposal = await request_tool_call(
                     runtime.context.llm,
                     ToolRequest(tool=tool, spec=spec, message=state["message"]),
-                    node="select_tool",
                 )
             except MODEL_LOST as exc:
                 self._degrade_or_raise(exc)

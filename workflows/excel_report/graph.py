@@ -45,7 +45,7 @@ from orchestrator.exceptions import ModelCallError, ServerUnavailableError, User
 from orchestrator.request import Request, resolve_attachment_path
 from orchestrator.spreadsheet import ReadLimits, SpreadsheetError, Workbook, read_workbook
 from orchestrator.spreadsheet.sniff import EXTENSIONS
-from skills import Interpretation, ReportDraft, interpret_data, write_report
+from skills import CallOptions, Interpretation, ReportDraft, interpret_data, write_report
 from workflows.excel_report.analysis import Analysis, AnalysisConfig, analyse
 from workflows.excel_report.checked import (
     CheckedNarrative,
@@ -364,7 +364,7 @@ class _Nodes:
                 runtime.context.llm,
                 encoding.text,
                 encoding.figure_ids,
-                max_tokens=self.config.interpret_max_tokens,
+                options=CallOptions(max_tokens=self.config.interpret_max_tokens),
             )
         except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"interpretation": Interpretation(findings=[]), "fallback": str(exc)}
@@ -380,7 +380,9 @@ class _Nodes:
             return {"draft": ReportDraft(parsed=False)}
         try:
             draft = await write_report(
-                runtime.context.llm, facts, max_tokens=self.config.write_max_tokens
+                runtime.context.llm,
+                facts,
+                options=CallOptions(max_tokens=self.config.write_max_tokens),
             )
         except _MODEL_LOST as exc:  # the figures need no model: narrative marked unavailable
             return {"draft": ReportDraft(parsed=False), "fallback": str(exc)}
