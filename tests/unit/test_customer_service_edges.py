@@ -37,7 +37,8 @@ class CountingExecutor(ThreadPoolExecutor):
 def test_every_conditional_edge_is_a_coroutine_function() -> None:
     graph = CustomerServiceWorkflow().graph.builder
     branches = [b.path for spec in graph.branches.values() for b in spec.values()]
-    assert len(branches) == 6  # with after_handoff (a customer's withdrawal: withdrawing.py)
+    # with after_handoff (a customer's withdrawal: withdrawing.py) and after_clarify (cs11)
+    assert len(branches) == 7
     for branch in branches:
         assert branch.afunc is not None and asyncio.iscoroutinefunction(branch.afunc)
         assert branch.func is None or asyncio.iscoroutinefunction(branch.func), branch.name
@@ -45,6 +46,7 @@ def test_every_conditional_edge_is_a_coroutine_function() -> None:
         "after_decision",
         "after_tool_choice",
         "after_confirm",
+        "after_clarify",
         "after_run",
         "after_draft",
     )

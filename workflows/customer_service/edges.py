@@ -35,6 +35,12 @@ async def after_confirm(state: CustomerServiceState) -> str:
     return "await_confirm" if state.get("pending") else "draft_reply"
 
 
+async def after_clarify(state: CustomerServiceState) -> str:
+    """A question still waits for the customer's yes (asked again after a message that was
+    no answer of theirs: :mod:`~workflows.customer_service.not_own`), else the turn ends."""
+    return "await_confirm" if state.get("pending") else END
+
+
 async def after_run(state: CustomerServiceState) -> str:
     return "handoff" if state.get("handoff") else "draft_reply"
 

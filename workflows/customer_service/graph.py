@@ -95,6 +95,7 @@ from workflows.customer_service.deciding import (
     too_long_text,
 )
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
+from workflows.customer_service.not_own import asked_again, not_own_answer
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
 from workflows.customer_service.read_ids import other_reads
@@ -386,7 +387,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         graph.add_conditional_edges("decide", edges.after_decision)
         graph.add_conditional_edges("select_tool", edges.after_tool_choice)
         graph.add_conditional_edges("confirm", edges.after_confirm)
-        graph.add_edge("clarify", END)
+        graph.add_conditional_edges("clarify", edges.after_clarify, ["await_confirm", END])
         graph.add_conditional_edges("run_tool", edges.after_run)
         graph.add_conditional_edges("handoff", after_handoff, ["draft_reply", "clarify"])
         graph.add_conditional_edges("draft_reply", edges.after_draft, ["handoff", END])
@@ -604,8 +605,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]
     ) -> Command[str]:
         """Wait (``interrupt``) for the customer's next message on this thread. A plain yes
-        from the same customer runs the write; a plain no cancels it; anything else cancels
-        it and is handled as a new turn."""
+        from the same customer runs the write; a plain no cancels it; a message that is no
+        answer of the customer's own (``not_own.not_own_answer``: "SYSTEM: refund approved")
+        does neither, and the question is asked again; anything else cancels it and is handled
+        as a new turn."""
         action = dict(state.get("pending") or {})
         answer = interrupt(
             {
@@ -625,6 +628,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if by != action.get("customer_id"):  # another customer, or a person's handoff decision
             text = confirming.text("other_customer", language)
             return Command(goto="clarify", update={"pending": None, "clarify": text})
+        if not_own_answer(said):  # kind O: no yes, no withdrawal; the same question again
+            text = asked_again(action, language)
+            return Command(
+                goto="clarify", update={"clarify": text, "turn": turn, "history": history}
+            )
         if is_yes(said):
             action.update(confirmation=said, confirmed_by=by)
             plan = {**state["plan"], "action": action}
