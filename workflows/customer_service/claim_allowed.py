@@ -25,6 +25,7 @@ the more precise reason when another check has one.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -267,21 +268,48 @@ _EN_STACKED = _en(
     r"\b(?:about|for|of|with|from|at)\s+(?:of|for|about|with|from|at)\b",
 )
 _ZH_DANGLING = re.compile(r"(?:您|你|我|我们)的\s*[。！？!?]?$")
+#: A word said twice in a row ("order order", "can can"); "had had" and "that that" are English.
+_EN_TWICE = frozenset({"had", "that"})
+#: Closed classes of English words (grammar, not topics): a determiner or possessive
+#: (:data:`_EN_DET`) is followed by a noun phrase, never by another determiner, a preposition,
+#: a pronoun, an auxiliary, a conjunction or the end of its clause ("Sorry the for
+#: inconvenience.", "your the order", "the is", "for your and patience", "the delay your.").
+_EN_DET = frozenset({"the", "a", "an", "your", "my", "our", "their", "its"})
+_EN_NOT_AFTER_DET = _EN_DET | frozenset(
+    re.findall(
+        r"\S+",
+        "about for of with from at to in on by into onto than i we you he she they me us him "
+        "them is are was were be been am does did has have had do would could should shall "
+        "and or but nor so if because this that these those",
+    )
+)
+#: Chinese possessives (您的, 我们的) are followed by a noun phrase, never by another pronoun
+#: or possessive, an adverb, a preposition, an auxiliary or a verb that takes an object (带来,
+#: 造成): 您的我们, 给您的带来, 您的在耐心 (a final particle may follow: 可以帮您的吗).
+_ZH_POSSESSED = re.compile(
+    r"(?:您|你|我|我们|你们|他|她|他们)的\s*(?:您|你|我|他|她|它|的|是|在|给|把|被|对|"
+    r"向|从|为|跟|和|与|及|或|已|将|会|能|可以|可|也|都|就|还|再|很|非常|正在|不|没|带来|造成)"
+)
 
 
 def garbled(text: str, zh: bool) -> str | None:
-    """Words in no known-good form: a doubled word, pair of words or character (for you for
-    you, 的的, 不便不便), a courtesy word followed by what cannot follow it, a dangling 您的."""
+    """Words in no known-good form: a doubled word, pair of words or character (order order,
+    for you for you, 的的, 不便不便), a determiner or possessive before what cannot follow it
+    (the for, your the, the delay your., 您的我们, 给您的带来), a courtesy word followed by what
+    cannot follow it, a dangling 您的."""
     if zh:
         for match in _ZH_DOUBLED.finditer(text):
             if match.group(2) or match.group(0) not in _ZH_DOUBLES:
                 return match.group(0)
-        dangling = _ZH_DANGLING.search(text)
-        return dangling.group(0) if dangling else None
+        found = _ZH_DANGLING.search(text) or _ZH_POSSESSED.search(text)
+        return found.group(0) if found else None
     words = _EN_WORD.findall(text.lower())
     for i in range(len(words) - 3):
         if words[i : i + 2] == words[i + 2 : i + 4]:
             return " ".join(words[i : i + 4])
+    misplaced = _en_misplaced(text.lower())
+    if misplaced is not None:
+        return misplaced
     stacked = _EN_STACKED.search(text)
     if stacked:
         return stacked.group(0)
@@ -290,6 +318,22 @@ def garbled(text: str, zh: bool) -> str | None:
             word = match.group(1).lower()
             if word not in allowed.split() and not (word.endswith("ing") and "-ing" in allowed):
                 return match.group(0)
+    return None
+
+
+_EN_TOKEN = re.compile(r"[a-z]+(?:['’-][a-z]+)*|[~^]|\d+")
+
+
+def _en_misplaced(low: str) -> str | None:
+    """A word said twice in a row, or a determiner before what cannot follow it (a closed
+    class, :data:`_EN_NOT_AFTER_DET`, or its clause's end), in the lower-cased ``low``."""
+    for clause in EN_CLAUSE.split(low):
+        words = _EN_TOKEN.findall(clause)  # a blanked fact (~, ^) or a figure is a word too
+        for first, then in itertools.pairwise([*words, ""]):
+            if first == then and first.isalpha() and first not in _EN_TWICE:
+                return f"{first} {then}"
+            if first in _EN_DET and (then in _EN_NOT_AFTER_DET or not then):
+                return f"{first} {then}".strip()
     return None
 
 
