@@ -28,7 +28,7 @@ import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -271,6 +271,11 @@ def file_signature(paths: Iterable[Path]) -> Signature:
     return tuple(out)
 
 
+def _unknown_version(_value: object) -> str:
+    return "?"
+
+
+@dataclass(eq=False, repr=False)
 class HotReloader(Generic[T]):
     """The last good value built from some files, rebuilt when one of them changes.
 
@@ -293,7 +298,11 @@ class HotReloader(Generic[T]):
         version: The version of a value, for log messages.
         errors: Exceptions of ``load`` that mean "a broken edit": logged, last good value
             kept. Any other exception propagates.
-        logger: Where to log (the caller's module logger, so records keep its name).
+        logger: Where to log (the caller's module logger, so records keep its name); this
+            module's by default.
+
+    Attributes:
+        last_error: The message of the last reload that failed, or None after a good one.
 
     Raises:
         Exception: Whatever ``load`` raises the first time (there is no good value to keep).
@@ -312,29 +321,21 @@ class HotReloader(Generic[T]):
         >>> folder.cleanup()
     """
 
-    def __init__(
-        self,
-        load: Callable[[], T],
-        watch: Sequence[Path] | Callable[[], Iterable[Path]],
-        *,
-        interval_s: float | None = 1.0,
-        what: str = "data",
-        version: Callable[[T], str] = lambda _value: "?",
-        errors: tuple[type[BaseException], ...] = (DataFileError, OSError),
-        logger: logging.Logger | None = None,
-    ) -> None:
-        self._load = load
-        self._watch = watch
-        self.interval_s = interval_s
-        self.what = what
-        self._version = version
-        self._errors = errors
-        self._log = logger or log
-        self.last_error: str | None = None
+    load: Callable[[], T]
+    watch: Sequence[Path] | Callable[[], Iterable[Path]]
+    _: KW_ONLY
+    interval_s: float | None = 1.0
+    what: str = "data"
+    version: Callable[[T], str] = _unknown_version
+    errors: tuple[type[BaseException], ...] = (DataFileError, OSError)
+    logger: logging.Logger = log
+    last_error: str | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._signature = self.signature()  # before loading: an edit during the load is seen
-        self._value = load()
-        self._next_check = time.monotonic() + (interval_s or 0)
+        self._value = self.load()
+        self._next_check = time.monotonic() + (self.interval_s or 0)
 
     @property
     def value(self) -> T:
@@ -352,7 +353,7 @@ class HotReloader(Generic[T]):
 
     def signature(self) -> Signature:
         """The watched files' current :func:`file_signature`."""
-        paths = self._watch() if callable(self._watch) else self._watch
+        paths = self.watch() if callable(self.watch) else self.watch
         return file_signature(paths)
 
     def reload(self) -> bool:
@@ -371,20 +372,20 @@ class HotReloader(Generic[T]):
                 return False
             self._signature = signature  # a broken edit is not retried until the next change
             try:
-                value = self._load()
-            except self._errors as exc:
+                value = self.load()
+            except self.errors as exc:
                 self.last_error = str(exc)
-                self._log.error(
+                self.logger.error(
                     "%s reload failed, keeping the last good %s (version %s): %s",
                     self.what,
                     self.what,
-                    self._version(self._value),
+                    self.version(self._value),
                     exc,
                 )
                 return False
             self._value = value  # one reference swap: atomic for concurrent readers
             self.last_error = None
-            self._log.info("%s reloaded (version %s)", self.what, self._version(value))
+            self.logger.info("%s reloaded (version %s)", self.what, self.version(value))
             return True
         finally:
             self._lock.release()

@@ -9,6 +9,7 @@ for JSON output: schema, parse and validation in one place (:mod:`orchestrator.c
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -65,6 +66,7 @@ class CallSummary(BaseModel):
     mean_router_confidence: float | None
 
 
+@dataclass(eq=False, repr=False)
 class ModelGateway:
     """Calls the model on behalf of one request and records every call.
 
@@ -79,33 +81,27 @@ class ModelGateway:
             :data:`TEMPERATURE_PRESETS` when None (``ORCH_TEMPERATURE_*`` in the settings).
         trace: The request's OpenTelemetry spans; each call gets an
             ``orchestrator.model_call`` span (usage, latency, expert routing) under its node's.
-            Untraced when None (or when tracing is off).
+            Untraced by default (and when tracing is off).
+
+    Attributes:
+        calls: What the console shows of each call so far, in order.
+        expert_loads: Per call (aligned with ``calls``): its MoE layers and
+            ``(layers, experts)`` activation counts, ``((), [])`` for a call without routing.
     """
 
-    def __init__(
-        self,
-        client: ModelClient,
-        store: TelemetryStore,
-        *,
-        request_id: str,
-        classification: Classification,
-        workflow: str,
-        max_tokens: int = 48,
-        temperatures: Mapping[str, float] | None = None,
-        trace: RequestTrace | None = None,
-    ) -> None:
-        self.temperatures = dict(TEMPERATURE_PRESETS if temperatures is None else temperatures)
-        self.trace = trace if trace is not None else _UNTRACED
-        self.client = client
-        self.store = store
-        self.request_id = request_id
-        self.classification = classification
-        self.workflow = workflow
-        self.max_tokens = max_tokens
-        self.calls: list[CallSummary] = []
-        #: Per call (aligned with ``calls``): its MoE layers and ``(layers, experts)``
-        #: activation counts, ``((), [])`` for a call without routing.
-        self.expert_loads: list[tuple[tuple[int, ...], list[list[int]]]] = []
+    client: ModelClient
+    store: TelemetryStore
+    _: KW_ONLY
+    request_id: str
+    classification: Classification
+    workflow: str
+    max_tokens: int = 48
+    temperatures: Mapping[str, float] | None = None
+    trace: RequestTrace = _UNTRACED
+    calls: list[CallSummary] = field(default_factory=list, init=False)
+    expert_loads: list[tuple[tuple[int, ...], list[list[int]]]] = field(
+        default_factory=list, init=False
+    )
 
     def temperature(self, kind: TemperatureKind, override: float | None = None) -> float:
         """The temperature for a skill of ``kind``: ``override`` when given, else the preset.
@@ -117,12 +113,11 @@ class ModelGateway:
             if not 0.0 <= override <= 2.0:
                 raise UserError(f"temperature must be within 0..2, got {override}")
             return override
+        presets = TEMPERATURE_PRESETS if self.temperatures is None else self.temperatures
         try:
-            return self.temperatures[kind]
+            return presets[kind]
         except KeyError:
-            raise UserError(
-                f"no temperature preset {kind!r}; presets: {sorted(self.temperatures)}"
-            ) from None
+            raise UserError(f"no temperature preset {kind!r}; presets: {sorted(presets)}") from None
 
     async def chat(
         self,
