@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,103 @@ def _payload(rows: int, mode: str) -> str | None:
     return _encode(_experts(rows, rows), mode)
 
 
+def _tool_calls(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """One call of the named tool (``tool_choice``), else of the first offered."""
+    choice = body.get("tool_choice")
+    name = body["tools"][0]["function"]["name"]
+    if isinstance(choice, dict):
+        name = choice["function"]["name"]
+    args = {"order_id": "A123"}
+    return [
+        {
+            "id": "call_0",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+    ]
+
+
+def _schema_answer(schema: dict[str, Any]) -> str:
+    """A JSON object that fits ``schema``'s properties: the first enum value, the minimum, false,
+    an empty list or ``"x"``."""
+    obj: dict[str, Any] = {}
+    for key, prop in (schema.get("properties") or {}).items():
+        if "enum" in prop:
+            obj[key] = prop["enum"][0]
+        elif prop.get("type") in ("number", "integer"):
+            obj[key] = prop.get("minimum", 0)
+        elif prop.get("type") == "boolean":
+            obj[key] = False
+        elif prop.get("type") == "array":
+            obj[key] = []
+        else:
+            obj[key] = "x"
+    return json.dumps(obj)
+
+
+def _content(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The canned answer of a chat call: its text and tool calls."""
+    if body.get("tools"):
+        return "", _tool_calls(body)
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return _schema_answer(fmt["json_schema"]["schema"]), []
+    return "Thank you for your message. " * 4, []
+
+
+async def _stream(
+    body: dict[str, Any], prompt_ids: list[int], comp_ids: list[int]
+) -> AsyncIterator[str]:
+    """The server-sent events of a streamed chat call: the prompt's token ids, the completion
+    in chunks, the usage, ``[DONE]``."""
+    completion = len(comp_ids)
+    first = {"choices": [], "prompt_token_ids": prompt_ids}
+    yield f"data: {json.dumps(first)}\n\n"
+    # vLLM's per-request stream_interval: the first token at once, then chunks of that many
+    # tokens (the last one shorter)
+    step = max(1, int(body.get("stream_interval") or 1))
+    starts = [0, *range(1, completion, step)] if completion else []
+    for a, b in itertools.pairwise([*starts, completion]):
+        chunk = {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": "x" * (b - a)},
+                    "token_ids": comp_ids[a:b],
+                    "finish_reason": "length" if b == completion else None,
+                }
+            ]
+        }
+        yield f"data: {json.dumps(chunk)}\n\n"
+    usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": completion}
+    yield f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def _completion(body: dict[str, Any], prompt_ids: list[int], comp_ids: list[int]) -> dict[str, Any]:
+    """The JSON answer of a non-streamed chat call (without ``routed_experts``)."""
+    text, tool_calls = _content(body)
+    prompt, completion = len(prompt_ids), len(comp_ids)
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text, "tool_calls": tool_calls},
+        "finish_reason": "tool_calls" if tool_calls else "length",
+        "token_ids": comp_ids if body.get("return_token_ids") else None,
+    }
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "ernie",
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+        "prompt_token_ids": prompt_ids if body.get("return_token_ids") else None,
+    }
+
+
 def app(experts: bool, default_mode: str = "counts") -> Any:
     """The Starlette app."""
     from starlette.applications import Starlette
@@ -68,38 +166,6 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
     async def models(_: Request) -> JSONResponse:
         return JSONResponse({"object": "list", "data": [{"id": "ernie", "root": "/fake"}]})
 
-    def content_for(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-        if body.get("tools"):
-            choice = body.get("tool_choice")
-            name = body["tools"][0]["function"]["name"]
-            if isinstance(choice, dict):
-                name = choice["function"]["name"]
-            args = {"order_id": "A123"}
-            return "", [
-                {
-                    "id": "call_0",
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
-                }
-            ]
-        fmt = body.get("response_format") or {}
-        if fmt.get("type") == "json_schema":
-            schema = fmt["json_schema"]["schema"]
-            obj: dict[str, Any] = {}
-            for key, prop in (schema.get("properties") or {}).items():
-                if "enum" in prop:
-                    obj[key] = prop["enum"][0]
-                elif prop.get("type") in ("number", "integer"):
-                    obj[key] = prop.get("minimum", 0)
-                elif prop.get("type") == "boolean":
-                    obj[key] = False
-                elif prop.get("type") == "array":
-                    obj[key] = []
-                else:
-                    obj[key] = "x"
-            return json.dumps(obj), []
-        return "Thank you for your message. " * 4, []
-
     async def chat(request: Request) -> Any:
         body = await request.json()
         if DELAY_S:  # a stand-in for the GPU's time per call ($FAKE_DELAY_MS)
@@ -108,56 +174,15 @@ def app(experts: bool, default_mode: str = "counts") -> Any:
         completion = int(body.get("max_tokens") or 16)
         prompt_ids = list(range(prompt))
         comp_ids = list(range(100, 100 + completion))
-        text, tool_calls = content_for(body)
         if body.get("stream"):
-
-            async def gen() -> Any:
-                first = {"choices": [], "prompt_token_ids": prompt_ids}
-                yield f"data: {json.dumps(first)}\n\n"
-                # vLLM's per-request stream_interval: the first token at once, then chunks of
-                # that many tokens (the last one shorter)
-                step = max(1, int(body.get("stream_interval") or 1))
-                starts = [0, *range(1, completion, step)] if completion else []
-                for a, b in itertools.pairwise([*starts, completion]):
-                    chunk = {
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"content": "x" * (b - a)},
-                                "token_ids": comp_ids[a:b],
-                                "finish_reason": "length" if b == completion else None,
-                            }
-                        ]
-                    }
-                    yield f"data: {json.dumps(chunk)}\n\n"
-                usage = {"prompt_tokens": prompt, "completion_tokens": completion}
-                yield f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n"
-                yield "data: [DONE]\n\n"
-
-            return StreamingResponse(gen(), media_type="text/event-stream")
+            return StreamingResponse(
+                _stream(body, prompt_ids, comp_ids), media_type="text/event-stream"
+            )
         mode = mode_of(body.get("vllm_xargs"), default_mode)
-        choice: dict[str, Any] = {
-            "index": 0,
-            "message": {"role": "assistant", "content": text, "tool_calls": tool_calls},
-            "finish_reason": "tool_calls" if tool_calls else "length",
-            "token_ids": comp_ids if body.get("return_token_ids") else None,
-        }
+        answer = _completion(body, prompt_ids, comp_ids)
         if experts:
-            choice["routed_experts"] = _payload(prompt + completion - 1, mode)
-        return JSONResponse(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "model": "ernie",
-                "choices": [choice],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                },
-                "prompt_token_ids": prompt_ids if body.get("return_token_ids") else None,
-            }
-        )
+            answer["choices"][0]["routed_experts"] = _payload(prompt + completion - 1, mode)
+        return JSONResponse(answer)
 
     async def completions(request: Request) -> JSONResponse:
         body = await request.json()

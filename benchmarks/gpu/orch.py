@@ -14,13 +14,15 @@ the timed load, divided by the requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import multiprocessing as mp
 import statistics
 import time
 from argparse import Namespace
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -329,6 +331,112 @@ def plain_path_mp(
     return _merge(parts, procs)
 
 
+@dataclass
+class _FullStack:
+    """One load's project path: the ``Orchestrator`` over a recording ``VLLMClient``, its
+    telemetry store and its seeded order store."""
+
+    orch: Any
+    store: Any
+    orders: Any
+    inner: Any
+
+    @classmethod
+    def open(
+        cls,
+        ckpt: Path,
+        state: Path,
+        base: str,
+        name: str,
+        seed: int,
+        calls: Recorded,
+        *,
+        drop_schema: bool,
+        encoding: str,
+        sample_rate: float,
+    ) -> _FullStack:
+        """Files ``telemetry_<name>.db`` and ``orders_<name>.db`` in ``state`` (made afresh);
+        the capture draws its sample with ``seed``; ``calls`` collects the recorded calls."""
+        from orchestrator import Orchestrator, TelemetryStore
+        from orchestrator.core.client import VLLMClient
+        from serving import EngineCapture, MoEArchitecture
+        from workflows.customer_service import CustomerServiceWorkflow
+        from workflows.customer_service.store import OrderStore
+
+        arch = MoEArchitecture.from_checkpoint(ckpt)
+        db = state / f"telemetry_{name}.db"
+        db.unlink(missing_ok=True)
+        store = TelemetryStore(f"sqlite:///{db}")
+        capture = EngineCapture(arch, encoding, sample_rate=sample_rate, seed=seed)
+        inner = VLLMClient(base, "ernie", capture, timeout_s=600)
+        client = RecordingClient(inner, calls, drop_schema=drop_schema)
+        # the order store users run with (2026-12-01c): without one the workflow has no tools,
+        # and runs a and b sent no call with tools; seeded afresh per load, so every load starts
+        # alike
+        orders = OrderStore(f"sqlite:///{state / f'orders_{name}.db'}")
+        orders.seed(CUSTOMERS, seed=0)
+        workflow = CustomerServiceWorkflow(orders)
+        orch = Orchestrator(client, store, [workflow])  # type: ignore[arg-type]
+        return cls(orch, store, orders, inner)
+
+    async def close(self) -> tuple[int, dict[str, int]]:
+        """Close everything; returns the telemetry rows and their expert-routing sources."""
+        await self.inner.aclose()
+        sources: dict[str, int] = {}
+        rows = 0
+        for record in self.store.calls():
+            rows += 1
+            source = record.expert_routing_source
+            sources[source] = sources.get(source, 0) + 1
+        self.store.close()
+        self.orders.close()
+        return rows, sources
+
+
+async def _handle_all(
+    orch: Any, requests: list[tuple[int, Any]], c: int
+) -> tuple[dict[str, int], int]:
+    """Every ``(index, Request)`` through ``orch`` with ``c`` in flight; returns the count of
+    each outcome status and the output tokens of all model calls."""
+    statuses: dict[str, int] = {}
+    tokens = 0
+    sem = asyncio.Semaphore(c)
+
+    async def one(i: int, req: Any) -> None:
+        nonlocal tokens
+        async with sem:
+            CURRENT_REQUEST.set(str(i))
+            outcome = await orch.handle(req)
+            statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+            tokens += sum(call.completion_tokens for call in outcome.calls)
+
+    await asyncio.gather(*(one(i, r) for i, r in requests))
+    return statuses, tokens
+
+
+@contextlib.contextmanager
+def _profiled(enabled: bool, out: Path, tag: str) -> Iterator[None]:
+    """With ``enabled``, where the client's CPU time goes in the block (cProfile): tables by
+    own time (top 30) and cumulative time (top 40) in ``<out>/orch_profile[_cum]_<tag>.txt``."""
+    if not enabled:
+        yield
+        return
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    yield
+    profiler.disable()
+    tables = (("tottime", 30, "orch_profile"), ("cumulative", 40, "orch_profile_cum"))
+    for sort, top, name in tables:
+        buf = io.StringIO()
+        pstats.Stats(profiler, stream=buf).sort_stats(sort).print_stats(top)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}_{tag}.txt").write_text(buf.getvalue())
+
+
 async def full_path(
     ckpt: Path,
     state: Path,
@@ -360,27 +468,21 @@ async def full_path(
         ``t_start``/``t_end`` epoch seconds) and the recorded calls per request. With
         ``profile`` also writes cProfile tables to ``<out>/orch_profile[_cum]_<tag>.txt``.
     """
-    from orchestrator import Orchestrator, Request, TelemetryStore
-    from orchestrator.core.client import VLLMClient
-    from serving import EngineCapture, MoEArchitecture
-    from workflows.customer_service import CustomerServiceWorkflow
-    from workflows.customer_service.store import OrderStore
+    from orchestrator import Request
 
-    arch = MoEArchitecture.from_checkpoint(ckpt)
-    db = state / f"telemetry_{tag}_{items[0][0] if items else 0}.db"
-    db.unlink(missing_ok=True)
-    store = TelemetryStore(f"sqlite:///{db}")
+    first = items[0][0] if items else 0
     calls: Recorded = {}
-    seed = sum(map(ord, tag)) * 1_000_003 + (items[0][0] if items else 0)
-    capture = EngineCapture(arch, encoding, sample_rate=sample_rate, seed=seed)
-    inner = VLLMClient(base, "ernie", capture, timeout_s=600)
-    client = RecordingClient(inner, calls, drop_schema=drop_schema)
-    # the order store users run with (2026-12-01c): without one the workflow has no tools, and
-    # runs a and b sent no call with tools; seeded afresh per load, so every load starts alike
-    orders = OrderStore(f"sqlite:///{state / f'orders_{tag}_{items[0][0] if items else 0}.db'}")
-    orders.seed(CUSTOMERS, seed=0)
-    workflow = CustomerServiceWorkflow(orders)
-    orch = Orchestrator(client, store, [workflow])  # type: ignore[arg-type]
+    stack = _FullStack.open(
+        ckpt,
+        state,
+        base,
+        f"{tag}_{first}",
+        sum(map(ord, tag)) * 1_000_003 + first,
+        calls,
+        drop_schema=drop_schema,
+        encoding=encoding,
+        sample_rate=sample_rate,
+    )
     requests = [
         (
             i,
@@ -392,49 +494,13 @@ async def full_path(
         )
         for i, t in items
     ]
-    statuses: dict[str, int] = {}
-    tokens = 0
-    sem = asyncio.Semaphore(c)
-
-    async def one(i: int, req: Request) -> None:
-        nonlocal tokens
-        async with sem:
-            CURRENT_REQUEST.set(str(i))
-            outcome = await orch.handle(req)
-            statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-            tokens += sum(call.completion_tokens for call in outcome.calls)
-
-    profiler = None
-    if profile:  # where the client's CPU time goes (cProfile, top functions by own time)
-        import cProfile
-
-        profiler = cProfile.Profile()
-        profiler.enable()
-    t_start, cpu0 = time.time(), time.process_time()
-    t0 = time.perf_counter()
-    await asyncio.gather(*(one(i, r) for i, r in requests))
-    wall = time.perf_counter() - t0
-    t_end, cpu_s = time.time(), time.process_time() - cpu0
-    if profiler is not None:
-        import io
-        import pstats
-
-        profiler.disable()
-        tables = (("tottime", 30, "orch_profile"), ("cumulative", 40, "orch_profile_cum"))
-        for sort, top, name in tables:
-            buf = io.StringIO()
-            pstats.Stats(profiler, stream=buf).sort_stats(sort).print_stats(top)
-            out.mkdir(parents=True, exist_ok=True)
-            (out / f"{name}_{tag}.txt").write_text(buf.getvalue())
-    await inner.aclose()
-    sources: dict[str, int] = {}
-    rows = 0
-    for record in store.calls():
-        rows += 1
-        source = record.expert_routing_source
-        sources[source] = sources.get(source, 0) + 1
-    store.close()
-    orders.close()
+    with _profiled(profile, out, tag):
+        t_start, cpu0 = time.time(), time.process_time()
+        t0 = time.perf_counter()
+        statuses, tokens = await _handle_all(stack.orch, requests, c)
+        wall = time.perf_counter() - t0
+        t_end, cpu_s = time.time(), time.process_time() - cpu0
+    rows, sources = await stack.close()
     n_calls = sum(len(v) for v in calls.values())
     return (
         {
