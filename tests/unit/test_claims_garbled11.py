@@ -9,17 +9,10 @@ is garbled (``claim_allowed.garbled``). Cases in ``tests/data/cases/claims_garbl
 from __future__ import annotations
 
 import pytest
-from test_claims_truth10 import FACTS
-
-from tests.unit.case_tables import cases
-from workflows.customer_service.claims import check_sentence
+from test_claims_truth10 import misjudged
 
 
 @pytest.mark.parametrize("table", ["garbled", "kept"])
 def test_garbled_prose_is_dropped_and_the_same_kinds_well_formed_are_kept(table: str) -> None:
-    wrong = []
-    for facts, lang, sentence in cases("claims_garbled11.toml", table):
-        reason = check_sentence(sentence, FACTS[facts], lang)
-        if (reason is None) == (table == "garbled"):
-            wrong.append((sentence, reason))
+    wrong = misjudged("claims_garbled11.toml", table, drop="garbled")
     assert not wrong, wrong

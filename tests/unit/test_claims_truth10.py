@@ -26,13 +26,21 @@ FACTS = {
 } | {"handoff": TurnFacts.of([], handoff=True), "none": TurnFacts.of([])}
 
 
+def misjudged(file: str, table: str, *, drop: str) -> list[tuple[str, str, str | None]]:
+    """The ``(facts, sentence, reason)`` cases of ``table`` in ``file`` (rows ``facts, lang,
+    sentence``) that the checker judges wrong: shown when ``table`` is ``drop``, the table of
+    sentences that must be dropped; dropped when it is any other (sentences to keep)."""
+    wrong = []
+    for facts, lang, sentence in cases(file, table):
+        reason = check_sentence(sentence, FACTS[facts], lang)
+        if (reason is None) == (table == drop):
+            wrong.append((facts, sentence, reason))
+    return wrong
+
+
 @pytest.mark.parametrize("table", ["dropped", "kept"])
 def test_only_sentences_of_an_allowed_kind_are_shown(table: str) -> None:
-    wrong = []
-    for facts, lang, sentence in cases("claims_truth10.toml", table):
-        reason = check_sentence(sentence, FACTS[facts], lang)
-        if (reason is None) == (table == "dropped"):
-            wrong.append((facts, sentence, reason))
+    wrong = misjudged("claims_truth10.toml", table, drop="dropped")
     assert not wrong, wrong
 
 
