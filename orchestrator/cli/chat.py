@@ -9,7 +9,10 @@ process was killed) continues it. ``--message`` sends turns without a prompt (sc
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import uuid
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -32,10 +35,12 @@ from orchestrator.config import Settings
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.registry import opened_thread_workflow
 from orchestrator.core.runtime import configured_orchestrator, make_client
-from orchestrator.exceptions import ThreadOwnerError, UserError
+from orchestrator.exceptions import OrchestratorError, ThreadOwnerError, UserError
 from orchestrator.observability import configure_tracing, shutdown_tracing, tracing_from_env
 from orchestrator.request import Request
 from orchestrator.telemetry import TelemetryStore
+
+logger = logging.getLogger(__name__)
 
 
 def chat(
@@ -66,12 +71,40 @@ def chat(
     check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
     try:  # another customer's thread (ThreadOwnerError) is the user's mistake: exit 2
-        with served_settings(
-            settings, server_url=server_url, no_launch=no_launch, usage=(ThreadOwnerError,)
-        ) as served:
-            asyncio.run(_chat(served, thread_id, customer, message, show_events))
+        with (
+            served_settings(
+                settings, server_url=server_url, no_launch=no_launch, usage=(ThreadOwnerError,)
+            ) as served,
+            _one_line_logs(),
+        ):
+            failed = asyncio.run(_chat(served, thread_id, customer, message, show_events))
     finally:
         shutdown_tracing()
+    if failed:  # each failed turn was named in one line; the others were answered
+        raise typer.Exit(1)
+
+
+class _NoTraceback(logging.Filter):
+    """Keeps a log record's message and drops its traceback (the dispatcher logs a crashed
+    turn's; the chat names the failure in one line, :func:`_safe_turn`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and logging.getLogger().level > logging.DEBUG:
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+@contextlib.contextmanager
+def _one_line_logs() -> Iterator[None]:
+    """While the chat runs, the root handlers (standard error) print no tracebacks."""
+    handlers, quiet = list(logging.getLogger().handlers), _NoTraceback()
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
 
 
 async def _chat(
@@ -80,7 +113,9 @@ async def _chat(
     customer: str,
     messages: list[str] | None,
     show_events: bool,
-) -> None:
+) -> int:
+    """The conversation; returns how many turns failed on an unexpected error (a bug), each
+    named in one line (:func:`_safe_turn`) while the conversation goes on."""
     client = make_client(settings)
     telemetry = TelemetryStore(settings.database_url)
     try:
@@ -95,7 +130,7 @@ async def _chat(
                 )
             orch = configured_orchestrator(settings, client, telemetry, [workflow])
             console.print(f"thread {escape(thread_id)} (customer {escape(customer)})")
-            scripted = list(messages or [])
+            scripted, failed = list(messages or []), 0
             while True:
                 if messages is not None:
                     if not scripted:
@@ -109,9 +144,9 @@ async def _chat(
                         break
                 if not text.strip():
                     continue
-                await _turn(
-                    orch, Request(text=text, thread_id=thread_id, customer_id=customer), show_events
-                )
+                request = Request(text=text, thread_id=thread_id, customer_id=customer)
+                failed += not await _safe_turn(orch, request, show_events)
+            return failed
     finally:
         await client.aclose()
         telemetry.close()
@@ -128,6 +163,25 @@ _PERSON = {
     ("waiting", "zh"): "这段对话正在等待同事处理，您的消息已转给同事，同事会在这里回复您；"
     "没有做其他操作。如要撤回申请，直接在这里说即可。",
 }
+
+
+async def _safe_turn(orch: Orchestrator, request: Request, show_events: bool) -> bool:
+    """:func:`_turn`; an unexpected error (a bug, not an :class:`OrchestratorError`) is one
+    line on standard error, never a traceback (tester11 A), and the conversation goes on: the
+    dispatcher recorded the request as failed with the error's type. False when it failed."""
+    try:
+        await _turn(orch, request, show_events)
+    except OrchestratorError:
+        raise  # the server is gone, the store is locked...: the command's one line and exit
+    except Exception as exc:
+        logger.debug("chat turn failed", exc_info=True)
+        console.out("")
+        err.print(
+            f"error: this turn failed on an internal error ({escape(type(exc).__name__)}); it "
+            "is recorded as failed and the conversation goes on: try again or say it differently."
+        )
+        return False
+    return True
 
 
 async def _turn(orch: Orchestrator, request: Request, show_events: bool) -> None:

@@ -33,7 +33,7 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.ask_marks import ITEM_PART
@@ -114,12 +114,15 @@ _UNSURE_AFTER = re.compile(
     rf"\s+(?:and\s+)?(?:{_WORDS}\b|\d)|\s*(?:左右|上下|以上|以下|以内|多|几|余|来|每|封顶|为限|"
     r"上限|最多))"
 )
+#: Just before an amount, what makes it the tail of a bigger number (tester11 A): "1e30
+#: dollars", "10^30 dollars", "10**30 USD" are asked back, never read as 30.
+_POWER_BEFORE = re.compile(r"(?:\d\.?\s?[e×x*]|\^|\*\*)\s?$")
 _NEGATIVE_BEFORE = re.compile(r"(?:(?<![\w-])[-−]|\bminus\s+|\bnegative\s+|负\s?)$")
 #: A currency word or sign left over once every amount was read: an amount was meant.
 _LEFT_OVER = re.compile(
     r"[$¥€£¢]|\b(?:usd|hkd|cad|aud|cny|rmb|jpy|eur|gbp|sgd|nzd|dollars?|bucks?|cents?|yuan|"
     r"yen|euros?|quid)\b|美元|美金|欧元|英镑|港币|港元|日元|人民币|澳元|加元|块钱|毛钱|"
-    r"[\d零〇一二两三四五六七八九十百千万几多余来]\s?(?:元|块|毛|角|分钱|刀)"
+    r"[\d零〇一二两三四五六七八九十百千万亿几多余来]\s?(?:元|块|毛|角|分钱|刀)"
 )
 #: A part of the order named in words, or a number with no currency after the refund word.
 _PART = re.compile(
@@ -175,11 +178,20 @@ class _Mention:
     end: int
 
 
+#: The most digits an amount may have to be read (tester11 A: 30 nines crashed the exact
+#: cents check). Up to this many, the amount is read exactly and refused as more than what is
+#: left; more is asked back. Far above any order, far below :data:`_EXACT`'s precision.
+MAX_DIGITS = 40
+#: The arithmetic of :func:`refund_ask`: exact for any amount of :data:`MAX_DIGITS` digits
+#: (with cents), and every Decimal error trapped as one (never a half-read amount).
+_EXACT = Context(prec=2 * MAX_DIGITS)
+
+
 def _decimal(number: str) -> Decimal | None:
-    """``"1,204.50"`` → ``Decimal("1204.50")``; a sign, "1.234,56", "1,5", "10.999" or "1k"
-    → None (the caller asks back or refuses)."""
+    """``"1,204.50"`` → ``Decimal("1204.50")``; a sign, "1.234,56", "1,5", "10.999", "1k",
+    "1e30" or more than :data:`MAX_DIGITS` digits → None (the caller asks back or refuses)."""
     number = number.replace(" ", "")
-    if not _PLAIN.fullmatch(number):
+    if not _PLAIN.fullmatch(number) or sum(c.isdigit() for c in number) > MAX_DIGITS:
         return None
     return Decimal(number.replace(",", ""))
 
@@ -336,11 +348,18 @@ def refund_ask(message: str) -> RefundAsk | None:
         >>> refund_ask("refund USD -10 of ORD-100042").why
         'not_positive'
     """
-    text = _normalise(message)
+    with localcontext(_EXACT):
+        return _refund_ask(_normalise(message), message)
+
+
+def _refund_ask(text: str, message: str) -> RefundAsk | None:
+    """:func:`refund_ask` of the normalised ``text`` (``message`` as written)."""
     mentions, rest = _mentions(text)
     unsure = bool(_LEFT_OVER.search(rest))
     for m in mentions:
         before, after = text[max(0, m.start - 16) : m.start], text[m.end : m.end + 16]
+        if _POWER_BEFORE.search(before):
+            return RefundAsk(unclear=True)
         if _NEGATIVE_BEFORE.search(before) or (m.value is not None and m.value <= 0):
             return RefundAsk(unclear=True, why="not_positive")
         wrapped = re.search(r"[(（]\s*$", before) and re.match(r"\s*[)）]", after)
