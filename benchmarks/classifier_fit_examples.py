@@ -24,7 +24,10 @@ the same: their held-out files are read only with ``--look`` (round 7's is spent
 look is recorded in ``benchmarks/results/classifier_fit_examples_2026-12-05e.md``). Their
 held-out files are spent: dev sets now, scored with ``--look`` and labelled ``dev``. Round 10
 (``tests/fixtures/fewshot_routes10/``: store_events, recycling_takeback, affiliate_partners)
-is looked at once, recorded in ``benchmarks/results/classifier_fit_examples_2026-12-06.md``.
+was looked at once, recorded in ``benchmarks/results/classifier_fit_examples_2026-12-06.md``
+(spent: a dev set now). Round 11 (``tests/fixtures/fewshot_routes11/``: it_helpdesk,
+clinic_appointments, personalisation) is looked at once, recorded in
+``benchmarks/results/classifier_fit_examples_2026-12-06b.md``.
 
 ``--builtin ROUTE`` compares the built-in routes on the labelled test split (cap 400): the
 packaged model and calibration against the fit of ``ROUTE``, both with ``ROUTE`` declared;
@@ -54,6 +57,7 @@ from tests.fixtures.fewshot_routes.routes import ROUTES
 from tests.fixtures.fewshot_routes7.routes import ROUTES as ROUTES7
 from tests.fixtures.fewshot_routes8.routes import ROUTES as ROUTES8
 from tests.fixtures.fewshot_routes10.routes import ROUTES as ROUTES10
+from tests.fixtures.fewshot_routes11.routes import ROUTES as ROUTES11
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = RouteSpec(
@@ -85,7 +89,7 @@ def scenario(name: str) -> tuple[RouteSpec, Path, Path | None]:
             ROOT / "benchmarks/results/classifier_fit_examples_2026-12-05b_library.csv",
             None,
         )
-    spec, train, held = {**ROUTES, **ROUTES7, **ROUTES8, **ROUTES10}[name]
+    spec, train, held = {**ROUTES, **ROUTES7, **ROUTES8, **ROUTES10, **ROUTES11}[name]
     return spec, train, held
 
 
@@ -143,7 +147,7 @@ def held_out(name: str, look: bool) -> None:
         if look and path is not None:
             with path.open(encoding="utf-8") as handle:
                 rows = [(r["text"], r["route"], r["family"]) for r in csv.DictReader(handle)]
-            spent = path.parent.name != "fewshot_routes10"
+            spent = path.parent.name != "fewshot_routes11"
             _score(clf, rows, f"{name} held-out file ({'dev, spent' if spent else 'LOOK'})")
 
 

@@ -711,8 +711,8 @@ class RuleClassifier(HotReloaded[_State]):
             if decided is not None:
                 route, why, p_sem = decided
                 reason = (
-                    f"{route} by the semantic tier (MiniLM nearest examples, score "
-                    f"{p_sem}); the fast tiers were unsure: {reason}"
+                    f"{route} by the semantic tier (nearest examples, score {p_sem}; "
+                    f"{semantic_tier.note}); the fast tiers were unsure: {reason}"
                 )
                 confidence, calibrated = p_sem, False
         return Classification(

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
+from orchestrator.classifier.fit_lexical import FILE as LEXICAL_FILE
+from orchestrator.classifier.fit_lexical import LexicalIndex, fit_lexical
 from orchestrator.classifier.fit_semantic import FILE as SEMANTIC_FILE
 from orchestrator.classifier.fit_semantic import ExampleIndex
 from orchestrator.classifier.labelled_phrases import Lang
@@ -177,6 +179,8 @@ class ExamplesFit:
         examples_sha: SHA-256 of the examples file (its first 12 hex digits name the version).
         semantic: The new routes' English examples embedded, with a threshold per route
             (:func:`~.fit_semantic.fit_index`), when the ``[semantic]`` extra is installed.
+        lexical: The new routes' examples by character n-grams, with a threshold per route
+            (:func:`~.fit_lexical.fit_lexical`); needs no extra.
     """
 
     model: LearnedModel
@@ -186,6 +190,8 @@ class ExamplesFit:
     examples_sha: str
     #: the user examples' embeddings (:mod:`.fit_semantic`), None without the extra
     semantic: ExampleIndex | None = None
+    #: the user examples by character n-grams (:mod:`.fit_lexical`)
+    lexical: LexicalIndex | None = None
 
     @property
     def version(self) -> str:
@@ -222,8 +228,9 @@ def fit_examples(
         base: A fitted model and its calibration (the packaged ones): only the routes it
             lacks are fitted, onto it (:func:`~.fit_routes.fit_new_routes`, seconds); None: all
             routes are refitted on ``base_rows`` and the examples (:func:`~.fitting.fit_all`).
-        semantic: Also embed the new routes' examples (:func:`~.fit_semantic.fit_index`)
-            when the ``[semantic]`` extra is installed.
+        semantic: Also index the new routes' examples for the examples tier: by character
+            n-grams (:func:`~.fit_lexical.fit_lexical`) and, when the ``[semantic]`` extra is
+            installed, by meaning (:func:`~.fit_semantic.fit_index`).
 
     Raises:
         UserError: A bad examples file (see :func:`read_examples`), or see
@@ -262,20 +269,33 @@ def fit_examples(
             routes=routes,
             workers=workers,
         )
-    index = None
+    index = lexical = None
+    new = [c for c in model.classes if c not in {r.route for r in base_rows}]
     if semantic:
         from orchestrator.classifier.fit_semantic import fit_index, load_encoder
 
         encoder = load_encoder()
-        new = [c for c in model.classes if c not in {r.route for r in base_rows}]
         index = fit_index(mine, base_rows, new, encoder) if encoder is not None else None
+        lexical = fit_lexical([*mine, *_declared(rules_path, routes, new)], base_rows, new)
     model.meta["semantic_thresholds"] = dict(index.thresholds) if index is not None else {}
+    model.meta["lexical_thresholds"] = dict(lexical.thresholds) if lexical is not None else {}
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     model.meta["examples_sha256"] = sha
     model.meta["base_rows_sha256"] = hashlib.sha256(
         "\n".join(f"{r.id}|{r.route}|{r.text}" for r in base_rows).encode()
     ).hexdigest()
-    return ExamplesFit(model, calibration, held, len(base_rows) + len(mine), sha, index)
+    n = len(base_rows) + len(mine)
+    return ExamplesFit(model, calibration, held, n, sha, index, lexical)
+
+
+def _declared(
+    rules_path: str | None, routes: Sequence[RouteSpec], new: Collection[Route]
+) -> list[LabelledRequest]:
+    """The ``new`` routes' declarations as rows (:func:`~.fit_routes.declared_rows`)."""
+    from orchestrator.classifier.fit_routes import declared_rows
+    from orchestrator.classifier.fitting import rules_only
+
+    return declared_rows([s for s in rules_only(rules_path, routes).route_specs if s.name in new])
 
 
 def example_weights(
@@ -297,8 +317,8 @@ def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:
     """Write a fit into ``folder`` (``learned.v2.npz``, ``calibration.toml`` and the manifest
     ``fitted.json``: version, examples file and hash, classes), each file replaced atomically
     so a running classifier hot-reloads them; a copy of the three is kept in
-    ``folder/versions/<version>/``; the examples' embeddings too (``examples.semantic.npz``,
-    when fitted). Returns that copy's folder.
+    ``folder/versions/<version>/``; the examples' indexes too (``examples.lexical.npz`` and
+    ``examples.semantic.npz``, when fitted). Returns that copy's folder.
 
     Raises:
         UserError: The folder cannot be written.
@@ -321,12 +341,13 @@ def save_fit(fit: ExamplesFit, folder: Path, examples: Path) -> Path:
             _replace(target / "calibration.toml", dump_calibration(fit.calibration))
             _replace(target / "fitted.json", json.dumps(manifest, indent=2) + "\n")
             _save_index(fit.semantic, target / SEMANTIC_FILE)
+            _save_index(fit.lexical, target / LEXICAL_FILE)
     except OSError as exc:
         raise UserError(f"cannot write the fitted classifier to {folder}: {exc}") from None
     return kept
 
 
-def _save_index(index: ExampleIndex | None, path: Path) -> None:
+def _save_index(index: ExampleIndex | LexicalIndex | None, path: Path) -> None:
     """Write the examples index beside the model (atomically), or remove a stale one."""
     if index is None:
         path.unlink(missing_ok=True)

@@ -6,10 +6,11 @@ A route learnt from a few dozen examples knows their words only: "vacancies?" is
 2026-12-05e.md: 16 of 19 misses shared no word with the examples). A sentence embedding
 relates them. ``fit --examples`` then also writes :data:`FILE` beside the fitted model: the
 embeddings of the user's English examples (their fitting part, the new routes' and the
-user's fallback rows) and a threshold per new route. :class:`ExampleTier` reads it when the
-classifier is built on those files, and is consulted only where the other tiers end in a
-fallback (``low_confidence``, ``ambiguous``, ``out_of_scope``, ``no_signal``; never a tie):
-a new route is taken when the mean similarity of its :data:`TOP_K` nearest examples reaches
+user's fallback rows) and a threshold per new route. :class:`ExampleTier` reads it (after
+the character index of :mod:`.fit_lexical`, which needs no extra) when the classifier is
+built on those files, and is consulted only where the other tiers end in a fallback
+(``low_confidence``, ``ambiguous``, ``out_of_scope``, ``no_signal``; never a tie): a new
+route is taken when the mean similarity of its :data:`TOP_K` nearest examples reaches
 its threshold and beats the user's own fallback rows'. It never takes a request from a
 built-in route, and never decides a text with a Chinese character (the model is English
 only).
@@ -38,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from orchestrator.classification import TierContribution
+from orchestrator.classifier.fit_lexical import FILE as LEXICAL_FILE
+from orchestrator.classifier.fit_lexical import TOP_K, LexicalIndex, choose, top_mean
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.exceptions import UserError
 from orchestrator.routes import FALLBACK, Route
@@ -46,8 +49,6 @@ log = logging.getLogger(__name__)
 
 #: The file beside the fitted model (``learned.v2.npz``) that holds the examples' embeddings.
 FILE = "examples.semantic.npz"
-#: Nearest examples of a route whose mean similarity is its score.
-TOP_K = 3
 #: Share of the built-in sample a route's threshold lets through (its ``1 - BUDGET`` quantile).
 BUDGET = 0.005
 #: Least threshold (cosine similarity).
@@ -82,11 +83,7 @@ def load_encoder() -> Any:
 def route_score(vec: np.ndarray, matrix: np.ndarray) -> float:
     """Mean cosine similarity of the :data:`TOP_K` rows of ``matrix`` nearest ``vec`` (all
     normalised); 0 for no rows."""
-    if len(matrix) == 0:
-        return 0.0
-    sims = matrix @ vec
-    k = min(TOP_K, len(sims))
-    return float(np.sort(sims)[-k:].mean())
+    return top_mean(matrix @ vec) if len(matrix) else 0.0
 
 
 @dataclass
@@ -109,11 +106,7 @@ class ExampleIndex:
     def decide(self, vec: np.ndarray) -> tuple[Route | None, dict[Route, float]]:
         """The new route whose score reaches its threshold and beats fallback's, or None."""
         scores = self.scores(vec)
-        fb = scores.get(FALLBACK, 0.0)
-        for route, score in scores.items():
-            if route in self.thresholds and score >= self.thresholds[route] and score > fb:
-                return route, scores
-        return None, scores
+        return choose(scores, self.thresholds), scores
 
     def save(self, path: Path) -> None:
         """Write the index to ``path`` (an ``.npz``)."""
@@ -179,49 +172,71 @@ def fit_index(
 
 
 class ExampleTier:
-    """The semantic tier over a fit's user examples (:data:`FILE`; see the module docstring).
-    The index and the encoder load on first use; without the extra the tier reports itself
-    unavailable and decides nothing."""
+    """The examples tier over a fit's user examples: their nearest by characters
+    (:class:`~.fit_lexical.LexicalIndex`, English and Chinese, ``lexical``), then, where that
+    abstains, by meaning (:data:`FILE`, English, with the ``[semantic]`` extra). Each index
+    loads on first use; an index that cannot be read, or the extra's absence, is said in the
+    tier's note, and that index decides nothing."""
 
-    def __init__(self, path: Path, encoder: Any = None) -> None:
+    def __init__(self, path: Path | None, encoder: Any = None, lexical: Path | None = None):
         self.path = path
+        self.lexical_path = lexical
         self._encoder = encoder
         self._index: ExampleIndex | None = None
-        self._error = ""
+        self._lexical: LexicalIndex | None = None
+        self._errors: list[str] = []
+        self._loaded = False
         self._lock = threading.Lock()
 
     def _load(self) -> None:
         with self._lock:
-            if self._index is not None or self._error:
+            if self._loaded:
                 return
-            self._index = ExampleIndex.load(self.path)
+            self._loaded = True
+            try:
+                if self.lexical_path is not None:
+                    self._lexical = LexicalIndex.load(self.lexical_path)
+                if self.path is not None:
+                    self._index = ExampleIndex.load(self.path)
+            except UserError as exc:
+                self._errors.append(str(exc))
+
+    def _by_meaning(self, norm: str) -> tuple[Route | None, dict[Route, float]] | None:
+        """The semantic index's decision, or None: no index, no extra, or not English."""
+        if self._index is None or not english(norm):
+            return None
+        with self._lock:
             if self._encoder is None:
                 self._encoder = load_encoder()
             if self._encoder is None:
-                self._error = "the [semantic] extra is not installed"
+                self._index = None
+                self._errors.append("the [semantic] extra is not installed")
+                return None
+        vec = self._encoder.encode([norm], normalize_embeddings=True)
+        return self._index.decide(np.asarray(vec)[0])
 
     def consult(
         self, norm: str, exts: Sequence[str] = ()
     ) -> tuple[TierContribution, tuple[Route, None, float] | None]:
         """This tier's record, and ``(route, None, score)`` when it takes a new route."""
-        if not english(norm):
-            note = "not consulted: the examples' model reads English only"
-            return TierContribution(tier="semantic", consulted=False, note=note), None
-        try:
-            self._load()
-        except UserError as exc:
-            self._error = str(exc)
-        if self._error or self._index is None:
-            note = f"examples tier unavailable: {self._error}"
-            return TierContribution(tier="semantic", consulted=False, note=note), None
-        vec = np.asarray(self._encoder.encode([norm], normalize_embeddings=True))[0]
-        route, scores = self._index.decide(vec)
+        self._load()
+        tried = []
+        if self._lexical is not None:
+            tried.append(("characters", *self._lexical.decide(norm), self._lexical.thresholds))
+        if not tried or tried[-1][1] is None:
+            meaning = self._by_meaning(norm)
+            if meaning is not None:
+                tried.append(("meaning", *meaning, self._index.thresholds if self._index else {}))
+        if not tried:
+            why = "; ".join(self._errors) or "the examples' model reads English only"
+            return TierContribution(tier="semantic", consulted=False, note=why), None
+        by, route, scores, thresholds = tried[-1]
         if route is None:
             note = "abstained: no new route's examples near enough (or fallback's nearer)"
         else:
             note = (
-                f"decided: {route} {scores[route]} >= threshold "
-                f"{self._index.thresholds[route]} (your examples)"
+                f"decided: {route} {scores[route]} >= threshold {thresholds[route]} "
+                f"(your examples, by {by})"
             )
         record = TierContribution(
             tier="semantic", consulted=True, scores=scores, decided=route is not None, note=note
@@ -231,8 +246,14 @@ class ExampleTier:
 
 def examples_tier(model_path: Path | str | bool | None, semantic: object) -> ExampleTier | None:
     """The tier over the user examples that ``fit --examples`` wrote beside ``model_path``
-    (:data:`FILE`), or None: no such file, no model file named, or ``semantic`` is False."""
+    (:data:`FILE`, :data:`.fit_lexical.FILE`), or None: neither file, no model file named, or
+    ``semantic`` is False."""
     if semantic is False or isinstance(model_path, bool) or model_path is None:
         return None
-    path = Path(model_path).parent / FILE
-    return ExampleTier(path) if path.exists() else None
+    folder = Path(model_path).parent
+    path, lexical = folder / FILE, folder / LEXICAL_FILE
+    if not path.exists() and not lexical.exists():
+        return None
+    return ExampleTier(
+        path if path.exists() else None, lexical=lexical if lexical.exists() else None
+    )

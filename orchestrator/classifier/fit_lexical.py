@@ -1,0 +1,226 @@
+"""Nearest user examples by their characters: the part of ``fit --examples`` that needs no
+optional extra and reads Chinese as well as English.
+
+A route learnt from a few dozen examples is a column of the learned tier whose lift is held
+back by the built-in rows (:func:`~.fit_routes._lift`): a new phrasing that shares a word or
+two with the examples ("打印机打不出彩色" beside "三楼的打印机又卡纸了") often stays under
+the thresholds and falls back. This index relates a request to the user's examples directly:
+TF-IDF over character 2- to 4-grams (scikit-learn's hashing vectorizer, ``char_wb``: English
+spelling variants share most of them, and a Chinese word shares its characters and pairs),
+after case folding and Traditional -> Simplified folding (OpenCC), with document frequencies
+from the built-in tune rows, so that "how do I" or "我想" weigh little and a topic's own words
+weigh much. ``fit --examples`` writes it beside the fitted model (:data:`FILE`); the examples
+tier (:class:`~.fit_semantic.ExampleTier`) consults it only where the other tiers end in a
+fallback, and takes a new route when the similarity of its nearest example
+(:data:`NEAREST`) reaches its threshold and beats the user's own fallback rows' (near misses
+among them). The route's examples include its declaration (the clauses of its description,
+its keywords: :func:`~.fit_routes.declared_rows`). It never takes a request from a built-in route.
+
+Each route's thresholds are the score at the ``1 - BUDGET`` quantile of a sample of built-in
+tune requests, one for English and one for Chinese texts (:data:`SAMPLE` of each, by hash of
+the id), at least :data:`FLOOR`: at most about :data:`BUDGET` of built-in requests could be
+taken, and only those the other tiers left to fallback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from orchestrator.classifier.labelled_set import LabelledRequest
+from orchestrator.exceptions import UserError
+from orchestrator.routes import FALLBACK, Route
+from orchestrator.textnorm import fold_text, to_simplified
+
+#: The file beside the fitted model (``learned.v2.npz``) that holds the index.
+FILE = "examples.lexical.npz"
+#: Hashed n-gram buckets (2**16: a few dozen examples' n-grams rarely share one by chance).
+N_FEATURES = 1 << 16
+#: Character n-gram lengths (within words; a Chinese run is one word).
+NGRAMS = (2, 4)
+#: Share of the built-in sample a route's threshold lets through (0.002 of 0.002 and 0.005: on
+#: the spent rounds' held-out files, 0.005 routed 2 more of 156 phrasings and took twice as
+#: many built-in requests, all of them wrongly; benchmarks/results/
+#: classifier_fit_examples_2026-12-06b.md).
+BUDGET = 0.002
+#: Least threshold (cosine similarity; Chinese texts score low, see :func:`script`).
+FLOOR = 0.1
+#: Nearest examples of a route whose mean similarity is its score here (1 of 1, 2, 3 on the
+#: spent rounds: one close example is evidence enough for a character match).
+NEAREST = 1
+#: The same for :mod:`.fit_semantic` (MiniLM: the mean of the 3 nearest).
+TOP_K = 3
+#: Built-in tune rows of each script (the first by hash of the id) the thresholds are fitted on.
+SAMPLE = 1000
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def script(text: str) -> str:
+    """``zh`` for a text with a Chinese character, else ``en``: Chinese and English texts
+    score on different scales (a Chinese run is one word of many n-grams), so each has its
+    own thresholds."""
+    return "zh" if _HAN.search(text) else "en"
+
+
+def top_mean(sims: np.ndarray, k: int = TOP_K) -> float:
+    """Mean of the ``k`` largest of ``sims`` ``(n,)``; 0 for none."""
+    if len(sims) == 0:
+        return 0.0
+    return float(np.sort(sims)[-min(k, len(sims)) :].mean())
+
+
+def choose(scores: dict[Route, float], thresholds: dict[Route, float]) -> Route | None:
+    """The first route of ``scores`` (best first) with a threshold that its score reaches and
+    that beats fallback's score (the user's fallback rows), or None."""
+    fb = scores.get(FALLBACK, 0.0)
+    for route, score in scores.items():
+        if route in thresholds and score >= thresholds[route] and score > fb:
+            return route
+    return None
+
+
+def folded(text: str) -> str:
+    """What the index reads of ``text``: case and width folded, Traditional -> Simplified."""
+    return to_simplified(fold_text(text))
+
+
+@lru_cache(maxsize=1)
+def _hasher() -> Any:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(
+        analyzer="char_wb",
+        ngram_range=NGRAMS,
+        n_features=N_FEATURES,
+        alternate_sign=False,
+        norm=None,
+        preprocessor=folded,
+    )
+
+
+def idf_of(texts: Sequence[str]) -> np.ndarray:
+    """``(N_FEATURES,)`` smoothed inverse document frequency of each bucket over ``texts``
+    (scikit-learn's formula: ``log((1 + n) / (1 + df)) + 1``)."""
+    counts = _hasher().transform(texts)
+    df = np.bincount(counts.indices, minlength=N_FEATURES)
+    return (np.log((1 + len(texts)) / (1 + df)) + 1.0).astype(np.float32)
+
+
+def encode(texts: Sequence[str], idf: np.ndarray) -> Any:
+    """scipy sparse ``(len(texts), N_FEATURES)``: sublinear TF times ``idf``, rows of unit
+    length (an empty text: a zero row)."""
+    from sklearn.preprocessing import normalize
+
+    x = _hasher().transform(texts).astype(np.float64)
+    x.data = 1.0 + np.log(x.data)
+    return normalize(x.multiply(idf).tocsr())
+
+
+@dataclass
+class LexicalIndex:
+    """The user's examples (new routes' and fallback's), their labels, the bucket weights and
+    a threshold per new route for English texts (``thresholds``) and for Chinese ones
+    (``zh_thresholds``; :func:`script`)."""
+
+    texts: list[str]
+    labels: list[Route]
+    idf: np.ndarray
+    thresholds: dict[Route, float]
+    zh_thresholds: dict[Route, float]
+
+    def __post_init__(self) -> None:
+        x = encode(self.texts, self.idf)
+        at = np.array(self.labels)
+        self._by = {r: x[np.flatnonzero(at == r)] for r in dict.fromkeys(self.labels)}
+
+    def scores(self, text: str) -> dict[Route, float]:
+        """Each route's score (fallback's too, from the user's fallback rows), best first."""
+        vec = encode([text], self.idf).T
+        out = {
+            r: round(top_mean((m @ vec).toarray().ravel(), NEAREST), 4) for r, m in self._by.items()
+        }
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def decide(self, text: str) -> tuple[Route | None, dict[Route, float]]:
+        """The new route whose score reaches its threshold and beats fallback's, or None."""
+        scores = self.scores(text)
+        return choose(scores, self.thresholds_for(text)), scores
+
+    def thresholds_for(self, text: str) -> dict[Route, float]:
+        """The thresholds of ``text``'s script."""
+        return self.zh_thresholds if script(text) == "zh" else self.thresholds
+
+    def save(self, path: Path) -> None:
+        """Write the index to ``path`` (an ``.npz``)."""
+        names = sorted(self.thresholds)
+        with path.open("wb") as handle:
+            np.savez_compressed(
+                handle,
+                texts=np.array(self.texts),
+                labels=np.array(self.labels),
+                idf=self.idf,
+                names=np.array(names),
+                thresholds=np.array([self.thresholds[n] for n in names]),
+                zh_thresholds=np.array([self.zh_thresholds[n] for n in names]),
+            )
+
+    @classmethod
+    def load(cls, path: Path) -> LexicalIndex:
+        """Read an index written by :meth:`save`.
+
+        Raises:
+            UserError: The file cannot be read as such an index.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                names = [Route(str(n)) for n in z["names"]]
+                idf = np.asarray(z["idf"], dtype=np.float32)
+                if idf.shape != (N_FEATURES,):
+                    raise ValueError(f"idf of shape {idf.shape}")
+                return cls(
+                    texts=[str(t) for t in z["texts"]],
+                    labels=[Route(str(x)) for x in z["labels"]],
+                    idf=idf,
+                    thresholds=dict(zip(names, map(float, z["thresholds"]), strict=True)),
+                    zh_thresholds=dict(zip(names, map(float, z["zh_thresholds"]), strict=True)),
+                )
+        except (OSError, KeyError, ValueError) as exc:
+            raise UserError(f"{path}: not an examples index written by fit ({exc})") from None
+
+
+def fit_lexical(
+    mine: Sequence[LabelledRequest],
+    base_rows: Sequence[LabelledRequest],
+    new: Sequence[Route],
+) -> LexicalIndex | None:
+    """The index of the user's fitting rows of the ``new`` routes and fallback (document
+    frequencies over ``base_rows`` and those rows), each new route's thresholds fitted on the
+    built-in sample of each script (see the module docstring); None when no new route has
+    :data:`NEAREST` examples."""
+    rows = [r for r in mine if r.route in new or r.route == FALLBACK]
+    routes = [r for r in new if sum(x.route == r for x in rows) >= NEAREST]
+    rows = [r for r in rows if r.route in routes or r.route == FALLBACK]
+    if not routes:
+        return None
+    idf = idf_of([r.text for r in base_rows] + [r.text for r in rows])
+    own = encode([r.text for r in rows], idf)
+    labels = np.array([r.route for r in rows])
+    ranked = sorted(base_rows, key=lambda r: hashlib.sha256(r.id.encode()).digest())
+    cuts: dict[str, dict[Route, float]] = {}
+    for lang in ("en", "zh"):
+        others = encode([r.text for r in ranked if script(r.text) == lang][:SAMPLE], idf)
+        cuts[lang] = {}
+        for route in routes:
+            sims = (others @ own[np.flatnonzero(labels == route)].T).toarray()
+            neg = [top_mean(s, NEAREST) for s in sims]
+            cut = float(np.quantile(neg, 1.0 - BUDGET)) if neg else FLOOR
+            cuts[lang][route] = round(max(FLOOR, cut), 4)
+    texts = [r.text for r in rows]
+    return LexicalIndex(texts, [r.route for r in rows], idf, cuts["en"], cuts["zh"])

@@ -1,0 +1,86 @@
+"""``fit --examples`` round 11 (issue 49 item 2): the user's examples by character n-grams
+(:mod:`orchestrator.classifier.fit_lexical`), which needs no optional extra and reads Chinese:
+a new phrasing that shares a word (English or a Chinese character pair, Traditional or
+Simplified) with a route's examples is taken, one nearer the user's fallback rows or far from
+every example is not, and the tier reads the index beside the fitted model."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.classifier import fit_lexical, fit_semantic
+from orchestrator.classifier.fit_lexical import LexicalIndex
+from orchestrator.classifier.fit_lexical import fit_lexical as fit_index
+from orchestrator.routes import FALLBACK, Route
+from tests.unit.test_classifier_fit_new_routes import _row
+
+HELPDESK = Route("helpdesk")
+
+
+@pytest.fixture(scope="module")
+def index() -> LexicalIndex:
+    mine = [
+        _row(i, t, r, f"examples/{r}")
+        for i, (t, r) in enumerate(
+            [
+                ("the office printer keeps jamming", HELPDESK),
+                ("I can't connect to the vpn from home", HELPDESK),
+                ("my laptop won't start after the update", HELPDESK),
+                ("三楼的打印机又卡纸了", HELPDESK),
+                ("公司vpn连不上怎么办", HELPDESK),
+                ("笔记本电脑开不了机", HELPDESK),
+                ("what's the best laptop to buy for gaming", FALLBACK),
+                ("how do I boil an egg", FALLBACK),
+                ("给我讲个笑话", FALLBACK),
+            ]
+        )
+    ]
+    base = [
+        _row(i, f"where is my refund for order {i}", "customer_service", "b") for i in range(30)
+    ]
+    base += [_row(i, f"我的订单{i}什么时候到", "customer_service", "z") for i in range(30)]
+    return fit_index(mine, base, [HELPDESK])
+
+
+@pytest.mark.parametrize(
+    ("text", "route"),
+    [
+        ("printer jammed again on floor 2", HELPDESK),  # English words shared
+        ("my lptop wont start", HELPDESK),  # misspelt: character n-grams still shared
+        ("我的打印机坏了", HELPDESK),  # a Chinese word (打印机) shared, no whole phrase
+        ("公司電腦開不了機", HELPDESK),  # Traditional folded to Simplified
+        ("which laptop is best for gaming", None),  # nearer the user's fallback rows
+        ("where is my refund for order 7", None),  # a built-in request: not the route's
+        ("今天天气怎么样", None),  # far from every example
+    ],
+)
+def test_the_index_takes_phrasings_near_the_examples_and_abstains_otherwise(
+    index: LexicalIndex, text: str, route: Route | None
+) -> None:
+    assert index.decide(text)[0] == route
+
+
+def test_thresholds_come_from_the_built_in_rows_and_the_index_round_trips(
+    index: LexicalIndex, tmp_path
+) -> None:
+    assert fit_lexical.FLOOR <= index.thresholds[HELPDESK] < 1.0
+    assert index.labels.count(FALLBACK) == 3 and index.labels.count(HELPDESK) == 6
+    index.save(tmp_path / fit_lexical.FILE)
+    again = LexicalIndex.load(tmp_path / fit_lexical.FILE)
+    assert again.thresholds == index.thresholds
+    assert again.scores("我的打印机坏了") == index.scores("我的打印机坏了")
+
+
+def test_the_tier_reads_the_lexical_file_beside_the_fitted_model(index, tmp_path) -> None:
+    index.save(tmp_path / fit_lexical.FILE)
+    tier = fit_semantic.examples_tier(tmp_path / "learned.v2.npz", None)
+    assert tier is not None
+    record, decided = tier.consult("我的打印机坏了")
+    assert decided is not None and decided[0] == HELPDESK and "by characters" in record.note
+    record, decided = tier.consult("how do I boil an egg quickly")
+    assert decided is None and record.consulted and "abstained" in record.note
+    (tmp_path / fit_lexical.FILE).write_bytes(b"not an index")
+    tier = fit_semantic.examples_tier(tmp_path / "learned.v2.npz", None)
+    assert tier is not None
+    record, decided = tier.consult("我的打印机坏了")
+    assert decided is None and not record.consulted and "not an examples index" in record.note
