@@ -493,7 +493,7 @@ async def test_an_id_written_against_chinese_text_is_read(store, orch) -> None:
     assert (
         asked.result["status"] == "awaiting_confirmation" and order in asked.result["reply"]["text"]
     )
-    await _say(orch, "嗯", customer)
+    await _say(orch, "好的", customer)  # cs11 (tester11 B): the filler 嗯 is no yes
     assert _status(store, order) == "cancelled"
 
 

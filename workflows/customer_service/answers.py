@@ -30,6 +30,13 @@ _ASSENT = (
     r"sounds good|works for me|that works|all good|of course|absolutely|definitely|certainly|"
     r"go for it|please proceed|proceed|当然|当然可以|没错|没问题的|可以的|行的"
 )
+#: What a plain answer is written with (after ``normalise``): letters, spaces and the marks
+#: that end or split a sentence. An emoji, emoticon or other symbol ("yes 😂", "ok 🙄",
+#: "yes :)", "yes ^^", "好的👌") says more than yes: a joke, a shrug, sarcasm (tester11 B).
+_PLAIN_CHARS = re.compile(r"[^\W\d_]|[\s.,!'’，。！、]")
+#: Assent that is no decision on its own ("fine.", "good", "perfect", "all good": grudging or
+#: a reaction); it counts beside a plain yes ("yes, that's fine"). The filler 嗯 is no yes.
+_WEAK = re.compile(r"(?:fine|good|perfect|alright|all right|all good)(?:\s?(?:la|lah))?")
 #: An answer longer than this (after the folding in :func:`is_yes`) is never a plain yes.
 _MOST_CHARS = 40
 #: Nor is a run of more set phrases than this ("yes yes yes yes yes …": not a plain answer).
@@ -37,7 +44,7 @@ _MOST_PHRASES = 4
 _YES = re.compile(
     r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
     r"please do|yes please|yes do it|yes go ahead|correct|that'?s right|是|是的|确认|确定|好的|好|"
-    r"可以|对|对的|行|没问题|嗯|确认无误|好的确认|是的确认|"
+    r"可以|对|对的|行|没问题|确认无误|好的确认|是的确认|"
     # Cantonese (after OpenCC: 係 -> 系): 係, 得, 好嘅, 冇問題
     r"系|系的|得|冇问题|无问题|好嘅|" + _ASSENT + r")"
     # set phrases of assent, "no" in some (tester7: "yes, no problem" was asked again)
@@ -48,8 +55,10 @@ _YES = re.compile(
 def is_yes(answer: str) -> bool:
     """Whether ``answer`` is a plain yes and nothing else (``yes``, ``ok do it``, ``是的``,
     ``确认``, ``yes, no problem``, ``沒問題``): a yes with more in it ("yes but change the
-    address", "yes, no, wait", "no problem... actually don't") is not. A "no" counts only
-    inside a set phrase of assent (:data:`_ASSENT`: ``no problem``, ``no worries``).
+    address", "yes, no, wait", "no problem... actually don't") is not, nor is one with an
+    emoji or other symbol (:data:`_PLAIN_CHARS`), a filler (嗯) or only grudging assent
+    (:data:`_WEAK`: "fine."). A "no" counts only inside a set phrase of assent
+    (:data:`_ASSENT`: ``no problem``, ``no worries``).
 
     Example:
         >>> is_yes("Yes please!"), is_yes("好的"), is_yes("yes, but refund the other one")
@@ -58,24 +67,29 @@ def is_yes(answer: str) -> bool:
         (False, True, False, False)
         >>> is_yes("sure, no worries"), is_yes("yes, no, wait"), is_yes("no problem")
         (True, False, True)
+        >>> is_yes("yes 😂"), is_yes("嗯"), is_yes("fine."), is_yes("yes, that's fine")
+        (False, False, False, True)
     """
     if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
         return False
     if _NOT_PLAIN.search(answer):  # "> yes" quoted, '"yes"' cited, "ok..." trailing off
         return False
     text = normalise(answer).lower()
+    if not all(_PLAIN_CHARS.match(ch) for ch in text):  # an emoji, emoticon or symbol
+        return False
     text = re.sub(r"\bplease\b|请", " ", text)
     text = re.sub(r"[\s\W_]+", " ", text).strip()
     if not text or len(text) > _MOST_CHARS:
         return False
-    rest, phrases = text, 0
+    rest, phrases, decided = text, 0, False
     while rest:  # a short run of yes-phrases ("yes ok do it", "是的确认")
         end = next((e for e in range(len(rest), 0, -1) if _YES.fullmatch(rest[:e].strip())), 0)
         phrases += 1
         if not end or phrases > _MOST_PHRASES:
             return False
+        decided = decided or not _WEAK.fullmatch(rest[:end].strip())
         rest = rest[end:].strip()
-    return True
+    return decided
 
 
 #: Latin-script languages a customer may write in instead of English (wordfreq's small lists).

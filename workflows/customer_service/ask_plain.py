@@ -198,37 +198,65 @@ def unusual(text: str, mentions: Iterable[re.Pattern[str]]) -> bool:
     """
     patterns = list(mentions)
     low = fix_typos(text.lower())
-    for sentence in _SENTENCES.split(low):
-        if any(p.search(sentence) for p in patterns) and not _plain(sentence, patterns):
+    start = 0
+    for end in [*(m for m in _SENTENCES.finditer(low)), None]:
+        sentence = low[start : end.start() if end else len(low)]
+        question = end is not None and end.group(0) in "?？"
+        start = end.end() if end else len(low)
+        if any(p.search(sentence) for p in patterns) and not _plain(sentence, patterns, question):
             return True
     return False
 
 
-def _plain(sentence: str, patterns: list[re.Pattern[str]]) -> bool:
+def _plain(sentence: str, patterns: list[re.Pattern[str]], question: bool = False) -> bool:
     """Whether ``sentence`` (lower-cased) is a plain ask: each clause an ask of the plain form
     or of a kind that goes with an ask, at least one an ask; an address change's new address
-    (after "to"/改成) is not read here."""
+    (after "to"/改成) is not read here. ``question``: the sentence ended with a question mark."""
     text = _tokens(sentence)
     head = _ADDRESS_HEAD.search(text)
     if head is not None:
-        return _clauses_plain(text[: head.start()], patterns, head=True)
-    return _clauses_plain(text, patterns, head=False)
+        return _clauses_plain(text[: head.start()], patterns, head=True, question=question)
+    return _clauses_plain(text, patterns, head=False, question=question)
 
 
-def _clauses_plain(text: str, patterns: list[re.Pattern[str]], *, head: bool) -> bool:
-    """Whether every clause of ``text`` is plain; ``head``: an address head followed it."""
+#: A question that asks the agent to act ("can you refund …?", 能帮我退款吗, "…, 可以吗?"),
+#: unlike one about the customer's own wish ("I want a refund for …?", 我要退款…吗: tester11 C).
+_ASKS_YOU = re.compile(
+    r"^\W*(?:§ )?(?:(?:can|could|will|would) (?:you|u)|(?:can|could|may) (?:i|we))\b|"
+    r"\b(?:please|pls|plz|kindly)\b|能|可以|可否|可不可以|可唔可以|麻烦|请|帮|替我|为我|给我|唔该"
+)
+#: A clause asked as a yes/no question in Chinese: a final 吗 (么, 嘛, 呢) after it.
+_ZH_QUESTION = re.compile(r"(?:吗|么|麽|嘛|呢)\W*$")
+
+
+def _asked_as_own_wish(raw: str, clause: str, question: bool) -> bool:
+    """Whether the ask ``clause`` (``raw`` before the benign words went) is put as a question
+    (``question``: its sentence's last clause and a question mark; or a final 吗) that is no
+    request to act: a question about the customer's own wish is no ask."""
+    asked = question or bool(_ZH_QUESTION.search(raw.strip()))
+    return asked and not _ASKS_YOU.search(raw.strip())
+
+
+def _clauses_plain(
+    text: str, patterns: list[re.Pattern[str]], *, head: bool, question: bool = False
+) -> bool:
+    """Whether every clause of ``text`` is plain; ``head``: an address head followed it;
+    ``question``: the sentence ended with a question mark (its last clause is the question)."""
     asked = head
     reason = _REASON.search(text)
     if reason is not None and not (
         _REASON_NOT.search(reason.group(1)) or any(p.search(reason.group(1)) for p in patterns)
     ):
         text = text[: reason.start()]
-    for raw in _CLAUSES.split(text):
+    raws = _CLAUSES.split(text)
+    for index, raw in enumerate(raws):
         clause = _bare(raw)
         if not clause:
             continue
         zh = re.sub(r"\s+", "", clause)
         if _PLAIN_EN.fullmatch(clause) or _PLAIN_ZH.fullmatch(zh) or _ask_and_note(clause, zh):
+            if _asked_as_own_wish(raw, clause, question and index == len(raws) - 1):
+                return False
             asked = True
         elif clause in ("§", "¤") or _goes_with(clause, head=head):
             continue
