@@ -45,6 +45,8 @@ def request_lines(outcome: RequestOutcome, text: str, source: str | None) -> str
         f"[dim]{escape(source or outcome.request_id)}[/]  {escape(_clip(text, 70))!r}",
         f"  → {escape(_clip(outcome.headline, 110))}",
     ]
+    if outcome.operator:  # the operator's next step, kept out of the headline
+        lines.append(f"  [dim]operator: {escape(outcome.operator)}[/]")
     for call in outcome.calls:
         experts = " · ".join(
             f"L{layer} e{expert} {share:.0%}" for layer, expert, share in call.top_experts

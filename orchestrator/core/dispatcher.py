@@ -67,7 +67,9 @@ class RequestOutcome(BaseModel):
             ``needs_human`` (fallback route);
             ``no_workflow`` (the route has no workflow registered yet).
         result: The workflow's typed result, as a dict.
-        headline: One line for the console.
+        headline: One line for the console; never an operator's command (an app may show
+            it to a customer).
+        operator: What an operator may do next (``orchestrator handoff resume T …``), or "".
         output: The workflow's :meth:`~orchestrator.core.workflow.Workflow.output` of its
             result (a batch's ``output`` column); None when no workflow finished.
         error: What went wrong, for ``failed`` and ``no_workflow``.
@@ -86,6 +88,7 @@ class RequestOutcome(BaseModel):
     status: RequestStatus
     result: dict[str, Any] | None = None
     headline: str = ""
+    operator: str = ""
     output: str | None = None
     error: str | None = None
     calls: list[CallSummary] = []
@@ -398,17 +401,16 @@ class Orchestrator:
             or await workflow.pending_handoff(request.thread_id) is None
         ):
             return None
-        headline = (
-            f"conversation {request.thread_id} waits for a person; "
-            f"orchestrator handoff resume {request.thread_id} --approve|--reject"
-        )
-        await self.store.afinish_request(request.id, "needs_human", error=headline)
+        headline = f"conversation {request.thread_id} waits for a person; nothing else was done"
+        operator = f"orchestrator handoff resume {request.thread_id} --approve|--reject"
+        await self.store.afinish_request(request.id, "needs_human", error=f"{headline}; {operator}")
         return RequestOutcome(
             request_id=request.id,
             classification=classification,
             workflow=workflow.name,
             status="needs_human",
             headline=headline,
+            operator=operator,
         )
 
     @contextlib.asynccontextmanager
