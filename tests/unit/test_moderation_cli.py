@@ -43,6 +43,19 @@ def test_moderate_needs_exactly_one_post_source() -> None:
     assert result.exit_code == 2 and "argument or with --file" in result.output
 
 
+def test_an_empty_post_is_an_error_in_one_line_not_allow(tmp_path: Path) -> None:
+    """cs11: ``moderate ""`` printed ALLOW and exited 0; an empty post is bad input."""
+    path = tmp_path / "empty.txt"
+    path.write_bytes(b" \n\t")
+    for args in ([""], ["   "], ["\u200b\u3000"], ["\n\n"], ["--file", str(path)], ["--file", "-"]):
+        result = runner.invoke(app, ["moderate", *args, "--no-model"], input="")
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and "the post is empty" in said, (args, said)
+        assert "ALLOW" not in said and len(result.output.strip().splitlines()) == 1, said
+    kept = runner.invoke(app, ["moderate", "\U0001f600", "--no-model", "--json"])  # an emoji
+    assert kept.exit_code == 0, kept.output
+
+
 def test_check_reports_a_bad_lexicon_file_with_its_line(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text(
         'category = "hate"\n\n[[term]]\ntext = "x"\nseverity = "huge"\n', encoding="utf-8"

@@ -99,6 +99,9 @@ def moderate(
             raise fail(f"cannot read {file}: {exc.strerror or exc}", 2) from exc
     else:
         post = text or ""
+    said = post.decode("utf-8", "replace") if isinstance(post, bytes) else post
+    if not any(ch.isprintable() and not ch.isspace() for ch in said):  # cs11: never ALLOW
+        raise fail("the post is empty (only spaces or invisible characters): give its text", 2)
     # an empty --server-url or --database-url means "not given" here, as it always did
     settings = settings_from_flags(server_url=server_url or None, database_url=database_url or None)
     try:
