@@ -16,7 +16,7 @@ it into a :class:`~orchestrator.classification.Classification`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -337,7 +337,7 @@ def learned_decision(
     cmap = cal.learned_maps.get(route) if cal is not None else None
     uncalibrated = p_fallback if route == FALLBACK else p1
     overruled = (
-        overrule(route, learned_probs, ev.decisive, compiled.ranking)
+        overrule(route, learned_probs, ev.decisive, compiled.ranking, ev.scores)
         if ev.decisive and not tie_acts
         else None
     )
@@ -459,11 +459,18 @@ def fast_decision(
     )
 
 
+#: The learned tier's probability under which a route no rule spoke for gives way to a veto
+#: marked ``elsewhere`` (:func:`overrule`): the fast tier's ``fast_min`` as calibration.toml
+#: holds it (0.85), fixed here so that every threshold the fit searches sees the same rule.
+UNSURE_BELOW = 0.85
+
+
 def overrule(
     route: Route,
     probs: dict[Route, float],
     decisive: Sequence[Rule],
     ranking: Sequence[tuple[Route, int]],
+    evidence: Mapping[Route, float] | None = None,
 ) -> tuple[Route, Rule] | None:
     """The decisive rules' say on a learned-tier decision: ``(new route, rule)``, or None.
 
@@ -476,6 +483,13 @@ def overrule(
       positive decisive rule of it did; that fallback then goes to a positive decisive rule
       that ``settles`` and fired too ("Flag or approve: my parcel is late": the review-queue
       framing vetoes customer service, and settles moderation).
+    * A **route no rule spoke for** (its score in ``evidence`` is 0), which the learned tier
+      gave less than :data:`UNSURE_BELOW`, becomes fallback when a negative decisive rule
+      marked ``elsewhere`` fired against another route and no positive decisive rule of the
+      decided route did (issue 46 item 9, round 11): the veto read the text as a request for
+      another business ("物业说要涨停车费，这能拒绝吗"), and the learned tier's unsure content
+      moderation, with no moderation rule behind it, is a guess on a service question, not
+      a post under review. Without ``evidence`` this case is not read.
     * A decisive rule counts for nothing when a rule that ``overrides`` it fired too:
       "refund my bag fee for order 1234" (the order named as ours wins over the
       other-business veto on "bag fee"); "my gym keeps charging my card" (another business
@@ -486,6 +500,7 @@ def overrule(
         probs: Its class probabilities (fallback included).
         decisive: The decisive rules that fired outside any negation scope.
         ranking: ``(route, priority)`` of every route (:attr:`CompiledRules.ranking`).
+        evidence: The rules' score of each route (0 when no rule spoke for it), or None.
     """
     overridden = {rule_id for r in decisive for rule_id in r.overrides}
     live = [r for r in decisive if r.id not in overridden]
@@ -510,6 +525,15 @@ def overrule(
         if then is not None and then[1].settles:
             return then
         return FALLBACK, against[route]
+    elsewhere = [r for r in against.values() if r.elsewhere]
+    if (
+        evidence is not None
+        and elsewhere
+        and route not in positive
+        and not evidence.get(route)
+        and probs.get(route, 0.0) < UNSURE_BELOW
+    ):
+        return FALLBACK, elsewhere[0]
     return None
 
 

@@ -231,7 +231,7 @@ def _decide(
         route = FALLBACK
     if e.decisive and not tie:
         overruled = overrule(
-            route, dict(zip(classes, p.tolist(), strict=True)), e.decisive, e.ranking
+            route, dict(zip(classes, p.tolist(), strict=True)), e.decisive, e.ranking, dict(ranked)
         )
         if overruled is not None:
             return overruled[0], "decisive", overruled[1].weight
@@ -270,8 +270,9 @@ class _SlowTable:
             as_fb, as_c1 = FALLBACK, c1
             if e.decisive and not tie:
                 named = dict(zip(classes, p.tolist(), strict=True))
-                as_fb = (overrule(FALLBACK, named, e.decisive, e.ranking) or (FALLBACK,))[0]
-                as_c1 = (overrule(c1, named, e.decisive, e.ranking) or (c1,))[0]
+                said = dict(ranked)
+                as_fb = (overrule(FALLBACK, named, e.decisive, e.ranking, said) or (FALLBACK,))[0]
+                as_c1 = (overrule(c1, named, e.decisive, e.ranking, said) or (c1,))[0]
             for key, value in (
                 ("secondary", float(bool(e.rules.secondary_routes))),
                 ("cost_secondary", price(row.route, e.rules.route)),

@@ -64,6 +64,11 @@ class Rule(BaseModel):
             threat or a dehumanising slur typed in with no ask: the n-grams of an unseen threat
             often read it as out of scope (p=0.9) with moderation far behind. It never turns
             one route into another.
+        elsewhere: A negative decisive rule that reads the text as a request for another
+            business (its product, its staff, its bill): besides vetoing its route, it makes a
+            route no rule spoke for, which the learned tier decided unsure, a fallback
+            (:func:`~orchestrator.classifier.decide.overrule`; "物业说要涨停车费，这能拒绝吗" is no
+            post under review). Not for general knowledge and jokes, which posts are about too.
         overrides: Ids of decisive rules of the same route and the opposite sign that count
             for nothing when this decisive rule fires too. A positive one overrides vetoes (the
             customer's own order named as ours, "refund my bag fee for order 1234", wins over
@@ -86,6 +91,7 @@ class Rule(BaseModel):
     negatable: bool = True
     decisive: bool = False
     settles: bool = False
+    elsewhere: bool = False
     overrides: tuple[str, ...] = ()
     line: int | None = Field(default=None, exclude=True)
 
@@ -120,6 +126,11 @@ class Rule(BaseModel):
             raise ValueError(
                 f"rule {self.id!r}: settles applies to positive decisive rules only; set "
                 "decisive = true (and negative = false) or remove settles"
+            )
+        if self.elsewhere and not (self.decisive and self.negative):
+            raise ValueError(
+                f"rule {self.id!r}: elsewhere applies to negative decisive rules only; set "
+                "decisive = true and negative = true or remove elsewhere"
             )
         if self.overrides and not self.decisive:
             raise ValueError(
