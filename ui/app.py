@@ -47,8 +47,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -82,8 +84,43 @@ TICK_S = 4.0
 MODERATE = "Moderate"
 CONSOLE = "Operator console"
 CHAT = "Customer chat"
-#: A bcrypt hash checked when a user name is unknown, so an unknown name takes as long.
-_DUMMY_HASH = bcrypt.hashpw(b"unknown user", bcrypt.gensalt(4))
+#: Failed sign-ins a user name may have within :data:`FAIL_WINDOW_S` seconds; after that the
+#: name is refused, right password or not, until the window has passed (tester11 K: guessing
+#: was unlimited). In this process's memory: a restart forgets them.
+FAILS_ALLOWED = 5
+FAIL_WINDOW_S = 300.0
+_FAILS: dict[str, list[float]] = {}
+
+
+@functools.cache
+def _dummy_hash(cost: int) -> bytes:
+    """A bcrypt hash of ``cost`` rounds (2**cost) checked when a user name is unknown, so an
+    unknown name takes as long as a known one (tester11 K: it had 4 rounds, the users' 12)."""
+    return bcrypt.hashpw(b"unknown user", bcrypt.gensalt(cost))
+
+
+def _cost(users: dict[str, dict[str, Any]]) -> int:
+    """The rounds of the user file's bcrypt hashes (``$2b$12$…``), 12 when none reads."""
+    for user in users.values():
+        found = re.match(r"\$2[aby]?\$(\d\d)\$", str(user.get("password_hash", "")))
+        if found:
+            return int(found[1])
+    return 12
+
+
+def _throttled(username: str, failed: bool) -> bool:
+    """Whether ``username`` had :data:`FAILS_ALLOWED` failed sign-ins within the window
+    (before this one); ``failed``: this one failed too, and is counted."""
+    now = time.monotonic()
+    recent = [t for t in _FAILS.get(username, []) if now - t < FAIL_WINDOW_S]
+    blocked = len(recent) >= FAILS_ALLOWED
+    if failed:
+        recent.append(now)
+    if len(_FAILS) > 10_000:  # names sprayed at random: forget the ones with nothing recent
+        for name in [n for n, ts in _FAILS.items() if not ts or now - ts[-1] >= FAIL_WINDOW_S]:
+            del _FAILS[name]
+    _FAILS[username] = recent[-FAILS_ALLOWED * 2 :]
+    return blocked
 
 
 # --- sign-in and the service's caller token ---------------------------------------------------
@@ -97,13 +134,17 @@ def read_users() -> dict[str, dict[str, Any]]:
 
 @cl.password_auth_callback
 def sign_in(username: str, password: str) -> cl.User | None:
-    """A user of the user file whose bcrypt hash matches ``password``, else None."""
-    user = read_users().get(username)
-    hashed = str((user or {}).get("password_hash", "")).encode() or _DUMMY_HASH
+    """A user of the user file whose bcrypt hash matches ``password``, else None (also for a
+    name with :data:`FAILS_ALLOWED` failed sign-ins in the last :data:`FAIL_WINDOW_S` s)."""
+    users = read_users()
+    user = users.get(username)
+    hashed = str((user or {}).get("password_hash", "")).encode() or _dummy_hash(_cost(users))
     try:
         ok = bcrypt.checkpw(password.encode(), hashed) and user is not None
     except ValueError:  # a malformed hash in the file
         ok = False
+    if _throttled(username, failed=not ok):  # checked after bcrypt: the same time either way
+        return None
     if not ok or user is None or user.get("role") not in ("customer", "operator"):
         return None
     if user["role"] == "customer" and not user.get("customer_id"):
