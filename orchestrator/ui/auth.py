@@ -48,6 +48,12 @@ class Caller(BaseModel):
     role: Role
     customer_id: str | None = Field(None, max_length=16)
 
+    @property
+    def key(self) -> str:
+        """Who this caller is, for what is theirs alone (a report file): ``customer:<id>``
+        for a customer, ``operator:<name>`` for an operator."""
+        return f"{self.role}:{self.customer_id if self.role == 'customer' else self.name}"
+
     def owns(self, customer_id: object) -> bool:
         """Whether this caller is the customer ``customer_id`` (never true for an operator)."""
         return self.role == "customer" and customer_id == self.customer_id

@@ -13,9 +13,10 @@ Who may do what (checked here, whatever the page shows): every request carries a
 signed by the Chainlit app (:mod:`orchestrator.ui.auth`: name, role, customer id). No token or
 a bad one is a 401. A ``customer`` works only on their own customer id (the token's; a body's
 is ignored) and their own threads (a thread belongs to the customer of its first turn, kept in
-the conversation's LangGraph checkpoint); another customer's thread is a 403, and so is any
-operator endpoint. An ``operator`` lists and decides handoffs; a decision is claimed once: a
-second decision of the same handoff is a 409 (decided already), a thread with no handoff a 404.
+the conversation's LangGraph checkpoint); another customer's thread is a 404, the same as
+reading an unused id (:data:`NOT_YOURS`), and any operator endpoint is a 403. An ``operator``
+lists and decides handoffs; a decision is claimed once: a second decision of the same handoff
+is a 409 (decided already), a thread with no handoff a 404.
 
 Endpoints (JSON in, JSON or NDJSON out; every input validated; errors as ``{"error": ...}``,
 one line, no exception text):
@@ -33,8 +34,9 @@ one line, no exception text):
 * ``POST /api/handoffs/{thread}/decide`` ``{"approve", "note", "preset"?}`` → the resumed
   turn's outcome (operator; 409 when decided already).
 * ``GET /api/health`` → the model server's latest :class:`~orchestrator.observability.
-  ServerHealth`, its ``stats_line`` and the ``presets``' temperatures (any signed-in caller).
-* ``GET /api/files/{name}`` → a report file of one of the caller's own turns.
+  ServerHealth`, its ``stats_line`` and the ``presets``' temperatures (any signed-in caller;
+  a customer's answer leaves out the server's ``url``).
+* ``GET /api/files/{name}`` → a report file of one of the caller's own turns (else a 404).
 """
 
 from __future__ import annotations
@@ -337,14 +339,24 @@ CUSTOMER_STATUS_ZH = {
     "failed": "抱歉，这个请求没能完成，请稍后再试。",
     "rejected": "抱歉，这个请求在这里无法处理。",
 }
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\\/\s'\"]+){2,}[\\/]([^\\/\s'\"]+)")
+_PATH = re.compile(
+    r"(?:[A-Za-z]:)?(?:[\\/][^\\/\s'\"]+){2,}[\\/]([^\\/\s'\"]+)|"
+    # a relative path to a file (tester11 D: "report runs/reports/x.report.md"): folders, then
+    # a name with an extension that starts with a letter ("and/or", "1/2", dates stay)
+    r"(?<![\w.:/\\-])(?:[\w.-]+[\\/])+([\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/\\])"
+)
+#: What a customer reads for a thread that holds no turn of theirs: another customer's, or one
+#: no one used (tester11 G: a 403 for one and a 200 for the other told which ids exist).
+NOT_YOURS = "no such conversation of yours; start a new conversation"
+#: What a caller's health answer leaves out: a customer never sees a server's address.
+CUSTOMER_HIDES: dict[str, set[str] | None] = {"customer": {"url"}, "operator": None}
 
 
 def scrub(value: Any) -> Any:
     """``value`` with every absolute file path cut to its file name (strings, lists and dicts,
     recursively)."""
     if isinstance(value, str):
-        return _PATH.sub(r"\1", value)
+        return _PATH.sub(lambda m: m[1] or m[2], value)
     if isinstance(value, list):
         return [scrub(v) for v in value]
     if isinstance(value, dict):
@@ -388,8 +400,8 @@ class UiService:
         self.temperatures = presets(settings)
         #: thread id → customer id of its first turn (the checkpoint keeps it across restarts)
         self.owners: dict[str, str | None] = {}
-        #: report file name → who may fetch it (the turn's customer id, or ``operator``)
-        self.file_owners: dict[str, str] = {}
+        #: report file name → who may fetch it (the turns' callers, ``Caller.key``)
+        self.file_owners: dict[str, set[str]] = {}
 
     def lifespan(self, trace_from_env: bool) -> Callable[[Starlette], Any]:
         """The app's lifespan: tracing as :func:`build_app` says, and :meth:`opened`."""
@@ -507,10 +519,10 @@ class UiService:
         return owner
 
     async def may_use_thread(self, caller: Caller, thread_id: str, *, write: bool) -> None:
-        """Refuse (403) a customer on another customer's thread, and an operator writing to a
-        customer's thread. A customer's turn binds a new thread to them in the order store
-        (atomic across processes: two first turns at once get one owner), and a refusal there
-        is recorded (``cs_thread_refusals``)."""
+        """Refuse a customer on another customer's thread, or reading one no one used (both 404
+        :data:`NOT_YOURS`), and an operator writing to a customer's thread (403). A customer's
+        turn binds a new thread to them in the order store (atomic across processes: two first
+        turns at once get one owner), and a refusal there is recorded (``cs_thread_refusals``)."""
         orders: Any = self.state.get("orders")
         if write and caller.role == "customer" and orders is not None:
             try:
@@ -518,13 +530,11 @@ class UiService:
                     orders.coordination.bind_thread, thread_id, caller.customer_id, "ui"
                 )
             except ThreadOwnerError as exc:
-                raise RefusedError(403, "this conversation belongs to another account") from exc
+                raise RefusedError(404, NOT_YOURS) from exc
         owner = await self.owner(thread_id)
-        if owner is None:
-            return
-        if caller.role == "operator" and not write:
-            return
-        if not caller.owns(owner):
+        if caller.role == "customer" and not caller.owns(owner) and (owner or not write):
+            raise RefusedError(404, NOT_YOURS)  # another's, or (reading) no one's: the same
+        if owner is not None and caller.role == "operator" and write:
             raise RefusedError(403, "this conversation belongs to another account")
 
     def orders(self) -> Any:
@@ -599,7 +609,7 @@ class UiService:
                     self.keep_files(done, caller)
                 yield _line(public_event(payload, caller, request.text))
         except ThreadOwnerError:
-            yield _line({"kind": "error", "error": "this conversation belongs to another account"})
+            yield _line({"kind": "error", "error": NOT_YOURS})
         except TurnBusyError:
             yield _line(
                 {"kind": "error", "error": "a reply is still being written here; wait for it"}
@@ -639,11 +649,10 @@ class UiService:
 
     def keep_files(self, done: dict[str, Any], caller: Caller) -> None:
         """Remember who may fetch the report files a ``done`` event names."""
-        who = caller.customer_id if caller.role == "customer" else "operator"
         for key in ("markdown", "xlsx"):
             value = (done.get("result") or {}).get(key)
             if isinstance(value, str) and value:
-                self.file_owners[Path(value).name] = str(who)
+                self.file_owners.setdefault(Path(value).name, set()).add(caller.key)
 
     @guarded
     async def thread(self, http: HttpRequest) -> Response:
@@ -725,7 +734,7 @@ class UiService:
     @guarded
     async def health(self, http: HttpRequest) -> Response:
         """``GET /api/health``: the model server's latest reading."""
-        self.caller(http)
+        caller = self.caller(http)
         try:
             # a blocking HTTP call (up to its timeout): in a worker thread
             value: ServerHealth = await asyncio.to_thread(self.state["monitor"].poll)
@@ -740,7 +749,7 @@ class UiService:
             )
         return JSONResponse(
             {
-                **json.loads(value.model_dump_json()),
+                **json.loads(value.model_dump_json(exclude=CUSTOMER_HIDES[caller.role])),
                 "stats_line": value.stats_line(),
                 "presets": self.temperatures,
             }
@@ -751,10 +760,10 @@ class UiService:
         """``GET /api/files/{name}``: a report file of one of the caller's own turns."""
         caller = self.caller(http)
         name = http.path_params["name"]
-        who = caller.customer_id if caller.role == "customer" else "operator"
         root = self.settings.report_dir.resolve()
         path = (root / name).resolve()
-        if self.file_owners.get(name) != who or root not in path.parents or not path.is_file():
+        mine = caller.key in self.file_owners.get(name, ())
+        if not mine or root not in path.parents or not path.is_file():
             raise RefusedError(404, "no such report file of yours; run the report again")
         return FileResponse(path, filename=path.name)
 

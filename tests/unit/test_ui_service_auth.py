@@ -1,9 +1,10 @@
 """Who may do what in the UI service (orchestrator/ui/service.py), checked on the server with
 signed caller tokens and no browser (ScriptedModel: a test double of the model).
 
-401 without a valid token; 403 for a customer deciding or listing handoffs, or using another
-customer's thread; 404 for a decision on a thread with no handoff; 409 for a second decision
-of the same handoff; the customer comes from the token, never from the body."""
+401 without a valid token; 403 for a customer deciding or listing handoffs; 404 for a customer
+on another customer's thread, word for word as for reading an unused id (tester11 G); 404 for
+a decision on a thread with no handoff; 409 for a second decision of the same handoff; the
+customer comes from the token, never from the body."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from orchestrator.config import Settings
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app
 from orchestrator.ui.auth import Caller, sign_caller
-from orchestrator.ui.service import public_event, scrub
+from orchestrator.ui.service import NOT_YOURS, public_event, scrub
 
 SECRET = "ui-auth-test-secret-0123456789abcdef"
 HUMAN = "I want to talk to a human agent, not a bot"
@@ -176,8 +177,10 @@ def test_another_customers_thread_is_refused(client: TestClient) -> None:
     answer = client.post(
         "/api/turn", json={"text": "and my refund?", "thread_id": "t-ann"}, headers=BOB
     )
-    assert answer.status_code == 403 and "another account" in answer.json()["error"]
-    assert client.get("/api/threads/t-ann", headers=BOB).status_code == 403
+    assert answer.status_code == 404 and answer.json()["error"] == NOT_YOURS
+    theirs, unused = (client.get(f"/api/threads/{t}", headers=BOB) for t in ("t-ann", "t-none"))
+    assert (theirs.status_code, theirs.json()) == (unused.status_code, unused.json())
+    assert theirs.status_code == 404 and theirs.json() == {"error": NOT_YOURS}
     assert client.get("/api/threads/t-ann", headers=ANN).json()["customer_id"] == "C00001"
     # an operator may read it, not write to it
     assert client.get("/api/threads/t-ann", headers=OPS).status_code == 200
@@ -189,7 +192,7 @@ def test_the_customer_is_the_tokens_not_the_bodys(client: TestClient) -> None:
     body = {"text": "Where is my order?", "thread_id": "t-claim", "customer_id": "C00002"}
     assert client.post("/api/turn", json=body, headers=ANN).status_code == 200
     assert client.get("/api/threads/t-claim", headers=ANN).json()["customer_id"] == "C00001"
-    assert client.get("/api/threads/t-claim", headers=BOB).status_code == 403
+    assert client.get("/api/threads/t-claim", headers=BOB).status_code == 404
 
 
 def test_a_report_file_is_only_its_owners(client: TestClient) -> None:
