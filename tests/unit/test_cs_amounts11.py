@@ -10,6 +10,8 @@ more digits, exponent forms ("1e30", "10^30") and 亿 are asked back. Cases in
 
 from __future__ import annotations
 
+import random
+
 from case_tables import tables
 
 import tests.unit.test_customer_service_safety as safety
@@ -30,6 +32,20 @@ def test_many_digits_are_read_exactly_and_absurd_forms_are_asked_back() -> None:
     asks = {m: refund_ask(m.format(id="ORD-100076")) for m in CASES["absurd"]}
     offered = [(m, a) for m, a in asks.items() if a is None or not a.unclear]
     assert not offered, (f"{len(offered)} of {len(asks)} absurd amounts read", offered)
+
+
+def test_no_amount_made_of_money_pieces_raises() -> None:
+    """A seeded fuzz (4,000 strings of 1 to 60 pieces: digits, Chinese numerals, signs,
+    separators, exponents): ``refund_ask`` answers each, never raises (before: 万 twice raised
+    KeyError, 29+ digits InvalidOperation)."""
+    rng, pieces, raised = random.Random(11), CASES["pieces"], []
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 60)))
+        try:
+            refund_ask(text)
+        except Exception as exc:  # any exception is the failure being tested
+            raised.append((text, repr(exc)))
+    assert not raised, raised[:5]
 
 
 async def test_a_huge_amount_is_refused_in_one_line_and_yes_writes_nothing(

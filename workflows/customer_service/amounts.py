@@ -244,9 +244,11 @@ def _cn_int(text: str) -> Decimal | None:
     """A Chinese numeral (or digits) → its value; None when unsure."""
     if re.search(r"\d", text):
         return _decimal(text)
+    if text.count("万") > 1:  # 万万, 一万万 (ui11: 万 twice raised KeyError below)
+        return None
     high, _, low = text.rpartition("万") if "万" in text else ("", "", text)
     parts = [_cn_section(high) if high else 0, _cn_section(low) if low else 0]
-    if ("万" in text and not high) or None in parts or text.count("万") > 1:
+    if ("万" in text and not high) or None in parts:
         return None
     return Decimal(parts[0] or 0) * 10_000 + Decimal(parts[1] or 0)
 
