@@ -72,6 +72,8 @@ def token() -> str:
         "sub": who["name"],
         "role": who["role"],
         "customer_id": who["customer_id"],
+        # the session whose uploads are the caller's (Chainlit: .files/<session id>/)
+        "sid": cl.context.session.id,
         "iat": now,
         "exp": now + 300,
     }

@@ -42,11 +42,15 @@ class Caller(BaseModel):
         name: The user name they signed in with.
         role: ``customer`` (their own threads and orders) or ``operator`` (decides handoffs).
         customer_id: The customer a ``customer`` is (required for that role), else None.
+        session: The Chainlit session the request comes from (the token's ``sid``): its
+            uploads are the only ones the caller may name (Chainlit keeps them in
+            ``.files/<session id>/``). None from a client that names none.
     """
 
     name: str = Field(min_length=1, max_length=64)
     role: Role
     customer_id: str | None = Field(None, max_length=16)
+    session: str | None = Field(None, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")
 
     @property
     def key(self) -> str:
@@ -67,6 +71,7 @@ def sign_caller(secret: str, caller: Caller, *, ttl_s: int = TOKEN_TTL_S) -> str
         "sub": caller.name,
         "role": caller.role,
         "customer_id": caller.customer_id,
+        "sid": caller.session,
         "iat": now,
         "exp": now + ttl_s,
     }
@@ -92,7 +97,10 @@ def read_caller(secret: str, authorization: str | None) -> Caller:
             options={"require": ["exp", "iat", "sub", "role"]},
         )
         caller = Caller(
-            name=claims["sub"], role=claims["role"], customer_id=claims.get("customer_id")
+            name=claims["sub"],
+            role=claims["role"],
+            customer_id=claims.get("customer_id"),
+            session=claims.get("sid"),
         )
     except jwt.ExpiredSignatureError as exc:
         raise AuthError("the caller token has expired; reload the page") from exc

@@ -575,6 +575,7 @@ class UiService:
             except UserError as exc:
                 why = scrub(str(exc)).split(";")[0]  # not the operator's "add its folder" hint
                 raise RefusedError(400, f"bad turn: {why}; upload it again") from exc
+            self.from_own_session(caller, path)
             attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
         one_off = bool(attachments) or fixed  # not a turn of the conversation
         try:
@@ -587,6 +588,13 @@ class UiService:
             )
         except ValidationError as exc:
             raise bad_input(exc, "turn") from exc
+
+    def from_own_session(self, caller: Caller, path: Path) -> None:
+        """Refuse (403) an upload of another session: Chainlit keeps a session's uploads in
+        ``<uploads>/<session id>/`` and the app signs that id into the token (tester11 D)."""
+        folder = path.relative_to(self.uploads.resolve()).parts[0]
+        if caller.session is not None and folder != caller.session:
+            raise RefusedError(403, "that upload is not one of yours; upload the file again")
 
     async def lines(
         self, orch: Orchestrator, request: Request, caller: Caller

@@ -288,6 +288,8 @@ def test_every_request_to_the_service_carries_a_signed_caller_token(
         ("ann", "customer", "C00001"),
         ("olga", "operator", None),
     }
+    # and the Chainlit session, whose uploads alone the caller may name (tester11 D)
+    assert all(c.session and len(c.session) >= 32 for c in callers), callers
 
 
 def test_a_preset_chosen_before_the_first_message_leaves_the_naming_to_that_message(

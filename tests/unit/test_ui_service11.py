@@ -4,11 +4,13 @@
   customer, or the operator by name; anyone else reads the same 404 as for no file;
 * the ``done`` event's headline names a report by its file name, never its folder;
 * ``GET /api/health`` gives a customer no server address (an operator keeps it);
+* an upload is used only from the Chainlit session that uploaded it (the token's ``sid``);
 * (G) in ``test_ui_service_auth``: another customer's thread and an unused id read the same.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,7 @@ from test_ui_service_auth import SECRET, _auth
 from orchestrator.config import Settings
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app
-from orchestrator.ui.auth import Caller
+from orchestrator.ui.auth import Caller, sign_caller
 from orchestrator.ui.service import UiService, public_event, scrub
 
 ANN, BOB = _auth("customer", "C00001"), _auth("customer", "C00002")
@@ -75,3 +77,35 @@ def test_a_customer_reads_no_server_address_in_the_health(
     assert "url" not in customer.json() and "://" not in customer.text
     assert "127.0.0.1" not in customer.text and customer.json()["sample"]
     assert operator.json()["url"].startswith("http://")
+
+
+def test_an_upload_is_used_only_from_the_session_that_uploaded_it(
+    ui_settings: Settings, tmp_path: Path
+) -> None:
+    """tester11 D: Chainlit keeps a session's uploads in ``.files/<session id>/``; a caller
+    whose token names another session (another customer, an operator, or the same customer
+    in another session) gets a 403 for that path; the uploading session gets its turn."""
+    uploads = tmp_path / "uploads"
+    (uploads / "s-bob").mkdir(parents=True)
+    (uploads / "s-bob" / "secret.csv").write_text("name,ssn\nbob,1\n")
+    app = build_app(ui_settings, client=ScriptedModel(replies=["ok"]), upload_dir=uploads,
+                    secret=SECRET)  # fmt: skip
+    turn = {"text": "Please summarise the attached sheet", "thread_id": "t-up",
+            "path": str(uploads / "s-bob" / "secret.csv")}  # fmt: skip
+
+    def who(role: str, customer: str | None, session: str) -> dict[str, str]:
+        caller = Caller(name=f"{role}-{customer}", role=role, customer_id=customer, session=session)  # type: ignore[arg-type]
+        return {"Authorization": f"Bearer {sign_caller(SECRET, caller)}"}
+
+    with TestClient(app) as client:
+        others = [who("customer", "C00001", "s-ann"), who("operator", None, "s-olga"),
+                  who("customer", "C00002", "s-bob-2")]  # fmt: skip
+        for headers in others:  # before bob's own turn, and after it
+            refused = client.post("/api/turn", json=turn, headers=headers)
+            assert refused.status_code == 403, refused.text
+            assert refused.json() == {
+                "error": "that upload is not one of yours; upload the file again"
+            }
+        own = client.post("/api/turn", json=turn, headers=who("customer", "C00002", "s-bob"))
+        assert own.status_code == 200, own.text
+        assert client.post("/api/turn", json=turn, headers=others[0]).status_code == 403
