@@ -8,7 +8,9 @@ same), so the customer is answered with a read or asked back:
 * ``negated``: the write is EXCLUDED ("anything but a refund", "something other than a
   refund", "do anything besides cancelling", 退款以外的方案, 除了退款);
 * ``quoted``: someone else wants it, said in Chinese without 说/让 (我妈妈想要…退款, 我老板希望…
-  取消, 我室友需要…): another person's wish is not the customer's own ask;
+  取消, 我室友需要…): another person's wish is not the customer's own ask; or the writer says
+  they are someone other than the customer ("I'm her husband", "as the account holder's
+  attorney", 我是账户主人的律师: tester11 E);
 * ``conditional``: it is asked for LATER, or after a wait ("cancel it tomorrow", "refund on
   the 15th", "next month", "wait before you refund", "hold off", "give me a day first",
   "let me check with my bank and then refund", 明天帮我退款, 下周一, 月底再取消, 过几天): the
@@ -49,6 +51,24 @@ _EXCLUDED = (
 _SOMEONE_WANTS = (
     _PEOPLE_ZH + r"(?:也|还|就|很|一直|非常|特别|真的|都)?(?:想要|想|需要|希望|打算|要求|准备|"
     r"决定|同意|非要|吵着要|急着要|盼着|请求|申请|让我|叫我)"
+)
+#: The writer says they are someone other than the customer (tester11 E): another person's
+#: somebody ("I'm her husband", "as the account holder's attorney", "I'm Mary's PA", 我是她老公,
+#: 我是账户主人的律师), one who acts for them ("I represent the customer", "the lawyer for the
+#: owner", 我替我妈来的, 代表客户申请), or the account is someone else's ("the account owner is
+#: my dad"). Any role word: what marks it is the other person it belongs to, not the role.
+_NOT_THE_CUSTOMER = (
+    r"\b(?:i am|i'm|im|as|speaking as|writing as|this is)\s+(?:(?:the|a|an)\s+)?"
+    r"(?:her|his|their|[a-z]+(?:\s+(?:owner|holder))?'s?)\s+(?!(?:own|order|orders|parcel|"
+    r"package|item|gift|purchase|fault|problem|money|card|account|birthday|request)\b)[a-z]+|"
+    r"\bi (?:represent|act for|(?:am )?act(?:ing)? on behalf of|speak for|am writing for)\b|"
+    r"\b(?:lawyer|attorney|solicitor|agent|representative|guardian|executor|proxy|carer|"
+    r"caregiver|secretary|assistant|power of attorney)\s+(?:of|for)\s+(?:the|my|her|his|their|"
+    r"a)\b|\b(?:the\s+)?(?:account|card)\s*(?:owner|holder)\s+is\s+(?:my|our)\b|"
+    r"(?:我|本人)(?:是|系)(?:她|他|他们|她们|佢|佢哋)|(?:我|本人)(?:是|系)(?:账户|账号|帐户|户主|机主|"
+    r"卡主|客户|顾客|买家|用户|订单主人|[\u4e00-\u9fff]{1,3}(?:先生|女士|小姐))[\u4e00-\u9fff]{0,4}的|"
+    r"替(?:我|他|她)?(?!我)[\u4e00-\u9fff]{1,4}(?:来|问|申请|办|退|取消)|代(?:表|理)[^，。,.!?！？]{1,6}"
+    r"(?:申请|办理|来|退|取消)"
 )
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _LATER = (
@@ -93,6 +113,7 @@ _IF_ZH = r"若(?:是|未|没|不|要|有|果)|倘若|如若"
 _KINDS = (
     ("negated", re.compile(_EXCLUDED, re.I)),
     ("quoted", re.compile(_SOMEONE_WANTS)),
+    ("quoted", re.compile(_NOT_THE_CUSTOMER, re.I)),
     ("unclear", re.compile(_JOKING, re.I)),
     ("conditional", re.compile(_LATER, re.I)),
     ("conditional", re.compile(_IF_ZH)),
