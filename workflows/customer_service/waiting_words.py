@@ -54,7 +54,7 @@ _BENIGN_EN = frozenset(
     received receive question out nobody anybody anyone days hours
     week forever slow fed ridiculous whenever ready speed again money posted replied looked
     you'd better case anything finish finished complete completed sort sorted push through
-    deal dealt chase chasing following follow reminder remind nudge
+    deal dealt chase chasing following follow reminder remind nudge open pending active
     """,
     )
 )

@@ -199,9 +199,8 @@ _POLITE = re.compile(
 #: ("if it arrives tomorrow …", 如果…; not "if possible", 可以的话): the person reads it.
 _UNDECIDED = re.compile(
     r"\b(?:" + UNSURE_EN + r"|(?:don'?t|do not) know|(?:if|unless|in case)\b(?! (?:possible|"
-    r"you can|you could|that'?s (?:ok|okay|fine|possible)|it'?s not too late)))\b|"
-    + UNSURE_ZH
-    + r"|再想想|不知道|如果|要是|假如|万一|(?<!可以)(?<!方便)(?<!能)的话",
+    r"you can(?!'?t|not)|you could(?!n)|that'?s (?:ok|okay|fine|possible)|it'?s not too "
+    r"late)))\b|" + UNSURE_ZH + r"|再想想|不知道|如果|要是|假如|万一|(?<!可以)(?<!方便)(?<!能)的话",
     re.I,
 )
 
@@ -279,6 +278,34 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     return bool(_found(_SETTLED, own))
 
 
+#: The pending write's own noun, per intent (a withdrawal verb beside it talks of withdrawing).
+_NOUNS = {
+    "refund": re.compile(r"refund\w*|reimburs\w*|money back|退款|退钱", re.I),
+    "cancel": re.compile(r"cancell?ation|取消(?:订单)?的?(?:申请|请求)", re.I),
+    "change_address": re.compile(r"address|地址", re.I),
+}
+_WITHDRAW_VERB = re.compile(rf"\b{_VERB_EN}|{_VERB_ZH}", re.I)
+#: A complaint that the withdrawal has not happened ("why hasn't my refund been cancelled?",
+#: 为什么还没撤回): the customer takes the write back, as cs10 read it.
+_WHY_NOT_YET = re.compile(
+    r"\bwhy (?:has|have|is|was|did|does)n'?t\b|\bwhy (?:not|still)\b|为什么(?:还)?(?:没|不)", re.I
+)
+
+
+def talks_of_withdrawing(message: str, action: dict[str, Any] | None) -> bool:
+    """Whether ``message`` names the pending write beside a withdrawal word, however it is put
+    ("should I withdraw my refund request?", "cancel my refund? no way", "if you can't do it
+    today I withdraw my refund request", 以后还能撤回退款申请吗, "I want my refund, not a
+    cancellation"). Such a message that :func:`withdraws` does not read as a withdrawal (a
+    question, a refusal, a condition) is no change of the write either: it keeps waiting,
+    noted for the person deciding (tester11 I)."""
+    intent = INTENT_OF_TOOL.get(str((action or {}).get("tool")))
+    own = own_words(normalise(message)).lower()
+    if intent is None or _WHY_NOT_YET.search(own):
+        return False
+    return bool(_WITHDRAW_VERB.search(own) and _NOUNS[intent].search(own))
+
+
 def _insists(own: str, intent: str, withdrawn: list[tuple[int, int]]) -> bool:
     """Whether the customer's own words (not negated) still want the write, or wait calmly,
     outside the ``withdrawn`` spans ("I want the refund" in "I want the refund cancelled")."""
@@ -337,6 +364,21 @@ def already_text(action: dict[str, Any], lang: str) -> str:
     )
 
 
+def waiting_decision(message: str, action: dict[str, Any] | None) -> str:
+    """What a customer's ``message`` does to the write ``action`` that waits for a person:
+    ``amended`` (a change, or a message of no benign kind: the write is stale, tester9 F4 /
+    9b F4), ``withdrawn`` (their own withdrawal, :func:`withdraws`), or ``kept`` (it keeps
+    waiting): a benign message, someone else's or machine-addressed text (kind O, cs11), or
+    talk of withdrawing that is no withdrawal (a question, a refusal: tester11 I)."""
+    withdrawn, changed = withdraws(message, action), amends(message, action)
+    kept = not_own_answer(message) or (
+        talks_of_withdrawing(message, action) and not (withdrawn or changed)
+    )
+    if not kept and (changed or not (withdrawn or keeps_waiting(message, action))):
+        return "amended"
+    return "withdrawn" if withdrawn else "kept"
+
+
 async def waiting_input(
     graph: Any, store: OrderStore | None, request: Request, message: str
 ) -> Command[Any] | None:
@@ -364,12 +406,8 @@ async def waiting_input(
     thread_id, turn = request.thread_id, int(pending.get("turn") or 0)
     customer = str(request.customer_id or "")
     action = pending.get("action")
-    # tester9 F4 / 9b F4: a change (amends), or anything not a benign kind, makes it stale;
-    # kind O (cs11): someone else's or machine-addressed text withdraws nothing (noted below)
-    amended = not not_own_answer(message) and (
-        amends(message, action)
-        or not (withdraws(message, action) or keeps_waiting(message, action))
-    )
+    decided = waiting_decision(message, action)
+    amended = decided == "amended"
     withdrawal: Command[Any] = Command(
         resume={
             "withdrawn": True,
@@ -378,7 +416,7 @@ async def waiting_input(
             "by": f"customer:{customer}",
         }
     )
-    if amended or withdraws(message, action):
+    if decided != "kept":
         won = (
             await asyncio.to_thread(
                 store.coordination.withdraw_handoff, thread_id, turn, customer, message
