@@ -188,6 +188,7 @@ _EN: dict[str, str] = {
     "not_confirmed": "Nothing was changed on order {order_id}: it was not confirmed. Ask again "
     "whenever you want it.",
     "no_shipment": "Order {order_id} is {status} and has not shipped yet.",
+    "cancelled_no_shipment": "Order {order_id} is cancelled and will not ship.",
 }
 _ZH: dict[str, str] = {
     "lookup_order": "订单 {order_id} 状态：{status}（金额 {total}，下单日期 {placed_on}）。",
@@ -203,6 +204,7 @@ _ZH: dict[str, str] = {
     "refused": "订单 {order_id} 无法办理：{reason}。",
     "not_confirmed": "订单 {order_id} 没有做任何更改：您没有确认。需要时请重新提出。",
     "no_shipment": "订单 {order_id} 状态：{status}，尚未发货。",
+    "cancelled_no_shipment": "订单 {order_id} 已取消，不会发货。",
 }
 
 
@@ -330,6 +332,8 @@ def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
         return _refund_sentences(facts, zh)
     table = _ZH if zh else _EN
     unconfirmed = facts.get("reason") == NOT_CONFIRMED  # offered, not confirmed: no refusal
+    # tester11 F2: a cancelled order "has not shipped yet" said it might still ship
+    unshipped = "cancelled_no_shipment" if facts.get("status") == "cancelled" else "no_shipment"
     if zh:
         facts = _zh_states(facts)
     if ok:
@@ -339,7 +343,7 @@ def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
     elif "reason" in facts and tool != "track_shipment":
         template = table["refused"]
     elif tool == "track_shipment" and "status" in facts:
-        template = table["no_shipment"]
+        template = table[unshipped]
     else:
         template = table["not_found"] if "order_id" in facts else ""
     return PLACEHOLDER.sub(lambda m: str(facts.get(m.group(1), "")), template)
