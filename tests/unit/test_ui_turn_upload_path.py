@@ -71,3 +71,33 @@ def test_a_file_in_the_upload_folder_is_accepted(ui_settings: Settings, uploads:
         )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/x-ndjson")
+
+
+def test_an_upload_is_used_only_by_the_caller_who_used_it_first(
+    ui_settings: Settings, uploads: Path
+) -> None:
+    """tester11 D: any customer could run a report on another session's upload by its path.
+    An upload folder (Chainlit's session folder) belongs to the first caller who sends a turn
+    with it: another customer, or an operator, gets a 403; its owner may use it again."""
+    (uploads / "sess-of-bob").mkdir()
+    secret = uploads / "sess-of-bob" / "secret.xlsx"
+    secret.write_bytes(b"PK")
+    app = build_app(
+        ui_settings, client=ScriptedModel(replies=["ok"]), upload_dir=uploads, secret=SECRET
+    )
+    people = {
+        name: {"Authorization": f"Bearer {sign_caller(SECRET, Caller(name=name, **who))}"}
+        for name, who in (
+            ("bob", {"role": "customer", "customer_id": "C00002"}),
+            ("ann", {"role": "customer", "customer_id": "C00001"}),
+            ("olga", {"role": "operator"}),
+        )
+    }
+    turn = {"text": "Please summarise the attached sheet", "thread_id": "t", "path": str(secret)}
+    with TestClient(app) as client:
+        assert client.post("/api/turn", json=turn, headers=people["bob"]).status_code == 200
+        for other in ("ann", "olga"):
+            refused = client.post("/api/turn", json=turn, headers=people[other])
+            assert refused.status_code == 403, (other, refused.text)
+            assert "not one of yours" in refused.json()["error"]
+        assert client.post("/api/turn", json=turn, headers=people["bob"]).status_code == 200
