@@ -402,9 +402,6 @@ class UiService:
         self.owners: dict[str, str | None] = {}
         #: report file name → who may fetch it (the turns' callers, ``Caller.key``)
         self.file_owners: dict[str, set[str]] = {}
-        #: Who first sent a turn with an upload of each upload folder (Chainlit's session
-        #: folder under ``.files``): only they may use its files (tester11 D).
-        self.upload_owners: dict[str, str] = {}
 
     def lifespan(self, trace_from_env: bool) -> Callable[[Starlette], Any]:
         """The app's lifespan: tracing as :func:`build_app` says, and :meth:`opened`."""
@@ -579,7 +576,6 @@ class UiService:
                 why = scrub(str(exc)).split(";")[0]  # not the operator's "add its folder" hint
                 raise RefusedError(400, f"bad turn: {why}; upload it again") from exc
             self.from_own_session(caller, path)
-            self.may_use_upload(caller, path)
             attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
         one_off = bool(attachments) or fixed  # not a turn of the conversation
         try:
@@ -593,18 +589,12 @@ class UiService:
         except ValidationError as exc:
             raise bad_input(exc, "turn") from exc
 
-    def may_use_upload(self, caller: Caller, path: Path) -> None:
-        """Bind the upload folder of ``path`` (a resolved file under the uploads) to the first
-        caller who sends a turn with it; another caller gets a 403 (RefusedError)."""
-        folder = path.relative_to(self.uploads.resolve()).parts[0]
-        if self.upload_owners.setdefault(folder, caller.key) != caller.key:
-            raise RefusedError(403, "that upload is not one of yours; upload the file again")
-
     def from_own_session(self, caller: Caller, path: Path) -> None:
-        """Refuse (403) an upload of another session: Chainlit keeps a session's uploads in
-        ``<uploads>/<session id>/`` and the app signs that id into the token (tester11 D)."""
-        folder = path.relative_to(self.uploads.resolve()).parts[0]
-        if caller.session is not None and folder != caller.session:
+        """Refuse (403) a file outside the caller's own session folder: Chainlit keeps a
+        session's uploads in ``<uploads>/<session id>/`` and the app signs that id into the
+        token (``sid``); a token that names no session may name no upload (tester11 D)."""
+        parts = path.relative_to(self.uploads.resolve()).parts
+        if caller.session is None or len(parts) < 2 or parts[0] != caller.session:
             raise RefusedError(403, "that upload is not one of yours; upload the file again")
 
     async def lines(

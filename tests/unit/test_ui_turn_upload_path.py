@@ -1,5 +1,7 @@
 """``POST /api/turn`` reads ``path`` only from the UI's upload folder: ``..``, an absolute path
-elsewhere, a symlink out, a folder or a missing file are a 400 that says why."""
+elsewhere, a symlink out, a folder or a missing file are a 400 that says why; a file of the
+upload folder outside the caller's own session folder (Chainlit: ``.files/<session id>/``,
+the token's ``sid``) is a 403 (tester11 D)."""
 
 from __future__ import annotations
 
@@ -23,13 +25,16 @@ def uploads(tmp_path: Path) -> Path:
     (folder / "sub").mkdir()
     (tmp_path / "outside.xlsx").write_bytes(b"PK")
     (folder / "link.xlsx").symlink_to(tmp_path / "outside.xlsx")
-    (folder / "sales.xlsx").write_bytes(b"PK")
+    (folder / "sales.xlsx").write_bytes(b"PK")  # in no session's folder
+    (folder / "s-ann").mkdir()
+    (folder / "s-ann" / "sales.xlsx").write_bytes(b"PK")
     return folder
 
 
 def _client(settings: Settings, uploads: Path) -> TestClient:
     model = ScriptedModel(replies=["ok"])
-    token = sign_caller(SECRET, Caller(name="ann", role="customer", customer_id="C00001"))
+    ann = Caller(name="ann", role="customer", customer_id="C00001", session="s-ann")
+    token = sign_caller(SECRET, ann)
     return TestClient(
         build_app(settings, client=model, upload_dir=uploads, secret=SECRET),
         headers={"Authorization": f"Bearer {token}"},
@@ -67,18 +72,23 @@ def test_a_file_in_the_upload_folder_is_accepted(ui_settings: Settings, uploads:
     with _client(ui_settings, uploads) as client:
         response = client.post(
             "/api/turn",
-            json={"text": "report please", "thread_id": "t", "path": str(uploads / "sales.xlsx")},
+            json={
+                "text": "report please",
+                "thread_id": "t",
+                "path": str(uploads / "s-ann" / "sales.xlsx"),
+            },
         )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/x-ndjson")
 
 
-def test_an_upload_is_used_only_by_the_caller_who_used_it_first(
+def test_an_upload_is_used_only_from_the_session_that_uploaded_it(
     ui_settings: Settings, uploads: Path
 ) -> None:
     """tester11 D: any customer could run a report on another session's upload by its path.
-    An upload folder (Chainlit's session folder) belongs to the first caller who sends a turn
-    with it: another customer, or an operator, gets a 403; its owner may use it again."""
+    Only the session whose folder holds the file may use it (the token's ``sid``): another
+    customer, an operator, the same customer in another session, a token naming no session,
+    and any caller for a file in no session's folder get a 403; the owner's session a 200."""
     (uploads / "sess-of-bob").mkdir()
     secret = uploads / "sess-of-bob" / "secret.xlsx"
     secret.write_bytes(b"PK")
@@ -88,16 +98,20 @@ def test_an_upload_is_used_only_by_the_caller_who_used_it_first(
     people = {
         name: {"Authorization": f"Bearer {sign_caller(SECRET, Caller(name=name, **who))}"}
         for name, who in (
-            ("bob", {"role": "customer", "customer_id": "C00002"}),
-            ("ann", {"role": "customer", "customer_id": "C00001"}),
-            ("olga", {"role": "operator"}),
+            ("bob", {"role": "customer", "customer_id": "C00002", "session": "sess-of-bob"}),
+            ("bob-elsewhere", {"role": "customer", "customer_id": "C00002", "session": "s-2"}),
+            ("ann", {"role": "customer", "customer_id": "C00001", "session": "s-ann"}),
+            ("olga", {"role": "operator", "session": "s-olga"}),
+            ("no-session", {"role": "customer", "customer_id": "C00002"}),
         )
     }
     turn = {"text": "Please summarise the attached sheet", "thread_id": "t", "path": str(secret)}
+    loose = {**turn, "path": str(uploads / "sales.xlsx")}  # in no session's folder
     with TestClient(app) as client:
-        assert client.post("/api/turn", json=turn, headers=people["bob"]).status_code == 200
-        for other in ("ann", "olga"):
+        for other in ("ann", "olga", "bob-elsewhere", "no-session"):
             refused = client.post("/api/turn", json=turn, headers=people[other])
             assert refused.status_code == 403, (other, refused.text)
             assert "not one of yours" in refused.json()["error"]
         assert client.post("/api/turn", json=turn, headers=people["bob"]).status_code == 200
+        assert client.post("/api/turn", json=loose, headers=people["bob"]).status_code == 403
+        assert client.post("/api/turn", json=turn, headers=people["ann"]).status_code == 403
