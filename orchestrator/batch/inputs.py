@@ -32,13 +32,15 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from openpyxl.utils import get_column_letter
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
+from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
+from orchestrator.spreadsheet.raw import ReadLimits
 
 #: Extensions read as sheets of requests.
 SHEET_EXTENSIONS = (".xlsx", ".xlsm", ".csv")
@@ -153,9 +155,10 @@ def _near(column: str, names: Sequence[str]) -> str:
 _ERRORS = frozenset(
     {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#SPILL!", "#CALC!"}
 )
-#: Two words in a row outside string literals (``please refund``), or CJK text: prose that
-#: Excel stored as a formula because it began with ``=``, ``+``, ``-`` or ``@``.
-_PROSE = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: Two words in a row outside string literals (``please refund``, ``Refund: order``), or
+#: CJK text: prose that Excel stored as a formula because it began with ``=``, ``+``, ``-``
+#: or ``@``.
+_PROSE = re.compile(r"[^\W\d_]{2,}[:,;.!?]?\s+[^\W\d_]|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +173,7 @@ class FormulaCell:
 
     formula: str
     cached: str | None = None
+    placeholder: bool = False
 
     @property
     def typed_text(self) -> str | None:
@@ -183,7 +187,13 @@ class FormulaCell:
 
     def problem(self, ref: str) -> str:
         """Why the cell at ``ref`` (``B5``) cannot be read, and what to do."""
-        value = f"whose value is the error {self.cached}" if self.cached else "with no saved value"
+        value = (
+            f"whose value is the error {self.cached}"
+            if self.cached
+            else "whose saved value is a placeholder (the file asks Excel to recalculate)"
+            if self.placeholder
+            else "with no saved value"
+        )
         return (
             f"cell {ref} holds a formula ({self.formula[:80]}) {value}; open the file in Excel "
             "and save it so the value is stored, or type the text without a leading '='"
@@ -206,14 +216,49 @@ def _cell(value: Any) -> str | None:
     return text if text.strip() else None
 
 
-def _with_formula(value: Any, stored: Any) -> Any:
+def _with_formula(value: Any, stored: Any, placeholder: bool = False) -> Any:
     """The cell to use: ``value`` (the cached value), or a :class:`FormulaCell` when the cell
-    holds a formula (``stored``) whose cached value is missing or an Excel error."""
+    holds a formula (``stored``) whose cached value is missing, an Excel error, or 0 or
+    empty where the workbook asks Excel to recalculate on open (``placeholder``: XlsxWriter
+    writes ``=please refund`` with a cached 0); a cached text is the formula's result."""
     if not (isinstance(stored, str) and stored.startswith("=")):
         return value
     if value is None or (isinstance(value, str) and value.strip() in _ERRORS):
         return FormulaCell(stored, value.strip() if isinstance(value, str) else None)
+    if placeholder and (value == 0 or value == ""):  # XlsxWriter's cached result
+        return FormulaCell(stored, None, placeholder=True)
     return value
+
+
+def _open_twice(path: Path) -> tuple[list[Any], IO[bytes] | None, bool]:
+    """``path`` opened read-only twice (cached values, then formulas), the temporary copy
+    they read (a package Excel opens but openpyxl does not: backslash entry names, Strict
+    Open XML, part names in another case; :mod:`orchestrator.spreadsheet.package`) or None,
+    and whether its formulas' cached values are placeholders (``fullCalcOnLoad``).
+
+    Raises:
+        UserError: The file cannot be opened as a workbook."""
+    from openpyxl import load_workbook
+
+    books: list[Any] = []
+    handle: IO[bytes] | None = None
+    try:
+        handle = normalised_copy(path, 20 * ReadLimits().max_file_bytes)
+        for data_only in (True, False):
+            if handle is not None:
+                handle.seek(0)
+            source: Any = handle or path
+            books.append(load_workbook(source, read_only=True, data_only=data_only))
+        placeholder = bool(FULL_CALC.search(books[0]._archive.read("xl/workbook.xml")))
+    except Exception as exc:  # zipfile, KeyError, InvalidFileException, SpreadsheetError...
+        for book in books:
+            book.close()
+        if handle is not None:
+            handle.close()
+        raise UserError(
+            f"{path} cannot be opened as a workbook ({type(exc).__name__}: {exc})"
+        ) from exc
+    return books, handle, placeholder
 
 
 def resolve_attachment(value: str, allowed: Path) -> tuple[str | None, str | None]:
@@ -314,20 +359,9 @@ class SheetInput:
             except csv.Error as exc:
                 raise UserError(f"{self.path} is not a readable CSV file: {exc}") from exc
             return
-        from openpyxl import load_workbook
-
         # Two streams of the same sheet: the cached values, and the formulas (a formula with
         # no cached value is None in the first; what the user typed is in the second).
-        books = []
-        try:
-            for data_only in (True, False):
-                books.append(load_workbook(self.path, read_only=True, data_only=data_only))
-        except Exception as exc:  # zipfile, KeyError, InvalidFileException...
-            for book in books:
-                book.close()
-            raise UserError(
-                f"{self.path} cannot be opened as a workbook ({type(exc).__name__}: {exc})"
-            ) from exc
+        books, copy, placeholder = _open_twice(self.path)
         try:
             values, formulas = (self._worksheet(book) for book in books)
             self._sheet_read = values.title
@@ -337,7 +371,10 @@ class SheetInput:
                 strict=True,  # the same sheet twice: the same rows
             )
             for line, (cells, texts) in enumerate(lines, start=1):
-                yield line, [_with_formula(c, t) for c, t in zip(cells, texts, strict=False)]
+                yield (
+                    line,
+                    [_with_formula(c, t, placeholder) for c, t in zip(cells, texts, strict=False)],
+                )
         except UserError:
             raise
         except Exception as exc:  # a damaged sheet part: openpyxl's XML parser on it
@@ -348,6 +385,8 @@ class SheetInput:
         finally:
             for book in books:
                 book.close()
+            if copy is not None:
+                copy.close()
 
     def _worksheet(self, workbook: Any) -> Any:
         """The worksheet to read (``self.sheet``, else the first worksheet: chart sheets are

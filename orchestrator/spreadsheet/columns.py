@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Literal
 
 from openpyxl.utils import get_column_letter
@@ -15,7 +16,7 @@ from openpyxl.utils import get_column_letter
 from orchestrator.spreadsheet.model import CellIssue, Column, ColumnType, Skipped, Value
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
 from orchestrator.spreadsheet.refs import Cells, is_copy, sheet_ref
-from orchestrator.spreadsheet.textvalues import convert_column
+from orchestrator.spreadsheet.textvalues import cell_value, convert_column
 
 MAX_ISSUES_LISTED = 200
 _HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
@@ -154,16 +155,16 @@ def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
         return out
     out.note = conversion.note
     for (r, text), value, fmt in zip(origin, conversion.values, conversion.formats, strict=True):
+        merged = cells[(r, c)].merged_from  # a value spread from a merged range stays one
         if value is None:
-            out.cells[r] = RawCell(text, CellKind.TEXT)
+            out.cells[r] = RawCell(text, CellKind.TEXT, merged_from=merged)
             continue
         if conversion.kind == "number":
-            out.cells[r] = RawCell(value, CellKind.NUMBER, fmt, text=text)
+            out.cells[r] = RawCell(value, CellKind.NUMBER, fmt, merged_from=merged, text=text)
         else:
             timed = fmt != "yyyy-mm-dd"
-            out.cells[r] = RawCell(
-                value, CellKind.DATETIME if timed else CellKind.DATE, fmt, text=text
-            )
+            kind = CellKind.DATETIME if timed else CellKind.DATE
+            out.cells[r] = RawCell(value, kind, fmt, merged_from=merged, text=text)
     out.left_out = [origin[i][0] for i in conversion.left_out]
     out.left_reason = conversion.note or "not a number or date in the column's convention"
     out.blank = {origin[i][0] for i in conversion.blank}
@@ -172,6 +173,21 @@ def _convert_text(cells: Cells, rows: list[int], c: int) -> _TextColumn:
             r: unit for (r, _), unit in zip(origin, conversion.currencies, strict=True)
         }
     return out
+
+
+def typed_numbers(cells: Cells, rows: list[int], body: list[int], c1: int, c2: int) -> Cells:
+    """The cells of ``rows`` in columns ``c1..c2``, with each column's numbers stored as text
+    (``$1,600.00``, ``1.234,50 €``) on the ``body`` rows read as numbers in the convention of
+    those rows, so that total and subtotal rows are found in such columns as in typed ones."""
+    typed = {(r, c): cell for r in rows for c in range(c1, c2 + 1) if (cell := cells.get((r, c)))}
+    for c in range(c1, c2 + 1):
+        texts = (str(x.value) for r in body if (x := cells.get((r, c))) and x.kind is CellKind.TEXT)
+        if not any(cell_value(text) for text in islice(texts, 20)):
+            continue  # no text cell reads as a number (names, ids): the column stays as it is
+        for r, cell in _convert_text(cells, body, c).cells.items():
+            if cell.kind is CellKind.NUMBER:
+                typed[(r, c)] = cell
+    return typed
 
 
 @dataclass(slots=True)
@@ -276,8 +292,10 @@ def _read_cells(
                 notes.formula_examples.append((ref, cell.formula[:200]))
         if is_copy(cell, r, c):
             read.merged_values += 1
-            if cell.kind is CellKind.NUMBER and cell.merged_from[0] < r:  # type: ignore[index]  # is_copy: merged_from is set
-                read.values.append(None)  # one merged number is one value (structure rule 4)
+            if cell.kind is CellKind.NUMBER:
+                # one merged number is one value, in the range's top-left cell as Excel
+                # holds it (structure rule 4): not again below it nor right of it
+                read.values.append(None)
                 continue
         if cell.kind in (CellKind.ERROR, CellKind.UNCACHED):
             _note_issue(raw, cell, ref, read, notes)

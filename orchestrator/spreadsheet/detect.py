@@ -44,6 +44,7 @@ from orchestrator.spreadsheet.columns import (
     build_column,
     header_name,
     percent_format,
+    typed_numbers,
 )
 from orchestrator.spreadsheet.model import Column, Sheet, Skipped, Table, TextBlock
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet, RawTable, ReadLimits
@@ -57,9 +58,11 @@ from orchestrator.spreadsheet.refs import (
 )
 from orchestrator.spreadsheet.structure import (
     footer_rows,
+    has_number,
     pivot_subtotals,
     remove_placeholders,
     structure_reason,
+    unlabelled_total,
 )
 
 __all__ = [
@@ -426,15 +429,24 @@ def _select_rows(
     """``(data rows, totals rows)`` of a table: the rows under the header, less hidden rows,
     form rows (:mod:`~orchestrator.spreadsheet.structure`) and total rows, each left out
     appended to ``skipped`` with its reason."""
-    cells = raw.cells
     r1, c1, r2, c2 = box
     first = (header_rows[-1] + 1) if header_rows else r1
     last = r2 - totals
     hidden_rows = set() if raw.include_hidden else raw.hidden_rows
-    candidates = [r for r in range(first, last + 1) if row_cells(cells, r, c1, c2)]
-    totals_rows = [r for r in range(last + 1, r2 + 1) if row_cells(cells, r, c1, c2)]
+    candidates = [r for r in range(first, last + 1) if row_cells(raw.cells, r, c1, c2)]
+    totals_rows = [r for r in range(last + 1, r2 + 1) if row_cells(raw.cells, r, c1, c2)]
+    wide = sum(len(row_cells(raw.cells, r, c1, c2)) >= 2 for r in candidates) >= 0.8 * len(
+        candidates
+    )
+    # numbers stored as text read as numbers in the convention of the rows that are no form
+    body = [
+        r
+        for r in candidates + totals_rows
+        if structure_reason(raw.cells, r, (c1, c2), header_rows, wide) is None
+    ]
+    cells = typed_numbers(raw.cells, header_rows + candidates + totals_rows, body, c1, c2)
     data_rows: list[int] = []
-    wide = sum(len(row_cells(cells, r, c1, c2)) >= 2 for r in candidates) >= 0.8 * len(candidates)
+    bottom = max((r for r in candidates if has_number(cells, r, c1, c2)), default=None)
     for r in candidates:
         if r in hidden_rows:
             _skip_row(skipped, raw.name, r, "hidden row")
@@ -443,7 +455,7 @@ def _select_rows(
         if form is not None:
             _skip_row(skipped, raw.name, r, form)
             continue
-        label = _row_total(cells, r, (c1, c2), data_rows)
+        label = _row_total(cells, r, (c1, c2), data_rows, r == bottom)
         if label is not None and len(candidates) > 1:
             totals_rows.append(r)
             _skip_row(skipped, raw.name, r, f"total, subtotal or average row ({label!r})")
@@ -454,10 +466,15 @@ def _select_rows(
     return data_rows, totals_rows
 
 
-def _row_total(cells: Cells, r: int, span: tuple[int, int], data_rows: list[int]) -> str | None:
-    """The total label of row ``r`` (a label, or ``(a SUM formula)``), None for a data row."""
+def _row_total(
+    cells: Cells, r: int, span: tuple[int, int], data_rows: list[int], bottom: bool = False
+) -> str | None:
+    """The total label of row ``r`` (a label, ``(a SUM formula)`` or, for the ``bottom`` row
+    with a number, ``(the column sums, no label)``), None for a data row."""
     c1, c2 = span
     row = row_cells(cells, r, c1, c2)
+    if bottom and unlabelled_total(cells, r, c1, c2, data_rows):
+        return "(the column sums, no label)"
     found = _total_label(row)
     label = found[0] if found else None
     if found is not None and not found[1]:

@@ -6,7 +6,7 @@ bounded), into a temporary file that the xlsx backend then reads:
 * **Backslash entry names.** Some Windows zip tools store ``xl\\worksheets\\sheet1.xml``.
   Excel treats ``\\`` as ``/`` in part names; Python's ``zipfile`` keeps it literally on
   Linux, so openpyxl finds no ``xl/workbook.xml``. Names are rewritten with ``/`` (a leading
-  ``/`` is dropped).
+  ``/`` is dropped), and so are the ``Target`` paths of the relationships parts.
 * **Part names that differ in case** from the names the package refers to them by
   (``xl/worksheets/Sheet1.xml`` where the workbook's relationships say ``sheet1.xml``).
   OPC part names are case-insensitive (ECMA-376 Part 2, 9.1.1.1) and Excel opens such a
@@ -25,6 +25,7 @@ bounded), into a temporary file that the xlsx backend then reads:
 from __future__ import annotations
 
 import posixpath
+import re
 import tempfile
 import zipfile
 import zlib
@@ -67,9 +68,14 @@ STRICT_TO_TRANSITIONAL: tuple[tuple[bytes, bytes], ...] = tuple(
         key=lambda pair: -len(pair[0]),
     )
 )
+#: ``<calcPr fullCalcOnLoad="1"/>`` in ``xl/workbook.xml``: the writer asks Excel to
+#: recalculate every formula on open, so cached formula values are placeholders.
+FULL_CALC = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*\bfullCalcOnLoad\s*=\s*[\"'](?:1|true)[\"']")
 _CHUNK = 1 << 20
 _MAX_REFS_PART = 8 << 20  # a relationships or content-types part larger than this is not read
 _CARRY = max(len(strict) for strict, _ in STRICT_TO_TRANSITIONAL)
+_TARGET = re.compile(rb'(\bTarget\s*=\s*["\'])([^"\']*)')
+_BACKSLASH_TARGET = re.compile(rb'\bTarget\s*=\s*["\'][^"\']*\\')
 
 
 def _name(name: str) -> str:
@@ -140,12 +146,26 @@ def _translate(data: bytes) -> bytes:
     return data
 
 
+def _slash_targets(data: bytes) -> bytes:
+    """A relationships part with each ``Target`` written with ``/`` (``xl\\worksheets\\...``
+    is the same part to Excel)."""
+    return _TARGET.sub(lambda m: m[1] + m[2].replace(b"\\", b"/"), data)
+
+
 def _copy(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, out: IO[bytes], strict: bool, left: list[int]
 ) -> None:
     """Stream one entry into ``out``, translating namespaces when ``strict``; ``left`` is the
-    one-element budget of uncompressed bytes still allowed (mutated)."""
+    one-element budget of uncompressed bytes still allowed (mutated). A small relationships
+    part is read whole, its targets written with ``/``."""
     carry = b""
+    if _name(info.filename).endswith(".rels") and info.file_size <= _MAX_REFS_PART:
+        data = archive.read(info)
+        left[0] -= len(data)
+        if left[0] < 0:
+            raise OverflowError
+        out.write(_slash_targets(_translate(data) if strict else data))
+        return
     with archive.open(info) as src:
         while chunk := src.read(_CHUNK):
             left[0] -= len(chunk)
@@ -199,7 +219,11 @@ def normalised_copy(path: Path, max_unpacked: int) -> IO[bytes] | None:
     out: IO[bytes] | None = None
     try:
         with zipfile.ZipFile(path) as archive:
-            backslash = any("\\" in info.filename for info in archive.infolist())
+            backslash = any("\\" in info.filename for info in archive.infolist()) or any(
+                _BACKSLASH_TARGET.search(archive.read(info))
+                for info in archive.infolist()
+                if info.filename.lower().endswith(".rels") and info.file_size <= _MAX_REFS_PART
+            )
             strict = is_strict(archive)
             renames = case_renames(archive)
             if not (backslash or strict or renames):

@@ -27,6 +27,9 @@ generated templates and pivots, and by the figures of the real workbooks staying
    grand total row, group heads above their rows in outline form (a label in the first
    column and none in the second; the rows have none in the first) are left out when each
    head is the sum of its rows in every numeric column.
+7. **A total line without a label**: the last row with numbers, holding numbers only, whose
+   every number is its column's sum over all the data rows above (each of which has a label),
+   is a total row.
 """
 
 from __future__ import annotations
@@ -343,3 +346,31 @@ def outline_heads(cells: Cells, data_rows: list[int], c1: int, c2: int) -> list[
         ):
             return []
     return heads
+
+
+def has_number(cells: Cells, r: int, c1: int, c2: int) -> bool:
+    """Whether row ``r`` holds a number of its own in columns ``c1..c2``."""
+    return any(_number(cells, r, c) for c in range(c1, c2 + 1))
+
+
+def unlabelled_total(cells: Cells, r: int, c1: int, c2: int, data_rows: list[int]) -> bool:
+    """Whether row ``r`` (a table's last row with a number) is a total line without a label
+    (rule 7): it holds numbers only, each data row above it (two or more) has a label (text
+    or a date), and each number of ``r`` is its column's sum over all those rows, one at
+    least not zero. No data row is that by chance in every column."""
+    row = [cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None]
+    if len(data_rows) < 2 or not row or any(cell.kind is not CellKind.NUMBER for cell in row):
+        return False
+    keys = (CellKind.TEXT, CellKind.DATE, CellKind.DATETIME)
+    labelled = (
+        any(
+            (cell := cells.get((q, c))) is not None and cell.kind in keys for c in range(c1, c2 + 1)
+        )
+        for q in data_rows
+    )
+    if not all(labelled):
+        return False
+    own = {c: v for c in range(c1, c2 + 1) if (v := _number(cells, r, c)) or (r, c) in cells}
+    return any(own.values()) and all(
+        _close(v, sum(_number(cells, q, c) for q in data_rows)) for c, v in own.items()
+    )

@@ -45,7 +45,7 @@ from openpyxl.worksheet.table import Table
 from openpyxl.xml.functions import fromstring
 
 from orchestrator.spreadsheet.errors import CorruptFileError, SpreadsheetTooLargeError
-from orchestrator.spreadsheet.package import normalised_copy
+from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import (
     CellKind,
     RawCell,
@@ -55,7 +55,6 @@ from orchestrator.spreadsheet.raw import (
     kind_of,
 )
 
-_FULL_CALC = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*\bfullCalcOnLoad\s*=\s*[\"'](?:1|true)[\"']")
 #: ``<calcPr calcMode="manual">``: the writer asked Excel not to recalculate. XlsxWriter's
 #: ``set_calc_mode("manual")`` writes it without ``fullCalcOnLoad``, with 0 as every formula's
 #: cached result; an Excel-saved manual workbook keeps real (possibly stale) results.
@@ -158,7 +157,7 @@ class XlsxBook:
         # read the file's own <calcPr>: openpyxl's CalcProperties defaults fullCalcOnLoad to
         # True when the element is absent, which would mark every Excel-saved file
         if self._full_calc is None:
-            self._full_calc = bool(_FULL_CALC.search(self._workbook_xml()))
+            self._full_calc = bool(FULL_CALC.search(self._workbook_xml()))
         return self._full_calc
 
     @property

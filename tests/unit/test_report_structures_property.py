@@ -5,9 +5,12 @@ the right total, and never totals the codes.
 Hypothesis draws the data (amounts, codes that repeat, names), a code column's header (in
 English or Chinese), and any combination of structures: a merged title, a template
 placeholder row, a header repeated under a merged section title, a record merged over two
-rows, a totals row (``Total``/``合 计``), footer rows (``Prepared by:``/``制表人：``); or a
-pivot of groups with subtotals and a grand total. The expected figures are computed here from
-the drawn data.
+rows, a totals row (``Total``/``合 计``/``小计``/``Grand total``..., its label in the first or
+the second column, or no label at all), footer rows (``Prepared by:``/``制表人：``); or a pivot
+of groups with subtotals and a grand total. Codes are numbers or text with leading zeros
+(``000123``); amounts are numbers or text with a currency and separators (``$1,234.50``,
+``¥1,234.50``), total and subtotal rows included (round 11). The expected figures are
+computed here from the drawn data.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from orchestrator.spreadsheet import read_workbook
 from workflows.excel_report.analysis import analyse
 
 EXAMPLES = 60
-STRUCTURES = ("title", "placeholder", "sections", "merged_record", "totals", "footer")
+STRUCTURES = ("title", "placeholder", "sections", "merged_record", "totals", "footer", "bare_total")
+TOTAL_LABELS = ("Total", "合 计", "合计", "小计", "总计", "總計", "Sum", "Grand total", "TOTAL:")
+#: How an amount is written: as a number, or as text with a currency and separators.
+MONEY = {
+    "number": lambda v: v,
+    "dollar": lambda v: f"${v:,.2f}",
+    "yen": lambda v: f"¥{v:,.2f}",
+    "usd": lambda v: f"USD {v:,.2f}",
+}
 CODE_NAMES = ("品牌名称", "货币单位", "Brand", "Currency unit", "类型", "Status")
 
 amount = st.integers(1, 500_000).map(lambda cents: cents / 100)
@@ -43,6 +54,10 @@ def tables(draw: st.DrawFn) -> dict:
         "code_name": draw(st.sampled_from(CODE_NAMES)),
         "structures": draw(st.sets(st.sampled_from(STRUCTURES))),
         "chinese": draw(st.booleans()),
+        "total_label": draw(st.sampled_from(TOTAL_LABELS)),
+        "label_column": draw(st.sampled_from((0, 1))),
+        "text_codes": draw(st.booleans()),
+        "money": draw(st.sampled_from(sorted(MONEY))),
     }
 
 
@@ -60,18 +75,24 @@ def _write(path: Path, case: dict) -> None:
     if "placeholder" in kinds:
         rows.append(["{{item.name}}", "{{item.code}}", "{{item.value}}"])
     half = len(case["values"]) // 2
+    money = MONEY[case["money"]]
     for i, (code, value) in enumerate(zip(case["codes"], case["values"], strict=True)):
         if "sections" in kinds and i == half:
             rows.append(["第二部分" if case["chinese"] else "Part two", None, None])
             merges.append(f"A{len(rows)}:C{len(rows)}")
             rows.append(list(head))
-        rows.append([f"n{i}", code, value])
+        rows.append([f"n{i}", f"{code:06d}" if case["text_codes"] else code, money(value)])
         if "merged_record" in kinds and i == 0:
             rows.append([None, None, None])
             r = len(rows)
             merges += [f"A{r - 1}:A{r}", f"B{r - 1}:B{r}", f"C{r - 1}:C{r}"]
+    total = money(round(sum(case["values"]), 2))
     if "totals" in kinds:
-        rows.append(["合 计" if case["chinese"] else "Total", None, round(sum(case["values"]), 2)])
+        label: list[object] = [None, None]
+        label[case["label_column"]] = case["total_label"]
+        rows.append([*label, total])
+    elif "bare_total" in kinds:
+        rows.append([None, None, total])
     if "footer" in kinds:
         rows.append(["制表人：张三" if case["chinese"] else "Prepared by: Alice"])
     for row in rows:
@@ -85,15 +106,16 @@ def _write_pivot(path: Path, case: dict) -> list[float]:
     """Groups by code, each a subtotal row over its children, and a grand total row."""
     wb = XlWorkbook()
     ws = wb.active
+    money = MONEY[case["money"]]
     ws.append(["行标签" if case["chinese"] else "Row Labels", "Sum of Value"])
     leaves: list[float] = []
     for code in sorted(set(case["codes"])):
         children = [v for c, v in zip(case["codes"], case["values"], strict=True) if c == code]
-        ws.append([f"G{code}", round(sum(children), 2)])
+        ws.append([f"G{code}", money(round(sum(children), 2))])
         for k, value in enumerate(children):
-            ws.append([f"  item {k}", value])
+            ws.append([f"  item {k}", money(value)])
         leaves += children
-    ws.append(["总计" if case["chinese"] else "Grand Total", round(sum(leaves), 2)])
+    ws.append(["总计" if case["chinese"] else "Grand Total", money(round(sum(leaves), 2))])
     wb.save(path)
     return leaves
 
