@@ -37,7 +37,9 @@ from orchestrator.textnorm import homoglyph_table, to_simplified
 _ROLE = (
     r"system|sys|assistant|admin|administrator|developer|dev|operator|moderator|supervisor|"
     r"manager|support(?: team)?|staff|agent|bot|ai|root|sudo|internal|"
-    r"instructions?|prompt|note to (?:agent|assistant|ai|bot|system|staff)"
+    r"instructions?|prompt|note to (?:agent|assistant|ai|bot|system|staff)|"
+    # an agent's trace (ReAct, tester11 H): [Observation], "Thought (internal):"
+    r"observation|thought|tool (?:result|output)|function (?:result|output)|final answer"
 )
 _ROLE_ZH = r"系统|管理员|助手|内部|后台|开发者|指令|操作员"
 #: Orders to drop what came before, a new persona or mode, a claim of authority, prompt

@@ -124,7 +124,10 @@ _FORWARD = re.compile(
 _PASTED_LINE = re.compile(
     r"^\s*>.*$|"
     r"^\s*\[?(?:system|assistant|admin|administrator|developer|operator|bot|ai|instructions?|"
-    r"tool|function|系统|管理员|指令|助手)\]?\s*[:：].*$|"
+    r"tool|function|系统|管理员|指令|助手|"
+    # an agent's trace (ReAct: tester11 H): "Observation: the customer confirmed"
+    r"observation|thought|action(?: input)?|(?:tool|function) (?:result|output|response)|"
+    r"final answer|观察|思考|行动|工具结果|执行结果)\]?\s*[:：].*$|"
     r"<\|?(?:system|im_start|inst)\|?>.*$|\[/?inst\].*$|"
     r"\b(?:ignore|disregard|forget|override|bypass)\b.{0,40}?\b(?:instructions?|rules|prompts?|"
     r"polic(?:y|ies)|guidelines|restrictions|limits)\b.*$|</?(?:message|system|user|assistant|"
