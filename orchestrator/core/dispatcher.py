@@ -28,6 +28,7 @@ from orchestrator.core.events import (
 from orchestrator.core.gateway import CallSummary, ModelGateway
 from orchestrator.core.workflow import HandoffWorkflow, Workflow, WorkflowContext
 from orchestrator.exceptions import (
+    HandoffError,
     ModelCallError,
     ServerUnavailableError,
     StorageError,
@@ -526,6 +527,9 @@ class Orchestrator:
     ) -> NoReturn:
         """Record a run that raised ``exc`` (a bug, or the workflow's database failing) as
         ``failed``, then raise it (as a :class:`StorageError` where it is the database's)."""
+        if isinstance(exc, HandoffError):  # decided already, nothing waits: a refusal (tester11 J)
+            await self.store.afinish_request(request.id, "rejected", error=str(exc)[:2000])
+            raise exc
         storage = _storage_failure(exc, workflow)
         if storage is None:
             logger.exception("request %s crashed in workflow %s", request.id, workflow.name)
