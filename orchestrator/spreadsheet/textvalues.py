@@ -48,11 +48,31 @@ DateOrder = Literal["dmy", "mdy"]
 
 CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫₱₴₦"
 _CODES = r"USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|SEK|NOK|DKK|PLN|INR|KRW|RUB|BRL|MXN|TWD|SGD|NZD"
+#: Chinese names of currencies (``人民币1,234.50元``, ``100美元``), Simplified and Traditional,
+#: and the symbol each stands for.
+_NAMED = {
+    "人民币": "¥",
+    "人民幣": "¥",
+    "美元": "$",
+    "美金": "$",
+    "欧元": "€",
+    "歐元": "€",
+    "英镑": "£",
+    "英鎊": "£",
+    "日元": "円",
+    "日圓": "円",
+    "日币": "円",
+    "日幣": "円",
+    "港币": "HK$",
+    "港幣": "HK$",
+    "港元": "HK$",
+}
+_NAMES = "|".join(sorted(_NAMED, key=len, reverse=True))
 #: Currency markers: symbols, ISO codes, and prefixed dollars and yuan (``US$``, ``HK$``,
 #: ``NT$``, ``A$``, ``CN¥``, ``RMB¥``), ``Rs.``, ``元``, ``円``...
 _CUR = (
     rf"(?:(?:US|HK|NT|AU|CA|NZ|MX|SG|[ACRS])\$|(?:CN|RMB|JP)[¥￥]|[{CURRENCY_SYMBOLS}]|"
-    rf"(?:{_CODES})\b|(?:kr|zł|元|円|Rs\.?|Fr\.))"
+    rf"(?:{_CODES})\b|(?:{_NAMES}|kr|zł|元|円|Rs\.?|Fr\.))"
 )
 #: Size units (``1.2万``, ``1.5亿``, ``$1.2M``, ``300K``, ``2.5bn``) and their multipliers.
 MULTIPLIERS = {
@@ -97,6 +117,7 @@ _SAME_CURRENCY = {
     "RS": "₹",
     "RS.": "₹",
     "KRW": "₩",
+    **_NAMED,
 }
 #: What an accounting format or an export writes for "no value": a dash, ``$ -``, ``n/a``.
 _PLACEHOLDER = re.compile(

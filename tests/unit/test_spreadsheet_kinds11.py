@@ -197,6 +197,8 @@ def _money(fmt: str, values: list[float]) -> list[str]:
                     str.maketrans("0123456789,.", "０１２３４５６７８９，．")
                 ),
                 "yuan": f"{sign}{us}元",
+                "rmb_words": f"人民币{sign}{us}元",
+                "usd_zh": f"{sign}{us}美元",
             }[fmt]
         )
     return out
@@ -314,6 +316,8 @@ TABLES: list[tuple[str, list[Row], tuple[str, ...], list[Expected]]] = [
             ("minus_dollar", "Sum"),
             ("fullwidth", "总计"),
             ("yuan", "none"),
+            ("rmb_words", "合计"),
+            ("usd_zh", "none"),
         ]
     ),
     (
