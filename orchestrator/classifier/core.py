@@ -71,7 +71,7 @@ from orchestrator.classifier.decide import (
     tier_record,
 )
 from orchestrator.classifier.engine import CompiledRules, built_once, normalise
-from orchestrator.classifier.fit_semantic import examples_tier
+from orchestrator.classifier.fit_semantic import ExampleTier, example_files, examples_tier
 from orchestrator.classifier.inputs import InvalidTextError, checked_input
 from orchestrator.classifier.learned import FastScorer, LearnedModel, shared_model
 from orchestrator.classifier.loader import (
@@ -142,6 +142,8 @@ class _State:
     fast_on: bool = False
     #: the fixed tail of the fast tier's note (`` >= fast_min 0.8``)
     fast_note: str = ""
+    #: the user examples' tier that ``fit --examples`` wrote beside the model, if any
+    examples: ExampleTier | None = None
     #: ``(framing, attachments, channel)`` -> its reads (:meth:`RuleClassifier._frame_of`):
     #: requests of one template share a framing, which reads the same every time
     frame_reads: dict[tuple[str, tuple[str, ...], str | None], FrameRead] = field(
@@ -196,7 +198,7 @@ class RuleClassifier(HotReloaded[_State]):
         semantic: bool | SemanticTier | None = None,
         routes: Sequence[RouteSpec] = (),
     ) -> None:
-        self.examples_tier = examples_tier(model_path, semantic)
+        self._examples_from = (model_path, semantic)  # the example indexes: _load, watched
         if semantic is None:
             semantic = enabled_by_env()
         self.semantic: SemanticTier | None = (
@@ -227,9 +229,10 @@ class RuleClassifier(HotReloaded[_State]):
             calibration_path, default_calibration_path(), packaged=packaged
         )
         self.model_path = companion_path(model_path, default_model_path(), packaged=packaged)
+        files = (self.rules_path, self.calibration_path, self.model_path)
         self._live = HotReloader(
             self._load,
-            [p for p in (self.rules_path, self.calibration_path, self.model_path) if p is not None],
+            [*(p for p in files if p is not None), *example_files(*self._examples_from)],
             interval_s=reload_interval,
             what="rules",
             version=lambda state: state.version,
@@ -274,6 +277,7 @@ class RuleClassifier(HotReloaded[_State]):
             scorer,
             fast_on=scorer is not None and thresholds.fast_min <= 1.0,
             fast_note=f" >= fast_min {thresholds.fast_min}",
+            examples=examples_tier(*self._examples_from),
         )
 
     @property
@@ -295,6 +299,11 @@ class RuleClassifier(HotReloaded[_State]):
     def thresholds(self) -> Thresholds:
         """The live thresholds."""
         return self._state.thresholds
+
+    @property
+    def examples_tier(self) -> ExampleTier | None:
+        """The live tier over the user examples (reloaded with the model after a new fit)."""
+        return self._state.examples
 
     @property
     def model(self) -> LearnedModel | None:

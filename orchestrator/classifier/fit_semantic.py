@@ -244,16 +244,24 @@ class ExampleTier:
         return record, ((route, None, scores[route]) if route is not None else None)
 
 
+def example_files(model_path: Path | str | bool | None, semantic: object) -> tuple[Path, ...]:
+    """Where ``fit --examples`` writes its example indexes beside ``model_path`` (:data:`FILE`,
+    :data:`.fit_lexical.FILE`; present or not), for the classifier to load and watch; none when
+    no model file is named or ``semantic`` is False."""
+    if semantic is False or isinstance(model_path, bool) or model_path is None:
+        return ()
+    folder = Path(model_path).parent
+    return folder / FILE, folder / LEXICAL_FILE
+
+
 def examples_tier(model_path: Path | str | bool | None, semantic: object) -> ExampleTier | None:
     """The tier over the user examples that ``fit --examples`` wrote beside ``model_path``
-    (:data:`FILE`, :data:`.fit_lexical.FILE`), or None: neither file, no model file named, or
-    ``semantic`` is False."""
-    if semantic is False or isinstance(model_path, bool) or model_path is None:
+    (:func:`example_files`), or None: neither file, no model file named, or ``semantic`` is
+    False."""
+    files = example_files(model_path, semantic)
+    if not any(p.exists() for p in files):
         return None
-    folder = Path(model_path).parent
-    path, lexical = folder / FILE, folder / LEXICAL_FILE
-    if not path.exists() and not lexical.exists():
-        return None
+    path, lexical = files
     return ExampleTier(
         path if path.exists() else None, lexical=lexical if lexical.exists() else None
     )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.classifier import fit_lexical, fit_semantic
+from orchestrator.classifier import RuleClassifier, fit_lexical, fit_semantic
+from orchestrator.classifier.core import default_model_path
 from orchestrator.classifier.fit_lexical import LexicalIndex
 from orchestrator.classifier.fit_lexical import fit_lexical as fit_index
 from orchestrator.routes import FALLBACK, Route
@@ -84,3 +85,18 @@ def test_the_tier_reads_the_lexical_file_beside_the_fitted_model(index, tmp_path
     assert tier is not None
     record, decided = tier.consult("我的打印机坏了")
     assert decided is None and not record.consulted and "not an examples index" in record.note
+
+
+def test_a_new_fit_s_index_is_reloaded_like_the_model(index, tmp_path) -> None:
+    """The example indexes are watched with the rules, calibration and model: a running
+    classifier takes up the index a new ``fit --examples`` writes, without a restart."""
+    model = tmp_path / "learned.v2.npz"
+    model.write_bytes(default_model_path().read_bytes())
+    clf = RuleClassifier(model_path=model, reload_interval=0)
+    assert clf.examples_tier is None  # no fit yet
+    index.save(tmp_path / fit_lexical.FILE)
+    clf.classify_text("hello")  # a request looks at the files
+    assert clf.examples_tier is not None
+    (tmp_path / fit_lexical.FILE).unlink()
+    clf.classify_text("hello")
+    assert clf.examples_tier is None
