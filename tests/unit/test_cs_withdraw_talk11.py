@@ -2,11 +2,14 @@
 "should I withdraw my refund request?", "cancel my refund? no way", "if you can't do it today,
 I withdraw my refund request", 撤回退款申请？不可能, 以后还能撤回退款申请吗？, "Is my refund request
 still open?" withdrew the waiting refund (as a change: any message of no benign kind made it
-stale). Now a message that names the write beside a withdrawal word but is no withdrawal
-(``withdrawing.talks_of_withdrawing``: a question, a refusal, a condition; someone else's words
-are kind O's) keeps it waiting, noted for the person; "if you can't …" is a condition; "open",
-"pending" are status words. The customer's own withdrawals and changes still end it, and so do
-cs10's changes (``cs_waiting10.toml``). Cases in ``tests/data/cases/cs_withdraw_talk11.toml``.
+stale); so did a message about something else ("where is ORD-<another>?", "can I speak to a
+human?", 运费怎么算？). Now a message that names the write beside a withdrawal word but is no
+withdrawal (``withdrawing.talks_of_withdrawing``: a question, a refusal, a condition; someone
+else's words are kind O's) keeps it waiting, noted for the person; "if you can't …" is a
+condition; "open", "pending" are status words; a message with no word that may change a
+write, no figure, no negation and not the waiting order (``withdrawing.elsewhere``) keeps it
+waiting. The customer's own withdrawals and changes still end it, and so do cs10's changes
+(``cs_waiting10.toml``). Cases in ``tests/data/cases/cs_withdraw_talk11.toml``.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ _REFUND = {"tool": "start_refund", "arguments": {"order_id": "ORD-100555"}}
 
 
 def test_talk_of_withdrawing_keeps_the_refund_waiting() -> None:
-    ended = [m for m in CASES["kept"] if waiting_decision(m, _REFUND) != "kept"]
-    assert not ended, (f"{len(ended)} of {len(CASES['kept'])} ended the refund", ended)
+    kept = CASES["kept"] + CASES["elsewhere"]
+    ended = [m for m in kept if waiting_decision(m, _REFUND) != "kept"]
+    assert not ended, (f"{len(ended)} of {len(kept)} ended the refund", ended)
     kept = [m for m in CASES["not_kept"] if waiting_decision(m, _REFUND) == "kept"]
     assert not kept, (f"{len(kept)} of {len(CASES['not_kept'])} kept waiting", kept)
     changes = tables("cs_waiting10.toml")["change"]

@@ -306,6 +306,39 @@ def talks_of_withdrawing(message: str, action: dict[str, Any] | None) -> bool:
     return bool(_WITHDRAW_VERB.search(own) and _NOUNS[intent].search(own))
 
 
+#: Words that may change a waiting write: its kinds, remedies, amounts and parts, a contrast
+#: ("instead", "rather", 而是), a change of mind. A message with none of them, no figure, no
+#: negation and not naming the waiting order is about something else (:func:`elsewhere`).
+_CHANGE_WORDS = re.compile(
+    r"\b(?:refund\w*|reimburs\w*|money|cash|amount|half|part\w*|full|whole|credit|voucher|"
+    r"coupon|gift ?card|exchange\w*|replac\w*|swap\w*|instead|rather|prefer\w*|chang\w*|cancel\w*|"
+    r"address\w*|return\w*|back|keep\w*|mind|mistake|wrong|withdr\w*|stop\w*|drop\w*|forget\w*|"
+    r"scratch|only|just|actually|anymore|longer)\b|退|款|钱|换|改|取消|地址|一半|部分|全额|券|积分|余额|"
+    r"而是|还是|算了|撤|不要|不用|只|留",
+    re.I,
+)
+
+
+def elsewhere(message: str, action: dict[str, Any] | None) -> bool:
+    """Whether ``message`` is about something other than the waiting write (tester11 I: "where
+    is ORD-…?" of another order, "can I speak to a human?", "What are your opening hours?",
+    运费怎么算？): no word that may change a write (:data:`_CHANGE_WORDS`), no figure besides
+    another order's id, no negation, and not the waiting order's id. It keeps the write
+    waiting (noted for the person); anything else is read as before."""
+    order_id = str(((action or {}).get("arguments") or {}).get("order_id") or "").upper()
+    own = own_words(normalise(message)).lower()
+    ids = read_signals(message).order_ids
+    bare = re.sub(r"(?<![a-z0-9])ord[-\s_]?\d+", " ", own)
+    return not (
+        order_id in ids
+        or _CHANGE_WORDS.search(bare)
+        or re.search(r"\d", bare)
+        or _NEG_EN.search(bare)
+        or _NEG_ZH.search(_NOT_NEG_ZH.sub("  ", bare))
+        or not re.search(r"\w", bare)
+    )
+
+
 def _insists(own: str, intent: str, withdrawn: list[tuple[int, int]]) -> bool:
     """Whether the customer's own words (not negated) still want the write, or wait calmly,
     outside the ``withdrawn`` spans ("I want the refund" in "I want the refund cancelled")."""
@@ -368,11 +401,13 @@ def waiting_decision(message: str, action: dict[str, Any] | None) -> str:
     """What a customer's ``message`` does to the write ``action`` that waits for a person:
     ``amended`` (a change, or a message of no benign kind: the write is stale, tester9 F4 /
     9b F4), ``withdrawn`` (their own withdrawal, :func:`withdraws`), or ``kept`` (it keeps
-    waiting): a benign message, someone else's or machine-addressed text (kind O, cs11), or
-    talk of withdrawing that is no withdrawal (a question, a refusal: tester11 I)."""
+    waiting): a benign message, someone else's or machine-addressed text (kind O, cs11),
+    talk of withdrawing that is no withdrawal (a question, a refusal: tester11 I), or a
+    message about something else (:func:`elsewhere`: another order, a person, opening hours)."""
     withdrawn, changed = withdraws(message, action), amends(message, action)
     kept = not_own_answer(message) or (
-        talks_of_withdrawing(message, action) and not (withdrawn or changed)
+        (talks_of_withdrawing(message, action) or elsewhere(message, action))
+        and not (withdrawn or changed)
     )
     if not kept and (changed or not (withdrawn or keeps_waiting(message, action))):
         return "amended"
