@@ -79,6 +79,12 @@ class RouteSpec(BaseModel):
         titles: What a reply calls a request of this route, per language (``{"en": "a
             spreadsheet report", "zh": "表格报表"}``): another workflow names a part it did
             not run with it (:meth:`title`).
+        own_things: A regex (the ``regex`` module, case-insensitive, on the folded text) of
+            the things this route's desk deals in (its orders, parcels, accounts...), or None.
+            With it, a decision for this route that the fast tier gave less than even odds,
+            with no positive decisive rule of the route behind it and none of these things
+            named, falls back (``low_confidence``): an unsure guess on a question about
+            something else (issue 46 item 9, round 12). An allow-list, not a list of others.
         line: Line of the table in the routes file (set by the loader).
     """
 
@@ -95,6 +101,7 @@ class RouteSpec(BaseModel):
     holds_threads: bool = False
     floors: dict[str, float] = Field(default_factory=dict)
     titles: dict[str, str] = Field(default_factory=dict)
+    own_things: str | None = None
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("name")

@@ -69,6 +69,7 @@ from orchestrator.classifier.decide import (
     rule_scores,
     rules_decision,
     tier_record,
+    unsupported,
 )
 from orchestrator.classifier.engine import CompiledRules, built_once, normalise
 from orchestrator.classifier.fit_semantic import ExampleTier, example_files, examples_tier
@@ -710,6 +711,9 @@ class RuleClassifier(HotReloaded[_State]):
                 )
             )
             confidence, calibrated = round(evidence[route], 4), False
+        if not why and (gate := unsupported(compiled, route, fast_tier, ev, norm)):
+            reason, confidence = f"{gate[0]}; it fell back ({reason})", gate[1]
+            route, why, secondary, calibrated = FALLBACK, "low_confidence", (), False
         semantic_tier = self._semantic_off
         if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not ev.tie:
             decided = None

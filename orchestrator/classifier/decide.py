@@ -537,6 +537,44 @@ def overrule(
     return None
 
 
+#: The fast tier's probability under which a decision for a route that declares
+#: ``own_things`` needs one of them named, or a positive decisive rule of it, to stand
+#: (:func:`unsupported`; issue 46 item 9, round 12: chosen on the spent rounds and dev12).
+OWN_UNSURE = 0.5
+
+
+def unsupported(
+    compiled: CompiledRules, route: Route, fast_tier: TierContribution, ev: RuleEvidence, norm: str
+) -> tuple[str, float] | None:
+    """Why a decision for ``route`` is an unsure guess on something else, in words, and the
+    fallback's confidence (``1 - p``, ``p`` the fast tier's probability of ``route``); None
+    when the decision stands.
+
+    It is one when ``route`` declares :attr:`~orchestrator.routes.RouteSpec.own_things`, the
+    fast tier ran and gave ``route`` less than :data:`OWN_UNSURE`, no positive decisive rule of
+    ``route`` fired (unless overridden), and ``norm`` (the folded text) names none of the
+    route's own things. A safe default, not a list of other businesses: the customer-service
+    desk takes such a decision only when something of its own is asked about.
+    """
+    pattern = compiled.own_things.get(route)
+    p = fast_tier.scores.get(route) if fast_tier.consulted else None
+    if pattern is None or p is None or p >= OWN_UNSURE:
+        return None
+    overridden = {rule_id for r in ev.decisive for rule_id in r.overrides}
+    if any(r.route == route and not r.negative and r.id not in overridden for r in ev.decisive):
+        return None
+    try:
+        if pattern.search(norm, timeout=compiled.regex_timeout_s) is not None:
+            return None
+    except TimeoutError:
+        return None  # the text was not read: the decision stands as it was
+    return (
+        f"unsure {route} (fast tier p={p:.4f} < {OWN_UNSURE}) with no positive decisive rule "
+        f"of it and none of its own things named",
+        round(1.0 - p, 4),
+    )
+
+
 def part_decides(
     part: Classification, whole: Classification, how: str, cut: str = ""
 ) -> Classification:

@@ -192,6 +192,8 @@ class CompiledRules:
     attachment_routes: frozenset[Route] = frozenset()
     #: the declared routes (``[[route]]`` tables, then routes declared in Python)
     specs: tuple[RouteSpec, ...] = ()
+    #: per route, its compiled :attr:`~orchestrator.routes.RouteSpec.own_things` (when declared)
+    own_things: dict[Route, regex.Pattern[str]] = field(default_factory=dict)
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -274,6 +276,7 @@ class CompiledRules:
             wraps_content=_wraps_content(rules_file, path),
             attachment_routes=frozenset(r.route for r in rules if r.attachments),
             specs=rules_file.route,
+            own_things=_own_things(rules_file, path),
         )
 
     def decisive_may_fire(self, text: str, route: Route) -> bool:
@@ -542,6 +545,25 @@ def _wraps_content(rules_file: RulesFile, path: Path | str) -> Route | None:
         return the_route(rules_file.route, "wraps_content")
     except ValueError as exc:
         raise RulesError(path, None, str(exc)) from exc
+
+
+def _own_things(rules_file: RulesFile, path: Path | str) -> dict[Route, regex.Pattern[str]]:
+    """Each declared route's ``own_things`` pattern, compiled and probed as a rule's regex.
+
+    Raises:
+        RulesError: A pattern does not compile, matches the empty string or backtracks
+            catastrophically.
+    """
+    return {
+        s.name: compile_rule_regex(
+            path,
+            Rule(
+                id=f"{s.name}.own_things", route=s.name, weight=0.5, regex=s.own_things
+            ).model_copy(update={"line": s.line}),
+        )
+        for s in rules_file.route
+        if s.own_things
+    }
 
 
 #: :func:`built_once`'s tables, by (rules file, content hash, declared routes); the last 8.
