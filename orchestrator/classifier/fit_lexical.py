@@ -16,21 +16,21 @@ fallback, and takes a new route when the similarity of its nearest example
 among them). The route's examples include its declaration (the clauses of its description,
 its keywords: :func:`~.fit_routes.declared_rows`). It never takes a request from a built-in route.
 
-Each route's thresholds are the score at the ``1 - BUDGET`` quantile of a sample of built-in
-tune requests, one for English and one for Chinese texts (:data:`SAMPLE` of each, by hash of
-the id), at least :data:`FLOOR`: at most about :data:`BUDGET` of built-in requests could be
-taken, and only those the other tiers left to fallback.
+Each route's thresholds are fitted on a sample of built-in tune requests, one for English and
+one for Chinese texts (:data:`FIT`, a :class:`ThresholdFit`: the score at the ``1 - budget``
+quantile, at least ``floor``): at most about ``budget`` of built-in requests could be taken,
+and only those the other tiers left to fallback.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -45,21 +45,48 @@ FILE = "examples.lexical.npz"
 N_FEATURES = 1 << 16
 #: Character n-gram lengths (within words; a Chinese run is one word).
 NGRAMS = (2, 4)
-#: Share of the built-in sample a route's threshold lets through (0.002 of 0.002 and 0.005: on
-#: the spent rounds' held-out files, 0.005 routed 2 more of 156 phrasings and took twice as
-#: many built-in requests, all of them wrongly; benchmarks/results/
-#: classifier_fit_examples_2026-12-06b.md).
-BUDGET = 0.002
-#: Least threshold (cosine similarity; Chinese texts score low, see :func:`script`).
-FLOOR = 0.1
 #: Nearest examples of a route whose mean similarity is its score here (1 of 1, 2, 3 on the
 #: spent rounds: one close example is evidence enough for a character match).
 NEAREST = 1
 #: The same for :mod:`.fit_semantic` (MiniLM: the mean of the 3 nearest).
 TOP_K = 3
-#: Built-in tune rows of each script (the first by hash of the id) the thresholds are fitted on.
-SAMPLE = 1000
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class ThresholdFit:
+    """How a new route's threshold is fitted on built-in tune requests (this index's and
+    :mod:`.fit_semantic`'s): the score at the ``1 - budget`` quantile of a fixed sample of
+    them, at least ``floor``, so that at most about ``budget`` of them reach it.
+
+    Attributes:
+        budget: Share of the sample a threshold lets through (0 to 1).
+        floor: Least threshold (cosine similarity).
+        sample: Built-in requests of a script in the sample (the first by hash of the id).
+    """
+
+    budget: float
+    floor: float
+    sample: int
+
+    def sample_of(self, rows: Sequence[LabelledRequest], lang: str) -> list[str]:
+        """The texts of the first :attr:`sample` of ``rows`` (by SHA-256 of the id) whose
+        :func:`script` is ``lang``."""
+        ranked = sorted(rows, key=lambda r: hashlib.sha256(r.id.encode()).digest())
+        return [r.text for r in ranked if script(r.text) == lang][: self.sample]
+
+    def threshold(self, scores: Sequence[float]) -> float:
+        """The threshold over the sample's ``scores`` for one route, to 4 places (``floor``
+        for no scores)."""
+        cut = float(np.quantile(scores, 1.0 - self.budget)) if len(scores) else self.floor
+        return round(max(self.floor, cut), 4)
+
+
+#: This index's thresholds: a budget of 0.002 (of 0.002 and 0.005: on the spent rounds'
+#: held-out files, 0.005 routed 2 more of 156 phrasings and took twice as many built-in
+#: requests, all of them wrongly; benchmarks/results/classifier_fit_examples_2026-12-06b.md),
+#: a floor of 0.1 (Chinese texts score low, see :func:`script`), 1000 texts of each script.
+FIT = ThresholdFit(budget=0.002, floor=0.1, sample=1000)
 
 
 def script(text: str) -> str:
@@ -159,16 +186,14 @@ class LexicalIndex:
 
     def save(self, path: Path) -> None:
         """Write the index to ``path`` (an ``.npz``)."""
-        names = sorted(self.thresholds)
+        routes = route_arrays(thresholds=self.thresholds, zh_thresholds=self.zh_thresholds)
         with path.open("wb") as handle:
             np.savez_compressed(
                 handle,
                 texts=np.array(self.texts),
                 labels=np.array(self.labels),
                 idf=self.idf,
-                names=np.array(names),
-                thresholds=np.array([self.thresholds[n] for n in names]),
-                zh_thresholds=np.array([self.zh_thresholds[n] for n in names]),
+                **routes,
             )
 
     @classmethod
@@ -178,21 +203,60 @@ class LexicalIndex:
         Raises:
             UserError: The file cannot be read as such an index.
         """
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                names = [Route(str(n)) for n in z["names"]]
-                idf = np.asarray(z["idf"], dtype=np.float32)
-                if idf.shape != (N_FEATURES,):
-                    raise ValueError(f"idf of shape {idf.shape}")
-                return cls(
-                    texts=[str(t) for t in z["texts"]],
-                    labels=[Route(str(x)) for x in z["labels"]],
-                    idf=idf,
-                    thresholds=dict(zip(names, map(float, z["thresholds"]), strict=True)),
-                    zh_thresholds=dict(zip(names, map(float, z["zh_thresholds"]), strict=True)),
-                )
-        except (OSError, KeyError, ValueError) as exc:
-            raise UserError(f"{path}: not an examples index written by fit ({exc})") from None
+
+        def build(z: Mapping[str, np.ndarray]) -> LexicalIndex:
+            idf = np.asarray(z["idf"], dtype=np.float32)
+            if idf.shape != (N_FEATURES,):
+                raise ValueError(f"idf of shape {idf.shape}")
+            return cls(
+                texts=[str(t) for t in z["texts"]],
+                labels=labels_of(z),
+                idf=idf,
+                thresholds=per_route(z, "thresholds"),
+                zh_thresholds=per_route(z, "zh_thresholds"),
+            )
+
+        return read_index(path, build)
+
+
+T = TypeVar("T")
+
+
+def read_index(path: Path, build: Callable[[Mapping[str, np.ndarray]], T]) -> T:
+    """``build`` over the arrays of the ``.npz`` at ``path`` (no pickles): how the example
+    indexes (this one and :class:`~.fit_semantic.ExampleIndex`) are read.
+
+    Raises:
+        UserError: The file cannot be read, or ``build`` finds an array missing (KeyError) or
+            wrong (ValueError).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return build(z)
+    except (OSError, KeyError, ValueError) as exc:
+        raise UserError(f"{path}: not an examples index written by fit ({exc})") from None
+
+
+def labels_of(z: Mapping[str, np.ndarray]) -> list[Route]:
+    """The routes of the examples (``z["labels"]``) of an index file."""
+    return [Route(str(x)) for x in z["labels"]]
+
+
+def per_route(z: Mapping[str, np.ndarray], key: str) -> dict[Route, float]:
+    """``z[key]``, one value per route of ``z["names"]``, as a dict (written by
+    :func:`route_arrays`)."""
+    names = [Route(str(n)) for n in z["names"]]
+    return dict(zip(names, map(float, z[key]), strict=True))
+
+
+def route_arrays(**by_route: dict[Route, float]) -> dict[str, Any]:
+    """Arrays (``np.ndarray``) to save for ``by_route`` (each a dict over the same routes):
+    ``names`` and one array per keyword, in the order of the sorted names (read back by
+    :func:`per_route`). Typed ``Any``: ``np.savez(**arrays)`` would take an array for its
+    ``allow_pickle`` flag by mypy's reading."""
+    names = sorted(next(iter(by_route.values())))
+    out = {k: np.array([v[n] for n in names]) for k, v in by_route.items()}
+    return {"names": np.array(names), **out}
 
 
 def fit_lexical(
@@ -212,15 +276,12 @@ def fit_lexical(
     idf = idf_of([r.text for r in base_rows] + [r.text for r in rows])
     own = encode([r.text for r in rows], idf)
     labels = np.array([r.route for r in rows])
-    ranked = sorted(base_rows, key=lambda r: hashlib.sha256(r.id.encode()).digest())
     cuts: dict[str, dict[Route, float]] = {}
     for lang in ("en", "zh"):
-        others = encode([r.text for r in ranked if script(r.text) == lang][:SAMPLE], idf)
+        others = encode(FIT.sample_of(base_rows, lang), idf)
         cuts[lang] = {}
         for route in routes:
             sims = (others @ own[np.flatnonzero(labels == route)].T).toarray()
-            neg = [top_mean(s, NEAREST) for s in sims]
-            cut = float(np.quantile(neg, 1.0 - BUDGET)) if neg else FLOOR
-            cuts[lang][route] = round(max(FLOOR, cut), 4)
+            cuts[lang][route] = FIT.threshold([top_mean(s, NEAREST) for s in sims])
     texts = [r.text for r in rows]
     return LexicalIndex(texts, [r.route for r in rows], idf, cuts["en"], cuts["zh"])

@@ -15,19 +15,17 @@ its threshold and beats the user's own fallback rows'. It never takes a request 
 built-in route, and never decides a text with a Chinese character (the model is English
 only).
 
-Each route's threshold is fitted on the built-in tune rows, not on the user's examples: the
-similarity at the ``1 - BUDGET`` quantile of a sample of built-in requests (a fixed
-:data:`SAMPLE` of them by hash, English ones), and at least :data:`FLOOR`. So at most about
-:data:`BUDGET` of the built-in requests could be taken, and only those the other tiers left
+Each route's threshold is fitted on the built-in tune rows, not on the user's examples
+(:data:`FIT`, a :class:`~.fit_lexical.ThresholdFit`): the similarity at the ``1 - budget``
+quantile of a fixed sample of English built-in requests, and at least ``floor``. So at most
+about ``budget`` of the built-in requests could be taken, and only those the other tiers left
 to fallback.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +38,18 @@ import numpy as np
 
 from orchestrator.classification import TierContribution
 from orchestrator.classifier.fit_lexical import FILE as LEXICAL_FILE
-from orchestrator.classifier.fit_lexical import TOP_K, LexicalIndex, choose, top_mean
+from orchestrator.classifier.fit_lexical import (
+    TOP_K,
+    LexicalIndex,
+    ThresholdFit,
+    choose,
+    labels_of,
+    per_route,
+    read_index,
+    route_arrays,
+    script,
+    top_mean,
+)
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.exceptions import UserError
 from orchestrator.routes import FALLBACK, Route
@@ -49,18 +58,13 @@ log = logging.getLogger(__name__)
 
 #: The file beside the fitted model (``learned.v2.npz``) that holds the examples' embeddings.
 FILE = "examples.semantic.npz"
-#: Share of the built-in sample a route's threshold lets through (its ``1 - BUDGET`` quantile).
-BUDGET = 0.005
-#: Least threshold (cosine similarity).
-FLOOR = 0.3
-#: Built-in tune rows (English, the first by hash of the id) the thresholds are fitted on.
-SAMPLE = 300
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+#: The thresholds: a budget of 0.005 of 300 English built-in requests, a floor of 0.3.
+FIT = ThresholdFit(budget=0.005, floor=0.3, sample=300)
 
 
 def english(text: str) -> bool:
     """Whether the English-only model may read ``text`` (no Chinese character)."""
-    return _HAN.search(text) is None
+    return script(text) == "en"
 
 
 @lru_cache(maxsize=1)
@@ -110,14 +114,13 @@ class ExampleIndex:
 
     def save(self, path: Path) -> None:
         """Write the index to ``path`` (an ``.npz``)."""
-        names = sorted(self.thresholds)
+        routes = route_arrays(thresholds=self.thresholds)
         with path.open("wb") as handle:
             np.savez(
                 handle,
                 labels=np.array(self.labels),
                 vectors=self.vectors.astype(np.float32),
-                names=np.array(names),
-                thresholds=np.array([self.thresholds[n] for n in names]),
+                **routes,
             )
 
     @classmethod
@@ -127,21 +130,14 @@ class ExampleIndex:
         Raises:
             UserError: The file cannot be read as such an index.
         """
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                names = [Route(str(n)) for n in z["names"]]
-                return cls(
-                    labels=[Route(str(x)) for x in z["labels"]],
-                    vectors=np.asarray(z["vectors"], dtype=np.float32),
-                    thresholds=dict(zip(names, map(float, z["thresholds"]), strict=True)),
-                )
-        except (OSError, KeyError, ValueError) as exc:
-            raise UserError(f"{path}: not an examples index written by fit ({exc})") from None
-
-
-def _sample(base_rows: Sequence[LabelledRequest]) -> list[str]:
-    ranked = sorted(base_rows, key=lambda r: hashlib.sha256(r.id.encode()).digest())
-    return [r.text for r in ranked if english(r.text)][:SAMPLE]
+        return read_index(
+            path,
+            lambda z: cls(
+                labels=labels_of(z),
+                vectors=np.asarray(z["vectors"], dtype=np.float32),
+                thresholds=per_route(z, "thresholds"),
+            ),
+        )
 
 
 def fit_index(
@@ -159,15 +155,14 @@ def fit_index(
     if not routes:
         return None
     vectors = np.asarray(encoder.encode([r.text for r in rows], normalize_embeddings=True))
-    others = np.asarray(encoder.encode(_sample(base_rows), normalize_embeddings=True))
+    sample = FIT.sample_of(base_rows, "en")
+    others = np.asarray(encoder.encode(sample, normalize_embeddings=True))
     labels = [r.route for r in rows]
     at = np.array(labels)
     thresholds = {}
     for route in routes:
         own = vectors[at == route]
-        neg = [route_score(v, own) for v in others]
-        cut = float(np.quantile(neg, 1.0 - BUDGET)) if neg else FLOOR
-        thresholds[route] = round(max(FLOOR, cut), 4)
+        thresholds[route] = FIT.threshold([route_score(v, own) for v in others])
     return ExampleIndex(labels, vectors, thresholds)
 
 

@@ -51,7 +51,7 @@ def _index() -> ExampleIndex:
 def test_the_index_takes_the_route_near_its_examples_and_abstains_otherwise() -> None:
     index = _index()
     enc = _Words()
-    assert fit_semantic.FLOOR <= index.thresholds[Route("events")] < 1.0
+    assert fit_semantic.FIT.floor <= index.thresholds[Route("events")] < 1.0
     assert Route("events") in index.labels and index.labels.count(FALLBACK) == 2
     assert len(index.labels) == 5  # the Chinese example is left out: the model is English only
     near = enc.encode(["pottery workshop for my kids"])[0]

@@ -64,7 +64,7 @@ def test_the_index_takes_phrasings_near_the_examples_and_abstains_otherwise(
 def test_thresholds_come_from_the_built_in_rows_and_the_index_round_trips(
     index: LexicalIndex, tmp_path
 ) -> None:
-    assert fit_lexical.FLOOR <= index.thresholds[HELPDESK] < 1.0
+    assert fit_lexical.FIT.floor <= index.thresholds[HELPDESK] < 1.0
     assert index.labels.count(FALLBACK) == 3 and index.labels.count(HELPDESK) == 6
     index.save(tmp_path / fit_lexical.FILE)
     again = LexicalIndex.load(tmp_path / fit_lexical.FILE)
