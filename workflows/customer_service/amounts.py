@@ -199,7 +199,9 @@ def _decimal(number: str) -> Decimal | None:
 def _signed(number: str) -> Decimal | None:
     """Like :func:`_decimal`, with a leading ``-`` kept as a negative value ("-20" → -20);
     a leading ``+`` → None."""
-    sign, digits = re.match(r"([-−+]?)\s?(.*)", number, re.S).groups()  # type: ignore[union-attr]
+    sign = number[:1] if number[:1] in ("-", "−", "+") else ""
+    digits = number[len(sign) :]
+    digits = digits[1:] if digits[:1].isspace() else digits  # one space after the sign
     value = None if sign == "+" else _decimal(digits)
     return -value if value is not None and sign else value
 
@@ -262,8 +264,10 @@ def _cn_value(match: re.Match[str]) -> Decimal | None:
         jiao, fen = match["j"], match["f"]
     if yuan is None or ((jiao or fen) and yuan != yuan.to_integral_value()):
         return None
-    minor = [_cn_int(d) if d else Decimal(0) for d in (jiao, fen)]
-    return yuan + minor[0] / 10 + minor[1] / 100  # type: ignore[operator]
+    jiao_value, fen_value = (_cn_int(d) if d else Decimal(0) for d in (jiao, fen))
+    if jiao_value is None or fen_value is None:
+        return None
+    return yuan + jiao_value / 10 + fen_value / 100
 
 
 def _mentions(text: str) -> tuple[list[_Mention], str]:
