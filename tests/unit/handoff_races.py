@@ -3,9 +3,10 @@
 :func:`waiting_handoffs` puts conversations in the state a refund over the automatic limit
 leaves them in (the graph interrupted in ``handoff`` with the pending refund), without a model:
 the graph's state is written as ``run_tool`` would leave it, then the graph runs on to the
-interrupt. :func:`race_worker` is one process of a race: it resumes each conversation, after a
-barrier shared with the other process, with its own decision. :func:`run_racers` starts the
-processes of a race (here or in test_store_race) and collects what each put on its queue.
+interrupt (:func:`one_waiting_handoff`: one such conversation on a freshly seeded store).
+:func:`race_worker` is one process of a race: it resumes each conversation, after a barrier
+shared with the other process, with its own decision. :func:`run_racers` starts the processes
+of a race (here or in test_store_race) and collects what each put on its queue.
 """
 
 from __future__ import annotations
@@ -97,6 +98,16 @@ async def waiting_handoffs(settings: Settings, cases: list[tuple[str, str, str]]
                 context=WorkflowContext(llm=None, request=request),  # type: ignore[arg-type]
             )
             assert await workflow.pending_handoff(thread) is not None
+
+
+async def one_waiting_handoff(settings: Settings, thread: str) -> tuple[OrderStore, str, str]:
+    """Seed the store of ``settings`` (20 customers, seed 7) and leave one refund waiting for a
+    person on ``thread`` (:func:`waiting_handoffs`). Returns ``(store, customer, order id)``."""
+    store = OrderStore(settings.cs_database_url)
+    store.seed(20, seed=7)
+    ((customer, order),) = refundable_orders(store, 20, 1)
+    await waiting_handoffs(settings, [(thread, customer, order)])
+    return store, customer, order
 
 
 async def _resume_all(

@@ -14,24 +14,19 @@ from typing import Any
 
 import pytest
 from customer_service_double import ScriptedToolModel
-from handoff_races import refundable_orders, waiting_handoffs
+from handoff_races import one_waiting_handoff
 
 from orchestrator import Orchestrator, TelemetryStore
 from orchestrator.config import Settings
 from orchestrator.exceptions import HandoffDecidedError
 from workflows.customer_service import open_workflow
-from workflows.customer_service.store import OrderStore
 
 
 async def test_a_second_decision_is_recorded_rejected_not_crashed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'cs.db'}"
-    store = OrderStore(url)
-    store.seed(20, seed=7)
-    ((customer, order),) = refundable_orders(store, 20, 1)
-    settings = Settings(cs_database_url=url)
-    await waiting_handoffs(settings, [("t-j", customer, order)])
+    settings = Settings(cs_database_url=f"sqlite:///{tmp_path / 'cs.db'}")
+    store, customer, order = await one_waiting_handoff(settings, "t-j")
     telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
     async with open_workflow(settings) as workflow:
         orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])

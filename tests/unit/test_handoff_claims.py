@@ -27,7 +27,13 @@ from workflows.customer_service.store.schema import HandoffDecision
 
 sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel
-from handoff_races import race_worker, refundable_orders, run_racers, waiting_handoffs
+from handoff_races import (
+    one_waiting_handoff,
+    race_worker,
+    refundable_orders,
+    run_racers,
+    waiting_handoffs,
+)
 from postgres_server import PostgresServer, running_postgres
 
 RACES = 50
@@ -104,11 +110,8 @@ async def test_a_failed_resume_releases_the_claim_and_a_person_decides_again(
     tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path / 'cs.db'}"
-    store = OrderStore(url)
-    store.seed(20, seed=7)
-    ((customer, order),) = refundable_orders(store, 20, 1)
     settings = Settings(cs_database_url=url)
-    await waiting_handoffs(settings, [("t-fail", customer, order)])
+    store, customer, order = await one_waiting_handoff(settings, "t-fail")
     telemetry = TelemetryStore(f"sqlite:///{tmp_path / 'tel.db'}")
 
     async with open_workflow(settings) as workflow:
@@ -157,10 +160,7 @@ def test_the_ui_service_answers_409_when_another_process_claimed_first(
     from orchestrator.ui import build_app
 
     settings = ui_settings
-    store = OrderStore(settings.cs_database_url)
-    store.seed(20, seed=7)
-    ((customer, order),) = refundable_orders(store, 20, 1)
-    asyncio.run(waiting_handoffs(settings, [("t-ui", customer, order)]))
+    store, customer, order = asyncio.run(one_waiting_handoff(settings, "t-ui"))
     store.coordination.claim_handoff("t-ui", 1, False, "bob-in-another-process", "no")
     before = store.tools(customer).refund_count(order)
     with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
