@@ -65,6 +65,17 @@ _NOT_THE_CUSTOMER = (
     r"\b(?:lawyer|attorney|solicitor|agent|representative|guardian|executor|proxy|carer|"
     r"caregiver|secretary|assistant|power of attorney)\s+(?:of|for)\s+(?:the|my|her|his|their|"
     r"a)\b|\b(?:the\s+)?(?:account|card)\s*(?:owner|holder)\s+is\s+(?:my|our)\b|"
+    # the account holder named in the third person (not "I'm the account holder"), or the
+    # writer acting for someone ("writing for Jane", "Jane's assistant here", "I'm handling
+    # her mail", "This is Bob, Jane's partner": tester11's retest of E)
+    r"(?<!i'm the )(?<!i am the )(?<!im the )(?<!as the )(?<!this is the )(?<!i'm )(?<!i am )"
+    r"\b(?:account|card)[ -]?(?:owner|holder)s?\b|"
+    r"\b(?:writing|acting|messaging|emailing|asking|here|speaking) (?:for|on behalf of) "
+    r"(?!(?:a|an|the|my|your|our|this|that|some|any|help|information|info|me|myself|us|"
+    r"refund\w*|cancel\w*|(?:an? )?update|news)\b)[a-z]+|"
+    r"\b(?:her|his|their|[a-z]+'s) [a-z]+ here\b|\bthis is [a-z]+,? (?:her|his|their|[a-z]+'s) "
+    r"[a-z]+|\b(?:i'?m|i am) (?:handling|managing|looking after|taking care of|dealing with|"
+    r"sorting out) (?:her|his|their|[a-z]+'s) |"
     r"(?:我|本人)(?:是|系)(?:她|他|他们|她们|佢|佢哋)|(?:我|本人)(?:是|系)(?:账户|账号|帐户|户主|机主|"
     r"卡主|客户|顾客|买家|用户|订单主人|[\u4e00-\u9fff]{1,3}(?:先生|女士|小姐))[\u4e00-\u9fff]{0,4}的|"
     r"替(?:我|他|她)?(?!我)[\u4e00-\u9fff]{1,4}(?:来|问|申请|办|退|取消)|代(?:表|理)[^，。,.!?！？]{1,6}"
