@@ -7,7 +7,7 @@ lines still print it for the operator."""
 from __future__ import annotations
 
 from handoff_races import refundable_orders
-from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
+from test_cs_trust9 import Shop, _waiting, shop  # noqa: F401 (shop: the fixture)
 
 from orchestrator import Request
 from orchestrator.cli.console import request_lines
@@ -20,9 +20,7 @@ _OPERATOR_WORDS = ("orchestrator", "resume", "--approve", "--reject", "handoff l
 async def test_a_waiting_threads_headline_names_no_operator_command(shop: Shop) -> None:
     store, orch = shop(1)
     ((customer, order),) = refundable_orders(store, 60, 1)
-    for text in (f"please refund {order}", "yes"):
-        result = await _turn(orch, text, customer, "h")
-    assert result["status"] == "needs_human", result
+    await _waiting(orch, customer, order, "h")
     for said in ("any news?", "有进展吗？", "hello??"):
         outcome = await orch.handle(Request(text=said, thread_id="h", customer_id=customer))
         assert outcome.status == "needs_human" and "waits for a person" in outcome.headline

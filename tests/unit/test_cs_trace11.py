@@ -8,19 +8,11 @@ inside the customer's own sentence change nothing. Cases in ``tests/data/cases/c
 
 from __future__ import annotations
 
+from ask_checks import assert_gate
 from case_tables import tables
-
-from workflows.customer_service.asks import doubt, read_asks
 
 CASES = tables("cs_trace11.toml")
 
 
-def _ids(message: str) -> str:
-    return message.format(en="ORD-100076", zh="ORD-105142")
-
-
 def test_a_trace_line_sets_the_write_aside() -> None:
-    written = [m for m in map(_ids, CASES["trace"]) if read_asks(m).writes or not doubt(m)]
-    assert not written, (f"{len(written)} of {len(CASES['trace'])} not set aside", written)
-    lost = [m for m in map(_ids, CASES["own"]) if not read_asks(m).writes or doubt(m)]
-    assert not lost, (f"{len(lost)} of {len(CASES['own'])} own asks lost", lost)
+    assert_gate(CASES["trace"], CASES["own"], doubted=True)

@@ -13,19 +13,16 @@ question ("can you refund …?", 能帮我退款…吗, "…，可以吗？") st
 
 from __future__ import annotations
 
+from ask_checks import assert_gate
 from case_tables import tables
 from handoff_races import refundable_orders
 from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
 
-from workflows.customer_service.asks import doubt, is_yes, read_asks
+from workflows.customer_service.asks import is_yes
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
 CASES = tables("cs_yes_questions11.toml")
-
-
-def _ids(message: str) -> str:
-    return message.format(en="ORD-100076", zh="ORD-105142")
 
 
 def test_only_a_plain_yes_confirms() -> None:
@@ -36,11 +33,7 @@ def test_only_a_plain_yes_confirms() -> None:
 
 
 def test_an_ask_put_as_a_question_of_ones_own_wish_is_no_write() -> None:
-    written = [m for m in map(_ids, CASES["own_wish_questions"]) if read_asks(m).writes]
-    total = len(CASES["own_wish_questions"])
-    assert not written, (f"{len(written)} of {total} still a write", written)
-    lost = [m for m in map(_ids, CASES["requests"]) if not read_asks(m).writes or doubt(m)]
-    assert not lost, (f"{len(lost)} of {len(CASES['requests'])} requests lost", lost)
+    assert_gate(CASES["own_wish_questions"], CASES["requests"])
 
 
 async def test_neither_writes_end_to_end(shop: Shop) -> None:
