@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from case_tables import tables
 from handoff_races import refundable_orders
-from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
+from test_cs_trust9 import Shop, _turn, _waiting, shop  # noqa: F401 (shop: the fixture)
 
 from workflows.customer_service.withdrawing import waiting_decision
 
@@ -40,9 +40,7 @@ def test_talk_of_withdrawing_keeps_the_refund_waiting() -> None:
 async def test_a_person_can_still_approve_after_such_talk(shop: Shop) -> None:
     store, orch = shop(1)
     ((customer, order),) = refundable_orders(store, 60, 1)
-    for text in (f"please refund {order}", "yes"):
-        result = await _turn(orch, text, customer, "i")
-    assert result["status"] == "needs_human", result
+    await _waiting(orch, customer, order, "i")
     for said in (CASES["kept"][1], CASES["kept"][8], CASES["kept"][10]):
         result = await _turn(orch, said, customer, "i")
         assert result["status"] == "needs_human", (said, result)
