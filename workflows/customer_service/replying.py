@@ -330,5 +330,15 @@ async def write_prose(
     prose.dropped = list(checker.dropped)
     if not prose.sentences and not answered:
         prose.code_written = True
-        show(code_reply(outcome_key(results, decision is not None), intent, lang))
+        show(code_reply(offer_key(results, decision is not None, message), intent, lang))
     return prose
+
+
+def offer_key(results: Sequence[Mapping[str, Any]], decided: bool, message: str) -> str | None:
+    """:func:`~workflows.customer_service.claims.outcome_key`, except that a refund the
+    customer refused or mocked in this message ("Refund ORD-…? No.", 退款？不要) is not offered
+    back after the eligibility read (tester11 F4): the order's answer, no offer."""
+    key = outcome_key(results, decided)
+    if key == "tool:check_refund_eligibility" and doubt(message) in ("negated", "unclear"):
+        return "tool:lookup_order"
+    return key
