@@ -30,3 +30,35 @@ def test_a_cancelled_order_will_not_ship(locale: str, status: str) -> None:
     text = fact_sentence(_no_shipment(status), locale)
     assert "".join(SAID[locale, status]) in text, text
     assert SAID[locale, other][1] not in text, text
+
+
+_TRACK = {
+    "order_id": "ORD-103544",
+    "carrier": "UPS",
+    "tracking_number": "1Z999",
+    "shipment_status": "in_transit",
+    "shipped_on": "2026-12-03",
+    "estimated_delivery": "2026-12-08",
+    "delivered_on": "",
+    "last_scan": "Departed facility, Leipzig",
+    "last_scan_on": "2026-12-05",
+}
+
+
+@pytest.mark.parametrize(
+    ("delivered_on", "locale", "said"),
+    [
+        ("", "en_US", "Estimated delivery: 2026-12-08."),
+        ("", "zh_CN", "预计送达：2026-12-08。"),
+        ("2026-12-06", "en_US", None),
+        ("2026-12-06", "zh_CN", None),
+    ],
+)
+def test_a_parcel_on_its_way_gets_the_stores_estimate(
+    delivered_on: str, locale: str, said: str | None
+) -> None:
+    """tester11 F6: "When will ORD-… arrive?" got the tracking line with no estimated date
+    though the store holds it; a delivered parcel gets no estimate."""
+    facts = {**_TRACK, "delivered_on": delivered_on}
+    text = fact_sentence([{"tool": "track_shipment", "ok": True, "facts": facts}], locale)
+    assert (said in text) if said else ("2026-12-08" not in text), text
