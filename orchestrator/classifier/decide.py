@@ -459,6 +459,12 @@ def fast_decision(
     )
 
 
+def live_decisive(decisive: Sequence[Rule]) -> list[Rule]:
+    """The decisive rules that count: those no other fired rule ``overrides``."""
+    overridden = {rule_id for r in decisive for rule_id in r.overrides}
+    return [r for r in decisive if r.id not in overridden]
+
+
 #: The learned tier's probability under which a route no rule spoke for gives way to a veto
 #: marked ``elsewhere`` (:func:`overrule`): the fast tier's ``fast_min`` as calibration.toml
 #: holds it (0.85), fixed here so that every threshold the fit searches sees the same rule.
@@ -502,8 +508,7 @@ def overrule(
         ranking: ``(route, priority)`` of every route (:attr:`CompiledRules.ranking`).
         evidence: The rules' score of each route (0 when no rule spoke for it), or None.
     """
-    overridden = {rule_id for r in decisive for rule_id in r.overrides}
-    live = [r for r in decisive if r.id not in overridden]
+    live = live_decisive(decisive)
     positive = {r.route: r for r in live if not r.negative}
     against = {r.route: r for r in live if r.negative}
     if route == FALLBACK:
@@ -560,8 +565,7 @@ def unsupported(
     p = fast_tier.scores.get(route) if fast_tier.consulted else None
     if pattern is None or p is None or p >= OWN_UNSURE:
         return None
-    overridden = {rule_id for r in ev.decisive for rule_id in r.overrides}
-    if any(r.route == route and not r.negative and r.id not in overridden for r in ev.decisive):
+    if any(r.route == route and not r.negative for r in live_decisive(ev.decisive)):
         return None
     try:
         if pattern.search(norm, timeout=compiled.regex_timeout_s) is not None:
