@@ -60,7 +60,7 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     ├── AuthError (PermissionError) ............ a UI request without a valid caller token
     │                                            [orchestrator.ui.auth]
     ├── RefusedError (PermissionError) ......... a UI action the caller may not take
-    │                                            (401/403/404/409) [orchestrator.ui.service]
+    │                                            (401/403/404/409) [orchestrator.ui.auth]
     ├── PartitionSearchLimitError (RuntimeError) .. the pivot subtotal search passed its
     │                                               step limit (caught inside the reader)
     │                                               [orchestrator.spreadsheet.structure]

@@ -35,6 +35,15 @@ class AuthError(OrchestratorError, PermissionError):
     """A request without a valid caller token (HTTP 401)."""
 
 
+class RefusedError(OrchestratorError, PermissionError):
+    """An action the caller may not take: ``status`` 401, 403, 404 or 409, ``message`` one
+    line that says why (shown to the person as it is)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class Caller(BaseModel):
     """A signed-in person, as the Chainlit app vouches for them.
 

@@ -13,8 +13,10 @@ Who may do what (checked here, whatever the page shows): every request carries a
 signed by the Chainlit app (:mod:`orchestrator.ui.auth`: name, role, customer id). No token or
 a bad one is a 401. A ``customer`` works only on their own customer id (the token's; a body's
 is ignored) and their own threads (a thread belongs to the customer of its first turn, kept in
-the conversation's LangGraph checkpoint); another customer's thread is a 404, the same as
-reading an unused id (:data:`NOT_YOURS`), and any operator endpoint is a 403. An ``operator``
+the conversation's LangGraph checkpoint; a conversation starts only on a fresh random id);
+another customer's thread is a 404, the same as reading an unused id (:data:`NOT_YOURS`), and
+any operator endpoint is a 403. Who owns threads, upload sessions and report files:
+:mod:`orchestrator.ui.owners` (recorded on disk, so kept across restarts). An ``operator``
 lists and decides handoffs; a decision is claimed once: a second decision of the same handoff
 is a 409 (decided already), a thread with no handoff a 404.
 
@@ -94,8 +96,9 @@ from orchestrator.request import Attachment, Request, resolve_attachment_path
 from orchestrator.routes import ROUTE_NAME, the_route
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.textnorm import is_han, is_traditional, to_traditional
-from orchestrator.ui.auth import AuthError, Caller, read_caller
+from orchestrator.ui.auth import AuthError, Caller, RefusedError, read_caller
 from orchestrator.ui.charts import expert_figure, report_figures
+from orchestrator.ui.owners import NOT_YOURS, Ownership
 from orchestrator.ui.trace import BaselineCache, describe
 
 logger = logging.getLogger(__name__)
@@ -283,15 +286,6 @@ def build_app(
     )
 
 
-class RefusedError(OrchestratorError, PermissionError):
-    """An action the caller may not take: ``status`` 401, 403, 404 or 409, ``message`` one
-    line that says why (shown to the person as it is)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 Handler = Callable[["UiService", HttpRequest], Awaitable[Response]]
 
 
@@ -345,9 +339,6 @@ _PATH = re.compile(
     # a name with an extension that starts with a letter ("and/or", "1/2", dates stay)
     r"(?<![\w.:/\\-])(?:[\w.-]+[\\/])+([\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/\\])"
 )
-#: What a customer reads for a thread that holds no turn of theirs: another customer's, or one
-#: no one used (tester11 G: a 403 for one and a 200 for the other told which ids exist).
-NOT_YOURS = "no such conversation of yours; start a new conversation"
 #: What a caller's health answer leaves out: a customer never sees a server's address.
 CUSTOMER_HIDES: dict[str, set[str] | None] = {"customer": {"url"}, "operator": None}
 
@@ -398,10 +389,8 @@ class UiService:
         self.secret = secret
         self.state: dict[str, Any] = {}
         self.temperatures = presets(settings)
-        #: thread id → customer id of its first turn (the checkpoint keeps it across restarts)
-        self.owners: dict[str, str | None] = {}
-        #: report file name → who may fetch it (the turns' callers, ``Caller.key``)
-        self.file_owners: dict[str, set[str]] = {}
+        #: who owns threads, upload sessions and report files (kept across restarts)
+        self.own = Ownership(self.uploads, settings.report_dir, self.state)
 
     def lifespan(self, trace_from_env: bool) -> Callable[[Starlette], Any]:
         """The app's lifespan: tracing as :func:`build_app` says, and :meth:`opened`."""
@@ -500,43 +489,6 @@ class UiService:
             raise RefusedError(403, "only an operator may do this; a customer's request is refused")
         return caller
 
-    async def owner(self, thread_id: str) -> str | None:
-        """The customer ``thread_id`` belongs to (that of its first turn), or None for a thread
-        with no customer turn yet."""
-        if thread_id in self.owners:
-            return self.owners[thread_id]
-        if self.state.get("cs") is None:  # no route holds threads: no thread has an owner
-            return None
-        snapshot = await self.state["cs"].graph.aget_state(
-            {"configurable": {"thread_id": thread_id}}
-        )
-        owner = (snapshot.values or {}).get("customer_id")
-        if owner is None:
-            rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
-            owner = rows[0]["customer_id"] if rows else None
-        if owner is not None:
-            self.owners[thread_id] = owner
-        return owner
-
-    async def may_use_thread(self, caller: Caller, thread_id: str, *, write: bool) -> None:
-        """Refuse a customer on another customer's thread, or reading one no one used (both 404
-        :data:`NOT_YOURS`), and an operator writing to a customer's thread (403). A customer's
-        turn binds a new thread to them in the order store (atomic across processes: two first
-        turns at once get one owner), and a refusal there is recorded (``cs_thread_refusals``)."""
-        orders: Any = self.state.get("orders")
-        if write and caller.role == "customer" and orders is not None:
-            try:
-                await asyncio.to_thread(
-                    orders.coordination.bind_thread, thread_id, caller.customer_id, "ui"
-                )
-            except ThreadOwnerError as exc:
-                raise RefusedError(404, NOT_YOURS) from exc
-        owner = await self.owner(thread_id)
-        if caller.role == "customer" and not caller.owns(owner) and (owner or not write):
-            raise RefusedError(404, NOT_YOURS)  # another's, or (reading) no one's: the same
-        if owner is not None and caller.role == "operator" and write:
-            raise RefusedError(403, "this conversation belongs to another account")
-
     def orders(self) -> Any:
         """The order store. Raises RefusedError (503) when none is configured."""
         orders: Any = self.state.get("orders")
@@ -555,9 +507,7 @@ class UiService:
             raise bad_input(exc, "turn") from exc
         request = self.request(body, caller)
         if request.thread_id is not None:
-            await self.may_use_thread(caller, request.thread_id, write=True)
-            if caller.customer_id is not None:
-                self.owners.setdefault(request.thread_id, caller.customer_id)
+            await self.own.may_use_thread(caller, request.thread_id, write=True)
         orch = self.orchestrator(body.preset, route=body.route)
         return StreamingResponse(
             self.lines(orch, request, caller), media_type="application/x-ndjson"
@@ -575,7 +525,8 @@ class UiService:
             except UserError as exc:
                 why = scrub(str(exc)).split(";")[0]  # not the operator's "add its folder" hint
                 raise RefusedError(400, f"bad turn: {why}; upload it again") from exc
-            self.from_own_session(caller, path)
+            if not self.own.owns_upload(caller, path):
+                raise RefusedError(403, "that upload is not one of yours; upload the file again")
             attachments = (Attachment(filename=body.filename or path.name, path=str(path)),)
         one_off = bool(attachments) or fixed  # not a turn of the conversation
         try:
@@ -588,14 +539,6 @@ class UiService:
             )
         except ValidationError as exc:
             raise bad_input(exc, "turn") from exc
-
-    def from_own_session(self, caller: Caller, path: Path) -> None:
-        """Refuse (403) a file outside the caller's own session folder: Chainlit keeps a
-        session's uploads in ``<uploads>/<session id>/`` and the app signs that id into the
-        token (``sid``); a token that names no session may name no upload (tester11 D)."""
-        parts = path.relative_to(self.uploads.resolve()).parts
-        if caller.session is None or len(parts) < 2 or parts[0] != caller.session:
-            raise RefusedError(403, "that upload is not one of yours; upload the file again")
 
     async def lines(
         self, orch: Orchestrator, request: Request, caller: Caller
@@ -615,7 +558,7 @@ class UiService:
                     route = str(payload.get("route", ""))
                 elif kind == "done":
                     done = payload
-                    self.keep_files(done, caller)
+                    await asyncio.to_thread(self.own.keep_files, done, caller)
                 yield _line(public_event(payload, caller, request.text))
         except ThreadOwnerError:
             yield _line({"kind": "error", "error": NOT_YOURS})
@@ -656,19 +599,12 @@ class UiService:
                 logger.exception("no expert baseline for %s", workflow)
         return {"kind": "expert_grid", **grid, "figure": expert_figure(grid), "summary": summary}
 
-    def keep_files(self, done: dict[str, Any], caller: Caller) -> None:
-        """Remember who may fetch the report files a ``done`` event names."""
-        for key in ("markdown", "xlsx"):
-            value = (done.get("result") or {}).get(key)
-            if isinstance(value, str) and value:
-                self.file_owners.setdefault(Path(value).name, set()).add(caller.key)
-
     @guarded
     async def thread(self, http: HttpRequest) -> Response:
         """``GET /api/threads/{thread}``: the thread's customer and decided handoffs."""
         caller = self.caller(http)
         thread_id = _thread_id(http)
-        await self.may_use_thread(caller, thread_id, write=False)
+        await self.own.may_use_thread(caller, thread_id, write=False)
         rows = [h for h in self.orders().handoffs(None) if h["thread_id"] == thread_id]
         snapshot = await self.state["cs"].graph.aget_state(
             {"configurable": {"thread_id": thread_id}}
@@ -687,7 +623,8 @@ class UiService:
             for h in rows
             if h["status"] != "waiting"
         ]
-        return JSONResponse({"customer_id": await self.owner(thread_id), "decisions": decisions})
+        owner = await self.own.owner(thread_id)
+        return JSONResponse({"customer_id": owner, "decisions": decisions})
 
     @guarded
     async def handoffs(self, http: HttpRequest) -> Response:
@@ -768,11 +705,8 @@ class UiService:
     async def files(self, http: HttpRequest) -> Response:
         """``GET /api/files/{name}``: a report file of one of the caller's own turns."""
         caller = self.caller(http)
-        name = http.path_params["name"]
-        root = self.settings.report_dir.resolve()
-        path = (root / name).resolve()
-        mine = caller.key in self.file_owners.get(name, ())
-        if not mine or root not in path.parents or not path.is_file():
+        path = await asyncio.to_thread(self.own.report_file, caller, http.path_params["name"])
+        if path is None:
             raise RefusedError(404, "no such report file of yours; run the report again")
         return FileResponse(path, filename=path.name)
 

@@ -100,6 +100,8 @@ async def test_a_service_question_is_still_answered_and_a_person_still_reached(
 
 
 UI_SECRET = "chat-out-of-scope-test-secret-0123456789"
+#: A fresh thread id (a UUID4, as Chainlit makes): the only kind a conversation starts on.
+FRESH = "9f0c6a52-5a3e-4c1b-9d7e-2f6a8b1c3d4e"
 
 
 @pytest.mark.parametrize(("text", "lang"), [OUT_OF_SCOPE[0], OUT_OF_SCOPE[4]])
@@ -113,7 +115,7 @@ def test_the_ui_chat_page_gets_the_same_reply(ui_settings: Settings, text: str, 
     app = build_app(ui_settings, client=ScriptedModel(replies=["Thanks."]), secret=UI_SECRET)
     with TestClient(app) as client:
         for turn in range(2):
-            answer = client.post("/api/turn", json={"text": text, "thread_id": "t-ui"}, headers=ann)
+            answer = client.post("/api/turn", json={"text": text, "thread_id": FRESH}, headers=ann)
             assert answer.status_code == 200, answer.text
             events = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
             # the first turn is told the shop cannot help (deciding.out_of_scope: first turn

@@ -195,7 +195,8 @@ def test_the_ui_service_binds_the_thread_in_the_store_and_records_a_refusal(
     settings = ui_settings.model_copy(update={"cs_database_url": url})
     ann, bob = _auth("customer", "C00001"), _auth("customer", "C00002")
     with TestClient(build_app(settings, client=ScriptedModel(), secret=SECRET)) as client:
-        body = {"text": "Where is my order?", "thread_id": "ui-1"}
+        fresh = "1b4e28ba-2fa1-41d2-883f-0016d3cca427"  # a UUID4: a conversation starts on one
+        body = {"text": "Where is my order?", "thread_id": fresh}
         assert client.post("/api/turn", json=body, headers=ann).status_code == 200
         refused = client.post("/api/turn", json=body, headers=bob)
         assert refused.status_code == 404 and "no such conversation of yours" in refused.text

@@ -15,6 +15,7 @@ import openpyxl
 import pytest
 from case_tables import cases
 from starlette.testclient import TestClient
+from test_ui_service_auth import tid
 
 from orchestrator import Attachment, Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
@@ -210,7 +211,7 @@ def test_a_turn_streams_the_classification_first_and_the_heatmap_last(
             client,
             {
                 "text": "Where is my order? It has not arrived",
-                "thread_id": "t-1",
+                "thread_id": tid("t-1"),
                 "customer_id": "C00001",
                 "preset": "precise",
             },
@@ -256,7 +257,7 @@ def test_a_bad_turn_is_a_400_naming_the_field(
     assert message in response.json()["error"]
 
 
-_CS_TURN = {"text": "Where is my order?", "thread_id": "t-tr", "customer_id": "C00001"}
+_CS_TURN = {"text": "Where is my order?", "thread_id": tid("t-tr"), "customer_id": "C00001"}
 
 
 def test_the_service_traces_turns_from_otel_env_and_stops_when_it_closes(
@@ -301,7 +302,7 @@ def test_the_service_keeps_tracing_the_cli_turned_on_and_honours_off(
         shutdown_tracing()
     with _client(build_app(settings, client=model, trace_from_env=False, secret=SECRET)) as client:
         assert not tracing_enabled()
-        _turn(client, {**_CS_TURN, "thread_id": "t-off"})
+        _turn(client, {**_CS_TURN, "thread_id": tid("t-off")})
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
     with (
         pytest.raises(UserError, match="console, otlp or none"),
@@ -339,7 +340,7 @@ def test_a_moderation_panel_turn_is_moderated_whatever_the_classifier_says(
 
 
 def test_without_the_panel_the_same_post_stays_in_the_conversation(service: TestClient) -> None:
-    body = {"text": _POST, "thread_id": "t-mod2", "customer_id": "C00001"}
+    body = {"text": _POST, "thread_id": tid("t-mod2"), "customer_id": "C00001"}
     with service as client:
         events = _turn(client, body)
     done = next(e for e in events if e["kind"] == "done")
@@ -368,7 +369,7 @@ def test_a_turn_that_fails_mid_stream_ends_with_an_error_line(tmp_path: Path) ->
         replies=["unused"], fail_on_call=(1, lambda: RuntimeError("the scripted model broke"))
     )
     with _client(build_app(settings, client=model, secret=SECRET)) as client:
-        events = _turn(client, {**_CS_TURN, "thread_id": "t-fail"})
+        events = _turn(client, {**_CS_TURN, "thread_id": tid("t-fail")})
     errors = [e for e in events if e["kind"] == "error"]
     assert errors, events  # the stream says why it ended, instead of being cut off
     # in words, with a reference for the log: no exception text reaches the page
@@ -383,7 +384,7 @@ def test_the_chat_preset_sets_the_temperatures_the_model_gets(tmp_path: Path, pr
     settings = _settings(tmp_path, temperature_factual=0.3)
     model = ScriptedModel(replies=["Your order is on its way."])
     with _client(build_app(settings, client=model, secret=SECRET)) as client:
-        _turn(client, {**_CS_TURN, "thread_id": f"t-{preset}", "preset": preset})
+        _turn(client, {**_CS_TURN, "thread_id": tid(f"t-{preset}"), "preset": preset})
     want = presets(settings)[preset]
     assert want["factual"] == {"precise": 0.0, "balanced": 0.3, "creative": 0.5}[preset]
     free = [r.temperature for r in model.requests if r.json_schema is None]

@@ -42,9 +42,9 @@ def test_a_report_file_is_served_only_to_the_caller_whose_turn_made_it(
         (reports / name).write_text(f"# {name}\n")
     service = _service(app)
     done = {"result": {"markdown": str(reports / "ann.report.md")}}
-    service.keep_files(done, Caller(name="ann", role="customer", customer_id="C00001"))
+    service.own.keep_files(done, Caller(name="ann", role="customer", customer_id="C00001"))
     done = {"result": {"markdown": str(reports / "ops.report.md")}}
-    service.keep_files(done, Caller(name="operator-op", role="operator"))
+    service.own.keep_files(done, Caller(name="operator-op", role="operator"))
     with TestClient(app) as client:
         got = {
             (who, name): client.get(f"/api/files/{name}", headers=headers)

@@ -8,8 +8,10 @@ customer comes from the token, never from the body."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+import uuid
 from typing import Any
 
 import jwt
@@ -17,6 +19,7 @@ import pytest
 from case_tables import cases
 from starlette.testclient import TestClient
 
+from orchestrator import Request
 from orchestrator.config import Settings
 from orchestrator.testing import ScriptedModel
 from orchestrator.ui import build_app
@@ -35,6 +38,15 @@ def _auth(role: str, customer: str | None = None, *, secret: str = SECRET) -> di
 
 
 ANN, BOB, OPS = _auth("customer", "C00001"), _auth("customer", "C00002"), _auth("operator")
+
+
+def tid(label: str) -> str:
+    """A fresh-looking thread id (a version-4 UUID, as Chainlit makes) named after ``label``:
+    a customer starts a conversation only on such an id (``orchestrator.ui.owners``)."""
+    return str(uuid.UUID(bytes=hashlib.md5(label.encode()).digest(), version=4))
+
+
+OWN, DEC, ANNS, CLAIM = tid("t-own"), tid("t-dec"), tid("t-ann"), tid("t-claim")
 
 
 @pytest.fixture
@@ -127,30 +139,34 @@ def test_a_customer_token_must_name_its_customer(client: TestClient) -> None:
 
 
 def test_a_customer_cannot_decide_even_their_own_handoff(client: TestClient) -> None:
-    _handed_off(client, "t-own")
+    _handed_off(client, OWN)
     for approve in (True, False):
         answer = client.post(
-            "/api/handoffs/t-own/decide", json={"approve": approve, "note": "ok"}, headers=ANN
+            f"/api/handoffs/{OWN}/decide",
+            json={"approve": approve, "note": "ok"},
+            headers=ANN,
         )
         assert answer.status_code == 403, answer.text
         assert "only an operator" in answer.json()["error"]
     assert client.get("/api/handoffs", headers=ANN).status_code == 403
     # still waiting: the refused attempts changed nothing
     waiting = client.get("/api/handoffs", headers=OPS).json()
-    assert [h["thread_id"] for h in waiting] == ["t-own"]
+    assert [h["thread_id"] for h in waiting] == [OWN]
 
 
 def test_an_operator_decides_once_the_second_is_a_409(client: TestClient) -> None:
-    _handed_off(client, "t-dec")
+    _handed_off(client, DEC)
     first = client.post(
-        "/api/handoffs/t-dec/decide", json={"approve": False, "note": "not eligible"}, headers=OPS
+        f"/api/handoffs/{DEC}/decide",
+        json={"approve": False, "note": "not eligible"},
+        headers=OPS,
     )
     assert first.status_code == 200, first.text
-    again = client.post("/api/handoffs/t-dec/decide", json={"approve": True}, headers=OPS)
+    again = client.post(f"/api/handoffs/{DEC}/decide", json={"approve": True}, headers=OPS)
     assert again.status_code == 409 and "decided already" in again.json()["error"]
     assert client.get("/api/handoffs", headers=OPS).json() == []
     # the decision reaches the customer's thread, for its owner
-    seen = client.get("/api/threads/t-dec", headers=ANN)
+    seen = client.get(f"/api/threads/{DEC}", headers=ANN)
     assert seen.status_code == 200
     decisions = seen.json()["decisions"]
     assert [d["status"] for d in decisions] == ["rejected"]
@@ -173,26 +189,26 @@ def test_a_bad_decision_is_a_400_naming_the_field(client: TestClient, body: dict
 
 
 def test_another_customers_thread_is_refused(client: TestClient) -> None:
-    _turn(client, ANN, "Where is my order? It has not arrived", "t-ann")
+    _turn(client, ANN, "Where is my order? It has not arrived", ANNS)
     answer = client.post(
-        "/api/turn", json={"text": "and my refund?", "thread_id": "t-ann"}, headers=BOB
+        "/api/turn", json={"text": "and my refund?", "thread_id": ANNS}, headers=BOB
     )
     assert answer.status_code == 404 and answer.json()["error"] == NOT_YOURS
-    theirs, unused = (client.get(f"/api/threads/{t}", headers=BOB) for t in ("t-ann", "t-none"))
+    theirs, unused = (client.get(f"/api/threads/{t}", headers=BOB) for t in (ANNS, tid("t-none")))
     assert (theirs.status_code, theirs.json()) == (unused.status_code, unused.json())
     assert theirs.status_code == 404 and theirs.json() == {"error": NOT_YOURS}
-    assert client.get("/api/threads/t-ann", headers=ANN).json()["customer_id"] == "C00001"
+    assert client.get(f"/api/threads/{ANNS}", headers=ANN).json()["customer_id"] == "C00001"
     # an operator may read it, not write to it
-    assert client.get("/api/threads/t-ann", headers=OPS).status_code == 200
-    answer = client.post("/api/turn", json={"text": "hello", "thread_id": "t-ann"}, headers=OPS)
+    assert client.get(f"/api/threads/{ANNS}", headers=OPS).status_code == 200
+    answer = client.post("/api/turn", json={"text": "hello", "thread_id": ANNS}, headers=OPS)
     assert answer.status_code == 403
 
 
 def test_the_customer_is_the_tokens_not_the_bodys(client: TestClient) -> None:
-    body = {"text": "Where is my order?", "thread_id": "t-claim", "customer_id": "C00002"}
+    body = {"text": "Where is my order?", "thread_id": CLAIM, "customer_id": "C00002"}
     assert client.post("/api/turn", json=body, headers=ANN).status_code == 200
-    assert client.get("/api/threads/t-claim", headers=ANN).json()["customer_id"] == "C00001"
-    assert client.get("/api/threads/t-claim", headers=BOB).status_code == 404
+    assert client.get(f"/api/threads/{CLAIM}", headers=ANN).json()["customer_id"] == "C00001"
+    assert client.get(f"/api/threads/{CLAIM}", headers=BOB).status_code == 404
 
 
 def test_a_report_file_is_only_its_owners(client: TestClient) -> None:
@@ -220,3 +236,41 @@ def test_a_customer_reads_no_headline_meant_for_the_team() -> None:
     assert shown["result"]["xlsx"] == "r.xlsx"
     operator = public_event(dict(done), Caller(name="o", role="operator"))
     assert "orchestrator handoff" in operator["headline"]
+
+
+def test_a_turn_cannot_tell_which_guessable_thread_ids_are_taken(client: TestClient) -> None:
+    """ui12: a turn on an unused id started a conversation there, and one on another's id was
+    a 404, so a turn told taken ids from free ones, and a customer could take an id ahead of
+    the person who would use it (``orchestrator chat --thread t-cli``). A conversation now
+    starts only on a fresh random id (a version-4 UUID); on any other id a customer only
+    continues their own, and a taken id and a free one read the same."""
+    service = next(r.endpoint.__self__ for r in client.app.routes if r.path == "/api/turn")
+
+    async def cli_turn(thread: str, customer: str) -> list[str]:  # as orchestrator chat runs
+        request = Request(text="Where is my order?", thread_id=thread, customer_id=customer)
+        return [e.kind async for e in service.orchestrator("balanced").stream(request)]
+
+    assert "error" not in client.portal.call(cli_turn, "t-cli", "C00001")  # ann's, guessable
+    for thread in ("t-cli", "t-free", "1", "00000000-0000-1000-8000-000000000000"):
+        for how in ("turn", "read"):
+            answers = {
+                who: (
+                    client.post("/api/turn", json={"text": "hi", "thread_id": thread}, headers=h)
+                    if how == "turn"
+                    else client.get(f"/api/threads/{thread}", headers=h)
+                )
+                for who, h in (("bob", BOB), ("ann", ANN))
+            }
+            bob = answers["bob"]
+            assert (bob.status_code, bob.json()) == (404, {"error": NOT_YOURS}), (thread, how)
+            ann = answers["ann"]
+            assert ann.status_code == (200 if thread == "t-cli" else 404), (thread, how)
+    # refused, so still free: the CLI's customer starts it as theirs
+    assert "error" not in client.portal.call(cli_turn, "t-free", "C00002")
+    assert client.get("/api/threads/t-free", headers=BOB).json()["customer_id"] == "C00002"
+    # a fresh random id starts a conversation, and is its starter's from then on
+    fresh = str(uuid.uuid4())
+    assert _turn(client, BOB, "Where is my order?", fresh)[-1]["kind"] == "expert_grid"
+    assert client.post(
+        "/api/turn", json={"text": "hi", "thread_id": fresh}, headers=ANN
+    ).json() == {"error": NOT_YOURS}

@@ -1,0 +1,175 @@
+"""Who owns what the UI service holds: conversations, upload sessions and report files.
+
+* A **thread** belongs to the customer of its first turn (the LangGraph checkpoint keeps that
+  customer, and the order store's owner table binds it atomically across processes). A new
+  conversation starts only on a fresh, random thread id (:data:`FRESH_THREAD`: a version-4
+  UUID, what Chainlit makes); on any other id a customer may only continue a conversation of
+  their own. So an id someone could guess (``t1``, a batch's thread column, an id typed into
+  ``orchestrator chat --thread``) reads the same whether someone used it or not, and cannot be
+  taken ahead of its owner; a random id that is taken cannot be guessed.
+* An **upload session** (Chainlit keeps a session's uploads in ``<uploads>/<session id>/``)
+  belongs to the first caller who names one of its files; Chainlit lets a browser choose its
+  session id, so after a restart of the app another person could claim an old one.
+* A **report file** belongs to the caller whose turn wrote it.
+
+Sessions and report files are recorded on disk beside what they guard (:class:`OwnerRecords`),
+so they still belong to their owner alone after the service restarts (tester11 D; ui12).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from orchestrator.exceptions import ThreadOwnerError
+from orchestrator.ui.auth import Caller, RefusedError
+
+#: A thread id a conversation may start on: a version-4 UUID as ``str(uuid.uuid4())`` writes
+#: it (Chainlit's thread ids). Any other id only continues a conversation of the caller's own.
+FRESH_THREAD = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+#: What a customer reads for a thread that is not theirs, or that they may not start: word for
+#: word the same for another customer's thread and an id no one used (tester11 G).
+NOT_YOURS = "no such conversation of yours; start a new conversation"
+
+
+class OwnerRecords:
+    """The owner of each name (a session id, a report file name), one record file per name in
+    ``<folder>/.owners/``, written once: the first owner stays.
+
+    Each record is made whole in a temporary file and linked into place (``os.link`` fails when
+    the record exists), so two processes binding one name at once get one owner, and a reader
+    never sees half a record. A name is stored by its SHA-256, so any name is a safe file name.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.root = Path(folder) / ".owners"
+
+    def _record(self, name: str) -> Path:
+        return self.root / hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def owner(self, name: str) -> str | None:
+        """The owner key recorded for ``name`` (``Caller.key``), or None when none is."""
+        try:
+            return self._record(name).read_text(encoding="utf-8") or None
+        except OSError:
+            return None
+
+    def bind(self, name: str, key: str) -> str:
+        """Record ``key`` as the owner of ``name`` unless one is recorded; the owner's key.
+
+        Raises:
+            OSError: The record folder cannot be written (a full disk, no permission).
+        """
+        if (known := self.owner(name)) is not None:
+            return known
+        self.root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=self.root, delete=False, suffix=".tmp") as f:
+            f.write(key)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(f.name, self._record(name))
+        except FileExistsError:  # another process bound it first: its owner counts
+            pass
+        finally:
+            os.unlink(f.name)
+        return self.owner(name) or key
+
+
+class Ownership:
+    """The owner checks of :class:`~orchestrator.ui.service.UiService`.
+
+    Args:
+        uploads: The UI's upload folder (``<uploads>/<session id>/<file>``).
+        reports: The report folder (``Settings.report_dir``).
+        state: The service's opened state (``cs``: the customer-service workflow, ``orders``:
+            its order store), filled when the app opens.
+    """
+
+    def __init__(self, uploads: Path, reports: Path, state: dict[str, Any]) -> None:
+        self.uploads = Path(uploads)
+        self.reports = Path(reports)
+        self.state = state
+        #: thread id → customer id of its first turn (the checkpoint keeps it across restarts)
+        self.threads: dict[str, str | None] = {}
+        self.sessions = OwnerRecords(self.uploads)
+        self.files = OwnerRecords(self.reports)
+
+    async def owner(self, thread_id: str) -> str | None:
+        """The customer ``thread_id`` belongs to (that of its first turn), or None for a thread
+        with no customer turn yet."""
+        if thread_id in self.threads:
+            return self.threads[thread_id]
+        if self.state.get("cs") is None:  # no route holds threads: no thread has an owner
+            return None
+        snapshot = await self.state["cs"].graph.aget_state(
+            {"configurable": {"thread_id": thread_id}}
+        )
+        owner = (snapshot.values or {}).get("customer_id")
+        if owner is None and (orders := self.state.get("orders")) is not None:
+            rows = [h for h in orders.handoffs(None) if h["thread_id"] == thread_id]
+            owner = rows[0]["customer_id"] if rows else None
+        if owner is not None:
+            self.threads[thread_id] = owner
+        return owner
+
+    async def may_use_thread(self, caller: Caller, thread_id: str, *, write: bool) -> None:
+        """Refuse (404 :data:`NOT_YOURS`) a customer on another customer's thread, reading one
+        no one used, or starting one on an id that is not fresh (:data:`FRESH_THREAD`): all
+        read the same; and (403) an operator writing to a customer's thread. A customer's turn
+        binds a new thread to them in the order store (atomic across processes: two first
+        turns at once get one owner; a refusal there is recorded, ``cs_thread_refusals``).
+
+        Raises:
+            RefusedError: 404 or 403 as above.
+        """
+        customer = caller.role == "customer"
+        fresh = FRESH_THREAD.fullmatch(thread_id) is not None
+        if customer and write and not fresh and not caller.owns(await self.owner(thread_id)):
+            raise RefusedError(404, NOT_YOURS)  # a guessable id: only its customer continues
+        orders: Any = self.state.get("orders")
+        if customer and write and orders is not None:
+            try:
+                await asyncio.to_thread(
+                    orders.coordination.bind_thread, thread_id, caller.customer_id, "ui"
+                )
+            except ThreadOwnerError as exc:
+                raise RefusedError(404, NOT_YOURS) from exc
+        owner = await self.owner(thread_id)
+        if customer and not caller.owns(owner) and (owner or not write):
+            raise RefusedError(404, NOT_YOURS)  # another's, or (reading) no one's: the same
+        if owner is not None and caller.role == "operator" and write:
+            raise RefusedError(403, "this conversation belongs to another account")
+        if customer and write:
+            self.threads.setdefault(thread_id, caller.customer_id)
+
+    def owns_upload(self, caller: Caller, path: Path) -> bool:
+        """Whether ``path`` (resolved, under the upload folder) lies in the caller's own session
+        folder: the token's session (``sid``), bound to the caller the first time one of its
+        files is named (tester11 D; a session someone else named first is not theirs)."""
+        parts = path.relative_to(self.uploads.resolve()).parts
+        if caller.session is None or len(parts) < 2 or parts[0] != caller.session:
+            return False
+        return self.sessions.bind(caller.session, caller.key) == caller.key
+
+    def keep_files(self, done: dict[str, Any], caller: Caller) -> None:
+        """Record ``caller`` as the owner of the report files a ``done`` event names."""
+        for key in ("markdown", "xlsx"):
+            value = (done.get("result") or {}).get(key)
+            if isinstance(value, str) and value:
+                with contextlib.suppress(OSError):  # unrecorded: served to no one
+                    self.files.bind(Path(value).name, caller.key)
+
+    def report_file(self, caller: Caller, name: str) -> Path | None:
+        """The report file ``name`` when a turn of ``caller``'s wrote it, else None."""
+        root = self.reports.resolve()
+        path = (root / name).resolve()
+        if self.files.owner(name) != caller.key or root not in path.parents:
+            return None
+        return path if path.is_file() else None
