@@ -129,10 +129,10 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
                 capture._timed = True
             chat = client.chat
 
-            async def timed_chat(messages: Any, chat: Any = chat, **kwargs: Any) -> Any:
-                profiler.calls.append({"messages": messages, **kwargs})
+            async def timed_chat(messages: Any, options: Any, chat: Any = chat) -> Any:
+                profiler.calls.append({"messages": messages, **options.model_dump()})
                 profiler.started()
-                call = await chat(messages, **kwargs)
+                call = await chat(messages, options)
                 profiler.ended()
                 profiler.seconds["http_calls"] += call.latency_ms / 1000
                 return call
@@ -142,16 +142,21 @@ def instrument(factory: SettingsFactory, profiler: Profiler) -> None:
 
             async def timed_stream(
                 messages: Any,
+                options: Any,
                 stream_chat: Any = stream_chat,
                 interval: int = client.stream_interval,
-                **kwargs: Any,
             ) -> Any:
                 # the direct client streams with the same chunking (vLLM's stream_interval)
                 profiler.calls.append(
-                    {"messages": messages, "stream": True, "stream_interval": interval, **kwargs}
+                    {
+                        "messages": messages,
+                        "stream": True,
+                        "stream_interval": interval,
+                        **options.model_dump(),
+                    }
                 )
                 profiler.started()
-                async for item in stream_chat(messages, **kwargs):
+                async for item in stream_chat(messages, options):
                     if isinstance(item, ModelCall):
                         profiler.ended()
                         profiler.seconds["http_calls"] += item.latency_ms / 1000

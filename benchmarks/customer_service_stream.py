@@ -34,7 +34,7 @@ import asyncio
 import json
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -44,7 +44,14 @@ from langgraph.graph import END, START, StateGraph
 
 from benchmarks.harness import BenchParser, host_info, median, write_results
 from orchestrator.config import Settings
-from orchestrator.core.client import ChatMessage, ToolCall, VLLMClient
+from orchestrator.core.client import (
+    ChatMessage,
+    ChatOptions,
+    ModelCall,
+    StreamItem,
+    ToolCall,
+    VLLMClient,
+)
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.core.runtime import make_client
 from orchestrator.request import Request
@@ -72,17 +79,20 @@ class RecordingClient(VLLMClient):
 
     streamed: list[list[ChatMessage]]
 
-    async def stream_chat(self, messages: Sequence[ChatMessage], **kw: Any):  # type: ignore[override]
+    async def stream_chat(
+        self, messages: Sequence[ChatMessage], options: ChatOptions
+    ) -> AsyncIterator[StreamItem]:
         self.streamed.append(list(messages))
-        async for item in super().stream_chat(messages, **kw):
+        async for item in super().stream_chat(messages, options):
             yield item
 
 
 class ScriptedTools(ScriptedModel):
     """Scripted model that answers tool requests with the first allowed order id."""
 
-    async def chat(self, messages, *, tools=None, tool_choice=None, **kw):  # type: ignore[override]
-        call = await super().chat(messages, **kw)
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
+        call = await super().chat(messages, options)
+        tools = options.tools
         if not tools:
             return call
         spec = tools[0]["function"]

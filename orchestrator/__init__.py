@@ -46,7 +46,13 @@ if typing.TYPE_CHECKING:
     from orchestrator.classifier import Classification, Rule, RuleClassifier, Signal
     from orchestrator.config import Settings
     from orchestrator.core.batch import BatchReport, run_batch
-    from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, VLLMClient
+    from orchestrator.core.client import (
+        ChatMessage,
+        ChatOptions,
+        ModelCall,
+        ModelClient,
+        VLLMClient,
+    )
     from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
     from orchestrator.core.gateway import CallSummary, ModelGateway
     from orchestrator.core.workflow import Workflow, WorkflowContext
@@ -68,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "BatchReport": "orchestrator.core.batch",
     "CallSummary": "orchestrator.core.gateway",
     "ChatMessage": "orchestrator.core.client",
+    "ChatOptions": "orchestrator.core.client",
     "Classification": "orchestrator.classifier",
     "ExpertLoad": "orchestrator.analysis.load",
     "LayerLoad": "orchestrator.analysis.load",
@@ -104,6 +111,7 @@ __all__ = [
     "BatchReport",
     "CallSummary",
     "ChatMessage",
+    "ChatOptions",
     "Classification",
     "ExpertLoad",
     "LayerLoad",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.core.client import ChatMessage, ModelCall
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall
 from serving.architecture import MoEArchitecture
 from serving.expert_routing import ExpertRoutingSource, ExpertRoutingTrace, routed_token_count
 
@@ -86,7 +86,8 @@ class ScriptedModel:
     Example:
         >>> model = ScriptedModel(replies=["Sorry to hear that."])
         >>> import asyncio
-        >>> call = asyncio.run(model.chat([ChatMessage(role="user", content="hi")], max_tokens=8))
+        >>> hi = [ChatMessage(role="user", content="hi")]
+        >>> call = asyncio.run(model.chat(hi, ChatOptions(max_tokens=8)))
         >>> call.text, call.routing.source.value
         ('Sorry to hear that.', 'scripted')
     """
@@ -132,14 +133,7 @@ class ScriptedModel:
         """Nothing to release; records that the caller closed it."""
         self.closed = True
 
-    async def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        temperature: float | None = None,
-    ) -> ModelCall:
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         """A scripted answer (see the class) with made-up ``scripted`` routing.
 
         Raises:
@@ -149,23 +143,23 @@ class ScriptedModel:
         self.requests.append(
             ScriptedRequest(
                 messages=tuple(messages),
-                max_tokens=max_tokens,
-                json_schema=json_schema,
-                temperature=temperature,
+                max_tokens=options.max_tokens,
+                json_schema=options.json_schema,
+                temperature=options.temperature,
             )
         )
         if self.fail_on_call and len(self.calls) == self.fail_on_call[0]:
             raise self.fail_on_call[1]()
-        if json_schema is not None:
+        if options.json_schema is not None:
             text = (
                 self.json_reply
                 if self.json_reply is not None
-                else json.dumps(_first_valid(json_schema))
+                else json.dumps(_first_valid(options.json_schema))
             )
         else:
             text = self.replies[(len(self.calls) - 1) % len(self.replies)]
         prompt_tokens = sum(len(m.content.split()) + 4 for m in messages)
-        completion_tokens = min(max(len(text.split()), 1), max_tokens)
+        completion_tokens = min(max(len(text.split()), 1), options.max_tokens)
         tokens = routed_token_count(prompt_tokens, completion_tokens)
         layers, k, experts = len(self.arch.moe_layers), self.arch.top_k, self.arch.num_experts
         ids = np.argsort(self._rng.random((tokens, layers, experts)), axis=-1)[..., :k]

@@ -98,7 +98,7 @@ def run(ws: Workspace, args: Namespace, urls: Urls) -> None:
 async def project_client_check(ws: Workspace, base: str, items: list[str]) -> dict[str, Any]:
     """Each of ``items`` through ``VLLMClient`` + ``EngineCapture``: the trace's source, shape,
     token counts, whether the expert counts sum to routed tokens x top-k, and the top experts."""
-    from orchestrator.core.client import ChatMessage, VLLMClient
+    from orchestrator.core.client import ChatMessage, ChatOptions, VLLMClient
     from serving import EngineCapture, MoEArchitecture
 
     arch = MoEArchitecture.from_checkpoint(ws.ckpt)
@@ -107,7 +107,7 @@ async def project_client_check(ws: Workspace, base: str, items: list[str]) -> di
     try:
         for i, text in enumerate(items):
             msgs = [ChatMessage(**m) for m in messages_for(text, f"K{i:04d}")]
-            call = await client.chat(msgs, max_tokens=16)
+            call = await client.chat(msgs, ChatOptions(max_tokens=16))
             trace = call.routing
             out.append(
                 {

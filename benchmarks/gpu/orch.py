@@ -59,15 +59,18 @@ class RecordingClient:
         self.log = log_
         self.drop_schema = drop_schema
 
-    async def chat(self, messages: Any, **kwargs: Any) -> Any:
+    async def chat(self, messages: Any, options: Any) -> Any:
         """Record, then forward to the wrapped client."""
         if self.drop_schema:
-            kwargs["json_schema"] = None
+            options = options.model_copy(update={"json_schema": None})
         key = CURRENT_REQUEST.get()
-        entry: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **kwargs}
+        entry: dict[str, Any] = {
+            "messages": [m.model_dump() for m in messages],
+            **options.model_dump(exclude_defaults=True),
+        }
         if key is not None:
             self.log.setdefault(key, []).append(entry)
-        result = await self.inner.chat(messages, **kwargs)
+        result = await self.inner.chat(messages, options)
         # the encoding this call asked the server for (the plain client asks the same): a call
         # the capture sample left out is recorded as unavailable and asked for ``none``
         from serving.expert_routing import ExpertRoutingSource  # the device's import path

@@ -22,7 +22,7 @@ Modules:
   caller chose the route.
 """
 
-from orchestrator.core.client import ChatMessage, ModelCall, ModelClient, VLLMClient
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, ModelClient, VLLMClient
 from orchestrator.core.dispatcher import Orchestrator, RequestOutcome
 from orchestrator.core.gateway import CallSummary, ModelGateway
 from orchestrator.core.structured import StructuredAnswer
@@ -31,6 +31,7 @@ from orchestrator.core.workflow import Workflow, WorkflowContext
 __all__ = [
     "CallSummary",
     "ChatMessage",
+    "ChatOptions",
     "ModelCall",
     "ModelClient",
     "ModelGateway",

@@ -47,6 +47,32 @@ class ChatMessage(BaseModel):
     content: str
 
 
+class ChatOptions(BaseModel):
+    """What one chat completion asks of the server besides its messages.
+
+    One typed value crosses the :class:`ModelClient` boundary, so a client (or a test double)
+    implements ``chat(messages, options)`` and takes each new option without a new signature.
+
+    Attributes:
+        max_tokens: Completion token limit (at least 1).
+        json_schema: Constrain the output to this JSON schema (bound every string), or None
+            for free text. Callers parse the text as untrusted data either way.
+        temperature: Sampling temperature (0 is greedy); the client's default when None.
+        tools: OpenAI function tools (``{"type": "function", "function": {...}}``); none
+            by default.
+        tool_choice: ``"required"``, ``"auto"``, ``"none"`` or a named tool
+            (``{"type": "function", "function": {"name": ...}}``); sent only with ``tools``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    max_tokens: int = Field(ge=1)
+    json_schema: dict[str, Any] | None = None
+    temperature: float | None = None
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: str | dict[str, Any] | None = None
+
+
 class ToolCall(BaseModel):
     """One tool call the model asked for (OpenAI ``tools`` API).
 
@@ -181,14 +207,7 @@ class ModelClient(Protocol):
         """
         ...
 
-    async def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        temperature: float | None = None,
-    ) -> ModelCall:
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         """One chat completion with its routing trace.
 
         Raises:
@@ -302,7 +321,7 @@ class VLLMClient:
     Example:
         >>> client = VLLMClient("http://127.0.0.1:8000/v1", "ernie", capture)  # doctest: +SKIP
         >>> call = await client.chat([ChatMessage(role="user", content="hi")],
-        ...                          max_tokens=8)  # doctest: +SKIP
+        ...                          ChatOptions(max_tokens=8))  # doctest: +SKIP
         >>> call.routing.expert_counts().shape  # (moe layers, experts)  # doctest: +SKIP
     """
 
@@ -408,29 +427,14 @@ class VLLMClient:
         self.capture.verify_served_model(served.get("root"))
         return models
 
-    async def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        temperature: float | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
-    ) -> ModelCall:
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         """One non-streaming chat completion, with its routing trace.
 
         Args:
             messages: The conversation, system turn first.
-            max_tokens: Completion token limit.
-            json_schema: Constrain the output to this JSON schema (bound every string). Not sent
-                when the client was made with ``structured_output=False``; callers parse the
-                text as untrusted data either way.
-            temperature: Sampling temperature (0 is greedy); the client's default when None.
-            tools: OpenAI function tools (``{"type": "function", "function": {...}}``).
-            tool_choice: ``"required"``, ``"auto"``, ``"none"`` or a named tool
-                (``{"type": "function", "function": {"name": ...}}``). vLLM needs
-                ``--tool-call-parser`` for named and required choices, and
+            options: The completion's limit, schema, temperature and tools. The schema is not
+                sent when the client was made with ``structured_output=False``. vLLM needs
+                ``--tool-call-parser`` for named and required tool choices, and
                 ``--enable-auto-tool-choice`` for ``auto``.
 
         Raises:
@@ -440,12 +444,12 @@ class VLLMClient:
         """
         self._check_allowed()
         kwargs: dict[str, Any] = {}
-        if json_schema is not None and self.structured_output:
-            kwargs["response_format"] = json_schema_format(json_schema)
-        if tools:
-            kwargs["tools"] = list(tools)
-            if tool_choice is not None:
-                kwargs["tool_choice"] = tool_choice
+        if options.json_schema is not None and self.structured_output:
+            kwargs["response_format"] = json_schema_format(options.json_schema)
+        if options.tools:
+            kwargs["tools"] = list(options.tools)
+            if options.tool_choice is not None:
+                kwargs["tool_choice"] = options.tool_choice
         try:
             async with self._slot():
                 started = time.perf_counter()
@@ -458,7 +462,7 @@ class VLLMClient:
                 raw = await self._client.post(
                     "/chat/completions",
                     body={
-                        **self._body(messages, max_tokens, temperature),
+                        **self._body(messages, options),
                         **self._extra_body,
                         **(self._sampled.request_fields() if self._sampled is not None else {}),
                         **kwargs,
@@ -480,14 +484,13 @@ class VLLMClient:
         latency_ms = (time.perf_counter() - started) * 1000.0
         return await self._chat_call(raw.content, latency_ms)
 
-    def _body(
-        self, messages: Sequence[ChatMessage], max_tokens: int, temperature: float | None
-    ) -> dict[str, Any]:
+    def _body(self, messages: Sequence[ChatMessage], options: ChatOptions) -> dict[str, Any]:
         """The request body's fields that every chat request carries, streamed or not."""
+        temperature = options.temperature
         return {
             "model": self.model_name,
             "messages": [m.model_dump() for m in messages],
-            "max_tokens": max_tokens,
+            "max_tokens": options.max_tokens,
             "temperature": self.temperature if temperature is None else temperature,
         }
 
@@ -546,11 +549,7 @@ class VLLMClient:
         )
 
     async def stream_chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int,
-        temperature: float | None = None,
+        self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> AsyncIterator[StreamItem]:
         """A streamed chat completion: :class:`TextDelta` pieces as they arrive, then the
         finished :class:`ModelCall` (with ``ttft_ms``) once.
@@ -573,7 +572,7 @@ class VLLMClient:
         """
         self._check_allowed()
         body: dict[str, Any] = {
-            **self._body(messages, max_tokens, temperature),
+            **self._body(messages, options),
             "stream": True,
             "stream_options": {"include_usage": True},
             "return_token_ids": True,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from orchestrator.classification import Classification
 from orchestrator.core.client import (
     ChatMessage,
+    ChatOptions,
     ModelCall,
     ModelClient,
     StreamItem,
@@ -148,50 +149,32 @@ class ModelGateway:
             ModelCallError: The call failed; the error names this request and node.
             TelemetryError: The row could not be written.
         """
-        call = await self._chat_unrecorded(
-            node,
-            messages,
-            max_tokens or self.max_tokens,
-            temperature,
+        options = ChatOptions(
+            max_tokens=max_tokens or self.max_tokens,
             json_schema=json_schema,
-            tools=tools,
+            temperature=temperature,
+            tools=tuple(tools or ()),
             tool_choice=tool_choice,
         )
+        call = await self._chat_unrecorded(node, messages, options)
         await self._record(node, call)
         return call
 
     async def _chat_unrecorded(
-        self,
-        node: str,
-        messages: Sequence[ChatMessage],
-        limit: int,
-        temperature: float | None,
-        *,
-        json_schema: dict[str, Any] | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
+        self, node: str, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> ModelCall:
         """:meth:`chat`'s traced call, without the telemetry row (the caller writes it)."""
-        options: dict[str, Any] = {}
-        if temperature is not None:  # otherwise the client's default (ORCH_TEMPERATURE)
-            options["temperature"] = temperature
-        if tools:  # only then: clients without tool support keep working
-            options["tools"] = list(tools)
-            if tool_choice is not None:
-                options["tool_choice"] = tool_choice
         with self.trace.model_call(
             node,
             **{
-                "gen_ai.request.max_tokens": limit,
-                "gen_ai.request.temperature": temperature,
-                "model_call.structured": json_schema is not None,
-                "model_call.tools_offered": len(tools or ()),
+                "gen_ai.request.max_tokens": options.max_tokens,
+                "gen_ai.request.temperature": options.temperature,
+                "model_call.structured": options.json_schema is not None,
+                "model_call.tools_offered": len(options.tools),
             },
         ) as span:
             try:
-                call = await self.client.chat(
-                    messages, max_tokens=limit, json_schema=json_schema, **options
-                )
+                call = await self.client.chat(messages, options)
             except ModelCallError as exc:
                 exc.at(request_id=self.request_id, node=node)
                 raise
@@ -262,10 +245,10 @@ class ModelGateway:
         Raises:
             ServerUnavailableError, ModelCallError, TelemetryError: As :meth:`chat`.
         """
-        limit = max_tokens or self.max_tokens
+        options = ChatOptions(max_tokens=max_tokens or self.max_tokens, temperature=temperature)
         stream_chat = getattr(self.client, "stream_chat", None)
         if stream_chat is None:
-            call = await self._chat_unrecorded(node, messages, limit, temperature)
+            call = await self._chat_unrecorded(node, messages, options)
             yield TextDelta(text=call.text)
             await self._record(node, call, review(call) if review else None)
             yield call
@@ -273,13 +256,13 @@ class ModelGateway:
         with self.trace.model_call(
             node,
             **{
-                "gen_ai.request.max_tokens": limit,
+                "gen_ai.request.max_tokens": options.max_tokens,
                 "gen_ai.request.temperature": temperature,
                 "model_call.streamed": True,
             },
         ) as span:
             try:
-                async for item in stream_chat(messages, max_tokens=limit, temperature=temperature):
+                async for item in stream_chat(messages, options):
                     if isinstance(item, ModelCall):
                         self.trace.record_call(span, item)
                         await self._record(node, item, review(item) if review else None)

@@ -56,10 +56,10 @@ async def test_real_requests_record_experts_that_sum_to_tokens_times_top_k(
 async def test_replay_uses_the_servers_own_token_ids(settings: Settings) -> None:
     client = make_client(settings)
     try:
-        from orchestrator import ChatMessage
+        from orchestrator import ChatMessage, ChatOptions
 
         call = await client.chat(
-            [ChatMessage(role="user", content="我的花呗怎么还款？")], max_tokens=5
+            [ChatMessage(role="user", content="我的花呗怎么还款？")], ChatOptions(max_tokens=5)
         )
     finally:
         await client.aclose()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from orchestrator import Orchestrator, Request, TelemetryStore
-from orchestrator.core.client import ChatMessage, ModelCall, ToolCall
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, ToolCall
 from orchestrator.core.events import StreamDone, StreamEvent
 from orchestrator.core.fixed import FixedRoute
 from orchestrator.routes import Route
@@ -38,18 +38,11 @@ class ScriptedToolModel(ScriptedModel):
         self.arguments = arguments
         self.tool_requests: list[tuple[list[dict[str, Any]], Any]] = []
 
-    async def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-        tool_choice: Any = None,
-        **options: Any,
-    ) -> ModelCall:
-        """ScriptedModel's answer (``options``: its ``max_tokens``, ``json_schema`` and
-        ``temperature``), or with ``tools`` a call of the first tool (or the one
-        ``tool_choice`` names), its arguments from :attr:`arguments`."""
-        call = await super().chat(messages, **options)
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
+        """ScriptedModel's answer, or with ``options.tools`` a call of the first tool (or the
+        one ``options.tool_choice`` names), its arguments from :attr:`arguments`."""
+        call = await super().chat(messages, options)
+        tools, tool_choice = options.tools, options.tool_choice
         if not tools:
             return call
         self.tool_requests.append((list(tools), tool_choice))

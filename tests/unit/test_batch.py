@@ -29,7 +29,7 @@ from orchestrator.batch import (
 from orchestrator.batch.inputs import BatchInput
 from orchestrator.batch.runner import BatchProgress, RowResult
 from orchestrator.cli.app import app
-from orchestrator.core.client import ChatMessage, ModelCall
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall
 from orchestrator.core.dispatcher import Orchestrator
 from orchestrator.exceptions import ServerUnavailableError, UserError
 from orchestrator.telemetry import BatchLedger, TelemetryStore
@@ -93,14 +93,14 @@ class DyingModel(ScriptedModel):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.flag, self.how = flag, how
 
-    async def chat(self, messages: Sequence[ChatMessage], **kwargs: object) -> ModelCall:
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         if any(MARKER in m.content for m in messages) and not self.flag.exists():
             self.flag.write_text(str(os.getpid()))
             if self.how == "crash":
                 raise Crash
             time.sleep(1.0)  # the request's `running` row is written by now
             os.kill(os.getpid(), signal.SIGKILL)
-        return await super().chat(messages, **kwargs)  # type: ignore[arg-type]
+        return await super().chat(messages, options)
 
 
 class SlowModel(ScriptedModel):
@@ -110,10 +110,10 @@ class SlowModel(ScriptedModel):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.slow_marker, self.delay_s = slow_marker, delay_s
 
-    async def chat(self, messages: Sequence[ChatMessage], **kwargs: object) -> ModelCall:
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         if any(self.slow_marker in m.content for m in messages):
             await asyncio.sleep(self.delay_s)
-        return await super().chat(messages, **kwargs)  # type: ignore[arg-type]
+        return await super().chat(messages, options)
 
 
 def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
@@ -443,7 +443,7 @@ async def test_an_unreachable_server_stops_the_batch_and_records_rows_unreachabl
     out, db, source
 ) -> None:
     class Down(ScriptedModel):
-        async def chat(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+        async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
             raise ServerUnavailableError("http://x/v1", "connection refused")
 
     factory = ScriptedFactory(db, {"u1": Down()})

@@ -21,6 +21,7 @@ import pytest
 from orchestrator.core import client as client_module
 from orchestrator.core.client import (
     ChatMessage,
+    ChatOptions,
     ModelClient,
     ModelRequestsBlockedError,
     VLLMClient,
@@ -80,7 +81,7 @@ async def test_routed_experts_body_is_decoded_into_an_engine_trace(arch) -> None
     body = recorded("chat_en_routed.json")
     client, recorder, _ = _client(_answer(body), EngineCapture(arch))
 
-    call = await client.chat(HI, max_tokens=4)
+    call = await client.chat(HI, ChatOptions(max_tokens=4))
 
     choice, usage = body["choices"][0], body["usage"]
     assert call.text == choice["message"]["content"]
@@ -105,7 +106,7 @@ async def test_routed_experts_body_is_decoded_into_an_engine_trace(arch) -> None
 
 async def test_a_body_without_routed_experts_is_not_passed_off_as_engine_routing(arch) -> None:
     client, _, _ = _client(_answer(recorded("chat_no_flag.json")), NoCapture(arch))
-    call = await client.chat(HI, max_tokens=4)
+    call = await client.chat(HI, ChatOptions(max_tokens=4))
     assert call.routing.source is ExpertRoutingSource.UNAVAILABLE
     assert call.routing.expert_ids is None
 
@@ -114,8 +115,8 @@ async def test_request_body_carries_messages_limits_schema_and_token_ids(arch) -
     client, recorder, _ = _client(
         _answer(recorded("chat_no_flag.json")), NoCapture(arch), temperature=0.3
     )
-    await client.chat(HI, max_tokens=7, json_schema=SCHEMA)
-    await client.chat(HI, max_tokens=5, temperature=0.0)
+    await client.chat(HI, ChatOptions(max_tokens=7, json_schema=SCHEMA))
+    await client.chat(HI, ChatOptions(max_tokens=5, temperature=0.0))
 
     schema_call, free_call = recorder.bodies
     assert schema_call == {
@@ -142,7 +143,7 @@ def _empty_500(request: httpx.Request) -> httpx.Response:
 async def test_a_500_on_a_schema_request_names_the_structured_output_switch(arch) -> None:
     client, recorder, _ = _client(_empty_500, NoCapture(arch))
     with pytest.raises(ModelCallError, match="ORCH_STRUCTURED_OUTPUT=false") as info:
-        await client.chat(HI, max_tokens=4, json_schema=SCHEMA)
+        await client.chat(HI, ChatOptions(max_tokens=4, json_schema=SCHEMA))
     assert "HTTP 500" in str(info.value) and BASE_URL in str(info.value)
     assert recorder.bodies[0]["response_format"]["json_schema"]["schema"] == SCHEMA
 
@@ -150,7 +151,7 @@ async def test_a_500_on_a_schema_request_names_the_structured_output_switch(arch
 async def test_structured_output_off_sends_no_response_format(arch) -> None:
     client, recorder, _ = _client(_empty_500, NoCapture(arch), structured_output=False)
     with pytest.raises(ModelCallError) as info:
-        await client.chat(HI, max_tokens=4, json_schema=SCHEMA)
+        await client.chat(HI, ChatOptions(max_tokens=4, json_schema=SCHEMA))
     assert "response_format" not in recorder.bodies[0]
     assert "ORCH_STRUCTURED_OUTPUT" not in str(info.value)  # no schema was asked for
 
@@ -158,7 +159,7 @@ async def test_structured_output_off_sends_no_response_format(arch) -> None:
 async def test_structured_output_off_still_returns_the_text(arch) -> None:
     body = recorded("chat_no_flag.json")
     client, recorder, _ = _client(_answer(body), NoCapture(arch), structured_output=False)
-    call = await client.chat(HI, max_tokens=4, json_schema=SCHEMA)
+    call = await client.chat(HI, ChatOptions(max_tokens=4, json_schema=SCHEMA))
     assert call.text == body["choices"][0]["message"]["content"]
     assert "response_format" not in recorder.bodies[0]
 
@@ -169,7 +170,7 @@ async def test_connection_refused_is_server_unavailable(arch) -> None:
 
     client, recorder, _ = _client(refuse, NoCapture(arch))
     with pytest.raises(ServerUnavailableError, match="Connection refused") as info:
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
     assert info.value.url == BASE_URL
     assert "ORCH_SERVER_URL" in str(info.value)
     with pytest.raises(ServerUnavailableError):
@@ -180,7 +181,7 @@ async def test_connection_refused_is_server_unavailable(arch) -> None:
 async def test_retries_follow_max_retries(arch) -> None:
     client, recorder, _ = _client(_empty_500, NoCapture(arch), max_retries=1)
     with pytest.raises(ModelCallError):
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
     assert len(recorder.requests) == 2
 
 
@@ -189,7 +190,7 @@ async def test_a_malformed_body_is_a_model_call_error(arch) -> None:
     body["choices"] = []
     client, _, _ = _client(_answer(body), NoCapture(arch))
     with pytest.raises(ModelCallError, match="malformed response"):
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
 
 
 def _models(*ids: str) -> Handler:
@@ -268,7 +269,7 @@ async def test_a_real_request_from_a_unit_test_fails_before_reaching_the_server(
     port, server = listening_port
     client = _unanswered_client(port, arch)
     with pytest.raises(ModelRequestsBlockedError, match="tests/integration"):
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
     with pytest.raises(ModelRequestsBlockedError, match="MockTransport"):
         await client.check()
     assert not _accepted(server)  # nothing was sent
@@ -282,7 +283,9 @@ async def test_with_requests_allowed_the_same_client_does_reach_the_server(
     port, server = listening_port
     client = _unanswered_client(port, arch)
     with client_module.override_allow_model_requests(True), pytest.raises(ServerUnavailableError):
-        await client.chat(HI, max_tokens=4)  # the port accepts but never answers: a timeout
+        await client.chat(
+            HI, ChatOptions(max_tokens=4)
+        )  # the port accepts but never answers: a timeout
     assert _accepted(server)
     await client.aclose()
     assert client_module.ALLOW_MODEL_REQUESTS is False  # restored after the block
@@ -298,7 +301,7 @@ async def test_an_engine_capture_asks_the_server_for_its_routed_experts_encoding
         (NoCapture(arch), None),  # no engine capture: nothing vLLM-plugin specific is sent
     ):
         client, recorder, _ = _client(_answer(body), capture)
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
         sent = recorder.bodies[0]
         assert sent.get("vllm_xargs") == want
         assert sent["return_token_ids"] is True
@@ -312,7 +315,7 @@ async def test_a_body_that_is_not_json_is_a_model_call_error(arch) -> None:
 
     client, _, _ = _client(respond, EngineCapture(arch))
     with pytest.raises(ModelCallError, match="malformed response"):
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
 
 
 async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(arch) -> None:
@@ -337,7 +340,9 @@ async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(a
         client.limit_in_flight(shared)
         clients.append(client)
 
-    calls = await asyncio.gather(*(clients[i % 2].chat(HI, max_tokens=4) for i in range(6)))
+    calls = await asyncio.gather(
+        *(clients[i % 2].chat(HI, ChatOptions(max_tokens=4)) for i in range(6))
+    )
 
     assert len(calls) == 6 and peak == 2
     # latency counts from the slot, not from the wait for it: the third wave of calls would
@@ -345,7 +350,7 @@ async def test_a_shared_bound_holds_model_calls_in_flight_over_several_clients(a
     assert max(c.latency_ms for c in calls) < 500
     clients[0].limit_in_flight(None)
     in_flight = peak = 0
-    await asyncio.gather(*(clients[0].chat(HI, max_tokens=4) for _ in range(4)))
+    await asyncio.gather(*(clients[0].chat(HI, ChatOptions(max_tokens=4)) for _ in range(4)))
     assert peak == 4  # no bound once removed
     for client in clients:
         await client.aclose()
@@ -368,7 +373,7 @@ async def test_an_error_status_keeps_its_code_and_body_through_the_gateway(
 
     client, _, _ = _client(lambda request: httpx.Response(status, json=body), NoCapture(arch))
     with pytest.raises(ModelCallError) as direct:
-        await client.chat(HI, max_tokens=4)
+        await client.chat(HI, ChatOptions(max_tokens=4))
     assert direct.value.status_code == status
     assert direct.value.body == body["error"]
     assert direct.value.request_id is None and direct.value.node is None

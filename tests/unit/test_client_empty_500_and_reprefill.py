@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, VLLMClient
 from orchestrator.exceptions import ModelCallError
 from orchestrator.testing import SCRIPTED_ARCH
 from serving.capture import EngineCapture
@@ -41,14 +41,16 @@ def _error(status: int, message: str) -> httpx.Response:
 async def test_an_empty_5xx_names_the_request_logging_flag(status: int) -> None:
     client = _client(lambda request: _error(status, ""))
     with pytest.raises(ModelCallError, match=rf"HTTP {status}.*{LOG_REQUESTS_FLAG}"):
-        await client.chat([ChatMessage(role="user", content="hi")], max_tokens=4)
+        await client.chat([ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4))
     await client.aclose()
 
 
 async def test_an_empty_500_on_a_stream_names_the_flag_too() -> None:
     client = _client(lambda request: _error(500, ""))
     with pytest.raises(ModelCallError, match=LOG_REQUESTS_FLAG):
-        async for _ in client.stream_chat([ChatMessage(role="user", content="hi")], max_tokens=4):
+        async for _ in client.stream_chat(
+            [ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4)
+        ):
             pass
     await client.aclose()
 
@@ -57,7 +59,7 @@ async def test_an_empty_500_on_a_stream_names_the_flag_too() -> None:
 async def test_a_5xx_with_a_reason_or_a_4xx_gets_no_flag_hint(status: int, message: str) -> None:
     client = _client(lambda request: _error(status, message))
     with pytest.raises(ModelCallError) as err:
-        await client.chat([ChatMessage(role="user", content="hi")], max_tokens=4)
+        await client.chat([ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4))
     await client.aclose()
     assert f"HTTP {status}" in str(err.value) and LOG_REQUESTS_FLAG not in str(err.value)
 
@@ -67,8 +69,10 @@ async def test_an_empty_500_on_a_schema_request_names_both_ways_out() -> None:
     with pytest.raises(ModelCallError) as err:
         await client.chat(
             [ChatMessage(role="user", content="hi")],
-            max_tokens=4,
-            json_schema={"type": "object", "properties": {"a": {"type": "string"}}},
+            ChatOptions(
+                max_tokens=4,
+                json_schema={"type": "object", "properties": {"a": {"type": "string"}}},
+            ),
         )
     await client.aclose()
     assert LOG_REQUESTS_FLAG in str(err.value)
@@ -142,7 +146,9 @@ async def test_the_reprefill_sends_prompt_and_all_but_the_last_sampled_token(
     client = _client(handler)
     items = [
         item
-        async for item in client.stream_chat([ChatMessage(role="user", content="hi")], max_tokens=8)
+        async for item in client.stream_chat(
+            [ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=8)
+        )
     ]
     await client.aclose()
     assert prefills == [prompt + completion[:-1]]

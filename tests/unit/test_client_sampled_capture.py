@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from orchestrator.config import Settings
-from orchestrator.core.client import ChatMessage, ModelCall, VLLMClient
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, VLLMClient
 from orchestrator.core.runtime import make_client
 from orchestrator.testing import SCRIPTED_ARCH
 from serving.capture import EngineCapture
@@ -92,7 +92,8 @@ async def test_each_call_asks_for_its_own_draw_and_is_labelled_by_it() -> None:
     server = _Server()
     client = _client(server, 0.5)
     calls = [
-        await client.chat([ChatMessage(role="user", content="hi")], max_tokens=4) for _ in range(40)
+        await client.chat([ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4))
+        for _ in range(40)
     ]
     await client.aclose()
     assert set(server.asked) == {"ids", "none"}  # one draw per call, not one per client
@@ -112,7 +113,7 @@ async def test_a_streamed_call_left_out_of_the_sample_sends_no_reprefill() -> No
     traces = []
     for _ in range(30):
         async for item in client.stream_chat(
-            [ChatMessage(role="user", content="hi")], max_tokens=4
+            [ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4)
         ):
             if isinstance(item, ModelCall):
                 traces.append(item.routing)
@@ -126,7 +127,9 @@ async def test_every_call_captured_at_rate_one_sends_the_fields_of_the_client() 
     server = _Server()
     client = _client(server, 1.0)
     for _ in range(5):
-        call = await client.chat([ChatMessage(role="user", content="hi")], max_tokens=4)
+        call = await client.chat(
+            [ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=4)
+        )
         assert call.routing.source == ExpertRoutingSource.ENGINE
     await client.aclose()
     assert server.asked == ["ids"] * 5

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, TextDelta, VLLMClient
 from orchestrator.exceptions import ModelCallError, ServerUnavailableError, UserError
 from tests.unit.customer_service_double import RecordingCapture
 
@@ -94,7 +94,7 @@ def _sse(body: httpx.AsyncByteStream) -> httpx.Response:
 
 
 async def _drain(client: VLLMClient, **kwargs: Any) -> list[Any]:
-    return [item async for item in client.stream_chat(HI, max_tokens=8, **kwargs)]
+    return [item async for item in client.stream_chat(HI, ChatOptions(max_tokens=8, **kwargs))]
 
 
 async def test_the_request_body_is_the_plain_streamed_chat_body() -> None:
@@ -194,7 +194,7 @@ async def test_a_stream_cut_midway_is_server_unavailable(fail: Exception) -> Non
     client = _client(lambda request: _sse(body), RecordingCapture())
     seen: list[Any] = []
     with pytest.raises(ServerUnavailableError, match=r"vllm\.test"):
-        async for item in client.stream_chat(HI, max_tokens=8):
+        async for item in client.stream_chat(HI, ChatOptions(max_tokens=8)):
             seen.append(item)
     await client.aclose()
     assert [i.text for i in seen] == ["a"]  # what arrived before the cut, and no ModelCall
@@ -261,7 +261,7 @@ async def test_an_error_status_after_the_retries_is_a_model_call_error() -> None
 async def test_a_consumer_that_stops_early_closes_the_connection() -> None:
     body = Body([*map(_event, _chunks(["a", "b", "c", "d"])), b"data: [DONE]\n\n"])
     client = _client(lambda request: _sse(body), RecordingCapture())
-    stream = client.stream_chat(HI, max_tokens=8)
+    stream = client.stream_chat(HI, ChatOptions(max_tokens=8))
     first = await anext(stream)
     assert isinstance(first, TextDelta) and first.text == "a"
     await stream.aclose()

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from orchestrator.core.client import ChatMessage, ModelCall, TextDelta, VLLMClient
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall, TextDelta, VLLMClient
 from tests.fixtures.vllm_recorded import chat_completion
 from tests.unit.customer_service_double import RecordingCapture
 
@@ -55,7 +55,8 @@ async def test_tool_calls_are_parsed_and_the_request_names_the_tool() -> None:
     tool = {"type": "function", "function": {"name": "lookup_order", "parameters": {}}}
     choice = {"type": "function", "function": {"name": "lookup_order"}}
     call = await client.chat(
-        [ChatMessage(role="user", content="hi")], max_tokens=8, tools=[tool], tool_choice=choice
+        [ChatMessage(role="user", content="hi")],
+        ChatOptions(max_tokens=8, tools=[tool], tool_choice=choice),
     )
     await client.aclose()
     assert sent[0]["tools"] == [tool] and sent[0]["tool_choice"] == choice
@@ -108,7 +109,7 @@ async def test_stream_yields_pieces_then_the_call_with_the_streamed_ids() -> Non
     items = [
         item
         async for item in client.stream_chat(
-            [ChatMessage(role="user", content="hi")], max_tokens=8, temperature=0.1
+            [ChatMessage(role="user", content="hi")], ChatOptions(max_tokens=8, temperature=0.1)
         )
     ]
     await client.aclose()

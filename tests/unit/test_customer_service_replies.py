@@ -17,7 +17,13 @@ import pytest
 from sqlalchemy import select
 
 from orchestrator import Orchestrator, Request, TelemetryStore
-from orchestrator.core.client import TRUNCATED, ChatMessage, TextDelta, TruncatedStreamError
+from orchestrator.core.client import (
+    TRUNCATED,
+    ChatMessage,
+    ChatOptions,
+    TextDelta,
+    TruncatedStreamError,
+)
 from orchestrator.telemetry.schema import ModelCallRecord
 from workflows.customer_service import CustomerServiceWorkflow
 from workflows.customer_service.claims import TurnFacts, check_sentence, code_reply, cut_reply
@@ -121,9 +127,9 @@ class CutStreamModel(ScriptedToolModel):
         self.pieces = list(pieces)
 
     async def stream_chat(
-        self, messages: Sequence[ChatMessage], **kwargs: Any
+        self, messages: Sequence[ChatMessage], options: ChatOptions
     ) -> AsyncIterator[TextDelta]:
-        call = await self.chat(messages, max_tokens=kwargs["max_tokens"])
+        call = await self.chat(messages, options)
         for piece in self.pieces:
             yield TextDelta(text=piece)
         cut = call.model_copy(update={"text": "".join(self.pieces), "finish_reason": TRUNCATED})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -22,7 +23,7 @@ from orchestrator import (
     UserError,
     run_batch,
 )
-from orchestrator.core.client import ChatMessage
+from orchestrator.core.client import ChatMessage, ChatOptions, ModelCall
 from orchestrator.core.workflow import Workflow, WorkflowContext
 from orchestrator.routes import Route
 from orchestrator.telemetry import decode_counts
@@ -123,10 +124,10 @@ class HangingModel(ScriptedModel):
         super().__init__()
         self.started = asyncio.Event()
 
-    async def chat(self, messages, **kwargs):  # type: ignore[no-untyped-def,override]
+    async def chat(self, messages: Sequence[ChatMessage], options: ChatOptions) -> ModelCall:
         self.started.set()
         await asyncio.sleep(3600)
-        return await super().chat(messages, **kwargs)
+        return await super().chat(messages, options)
 
 
 async def test_a_cancelled_request_is_marked_cancelled_not_left_running(store) -> None:

@@ -18,6 +18,7 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.core.client import (
     TRUNCATED,
     ChatMessage,
+    ChatOptions,
     ModelCall,
     TextDelta,
     TruncatedStreamError,
@@ -76,7 +77,7 @@ async def test_a_stream_without_a_finish_reason_is_truncated(tail: list[bytes]) 
     client = _client([*CUT, *tail])
     seen: list[Any] = []
     with pytest.raises(TruncatedStreamError, match="without a finish reason") as caught:
-        async for item in client.stream_chat(HI, max_tokens=8):
+        async for item in client.stream_chat(HI, ChatOptions(max_tokens=8)):
             seen.append(item)
     await client.aclose()
     assert all(isinstance(i, TextDelta) for i in seen)  # no ModelCall: not a success
@@ -87,7 +88,7 @@ async def test_a_stream_without_a_finish_reason_is_truncated(tail: list[bytes]) 
 
 async def test_a_whole_stream_is_not_truncated() -> None:
     client = _client([*CUT, _piece(" shipped.", 7, "stop"), b"data: [DONE]\n\n"])
-    items = [item async for item in client.stream_chat(HI, max_tokens=8)]
+    items = [item async for item in client.stream_chat(HI, ChatOptions(max_tokens=8))]
     await client.aclose()
     assert isinstance(items[-1], ModelCall) and items[-1].finish_reason == "stop"
 
