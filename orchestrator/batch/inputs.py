@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -41,6 +41,7 @@ from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import ReadLimits
+from orchestrator.spreadsheet.xlsx import sheet_kinds
 
 #: Extensions read as sheets of requests.
 SHEET_EXTENSIONS = (".xlsx", ".xlsm", ".csv")
@@ -200,14 +201,41 @@ class FormulaCell:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ErrorCell:
+    """A workbook cell whose value is an Excel error (``#N/A``, ``#REF!``...) with no formula:
+    pasted as values, or typed. It holds no request text.
+
+    Attributes:
+        error: The error literal.
+    """
+
+    error: str
+    typed_text = None
+
+    def problem(self, ref: str) -> str:
+        """Why the cell at ``ref`` (``B5``) cannot be read, and what to do."""
+        return (
+            f"cell {ref} holds the error {self.error}, not text; put the request text in it "
+            "(or fix what produced the error) and run the row again"
+        )
+
+
+#: Cells that hold no usable text: the row fails, naming the cell and why.
+UNREADABLE = (FormulaCell, ErrorCell)
+
+
 def _cell(value: Any) -> str | None:
-    """A cell as text: None or blank -> None; dates in ISO format; whole floats without .0;
-    a :class:`FormulaCell` -> its typed text (None for a real formula)."""
+    """A cell as text: None or blank -> None; dates in ISO format (a date at midnight without
+    its time); whole floats without .0; a :class:`FormulaCell` -> its typed text (None for a
+    real formula); an :class:`ErrorCell` -> None."""
     if value is None:
         return None
-    if isinstance(value, FormulaCell):
+    if isinstance(value, UNREADABLE):
         return value.typed_text
-    if isinstance(value, datetime | date):
+    if isinstance(value, datetime) and value.time() == time():
+        text = value.date().isoformat()
+    elif isinstance(value, datetime | date):
         text = value.isoformat()
     elif isinstance(value, float) and value.is_integer():
         text = str(int(value))
@@ -222,6 +250,8 @@ def _with_formula(value: Any, stored: Any, placeholder: bool = False) -> Any:
     empty where the workbook asks Excel to recalculate on open (``placeholder``: XlsxWriter
     writes ``=please refund`` with a cached 0); a cached text is the formula's result."""
     if not (isinstance(stored, str) and stored.startswith("=")):
+        if isinstance(value, str) and value.strip() in _ERRORS:
+            return ErrorCell(value.strip())
         return value
     if value is None or (isinstance(value, str) and value.strip() in _ERRORS):
         return FormulaCell(stored, value.strip() if isinstance(value, str) else None)
@@ -389,20 +419,25 @@ class SheetInput:
                 copy.close()
 
     def _worksheet(self, workbook: Any) -> Any:
-        """The worksheet to read (``self.sheet``, else the first worksheet: chart sheets are
-        not in ``workbook.worksheets``)."""
-        self._sheets_seen = list(workbook.sheetnames)
+        """The worksheet to read (``self.sheet``, else the first worksheet: chart, dialog and
+        Excel 4 macro sheets are not sheets of requests)."""
+        kinds = dict(zip(workbook.sheetnames, sheet_kinds(workbook), strict=True))
+        names = [name for name, kind in kinds.items() if kind == "worksheet"]
+        self._sheets_seen = names
         if self.sheet is None:
-            if not workbook.worksheets:
-                raise UserError(f"{self.path} has no worksheet (only chart sheets)")
-            return workbook.worksheets[0]
-        if self.sheet in workbook.sheetnames and self.sheet in {
-            ws.title for ws in workbook.worksheets
-        }:
+            if not names:
+                raise UserError(
+                    f"{self.path} has no worksheet (only chart, dialog or macro sheets)"
+                )
+            return workbook[names[0]]
+        if self.sheet in names:
             return workbook[self.sheet]
-        raise UserError(
-            f"{self.path} has no sheet {self.sheet!r}; its sheets: {', '.join(workbook.sheetnames)}"
+        what = (
+            f"'s sheet {self.sheet!r} is a {kinds[self.sheet]}, not a sheet of requests"
+            if self.sheet in kinds
+            else f" has no sheet {self.sheet!r}"
         )
+        raise UserError(f"{self.path}{what}; its sheets: " + (", ".join(names) or "none"))
 
     def _where(self) -> str:
         """The file, and for a workbook the sheet read (named even when it was the first)."""
@@ -486,7 +521,7 @@ class SheetInput:
                 if any(_cell(c) for c in cells):
                     break  # the header
             for line, cells in rows:
-                if any(_cell(c) or isinstance(c, FormulaCell) for c in cells):
+                if any(_cell(c) or isinstance(c, UNREADABLE) for c in cells):
                     yield line, cells
         finally:
             rows.close()
@@ -506,7 +541,7 @@ class SheetInput:
                 if at is None or at >= len(cells):
                     return None
                 value = cells[at]
-                if isinstance(value, FormulaCell) and value.typed_text is None:
+                if isinstance(value, UNREADABLE) and value.typed_text is None:
                     out.append(value.problem(f"{get_column_letter(at + 1)}{line}"))
                 return _cell(value)
 
@@ -533,7 +568,7 @@ class SheetInput:
                     problems.append(problem)
             text_cell = cells[positions["text"]] if positions["text"] < len(cells) else None
             if text is None:
-                if isinstance(text_cell, FormulaCell):
+                if isinstance(text_cell, UNREADABLE):
                     pass  # get() named the cell and why
                 elif attachment is not None:
                     text = WORKBOOK_REQUEST_TEXT.format(name=Path(attachment).name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date, datetime, time
 from itertools import islice
 from typing import Literal
 
@@ -106,12 +107,24 @@ def _column_type(kinds: Counter[CellKind], values: list[Value]) -> tuple[ColumnT
     return ColumnType(kind.value), nonconforming
 
 
+def _label(value: object) -> str:
+    """A header cell as a column name: a date as its ISO date (``2025-01-01``), a whole
+    number without ``.0`` (a year header ``2024``)."""
+    if isinstance(value, datetime):
+        return value.date().isoformat() if value.time() == time() else value.isoformat(" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def header_name(cells: Cells, header_rows: list[int], c: int) -> str:
     parts: list[str] = []
     for r in header_rows:
         cell = cells.get((r, c))
         if cell is not None and cell.value is not None:
-            text = " ".join(str(cell.value).split())
+            text = " ".join(_label(cell.value).split())
             if text and text not in parts:
                 parts.append(text)
     return " / ".join(parts)[:80]

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from datetime import date
 
 from openpyxl.utils import get_column_letter
 
@@ -188,11 +189,56 @@ def _is_title(row: list[RawCell], width: int) -> bool:
     return len(origins) == 1 and None not in origins
 
 
+def _period(cell: RawCell) -> tuple[int, int] | None:
+    """The period a cell names when it is a column label, as ``(kind, order)``: a year (a
+    whole number of 1900-2100: ``(0, year)``) or a date (``(1, day number)``); else None."""
+    value = cell.value
+    if cell.kind in (CellKind.DATE, CellKind.DATETIME) and isinstance(value, date):
+        return 1, value.toordinal()
+    if cell.kind is CellKind.NUMBER and isinstance(value, int | float) and value == int(value):
+        return (0, int(value)) if 1900 <= value <= 2100 else None
+    return None
+
+
+def _period_labels(cells: Cells, r: int, box: Box) -> bool:
+    """Whether the cells of row ``r`` that are not text label columns by period (a cross-tab's
+    ``Region | 2022 | 2023 | 2024``, or month dates): two or more distinct years or dates of
+    one kind in order, and the numbers below them mostly are not periods (the row names
+    the columns, it is not data of the same kind)."""
+    _, c1, r2, c2 = box
+    keys: list[tuple[int, int]] = []
+    columns: list[int] = []
+    for c in range(c1, c2 + 1):
+        cell = cells.get((r, c))
+        if cell is None or cell.kind is CellKind.TEXT:
+            continue
+        key = _period(cell)
+        if key is None:
+            return False
+        if not is_copy(cell, r, c):
+            keys.append(key)
+            columns.append(c)
+    if len(keys) < 2 or len({kind for kind, _ in keys}) != 1 or len(set(keys)) < len(keys):
+        return False
+    order = [value for _, value in keys]
+    if order != sorted(order) and order != sorted(order, reverse=True):
+        return False
+    below = [
+        cell
+        for x in range(r + 1, min(r2, r + 5) + 1)
+        for c in columns
+        if (cell := cells.get((x, c))) is not None and cell.kind is CellKind.NUMBER
+    ]
+    return len(below) >= len(columns) and sum(_period(b) is None for b in below) * 2 > len(below)
+
+
 def _header_like(cells: Cells, r: int, box: Box) -> bool:
     _, c1, r2, c2 = box
     row = row_cells(cells, r, c1, c2)
     width = c2 - c1 + 1
-    if not row or any(cell.kind is not CellKind.TEXT for cell in row):
+    if not row:
+        return False
+    if any(cell.kind is not CellKind.TEXT for cell in row) and not _period_labels(cells, r, box):
         return False
     if len(row) * 2 < width or _is_title(row, width):
         return False

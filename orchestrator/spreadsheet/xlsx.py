@@ -172,30 +172,9 @@ class XlsxBook:
 
     def sheet_kind(self, index: int) -> str:
         """``worksheet``, ``chartsheet``, ``dialogsheet`` or ``macrosheet`` of sheet ``index``
-        (:attr:`sheet_names` order). openpyxl loads a chartsheet as a ``Chartsheet`` (not in
-        ``wb.worksheets``: indexing those by position was the bug), and a dialogsheet or an
-        Excel 4 macrosheet as a worksheet, told apart here by its relationship type."""
+        (:attr:`sheet_names` order; see :func:`sheet_kinds`)."""
         if self._kinds is None:
-            types: dict[str, str] = {}
-            try:
-                rels = get_dependents(self.wb._archive, "xl/_rels/workbook.xml.rels")
-                types = {rel.target: rel.Type or "" for rel in rels}
-            except (KeyError, AttributeError, TypeError, ValueError, OSError):
-                pass  # no readable workbook relationships: every loaded sheet is a worksheet
-            self._kinds = []
-            for sheet in self.wb._sheets:
-                if not isinstance(sheet, ReadOnlyWorksheet):
-                    self._kinds.append("chartsheet")
-                    continue
-                part = str(getattr(sheet, "_worksheet_path", ""))
-                kind = (types.get(part) or part).lower()  # the part's folder when no type
-                self._kinds.append(
-                    "dialogsheet"
-                    if "dialogsheet" in kind
-                    else "macrosheet"
-                    if "macrosheet" in kind
-                    else "worksheet"
-                )
+            self._kinds = sheet_kinds(self.wb)
         return self._kinds[index]
 
     @property
@@ -423,6 +402,35 @@ class XlsxBook:
                 )
             )
         return tables
+
+
+def sheet_kinds(wb: Any) -> list[str]:
+    """``worksheet``, ``chartsheet``, ``dialogsheet`` or ``macrosheet`` of each sheet of an
+    openpyxl read-only workbook, in ``wb.sheetnames`` order. openpyxl loads a chartsheet as a
+    ``Chartsheet`` (not in ``wb.worksheets``: indexing those by position was the bug), and a
+    dialogsheet or an Excel 4 macrosheet as a worksheet, told apart here by its relationship
+    type (a dialog or macro sheet is never data)."""
+    types: dict[str, str] = {}
+    try:
+        rels = get_dependents(wb._archive, "xl/_rels/workbook.xml.rels")
+        types = {rel.target: rel.Type or "" for rel in rels}
+    except (KeyError, AttributeError, TypeError, ValueError, OSError):
+        pass  # no readable workbook relationships: every loaded sheet is a worksheet
+    kinds = []
+    for sheet in wb._sheets:
+        if not isinstance(sheet, ReadOnlyWorksheet):
+            kinds.append("chartsheet")
+            continue
+        part = str(getattr(sheet, "_worksheet_path", ""))
+        kind = (types.get(part) or part).lower()  # the part's folder when no type
+        kinds.append(
+            "dialogsheet"
+            if "dialogsheet" in kind
+            else "macrosheet"
+            if "macrosheet" in kind
+            else "worksheet"
+        )
+    return kinds
 
 
 def _read_hidden(parser: WorkSheetParser, sheet: RawSheet, max_cols: int) -> None:

@@ -20,9 +20,9 @@ _ID_NAME = re.compile(
     r"(^|[\s_\-/(])(id|no|nr|num|number|code|codes|zip|postal|postcode|phone|tel|telephone|"
     r"mobile|fax|sku|ean|upc|gtin|isbn|iban|account|model|serial|part|ref|reference|key|"
     r"plz|nummer|numéro|numero|código|codigo|codice|modelo|modèle|artikelnummer|año|year|"
-    r"jahr|année)($|[\s_\-.#/):])"
+    r"jahr|année|fy|yr|fiscal)($|[\s_\-.#/):])"
     r"|编号|编码|序号|学号|工号|代码|代號|代号|邮编|郵遞區號|型号|型號|号码|號碼|电话|電話|手机|"
-    r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度",
+    r"账号|帳號|卡号|单号|订单号|身份证|品番|型番|番号|コード|郵便番号|年份|年度|财年|財年|学年|學年|^年$",
     re.IGNORECASE,
 )
 #: Names of a count ("Number of orders", "No. of returns", "# of visits", 订单数量, 人数): a
@@ -42,6 +42,10 @@ _CODE_HINT = re.compile(
 )  # the last word of the name only: ``Warehouse stock`` and ``门店库存`` are measures
 #: Names of a month number column (values 1-12): a period, never summed.
 _MONTH_NAME = re.compile(r"(^|[\s_\-/(])(month|mon|mes|monat|mois)($|[\s_\-.)])|^月$|月份", re.I)
+#: Names of a quarter number column (values 1-4): a period, never summed.
+_QUARTER_NAME = re.compile(
+    r"(^|[\s_\-/(])(quarter|qtr|qtr\.|quartal|trimestre)($|[\s_\-.)])|^q$|季度|^季$", re.I
+)
 #: Names of a date or time column: integers or decimals in the Excel serial range under such
 #: a name are dates without a date format (``45292`` is 2024-01-01), never summed.
 _DATE_NAME = re.compile(
@@ -189,7 +193,7 @@ def is_identifier(col: Column) -> bool:
     values, _ = numbers(col)
     if col.type is not ColumnType.INTEGER or not len(values):
         return False
-    if not _is_measure_name(col.name) and _coded_by_name(col.name, values):
+    if not _is_measure_name(col.name) and (_coded_by_name(col.name, values) or _year_run(values)):
         return True
     if len(values) >= 10 and len(np.unique(values)) == len(values):
         return True
@@ -210,10 +214,22 @@ def _is_measure_name(name: str) -> bool:
 
 def _coded_by_name(name: str, values: np.ndarray) -> bool:
     """A code by a name hint that is no measure's: ``Store``, ``Dept``, ``Item #``, ``区号``,
-    ``门店``; or a month number (``Month``, ``月份``) whose values are all 1-12."""
+    ``门店``; or a month or quarter number (``Month``, ``月份``, ``Qtr``, ``季度``) whose
+    values are all 1-12 or 1-4."""
     if _CODE_HINT.search(name):
         return True
+    if _QUARTER_NAME.search(name) and np.all((values >= 1) & (values <= 4)):
+        return True
     return bool(_MONTH_NAME.search(name) and np.all((values >= 1) & (values <= 12)))
+
+
+def _year_run(values: np.ndarray) -> bool:
+    """Three or more distinct whole years of 1900-2100 with no year missing between them
+    (``2021, 2022, 2023`` in any order): one row per year, a period column whatever its name."""
+    if len(values) < 3 or not np.all((values >= 1900) & (values <= 2100)):
+        return False
+    distinct = np.unique(values)
+    return len(distinct) == len(values) and distinct[-1] - distinct[0] == len(values) - 1
 
 
 def is_date_serial(col: Column) -> bool:
