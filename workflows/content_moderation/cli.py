@@ -27,6 +27,7 @@ from rich.table import Table
 
 from orchestrator.batch.files import file_problem
 from orchestrator.cli.common import (
+    ServerUrlOption,
     TelemetryDbOption,
     console,
     err,
@@ -69,9 +70,7 @@ def moderate(
         str | None,
         typer.Option("--file", "-f", help="Read the post as bytes from a file, or - for stdin."),
     ] = None,
-    server_url: Annotated[
-        str | None, typer.Option(help="Model server (default ORCH_SERVER_URL).")
-    ] = None,
+    server_url: ServerUrlOption = None,
     database_url: TelemetryDbOption = None,
     no_model: Annotated[
         bool,
