@@ -85,6 +85,12 @@ class RouteSpec(BaseModel):
             with no positive decisive rule of the route behind it and none of these things
             named, falls back (``low_confidence``): an unsure guess on a question about
             something else (issue 46 item 9, round 12). An allow-list, not a list of others.
+        others: A regex (as ``own_things``) of another business named as the one asked about:
+            an addressee (``@handle``) or a kind of business outside this desk's scope (an
+            airline, a landlord, an insurer, a utility, a public body...), or None; needs
+            ``own_things``. A decision for this route, however sure, whose text names one and
+            none of ``own_things`` falls back (``out_of_scope``): a question for that business
+            (issue 46 item 9, round 13).
         line: Line of the table in the routes file (set by the loader).
     """
 
@@ -102,6 +108,7 @@ class RouteSpec(BaseModel):
     floors: dict[str, float] = Field(default_factory=dict)
     titles: dict[str, str] = Field(default_factory=dict)
     own_things: str | None = None
+    others: str | None = None
     line: int | None = Field(default=None, exclude=True)
 
     @field_validator("name")
@@ -127,6 +134,11 @@ class RouteSpec(BaseModel):
                     f"rule {rule.get('id')!r} of route {self.name!r} names route "
                     f"{rule['route']!r}; leave route out or name {self.name!r}"
                 )
+        if self.others and not self.own_things:
+            raise ValueError(
+                f"route {self.name!r} declares others but no own_things: name what the desk "
+                "deals in, or leave others out"
+            )
         return self
 
     def title(self, lang: str) -> str:

@@ -89,10 +89,8 @@ from orchestrator.classifier.models import (
     Thresholds,
     TierContribution,
 )
-from orchestrator.classifier.negation import (
-    clauses,
-    mask,
-)
+from orchestrator.classifier.negation import clauses, mask
+from orchestrator.classifier.others import named_elsewhere
 from orchestrator.classifier.parts import (
     ASK_LOOK,
     ASK_MIN_CHARS,
@@ -413,11 +411,13 @@ class RuleClassifier(HotReloaded[_State]):
     def _classify(self, text: str, exts: tuple[str, ...], channel: str | None) -> Classification:
         text = simplified(text)
         whole = self._read(text, exts, channel)
-        if whole.truncated:
-            return whole
-        if len(text) >= ASK_MIN_CHARS:  # prose with an ask, in paragraphs or not (issue 46)
+        if not whole.truncated and len(text) >= ASK_MIN_CHARS:  # prose with an ask (issue 46)
             whole = self._ask_of(text, exts, channel, whole, "", asks_only=text.count("\n\n") < 2)
-        return self._not_a_review(text, exts, channel, self._frame_of(text, exts, channel, whole))
+        if not whole.truncated:
+            whole = self._not_a_review(
+                text, exts, channel, self._frame_of(text, exts, channel, whole)
+            )
+        return named_elsewhere(self._live.get().compiled, text, whole)
 
     def _not_a_review(
         self, text: str, exts: tuple[str, ...], channel: str | None, c: Classification

@@ -46,7 +46,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import re2
 import regex
@@ -194,6 +194,8 @@ class CompiledRules:
     specs: tuple[RouteSpec, ...] = ()
     #: per route, its compiled :attr:`~orchestrator.routes.RouteSpec.own_things` (when declared)
     own_things: dict[Route, regex.Pattern[str]] = field(default_factory=dict)
+    #: per route, its compiled :attr:`~orchestrator.routes.RouteSpec.others` (when declared)
+    others: dict[Route, regex.Pattern[str]] = field(default_factory=dict)
     token_memo: dict[str, TokenEntry] = field(default_factory=dict)
 
     @classmethod
@@ -276,7 +278,8 @@ class CompiledRules:
             wraps_content=_wraps_content(rules_file, path),
             attachment_routes=frozenset(r.route for r in rules if r.attachments),
             specs=rules_file.route,
-            own_things=_own_things(rules_file, path),
+            own_things=_declared(rules_file, path, "own_things"),
+            others=_declared(rules_file, path, "others"),
         )
 
     def decisive_may_fire(self, text: str, route: Route) -> bool:
@@ -547,8 +550,11 @@ def _wraps_content(rules_file: RulesFile, path: Path | str) -> Route | None:
         raise RulesError(path, None, str(exc)) from exc
 
 
-def _own_things(rules_file: RulesFile, path: Path | str) -> dict[Route, regex.Pattern[str]]:
-    """Each declared route's ``own_things`` pattern, compiled and probed as a rule's regex.
+def _declared(
+    rules_file: RulesFile, path: Path | str, name: Literal["own_things", "others"]
+) -> dict[Route, regex.Pattern[str]]:
+    """Each declared route's pattern ``name`` (``own_things`` or ``others``), compiled and
+    probed as a rule's regex.
 
     Raises:
         RulesError: A pattern does not compile, matches the empty string or backtracks
@@ -557,12 +563,12 @@ def _own_things(rules_file: RulesFile, path: Path | str) -> dict[Route, regex.Pa
     return {
         s.name: compile_rule_regex(
             path,
-            Rule(
-                id=f"{s.name}.own_things", route=s.name, weight=0.5, regex=s.own_things
-            ).model_copy(update={"line": s.line}),
+            Rule(id=f"{s.name}.{name}", route=s.name, weight=0.5, regex=pattern).model_copy(
+                update={"line": s.line}
+            ),
         )
         for s in rules_file.route
-        if s.own_things
+        if (pattern := getattr(s, name))
     }
 
 
