@@ -114,8 +114,18 @@ def masked_ngrams(text: str) -> list[str]:
     return out
 
 
+def four_grams(text: str) -> list[str]:
+    """Character 4-grams of the runs of Chinese characters (``q:`` features; the packaged
+    features stop at 3-grams)."""
+    out = []
+    for run in re.findall(r"[\u3400-\u9fff]+", normalize(text).text):
+        out += [f"q:{run[i : i + 4]}" for i in range(len(run) - 3)]
+    return out
+
+
 #: name -> settings: ``idf`` (column weights), ``c``, ``anti`` (anti-bias row weight), ``cues``
-#: (names of :data:`CUES` added), ``mask`` (masked n-grams added), ``mean`` (average of the
+#: (names of :data:`CUES` added), ``mask`` (masked n-grams added), ``four`` (char 4-grams
+#: added), ``row_weight`` (an array of per-train-row weight factors), ``mean`` (average of the
 #: binary and the idf model's probabilities).
 VARIANTS: dict[str, dict[str, Any]] = {
     "packaged features, binary (refit)": {"idf": False},
@@ -146,6 +156,7 @@ def _probabilities(data: dict[str, Any], cfg: dict[str, Any]) -> np.ndarray:
         rows = []
         for p, s in zip(posts, spans, strict=True):
             extra = cue_features(p.text, use) + (masked_ngrams(p.text) if mask else [])
+            extra += four_grams(p.text) if cfg.get("four") else []
             rows.append(features(p.text) + lexicon_features(s) + extra)
         return hashed_matrix(rows)
 
@@ -157,7 +168,8 @@ def _probabilities(data: dict[str, Any], cfg: dict[str, Any]) -> np.ndarray:
         x, x_dev = _weighted(x, scale), _weighted(x_dev, scale)
     model = LogisticRegression(C=cfg.get("c", FIT_SETTINGS["zh/flagged"][0]), solver="liblinear",
                                random_state=SEED, max_iter=1000)  # fmt: skip
-    model.fit(x, y, sample_weight=_weights(train, cfg.get("anti", 1.0)))
+    weight = _weights(train, cfg.get("anti", 1.0)) * cfg.get("row_weight", 1.0)
+    model.fit(x, y, sample_weight=weight)
     z = model.decision_function(x_dev)
     a, b = platt(z, np.array([p.truth["flagged"] for p in dev], dtype=np.int64))
     return np.asarray(1.0 / (1.0 + np.exp(-(a * z + b))))

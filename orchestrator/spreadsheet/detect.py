@@ -79,8 +79,6 @@ __all__ = [
 ]
 
 HEADER_SCAN_ROWS = 10
-#: A header is at most this many rows (``2024`` over ``H1`` over ``Units | Revenue``).
-MAX_HEADER_ROWS = 3
 MAX_TABLES_PER_SHEET = 50
 MAX_TEXT_LINES = 50
 MAX_TEXT_CHARS = 300
@@ -291,10 +289,20 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
                 notes.append(r)  # a sparse caption row above the real header (pivot layout)
                 continue
             header = [r]
-            while len(header) < MAX_HEADER_ROWS and _header_continues(cells, header[-1], box):
-                header.append(header[-1] + 1)
-            if len(header) == 1 and _second_header(cells, r, box):
-                header.append(r + 1)  # a bilingual header: 销售额 over Sales
+            merged_across = any(
+                cell.merged_from is not None and cell.merged_from[0] == r for cell in row
+            )
+            nxt = r + 1
+            if merged_across and nxt < r2:
+                below = row_cells(cells, nxt, c1, c2)
+                if (
+                    below
+                    and all(cell.kind is CellKind.TEXT for cell in below)
+                    and len(below) * 2 >= width
+                ):
+                    header.append(nxt)
+            elif _second_header(cells, r, box):
+                header.append(nxt)  # a bilingual header: 销售额 over Sales
             return header, notes
         if any(cell.kind is not CellKind.TEXT for cell in row):
             return [], []
@@ -303,29 +311,6 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
             continue
         return [], []
     return [], []
-
-
-def _header_continues(cells: Cells, r: int, box: Box) -> bool:
-    """Whether row ``r + 1`` is one more header row under header row ``r``: all text over at
-    least half the width, under a row whose labels span columns, merged (``2024`` over
-    ``Units | Revenue``) or centred across empty cells that the row below fills (then data
-    must start right under it: a number or date in the next row)."""
-    _, c1, r2, c2 = box
-    nxt = r + 1
-    below = row_cells(cells, nxt, c1, c2)
-    if nxt >= r2 or not below or len(below) * 2 < c2 - c1 + 1:
-        return False
-    if any(cell.kind is not CellKind.TEXT for cell in below):
-        return False
-    row = {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None}
-    if any(cell.merged_from is not None and cell.merged_from[0] == r for cell in row.values()):
-        return True
-    first = min(row, default=c2)
-    spanned = [c for c in range(first + 1, c2 + 1) if c not in row and (nxt, c) in cells]
-    return bool(spanned) and any(
-        (cell := cells.get((nxt + 1, c))) is not None and cell.kind is not CellKind.TEXT
-        for c in range(c1, c2 + 1)
-    )
 
 
 def _second_header(cells: Cells, r: int, box: Box) -> bool:
