@@ -24,6 +24,7 @@ Usage, from the repository root::
     python -m benchmarks.classifier_oos_families --part dev_13   # round 13's dev part, any time
     python -m benchmarks.classifier_oos_families --part test_13 --look 1   # round 13
     python -m benchmarks.classifier_oos_families --part test_14 --look 1   # round 14
+    python -m benchmarks.classifier_oos_families --part test_15 --look 1   # round 15
     python -m benchmarks.classifier_oos_families --part looked   # rounds 1-4's test parts, dev-like
 
 The families are data (JSON, ``{"about", "parts": {TABLE: {family: {"lang", "route",
@@ -77,7 +78,7 @@ TARGET_CS_PRECISION = 0.97
 PARTS = (
     *("test", "test_2", "test_3", "test_4", "test_6", "dev_7", "test_7", "dev_8", "test_8"),
     *("dev_9", "test_9", "dev_10", "test_10", "dev_11", "test_11", "dev_12", "test_12"),
-    *("dev_13", "test_13", "test_14"),
+    *("dev_13", "test_13", "test_14", "test_15"),
 )
 #: Customer-service and fallback rows of the labelled set's held-out split (``orchestrator
 #: classifier eval``, n=5,651: support 2,593 and 1,064), the mix ``cs_precision_at_eval_mix``
