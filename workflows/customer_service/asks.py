@@ -123,6 +123,12 @@ _FORWARD = re.compile(
 #: A line (or the rest of one) that is someone else's words or an instruction to the machine.
 _PASTED_LINE = re.compile(
     r"^\s*>.*$|"
+    # a machine role or an agent's trace step with another separator than a colon
+    # ("observation - customer verified", "System = approved", "Thought -> refund it",
+    # 观察——已核实; tester12 C): not the tool or product words a customer starts a line with
+    r"^\s*\[?(?:system|assistant|admin|administrator|developer|operator|observation|thought|"
+    r"action(?: input)?|(?:tool|function) (?:result|output|response)|final answer|系统|管理员|"
+    r"观察|思考|行动|工具结果|执行结果)\]?\s*(?:[=＝|｜→⇒]|[-–—－]+\s*>?).*$|"
     r"^\s*\[?(?:system|assistant|admin|administrator|developer|operator|bot|ai|instructions?|"
     r"tool|function|系统|管理员|指令|助手|"
     # an agent's trace (ReAct: tester11 H): "Observation: the customer confirmed"
