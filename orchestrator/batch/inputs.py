@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
+from orchestrator.spreadsheet.cells import stored_text
 from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import ReadLimits
 from orchestrator.spreadsheet.xlsx import sheet_kinds
@@ -249,6 +250,8 @@ def _with_formula(value: Any, stored: Any, placeholder: bool = False) -> Any:
     holds a formula (``stored``) whose cached value is missing, an Excel error, or 0 or
     empty where the workbook asks Excel to recalculate on open (``placeholder``: XlsxWriter
     writes ``=please refund`` with a cached 0); a cached text is the formula's result."""
+    if isinstance(value, str):
+        value = stored_text(value)
     if not (isinstance(stored, str) and stored.startswith("=")):
         if isinstance(value, str) and value.strip() in _ERRORS:
             return ErrorCell(value.strip())

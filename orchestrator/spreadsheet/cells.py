@@ -8,6 +8,7 @@ no longer import a workflow).
 from __future__ import annotations
 
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.utils.escape import unescape
 
 #: A cell value beginning with one of these is read as a formula (OWASP "CSV Injection").
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
@@ -28,3 +29,15 @@ def cell_text(text: str, max_chars: int = 32_000) -> str:
     if text.startswith(FORMULA_TRIGGERS):
         return "'" + text
     return text
+
+
+def stored_text(text: str) -> str:
+    """A cell's text as Excel shows it: the OOXML escapes of characters XML cannot hold
+    (``_x000D_`` for a carriage return, ``_x005F_`` for a literal ``_``) decoded, which
+    openpyxl's streaming reader leaves in the string.
+
+    Example:
+        >>> stored_text("Amount_x000D_\\n(USD)")
+        'Amount\\r\\n(USD)'
+    """
+    return unescape(text) if "_x" in text else text

@@ -120,9 +120,16 @@ def _label(value: object) -> str:
 
 
 def header_name(cells: Cells, header_rows: list[int], c: int) -> str:
+    """The name of column ``c``: its labels in ``header_rows``, top first, joined by `` / ``.
+    An upper header row's empty cell takes the nearest label left of it in that row (a label
+    centred across columns without merging them: ``2024`` over ``Units | Revenue``)."""
     parts: list[str] = []
     for r in header_rows:
         cell = cells.get((r, c))
+        if cell is None and r != header_rows[-1]:
+            cell = next(
+                (cells[(r, x)] for x in range(c - 1, max(c - 10, 0), -1) if (r, x) in cells), None
+            )
         if cell is not None and cell.value is not None:
             text = " ".join(_label(cell.value).split())
             if text and text not in parts:

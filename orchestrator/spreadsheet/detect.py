@@ -65,6 +65,7 @@ from orchestrator.spreadsheet.structure import (
     structure_reason,
     unlabelled_total,
 )
+from orchestrator.spreadsheet.textvalues import cell_value
 
 __all__ = [
     "HEADER_SCAN_ROWS",
@@ -79,6 +80,8 @@ __all__ = [
 ]
 
 HEADER_SCAN_ROWS = 10
+#: A header is at most this many rows (``2024`` over ``H1`` over ``Units | Revenue``).
+MAX_HEADER_ROWS = 3
 MAX_TABLES_PER_SHEET = 50
 MAX_TEXT_LINES = 50
 MAX_TEXT_CHARS = 300
@@ -283,26 +286,19 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
         row = row_cells(cells, r, c1, c2)
         if not row:
             continue
+        if _total_above(row):
+            notes.append(r)  # a total shown above the header (a summary line): not data
+            continue
         if _header_like(cells, r, box):
             fuller = r + 1 < r2 and _header_like(cells, r + 1, box)
             if fuller and len(row_cells(cells, r + 1, c1, c2)) > len(row):
                 notes.append(r)  # a sparse caption row above the real header (pivot layout)
                 continue
             header = [r]
-            merged_across = any(
-                cell.merged_from is not None and cell.merged_from[0] == r for cell in row
-            )
-            nxt = r + 1
-            if merged_across and nxt < r2:
-                below = row_cells(cells, nxt, c1, c2)
-                if (
-                    below
-                    and all(cell.kind is CellKind.TEXT for cell in below)
-                    and len(below) * 2 >= width
-                ):
-                    header.append(nxt)
-            elif _second_header(cells, r, box):
-                header.append(nxt)  # a bilingual header: 销售额 over Sales
+            while len(header) < MAX_HEADER_ROWS and _header_continues(cells, header[-1], box):
+                header.append(header[-1] + 1)
+            if len(header) == 1 and _second_header(cells, r, box):
+                header.append(r + 1)  # a bilingual header: 销售额 over Sales
             return header, notes
         if any(cell.kind is not CellKind.TEXT for cell in row):
             return [], []
@@ -311,6 +307,47 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
             continue
         return [], []
     return [], []
+
+
+def _total_above(row: list[RawCell]) -> bool:
+    """Whether a row before the header is a total shown above the table: an exact total label
+    (:data:`_STRONG_TOTAL`) first, and a number after it (typed, or text that reads as one:
+    ``$1,015.50``)."""
+    first = row[0]
+    if first.kind is not CellKind.TEXT or not _STRONG_TOTAL.match(str(first.value)):
+        return False
+    return any(
+        cell.kind in (CellKind.NUMBER, CellKind.UNCACHED)
+        or (
+            cell.kind is CellKind.TEXT
+            and (read := cell_value(str(cell.value))) is not None
+            and read[2] == "number"
+        )
+        for cell in row[1:]
+    )
+
+
+def _header_continues(cells: Cells, r: int, box: Box) -> bool:
+    """Whether row ``r + 1`` is one more header row under header row ``r``: all text over at
+    least half the width, under a row whose labels span columns, merged (``2024`` over
+    ``Units | Revenue``) or centred across empty cells that the row below fills (then data
+    must start right under it: a number or date in the next row)."""
+    _, c1, r2, c2 = box
+    nxt = r + 1
+    below = row_cells(cells, nxt, c1, c2)
+    if nxt >= r2 or not below or len(below) * 2 < c2 - c1 + 1:
+        return False
+    if any(cell.kind is not CellKind.TEXT for cell in below):
+        return False
+    row = {c: cell for c in range(c1, c2 + 1) if (cell := cells.get((r, c))) is not None}
+    if any(cell.merged_from is not None and cell.merged_from[0] == r for cell in row.values()):
+        return True
+    first = min(row, default=c2)
+    spanned = [c for c in range(first + 1, c2 + 1) if c not in row and (nxt, c) in cells]
+    return bool(spanned) and any(
+        (cell := cells.get((nxt + 1, c))) is not None and cell.kind is not CellKind.TEXT
+        for c in range(c1, c2 + 1)
+    )
 
 
 def _second_header(cells: Cells, r: int, box: Box) -> bool:

@@ -46,8 +46,21 @@ from typing import Literal
 NumberStyle = Literal["us", "eu"]
 DateOrder = Literal["dmy", "mdy"]
 
-CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫₱₴₦"
+CURRENCY_SYMBOLS = "$€£¥￥₹₩₽₺₪฿₫₱₴₦₸₾₼₮₲₵₡₭₨৳"
 _CODES = r"USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|HKD|SEK|NOK|DKK|PLN|INR|KRW|RUB|BRL|MXN|TWD|SGD|NZD"
+#: The other ISO 4217 currency codes in use (and three withdrawn lately: ANG, BGN, ZWL), read
+#: in capitals only, less those that are words or names too (ALL, AMD, BAM, BOB, CUP, GEL,
+#: MAD, MOP, PEN, PHP, SOS, TOP: ``PHP 8`` is a language version; ``₱`` still reads), and
+#: local symbols made of letters (``Rp``, ``RM``, ``Kč``, ``Ft``, ``лв``).
+_ISO_CODES = (
+    r"AED|AFN|AOA|ARS|AWG|AZN|ANG|BBD|BDT|BGN|BHD|BIF|BMD|BND|BSD|BTN|BWP|BYN|BZD|CDF|"
+    r"CLP|COP|CRC|CVE|CZK|DJF|DOP|DZD|EGP|ERN|ETB|FJD|FKP|GHS|GIP|GMD|GNF|GTQ|GYD|HNL|"
+    r"HTG|HUF|IDR|ILS|IQD|IRR|ISK|JMD|JOD|KES|KGS|KHR|KMF|KPW|KWD|KYD|KZT|LAK|LBP|LKR|"
+    r"LRD|LSL|LYD|MDL|MGA|MKD|MMK|MNT|MRU|MUR|MVR|MWK|MYR|MZN|NAD|NGN|NIO|NPR|OMR|PAB|"
+    r"PGK|PKR|PYG|QAR|RON|RSD|RWF|SAR|SBD|SCR|SDG|SHP|SLE|SRD|SSP|STN|SVC|SYP|SZL|THB|"
+    r"TJS|TMT|TND|TRY|TTD|TZS|UAH|UGX|UYU|UZS|VED|VES|VND|VUV|WST|XAF|XCD|XCG|XOF|XPF|"
+    r"YER|ZAR|ZMW|ZWG|ZWL|Rp|RM|Kč|Ft|лв"
+)
 #: Chinese names of currencies (``人民币1,234.50元``, ``100美元``), Simplified and Traditional,
 #: and the symbol each stands for.
 _NAMED = {
@@ -72,7 +85,7 @@ _NAMES = "|".join(sorted(_NAMED, key=len, reverse=True))
 #: ``NT$``, ``A$``, ``CN¥``, ``RMB¥``), ``Rs.``, ``元``, ``円``...
 _CUR = (
     rf"(?:(?:US|HK|NT|AU|CA|NZ|MX|SG|[ACRS])\$|(?:CN|RMB|JP)[¥￥]|[{CURRENCY_SYMBOLS}]|"
-    rf"(?:{_CODES})\b|(?:{_NAMES}|kr|zł|元|円|Rs\.?|Fr\.))"
+    rf"(?:{_CODES})\b|(?-i:{_ISO_CODES})(?![^\W\d_])|(?:{_NAMES}|kr|zł|元|円|Rs\.?|Fr\.))"
 )
 #: Size units (``1.2万``, ``1.5亿``, ``$1.2M``, ``300K``, ``2.5bn``) and their multipliers.
 MULTIPLIERS = {

@@ -44,6 +44,7 @@ from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.worksheet.table import Table
 from openpyxl.xml.functions import fromstring
 
+from orchestrator.spreadsheet.cells import stored_text
 from orchestrator.spreadsheet.errors import CorruptFileError, SpreadsheetTooLargeError
 from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import (
@@ -230,7 +231,7 @@ class XlsxBook:
         if data_type == "s":
             if not value or value.isspace():
                 return None
-            return RawCell(value, CellKind.TEXT, fmt)
+            return RawCell(stored_text(value), CellKind.TEXT, fmt)
         if data_type == "f":
             return RawCell(None, CellKind.UNCACHED, fmt, formula=_formula_text(value))
         if data_type == "e":

@@ -9,8 +9,10 @@ rows, a totals row (``Total``/``合 计``/``小计``/``Grand total``..., its lab
 the second column, or no label at all), footer rows (``Prepared by:``/``制表人：``); or a pivot
 of groups with subtotals and a grand total. Codes are numbers or text with leading zeros
 (``000123``); amounts are numbers or text with a currency and separators (``$1,234.50``,
-``¥1,234.50``), total and subtotal rows included (round 11). The expected figures are
-computed here from the drawn data.
+``¥1,234.50``), total and subtotal rows included (round 11); round 12 adds a total shown
+above the header, European and ISO-code amounts (``1.234,50 €``, ``TRY 1,234.50``) and code
+columns named after a thing with a measure word (``Sales order``, ``Cost center``, ``成本中心``).
+The expected figures are computed here from the drawn data.
 """
 
 from __future__ import annotations
@@ -26,7 +28,16 @@ from orchestrator.spreadsheet import read_workbook
 from workflows.excel_report.analysis import analyse
 
 EXAMPLES = 60
-STRUCTURES = ("title", "placeholder", "sections", "merged_record", "totals", "footer", "bare_total")
+STRUCTURES = (
+    "title",
+    "placeholder",
+    "sections",
+    "merged_record",
+    "totals",
+    "footer",
+    "bare_total",
+    "total_above",
+)
 TOTAL_LABELS = ("Total", "合 计", "合计", "小计", "总计", "總計", "Sum", "Grand total", "TOTAL:")
 #: How an amount is written: as a number, or as text with a currency and separators.
 MONEY = {
@@ -34,8 +45,11 @@ MONEY = {
     "dollar": lambda v: f"${v:,.2f}",
     "yen": lambda v: f"¥{v:,.2f}",
     "usd": lambda v: f"USD {v:,.2f}",
+    "euro": lambda v: f"{v:,.2f} €".replace(",", "_").replace(".", ",").replace("_", "."),
+    "lira": lambda v: f"TRY {v:,.2f}",
 }
 CODE_NAMES = ("品牌名称", "货币单位", "Brand", "Currency unit", "类型", "Status")
+CODE_NAMES += ("Sales order", "Cost center", "成本中心", "客戶")
 
 amount = st.integers(1, 500_000).map(lambda cents: cents / 100)
 code_pool = st.lists(st.integers(1001, 9899), min_size=2, max_size=3, unique=True)
@@ -71,11 +85,14 @@ def _write(path: Path, case: dict) -> None:
     if "title" in kinds:
         rows.append(["销售报表" if case["chinese"] else "Sales report", None, None])
         merges.append("A1:C1")
+    money = MONEY[case["money"]]
+    total = money(round(sum(case["values"]), 2))
+    if "total_above" in kinds:  # the total shown above the header (round 12)
+        rows.append(["合计" if case["chinese"] else "Total", None, total])
     rows.append(head)
     if "placeholder" in kinds:
         rows.append(["{{item.name}}", "{{item.code}}", "{{item.value}}"])
     half = len(case["values"]) // 2
-    money = MONEY[case["money"]]
     for i, (code, value) in enumerate(zip(case["codes"], case["values"], strict=True)):
         if "sections" in kinds and i == half:
             rows.append(["第二部分" if case["chinese"] else "Part two", None, None])
@@ -86,7 +103,6 @@ def _write(path: Path, case: dict) -> None:
             rows.append([None, None, None])
             r = len(rows)
             merges += [f"A{r - 1}:A{r}", f"B{r - 1}:B{r}", f"C{r - 1}:C{r}"]
-    total = money(round(sum(case["values"]), 2))
     if "totals" in kinds:
         label: list[object] = [None, None]
         label[case["label_column"]] = case["total_label"]

@@ -16,6 +16,7 @@ import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import openpyxl
 import pytest
@@ -338,26 +339,39 @@ TABLES: list[tuple[str, list[Row], tuple[str, ...], list[Expected]]] = [
 CASES = list(PACKAGES) + [case[0] for case in TABLES]
 
 
-@pytest.fixture
-def workbook(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, list[Expected] | None]:
-    case: str = request.param
-    if case in PACKAGES:
-        path = _package(tmp_path, case)
+Table = tuple[str, list[Row], tuple[str, ...], list[Expected]]
+
+
+def case_workbook(
+    tmp: Path,
+    case: str,
+    packages: dict[str, Any],
+    package: Callable[[Path, str], Path | None],
+    tables: list[Table],
+) -> tuple[Path, Any]:
+    """The workbook of ``case`` in ``tmp`` and its expected figures: a package built by
+    ``package`` (expected in ``packages``), or the rows of ``tables`` written as one sheet."""
+    if case in packages:
+        path = package(tmp, case)
         assert path is not None
-        return path, PACKAGES[case]
-    _, rows, merges, expected = next(t for t in TABLES if t[0] == case)
-    return _book(tmp_path / f"{case}.xlsx", {"Sheet1": rows}, merges), expected
+        return path, packages[case]
+    _, rows, merges, expected = next(t for t in tables if t[0] == case)
+    return _book(tmp / f"{case}.xlsx", {"Sheet1": rows}, merges), expected
 
 
-@pytest.mark.parametrize("workbook", CASES, indirect=True)
-def test_own_workbooks_give_the_figures_of_their_values(
-    workbook: tuple[Path, list[Expected] | None],
-) -> None:
-    path, expected = workbook
+@pytest.mark.parametrize("case", CASES)
+def test_own_workbooks_give_the_figures_of_their_values(tmp_path: Path, case: str) -> None:
+    path, expected = case_workbook(tmp_path, case, PACKAGES, _package, TABLES)
     if expected is None:
         with pytest.raises(SpreadsheetError, match="no worksheet"):
             read_workbook(path)
         return
+    assert_figures(path, expected)
+
+
+def assert_figures(path: Path, expected: list[Expected]) -> None:
+    """The workbook at ``path`` has one table per ``expected`` entry, each with its data rows
+    and column totals, and no total of its code columns."""
     wb = read_workbook(path)
     figures = analyse(wb).figures
     assert len(wb.tables()) == len(expected), [t.ref for t in wb.tables()]

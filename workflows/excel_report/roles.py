@@ -40,6 +40,15 @@ _CODE_HINT = re.compile(
     r"门店|店号|分店|部门|货号|批号|商品码|物料号|科目)\s*[.:)]?\s*$",
     re.IGNORECASE,
 )  # the last word of the name only: ``Warehouse stock`` and ``门店库存`` are measures
+#: Names whose last word is a thing known by its number, not a quantity, even after a measure
+#: word: ``Cost center``, ``Profit centre``, ``Sales order``, ``PO``, ``Invoice``,
+#: ``Customer``, ``销售订单``, ``成本中心``: whole numbers under them are those things' numbers.
+_ENTITY_NAME = re.compile(
+    r"((^|[\s_\-/(])(cent(er|re)|order|invoice|po|voucher|contract|customer|client|vendor|"
+    r"supplier|employee|member)|中心|订单|訂單|发票|發票|凭证|憑證|合同|客户|客戶|供应商|供應商|"
+    r"员工|員工|会员|會員)\s*[.:)]?\s*$",
+    re.IGNORECASE,
+)
 #: Names of a month number column (values 1-12): a period, never summed.
 _MONTH_NAME = re.compile(r"(^|[\s_\-/(])(month|mon|mes|monat|mois)($|[\s_\-.)])|^月$|月份", re.I)
 #: Names of a quarter number column (values 1-4): a period, never summed.
@@ -184,8 +193,9 @@ def is_code(col: Column) -> bool:
 def is_identifier(col: Column) -> bool:
     """An id-like numeric column: by name (``Row ID``, ``Postal Code``, ``型号``, ``号码``,
     in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
-    such as phone or account numbers), or a code column (:func:`is_code`). A count by its
-    name ("Number of orders") is never one."""
+    such as phone or account numbers), by the thing its whole numbers number (``Sales order``,
+    ``Cost center``: :data:`_ENTITY_NAME`), or a code column (:func:`is_code`). A count by
+    its name ("Number of orders") is never one."""
     if _COUNT_NAME.search(col.name):
         return False
     if _ID_NAME.search(col.name) or is_code(col) or is_date_serial(col):
@@ -193,6 +203,8 @@ def is_identifier(col: Column) -> bool:
     values, _ = numbers(col)
     if col.type is not ColumnType.INTEGER or not len(values):
         return False
+    if _ENTITY_NAME.search(col.name) and not _TOTAL_WORD.search(col.name):
+        return True
     if not _is_measure_name(col.name) and (_coded_by_name(col.name, values) or _year_run(values)):
         return True
     if len(values) >= 10 and len(np.unique(values)) == len(values):
