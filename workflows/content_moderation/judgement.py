@@ -15,7 +15,13 @@ from workflows.content_moderation.disguise import SECOND_PERSON
 # lexicon_findings lives below the scorer (findings.py); re-exported for existing callers
 from workflows.content_moderation.findings import lexicon_findings as lexicon_findings
 from workflows.content_moderation.inputs import PreparedPost
-from workflows.content_moderation.policy import LexiconState, ModelState, Policy, ScorerState
+from workflows.content_moderation.policy import (
+    LexiconState,
+    ModelState,
+    Policy,
+    PolicyRule,
+    ScorerState,
+)
 from workflows.content_moderation.scorer import RiskScorer
 from workflows.content_moderation.verdict import (
     TAXONOMY,
@@ -95,6 +101,22 @@ def disguised_state(state: LexiconState, prepared: PreparedPost) -> LexiconState
     """A low-severity term found only after bidi controls were undone counts as medium: the
     reordering of what a reader sees is itself a sign of intent (issue 47)."""
     return "medium" if state == "low" and prepared.report.bidi_controls else state
+
+
+def unscanned(rule: PolicyRule, prepared: PreparedPost) -> PolicyRule:
+    """``rule``, unless it allows a post whose end the lexicon never read (longer than
+    ``limits.scan_chars``): then a person reads it. Padding is free, so what was not read is
+    never passed as clean (tester12 E: 200,000 harmless characters, then a threat)."""
+    report = prepared.report
+    if rule.decision is not Decision.ALLOW or not report.scan_truncated:
+        return rule
+    reason = (
+        f"the post is {report.chars:,} characters and the lexicon read the first "
+        f"{report.scanned_chars:,}: a person reads the rest"
+    )
+    return PolicyRule(
+        id="unscanned-tail", lexicon=("*",), model=("*",), decision=Decision.REVIEW, reason=reason
+    )
 
 
 def speech_capped(
@@ -266,7 +288,7 @@ def build_verdict(
     s_state = speech_capped(scorer_state(scorer), l_state, lex_j)
     s_state = solo_weighed(s_state, l_state, scorer, policy)
     s_state = cleared_state(s_state, prepared, lex_j, lex_spans)
-    rule = policy.decide(l_state, m_state, s_state)
+    rule = unscanned(policy.decide(l_state, m_state, s_state), prepared)
     trusted = m_state in ("allow", "review", "block")
     insult = _slur_as_insult(lex_j, lex_spans, scorer)
     severities = [lex_j.severity] if lex_j is not None else []
