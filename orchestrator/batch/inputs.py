@@ -294,6 +294,63 @@ def _open_twice(path: Path) -> tuple[list[Any], IO[bytes] | None, bool]:
     return books, handle, placeholder
 
 
+def _csv_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of each CSV record, ``line`` being its last line.
+
+    The reader is strict, so a double quote left open is an error that names its line: read
+    leniently, it runs to the end of the file (or to the next quote) and glues every line
+    after it into one cell (one request, the others lost). A one-line record that only strict
+    reading refuses (text after a closing quote: ``"Fragile" sticker torn``) is read
+    leniently, as before.
+
+    Raises:
+        UserError: A quote opened on some line is never closed, or closes mid-cell on a later
+            line.
+    """
+    raw: list[str] = []  # the lines of the record being read
+
+    def lines() -> Iterator[str]:
+        for text in handle:
+            raw.append(text)
+            yield text
+
+    reader, last = csv.reader(lines(), strict=True), 0
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise UserError(
+                    f"{path} is not a readable CSV file: the double quote opened on line "
+                    f"{last + 1} is never closed, so every line after it would be one cell; "
+                    "close the quote (or remove it) and run again"
+                ) from exc
+            if len(raw) > 1:  # a quote that closes mid-cell lines later: lines glued
+                raise UserError(
+                    f"{path} is not a readable CSV file: the double quote opened on line "
+                    f"{last + 1} closes in the middle of a cell on line {last + len(raw)}, so "
+                    "the lines between would be one cell; fix the quotes and run again"
+                ) from exc
+            cells = next(csv.reader(raw), [])  # one line: lenient, as it was always read
+        raw.clear()
+        last = reader.line_num
+        yield last, cells
+
+
+def _split_row(cells: Sequence[Any], columns: int | None, line: int) -> list[str]:
+    """``[why]`` a CSV row with text in more cells than the header's ``columns`` can't be
+    read (an unquoted comma split its text, so which cells make up the request is unknown);
+    ``[]`` when it can, or when ``columns`` is None (not a CSV file)."""
+    if columns is None or not any(_cell(c) for c in cells[columns:]):
+        return []  # trailing empty cells (a line ending in commas) are no split
+    return [
+        f"line {line} has {len(cells)} cells but the header names {columns} columns; put a "
+        "text that holds a comma in double quotes"
+    ]
+
+
 def resolve_attachment(value: str, allowed: Path) -> tuple[str | None, str | None]:
     """``(resolved path, None)`` for a file inside ``allowed``, else ``(None, reason)``.
 
@@ -381,15 +438,13 @@ class SheetInput:
         if self.path.suffix.lower() == ".csv":
             try:
                 with self.path.open(newline="", encoding="utf-8-sig") as handle:
-                    reader = csv.reader(handle)
-                    for cells in reader:
-                        yield reader.line_num, cells
+                    yield from _csv_rows(self.path, handle)
             except UnicodeDecodeError as exc:
                 raise UserError(
                     f"{self.path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save "
                     "it as CSV UTF-8"
                 ) from exc
-            except csv.Error as exc:
+            except csv.Error as exc:  # a cell over the csv module's field limit...
                 raise UserError(f"{self.path} is not a readable CSV file: {exc}") from exc
             return
         # Two streams of the same sheet: the cached values, and the formulas (a formula with
@@ -531,11 +586,13 @@ class SheetInput:
 
     def rows(self) -> Iterator[BatchRow]:
         """The data rows as :class:`BatchRow`, in input order, streamed."""
-        _names, positions = self.header()
+        names, positions = self.header()
         seen: dict[str, int] = {}
         column = self.mapping.named()
+        # a CSV row has as many cells as its header; a sheet may hold notes beside the table
+        columns = len(names) if self.path.suffix.lower() == ".csv" else None
         for index, (line, cells) in enumerate(self._data_cells()):
-            problems: list[str] = []
+            problems = _split_row(cells, columns, line)
 
             def get(
                 role: str, cells: Sequence[Any] = cells, line: int = line, out: list = problems
