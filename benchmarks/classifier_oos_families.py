@@ -4,28 +4,13 @@ tuned on.
 Usage, from the repository root::
 
     python -m benchmarks.classifier_oos_families --part train_dev   # as often as wanted
-    python -m benchmarks.classifier_oos_families --part test --look 1
-    python -m benchmarks.classifier_oos_families --part test_2 --look 1   # round 2
-    python -m benchmarks.classifier_oos_families --part test_3 --look 1   # round 3
-    python -m benchmarks.classifier_oos_families --part test_4 --look 1   # round 4
-    python -m benchmarks.classifier_oos_families --part test_6 --look 1   # round 6
-    python -m benchmarks.classifier_oos_families --part dev_7   # round 7's train/dev, any time
-    python -m benchmarks.classifier_oos_families --part test_7 --look 1   # round 7
-    python -m benchmarks.classifier_oos_families --part dev_8   # round 8's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_8 --look 1   # round 8
-    python -m benchmarks.classifier_oos_families --part dev_9   # round 9's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_9 --look 1   # round 9
-    python -m benchmarks.classifier_oos_families --part dev_10   # round 10's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_10 --look 1   # round 10
-    python -m benchmarks.classifier_oos_families --part dev_11   # round 11's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_11 --look 1   # round 11
-    python -m benchmarks.classifier_oos_families --part dev_12   # round 12's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_12 --look 1   # round 12
-    python -m benchmarks.classifier_oos_families --part dev_13   # round 13's dev part, any time
-    python -m benchmarks.classifier_oos_families --part test_13 --look 1   # round 13
-    python -m benchmarks.classifier_oos_families --part test_14 --look 1   # round 14
-    python -m benchmarks.classifier_oos_families --part test_15 --look 1   # round 15
+    python -m benchmarks.classifier_oos_families --part dev_13      # round N's dev part, any time
+    python -m benchmarks.classifier_oos_families --part test_15 --look 1   # round N's one look
     python -m benchmarks.classifier_oos_families --part looked   # rounds 1-4's test parts, dev-like
+
+The parts are :data:`PARTS`: ``train_dev`` and ``test`` (rounds 1-3's file), ``test_2`` ...
+``test_15`` (a test part for each round from 2 on, 5 aside; rounds 7-13 have a ``dev_N`` too)
+and ``looked``.
 
 The families are data (JSON, ``{"about", "parts": {TABLE: {family: {"lang", "route",
 "texts"}}}}``), in ``tests/data/classifier_oos_families*.json`` (:data:`PARTS`). Rounds 1-3's
