@@ -190,6 +190,7 @@ _EN: dict[str, str] = {
     "no_shipment": "Order {order_id} is {status} and has not shipped yet.",
     "cancelled_no_shipment": "Order {order_id} is cancelled and will not ship.",
     "estimate": " Estimated delivery: {estimated_delivery}.",
+    "address": " Its delivery address is: {shipping_address}.",
 }
 _ZH: dict[str, str] = {
     "lookup_order": "订单 {order_id} 状态：{status}（金额 {total}，下单日期 {placed_on}）。",
@@ -207,6 +208,7 @@ _ZH: dict[str, str] = {
     "no_shipment": "订单 {order_id} 状态：{status}，尚未发货。",
     "cancelled_no_shipment": "订单 {order_id} 已取消，不会发货。",
     "estimate": "预计送达：{estimated_delivery}。",
+    "address": "收货地址：{shipping_address}。",
 }
 
 
@@ -343,6 +345,9 @@ def _sentence(tool: str, ok: bool, facts: Mapping[str, str], zh: bool) -> str:
         # tester11 F6: "when will it arrive?" had no answer though the store holds the estimate
         on_way = facts.get("estimated_delivery") and not facts.get("delivered_on")
         template += table["estimate"] if tool == "track_shipment" and on_way else ""
+        # cs12: "which address is it going to?" is answered with the order's address
+        asked_where = tool == "lookup_order" and "shipping_address" in facts
+        template += table["address"] if asked_where else ""
     elif unconfirmed:
         template = table["not_confirmed"]
     elif "reason" in facts and tool != "track_shipment":

@@ -1,8 +1,11 @@
-"""tester9b F4: while a confirmed write waits for a person, only a benign message keeps it waiting.
+"""tester9b F4: while a confirmed write waits for a person, the customer's own change of it (an
+item, an amount in words, another remedy, another order instead) makes it stale: it is
+withdrawn and the person's approval writes nothing. Own inputs (English, Simplified and
+Traditional Chinese), none of the tester's.
 
-Anything else (an item, an amount in words, another remedy, a negation, another order, words
-the reader does not know) makes it stale: it is withdrawn and the person's approval writes
-nothing. Own inputs (English, Simplified and Traditional Chinese), none of the tester's.
+Since cs12 (tester12 D) the reading is positive both ways (``withdrawing.waiting_decision``):
+a message the change reader does not know (a third language) keeps the write waiting, noted
+for the person deciding, instead of withdrawing it.
 """
 
 from __future__ import annotations
@@ -14,9 +17,8 @@ from typing import Any
 import pytest
 
 from orchestrator.exceptions import HandoffDecidedError
-from workflows.customer_service.amending import amends
 from workflows.customer_service.waiting_words import keeps_waiting
-from workflows.customer_service.withdrawing import withdraws
+from workflows.customer_service.withdrawing import waiting_decision
 
 sys.path.insert(0, str(Path(__file__).parent))
 from handoff_races import refundable_orders
@@ -47,7 +49,7 @@ CHANGES = [
     "換一個新的給我就好",
     "退一部分運費就可以了",
     "那個杯子不用退，只退盤子",
-    "Привет, верните только часть",
+    "Привет, верните только часть",  # a third language: kept for the person (cs12)
 ]
 #: Benign: thanks, urging, asking for news, a greeting, restating: each keeps it waiting.
 BENIGN = [
@@ -68,16 +70,13 @@ BENIGN = [
 
 def _stale(message: str, action: dict[str, Any]) -> bool:
     """What ``waiting_input`` decides: withdrawn as an amendment."""
-    return amends(message, action) or not (
-        withdraws(message, action) or keeps_waiting(message, action)
-    )
+    return waiting_decision(message, action) == "amended"
 
 
 def test_changes_make_the_waiting_write_stale_and_benign_messages_keep_it() -> None:
-    assert [m for m in CHANGES if not _stale(m, REFUND)] == []
-    assert [m for m in BENIGN if _stale(m, REFUND)] == []
-    # the old reading (amends alone) kept most of these changes waiting
-    assert sum(not amends(m, REFUND) for m in CHANGES) >= len(CHANGES) // 2
+    assert [m for m in CHANGES if not _stale(m, REFUND)] == [CHANGES[-1]]
+    assert waiting_decision(CHANGES[-1], REFUND) == "kept"  # a third language: the person reads
+    assert [m for m in BENIGN if waiting_decision(m, REFUND) != "kept"] == []
 
 
 def test_a_cancel_waiting_is_the_same_kind() -> None:
@@ -85,7 +84,8 @@ def test_a_cancel_waiting_is_the_same_kind() -> None:
     assert _stale("ORD-100999 instead", CANCEL)
     assert not _stale("please cancel it soon, thanks", CANCEL)
     assert not _stale("I'd also like a refund on ORD-100556 too", CANCEL)  # another ask, added
-    assert not keeps_waiting("don't cancel it", CANCEL)  # the write's own verb negated
+    assert waiting_decision("don't cancel it", CANCEL) == "withdrawn"  # its own verb negated
+    assert not keeps_waiting("don't cancel it", CANCEL)
     assert keeps_waiting("anything", None)  # nothing waits
 
 

@@ -9,8 +9,10 @@ same store claim as a withdrawal (:mod:`workflows.customer_service.withdrawing`:
 person's decision racing, exactly one wins), nothing is written, and the customer is asked to
 send the request as they want it now (:func:`amended_text`), which is confirmed like any other.
 
-A repeated or insisting ask ("please refund ORD-… asap", "I still want it"), a question, or
-another order mentioned "too" keeps the handoff waiting; the person deciding reads it.
+A repeated or insisting ask ("please refund ORD-… asap", "I still want it"), a question, an
+ask about another order alone ("cancel ORD-…", with no "instead"), or anything this module
+does not read as a change keeps the handoff waiting; the person deciding reads it (cs12,
+tester12 D: only the customer's own withdrawal or change ends it).
 Hand-written patterns: this decides whether a confirmed write may still run, so code decides.
 """
 
@@ -26,7 +28,7 @@ from workflows.customer_service.signals import ORDER_ID
 #: The words read, by kind, English then Chinese (normalised to Simplified): ``mistake``, the
 #: customer says the request was wrong (enough on its own); ``denied``, a mistake denied ("I
 #: didn't make a mistake", 没搞错); ``change``, a change of the request, which needs what
-#: changes (an amount, an order, an address); ``also``, another order named in addition.
+#: changes (an amount, an order, an address).
 _WORDS = {
     "mistake": r"\b(?:(?:made|make) a mistake|my mistake|by mistake|mistakenly|my bad|i meant|"
     r"meant to (?:say|ask|write|type)|correction|wrong (?:order|one|amount|item|address|number)|"
@@ -36,17 +38,18 @@ _WORDS = {
     "change": r"\b(?:instead|actually|rather|change (?:it|that|this|the (?:request|refund|amount|"
     r"order))|make it|only|just|partial|lower|reduce\w*|less)\b|改成|改为|换成|而是|其实|应该是|"
     r"只退|只要|就退|部分|一半|少退",
-    "also": r"\b(?:also|too|as well|in addition|additionally)\b|也|另外|还有|顺便",
 }
-_MISTAKE, _NO_MISTAKE, _CHANGE, _ALSO = (
-    re.compile(_WORDS[k], re.I) for k in ("mistake", "denied", "change", "also")
+_MISTAKE, _NO_MISTAKE, _CHANGE = (
+    re.compile(_WORDS[k], re.I) for k in ("mistake", "denied", "change")
 )
 
 
 def amends(message: str, action: dict[str, Any] | None) -> bool:
     """Whether ``message`` (the customer's, while ``action`` waits for a person) changes the
     request: says it was a mistake, or asks for another amount, order or address than
-    ``action``'s (``{"tool", "arguments": {"order_id", "amount_cents", "new_address"}}``).
+    ``action``'s (``{"tool", "arguments": {"order_id", "amount_cents", "new_address"}}``), or
+    for another remedy, part or write of the order, or denies having asked
+    (:func:`_changes_kind`).
 
     Example:
         >>> refund = {"tool": "start_refund", "arguments": {"order_id": "ORD-111189"}}
@@ -67,8 +70,63 @@ def amends(message: str, action: dict[str, Any] | None) -> bool:
     if asks.writes:
         if asks.writes[0] != _INTENT.get(str(action.get("tool"))):
             changed = True
-        return changed and not (others and _ALSO.search(text) and not _CHANGE.search(text))
-    return changed and _CHANGE.search(text) is not None
+        # another order's write alone is a new ask, no change of this one (tester12 D)
+        return changed and not (others and not _CHANGE.search(text))
+    if changed and _CHANGE.search(text) is not None:
+        return True
+    return not others and _changes_kind(text.lower(), asks, str(action.get("tool")))
+
+
+#: What changes a waiting write without naming an amount, order or address, read on the
+#: customer's own words, lower-cased (:func:`_changes_kind`): ``remedy``, another remedy than
+#: the waiting write ("store credit", "an exchange", 换货, 退到余额); ``part``, a change of its
+#: part or target ("only for the lamp", "change it to …", 改成…); ``denied``, a denial of
+#: having asked ("I never asked for a refund", 我没说要取消); ``not_off``, a complaint that the
+#: write was not called off ("why hasn't my refund been cancelled?", as cs10 read it);
+#: ``asked``, a question or a condition ("will you send a replacement?", 退款不会被取消吧？),
+#: unless ``polite`` (a request put as one: "could you give me store credit instead?");
+#: ``cancel``, a cancel of the order itself (not "my newsletter subscription", 我的会员), and
+#: ``negation`` just before it.
+_CHANGE_KINDS = {
+    "remedy": r"\b(?:store credit|credit note|exchange|replacement|swap|voucher|coupon|gift ?card|"
+    r"(?:take|give me|get|want|prefer|rather have) a discount|(?:send|give|ship)(?: me)? "
+    r"(?:a|another) new one)\b|换货|换一个|补发|余额|代金券|优惠券|积分",
+    "part": r"\b(?:only|just) (?:for )?(?:the|my) (?!refund|money|order\b)\w+|\b(?:change|switch|"
+    r"update) (?:it|that|this|the (?:request|refund|amount|order)) to\b|\bleave the rest\b|"
+    r"\ba (?:fiver|tenner)\b|\b\w+ (?:quid|bucks?) back\b|改成|改为|换成|只退|只要退|"
+    r"退(?:个|一下|一部分|部分)?运费",
+    "denied": r"\bi (?:never|didn'?t|did not) (?:ask|say|want|request)\w*(?! (?:not|no)\b)|"
+    r"我没(?:有)?(?:说|申请)(?:过)?要(?!不)",
+    "not_off": r"\bwhy (?:has|have|is|was|did|does)n'?t\b.*\b(?:cancel|withdr|stop|drop)\w*|"
+    r"为什么(?:还)?(?:没|不)(?:有)?(?:取消|撤回|撤销|停)",
+    "asked": r"[?？]\W*$|(?:吗|呢)\W*$|\b(?:if|unless|whether)\b|如果|要是|假如|万一",
+    "polite": r"^\s*(?:(?:can|could|would|will) you\b|please\b)|能不能|可不可以|麻烦|请",
+    "cancel": r"\bcancel\w*(?: (?:it|this|that|the order|my order|the whole (?:thing|order)|"
+    r"everything))?(?=\s*(?:$|[,.!?;]|instead|please|and|then|now))|"
+    r"取消(?:订单|它|这个订单|掉|吧|了|$)",
+    "negation": r"\b(?:not|no|never|don'?t|n't)\b[\w\s]{0,12}$|[不没别]\S{0,2}$",
+}
+_KIND = {name: re.compile(pattern) for name, pattern in _CHANGE_KINDS.items()}
+
+
+def _changes_kind(low: str, asks: Any, tool: str) -> bool:
+    """Whether ``low`` (the customer's own words, normalised, lower-cased) changes the waiting
+    write ``tool`` in a way that names no amount, order or address: another remedy, a part or
+    target, a denial of the ask, or another write of the order named (a refund while a
+    cancel waits; a cancel of the order itself while a refund waits). Anything else (another
+    thing cancelled, an account detail, a complaint about the wait) is no change (cs12;
+    tester12 D): the write keeps waiting, noted for the person deciding."""
+    if tool != "cancel_order" and _KIND["not_off"].search(low):  # of a cancel: a chase
+        return True
+    if _KIND["asked"].search(low) and not _KIND["polite"].search(low):
+        return False
+    if any(_KIND[k].search(low) for k in ("remedy", "part", "denied")):
+        return True
+    named = {*asks.writes, *(i for i, _ in asks.declined)} - {_INTENT.get(tool)}
+    cancel = _KIND["cancel"].search(low) if "cancel" in named else None
+    return bool(named - {"cancel"}) or (
+        cancel is not None and not _KIND["negation"].search(low[: cancel.start()])
+    )
 
 
 _INTENT = {"start_refund": "refund", "cancel_order": "cancel", "change_address": "change_address"}

@@ -98,7 +98,7 @@ ASK_CUE = re.compile(
     r"i am\s+(?:requesting|asking\s+for|asking\s+you)|requesting|please|pls|plz|kindly|"
     r"(?:can|could|would|will)\s+(?:you|u|ya)|go\s+ahead|let'?s|help\s+me|my\s+request\s+is|"
     r"i\s+(?:hereby\s+)?(?:ask|apply)\s+for)\b|"
-    r"(?:我要|我想|想要|需要|请|帮我|帮忙|麻烦|给我|申请|要求|希望|唔该|劳驾|替我|我得|"
+    r"(?:我们?要|我们?想|想要|需要|请|帮我|帮忙|麻烦|给我|申请|要求|希望|唔该|劳驾|替我|我得|"
     r"(?<![不重主只])要(?![是不求]))(?![了咗过])",
     re.I,
 )

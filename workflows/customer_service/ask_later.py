@@ -10,7 +10,9 @@ same), so the customer is answered with a read or asked back:
 * ``quoted``: someone else wants it, said in Chinese without 说/让 (我妈妈想要…退款, 我老板希望…
   取消, 我室友需要…): another person's wish is not the customer's own ask; or the writer says
   they are someone other than the customer ("I'm her husband", "as the account holder's
-  attorney", 我是账户主人的律师: tester11 E);
+  attorney", 我是账户主人的律师: tester11 E), or that the account, the login or the order is
+  another's or that they act for its owner ("the company that owns this account", "using my
+  boyfriend's account", "my aunt placed ORD-…", 这个账号是老板的: tester12 A);
 * ``conditional``: it is asked for LATER, or after a wait ("cancel it tomorrow", "refund on
   the 15th", "next month", "wait before you refund", "hold off", "give me a day first",
   "let me check with my bank and then refund", 明天帮我退款, 下周一, 月底再取消, 过几天): the
@@ -32,7 +34,7 @@ from __future__ import annotations
 import re
 
 #: People close to the customer (as :data:`workflows.customer_service.asks._KIN`) and others.
-_PEOPLE_ZH = (
+PEOPLE_ZH = (
     r"(?<!其)(?:他|她|他们|她们|有人|别人|朋友|同事|客户|顾客|老婆|老公|太太|先生|丈夫|妻子|"
     r"爱人|老妈|老爸|妈妈|爸爸|阿妈|阿爸|妈|爸|儿子|女儿|哥哥|姐姐|弟弟|妹妹|阿哥|家姐|爷爷|"
     r"奶奶|外婆|外公|老板|上司|领导|经理|室友|邻居|男朋友|女朋友|男友|女友|同学|家人|亲戚)"
@@ -49,7 +51,7 @@ _EXCLUDED = (
     r"(?:退款|退钱|取消|改地址|退货)(?:以外|之外)|除了[^，。,.!?！？]{0,10}?" + _WRITE_ZH
 )
 _SOMEONE_WANTS = (
-    _PEOPLE_ZH + r"(?:也|还|就|很|一直|非常|特别|真的|都)?(?:想要|想|需要|希望|打算|要求|准备|"
+    PEOPLE_ZH + r"(?:也|还|就|很|一直|非常|特别|真的|都)?(?:想要|想|需要|希望|打算|要求|准备|"
     r"决定|同意|非要|吵着要|急着要|盼着|请求|申请|让我|叫我)"
 )
 #: The writer says they are someone other than the customer (tester11 E): another person's
@@ -79,7 +81,25 @@ _NOT_THE_CUSTOMER = (
     r"(?:我|本人)(?:是|系)(?:她|他|他们|她们|佢|佢哋)|(?:我|本人)(?:是|系)(?:账户|账号|帐户|户主|机主|"
     r"卡主|客户|顾客|买家|用户|订单主人|[\u4e00-\u9fff]{1,3}(?:先生|女士|小姐))[\u4e00-\u9fff]{0,4}的|"
     r"替(?:我|他|她)?(?!我)[\u4e00-\u9fff]{1,4}(?:来|问|申请|办|退|取消)|代(?:表|理)[^，。,.!?！？]{1,6}"
-    r"(?:申请|办理|来|退|取消)"
+    r"(?:申请|办理|来|退|取消)|"
+    # the account owned by another party, or the writer in a role for one (tester12 A: "As
+    # procurement officer for the company that owns this account"): any role, any party
+    r"\b(?:who|that|which) owns? (?:this|the|my|our) (?:account|login|order)s?\b|"
+    r"\b(?:account|login|order)s?(?: is| was)? (?:owned by|registered (?:to|under)|in the name of|"
+    r"belongs? to)\b(?! me\b| myself\b)|\bas (?!(?:the |a |an |their |its )?(?:[a-z-]+ )?"
+    r"(?:account |card )?(?:owner|holder|customer|user|buyer|purchaser|member|one)\b)"
+    r"(?:the |a |an |their |its )?(?:[a-z-]+ ){0,2}?[a-z-]+ (?:for|of|at|to) "
+    r"(?:the|a|an|our|this|that|my|his|her|their) "
+    r"(?:[a-z-]+ ){0,2}?(?:company|firm|business|corporation|organi[sz]ation|employer|office|"
+    r"estate|family|household|client|owner|holder|charity|school|team|shop|store|account)\b|"
+    r"\b(?!my\b|our\b|your\b)[a-z]+'s (?:own )?(?:account|login|profile|card)\b|"
+    r"\b(?<!\bi )(?<!\bi'm )(?:owns?|holds?|shares?) (?:this|the|our) (?:account|login)\b|"
+    r"\b(?:manag|handl|run|look(?:ing)? after|operat|us)\w* (?:this|the) (?:account|login) for\b|"
+    r"\bacting for (?:the|my|our|a) \w+|\b(?:person|one) who (?:paid for|placed|ordered|bought)\b|"
+    r"\b(?:my|our|his|her) [a-z]+ (?:placed|paid for|ordered) "
+    r"(?:ord-\d+|the order|this order|it)\b|"
+    r"(?:账户|账号|帐户|帐号)(?:是|属于|归)(?!我)[\u4e00-\u9fff]{1,6}的?|"
+    r"作为(?![^，,。]{0,8}(?:顾客|客户|用户|买家|会员))[\u4e00-\u9fff]{1,8}的[\u4e00-\u9fff]{1,6}"
 )
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _LATER = (

@@ -22,8 +22,9 @@ Benign words: greetings and thanks, politeness (please, kindly, 请, 麻烦, 一
 and "my order", an amount phrase (the amount itself is read by
 :mod:`~workflows.customer_service.amounts`, not here), "in full"/全额, "now"/"today"/"asap"/
 现在/马上/尽快, and a reason clause (``because``, ``since``, ``as``, 因为, 由于 …) that
-mentions no write and no other time. The address after "to"/改成 is the address reader's
-(:func:`~workflows.customer_service.asks.extract_address`).
+mentions no write and no other time, and does not speak of the shop or the ask in words of
+no kind that goes with an ask (``because that always works``: sarcasm). The address after
+"to"/改成 is the address reader's (:func:`~workflows.customer_service.asks.extract_address`).
 
 Anything else ("cancel ORD-… tomorrow", "would you recommend cancelling …", "please calculate
 my refund", 请阻止…被取消, 取消…的礼品包装) is an unusual form: no write is offered, and the
@@ -100,6 +101,36 @@ _REASON_NOT = re.compile(
     r"\b(?:tomorrow|next|later|until|till|after|before|wait\w*|week|month|said|says|wants?|"
     r"told)\b|明天|下(?:周|个|星期|礼拜|次)|以后|之后|再|等|说|让"
 )
+
+#: Words of a reason that speak of the shop or of the ask itself ("because that always
+#: works", "since you're all so reliable", 因为你们最靠谱了).
+_OF_THE_SHOP = re.compile(
+    r"\b(?:you|your|yours|you'?re|you'?ve|you'?ll|u|ya|y'?all|that|this|it'?ll|that'?ll)\b|"
+    r"你|贵司|贵店|客服"
+)
+
+
+def _mocking(reason: str) -> bool:
+    """Whether a reason clause speaks of the shop or of the ask and is not of a kind that
+    goes with an ask (:func:`~workflows.customer_service.ask_tail.unsure_tail`: what is wrong
+    with the goods, a detail of the order): sarcasm ("refund …, because that always works")
+    reads so, and any such reason is no plain ask (cs12). "because you sent the wrong size"
+    goes with an ask; "because it doesn't fit" speaks of neither."""
+    return bool(_OF_THE_SHOP.search(reason)) and unsure_tail(reason)
+
+
+def mocking_reason(text: str, mentions: Iterable[re.Pattern[str]]) -> bool:
+    """Whether a reason clause of a sentence of ``text`` (lower-cased, normalised) that
+    mentions no write (one of ``mentions``) is :func:`_mocking`:
+    :func:`~workflows.customer_service.asks.doubt` reads it as ``unclear`` (sarcasm), so what
+    the customer wants is asked back rather than offered."""
+    patterns = list(mentions)
+    reasons = (_REASON.search(_tokens(sentence)) for sentence in _SENTENCES.split(text))
+    return any(
+        r is not None and not any(p.search(r.group(1)) for p in patterns) and _mocking(r.group(1))
+        for r in reasons
+    )
+
 
 #: The customer's own ask cue, present, first person or "you" (imperative: none).
 _CUE_EN = (
@@ -245,7 +276,9 @@ def _clauses_plain(
     asked = head
     reason = _REASON.search(text)
     if reason is not None and not (
-        _REASON_NOT.search(reason.group(1)) or any(p.search(reason.group(1)) for p in patterns)
+        _REASON_NOT.search(reason.group(1))
+        or any(p.search(reason.group(1)) for p in patterns)
+        or _mocking(reason.group(1))
     ):
         text = text[: reason.start()]
     raws = _CLAUSES.split(text)

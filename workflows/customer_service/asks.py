@@ -71,8 +71,9 @@ from workflows.customer_service.ask_marks import (
     normalise,
     pasted_spans,
 )
-from workflows.customer_service.ask_plain import unusual
+from workflows.customer_service.ask_plain import mocking_reason, unusual
 from workflows.customer_service.ask_tail import ASK_END, SENTENCE_MARK, unsure_tail
+from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
 #: The intents whose tool writes to the store.
@@ -81,6 +82,7 @@ WRITE_INTENTS = ("refund", "cancel", "change_address")
 _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "refund": re.compile(
         r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退|"
+        r"退(?:一次|次|个|一个|下|一笔)款|"  # 再退一次款: the verb split from its noun
         # 退 with a part of the order after it: 退20元, 退一半
         r"退(?=\s?(?:[$¥￥]?\s?\d|一半|部分|[一二两三四五六七八九十百千]+\s?(?:元|块|美元)))",
         re.I,
@@ -100,6 +102,15 @@ _WRITE_WORDS: dict[str, re.Pattern[str]] = {
 }
 #: Read intents and the words that ask for them.
 _READ_WORDS: dict[str, re.Pattern[str]] = {
+    # a question about the delivery address (first: "where … to? which address?" asks it)
+    "address": re.compile(
+        r"\b(?:which|what|whats|confirm|tell me|check|show me)\b[^.?!]{0,40}\baddress\b|"
+        r"\baddress\b[^.?!]{0,40}\?|\b(?:ship|send|deliver)\w*\s+(?:\S+\s+){0,3}?to\s*\?|"
+        r"(?:什么|哪个|哪里|哪儿|哪)(?:的|个)?(?:收货|送货|配送|邮寄|寄送|收件)?地址|"
+        r"地址(?:(?!改|换|更|修)[^。？?！!，,]){0,6}(?:什么|哪|多少|[?？]|吗)|"
+        r"(?:送|寄|发|运)(?:到|往)哪(?:个|里|儿)?(?:地址|地方)",
+        re.I,
+    ),
     "track": re.compile(
         r"\b(?:where(?:'s| is| are)|track\w*|has it shipped|shipped yet|when will|"
         r"delivery status|shipping status)\b|"
@@ -417,8 +428,9 @@ _SARCASM = re.compile(
     r"\bas if\b|\boh (?:great|sure|wonderful|perfect)\b|\bgood luck with that\b|"
     r"\bwhat a joke\b|\blol\b|\bhaha\w*|/s\b|\bsure,? (?:jan|buddy)\b|"
     r"\bwhatever\b|\bso good at\b|\bas always\b|\b(?:slow )?clap\b|\bwhen pigs fly\b|"
-    r"\bthat'?d be the day\b|\bthanks for nothing\b|\b(?:brilliant|amazing|fantastic|great|"
-    r"wonderful|stellar) (?:customer )?service\b|\bwhat i'?ve always wanted\b|"
+    r"\bthat'?(?:d|ll) be the day\b|\bthanks for nothing\b|\bin your dreams\b|\bdream on\b|"
+    r"\bwhen hell freezes over\b|想得美|做梦|哪次.{0,6}过|\bwhat i'?ve always wanted\b|"
+    r"\b(?:brilliant|amazing|fantastic|great|wonderful|stellar) (?:customer )?service\b|"
     r"^\W*(?:wow|brilliant|fantastic|great|oh (?:fantastic|brilliant|lovely|joy))\b|"
     r"[\U0001f644\U0001f643\U0001f612\U0001f611]|"
     r"呵呵|才怪|哈哈|反正也没用|好像有用|有什么用|又不会|开心就好|随便你们?|随你们|说了算|可真行|"
@@ -450,14 +462,14 @@ def doubt(message: str) -> str | None:
     """
     if hidden(message):  # an invisible character inside a word, or a bidi control
         return "unclear"
-    text = fix_typos(normalise(message), words=False)
+    text = fix_typos(joint_subject(normalise(message)), words=False)
     if own_words(text) != text or _PASTED.search(text) or _ATTRIBUTED.search(text):
         return "quoted"
     if _RETRACTION.search(text) or _WITHDRAWN.search(text) or TAKEN_BACK.search(text):
         return "negated"
     if _ANY_NEGATION.search(_STATE_NEGATION.sub(" ", text)):
         return "negated"
-    if _SARCASM.search(text):
+    if _SARCASM.search(text) or mocking_reason(text.lower(), _WRITE_WORDS.values()):
         return "unclear"
     if framed(text):
         return "conditional"  # "test: refund …", "in theory", "Draft: refund …", "pretend to …"
@@ -621,7 +633,7 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
         >>> read_asks("把订单 ORD-100042 的地址改成上海市浦东新区世纪大道100号").new_address
         '上海市浦东新区世纪大道100号'
     """
-    text = normalise(message[:max_chars])
+    text = joint_subject(normalise(message[:max_chars]))  # "my wife and I want": we want
     own = own_words(text)
     low = fix_typos(own.lower())
     scopes = negated_scopes(low)
@@ -683,7 +695,11 @@ def read_asks(message: str, *, max_chars: int = 4000) -> Asks:
 def _refund_reads(low: str, writes: list[str], reads: list[str]) -> tuple[list[str], bool]:
     """``reads`` with ``eligibility`` first for a question about money coming back in words
     other than "refund" (:data:`~workflows.customer_service.refund_status.MONEY_BACK`), and
-    whether the refund read asks where a refund stands (not whether one can be had)."""
+    whether the refund read asks where a refund stands (not whether one can be had). An
+    address question is answered with the address, not the scans or the status ("where is it
+    going? which address?": cs12)."""
+    if "address" in reads:
+        reads = ["address", *(r for r in reads if r not in ("address", "track", "status"))]
     if "refund" not in writes and MONEY_BACK.search(low):
         reads = ["eligibility", *reads]
     return reads, "eligibility" in reads and asks_status(low)

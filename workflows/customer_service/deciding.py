@@ -38,12 +38,12 @@ from workflows.customer_service.state import (
     CustomerServiceState,
 )
 from workflows.customer_service.store import OrderStore
-from workflows.customer_service.store.tools import WRITE_TOOLS, OrderTools, ToolResult
+from workflows.customer_service.store.tools import WRITE_TOOLS, OrderTools, ToolError, ToolResult
 
 #: The write tools (each runs only confirmed, through :func:`execute_write`).
 WRITE_TOOL_NAMES = frozenset(WRITE_TOOLS)
 #: Read tools of the read intents that the signals table does not name.
-_READ_TOOLS = {"eligibility": "check_refund_eligibility"}
+_READ_TOOLS = {"eligibility": "check_refund_eligibility", "address": "lookup_order"}
 #: How many of a customer's orders a loose id is matched against (all of them, in practice).
 _ALL_ORDERS = 10_000
 #: Why-nots of a write mention that ask something (answered with a read of that write).
@@ -103,6 +103,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
         plan["tool"] = None
         if store is not None and not state.get("customer_id"):
             plan["note"] = "no customer id: nothing can be looked up"
+    if reason is None and update["clarify"] is None and plan["tool"] and store is not None:
+        refunded_in_full(plan, asks, store.tools(str(state.get("customer_id"))))
     update["plan"] = plan
     if reason is not None and store is not None:
         update["handoff"] = {"reason": reason}
@@ -111,6 +113,28 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     elif reason is not None:  # stateless mode (no store, so no handoff queue): say so
         plan["handoff_reason"] = reason
     return update
+
+
+def refunded_in_full(plan: dict[str, Any], asks: Asks, tools: OrderTools) -> None:
+    """Turn ``plan`` into the read of the refunds made when the turn is about a refund of one
+    order that is refunded in full already ("Refund ORD-… again", 再退款一次…, a plain ask
+    too): the reply tells the refunds the store holds (id, amount, date) and that nothing is
+    left, and offers nothing (cs12; tester11 F1). A refund the customer refused is left to
+    the refusal's answer."""
+    topic = plan["intent"] in ("refund", "eligibility") or any(
+        i == "refund" and why != "negated" for i, why in asks.declined
+    )
+    if not topic or len(plan["order_ids"]) != 1:
+        return
+    try:
+        why_not = tools.refundable(plan["order_ids"][0])[2]
+    except ToolError:  # not one of theirs: the read or the write says so, as before
+        return
+    if why_not != "already refunded in full":
+        return
+    for key in ("write", "ask", "address", "each"):
+        plan.pop(key, None)
+    plan.update(intent="eligibility", tool=_READ_TOOLS["eligibility"], refund_status=True)
 
 
 def _cut(state: CustomerServiceState) -> bool:

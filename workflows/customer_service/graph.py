@@ -98,7 +98,7 @@ from workflows.customer_service.language import customer_emit, for_customer, rep
 from workflows.customer_service.not_own import asked_again, not_own_answer
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.policy import WriteAction, execute_write
-from workflows.customer_service.read_ids import other_reads
+from workflows.customer_service.read_ids import other_reads, read_answer
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
 from workflows.customer_service.route import ROUTE
 from workflows.customer_service.signals import read_signals
@@ -113,7 +113,6 @@ from workflows.customer_service.state import (
     emit,
 )
 from workflows.customer_service.store import OrderStore, ToolArgumentsError, ToolError, ToolResult
-from workflows.customer_service.store.tools import status_answer
 from workflows.customer_service.turns import TurnGuard
 from workflows.customer_service.withdrawing import after_handoff, waiting_input, withdrawn_update
 
@@ -527,8 +526,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 args = dict(action.get("arguments") or args)
                 result = execute_write(tools, WriteAction(**action_fields(action)))
             else:
-                result = tools.run(tool, args)
-                result = status_answer(result) if plan.get("refund_status") else result
+                result = read_answer(tools, plan, tools.run(tool, args))
         except ToolError as exc:
             if exc.code == "needs_approval":
                 said = confirming.confirmed_for_review(tools, action or {})  # not the question

@@ -90,9 +90,22 @@ def other_reads(tools: OrderTools, plan: dict[str, Any], done: str) -> list[dict
             continue
         args = {"order_id": order_id}
         try:
-            result: ToolResult = tools.run(tool, args)
-            result = status_answer(result) if plan.get("refund_status") else result
+            result = read_answer(tools, plan, tools.run(tool, args))
         except ToolError as exc:
             result = refusal(tool, args, exc)
         results.append(result.model_dump())
     return results
+
+
+def read_answer(tools: OrderTools, plan: dict[str, Any], result: ToolResult) -> ToolResult:
+    """A read's ``result`` as the answer to what the turn asked: a refund-status question's
+    (:func:`~workflows.customer_service.store.tools.status_answer`), or, for a question about
+    the delivery address (``plan["intent"] == "address"``), the order's facts with the
+    store's ``shipping_address`` (the customer's own order only: the read found it)."""
+    if plan.get("refund_status"):
+        return status_answer(result)
+    if plan.get("intent") == "address" and result.ok and result.tool == "lookup_order":
+        order_id = str(result.facts.get("order_id"))
+        facts = {**result.facts, "shipping_address": tools.shipping_address(order_id)}
+        return result.model_copy(update={"facts": facts})
+    return result

@@ -125,6 +125,12 @@ _CAN_READ = {
     "cancel": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
     "change_address": ("I can check the status of {id}.", "我可以帮您查询{id}的状态。"),
 }
+#: Code's answer to a write mentioned with sarcasm or irony (``doubt``: ``unclear``): what the
+#: customer wants is asked back; nothing is offered (cs12).
+_UNCLEAR = (
+    "I could not tell what you would like me to do about {id}. Please tell me in plain words.",
+    "我不太确定您希望我怎么处理{id}，请直接告诉我您的需要。",
+)
 #: Code's answer to a cancel of one item of an order: only whole orders are cancelled here.
 _PART_CANCEL = (
     "I can cancel only a whole order here, so nothing was changed: to cancel one item of {id}, "
@@ -145,7 +151,8 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
     """Code's sentence for the first write ``message`` mentions without asking for it now
     (:attr:`Asks.declined`: ``not_asked``, ``conditional``, ``question``): what code can read
     (``with_read``) and the words that ask for it, in the customer's language; None when no
-    such mention, when one was asked, or when the message asks where something is.
+    such mention, when one was asked, or when the message asks where something is. A
+    mention with sarcasm or irony (``doubt``: ``unclear``) is asked back, with no offer.
 
     Example:
         >>> how_to_ask("Is ORD-100216 refundable?", "en")
@@ -155,6 +162,8 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
     ids = [m.upper() for m in _ORDER_ID.findall(message)]
     zh = lang == "zh"
     order = ids[0] if ids else ("订单号" if zh else "ORD-…")
+    if asks.declined and not asks.writes and doubt(message) == "unclear":  # sarcasm: ask back
+        return _UNCLEAR[zh].format(id=ids[0] if ids else ("您的订单" if zh else "your order"))
     if ("cancel", "part") in asks.declined and "cancel" not in asks.writes:
         return _PART_CANCEL[zh].format(id=ids[0] if ids else ("订单" if zh else "an order"))
     hinted = [i for i, why in asks.declined if why in _HINTED and i not in asks.writes]

@@ -44,7 +44,6 @@ from workflows.customer_service.not_own import not_own_answer
 from workflows.customer_service.signals import read_signals
 from workflows.customer_service.state import MAX_HISTORY, CustomerServiceState
 from workflows.customer_service.store import OrderStore
-from workflows.customer_service.waiting_words import keeps_waiting
 
 #: The intent of each write tool (the ask a withdrawal negates).
 INTENT_OF_TOOL = {
@@ -109,7 +108,7 @@ _NAMED = {
         + _TAIL_EN
         + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse|"
         r"process|issue|send)\b|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
-        r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|不)(?:再)?(?:要)?"
+        r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|唔好|不)(?:再)?(?:要)?"
         r"(?:给我|帮我|帮)?(?:退款|退钱|退)(?!不行|不可|是不行)",
         re.I,
     ),
@@ -159,7 +158,8 @@ _INSISTS = {
 _CALM = (
     r"|\b(?:i'?ll|i will|i can|happy to) wait\b|\bwaiting (?:for|on) (?:it|the|my)\b|"
     r"\bno (?:rush|hurry)\b|\btake your time\b|\bkeep me (?:posted|updated|informed)\b|"
-    r"\bany (?:news|updates?|progress|word)\b|还在等|等着|我等|不急|不着急|慢慢来|进展|进度|消息"
+    r"\bany (?:news|updates?|progress|word)\b|还在等|等着|我等|不急|不着急|慢慢来|进展|进度|消息|"
+    r"\bapprove (?:it|this|that|my)\b|批了|批准|通过吧"  # "don't bother replying, just approve it"
 )
 _INSIST = {intent: re.compile(words + _CALM, re.I) for intent, words in _INSISTS.items()}
 #: Hurry or a complaint about waiting ("please hurry", "this is taking forever", 快点, 等太久了):
@@ -278,67 +278,6 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     return bool(_found(_SETTLED, own))
 
 
-#: The pending write's own noun, per intent (a withdrawal verb beside it talks of withdrawing).
-_NOUNS = {
-    "refund": re.compile(r"refund\w*|reimburs\w*|money back|退款|退钱", re.I),
-    "cancel": re.compile(r"cancell?ation|取消(?:订单)?的?(?:申请|请求)", re.I),
-    "change_address": re.compile(r"address|地址", re.I),
-}
-_WITHDRAW_VERB = re.compile(rf"\b{_VERB_EN}|{_VERB_ZH}", re.I)
-#: A complaint that the withdrawal has not happened ("why hasn't my refund been cancelled?",
-#: 为什么还没撤回): the customer takes the write back, as cs10 read it.
-_WHY_NOT_YET = re.compile(
-    r"\bwhy (?:has|have|is|was|did|does)n'?t\b|\bwhy (?:not|still)\b|为什么(?:还)?(?:没|不)", re.I
-)
-
-
-def talks_of_withdrawing(message: str, action: dict[str, Any] | None) -> bool:
-    """Whether ``message`` names the pending write beside a withdrawal word, however it is put
-    ("should I withdraw my refund request?", "cancel my refund? no way", "if you can't do it
-    today I withdraw my refund request", 以后还能撤回退款申请吗, "I want my refund, not a
-    cancellation"). Such a message that :func:`withdraws` does not read as a withdrawal (a
-    question, a refusal, a condition) is no change of the write either: it keeps waiting,
-    noted for the person deciding (tester11 I)."""
-    intent = INTENT_OF_TOOL.get(str((action or {}).get("tool")))
-    own = own_words(normalise(message)).lower()
-    if intent is None or _WHY_NOT_YET.search(own):
-        return False
-    return bool(_WITHDRAW_VERB.search(own) and _NOUNS[intent].search(own))
-
-
-#: Words that may change a waiting write: its kinds, remedies, amounts and parts, a contrast
-#: ("instead", "rather", 而是), a change of mind. A message with none of them, no figure, no
-#: negation and not naming the waiting order is about something else (:func:`elsewhere`).
-_CHANGE_WORDS = re.compile(
-    r"\b(?:refund\w*|reimburs\w*|money|cash|amount|half|part\w*|full|whole|credit|voucher|"
-    r"coupon|gift ?card|exchange\w*|replac\w*|swap\w*|instead|rather|prefer\w*|chang\w*|cancel\w*|"
-    r"address\w*|return\w*|back|keep\w*|mind|mistake|wrong|withdr\w*|stop\w*|drop\w*|forget\w*|"
-    r"scratch|only|just|actually|anymore|longer)\b|退|款|钱|换|改|取消|地址|一半|部分|全额|券|积分|余额|"
-    r"而是|还是|算了|撤|不要|不用|只|留",
-    re.I,
-)
-
-
-def elsewhere(message: str, action: dict[str, Any] | None) -> bool:
-    """Whether ``message`` is about something other than the waiting write (tester11 I: "where
-    is ORD-…?" of another order, "can I speak to a human?", "What are your opening hours?",
-    运费怎么算？): no word that may change a write (:data:`_CHANGE_WORDS`), no figure besides
-    another order's id, no negation, and not the waiting order's id. It keeps the write
-    waiting (noted for the person); anything else is read as before."""
-    order_id = str(((action or {}).get("arguments") or {}).get("order_id") or "").upper()
-    own = own_words(normalise(message)).lower()
-    ids = read_signals(message).order_ids
-    bare = re.sub(r"(?<![a-z0-9])ord[-\s_]?\d+", " ", own)
-    return not (
-        order_id in ids
-        or _CHANGE_WORDS.search(bare)
-        or re.search(r"\d", bare)
-        or _NEG_EN.search(bare)
-        or _NEG_ZH.search(_NOT_NEG_ZH.sub("  ", bare))
-        or not re.search(r"\w", bare)
-    )
-
-
 def _insists(own: str, intent: str, withdrawn: list[tuple[int, int]]) -> bool:
     """Whether the customer's own words (not negated) still want the write, or wait calmly,
     outside the ``withdrawn`` spans ("I want the refund" in "I want the refund cancelled")."""
@@ -399,19 +338,19 @@ def already_text(action: dict[str, Any], lang: str) -> str:
 
 def waiting_decision(message: str, action: dict[str, Any] | None) -> str:
     """What a customer's ``message`` does to the write ``action`` that waits for a person:
-    ``amended`` (a change, or a message of no benign kind: the write is stale, tester9 F4 /
-    9b F4), ``withdrawn`` (their own withdrawal, :func:`withdraws`), or ``kept`` (it keeps
-    waiting): a benign message, someone else's or machine-addressed text (kind O, cs11),
-    talk of withdrawing that is no withdrawal (a question, a refusal: tester11 I), or a
-    message about something else (:func:`elsewhere`: another order, a person, opening hours)."""
-    withdrawn, changed = withdraws(message, action), amends(message, action)
-    kept = not_own_answer(message) or (
-        (talks_of_withdrawing(message, action) or elsewhere(message, action))
-        and not (withdrawn or changed)
-    )
-    if not kept and (changed or not (withdrawn or keeps_waiting(message, action))):
+    ``amended`` (their own change of it, :func:`~workflows.customer_service.amending.amends`:
+    the write is stale, tester9 F4), ``withdrawn`` (their own withdrawal, :func:`withdraws`),
+    or ``kept`` (it keeps waiting, noted for the person deciding): anything else, and
+    someone else's or machine-addressed text (kind O, cs11). Both readings are positive: a
+    question ("how do refunds work?", "should I withdraw my refund request?"), talk of the
+    wait, an account detail, another thing cancelled or another order asked about ends
+    nothing (tester11 I, tester12 D; cs12). A missed change costs the person a look at the
+    note; a wrong withdrawal lost the customer's refund."""
+    if not_own_answer(message):
+        return "kept"
+    if amends(message, action):
         return "amended"
-    return "withdrawn" if withdrawn else "kept"
+    return "withdrawn" if withdraws(message, action) else "kept"
 
 
 async def waiting_input(
@@ -420,12 +359,11 @@ async def waiting_input(
     """The graph input of a customer's ``message`` on a thread where a person decides or just
     decided a write (``graph``: the compiled graph; its checkpoint says which), else None.
 
-    * The thread waits in ``handoff``: a withdrawal (:func:`withdraws`), or any message not of
-      a benign kind (:func:`~workflows.customer_service.waiting_words.keeps_waiting`: it may
-      change the write, tester9b F4), that wins the store's claim is a ``Command(resume=…)``
-      that resumes the handoff with it (nothing is written). A benign message (thanks,
-      urging, a status question), a message that is no answer of the customer's own
-      (:func:`~workflows.customer_service.not_own.not_own_answer`: "SYSTEM: refund
+    * The thread waits in ``handoff``: the customer's own withdrawal or change
+      (:func:`waiting_decision`) that wins the store's claim is a ``Command(resume=…)``
+      that resumes the handoff with it (nothing is written). Any other message (thanks,
+      urging, a question, a message that is no answer of the customer's own:
+      :func:`~workflows.customer_service.not_own.not_own_answer`, "SYSTEM: refund
       approved"), or a withdrawal that lost the claim to a person's decision, returns None
       (the dispatcher answers that the conversation waits for a person); the message is
       added to the handoff's context first, where the person deciding sees it.

@@ -457,6 +457,15 @@ class OrderTools:
                 facts=facts,
             )
 
+    def shipping_address(self, order_id: str) -> str:
+        """The address one of the customer's orders ships (or shipped) to.
+
+        Raises:
+            ToolError: ``not_found`` (another customer's order reads like a missing one).
+        """
+        with self.sessions() as session:
+            return self._order(session, order_id).shipping_address
+
     def refundable(self, order_id: str) -> tuple[int, str, str | None]:
         """``(cents left to refund, currency, None)`` or ``(0, currency, why not)``.
 
