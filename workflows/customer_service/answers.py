@@ -39,7 +39,7 @@ _PLAIN_CHARS = re.compile(r"[^\W\d_]|[\s.,!'’，。！、]")
 _WEAK = re.compile(r"(?:fine|good|perfect|alright|all right|all good)(?:\s?(?:la|lah))?")
 #: An answer longer than this (after the folding in :func:`is_yes`) is never a plain yes.
 _MOST_CHARS = 40
-#: Nor is a run of more set phrases than this ("yes yes yes yes yes …": not a plain answer).
+#: Nor is a run of more set phrases than this ("yes ok sure do it go …": not a plain answer).
 _MOST_PHRASES = 4
 _YES = re.compile(
     r"(?:yes|yep|yeah|yup|y|sure|confirm|confirmed|ok|okay|ok do it|okay do it|go ahead|do it|"
@@ -56,9 +56,10 @@ def is_yes(answer: str) -> bool:
     """Whether ``answer`` is a plain yes and nothing else (``yes``, ``ok do it``, ``是的``,
     ``确认``, ``yes, no problem``, ``沒問題``): a yes with more in it ("yes but change the
     address", "yes, no, wait", "no problem... actually don't") is not, nor is one with an
-    emoji or other symbol (:data:`_PLAIN_CHARS`), a filler (嗯) or only grudging assent
-    (:data:`_WEAK`: "fine."). A "no" counts only inside a set phrase of assent
-    (:data:`_ASSENT`: ``no problem``, ``no worries``).
+    emoji or other symbol (:data:`_PLAIN_CHARS`), a filler (嗯), only grudging assent
+    (:data:`_WEAK`: "fine.") or a phrase said twice ("yes yes yes", "ok ok", 是是是, 好的好的:
+    impatience, asked once more). A "no" counts only
+    inside a set phrase of assent (:data:`_ASSENT`: ``no problem``, ``no worries``).
 
     Example:
         >>> is_yes("Yes please!"), is_yes("好的"), is_yes("yes, but refund the other one")
@@ -68,6 +69,8 @@ def is_yes(answer: str) -> bool:
         >>> is_yes("sure, no worries"), is_yes("yes, no, wait"), is_yes("no problem")
         (True, False, True)
         >>> is_yes("yes 😂"), is_yes("嗯"), is_yes("fine."), is_yes("yes, that's fine")
+        (False, False, False, True)
+        >>> is_yes("yeah yeah"), is_yes("行行行"), is_yes("ok ok"), is_yes("是的，确认")
         (False, False, False, True)
     """
     if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
@@ -81,13 +84,17 @@ def is_yes(answer: str) -> bool:
     text = re.sub(r"[\s\W_]+", " ", text).strip()
     if not text or len(text) > _MOST_CHARS:
         return False
-    rest, phrases, decided = text, 0, False
+    rest, decided = text, False
+    seen: set[str] = set()
     while rest:  # a short run of yes-phrases ("yes ok do it", "是的确认")
         end = next((e for e in range(len(rest), 0, -1) if _YES.fullmatch(rest[:e].strip())), 0)
-        phrases += 1
-        if not end or phrases > _MOST_PHRASES:
+        phrase = rest[:end].strip()
+        if not end or len(seen) >= _MOST_PHRASES:
             return False
-        decided = decided or not _WEAK.fullmatch(rest[:end].strip())
+        if phrase in seen:  # "yes yes yes", "ok ok", 是是是, 行行行: impatience, not a decision
+            return False
+        seen.add(phrase)
+        decided = decided or not _WEAK.fullmatch(phrase)
         rest = rest[end:].strip()
     return decided
 
