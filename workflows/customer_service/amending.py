@@ -66,9 +66,9 @@ def amends(message: str, action: dict[str, Any] | None) -> bool:
     if _MISTAKE.search(text) and not _NO_MISTAKE.search(text):
         return True
     asks = read_asks(text)
-    changed = bool(others) or _other_amount(text, action) or _other_address(asks, args)
+    changed = bool(others) or _other_amount(text, action) or _other_address(asks, action)
     if asks.writes:
-        if asks.writes[0] != _INTENT.get(str(action.get("tool"))):
+        if asks.writes[0] not in _BESIDE.get(str(action.get("tool")), set()):
             changed = True
         # another order's write alone is a new ask, no change of this one (tester12 D)
         return changed and not (others and not _CHANGE.search(text))
@@ -122,14 +122,21 @@ def _changes_kind(low: str, asks: Any, tool: str) -> bool:
         return False
     if any(_KIND[k].search(low) for k in ("remedy", "part", "denied")):
         return True
-    named = {*asks.writes, *(i for i, _ in asks.declined)} - {_INTENT.get(tool)}
+    named = {*asks.writes, *(i for i, _ in asks.declined)} - _BESIDE.get(tool, set())
     cancel = _KIND["cancel"].search(low) if "cancel" in named else None
     return bool(named - {"cancel"}) or (
         cancel is not None and not _KIND["negation"].search(low[: cancel.start()])
     )
 
 
-_INTENT = {"start_refund": "refund", "cancel_order": "cancel", "change_address": "change_address"}
+#: The asks that change nothing of a waiting write of each tool: its own, and an address change
+#: beside a refund (or a refund beside an address change): a new request of its own, no
+#: other remedy for the same order (tester12 D: "update my address to …" ended a refund).
+_BESIDE: dict[str, set[str]] = {
+    "start_refund": {"refund", "change_address"},
+    "cancel_order": {"cancel"},
+    "change_address": {"change_address", "refund"},
+}
 
 
 def _other_amount(text: str, action: dict[str, Any]) -> bool:
@@ -143,10 +150,13 @@ def _other_amount(text: str, action: dict[str, Any]) -> bool:
     return asked.unclear or asked.cents != waiting
 
 
-def _other_address(asks: Any, args: dict[str, Any]) -> bool:
-    """A new address asked for that is not the waiting change's."""
+def _other_address(asks: Any, action: dict[str, Any]) -> bool:
+    """A new address asked for that is not the waiting address change's (beside a refund or a
+    cancel, a new address is a request of its own: no change of it)."""
+    if action.get("tool") != "change_address":
+        return False
     new = str(asks.new_address or "")
-    return bool(new) and new != str(args.get("new_address") or "")
+    return bool(new) and new != str((action.get("arguments") or {}).get("new_address") or "")
 
 
 def amended_text(order_id: str, what: str, lang: str) -> str:
