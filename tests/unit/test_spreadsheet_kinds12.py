@@ -504,6 +504,17 @@ TABLES: list[tuple[str, list[Row], tuple[str, ...], list[Expected]]] = [
             ("zh_hant_customer", [("客戶", "銷售額"), (301, 1.5), (302, 2.5), (303, 3.0)]),
         ]
     ),
+    *(
+        (f"codes_row_counter_{k}", rows, (), [_expect(rows, (name,))])
+        for k, name in enumerate(("Line", "行号", "S/N", "項次", "Rank"))
+        for rows in [[(name, "Item", "Amount"), *((i, f"x{i}", 2.5 * i) for i in range(1, 6))]]
+    ),
+    (
+        "codes_control_units_in_order",
+        [("Item", "Units", "Amount"), *((f"x{i}", i, 2.5 * i) for i in range(1, 6))],
+        (),
+        [(5, {"Units": 15, "Amount": 37.5}, ())],
+    ),
     (
         "codes_control_orders_count",
         [("Region", "Orders", "Amount"), ("a", 12, 200.0), ("b", 7, 150.0), ("c", 3, 10.0)],

@@ -235,6 +235,21 @@ def _coded_by_name(name: str, values: np.ndarray) -> bool:
     return bool(_MONTH_NAME.search(name) and np.all((values >= 1) & (values <= 12)))
 
 
+def _row_counter(table: Table, col: Column) -> bool:
+    """The first column of a headed table with other columns, numbering every row in order,
+    1, 2, 3, 4... (or from 0), under a name that is no measure's: a row counter (``Line``,
+    ``Seq``, ``S/N``, ``行号``, ``項次``, a rank), four rows or more. (``Months employed`` 1-6
+    right of a label column is a measure.)"""
+    if not table.header_rows or len(table.columns) < 2 or col is not table.columns[0]:
+        return False
+    if _is_measure_name(col.name):
+        return False
+    values, _ = numbers(col)
+    if len(values) < 4 or len(values) != len(col.values) or values[0] not in (0, 1):
+        return False
+    return bool(np.all(np.diff(values) == 1))
+
+
 def _year_run(values: np.ndarray) -> bool:
     """Three or more distinct whole years of 1900-2100 with no year missing between them
     (``2021, 2022, 2023`` in any order): one row per year, a period column whatever its name."""
@@ -288,7 +303,8 @@ def profile(table: Table, config: AnalysisConfig) -> TableProfile:
             if 2 <= distinct <= config.max_distinct and distinct * 2 <= col.non_empty:
                 dimensions.append(col.name)  # a brand or type code groups the rows
         elif col.is_numeric and col.non_empty:
-            (identifiers if is_identifier(col) else measures).append(col.name)
+            counter = is_identifier(col) or _row_counter(table, col)
+            (identifiers if counter else measures).append(col.name)
         elif col.is_temporal and col.non_empty:
             dates.append(col.name)
         elif col.type is ColumnType.TEXT and col.non_empty:
