@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.classifier.labelled_owners import (
+from benchmarks.classifier_owner_rows import (
     OTHER_BUSINESSES,
     OWNER_SHAPES,
     PER_SHAPE,

@@ -1,4 +1,4 @@
-"""The training rows of issue 46 item 9 (orchestrator/classifier/labelled_products.py): stable,
+"""The training rows of issue 46 item 9 (benchmarks/classifier_product_rows.py): stable,
 split by family, no row the held-out round-4 families hold, and both routes in both languages."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmarks.classifier_oos_families import families
-from orchestrator.classifier.labelled_products import (
+from benchmarks.classifier_product_rows import (
     CUSTOMER_ASKS,
     OUT_OF_SCOPE,
     PER_TEMPLATE,

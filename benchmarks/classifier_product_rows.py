@@ -23,6 +23,10 @@ classifier tests of other kinds (review-queue framings, a Chinese 审核进度 s
 status ask), so it was not shipped; ``benchmarks/results/classifier_oos_round4_2026-12-05.md``
 has the figures. To use them: add ``*product_rows()`` to the rows of ``build_labelled_set``
 and refit (``orchestrator classifier fit``).
+
+It lives in ``benchmarks/`` (moved from ``orchestrator/classifier/`` on 2026-12-06, issue 48:
+the library holds no code that nothing calls); to ship the rows, move it back beside
+``labelled_set.py`` with the hook-up above.
 """
 
 from __future__ import annotations

@@ -25,6 +25,10 @@ parcel asks, round 12's gate), so it was not shipped;
 ``*owner_rows()`` to the out-of-scope rows of ``build_labelled_set``, pass
 ``row_weight=[ROW_WEIGHT if r.source.startswith(SOURCES) else 1.0 for r in rows]`` to
 ``fitting.fit_all`` and refit.
+
+It lives in ``benchmarks/`` (moved from ``orchestrator/classifier/`` on 2026-12-06, issue 48:
+the library holds no code that nothing calls); to ship the rows, move it back beside
+``labelled_set.py`` with the hook-up above.
 """
 
 from __future__ import annotations
