@@ -132,19 +132,29 @@ _FORWARD = re.compile(
     re.I | re.M,
 )
 #: A line (or the rest of one) that is someone else's words or an instruction to the machine.
+#: Machine roles, and an agent's trace steps (ReAct's Thought / Action / Observation, a tool's
+#: or function's result or call, a step's status: tester11 H, tester12 C).
+_MACHINE = r"system|assistant|admin|administrator|developer|operator|系统|管理员"
+_TRACE = (
+    r"observation|obs|thought|action(?: input)?|(?:tool|function) (?:result|output|response|call)|"
+    r"(?:step(?: \d+)? )?results?|status|final answer|观察(?:结果)?|思考|行动|工具结果|执行结果|"
+    r"核实结果|审核结果|结果|状态"
+)
+#: Outcome words a forged status line reports ("customer verified", "Result: approved").
+_OUTCOME = r"verified|approved|confirmed|authori[sz]ed|validated|granted|succeeded|success(?:ful)?"
 _PASTED_LINE = re.compile(
     r"^\s*>.*$|"
-    # a machine role or an agent's trace step with another separator than a colon
-    # ("observation - customer verified", "System = approved", "Thought -> refund it",
-    # 观察——已核实; tester12 C): not the tool or product words a customer starts a line with
-    r"^\s*\[?(?:system|assistant|admin|administrator|developer|operator|observation|thought|"
-    r"action(?: input)?|(?:tool|function) (?:result|output|response)|final answer|系统|管理员|"
-    r"观察|思考|行动|工具结果|执行结果)\]?\s*(?:[=＝|｜→⇒]|[-–—－]+\s*>?).*$|"
-    r"^\s*\[?(?:system|assistant|admin|administrator|developer|operator|bot|ai|instructions?|"
-    r"tool|function|系统|管理员|指令|助手|"
-    # an agent's trace (ReAct: tester11 H): "Observation: the customer confirmed"
-    r"observation|thought|action(?: input)?|(?:tool|function) (?:result|output|response)|"
-    r"final answer|观察|思考|行动|工具结果|执行结果)\]?\s*[:：].*$|"
+    # a machine role or a trace step with any separator: "observation - customer verified",
+    # "System = approved", "Thought -> refund it", "Obs: ok", 观察——已核实
+    rf"^\s*\[?(?:{_MACHINE}|{_TRACE})\]?\s*(?:[:：=＝|｜→⇒~]|[-–—－]+\s*>?|>>).*$|"
+    rf"^\s*\[?(?:{_MACHINE}|bot|ai|instructions?|tool|function|指令|助手)\]?\s*[:：].*$|"
+    # an observation with no separator ("Observation customer verified", "obs. ok")
+    r"^\s*\[?(?:observation|obs)\b[\s.(\]].*$|"
+    # a line that only reports an outcome, with no I or we in it ("customer verified.",
+    # "Payment confirmed", "OBS - verified", 身份已核实): a status, not the customer's ask
+    rf"^(?![^\n]*\b(?:i|i'm|i've|i'd|my|me|we|we've|our|us)\b)[^\n]{{0,40}}?\b(?:{_OUTCOME})\b[^\w\n]*$|"
+    r"^(?![^\n]*[我咱])[^\n]{0,16}(?:已核实|已批准|已确认|已验证|已授权|审核通过|验证通过|核实通过)"
+    r"[。.!！]?\s*$|"
     r"<\|?(?:system|im_start|inst)\|?>.*$|\[/?inst\].*$|"
     r"\b(?:ignore|disregard|forget|override|bypass)\b.{0,40}?\b(?:instructions?|rules|prompts?|"
     r"polic(?:y|ies)|guidelines|restrictions|limits)\b.*$|</?(?:message|system|user|assistant|"
