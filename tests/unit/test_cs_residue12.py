@@ -140,3 +140,20 @@ async def test_another_customers_address_is_not_told(shop: Shop) -> None:
     (c1, _), (_, other) = refundable_orders(store, 60, 2)
     reply = await _turn(orch, f"which address is {other} going to?", c1, "x")
     assert _address(store, other) not in _said(reply), _said(reply)
+
+
+async def test_a_thread_whose_writer_is_not_the_holder_offers_no_write(shop: Shop) -> None:
+    """tester12 I: the reply gives no plain words, and a plain ask later on the same thread
+    is no write either; the customer's own thread still asks to confirm."""
+    store, orch = shop()
+    ((customer, order),) = refundable_orders(store, 60, 1)
+    wrong = []
+    for n, said in enumerate(CASES["not_holder_first"]):
+        first = await _turn(orch, said.format(id=order), customer, f"h{n}")
+        again = await _turn(orch, f"refund {order}", customer, f"h{n}")
+        if _OFFERS.search(_said(first)) or again["status"] == "awaiting_confirmation":
+            wrong.append(said)
+    assert not wrong, wrong
+    own = await _turn(orch, f"refund {order}", customer, "own")
+    assert own["status"] == "awaiting_confirmation"
+    assert store.tools(customer).refund_count(order) == 0

@@ -80,7 +80,8 @@ _NOT_THE_CUSTOMER = (
     r"sorting out) (?:her|his|their|[a-z]+'s) |"
     r"(?:我|本人)(?:是|系)(?:她|他|他们|她们|佢|佢哋)|(?:我|本人)(?:是|系)(?:账户|账号|帐户|户主|机主|"
     r"卡主|客户|顾客|买家|用户|订单主人|[\u4e00-\u9fff]{1,3}(?:先生|女士|小姐))[\u4e00-\u9fff]{0,4}的|"
-    r"替(?:我|他|她)?(?!我)[\u4e00-\u9fff]{1,4}(?:来|问|申请|办|退|取消)|代(?:表|理)[^，。,.!?！？]{1,6}"
+    r"替(?:我|他|她)?(?!我)[\u4e00-\u9fff]{1,4}(?:来|问|申请|办|退|取消)|"
+    r"代(?:表|理)?(?!金|码|购|价)[^，。,.!?！？]{1,6}"
     r"(?:申请|办理|来|退|取消)|"
     # the account owned by another party, or the writer in a role for one (tester12 A: "As
     # procurement officer for the company that owns this account"): any role, any party
@@ -150,6 +151,34 @@ _KINDS = (
     ("conditional", re.compile(_IF_ZH)),
     ("unsure", re.compile(_ADVICE, re.I)),
 )
+
+
+#: Someone else's wish in English ("My neighbour wants a refund", "my friend needs …").
+_SOMEONE_WANTS_EN = (
+    r"\b(?:my|our|his|her|their) (?!(?:own|order|package|parcel|item|product|account|refund|"
+    r"money|card|delivery|shipment|box|phone|laptop|device)\b)[a-z]+ "
+    r"(?:wants|needs|would like|asked me to|asks)\b"
+)
+_NOT_HOLDER = re.compile(
+    "|".join(
+        (
+            _NOT_THE_CUSTOMER,
+            _SOMEONE_WANTS,
+            _SOMEONE_WANTS_EN,
+            r"\baccount is (?!mine\b)"
+            r"(?:my|our|his|her|their) [a-z]+'s?\b|账号是(?!我的)[\u4e00-\u9fff]{1,4}的",
+        )
+    ),
+    re.I,
+)
+
+
+def not_the_holder(text: str) -> bool:
+    """Whether ``text`` (normalised) says the writer is not the account holder or that the ask
+    is someone else's ("This account is my dad's", "I'm her husband", "My neighbour wants a
+    refund", 我朋友想退款): the conversation remembers it, and no write of it is offered, nor
+    the plain words that would ask for one (tester12 I)."""
+    return bool(_NOT_HOLDER.search(text))
 
 
 def set_aside(text: str) -> str | None:

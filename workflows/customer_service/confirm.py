@@ -67,6 +67,8 @@ _TEXTS = {
         "Nothing was changed: {why}.",
         "not_done": "OK, I did not {what} order {order_id}; nothing was changed.",
         "other_customer": "This conversation belongs to another customer; nothing was changed.",
+        "not_holder": "Only the account holder can ask for a refund, a cancellation or an address "
+        "change, so nothing was changed. Please ask them to sign in and write to us.",
         "nothing_pending": "Nothing is waiting for your confirmation, so nothing was changed. "
         "How can I help?",
         "refund_amount": "How much should I refund? Please write the amount as a number with "
@@ -101,6 +103,8 @@ _TEXTS = {
         "not_done": "好的，订单 {order_id} 没有{what}，没有做任何更改。",
         "other_customer": "此对话属于另一位客户，没有做任何更改。",
         "nothing_pending": "目前没有等待您确认的操作，没有做任何更改。请问有什么可以帮您？",
+        "not_holder": "只有账户持有人本人才能申请退款、取消订单或修改地址，因此没有做任何更改。"
+        "请让账户持有人登录后联系我们。",
         "refund_amount": "请问要退多少钱？请用数字写明金额和订单的币种（例如：订单 ORD-123456 "
         "退 10.00 元），或说“全部退款”并附上订单号，退还剩余的全部金额。没有做任何更改。",
         "refund_not_positive": "退款金额必须大于零。请用数字写明金额和订单的币种（例如：订单 "

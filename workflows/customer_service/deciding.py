@@ -17,6 +17,7 @@ from skills import IssueTriage
 from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
+from workflows.customer_service.ask_later import not_the_holder
 from workflows.customer_service.asks import (
     Asks,
     has_words,
@@ -93,10 +94,15 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
     if intent == "eligibility" and (asks.refund_status or refs.refund):  # "money back yet?"
         plan["refund_status"] = True  # answered with the refunds made, or that none was
+    holder = bool(state.get("not_holder")) or not_the_holder(normalise(state["message"]))
+    update["not_holder"] = holder  # remembered: a later plain ask on the thread is no write
     if reason is None:  # an RF-…/1Z… of no order of theirs: said so, no order's facts
         update["clarify"] = refs.question(state) or clarification(
             state, asks, named=named, bad_id=bad_id
         )
+    if reason is None and holder and (asks.writes or asks.declined) and not update["clarify"]:
+        language = reply_language(state["message"], str(state.get("locale") or "en_US"))
+        update["clarify"] = confirming.text("not_holder", language)  # tester12 I
     if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
         update["clarify"] = _target(plan, state, asks, store, (ids, bad_id))
     elif tool is not None:

@@ -35,7 +35,8 @@ class CustomerServiceState(TypedDict, total=False):
     ``model_down`` (why the model server was lost this turn, when it was), ``too_long``
     (what the customer is told when the server refused the prompt as over the model's
     context). Per conversation: ``thread_id``, ``customer_id``, ``turn``, ``angry_streak``,
-    ``last_order_id``, ``history``.
+    ``last_order_id``, ``history``, ``not_holder`` (a writer said they are not the account
+    holder: no write is offered on the thread).
     """
 
     message: str
@@ -64,6 +65,7 @@ class CustomerServiceState(TypedDict, total=False):
     clarify: str | None
     pending: dict[str, Any] | None
     declined_action: dict[str, Any] | None
+    not_holder: bool
 
 
 class CustomerServiceResult(BaseModel):
