@@ -1,32 +1,40 @@
-"""How often a sign-in may fail, and from where (the password callback of ``ui/app.py``).
+"""How often a sign-in may be tried, and from where (the password callback of ``ui/app.py``).
 
-Guessing stays limited without giving anyone a way to lock a person out. Until ui12 a user
-name with five failed sign-ins from anywhere was refused for five minutes, right password or
-not, so anyone could keep an operator out with five wrong passwords. Now:
+Guessing stays limited without giving anyone a way to lock a person out where they usually
+sign in. Until ui12 a user name with five failed sign-ins from anywhere was refused for five
+minutes, right password or not, so anyone could keep an operator out with five wrong passwords.
+Now, within :data:`WINDOW`:
 
-* a **(user name, client address)** pair with :data:`FAILS_ALLOWED` failed sign-ins within
-  :data:`WINDOW` is refused, right password or not, until its failures leave the window: the
-  guesser's own address is held, not the name's owner elsewhere;
-* a **client address** with :data:`ADDRESS_FAILS_ALLOWED` failed sign-ins within the window,
-  whatever the names, is refused the same way (one address trying a password on many names);
-* a **user name**'s failures from all addresses slow each sign-in of that name (right or wrong,
-  so the delay tells nothing): past :data:`FAILS_ALLOWED` failures in the window, each further
-  one doubles the wait from :data:`DELAY_BASE_S` up to :data:`DELAY_CAP_S`. Many addresses
-  guessing one name are slowed; its owner still signs in, at most :data:`DELAY_CAP_S` later.
+* a **(user name, client address)** pair with :data:`FAILS_ALLOWED` failed sign-ins is
+  refused, right password or not, until its failures leave the window: the guesser's own
+  address is held;
+* a **client address** with :data:`ADDRESS_FAILS_ALLOWED` failed sign-ins, whatever the
+  names, is refused the same way (one address trying a password on many names);
+* a **user name** takes :data:`NAME_ATTEMPTS_ALLOWED` attempts from addresses it has not
+  signed in from before; past that, such addresses are refused for it. An attempt is counted
+  when it starts, before bcrypt, so guesses sent in parallel from many addresses count too
+  (tester12 J: a hold-back per answer did not limit them). An address the name signed in from
+  within :data:`TRUST_S` is **known** and is not held by the name's count: the owner still
+  signs in where they usually do while the name is being guessed elsewhere.
+
+A refused attempt is answered at once, without bcrypt (the answer is the same "wrong" either
+way; only the throttle's state shows, never the password's), so a flood costs no hashing.
 
 The client address is the connection's, as uvicorn gives it (``X-Forwarded-For`` only from a
 proxy it trusts: by default one on 127.0.0.1), read by :class:`ClientAddress`, an ASGI
 middleware on Chainlit's server, because Chainlit hands the callback only the name and the
 password. The windows are counted by the ``limits`` library (moving windows in this process's
-memory; entries expire by themselves, and a restart forgets them).
+memory; entries expire by themselves). Known addresses are in memory too: a restart forgets
+them, and the counts.
 """
 
 from __future__ import annotations
 
 import contextvars
+import time
 from typing import Any
 
-from limits import RateLimitItem, parse
+from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 
@@ -34,49 +42,59 @@ from limits.strategies import MovingWindowRateLimiter
 FAILS_ALLOWED = 5
 #: Failed sign-ins one client address may have within the window, over all user names.
 ADDRESS_FAILS_ALLOWED = 30
-#: The window the failures are counted in.
+#: Attempts a user name takes within the window from addresses it is not known at.
+NAME_ATTEMPTS_ALLOWED = 20
+#: The window the failures and attempts are counted in.
 WINDOW = "5 minutes"
-#: The first wait past :data:`FAILS_ALLOWED` failures of a name (seconds); doubled per failure.
-DELAY_BASE_S = 0.5
-#: The longest wait (seconds): what the name's owner may have to wait while it is guessed.
-DELAY_CAP_S = 8.0
+#: How long an address a name signed in from stays known for it (seconds: 30 days).
+TRUST_S = 30 * 86_400.0
+#: The most known addresses kept per name (the latest).
+KNOWN_PER_NAME = 10
 
 _PAIR = parse(f"{FAILS_ALLOWED}/{WINDOW}")
 _ADDRESS = parse(f"{ADDRESS_FAILS_ALLOWED}/{WINDOW}")
-#: A user name's failures from everywhere: counted (for the delay), never refused.
-_NAME = parse(f"100000/{WINDOW}")
+_NAME = parse(f"{NAME_ATTEMPTS_ALLOWED}/{WINDOW}")
 _LIMITER = MovingWindowRateLimiter(MemoryStorage())
+#: user name → {address: when it last signed in there (time.monotonic())}
+_KNOWN: dict[str, dict[str, float]] = {}
 
 #: The client address of the HTTP request being served ("" outside one).
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("sign_in_client", default="")
 
 
-def _count(item: RateLimitItem, *keys: str) -> int:
-    return item.amount - _LIMITER.get_window_stats(item, *keys).remaining
+def known(name: str, address: str) -> bool:
+    """Whether ``name`` signed in from ``address`` within :data:`TRUST_S`."""
+    at = _KNOWN.get(name, {}).get(address)
+    return at is not None and time.monotonic() - at < TRUST_S
 
 
-def delay_s(name: str) -> float:
-    """The wait before answering a sign-in of ``name`` (seconds; 0 for a name with at most
-    :data:`FAILS_ALLOWED` recent failures)."""
-    over = _count(_NAME, name) - FAILS_ALLOWED
-    return 0.0 if over < 0 else min(DELAY_BASE_S * 2**over, DELAY_CAP_S)
-
-
-def refused(name: str, address: str) -> bool:
-    """Whether a sign-in of ``name`` from ``address`` is refused, right password or not."""
-    return not (_LIMITER.test(_PAIR, name, address) and _LIMITER.test(_ADDRESS, address))
+def admit(name: str, address: str) -> bool:
+    """Whether a sign-in of ``name`` from ``address`` may be checked; False: refuse it, right
+    password or not. Counts it against the name when ``address`` is not known for it."""
+    if not (_LIMITER.test(_PAIR, name, address) and _LIMITER.test(_ADDRESS, address)):
+        return False
+    return known(name, address) or _LIMITER.hit(_NAME, name)
 
 
 def failed(name: str, address: str) -> None:
     """Count a failed sign-in of ``name`` from ``address``."""
     _LIMITER.hit(_PAIR, name, address)
     _LIMITER.hit(_ADDRESS, address)
-    _LIMITER.hit(_NAME, name)
+
+
+def signed_in(name: str, address: str) -> None:
+    """Remember ``address`` as known for ``name`` (the latest :data:`KNOWN_PER_NAME`)."""
+    places = _KNOWN.setdefault(name, {})
+    places.pop(address, None)
+    places[address] = time.monotonic()
+    while len(places) > KNOWN_PER_NAME:
+        del places[next(iter(places))]
 
 
 def forget() -> None:
-    """Forget every failure (tests)."""
+    """Forget every count and known address (tests)."""
     _LIMITER.storage.reset()
+    _KNOWN.clear()
 
 
 def install(app: Any) -> None:
