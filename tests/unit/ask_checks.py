@@ -4,14 +4,15 @@ A message is read twice before money moves: :func:`~workflows.customer_service.a
 (what the workflow offers) and :func:`~workflows.customer_service.asks.doubt` (what the refund
 policy reads again before it writes). Both must agree. The list helpers take the messages of
 a case table, where ``{en}`` and ``{zh}`` stand for an order id (:func:`with_ids`), and
-return the ones the gate misses; :func:`assert_gate` checks two such tables at once.
+return the ones the gate misses; :func:`assert_gate` checks two such tables at once,
+:func:`assert_yes_table` two tables of answers to a confirmation question.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from workflows.customer_service.asks import doubt, read_asks
+from workflows.customer_service.asks import doubt, is_yes, read_asks
 
 
 def assert_no_write(text: str) -> None:
@@ -59,3 +60,13 @@ def assert_gate(no_write: Sequence[str], own: Sequence[str], *, doubted: bool = 
     assert not taken, (f"{len(taken)} of {len(no_write)} taken as a write", taken)
     lost = lost_asks(own)
     assert not lost, (f"{len(lost)} of {len(own)} own asks lost", lost)
+
+
+def assert_yes_table(not_yes: Sequence[str], yes: Sequence[str]) -> None:
+    """No answer of ``not_yes`` is a plain yes to a confirmation question and every one of
+    ``yes`` is (:func:`~workflows.customer_service.asks.is_yes`). Fails naming how many of each
+    list were missed, and which."""
+    taken = [m for m in not_yes if is_yes(m)]
+    assert not taken, (f"{len(taken)} of {len(not_yes)} read as a yes", taken)
+    lost = [m for m in yes if not is_yes(m)]
+    assert not lost, (f"{len(lost)} of {len(yes)} plain yeses lost", lost)

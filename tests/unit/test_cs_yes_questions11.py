@@ -13,12 +13,10 @@ question ("can you refund …?", 能帮我退款…吗, "…，可以吗？") st
 
 from __future__ import annotations
 
-from ask_checks import assert_gate
+from ask_checks import assert_gate, assert_yes_table
 from case_tables import tables
 from handoff_races import refundable_orders
 from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
-
-from workflows.customer_service.asks import is_yes
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
@@ -26,10 +24,7 @@ CASES = tables("cs_yes_questions11.toml")
 
 
 def test_only_a_plain_yes_confirms() -> None:
-    taken = [m for m in CASES["not_yes"] if is_yes(m)]
-    assert not taken, (f"{len(taken)} of {len(CASES['not_yes'])} read as a yes", taken)
-    lost = [m for m in CASES["yes"] if not is_yes(m)]
-    assert not lost, (f"{len(lost)} of {len(CASES['yes'])} plain yeses lost", lost)
+    assert_yes_table(CASES["not_yes"], CASES["yes"])
 
 
 def test_an_ask_put_as_a_question_of_ones_own_wish_is_no_write() -> None:

@@ -9,11 +9,11 @@ yes-phrases together ("yes, go ahead", 是的，确认) still confirm. Cases in
 
 from __future__ import annotations
 
+import pytest
+from ask_checks import assert_yes_table
 from case_tables import tables
 from handoff_races import refundable_orders
 from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
-
-from workflows.customer_service.asks import is_yes
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
@@ -21,17 +21,14 @@ CASES = tables("cs_yes_repeated12.toml")
 
 
 def test_a_repeated_yes_is_no_yes() -> None:
-    taken = [m for m in CASES["not_yes"] if is_yes(m)]
-    assert not taken, (f"{len(taken)} of {len(CASES['not_yes'])} read as a yes", taken)
-    lost = [m for m in CASES["yes"] if not is_yes(m)]
-    assert not lost, (f"{len(lost)} of {len(CASES['yes'])} plain yeses lost", lost)
+    assert_yes_table(CASES["not_yes"], CASES["yes"])
 
 
-async def test_it_writes_nothing_end_to_end(shop: Shop) -> None:
+@pytest.mark.parametrize("answer", ["yeah yeah", "是是是", "ok ok"])
+async def test_it_writes_nothing_end_to_end(shop: Shop, answer: str) -> None:
     store, orch = shop()
     ((customer, order),) = refundable_orders(store, 60, 1)
-    for n, answer in enumerate(["yeah yeah", "是是是", "ok ok"]):
-        asked = await _turn(orch, f"please refund {order}", customer, f"r{n}")
-        assert asked["status"] == "awaiting_confirmation", asked
-        await _turn(orch, answer, customer, f"r{n}")
+    asked = await _turn(orch, f"please refund {order}", customer, "r")
+    assert asked["status"] == "awaiting_confirmation", asked
+    await _turn(orch, answer, customer, "r")
     assert store.tools(customer).refund_count(order) == 0
