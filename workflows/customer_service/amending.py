@@ -93,7 +93,10 @@ _CHANGE_KINDS = {
     r"(?:a|another) new one)\b|换货|换一个|补发|余额|代金券|优惠券|积分",
     "part": r"\b(?:only|just) (?:for )?(?:the|my) (?!refund|money|order\b)\w+|\b(?:change|switch|"
     r"update) (?:it|that|this|the (?:request|refund|amount|order)) to\b|\bleave the rest\b|"
-    r"\ba (?:fiver|tenner)\b|\b\w+ (?:quid|bucks?) back\b|改成|改为|换成|只退|只要退|"
+    r"\ba (?:fiver|tenner)\b|\b\w+ (?:quid|bucks?) back\b|"
+    # 改成 of the write, not of an account detail (手机号/电话/邮箱/密码/用户名/昵称/头像改成:
+    # tester12 D, an account change beside a waiting refund keeps it waiting)
+    r"(?<![号话箱码名称像])(?:改成|改为|换成)|只退|只要退|"
     r"退(?:个|一下|一部分|部分)?运费",
     "denied": r"\bi (?:never|didn'?t|did not) (?:ask|say|want|request)\w*(?! (?:not|no)\b)|"
     r"我没(?:有)?(?:说|申请)(?:过)?要(?!不)",
