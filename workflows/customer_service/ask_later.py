@@ -102,6 +102,25 @@ _NOT_THE_CUSTOMER = (
     r"(?:账户|账号|帐户|帐号)(?:是|属于|归)(?!我)[\u4e00-\u9fff]{1,6}的?|"
     r"作为(?![^，,。]{0,8}(?:顾客|客户|用户|买家|会员))[\u4e00-\u9fff]{1,8}的[\u4e00-\u9fff]{1,6}"
 )
+#: Another person, and a word of whose account or login it is, in one sentence ("Logged in as
+#: my wife", "The buyer was my late father", "the account is in the owner's name", "writing
+#: from the account of my flatmate": tester12 A, re-test): the writer says the account is not
+#: theirs however it is put, so the rule reads the two together instead of listing phrasings.
+_OTHER_PERSON = (
+    r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|mum|mom|mother|dad|father|parents?|"
+    r"son|daughter|kids?|child(?:ren)?|brother|sister|sibling|aunt|uncle|cousin|grand\w+|"
+    r"niece|nephew|in-laws?|friend|flatmate|roommate|housemate|neighbou?r|colleague|"
+    r"co-?worker|boss|employer|client|landlord|landlady|tenant|nanny|carer|caregiver|"
+    r"assistant|secretary|owner's|holder's)"
+)
+_WHOSE_ACCOUNT = (
+    r"(?:account|login|log-?in|logged in|signed in|profile|whose|on behalf|behalf of|buyer|"
+    r"purchaser|access to)"
+)
+_NOT_THE_CUSTOMER += (
+    rf"|\b{_OTHER_PERSON}\b[^.!?;\n]{{0,60}}?\b{_WHOSE_ACCOUNT}\b"
+    rf"|\b{_WHOSE_ACCOUNT}\b[^.!?;\n]{{0,60}}?\b{_OTHER_PERSON}(?!\w)"
+)
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _LATER = (
     r"\b(?<!by )(?<!before )(?:tomorrow|tmrw?|tonight|later (?:today|on|this \w+|in the \w+)|"
