@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from ask_checks import assert_gate
 from case_tables import tables
+from handoff_races import refundable_orders
+from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
 
 from workflows.customer_service.ask_later import not_the_holder
+
+# ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
 CASES = tables("cs_not_holder12.toml")
 
@@ -18,3 +22,17 @@ def test_another_persons_account_is_no_write_and_is_remembered() -> None:
     assert_gate(CASES["not_holder"], CASES["own"], doubted=True)
     missed = [m for m in CASES["not_holder"] if not not_the_holder(m.lower())]
     assert not missed, missed  # the conversation remembers it (tester12 I)
+
+
+async def test_a_plain_ask_after_it_is_no_write_and_a_joint_ask_is_offered(shop: Shop) -> None:
+    store, orch = shop()
+    ((customer, order),) = refundable_orders(store, 60, 1)
+    for n, first in enumerate(CASES["said_first"]):
+        await _turn(orch, first, customer, f"h{n}")
+        asked = await _turn(orch, f"refund {order}", customer, f"h{n}")
+        assert asked["status"] != "awaiting_confirmation", (first, asked)
+        await _turn(orch, "yes", customer, f"h{n}")
+    assert store.tools(customer).refund_count(order) == 0
+    for n, joint in enumerate(CASES["joint"]):
+        asked = await _turn(orch, joint.format(en=order, zh=order), customer, f"j{n}")
+        assert asked["status"] == "awaiting_confirmation", (joint, asked)

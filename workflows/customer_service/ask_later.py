@@ -120,6 +120,13 @@ _WHOSE_ACCOUNT = (
 _NOT_THE_CUSTOMER += (
     rf"|\b{_OTHER_PERSON}\b[^.!?;\n]{{0,60}}?\b{_WHOSE_ACCOUNT}\b"
     rf"|\b{_WHOSE_ACCOUNT}\b[^.!?;\n]{{0,60}}?\b{_OTHER_PERSON}(?!\w)"
+    # the writer names themselves as someone's somebody ("hi, I'm Tom, Jane's husband")
+    r"|\b(?:i'?m|i am|it'?s)\s+[a-z]+,?\s+(?:her|his|their|[a-z]+'s)\s+(?:husband|wife|partner|"
+    r"son|daughter|mum|mom|mother|dad|father|brother|sister|friend|assistant|secretary|carer|"
+    r"caregiver|colleague|boss|nanny|flatmate|roommate)\b"
+    # 这号是我哥的 (号 alone for the account), 我帮我妈问的 (asking for a relative: tester12 I)
+    r"|(?:这个?|该|此)号(?:是|属于|归)(?!我的)[\u4e00-\u9fff]{1,4}的"
+    rf"|帮(?:我的?)?(?:{PEOPLE_ZH}|哥|姐|弟|妹)[\u4e00-\u9fff]{{0,2}}?(?:来|问|申请|办|退|取消|操作|弄)"
 )
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _LATER = (

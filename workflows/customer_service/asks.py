@@ -138,7 +138,8 @@ _MACHINE = r"system|assistant|admin|administrator|developer|operator|系统|管�
 _TRACE = (
     r"observation|obs|thought|action(?: input)?|(?:tool|function) (?:result|output|response|call)|"
     r"(?:step(?: \d+)? )?results?|status|final answer|观察(?:结果)?|思考|行动|工具结果|执行结果|"
-    r"核实结果|审核结果|结果|状态"
+    r"核实结果|审核结果|结果|状态|verification|validation|checker|security check|kyc|"
+    r"auth(?:entication|ori[sz]ation)?|身份验证|验证结果|校验"
 )
 #: Outcome words a forged status line reports ("customer verified", "Result: approved").
 _OUTCOME = r"verified|approved|confirmed|authori[sz]ed|validated|granted|succeeded|success(?:ful)?"

@@ -18,6 +18,7 @@ from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
 from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.ask_later import not_the_holder
+from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.asks import (
     Asks,
     has_words,
@@ -94,7 +95,9 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
     if intent == "eligibility" and (asks.refund_status or refs.refund):  # "money back yet?"
         plan["refund_status"] = True  # answered with the refunds made, or that none was
-    holder = bool(state.get("not_holder")) or not_the_holder(normalise(state["message"]))
+    # a joint ask ("my husband and I want …", 我和我老公想…) is the customer's own (ask_we)
+    said = joint_subject(normalise(state["message"]))
+    holder = bool(state.get("not_holder")) or not_the_holder(said)
     update["not_holder"] = holder  # remembered: a later plain ask on the thread is no write
     if reason is None:  # an RF-…/1Z… of no order of theirs: said so, no order's facts
         update["clarify"] = refs.question(state) or clarification(
@@ -404,6 +407,18 @@ def _not_done_result(declined: dict[str, Any]) -> dict[str, Any]:
         error_code="not_confirmed",
         facts={"order_id": order_id, "reason": NOT_CONFIRMED},
     ).model_dump()
+
+
+def superseded(results: list[dict[str, Any]], order_id: Any) -> list[dict[str, Any]]:
+    """``results`` less the "not confirmed" note of an earlier offer on ``order_id`` that a new
+    question about the same order replaces: kept, the note waited for the next reply and was
+    printed beside the write the customer then confirmed ("Nothing was changed on order X …
+    Refund … of X is approved": tester12 G)."""
+    return [
+        r
+        for r in results
+        if not (r.get("error_code") == "not_confirmed" and r["facts"].get("order_id") == order_id)
+    ]
 
 
 def asked_for_person(state: CustomerServiceState) -> bool:

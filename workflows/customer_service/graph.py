@@ -92,6 +92,7 @@ from workflows.customer_service.deciding import (
     WRITE_TOOL_NAMES,
     asked_for_person,
     decide,
+    superseded,
     too_long_text,
 )
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
@@ -597,6 +598,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "reply": {"text": question, "facts": question, "truncated": False},
             "history": history[-MAX_HISTORY:],
             "last_order_id": args.get("order_id"),
+            "tool_results": superseded(state.get("tool_results") or [], args.get("order_id")),
         }
 
     async def _await_confirm(
