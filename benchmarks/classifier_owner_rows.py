@@ -211,7 +211,7 @@ def owner_rows() -> Iterator[LabelledRequest]:
     (source ``oos_service_other/<lang>``, fallback) and with the shop and its own (source
     ``cs_service_own/<lang>``, customer service), :data:`PER_SHAPE` fills each, picked by a
     stable hash; every row in the ``tune`` split, a shape one phrasing family."""
-    from orchestrator.classifier.labelled_set import _written
+    from orchestrator.classifier.labelled_set import written_rows
 
     sides = (
         ("other", OTHER_BUSINESSES, FALLBACK, SOURCES[0]),
@@ -229,4 +229,4 @@ def owner_rows() -> Iterator[LabelledRequest]:
                     t[:1].upper() + t[1:] if k % 3 == 0 else t
                     for k, t in enumerate(texts[: PER_SHAPE[side]])
                 )
-        yield from _written(filled, route, source.rstrip("/"), "owner")
+        yield from written_rows(filled, route, source.rstrip("/"), "owner")

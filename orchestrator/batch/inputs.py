@@ -339,13 +339,18 @@ def _csv_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, list[str]]]:
         yield last, cells
 
 
-def _split_row(cells: Sequence[Any], columns: int | None, line: int) -> list[str]:
-    """``[why]`` a CSV row with text in more cells than the header's ``columns`` can't be
-    read (an unquoted comma split its text, so which cells make up the request is unknown);
-    ``[]`` when it can, or when ``columns`` is None (not a CSV file)."""
+def _csv_row(
+    cells: Sequence[Any], columns: int | None, text_at: int, line: int
+) -> tuple[Sequence[Any], list[str]]:
+    """A CSV row's cells, and ``[why]`` it cannot be read, when it has text in more cells than
+    its header's ``columns`` (an unquoted comma split a text). When the text is the last
+    column, what the commas split off is the rest of it, joined back; otherwise which cells
+    make up the request is unknown and the row fails. ``columns`` None: not a CSV file."""
     if columns is None or not any(_cell(c) for c in cells[columns:]):
-        return []  # trailing empty cells (a line ending in commas) are no split
-    return [
+        return cells, []  # trailing empty cells (a line ending in commas) are no split
+    if text_at == columns - 1:
+        return [*cells[:text_at], ",".join(str(c) for c in cells[text_at:])], []
+    return cells, [
         f"line {line} has {len(cells)} cells but the header names {columns} columns; put a "
         "text that holds a comma in double quotes"
     ]
@@ -591,8 +596,8 @@ class SheetInput:
         column = self.mapping.named()
         # a CSV row has as many cells as its header; a sheet may hold notes beside the table
         columns = len(names) if self.path.suffix.lower() == ".csv" else None
-        for index, (line, cells) in enumerate(self._data_cells()):
-            problems = _split_row(cells, columns, line)
+        for index, (line, raw) in enumerate(self._data_cells()):
+            cells, problems = _csv_row(raw, columns, positions["text"], line)
 
             def get(
                 role: str, cells: Sequence[Any] = cells, line: int = line, out: list = problems

@@ -101,6 +101,7 @@ __all__ = [
     "family_split",
     "load_split",
     "split_of",
+    "written_rows",
 ]
 
 
@@ -255,7 +256,7 @@ def _oos_service_words() -> Iterator[LabelledRequest]:
                     )
 
 
-def _written(
+def written_rows(
     tables: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]],
     route: Route,
     name: str,
@@ -432,9 +433,11 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
             )
     cs = list(_customer_service(data_dir / "customer_service"))
     oos = [
-        *_written({"zh": ZH_OUT_OF_SCOPE}, FALLBACK, "zh_out_of_scope", "oos", lang_named=False),
+        *written_rows(
+            {"zh": ZH_OUT_OF_SCOPE}, FALLBACK, "zh_out_of_scope", "oos", lang_named=False
+        ),
         *_oos_service_words(),
-        *_written(OTHER_BUSINESS_WRITTEN, FALLBACK, "other_business_written", "ob"),
+        *written_rows(OTHER_BUSINESS_WRITTEN, FALLBACK, "other_business_written", "ob"),
     ]
     rows = [
         *cs,
@@ -443,7 +446,7 @@ def build_labelled_set(data_dir: Path, *, cap: int = 400) -> list[LabelledReques
         *_wrapped_requests([*cs, *oos]),
         *_excel(data_dir / "spreadsheets", per_split=cap or 400),
         *oos,
-        *_written(CS_WRITTEN, _CS, "cs_written", "cs"),
+        *written_rows(CS_WRITTEN, _CS, "cs_written", "cs"),
     ]
     groups: dict[tuple[str, str], list[LabelledRequest]] = {}
     for row in rows:

@@ -31,10 +31,23 @@ __all__ = ["OTHERS_CONFIDENCE", "named_elsewhere"]
 OTHERS_CONFIDENCE = 0.5
 
 
+def _said_ours(compiled: CompiledRules, c: Classification) -> bool:
+    """Whether a positive decisive rule of ``c.route`` that overrides another business's veto
+    fired ("you added travel insurance to my booking": what the shop did, an order of ours):
+    the rules file's own word that the request is the desk's, as good as an own thing."""
+    ours = {
+        r.id
+        for r in compiled.rules
+        if r.route == c.route and r.decisive and not r.negative and r.overrides
+    }
+    return any(s.rule_id in ours and not s.negated for s in c.signals)
+
+
 def named_elsewhere(compiled: CompiledRules, text: str, c: Classification) -> Classification:
     """``c``, or a fallback when ``c`` is a one-route decision for a route that declares
     ``others`` and ``text`` (the request as classified, in Simplified Chinese where Chinese)
-    names one of them and none of the route's ``own_things``.
+    names one of them and none of the route's ``own_things``, and no positive decisive rule of
+    the route that overrides a veto (an order of ours, what the shop did) fired.
 
     The text is read as the rules read it (folded; over the scan limit its head and tail
     windows). The fallback keeps ``c``'s scores, signals and tiers; its ``fallback_reason``
@@ -53,6 +66,8 @@ def named_elsewhere(compiled: CompiledRules, text: str, c: Classification) -> Cl
         if found is None or own.search(norm, timeout=compiled.regex_timeout_s) is not None:
             return c
     except TimeoutError:
+        return c
+    if _said_ours(compiled, c):
         return c
     return c.model_copy(
         update={

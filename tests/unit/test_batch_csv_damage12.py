@@ -2,8 +2,9 @@
 
 An unclosed double quote used to run to the end of the file, gluing every line after it into
 one request; a row whose unquoted comma split its text ran the first piece and dropped the
-rest. Now the first is a one-line error naming the line where the quote opened, and the second
-a failed row naming its line. Text after a closing quote is read as it always was.
+rest. Now the first is a one-line error naming the line where the quote opened; the second is
+joined back when the text is the last column (what the commas split off can only be its
+rest), else a failed row naming its line. Text after a closing quote is read as it was.
 """
 
 from __future__ import annotations
@@ -41,19 +42,27 @@ def test_an_unclosed_quote_is_one_error_naming_its_line(
 
 #: (file text, {row id: expected text or a problem naming the line})
 READ = [
-    (  # text after a closing quote: read leniently, as before
+    (  # text after a closing quote: read leniently, as before; the last column's rest joined
         'id,message\n1,"Fragile" sticker torn, refund please\n2,where is it\n',
-        {"1": ("problem", "line 2 has 3 cells"), "2": ("text", "where is it")},
+        {"1": ("text", "Fragile sticker torn, refund please"), "2": ("text", "where is it")},
     ),
     (
         'id,message\n1,"Fragile" sticker torn\n2,"a ""quoted"" word, and a comma"\n',
         {"1": ("text", "Fragile sticker torn"), "2": ("text", 'a "quoted" word, and a comma')},
     ),
-    (  # an unquoted comma splits the text: the row fails, the others run
-        "id,message\n1,where is my order\n2,refund it, it broke\n3,thanks\n",
+    (  # an unquoted comma in the last column: the rest of the text, joined back
+        "id,message\n1,where is my order\n2,refund it, it broke, twice\n3,thanks\n",
         {
             "1": ("text", "where is my order"),
-            "2": ("problem", "line 3 has 3 cells but the header names 2 columns"),
+            "2": ("text", "refund it, it broke, twice"),
+            "3": ("text", "thanks"),
+        },
+    ),
+    (  # an unquoted comma before the last column: the row fails, the others run
+        "message,id\nwhere is my order,1\nrefund it, it broke,2\nthanks,3\n",
+        {
+            "1": ("text", "where is my order"),
+            "it broke": ("problem", "line 3 has 3 cells but the header names 2 columns"),
             "3": ("text", "thanks"),
         },
     ),

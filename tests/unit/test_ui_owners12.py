@@ -32,11 +32,23 @@ def _as(name: str, role: str, customer: str | None, session: str | None) -> dict
     return {"Authorization": f"Bearer {sign_caller(SECRET, caller)}"}
 
 
-BOB = _as("bob", "customer", "C00002", "s-bob")
-#: ann after a restart of the app, her browser naming bob's old session id (Chainlit takes it)
-ANN_AS_BOBS_SESSION = _as("ann", "customer", "C00001", "s-bob")
-ANN = _as("ann", "customer", "C00001", "s-ann")
-OLGA = _as("olga", "operator", None, "s-olga")
+# Headers are signed when a test runs, not at collection: a token lives TOKEN_TTL_S (300 s),
+# and the full suite reaches this file more than five minutes after collecting it.
+def bob() -> dict[str, str]:
+    return _as("bob", "customer", "C00002", "s-bob")
+
+
+def ann_as_bobs_session() -> dict[str, str]:
+    """ann after a restart of the app, her browser naming bob's old session id."""
+    return _as("ann", "customer", "C00001", "s-bob")
+
+
+def ann() -> dict[str, str]:
+    return _as("ann", "customer", "C00001", "s-ann")
+
+
+def olga() -> dict[str, str]:
+    return _as("olga", "operator", None, "s-olga")
 
 
 def _app(settings: Settings, uploads: Path) -> Any:
@@ -52,7 +64,7 @@ def test_an_upload_and_its_report_stay_their_owners_across_a_restart(
     sheet = _hostile_sales(uploads / "s-bob" / "sales.xlsx")
     turn = {"text": "Summarise the attached spreadsheet", "thread_id": "t", "path": str(sheet)}
     with TestClient(_app(ui_settings, uploads)) as client:
-        answer = client.post("/api/turn", json=turn, headers=BOB)
+        answer = client.post("/api/turn", json=turn, headers=bob())
         assert answer.status_code == 200, answer.text
     events = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
     done = next(e for e in events if e["kind"] == "done")
@@ -61,17 +73,17 @@ def test_an_upload_and_its_report_stay_their_owners_across_a_restart(
     assert all("/" not in n and (ui_settings.report_dir / n).is_file() for n in names)
     with TestClient(_app(ui_settings, uploads)) as client:  # the service restarted
         for name in names:
-            assert client.get(f"/api/files/{name}", headers=BOB).status_code == 200, name
-            for other in (ANN, ANN_AS_BOBS_SESSION, OLGA):
+            assert client.get(f"/api/files/{name}", headers=bob()).status_code == 200, name
+            for other in (ann(), ann_as_bobs_session(), olga()):
                 refused = client.get(f"/api/files/{name}", headers=other)
                 assert refused.status_code == 404, refused.text
                 assert refused.json() == {
                     "error": "no such report file of yours; run the report again"
                 }
-        refused = client.post("/api/turn", json=turn, headers=ANN_AS_BOBS_SESSION)
+        refused = client.post("/api/turn", json=turn, headers=ann_as_bobs_session())
         assert refused.status_code == 403, refused.text
         assert "not one of yours" in refused.json()["error"]
-        assert client.post("/api/turn", json=turn, headers=BOB).status_code == 200
+        assert client.post("/api/turn", json=turn, headers=bob()).status_code == 200
 
 
 def _bind(args: tuple[str, str]) -> str:
