@@ -106,12 +106,15 @@ _NOT_THE_CUSTOMER = (
 #: my wife", "The buyer was my late father", "the account is in the owner's name", "writing
 #: from the account of my flatmate": tester12 A, re-test): the writer says the account is not
 #: theirs however it is put, so the rule reads the two together instead of listing phrasings.
+#: Someone a writer may be, or write for: family, a friend, a helper at work or at home.
+_SOMEBODY = (
+    r"husband|wife|partner|son|daughter|mum|mom|mother|dad|father|brother|sister|friend|"
+    r"assistant|secretary|carer|caregiver|colleague|boss|nanny|flatmate|roommate"
+)
 _OTHER_PERSON = (
-    r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|mum|mom|mother|dad|father|parents?|"
-    r"son|daughter|kids?|child(?:ren)?|brother|sister|sibling|aunt|uncle|cousin|grand\w+|"
-    r"niece|nephew|in-laws?|friend|flatmate|roommate|housemate|neighbou?r|colleague|"
-    r"co-?worker|boss|employer|client|landlord|landlady|tenant|nanny|carer|caregiver|"
-    r"assistant|secretary|owner's|holder's)"
+    rf"(?:{_SOMEBODY}|spouse|boyfriend|girlfriend|parents?|kids?|child(?:ren)?|sibling|aunt|"
+    r"uncle|cousin|grand\w+|niece|nephew|in-laws?|housemate|neighbou?r|co-?worker|employer|"
+    r"client|landlord|landlady|tenant|owner's|holder's)"
 )
 _WHOSE_ACCOUNT = (
     r"(?:account|login|log-?in|logged in|signed in|profile|whose|on behalf|behalf of|buyer|"
@@ -121,9 +124,7 @@ _NOT_THE_CUSTOMER += (
     rf"|\b{_OTHER_PERSON}\b[^.!?;\n]{{0,60}}?\b{_WHOSE_ACCOUNT}\b"
     rf"|\b{_WHOSE_ACCOUNT}\b[^.!?;\n]{{0,60}}?\b{_OTHER_PERSON}(?!\w)"
     # the writer names themselves as someone's somebody ("hi, I'm Tom, Jane's husband")
-    r"|\b(?:i'?m|i am|it'?s)\s+[a-z]+,?\s+(?:her|his|their|[a-z]+'s)\s+(?:husband|wife|partner|"
-    r"son|daughter|mum|mom|mother|dad|father|brother|sister|friend|assistant|secretary|carer|"
-    r"caregiver|colleague|boss|nanny|flatmate|roommate)\b"
+    rf"|\b(?:i'?m|i am|it'?s)\s+[a-z]+,?\s+(?:her|his|their|[a-z]+'s)\s+(?:{_SOMEBODY})\b"
     # 这号是我哥的 (号 alone for the account), 我帮我妈问的 (asking for a relative: tester12 I)
     r"|(?:这个?|该|此)号(?:是|属于|归)(?!我的)[\u4e00-\u9fff]{1,4}的"
     rf"|帮(?:我的?)?(?:{PEOPLE_ZH}|哥|姐|弟|妹)[\u4e00-\u9fff]{{0,2}}?(?:来|问|申请|办|退|取消|操作|弄)"
