@@ -20,10 +20,15 @@ Now, within :data:`WINDOW`:
 A refused attempt is answered at once, without bcrypt (the answer is the same "wrong" either
 way; only the throttle's state shows, never the password's), so a flood costs no hashing.
 
-The client address is the connection's, as uvicorn gives it (``X-Forwarded-For`` only from a
-proxy it trusts: by default one on 127.0.0.1), read by :class:`ClientAddress`, an ASGI
-middleware on Chainlit's server, because Chainlit hands the callback only the name and the
-password. The windows are counted by the ``limits`` library (moving windows in this process's
+The client address is the connection's, as uvicorn gives it, read by :class:`ClientAddress`,
+an ASGI middleware on Chainlit's server, because Chainlit hands the callback only the name and
+the password. uvicorn takes ``X-Forwarded-For`` from the proxies its ``FORWARDED_ALLOW_IPS``
+names, and when that is unset it trusts 127.0.0.1 and ::1: anyone on this host could then send
+any address and escape the per-address counts (closing11). :func:`install` makes the default
+no proxy at all (``FORWARDED_ALLOW_IPS=""``), so the operator names a reverse proxy's address
+to trust it (``orchestrator ui --forwarded-allow-ips``, or the variable; docs/ui.md).
+
+The windows are counted by the ``limits`` library (moving windows in this process's
 memory; entries expire by themselves). Known addresses are in memory too: a restart forgets
 them, and the counts.
 """
@@ -31,6 +36,7 @@ them, and the counts.
 from __future__ import annotations
 
 import contextvars
+import os
 import time
 from typing import Any
 
@@ -58,6 +64,9 @@ _LIMITER = MovingWindowRateLimiter(MemoryStorage())
 #: user name → {address: when it last signed in there (time.monotonic())}
 _KNOWN: dict[str, dict[str, float]] = {}
 
+#: uvicorn's variable: the proxies whose ``X-Forwarded-For`` it believes (comma-separated
+#: addresses or networks; "" none, this app's default; "*" any).
+FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"
 #: The client address of the HTTP request being served ("" outside one).
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("sign_in_client", default="")
 
@@ -99,7 +108,10 @@ def forget() -> None:
 
 def install(app: Any) -> None:
     """Add :class:`ClientAddress` to Chainlit's server ``app`` once (before it starts: a
-    module reloaded while it runs finds it there already)."""
+    module reloaded while it runs finds it there already), and make uvicorn trust no proxy's
+    ``X-Forwarded-For`` unless ``FORWARDED_ALLOW_IPS`` is set (``chainlit run`` loads this
+    app before it makes uvicorn's config, which reads the variable)."""
+    os.environ.setdefault(FORWARDED_ALLOW_IPS, "")
     if not any(m.cls.__name__ == ClientAddress.__name__ for m in app.user_middleware):
         app.add_middleware(ClientAddress)
 

@@ -127,11 +127,14 @@ def _absolute_sqlite(url: str) -> str:
     return parsed.set(database=str(Path(path).resolve())).render_as_string(hide_password=False)
 
 
-def ui_env(settings: Settings) -> dict[str, str]:
+def ui_env(settings: Settings, forwarded_allow_ips: str = "") -> dict[str, str]:
     """The environment of the Chainlit app: the service's URL, the secret its caller tokens
     are signed with (``ORCH_UI_SECRET``, a random one per run when unset), Chainlit's own
-    session secret (``CHAINLIT_AUTH_SECRET``, likewise), the user file and the history URL."""
+    session secret (``CHAINLIT_AUTH_SECRET``, likewise), the user file, the history URL and
+    uvicorn's ``FORWARDED_ALLOW_IPS``: the proxies whose ``X-Forwarded-For`` is believed
+    (comma-separated addresses or networks; "" none, the default; ui/throttle.py)."""
     env = {**os.environ}
+    env["FORWARDED_ALLOW_IPS"] = forwarded_allow_ips
     env["ORCH_UI_SERVICE_URL"] = f"http://127.0.0.1:{settings.ui_service_port}"
     env.setdefault("ORCH_UI_SECRET", secrets.token_urlsafe(32))
     env.setdefault("CHAINLIT_AUTH_SECRET", secrets.token_urlsafe(48))
@@ -152,6 +155,14 @@ def ui(
     server_url: ServerUrlOption = None,
     no_launch: NoLaunchOption = False,
     trace: TraceOption = None,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            envvar="FORWARDED_ALLOW_IPS",
+            help="Addresses or networks of reverse proxies whose X-Forwarded-For is believed "
+            "(comma-separated, as uvicorn's option; default: none, the connection's address).",
+        ),
+    ] = "",
 ) -> None:
     """The Chainlit chat UI: streamed replies through the framework, expert trace, presets,
     spreadsheet reports, a moderation panel and handoff approval."""
@@ -181,7 +192,7 @@ def ui(
             settings, server_url=server_url, no_launch=no_launch, runtime=(httpx.HTTPError,)
         ) as settings:
             url = settings.server_url
-            env = ui_env(settings)
+            env = ui_env(settings, forwarded_allow_ips)
             api = _serve_api(settings, secret=env["ORCH_UI_SECRET"], trace_from_env=trace != "off")
             service = env["ORCH_UI_SERVICE_URL"]
             command = [
