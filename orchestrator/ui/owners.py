@@ -13,7 +13,10 @@
 * A **report file** belongs to the caller whose turn wrote it.
 
 Sessions and report files are recorded on disk beside what they guard (:class:`OwnerRecords`),
-so they still belong to their owner alone after the service restarts (tester11 D; ui12).
+so they still belong to their owner alone after the service restarts (tester11 D; ui12). A
+report file's record lives as long as the file: when the file is deleted (by hand, a clean-up
+job), its record goes at the service's next start (:meth:`Ownership.sweep_reports`) or the next
+request for it, whichever is first (ui13; until then records were never removed).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import tempfile
@@ -30,12 +34,16 @@ from typing import Any
 from orchestrator.exceptions import ThreadOwnerError
 from orchestrator.ui.auth import Caller, RefusedError
 
+logger = logging.getLogger(__name__)
+
 #: A thread id a conversation may start on: a version-4 UUID as ``str(uuid.uuid4())`` writes
 #: it (Chainlit's thread ids). Any other id only continues a conversation of the caller's own.
 FRESH_THREAD = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 #: What a customer reads for a thread that is not theirs, or that they may not start: word for
 #: word the same for another customer's thread and an id no one used (tester11 G).
 NOT_YOURS = "no such conversation of yours; start a new conversation"
+#: The name of a record file of :class:`OwnerRecords` (the SHA-256 of the name it guards).
+_RECORD = re.compile(r"[0-9a-f]{64}")
 
 
 class OwnerRecords:
@@ -80,6 +88,36 @@ class OwnerRecords:
         finally:
             os.unlink(f.name)
         return self.owner(name) or key
+
+    def forget(self, name: str) -> None:
+        """Remove the record of ``name``, if any.
+
+        Raises:
+            OSError: The record folder cannot be written.
+        """
+        with contextlib.suppress(FileNotFoundError):
+            self._record(name).unlink()
+
+    def sweep(self, folder: Path) -> int:
+        """Remove the records of names that are no longer files or folders in ``folder``
+        (what they guarded was deleted); the number removed.
+
+        The records are listed before the folder, and a record is written only after what it
+        guards exists (:meth:`Ownership.keep_files`), so a record bound while this runs is
+        kept. Only record files are touched (names of 64 hex digits).
+
+        Raises:
+            OSError: ``folder`` or the record folder cannot be read or written.
+        """
+        if not self.root.is_dir():
+            return 0
+        records = [p for p in self.root.iterdir() if _RECORD.fullmatch(p.name)]
+        alive = {self._record(p.name).name for p in Path(folder).iterdir()}
+        gone = [p for p in records if p.name not in alive]
+        for path in gone:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        return len(gone)
 
 
 class Ownership:
@@ -167,9 +205,26 @@ class Ownership:
                     self.files.bind(Path(value).name, caller.key)
 
     def report_file(self, caller: Caller, name: str) -> Path | None:
-        """The report file ``name`` when a turn of ``caller``'s wrote it, else None."""
+        """The report file ``name`` when a turn of ``caller``'s wrote it, else None. The record
+        of the caller's file that was deleted is removed with it."""
         root = self.reports.resolve()
         path = (root / name).resolve()
         if self.files.owner(name) != caller.key or root not in path.parents:
             return None
-        return path if path.is_file() else None
+        if not path.is_file():
+            with contextlib.suppress(OSError):  # kept: the next start's sweep removes it
+                self.files.forget(name)
+            return None
+        return path
+
+    def sweep_reports(self) -> int:
+        """Remove the owner records of report files that were deleted (:meth:`OwnerRecords.
+        sweep`); the number removed, 0 when the report folder does not exist or cannot be
+        read (logged)."""
+        if not self.reports.is_dir():
+            return 0
+        try:
+            return self.files.sweep(self.reports)
+        except OSError:
+            logger.warning("the report owner records cannot be swept", exc_info=True)
+            return 0
