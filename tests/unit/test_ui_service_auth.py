@@ -71,6 +71,39 @@ def _handed_off(client: TestClient, thread: str) -> None:
     assert "person from our team" in done["headline"]
 
 
+#: Who may call each endpoint of the service. Every route of the app must be here (ui13): an
+#: endpoint added later fails :func:`test_every_endpoint_says_who_may_call_it` until it is
+#: given a role and the tests below reach it. ``operator``: a customer gets 403; ``own``: a
+#: customer only on what is theirs (404 otherwise: the tests further down); ``signed in``.
+ENDPOINTS = {
+    ("POST", "/api/turn"): "own",
+    ("GET", "/api/threads/{thread}"): "own",
+    ("GET", "/api/handoffs"): "operator",
+    ("POST", "/api/handoffs/{thread}/decide"): "operator",
+    ("GET", "/api/health"): "signed in",
+    ("GET", "/api/routes"): "signed in",
+    ("GET", "/api/files/{name:path}"): "own",
+}
+
+
+def _called(path: str) -> str:
+    """An endpoint's path with its parameters filled in."""
+    return path.replace("{thread}", tid("t-1")).replace("{name:path}", "x.md")
+
+
+def test_every_endpoint_says_who_may_call_it(client: TestClient) -> None:
+    routes = {(m, r.path) for r in client.app.routes for m in r.methods if m != "HEAD"}
+    assert routes == set(ENDPOINTS)
+
+
+def test_a_customer_gets_a_403_from_every_operator_endpoint(client: TestClient) -> None:
+    for (method, path), who in ENDPOINTS.items():
+        if who == "operator":
+            answer = client.request(method, _called(path), json={"approve": True}, headers=ANN)
+            assert answer.status_code == 403, (method, path, answer.text)
+            assert "only an operator" in answer.json()["error"]
+
+
 @pytest.mark.parametrize(
     "headers",
     [
@@ -83,15 +116,8 @@ def _handed_off(client: TestClient, thread: str) -> None:
 def test_without_a_valid_token_every_endpoint_is_a_401(
     client: TestClient, headers: dict[str, str]
 ) -> None:
-    for method, path in [
-        ("POST", "/api/turn"),
-        ("GET", "/api/handoffs"),
-        ("POST", "/api/handoffs/t-1/decide"),
-        ("GET", "/api/threads/t-1"),
-        ("GET", "/api/health"),
-        ("GET", "/api/files/x.md"),
-    ]:
-        answer = client.request(method, path, json={"approve": True}, headers=headers)
+    for method, path in ENDPOINTS:
+        answer = client.request(method, _called(path), json={"approve": True}, headers=headers)
         assert answer.status_code == 401, (method, path, answer.text)
         assert "sign in" in answer.json()["error"] or "token" in answer.json()["error"]
 
