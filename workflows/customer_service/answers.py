@@ -37,6 +37,11 @@ _PLAIN_CHARS = re.compile(r"[^\W\d_]|[\s.,!'’，。！、]")
 #: Assent that is no decision on its own ("fine.", "good", "perfect", "all good": grudging or
 #: a reaction); it counts beside a plain yes ("yes, that's fine"). The filler 嗯 is no yes.
 _WEAK = re.compile(r"(?:fine|good|perfect|alright|all right|all good)(?:\s?(?:la|lah))?")
+#: Grudging assent: a bare "fine" ("okay fine", "yes fine", "fine, yes", "fine, do it") is a
+#: shrug, not a decision, even beside a yes: asked once more (tester12 F, cs13). A statement
+#: that something is fine ("that's fine", "it's fine", "fine by me") is no shrug.
+_GRUDGING = re.compile(r"(?<!that s )(?<!that is )(?<!thats )(?<!it s )(?<!its )(?<!it is )"
+                       r"\bfine\b(?! by me| with me)")  # fmt: skip
 #: An answer longer than this (after the folding in :func:`is_yes`) is never a plain yes.
 _MOST_CHARS = 40
 #: Nor is a run of more set phrases than this ("yes ok sure do it go …": not a plain answer).
@@ -57,7 +62,8 @@ def is_yes(answer: str) -> bool:
     ``确认``, ``yes, no problem``, ``沒問題``): a yes with more in it ("yes but change the
     address", "yes, no, wait", "no problem... actually don't") is not, nor is one with an
     emoji or other symbol (:data:`_PLAIN_CHARS`), a filler (嗯), only grudging assent
-    (:data:`_WEAK`: "fine.") or a phrase said twice ("yes yes yes", "ok ok", 是是是, 好的好的:
+    (:data:`_WEAK`: "fine."), a bare "fine" even beside a yes (:data:`_GRUDGING`: "okay
+    fine") or a phrase said twice ("yes yes yes", "ok ok", 是是是, 好的好的:
     impatience, asked once more). A "no" counts only
     inside a set phrase of assent (:data:`_ASSENT`: ``no problem``, ``no worries``).
 
@@ -72,6 +78,8 @@ def is_yes(answer: str) -> bool:
         (False, False, False, True)
         >>> is_yes("yeah yeah"), is_yes("行行行"), is_yes("ok ok"), is_yes("是的，确认")
         (False, False, False, True)
+        >>> is_yes("okay fine"), is_yes("fine, yes"), is_yes("it's fine, go ahead")
+        (False, False, True)
     """
     if re.search(r"[?？¿]", answer):  # "yes?", "確定？", "ok?": a question back, never a yes
         return False
@@ -82,7 +90,7 @@ def is_yes(answer: str) -> bool:
         return False
     text = re.sub(r"\bplease\b|请", " ", text)
     text = re.sub(r"[\s\W_]+", " ", text).strip()
-    if not text or len(text) > _MOST_CHARS:
+    if not text or len(text) > _MOST_CHARS or _GRUDGING.search(text):
         return False
     rest, decided = text, False
     seen: set[str] = set()
