@@ -76,6 +76,7 @@ HISTORY_URL = os.environ.get("ORCH_UI_DATABASE_URL", "")
 FILES = Path(os.environ.get("ORCH_UI_FILES") or USERS.resolve().parent / "ui_files")
 KEPT = element_store.LocalStorageClient(FILES)
 element_store.install_route(KEPT)
+element_store.refuse_sharing(chainlit_config.features.allow_thread_sharing)
 NAME = "Harbor Assistant"
 #: The temperature presets (their temperatures come from the service's health answer).
 PRESETS = ("precise", "balanced", "creative")
