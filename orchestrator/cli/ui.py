@@ -11,6 +11,7 @@ whole process group and a co-hosted model server before it exits.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -143,6 +144,29 @@ def ui_env(settings: Settings, forwarded_allow_ips: str = "") -> dict[str, str]:
     return env
 
 
+def proxies(value: str) -> str:
+    """``--forwarded-allow-ips`` checked: comma-separated IP addresses or networks (as uvicorn
+    reads them: ``10.0.0.0/24``, not ``10.0.0.5/24``), ``*`` for any, or "" for none; returns
+    it without blanks.
+
+    Raises:
+        typer.Exit: (2, one line) an entry that is none of these: uvicorn would take it as a
+            name no client ever has, and trust no proxy without a word.
+    """
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    for item in items:
+        try:
+            if item != "*":
+                (ipaddress.ip_network if "/" in item else ipaddress.ip_address)(item)
+        except ValueError:
+            raise fail(
+                f"--forwarded-allow-ips: {item!r} is not an IP address or network (e.g. "
+                "10.0.0.5, 10.0.0.0/24, ::1, or * for any proxy)",
+                2,
+            ) from None
+    return ",".join(items)
+
+
 def users_file() -> Path:
     """The UI's user file: ``ORCH_UI_USERS``, else ``runs/ui_users.json`` in the project."""
     return Path(os.environ.get("ORCH_UI_USERS") or _APP.parents[1] / "runs" / "ui_users.json")
@@ -166,6 +190,7 @@ def ui(
 ) -> None:
     """The Chainlit chat UI: streamed replies through the framework, expert trace, presets,
     spreadsheet reports, a moderation panel and handoff approval."""
+    forwarded_allow_ips = proxies(forwarded_allow_ips)
     settings = settings_from_flags(
         ui_port=port,
         ui_service_port=service_port,

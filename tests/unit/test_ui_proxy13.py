@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import typer
 from test_ui_sign_in11 import run_ui_script
+from typer.testing import CliRunner
 
-from orchestrator.cli.ui import ui_env
+from orchestrator.cli import app
+from orchestrator.cli.ui import proxies, ui_env
 from orchestrator.config import Settings
 
 _SCRIPT = """
@@ -58,3 +62,15 @@ def test_a_forged_forwarded_for_does_not_change_the_counted_address(tmp_path: Pa
 def test_orchestrator_ui_trusts_no_proxy_unless_told() -> None:
     assert ui_env(Settings())["FORWARDED_ALLOW_IPS"] == ""
     assert ui_env(Settings(), "10.0.0.5,::1")["FORWARDED_ALLOW_IPS"] == "10.0.0.5,::1"
+
+
+def test_a_proxy_address_is_checked_before_anything_starts() -> None:
+    assert proxies(" 10.0.0.5, ::1 ,10.1.0.0/16,*") == "10.0.0.5,::1,10.1.0.0/16,*"
+    assert proxies("") == ""
+    for bad in ("10.0.0.256", "10.0.0.5/24", "proxy.local", "10.0.0.5;10.0.0.6"):
+        with pytest.raises(typer.Exit):
+            proxies(bad)
+    done = CliRunner().invoke(app, ["ui", "--forwarded-allow-ips", "10.0.0.256"])
+    assert done.exit_code == 2
+    assert "'10.0.0.256' is not an IP address or network" in done.output
+    assert "Traceback" not in done.output and len(done.output.strip().splitlines()) == 1
