@@ -124,9 +124,9 @@ _READ_VERB = re.compile(
 _BARE_BEFORE = re.compile(
     r"(?:\s+|[#:\-]|ord-\d+|\b(?:ok|okay|so|just|then|and|now|hi|hello|hey|right|alright|well|"
     r"please|pls|plz|kindly|yes|yeah|also|order|my|this|the|that|a|full|urgent|urgently|asap|"
-    r"immediate|immediately|get|quick|quickly)\b|"
+    r"immediate|immediately|get|quick|quickly|only|actually|instead|on second thought)\b|"
     r"把|将|给|订单号?|我的|这个|这|该|单|那就|那么|那|就|直接|马上|立刻|立即|赶紧|尽快|急|好的|好|"
-    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送|最多|至多|最高|只)*",
+    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送|最多|至多|最高|只|仅|改成|改为|换成)*",
     re.I,
 )
 #: What may follow a bare request in its piece: the order, courtesy, a particle.
@@ -137,7 +137,8 @@ _BARE_AFTER = re.compile(
     r"in|amount|total|entire|whole|too|a|an|"
     # a part of the order, with or without its amount (workflows.customer_service.amounts
     # reads it): "refund half of ORD-…", "refund USD 20 of ORD-…"
-    r"half|part|usd|eur|gbp|cny|rmb|hkd|cad|aud|dollars?|bucks|yuan|euros?|pounds?|"
+    r"half|part|usd|eur|gbp|cny|rmb|hkd|cad|aud|dollars?|bucks|yuan|euros?|pounds?|only|just|"
+    r"instead|"
     # a cap on it (asked back for the amount, never read as the whole): "up to $20"
     r"up|at|most|max|maximum|more|than|over|under|below|within|capped|limit|exceeding|tops)\b|"
     r"[$€£¥￥]|\d+(?:[.,]\d+)*|"

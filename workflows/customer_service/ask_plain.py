@@ -82,7 +82,7 @@ _AMOUNT = re.compile(
 _BENIGN_EN = re.compile(
     r"\b(?:hi|hello|hey|dear (?:team|support|sir|madam)|good (?:morning|afternoon|evening)|"
     r"thanks(?: a lot| so much)?|thank you(?: (?:so|very) much| a lot)?|many thanks|thx|ty|"
-    r"cheers|much appreciated|yes|yeah|yep|"
+    r"cheers|much appreciated|yes|yeah|yep|actually|on second thought|instead(?! of)|"
     r"please|pls|plz|kindly|sorry|ok|okay|just|right now|now|today|asap|as soon as possible|"
     r"immediately|right away|straight away|urgently|quickly|for me|if possible|"
     r"if you can|if you could|if you don't mind|thank u|sure|too|as well|"
@@ -149,7 +149,8 @@ _GET_EN = (
     r"be given|be issued|getting|receiving|obtaining|requesting)(?: me| us)?"
 )
 _OBJ_EN = r"(?:§|it|them|this|that|this one|that one)"
-_AMT = r"(?: ¤)?"
+#: An amount, "only" before it ("refund only USD 2 of …": a part ask; cs13).
+_AMT = r"(?: (?:only )?¤)?"
 _FORMS_EN = (
     rf"(?:refund|reimburse)(?: me| us)?{_AMT}(?: (?:for|of|on|to))?(?: {_OBJ_EN})?{_AMT}",
     rf"(?:(?:a|an|my|the|your) )?(?:¤ )?(?:full |partial |complete )?(?:refund|reimbursement|"
@@ -164,7 +165,8 @@ _FORMS_EN = (
 )
 #: The plain ask clause, English (benign words already set aside).
 _PLAIN_EN = re.compile(
-    rf"(?:§ )?(?:{_CUE_EN} )*(?:to )?(?:{_GET_EN} )?(?:{'|'.join(_FORMS_EN)})(?: for me)?"
+    rf"(?:§ )?(?:{_CUE_EN} )*(?:to )?(?:only )?(?:{_GET_EN} )?(?:{'|'.join(_FORMS_EN)})"
+    r"(?: for me)?"
 )
 _CUE_ZH = (
     r"(?:我们?|你)?(?:要|想|想要|需要|希望|申请|要求|想申请|要申请|请求|得|能|可以|能不能|可不可以|"
@@ -173,7 +175,7 @@ _CUE_ZH = (
 _HELP_ZH = r"(?:帮我|给我|替我|为我|帮)?"
 _WRITE_ZH = (
     r"(?:(?:处理|办理|申请|安排)?(?:我的|一个|一笔)?(?:退货(?:并|和|及)?)?(?:退款|退钱|退全款|退货款)|"
-    r"退掉|退¤|"
+    r"退掉|(?:(?:改成|改为|换成)?(?:只|仅|就))?退¤|"
     r"把钱退(?:给我|回来|回)?|取消(?:掉)?|撤销(?:订单)?)"
 )
 #: The plain ask clause, Chinese (spaces and benign words already set aside).
