@@ -12,6 +12,7 @@ from handoff_races import refundable_orders
 from test_cs_trust9 import Shop, _turn, shop  # noqa: F401 (shop: the fixture)
 
 from workflows.customer_service.ask_later import not_the_holder
+from workflows.customer_service.ask_marks import normalise
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
@@ -20,7 +21,7 @@ CASES = tables("cs_not_holder12.toml")
 
 def test_another_persons_account_is_no_write_and_is_remembered() -> None:
     assert_gate(CASES["not_holder"], CASES["own"], doubted=True)
-    missed = [m for m in CASES["not_holder"] if not not_the_holder(m.lower())]
+    missed = [m for m in CASES["not_holder"] if not not_the_holder(normalise(m))]
     assert not missed, missed  # the conversation remembers it (tester12 I)
 
 

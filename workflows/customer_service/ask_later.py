@@ -129,6 +129,42 @@ _NOT_THE_CUSTOMER += (
     r"|(?:这个?|该|此)号(?:是|属于|归)(?!我的)[\u4e00-\u9fff]{1,4}的"
     rf"|帮(?:我的?)?(?:{PEOPLE_ZH}|哥|姐|弟|妹)[\u4e00-\u9fff]{{0,2}}?(?:来|问|申请|办|退|取消|操作|弄)"
 )
+#: Someone a writer may act for, in Chinese: the people of :data:`PEOPLE_ZH` and kin written
+#: short (舅舅, 表姐, 外婆, 老板).
+_PERSON_ZH = (
+    rf"(?:{PEOPLE_ZH}|[表堂]?[哥姐弟妹]|舅舅?|姨妈?|阿姨|叔叔?|伯伯?|婶婶?|姑姑?|外?[婆公]|爷爷|奶奶|"
+    r"老板|助理|秘书|家里人)"
+)
+#: What the account is, in Chinese: the account, the login, the phone it is on.
+_ACCOUNT_ZH = r"(?:账号|帐号|账户|帐户|号(?!码?[:：]?\s*ord)|登录|名下|身份)"
+#: The writer is not the holder, as a kind rather than phrasings (tester13 A and I): another
+#: person's account, phone or login (我在用我爷爷的手机和账号, 这是我同事的帐号); the writer
+#: someone's somebody (我是张丽华的老公, 我是王芳的助理); acting for another person in any
+#: verb but buying for them (我替我妈操作, 我是帮朋友看订单的; 帮妈妈买的 is the buyer's own);
+#: "not my account"; a role of or for anyone ("executor of Thomas Marsh's estate", "assistant
+#: to …"); a dead person's estate or affairs; "I'm not the account holder / the person who …";
+#: acting for someone ("doing this for my grandma", "handling the orders for Dana").
+_NOT_THE_CUSTOMER += (
+    rf"|{_PERSON_ZH}的[^，。,.!?！？;；]{{0,8}}?{_ACCOUNT_ZH}|(?:用|拿)(?:的是)?(?:我的?)?{_PERSON_ZH}的(?:手机|电脑)"
+    rf"|(?:我|本人)(?:是|系)[^，。,.!?！？]{{1,8}}?的(?:{_PERSON_ZH}|律师|代理人?|员工|下属|保姆|"
+    r"管家|家属|亲属|孩子|孙子|孙女|侄子|侄女|外甥女?)"
+    rf"|(?:帮|替|代)(?:我的?)?{_PERSON_ZH}(?!买|购|订|选|挑|送|寄)"
+    r"|(?:不是|并非|不属于)我(?:本人|自己)?的?(?:账号|帐号|账户|帐户|号)|"
+    r"(?:账号|帐号|账户|帐户)(?:不是|并非|不属于)我"
+    r"|\b(?:lawyer|attorney|solicitor|agent|representative|guardian|executor|executrix|proxy|"
+    r"carer|caregiver|secretary|assistant|trustee|administrator|power of attorney)\s+"
+    r"(?:of|for|to)\b"
+    r"|(?<!real )\bestate\b(?! agent)|\b(?:his|her|their|[a-z]+'s) affairs\b"
+    rf"|\b(?:my|our|his|her|their|the) late (?:{_OTHER_PERSON}|mr|mrs|ms|dr)\b"
+    r"|\b(?:i'?m|i am) not (?:the |a |an )?(?:account |card )?(?:holder|owner|customer|buyer|"
+    r"purchaser|user)\b|\b(?:i'?m|i am) not the (?:person|one) who (?:opened|owns|made|set up|"
+    r"holds|registered|placed|paid)\b"
+    r"|\b(?:doing|handling|managing|sorting out|looking after|taking care of|placing|running) "
+    r"(?:this|it|that|things|everything|(?:the |their |his |her )?(?:orders?|account|shopping))"
+    r" (?:for|on behalf of) (?!me\b|myself\b|us\b)"
+)
+#: The writer says they are not a named person ("I am not Thomas Marsh"): case kept.
+_NOT_NAMED = re.compile(r"\b[Ii](?:'m|’m| am|m) not (?:[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}\b)")
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _LATER = (
     r"\b(?<!by )(?<!before )(?:tomorrow|tmrw?|tonight|later (?:today|on|this \w+|in the \w+)|"
@@ -173,6 +209,7 @@ _KINDS = (
     ("negated", re.compile(_EXCLUDED, re.I)),
     ("quoted", re.compile(_SOMEONE_WANTS)),
     ("quoted", re.compile(_NOT_THE_CUSTOMER, re.I)),
+    ("quoted", _NOT_NAMED),
     ("unclear", re.compile(_JOKING, re.I)),
     ("conditional", re.compile(_LATER, re.I)),
     ("conditional", re.compile(_IF_ZH)),
@@ -205,7 +242,7 @@ def not_the_holder(text: str) -> bool:
     is someone else's ("This account is my dad's", "I'm her husband", "My neighbour wants a
     refund", 我朋友想退款): the conversation remembers it, and no write of it is offered, nor
     the plain words that would ask for one (tester12 I)."""
-    return bool(_NOT_HOLDER.search(text))
+    return bool(_NOT_HOLDER.search(text) or _NOT_NAMED.search(text))
 
 
 def set_aside(text: str) -> str | None:
