@@ -104,6 +104,7 @@ def test_usage_errors_exit_2_and_say_what_to_fix(tmp_path: Path) -> None:
     )
     assert bad_customer.exit_code == 2 and "--customer 'C 1'" in bad_customer.output
     # nothing waits on the thread: said before any server is reached (port 9 answers nothing)
+    OrderStore(url).close()  # a store with no handoff (a missing one is named: test_handoff_cli13)
     nothing = runner.invoke(
         app,
         ["handoff", "resume", "nosuch", "--approve", "--server-url", "http://127.0.0.1:9/v1",

@@ -16,13 +16,17 @@ Commands:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from orchestrator.cli.common import (
     OrderDbOption,
@@ -75,12 +79,25 @@ def seed(
 
 
 def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
-    """The order store at ``--db`` (default: the settings'), and its URL.
+    """The order store at ``--db`` (default: the settings'), and its URL; a SQLite file must
+    exist (opening another path would make an empty store there, and a mistyped ``--db`` read
+    as "no conversation waits for a person").
 
     Raises:
-        typer.Exit: Code 2, with the store's error, when it cannot be opened.
+        typer.Exit: Code 2, with the store's error, when it cannot be opened or its SQLite
+            file does not exist.
     """
     url = settings_from_flags(cs_database_url=database_url).cs_database_url
+    with contextlib.suppress(ArgumentError):  # a malformed URL: the store names it below
+        parsed = make_url(url)
+        path = parsed.database or ""
+        a_file = path not in ("", ":memory:") and not path.startswith("file:")
+        if parsed.get_backend_name() == "sqlite" and a_file and not Path(path).is_file():
+            raise fail(
+                f"order store {path} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
+                "or make one with `orchestrator store seed`",
+                2,
+            )
     try:
         return OrderStore(url), url
     except OrchestratorError as exc:
