@@ -586,6 +586,25 @@ _DIALECT = re.compile(
 )
 
 
+def missing_sqlite_file(url: str) -> str | None:
+    """The file a SQLite ``url`` names when it does not exist, else None (another backend, in
+    memory, a ``file:`` URI, or a malformed URL, which its opener names). A command that only
+    reads checks it first: opening such a URL makes an empty database there, and a mistyped
+    path then reads as "nothing there" (tester13 K)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    path = parsed.database or ""
+    a_file = path not in ("", ":memory:") and not path.startswith("file:")
+    if parsed.get_backend_name() == "sqlite" and a_file and not Path(path).is_file():
+        return path
+    return None
+
+
 def database_url(value: str | Path | None, *, flag: str = "--db") -> str | None:
     """The SQLAlchemy URL of a ``--db``/``--database-url`` value, which is either a URL
     (``dialect[+driver]://...``, returned as given once it parses) or a file path (an SQLite

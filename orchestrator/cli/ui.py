@@ -39,6 +39,7 @@ from orchestrator.cli.common import (
     TraceOption,
     console,
     fail,
+    missing_sqlite_file,
     served_settings,
     settings_from_flags,
 )
@@ -367,6 +368,13 @@ def ui_feedback(
     settings = settings_from_flags()
     url = os.environ.get("ORCH_UI_DATABASE_URL") or settings.database_url
     url = url.replace("+aiosqlite", "")
+    if (missing := missing_sqlite_file(url)) is not None:
+        raise fail(
+            f"chat history database {missing} does not exist: the chat UI has not run on it "
+            "yet (start it with `orchestrator ui`, or point ORCH_UI_DATABASE_URL at the "
+            "database it used)",
+            2,
+        )
     engine = create_engine(url)
     try:
         with engine.connect() as conn:

@@ -16,23 +16,20 @@ Commands:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import getpass
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from orchestrator.cli.common import (
     OrderDbOption,
     ServerUrlOption,
     console,
     fail,
+    missing_sqlite_file,
     served_settings,
     settings_from_flags,
     working,
@@ -88,16 +85,12 @@ def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
             file does not exist.
     """
     url = settings_from_flags(cs_database_url=database_url).cs_database_url
-    with contextlib.suppress(ArgumentError):  # a malformed URL: the store names it below
-        parsed = make_url(url)
-        path = parsed.database or ""
-        a_file = path not in ("", ":memory:") and not path.startswith("file:")
-        if parsed.get_backend_name() == "sqlite" and a_file and not Path(path).is_file():
-            raise fail(
-                f"order store {path} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
-                "or make one with `orchestrator store seed`",
-                2,
-            )
+    if (missing := missing_sqlite_file(url)) is not None:
+        raise fail(
+            f"order store {missing} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
+            "or make one with `orchestrator store seed`",
+            2,
+        )
     try:
         return OrderStore(url), url
     except OrchestratorError as exc:
