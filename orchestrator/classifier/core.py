@@ -10,9 +10,9 @@ Tiers, in the order they run (each one's part is in :attr:`Classification.tiers`
 2. **rules** — ``routes.toml``: evidence per route (below). They decide alone when sure.
 3. **learned** — the combined model (n-grams plus the rules' evidence as features) decides
    when the rules are unsure.
-4. **semantic** — optional (``semantic=True`` or ``ORCH_CLASSIFIER_SEMANTIC=1``, the
-   ``[semantic]`` extra; off by default): the MiniLM nearest-example router, consulted only when
-   the tiers above end unsure (``low_confidence``/``ambiguous``, never on a tie).
+4. **semantic** — a fit's user examples (:meth:`ExampleTier.review`, also over a built-in route
+   taken with no sure reason), or the optional MiniLM router (``semantic=True``), consulted only
+   when the tiers above end unsure (``low_confidence``/``ambiguous``, never on a tie).
 
 Scoring. Each fired rule gives evidence ``w = weight * similarity`` for its route. A route's
 score is the noisy-OR of its positive evidence, ``1 - prod(1 - w)`` (independent weak signals
@@ -417,7 +417,8 @@ class RuleClassifier(HotReloaded[_State]):
             whole = self._not_a_review(
                 text, exts, channel, self._frame_of(text, exts, channel, whole)
             )
-        return named_elsewhere(self._live.get().compiled, text, whole)
+        whole = named_elsewhere(compiled := self._live.get().compiled, text, whole)
+        return whole if (tier := self.examples_tier) is None else tier.review(text, whole, compiled)
 
     def _not_a_review(
         self, text: str, exts: tuple[str, ...], channel: str | None, c: Classification
@@ -714,9 +715,8 @@ class RuleClassifier(HotReloaded[_State]):
         if not why and (gate := unsupported(compiled, route, fast_tier, ev, norm)):
             reason, confidence = f"{gate[0]}; it fell back ({reason})", gate[1]
             route, why, secondary, calibrated = FALLBACK, "low_confidence", (), False
-        semantic_tier = self._semantic_off
+        semantic_tier, decided = self._semantic_off, None
         if why in ("low_confidence", "ambiguous", "out_of_scope", "no_signal") and not ev.tie:
-            decided = None
             if self.examples_tier is not None:
                 semantic_tier, decided = self.examples_tier.consult(norm, exts)
             if self.semantic is not None and decided is None:

@@ -34,6 +34,7 @@ from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import VERSION, LearnedModel
 from orchestrator.classifier.loader import dump_calibration
 from orchestrator.classifier.models import CalibrationFile
+from orchestrator.classifier.oof import OutOfFold
 from orchestrator.exceptions import UserError
 from orchestrator.outfiles import atomic_write_text
 from orchestrator.request import MAX_TEXT_CHARS
@@ -216,6 +217,7 @@ def fit_examples(
     workers: int = 1,
     base: tuple[LearnedModel, CalibrationFile] | None = None,
     semantic: bool = True,
+    oof: OutOfFold | None = None,
 ) -> ExamplesFit:
     """Fit the learned tier, thresholds and calibration on ``base_rows`` (the built-in routes'
     tune rows) plus the fitting part of the examples in ``path`` (:func:`read_examples`).
@@ -228,6 +230,8 @@ def fit_examples(
         base: A fitted model and its calibration (the packaged ones): only the routes it
             lacks are fitted, onto it (:func:`~.fit_routes.fit_new_routes`, seconds); None: all
             routes are refitted on ``base_rows`` and the examples (:func:`~.fitting.fit_all`).
+        oof: ``base``'s out-of-fold logits on its tune rows (:mod:`.oof`; the packaged
+            ``learned.oof.npz``), which the new routes' budget is checked on.
         semantic: Also index the new routes' examples for the examples tier: by character
             n-grams (:func:`~.fit_lexical.fit_lexical`) and, when the ``[semantic]`` extra is
             installed, by meaning (:func:`~.fit_semantic.fit_index`).
@@ -255,6 +259,7 @@ def fit_examples(
             routes=routes,
             folds=folds,
             fitted_on=fitted_on,
+            oof=oof,
         )
     else:
         model, calibration = fit_all(

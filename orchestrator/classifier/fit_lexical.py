@@ -14,7 +14,9 @@ tier (:class:`~.fit_semantic.ExampleTier`) consults it only where the other tier
 fallback, and takes a new route when the similarity of its nearest example
 (:data:`NEAREST`) reaches its threshold and beats the user's own fallback rows' (near misses
 among them). The route's examples include its declaration (the clauses of its description,
-its keywords: :func:`~.fit_routes.declared_rows`). It never takes a request from a built-in route.
+its keywords: :func:`~.fit_routes.declared_rows`). It also keeps up to :data:`REFERENCE` built-in
+requests of each built-in route, to which it compares a request that the tiers gave that route
+(or fallback) with no sure reason (:func:`overrule`).
 
 Each route's thresholds are fitted on a sample of built-in tune requests, one for English and
 one for Chinese texts (:data:`FIT`, a :class:`ThresholdFit`: the score at the ``1 - budget``
@@ -27,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -45,6 +47,11 @@ FILE = "examples.lexical.npz"
 N_FEATURES = 1 << 16
 #: Character n-gram lengths (within words; a Chinese run is one word).
 NGRAMS = (2, 4)
+#: Built-in requests of each built-in route (fallback's too) an index keeps to compare a
+#: request with when the built-in tiers decided it (:func:`overrule`; not tuned).
+REFERENCE = 200
+#: The label of the built-in fallback requests among them (not a route name: never a user's).
+BUILT_IN_FALLBACK = Route("fallback (built-in)")
 #: Nearest examples of a route whose mean similarity is its score here (1 of 1, 2, 3 on the
 #: spent rounds: one close example is evidence enough for a character match).
 NEAREST = 1
@@ -72,14 +79,39 @@ class ThresholdFit:
     def sample_of(self, rows: Sequence[LabelledRequest], lang: str) -> list[str]:
         """The texts of the first :attr:`sample` of ``rows`` (by SHA-256 of the id) whose
         :func:`script` is ``lang``."""
+        return [r.text for r in self.split_of(rows, lang)[0]]
+
+    def split_of(
+        self, rows: Sequence[LabelledRequest], lang: str
+    ) -> tuple[list[LabelledRequest], list[LabelledRequest]]:
+        """``(sample, reference)`` of the ``rows`` whose :func:`script` is ``lang``, by SHA-256
+        of the id: the first :attr:`sample` (the thresholds' and margins' sample), then up to
+        :data:`REFERENCE` of each built-in route among the rest, labelled by
+        :func:`reference_label` (what a request is compared with when the built-in tiers
+        decided it: :func:`overrule`)."""
         ranked = sorted(rows, key=lambda r: hashlib.sha256(r.id.encode()).digest())
-        return [r.text for r in ranked if script(r.text) == lang][: self.sample]
+        mine = [r for r in ranked if script(r.text) == lang]
+        seen: dict[Route, int] = {}
+        reference = []
+        for row in mine[self.sample :]:
+            if seen.get(row.route, 0) < REFERENCE:
+                seen[row.route] = seen.get(row.route, 0) + 1
+                reference.append(row.model_copy(update={"route": reference_label(row.route)}))
+        return mine[: self.sample], reference
 
     def threshold(self, scores: Sequence[float]) -> float:
         """The threshold over the sample's ``scores`` for one route, to 4 places (``floor``
         for no scores)."""
         cut = float(np.quantile(scores, 1.0 - self.budget)) if len(scores) else self.floor
         return round(max(self.floor, cut), 4)
+
+    def margin(self, leads: Sequence[float]) -> float:
+        """The least lead a new route's score needs over a built-in route's reference score to
+        take that route's request (:func:`overrule`): the ``1 - budget`` quantile of the leads
+        of the sample's requests of built-in routes over their own route, at least 0, to 4
+        places; so at most about ``budget`` of them would be taken. 1 for no leads."""
+        cut = float(np.quantile(leads, 1.0 - self.budget)) if len(leads) else 1.0
+        return round(max(0.0, cut), 4)
 
 
 #: This index's thresholds: a budget of 0.002 (of 0.002 and 0.005: on the spent rounds'
@@ -109,6 +141,34 @@ def choose(scores: dict[Route, float], thresholds: dict[Route, float]) -> Route 
     fb = scores.get(FALLBACK, 0.0)
     for route, score in scores.items():
         if route in thresholds and score >= thresholds[route] and score > fb:
+            return route
+    return None
+
+
+def reference_label(route: Route) -> Route:
+    """How an index labels a built-in reference request of ``route`` (fallback's apart from
+    the user's own fallback rows: :data:`BUILT_IN_FALLBACK`)."""
+    return BUILT_IN_FALLBACK if route == FALLBACK else route
+
+
+def overrule(
+    scores: dict[Route, float],
+    thresholds: dict[Route, float],
+    margins: dict[Route, float],
+    decided: Route,
+) -> Route | None:
+    """The new route that takes a request the built-in tiers gave ``decided`` (a built-in
+    route, or fallback), or None: the first of ``scores`` (best first) whose score reaches its
+    threshold, beats fallback's (the user's fallback rows), and leads the score of
+    ``decided``'s reference requests by at least its margin (:meth:`ThresholdFit.margin`).
+    None when ``decided`` has no reference requests."""
+    theirs = scores.get(reference_label(decided))
+    if theirs is None:
+        return None
+    fb = scores.get(FALLBACK, 0.0)
+    for route, score in scores.items():
+        near = route in thresholds and score >= thresholds[route] and score > fb
+        if near and route in margins and score - theirs >= margins[route]:
             return route
     return None
 
@@ -152,15 +212,19 @@ def encode(texts: Sequence[str], idf: np.ndarray) -> Any:
 
 @dataclass
 class LexicalIndex:
-    """The user's examples (new routes' and fallback's), their labels, the bucket weights and
-    a threshold per new route for English texts (``thresholds``) and for Chinese ones
-    (``zh_thresholds``; :func:`script`)."""
+    """The user's examples (new routes' and fallback's) and built-in reference requests
+    (:meth:`ThresholdFit.split_of`), their labels, the bucket weights, and per new route a
+    threshold and a margin (:func:`overrule`) for English texts (``thresholds``, ``margins``)
+    and for Chinese ones (``zh_thresholds``, ``zh_margins``; :func:`script`). An index without
+    margins (written before them) never overrules a built-in route."""
 
     texts: list[str]
     labels: list[Route]
     idf: np.ndarray
     thresholds: dict[Route, float]
     zh_thresholds: dict[Route, float]
+    margins: dict[Route, float] = field(default_factory=dict)
+    zh_margins: dict[Route, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         x = encode(self.texts, self.idf)
@@ -184,9 +248,21 @@ class LexicalIndex:
         """The thresholds of ``text``'s script."""
         return self.zh_thresholds if script(text) == "zh" else self.thresholds
 
+    def overrule(self, text: str, decided: Route) -> tuple[Route | None, dict[Route, float]]:
+        """The new route that takes ``text`` from the built-in route ``decided``
+        (:func:`overrule`), or None; and the scores."""
+        scores = self.scores(text)
+        margins = self.zh_margins if script(text) == "zh" else self.margins
+        return overrule(scores, self.thresholds_for(text), margins, decided), scores
+
     def save(self, path: Path) -> None:
         """Write the index to ``path`` (an ``.npz``)."""
-        routes = route_arrays(thresholds=self.thresholds, zh_thresholds=self.zh_thresholds)
+        routes = route_arrays(
+            thresholds=self.thresholds,
+            zh_thresholds=self.zh_thresholds,
+            margins=self.margins,
+            zh_margins=self.zh_margins,
+        )
         with path.open("wb") as handle:
             np.savez_compressed(
                 handle,
@@ -214,6 +290,8 @@ class LexicalIndex:
                 idf=idf,
                 thresholds=per_route(z, "thresholds"),
                 zh_thresholds=per_route(z, "zh_thresholds"),
+                margins=per_route(z, "margins", optional=True),
+                zh_margins=per_route(z, "zh_margins", optional=True),
             )
 
         return read_index(path, build)
@@ -242,9 +320,13 @@ def labels_of(z: Mapping[str, np.ndarray]) -> list[Route]:
     return [Route(str(x)) for x in z["labels"]]
 
 
-def per_route(z: Mapping[str, np.ndarray], key: str) -> dict[Route, float]:
+def per_route(
+    z: Mapping[str, np.ndarray], key: str, *, optional: bool = False
+) -> dict[Route, float]:
     """``z[key]``, one value per route of ``z["names"]``, as a dict (written by
-    :func:`route_arrays`)."""
+    :func:`route_arrays`); ``optional``: empty when the file has no ``key``."""
+    if optional and key not in z:
+        return {}
     names = [Route(str(n)) for n in z["names"]]
     return dict(zip(names, map(float, z[key]), strict=True))
 
@@ -255,7 +337,7 @@ def route_arrays(**by_route: dict[Route, float]) -> dict[str, Any]:
     :func:`per_route`). Typed ``Any``: ``np.savez(**arrays)`` would take an array for its
     ``allow_pickle`` flag by mypy's reading."""
     names = sorted(next(iter(by_route.values())))
-    out = {k: np.array([v[n] for n in names]) for k, v in by_route.items()}
+    out = {k: np.array([v[n] for n in names]) for k, v in by_route.items() if v}
     return {"names": np.array(names), **out}
 
 
@@ -265,23 +347,56 @@ def fit_lexical(
     new: Sequence[Route],
 ) -> LexicalIndex | None:
     """The index of the user's fitting rows of the ``new`` routes and fallback (document
-    frequencies over ``base_rows`` and those rows), each new route's thresholds fitted on the
-    built-in sample of each script (see the module docstring); None when no new route has
-    :data:`NEAREST` examples."""
+    frequencies over ``base_rows`` and those rows) and of the built-in reference requests of
+    each script, each new route's thresholds and margins fitted on the built-in sample of each
+    script (see the module docstring); None when no new route has :data:`NEAREST` examples."""
     rows = [r for r in mine if r.route in new or r.route == FALLBACK]
     routes = [r for r in new if sum(x.route == r for x in rows) >= NEAREST]
     rows = [r for r in rows if r.route in routes or r.route == FALLBACK]
     if not routes:
         return None
     idf = idf_of([r.text for r in base_rows] + [r.text for r in rows])
-    own = encode([r.text for r in rows], idf)
-    labels = np.array([r.route for r in rows])
-    cuts: dict[str, dict[Route, float]] = {}
+    cuts: dict[str, tuple[dict[Route, float], dict[Route, float]]] = {}
     for lang in ("en", "zh"):
-        others = encode(FIT.sample_of(base_rows, lang), idf)
-        cuts[lang] = {}
-        for route in routes:
-            sims = (others @ own[np.flatnonzero(labels == route)].T).toarray()
-            cuts[lang][route] = FIT.threshold([top_mean(s, NEAREST) for s in sims])
-    texts = [r.text for r in rows]
-    return LexicalIndex(texts, [r.route for r in rows], idf, cuts["en"], cuts["zh"])
+        sample, reference = FIT.split_of(base_rows, lang)
+        rows += reference
+        cuts[lang] = fit_cuts(
+            encode([r.text for r in sample], idf),
+            [r.route for r in sample],
+            encode([r.text for r in rows], idf),
+            [r.route for r in rows],
+            routes,
+            lambda m: np.asarray(m.toarray()),
+            fit=FIT,
+        )
+    en, zh = cuts["en"], cuts["zh"]
+    texts, labels = [r.text for r in rows], [r.route for r in rows]
+    return LexicalIndex(texts, labels, idf, en[0], zh[0], en[1], zh[1])
+
+
+def fit_cuts(
+    sample: Any,
+    truth: Sequence[Route],
+    index: Any,
+    labels: Sequence[Route],
+    routes: Sequence[Route],
+    dense: Callable[[Any], np.ndarray] = np.asarray,
+    fit: ThresholdFit = FIT,
+    k: int = NEAREST,
+) -> tuple[dict[Route, float], dict[Route, float]]:
+    """``(thresholds, margins)`` of each new route of ``routes`` over the built-in ``sample``
+    (rows of vectors, their routes ``truth``) against the ``index`` (rows, their ``labels``):
+    a route's threshold from every sample row's score (:meth:`ThresholdFit.threshold`), its
+    margin from the leads of the sample's rows of a built-in route that the index holds
+    reference rows of over that route's score (:meth:`ThresholdFit.margin`); a score is the
+    mean of the ``k`` nearest (``dense`` makes the similarities an array)."""
+    at = np.array(labels)
+    sims = dense(sample @ index.T)
+    score = {r: np.array([top_mean(s, k) for s in sims[:, at == r]]) for r in dict.fromkeys(at)}
+    theirs = [reference_label(t) for t in truth]
+    thresholds, margins = {}, {}
+    for route in routes:
+        thresholds[route] = fit.threshold(score[route].tolist())
+        leads = [float(score[route][i] - score[t][i]) for i, t in enumerate(theirs) if t in score]
+        margins[route] = fit.margin(leads)
+    return thresholds, margins

@@ -18,6 +18,7 @@ from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned import LearnedModel
 from orchestrator.classifier.learned_fit import (
     ColumnDesign,
+    anchored,
     class_order,
     column_design,
     column_logits,
@@ -26,6 +27,7 @@ from orchestrator.classifier.learned_fit import (
     softmax,
 )
 from orchestrator.classifier.models import CalibrationFile, Thresholds
+from orchestrator.classifier.oof import OutOfFold
 from orchestrator.exceptions import UserError
 from orchestrator.routes import FALLBACK, Route, RouteSpec
 
@@ -222,6 +224,7 @@ def fit_new_routes(
     routes: Sequence[RouteSpec] = (),
     folds: int = 5,
     fitted_on: str = "",
+    oof: OutOfFold | None = None,
 ) -> tuple[LearnedModel, CalibrationFile]:
     """Add the routes of ``rows`` that ``base`` lacks to the fitted model ``base``.
 
@@ -240,9 +243,13 @@ def fit_new_routes(
         rows: The built-in tune rows and the user's fitting rows (``source`` ``examples/...``).
         base: The fitted model (fallback its last class).
         base_calibration: Its calibration.
+        oof: ``base``'s out-of-fold logits on its own tune rows (:mod:`.oof`): the lift's
+            budget is checked on them where ``rows`` has such a row (:func:`budget_logits`);
+            None: on ``base``'s logits, which are sure of the rows it was fitted on.
 
     Raises:
-        UserError: A held-out row, no route new to ``base``, or a base class not declared.
+        UserError: A held-out row, no route new to ``base``, a base class not declared, or
+            ``oof`` of other classes than ``base``'s.
     """
     clf = rules_only(rules_path, routes)
     declared = set(clf._state.compiled.routes) | {FALLBACK}
@@ -270,7 +277,13 @@ def fit_new_routes(
             pc, pt = column_logits(design, _fit_new(design, train, y, sw, mask))
             zc[test], zt[test] = pc[test], pt[test]
     scales, lifts = _lift(
-        rows, ev, (zc, zt), classes, base_calibration.thresholds, new, design.anchor
+        rows,
+        ev,
+        budget_logits(rows, (zc, zt), design, base, oof),
+        classes,
+        base_calibration.thresholds,
+        new,
+        design.anchor,
     )
     (wc, bc), (wt, bt) = fitted
     fitted = ((wc * scales, bc * scales + lifts), (wt * scales, bt * scales + lifts))
@@ -284,6 +297,35 @@ def fit_new_routes(
     calibration = _new_maps(rows, ev, probs, fast, classes, base_calibration, set(new))
     calibration = calibration.model_copy(update={"rules_sha": clf.version, "fitted_on": fitted_on})
     return model, calibration
+
+
+def budget_logits(
+    rows: Sequence[LabelledRequest],
+    logits: tuple[np.ndarray, np.ndarray],
+    design: ColumnDesign,
+    base: LearnedModel,
+    oof: OutOfFold | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``logits`` (combined, text-only, ``(rows, classes)``, the new columns before fallback)
+    with the base columns of each row that ``oof`` has replaced by its out-of-fold ones, and
+    the new columns moved with their anchor (a new column is its anchor's logit plus an
+    offset, :func:`~.learned_fit.column_logits`; the offset is kept). Rows it lacks (the
+    user's examples, which ``base`` never saw) keep theirs; None: ``logits`` as given."""
+    if oof is None:
+        return logits
+    found, *base_oof = oof.lookup(rows, base.classes)
+    if not found.any():
+        return logits
+    k0 = len(base.classes) - 1
+    out = []
+    for z, fixed, other in zip(logits, design.fixed, base_oof, strict=True):
+        n = z.shape[1] - len(base.classes)
+        offset = z[:, k0 : k0 + n] - anchored(fixed, design.anchor, n)
+        moved = np.concatenate(
+            [other[:, :-1], anchored(other, design.anchor, n) + offset, other[:, -1:]], axis=1
+        )
+        out.append(np.where(found[:, None], moved, z))
+    return out[0], out[1]
 
 
 #: Separators of a description's clauses (:func:`declared_rows`).

@@ -11,15 +11,19 @@ the character index of :mod:`.fit_lexical`, which needs no extra) when the class
 built on those files, and is consulted only where the other tiers end in a fallback
 (``low_confidence``, ``ambiguous``, ``out_of_scope``, ``no_signal``; never a tie): a new
 route is taken when the mean similarity of its :data:`TOP_K` nearest examples reaches
-its threshold and beats the user's own fallback rows'. It never takes a request from a
-built-in route, and never decides a text with a Chinese character (the model is English
-only).
+its threshold and beats the user's own fallback rows'. It never decides a text with a Chinese
+character (the model is English only). It also takes a request that the tiers gave a built-in
+route, or the fast tier's fallback, with no sure reason (no decisive rule of it, not a compound
+request), when the request is near a new route's examples and nearer them than that decision's
+built-in reference requests by a margin fitted on built-in requests
+(:meth:`ExampleTier.review`, :func:`~.fit_lexical.overrule`).
 
 Each route's threshold is fitted on the built-in tune rows, not on the user's examples
 (:data:`FIT`, a :class:`~.fit_lexical.ThresholdFit`): the similarity at the ``1 - budget``
-quantile of a fixed sample of English built-in requests, and at least ``floor``. So at most
-about ``budget`` of the built-in requests could be taken, and only those the other tiers left
-to fallback.
+quantile of a fixed sample of English built-in requests, and at least ``floor``; its margin
+is the same quantile of how much nearer the route's examples than their own route's reference
+requests the sample's requests are (at least 0). So at most about ``budget`` of the built-in
+requests could be taken.
 """
 
 from __future__ import annotations
@@ -36,21 +40,26 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.classification import TierContribution
+from orchestrator.classification import Classification, TierContribution
+from orchestrator.classifier.engine import CompiledRules
 from orchestrator.classifier.fit_lexical import FILE as LEXICAL_FILE
 from orchestrator.classifier.fit_lexical import (
     TOP_K,
     LexicalIndex,
     ThresholdFit,
     choose,
+    fit_cuts,
     labels_of,
+    overrule,
     per_route,
     read_index,
+    reference_label,
     route_arrays,
     script,
     top_mean,
 )
 from orchestrator.classifier.labelled_set import LabelledRequest
+from orchestrator.classifier.parts import fold
 from orchestrator.exceptions import UserError
 from orchestrator.routes import FALLBACK, Route
 
@@ -102,11 +111,15 @@ def route_score(vec: np.ndarray, matrix: np.ndarray) -> float:
 
 @dataclass
 class ExampleIndex:
-    """The user's English examples by route, embedded, with a threshold per new route."""
+    """The user's English examples by route and built-in reference requests
+    (:meth:`~.fit_lexical.ThresholdFit.split_of`), embedded, with a threshold and a margin
+    (:func:`~.fit_lexical.overrule`) per new route; without margins (a file written before
+    them) it never overrules a built-in route."""
 
     labels: list[Route]
     vectors: np.ndarray
     thresholds: dict[Route, float]
+    margins: dict[Route, float] = field(default_factory=dict)
     _by: dict[Route, np.ndarray] = field(default_factory=dict, repr=False)
 
     def scores(self, vec: np.ndarray) -> dict[Route, float]:
@@ -122,9 +135,15 @@ class ExampleIndex:
         scores = self.scores(vec)
         return choose(scores, self.thresholds), scores
 
+    def overrule(self, vec: np.ndarray, decided: Route) -> tuple[Route | None, dict[Route, float]]:
+        """The new route that takes the request from the built-in route ``decided``
+        (:func:`~.fit_lexical.overrule`), or None; and the scores."""
+        scores = self.scores(vec)
+        return overrule(scores, self.thresholds, self.margins, decided), scores
+
     def save(self, path: Path) -> None:
         """Write the index to ``path`` (an ``.npz``)."""
-        routes = route_arrays(thresholds=self.thresholds)
+        routes = route_arrays(thresholds=self.thresholds, margins=self.margins)
         with path.open("wb") as handle:
             np.savez(
                 handle,
@@ -146,6 +165,7 @@ class ExampleIndex:
                 labels=labels_of(z),
                 vectors=np.asarray(z["vectors"], dtype=np.float32),
                 thresholds=per_route(z, "thresholds"),
+                margins=per_route(z, "margins", optional=True),
             ),
         )
 
@@ -156,24 +176,33 @@ def fit_index(
     new: Sequence[Route],
     encoder: Any,
 ) -> ExampleIndex | None:
-    """The index of the user's English fitting rows of the ``new`` routes and fallback, each
-    new route's threshold fitted on the built-in sample (see the module docstring); None when
-    no new route has :data:`TOP_K` English examples."""
+    """The index of the user's English fitting rows of the ``new`` routes and fallback and of
+    the built-in English reference requests, each new route's threshold and margin fitted on
+    the built-in sample (see the module docstring); None when no new route has :data:`TOP_K`
+    English examples."""
     rows = [r for r in mine if english(r.text) and (r.route in new or r.route == FALLBACK)]
     routes = [r for r in new if sum(x.route == r for x in rows) >= TOP_K]
     rows = [r for r in rows if r.route in routes or r.route == FALLBACK]
     if not routes:
         return None
-    vectors = np.asarray(encoder.encode([r.text for r in rows], normalize_embeddings=True))
-    sample = FIT.sample_of(base_rows, "en")
-    others = np.asarray(encoder.encode(sample, normalize_embeddings=True))
+    sample, reference = FIT.split_of(base_rows, "en")
+    rows += reference
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.asarray(encoder.encode(texts, normalize_embeddings=True))
+
+    vectors = embed([r.text for r in rows])
     labels = [r.route for r in rows]
-    at = np.array(labels)
-    thresholds = {}
-    for route in routes:
-        own = vectors[at == route]
-        thresholds[route] = FIT.threshold([route_score(v, own) for v in others])
-    return ExampleIndex(labels, vectors, thresholds)
+    thresholds, margins = fit_cuts(
+        embed([r.text for r in sample]),
+        [r.route for r in sample],
+        vectors,
+        labels,
+        routes,
+        fit=FIT,
+        k=TOP_K,
+    )
+    return ExampleIndex(labels, vectors, thresholds, margins)
 
 
 class ExampleTier:
@@ -206,8 +235,11 @@ class ExampleTier:
             except UserError as exc:
                 self._errors.append(str(exc))
 
-    def _by_meaning(self, norm: str) -> tuple[Route | None, dict[Route, float]] | None:
-        """The semantic index's decision, or None: no index, no extra, or not English."""
+    def _by_meaning(
+        self, norm: str, decided: Route | None
+    ) -> tuple[Route | None, dict[Route, float]] | None:
+        """The semantic index's decision (over the built-in route ``decided``, when given), or
+        None: no index, no extra, or not English."""
         if self._index is None or not english(norm):
             return None
         with self._lock:
@@ -218,19 +250,23 @@ class ExampleTier:
                 self._errors.append(MISSING)
                 log.warning("%s was fitted with MiniLM, but %s", self.path, MISSING)
                 return None
-        vec = self._encoder.encode([norm], normalize_embeddings=True)
-        return self._index.decide(np.asarray(vec)[0])
+        vec = np.asarray(self._encoder.encode([norm], normalize_embeddings=True))[0]
+        return self._index.decide(vec) if decided is None else self._index.overrule(vec, decided)
 
     def consult(
-        self, norm: str, exts: Sequence[str] = ()
+        self, norm: str, exts: Sequence[str] = (), decided: Route | None = None
     ) -> tuple[TierContribution, tuple[Route, None, float] | None]:
-        """This tier's record, and ``(route, None, score)`` when it takes a new route."""
+        """This tier's record, and ``(route, None, score)`` when it takes a new route: for a
+        request the other tiers left to fallback, or (``decided``) one they gave that built-in
+        route with no sure reason (:func:`~.fit_lexical.overrule`)."""
         self._load()
         tried = []
         if self._lexical is not None:
-            tried.append(("characters", *self._lexical.decide(norm), self._lexical.thresholds))
+            lexical = self._lexical
+            got = lexical.decide(norm) if decided is None else lexical.overrule(norm, decided)
+            tried.append(("characters", *got, lexical.thresholds_for(norm)))
         if not tried or tried[-1][1] is None:
-            meaning = self._by_meaning(norm)
+            meaning = self._by_meaning(norm, decided)
             if meaning is not None:
                 tried.append(("meaning", *meaning, self._index.thresholds if self._index else {}))
         if not tried:
@@ -244,10 +280,57 @@ class ExampleTier:
                 f"decided: {route} {scores[route]} >= threshold {thresholds[route]} "
                 f"(your examples, by {by})"
             )
+            if decided is not None:
+                near = scores[reference_label(decided)]
+                note += f", nearer than built-in {decided} requests ({near}) by its margin"
         record = TierContribution(
             tier="semantic", consulted=True, scores=scores, decided=route is not None, note=note
         )
         return record, ((route, None, scores[route]) if route is not None else None)
+
+    def review(self, text: str, c: Classification, compiled: CompiledRules) -> Classification:
+        """A second look at the decision ``c`` of a whole request ``text`` (simplified), by the
+        user's examples:
+
+        a built-in route, or a fallback that the fast tier decided alone (so this tier was
+        not consulted), decided with no sure reason (no decisive rule of that route fired, not
+        a compound request) goes to a new route whose examples are near enough and much nearer
+        than that decision's own reference requests (:func:`~.fit_lexical.overrule`: the
+        margin is fitted on built-in requests).
+
+        Anything else, or nothing near enough: ``c`` itself."""
+        fast = c.tier("fast")
+        if c.route == FALLBACK and (fast is None or not fast.decided):
+            return c  # the slower tiers' fallback: consulted there
+        if c.secondary_routes or _decisive(c, compiled) or c.route in self._new_routes():
+            return c
+        record, decided = self.consult(fold(text), decided=c.route)
+        if decided is None:
+            return c
+        route, _, score = decided
+        tiers = (*(t for t in c.tiers if t.tier != "semantic"), record)
+        return c.model_copy(
+            update={
+                "route": route,
+                "confidence": max(0.0, min(1.0, score)),
+                "reason": f"{route} by your examples (score {score}; {record.note}); the other "
+                f"tiers said {c.route}: {c.reason}",
+                "fallback_reason": None,
+                "calibrated": False,
+                "tiers": tiers,
+            }
+        )
+
+    def _new_routes(self) -> set[Route]:
+        """The routes the user's examples teach (the indexes' thresholds)."""
+        out = set(self._lexical.thresholds) if self._lexical is not None else set()
+        return out | (set(self._index.thresholds) if self._index is not None else set())
+
+
+def _decisive(c: Classification, compiled: CompiledRules) -> bool:
+    """Whether a decisive rule for ``c``'s route fired in its text, outside a negation."""
+    ids = {r.id for r in compiled.rules if r.decisive and not r.negative and r.route == c.route}
+    return any(s.rule_id in ids and not s.negated for s in c.signals)
 
 
 def example_files(model_path: Path | str | bool | None, semantic: object) -> tuple[Path, ...]:

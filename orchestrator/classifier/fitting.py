@@ -421,6 +421,7 @@ def fit_all(
     routes: Sequence[RouteSpec] = (),
     workers: int = 1,
     row_weight: Sequence[float] | None = None,
+    oof_out: Path | None = None,
 ) -> tuple[LearnedModel, CalibrationFile]:
     """Fit the learned tier and the calibration on ``rows`` (the tune split only).
 
@@ -428,7 +429,9 @@ def fit_all(
     :class:`~orchestrator.routes.RouteSpec`): their rules join the rules file's. The model's
     classes are the routes of ``rows`` in declared order, then ``fallback``. The folds' models
     and the final one are fitted in ``workers`` processes (the same models either way);
-    ``row_weight``: a weight per row for the model fits (:func:`~.learned_fit.train`).
+    ``row_weight``: a weight per row for the model fits (:func:`~.learned_fit.train`);
+    ``oof_out``: where to write the rows' out-of-fold logits (:mod:`.oof`, which ``fit
+    --examples`` checks its budget on), when given.
 
     Raises:
         UserError: A row of the held-out split is passed, or see :func:`fit_decisions`.
@@ -446,6 +449,10 @@ def fit_all(
         rows, ev, folds, seed, classes, workers, final=True, row_weight=row_weight
     )
     assert model is not None
+    if oof_out is not None:
+        from orchestrator.classifier.oof import OutOfFold
+
+        OutOfFold.of(rows, probs, fast_probs, classes).save(oof_out)
     calibration = fit_decisions(
         rows,
         ev,

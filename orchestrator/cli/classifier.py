@@ -48,6 +48,8 @@ from orchestrator.classifier.labelled_set import LabelledRequest, load_split
 from orchestrator.classifier.learned import VERSION, LearnedModel, load_model
 from orchestrator.classifier.loader import dump_calibration, load_calibration, load_rules
 from orchestrator.classifier.models import CalibrationFile
+from orchestrator.classifier.oof import FILE as OOF_FILE
+from orchestrator.classifier.oof import OutOfFold, load_oof
 from orchestrator.classifier.paths import (
     FITTED_DIR_ENV,
     default_model_path,
@@ -398,11 +400,11 @@ def fit_model_cmd(
             handoff=handoff,
             fitted_on=f"tune split of {data_dir.name}/ (n={len(rows)}, cap={cap})",
             workers=jobs,
+            oof_out=_folder(out_dir, rules) / OOF_FILE,
         )
     except OrchestratorError as exc:
         raise fail(exc, 2) from exc
-    folder = out_dir or (default_model_path().parent if rules is None else Path(rules).parent)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _folder(out_dir, rules)
     model.save(folder / f"learned.v{VERSION}.npz")
     atomic_write_text(folder / "calibration.toml", dump_calibration(fitted))
     t = fitted.thresholds
@@ -413,6 +415,13 @@ def fit_model_cmd(
     )
 
 
+def _folder(out_dir: Path | None, rules: Path | None) -> Path:
+    """Where ``fit`` writes the model (made if missing): ``out_dir``, else beside the rules."""
+    folder = out_dir or (default_model_path().parent if rules is None else Path(rules).parent)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _declared(rules: Path | None) -> tuple[tuple[RouteSpec, ...], tuple[RouteSpec, ...]]:
     """The routes the rules file declares, and those installed workflows declare besides."""
     file_specs = load_rules(rules or default_rules_path())[0].route
@@ -420,10 +429,11 @@ def _declared(rules: Path | None) -> tuple[tuple[RouteSpec, ...], tuple[RouteSpe
     return file_specs, tuple(p for p in plugin_route_specs() if p.name not in taken)
 
 
-def _base_model(rules: Path | None) -> tuple[LearnedModel, CalibrationFile]:
-    """The fitted model and calibration that ``fit --examples`` adds routes to: those beside
-    ``rules`` (the packaged ones for the packaged rules; never ``$ORCH_CLASSIFIER_DIR``'s, which
-    may hold an earlier fit of the same routes).
+def _base_model(rules: Path | None) -> tuple[LearnedModel, CalibrationFile, OutOfFold | None]:
+    """The fitted model, calibration and out-of-fold logits (:mod:`~.classifier.oof`, None
+    when absent) that ``fit --examples`` adds routes to: those beside ``rules`` (the packaged
+    ones for the packaged rules; never ``$ORCH_CLASSIFIER_DIR``'s, which may hold an earlier
+    fit of the same routes).
 
     Raises:
         UserError: No model or calibration there (says to pass --full).
@@ -436,7 +446,7 @@ def _base_model(rules: Path | None) -> tuple[LearnedModel, CalibrationFile]:
             f"no fitted model and calibration in {folder} to add routes to; pass --full to fit "
             "every route"
         )
-    return load_model(model_path), load_calibration(cal_path)
+    return load_model(model_path), load_calibration(cal_path), load_oof(folder / OOF_FILE)
 
 
 def _fit_examples(
@@ -453,6 +463,7 @@ def _fit_examples(
     t0 = time.perf_counter()
     try:
         file_specs, plugins = _declared(rules)
+        base = None if full else _base_model(rules)
         fit = fit_examples(
             examples,
             _rows(data_dir, "tune", cap),
@@ -464,7 +475,8 @@ def _fit_examples(
             wrong_route=costs[0],
             handoff=costs[1],
             workers=jobs,
-            base=None if full else _base_model(rules),
+            base=base[:2] if base is not None else None,
+            oof=base[2] if base is not None else None,
         )
         folder = out_dir or Path(os.environ.get(FITTED_DIR_ENV) or "runs/classifier")
         kept = save_fit(fit, folder, examples)

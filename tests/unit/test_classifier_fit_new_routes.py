@@ -6,6 +6,8 @@ model whose routes are no longer declared, is refused in one line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from orchestrator.classifier.fitting import _decide, gather
 from orchestrator.classifier.labelled_set import LabelledRequest
 from orchestrator.classifier.learned_fit import train
 from orchestrator.classifier.models import CalibrationFile, Thresholds
+from orchestrator.classifier.oof import OutOfFold, load_oof
 from orchestrator.exceptions import UserError
 from orchestrator.routes import FALLBACK, Route, RouteSpec
 
@@ -75,13 +78,17 @@ def _row(i: int, text: str, route: str, source: str) -> LabelledRequest:
     )
 
 
-@pytest.fixture(scope="module")
-def fitted():
-    base_rows = [
+def _base_rows() -> list[LabelledRequest]:
+    return [
         _row(i, text, route, f"base/{route}")
         for route, texts in BUILT_IN.items()
         for i, text in enumerate(texts)
     ]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    base_rows = _base_rows()
     clf = RuleClassifier(
         calibration_path=False, model_path=False, reload_interval=None, routes=[SPEC]
     )
@@ -379,3 +386,52 @@ def test_the_saved_model_gives_the_fitted_columns_logits(fitted) -> None:
     p = model.probabilities(e.features)
     assert model.classes[int(np.argmax(p))] == LIBRARY
     assert np.isclose(sum(p), 1.0)
+
+
+def _oof_of(base, rows, p: float) -> OutOfFold:
+    """Out-of-fold logits of ``rows`` that give each row's own route ``p`` (the rest shared)."""
+    n = len(base.classes)
+    rest = (1 - p) / (n - 1)
+    probs = np.array([[p if c == r.route else rest for c in base.classes] for r in rows])
+    return OutOfFold.of(rows, probs, probs, base.classes)
+
+
+def test_the_budget_is_checked_on_the_base_models_out_of_fold_logits(fitted, tmp_path) -> None:
+    from orchestrator.classifier.fit_routes import budget_logits
+    from orchestrator.classifier.learned_fit import anchored, column_design
+
+    base, *_ = fitted
+    rows = _base_rows()
+    oof = _oof_of(base, rows, 0.4)
+    oof.save(tmp_path / "learned.oof.npz")
+    oof = load_oof(tmp_path / "learned.oof.npz")
+    assert oof is not None and load_oof(tmp_path / "none.npz") is None
+    mine = _row(0, MINE[0], LIBRARY, "examples/library")
+    docs = [["w:a"], ["w:b"]] * (len(rows) // 2) + [["w:a"]] * (len(rows) % 2 + 1)
+    _, design = column_design(base, docs, [len(rows)])
+    anchor = np.zeros((len(base.classes), 1))
+    anchor[0, 0] = 1.0  # an offset over customer service's logit
+    design = replace(design, anchor=anchor)
+    z = np.hstack([design.fixed[0][:, :-1], np.full((len(docs), 1), 0.7), design.fixed[0][:, -1:]])
+    z[:, -2] += anchored(design.fixed[0], anchor, 1)[:, 0]
+    zc, _ = budget_logits([*rows, mine], (z, z), design, base, oof)
+    k = len(base.classes) - 1
+    found, want, _ = oof.lookup(rows, base.classes)
+    assert found.all()
+    assert np.allclose(zc[: len(rows), [*range(k), k + 1]], want, atol=1e-6)
+    assert np.allclose(zc[: len(rows), k] - zc[: len(rows), 0], 0.7)  # the offset moves along
+    assert np.array_equal(zc[-1], z[-1])  # a user's row (never fitted on) keeps its logits
+    assert budget_logits(rows, (z, z), design, base, None)[0] is z
+    with pytest.raises(UserError, match="refit"):
+        oof.lookup(rows, [*base.classes[:-1], LIBRARY, FALLBACK])
+
+
+def test_an_unsure_out_of_fold_model_holds_the_lift_back(fitted) -> None:
+    # the base model is sure of its own rows; out of fold, with the built-in rows only 0.4
+    # their own route's, a lift tips them sooner: the chosen lift is no larger
+    base, calibration, model, _, _ = fitted
+    rows = [*_base_rows(), *(_row(i, t, LIBRARY, "examples/library") for i, t in enumerate(MINE))]
+    unsure, _ = fit_new_routes(
+        rows, base, calibration, routes=[SPEC], folds=3, oof=_oof_of(base, _base_rows(), 0.4)
+    )
+    assert unsure.meta["lifts"][0] < model.meta["lifts"][0]
