@@ -76,10 +76,14 @@ def _handed_off(client: TestClient, thread: str) -> None:
 #: until it is given a role and the tests below reach it. Operators only: a customer gets 403.
 OPERATOR_ONLY = {("GET", "/api/handoffs"), ("POST", "/api/handoffs/{thread}/decide")}
 #: A customer only on what is theirs (404 otherwise: the tests further down).
-OWN = {("POST", "/api/turn"), ("GET", "/api/threads/{thread}"), ("GET", "/api/files/{name:path}")}
+OWNER_ONLY = {
+    ("POST", "/api/turn"),
+    ("GET", "/api/threads/{thread}"),
+    ("GET", "/api/files/{name:path}"),
+}
 #: Anyone signed in.
 SIGNED_IN = {("GET", "/api/health"), ("GET", "/api/routes")}
-ENDPOINTS = OPERATOR_ONLY | OWN | SIGNED_IN
+ENDPOINTS = OPERATOR_ONLY | OWNER_ONLY | SIGNED_IN
 
 
 def _called(path: str) -> str:
@@ -90,7 +94,7 @@ def _called(path: str) -> str:
 def test_every_endpoint_says_who_may_call_it(client: TestClient) -> None:
     routes = {(m, r.path) for r in client.app.routes for m in r.methods if m != "HEAD"}
     assert routes == ENDPOINTS
-    assert len(ENDPOINTS) == len(OPERATOR_ONLY) + len(OWN) + len(SIGNED_IN)  # one role each
+    assert len(ENDPOINTS) == len(OPERATOR_ONLY) + len(OWNER_ONLY) + len(SIGNED_IN)  # one role each
 
 
 def test_a_customer_gets_a_403_from_every_operator_endpoint(client: TestClient) -> None:
