@@ -7,6 +7,7 @@ Needs a running server: ``orchestrator serve`` in another terminal (CPU profile 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 
@@ -37,7 +38,10 @@ async def main(texts: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("texts", nargs="*", help="requests to send (default: one refund question)")
+    texts = parser.parse_args().texts  # --help is help, not a request (tester13)
     try:
-        asyncio.run(main(sys.argv[1:] or ["Where is my refund?"]))
+        asyncio.run(main(texts or ["Where is my refund?"]))
     except OrchestratorError as exc:  # no server, a failed call: one line, not a traceback
         sys.exit(f"error: {exc}")
