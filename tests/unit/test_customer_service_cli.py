@@ -42,6 +42,8 @@ def test_seed_then_info_then_empty_handoff_list(tmp_path: Path) -> None:
     assert counts["customers"] == 12 and f"{counts['orders']} orders" in seeded.output
     info = runner.invoke(app, ["store", "info", "--database-url", url])
     assert info.exit_code == 0 and "C00001: orders ORD-" in info.output
+    shown = " ".join(info.output.split())
+    assert f": 12 customers, {counts['orders']} orders C00001" in shown  # words, not a dict
     listed = runner.invoke(app, ["handoff", "list", "--json", "--database-url", url])
     assert listed.exit_code == 0 and listed.output.strip() == ""
 

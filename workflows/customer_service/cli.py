@@ -102,8 +102,8 @@ def info(
 ) -> None:
     """Row counts of the order store and the first customer ids."""
     store, url = open_order_store(database_url)
-    counts = store.counts()
-    console.print(f"{escape(url)}: {counts}")
+    counts = ", ".join(f"{n:,} {table}" for table, n in store.counts().items())
+    console.print(f"{escape(url)}: {counts}")  # "12 customers, 41 orders" (was a dict)
     for customer_id in ("C00001", "C00002", "C00003"):
         if store.customer_exists(customer_id):
             ids = store.tools(customer_id).order_ids(5)
