@@ -36,7 +36,8 @@ The app is this module (sign-in, history, the chat's start and resume, the side 
 message handler: every Chainlit hook) and its parts: ``service_client.py`` (the service, the
 caller token, escaping), ``turn.py`` (one turn rendered), ``handoff_console.py`` (the operator's
 console), ``reports.py`` (spreadsheet reports and the moderation panel), ``element_store.py``
-(charts and files kept with the thread), ``chat_history.py`` (the history's tables) and
+(charts and files kept with the thread), ``chat_history.py`` (the history's tables),
+``history_guard.py`` (owner checks on Chainlit's sharing and feedback routes) and
 ``throttle.py`` (how often a sign-in may fail, per name and client address).
 
 Model output is data: everything shown is Markdown-escaped, raw HTML is off
@@ -60,6 +61,7 @@ import bcrypt
 import chainlit as cl
 import chat_history
 import element_store
+import history_guard
 import throttle
 from chainlit.config import config as chainlit_config
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
@@ -76,7 +78,8 @@ HISTORY_URL = os.environ.get("ORCH_UI_DATABASE_URL", "")
 FILES = Path(os.environ.get("ORCH_UI_FILES") or USERS.resolve().parent / "ui_files")
 KEPT = element_store.LocalStorageClient(FILES)
 element_store.install_route(KEPT)
-element_store.refuse_sharing(chainlit_config.features.allow_thread_sharing)
+history_guard.refuse_sharing(chainlit_config.features.allow_thread_sharing)
+history_guard.guard_feedback()
 NAME = "Harbor Assistant"
 #: The temperature presets (their temperatures come from the service's health answer).
 PRESETS = ("precise", "balanced", "creative")

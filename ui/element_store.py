@@ -1,8 +1,7 @@
 """Where the chat history keeps its elements (charts, heatmaps, report files, uploads), so a
 resumed thread shows them again: a storage client for Chainlit's SQLAlchemy data layer
 (``SQLAlchemyDataLayer(storage_provider=...)``) on a local folder, and the one page route that
-reads a kept element back to the person who owns it (and, while sharing is off, the routes of
-Chainlit's thread sharing refused: :func:`refuse_sharing`).
+reads a kept element back to the person who owns it.
 
 Why a storage client of our own: Chainlit's data layer stores an element's bytes only through a
 ``chainlit.data.storage_clients.base.BaseStorageClient``, and the clients Chainlit ships (S3,
@@ -137,10 +136,10 @@ def install_route(store: LocalStorageClient) -> None:
         headers["Content-Disposition"] = "attachment"
         return FileResponse(path, media_type="application/octet-stream", headers=headers)
 
-    _first(ROUTE + "/{name}", kept_element, "GET")
+    route_first(ROUTE + "/{name}", kept_element, "GET")
 
 
-def _first(path: str, endpoint: Any, method: str) -> None:
+def route_first(path: str, endpoint: Any, method: str) -> None:
     """Add ``method path`` to Chainlit's server ahead of its own routes (its catch-all page
     route, or its route of the same path), once: a module reloaded while it runs finds it."""
     routes = chainlit_app.router.routes
@@ -149,23 +148,3 @@ def _first(path: str, endpoint: Any, method: str) -> None:
         return
     chainlit_app.add_api_route(path, endpoint, methods=[method])
     routes.insert(0, routes.pop())
-
-
-def refuse_sharing(allowed: bool) -> None:
-    """Refuse thread sharing on the server while Chainlit's ``allow_thread_sharing`` is off
-    (``allowed`` False): Chainlit 2.12 only hides its button then, and still shares a thread for
-    its author (``PUT /project/thread/share``) and serves a shared one to anyone signed in
-    (``GET /project/share/{thread_id}``), so an operator could have handed the console's
-    thread, with other customers' cases in it, to anyone. Now the first is a 403 and the
-    second a 404 for everyone, before Chainlit reads anything."""
-    if allowed:
-        return
-
-    async def share() -> None:
-        raise HTTPException(status_code=403, detail="sharing conversations is turned off")
-
-    async def shared(thread_id: str) -> None:
-        raise HTTPException(status_code=404, detail="Thread not found")
-
-    _first("/project/thread/share", share, "PUT")
-    _first("/project/share/{thread_id}", shared, "GET")
