@@ -112,11 +112,16 @@ def _cost(users: dict[str, dict[str, Any]]) -> int:
 
 # --- sign-in and the service's caller token ---------------------------------------------------
 def read_users() -> dict[str, dict[str, Any]]:
-    """The user file's users; ``{}`` when it is missing or broken (nobody can sign in)."""
+    """The user file's users; ``{}`` when it is missing or broken (nobody can sign in), and
+    without entries that are not objects (a hand-edited file: no sign-in then fails with a
+    traceback)."""
     try:
-        return dict(json.loads(USERS.read_text(encoding="utf-8")).get("users", {}))
+        users = json.loads(USERS.read_text(encoding="utf-8")).get("users", {})
     except (OSError, ValueError, AttributeError):
         return {}
+    if not isinstance(users, dict):
+        return {}
+    return {name: user for name, user in users.items() if isinstance(user, dict)}
 
 
 def _password_ok(password: str, hashed: bytes) -> bool:

@@ -333,6 +333,12 @@ def read_users(path: Path) -> dict[str, dict[str, str | None]]:
         users = json.loads(path.read_text(encoding="utf-8")).get("users", {})
     except (OSError, ValueError, AttributeError) as exc:
         raise fail(f"{path} is not a user file ({exc}); fix or remove it", 2) from exc
+    if not isinstance(users, dict) or not all(isinstance(u, dict) for u in users.values()):
+        raise fail(
+            f'{path} is not a user file ("users" must map each name to its role, customer and '
+            "password hash); fix or remove it",
+            2,
+        )
     return dict(users)
 
 
