@@ -259,7 +259,8 @@ async def test_two_intents_get_a_question_not_the_write(store, orch) -> None:
     ):
         done = await _say(orch, text, customer, thread=f"two-{len(text)}")
         said = done.result["reply"]["text"]  # a question, or (gate10) the words that ask plainly
-        assert "?" in said or "？" in said or 'say "cancel ' in said
+        # or (cs13) an unusual form asked back in plain words
+        assert "?" in said or "？" in said or 'say "cancel ' in said or "in plain words" in said
         assert done.result["status"] == "succeeded"
     chosen = [str(choice) for _, choice in model.tool_requests]  # at most a read (gate10)
     writes = ("start_refund", "cancel_order", "change_address")

@@ -108,6 +108,10 @@ _CHANGE_KINDS = {
     r"everything))?(?=\s*(?:$|[,.!?;]|instead|please|and|then|now))|"
     r"取消(?:订单|它|这个订单|掉|吧|了|$)",
     "negation": r"\b(?:not|no|never|don'?t|n't)\b[\w\s]{0,12}$|[不没别]\S{0,2}$",
+    # a remedy refused, not asked for ("I'm not interested in store credit", 我不需要换货:
+    # tester13 D): the clause before it negates
+    "refused": r"\b(?:not|no|never|no longer|don'?t|n't)\b[\w\s']{0,30}$|"
+    r"[不没别甭无][\u4e00-\u9fff]{0,3}$",
 }
 _KIND = {name: re.compile(pattern) for name, pattern in _CHANGE_KINDS.items()}
 
@@ -123,7 +127,10 @@ def _changes_kind(low: str, asks: Any, tool: str) -> bool:
         return True
     if _KIND["asked"].search(low) and not _KIND["polite"].search(low):
         return False
-    if any(_KIND[k].search(low) for k in ("remedy", "part", "denied")):
+    remedy = _KIND["remedy"].search(low)  # "not interested in store credit", 不需要换货: none
+    if remedy is not None and not _KIND["refused"].search(low[: remedy.start()]):
+        return True
+    if any(_KIND[k].search(low) for k in ("part", "denied")):
         return True
     named = {*asks.writes, *(i for i, _ in asks.declined)} - _BESIDE.get(tool, set())
     cancel = _KIND["cancel"].search(low) if "cancel" in named else None

@@ -438,7 +438,9 @@ def framed(text: str) -> bool:
 #: whole order is never offered for it; a part is asked back or left to a person.
 ITEM_PART = re.compile(
     r"\bitems?\s*(?:no\.?|number|#)?\s*\d|\b(?:keep|leave)\s+the\s+rest\b|\bexcept\b|"
-    r"\bexcluding\b|\bminus\b|\bapart from\b|\bbut not the\b|\b(?:only|just) (?:the|one)\b|"
+    r"\bexcluding\b|\bminus\b|\bapart from\b|\bbut not the\b|\b(?:only|just) (?:the|one)\b"
+    # "just the refund" is the whole of it, no part (tester13 D)
+    r"(?! (?:refund|money|whole|full|entire|order|total|payment|amount)\b)|"
     r"\bone of (?:the|my)\b|\bhalf (?:of )?(?:the|my|ord)|"
     r"\bthe\s+(?!(?:refund|money|order|orders|payment|full|whole|entire|total|rest|delivery|"
     r"shipment|parcel|package|purchase|same|new|old|address)\b)[a-z]+(?:\s+[a-z]+){0,2}\s+"

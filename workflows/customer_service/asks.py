@@ -82,7 +82,7 @@ WRITE_INTENTS = ("refund", "cancel", "change_address")
 _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "refund": re.compile(
         r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退|"
-        r"退(?:一次|次|个|一个|下|一笔)款|"  # 再退一次款: the verb split from its noun
+        r"退(?:(?:一次|次|个|一个|下|一笔)\s*(?:ord-\d+\s*的?)?|(?:一次|次)?\s*ord-\d+\s*的)款|"
         # 退 with a part of the order after it: 退20元, 退一半
         r"退(?=\s?(?:[$¥￥]?\s?\d|一半|部分|[一二两三四五六七八九十百千]+\s?(?:元|块|美元)))",
         re.I,
@@ -107,7 +107,7 @@ _READ_WORDS: dict[str, re.Pattern[str]] = {
         r"\b(?:which|what|whats|confirm|tell me|check|show me)\b[^.?!]{0,40}\baddress\b|"
         r"\baddress\b[^.?!]{0,40}\?|\b(?:ship|send|deliver)\w*\s+(?:\S+\s+){0,3}?to\s*\?|"
         r"(?:什么|哪个|哪里|哪儿|哪)(?:的|个)?(?:收货|送货|配送|邮寄|寄送|收件)?地址|"
-        r"地址(?:(?!改|换|更|修)[^。？?！!，,]){0,6}(?:什么|哪|多少|[?？]|吗)|"
+        r"地址(?:(?!改|换|更|修)[^。？?！!，,]){0,6}(?:什么|哪|多少|[?？]|吗|是\s*$)|"
         r"(?:送|寄|发|运)(?:到|往)哪(?:个|里|儿)?(?:地址|地方)",
         re.I,
     ),

@@ -139,6 +139,10 @@ _PART_CANCEL = (
 )
 #: Why-nots whose mention gets the how-to-ask sentence (not a refusal, a past event, doubt).
 _HINTED = ("not_asked", "conditional", "question", "unsure", "unusual")
+#: Why-nots of a form that says nothing plain ("Nobody here wants a refund for …", "Refund …?
+#: in another life", 退款…，我信你個鬼): what the customer wants is asked back, never the
+#: words that would ask for a write, which read as if they had asked (cs13).
+_ASKED_BACK = ("unsure", "unusual")
 #: A question about where an existing refund or order is: no hint to ask for another.
 _WHERE_IS = re.compile(
     r"\b(?:where(?:'s| is| are)|when (?:will|does|do|did|is|can)|status|how long|track\w*|"
@@ -162,7 +166,9 @@ def how_to_ask(message: str, lang: Lang, *, with_read: bool = True) -> str | Non
     ids = [m.upper() for m in _ORDER_ID.findall(message)]
     zh = lang == "zh"
     order = ids[0] if ids else ("订单号" if zh else "ORD-…")
-    if asks.declined and not asks.writes and doubt(message) == "unclear":  # sarcasm: ask back
+    first = asks.declined[0][1] if asks.declined else ""
+    unclear = doubt(message) == "unclear" or first in _ASKED_BACK
+    if asks.declined and not asks.writes and unclear:  # sarcasm, an unusual form: ask back
         return _UNCLEAR[zh].format(id=ids[0] if ids else ("您的订单" if zh else "your order"))
     if ("cancel", "part") in asks.declined and "cancel" not in asks.writes:
         return _PART_CANCEL[zh].format(id=ids[0] if ids else ("订单" if zh else "an order"))

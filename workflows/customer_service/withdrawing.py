@@ -77,7 +77,11 @@ def _object_forms(en_nouns: str, zh_nouns: str) -> str:
     """A withdrawal verb acting on the write (``en_nouns`` / ``zh_nouns``) or on the request,
     actively ("stop the refund", 撤回退款申请, 把退款申请撤回, 退款就算了) or passively ("the
     refund request cancelled")."""
-    objects = rf"(?:{en_nouns})(?:\s+{_REQUEST_EN})?|{_REQUEST_EN}"
+    # a bare "request" is this one, never "my request for a callback" (tester13 D)
+    objects = (
+        rf"(?:{en_nouns})(?:\s+{_REQUEST_EN})?|{_REQUEST_EN}"
+        rf"(?!\s+(?:for|about|regarding|of|to|on)\s+(?!(?:a |an |the |my )?(?:{en_nouns})))"
+    )
     zh_objects = rf"(?:{zh_nouns})(?:的)?(?:申请|请求|要求)?|(?:申请|请求)"
     return (
         rf"\b{_VERB_EN}\s+{_DET}(?:{objects})\b"
@@ -109,7 +113,7 @@ _NAMED = {
         + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse|"
         r"process|issue|send)\b|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
         r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|唔好|不)(?:再)?(?:要)?"
-        r"(?:给我|帮我|帮)?(?:退款|退钱|退)(?!不行|不可|是不行)",
+        r"(?:给我|帮我|帮)?(?:退款|退钱|退(?![货换]))(?!不行|不可|是不行)",
         re.I,
     ),
     "cancel": re.compile(
@@ -269,13 +273,65 @@ def withdraws(message: str, action: dict[str, Any] | None) -> bool:
     spans = _found(_NAMED[intent], own)
     if _insists(own, intent, spans):
         return False
+    if spans and all(_IT.fullmatch(own[a:b]) for a, b in spans):  # "forget it": no name
+        return _only(own, spans) and not _vague(own, spans)
     if spans:  # another write asked for besides (outside the withdrawal): the person reads it
         rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(own))
         return not read_asks(rest).writes
     asks = read_asks(message)
     if asks.writes or {i for i, _ in asks.declined} - {intent} or _uneasy(own):
         return False  # asked again, another write named, or in a hurry: not a change of mind
-    return bool(_found(_SETTLED, own))
+    settled = _found(_SETTLED, own)
+    return bool(settled) and _only(own, settled) and not _vague(own, settled)
+
+
+#: A change of mind that may be of anything ("never mind", "forget it", 算了, 不用了): alone, a
+#: person reads it (tester13 D: "never mind", 不用了，谢谢, 算了算了，等吧 had withdrawn refunds).
+_VAGUE = re.compile(
+    r"never ?mind|forget (?:it|that|about it)|scratch that|算了|算啦|不用了|不需要了|不必了|拉倒|"
+    r"(?:do not|don'?t|dont) (?:bother|do (?:it|that|anything))|no need any ?more|"
+    r"(?:forget|drop|scrap)\w*\s+(?:it|that)"
+)
+
+
+def _vague(own: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether every change of mind at ``spans`` of ``own`` is :data:`_VAGUE` and ``own``
+    names no write or request ("don't bother with the refund" names it)."""
+    named = re.search(
+        r"refund|money back|request|cancel|address|second thoughts?|changed? my mind|退款|退钱|"
+        r"申请|取消|地址|改主意|想了想",
+        own,
+    )
+    return named is None and all(_VAGUE.fullmatch(own[a:b].strip()) for a, b in spans)
+
+
+#: What may stand beside a change of mind with no object and still leave it one: courtesy,
+#: fillers, the write and the order named (tester13 D: "forget it, I'll just wait", "scratch
+#: that last message about the delivery", 算了，不说了 each say something more, so a person reads
+#: them; the write keeps waiting).
+_BESIDE_SETTLED = re.compile(
+    r"\b(?:please|pls|thanks?|thank you|thx|sorry|ok|okay|so|well|actually|hi|hello|hey|oh|"
+    r"anyway|i|i've|have|you|the|my|a|it|this|that|about|on|for|of|regarding|refund|request|"
+    r"order|ord-\d+|then|now|after all|yes|yeah|and|really|just|again|all|guys|team|with|is|"
+    r"was|be|item|items|stuff|product|them|one|hmm|second|thoughts?|decided)\b|谢谢|谢了|多谢|不好意思|抱歉|退款|订单|申请|这个|"
+    r"那个|这笔|还是|那就|好的|东西|商品|自己|[吧了啦呀啊哦嘛嗯哈的我你好那就货]"
+)
+
+
+#: A withdrawal verb on "it" or "that" ("forget it", "drop that"): no write named, so read as a
+#: change of mind with no object (:func:`_only`).
+_IT = re.compile(
+    r"(?:withdraw\w*|drop\w*|scrap\w*|forget\w*|call\w* off|tak(?:e|ing) back)\s+(?:it|that)|"
+    r"call\w* (?:it|that|the \w+) off"
+)
+
+
+def _only(own: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``own`` holds nothing but the change of mind at ``spans`` and the words of
+    :data:`_BESIDE_SETTLED`."""
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(own))
+    rest = re.sub(r"['’](?:ve|ll|m|d|s|re)\b", " ", rest)  # i've, i'll: their "i" is courtesy's
+    return not re.search(r"[^\W_]", _BESIDE_SETTLED.sub(" ", rest))
 
 
 def _insists(own: str, intent: str, withdrawn: list[tuple[int, int]]) -> bool:
