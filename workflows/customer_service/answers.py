@@ -37,11 +37,11 @@ _PLAIN_CHARS = re.compile(r"[^\W\d_]|[\s.,!'’，。！、]")
 #: Assent that is no decision on its own ("fine.", "good", "perfect", "all good": grudging or
 #: a reaction); it counts beside a plain yes ("yes, that's fine"). The filler 嗯 is no yes.
 _WEAK = re.compile(r"(?:fine|good|perfect|alright|all right|all good)(?:\s?(?:la|lah))?")
-#: Grudging assent: a bare "fine" ("okay fine", "yes fine", "fine, yes", "fine, do it") is a
-#: shrug, not a decision, even beside a yes: asked once more (tester12 F, cs13). A statement
-#: that something is fine ("that's fine", "it's fine", "fine by me") is no shrug.
+#: Grudging assent: a "fine" that is not said of something ("okay fine", "yes fine", "fine,
+#: yes", "fine, do it", "fine by me") is a shrug, not a decision, even beside a yes: asked once
+#: more (tester12 F, tester13 F, cs13). "that's fine" and "it's fine (by me)" still count.
 _GRUDGING = re.compile(r"(?<!that s )(?<!that is )(?<!thats )(?<!it s )(?<!its )(?<!it is )"
-                       r"\bfine\b(?! by me| with me)")  # fmt: skip
+                       r"\bfine\b")  # fmt: skip
 #: An answer longer than this (after the folding in :func:`is_yes`) is never a plain yes.
 _MOST_CHARS = 40
 #: Nor is a run of more set phrases than this ("yes ok sure do it go …": not a plain answer).
