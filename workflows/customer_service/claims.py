@@ -47,7 +47,6 @@ Home-made rather than a library: this is workflow logic over the project's own t
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,6 +56,7 @@ from typing import Any
 from orchestrator.textnorm import to_simplified
 from workflows.customer_service.claim_allowed import unrecognised
 from workflows.customer_service.claim_assertions import explained, unbacked_assertion, verbless
+from workflows.customer_service.claim_grammar import ill_formed, language_reason, repeats
 from workflows.customer_service.claim_kinds import unsaid_kind
 from workflows.customer_service.claim_orders import ORDER_ID, add_orders, asked_or_doubted
 from workflows.customer_service.claim_replies import code_reply, cut_reply, outcome_key
@@ -66,32 +66,6 @@ from workflows.customer_service.language import Lang
 #: Longest model sentence kept (characters), and most model sentences kept per reply.
 MAX_SENTENCE_CHARS = 300
 MAX_SENTENCES = 3
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
-#: Scripts that are neither English nor Chinese (Cyrillic, Greek, Arabic, Hebrew, Indic,
-#: Thai, kana, Hangul).
-_OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f"
-                           r"\u3040-\u30ff\uac00-\ud7af]")  # fmt: skip
-#: Function words of other Latin-script languages (Spanish, French, German, Italian,
-#: Portuguese, Dutch): a sentence with more of them than of English ones is not English.
-_FOREIGN_COMMON = frozenset(
-    re.findall(
-        r"\S+",
-        "el la los las del que y en su se es por para con una un le les des et est pour "
-        "pas der die das und ist nicht mit ein eine il di che per non sono em não com uma "
-        "het een van niet ya fue al lo sus muy también aussi votre nous vous ihre wir sie ",
-    )
-)
-_EN_COMMON = frozenset(
-    re.findall(
-        r"\S+",
-        "i you your we our us it its is are was were be been will can could would should "
-        "may the a an to of for and or in on at with this that please thank thanks sorry "
-        "here there have has had do does not no yes any more as by from if me my they "
-        "them so ",
-    )
-)
 
 #: "You want X" / "您想X": what the customer wants, kept only when they asked for it (an
 #: "if you would like" offer is no statement).
@@ -579,7 +553,7 @@ def _form_reason(sentence: str, lang: Lang) -> str | None:
             return f"broken: {name} {match.group(0)[:30]!r}"
     if sentence.count('"') % 2 or any(sentence.count(a) != sentence.count(b) for a, b in _PAIRS):
         return "broken: unbalanced quotes or brackets"
-    if _repeats(sentence, lang):
+    if repeats(sentence, lang):
         return "broken: a repeated phrase"
     first = sentence[0]
     if lang == "en" and not (first.isupper() or first.isdigit() or first in "\"“'"):
@@ -590,40 +564,7 @@ def _form_reason(sentence: str, lang: Lang) -> str | None:
         return "broken: an unfinished sentence"
     if lang == "en" and verbless(sentence):  # "Your order ORD-102013 on your account."
         return "broken: a fragment (no verb)"
-    return None
-
-
-def _repeats(sentence: str, lang: Lang) -> bool:
-    if lang == "zh":
-        chars = "".join(_CJK.findall(sentence))
-        grams = [chars[i : i + 4] for i in range(len(chars) - 3)]
-        return len(grams) != len(set(grams))
-    words = re.findall(r"[a-z0-9'][a-z0-9'./:-]*", sentence.lower())
-    if any(a == b and len(a) > 1 for a, b in itertools.pairwise(words)):
-        return True
-    word_grams = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
-    return len(word_grams) != len(set(word_grams))
-
-
-def _language_reason(sentence: str, lang: Lang, facts: TurnFacts) -> str | None:
-    if _OTHER_SCRIPT.search(sentence):
-        return "language: not the customer's language"
-    text = sentence
-    for value in facts.values:
-        text = text.replace(value, " ")
-    cjk = len(_CJK.findall(text))
-    latin = len(_LATIN.findall(text))
-    if lang == "en":
-        words = re.findall(r"[a-z']+", text.lower())
-        english = sum(w in _EN_COMMON for w in words)
-        foreign = sum(w in _FOREIGN_COMMON for w in words)
-        if cjk or foreign > english or (len(words) >= 4 and not english):
-            return "language: not English"
-        if len(words) < 2:
-            return "broken: a fragment (under two words)"
-    elif cjk < 2 or latin > cjk:
-        return "language: not Chinese" if latin > cjk else "broken: a fragment (too short)"
-    return None
+    return ill_formed(sentence, lang)
 
 
 def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
@@ -645,7 +586,7 @@ def check_sentence(sentence: str, facts: TurnFacts, lang: Lang) -> str | None:
     if len(text) > MAX_SENTENCE_CHARS:
         return f"broken: over {MAX_SENTENCE_CHARS} characters"
     return (
-        _language_reason(text, lang, facts)
+        language_reason(text, lang, facts.values)
         or _form_reason(text, lang)
         or _figure_reason(text, lang, facts)
         or _state_reason(text, lang, facts)
