@@ -181,22 +181,24 @@ _AUX = (
     "did has have had"
 )
 #: A clause that stops at an auxiliary or a modal ("…, and you can.", "your order is."), unless
-#: it is a comparison or a condition's ("if you can", "as soon as we can", "than it was").
+#: it is of :data:`_EN_FORM`'s ``ellipsis_ok``.
 _STOPS = re.compile(rf"\b(?:{'|'.join(_AUX.split())})\s*$", re.I)
-_ELLIPSIS_OK = re.compile(
-    r"\b(?:if|as|than|whenever|when|so|whether|because|how|what|where|who|which|however)\b", re.I
-)
-#: A determiner or possessive whose noun is missing: a participle or state word, then the
-#: clause's end ("Your approved, …", "the shipped.").
-_NO_NOUN = re.compile(
-    r"\b(?:your|my|our|their|its|the|this|that)\s+(?:\w+(?<!ee)ed|approved|shipped|delivered|"
-    r"cancelled|canceled|declined|eligible|pending)\s*$",
-    re.I,
-)
-#: A question put as a statement: "Could you trouble." (a question needs its question mark).
-_QUESTION_FORM = re.compile(
-    r"^\W*(?:could|would|can|will|do|did|does|are|is|have|has|shall|should) (?:you|we|i)\b", re.I
-)
+#: Clause forms, English (case folded): ``ellipsis_ok``, a comparison or a condition's clause,
+#: which may stop at an auxiliary ("if you can", "as soon as we can", "than it was");
+#: ``no_noun``, a determiner or possessive whose noun is missing (a participle or state word,
+#: then the clause's end: "Your approved, …", "the shipped."); ``question``, a question's
+#: opening, which needs its question mark ("Could you trouble.").
+_EN_FORM = {
+    name: re.compile(pattern, re.I)
+    for name, pattern in (
+        ("ellipsis_ok", r"\b(?:if|as|than|whenever|when|so|whether|because|how|what|where|who|"
+                        r"which|however)\b"),
+        ("no_noun", r"\b(?:your|my|our|their|its|the|this|that)\s+(?:\w+(?<!ee)ed|approved|"
+                    r"shipped|delivered|cancelled|canceled|declined|eligible|pending)\s*$"),
+        ("question", r"^\W*(?:could|would|can|will|do|did|does|are|is|have|has|shall|should) "
+                     r"(?:you|we|i)\b"),
+    )
+}  # fmt: skip
 _EN_CLAUSES = re.compile(r"[,;:]|\s(?:and|but|or|so)\s|[.!?]\s*$")
 
 
@@ -207,12 +209,12 @@ def ill_formed(sentence: str, lang: Lang) -> str | None:
     reason = _id_reason(sentence)
     if reason is not None or lang != "en":
         return reason
-    if _QUESTION_FORM.search(sentence) and not sentence.rstrip().endswith("?"):
+    if _EN_FORM["question"].search(sentence) and not sentence.rstrip().endswith("?"):
         return "broken: a question without a question mark"
     for clause in _EN_CLAUSES.split(sentence):
-        if _STOPS.search(clause) and not _ELLIPSIS_OK.search(clause):
+        if _STOPS.search(clause) and not _EN_FORM["ellipsis_ok"].search(clause):
             return f"broken: a clause stops at {clause.split()[-1]!r}"
-        no_noun = _NO_NOUN.search(clause)
+        no_noun = _EN_FORM["no_noun"].search(clause)
         if no_noun is not None:
             return f"broken: no noun after {no_noun.group(0).strip()!r}"
     return None
