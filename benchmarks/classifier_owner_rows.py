@@ -1,34 +1,36 @@
-"""Whose service thing a request is about (issue 46 item 9, round 15): study rows for the
+"""Whose service thing a request is about (issue 46 item 9, rounds 15-16): study rows for the
 learned tier, in the shape of the labelled set's ``oos_service_word`` rows (:func:`owner_rows`).
 
 Each template is one writing shape (a texting one-liner, voice dictation, a forwarded notice,
 two numbered issues, a formal letter, a long backstory, code-switched Chinese...) with two
 slots: ``{who}``, the party the customer deals with, and ``{word}``, a service word (a refund,
-a bill, a fee, a booking). Filled with another business (:data:`OTHER_BUSINESSES`: a gym, an
-airline, a landlord, 物业, 驾校...) and that business's words it is a question for someone else
-and falls back; filled with the shop itself (:data:`THE_SHOP`: you, your store, 你们店...) and
-the shop's words it is the desk's own customer service. The same shapes and many of the same
-words (refund, charge, fee, membership, 退款, 会员费) sit on both sides, so the learned tier
-learns from *who* is named, not from the service word.
+a bill, a fee, a booking). Four sides:
 
-Written for round 15 from the issue's description and kinds of business in general; the
-round-15 held-out families (``classifier_oos_families_test15.json``) were never read. All rows
-are for the ``tune`` split: the held-out split of the labelled set stays as it was, so the
-eval's figures before and after a refit compare the same rows.
+* the shapes filled with **another business** (:data:`OTHER_BUSINESSES`: a gym, an airline, a
+  landlord, 物业, 驾校...) and that business's words: a question for someone else, fallback;
+* filled with **the shop itself** (:data:`THE_SHOP`: you, your store, the courier, 你们店,
+  快递员...) and the shop's words: the desk's own customer service;
+* the same shapes written with **no party named** (:data:`NO_PARTY_SHAPES`) and the shop's
+  words (:data:`UNNAMED_WORDS`: an order, a parcel, a delivery fee, 退款, 运费): customer
+  service too, since most real asks of the shop name no one (round 16);
+* shapes where another business is only **mentioned** beside a thing bought from the shop
+  (:data:`MENTIONED_SHAPES`, :data:`MENTIONED_ITEMS`: "my gym recommended the kettle, I ordered
+  it here and it arrived broken"): customer service (round 16).
 
-Status (2026-12-06, round 15): NOT part of ``labelled_set.build_labelled_set`` and not in the
-shipped model. A refit with these rows at weight :data:`ROW_WEIGHT` raised item 9's figures on
-every spent part and kept the eval's held-out guardrails (accuracy -0.0023, customer-service
-precision not down), but 8 classifier unit tests of other kinds failed (compound asks, plain
-parcel asks, round 12's gate), so it was not shipped;
-``benchmarks/results/classifier_oos_round15_2026-12-06c.md`` has the figures. To use them: add
-``*owner_rows()`` to the out-of-scope rows of ``build_labelled_set``, pass
-``row_weight=[ROW_WEIGHT if r.source.startswith(SOURCES) else 1.0 for r in rows]`` to
-``fitting.fit_all`` and refit.
+The same shapes and many of the same words (refund, charge, fee, membership, 退款, 会员费)
+sit on several sides, so the learned tier learns from *who* is named, not from the service
+word. Written from the issue's description and kinds of business in general; no family of
+``classifier_oos_families_test15.json`` or ``..._test16.json`` was read. All rows are for the
+``tune`` split.
 
-It lives in ``benchmarks/`` (moved from ``orchestrator/classifier/`` on 2026-12-06, issue 48:
-the library holds no code that nothing calls); to ship the rows, move it back beside
-``labelled_set.py`` with the hook-up above.
+Status (2026-12-06, round 16): NOT part of ``labelled_set.build_labelled_set`` and not in the
+shipped model. Round 16's candidates (these rows at :data:`ROW_WEIGHT`, each customer-service
+row also submitted as a post for review, row weights in the threshold search too) kept the
+eval's held-out accuracy and the main job's routes, but customer-service precision on the
+held-out split stayed one or two decisions under round 13's 0.9842 (best 0.9838), so nothing
+was shipped; ``benchmarks/results/classifier_oos_round16_2026-12-06d.md`` has the figures and
+``classifier_oos_round16_library.patch`` beside it the library change the candidates were
+fitted with (``classifier fit --fast-min 0.85``).
 """
 
 from __future__ import annotations
@@ -36,13 +38,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from orchestrator.classifier.labelled_phrases import Lang, Split
+from orchestrator.classifier.labelled_set import LabelledRequest, written_rows
 from orchestrator.routes import FALLBACK, Route
-
-if TYPE_CHECKING:
-    from orchestrator.classifier.labelled_set import LabelledRequest
 
 #: Writing shapes; ``{who}`` is the party named, ``{word}`` the service word.
 OWNER_SHAPES: dict[Lang, tuple[str, ...]] = {
@@ -79,6 +78,44 @@ OWNER_SHAPES: dict[Lang, tuple[str, ...]] = {
         "尊敬的工作人员：{who}至今未退还{word}，恳请告知下一步应如何办理。此致敬礼",
         "{who}这个月又涨{word}了，凭什么？",
         "转发：【{word}通知】{who}提醒您尽快缴纳{word}。这个要交吗？",
+    ),
+}
+
+#: The shapes of :data:`OWNER_SHAPES`, one for one, written with no party named.
+NO_PARTY_SHAPES: dict[Lang, tuple[str, ...]] = {
+    "en": (
+        "I was charged twice for the {word}, how do I get my money back?",
+        "hey so my {word} still hasnt been refunded?? what do i do",
+        "hi the {word} got taken 2x from me, how do i get it back lol",
+        "so um i got a {word} i dont recognise what am i supposed to do about it",
+        "1) the {word} was taken without asking 2) nobody answers the phone. What now?",
+        "Dear Sir or Madam, I am writing regarding my {word}, which has still not been "
+        "refunded. Could you advise me on the next steps? Kind regards",
+        "Last month we moved house and everything was chaos. The kids changed schools, my "
+        "partner started a new job and I barely opened the post. Yesterday I finally saw a "
+        "{word} I never agreed to. Can I get that back?",
+        "FW: {word} notice\n\n> Dear customer, a {word} has been added to your account.\n\n"
+        "what is this and do I have to pay it?",
+        "Is it normal to wait this long for the {word}?",
+        "It says the {word} is non-refundable. Is that even allowed?",
+        "Quick one: how do I cancel the {word}?",
+        "Why did the {word} go up again this month?",
+        "I've been waiting three weeks for my {word} to be sorted out. Who do I complain to?",
+        "can u help, i was double billed for the {word}",
+    ),
+    "zh": (
+        "{word}一直没退给我，怎么办？",
+        "您好，关于我的{word}问题，我已经等了两周了，请问该如何处理？谢谢。",
+        "凭什么乱扣我{word}！！！",
+        "事情是这样的：上个月我搬家，忙得焦头烂额，孩子也刚转学。昨天才发现多扣了我一笔{word}，"
+        "能退回来吗？",
+        "{word}被扣了两次，how can I get it back?",
+        "请问{word}可以退吗",
+        "说{word}不退，这合理吗？",
+        "这个{word}怎么取消啊",
+        "尊敬的工作人员：我的{word}至今未退还，恳请告知下一步应如何办理。此致敬礼",
+        "这个月{word}又涨了，凭什么？",
+        "转发：【{word}通知】您的{word}有变动，请及时查看。这是什么意思？",
     ),
 }
 
@@ -162,6 +199,8 @@ this shop: refund, delivery charge, order
 the seller: refund, order, replacement, shipping fee
 your support team: refund, return, exchange, order
 your courier: delivery fee, parcel, redelivery charge
+the courier: delivery fee, parcel, redelivery charge
+the delivery driver: parcel, delivery charge, order
 """,
     "zh": """
 你们：订单、退款、运费、货款
@@ -173,7 +212,50 @@ your courier: delivery fee, parcel, redelivery charge
 商家：退款、运费、换货、餐费
 卖家：退款、退货运费、货款、换货
 客服：退款、订单、换货、运费
+快递员：运费、包裹、快递费
+骑手：配送费、外卖餐费、订单
 """,
+}
+
+
+#: The shop's own service words for :data:`NO_PARTY_SHAPES` (nothing another business sells).
+UNNAMED_WORDS_TEXT: dict[Lang, str] = {
+    "en": "order, refund, delivery fee, shipping charge, restocking fee, return shipping fee, "
+    "order refund, redelivery charge, refund for the shoes, refund for my order, express delivery "
+    "charge, order total, gift card, parcel, return, replacement order",
+    "zh": "订单、退款、运费、货款、退货运费、配送费、订单退款、鞋子的退款、退货退款、"
+    "快递费、订单金额、包裹、换货、外卖餐费",
+}
+
+
+#: Shapes where another business is only mentioned (the story's gym, landlord or 物业) and
+#: the ask is about ``{word}``, a thing bought from the shop: the desk's own customer service.
+MENTIONED_SHAPES: dict[Lang, tuple[str, ...]] = {
+    "en": (
+        "{who} said the {word} I bought is fine, but where is my refund for it?",
+        "the courier left the {word} I ordered with {who}, can you send it again?",
+        "I need the {word} I ordered before my appointment with {who} on Friday. Where is it?",
+        "{who} recommended the {word}, so I ordered it here, and it arrived broken. Can I return "
+        "it?",
+        "Paid {who} already this month so money is tight: when will the refund for the {word} "
+        "I sent back come?",
+        "had to cancel with {who} cos i waited in all day for the {word} i ordered. where is it??",
+    ),
+    "zh": (
+        "{who}的人说我买的{word}没问题，可我申请的退款到哪了？",
+        "快递员把我买的{word}放到{who}那儿了，能重新派送吗？",
+        "下周要去{who}，我买的{word}能在那之前送到吗？",
+        "{who}推荐的{word}，我在你们这买了，结果收到是坏的，能退吗？",
+        "这个月刚交完{who}的钱，手头紧，我退回去的{word}什么时候退款？",
+    ),
+}
+
+#: Things bought from the shop, for :data:`MENTIONED_SHAPES`.
+MENTIONED_ITEMS_TEXT: dict[Lang, str] = {
+    "en": "toothbrush heads, running shoes, kettle, phone case, winter jacket, blender, desk "
+    "lamp, yoga mat, suitcase, baby monitor, printer ink, bath towels",
+    "zh": "电动牙刷、跑鞋、电水壶、手机壳、羽绒服、榨汁机、台灯、瑜伽垫、行李箱、婴儿监视器、"
+    "墨盒、浴巾",
 }
 
 
@@ -187,6 +269,12 @@ def _table(text: str) -> dict[str, tuple[str, ...]]:
 OTHER_BUSINESSES = {lang: _table(text) for lang, text in OTHER_BUSINESSES_TEXT.items()}
 #: The shop -> its own service words (parsed from :data:`THE_SHOP_TEXT`).
 THE_SHOP = {lang: _table(text) for lang, text in THE_SHOP_TEXT.items()}
+#: The shop's words for :data:`NO_PARTY_SHAPES` (parsed from :data:`UNNAMED_WORDS_TEXT`).
+UNNAMED_WORDS = {lang: tuple(re.split(r", |、", text)) for lang, text in UNNAMED_WORDS_TEXT.items()}
+#: Things bought from the shop (parsed from :data:`MENTIONED_ITEMS_TEXT`).
+MENTIONED_ITEMS = {
+    lang: tuple(re.split(r", |、", text)) for lang, text in MENTIONED_ITEMS_TEXT.items()
+}
 
 #: The weight of these rows in the learned tier's fit (others weigh 1): at full weight they
 #: taught the n-grams that a bill, a fee or a deposit is someone else's even in the eval's
@@ -194,39 +282,61 @@ THE_SHOP = {lang: _table(text) for lang, text in THE_SHOP_TEXT.items()}
 #: families still gain and held-out accuracy stays within 0.003.
 ROW_WEIGHT = 0.35
 
-#: The labelled set's sources of these rows (fallback, customer service).
-SOURCES = ("oos_service_other/", "cs_service_own/")
+#: The labelled set's names of the four sides: their sources are ``<name>/<lang>``.
+SIDES = ("oos_service_other", "cs_service_own", "cs_service_unnamed", "cs_service_mentioned")
 
-#: Fills per shape and side (at most): 14 x 18 English and 11 x 18 Chinese rows on each side
-#: (as many of the shop's own as of another business's, so that a shape leans to no side).
-PER_SHAPE = {"other": 18, "own": 18}
+#: Fills per shape and side (at most).
+PER_SHAPE = 18
 
 
 def _stable(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:8], "big")
 
 
-def owner_rows() -> Iterator[LabelledRequest]:
-    """Each shape of :data:`OWNER_SHAPES` filled with another business and its service words
-    (source ``oos_service_other/<lang>``, fallback) and with the shop and its own (source
-    ``cs_service_own/<lang>``, customer service), :data:`PER_SHAPE` fills each, picked by a
-    stable hash; every row in the ``tune`` split, a shape one phrasing family."""
-    from orchestrator.classifier.labelled_set import written_rows
+Tables = dict[Lang, dict[Split, dict[str, tuple[str, ...]]]]
 
-    sides = (
-        ("other", OTHER_BUSINESSES, FALLBACK, SOURCES[0]),
-        ("own", THE_SHOP, Route("customer_service"), SOURCES[1]),
-    )
-    for side, table, route, source in sides:
-        filled: dict[Lang, dict[Split, dict[str, tuple[str, ...]]]] = {}
-        for lang, shapes in OWNER_SHAPES.items():
-            pairs = [(who, word) for who, words in table[lang].items() for word in words]
-            families = filled.setdefault(lang, {}).setdefault("tune", {})
-            for s, shape in enumerate(shapes):
-                ranked = sorted(pairs, key=lambda pair: _stable("owner", shape, *pair))
-                texts = [shape.format(who=who, word=word) for who, word in ranked]
-                families[str(s)] = tuple(
-                    t[:1].upper() + t[1:] if k % 3 == 0 else t
-                    for k, t in enumerate(texts[: PER_SHAPE[side]])
-                )
-        yield from written_rows(filled, route, source.rstrip("/"), "owner")
+
+def _filled(
+    shapes_of: dict[Lang, tuple[str, ...]], table: dict[Lang, dict[str, tuple[str, ...]]], tag: str
+) -> Tables:
+    """Each shape filled with :data:`PER_SHAPE` (who, word) pairs of ``table`` at most, picked by
+    a stable hash; a shape is the phrasing family ``<tag><index>``, all in the ``tune`` split."""
+    filled: Tables = {}
+    for lang, shapes in shapes_of.items():
+        pairs = [(who, word) for who, words in table[lang].items() for word in words]
+        families = filled.setdefault(lang, {}).setdefault("tune", {})
+        for s, shape in enumerate(shapes):
+            ranked = sorted(pairs, key=lambda pair: _stable("owner", shape, *pair))
+            texts = [shape.format(who=who, word=word) for who, word in ranked]
+            families[f"{tag}{s}"] = tuple(
+                t[:1].upper() + t[1:] if k % 3 == 0 else t for k, t in enumerate(texts[:PER_SHAPE])
+            )
+    return filled
+
+
+def owner_tables() -> Iterator[tuple[str, Route, Tables]]:
+    """The four sides as (name of :data:`SIDES`, route, language -> split -> family -> texts),
+    for :func:`~.labelled_set.written_rows`: each shape of :data:`OWNER_SHAPES` filled with
+    another business and its service words (fallback) and with the shop and its own (customer
+    service); each of :data:`NO_PARTY_SHAPES` with the shop's words and each of
+    :data:`MENTIONED_SHAPES` with another business and a thing bought from the shop (customer
+    service). A shape's first three sides are one phrasing family (``<index>``), a mentioned
+    shape one of its own (``m<index>``)."""
+    cs = Route("customer_service")
+    unnamed = {lang: {"": words} for lang, words in UNNAMED_WORDS.items()}
+    mentioned = {
+        lang: {who: MENTIONED_ITEMS[lang] for who in others}
+        for lang, others in OTHER_BUSINESSES.items()
+    }
+    yield SIDES[0], FALLBACK, _filled(OWNER_SHAPES, OTHER_BUSINESSES, "")
+    yield SIDES[1], cs, _filled(OWNER_SHAPES, THE_SHOP, "")
+    yield SIDES[2], cs, _filled(NO_PARTY_SHAPES, unnamed, "")
+    yield SIDES[3], cs, _filled(MENTIONED_SHAPES, mentioned, "m")
+
+
+def owner_rows() -> Iterator[LabelledRequest]:
+    """The four sides' rows (:func:`owner_tables`), tune only; sources ``<side>/<lang>``,
+    families ``owner.<lang>.<shape>``. In round 16's candidates each weighed
+    :data:`ROW_WEIGHT` in the fit."""
+    for name, route, tables in owner_tables():
+        yield from written_rows(tables, route, name, "owner")
