@@ -122,16 +122,16 @@ _READ_VERB = re.compile(
 )
 #: What may stand before a bare request in its piece: courtesy, the order, 把.
 _BARE_BEFORE = re.compile(
-    r"(?:\s+|[#:\-]|ord-\d+|\b(?:ok|okay|so|just|then|and|now|hi|hello|hey|right|alright|well|"
+    r"(?:\s|[#:\-]|ord-\d+|\b(?:ok|okay|so|just|then|and|now|hi|hello|hey|right|alright|well|"
     r"please|pls|plz|kindly|yes|yeah|also|order|my|this|the|that|a|full|urgent|urgently|asap|"
     r"immediate|immediately|get|quick|quickly|only|actually|instead|on second thought)\b|"
     r"把|将|给|订单号?|我的|这个|这|该|单|那就|那么|那|就|直接|马上|立刻|立即|赶紧|尽快|急|好的|好|"
-    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送|最多|至多|最高|只|仅|改成|改为|换成)*",
+    r"请|麻烦|帮忙|的|嘅|收货|配送|送货|寄送|最多|至多|最高|只|仅|改成|改为|换成)*+",
     re.I,
 )
 #: What may follow a bare request in its piece: the order, courtesy, a particle.
 _BARE_AFTER = re.compile(
-    r"(?:\s+|[#\-.!！。~]|ord-\d+|\b(?:for|on|of|from|to|me|my|the|this|that|it|them|order|"
+    r"(?:\s|[#\-.!！。~]|ord-\d+|\b(?:for|on|of|from|to|me|my|the|this|that|it|them|order|"
     r"number|no|item|purchase|payment|card|account|original|please|pls|plz|now|asap|right|"
     r"away|straight|immediately|today|thanks|thank|you|thx|ty|cheers|then|request|full|fully|"
     r"in|amount|total|entire|whole|too|a|an|"
@@ -144,7 +144,7 @@ _BARE_AFTER = re.compile(
     r"[$€£¥￥]|\d+(?:[.,]\d+)*|"
     r"吧|一下|下|谢谢|谢了|多谢|唔该|啦|呗|哈|呀|啊|嘛|哦|喔|订单号?|这个|这单|的|掉|给我|全额|全款|"
     r"马上|立即|立刻|现在|尽快|请|麻烦|急|号|申请|一半|部分|美元|元|块钱?|就行|就好|就可以|就够了?|"
-    r"最多|至多|不超过|以内|封顶|上限|为限)*",
+    r"最多|至多|不超过|以内|封顶|上限|为限)*+",
     re.I,
 )
 #: The words that open a reason ("because", "since", 因为): what follows is the customer's why.
