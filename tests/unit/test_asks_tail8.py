@@ -63,7 +63,9 @@ def test_the_reply_asks_back_in_plain_words(text: str, lang: Lang, says: str) ->
     """An ask with a tail of no kind that goes with it is asked back, never given the words
     that would ask for the write (cs13: they read as if the customer had asked)."""
     hint = how_to_ask(text, lang)
-    assert hint is not None and says in hint and 'say "' not in hint and "请直接说" not in hint, hint
+    assert hint is not None and says in hint and 'say "' not in hint and "请直接说" not in hint, (
+        hint
+    )
 
 
 @pytest.mark.parametrize(
