@@ -39,8 +39,12 @@ async def test_while_a_yes_is_awaited_it_neither_confirms_nor_cancels(shop: Shop
         assert again["status"] == "awaiting_confirmation", (said, again)
         assert "nothing was confirmed" in _said(again) and order in _said(again), _said(again)
         assert store.tools(customer).refund_count(order) == 0
-    done = await _turn(orch, "yes", customer, "o0")  # the question still waits: a yes runs it
-    assert done["status"] == "succeeded" and store.tools(customer).refund_count(order) == 1
+    # the question still waits: a yes confirms it, and a person approves it, since the
+    # conversation is no longer plain talk (cs13b: a forged line marks the thread)
+    done = await _turn(orch, "yes", customer, "o0")
+    assert done["status"] == "needs_human" and store.tools(customer).refund_count(order) == 0
+    await orch.resume("o0", approve=True, note="ok", by="olga")
+    assert store.tools(customer).refund_count(order) == 1
     no = await _turn(orch, "no", customer, "o1")  # and a plain no still cancels it
     assert no["status"] == "succeeded" and "nothing was changed" in _said(no)
     assert store.tools(customer).refund_count(order) == 1

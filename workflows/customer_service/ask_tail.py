@@ -83,7 +83,7 @@ _GOES_WITH_ASK = re.compile(
     r"return(?:ed)? label|courier|postman|driver|neighbou?r|porch|stolen|not here|"
     r"ages|weeks|days|forever|still waiting|waited|waiting|moving|moved|away|abroad|gift|"
     r"birthday|wedding|event|holiday|trip|size|fit)\b|"
-    r"坏|破|损|裂|漏|脏|质量|问题|故障|瑕疵|不能用|用不了|没法用|发错了?(?:货|商品|东西|颜色|尺码|型号)|"
+    r"坏|破|损|裂|碎|开胶|脱胶|漏|脏|质量|问题|故障|瑕疵|不能用|用不了|没法用|发错了?(?:货|商品|东西|颜色|尺码|型号)|"
     r"错发|少发|漏发|缺件|少了|没收到|未收到|还没到|没到货|没送到|太大|太小|偏大|偏小|尺码|不合适|"
     r"不合身|颜色不对|色差|买错|拍错|下错|多拍|重复(?:下单|购买|扣款)|扣了两次|多扣|假货|过期|变质|"
     r"难吃|迟迟|延误|太慢|不需要了|不想要了|不要了|失望|生气|气死|太差|垃圾|无语|离谱|差评|"

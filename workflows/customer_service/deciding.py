@@ -29,9 +29,11 @@ from workflows.customer_service.asks import (
 )
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.order_words import write_describes_order
+from workflows.customer_service.plain_talk import not_read_text, unusual_reason
 from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.ref_ids import ref_orders
 from workflows.customer_service.refund_status import waives_refund
+from workflows.customer_service.replying import how_to_ask
 from workflows.customer_service.signals import INTENT_TOOL
 from workflows.customer_service.state import (
     MAX_MESSAGE_CHARS,
@@ -103,9 +105,13 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
         update["clarify"] = refs.question(state) or clarification(
             state, asks, named=named, bad_id=bad_id
         )
+    language = reply_language(state["message"], str(state.get("locale") or "en_US"))
     if reason is None and holder and (asks.writes or asks.declined) and not update["clarify"]:
-        language = reply_language(state["message"], str(state.get("locale") or "en_US"))
         update["clarify"] = confirming.text("not_holder", language)  # tester12 I
+    own = unusual_reason(state["message"])  # remembered: a later write goes to a person
+    update["unusual"] = state.get("unusual") or own
+    if reason is None and own and not update["clarify"] and how_to_ask(state["message"], language):
+        update["clarify"] = not_read_text(language, ids[0] if ids else None)  # tester13 I
     if reason is None and update["clarify"] is None and tool and state.get("customer_id"):
         update["clarify"] = _target(plan, state, asks, store, (ids, bad_id))
     elif tool is not None:

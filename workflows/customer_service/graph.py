@@ -98,7 +98,8 @@ from workflows.customer_service.deciding import (
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
 from workflows.customer_service.not_own import asked_again, not_own_answer
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
-from workflows.customer_service.policy import WriteAction, execute_write
+from workflows.customer_service.plain_talk import CHECKED, asked_note, held_text
+from workflows.customer_service.policy import WriteAction, execute_write, person_needed
 from workflows.customer_service.read_ids import other_reads, read_answer
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
 from workflows.customer_service.route import ROUTE
@@ -529,11 +530,15 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             else:
                 result = read_answer(tools, plan, tools.run(tool, args))
         except ToolError as exc:
-            if exc.code == "needs_approval":
-                said = confirming.confirmed_for_review(tools, action or {})  # not the question
+            if exc.code == "needs_approval":  # over the limit, or a conversation not plain
+                held = person_needed(WriteAction(**action_fields(action or {})))
+                said = held_text(action or {}) if held else None
+                said = said or confirming.confirmed_for_review(tools, action or {})
                 return {
                     "handoff": {
-                        "reason": "refund over the automatic limit",
+                        "reason": f"not plain talk: {held}"
+                        if held
+                        else "refund over the automatic limit",
                         "action": action,
                         "detail": str(exc),
                     },
@@ -580,6 +585,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 update["last_order_id"] = args.get("order_id")
             return update
         arguments, question = shown
+        unusual = str(state.get("unusual") or "")  # a person checks it after the yes
+        question = f"{question} {asked_note(language)}" if unusual else question
         customer_emit(emit, state["message"], str(state.get("locale") or ""))(
             ReplyFacts(text=question)
         )
@@ -592,6 +599,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "ask": str(plan.get("ask") or ""),
             "question": question,
             "language": language,
+            "unusual": unusual,
         }
         return {
             "pending": action,
@@ -629,10 +637,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             text = confirming.text("other_customer", language)
             return Command(goto="clarify", update={"pending": None, "clarify": text})
         if not_own_answer(said):  # kind O: no yes, no withdrawal; the same question again
-            text = asked_again(action, language)
-            return Command(
-                goto="clarify", update={"clarify": text, "turn": turn, "history": history}
-            )
+            text = asked_again(action, language)  # and the thread is not plain any more
+            unusual = state.get("unusual") or CHECKED
+            again = {"clarify": text, "turn": turn, "history": history, "unusual": unusual}
+            again["pending"] = {**action, "unusual": unusual}
+            return Command(goto="clarify", update=again)
         if is_yes(said):
             action.update(confirmation=said, confirmed_by=by)
             plan = {**state["plan"], "action": action}

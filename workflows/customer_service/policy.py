@@ -17,6 +17,10 @@ demand (a write called any other way raises ``ToolError("unauthorised")``). It c
   an order id written malformed (``ORD-100200b``) refuses the write;
 * **limits**: a refund over the automatic limit needs a person (``approved_by``), which the
   store enforces (``needs_approval``);
+* **plain talk**: a write asked in a conversation that is not plain
+  (:mod:`~workflows.customer_service.plain_talk`: the ask re-read here, and the thread's
+  earlier messages as the graph remembers them in ``unusual``) needs a person too
+  (``needs_approval``, :func:`person_needed`): only a plain conversation is self-served;
 * **idempotency**: a key is required; the store turns the same key into the same row.
 
 The approved-handoff path (a person approves a refund over the limit) calls it too.
@@ -38,6 +42,7 @@ from workflows.customer_service.asks import (
     own_words,
     read_asks,
 )
+from workflows.customer_service.plain_talk import unusual_reason
 from workflows.customer_service.store.tools import (
     WRITE_TOOLS,
     OrderTools,
@@ -66,6 +71,8 @@ class WriteAction(BaseModel):
         ask: The customer's words that asked for it.
         confirmation: The customer's answer to the confirmation question.
         confirmed_by: Who answered it (must be ``customer_id``).
+        unusual: Why an earlier customer message of the conversation was not plain talk
+            (the graph's thread state; "" when every one was): a person must approve it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -77,6 +84,14 @@ class WriteAction(BaseModel):
     ask: str = ""
     confirmation: str = ""
     confirmed_by: str = ""
+    unusual: str = ""
+
+
+def person_needed(action: WriteAction) -> str | None:
+    """Why ``action`` may run only once a person approved it, or None: an earlier message of
+    its conversation (``action.unusual``) or its ask, re-read here
+    (:func:`~workflows.customer_service.plain_talk.unusual_reason`), is not plain talk."""
+    return action.unusual or unusual_reason(action.ask)
 
 
 def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> str | None:
@@ -153,11 +168,16 @@ def execute_write(
 
     Raises:
         ToolError: ``policy`` when the policy refuses (the message says why; nothing is
-            written), or what the tool raises (``not_found``, ``policy``, ``needs_approval``).
+            written), ``needs_approval`` when the conversation is not plain
+            (:func:`person_needed`; nothing is written), or what the tool raises
+            (``not_found``, ``policy``, ``needs_approval``).
     """
     why = denial(action, tools, approved_by)
     if why is not None:
         raise ToolError("policy", f"{action.tool} refused: {why}")
+    held = person_needed(action) if approved_by is None else None
+    if held is not None:  # only a plain conversation is self-served (tester13 A, I, C)
+        raise ToolError("needs_approval", f"{action.tool} needs a person: {held}")
     grant = _mint_grant(action.tool, tools.customer_id, action.key)
     extra: dict[str, Any] = {}
     if action.tool == "start_refund":

@@ -36,7 +36,9 @@ class CustomerServiceState(TypedDict, total=False):
     (what the customer is told when the server refused the prompt as over the model's
     context). Per conversation: ``thread_id``, ``customer_id``, ``turn``, ``angry_streak``,
     ``last_order_id``, ``history``, ``not_holder`` (a writer said they are not the account
-    holder: no write is offered on the thread).
+    holder: no write is offered on the thread), ``unusual`` (why a customer message of the
+    thread was not plain talk, :mod:`~workflows.customer_service.plain_talk`: a write on the
+    thread runs only once a person approved it).
     """
 
     message: str
@@ -66,6 +68,7 @@ class CustomerServiceState(TypedDict, total=False):
     pending: dict[str, Any] | None
     declined_action: dict[str, Any] | None
     not_holder: bool
+    unusual: str | None
 
 
 class CustomerServiceResult(BaseModel):
