@@ -69,10 +69,9 @@ from chainlit.server import app as chainlit_app
 from chainlit.utils import wrap_user_function
 from handoff_console import console, decide
 from reports import MAX_UPLOAD_BYTES, moderate, report
-from service_client import call, md, me
+from service_client import USERS, call, current, md, me, read_users
 from turn import run_turn
 
-USERS = Path(os.environ.get("ORCH_UI_USERS", "users.json"))
 HISTORY_URL = os.environ.get("ORCH_UI_DATABASE_URL", "")
 #: Where the history keeps charts and files (``ui/element_store.py``): beside the user file.
 FILES = Path(os.environ.get("ORCH_UI_FILES") or USERS.resolve().parent / "ui_files")
@@ -111,19 +110,6 @@ def _cost(users: dict[str, dict[str, Any]]) -> int:
 
 
 # --- sign-in and the service's caller token ---------------------------------------------------
-def read_users() -> dict[str, dict[str, Any]]:
-    """The user file's users; ``{}`` when it is missing or broken (nobody can sign in), and
-    without entries that are not objects (a hand-edited file: no sign-in then fails with a
-    traceback)."""
-    try:
-        users = json.loads(USERS.read_text(encoding="utf-8")).get("users", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
-    if not isinstance(users, dict):
-        return {}
-    return {name: user for name, user in users.items() if isinstance(user, dict)}
-
-
 def _password_ok(password: str, hashed: bytes) -> bool:
     try:
         return bcrypt.checkpw(password.encode(), hashed)
@@ -193,7 +179,7 @@ def data_layer() -> SQLAlchemyDataLayer | None:
 @cl.set_chat_profiles
 async def profiles(user: cl.User | None) -> list[cl.ChatProfile]:
     """An operator's console, or a customer's chat."""
-    role = (getattr(user, "metadata", None) or {}).get("role")
+    role = current(str(getattr(user, "identifier", "")))["role"]  # as the user file has it now
     if role == "operator":
         return [
             cl.ChatProfile(

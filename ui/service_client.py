@@ -10,6 +10,7 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import chainlit as cl
@@ -18,6 +19,10 @@ import jwt
 
 SERVICE = os.environ.get("ORCH_UI_SERVICE_URL", "http://127.0.0.1:8765").rstrip("/")
 SECRET = os.environ.get("ORCH_UI_SECRET", "")
+#: The user file (``orchestrator ui-user`` writes it): read at each sign-in and each request.
+USERS = Path(os.environ.get("ORCH_UI_USERS", "users.json"))
+#: The roles a person may have.
+ROLES = ("customer", "operator")
 #: Seconds the app keeps an idle connection to the service.
 KEEPALIVE_S = 600.0
 UNREACHABLE = "the assistant's service is not answering right now; please try again in a minute"
@@ -53,20 +58,42 @@ def safe_name(name: object, limit: int = 60) -> str:
     return base
 
 
+def read_users() -> dict[str, dict[str, Any]]:
+    """The user file's users; ``{}`` when it is missing or broken (nobody can sign in), and
+    without entries that are not objects (a hand-edited file: no sign-in then fails with a
+    traceback)."""
+    try:
+        users = json.loads(USERS.read_text(encoding="utf-8")).get("users", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(users, dict):
+        return {}
+    return {name: user for name, user in users.items() if isinstance(user, dict)}
+
+
+def current(name: str) -> dict[str, Any]:
+    """``name`` as the user file has them now: ``{"name", "role", "customer_id"}``; role None
+    when the file no longer has them as a customer with a customer id or an operator.
+
+    Read at every request, not taken from the sign-in: a person removed or given another role
+    or customer id with ``orchestrator ui-user`` while signed in kept the old rights until
+    their session ended (tester13 N2: a removed operator approved a refund)."""
+    user = read_users().get(name) or {}
+    role = user.get("role") if user.get("role") in ROLES else None
+    customer = user.get("customer_id") if role == "customer" else None
+    if role == "customer" and not customer:
+        role = None
+    return {"name": name, "role": role, "customer_id": customer}
+
+
 def me() -> dict[str, Any]:
-    """The signed-in person: ``{"name", "role", "customer_id"}``."""
+    """The signed-in person as the user file has them now (:func:`current`)."""
     user = cl.context.session.user or cl.user_session.get("user")
-    meta = dict(getattr(user, "metadata", None) or {})
-    return {
-        "name": getattr(user, "identifier", ""),
-        "role": meta.get("role", "customer"),
-        "customer_id": meta.get("customer_id"),
-    }
+    return current(str(getattr(user, "identifier", "")))
 
 
-def token() -> str:
+def token(who: dict[str, Any]) -> str:
     """A caller token for the service (``orchestrator.ui.auth``: HS256, five minutes)."""
-    who = me()
     now = int(time.time())  # the claims orchestrator.ui.auth.read_caller requires
     claims = {
         "sub": who["name"],
@@ -81,8 +108,10 @@ def token() -> str:
 
 
 def auth() -> dict[str, str]:
-    """The ``Authorization`` header of a request to the service."""
-    return {"Authorization": f"Bearer {token()}"}
+    """The ``Authorization`` header of a request to the service; none (the service answers
+    401) for a person the user file no longer has."""
+    who = me()
+    return {"Authorization": f"Bearer {token(who)}"} if who["role"] else {}
 
 
 def service_error(status: int, body: bytes) -> str:
