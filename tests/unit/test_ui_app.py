@@ -140,7 +140,14 @@ def turns(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[str, Any]
         pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
     script = tmp_path_factory.mktemp("ui_app") / "probe.py"
     script.write_text(PROBE)
+    # the app reads each person's role from the user file at every request (ui13)
+    users = {
+        "ann": {"role": "customer", "customer_id": "C00001", "password_hash": "-"},
+        "olga": {"role": "operator", "customer_id": None, "password_hash": "-"},
+    }
+    (script.parent / "users.json").write_text(json.dumps({"users": users}))
     env = {**os.environ, "CHAINLIT_APP_ROOT": str(UI), "PYTHONPATH": str(UI)}
+    env["ORCH_UI_USERS"] = str(script.parent / "users.json")
     done = subprocess.run(
         [str(PYTHON), str(script)], cwd=UI, env=env, capture_output=True, text=True, timeout=300
     )
