@@ -63,10 +63,13 @@ STORY = "a sentence of no kind that goes with an ask"
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d))+[.!?。！？]*")
 #: A question: a question mark, or a final 吗/么/呢 (a read, not a statement).
 _QUESTION = re.compile(r"[?？]\W*$|(?:吗|么|呢)\W*$")
-#: A greeting, or a sign-off with a name ("Good morning", "Regards, Tom", "- Ann").
+#: A greeting, politeness, or a sign-off with a name ("Good morning", "Sorry to bother you",
+#: "Regards, Tom", "- Ann").
 _SIGN_OFF = re.compile(
     r"^(?:good (?:morning|afternoon|evening|day)|hi there|hello there|dear (?:team|support|sir|"
     r"madam|all)|早上好|下午好|晚上好)[\s,!]*(?:team|all|there)?$|"
+    r"^(?:sorry(?: to (?:bother|trouble) you| for the (?:trouble|bother))?|excuse me|"
+    r"hope (?:you'?re|you are) (?:well|doing well)|不好意思(?:打扰了?)?|打扰了|抱歉打扰了?)$|"
     r"^(?:(?:kind |best |warm )?regards|best wishes|best|sincerely|yours(?: sincerely| truly)?|"
     r"cheers|thanks|thank you|many thanks|br|-+)[\s,]*[a-z][a-z .'-]{0,30}$"
 )
@@ -164,7 +167,7 @@ def _sentence_reason(sentence: str) -> str | None:
         return None
     if _about_who(low) or not_the_holder(low):
         return WHO
-    if _SIGN_OFF.match(low.strip(" .!")) or is_yes(sentence) or is_no(sentence):
+    if _SIGN_OFF.match(low.strip(" .!。！，,~")) or is_yes(sentence) or is_no(sentence):
         return None
     question = bool(_QUESTION.search(low))
     asks = read_asks(sentence)
