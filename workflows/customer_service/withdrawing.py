@@ -110,8 +110,13 @@ _NAMED = {
         rf"no need (?:for|of))\s+{_DET}(?:refund\w*|money back|reimbursement|it|this|that|them)"
         r"(?:\s+back)?"
         + _TAIL_EN
-        + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse|"
-        r"process|issue|send)\b|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
+        + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse)\b"
+        # "process", "issue" and "send" name the refund only with it as their object, or none
+        # ("don't send it"; "don't send a technician" withdraws nothing: tester13 D)
+        r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:process|issue|send)"
+        rf"(?:\s+(?:it|that|this|them|{_DET}(?:refund\w*|money|reimbursement|payment)))?"
+        + _TAIL_EN
+        + r"|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
         r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|唔好|不)(?:再)?(?:要)?"
         r"(?:给我|帮我|帮)?(?:退款|退钱|退(?![货换]))(?!不行|不可|是不行)",
         re.I,
