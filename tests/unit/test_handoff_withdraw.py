@@ -164,6 +164,21 @@ async def test_a_withdrawal_writes_nothing_and_a_later_approval_is_refused(
     assert [(r.decision, r.decided_by) for r in rows] == [("withdrawn", f"customer:{customer}")]
 
 
+async def test_a_withdrawal_turn_says_nothing_of_a_person(
+    waiting: tuple[Settings, OrderStore, str, str],
+) -> None:
+    """The handoff node runs again from its start when it is resumed: it emitted a second
+    handoff event, so the withdrawal turn also said "handed to a person" (tester13 M)."""
+    settings, _, customer, _ = waiting
+    telemetry = TelemetryStore(settings.database_url)
+    async with open_workflow(settings) as workflow:
+        orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+        turn = Request(text="I withdraw my refund request", thread_id="w", customer_id=customer)
+        kinds = [event.kind async for event in orch.stream(turn)]
+    telemetry.close()
+    assert "handoff" not in kinds and kinds[-1] == "done", kinds
+
+
 async def test_a_message_that_is_no_withdrawal_waits_and_the_person_sees_it(
     waiting: tuple[Settings, OrderStore, str, str],
 ) -> None:

@@ -690,11 +690,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "tool_results": state.get("tool_results") or [],
             "reply_so_far": (state.get("reply") or {}).get("text", "")[:1000],
         }
-        if self.store is not None:
-            self.store.record_handoff(
-                thread_id, turn, state.get("customer_id"), str(handoff.get("reason")), context
-            )
-        emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
+        new = self.store is None or self.store.record_handoff(
+            thread_id, turn, state.get("customer_id"), str(handoff.get("reason")), context
+        )
+        if new:  # not again when resumed (the node runs from its start): tester13 M
+            emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
         decision = interrupt({"thread_id": thread_id, "turn": turn, **context})
         if isinstance(decision, dict) and decision.get("withdrawn"):  # the customer's own
             return withdrawn_update(state, handoff, decision)

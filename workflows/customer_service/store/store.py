@@ -171,8 +171,13 @@ class OrderStore:
 
     def record_handoff(
         self, thread_id: str, turn: int, customer_id: str | None, reason: str, context: dict
-    ) -> None:
-        """Record that ``thread_id`` waits for a person at ``turn`` (idempotent per turn)."""
+    ) -> bool:
+        """Record that ``thread_id`` waits for a person at ``turn`` (idempotent per turn).
+
+        Returns:
+            True when this call recorded it; False when the turn's record was there already
+            (the graph's handoff node runs again when it is resumed) or another process
+            recorded it first."""
         with self.sessions() as session:
             row = session.scalar(
                 select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
@@ -194,6 +199,9 @@ class OrderStore:
                     session.commit()
                 except IntegrityError:  # another process recorded it first: one row per turn
                     session.rollback()
+                    return False
+                return True
+            return False
 
     def resolve_handoff(self, thread_id: str, turn: int, status: str, note: str) -> None:
         """Mark the handoff of ``thread_id`` at ``turn`` approved or rejected, if it still
