@@ -111,7 +111,8 @@ _SOMEBODY = (
     r"husband|wife|partner|son|daughter|mum|mom|mother|dad|father|brother|sister|friend|"
     r"assistant|secretary|carer|caregiver|colleague|boss|nanny|flatmate|roommate"
 )
-_OTHER_PERSON = (
+#: Another person than the writer (public: plain_talk reads the same people).
+OTHER_PERSON = (
     rf"(?:{_SOMEBODY}|spouse|boyfriend|girlfriend|parents?|kids?|child(?:ren)?|sibling|aunt|"
     r"uncle|cousin|grand\w+|niece|nephew|in-laws?|housemate|neighbou?r|co-?worker|employer|"
     r"client|landlord|landlady|tenant|owner's|holder's)"
@@ -121,8 +122,8 @@ _WHOSE_ACCOUNT = (
     r"purchaser|access to)"
 )
 _NOT_THE_CUSTOMER += (
-    rf"|\b{_OTHER_PERSON}\b[^.!?;\n]{{0,60}}?\b{_WHOSE_ACCOUNT}\b"
-    rf"|\b{_WHOSE_ACCOUNT}\b[^.!?;\n]{{0,60}}?\b{_OTHER_PERSON}(?!\w)"
+    rf"|\b{OTHER_PERSON}\b[^.!?;\n]{{0,60}}?\b{_WHOSE_ACCOUNT}\b"
+    rf"|\b{_WHOSE_ACCOUNT}\b[^.!?;\n]{{0,60}}?\b{OTHER_PERSON}(?!\w)"
     # the writer names themselves as someone's somebody ("hi, I'm Tom, Jane's husband")
     rf"|\b(?:i'?m|i am|it'?s)\s+[a-z]+,?\s+(?:her|his|their|[a-z]+'s)\s+(?:{_SOMEBODY})\b"
     # 这号是我哥的 (号 alone for the account), 我帮我妈问的 (asking for a relative: tester12 I)
@@ -155,7 +156,7 @@ _NOT_THE_CUSTOMER += (
     r"carer|caregiver|secretary|assistant|trustee|administrator|power of attorney)\s+"
     r"(?:of|for|to)\b"
     r"|(?<!real )\bestate\b(?! agent)|\b(?:his|her|their|[a-z]+'s) affairs\b"
-    rf"|\b(?:my|our|his|her|their|the) late (?:{_OTHER_PERSON}|mr|mrs|ms|dr)\b"
+    rf"|\b(?:my|our|his|her|their|the) late (?:{OTHER_PERSON}|mr|mrs|ms|dr)\b"
     r"|\b(?:i'?m|i am) not (?:the |a |an )?(?:account |card )?(?:holder|owner|customer|buyer|"
     r"purchaser|user)\b|\b(?:i'?m|i am) not the (?:person|one) who (?:opened|owns|made|set up|"
     r"holds|registered|placed|paid)\b"

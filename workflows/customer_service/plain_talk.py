@@ -43,7 +43,7 @@ import re
 from typing import Any
 
 from workflows.customer_service.ask_later import (
-    _OTHER_PERSON,  # the people a writer may act for, listed once there
+    OTHER_PERSON,
     PEOPLE_ZH,
     not_the_holder,
 )
@@ -83,7 +83,7 @@ _PERSON_ZH = (
 #: A gift: the other person only receives the goods ("I bought it for my mum", 给我妈买的).
 _GIFT = re.compile(
     r"\b(?:bought|ordered|got|purchased|gift|present|birthday)\b[^.!?]{0,40}?\bfor (?:my|our) "
-    rf"{_OTHER_PERSON}\b|(?:给|送给?)(?:我的?)?{_PERSON_ZH}(?:买|订|挑|送)?的?(?:礼物)?"
+    rf"{OTHER_PERSON}\b|(?:给|送给?)(?:我的?)?{_PERSON_ZH}(?:买|订|挑|送)?的?(?:礼物)?"
 )
 _WHO_EN = re.compile(
     # the writer says who they are: "I'm the …", "this is his …", "I am not …"
@@ -92,7 +92,7 @@ _WHO_EN = re.compile(
     r"\b(?:i'?m|i am)\s+not\b(?!\s+(?:happy|satisfied|pleased|impressed|sure|able|going|"
     r"interested|getting|receiving|using|keeping|amused)\b)|"
     # another person, theirs or someone's ("my aunt", "Tom's carer", "her login")
-    rf"\b(?:[a-z]+'s|my|our|his|her|their|your|the)\s+(?:late\s+|own\s+)?{_OTHER_PERSON}\b|"
+    rf"\b(?:[a-z]+'s|my|our|his|her|their|your|the)\s+(?:late\s+|own\s+)?{OTHER_PERSON}\b|"
     r"\b[a-z]+'s\s+(?:account|login|profile|details|card|phone|laptop|computer|e-?mail|name|"
     r"behalf|estate|affairs|orders?|shopping)\b|\b(?:him|her|someone|somebody)\b|"
     # an account, a login, acting for someone, a death

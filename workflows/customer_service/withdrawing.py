@@ -96,6 +96,9 @@ def _object_forms(en_nouns: str, zh_nouns: str) -> str:
     )
 
 
+#: "Don't" / "no need to" before a verb of the refund.
+_NOT_TO = r"(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)"
+
 #: The customer's own withdrawal of each kind of pending write, in words that name it: a
 #: withdrawal verb on it (:func:`_object_forms`), or the write itself negated ("I don't want
 #: the refund any more", "no need to refund", 不用退了, 别退款, 不取消了, 地址不改了). Each is
@@ -108,12 +111,10 @@ _NAMED = {
         r"(?:rather|prefer(?: to)?) not)(?:\s+to)?"
         r"(?:\s+(?:get|have|receive|take|go through with))?|"
         rf"no need (?:for|of))\s+{_DET}(?:refund\w*|money back|reimbursement|it|this|that|them)"
-        r"(?:\s+back)?"
-        + _TAIL_EN
-        + r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:refund|reimburse)\b"
+        r"(?:\s+back)?" + _TAIL_EN + rf"|\b{_NOT_TO}\s+(?:refund|reimburse)\b"
         # "process", "issue" and "send" name the refund only with it as their object, or none
         # ("don't send it"; "don't send a technician" withdraws nothing: tester13 D)
-        r"|\b(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)\s+(?:process|issue|send)"
+        rf"|\b{_NOT_TO}\s+(?:process|issue|send)"
         rf"(?:\s+(?:it|that|this|them|{_DET}(?:refund\w*|money|reimbursement|payment)))?"
         + _TAIL_EN
         + r"|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
