@@ -88,7 +88,7 @@ MAX_CHARS = 8000
 TICK_S = 4.0
 #: The moderation panel: a composer button; the post typed with it is moderated.
 MODERATE = "Moderate"
-CONSOLE = "Operator console"
+CONSOLE = history_guard.CONSOLE
 CHAT = "Customer chat"
 throttle.install(chainlit_app)  # the sign-in's client address
 
@@ -143,7 +143,8 @@ async def sign_in(username: str, password: str) -> cl.User | None:
 
 
 class HistoryLayer(SQLAlchemyDataLayer):
-    """Chainlit's SQLAlchemy data layer, with a thread nobody wrote reported as missing.
+    """Chainlit's SQLAlchemy data layer, showing a thread only while its author may still read
+    it (``history_guard.may_read``: the user file now, at every read), else as missing.
 
     Chainlit's own ``get_thread_author`` raises ``ValueError`` for an unknown thread id, which
     its server answers with a 500 and a traceback in the log; an empty author is what its
@@ -151,11 +152,58 @@ class HistoryLayer(SQLAlchemyDataLayer):
     """
 
     async def get_thread_author(self, thread_id: str) -> str:
-        """The user who owns ``thread_id``, or ``""`` when no such thread is stored."""
-        try:
-            return await super().get_thread_author(thread_id)
-        except ValueError:
-            return ""
+        """The user who owns ``thread_id`` and may read it now, else ``""`` (a 404)."""
+        row = await self._stored(thread_id)
+        author = str(row["author"] or "") if row else ""
+        return author if row and history_guard.may_read(author, row["meta"]) else ""
+
+    async def _stored(self, thread_id: str) -> dict[str, Any] | None:
+        """The stored thread's ``author`` and ``meta`` (its metadata), or None."""
+        rows = await self.execute_sql(
+            query='SELECT "userIdentifier" AS author, "metadata" AS meta FROM threads '
+            'WHERE "id" = :id',
+            parameters={"id": thread_id},
+        )
+        return rows[0] if isinstance(rows, list) and rows else None
+
+    async def get_thread(self, thread_id: str) -> Any:
+        """The thread (the socket's resume and the element route read it), or None when its
+        author may not read it now."""
+        thread = await super().get_thread(thread_id)
+        if thread and not history_guard.may_read(
+            str(thread.get("userIdentifier") or ""), thread.get("metadata")
+        ):
+            return None
+        return thread
+
+    async def update_thread(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
+        """Chainlit's update, except that who made the thread and in which profile
+        (``history_guard.KEPT_KEYS``), once stored, stay as they are: a later session that
+        writes its metadata (a demoted operator reopening the console's thread) never makes
+        the thread theirs as they are now."""
+        if metadata and any(k in metadata for k in history_guard.KEPT_KEYS):
+            row = await self._stored(thread_id)
+            stored = history_guard.metadata_of(row["meta"] if row else None)
+            kept = {k for k in history_guard.KEPT_KEYS if k in stored}
+            metadata = {k: v for k, v in metadata.items() if k not in kept}
+        await super().update_thread(thread_id, name, user_id, metadata, tags)
+
+    async def list_threads(self, pagination: Any, filters: Any) -> Any:
+        """The thread list's page, less the threads their author may not read now."""
+        page = await super().list_threads(pagination, filters)
+        page.data = [
+            t
+            for t in page.data
+            if history_guard.may_read(str(t.get("userIdentifier") or ""), t.get("metadata"))
+        ]
+        return page
 
 
 #: What the customer reads for a handoff's recorded status (``cs_handoffs.status``).
@@ -228,6 +276,8 @@ async def set_commands() -> None:
 
 @cl.on_chat_start
 async def start() -> None:
+    # who made the thread, kept with it: history_guard.may_read checks it at every read
+    cl.user_session.set(history_guard.OWNER_KEY, history_guard.owner_record(me()))
     cl.user_session.set("preset", "balanced")
     await set_commands()
     start_ticker()

@@ -15,10 +15,18 @@ Chainlit 2.12 leaves two of its history routes to the page:
   runs.
 
 Each route is added ahead of Chainlit's (``element_store.route_first``).
+
+Reading a thread (the thread list, a thread opened again, its elements, the socket's resume)
+goes through the app's data layer (``app.HistoryLayer``), which shows a thread only while
+:func:`may_read` allows it: its author is in the user file *now*, as the role and customer
+they had when they made it (tester13: a removed or demoted operator still read their console
+thread, with other customers' cases in it, until the sign-in cookie expired; their actions
+were already refused, as ``service_client.current`` reads the file at every request).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from chainlit.auth import get_current_user
@@ -27,6 +35,15 @@ from chainlit.server import delete_feedback, update_feedback
 from chainlit.types import DeleteFeedbackRequest, UpdateFeedbackRequest
 from element_store import route_first
 from fastapi import Depends, HTTPException, Request
+from service_client import current
+
+#: The operator's chat profile: a thread made in it holds other customers' cases.
+CONSOLE = "Operator console"
+#: The thread metadata key (the user session's, persisted with it) that records who made the
+#: thread: ``{"role", "customer_id"}`` as the user file had them then (``app.start``).
+OWNER_KEY = "owner"
+#: Thread metadata that, once stored, no later session rewrites (``app.HistoryLayer``).
+KEPT_KEYS = (OWNER_KEY, "chat_profile")
 
 #: The thread of a step, when that thread is the user's.
 _OWN_STEP = """SELECT s."threadId" AS thread FROM steps s JOIN threads t ON t."id" = s."threadId"
@@ -100,3 +117,35 @@ def guard_feedback() -> None:
 
     route_first("/feedback", rate, "PUT")
     route_first("/feedback", unrate, "DELETE")
+
+
+def owner_record(who: dict[str, Any]) -> dict[str, Any]:
+    """What :data:`OWNER_KEY` keeps of ``who`` (``service_client.current``)."""
+    return {"role": who["role"], "customer_id": who["customer_id"]}
+
+
+def may_read(author: str, metadata: Any) -> bool:
+    """Whether ``author`` may read their thread with ``metadata`` (a dict, JSON text or None)
+    now: the user file has them (``service_client.current``), as the role and customer it
+    recorded (:data:`OWNER_KEY`); a thread without that record (made before it was kept, or
+    not saved yet) by its chat profile: the console's only for an operator, a chat's only
+    for a customer. False for a thread nobody wrote."""
+    who = current(author) if author else {"role": None}
+    if who["role"] is None:
+        return False
+    meta = metadata_of(metadata)
+    kept = meta.get(OWNER_KEY)
+    if isinstance(kept, dict):
+        return kept == owner_record(who)
+    profile = meta.get("chat_profile")
+    return profile is None or (profile == CONSOLE) == (who["role"] == "operator")
+
+
+def metadata_of(metadata: Any) -> dict[str, Any]:
+    """A thread's metadata as a dict (the data layer gives JSON text or a dict; {} else)."""
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return {}
+    return metadata if isinstance(metadata, dict) else {}

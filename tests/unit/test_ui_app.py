@@ -417,8 +417,12 @@ def test_an_unknown_thread_is_a_404_and_anothers_thread_is_refused(tmp_path: Pat
         pytest.skip(f"no .venv-ui python at {PYTHON}: scripts/install.sh builds it")
     script = tmp_path / "probe.py"
     script.write_text(THREAD_PROBE)
+    # ann is a customer of the user file: a thread is shown only to an author it has now
+    users = {"users": {"ann": {"role": "customer", "customer_id": "C00001"}}}
+    (tmp_path / "users.json").write_text(json.dumps(users))
     env = {
         **os.environ,
+        "ORCH_UI_USERS": str(tmp_path / "users.json"),
         "CHAINLIT_APP_ROOT": str(UI),
         "PYTHONPATH": str(UI),
         "ORCH_UI_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'history.db'}",
