@@ -9,7 +9,10 @@
   taken ahead of its owner; a random id that is taken cannot be guessed.
 * An **upload session** (Chainlit keeps a session's uploads in ``<uploads>/<session id>/``)
   belongs to the first caller who names one of its files; Chainlit lets a browser choose its
-  session id, so after a restart of the app another person could claim an old one.
+  session id, so after a restart of the app another person could claim an old one. When its
+  folder is gone (Chainlit deletes it when the session ends), its record is *retired* at the
+  service's next start (:meth:`Ownership.sweep_sessions`): the id goes into a compact list of
+  retired ids and can never be bound again, by anyone, so removing a record never frees an id.
 * A **report file** belongs to the caller whose turn wrote it.
 
 Sessions and report files are recorded on disk beside what they guard (:class:`OwnerRecords`),
@@ -44,6 +47,9 @@ FRESH_THREAD = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{
 NOT_YOURS = "no such conversation of yours; start a new conversation"
 #: The name of a record file of :class:`OwnerRecords` (the SHA-256 of the name it guards).
 _RECORD = re.compile(r"[0-9a-f]{64}")
+#: What :meth:`OwnerRecords.bind` answers for a retired name: no caller's key (``Caller.key``
+#: is ``<role>:<id>``), so no one owns it.
+RETIRED = "retired"
 
 
 class OwnerRecords:
@@ -53,10 +59,16 @@ class OwnerRecords:
     Each record is made whole in a temporary file and linked into place (``os.link`` fails when
     the record exists), so two processes binding one name at once get one owner, and a reader
     never sees half a record. A name is stored by its SHA-256, so any name is a safe file name.
+
+    With ``retire``, a record removed (:meth:`forget`, :meth:`sweep`) is first appended to a
+    list of retired names (``.owners/retired/<first two hex digits>``, one line of 64 hex
+    digits each, about 65 bytes instead of a file per name), and a name on it is never bound
+    again: :meth:`bind` answers :data:`RETIRED`.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, retire: bool = False) -> None:
         self.root = Path(folder) / ".owners"
+        self.retire = retire
 
     def _record(self, name: str) -> Path:
         return self.root / hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
@@ -83,20 +95,52 @@ class OwnerRecords:
             os.fsync(f.fileno())
         try:
             os.link(f.name, self._record(name))
+            made = True
         except FileExistsError:  # another process bound it first: its owner counts
-            pass
+            made = False
         finally:
             os.unlink(f.name)
-        return self.owner(name) or key
+        # checked after the link: a retirement lists the name before it unlinks the record,
+        # so a record linked after that unlink always finds the name listed
+        if made and self.retire and self._retired(self._record(name).name):
+            self._drop(self._record(name))
+            return RETIRED
+        known = self.owner(name)
+        # None: the record that beat ours was removed since (retired): look again
+        return known if known is not None else self.bind(name, key)
 
     def forget(self, name: str) -> None:
-        """Remove the record of ``name``, if any.
+        """Remove the record of ``name``, if any (retired first, with ``retire``).
 
         Raises:
             OSError: The record folder cannot be written.
         """
+        if self._record(name).exists():
+            self._remove(self._record(name))
+
+    def _remove(self, record: Path) -> None:
+        """Remove ``record``; with ``retire``, list its name as retired first (fsynced)."""
+        if self.retire:
+            shard = self.root / "retired" / record.name[:2]
+            shard.parent.mkdir(exist_ok=True)
+            with shard.open("a", encoding="ascii") as f:
+                f.write(record.name + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        self._drop(record)
+
+    @staticmethod
+    def _drop(record: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
-            self._record(name).unlink()
+            record.unlink()
+
+    def _retired(self, digest: str) -> bool:
+        """Whether the name of SHA-256 ``digest`` is retired."""
+        try:
+            listed = (self.root / "retired" / digest[:2]).read_text(encoding="ascii")
+        except FileNotFoundError:
+            return False
+        return digest in listed.split()
 
     def sweep(self, folder: Path) -> int:
         """Remove the records of names that are no longer files or folders in ``folder``
@@ -115,8 +159,7 @@ class OwnerRecords:
         alive = {self._record(p.name).name for p in Path(folder).iterdir()}
         gone = [p for p in records if p.name not in alive]
         for path in gone:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            self._remove(path)
         return len(gone)
 
 
@@ -136,7 +179,7 @@ class Ownership:
         self.state = state
         #: thread id → customer id of its first turn (the checkpoint keeps it across restarts)
         self.threads: dict[str, str | None] = {}
-        self.sessions = OwnerRecords(self.uploads)
+        self.sessions = OwnerRecords(self.uploads, retire=True)
         self.files = OwnerRecords(self.reports)
 
     async def owner(self, thread_id: str) -> str | None:
@@ -221,10 +264,21 @@ class Ownership:
         """Remove the owner records of report files that were deleted (:meth:`OwnerRecords.
         sweep`); the number removed, 0 when the report folder does not exist or cannot be
         read (logged)."""
-        if not self.reports.is_dir():
-            return 0
-        try:
-            return self.files.sweep(self.reports)
-        except OSError:
-            logger.warning("the report owner records cannot be swept", exc_info=True)
-            return 0
+        return _swept(self.files, self.reports, "report")
+
+    def sweep_sessions(self) -> int:
+        """Retire the owner records of upload sessions whose folder is gone (Chainlit deleted
+        it when the session ended): each id can never be bound again. The number retired, 0
+        when the upload folder does not exist or cannot be read (logged)."""
+        return _swept(self.sessions, self.uploads, "upload session")
+
+
+def _swept(records: OwnerRecords, folder: Path, what: str) -> int:
+    """:meth:`OwnerRecords.sweep` of ``folder``; 0 when it is missing or unreadable (logged)."""
+    if not folder.is_dir():
+        return 0
+    try:
+        return records.sweep(folder)
+    except OSError:
+        logger.warning("the %s owner records cannot be swept", what, exc_info=True)
+        return 0

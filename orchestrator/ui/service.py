@@ -420,6 +420,7 @@ class UiService:
             settings.server_url, kv_cache_warn_fraction=settings.kv_cache_warn_fraction
         )
         await asyncio.to_thread(self.own.sweep_reports)  # owners of report files now deleted
+        await asyncio.to_thread(self.own.sweep_sessions)  # ended sessions: ids retired
         # a first reading now, so the first health a person asks for already has rates
         with contextlib.suppress(OrchestratorError):
             await asyncio.to_thread(monitor.poll)
