@@ -26,7 +26,8 @@ ROLES = ("customer", "operator")
 #: Seconds the app keeps an idle connection to the service.
 KEEPALIVE_S = 600.0
 UNREACHABLE = "the assistant's service is not answering right now; please try again in a minute"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+#: What Markdown or HTML reads as mark-up (``=``: a line of them under text makes it a heading).
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=])")
 
 _http: httpx.AsyncClient | None = None
 
