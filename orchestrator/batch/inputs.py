@@ -40,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet.cells import stored_text
+from orchestrator.spreadsheet.csvfile import detect_encoding, separator_line
+from orchestrator.spreadsheet.errors import SpreadsheetError
 from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import ReadLimits
 from orchestrator.spreadsheet.xlsx import sheet_kinds
@@ -308,13 +310,20 @@ def _csv_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, list[str]]]:
             line.
     """
     raw: list[str] = []  # the lines of the record being read
+    first = handle.readline()
+    sep = separator_line(first)  # Excel's "sep=;" line names the separator and is no row
 
     def lines() -> Iterator[str]:
+        for text in ([] if sep else [first]) if first else []:
+            raw.append(text)
+            yield text
         for text in handle:
             raw.append(text)
             yield text
 
-    reader, last = csv.reader(lines(), strict=True), 0
+    delimiter = sep or _header_delimiter(first)
+    reader, last = csv.reader(lines(), strict=True, delimiter=delimiter), 0
+    offset = 1 if sep else 0
     while True:
         try:
             cells = next(reader)
@@ -333,10 +342,17 @@ def _csv_rows(path: Path, handle: IO[str]) -> Iterator[tuple[int, list[str]]]:
                     f"{last + 1} closes in the middle of a cell on line {last + len(raw)}, so "
                     "the lines between would be one cell; fix the quotes and run again"
                 ) from exc
-            cells = next(csv.reader(raw), [])  # one line: lenient, as it was always read
+            # one line: lenient, as it was always read
+            cells = next(csv.reader(raw, delimiter=delimiter), [])
         raw.clear()
-        last = reader.line_num
+        last = reader.line_num + offset
         yield last, cells
+
+
+def _header_delimiter(header: str) -> str:
+    """The separator of a CSV file from its header line: a comma, else a tab or a semicolon
+    when the header holds one (Excel in a European locale saves CSV with ``;``)."""
+    return next((d for d in ",\t;" if d in header), ",")
 
 
 def _csv_row(
@@ -441,13 +457,16 @@ class SheetInput:
     def _raw_rows(self) -> Generator[tuple[int, Sequence[Any]], None, None]:
         """``(line, cells)`` of every row, header included, streamed."""
         if self.path.suffix.lower() == ".csv":
-            try:
-                with self.path.open(newline="", encoding="utf-8-sig") as handle:
+            try:  # UTF-8, UTF-16, GB18030 or Big5, as the spreadsheet reader reads CSV
+                encoding = detect_encoding(self.path, probe_bytes=1 << 16)
+                with self.path.open(newline="", encoding=encoding) as handle:
                     yield from _csv_rows(self.path, handle)
+            except SpreadsheetError as exc:
+                raise UserError(str(exc)) from exc
             except UnicodeDecodeError as exc:
                 raise UserError(
-                    f"{self.path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save "
-                    "it as CSV UTF-8"
+                    f"{self.path} is not {encoding} text past its start ({exc.reason} at "
+                    f"byte {exc.start}); save it as CSV UTF-8"
                 ) from exc
             except csv.Error as exc:  # a cell over the csv module's field limit...
                 raise UserError(f"{self.path} is not a readable CSV file: {exc}") from exc

@@ -6,6 +6,7 @@ format (rules 5 to 7 of :mod:`~orchestrator.spreadsheet.detect`). Split out of
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -17,7 +18,7 @@ from openpyxl.utils import get_column_letter
 from orchestrator.spreadsheet.model import CellIssue, Column, ColumnType, Skipped, Value
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
 from orchestrator.spreadsheet.refs import Cells, is_copy, sheet_ref
-from orchestrator.spreadsheet.textvalues import cell_value, convert_column
+from orchestrator.spreadsheet.textvalues import cell_value, convert_column, currency_name
 
 MAX_ISSUES_LISTED = 200
 _HEADER_UNIT = re.compile(r"[\(（\[]\s*([^()（）\[\]]{1,12}?)\s*[\)）\]]\s*$")
@@ -73,13 +74,28 @@ def _header_percent(header: str) -> bool:
     return (match is not None and match.group(1).strip() == "%") or header.rstrip().endswith("%")
 
 
+def _format_currency(fmt: str) -> str | None:
+    """The currency an Excel number format shows (``"$"#,##0.00`` → ``$``,
+    ``#,##0.00 [$€-407]`` → ``€``), or None."""
+    match = _FORMAT_CURRENCY.search(fmt.replace('"', ""))
+    return (match.group(1) or match.group(2)).strip() if match else None
+
+
+def _format_currencies(formats: list[str | None]) -> list[str | None] | None:
+    """Each value's currency by its own cell's number format, when a column's typed numbers
+    are formatted in two or more currencies (``$100`` beside ``€200``); None otherwise (one
+    currency, or none, is the column's unit)."""
+    units = [_format_currency(f) if f is not None else None for f in formats]
+    return units if len({unicodedata.normalize("NFKC", u) for u in units if u}) > 1 else None
+
+
 def _unit(fmt: str, header: str, ctype: ColumnType) -> str | None:
     if ctype in (ColumnType.INTEGER, ColumnType.NUMBER):
         if percent_format(fmt) is not None:
             return "%"
-        match = _FORMAT_CURRENCY.search(fmt.replace('"', ""))
-        if match:
-            return (match.group(1) or match.group(2)).strip()
+        currency = _format_currency(fmt)
+        if currency:
+            return currency
     match = _HEADER_UNIT.search(header)
     if match:
         return match.group(1).strip()
@@ -227,6 +243,7 @@ class _Cells:
     values: list[Value] = field(default_factory=list)
     kinds: Counter[CellKind] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
+    row_formats: list[str | None] = field(default_factory=list)  # each value's number format
     errors: int = 0
     formulas: int = 0
     uncached: int = 0
@@ -268,6 +285,9 @@ def build_column(
                 for v in values
             ]
             ctype = ColumnType.NUMBER
+    units = [texts.currencies.get(r) for r in data_rows] if texts.currencies else None
+    if units is None and numeric:
+        units = _format_currencies(read.row_formats)
     base = header or f"Column {letter}"
     seen_names[base] += 1
     col_name = base if seen_names[base] == 1 else f"{base} ({seen_names[base]})"
@@ -276,7 +296,7 @@ def build_column(
         letter=letter,
         index=c,
         type=ctype,
-        unit=None if texts.currencies else _unit(fmt, header, ctype),
+        unit=None if units else _unit(fmt, header, ctype),
         number_format=fmt,
         range=sheet_ref(raw.name, f"{letter}{data_rows[0]}:{letter}{data_rows[-1]}"),
         values=values,
@@ -288,7 +308,7 @@ def build_column(
         merged_values=read.merged_values,
         unknown=_unknown(letter, read.issue_rows, data_rows, values, numeric),
         note=texts.note,
-        value_units=([texts.currencies.get(r) for r in data_rows] if texts.currencies else None),
+        value_units=units,
     )
     _note_text_left(raw.name, letter, col_name, texts, notes.skipped)
     return column
@@ -301,6 +321,7 @@ def _read_cells(
     letter = get_column_letter(c)
     read = _Cells()
     for r in data_rows:
+        read.row_formats.append(None)  # set below for a value that is kept
         cell = texts.cells.get(r) or raw.cells.get((r, c))
         if cell is None or r in texts.blank:
             read.values.append(None)
@@ -325,6 +346,7 @@ def _read_cells(
             read.values.append(cell.value)
             read.kinds[cell.kind] += 1
             read.formats[cell.number_format] += 1
+            read.row_formats[-1] = cell.number_format
     return read
 
 
@@ -378,3 +400,42 @@ def _note_text_left(
                 reason=f"{col_name!r}: {texts.left_reason}",
             )
         )
+
+
+#: Names of counts, not money: a currency column beside them does not split them.
+_COUNT_WORDS = re.compile(
+    r"\b(?:qty|quantity|quantities|units?|count|pcs|pieces|items|no\.? of|number of)\b|#|"
+    r"数量|數量|件数|件數|个数|個數|人数|人數|次数|次數",
+    re.IGNORECASE,
+)
+
+
+def _row_currencies(column: Column) -> list[str | None] | None:
+    """Each row's currency when ``column`` is a currency column (every value a currency on
+    its own, ``USD``/``EUR``, ``人民币``/``美元``) naming two or more; None otherwise."""
+    if column.type is not ColumnType.TEXT or column.non_empty < 2:
+        return None
+    units = [currency_name(v) if isinstance(v, str) else None for v in column.values]
+    named = [u for u in units if u is not None]
+    if len(named) != column.non_empty or len(set(named)) < 2:
+        return None
+    return units
+
+
+def split_by_currency_column(columns: list[Column]) -> list[Column]:
+    """``columns`` with each amount beside a currency column (``Amount | Currency`` with
+    ``USD``, ``EUR``... per row) given its rows' currencies (:attr:`Column.value_units`), so
+    that no figure adds amounts in two currencies. Counts (``Qty``, ``数量``) and percentages
+    are left as they are; so is every column when no column names two or more currencies."""
+    units = next((u for col in columns if (u := _row_currencies(col)) is not None), None)
+    if units is None:
+        return columns
+    return [
+        col.model_copy(update={"value_units": units, "unit": None})
+        if col.type in (ColumnType.INTEGER, ColumnType.NUMBER)
+        and col.value_units is None
+        and col.unit != "%"
+        and not _COUNT_WORDS.search(col.name)
+        else col
+        for col in columns
+    ]

@@ -45,6 +45,7 @@ from orchestrator.spreadsheet.columns import (
     build_column,
     header_name,
     percent_format,
+    split_by_currency_column,
     typed_numbers,
 )
 from orchestrator.spreadsheet.model import Column, Sheet, Skipped, Table, TextBlock
@@ -60,6 +61,8 @@ from orchestrator.spreadsheet.refs import (
 from orchestrator.spreadsheet.structure import (
     footer_rows,
     has_number,
+    index_name_row,
+    labels_over_values,
     pivot_subtotals,
     remove_placeholders,
     structure_reason,
@@ -235,7 +238,7 @@ def _period_labels(cells: Cells, r: int, box: Box) -> bool:
     return len(below) >= len(columns) and sum(_period(b) is None for b in below) * 2 > len(below)
 
 
-def _header_like(cells: Cells, r: int, box: Box) -> bool:
+def _header_like(cells: Cells, r: int, box: Box, repeats: bool = True) -> bool:
     _, c1, r2, c2 = box
     row = row_cells(cells, r, c1, c2)
     width = c2 - c1 + 1
@@ -250,7 +253,7 @@ def _header_like(cells: Cells, r: int, box: Box) -> bool:
         for c in range(c1, c2 + 1)
         if (cell := cells.get((r, c))) is not None and not is_copy(cell, r, c)
     ]
-    if len(set(texts)) < len(texts):
+    if len(set(texts)) < len(texts) and not (repeats and labels_over_values(cells, r, box, texts)):
         return False
     # a header's labels do not recur as values in the rows below it (a row that repeats
     # the whole header is the header repeated, as a report repeats it per section)
@@ -290,7 +293,8 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
             notes.append(r)  # a total shown above the header (a summary line): not data
             continue
         if _header_like(cells, r, box):
-            fuller = r + 1 < r2 and _header_like(cells, r + 1, box)
+            # (a second row of repeated labels is this one's sub-header, not the real header)
+            fuller = r + 1 < r2 and _header_like(cells, r + 1, box, repeats=False)
             if fuller and len(row_cells(cells, r + 1, c1, c2)) > len(row):
                 notes.append(r)  # a sparse caption row above the real header (pivot layout)
                 continue
@@ -299,14 +303,34 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
                 header.append(header[-1] + 1)
             if len(header) == 1 and _second_header(cells, r, box):
                 header.append(r + 1)  # a bilingual header: 销售额 over Sales
-            return header, notes
+            return _with_index_name(cells, header, box), notes
         if any(cell.kind is not CellKind.TEXT for cell in row):
             return [], []
-        if _is_title(row, width) or len(row) * 2 < width:
-            notes.append(r)
+        if _is_title(row, width) or len(row) * 2 < width or len({c.value for c in row}) == 1:
+            notes.append(r)  # a title, a note, or one title repeated across (Sales | Sales)
             continue
         return [], []
     return [], []
+
+
+def _label_row(cells: Cells, r: int, box: Box) -> bool:
+    """Labels over at least half the width: text, or the years/dates of a period header."""
+    _, c1, _, c2 = box
+    row = row_cells(cells, r, c1, c2)
+    return len(row) * 2 >= c2 - c1 + 1 and (
+        all(cell.kind is CellKind.TEXT for cell in row) or _period_labels(cells, r, box)
+    )
+
+
+def _with_index_name(cells: Cells, header: list[int], box: Box) -> list[int]:
+    """``header`` grown down to a pandas index-name row (``Region`` alone under ``Year |
+    2024 | 2025`` and ``Product | a | b``) when every row between is a row of labels."""
+    for r in range(header[-1] + 1, header[0] + MAX_HEADER_ROWS + 1):
+        if index_name_row(cells, r, box, header):
+            return list(range(header[0], r + 1))
+        if not _label_row(cells, r, box):
+            break
+    return header
 
 
 def _total_above(row: list[RawCell]) -> bool:
@@ -607,6 +631,7 @@ def build_table(
             columns.append(column)
     if not columns:
         return None
+    columns = split_by_currency_column(columns)
     return Table(
         id=table_id,
         name=name or f"{raw.name} {a1(box)}",

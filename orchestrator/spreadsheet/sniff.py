@@ -9,7 +9,8 @@ Extensions lie and parsers fail with unhelpful messages (an encrypted .xlsx make
   ([MS-CFB] 2.2). Office puts a password-encrypted OOXML workbook in one, with the streams
   ``EncryptionInfo`` and ``EncryptedPackage`` ([MS-OFFCRYPTO] 2.3.4); a legacy .xls keeps its
   BIFF records in the stream ``Workbook`` (or ``Book`` for BIFF5).
-* anything else is read as delimited text only when it decodes and holds no NUL bytes.
+* anything else is read as delimited text only when it decodes as text
+  (:func:`~orchestrator.spreadsheet.csvfile.text_encoding`: UTF-8/16/32, GB18030, Big5).
 
 A file without an extension (chat front ends store uploads as ``upload_7f3a9c``) is decided
 by its bytes alone; a file with an extension must hold what the extension says.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import olefile
 
-from orchestrator.spreadsheet.csvfile import single_byte_code_page
+from orchestrator.spreadsheet.csvfile import LEGACY_HINT, LEGACY_TEXT, text_encoding
 from orchestrator.spreadsheet.errors import (
     CorruptFileError,
     PasswordProtectedError,
@@ -114,22 +115,6 @@ def _cfb_format(path: Path) -> FileFormat:
     )
 
 
-def _looks_like_text(head: bytes) -> bool:
-    if b"\x00" in head:
-        return False
-    for encoding in ("utf-8-sig", "gb18030"):
-        if encoding == "gb18030" and single_byte_code_page(head):
-            return False
-        try:
-            head.decode(encoding)
-        except UnicodeDecodeError as exc:
-            if exc.start >= len(head) - 4:  # a multi-byte character cut by the head
-                return True
-            continue
-        return True
-    return False
-
-
 def sniff(path: Path) -> FileFormat:
     """The format of ``path`` from its content, checked against its extension.
 
@@ -177,15 +162,11 @@ def sniff(path: Path) -> FileFormat:
             "it is an HTML or XML file, not a workbook (some systems export web pages as .xls)",
             _resave_hint("HTML/XML"),
         )
-    elif _looks_like_text(head):
+    elif text_encoding(head, complete=len(head) < 8192) is not None:
         found = FileFormat.CSV
     elif extension in ("csv", "tsv") and b"\x00" not in head:
         # text in a legacy code page (Windows-1252, Latin-1...): say so, as the CSV reader does
-        raise UnsupportedFileError(
-            path,
-            "the text is neither UTF-8 nor GB18030 (a legacy code page such as Windows-1252?)",
-            "Export it again as 'CSV UTF-8' (Excel: File > Save As > CSV UTF-8)",
-        )
+        raise UnsupportedFileError(path, LEGACY_TEXT, LEGACY_HINT)
     else:
         raise UnsupportedFileError(
             path,

@@ -39,7 +39,10 @@ from functools import cache
 
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
-from orchestrator.spreadsheet.refs import Cells, is_copy
+from orchestrator.spreadsheet.refs import Cells, is_copy, row_cells
+from orchestrator.spreadsheet.textvalues import cell_value
+
+Box = tuple[int, int, int, int]  # r1, c1, r2, c2 of a block
 
 _PLACEHOLDER = re.compile(
     r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^{}]*\}|#\{[^{}]*\}|\{\.?[A-Za-z_][\w.]*\}|«[^»]*»"
@@ -374,3 +377,39 @@ def unlabelled_total(cells: Cells, r: int, c1: int, c2: int, data_rows: list[int
     return any(own.values()) and all(
         _close(v, sum(_number(cells, q, c) for q in data_rows)) for c, v in own.items()
     )
+
+
+def labels_over_values(cells: Cells, r: int, box: Box, texts: list[str]) -> bool:
+    """Whether a row of labels with repeats (``Name | Amount | Amount``) is still a header:
+    two or more distinct labels, one of them over a number or date (typed, or text such as
+    ``$1.00``) in the next three rows (a row of text values with repeats stays data)."""
+    _, c1, _, c2 = box
+    return len(set(texts)) >= 2 and any(
+        (r, c) in cells
+        and (below := cells.get((b, c))) is not None
+        and (below.kind is not CellKind.TEXT or cell_value(str(below.value)) is not None)
+        for c in range(c1, c2 + 1)
+        for b in range(r + 1, r + 4)
+    )
+
+
+def index_name_row(cells: Cells, r: int, box: Box, header: list[int]) -> bool:
+    """Whether row ``r`` is the name of a table's index column as pandas writes it under a
+    header of several rows: one text cell, in the first column, over a row with a value
+    there and in another column; and either the header has no label in that column, or no
+    one-cell row further down is a group label (one with data rows after it)."""
+    _, c1, r2, c2 = box
+    if not _first_only(cells, r, c1, c2) or r + 1 > r2 or cells[(r, c1)].kind is not CellKind.TEXT:
+        return False
+    nxt = next((b for b in range(r + 1, min(r2, r + 5) + 1) if row_cells(cells, b, c1, c2)), r)
+    if len(row_cells(cells, nxt, c1, c2)) < 2 or (nxt, c1) not in cells:
+        return False
+    if all((h, c1) not in cells for h in header):
+        return True
+    lone = [b for b in range(nxt, r2 + 1) if _first_only(cells, b, c1, c2)]
+    # a group label has data rows after it; a footer (``Prepared by``) has none
+    return not lone or all(len(row_cells(cells, b, c1, c2)) < 2 for b in range(lone[0], r2 + 1))
+
+
+def _first_only(cells: Cells, r: int, c1: int, c2: int) -> bool:
+    return (r, c1) in cells and all((r, c) not in cells for c in range(c1 + 1, c2 + 1))

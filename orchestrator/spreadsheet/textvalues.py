@@ -199,6 +199,20 @@ def number_evidence(text: str) -> set[NumberStyle]:
     return {style for style in ("us", "eu") if _digits(match["num"], style) is not None}
 
 
+_CURRENCY_ALONE = re.compile(rf"^\s*(?:{_CUR})\s*$", re.IGNORECASE)
+
+
+def currency_name(text: str) -> str | None:
+    """The currency a cell names on its own (``USD``, ``€``, ``人民币``, ``HK$``), in
+    :func:`currency`'s one name per currency; None for any other text.
+
+    Example:
+        >>> currency_name("usd"), currency_name("人民幣"), currency_name("Paris")
+        ('$', '¥', None)
+    """
+    return currency(text.strip()) if _CURRENCY_ALONE.match(text) else None
+
+
 def currency(symbol: str | None) -> str | None:
     """One name per currency (``USD``, ``US$`` → ``$``; ``元``, ``CNY`` → ``¥``)."""
     if not symbol:

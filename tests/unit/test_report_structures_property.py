@@ -12,6 +12,8 @@ of groups with subtotals and a grand total. Codes are numbers or text with leadi
 ``¥1,234.50``), total and subtotal rows included (round 11); round 12 adds a total shown
 above the header, European and ISO-code amounts (``1.234,50 €``, ``TRY 1,234.50``) and code
 columns named after a thing with a measure word (``Sales order``, ``Cost center``, ``成本中心``).
+Round 14 adds a header that repeats a label over values (``Name | Code | Value | Value``) and
+the index-name row pandas writes under a header whose first cell is blank (``Name`` alone).
 The expected figures are computed here from the drawn data.
 """
 
@@ -37,6 +39,8 @@ STRUCTURES = (
     "footer",
     "bare_total",
     "total_above",
+    "repeated_label",
+    "index_name",
 )
 TOTAL_LABELS = ("Total", "合 计", "合计", "小计", "总计", "總計", "Sum", "Grand total", "TOTAL:")
 #: How an amount is written: as a number, or as text with a currency and separators.
@@ -80,8 +84,9 @@ def _write(path: Path, case: dict) -> None:
     ws = wb.active
     rows: list[list[object]] = []
     merges: list[str] = []
-    head = ["Name", case["code_name"], "Value"]
     kinds = case["structures"]
+    twice = ["Value"] if "repeated_label" in kinds else []  # the amounts again, same label
+    head = [None if "index_name" in kinds else "Name", case["code_name"], "Value", *twice]
     if "title" in kinds:
         rows.append(["销售报表" if case["chinese"] else "Sales report", None, None])
         merges.append("A1:C1")
@@ -90,6 +95,8 @@ def _write(path: Path, case: dict) -> None:
     if "total_above" in kinds:  # the total shown above the header (round 12)
         rows.append(["合计" if case["chinese"] else "Total", None, total])
     rows.append(head)
+    if "index_name" in kinds:  # pandas: the index's name alone, under the header
+        rows.append(["Name", None, None])
     if "placeholder" in kinds:
         rows.append(["{{item.name}}", "{{item.code}}", "{{item.value}}"])
     half = len(case["values"]) // 2
@@ -98,7 +105,8 @@ def _write(path: Path, case: dict) -> None:
             rows.append(["第二部分" if case["chinese"] else "Part two", None, None])
             merges.append(f"A{len(rows)}:C{len(rows)}")
             rows.append(list(head))
-        rows.append([f"n{i}", f"{code:06d}" if case["text_codes"] else code, money(value)])
+        shown = f"{code:06d}" if case["text_codes"] else code
+        rows.append([f"n{i}", shown, money(value), *[money(value) for _ in twice]])
         if "merged_record" in kinds and i == 0:
             rows.append([None, None, None])
             r = len(rows)
@@ -106,9 +114,9 @@ def _write(path: Path, case: dict) -> None:
     if "totals" in kinds:
         label: list[object] = [None, None]
         label[case["label_column"]] = case["total_label"]
-        rows.append([*label, total])
+        rows.append([*label, total, *[total for _ in twice]])
     elif "bare_total" in kinds:
-        rows.append([None, None, total])
+        rows.append([None, None, total, *[total for _ in twice]])
     if "footer" in kinds:
         rows.append(["制表人：张三" if case["chinese"] else "Prepared by: Alice"])
     for row in rows:
@@ -145,6 +153,8 @@ def test_structure_is_never_data_and_codes_are_never_summed(case: dict) -> None:
         analysis = analyse(read_workbook(path))
     figs = {f.label: f.value for f in analysis.figures}
     assert figs["total `Value`"] == round_sum(case["values"])
+    if "repeated_label" in case["structures"]:
+        assert figs["total `Value (2)`"] == round_sum(case["values"])
     rows = [v for k, v in figs.items() if k.startswith("data rows in table")]
     assert rows == [len(case["values"])]
     name = case["code_name"]

@@ -315,7 +315,7 @@ def test_a_csv_in_a_legacy_code_page_is_named_as_such(
     path.write_bytes(text.encode(encoding))
     with pytest.raises(UnsupportedFileError) as info:
         read_workbook(path)
-    assert_names_file(info.value, path, "neither UTF-8 nor GB18030", "CSV UTF-8")
+    assert_names_file(info.value, path, "neither UTF-8, UTF-16, GB18030", "CSV UTF-8")
     assert "not a spreadsheet" not in str(info.value)
 
 
