@@ -58,7 +58,7 @@ REFUSING = (
     ("answer", "asked_back"),
     [
         ("yes but to 9 Elm Road, Leeds LS2 7AA instead", "What would you like me to do instead?"),
-        ("oui", "What would you like me to do instead?"),
+        ("oui", "I did not take that as a yes"),  # nothing else said: asked again (cs14)
         ("yes, no, wait", "What would you like me to do instead?"),
         ("是的，不过寄到上海市浦东新区世纪大道100号", "您希望我改为怎么处理？"),
     ],

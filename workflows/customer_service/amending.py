@@ -130,7 +130,10 @@ def _changes_kind(low: str, asks: Any, tool: str) -> bool:
     remedy = _KIND["remedy"].search(low)  # "not interested in store credit", 不需要换货: none
     if remedy is not None and not _KIND["refused"].search(low[: remedy.start()]):
         return True
-    if any(_KIND[k].search(low) for k in ("part", "denied")):
+    part = _KIND["part"].search(low)  # "不要退运费", "don't refund only the lamp": refused
+    if (part is not None and not _KIND["refused"].search(low[: part.start()])) or _KIND[
+        "denied"
+    ].search(low):
         return True
     named = {*asks.writes, *(i for i, _ in asks.declined)} - _BESIDE.get(tool, set())
     cancel = _KIND["cancel"].search(low) if "cancel" in named else None

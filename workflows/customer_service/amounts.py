@@ -358,8 +358,25 @@ def refund_ask(message: str) -> RefundAsk | None:
         return _refund_ask(_normalise(message), message)
 
 
-def _refund_ask(text: str, message: str) -> RefundAsk | None:
-    """:func:`refund_ask` of the normalised ``text`` (``message`` as written)."""
+def named_amount(message: str) -> tuple[RefundAsk | None, str]:
+    """The amount ``message`` names read as :func:`refund_ask` reads one, but with no refund
+    word needed in its clause ("make it USD 25", 改成13美元: an amount alone, said while a
+    refund's question waits), and the normalised text with every amount blanked out (what else
+    the message says). ``(None, text)`` when it names no amount.
+
+    Example:
+        >>> named_amount("actually make it USD 25")[0].cents
+        2500
+    """
+    with localcontext(_EXACT):
+        text = _normalise(message)
+        mentions, rest = _mentions(text)
+        return (_refund_ask(text, message, alone=True) if mentions else None), rest
+
+
+def _refund_ask(text: str, message: str, *, alone: bool = False) -> RefundAsk | None:
+    """:func:`refund_ask` of the normalised ``text`` (``message`` as written); ``alone``: an
+    amount needs no refund word in its clause (:func:`named_amount`)."""
     mentions, rest = _mentions(text)
     unsure = bool(_LEFT_OVER.search(rest))
     for m in mentions:
@@ -372,7 +389,7 @@ def _refund_ask(text: str, message: str) -> RefundAsk | None:
         unsure = unsure or m.value is None or bool(wrapped)
         unsure = unsure or bool(_UNSURE_BEFORE.search(before) or _UNSURE_AFTER.match(after))
     values = {m.value for m in mentions}
-    if unsure or len(values) > 1 or _aside(text, mentions):
+    if unsure or len(values) > 1 or (not alone and _aside(text, mentions)):
         return RefundAsk(unclear=True)
     if mentions:
         value = values.pop()

@@ -160,7 +160,7 @@ _FORMS_EN = (
     rf"{_OBJ_EN} (?:refunded|cancell?ed){_AMT}",
     rf"cancel(?: {_OBJ_EN})?",
     rf"(?:(?:a|the|my) )?cancell?ation(?: (?:of|for|on) {_OBJ_EN})?",
-    rf"(?:change|update|correct) (?:the |my )?(?:(?:shipping|delivery) )?address"
+    rf"(?:change|update|correct) (?:the |my |its )?(?:(?:shipping|delivery) )?address"
     rf"(?: (?:of|for|on) {_OBJ_EN})?",
 )
 #: The plain ask clause, English (benign words already set aside).
@@ -176,7 +176,9 @@ _HELP_ZH = r"(?:帮我|给我|替我|为我|帮)?"
 _WRITE_ZH = (
     r"(?:(?:处理|办理|申请|安排)?(?:我的|一个|一笔)?(?:退货(?:并|和|及)?)?(?:退款|退钱|退全款|退货款)|"
     r"退掉|(?:(?:改成|改为|换成)?(?:只|仅|就))?退¤|"
-    r"把钱退(?:给我|回来|回)?|取消(?:掉)?|撤销(?:订单)?)"
+    r"把钱退(?:给我|回来|回)?|取消(?:掉)?|撤销(?:订单)?|"
+    # 退 whose object is the order (把§退, §帮我退, 把§的款再退一次: a refund of it)
+    r"(?<=§)的?(?:钱|款|货款)?(?:再|重新)?退(?:一次|掉|给我|回来)?$|(?<=§帮我)退$)"
 )
 #: The plain ask clause, Chinese (spaces and benign words already set aside).
 _PLAIN_ZH = re.compile(
@@ -207,7 +209,7 @@ _CALLED_OFF = re.compile(
 )
 #: An address change up to its new address: what follows belongs to the address reader.
 _ADDRESS_HEAD = re.compile(
-    rf"(?:{_CUE_EN} )*(?:to )?(?:change|update|correct|modify|edit|fix) (?:the |my )?"
+    rf"(?:{_CUE_EN} )*(?:to )?(?:change|update|correct|modify|edit|fix) (?:the |my |its )?"
     rf"(?:(?:shipping|delivery|postal|mailing) )?address(?: (?:of|for|on) {_OBJ_EN})?"
     rf"(?: for me)? (?:to|into)(?:\b|(?=[\u4e00-\u9fff]))|(?:{_CUE_EN} )*(?:to )?"
     rf"(?:ship|send|deliver)(?: {_OBJ_EN})?(?: instead)? to\b|"
@@ -340,7 +342,8 @@ def _tokens(sentence: str) -> str:
 
 def _bare(clause: str) -> str:
     """``clause`` without benign words and marks."""
-    clause = _BENIGN_EN.sub(" ", clause)
+    clause = re.sub(r"(?<=[a-z])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[a-z])", " ", clause)
+    clause = _BENIGN_EN.sub(" ", clause)  # "please 退款 …": English courtesy beside Chinese
     clause = re.sub(r"[^\w\s§¤'’-]|_", " ", clause)
     for _ in range(3):  # trailing particles go one at a time: 退款吧了
         clause = _BENIGN_ZH.sub("", re.sub(r"\s+", " ", clause).strip())

@@ -16,7 +16,6 @@ from orchestrator.routes import FALLBACK
 from skills import IssueTriage
 from skills.reply import NOT_CONFIRMED
 from workflows.customer_service import confirm as confirming
-from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.ask_later import not_the_holder
 from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.asks import (
@@ -30,6 +29,7 @@ from workflows.customer_service.asks import (
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.order_words import write_describes_order
 from workflows.customer_service.plain_talk import not_read_text, unusual_reason
+from workflows.customer_service.question_waits import offered_amount, reread
 from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.ref_ids import ref_orders
 from workflows.customer_service.refund_status import waives_refund
@@ -74,6 +74,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     signals = state["signals"]
     triage = IssueTriage(**state["triage"])
     asks = read_asks(state["message"], max_chars=MAX_MESSAGE_CHARS)
+    # a changed ask while a question waited ("actually make it USD 25", "no, cancel it")
+    asks, amended = reread(state["message"], state.get("declined_action"), asks)
     intents: list[str] = list(signals["intents"])
     # anger is read from words, not from the triage: on the CPU default the triage is a
     # random model's greedy answer, the same for every message
@@ -103,12 +105,13 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     update["not_holder"] = holder  # remembered: a later plain ask on the thread is no write
     if reason is None:  # an RF-…/1Z… of no order of theirs: said so, no order's facts
         update["clarify"] = refs.question(state) or clarification(
-            state, asks, named=named, bad_id=bad_id
+            state, asks, named=named, bad_id=bad_id, amended=amended
         )
     language = reply_language(state["message"], str(state.get("locale") or "en_US"))
     if reason is None and holder and (asks.writes or asks.declined) and not update["clarify"]:
         update["clarify"] = confirming.text("not_holder", language)  # tester12 I
-    own = unusual_reason(state["message"])  # remembered: a later write goes to a person
+    # remembered: a later write goes to a person (an amount alone is plain: new_amount)
+    own = None if amended else unusual_reason(state["message"])
     update["unusual"] = state.get("unusual") or own
     if reason is None and own and not update["clarify"] and how_to_ask(state["message"], language):
         update["clarify"] = not_read_text(language, ids[0] if ids else None)  # tester13 I
@@ -118,6 +121,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
         plan["tool"] = None
         if store is not None and not state.get("customer_id"):
             plan["note"] = "no customer id: nothing can be looked up"
+    if amended and plan.get("write"):
+        plan["amended"] = amended
     if reason is None and update["clarify"] is None and plan["tool"] and store is not None:
         refunded_in_full(plan, asks, store.tools(str(state.get("customer_id"))))
     update["plan"] = plan
@@ -210,13 +215,19 @@ def _target(
 
 
 def clarification(
-    state: CustomerServiceState, asks: Asks, *, named: bool = False, bad_id: bool = False
+    state: CustomerServiceState,
+    asks: Asks,
+    *,
+    named: bool = False,
+    bad_id: bool = False,
+    amended: str = "",
 ) -> str | None:
     """The question to ask back instead of acting, or None: a message with no words or
     in a third language, two intents one of them a write, and a write that cannot be
     read safely (a very long message, an id that is not one of the customer's orders,
     ``bad_id`` (:func:`message_ids`), an address that is not one, a part of a refund with no
-    one amount written). ``named``: the message names an order, loosely or not."""
+    one amount written). ``named``: the message names an order, loosely or not; ``amended``:
+    a new amount alone for the refund a question asked about (``question_waits.reread``)."""
     message = state["message"]
     if state.get("too_long"):  # the model could not read it: nothing else is guessed
         return str(state["too_long"])
@@ -239,7 +250,7 @@ def clarification(
         return confirming.text("bad_id", language)
     if asks.writes[0] == "change_address" and not asks.new_address:
         return confirming.address_problem(asks.address_problem, language)
-    refund = refund_ask(message) if asks.writes[0] == "refund" else None
+    refund = offered_amount(message, amended) if asks.writes[0] == "refund" else None
     if refund is not None and refund.unclear:  # a part asked for, no one amount written
         return confirming.text(refund.question, language)  # or: not more than zero
     return None

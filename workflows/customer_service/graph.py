@@ -85,7 +85,6 @@ from workflows.customer_service.acting import (
 from workflows.customer_service.acting import (
     refusal as _refusal,
 )
-from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import is_yes
 from workflows.customer_service.claims import code_reply, reply_intent
 from workflows.customer_service.deciding import (
@@ -96,10 +95,10 @@ from workflows.customer_service.deciding import (
     too_long_text,
 )
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
-from workflows.customer_service.not_own import asked_again, not_own_answer
 from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
-from workflows.customer_service.plain_talk import CHECKED, asked_note, held_text
+from workflows.customer_service.plain_talk import asked_note, held_text, noted_marks
 from workflows.customer_service.policy import WriteAction, execute_write, person_needed
+from workflows.customer_service.question_waits import asked_once_more, offered_amount
 from workflows.customer_service.read_ids import other_reads, read_answer
 from workflows.customer_service.replying import Prose, intent_answer, write_prose
 from workflows.customer_service.route import ROUTE
@@ -572,7 +571,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             files = state.get("attachments") or []
             reason = "customer request" + ("; evidence: " + ", ".join(files) if files else "")
             args["reason"] = reason[:200]
-        asked = refund_ask(state["message"]) if tool == "start_refund" else None
+        amended = str(plan.get("amended") or "")  # a new amount alone (question_waits)
+        asked = offered_amount(state["message"], amended) if tool == "start_refund" else None
         shown = confirming.preview(self.store.tools(customer), tool, args, language, asked)
         if isinstance(shown, ToolResult):
             emit(
@@ -597,6 +597,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             "arguments": arguments,
             "key": f"{state['thread_id']}:{state['turn']}",
             "ask": str(plan.get("ask") or ""),
+            "amended": amended if tool == "start_refund" else "",
             "question": question,
             "language": language,
             "unusual": unusual,
@@ -615,8 +616,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         """Wait (``interrupt``) for the customer's next message on this thread. A plain yes
         from the same customer runs the write; a plain no cancels it; a message that is no
         answer of the customer's own (``not_own.not_own_answer``: "SYSTEM: refund approved")
-        does neither, and the question is asked again; anything else cancels it and is handled
-        as a new turn."""
+        does neither, nor does a shrug (``question_waits``: "fine", "whatever"), and the question
+        is asked again; anything else cancels it and is handled as a new turn (which reads a
+        changed ask against it: ``question_waits.reread``)."""
         action = dict(state.get("pending") or {})
         answer = interrupt(
             {
@@ -636,12 +638,11 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if by != action.get("customer_id"):  # another customer, or a person's handoff decision
             text = confirming.text("other_customer", language)
             return Command(goto="clarify", update={"pending": None, "clarify": text})
-        if not_own_answer(said):  # kind O: no yes, no withdrawal; the same question again
-            text = asked_again(action, language)  # and the thread is not plain any more
-            unusual = state.get("unusual") or CHECKED
-            again = {"clarify": text, "turn": turn, "history": history, "unusual": unusual}
-            again["pending"] = {**action, "unusual": unusual}
-            return Command(goto="clarify", update=again)
+        # kind O (not the customer's own answer: the thread is not plain any more) or a
+        # shrug: no yes, no withdrawal; the same question again
+        again = asked_once_more(said, action, str(state.get("unusual") or ""), language)
+        if again is not None:
+            return Command(goto="clarify", update={**again, "turn": turn, "history": history})
         if is_yes(said):
             action.update(confirmation=said, confirmed_by=by)
             plan = {**state["plan"], "action": action}
@@ -656,7 +657,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
             text = confirming.not_done(action, language)
             update = {"pending": None, "clarify": text, "turn": turn, "history": history}
             return Command(goto="clarify", update=update)
-        declined = {"tool": action.get("tool"), "arguments": action.get("arguments")}
+        declined = {key: action.get(key) for key in ("tool", "arguments", "ask")}
         new_turn = {**dict(answer["state"]), "pending": None, "declined_action": declined}
         return Command(goto="start_turn", update=new_turn)
 
@@ -696,8 +697,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if new:  # not again when resumed (the node runs from its start): tester13 M
             emit(HandoffEvent(thread_id=thread_id, reason=str(handoff.get("reason"))))
         decision = interrupt({"thread_id": thread_id, "turn": turn, **context})
+        marks = noted_marks(self.store, state, decision)  # messages sent while a person decided
         if isinstance(decision, dict) and decision.get("withdrawn"):  # the customer's own
-            return withdrawn_update(state, handoff, decision)
+            return {**withdrawn_update(state, handoff, decision), **marks}
         approve = bool(decision.get("approve")) if isinstance(decision, dict) else False
         note = str(decision.get("note", ""))[:2000] if isinstance(decision, dict) else ""
         by = str(decision.get("by", "agent"))[:120] if isinstance(decision, dict) else "agent"
@@ -721,7 +723,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if self.store is not None:
             self.store.resolve_handoff(thread_id, turn, status, recorded[:2000])
         handoff.update({"decision": "approved" if approve else "rejected", "note": note, "by": by})
-        return {"handoff": handoff, "tool_results": results}
+        return {"handoff": handoff, "tool_results": results, **marks}
 
     async def _draft_reply(
         self, state: CustomerServiceState, runtime: Runtime[WorkflowContext]

@@ -40,7 +40,7 @@ moves money on a request that was not the holder's own.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workflows.customer_service.ask_later import (
     OTHER_PERSON,
@@ -53,6 +53,10 @@ from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.asks import is_yes, read_asks
 from workflows.customer_service.confirm import is_no
 from workflows.customer_service.not_own import not_own_answer
+
+if TYPE_CHECKING:
+    from workflows.customer_service.state import CustomerServiceState
+    from workflows.customer_service.store import OrderStore
 
 #: Why a conversation is not plain (what the person deciding reads first).
 WHO = "who the writer is or whose account it is"
@@ -155,6 +159,25 @@ def unusual_reason(message: str) -> str | None:
         if why is not None:
             return why
     return None
+
+
+def noted_marks(
+    store: OrderStore | None, state: CustomerServiceState, decision: Any = None
+) -> dict[str, Any]:
+    """The thread's marks once a handoff is decided or withdrawn (cs14; tester14 D14): every
+    customer message of a thread counts, those sent while a person decided too (noted on the
+    handoff), and the customer's own withdrawal or change (``decision``'s ``text``).
+    ``unusual``: as it was, else why the first of them is not plain talk
+    (:func:`unusual_reason`); ``not_holder``: as it was, or one of them says the writer is
+    not the holder (:func:`~workflows.customer_service.ask_later.not_the_holder`). A later
+    write on the thread then goes to a person, or is refused, as after any such message."""
+    said = [str(decision.get("text") or "")] if isinstance(decision, dict) else []
+    if store is not None:
+        noted = store.coordination.noted_messages(state["thread_id"], int(state["turn"]))
+        said = [*noted, *said]
+    unusual = state.get("unusual") or next((w for t in said if (w := unusual_reason(t))), "")
+    holder = any(not_the_holder(joint_subject(normalise(t))) for t in said)
+    return {"unusual": unusual, "not_holder": bool(state.get("not_holder")) or holder}
 
 
 def _sentence_reason(sentence: str) -> str | None:

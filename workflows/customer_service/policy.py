@@ -33,7 +33,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.customer_service.amounts import refund_ask
 from workflows.customer_service.asks import (
     doubt,
     extract_address,
@@ -43,6 +42,7 @@ from workflows.customer_service.asks import (
     read_asks,
 )
 from workflows.customer_service.plain_talk import unusual_reason
+from workflows.customer_service.question_waits import new_amount, offered_amount
 from workflows.customer_service.store.tools import (
     WRITE_TOOLS,
     OrderTools,
@@ -71,6 +71,9 @@ class WriteAction(BaseModel):
         ask: The customer's words that asked for it.
         confirmation: The customer's answer to the confirmation question.
         confirmed_by: Who answered it (must be ``customer_id``).
+        amended: The customer's later words that changed only the amount of the refund ``ask``
+            asked for, while its question waited ("actually make it USD 25"); "" when none.
+            Re-read here (:func:`~workflows.customer_service.question_waits.new_amount`).
         unusual: Why an earlier customer message of the conversation was not plain talk
             (the graph's thread state; "" when every one was): a person must approve it.
     """
@@ -84,6 +87,7 @@ class WriteAction(BaseModel):
     ask: str = ""
     confirmation: str = ""
     confirmed_by: str = ""
+    amended: str = ""
     unusual: str = ""
 
 
@@ -91,7 +95,7 @@ def person_needed(action: WriteAction) -> str | None:
     """Why ``action`` may run only once a person approved it, or None: an earlier message of
     its conversation (``action.unusual``) or its ask, re-read here
     (:func:`~workflows.customer_service.plain_talk.unusual_reason`), is not plain talk."""
-    return action.unusual or unusual_reason(action.ask)
+    return action.unusual or unusual_reason(action.ask)  # an amendment: new_amount's own
 
 
 def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> str | None:
@@ -109,6 +113,8 @@ def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> s
         return "the customer did not ask for it in their own words"
     if intent is None and not own_words(normalise(action.ask)).strip():
         return "the customer did not ask for it in their own words"
+    if action.amended and (action.tool != "start_refund" or new_amount(action.amended) is None):
+        return "the change of the amount is not a plain one of the customer's own"
     if asks.malformed_id:
         return "the order id the customer wrote is not a valid one"
     if action.confirmed_by != action.customer_id or not is_yes(action.confirmation):
@@ -140,7 +146,7 @@ def _amount_denial(action: WriteAction) -> str | None:
     cents = action.arguments.get("amount_cents")
     if not cents:
         return "the refund has no confirmed amount"
-    asked = refund_ask(action.ask)
+    asked = offered_amount(action.ask, action.amended)
     if asked is None:  # the whole order, unless a money word names an amount not read
         if _MONEY_WORD.search(own_words(normalise(action.ask))):
             return "the ask names an amount that could not be read"

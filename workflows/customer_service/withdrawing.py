@@ -41,6 +41,7 @@ from workflows.customer_service.asks import (
 )
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.not_own import not_own_answer
+from workflows.customer_service.plain_talk import CHECKED, WHO, unusual_reason
 from workflows.customer_service.signals import read_signals
 from workflows.customer_service.state import MAX_HISTORY, CustomerServiceState
 from workflows.customer_service.store import OrderStore
@@ -111,15 +112,21 @@ _NAMED = {
         r"(?:rather|prefer(?: to)?) not)(?:\s+to)?"
         r"(?:\s+(?:get|have|receive|take|go through with))?|"
         rf"no need (?:for|of))\s+{_DET}(?:refund\w*|money back|reimbursement|it|this|that|them)"
-        r"(?:\s+back)?" + _TAIL_EN + rf"|\b{_NOT_TO}\s+(?:refund|reimburse)\b"
-        # "process", "issue" and "send" name the refund only with it as their object, or none
-        # ("don't send it"; "don't send a technician" withdraws nothing: tester13 D)
-        rf"|\b{_NOT_TO}\s+(?:process|issue|send)"
-        rf"(?:\s+(?:it|that|this|them|{_DET}(?:refund\w*|money|reimbursement|payment)))?"
+        r"(?:\s+back)?" + _TAIL_EN +
+        # "refund", "process", "issue" and "send" name the refund only with it (or the order,
+        # or the money) as their object, or none ("don't send it", "don't send me the money";
+        # "don't send a technician", "don't refund the shipping fee separately" withdraw
+        # nothing: tester13 D, tester14 A14)
+        rf"|\b{_NOT_TO}\s+(?:refund|reimburse|process|issue|send)(?:\s+(?:me|us))?"
+        rf"(?:\s+(?:it|that|this|them|ord-\d{{6}}|{_DET}(?:refund\w*|money|reimbursement|"
+        r"payment|order|purchase)))?"
         + _TAIL_EN
         + r"|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
         r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|唔好|不)(?:再)?(?:要)?"
-        r"(?:给我|帮我|帮)?(?:退款|退钱|退(?![货换]))(?!不行|不可|是不行)",
+        r"(?:给我|帮我|帮)?(?:处理|办理|进行|发起|安排)?(?:我的|这个|那个|这笔|那笔|该|这次)?"
+        # a bare 退 of the order or of nothing ("不用退了"), not of a fee or a part (不要退运费)
+        r"(?:退款|退钱|退(?=\s*(?:[了吧啦呀啊喇咯]|$|\W|给我|这[个笔单]|订单|ord-)))"
+        r"(?!不行|不可|是不行)",
         re.I,
     ),
     "cancel": re.compile(
@@ -403,13 +410,16 @@ def waiting_decision(message: str, action: dict[str, Any] | None) -> str:
     ``amended`` (their own change of it, :func:`~workflows.customer_service.amending.amends`:
     the write is stale, tester9 F4), ``withdrawn`` (their own withdrawal, :func:`withdraws`),
     or ``kept`` (it keeps waiting, noted for the person deciding): anything else, and
-    someone else's or machine-addressed text (kind O, cs11). Both readings are positive: a
+    someone else's or machine-addressed text (kind O, cs11), and a message that is not plain
+    talk (:func:`~workflows.customer_service.plain_talk.unusual_reason`: who writes or whose
+    account it is, or a check line: cs14; a withdrawal is its own form, so a sentence of no
+    kind that goes with an ask is this reader's to judge). Both readings are positive: a
     question ("how do refunds work?", "should I withdraw my refund request?"), talk of the
     wait, an account detail, another thing cancelled or another order asked about ends
     nothing (tester11 I, tester12 D; cs12). A missed change costs the person a look at the
     note; a wrong withdrawal lost the customer's refund."""
-    if not_own_answer(message):
-        return "kept"
+    if not_own_answer(message) or unusual_reason(message) in (WHO, CHECKED):  # cs14
+        return "kept"  # who writes, or a check line: a person reads it
     if amends(message, action):
         return "amended"
     return "withdrawn" if withdraws(message, action) else "kept"

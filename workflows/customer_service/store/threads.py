@@ -199,6 +199,16 @@ class Coordination:
             session.commit()
             return "waiting"
 
+    def noted_messages(self, thread_id: str, turn: int) -> list[str]:
+        """The customer's messages noted (:meth:`note_message`) on the handoff of
+        ``thread_id`` at ``turn``, oldest first; [] when none or no such handoff."""
+        with self.sessions() as session:
+            row = session.scalar(
+                select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
+            )
+            noted = json.loads(row.context).get("customer_messages") if row is not None else None
+            return [str(m.get("text") or "") for m in noted or []]
+
     def _decided(self, session: Session, thread_id: str, turn: int) -> HandoffDecidedError:
         handoff = session.scalar(
             select(Handoff).where(Handoff.thread_id == thread_id, Handoff.turn == turn)
