@@ -22,6 +22,7 @@ Home-made word lists because this is workflow logic on one field, not a parsing 
 
 from __future__ import annotations
 
+import difflib
 import re
 
 #: Why no address is read when the change waits on a condition (one clause, no period).
@@ -168,10 +169,10 @@ def _not_address(text: str, start: int, end: int) -> bool:
 #: What may follow the address's sentence in the same message: thanks, a goodbye, an ok, the
 #: order's id, marks (an allow-list; anything else is a note or another ask: asked back).
 _AFTER_OK = re.compile(
-    r"(?:\s|[.!！。,，;；~:)]|\b(?:many |thanks? (?:a lot|so much|very much|in advance)|thank you"
-    r"(?: (?:so|very) much| in advance)?|thanks|thx|ty|cheers|regards|best|kind regards|bye|"
-    r"goodbye|ok(?:ay)?|great|please|pls|order|ord-\d{6})\b|谢谢|多谢|谢了|感谢|辛苦了|辛苦|"
-    r"麻烦了|麻烦您了|麻烦你了|好的|拜拜|再见)*",
+    r"(?:\s|[.!！。,，;；~:)?？]|\b(?:many |thanks? (?:a lot|so much|very much|in advance)|"
+    r"thank you(?: (?:so|very) much| in advance)?|thanks|thx|ty|cheers|regards|best|"
+    r"kind regards|bye|goodbye|ok(?:ay)?|great|please|pls|order|ord-\d{6})\b|"
+    r"谢谢|多谢|谢了|感谢|辛苦了|辛苦|麻烦了|麻烦您了|麻烦你了|好的|拜拜|再见)*",
     re.I,
 )
 
@@ -223,3 +224,31 @@ def address_end(text: str, start: int, end: int) -> tuple[int, str]:
     if _WHOSE.match(candidate) and not re.search(r"\d", candidate):
         return end, NOT_POSTAL  # the street-and-number shape is asks._ADDRESS_SHAPE's check
     return end, ""
+
+
+def trim(text: str, start: int, end: int, chars: str) -> tuple[int, int]:
+    """``text[start:end]``'s bounds without ``chars`` at either end."""
+    while start < end and text[start] in chars:
+        start += 1
+    while end > start and text[end - 1] in chars:
+        end -= 1
+    return start, end
+
+
+def original_span(message: str, norm: str, start: int, end: int) -> str:
+    """The part of ``message`` that became ``norm[start:end]`` under
+    :func:`~workflows.customer_service.ask_marks.normalise` (the same offsets when normalising
+    kept the length, else difflib's alignment of the two)."""
+    if len(norm) == len(message):
+        return message[start:end]
+    ops = difflib.SequenceMatcher(None, norm, message, autojunk=False).get_opcodes()
+
+    def where(pos: int, at_end: bool) -> int:
+        for tag, i1, i2, j1, j2 in ops:
+            if i1 <= pos < i2 or (at_end and pos == i2):
+                if tag == "equal":
+                    return j1 + pos - i1
+                return j2 if at_end else j1
+        return len(message)
+
+    return message[where(start, False) : where(end, True)]

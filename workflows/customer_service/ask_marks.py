@@ -27,10 +27,13 @@ test can pin makes it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-from orchestrator.textnorm import homoglyph_table, to_simplified
+import opencc
+
+from orchestrator.textnorm import homoglyph_table, is_han, to_simplified
 
 #: Roles that are not the customer: a line that starts with one of them and a label is not
 #: the customer's own words.
@@ -345,10 +348,23 @@ _TYPOGRAPHIC = str.maketrans(
 def normalise(message: str) -> str:
     """NFKC (full-width forms), invisible characters dropped and look-alike letters folded
     (:func:`fold_lookalikes`), typographic quotes and
-    apostrophes to ASCII ones, Traditional → Simplified: same meaning, comparable text. Every
-    read starts here."""
+    apostrophes to ASCII ones, variant characters folded (:func:`_variants`: 衹 → 只),
+    Traditional → Simplified: same meaning, comparable text. Every read starts here."""
     text = fold_lookalikes(unicodedata.normalize("NFKC", message))
-    return to_simplified(text.translate(_TYPOGRAPHIC))
+    return to_simplified(_variants(text.translate(_TYPOGRAPHIC)))
+
+
+@functools.cache
+def _hk2t() -> opencc.OpenCC:
+    return opencc.OpenCC("hk2t")
+
+
+def _variants(text: str) -> str:
+    """``text`` with the variant characters of Hong Kong's standard folded to the standard
+    Traditional ones (OpenCC ``hk2t``: 衹 → 只, which ``t2s`` leaves, so "衹退" read as no
+    "只退": cs13's held-out miss). Text with no Chinese character is returned unchanged. Of
+    2,887 Chinese test strings, only those holding 衹 read otherwise after it."""
+    return str(_hk2t().convert(text)) if any(is_han(ch) for ch in text) else text
 
 
 #: Something written as an order id (``ORD-…`` and digits, ``ORD 12``, ``ORD_12``).

@@ -29,6 +29,7 @@ test can pin makes it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: Where one sentence of what follows the ask ends: a full stop, ``!``, ``?``, ``;``, a line
 #: break, an ellipsis or a dash between words (``refund ORD-… — ah, it just came``).
@@ -38,6 +39,7 @@ _SPLIT = re.compile(r"[.!?。！？;；\n]+|…+|\s[-–—]{1,2}\s|[–—]{1,2
 SENTENCE_MARK = r"[.!?。！？\n](?!\d)"
 #: Where the sentence of the ask ends: as a sentence of the gate ends, or at a dash.
 ASK_END = re.compile(SENTENCE_MARK + r"|\s[-–—]{1,2}\s|[–—]")
+_SENTENCE_END = re.compile(SENTENCE_MARK)
 #: A word that turns what follows into a change of course, even in a sentence of a kind that
 #: goes with an ask ("thanks, actually I'll keep it", "it came after all").
 _TURN = re.compile(
@@ -118,3 +120,31 @@ def unsure_tail(text: str) -> bool:
         if _TURN.search(sentence) or not _GOES_WITH_ASK.search(sentence):
             return True
     return False
+
+
+def goods_before(text: str, mentions: Iterable[re.Pattern[str]]) -> str:
+    """``text`` (normalised, as :func:`~workflows.customer_service.asks.doubt` reads it) with
+    each whole sentence blanked that comes before the first write mention (one of
+    ``mentions``, searched lower-cased), mentions no write itself, and is of a kind that goes
+    with an ask (what is wrong with the goods, a detail of the order: not
+    :func:`unsure_tail`). A negation in such a sentence is about the goods, not the ask ("The
+    colour is nothing like the photo. I want a refund", tester13): its scope ends with its
+    sentence. A sentence of any other kind keeps its negation ("No. Refund …", "Not sure.
+    Refund …"), and so does every sentence from the ask on ("Refund …. No, don't.").
+
+    Example:
+        >>> from workflows.customer_service.asks import _WRITE_WORDS as words
+        >>> goods_before("The size is not right. Refund ORD-100076", words.values())[:10]
+        '          '
+    """
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer: read as it is
+        return text
+    first = min((m.start() for p in mentions if (m := p.search(low))), default=len(low))
+    chars, start = list(text), 0
+    for end in (m.end() for m in _SENTENCE_END.finditer(low, 0, first)):
+        sentence = low[start:end]
+        if re.search(r"[^\W_]", sentence) and not unsure_tail(sentence):
+            chars[start:end] = " " * (end - start)
+        start = end
+    return "".join(chars)

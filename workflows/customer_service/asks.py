@@ -47,13 +47,12 @@ decide, code decides").
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classifier.negation import clauses, negated_scopes
-from workflows.customer_service.address_ask import address_end, note_after
+from workflows.customer_service.address_ask import address_end, note_after, original_span, trim
 from workflows.customer_service.answers import has_words as has_words  # re-exported
 from workflows.customer_service.answers import is_yes as is_yes
 from workflows.customer_service.answers import third_language as third_language
@@ -72,7 +71,7 @@ from workflows.customer_service.ask_marks import (
     pasted_spans,
 )
 from workflows.customer_service.ask_plain import mocking_reason, unusual
-from workflows.customer_service.ask_tail import ASK_END, SENTENCE_MARK, unsure_tail
+from workflows.customer_service.ask_tail import ASK_END, SENTENCE_MARK, goods_before, unsure_tail
 from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.refund_status import MONEY_BACK, asks_status
 
@@ -82,6 +81,7 @@ WRITE_INTENTS = ("refund", "cancel", "change_address")
 _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "refund": re.compile(
         r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退|"
+        r"把\s*(?:ord-\d+|这个订单|这单|订单)\s*(?:的(?:钱|款|货款))?\s*(?:再|重新)?\s*退(?!货)|"
         r"退(?:(?:一次|次|个|一个|下|一笔)\s*(?:ord-\d+\s*的?)?|(?:一次|次)?\s*ord-\d+\s*的)款|"
         # 退 with a part of the order after it: 退20元, 退一半
         r"退(?=\s?(?:[$¥￥]?\s?\d|一半|部分|[一二两三四五六七八九十百千]+\s?(?:元|块|美元)))",
@@ -108,7 +108,8 @@ _READ_WORDS: dict[str, re.Pattern[str]] = {
         r"\baddress\b[^.?!]{0,40}\?|\b(?:ship|send|deliver)\w*\s+(?:\S+\s+){0,3}?to\s*\?|"
         r"(?:什么|哪个|哪里|哪儿|哪)(?:的|个)?(?:收货|送货|配送|邮寄|寄送|收件)?地址|"
         r"地址(?:(?!改|换|更|修)[^。？?！!，,]){0,6}(?:什么|哪|多少|[?？]|吗|是\s*$)|"
-        r"(?:送|寄|发|运)(?:到|往)哪(?:个|里|儿)?(?:地址|地方)",
+        r"(?:送|寄|发|运)(?:到|往)哪(?:个|里|儿)?(?:地址|地方)|"
+        r"(?:告诉我|确认|核对|查|看)[^。？?！!，,]{0,20}地址(?!\s*(?:改|换|更|修|为|成))",
         re.I,
     ),
     "track": re.compile(
@@ -242,6 +243,8 @@ _DONE_AFTER = re.compile(
     r"^\s*(?:ord-\d+)?\s*(?:已经?)?(?:收到|到了|到账|到咗|成功|了|咗|过|完成|办好|批了|下来)",
     re.I,
 )
+#: 了 and a particle closing the clause ("帮我把…退了吧"): an ask when a cue comes before.
+_ASKED_LE = re.compile(r"^\s*了[吧啊呀哦]?\W*$")
 #: A write over many orders at once is never taken as one customer's ask.
 _BULK = re.compile(
     r"\b(?:all (?:of )?(?:my |the |these |those |your )?orders|every (?:single )?order|everything|"
@@ -311,7 +314,7 @@ _STATE_NEGATION = re.compile(
     r"(?:one|item|size|colou?r))\b|\bnever (?:arrived|came|showed up|got|received|delivered)\b|"
     r"\b(?:i )?(?:don't|do not|no longer) (?:need|want) (?:it|this|them|that|the (?:order|item|"
     r"parcel|package))(?: any ?more)?\b(?!\s*(?:cancel|refund|chang|to be|sent|back|either))|"
-    r"(?:订单|这个|这单|东西|它|商品|货)\s*(?:ORD-\d+)?\s*我?也?不(?:想|需)?要了|"
+    r"(?:订单|这个|这单|东西|它|商品|货|(?<![\w-])ORD-\d+)\s*(?:ORD-\d+)?\s*我?也?不(?:想|需)?要了|"
     r"不能用|用不了|不工作|不亮|不能开机|开不了机|打不开|不合适|不合身|不对|不符|不一样|不好用|"
     r"没收到|没有收到|未收到|没到|还没到|没送到|未送达|没发货|不见了|不好意思|不错|"
     # the customer's own earlier address set aside, not the ask ("之前的地址不要了，改成…")
@@ -478,7 +481,7 @@ def doubt(message: str) -> str | None:
         return "quoted"
     if _RETRACTION.search(text) or _WITHDRAWN.search(text) or TAKEN_BACK.search(text):
         return "negated"
-    if _ANY_NEGATION.search(_STATE_NEGATION.sub(" ", text)):
+    if _ANY_NEGATION.search(goods_before(_STATE_NEGATION.sub(" ", text), _WRITE_WORDS.values())):
         return "negated"
     if _SARCASM.search(text) or mocking_reason(text.lower(), _WRITE_WORDS.values()):
         return "unclear"
@@ -607,7 +610,9 @@ def _why_not(
     piece = re.split(r"[,，]", piece, maxsplit=1)[0]
     if _PAST.search(piece) and not ASK_CUE.search(clause[piece_start:start]):
         return "past"
-    if _DONE_AFTER.search(clause[end:]):
+    if _DONE_AFTER.search(clause[end:]) and not (
+        _ASKED_LE.match(clause[end:]) and ASK_CUE.search(clause[:start])
+    ):  # "帮我把…退了": 了 closing an ask (cue before it) is no past
         return "past"
     if not asked(intent, clause, start, end, text.rstrip().endswith(("?", "？"))):
         return "not_asked"
@@ -749,14 +754,14 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", note_after(own, end)
     tail = _ADDRESS_TAIL.search(own, start, end)
     end = tail.start() if tail else end
-    start, end = _trim(own, start, end, " \t\"'“”「」,，:：.")
+    start, end = trim(own, start, end, " \t\"'“”「」,，:：.")
     if start >= end:
         return "", "no new address was given"
     candidate = own[start:end]
     if _ADDRESS_INSTRUCTION.search(candidate):
         return "", "what follows the address change is an instruction, not an address"
     end, why = address_end(own, start, end)  # a condition, two addresses, a phone number
-    start, end = _trim(own, start, end, " \t\"'“”「」,，:：.")
+    start, end = trim(own, start, end, " \t\"'“”「」,，:：.")
     if why or start >= end:
         return "", why or "no new address was given"
     candidate = own[start:end]
@@ -764,34 +769,7 @@ def extract_address(message: str) -> tuple[str, str]:
         return "", "that does not read as a postal address"
     if ADDRESS_MARKUP.search(candidate):
         return "", "an address holds no markup, links or code"
-    original = _original(message, norm, start, end).strip()
+    original = original_span(message, norm, start, end).strip()
     if invisible_in(original) or hidden(message):
         return "", HIDDEN_ADDRESS
     return original, ""
-
-
-def _trim(text: str, start: int, end: int, chars: str) -> tuple[int, int]:
-    """``text[start:end]``'s bounds without ``chars`` at either end."""
-    while start < end and text[start] in chars:
-        start += 1
-    while end > start and text[end - 1] in chars:
-        end -= 1
-    return start, end
-
-
-def _original(message: str, norm: str, start: int, end: int) -> str:
-    """The part of ``message`` that became ``norm[start:end]`` under :func:`normalise` (the
-    same offsets when normalising kept the length, else difflib's alignment of the two)."""
-    if len(norm) == len(message):
-        return message[start:end]
-    ops = difflib.SequenceMatcher(None, norm, message, autojunk=False).get_opcodes()
-
-    def where(pos: int, at_end: bool) -> int:
-        for tag, i1, i2, j1, j2 in ops:
-            if i1 <= pos < i2 or (at_end and pos == i2):
-                if tag == "equal":
-                    return j1 + pos - i1
-                return j2 if at_end else j1
-        return len(message)
-
-    return message[where(start, False) : where(end, True)]
