@@ -110,8 +110,9 @@ class Settings(BaseSettings):
     cs_refund_auto_limit: float = Field(
         200.0,
         ge=0,
-        description="Largest refund (in the order's currency) approved without a "
-        "person; a larger one is handed off.",
+        description="Most refunded on one order (in its currency) without a person, all its "
+        "automatic refunds together; a refund past it, or one on an order a person is "
+        "reviewing, is handed off.",
     )
     cs_refund_window_days: int = Field(30, ge=0, description="Days after delivery to refund.")
     cs_constrain_tool_args: bool = Field(

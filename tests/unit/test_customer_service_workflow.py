@@ -168,19 +168,25 @@ async def test_refund_over_limit_interrupts_and_resumes_exactly_once(store, tele
 async def test_an_approval_the_store_refuses_is_recorded_not_applied(store, telemetry) -> None:
     """tester7 F27: the over-limit refund waits for a person; meanwhile a partial refund on
     another thread leaves less than it asks; the person approves. Nothing more is written, and
-    the handoff is recorded ``not_applied`` with the store's reason, not ``approved``."""
+    the handoff is recorded ``not_applied`` with the store's reason, not ``approved``.
+    (tester14 E14: the partial refund, on an order a person reviews, waits for a person too.)"""
     customer, order = _order(store, refundable_over=True)
     orch = Orchestrator(ScriptedToolModel(), telemetry, [CustomerServiceWorkflow(store)])
     await stream_turn(orch, f"Please refund order {order.id}", customer)
     await stream_turn(orch, "yes", customer)
     assert [h["thread_id"] for h in store.handoffs()] == ["t"]
+    before = store.tools(customer).refund_count(order.id)
     await stream_turn(orch, f"Please refund USD 1.00 of {order.id}", customer, thread="t2")
     await stream_turn(orch, "yes", customer, thread="t2")
-    before = store.tools(customer).refund_count(order.id)
+    assert store.tools(customer).refund_count(order.id) == before  # not self-served
+    assert sorted(h["thread_id"] for h in store.handoffs()) == ["t", "t2"]
+    await orch.resume("t2", approve=True, note="part ok", by="person:olga")
+    assert store.tools(customer).refund_count(order.id) == before + 1
+    before += 1
     outcome = await orch.resume("t", approve=True, note="ok by supervisor", by="person:olga")
     assert store.tools(customer).refund_count(order.id) == before  # nothing more written
     assert not outcome.result["tool_results"][-1]["ok"]
-    assert store.handoffs("approved") == []
+    assert [h["thread_id"] for h in store.handoffs("approved")] == ["t2"]  # the part only
     (record,) = store.handoffs("not_applied")
     assert record["note"].startswith("ok by supervisor [approved, not applied:"), record
     assert "more than" in record["note"] or "left" in record["note"], record

@@ -77,9 +77,9 @@ _TEXTS = {
         "refund_not_positive": "A refund amount must be more than zero. Please write the "
         "amount as a number with the order's currency (for example: refund USD 10.00 of "
         "ORD-123456). Nothing was changed.",
-        "over_limit": "You confirmed a refund of {amount} for order {order_id}. It is over the "
-        "automatic limit, so a colleague will review it before any money moves; nothing has "
-        "been refunded yet.",
+        "over_limit": "You confirmed a refund of {amount} for order {order_id}. It is more than "
+        "is refunded automatically on this order, so a colleague will review it before any "
+        "money moves; nothing has been refunded yet.",
         "out_of_scope": "I can only help with orders from this shop: deliveries, refunds, "
         "returns, cancellations, address changes and your account. I can't help with that "
         "question. Is there anything about an order I can do for you?",

@@ -18,6 +18,7 @@ Tool results are facts (:class:`ToolResult`): the reply quotes them through plac
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -31,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from orchestrator.exceptions import OrchestratorError
 from workflows.customer_service.store.schema import (
     AddressChange,
+    Handoff,
     Order,
     Refund,
     Shipment,
@@ -181,14 +183,25 @@ class RefundPolicy(BaseModel):
 
     Attributes:
         window_days: Days after delivery during which a refund may be started.
-        auto_limit_cents: Largest refund approved without a person (minor units; the
-            currency's). A larger one raises ``ToolError("needs_approval")``.
+        auto_limit_cents: The most the policy refunds on one order without a person (minor
+            units; the currency's), all its automatic refunds together: a refund that would
+            take them over it raises ``ToolError("needs_approval")``, so an over-limit refund
+            split into smaller asks still reaches a person (tester14 E14).
     """
 
     model_config = ConfigDict(frozen=True)
 
     window_days: int = Field(30, ge=0)
     auto_limit_cents: int = Field(20_000, ge=0)
+
+
+def _action_order(context: str) -> str | None:
+    """The order id of a handoff's pending action (its ``context`` JSON), or None."""
+    try:
+        action = json.loads(context).get("action") or {}
+        return str((action.get("arguments") or {}).get("order_id") or "") or None
+    except (ValueError, AttributeError):  # not JSON, or not the shape the graph records
+        return None
 
 
 def money(cents: int, currency: str) -> str:
@@ -419,6 +432,30 @@ class OrderTools:
             return 0, "already refunded in full"
         return left, None
 
+    def _automatic_left(self, session: Session, order: Order) -> tuple[int, str]:
+        """``(cents the policy may still refund on order without a person, why no more)``:
+        ``why`` is a clause such as ``over the automatic limit of USD 200.00``.
+
+        The automatic limit holds per order, for all its refunds approved by the policy
+        together; and while a person reviews a refund of the order (a waiting handoff of
+        this customer whose action is on it), nothing more is refunded automatically.
+        """
+        limit = money(self.policy.auto_limit_cents, order.currency)
+        waiting = session.scalars(
+            select(Handoff.context).where(
+                Handoff.customer_id == self.customer_id, Handoff.status == "waiting"
+            )
+        )
+        if any(_action_order(context) == order.id for context in waiting):
+            return 0, f"a person is reviewing a refund of {order.id}"
+        automatic = sum(r.amount_cents for r in order.refunds if r.approved_by == "policy")
+        if automatic:
+            done = money(automatic, order.currency)
+            why = f"over the automatic limit of {limit} per order ({done} refunded so)"
+        else:
+            why = f"over the automatic limit of {limit}"
+        return max(0, self.policy.auto_limit_cents - automatic), why
+
     def check_refund_eligibility(self, args: OrderArgs) -> ToolResult:
         """Whether the order can be refunded, how much is left, whether a person must
         approve it (over the automatic limit), and the refunds it already has.
@@ -433,12 +470,13 @@ class OrderTools:
         with self.sessions() as session:
             order = self._order(session, args.order_id)
             left, reason = self._eligibility(order)
+            automatic, _ = self._automatic_left(session, order)
             refunds = sorted(order.refunds, key=lambda r: r.id)
             facts = {
                 "order_id": order.id,
                 "eligible": "yes" if reason is None else "no",
                 "refundable": money(left, order.currency),
-                "needs_approval": "yes" if left > self.policy.auto_limit_cents else "no",
+                "needs_approval": "yes" if left > automatic else "no",
                 "reason": reason or "",
                 "refunded": money(sum(r.amount_cents for r in refunds), order.currency),
                 "refund_count": str(len(refunds)),
@@ -512,11 +550,12 @@ class OrderTools:
                     f"order {order.id}: {money(amount, order.currency)} is more than the "
                     f"{money(left, order.currency)} left to refund",
                 )
-            if amount > self.policy.auto_limit_cents and not approved_by:
+            automatic, why = (0, "") if approved_by else self._automatic_left(session, order)
+            if amount > automatic and not approved_by:
                 raise ToolError(
                     "needs_approval",
-                    f"refund of {money(amount, order.currency)} on {order.id} is over the "
-                    f"automatic limit of {money(self.policy.auto_limit_cents, order.currency)}",
+                    f"refund of {money(amount, order.currency)} on {order.id} needs a person: "
+                    f"{why}",
                 )
             refund = Refund(
                 order_id=order.id,
