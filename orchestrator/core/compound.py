@@ -5,15 +5,25 @@ The dispatcher runs one workflow per request; every other route the request asks
 to a person, each with a telemetry record of its own (status ``needs_human``, the reason naming
 the request it came from), so that nothing asked for is dropped and no reply claims that a part
 ran when it did not. The outcome lists them (:class:`HandedOn`) and its headline says so.
+
+A part is handed on only when the request's own words ask for its route
+(:func:`orchestrator.classifier.asked.asks_for`, with a :class:`RuleClassifier`): on a
+customer's conversation the thread's route runs whatever the classifier read, and a line the
+n-grams lean to another route on ("Note: I am not Thomas Marsh." as a post to moderate) is no
+part of its own (tester13 E2).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.classification import Classification
+from orchestrator.classifier.asked import asks_for
+from orchestrator.classifier.core import RuleClassifier
 from orchestrator.exceptions import TelemetryError
 from orchestrator.request import Request
 from orchestrator.routes import FALLBACK, Route
@@ -39,19 +49,33 @@ class HandedOn(BaseModel):
     request_id: str
 
 
-def other_parts(route: Route, classification: Classification) -> tuple[Route, ...]:
+def other_parts(
+    route: Route, classification: Classification, asked: Callable[[Route], bool] | None = None
+) -> tuple[Route, ...]:
     """The routes ``classification`` asks for besides ``route`` (the one that runs), in the
     order asked: its own route when the dispatcher runs another (a conversation stays in
-    customer service), then its secondary routes; never fallback."""
-    asked = (classification.route, *classification.secondary_routes)
-    return tuple(r for r in dict.fromkeys(asked) if r != route and r != FALLBACK)
+    customer service), then its secondary routes; never fallback, and with ``asked`` only
+    those it says the request asks for."""
+    routes = (classification.route, *classification.secondary_routes)
+    return tuple(
+        r
+        for r in dict.fromkeys(routes)
+        if r != route and r != FALLBACK and (asked is None or asked(r))
+    )
 
 
 async def hand_on(
-    store: TelemetryStore, request: Request, classification: Classification, route: Route
+    store: TelemetryStore,
+    request: Request,
+    classification: Classification,
+    route: Route,
+    classifier: object = None,
 ) -> tuple[HandedOn, ...]:
     """Record each part of ``request`` that asks for another route than ``route`` as a request
-    of its own for a person (started and finished ``needs_human`` at once).
+    of its own for a person (started and finished ``needs_human`` at once). With a
+    :class:`RuleClassifier` as ``classifier``, a part is one only when the request's own words
+    ask for its route (:func:`~orchestrator.classifier.asked.asks_for`); another classifier's
+    routes are taken as they are.
 
     A record that exists already (the same request run again, e.g. a batch resumed after a
     crash) is kept as it is.
@@ -63,7 +87,10 @@ async def hand_on(
         TelemetryError: The store cannot be written (other than the record existing).
     """
     handed: list[HandedOn] = []
-    for n, other in enumerate(other_parts(route, classification), start=1):
+    asked = (
+        partial(asks_for, classifier, request) if isinstance(classifier, RuleClassifier) else None
+    )
+    for n, other in enumerate(other_parts(route, classification, asked), start=1):
         part_id = f"{request.id[:_ID_KEEP]}.part{n}"
         reason = (
             f"part of compound request {request.id}: it also asks for {other}, which "

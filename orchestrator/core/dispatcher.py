@@ -98,9 +98,8 @@ class RequestOutcome(BaseModel):
 
 
 def thread_config(request: Request, trace: RequestTrace | None = None) -> dict[str, Any]:
-    """LangGraph's run config: the conversation's ``thread_id`` (the request id for a one-off
-    request), which a checkpointed graph needs and other graphs ignore; with ``trace`` on, the
-    callbacks that open a span per node."""
+    """LangGraph's run config: the conversation's ``thread_id`` (a one-off request's id), which
+    a checkpointed graph needs and other graphs ignore; with ``trace``, a span per node."""
     config: dict[str, Any] = {"configurable": {"thread_id": request.thread_id or request.id}}
     callbacks = trace.callbacks() if trace is not None else []
     if callbacks:
@@ -231,9 +230,9 @@ class Orchestrator:
     def _route(self, request: Request, classification: Classification) -> Route:
         """The route to run: the classifier's, except that a conversation with a customer
         (``thread_id`` and ``customer_id``) stays on the route that holds threads
-        (``holds_threads``: customer service), where a request the classifier is unsure of, or
-        that also asks for another route, is handed to a person or answered with a note of the
-        part handed on."""
+        (``holds_threads``: customer service), where a request the classifier is unsure of is
+        handed to a person or answered, and one whose words also ask for another route gets a
+        note of the part handed on (:mod:`orchestrator.core.compound`)."""
         route = classification.route
         held = self.thread_route
         if request.thread_id and request.customer_id and held in self.workflows and route != held:
@@ -350,7 +349,9 @@ class Orchestrator:
             if waiting is not None:
                 yield waiting
                 return
-            handed = await hand_on(self.store, request, classification, workflow.route)
+            handed = await hand_on(
+                self.store, request, classification, workflow.route, self.classifier
+            )
             drive = _streamed if events else _invoked
             run = _Run(request, classification, workflow, trace, handed, events=events)
             run.truncated = _input_truncated(request, workflow)
@@ -684,7 +685,7 @@ def _config(run: _Run, gateway: ModelGateway) -> dict[str, Any]:
     """The keyword arguments of the graph's ``ainvoke`` / ``astream`` for ``run``."""
     return {
         "config": thread_config(run.request, run.trace),
-        "context": WorkflowContext(llm=gateway, request=run.request),
+        "context": WorkflowContext(gateway, run.request, tuple(h.route for h in run.handed)),
         "durability": durability(run.request, run.workflow),
     }
 

@@ -33,10 +33,14 @@ class WorkflowContext:
     Attributes:
         llm: The request-scoped model gateway.
         request: The request being served.
+        handed_on: The routes of the parts of the request that the dispatcher handed to a
+            person instead of running them (:mod:`orchestrator.core.compound`), in the order
+            asked: what a reply may say was passed on; () for a request of one route.
     """
 
     llm: ModelGateway
     request: Request
+    handed_on: tuple[str, ...] = ()
 
 
 #: The graph state of a workflow (its ``TypedDict``).

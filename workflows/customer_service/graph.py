@@ -400,9 +400,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         history = [*(state.get("history") or []), {"role": "customer", "text": state["message"]}]
         llm = runtime.context.llm
         classification: Classification = llm.classification
-        secondary = [
-            str(getattr(r, "value", r)) for r in getattr(classification, "secondary_routes", ())
-        ]
+        # the parts the dispatcher handed to a person, in the order asked (the classifier's own
+        # route among them when it was asked for): what the reply may say was passed on
+        secondary = list(runtime.context.handed_on)
         locale = state.get("locale")
         if locale is None and self.store is not None and state.get("customer_id"):
             locale = self.store.customer_locale(str(state["customer_id"]))
@@ -530,7 +530,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
                 result = read_answer(tools, plan, tools.run(tool, args))
         except ToolError as exc:
             if exc.code == "needs_approval":  # over the limit, or a conversation not plain
-                held = person_needed(WriteAction(**action_fields(action or {})))
+                held = person_needed(WriteAction(**action_fields(action or {})), tools)
                 said = held_text(action or {}) if held else None
                 said = said or confirming.confirmed_for_review(tools, action or {})
                 return {

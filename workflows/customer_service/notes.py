@@ -9,7 +9,7 @@ import functools
 from typing import Any
 
 from orchestrator.core.registry import file_routes, plugin_route_specs
-from orchestrator.routes import FALLBACK, RouteSpec
+from orchestrator.routes import RouteSpec
 from workflows.customer_service.route import ROUTE
 from workflows.customer_service.state import CustomerServiceState
 
@@ -54,11 +54,9 @@ def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
         names = ", ".join(files)
         notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
     others = [r for r in state.get("secondary_routes") or [] if r != ROUTE]
-    route = state.get("route")
-    if route not in (None, ROUTE, FALLBACK):
-        others.insert(0, str(route))
-    # the dispatcher ran this workflow only: each other part is recorded for a person
-    # (orchestrator.core.compound), and the note says exactly that (issue 46)
+    # the dispatcher ran this workflow only: each part it handed on is recorded for a person
+    # (orchestrator.core.compound: only a part the customer's words ask for), and the note
+    # says exactly that (issue 46, tester13 E2)
     for other in dict.fromkeys(others):
         en, cn = route_title(other, "en"), route_title(other, "zh")
         notes.append(
