@@ -13,7 +13,6 @@ Traditional Chinese; the real classifier, the dispatcher and a ScriptedModel.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +24,7 @@ from orchestrator.routes import Route
 from orchestrator.testing import ScriptedModel
 from workflows import default_workflows
 
-MOD, XL = Route("content_moderation"), Route("excel_report")
-
+MOD = Route("content_moderation")
 #: Lines of a conversation that ask nothing of moderation: labels before a colon, what
 #: someone said, a complaint that describes; the classifier may read some as a post.
 PLAIN = [
@@ -74,21 +72,18 @@ def test_a_carried_post_with_an_ask_asks_for_a_review(
 
 
 def test_a_report_needs_its_rules_evidence(classifier: RuleClassifier) -> None:
+    xl = Route("excel_report")
     sheet = (Attachment(filename="sales.xlsx"),)
-    assert asks_for(classifier, Request(text="and summarise this", attachments=sheet), XL)
-    assert asks_for(classifier, Request(text="also, please chart the attached workbook"), XL)
-    assert not asks_for(classifier, Request(text="Correction: the flat number is 4B."), XL)
+    assert asks_for(classifier, Request(text="and summarise this", attachments=sheet), xl)
+    assert asks_for(classifier, Request(text="also, please chart the attached workbook"), xl)
+    assert not asks_for(classifier, Request(text="Correction: the flat number is 4B."), xl)
     assert not asks_for(classifier, Request(text="where is my parcel?"), Route("fallback"))
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> TelemetryStore:
-    return TelemetryStore(f"sqlite:///{tmp_path / 'telemetry.db'}")
-
-
 async def test_a_conversation_line_read_as_a_post_hands_nothing_on(
-    store: TelemetryStore, classifier: RuleClassifier
+    telemetry: TelemetryStore, classifier: RuleClassifier
 ) -> None:
+    store = telemetry
     orch = Orchestrator(ScriptedModel(replies=["Noted."]), store, default_workflows())
     asked = [
         Request(text=text, thread_id=f"t-plain-{i}", customer_id="C00001")
@@ -107,8 +102,9 @@ async def test_a_conversation_line_read_as_a_post_hands_nothing_on(
 
 
 async def test_a_conversation_line_that_asks_for_a_review_hands_it_on(
-    store: TelemetryStore,
+    telemetry: TelemetryStore,
 ) -> None:
+    store = telemetry
     orch = Orchestrator(ScriptedModel(replies=["Noted."]), store, default_workflows())
     request = Request(text=REVIEWS[0], thread_id="t-review", customer_id="C00001")
     outcome = await orch.handle(request)

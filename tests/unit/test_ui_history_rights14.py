@@ -33,10 +33,9 @@ from chainlit.context import init_http_context
 from chainlit.data import get_data_layer
 
 async def signed_in(name, password):
-    transport = httpx.ASGITransport(app=app.chainlit_app, client=("10.0.0.2", 40000))
-    client = httpx.AsyncClient(transport=transport, base_url="http://ui")
-    login = await client.post("/login", data={{"username": name, "password": password}})
-    assert login.status_code == 200
+    client = httpx.AsyncClient(base_url="http://ui", transport=httpx.ASGITransport(
+        app=app.chainlit_app, client=("10.0.0.2", 40000)))
+    assert (await client.post("/login", data={{"username": name, "password": password}})).is_success
     return client
 
 async def thread_of(layer, name, meta):
