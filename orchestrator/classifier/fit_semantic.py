@@ -264,7 +264,8 @@ class ExampleTier:
         if self._lexical is not None:
             lexical = self._lexical
             got = lexical.decide(norm) if decided is None else lexical.overrule(norm, decided)
-            tried.append(("characters", *got, lexical.thresholds_for(norm)))
+            least = lexical.least_for(norm) if decided is None else lexical.thresholds_for(norm)
+            tried.append(("characters", *got, least))
         if not tried or tried[-1][1] is None:
             meaning = self._by_meaning(norm, decided)
             if meaning is not None:
