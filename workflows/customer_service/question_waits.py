@@ -33,7 +33,7 @@ from workflows.customer_service.amounts import RefundAsk, named_amount, refund_a
 from workflows.customer_service.asks import Asks, doubt, is_yes, normalise, read_asks
 from workflows.customer_service.confirm import is_no
 from workflows.customer_service.not_own import asked_again, not_own_answer
-from workflows.customer_service.plain_talk import CHECKED
+from workflows.customer_service.plain_talk import CHECKED, WHO, unusual_reason
 from workflows.customer_service.signals import ORDER_ID
 
 #: The words that may stand beside a new amount and leave it an amount alone (lower-cased,
@@ -41,7 +41,8 @@ from workflows.customer_service.signals import ORDER_ID
 _CHANGE_WORDS = re.compile(
     r"\b(?:actually|make|made|it|that|this|instead|only|just|please|pls|sorry|oops|i|i'?d|"
     r"meant|mean|change|to|the|amount|ok|okay|then|hmm+|um+|oh|wait|rather|thanks|thank|you|"
-    r"of|for|back|so|well|let'?s|say|should|be|is|go|with|like|lower|reduce|a|an|up)\b|"
+    r"of|for|back|so|well|let'?s|say|should|be|is|go|with|like|lower|reduce|a|an|up|yes|yeah|"
+    r"but|though)\b|"
     r"改成|改为|换成|改|其实|那就|那|就|只要|只|仅|好了|好|吧|了|啊|呀|哦|嗯|我|是|说|的|意思|应该|"
     r"不好意思|抱歉|对不起|谢谢|麻烦|请|行|可以|够|金额|要|退"
 )
@@ -64,7 +65,8 @@ _ONCE_MORE = {
 def shrug(message: str) -> bool:
     """Whether ``message`` is a shrug: not a plain yes or no, and it says nothing else (no write,
     read, order id, amount, question, address or negation: "not now", 不要了 drop the offer as
-    before), in at most :data:`_SHRUG_WORDS` words.
+    before), in at most :data:`_SHRUG_WORDS` words, and plain talk (who writes or whose account
+    it is goes to a new turn, which marks the thread).
 
     Example:
         >>> shrug("whatever"), shrug("fine"), shrug("yes"), shrug("not now"), shrug("where is it?")
@@ -78,6 +80,8 @@ def shrug(message: str) -> bool:
         return False
     if named_amount(message)[0] is not None or doubt(message) == "negated" or _NO.search(text):
         return False
+    if unusual_reason(message) in (WHO, CHECKED):  # "whatever, my wife's account": a new turn
+        return False  # reads it, and the thread is marked
     asks = read_asks(message)
     return not (asks.writes or asks.declined or asks.reads or asks.refund_status)
 
