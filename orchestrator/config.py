@@ -115,6 +115,12 @@ class Settings(BaseSettings):
         "reviewing, is handed off.",
     )
     cs_refund_window_days: int = Field(30, ge=0, description="Days after delivery to refund.")
+    cs_account_mark_days: int = Field(
+        30,
+        ge=0,
+        description="Days every write on an account waits for a person after one of its "
+        "conversations said the writer is not the account holder (0: that conversation only).",
+    )
     cs_constrain_tool_args: bool = Field(
         True,
         description="Constrain tool-argument schemas by what the code knows (an enum of the "

@@ -28,7 +28,7 @@ from workflows.customer_service.asks import (
 )
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.order_words import write_describes_order
-from workflows.customer_service.plain_talk import not_read_text, unusual_reason
+from workflows.customer_service.plain_talk import mark_account, not_read_text, unusual_reason
 from workflows.customer_service.question_waits import offered_amount, reread
 from workflows.customer_service.read_ids import read_targets
 from workflows.customer_service.ref_ids import ref_orders
@@ -113,6 +113,7 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     # remembered: a later write goes to a person (an amount alone is plain: new_amount)
     own = None if amended else unusual_reason(state["message"])
     update["unusual"] = state.get("unusual") or own
+    mark_account(store, state, update)  # the account's other conversations too (tester14 F14)
     if reason is None and own and not update["clarify"] and how_to_ask(state["message"], language):
         update["clarify"] = not_read_text(language, ids[0] if ids else None)  # tester13 I
     if reason is None and update["clarify"] is None and tool and state.get("customer_id"):

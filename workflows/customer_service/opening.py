@@ -33,6 +33,7 @@ async def open_workflow(settings: Settings) -> AsyncIterator[CustomerServiceWork
         policy=RefundPolicy(
             window_days=settings.cs_refund_window_days,
             auto_limit_cents=round(settings.cs_refund_auto_limit * 100),
+            mark_days=settings.cs_account_mark_days,
         ),
     )
     url = checkpoint_url(settings)

@@ -177,7 +177,27 @@ def noted_marks(
         said = [*noted, *said]
     unusual = state.get("unusual") or next((w for t in said if (w := unusual_reason(t))), "")
     holder = any(not_the_holder(joint_subject(normalise(t))) for t in said)
-    return {"unusual": unusual, "not_holder": bool(state.get("not_holder")) or holder}
+    marks = {"unusual": unusual, "not_holder": bool(state.get("not_holder")) or holder}
+    mark_account(store, state, marks)
+    return marks
+
+
+#: What :func:`mark_account` writes for a conversation whose writer is not the holder.
+NOT_HOLDER = "the writer said they are not the account holder"
+
+
+def mark_account(
+    store: OrderStore | None, state: CustomerServiceState, marks: dict[str, Any]
+) -> None:
+    """Remember on the account, not only on the thread, that its conversation was marked now
+    (``marks``, the thread's new ``not_holder``) because the writer said they are not the
+    account holder: the account's writes then wait for a person in every conversation for a
+    while (tester14 F14: a new chat self-served). The thread's other reasons
+    (:data:`WHO` also covers "leave it with the neighbour") stay the thread's."""
+    customer = state.get("customer_id")
+    if store is None or not customer or not marks.get("not_holder") or state.get("not_holder"):
+        return
+    store.tools(str(customer)).mark_account(str(state["thread_id"]), NOT_HOLDER)
 
 
 def _sentence_reason(sentence: str) -> str | None:

@@ -21,6 +21,9 @@ demand (a write called any other way raises ``ToolError("unauthorised")``). It c
   (:mod:`~workflows.customer_service.plain_talk`: the ask re-read here, and the thread's
   earlier messages as the graph remembers them in ``unusual``) needs a person too
   (``needs_approval``, :func:`person_needed`): only a plain conversation is self-served;
+  so does any write on an account one of whose conversations said, in the last
+  ``mark_days`` days, that its writer is not the holder (a new conversation does not clear
+  it);
 * **idempotency**: a key is required; the store turns the same key into the same row.
 
 The approved-handoff path (a person approves a refund over the limit) calls it too.
@@ -91,11 +94,14 @@ class WriteAction(BaseModel):
     unusual: str = ""
 
 
-def person_needed(action: WriteAction) -> str | None:
+def person_needed(action: WriteAction, tools: OrderTools | None = None) -> str | None:
     """Why ``action`` may run only once a person approved it, or None: an earlier message of
     its conversation (``action.unusual``) or its ask, re-read here
-    (:func:`~workflows.customer_service.plain_talk.unusual_reason`), is not plain talk."""
-    return action.unusual or unusual_reason(action.ask)  # an amendment: new_amount's own
+    (:func:`~workflows.customer_service.plain_talk.unusual_reason`), is not plain talk; or,
+    with ``tools``, another conversation of the account was not
+    (:meth:`~workflows.customer_service.store.tools.OrderTools.account_mark`)."""
+    held = action.unusual or unusual_reason(action.ask)  # an amendment: new_amount's own
+    return held or (tools.account_mark() if tools is not None else None)
 
 
 def denial(action: WriteAction, tools: OrderTools, approved_by: str | None) -> str | None:
@@ -181,7 +187,7 @@ def execute_write(
     why = denial(action, tools, approved_by)
     if why is not None:
         raise ToolError("policy", f"{action.tool} refused: {why}")
-    held = person_needed(action) if approved_by is None else None
+    held = person_needed(action, tools) if approved_by is None else None
     if held is not None:  # only a plain conversation is self-served (tester13 A, I, C)
         raise ToolError("needs_approval", f"{action.tool} needs a person: {held}")
     grant = _mint_grant(action.tool, tools.customer_id, action.key)

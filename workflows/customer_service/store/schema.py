@@ -271,6 +271,22 @@ class ThreadRefusal(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class AccountMark(Base):
+    """A conversation of the customer's account said its writer is not the account holder
+    (tester14 F14). For :attr:`RefundPolicy.mark_days
+    <workflows.customer_service.store.tools.RefundPolicy.mark_days>` after it, a write on the
+    account in any conversation waits for a person. One row per (customer, thread)."""
+
+    __tablename__ = "cs_account_marks"
+    __table_args__ = (UniqueConstraint("customer_id", "thread_id", name="uq_cs_marks_thread"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    customer_id: Mapped[str] = mapped_column(String(64), index=True)
+    thread_id: Mapped[str] = mapped_column(String(128))
+    reason: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class TurnLease(Base):
     """Which process runs a turn of a thread now, until ``expires_at`` (a lease: a holder
     that dies without releasing it blocks the thread until then, no longer)."""
