@@ -9,6 +9,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,14 @@ def http() -> httpx.AsyncClient:
 
 
 def md(text: object) -> str:
-    """``text`` with every Markdown/HTML special character backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """``text`` with every Markdown/HTML special character backslash-escaped, and each Unicode
+    format character (bidi overrides and isolates, zero-width characters: invisible, and a
+    right-to-left override shows the rest of a line reversed) written as ``<U+202E>``, so a
+    person reads what was written (tester14 G14)."""
+    text = str(text)
+    if not text.isascii():
+        text = "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in text)
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def safe_name(name: object, limit: int = 60) -> str:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import regex
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -54,10 +55,28 @@ CONTROL = re.compile(
 )
 
 
+#: Unicode format characters (category Cf: bidi overrides and isolates, zero-width characters):
+#: invisible, and a right-to-left override shows the rest of a line reversed.
+FORMAT = regex.compile(r"\p{Cf}")
+
+
+def shown(text: str) -> str:
+    """``text`` as a person should read it in a terminal: control characters dropped
+    (:data:`CONTROL`), format characters written as ``<U+202E>`` (:data:`FORMAT`), so what a
+    person reads is what was written (tester14 G14: a customer's text shown to an operator)."""
+    text = CONTROL.sub("", text)
+    return text if text.isascii() else FORMAT.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
+
+
 class OutputConsole(Console):
     """A rich console whose closed pipe (``orchestrator skew | head -1``) is an error the
     console script reports in one line (:func:`uncaught_exit`, exit 2), where rich's own
-    :meth:`~rich.console.Console.on_broken_pipe` exits 1 without a word."""
+    :meth:`~rich.console.Console.on_broken_pipe` exits 1 without a word. Emoji codes are not
+    replaced (a customer's ``:warning:`` stays those words)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
 
     def on_broken_pipe(self) -> None:
         """Raise ``BrokenPipeError`` (nothing more is written to this console)."""
@@ -65,10 +84,10 @@ class OutputConsole(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE), self._stream_name())
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """:meth:`rich.console.Console.print` of ``objects``, their text without control
-        characters (:data:`CONTROL`: a customer's text could clear the reader's screen or
-        plant a terminal hyperlink); a failed write (a full disk) names the stream."""
-        objects = tuple(CONTROL.sub("", o) if isinstance(o, str) else o for o in objects)
+        """:meth:`rich.console.Console.print` of ``objects``, their text :func:`shown` (a
+        customer's text could clear the reader's screen, plant a terminal hyperlink or
+        reverse what a line says); a failed write (a full disk) names the stream."""
+        objects = tuple(shown(o) if isinstance(o, str) else o for o in objects)
         try:
             super().print(*objects, **kwargs)
         except OSError as exc:
