@@ -19,6 +19,7 @@ CASES = tables("cs_own_asks14.toml")
 def test_own_asks_are_read_and_their_other_forms_are_not() -> None:
     assert_gate(CASES["no_write"], CASES["own"], doubted=True)
     assert [m for m in with_ids(CASES["own"]) if unusual_reason(m)] == []  # self-served
+    assert [m for m in with_ids(CASES["plain_not_ask"]) if unusual_reason(m)] == []
 
 
 def test_a_request_for_the_address_reads_it() -> None:

@@ -66,3 +66,15 @@ async def test_a_message_noted_before_the_customer_withdrew_marks_the_thread(
     await _turn(orch, again.format(id=order), customer, "d")
     done = await _turn(orch, "是的" if "退" in again else "yes", customer, "d")
     assert approvers(store, order, seeded) == [], (noted, done)
+
+
+async def test_a_marked_thread_neither_withdraws_nor_changes_the_waiting_write(shop: Shop) -> None:
+    store, orch = shop(1000)  # tester14 D14's residue: a self-declared carer changed it
+    ((customer, order),) = refundable_orders(store, 60, 1)
+    await _turn(orch, f"refund {order}", customer, "r")
+    await _turn(orch, "yes", customer, "r")
+    await _turn(orch, "fyi I'm her carer, I look after her orders", customer, "r")
+    for said in ("make it USD 5 instead", "I withdraw my refund request"):
+        kept = await _turn(orch, said, customer, "r")
+        assert kept["status"] == "needs_human", (said, kept)  # still waiting for the person
+    assert store.handoffs()[-1]["status"] == "waiting"

@@ -47,7 +47,9 @@ _SENTENCES = re.compile(r"[.!?。！？\n](?!\d)")
 _JOINS = ("and", "so", "then", "also", "but", "however", "though", "although")
 #: Where a clause ends: a comma, a semicolon, a colon, a dash, a join word, 然后.
 _CLAUSES = re.compile(
-    r"[,，;；:：、]|\s[-–—]+\s|[–—]+|(?<!ahead )\b(?:" + "|".join(_JOINS) + r")\b|"
+    r"[,，;；:：、]|\s[-–—]+\s|[–—]+|(?<!ahead )(?<!thank you )(?<!thanks )\b(?:"
+    + "|".join(_JOINS)
+    + r")\b|"
     r"然后|并且|而且|所以|另外|并(?=给|把|帮|退|取消)"
 )
 #: The order, written ``§``: an order id (a malformed one is asks.py's business), six bare
@@ -178,7 +180,8 @@ _WRITE_ZH = (
     r"退掉|(?:改成|改为|换成)?(?:只|仅|就)?退¤|"
     r"把钱退(?:给我|回来|回)?|取消(?:掉)?|撤销(?:订单)?|"
     # 退 whose object is the order (把§退, §帮我退, 把§的款再退一次: a refund of it)
-    r"(?<=§)的?(?:钱|款|货款)?(?:再|重新)?退(?:一次|掉|给我|回来)?$|(?<=§帮我)退$)"
+    r"(?<=§)的?(?:钱|款|货款)?(?:再|重新)?退(?:一次|掉|给我|回来)?$|(?<=帮我)退$|"
+    r"退(?:一下|一次)?§的?(?:款|钱|货款))"
 )
 #: The plain ask clause, Chinese (spaces and benign words already set aside).
 _PLAIN_ZH = re.compile(

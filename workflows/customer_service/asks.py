@@ -82,6 +82,7 @@ _WRITE_WORDS: dict[str, re.Pattern[str]] = {
     "refund": re.compile(
         r"\b(?:refund\w*|money back|reimburs\w*|chargeback)|退款|退钱|退货款|退全款|退一下|把钱退|"
         r"把\s*(?:ord-\d+|这个订单|这单|订单)\s*(?:的(?:钱|款|货款))?\s*(?:再|重新)?\s*退(?!货)|"
+        r"(?<=帮我)退(?=[了吧啊呀]*\W*$)|退(?:一下|一次)?\s*ord-\d+\s*的(?:钱|货款)|"
         r"退(?:(?:一次|次|个|一个|下|一笔)\s*(?:ord-\d+\s*的?)?|(?:一次|次)?\s*ord-\d+\s*的)款|"
         # 退 with a part of the order after it: 退20元, 退一半
         r"退(?=\s?(?:[$¥￥]?\s?\d|一半|部分|[一二两三四五六七八九十百千]+\s?(?:元|块|美元)))",
