@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -14,6 +15,36 @@ from orchestrator.exceptions import UserError
 #: Longest request text accepted, in characters (1 MiB of ASCII). Longer text is refused
 #: with a validation error rather than truncated silently.
 MAX_TEXT_CHARS = 1_000_000
+#: Who decides a handoff (``handoff resume --by``, the UI's operator): a user name as
+#: ``orchestrator ui-user`` takes one (one line, 1-64 letters, digits or _ . @ -).
+DECIDER = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
+#: Deciders the audit writes for what no person decided (the automatic policy, the system).
+_NOT_A_PERSON = frozenset({"policy", "system", "auto", "automatic"})
+#: A name that reads as a customer's or an order's id (C00001, ORD-100057; ids are upper case, a
+#: login name such as ab1234 is not): never a person's.
+_AN_ID = re.compile(r"[A-Z]{1,4}-?\d{4,}")
+
+
+def decider_name(by: str) -> str:
+    """``by`` (stripped) as the name the audit records for who decided a handoff.
+
+    Raises:
+        UserError: It is not a user name (:data:`DECIDER`: blank, several lines, spaces,
+            over 64 characters), or it reads as no person: ``policy`` and the like, or an
+            id (``C00001``: the record would read as the customer approving themselves).
+    """
+    name = by.strip()
+    if not DECIDER.fullmatch(name):
+        raise UserError(
+            "name who decided (--by NAME): a decision needs a non-blank name, a user name "
+            "of 1-64 letters, digits or _ . @ - on one line"
+        )
+    if name.casefold() in _NOT_A_PERSON or _AN_ID.fullmatch(name):
+        raise UserError(
+            f"--by {name!r} does not name a person (it reads as the policy or an id); give "
+            "the decider's own user name"
+        )
+    return name
 
 
 def _valid_unicode(value: object) -> object:

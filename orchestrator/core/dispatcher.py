@@ -41,7 +41,7 @@ from orchestrator.exceptions import (
 )
 from orchestrator.observability.metrics import observed_request, observed_stream
 from orchestrator.observability.tracing import RequestTrace
-from orchestrator.request import Request
+from orchestrator.request import Request, decider_name
 from orchestrator.routes import FALLBACK, Route, RouteSpec, the_route
 from orchestrator.telemetry import TelemetryStore
 
@@ -577,11 +577,11 @@ class Orchestrator:
         Raises:
             UnknownRouteError: No route holds threads, or no workflow is registered for it.
             HandoffError: Nothing waits on ``thread_id`` (a second resume is refused).
-            UserError: A bad thread id or note.
+            UserError: A bad thread id or note, or ``by`` names no person (``decider_name``).
         """
         if self.thread_route is None:
             raise UnknownRouteError("no declared route holds threads (holds_threads = true)")
-        workflow = self.workflow_for(self.thread_route)
+        workflow, by = self.workflow_for(self.thread_route), decider_name(by)
         request = Request(text=f"[handoff resumed] {note or '-'}", thread_id=thread_id)
         classification = Classification(
             route=workflow.route,

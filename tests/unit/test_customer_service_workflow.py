@@ -180,10 +180,10 @@ async def test_an_approval_the_store_refuses_is_recorded_not_applied(store, tele
     await stream_turn(orch, "yes", customer, thread="t2")
     assert store.tools(customer).refund_count(order.id) == before  # not self-served
     assert sorted(h["thread_id"] for h in store.handoffs()) == ["t", "t2"]
-    await orch.resume("t2", approve=True, note="part ok", by="person:olga")
+    await orch.resume("t2", approve=True, note="part ok", by="olga")
     assert store.tools(customer).refund_count(order.id) == before + 1
     before += 1
-    outcome = await orch.resume("t", approve=True, note="ok by supervisor", by="person:olga")
+    outcome = await orch.resume("t", approve=True, note="ok by supervisor", by="olga")
     assert store.tools(customer).refund_count(order.id) == before  # nothing more written
     assert not outcome.result["tool_results"][-1]["ok"]
     assert [h["thread_id"] for h in store.handoffs("approved")] == ["t2"]  # the part only
