@@ -66,6 +66,7 @@ from orchestrator.spreadsheet.structure import (
     pivot_subtotals,
     remove_placeholders,
     structure_reason,
+    units_row,
     unlabelled_total,
 )
 from orchestrator.spreadsheet.textvalues import cell_value
@@ -303,7 +304,10 @@ def find_header(cells: Cells, box: Box) -> tuple[list[int], list[int]]:
                 header.append(header[-1] + 1)
             if len(header) == 1 and _second_header(cells, r, box):
                 header.append(r + 1)  # a bilingual header: 销售额 over Sales
-            return _with_index_name(cells, header, box), notes
+            header = _with_index_name(cells, header, box)
+            if units_row(cells, header[-1] + 1, box):
+                header = [*header, header[-1] + 1]  # (USD) | (kg) under the labels
+            return header, notes
         if any(cell.kind is not CellKind.TEXT for cell in row):
             return [], []
         if _is_title(row, width) or len(row) * 2 < width or len({c.value for c in row}) == 1:

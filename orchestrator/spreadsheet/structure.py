@@ -40,7 +40,7 @@ from functools import cache
 from orchestrator.exceptions import OrchestratorError
 from orchestrator.spreadsheet.raw import CellKind, RawCell, RawSheet
 from orchestrator.spreadsheet.refs import Cells, is_copy, row_cells
-from orchestrator.spreadsheet.textvalues import cell_value
+from orchestrator.spreadsheet.textvalues import cell_value, currency_name
 
 Box = tuple[int, int, int, int]  # r1, c1, r2, c2 of a block
 
@@ -124,13 +124,11 @@ def structure_reason(
         return "continues the merged cells of the row above (one record)"
     texts = {c: str(cell.value).strip() for c, cell in row.items() if cell.kind is CellKind.TEXT}
     if header_rows and len(texts) == len(row) >= 2:
-        head = {
-            c: str(cells[(h, c)].value).strip()
-            for h in header_rows
+        heads = {  # each column's labels in any header row (a units row under them too)
+            c: {str(cells[(h, c)].value).strip() for h in header_rows if (h, c) in cells}
             for c in texts
-            if (h, c) in cells
         }
-        if all(head.get(c) == text for c, text in texts.items()):
+        if all(text in heads[c] for c, text in texts.items()):
             return "the header repeated"
     origins = {cell.merged_from for cell in row.values()}
     if len(row) >= 2 and len(origins) == 1 and None not in origins and texts:
@@ -413,3 +411,30 @@ def index_name_row(cells: Cells, r: int, box: Box, header: list[int]) -> bool:
 
 def _first_only(cells: Cells, r: int, c1: int, c2: int) -> bool:
     return (r, c1) in cells and all((r, c) not in cells for c in range(c1 + 1, c2 + 1))
+
+
+#: A unit written on its own (``kg``, ``(USD)``, ``元``, ``万元``, ``%``): a header's units row.
+_UNIT = re.compile(
+    r"^[(（\[]?\s*(?:%|‰|kg|g|t|lbs?|oz|km|m|cm|mm|l|ml|pcs|units?|hrs?|h|mins?|days?|"
+    r"m²|m2|㎡|[千万亿]?元|百万元|千克|公斤|克|吨|件|个|個|箱|米|千米|公里|小时|小時|天|人|次|台|套|"
+    r"平方米|毫升|升)\s*[)）\]]?$",
+    re.IGNORECASE,
+)
+
+
+def units_row(cells: Cells, r: int, box: Box) -> bool:
+    """Whether row ``r``, under a header, gives the columns' units (``(USD) | (kg)``,
+    ``元 | 千克``): every cell a unit or a currency on its own, over a value in the next row
+    that has any."""
+    _, c1, r2, c2 = box
+    at = [c for c in range(c1, c2 + 1) if (r, c) in cells]
+    nxt = next((b for b in range(r + 1, min(r2, r + 5) + 1) if row_cells(cells, b, c1, c2)), 0)
+    if not at or not nxt:
+        return False
+    for c in at:
+        text = str(cells[(r, c)].value).strip()
+        if cells[(r, c)].kind is not CellKind.TEXT or (nxt, c) not in cells:
+            return False
+        if not (_UNIT.match(text) or currency_name(text.strip("()（）[]"))):
+            return False
+    return True

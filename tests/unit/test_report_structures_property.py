@@ -13,7 +13,8 @@ of groups with subtotals and a grand total. Codes are numbers or text with leadi
 above the header, European and ISO-code amounts (``1.234,50 €``, ``TRY 1,234.50``) and code
 columns named after a thing with a measure word (``Sales order``, ``Cost center``, ``成本中心``).
 Round 14 adds a header that repeats a label over values (``Name | Code | Value | Value``) and
-the index-name row pandas writes under a header whose first cell is blank (``Name`` alone).
+the index-name row pandas writes under a header whose first cell is blank (``Name`` alone),
+and a row of units under the labels (``(USD)``).
 The expected figures are computed here from the drawn data.
 """
 
@@ -41,6 +42,7 @@ STRUCTURES = (
     "total_above",
     "repeated_label",
     "index_name",
+    "units_row",
 )
 TOTAL_LABELS = ("Total", "合 计", "合计", "小计", "总计", "總計", "Sum", "Grand total", "TOTAL:")
 #: How an amount is written: as a number, or as text with a currency and separators.
@@ -97,6 +99,8 @@ def _write(path: Path, case: dict) -> None:
     rows.append(head)
     if "index_name" in kinds:  # pandas: the index's name alone, under the header
         rows.append(["Name", None, None])
+    if "units_row" in kinds and "index_name" not in kinds:  # units under the labels (pandas
+        rows.append([None, None, "(USD)", *["(USD)" for _ in twice]])  # writes none)
     if "placeholder" in kinds:
         rows.append(["{{item.name}}", "{{item.code}}", "{{item.value}}"])
     half = len(case["values"]) // 2
@@ -152,9 +156,11 @@ def test_structure_is_never_data_and_codes_are_never_summed(case: dict) -> None:
         _write(path, case)
         analysis = analyse(read_workbook(path))
     figs = {f.label: f.value for f in analysis.figures}
-    assert figs["total `Value`"] == round_sum(case["values"])
+    units = {"units_row"} <= case["structures"] and "index_name" not in case["structures"]
+    value = "Value / (USD)" if units else "Value"
+    assert figs[f"total `{value}`"] == round_sum(case["values"])
     if "repeated_label" in case["structures"]:
-        assert figs["total `Value (2)`"] == round_sum(case["values"])
+        assert figs[f"total `{value} (2)`"] == round_sum(case["values"])
     rows = [v for k, v in figs.items() if k.startswith("data rows in table")]
     assert rows == [len(case["values"])]
     name = case["code_name"]

@@ -279,3 +279,53 @@ def test_the_index_name_row_pandas_writes_is_no_data_row(
     totals = _totals(path)
     for k, name in enumerate(names, start=1):
         assert totals[f"total `{name}`"] == pytest.approx(sum(float(r[k]) for r in data))
+
+
+#: Whole amounts that never repeat, ten rows or more, of several widths: amounts (they were
+#: read as identifiers, and the report had no figure for them and said every cell was used).
+UNIQUE_AMOUNTS = [
+    ("Amount", [120, 4500, 87, 2310, 999, 15, 7020, 430, 66, 1204, 318]),
+    ("金额", [3000, 150, 27, 980, 12500, 640, 75, 3333, 410, 86]),
+    ("Revenue", [1200000, 950000, 3400000, 87000, 12000000, 450000, 2300000, 610000, 99000, 71]),
+    ("Qty", list(range(1, 13))),  # a gapless run, but named as a quantity
+    ("Sales", [k * 100 for k in range(1, 13)]),
+    ("Value", [5, 4890, 230, 17, 66012, 903, 41, 7777, 128, 3054]),  # a neutral name
+]
+#: Unique integers that number things: one width, a gapless run, or an entity's name.
+UNIQUE_IDS = [
+    ("Ref", [10234, 10567, 10981, 11002, 11345, 11876, 12001, 12456, 12999, 13020]),
+    ("Column B", [7, 3, 1, 10, 2, 9, 4, 8, 6, 5]),
+    ("Ticket", [17, 203, 1045, 88, 4021, 9, 310, 12007, 56, 777]),
+    ("工单", [5, 61, 702, 8310, 44, 903, 27, 1500, 12, 398]),
+]
+
+
+@pytest.mark.parametrize(("name", "values"), UNIQUE_AMOUNTS + UNIQUE_IDS)
+def test_whole_amounts_that_never_repeat_are_totalled_and_ids_are_not(
+    tmp_path: Path, name: str, values: list[int]
+) -> None:
+    rows = [("Label", name), *[(f"r{i}", v) for i, v in enumerate(values)]]
+    path = _sheet(tmp_path / "u.xlsx", rows)
+    total = _totals(path).get(f"total `{name}`")
+    assert total == (sum(values) if (name, values) in UNIQUE_AMOUNTS else None)
+
+
+@pytest.mark.parametrize(
+    ("labels", "units"),
+    [
+        (("Item", "Amount", "Weight"), (None, "(USD)", "(kg)")),
+        (("品名", "金额", "重量"), (None, "元", "千克")),
+        (("品名", "金额", "数量"), (None, "（万元）", "件")),
+        (("Item", "Sales", "Share"), (None, "EUR", "%")),
+    ],
+)
+def test_a_units_row_under_the_header_is_part_of_it(
+    tmp_path: Path, labels: tuple[str, ...], units: tuple[str | None, ...]
+) -> None:
+    data = [("a", 10, 1.5), ("b", 20, 2.5), ("c", 5, 0.25)]
+    path = _sheet(tmp_path / "units.xlsx", [labels, units, *data])
+    (table,) = read_workbook(path).tables()
+    assert len(table.rows) == len(data)
+    amount = table.columns[1].name
+    assert amount.startswith(labels[1]) and units[1] in amount  # type: ignore[operator]
+    assert _totals(path)[f"total `{amount}`"] == 35

@@ -45,8 +45,8 @@ _CODE_HINT = re.compile(
 #: ``Customer``, ``销售订单``, ``成本中心``: whole numbers under them are those things' numbers.
 _ENTITY_NAME = re.compile(
     r"((^|[\s_\-/(])(cent(er|re)|order|invoice|po|voucher|contract|customer|client|vendor|"
-    r"supplier|employee|member)|中心|订单|訂單|发票|發票|凭证|憑證|合同|客户|客戶|供应商|供應商|"
-    r"员工|員工|会员|會員)\s*[.:)]?\s*$",
+    r"supplier|employee|member|ticket|case|claim|shipment|batch|lot)|中心|订单|訂單|发票|發票|"
+    r"凭证|憑證|合同|客户|客戶|供应商|供應商|员工|員工|会员|會員|工单|工單|批次)\s*[.:)]?\s*$",
     re.IGNORECASE,
 )
 #: Names of a month number column (values 1-12): a period, never summed.
@@ -195,7 +195,8 @@ def is_identifier(col: Column) -> bool:
     in several languages), by value (unique integers of 10+ rows; integers of 7+ digits,
     such as phone or account numbers), by the thing its whole numbers number (``Sales order``,
     ``Cost center``: :data:`_ENTITY_NAME`), or a code column (:func:`is_code`). A count by
-    its name ("Number of orders") is never one."""
+    its name ("Number of orders") is never one, nor a measure by its name (``Amount``,
+    ``Revenue``, ``金额``) past the name and code rules: whole amounts may all differ."""
     if _COUNT_NAME.search(col.name):
         return False
     if _ID_NAME.search(col.name) or is_code(col) or is_date_serial(col):
@@ -207,7 +208,9 @@ def is_identifier(col: Column) -> bool:
         return True
     if not _is_measure_name(col.name) and (_coded_by_name(col.name, values) or _year_run(values)):
         return True
-    if len(values) >= 10 and len(np.unique(values)) == len(values):
+    if _is_measure_name(col.name):
+        return False  # whole amounts that never repeat (``Amount``, ``金额``) are amounts
+    if len(values) >= 10 and len(np.unique(values)) == len(values) and _id_like(values):
         return True
     plain = col.unit is None and "#,##" not in col.number_format and np.all(values > 0)
     if not plain or len(values) < 2 or not np.all(values >= 1_000_000):
@@ -218,6 +221,13 @@ def is_identifier(col: Column) -> bool:
     # digits, under a name that is not a measure's (a sum of them is never meaningful)
     widths = {len(str(int(v))) for v in values}
     return len(widths) == 1 and min(widths) >= 8 and not _is_measure_name(col.name)
+
+
+def _id_like(values: np.ndarray) -> bool:
+    """Unique integers that number things: of one width (``10234, 10567``), or a run with no
+    gap (``1, 2, ... 15`` in any order); amounts of several widths are not."""
+    widths = {len(str(int(abs(v)))) for v in values}
+    return len(widths) == 1 or bool(np.all(np.diff(np.sort(values)) == 1))
 
 
 def _is_measure_name(name: str) -> bool:
