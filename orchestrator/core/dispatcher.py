@@ -526,9 +526,9 @@ class Orchestrator:
     async def _crashed(
         self, request: Request, workflow: Workflow[Any, Any], exc: Exception
     ) -> NoReturn:
-        """Record a run that raised ``exc`` (a bug, or the workflow's database failing) as
-        ``failed``, then raise it (as a :class:`StorageError` where it is the database's)."""
-        if isinstance(exc, HandoffError):  # decided already, nothing waits: a refusal (tester11 J)
+        """Record a run that raised ``exc`` and raise it: ``rejected`` for a refusal (decided
+        already, nothing waits, bad input), else ``failed`` (as a StorageError if the DB's)."""
+        if isinstance(exc, HandoffError | UserError):  # the caller's to fix: no traceback
             await self.store.afinish_request(request.id, "rejected", error=str(exc)[:2000])
             raise exc
         storage = _storage_failure(exc, workflow)

@@ -9,11 +9,14 @@ does, and never one that reads as the policy or an id; nothing is decided otherw
 from __future__ import annotations
 
 import pytest
+from customer_service_double import ScriptedToolModel
 from test_handoff_withdraw import _approve, waiting  # noqa: F401  (a fixture)
 from typer.testing import CliRunner
 
+from orchestrator import Orchestrator, TelemetryStore
 from orchestrator.config import Settings
 from orchestrator.exceptions import UserError
+from workflows.customer_service import open_workflow
 from workflows.customer_service.store import OrderStore
 
 NOT_NAMES = [
@@ -56,4 +59,23 @@ def test_the_cli_refuses_it_in_one_line(
         )
         assert cli.exit_code != 0, cli.output
         assert len(cli.output.strip().splitlines()) == 1 and "Traceback" not in cli.output
+    assert store.handoffs("waiting") and store.tools(customer).refund_count(order) == 0
+
+
+async def test_a_refused_decision_is_no_crash(
+    waiting: tuple[Settings, OrderStore, str, str],  # noqa: F811  (the imported fixture)
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A decision the workflow refuses (a note over 2,000 characters) was logged as a crash,
+    with its traceback, before the one-line error (tester14 J14): it is the caller's to fix."""
+    settings, store, customer, order = waiting
+    telemetry = TelemetryStore(settings.database_url)
+    async with open_workflow(settings) as workflow:
+        orch = Orchestrator(ScriptedToolModel(), telemetry, [workflow])
+        with pytest.raises(UserError, match="2,000 characters"):
+            await orch.resume("w", approve=True, note="n" * 2500, by="olga")
+    rows = [r for r in telemetry.requests() if r.error and "2,000" in r.error]
+    telemetry.close()
+    assert "crashed" not in caplog.text and "Traceback" not in caplog.text
+    assert [r.status for r in rows] == ["rejected"]
     assert store.handoffs("waiting") and store.tools(customer).refund_count(order) == 0
