@@ -553,7 +553,10 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         results = [*(state.get("tool_results") or []), result.model_dump()]
         results += other_reads(tools, plan, str(args.get("order_id")))  # each order asked
         update: dict[str, Any] = {"tool_results": results}
-        if result.ok or result.error_code != "not_found":
+        # the order the conversation is about: one the customer named (or their only one), never
+        # the model's pick among several offered (tester14 I14: "refund it" then refunded it)
+        picked = len(plan.get("order_ids") or []) > 1 and not plan.get("each")
+        if (result.ok or result.error_code != "not_found") and not picked:
             update["last_order_id"] = args.get("order_id")
         return update
 
