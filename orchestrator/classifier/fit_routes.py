@@ -67,14 +67,27 @@ NEW_BUDGET = 0.001
 #: Least share of a new route's examples' probability that makes a base class part of the
 #: route's anchor (:func:`anchors`).
 ANCHOR_MIN = 0.1
+#: The source of the user's own fallback rows (:func:`~.examples.read_examples`): hard
+#: negatives of the new columns (:func:`_new_weights`; on 12 spent routes, 3 more of 48 near
+#: misses kept and 1 more of 172 phrasings routed; benchmarks/results/
+#: classifier_fit_examples_2026-12-06e.md).
+_USER_FALLBACK = f"examples/{FALLBACK}"
 
 
-def _new_weights(labels: Sequence[Route], new: Sequence[Route], share: float) -> np.ndarray:
-    """1 per row, except a new route's rows: together ``share`` of all the rows' weight."""
+def _new_weights(
+    labels: Sequence[Route], new: Sequence[Route], share: float, hard: np.ndarray | None = None
+) -> np.ndarray:
+    """1 per row, except a new route's rows: together ``share`` of all the rows' weight; and
+    the ``hard`` rows (bool per row: the user's own fallback rows, near misses among them),
+    each as much as a new route's row on average, so that they teach the new columns what is
+    not theirs instead of weighing 1 among thousands of built-in rows."""
     weight = np.ones(len(labels))
     for route in new:
         mine = np.array([r == route for r in labels])
         weight[mine] = share * len(labels) / mine.sum()
+    ours = np.array([r in new for r in labels], dtype=bool)
+    if hard is not None and hard.any() and ours.any():
+        weight[hard] = weight[ours].mean()
     return weight
 
 
@@ -230,7 +243,8 @@ def fit_new_routes(
 
     The base model's weights, the calibration's thresholds and its maps stay as they are; each
     new route gets a column: fallback's logit plus weights over the features of its own
-    examples (:data:`NEW_L2`, its rows weighing :data:`NEW_SHARE` of all together), fitted
+    examples (:data:`NEW_L2`, its rows weighing :data:`NEW_SHARE` of all together, the user's
+    fallback rows each as much as one of them), fitted
     with the base columns fixed, then its bias lifted as far as the built-in rows allow
     (:func:`_lift`; the lifts in ``meta["lifts"]``, logit units). Calibration maps for each
     new route come from decisions (:func:`_decide`, the base thresholds) on out-of-fold
@@ -266,7 +280,7 @@ def fit_new_routes(
     k0 = len(base.classes) - 1
     y = np.array([classes.index(r) for r in labels])
     mask = _own_features(design.cols, docs, labels, new, learn_from)
-    sw = _new_weights(labels, new, NEW_SHARE)
+    sw = _new_weights(labels, new, NEW_SHARE, np.array([r.source == _USER_FALLBACK for r in rows]))
     fitted = _fit_new(design, range(len(rows)), y, sw, mask)
     zc, zt = column_logits(design, fitted)
     fold = np.array([_fold_of(r.family or r.id, folds, 0) for r in rows])

@@ -4,7 +4,9 @@ character index holds (the user's fallback rows and the built-in reference reque
 its score reaches a threshold fitted on the Chinese built-in requests whose nearest label the
 route is (:func:`~orchestrator.classifier.fit_lexical.nearest_of_all`,
 :func:`~orchestrator.classifier.fit_lexical.fit_nearest`); English requests have no such rule,
-and an index written before it never applies it."""
+and an index written before it never applies it. The user's own fallback rows (near misses
+among them) weigh in the new columns' fit as much as a route example each
+(:func:`~orchestrator.classifier.fit_routes._new_weights`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from orchestrator.classifier.fit_lexical import (
     fit_nearest,
     nearest_of_all,
 )
+from orchestrator.classifier.fit_routes import _new_weights
 from orchestrator.routes import FALLBACK, Route
 from tests.unit.test_classifier_fit13 import BUILT_IN, CS, GIFT, MINE
 from tests.unit.test_classifier_fit_new_routes import _row
@@ -124,3 +127,14 @@ def test_the_nearest_thresholds_are_saved_and_an_older_index_has_none(index, tmp
     old = LexicalIndex.load(path)
     assert old.zh_nearest == {}
     assert old.least_for("礼品卡的余额在哪看") == index.zh_thresholds
+
+
+def test_the_users_fallback_rows_weigh_like_a_route_example_in_the_new_columns_fit() -> None:
+    labels = [CS] * 6 + [GIFT] * 2 + [FALLBACK] * 3
+    hard = np.array([False] * 8 + [True, True, False])  # the user's two, a built-in one
+    plain = _new_weights(labels, [GIFT], 0.5)
+    weighed = _new_weights(labels, [GIFT], 0.5, hard)
+    assert plain[8] == plain[10] == 1.0 and plain[6] > 1.0
+    assert weighed[8] == weighed[9] == weighed[6] == plain[6]  # as much as a gift example
+    assert weighed[10] == 1.0 and (weighed[:8] == plain[:8]).all()  # the rest unchanged
+    assert (_new_weights(labels, [], 0.5, hard) == 1.0).all()  # no new route: nothing to weigh
