@@ -24,8 +24,8 @@ from orchestrator.classifier.fit_lexical import (
 )
 from orchestrator.classifier.fit_routes import _new_weights
 from orchestrator.routes import FALLBACK, Route
-from tests.unit.test_classifier_fit13 import BUILT_IN, CS, GIFT, MINE
-from tests.unit.test_classifier_fit_new_routes import _row
+from tests.unit.test_classifier_fit13 import CS, GIFT
+from tests.unit.test_classifier_fit13 import index as index  # the fitted index fixture
 
 PENS = Route("pens")
 
@@ -70,17 +70,6 @@ def test_the_threshold_counts_only_the_sample_requests_whose_nearest_label_the_r
     # an index of the route's examples alone (no fallback rows, no built-in requests kept)
     alone = fit_nearest(near_gift, index[:1], [GIFT], [GIFT], fit=fit)[GIFT]
     assert alone == fit.threshold((near_gift @ index[:1].T)[:, 0].tolist())
-
-
-@pytest.fixture(scope="module")
-def index() -> LexicalIndex:
-    mine = [_row(i, t, r, f"examples/{r}") for i, (t, r) in enumerate(MINE)]
-    base = [_row(i, t, r, f"base/{i % 7}") for i, (t, r) in enumerate(BUILT_IN)]
-    with pytest.MonkeyPatch.context() as patch:  # a sample of 60, the rest as reference
-        patch.setattr(fit_lexical, "FIT", ThresholdFit(budget=0.002, floor=0.1, sample=60))
-        out = fit_lexical.fit_lexical(mine, base, [GIFT])
-    assert out is not None
-    return out
 
 
 def test_the_fitted_index_has_a_chinese_nearest_threshold_at_most_its_plain_one(index) -> None:
