@@ -47,9 +47,10 @@ async def test_the_note_is_said_back_and_yes_writes_nothing(shop: Shop) -> None:
     store, orch = shop()
     columns = (Order.customer_id, Order.id, Order.shipping_address)
     with store.sessions() as s:
-        found = s.execute(select(*columns).where(Order.status == "processing")).first()
-    assert found is not None
-    customer, order_id, before = found
+        found = s.execute(select(*columns).where(Order.status == "processing")).all()
+    mine = [row for row in found if row[0] == found[0][0]]
+    other = next(row for row in found if row[0] != found[0][0])
+    customer, order_id, before = mine[0]
     notes = CASES["note_after"]
     for n, said in enumerate([notes[0], notes[8], notes[11]]):
         reply = normalise(_said(await _turn(orch, said.format(id=order_id), customer, f"n{n}")))
@@ -57,7 +58,10 @@ async def test_the_note_is_said_back_and_yes_writes_nothing(shop: Shop) -> None:
         await _turn(orch, "yes", customer, f"n{n}")
     with store.sessions() as s:
         assert s.get(Order, order_id).shipping_address == before
-    # the same address alone, then yes: stored exactly (the ask back costs one message)
+    # the same address alone, then yes: stored exactly (the ask back costs one message). On
+    # another account: the notes name someone else, so this one's writes wait for a person
+    # for a day (tester14 F14)
+    customer, order_id, _ = other
     await _turn(
         orch, f"change the address of {order_id} to 12 Oak St, Leeds LS1 4AB", customer, "ok"
     )

@@ -53,6 +53,7 @@ from workflows.customer_service.ask_we import joint_subject
 from workflows.customer_service.asks import is_yes, read_asks
 from workflows.customer_service.confirm import is_no
 from workflows.customer_service.not_own import not_own_answer
+from workflows.customer_service.store.marks import NOT_HOLDER
 
 if TYPE_CHECKING:
     from workflows.customer_service.state import CustomerServiceState
@@ -182,22 +183,25 @@ def noted_marks(
     return marks
 
 
-#: What :func:`mark_account` writes for a conversation whose writer is not the holder.
-NOT_HOLDER = "the writer said they are not the account holder"
-
-
 def mark_account(
     store: OrderStore | None, state: CustomerServiceState, marks: dict[str, Any]
 ) -> None:
     """Remember on the account, not only on the thread, that its conversation was marked now
-    (``marks``, the thread's new ``not_holder``) because the writer said they are not the
-    account holder: the account's writes then wait for a person in every conversation for a
-    while (tester14 F14: a new chat self-served). The thread's other reasons
-    (:data:`WHO` also covers "leave it with the neighbour") stay the thread's."""
+    (``marks``: the thread's new ``not_holder``, or its new ``unusual`` reason), so that the
+    account's writes wait for a person in its other conversations too (tester14 F14: a new
+    chat self-served): for days after the writer said they are not the holder, for a day
+    after another reason
+    (:meth:`~workflows.customer_service.store.tools.OrderTools.account_mark`)."""
     customer = state.get("customer_id")
-    if store is None or not customer or not marks.get("not_holder") or state.get("not_holder"):
+    if store is None or not customer:
         return
-    store.tools(str(customer)).mark_account(str(state["thread_id"]), NOT_HOLDER)
+    if marks.get("not_holder") and not state.get("not_holder"):
+        why = NOT_HOLDER
+    elif marks.get("unusual") and not state.get("unusual"):
+        why = str(marks["unusual"])
+    else:
+        return
+    store.tools(str(customer)).mark_account(str(state["thread_id"]), why)
 
 
 def _sentence_reason(sentence: str) -> str | None:

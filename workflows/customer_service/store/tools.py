@@ -30,8 +30,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from orchestrator.exceptions import OrchestratorError
+from workflows.customer_service.store import marks
 from workflows.customer_service.store.schema import (
-    AccountMark,
     AddressChange,
     Handoff,
     Order,
@@ -189,8 +189,8 @@ class RefundPolicy(BaseModel):
             take them over it raises ``ToolError("needs_approval")``, so an over-limit refund
             split into smaller asks still reaches a person (tester14 E14).
         mark_days: Days a write on an account waits for a person after one of its
-            conversations said the writer is not the holder
-            (:meth:`OrderTools.account_mark`; tester14 F14).
+            conversations said the writer is not the account holder (other marks: a day)
+            (:mod:`~workflows.customer_service.store.marks`; tester14 F14).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -277,37 +277,13 @@ class OrderTools:
 
     def account_mark(self, now: datetime | None = None) -> str | None:
         """Why a write on this account waits for a person at ``now`` (the wall clock by
-        default: the tools' clock is read only by a write or a refund's window), or None: a
-        conversation of the account said, in the last ``policy.mark_days`` days, that its
-        writer is not the account holder (:meth:`mark_account`). Opening a new
-        conversation does not clear it (tester14 F14)."""
-        since = (now or datetime.now(UTC)) - timedelta(days=self.policy.mark_days)
-        with self.sessions() as session:
-            reason = session.scalar(
-                select(AccountMark.reason)
-                .where(AccountMark.customer_id == self.customer_id, AccountMark.created_at >= since)
-                .order_by(AccountMark.created_at.desc())
-                .limit(1)
-            )
-        return f"an earlier conversation of the account: {reason}" if reason else None
+        default), or None: :func:`~workflows.customer_service.store.marks.account_mark`."""
+        return marks.account_mark(self.sessions, self.customer_id, self.policy.mark_days, now)
 
     def mark_account(self, thread_id: str, reason: str) -> None:
-        """Remember that conversation ``thread_id`` of this account was not plain (``reason``),
-        so that the account's writes wait for a person (:meth:`account_mark`). Once per
-        thread; the first reason stays."""
-        with self.sessions() as session:
-            session.add(
-                AccountMark(
-                    customer_id=self.customer_id,
-                    thread_id=thread_id[:128],
-                    reason=reason[:200],
-                    created_at=self.now(),
-                )
-            )
-            try:
-                session.commit()
-            except IntegrityError:  # marked already (or by a racing turn): the first stays
-                session.rollback()
+        """Remember that conversation ``thread_id`` of this account was not plain:
+        :func:`~workflows.customer_service.store.marks.mark_account`."""
+        marks.mark_account(self.sessions, self.customer_id, thread_id, reason, self.now())
 
     def _order(self, session: Session, order_id: str) -> Order:
         order = session.scalar(
