@@ -69,14 +69,16 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\d))+[.!?。！？]*")
 #: A question: a question mark, or a final 吗/么/呢 (a read, not a statement).
 _QUESTION = re.compile(r"[?？]\W*$|(?:吗|么|呢)\W*$")
 #: A greeting, politeness, or a sign-off with a name ("Good morning", "Sorry to bother you",
-#: "Regards, Tom", "- Ann").
+#: "Regards, Tom", "- Ann"): a whole word ("br" is not the start of "Brad's …"), then a name of
+#: at most four words and no possessive ("Regards, Brad's housekeeper" says who writes).
 _SIGN_OFF = re.compile(
     r"^(?:good (?:morning|afternoon|evening|day)|hi there|hello there|dear (?:team|support|sir|"
     r"madam|all)|早上好|下午好|晚上好)[\s,!]*(?:team|all|there)?$|"
     r"^(?:sorry(?: to (?:bother|trouble) you| for the (?:trouble|bother))?|excuse me|"
     r"hope (?:you'?re|you are) (?:well|doing well)|不好意思(?:打扰了?)?|打扰了|抱歉打扰了?)$|"
-    r"^(?:(?:kind |best |warm )?regards|best wishes|best|sincerely|yours(?: sincerely| truly)?|"
-    r"cheers|thanks|thank you|many thanks|br|-+)[\s,]*[a-z][a-z .'-]{0,30}$"
+    r"^(?:(?:(?:kind |best |warm )?regards|best wishes|best|sincerely|yours(?: sincerely| truly)?|"
+    r"cheers|thanks|thank you|many thanks|br)\b|-+)[\s,]*+(?!.*'s\b)"
+    r"[a-z][a-z.'-]*+(?: [a-z][a-z.'-]*+){0,3}$"
 )
 
 # --- who the writer is, whose account it is -------------------------------------------------
