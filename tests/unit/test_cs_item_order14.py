@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 from handoff_races import refundable_orders
+from sqlalchemy import select
 from test_cs_trust9 import Shop, _people, _said, _turn, shop  # noqa: F401 (shop: the fixture)
+
+from workflows.customer_service.store import Customer
 
 # ruff: noqa: F811  (the tests take the imported ``shop`` fixture by its name)
 
@@ -43,3 +46,42 @@ async def test_a_named_order_is_still_the_one_the_conversation_is_about(shop: Sh
     await _turn(orch, f"where is {own[-1]}?", customer, "n")
     asked = await _turn(orch, "refund it", customer, "n")
     assert own[-1] in _said(asked), _said(asked)
+
+
+def _unique_item(store, locale_han: bool) -> tuple[str, str, str]:
+    """``(customer, order, product)``: a product in exactly one of a customer's several
+    orders, that order not their newest (the one a pick among those offered takes first)."""
+    with store.sessions() as session:
+        customers = session.scalars(select(Customer.id).order_by(Customer.id)).all()
+    for c in customers:
+        products = store.tools(c).products()
+        orders = list(products)
+        for order in orders[1:]:
+            for name in products[order]:
+                han = any("\u4e00" <= ch <= "\u9fff" for ch in name)
+                others = [o for o in orders if o != order and name in products[o]]
+                if han == locale_han and not others:
+                    return c, order, name
+    pytest.skip("no such customer in the seed")
+
+
+@pytest.mark.parametrize(
+    ("asked", "han"),
+    [
+        ("has my {item} been delivered?", False),
+        ("my {head} arrived broken, where is the receipt?", False),
+        ("where are my {item}s", False),
+        ("我的{item}到哪了？", True),
+        ("我買的{head}到哪裡了？", True),
+    ],
+)
+async def test_a_read_naming_goods_reads_the_order_that_holds_them(
+    shop: Shop, asked: str, han: bool
+) -> None:
+    """tester14 I14's read half: the goods name the order, never the model's pick."""
+    store, orch = shop()
+    customer, order, item = _unique_item(store, han)
+    head = item[-2:] if han else item.split()[-1].lower()
+    result = await _turn(orch, asked.format(item=item.lower(), head=head), customer, "r")
+    read = [r for r in result.get("tool_results", []) if r.get("facts", {}).get("order_id")]
+    assert read and {r["facts"]["order_id"] for r in read} == {order}, (order, _said(result))

@@ -26,6 +26,7 @@ from workflows.customer_service.asks import (
     read_asks,
     third_language,
 )
+from workflows.customer_service.item_orders import item_orders
 from workflows.customer_service.language import reply_language
 from workflows.customer_service.order_words import write_describes_order
 from workflows.customer_service.plain_talk import mark_account, not_read_text, unusual_reason
@@ -313,10 +314,15 @@ def _offer_ids(
 ) -> tuple[list[str], bool]:
     """Order ids a read this turn may touch, and whether an id in the message could not be
     read (``message``: :func:`message_ids`): those in the message (a loose id of the
-    customer's own order included; several: ``plan["each"]``, each one answered), else the
-    one the conversation is about, else the customer's own (newest first)."""
+    customer's own order included; several: ``plan["each"]``, each one answered), else those
+    holding goods the message names (:func:`~workflows.customer_service.item_orders.item_orders`:
+    never the model's pick, tester14 I14), else the one the conversation is about, else the
+    customer's own (newest first)."""
     assert state.get("customer_id")
     named, bad = message
+    if not (bad or named):
+        products = store.tools(str(state["customer_id"])).products(MAX_OFFERED_ORDERS)
+        named = item_orders(state["message"], products)
     if bad or named:
         if len(named) > 1:
             plan["each"] = named[:MAX_OFFERED_ORDERS]

@@ -275,6 +275,18 @@ class OrderTools:
             )
             return list(rows)
 
+    def products(self, limit: int = 50) -> dict[str, list[str]]:
+        """The product names of each of the customer's orders, newest first (at most
+        ``limit`` orders): ``{"ORD-100160": ["Desk lamp"], …}``."""
+        with self.sessions() as session:
+            orders = session.scalars(
+                select(Order)
+                .where(Order.customer_id == self.customer_id)
+                .order_by(Order.placed_at.desc())
+                .limit(limit)
+            )
+            return {order.id: [line.product for line in order.lines] for order in orders}
+
     def account_mark(self, now: datetime | None = None) -> str | None:
         """Why a write on this account waits for a person at ``now`` (the wall clock by
         default), or None: :func:`~workflows.customer_service.store.marks.account_mark`."""
