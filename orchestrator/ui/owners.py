@@ -87,7 +87,7 @@ class OwnerRecords:
             OSError: The record folder cannot be written (a full disk, no permission).
         """
         if (known := self.owner(name)) is not None:
-            return known
+            return self._unless_retired(name, known)
         self.root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=self.root, delete=False, suffix=".tmp") as f:
             f.write(key)
@@ -107,7 +107,14 @@ class OwnerRecords:
             return RETIRED
         known = self.owner(name)
         # None: the record that beat ours was removed since (retired): look again
-        return known if known is not None else self.bind(name, key)
+        return self._unless_retired(name, known) if known is not None else self.bind(name, key)
+
+    def _unless_retired(self, name: str, known: str) -> str:
+        """``known`` (the owner read for ``name``), or :data:`RETIRED` when ``name`` is listed
+        as retired: a record read after the listing may be another binder's, linked after the
+        retirement and about to be dropped by it, so its key is no owner (a race test saw a
+        bind answer such a key)."""
+        return RETIRED if self.retire and self._retired(self._record(name).name) else known
 
     def forget(self, name: str) -> None:
         """Remove the record of ``name``, if any (retired first, with ``retire``).

@@ -32,14 +32,14 @@ def test_a_bug_in_a_turn_is_one_line_and_the_next_turn_is_answered(
         common, "model_server", lambda *a, **k: contextlib.nullcontext("http://x/v1")
     )
     monkeypatch.setattr(chat_cli, "make_client", lambda settings: ScriptedToolModel())
-    real = deciding.refund_ask
+    real = deciding.offered_amount  # the amount of a refund ask, read by the decide node
 
-    def buggy(message: str) -> object:
+    def buggy(message: str, amended: str = "") -> object:
         if "boom" in message:
             raise ArithmeticError("a bug in reading the amount")
-        return real(message)
+        return real(message, amended)
 
-    monkeypatch.setattr(deciding, "refund_ask", buggy)
+    monkeypatch.setattr(deciding, "offered_amount", buggy)
     args = ["chat", "--thread", "c-err", "--db", url, "--customer", customer]
     out = CliRunner().invoke(
         app,
