@@ -757,9 +757,14 @@ def open_input(
 
     Raises:
         UserError: See :class:`SheetInput` and :class:`WorkbookFolderInput`; a sheet given
-            without a text column.
+            without a text column; an ``attachments_dir`` that is no folder.
     """
     path = Path(path)
+    if attachments_dir is not None and not Path(attachments_dir).is_dir():
+        what = "is not a folder" if Path(attachments_dir).exists() else "does not exist"
+        raise UserError(
+            f"--attachments-dir {attachments_dir} {what}; give the folder the attachments are in"
+        )
     if path.is_dir():
         source: SheetInput | WorkbookFolderInput = WorkbookFolderInput(path)
     else:

@@ -62,12 +62,13 @@ def chat(
     """Chat with the customer-service workflow; replies stream as they are written."""
     settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
     thread_id = thread or f"chat-{uuid.uuid4().hex[:12]}"
-    try:
-        Request(text="probe", thread_id=thread_id, customer_id=customer)
-    except ValidationError as exc:
-        raise fail(_id_problem(exc, thread_id, customer), 2) from exc
     if message is not None and any(not m.strip() for m in message):
         raise fail("--message must not be empty: give the text of the turn to send", 2)
+    try:  # every turn given is a request the model would take, before any server is asked
+        for text in message or ["probe"]:
+            Request(text=text, thread_id=thread_id, customer_id=customer)
+    except ValidationError as exc:
+        raise fail(_id_problem(exc, thread_id, customer), 2) from exc
     check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
     try:  # another customer's thread (ThreadOwnerError) is the user's mistake: exit 2
@@ -231,8 +232,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _id_problem(exc: ValidationError, thread_id: str, customer: str) -> str:
-    """One line naming the flag whose value the request model refused, and what it may hold."""
-    field = str(exc.errors()[0]["loc"][0])
+    """One line naming the flag whose value the request model refused, and what it may hold
+    (``--message``: why its text is no request)."""
+    error = exc.errors()[0]
+    field = str(error["loc"][0])
+    if field == "text":  # a lone surrogate (bytes that are not UTF-8), or over 1,000,000
+        why = str(error["msg"]).removeprefix("Value error, ")
+        return (
+            f"--message is no text to send ({why}); give UTF-8 text of at most 1,000,000 characters"
+        )
     if field == "thread_id":
         return (
             f"--thread {thread_id!r} is not a conversation id: use 1 to 128 letters, digits, "

@@ -35,12 +35,13 @@ from orchestrator.cli.console import request_lines
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.runtime import configured_orchestrator, make_client
-from orchestrator.exceptions import OrchestratorError
+from orchestrator.exceptions import OrchestratorError, UserError
 from orchestrator.request import Attachment, Request
 from orchestrator.spreadsheet import SpreadsheetError, Table, Workbook, read_workbook
 from orchestrator.telemetry import TelemetryStore
 from workflows.excel_report import ExcelReportWorkflow, ReportConfig
 from workflows.excel_report.offline import figures_only_report
+from workflows.excel_report.render import report_folder
 
 #: Columns listed per table by ``--inspect``; the rest are counted ("... +N more of M").
 INSPECT_COLUMNS = 40
@@ -168,6 +169,10 @@ def report(
         console.print(f"[yellow]note:[/] {escape(note)}")
     if inspect:
         return
+    try:  # where the files go, before a server is asked (made once the workbook reads)
+        report_folder(config.output_dir)
+    except UserError as exc:
+        raise fail(exc, 2) from exc
     if no_model:
         try:
             analysis, files = figures_only_report(wb, config.output_dir, config.analysis)

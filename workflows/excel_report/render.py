@@ -31,7 +31,8 @@ from openpyxl.styles import Font
 from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.outfiles import output_files
+from orchestrator.exceptions import UserError
+from orchestrator.outfiles import check_writable, output_files
 from orchestrator.spreadsheet import Workbook
 from orchestrator.spreadsheet.cells import FORMULA_TRIGGERS as FORMULA_TRIGGERS
 from orchestrator.spreadsheet.cells import cell_text as cell_text
@@ -475,16 +476,35 @@ def report_stem(workbook_path: str) -> str:
     return f"{_safe_stem(PurePath(workbook_path).name)}.{digest.hexdigest()[:8]}"
 
 
+def report_folder(out_dir: Path) -> Path:
+    """``out_dir``, created when missing, once a file can be made in it (the CLI asks once the
+    workbook reads, before it starts a model server; :func:`write_report_files` again).
+
+    Raises:
+        UserError: It cannot be created (a file in its path, no permission, ``/proc``) or
+            holds no new file: one line naming the folder and the reason.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"cannot make the report folder {out_dir}: {exc.strerror or exc}; choose another "
+            "folder (--out)"
+        ) from exc
+    check_writable(out_dir / "report.md")
+    return out_dir
+
+
 def write_report_files(content: ReportContent, out_dir: Path) -> ReportFiles:
     """Write ``<stem>.<hash>.report.md`` and ``<stem>.<hash>.report.xlsx`` into ``out_dir``
     atomically (names: :func:`report_stem`).
 
     Raises:
-        OSError: The folder cannot be created.
-        UserError: A file cannot be written (a full disk): ``cannot write PATH: reason``;
-            no partial file is left (:func:`orchestrator.outfiles.output_files`).
+        UserError: The folder cannot be made (:func:`report_folder`), or a file cannot be
+            written (a full disk): ``cannot write PATH: reason``; no partial file is left
+            (:func:`orchestrator.outfiles.output_files`).
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    report_folder(out_dir)
     stem = report_stem(content.workbook.path)
     targets = (out_dir / f"{stem}.report.md", out_dir / f"{stem}.report.xlsx")
     markdown = render_markdown(content)
