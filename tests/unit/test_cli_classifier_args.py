@@ -55,3 +55,15 @@ def test_semantic_without_its_extra_warns_on_stderr(monkeypatch: pytest.MonkeyPa
     assert "warning:" in result.stderr and "[semantic] extra" in result.stderr
     quiet = CliRunner().invoke(app, ["classify", "where is my parcel"])
     assert "warning:" not in quiet.stderr
+
+
+def test_classify_reads_the_installed_workflows_routes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.cli import classifier as cli
+    from orchestrator.routes import Route, RouteSpec
+
+    rule = {"id": "opening_hours.named", "weight": 0.9, "keywords": ["opening hours"]}
+    spec = RouteSpec(name=Route("opening_hours"), rules=(rule,))
+    monkeypatch.setattr(cli, "plugin_route_specs", lambda: (spec,))  # an installed package's
+    result = CliRunner().invoke(app, ["classify", "opening hours"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert '"opening_hours"' in result.stdout  # its route is one of the classifier's (as run's)
