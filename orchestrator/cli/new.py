@@ -24,6 +24,8 @@ from typing import Annotated
 import typer
 
 from orchestrator.cli.common import console, fail
+from orchestrator.core.registry import routes_in_use
+from orchestrator.exceptions import OrchestratorError
 from orchestrator.routes import FALLBACK, ROUTE_NAME
 
 group = typer.Typer(no_args_is_help=True, help="Write a new workflow package to start from.")
@@ -56,7 +58,7 @@ EXAMPLE_ROWS = (
 
 
 def check_name(name: str) -> str:
-    """``name`` when it can name a route and a Python package.
+    """``name`` when it can name a route and a Python package, and no declared route has it.
 
     Raises:
         typer.BadParameter: It cannot (says why and what would do).
@@ -68,6 +70,11 @@ def check_name(name: str) -> str:
         )
     if name == FALLBACK or keyword.iskeyword(name):
         raise typer.BadParameter(f"{name!r} is reserved; choose another name")
+    if name in routes_in_use():  # its workflow would be refused at start-up
+        raise typer.BadParameter(
+            f"route {name!r} is already declared (the routes file or an installed workflow); "
+            "choose another name"
+        )
     return name
 
 
@@ -112,7 +119,7 @@ def workflow_cmd(
     rules and example utterances, a ScriptedModel test, and its entry point."""
     try:
         check_name(name)
-    except typer.BadParameter as exc:
+    except (typer.BadParameter, OrchestratorError) as exc:  # a bad name; a bad routes file
         raise fail(str(exc), 2) from exc
     target = directory / name
     try:

@@ -26,6 +26,7 @@ def _new(*args: str) -> tuple[int, str]:
         ("1faq", "is not a workflow name"),
         ("fallback", "is reserved"),
         ("class", "is reserved"),
+        ("customer_service", "is already declared"),  # a built-in route: refused at start-up
     ],
 )
 def test_a_bad_name_gets_one_line(tmp_path: Path, name: str, says: str) -> None:
