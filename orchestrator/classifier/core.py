@@ -197,11 +197,9 @@ class RuleClassifier(HotReloaded[_State]):
         semantic: bool | SemanticTier | None = None,
         routes: Sequence[RouteSpec] = (),
     ) -> None:
-        self._examples_from = (model_path, semantic)  # the example indexes: _load, watched
-        if semantic is None:
-            semantic = enabled_by_env()
+        on = enabled_by_env() if semantic is None else semantic
         self.semantic: SemanticTier | None = (
-            semantic if isinstance(semantic, SemanticTier) else SemanticTier() if semantic else None
+            on if isinstance(on, SemanticTier) else SemanticTier() if on else None
         )
         self._semantic_off = tier_record(
             tier="semantic",
@@ -228,6 +226,8 @@ class RuleClassifier(HotReloaded[_State]):
             calibration_path, default_calibration_path(), packaged=packaged
         )
         self.model_path = companion_path(model_path, default_model_path(), packaged=packaged)
+        # The example indexes sit beside the model in use, the default one too: _load, watched.
+        self._examples_from = (self.model_path, semantic)
         files = (self.rules_path, self.calibration_path, self.model_path)
         self._live = HotReloader(
             self._load,

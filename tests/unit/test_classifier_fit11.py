@@ -12,6 +12,7 @@ from orchestrator.classifier import RuleClassifier, fit_lexical, fit_semantic
 from orchestrator.classifier.core import default_model_path
 from orchestrator.classifier.fit_lexical import LexicalIndex
 from orchestrator.classifier.fit_lexical import fit_lexical as fit_index
+from orchestrator.classifier.paths import FITTED_DIR_ENV, default_calibration_path
 from orchestrator.routes import FALLBACK, Route
 from tests.unit.test_classifier_fit_new_routes import _row
 
@@ -100,3 +101,19 @@ def test_a_new_fit_s_index_is_reloaded_like_the_model(index, tmp_path) -> None:
     (tmp_path / fit_lexical.FILE).unlink()
     clf.classify_text("hello")
     assert clf.examples_tier is None
+
+
+def test_the_default_classifier_loads_the_fitted_folder_s_index(index, tmp_path, monkeypatch):
+    """What ``run``, ``batch``, ``ui`` and ``classify`` build (no model path named) reads the
+    example indexes of ``$ORCH_CLASSIFIER_DIR``'s fit, as it reads that fit's model: before,
+    only a classifier given the model's path did, so a user's route fitted there was never
+    decided by its examples in the application."""
+    (tmp_path / "learned.v2.npz").write_bytes(default_model_path().read_bytes())
+    (tmp_path / "calibration.toml").write_bytes(default_calibration_path().read_bytes())
+    index.save(tmp_path / fit_lexical.FILE)
+    assert RuleClassifier(reload_interval=None).examples_tier is None  # the packaged folder
+    monkeypatch.setenv(FITTED_DIR_ENV, str(tmp_path))
+    clf = RuleClassifier(reload_interval=None)
+    assert clf.model_path == tmp_path / "learned.v2.npz"
+    assert clf.examples_tier is not None
+    assert RuleClassifier(model_path=False, reload_interval=None).examples_tier is None
