@@ -23,6 +23,8 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from orchestrator.config import Settings
 from orchestrator.core.workflow import Workflow
 from orchestrator.exceptions import UserError
@@ -46,8 +48,7 @@ def _load(ep: EntryPoint) -> Workflow[Any, Any]:
         workflow = target() if callable(target) and not isinstance(target, Workflow) else target
     except Exception as exc:  # any import or construction error of a plugin, named in one line
         raise UserError(
-            f"workflow entry point {ep.name} = {ep.value!r} failed to load: "
-            f"{type(exc).__name__}: {exc}"
+            f"workflow entry point {ep.name} = {ep.value!r} failed to load: {_one_line(exc)}"
         ) from exc
     if not isinstance(workflow, Workflow):
         raise UserError(
@@ -55,6 +56,17 @@ def _load(ep: EntryPoint) -> Workflow[Any, Any]:
             "not an orchestrator.core.Workflow; name a Workflow subclass or a factory of one"
         )
     return workflow
+
+
+def _one_line(exc: Exception) -> str:
+    """``exc`` as one line: a pydantic error (a bad ``RouteSpec`` field) by its first problem,
+    without pydantic's links; any other error's message with its line breaks folded."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in first["loc"]) or "value"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return f"{exc.title}: {field}: {first['msg']}{more}"
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def file_routes(rules_path: Path | str | None = None) -> tuple[RouteSpec, ...]:
@@ -82,18 +94,17 @@ def declared_routes(
             declare the same route.
     """
     routes = {spec.name: spec for spec in file_specs}
-    from_file = set(routes)
+    by = dict.fromkeys(routes, "the routes file")  # who declared each route
     for workflow in workflows:
         spec = getattr(workflow, "route_spec", None)
         if spec is None:
             continue
         if spec.name in routes:
-            where = "the routes file" if spec.name in from_file else "another workflow"
             raise UserError(
-                f"route {spec.name!r} of workflow {workflow.name} is declared by {where} too; "
-                "declare each route once"
+                f"route {spec.name!r} of workflow {workflow.name} is declared by "
+                f"{by[spec.name]} too; declare each route once"
             )
-        routes[spec.name] = spec
+        routes[spec.name], by[spec.name] = spec, f"workflow {workflow.name}"
     return routes
 
 

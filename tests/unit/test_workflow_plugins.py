@@ -129,6 +129,10 @@ def test_a_route_declared_twice_or_served_twice_is_refused() -> None:
     twice.route_spec = FAQ.model_copy(update={"name": Route("customer_service")})
     with pytest.raises(UserError, match="declared by the routes file too"):
         registry.declared_routes([twice], registry.file_routes())
+    other = FaqWorkflow()
+    other.name = "faq_copy"  # another package's workflow declaring the same route
+    with pytest.raises(UserError, match="'faq' of workflow faq_copy is declared by workflow faq"):
+        registry.declared_routes([FaqWorkflow(), other], ())
     routes = registry.declared_routes([FaqWorkflow()], registry.file_routes())
     with pytest.raises(UserError, match="both for route 'faq'"):
         registry.check_declared(routes, [FaqWorkflow(), FaqWorkflow()])
@@ -141,6 +145,14 @@ def test_a_plugin_that_fails_to_load_is_named_in_one_line(
     _with_entry_points(monkeypatch, broken)
     with pytest.raises(UserError, match="entry point broken = 'no_such_pkg:Flow' failed"):
         registry.discover_workflows()
+    try:  # a plugin whose route declaration has a misspelt field: pydantic's error, one line
+        RouteSpec(name=Route("faq"), chanels=("faq",))  # type: ignore[call-arg]
+    except ValueError as exc:
+        misspelt = FakeEntryPoint("faq", "faq_pkg:Flow", exc)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [misspelt])
+    with pytest.raises(UserError, match="RouteSpec: chanels: Extra inputs") as e:
+        registry.discover_workflows()
+    assert "\n" not in str(e.value) and "pydantic.dev" not in str(e.value)
     not_one = FakeEntryPoint("odd", "pkg:thing", lambda: 42)
     monkeypatch.setattr(registry, "entry_points", lambda group: [not_one])
     with pytest.raises(UserError, match=r"gives a int, not an orchestrator\.core\.Workflow"):
