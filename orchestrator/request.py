@@ -47,6 +47,29 @@ def decider_name(by: str) -> str:
     return name
 
 
+#: Longest note a person writes with a handoff decision (``handoff resume --note``), in
+#: characters: it goes to the customer's record, a 2,000-character column.
+MAX_NOTE_CHARS = 2000
+
+
+def decision_note(note: str) -> str:
+    """``note`` unchanged when it can go with a handoff decision: at most
+    :data:`MAX_NOTE_CHARS` characters of valid Unicode (``handoff resume`` checks it, with
+    :func:`decider_name`, before it reaches the store or a model server).
+
+    Raises:
+        UserError: It is longer, or holds a lone surrogate (bytes that are not UTF-8 on the
+            command line); the message says which, in one line.
+    """
+    if len(note) > MAX_NOTE_CHARS:
+        raise UserError(f"the note is over {MAX_NOTE_CHARS:,} characters; shorten it")
+    try:
+        _valid_unicode(note)
+    except ValueError as exc:
+        raise UserError(f"--note {exc}") from None
+    return note
+
+
 def _valid_unicode(value: object) -> object:
     """``value`` when every string in it (keys too) encodes as UTF-8, else ValueError.
 

@@ -38,7 +38,8 @@ from orchestrator.config import Settings
 from orchestrator.core.dispatcher import RequestOutcome
 from orchestrator.core.registry import opened_thread_workflow
 from orchestrator.core.runtime import configured_orchestrator, make_client
-from orchestrator.exceptions import HandoffError, OrchestratorError
+from orchestrator.exceptions import HandoffError, OrchestratorError, UserError
+from orchestrator.request import decider_name, decision_note
 from orchestrator.telemetry import TelemetryStore
 from workflows.customer_service.store import OrderStore
 
@@ -205,9 +206,10 @@ def resume(
     configured one (as ``run`` chooses it); a co-hosted one is started only with --launch."""
     if approve is None:
         raise fail("say --approve or --reject", 2)
-    by = _login_name() if by is None else by
-    if not by.strip():  # the audit row names who decided (tester7 F21)
-        raise fail("--by must name who decided: a decision needs a non-blank name", 2)
+    try:  # who decided (the audit row names them) and the note, before a store or server
+        by, note = decider_name(_login_name() if by is None else by), decision_note(note)
+    except UserError as exc:
+        raise fail(exc, 2) from exc
     settings = settings_from_flags(server_url=server_url, cs_database_url=database_url)
     # before any server is reached or started (minutes on 2 cores): is anything waiting?
     store, _ = open_order_store(database_url)
