@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from orchestrator.batch.files import file_problem
 from orchestrator.exceptions import UserError
 from orchestrator.spreadsheet.cells import stored_text
-from orchestrator.spreadsheet.csvfile import detect_encoding, separator_line
+from orchestrator.spreadsheet.csvfile import separator_line
+from orchestrator.spreadsheet.encodings import detect_encoding
 from orchestrator.spreadsheet.errors import SpreadsheetError
 from orchestrator.spreadsheet.package import FULL_CALC, normalised_copy
 from orchestrator.spreadsheet.raw import ReadLimits
@@ -413,6 +414,8 @@ class SheetInput:
         mapping: Which columns hold what.
         sheet: Worksheet name (workbooks); the first sheet when None.
         attachments_dir: The folder attachments must be inside; the file's folder when None.
+        encoding: A ``.csv`` file's codec (``--encoding``); guessed when None, and an unsure
+            guess is refused (the message names ``--encoding``).
 
     Raises:
         UserError: From :meth:`header` (and so :meth:`validate`, :meth:`count`, :meth:`rows`):
@@ -427,10 +430,11 @@ class SheetInput:
         *,
         sheet: str | None = None,
         attachments_dir: Path | None = None,
+        encoding: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.mapping = mapping
-        self.sheet = sheet
+        self.sheet, self.encoding = sheet, encoding
         self.attachments_dir = Path(attachments_dir) if attachments_dir else self.path.parent
         self._sheet_read: str | None = None  # the worksheet read last (named in errors)
         self._sheets_seen: list[str] = []  # the workbook's sheets (suggested in errors)
@@ -448,6 +452,7 @@ class SheetInput:
             "columns": self.mapping.named(),
             "sheet": self.sheet,
             "attachments_dir": str(self.attachments_dir.resolve()),
+            **({"encoding": self.encoding} if self.encoding else {}),
         }
 
     def fingerprint(self) -> str:
@@ -457,8 +462,10 @@ class SheetInput:
     def _raw_rows(self) -> Generator[tuple[int, Sequence[Any]], None, None]:
         """``(line, cells)`` of every row, header included, streamed."""
         if self.path.suffix.lower() == ".csv":
-            try:  # UTF-8, UTF-16, GB18030 or Big5, as the spreadsheet reader reads CSV
-                encoding = detect_encoding(self.path, probe_bytes=1 << 16)
+            try:  # as the spreadsheet reader reads CSV; a guess it is unsure of is no request
+                guess = detect_encoding(self.path, 1 << 16, given=self.encoding)
+                if (encoding := guess.encoding) and guess.unsure:
+                    raise UserError(f"{self.path}: {guess.note(read=False)}")
                 with self.path.open(newline="", encoding=encoding) as handle:
                     yield from _csv_rows(self.path, handle)
             except SpreadsheetError as exc:
@@ -466,7 +473,8 @@ class SheetInput:
             except UnicodeDecodeError as exc:
                 raise UserError(
                     f"{self.path} is not {encoding} text past its start ({exc.reason} at "
-                    f"byte {exc.start}); save it as CSV UTF-8"
+                    f"byte {exc.start}); save it as CSV UTF-8, or pass its code page with "
+                    "--encoding"
                 ) from exc
             except csv.Error as exc:  # a cell over the csv module's field limit...
                 raise UserError(f"{self.path} is not a readable CSV file: {exc}") from exc
@@ -751,6 +759,7 @@ def open_input(
     *,
     sheet: str | None = None,
     attachments_dir: Path | None = None,
+    encoding: str | None = None,
 ) -> SheetInput | WorkbookFolderInput:
     """The input at ``path``: a folder of workbooks, or a sheet read with ``mapping``;
     validated (header, columns, at least one data row) before it is returned.
@@ -776,6 +785,8 @@ def open_input(
                 f"--sheet {sheet!r} names a worksheet, and {path} is a CSV file, which has none; "
                 "drop --sheet, or give the .xlsx workbook"
             )
-        source = SheetInput(path, mapping, sheet=sheet, attachments_dir=attachments_dir)
+        source = SheetInput(
+            path, mapping, sheet=sheet, attachments_dir=attachments_dir, encoding=encoding
+        )
     source.validate()
     return source

@@ -53,6 +53,7 @@ from orchestrator.batch.inputs import SheetInput, WorkbookFolderInput
 from orchestrator.batch.job import BatchJobResult, Engine
 from orchestrator.batch.runner import UNREACHABLE, RowResult
 from orchestrator.cli.common import (
+    EncodingOption,
     NoLaunchOption,
     TelemetryDbOption,
     console,
@@ -138,6 +139,7 @@ def batch(
     sheet: Annotated[
         str | None, typer.Option(help="Worksheet to read (default: the first).")
     ] = None,
+    encoding: EncodingOption = None,
     csv_out: Annotated[
         bool, typer.Option("--csv", help="Also write the results as CSV (the --out path, .csv).")
     ] = False,
@@ -231,7 +233,9 @@ def batch(
     formats = [f for f, on in (("csv", csv_out), ("jsonl", jsonl_out)) if on]
     _check_out(out, formats)
     try:
-        source = open_input(file, mapping, sheet=sheet, attachments_dir=attachments_dir)
+        source = open_input(
+            file, mapping, sheet=sheet, attachments_dir=attachments_dir, encoding=encoding
+        )
     except UserError as exc:
         raise fail(exc, 2) from exc
     factory = _factory(settings, source, expert_routing)

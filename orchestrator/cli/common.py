@@ -501,6 +501,26 @@ ServerUrlOption = Annotated[str | None, typer.Option(help="Use this running serv
 NoLaunchOption = Annotated[
     bool, typer.Option("--no-launch", help="Never start a co-hosted server; fail if none answers.")
 ]
+
+
+def _codec(value: str | None) -> str | None:
+    """``--encoding`` as Python's codec registry names it; one line and exit 2 when unknown."""
+    from orchestrator.spreadsheet.encodings import codec_name
+
+    try:
+        return None if value is None else codec_name(value)
+    except ValueError as exc:
+        raise fail(f"--encoding: {exc}", 2) from None
+
+
+#: ``--encoding``: the code page of a delimited text file, when the guess is unsure or wrong.
+EncodingOption = Annotated[
+    str | None,
+    typer.Option(
+        callback=_codec,
+        help="Code page of a .csv file (cp949, shift_jis, big5, cp1252...); guessed when omitted.",
+    ),
+]
 #: ``--database-url``/``--db`` of the telemetry database.
 TelemetryDbOption = Annotated[str | None, typer.Option("--database-url", "--db", help=DB_HELP)]
 #: ``--database-url``/``--db`` of the customer-service order store.

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from orchestrator.spreadsheet.encodings import codec_name
 
 #: A cell value after reading: what Python gets from openpyxl/xlrd/csv.
 Scalar = bool | int | float | str | datetime | date | time | timedelta | None
@@ -185,6 +187,9 @@ class ReadLimits(BaseModel):
         include_hidden: Read hidden rows, columns and sheets as data. Off by default: what
             is hidden is not on screen, so a report on it would not match what people see;
             what is skipped is listed (``Workbook.skipped``).
+        encoding: The codec of a delimited text file (``--encoding``: ``cp949``, ``EUC-KR``),
+            read as given; None guesses it (:mod:`~orchestrator.spreadsheet.encodings`).
+            An unknown codec is a validation error.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -197,3 +202,9 @@ class ReadLimits(BaseModel):
     max_merged_cells: int = Field(10_000, ge=1)
     max_file_bytes: int = Field(200 * 1024 * 1024, ge=1)
     include_hidden: bool = False
+    encoding: str | None = None
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_codec(cls, value: str | None) -> str | None:
+        return None if value is None else codec_name(value)

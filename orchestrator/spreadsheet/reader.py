@@ -153,7 +153,7 @@ def _read_workbook(path: Path, limits: ReadLimits) -> Workbook:
             f"{limits.max_file_bytes / 2**20:,.0f} MiB limit",
             "Split it into smaller files",
         )
-    fmt = sniff(path)
+    fmt = sniff(path, limits.encoding)
     date_system = "1900"
     skipped: list[Skipped] = []
     if fmt is FileFormat.XLSX:

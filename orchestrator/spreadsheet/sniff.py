@@ -10,7 +10,8 @@ Extensions lie and parsers fail with unhelpful messages (an encrypted .xlsx make
   ``EncryptionInfo`` and ``EncryptedPackage`` ([MS-OFFCRYPTO] 2.3.4); a legacy .xls keeps its
   BIFF records in the stream ``Workbook`` (or ``Book`` for BIFF5).
 * anything else is read as delimited text only when it decodes as text
-  (:func:`~orchestrator.spreadsheet.csvfile.text_encoding`: UTF-8/16/32, GB18030, Big5).
+  (:func:`~orchestrator.spreadsheet.encodings.text_encoding`: UTF-8/16/32, GB18030, Big5,
+  CP949, Shift_JIS, EUC-JP; or the user's ``--encoding``).
 
 A file without an extension (chat front ends store uploads as ``upload_7f3a9c``) is decided
 by its bytes alone; a file with an extension must hold what the extension says.
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import olefile
 
-from orchestrator.spreadsheet.csvfile import LEGACY_HINT, LEGACY_TEXT, text_encoding
+from orchestrator.spreadsheet.encodings import LEGACY_HINT, LEGACY_TEXT, text_encoding
 from orchestrator.spreadsheet.errors import (
     CorruptFileError,
     PasswordProtectedError,
@@ -115,11 +116,13 @@ def _cfb_format(path: Path) -> FileFormat:
     )
 
 
-def sniff(path: Path) -> FileFormat:
+def sniff(path: Path, encoding: str | None = None) -> FileFormat:
     """The format of ``path`` from its content, checked against its extension.
 
     Args:
         path: The file.
+        encoding: The codec the user named for a delimited text file (``--encoding``): a
+            .csv/.tsv file that is no workbook is then text, whatever its bytes.
 
     Returns:
         The format a backend can read.
@@ -162,7 +165,9 @@ def sniff(path: Path) -> FileFormat:
             "it is an HTML or XML file, not a workbook (some systems export web pages as .xls)",
             _resave_hint("HTML/XML"),
         )
-    elif text_encoding(head, complete=len(head) < 8192) is not None:
+    elif text_encoding(head, complete=len(head) < 8192) is not None or (
+        encoding is not None and extension in ("csv", "tsv")
+    ):
         found = FileFormat.CSV
     elif extension in ("csv", "tsv") and b"\x00" not in head:
         # text in a legacy code page (Windows-1252, Latin-1...): say so, as the CSV reader does

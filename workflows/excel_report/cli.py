@@ -21,6 +21,7 @@ from rich.table import Table as RichTable
 
 from orchestrator.batch.files import file_problem
 from orchestrator.cli.common import (
+    EncodingOption,
     NoLaunchOption,
     ServerUrlOption,
     TelemetryDbOption,
@@ -138,6 +139,7 @@ def report(
         bool,
         typer.Option("--include-hidden", help="Read hidden rows, columns and sheets as data."),
     ] = False,
+    encoding: EncodingOption = None,
 ) -> None:
     """Turn a spreadsheet into a narrative report (Markdown + .xlsx with charts)."""
     settings = settings_from_flags(server_url=server_url, database_url=database_url)
@@ -155,10 +157,12 @@ def report(
     config = config.model_copy(
         update={"attachment_dirs": (*config.attachment_dirs, file.resolve().parent)}
     )
-    if include_hidden:
-        config = config.model_copy(
-            update={"limits": config.limits.model_copy(update={"include_hidden": True})}
-        )
+    if include_hidden or encoding:
+        limits: dict[str, object] = {
+            "include_hidden": include_hidden or config.limits.include_hidden
+        }
+        limits |= {"encoding": encoding} if encoding else {}
+        config = config.model_copy(update={"limits": config.limits.model_copy(update=limits)})
     try:
         with working(f"reading {file}"):
             wb = read_workbook(file, config.limits)
