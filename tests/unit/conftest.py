@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from postgres_server import PostgresServer, running_postgres
 
 from orchestrator import TelemetryStore
 from orchestrator.classifier import RuleClassifier
@@ -74,6 +75,16 @@ def orders_url(
         return f"sqlite:///{path}"
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One throwaway PostgreSQL server (``postgres_server.running_postgres``) for the whole
+    session: each test or module that needs one creates its own database in it
+    (``create_database``), so only the server is shared, not its start (initdb and pg_ctl, a
+    few seconds, which each of ten modules paid before)."""
+    with running_postgres() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

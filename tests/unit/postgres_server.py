@@ -127,9 +127,13 @@ def running_postgres(timezone: str = "Asia/Shanghai") -> Iterator[PostgresServer
         ],
         "initdb",
     )
+    # max_connections: one server serves the whole unit session (tests/unit/conftest.py), so
+    # the pooled connections of the stores that earlier modules left open share it with the
+    # racing processes of later ones; the default 100 leaves little room for that.
     options = (
         f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-        f"-c synchronous_commit=off -c full_page_writes=off -c TimeZone={timezone}"
+        f"-c synchronous_commit=off -c full_page_writes=off -c TimeZone={timezone} "
+        "-c max_connections=300"
     )
     _run(
         [

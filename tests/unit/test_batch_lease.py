@@ -9,11 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 from sqlalchemy import create_engine
 
 from orchestrator.batch import BatchOptions, ColumnMapping, batch_id_for, open_input, run_batch_job
@@ -46,12 +45,6 @@ def _hold(url: str, batch_id: str) -> subprocess.Popen[str]:
 def _kill(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def _refused_while_held_then_free_after_kill(url: str) -> None:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from workflows.customer_service.store import OrderStore
 from workflows.customer_service.store.threads import HOST, holder_gone, turn_busy_error
 
 sys.path.insert(0, str(Path(__file__).parent))
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 
 #: A child that takes the lease of thread ``t`` in the store at argv[1], says so, and waits.
 _HOLD = (
@@ -35,12 +35,6 @@ _HOLD = (
     "print(c.try_lease('t', c.holder + '-x'), flush=True)\n"
     "time.sleep(600)\n"
 )
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

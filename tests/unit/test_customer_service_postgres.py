@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from orchestrator import Orchestrator, Request, TelemetryStore
 from orchestrator.config import Settings
@@ -16,13 +13,7 @@ from workflows.customer_service.store import OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel
-from postgres_server import PostgresServer, running_postgres
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
+from postgres_server import PostgresServer
 
 
 async def test_store_and_postgres_saver_keep_a_conversation(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,10 @@ from handoff_races import (
     run_racers,
     waiting_handoffs,
 )
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 
 RACES = 50
 CUSTOMERS = 160
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def _race(url: str, tmp_path: Path) -> dict[str, int]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from workflows.customer_service.withdrawing import withdraws
 sys.path.insert(0, str(Path(__file__).parent))
 from customer_service_double import ScriptedToolModel
 from handoff_races import refundable_orders, run_racers, waiting_handoffs
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 
 REFUND = {"tool": "start_refund", "arguments": {"order_id": "ORD-100321"}}
 CANCEL = {"tool": "cancel_order", "arguments": {"order_id": "ORD-100321"}}
@@ -382,12 +381,6 @@ def _race(url: str, tmp_path: Path) -> dict[str, int]:
 def test_a_withdrawal_racing_an_approval_on_sqlite_gives_one_outcome(tmp_path: Path) -> None:
     counts = _race(f"sqlite:///{tmp_path / 'cs.db'}", tmp_path)
     print("withdrawal races on sqlite:", counts)
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def test_a_withdrawal_racing_an_approval_on_postgres_gives_one_outcome(

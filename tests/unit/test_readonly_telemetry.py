@@ -33,6 +33,7 @@ from orchestrator.exceptions import UserError
 from orchestrator.telemetry import ExpertRollupRecord, TelemetryStore
 from orchestrator.telemetry.readonly import open_readonly, sqlite_readonly_uri
 from tests.unit.pending_data import CHECKPOINT, pending_trace, record_calls
+from tests.unit.postgres_server import PostgresServer
 from tests.unit.skew_data import EXPERTS, T0, add_request, trace, uniform
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -310,33 +311,30 @@ def test_the_sqlite_uri_follows_the_folder_and_the_wal(tmp_path: Path) -> None:
         sqlite_readonly_uri(tmp_path / "none.db")
 
 
-def test_postgresql_is_read_in_read_only_transactions(tmp_path: Path) -> None:
+def test_postgresql_is_read_in_read_only_transactions(postgres: PostgresServer) -> None:
     """The same reader on PostgreSQL: the report equals the writer's, and a write through the
-    reader's engine is refused by the server."""
+    reader's engine is refused by the server (``postgres``: the session's server, conftest)."""
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from tests.unit.postgres_server import running_postgres
-
-    with running_postgres() as server:
-        url = server.create_database("readonly")
-        store = TelemetryStore(url)
-        fill(store, 10)
-        options = ReportOptions(window="all", baseline="none")
-        expected = build_report(store, options).model_dump(exclude={"generated_at"})
-        store.close()
-        reader = open_readonly(url)
-        try:
-            assert reader.opened_with == "postgresql" and reader.rollups_stale is None
-            got = build_report(reader, options).model_dump(exclude={"generated_at"})  # type: ignore[arg-type]
-            assert got == expected
-            with (
-                pytest.raises(DBAPIError, match="read-only transaction"),
-                reader.engine.begin() as c,
-            ):
-                c.execute(text("DELETE FROM expert_rollups"))
-        finally:
-            reader.close()
+    url = postgres.create_database("readonly")
+    store = TelemetryStore(url)
+    fill(store, 10)
+    options = ReportOptions(window="all", baseline="none")
+    expected = build_report(store, options).model_dump(exclude={"generated_at"})
+    store.close()
+    reader = open_readonly(url)
+    try:
+        assert reader.opened_with == "postgresql" and reader.rollups_stale is None
+        got = build_report(reader, options).model_dump(exclude={"generated_at"})  # type: ignore[arg-type]
+        assert got == expected
+        with (
+            pytest.raises(DBAPIError, match="read-only transaction"),
+            reader.engine.begin() as c,
+        ):
+            c.execute(text("DELETE FROM expert_rollups"))
+    finally:
+        reader.close()
 
 
 def _pending_calls(store: TelemetryStore, batch: str, calls: int) -> None:

@@ -26,7 +26,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 from skew_data import EXPERTS, LAYERS, T0, TOP_K, add_request, freeze_time, trace, uniform
 from sqlalchemy import Engine, MetaData, Table, create_engine, inspect, text
 from sqlalchemy.pool import StaticPool
@@ -53,12 +53,6 @@ from serving import ExpertRoutingSource, ExpertRoutingTrace
 
 BACKENDS = ["sqlite-file", "sqlite-memory", "postgresql"]
 _names = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def _new_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:

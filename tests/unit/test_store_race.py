@@ -29,7 +29,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ from workflows.customer_service.store.schema import AddressChange, Shipment
 
 sys.path.insert(0, str(Path(__file__).parent))
 from handoff_races import run_racers
-from postgres_server import running_postgres
+from postgres_server import PostgresServer
 
 REPEATS = int(os.environ.get("ORCH_STORE_RACES", "10"))
 KINDS = (
@@ -203,27 +203,26 @@ def _after(store: OrderStore, order_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def raced(tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer) -> dict[str, Any]:
     """Every race on both databases: ``{backend: [(race, (side0, side1), held)]}``."""
-    with running_postgres() as server:
-        urls = {
-            "sqlite": f"sqlite:///{tmp_path_factory.mktemp('race') / 'cs.db'}",
-            "postgresql": server.create_database("cs_store_race"),
-        }
-        jobs = [(urls[b], _seed(urls[b])) for b in BACKENDS]
-        ctx = multiprocessing.get_context("fork")
-        barrier, out = ctx.Barrier(2), ctx.Queue()
-        procs = [ctx.Process(target=worker, args=(side, jobs, barrier, out)) for side in (0, 1)]
-        results = run_racers(procs, out, timeout=300)
-        raced: dict[str, Any] = {}
-        for b, (backend, (url, races)) in enumerate(zip(BACKENDS, jobs, strict=True)):
-            store = OrderStore(url)
-            raced[backend] = [
-                (race, (results[0][b][i], results[1][b][i]), _after(store, race["order_id"]))
-                for i, race in enumerate(races)
-            ]
-            store.close()
-        yield raced
+    urls = {
+        "sqlite": f"sqlite:///{tmp_path_factory.mktemp('race') / 'cs.db'}",
+        "postgresql": postgres.create_database("cs_store_race"),
+    }
+    jobs = [(urls[b], _seed(urls[b])) for b in BACKENDS]
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(side, jobs, barrier, out)) for side in (0, 1)]
+    results = run_racers(procs, out, timeout=300)
+    raced: dict[str, Any] = {}
+    for b, (backend, (url, races)) in enumerate(zip(BACKENDS, jobs, strict=True)):
+        store = OrderStore(url)
+        raced[backend] = [
+            (race, (results[0][b][i], results[1][b][i]), _after(store, race["order_id"]))
+            for i, race in enumerate(races)
+        ]
+        store.close()
+    return raced
 
 
 def _races(raced: dict[str, Any], backend: str, kind: str) -> list[Any]:

@@ -10,27 +10,18 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from orchestrator.exceptions import ThreadOwnerError
 from workflows.customer_service.store import OrderStore
 
 sys.path.insert(0, str(Path(__file__).parent))
 from handoff_races import run_racers
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 
 RACES = 20
 CUSTOMERS = ("C00001", "C00002")
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def _binder(url: str, customer: str, barrier: Any, out: Any) -> None:

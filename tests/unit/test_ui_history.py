@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_server import PostgresServer, running_postgres
+from postgres_server import PostgresServer
 
 from orchestrator.config import Settings
 
@@ -73,12 +72,6 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 """
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
-        yield server
 
 
 def _probe(tmp_path: Path, url: str) -> dict:
