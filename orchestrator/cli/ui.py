@@ -46,6 +46,7 @@ from orchestrator.cli.common import (
 from orchestrator.cli.status import observe_server
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
+from orchestrator.core.registry import load_workflows
 from orchestrator.exceptions import OrchestratorError, storage_error
 from orchestrator.observability import shutdown_tracing
 from orchestrator.outfiles import atomic_write_text, output_files
@@ -199,6 +200,10 @@ def ui(
         server_url=server_url,
     )
     start_tracing(trace)  # a bad flag is named before anything is opened
+    try:  # the start-up check (a plugin that does not load, a route and its workflows) as
+        load_workflows()  # run and batch make it: one line, not the service's traceback
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
     check_storage(settings, conversations=True)  # one line per storage failure, up front
     if not settings.ui_chainlit.is_file():
         raise fail(

@@ -237,7 +237,7 @@ def test_a_route_spec_checks_its_name_and_rules() -> None:
     assert FAQ.rule_tables()[0]["route"] == "faq"
 
 
-def test_run_and_batch_refuse_a_broken_plugin_in_one_line_before_any_server(
+def test_run_batch_and_ui_refuse_a_broken_plugin_in_one_line_before_any_server(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     broken = FakeEntryPoint("faq", "faq_pkg:Faq", ImportError("cannot import name 'Faq'"))
@@ -248,6 +248,7 @@ def test_run_and_batch_refuse_a_broken_plugin_in_one_line_before_any_server(
     for args in (
         ["run", "--limit", "1", "--server-url", "http://127.0.0.1:9/v1"],
         ["batch", str(sheet), "--text-column", "text", "--out", str(tmp_path / "r.xlsx")],
+        ["ui", "--no-launch", "--server-url", "http://127.0.0.1:9/v1"],  # not the service's
     ):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, result.output
