@@ -33,11 +33,13 @@ all unknown, changes across gaps) is in :attr:`Analysis.skipped` with the reason
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
+from typing import cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from orchestrator.spreadsheet import Column, Skipped, Table, Workbook
+from orchestrator.spreadsheet import Column, ColumnType, Skipped, Table, Workbook
 from orchestrator.spreadsheet.refs import sheet_ref
 from workflows.excel_report.breakdowns import as_date, group_by, periods, top_rows
 from workflows.excel_report.builder import FigureBuilder, Tags, cell_ref, coverage, weighted_mean
@@ -160,6 +162,27 @@ def _describe_by_currency(b: FigureBuilder, table: Table, col: Column) -> None:
             b.add(table, f"mean {where}", float(np.mean(known)), "group_mean", col.range, **common)
 
 
+def _describe_durations(b: FigureBuilder, table: Table, col: Column) -> None:
+    """A duration column (Excel's ``[h]:mm``): its total and, of three or more, its mean,
+    shortest and longest, each exact (``timedelta`` sums) and shown in the column's own
+    number format (the figure's unit: :func:`~workflows.excel_report.figures.format_duration`)."""
+    spans = [(i, v) for i, v in enumerate(col.values) if isinstance(v, timedelta)]
+    if not spans:
+        return
+    name, values = f"`{col.name}`", [v for _, v in spans]
+    common: Tags = {"unit": col.number_format, "column": col.name, "coverage": coverage(table, col)}
+    b.add(table, f"total {name}", sum(values, timedelta()), "sum", col.range, **common)
+    if len(spans) < 3:
+        return
+    mean = sum(values, timedelta()) / len(values)
+    b.add(table, f"mean {name}", mean, "mean", col.range, **common)
+    for word, (i, v), op in (
+        ("shortest", min(spans, key=lambda s: s[1]), "min"),
+        ("longest", max(spans, key=lambda s: s[1]), "max"),
+    ):
+        b.add(table, f"{word} {name}", v, cast(Operation, op), cell_ref(table, col, i), **common)
+
+
 def _describe_dates(b: FigureBuilder, table: Table, col: Column) -> None:
     dates = [d for v in col.values if (d := as_date(v)) is not None]
     if not dates:
@@ -258,6 +281,9 @@ def _describe_columns(
             totals[name] = out["total"]
     for name in prof.dates:
         _describe_dates(b, table, table.column(name))
+    for col in table.columns:
+        if col.type is ColumnType.DURATION:
+            _describe_durations(b, table, col)
     single = [name for name in prof.measures if not table.column(name).value_units]
     lead = table.column(single[0]) if single else None
     lead_w = weights[lead.name] if lead is not None and not is_additive(lead) else None

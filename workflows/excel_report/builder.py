@@ -5,7 +5,7 @@ and which are unknown, with its provenance. Split out of
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import TypedDict
 
 import numpy as np
@@ -29,7 +29,7 @@ class FigureBuilder:
         self,
         table: Table,
         label: str,
-        value: float | int | date | datetime,
+        value: float | int | date | datetime | timedelta,
         operation: Operation,
         cells: str,
         *,
@@ -45,7 +45,7 @@ class FigureBuilder:
         if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 and unit != "%":
             value = int(value) if operation in ("count", "count_rows", "group_count") else value
         stored: float | int | str = (
-            format_value(value) if isinstance(value, date | datetime) else value
+            format_value(value, unit) if isinstance(value, date | datetime | timedelta) else value
         )
         covered = of = None
         missing: list[str] = []

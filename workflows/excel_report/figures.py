@@ -8,6 +8,7 @@ figures. Reports cite figures by id (``F12``); the model only ever sees and cite
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime, time, timedelta
 from typing import Literal
 
@@ -100,6 +101,39 @@ def _trim(text: str) -> str:
     return text + "0" if text.endswith(".") else text
 
 
+#: Excel's elapsed-time field (``[h]``, ``[mm]``, ``[s]``): hours, minutes or seconds past
+#: 24 hours, 60 minutes or 60 seconds, as a duration column shows them.
+_ELAPSED = re.compile(r"\[(h+|m+|s+)\]", re.IGNORECASE)
+
+
+def format_duration(value: timedelta, number_format: str | None) -> str:
+    """``value`` as Excel shows it in ``number_format``: an elapsed-time format counts past
+    a day (``[h]:mm`` → ``67:20``, ``[mm]:ss`` → ``4040:05``, ``[h]:mm:ss``), and the units it
+    does not show are cut off, as Excel cuts them; another format reads ``2 days, 19:20:00``.
+
+    Example:
+        >>> format_duration(timedelta(hours=67, minutes=20, seconds=40), "[h]:mm")
+        '67:20'
+        >>> format_duration(timedelta(minutes=-90), "[h]:mm:ss")
+        '-1:30:00'
+    """
+    found = _ELAPSED.search(number_format or "")
+    if found is None:
+        return str(value)
+    field, rest = found[1].lower(), (number_format or "")[found.end() :].lower()
+    seconds = round(abs(value).total_seconds(), 3)  # a day's float in Excel: noise below 1 ms
+    shown_s = field[0] == "s" or "s" in rest.split(".")[0]
+    whole = round(seconds) if shown_s else int(seconds) // 60 * 60
+    if field[0] == "h":
+        hours, left = divmod(whole, 3600)
+        text = f"{hours:0{len(field)}d}:{left // 60:02d}" + (f":{left % 60:02d}" if shown_s else "")
+    elif field[0] == "m":
+        text = f"{whole // 60:0{len(field)}d}" + (f":{whole % 60:02d}" if shown_s else "")
+    else:
+        text = f"{whole:0{len(field)}d}"
+    return ("-" if value < timedelta(0) else "") + text
+
+
 def format_value(
     value: float | int | str | date | datetime | time | timedelta | bool, unit: str | None = None
 ) -> str:
@@ -123,8 +157,8 @@ def format_value(
         return value.isoformat()
     if isinstance(value, time):
         return value.isoformat(timespec="minutes" if not value.second else "seconds")
-    if isinstance(value, timedelta):
-        return str(value)  # "10 days, 15:10:10", as Excel's [h]:mm durations read
+    if isinstance(value, timedelta):  # a duration figure's unit is its column's number format
+        return format_duration(value, unit)
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if not isinstance(value, int | float):
