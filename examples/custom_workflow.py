@@ -78,13 +78,15 @@ class InvoiceQuestion(Workflow[State, InvoiceAnswer]):
 
 
 async def main() -> None:
-    classifier = RuleClassifier(routes=[ROUTE])
-    if classifier.model is not None and ROUTE.name not in classifier.model.classes:
-        # the learned tier has not seen this route yet: route by the rules alone until
-        # `orchestrator classifier fit --examples` has taught it
-        classifier = RuleClassifier(model_path=False, calibration_path=False, routes=[ROUTE])
     async with session(__doc__ or "") as (client, store, _):
-        workflows = [*load_workflows(), InvoiceQuestion()]
+        # the installed workflows and this one, checked against their routes at start-up
+        workflows = load_workflows(extra=[InvoiceQuestion()])
+        routes = [w.route_spec for w in workflows if w.route_spec is not None]
+        classifier = RuleClassifier(routes=routes)  # every route in use, as the app's
+        if classifier.model is not None and ROUTE.name not in classifier.model.classes:
+            # the learned tier has not seen this route yet: route by the rules alone until
+            # `orchestrator classifier fit --examples` has taught it
+            classifier = RuleClassifier(model_path=False, calibration_path=False, routes=routes)
         orch = Orchestrator(client, store, workflows, classifier=classifier)
         for text in ("When is invoice INV-2041 due?", "Where is my parcel? It is late"):
             show(await orch.handle(Request(text=text)))
