@@ -188,9 +188,11 @@ async def test_refund_is_stated_exactly_and_runs_only_after_yes(store, orch) -> 
     cents, currency, _ = store.tools(customer).refundable(order)
     asked = await _say(orch, f"I want a refund for {order}, it arrived broken", customer)
     amount = f"{currency} {cents // 100}.{cents % 100:02d}"
+    items = store.tools(customer).run("lookup_order", {"order_id": order}).facts["items"]
     assert asked.result["status"] == "awaiting_confirmation"
-    assert asked.result["reply"]["text"] == (
-        f"Refund {amount} for order {order} to the original payment method? Reply yes to confirm."
+    assert asked.result["reply"]["text"] == (  # its items too, as the cancel question (cs15)
+        f"Refund {amount} for order {order} ({items}) to the original payment method? "
+        "Reply yes to confirm."
     )
     assert _writes(store)["refunds"] == _count_refunds(store)
     before = _count_refunds(store)

@@ -253,8 +253,9 @@ async def test_injected_order_ids_never_reach_a_query(store, telemetry, text: st
     orch = Orchestrator(model, telemetry, [CustomerServiceWorkflow(store)])
     _, done = await stream_turn(orch, text, customer)
     assert done.status in ("succeeded", "needs_human")
-    if not model.tool_requests:  # a malformed id is asked back (tester8 F6), nothing read
-        assert "does not look right" in done.result["reply"]["text"]
+    if not model.tool_requests:  # a malformed id is asked back (tester8 F6), nothing read;
+        said = done.result["reply"]["text"]  # no id at all: which of several orders (cs15)
+        assert "does not look right" in said or "Which order do you mean" in said, said
         return
     offered = model.tool_requests[0][0][0]["function"]["parameters"]["properties"]["order_id"]
     own = {o.id for o in _orders(store, customer)}

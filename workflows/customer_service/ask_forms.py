@@ -89,6 +89,9 @@ def fix_typos(text: str, *, words: bool = True) -> str:
 
 
 #: An ask of the customer's own, in the present: what may stand before the write word.
+#: What makes 只要 "as long as" (a condition): a 就/便 (not 就行, 就好 "that will do") or 都
+#: later in its clause; else 只要 is "only want" (只要退40块: an ask; cs15).
+_AS_LONG_AS = r"(?=[^，,。！？!?；;]*?(?:[就便](?!行|好|可以|够|成)|都))"
 ASK_CUE = re.compile(
     r"\b(?:i\s+(?:(?:really|just|now|urgently|would|do|still|definitely|also|only)\s+)*"
     r"(?:want|wanna|need|request|"
@@ -99,7 +102,7 @@ ASK_CUE = re.compile(
     r"(?:can|could|would|will)\s+(?:you|u|ya)|go\s+ahead|let'?s|help\s+me|my\s+request\s+is|"
     r"i\s+(?:hereby\s+)?(?:ask|apply)\s+for)\b|"
     r"(?:我们?要|我们?想|想要|需要|请|帮我|帮忙|麻烦|给我|申请|要求|希望|唔该|劳驾|替我|我得|"
-    r"(?<![不重主只])要(?![是不求]))(?![了咗过])",
+    rf"只要(?!{_AS_LONG_AS})|只想|(?<![不重主只])要(?![是不求]))(?![了咗过])",
     re.I,
 )
 #: A polite past that asks now ("I wanted to cancel my order"): a cue for :func:`asked` only,
@@ -212,7 +215,8 @@ _CONDITION = re.compile(
     # "I'm (not) after a refund" seeks (or does not seek) one: no condition
     r"(?<!'m )(?<!\bam )(?<!\bnot )(?<!'re )(?<!\bare )"
     r"after(?! (?:waiting|all|so long|(?:\w+ ){0,2}of waiting)\b))\b|"
-    r"如果|要是|假如|万一|的话|到时候?|之后|以后|否则|不然|除非|只要|一旦|等(?:我|到|它|货|快递|收到)|"
+    r"如果|要是|假如|万一|的话|到时候?|之后|以后|否则|不然|除非|一旦|等(?:我|到|它|货|快递|收到)|"
+    rf"只要{_AS_LONG_AS}|"
     r"再说|前(?:没|冇|还没|未|不)|(?:没|冇|不|未)(?:到|发货|来|送到)就|超过.{0,8}就",
     re.I,
 )

@@ -44,7 +44,8 @@ _SENTENCE_END = re.compile(SENTENCE_MARK)
 #: goes with an ask ("thanks, actually I'll keep it", "it came after all").
 _TURN = re.compile(
     r"\b(?:actually|after all|anyway|turns? out|turned out|instead|oops|whoops|my bad|"
-    r"my mistake|wrong (?:order|one|number|id)|wait|hold|pause|undo|later|let me|check with|"
+    r"my mistake|wrong (?:order|one|number|id)|wait|hold|pause|undo|later|let me(?! know)|"
+    r"check with|"
     r"ask my|talk to my|sleep on|i'?ll|i will|i need to|gonna|going to)\b|"
     r"其实|原来|搞错|弄错|发错单|不用|算|再(?:想|考虑|看|说|等|问)|等(?:等|一下|一会|下|我)",
     re.I,
@@ -99,7 +100,13 @@ _GOES_WITH_ASK = re.compile(
     r"yesterday|week|month|\d)|支付宝|微信|银行卡|信用卡|原路|付款|支付|发票|收据|"
     # a question about the ask or the order
     r"\b(?:how long|when will|when do|when can|how soon|how much|where(?:'s| is| are)|status|"
-    r"track\w*|will i get|do i need|should i|can i)\b|多久|多长时间|什么时候|几天|到账|进度|物流",
+    r"track\w*|will i get|do i need|should i|can i)\b|多久|多长时间|什么时候|几天|到账|进度|物流|"
+    # what the customer wants to be told ("give me a date", "let me know", 给我个准确日期; cs15)
+    r"\b(?:give|tell|send|show|let) me (?:know\b|(?:(?:a|an|the|some|your) )?(?:(?:exact|precise|"
+    r"rough|firm|specific|clear|definite|estimated) )?(?:date|day|time|eta|estimate|timeline|"
+    r"time ?frame|update|answer|status|details?|info\w*)\b)|"
+    r"(?:给|告诉|发)我(?:一)?个?(?:准确|具体|确切|明确|大概)?的?(?:日期|时间|答复|回复|说法|进度|消息)|"
+    r"(?:告诉|通知)我(?:一下)?(?:具体|准确)?(?:哪天|什么时候|几号)",
     re.I,
 )
 

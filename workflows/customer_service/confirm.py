@@ -60,6 +60,10 @@ _TEXTS = {
         "which_order": "Which order do you mean? Please give its id (ORD- and six digits). "
         "Nothing was changed.",
         "which_of": "Which order do you mean: {ids}? Nothing was changed.",
+        "which_listed": "Which order do you mean: {orders}? Please give its id (ORD- and six "
+        "digits). Nothing was changed.",
+        "no_item": "I could not find that item in your recent orders: {orders}. Which order "
+        "do you mean? Please give its id (ORD- and six digits). Nothing was changed.",
         "no_refunds": "There is no refund on any of your orders. Nothing was changed.",
         "which_refund": "You have refunds on {count} orders ({ids}). Which order or refund do "
         "you mean? Please give its id (ORD-… or RF-…). Nothing was changed.",
@@ -96,6 +100,10 @@ _TEXTS = {
         "请问是哪一个订单？没有做任何更改。",
         "which_order": "请问是哪一个订单？请提供订单号（ORD- 加六位数字）。没有做任何更改。",
         "which_of": "请问是哪一个订单：{ids}？没有做任何更改。",
+        "which_listed": "请问是哪一个订单：{orders}？请提供订单号（ORD- 加六位数字）。"
+        "没有做任何更改。",
+        "no_item": "在您最近的订单里没有找到这件商品：{orders}。请问是哪一个订单？"
+        "请提供订单号（ORD- 加六位数字）。没有做任何更改。",
         "no_refunds": "您的订单都没有退款记录。没有做任何更改。",
         "which_refund": "您有 {count} 个订单有退款（{ids}）。请问是哪一个订单或退款？"
         "请提供订单号或退款号（ORD-… 或 RF-…）。没有做任何更改。",
@@ -227,9 +235,11 @@ def preview(
             cents = asked.cents
         amount = money(cents, currency)
         question = (
-            f"确认为订单 {order_id} 退款 {amount}，退回原支付方式吗？回复“是”确认。"
+            f"确认为订单 {order_id}（{order['items']}）退款 {amount}，退回原支付方式吗？"
+            "回复“是”确认。"
             if zh
-            else f"Refund {amount} for order {order_id} to the original payment method? "
+            else f"Refund {amount} for order {order_id} ({order['items']}) to the original "
+            "payment method? "
             "Reply yes to confirm."
         )
         return {**args, "amount_cents": cents}, question

@@ -26,8 +26,9 @@ from workflows.customer_service.asks import (
     read_asks,
     third_language,
 )
-from workflows.customer_service.item_orders import item_orders
+from workflows.customer_service.item_orders import goods_phrases, item_orders, order_list
 from workflows.customer_service.language import reply_language
+from workflows.customer_service.notes import handed_on_notes
 from workflows.customer_service.order_words import write_describes_order
 from workflows.customer_service.plain_talk import mark_account, not_read_text, unusual_reason
 from workflows.customer_service.question_waits import offered_amount, reread
@@ -55,9 +56,10 @@ _ALL_ORDERS = 10_000
 _ANSWERED = ("question", "not_asked", "conditional", "past")
 #: "Where" in a message with no other read word (after a refund waived: a tracking read).
 _WHERE = re.compile(r"\bwhere\b|到哪|在哪", re.I)
-#: At most this many refunded orders are answered for "is my refund approved yet?" (no id);
-#: more: the customer is asked which one.
-_FEW_REFUNDS = 3
+#: At most this many orders are answered at once for a message naming none: refunded orders
+#: for "is my refund approved yet?", the customer's own for "where is my order?"; more: the
+#: customer is asked which one.
+_FEW = 3
 #: The triage's issue types mapped to *read* intents: the triage never picks a write.
 _TRIAGE_READ = {
     "refund": "eligibility",
@@ -91,10 +93,11 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     ids = list(dict.fromkeys([*refs.orders, *ids]))
     named = bool(ids) or bad_id or bool(refs.missing)  # a loose id too: about an order
     reason = _handoff_reason(state, asks, triage, streak, named)
+    about = named or bool(goods_phrases(state["message"], bought=True))  # "the X I bought"
     intent = (
         asks.writes[0]
         if asks.writes
-        else refs.intent(_read_intent(asks, intents, triage, named, state["message"]))
+        else refs.intent(_read_intent(asks, intents, triage, about, state["message"]))
     )
     tool = INTENT_TOOL.get(intent or "") or _READ_TOOLS.get(intent or "")
     plan: dict[str, Any] = {"intent": intent, "tool": tool, "order_ids": []}
@@ -127,6 +130,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
         plan["amended"] = amended
     if reason is None and update["clarify"] is None and plan["tool"] and store is not None:
         refunded_in_full(plan, asks, store.tools(str(state.get("customer_id"))))
+    if update["clarify"]:  # a part handed to a person is told beside a question too (cs15)
+        update["clarify"] = " ".join([update["clarify"], *handed_on_notes(state, language)])
     update["plan"] = plan
     if reason is not None and store is not None:
         update["handoff"] = {"reason": reason}
@@ -202,10 +207,12 @@ def _target(
         plan.update(write=True, ask=asks.ask_text, address=asks.new_address)
         plan["order_ids"], question = _write_target(state, store, named[0])
     elif store is not None:
-        plan["order_ids"], bad = _offer_ids(plan, state, store, named)
         language = reply_language(state["message"], str(state.get("locale") or "en_US"))
+        plan["order_ids"], bad, question = _offer_ids(plan, state, store, named, language)
         if bad:  # never another order's facts for an id that could not be read (tester8 F6)
             plan["order_ids"], question = [], confirming.text("bad_id", language)
+        elif question:  # goods of no order of theirs, or one of several orders (cs15)
+            plan["order_ids"] = []
         elif not named[0] and write_describes_order(state["message"], read=True):  # "other"
             plan["order_ids"], question = [], confirming.text("which_order", language)
         elif plan.get("refund_status") and not named[0] and not state.get("last_order_id"):
@@ -279,12 +286,31 @@ def _write_target(
         return named, None
     if write_describes_order(state["message"]):  # "my other order", "the earbuds order":
         return [], confirming.text("which_order", language)  # never assumed (tester9/9b F1)
-    if state.get("last_order_id"):
-        return [str(state["last_order_id"])], None
-    own = store.tools(str(state["customer_id"])).order_ids(2)
-    if len(own) == 1:
-        return own, None
-    return [], confirming.text("which_order", language)
+    tools = store.tools(str(state["customer_id"]))
+    own = [str(state["last_order_id"])] if state.get("last_order_id") else tools.order_ids(2)
+    if len(own) != 1:
+        return [], confirming.text("which_order", language)
+    return _goods_fit(state["message"], tools, own[0], language)
+
+
+def _goods_fit(
+    message: str, tools: OrderTools, target: str, language: str
+) -> tuple[list[str], str | None]:
+    """``[target]`` for a write naming no id, or a question when the goods the message names
+    (:func:`~workflows.customer_service.item_orders.goods_phrases`: "refund my blender") are
+    not in ``target``: which of the orders holding them, or, held by none, that no order of
+    theirs holds them (cs15: never a write on an order the goods do not fit)."""
+    phrases = goods_phrases(message)
+    if not phrases:
+        return [target], None
+    products = tools.products(MAX_OFFERED_ORDERS)
+    holding = item_orders(" ".join(phrases), products)
+    if target in holding:
+        return [target], None
+    if holding:
+        listed = {order: products[order] for order in holding}
+        return [], confirming.text("which_listed", language, orders=order_list(listed, language))
+    return [], confirming.text("no_item", language, orders=order_list(products, language))
 
 
 def message_ids(
@@ -311,27 +337,51 @@ def _offer_ids(
     state: CustomerServiceState,
     store: OrderStore,
     message: tuple[list[str], bool],
-) -> tuple[list[str], bool]:
-    """Order ids a read this turn may touch, and whether an id in the message could not be
-    read (``message``: :func:`message_ids`): those in the message (a loose id of the
-    customer's own order included; several: ``plan["each"]``, each one answered), else those
-    holding goods the message names (:func:`~workflows.customer_service.item_orders.item_orders`:
-    never the model's pick, tester14 I14), else the one the conversation is about, else the
-    customer's own (newest first)."""
+    language: str,
+) -> tuple[list[str], bool, str | None]:
+    """Order ids a read this turn may touch, whether an id in the message could not be read
+    (``message``: :func:`message_ids`), and a question back instead, or None. The ids: those
+    in the message (a loose id of the customer's own order included; several:
+    ``plan["each"]``, each one answered), else those holding goods the message names
+    (:func:`~workflows.customer_service.item_orders.item_orders`), else the one the
+    conversation is about, else the customer's own when at most :data:`_FEW` (each
+    one answered). Never the model's pick among several (tester14 I14): goods of none of
+    their orders ("where is my blender?") and more orders than that get a question listing
+    their recent orders with their goods (cs15)."""
     assert state.get("customer_id")
     named, bad = message
-    if not (bad or named):
-        products = store.tools(str(state["customer_id"])).products(MAX_OFFERED_ORDERS)
-        named = item_orders(state["message"], products)
     if bad or named:
-        if len(named) > 1:
-            plan["each"] = named[:MAX_OFFERED_ORDERS]
-        return named[:MAX_OFFERED_ORDERS], bad
+        return _each(plan, named), bad, None
+    products = store.tools(str(state["customer_id"])).products(MAX_OFFERED_ORDERS)
+    named = item_orders(state["message"], products)
+    if named:
+        return _each(plan, named), False, None
+    if goods_phrases(state["message"]) and products:  # goods of no order of theirs
+        return (
+            [],
+            False,
+            confirming.text("no_item", language, orders=order_list(products, language)),
+        )
     if state.get("last_order_id"):
-        return [str(state["last_order_id"])], False
+        return [str(state["last_order_id"])], False, None
     if plan.get("tool") == "check_refund_eligibility" and not plan.get("refund_status"):
-        return [], False  # "what is your refund policy?": no verdict on an order not asked about
-    return store.tools(str(state["customer_id"])).order_ids(MAX_OFFERED_ORDERS), False
+        return [], False, None  # "what is your refund policy?": no verdict on an order not asked
+    if plan.get("refund_status"):  # "is my refund approved yet?": their refunds (own_refunds)
+        return list(products), False, None
+    if len(products) > _FEW:
+        return (
+            [],
+            False,
+            confirming.text("which_listed", language, orders=order_list(products, language)),
+        )
+    return _each(plan, list(products)), False, None
+
+
+def _each(plan: dict[str, Any], ids: list[str]) -> list[str]:
+    """``ids`` (at most :data:`MAX_OFFERED_ORDERS`), each one answered when several."""
+    if len(ids) > 1:
+        plan["each"] = ids[:MAX_OFFERED_ORDERS]
+    return ids[:MAX_OFFERED_ORDERS]
 
 
 def own_refunds(
@@ -339,13 +389,13 @@ def own_refunds(
 ) -> tuple[list[str], str | None]:
     """The orders a refund-status question naming no order and no refund is answered for:
     the customer's own refunded orders (each one answered: ``plan["each"]``) when there are
-    at most :data:`_FEW_REFUNDS`, else a question back listing them; none: "there is no
+    at most :data:`_FEW`, else a question back listing them; none: "there is no
     refund on any of your orders" (never the verdict on their newest order, which reads as
     "you have no refund" when one is on another order)."""
-    orders = tools.refunded_order_ids(_FEW_REFUNDS + 1)
+    orders = tools.refunded_order_ids(_FEW + 1)
     if not orders:
         return [], confirming.text("no_refunds", language)
-    if len(orders) > _FEW_REFUNDS:
+    if len(orders) > _FEW:
         shown = tools.refunded_order_ids(MAX_OFFERED_ORDERS)
         ids = ", ".join(shown[:5]) + (", …" if len(shown) > 5 else "")
         count = f"{len(shown)}+" if len(shown) == MAX_OFFERED_ORDERS else str(len(shown))

@@ -75,7 +75,7 @@ from skills import DraftReply, IssueTriage, triage_issue
 from skills.reply import fact_sentence
 from skills.tool_call import ToolRequest, request_tool_call
 from workflows.customer_service import confirm as confirming
-from workflows.customer_service import edges
+from workflows.customer_service import edges, notes
 from workflows.customer_service.acting import (
     action_fields,
     decided_write,
@@ -95,7 +95,6 @@ from workflows.customer_service.deciding import (
     too_long_text,
 )
 from workflows.customer_service.language import customer_emit, for_customer, reply_language
-from workflows.customer_service.notes import reply_notes, reviewed_text, waiting_text
 from workflows.customer_service.plain_talk import asked_note, held_text, noted_marks
 from workflows.customer_service.policy import WriteAction, execute_write, person_needed
 from workflows.customer_service.question_waits import asked_once_more, offered_amount
@@ -220,7 +219,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         if waiting and handoff:
             facts = str(reply.get("facts") or "")
             lang = reply_language(message, locale)
-            text = " ".join(p for p in (facts, waiting_text(handoff, lang)) if p)
+            text = " ".join(p for p in (facts, notes.waiting_text(handoff, lang)) if p)
             reply = {"text": text, "truncated": False}
         elif not interrupts and asked_for_person(state):  # stateless: recorded for a person
             waiting = True
@@ -555,7 +554,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         update: dict[str, Any] = {"tool_results": results}
         # the order the conversation is about: one the customer named (or their only one), never
         # the model's pick among several offered (tester14 I14: "refund it" then refunded it)
-        picked = len(plan.get("order_ids") or []) > 1 and not plan.get("each")
+        picked = len(plan.get("order_ids") or []) > 1  # each answered: none is "it" (cs15)
         if (result.ok or result.error_code != "not_found") and not picked:
             update["last_order_id"] = args.get("order_id")
         return update
@@ -590,10 +589,9 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         arguments, question = shown
         unusual = str(state.get("unusual") or "")  # a person checks it after the yes
         question = f"{question} {asked_note(language)}" if unusual else question
-        customer_emit(emit, state["message"], str(state.get("locale") or ""))(
-            ReplyFacts(text=question)
-        )
-        history = [*(state.get("history") or []), {"role": "agent", "text": question}]
+        said = " ".join([question, *notes.handed_on_notes(state, language)])  # cs15
+        customer_emit(emit, state["message"], str(state.get("locale") or ""))(ReplyFacts(text=said))
+        history = [*(state.get("history") or []), {"role": "agent", "text": said}]
         action = {
             "tool": tool,
             "customer_id": customer,
@@ -607,7 +605,7 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         }
         return {
             "pending": action,
-            "reply": {"text": question, "facts": question, "truncated": False},
+            "reply": {"text": said, "facts": said, "truncated": False},
             "history": history[-MAX_HISTORY:],
             "last_order_id": args.get("order_id"),
             "tool_results": superseded(state.get("tool_results") or [], args.get("order_id")),
@@ -739,8 +737,8 @@ class CustomerServiceWorkflow(Workflow[CustomerServiceState, CustomerServiceResu
         handoff = state.get("handoff")
         decision = handoff.get("decision") if handoff else None
         if decision and not results:
-            sentences.append(reviewed_text(handoff or {}, locale))
-        sentences.extend(reply_notes(state, locale))
+            sentences.append(notes.reviewed_text(handoff or {}, locale))
+        sentences.extend(notes.reply_notes(state, locale))
         triage = IssueTriage(**state["triage"])
         plan = state.get("plan") or {}
         intent = reply_intent(plan.get("intent"), state["message"], triage.issue_type)

@@ -53,21 +53,28 @@ def reply_notes(state: CustomerServiceState, locale: str) -> list[str]:
     if files:
         names = ", ".join(files)
         notes.append(f"已收到附件作为凭证：{names}。" if zh else f"Attached as evidence: {names}.")
-    others = [r for r in state.get("secondary_routes") or [] if r != ROUTE]
-    # the dispatcher ran this workflow only: each part it handed on is recorded for a person
-    # (orchestrator.core.compound: only a part the customer's words ask for), and the note
-    # says exactly that (issue 46, tester13 E2)
-    for other in dict.fromkeys(others):
-        en, cn = route_title(other, "en"), route_title(other, "zh")
-        notes.append(
-            f"您请求中关于{cn}的部分这里没有处理：已单独记录，转交人工跟进。"
-            if zh
-            else f"The part of your request about {en} was not done here: it is recorded "
-            "separately for a colleague, who will follow it up."
-        )
+    notes.extend(handed_on_notes(state, locale))
     plan = state.get("plan") or {}
     if plan.get("note"):
         notes.append(
             "请登录后我们再为您查询订单。" if zh else "Please sign in so I can look up your orders."
         )
     return notes
+
+
+def handed_on_notes(state: CustomerServiceState, locale: str) -> list[str]:
+    """One sentence per part of a compound request the dispatcher handed to a person (this
+    turn's ``secondary_routes``): said with every reply of the turn, a question back or a
+    confirmation question too (cs15: the customer was not told beside a question)."""
+    zh = locale.startswith("zh")
+    others = [r for r in state.get("secondary_routes") or [] if r != ROUTE]
+    # the dispatcher ran this workflow only: each part it handed on is recorded for a person
+    # (orchestrator.core.compound: only a part the customer's words ask for), and the note
+    # says exactly that (issue 46, tester13 E2)
+    return [
+        f"您请求中关于{route_title(other, 'zh')}的部分这里没有处理：已单独记录，转交人工跟进。"
+        if zh
+        else f"The part of your request about {route_title(other, 'en')} was not done here: "
+        "it is recorded separately for a colleague, who will follow it up."
+        for other in dict.fromkeys(others)
+    ]

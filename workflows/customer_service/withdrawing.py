@@ -101,8 +101,16 @@ def _object_forms(en_nouns: str, zh_nouns: str) -> str:
     )
 
 
-#: "Don't" / "no need to" before a verb of the refund.
-_NOT_TO = r"(?:do not|don'?t|dont|no need to|needn'?t|not necessary to)"
+#: "Don't" / "no need to" / "you don't have to" / "don't bother" before a verb of the refund.
+_NOT_TO = (
+    r"(?:(?:do not|don'?t|dont|does not|doesn'?t)(?:\s+(?:have|need)\s+to|\s+bother(?:\s+with)?)?|"
+    r"not have to|no need to|needn'?t|not necessary to)"
+)
+#: A verb of the refund after :data:`_NOT_TO` (its -ing form after "don't bother").
+_PAY_VERB = (
+    r"(?:refund(?:ing)?|reimburs(?:e|ing)|process(?:ing)?|issu(?:e|ing)|send(?:ing)?|"
+    r"pay(?:ing)?|giv(?:e|ing)|return(?:ing)?)"
+)
 
 #: The customer's own withdrawal of each kind of pending write, in words that name it: a
 #: withdrawal verb on it (:func:`_object_forms`), or the write itself negated ("I don't want
@@ -121,16 +129,21 @@ _NAMED = {
         # or the money) as their object, or none ("don't send it", "don't send me the money";
         # "don't send a technician", "don't refund the shipping fee separately" withdraw
         # nothing: tester13 D, tester14 A14)
-        rf"|\b{_NOT_TO}\s+(?:refund|reimburse|process|issue|send|pay)(?:\s+(?:me|us))?"
+        rf"|\b{_NOT_TO}\s+{_PAY_VERB}(?:\s+(?:me|us))?"
         rf"(?:\s+(?:it|that|this|them|ord-\d{{6}}|{_DET}(?:refund\w*|money|reimbursement|"
-        r"payment|order|purchase)))?(?:(?<=\bme)\s+back|(?<=\bus)\s+back)?"
+        r"payment|order|purchase)))?(?:(?<=\bme|\bus)\s+back|(?<=money)\s+back)?"
         + _TAIL_EN
         + r"|^\s*(?:(?:so|then|ok|okay|fine|actually|and)\s+)?no (?:more )?"
         r"refunds?\b|(?<!退)(?:不用|不要|不想|不需要|不必|无需|毋须|别|甭|唔使|唔要|唔好|不)(?:再)?(?:要)?"
         r"(?:给我|帮我|帮)?(?:处理|办理|进行|发起|安排)?(?:我的|这个|那个|这笔|那笔|该|这次)?"
         # a bare 退 of the order or of nothing ("不用退了"), not of a fee or a part (不要退运费)
         r"(?:退款|退钱|退(?=\s*(?:[了吧啦呀啊喇咯]|$|\W|给我|这[个笔单]|订单|ord-)))"
-        r"(?!不行|不可|是不行)",
+        r"(?!不行|不可|是不行)|"
+        # the money not to be paid back to me: 不用退我钱了, 不用把钱退给我, 钱就不用还我了 (cs15)
+        r"(?:不用|不要|不必|不需要|无需|别|甭)(?:再)?(?:把)?(?:我的|这笔|那笔)?(?:钱|款)?(?:退|还)"
+        r"(?:给)?我(?:的)?(?:钱|款)?(?=\s*(?:[了吧啦呀啊喇咯]|$|\W))|"
+        r"(?:钱|款)(?:就|也)?(?:不用|不要|不必|不需要|无需|别|甭)(?:再)?(?:退|还)(?:给)?(?:我)?"
+        r"(?=\s*(?:[了吧啦呀啊喇咯]|$|\W))",
         re.I,
     ),
     "cancel": re.compile(
