@@ -44,6 +44,8 @@ LEGACY = {
 #: reading is preferred, and the guess stays unsure.
 EVIDENCE = 20
 SOME_EVIDENCE = 8
+#: Characters beyond ASCII judged per reading (the whole head is still decoded strictly).
+SAMPLE = 20_000
 
 #: Why text was refused, and what to do (the CSV reader, the sniffer and batch inputs).
 LEGACY_TEXT = (
@@ -156,7 +158,7 @@ def _reads_as(text: str, codec: str) -> bool:
     """Whether ``text`` decoded with the legacy ``codec`` reads as its language: most of its
     characters that are not ASCII common ones (see the module); EUC-JP also needs kana, its
     kanji being GB2312's."""
-    wide = "".join(ch for ch in text if ord(ch) >= 0x80)
+    wide = "".join(ch for ch in text if ord(ch) >= 0x80)[:SAMPLE]
     if codec == "gb18030":
         from orchestrator.textnorm import to_simplified
 
