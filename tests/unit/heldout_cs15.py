@@ -77,14 +77,20 @@ async def test_asks(shop: Shop) -> None:
         if result["status"] != "awaiting_confirmation" or not shown:
             wrong.append((said, _said(result)[:120]))
     _say("own_asks_zh + amount_kuai", len(SET["own_asks_zh"]) + len(SET["amount_kuai"]), wrong)
+
+
+async def test_status_questions(shop: Shop) -> None:
+    store, orch = shop()
     wrong = []
     for n, said in enumerate(SET["status_questions"]):
         zh = bool(_HAN.search(said))
-        customer, pid = next(
+        fits = [  # a processing order, another order, the customer's language
             (c, p)
-            for c, p in _processing(store)[n * 2 :]
-            if bool(_HAN.search(str(store.tools(c).products()))) == zh
-        )
+            for c, p in _processing(store)
+            if len(store.tools(c).order_ids()) > 1
+            and bool(_HAN.search(str(store.tools(c).products()))) == zh
+        ]
+        customer, pid = fits[n % len(fits)]
         other = next(o for o in store.tools(customer).order_ids() if o != pid)
         await _turn(orch, said.format(id=other), customer, f"s{n}")
         await _turn(orch, f"取消{pid}" if zh else f"cancel {pid}", customer, f"s{n}")
