@@ -89,3 +89,4 @@ def test_the_package_installs_registers_and_its_test_passes(tmp_path: Path) -> N
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "1 passed" in tests.stdout
+    assert "loop scope" not in tests.stdout + tests.stderr  # no pytest-asyncio warning
