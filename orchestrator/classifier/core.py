@@ -257,11 +257,11 @@ class RuleClassifier(HotReloaded[_State]):
         combined = routes_version(version, self._extra_routes) if self._extra_routes else version
         if calibration is not None and calibration.rules_sha not in ("", version, combined):
             log.warning(
-                "calibration %s was fitted for rules %s but the rules are now %s; "
-                "run `orchestrator classifier fit-thresholds` to refit",
+                "calibration %s was fitted for rules and routes %s, but those in use are %s; "
+                "refit with `orchestrator classifier fit` (`--examples` for your own routes)",
                 self.calibration_path,
                 calibration.rules_sha,
-                version,
+                combined,  # what was compared: the rules with the routes declared in code
             )
         version = combined
         model = shared_model(self.model_path) if self.model_path else None

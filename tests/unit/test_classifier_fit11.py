@@ -6,6 +6,8 @@ every example is not, and the tier reads the index beside the fitted model."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from orchestrator.classifier import RuleClassifier, fit_lexical, fit_semantic
@@ -14,7 +16,7 @@ from orchestrator.classifier.fit_lexical import LexicalIndex
 from orchestrator.classifier.fit_lexical import fit_lexical as fit_index
 from orchestrator.classifier.paths import FITTED_DIR_ENV, default_calibration_path
 from orchestrator.routes import FALLBACK, Route
-from tests.unit.test_classifier_fit_new_routes import _row
+from tests.unit.test_classifier_fit_new_routes import SPEC, _row
 
 HELPDESK = Route("helpdesk")
 
@@ -117,3 +119,16 @@ def test_the_default_classifier_loads_the_fitted_folder_s_index(index, tmp_path,
     assert clf.model_path == tmp_path / "learned.v2.npz"
     assert clf.examples_tier is not None
     assert RuleClassifier(model_path=False, reload_interval=None).examples_tier is None
+
+
+def test_a_calibration_of_other_routes_is_named_with_the_hash_compared(tmp_path, caplog) -> None:
+    """A fit's calibration used with routes it was not fitted for: the warning names the hash
+    it compared (the rules with the routes in use) and says to refit with ``fit``, since
+    ``fit-thresholds`` refits the built-in rules' calibration only."""
+    text = default_calibration_path().read_text(encoding="utf-8")
+    calibration = tmp_path / "calibration.toml"
+    calibration.write_text(re.sub(r'rules_sha = "\w+"', 'rules_sha = "0ther0"', text))
+    with caplog.at_level("WARNING", logger="orchestrator.classifier"):
+        clf = RuleClassifier(calibration_path=calibration, routes=[SPEC], reload_interval=None)
+    assert clf.version in caplog.text and "0ther0" in caplog.text
+    assert "orchestrator classifier fit`" in caplog.text and "fit-thresholds" not in caplog.text
