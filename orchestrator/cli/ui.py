@@ -29,6 +29,7 @@ import bcrypt
 import httpx
 import typer
 import uvicorn
+from pydantic import ValidationError
 from sqlalchemy.engine import make_url
 
 from orchestrator.cli.chat import start_tracing
@@ -47,9 +48,10 @@ from orchestrator.cli.status import observe_server
 from orchestrator.cli.storage import check_storage
 from orchestrator.config import Settings
 from orchestrator.core.registry import load_workflows
-from orchestrator.exceptions import OrchestratorError, storage_error
+from orchestrator.exceptions import OrchestratorError, UserError, storage_error
 from orchestrator.observability import shutdown_tracing
 from orchestrator.outfiles import atomic_write_text, output_files
+from orchestrator.request import Request, decider_name
 from orchestrator.ui import build_app
 
 _APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
@@ -306,12 +308,7 @@ def ui_user(
         write_users(path, users)
         console.print(f"removed {name} from {path}")
         return
-    if role not in ROLES:
-        raise fail(f"--role must be customer or operator, not {role!r}", 2)
-    if role == "customer" and not customer:
-        raise fail("a customer needs --customer ID (their customer id, e.g. C00001)", 2)
-    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", name):
-        raise fail("a user name is 1-64 letters, digits or _ . @ -", 2)
+    _check_user(name, role, customer)
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -327,6 +324,34 @@ def ui_user(
     console.print(
         f"{name} ({role}{' ' + customer if customer and role == 'customer' else ''}) in {path}"
     )
+
+
+def _check_user(name: str, role: str, customer: str | None) -> None:
+    """Refuse, in one line and exit 2, a user no request could use (tester15 T15-7): a
+    customer id a turn refuses (``"C00001 "``), an operator whose decisions the audit refuses
+    (``policy``, an id: :func:`~orchestrator.request.decider_name`), an operator given a
+    customer id, a role that is neither, a name that is no user name."""
+    if role not in ROLES:
+        raise fail(f"--role must be customer or operator, not {role!r}", 2)
+    if role == "customer" and not customer:
+        raise fail("a customer needs --customer ID (their customer id, e.g. C00001)", 2)
+    if role == "operator" and customer is not None:
+        raise fail("an operator is no customer: drop --customer (or use --role customer)", 2)
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", name):
+        raise fail("a user name is 1-64 letters, digits or _ . @ -", 2)
+    try:
+        if role == "operator":
+            decider_name(name)  # the name their decisions are recorded under
+        else:
+            Request(text="probe", customer_id=customer)
+    except UserError as exc:
+        raise fail(str(exc).replace("--by", "an operator's user name"), 2) from exc
+    except ValidationError as exc:
+        raise fail(
+            f"--customer {customer!r} is not a customer id: use 1 to 16 letters, digits, '_' "
+            "or '-'",
+            2,
+        ) from exc
 
 
 def read_users(path: Path) -> dict[str, dict[str, str | None]]:
