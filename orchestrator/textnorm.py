@@ -53,6 +53,7 @@ __all__ = [
     "to_traditional",
     "tokens",
     "unleet",
+    "visible_format",
 ]
 
 #: Characters of these blocks are never homoglyph-folded or stripped of marks.
@@ -324,3 +325,18 @@ def fold_obfuscation(text: str) -> str:
     folded = fold_text(text)
     folded = _LEET_WORD.sub(lambda m: (unleet(m.group()) or (m.group(),))[0], folded)
     return join_spaced_letters(folded)
+
+
+def visible_format(text: str) -> str:
+    """``text`` with each Unicode format character (category Cf: bidi overrides and isolates,
+    zero-width characters) written as ``<U+202E>``, so what a reader sees is what was written
+    (a right-to-left override shows the rest of a line reversed); the Excel report writes
+    workbook names and model text through it (tester15 T15-6).
+
+    Example:
+        >>> visible_format("S\u202eheet"), visible_format("plain")
+        ('S<U+202E>heet', 'plain')
+    """
+    if text.isascii():
+        return text
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c for c in text)

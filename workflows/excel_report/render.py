@@ -36,6 +36,7 @@ from orchestrator.outfiles import check_writable, output_files
 from orchestrator.spreadsheet import Workbook
 from orchestrator.spreadsheet.cells import FORMULA_TRIGGERS as FORMULA_TRIGGERS
 from orchestrator.spreadsheet.cells import cell_text as cell_text
+from orchestrator.textnorm import visible_format
 from workflows.excel_report.analysis import Analysis
 from workflows.excel_report.checked import CheckedNarrative, figures_narrative, report_language
 from workflows.excel_report.figures import Figure
@@ -247,7 +248,7 @@ def render_markdown(content: ReportContent) -> str:
     out += [f"- {_md_cell(line)}" for line in unused] or ["- Nothing: every cell was used."]
     out.append("")
     out += _md_notes(content)
-    return "\n".join(out)
+    return visible_format("\n".join(out))  # a bidi override in a sheet name reverses no line
 
 
 def _md_preface(content: ReportContent) -> list[str]:
@@ -362,6 +363,12 @@ def _category(figure: Figure) -> str:
     return match.group(1) if match else filt
 
 
+def _cell_text(text: str) -> str:
+    """:func:`cell_text` of text from the workbook or the model, with format characters shown
+    as ``<U+202E>`` (:func:`~orchestrator.textnorm.visible_format`; tester15 T15-6)."""
+    return cell_text(visible_format(text))
+
+
 def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     """The report workbook: ``Summary``, ``Figures``, ``Chart data`` with charts."""
     wb = XlsxWorkbook()
@@ -370,8 +377,8 @@ def build_xlsx(content: ReportContent) -> XlsxWorkbook:
     summary.title = "Summary"
     bold = Font(bold=True)
     for r, (key, value) in enumerate(_summary_rows(content), start=1):
-        summary.cell(r, 1, cell_text(key)).font = bold
-        summary.cell(r, 2, cell_text(value))
+        summary.cell(r, 1, _cell_text(key)).font = bold
+        summary.cell(r, 2, _cell_text(value))
     summary.column_dimensions["A"].width = 22
     summary.column_dimensions["B"].width = 100
     _figures_sheet(wb.create_sheet("Figures"), content.analysis, bold)
@@ -423,16 +430,16 @@ def _figures_sheet(sheet: Worksheet, analysis: Analysis, bold: Font) -> None:
         sheet.cell(1, c, head).font = bold
     for r, figure in enumerate(analysis.figures, start=2):
         sheet.cell(r, 1, figure.id)
-        sheet.cell(r, 2, cell_text(figure.label))
+        sheet.cell(r, 2, _cell_text(figure.label))
         value = sheet.cell(
-            r, 3, figure.value if not isinstance(figure.value, str) else cell_text(figure.value)
+            r, 3, figure.value if not isinstance(figure.value, str) else _cell_text(figure.value)
         )
         if figure.unit == "%":
             value.number_format = "0.0%"
         elif not isinstance(figure.value, str):
             value.number_format = "#,##0.00" if isinstance(figure.value, float) else "#,##0"
-        sheet.cell(r, 4, cell_text(figure.unit or ""))
-        sheet.cell(r, 5, cell_text(_source(figure)))
+        sheet.cell(r, 4, _cell_text(figure.unit or ""))
+        sheet.cell(r, 5, _cell_text(_source(figure)))
     for col, width in zip("ABCDE", (6, 60, 18, 6, 70), strict=True):
         sheet.column_dimensions[col].width = width
 
@@ -445,13 +452,13 @@ def _chart_sheets(
     charts = wb.create_sheet("Charts")
     row = 1
     for k, (title, figs, kind) in enumerate(series):
-        data.cell(row, 1, cell_text(title)).font = bold
+        data.cell(row, 1, _cell_text(title)).font = bold
         data.cell(row, 2, "value")
         for j, figure in enumerate(figs, start=1):
-            data.cell(row + j, 1, cell_text(_category(figure)))
+            data.cell(row + j, 1, _cell_text(_category(figure)))
             data.cell(row + j, 2, figure.value)
         chart = BarChart() if kind == "bar" else LineChart()
-        chart.title = cell_text(title)[:200]
+        chart.title = _cell_text(title)[:200]
         chart.legend = None
         values = Reference(data, min_col=2, min_row=row, max_row=row + len(figs))
         labels = Reference(data, min_col=1, min_row=row + 1, max_row=row + len(figs))
