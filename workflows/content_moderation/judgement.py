@@ -145,9 +145,10 @@ def solo_weighed(
 
 _AIMED_HARM = frozenset({Category.THREAT, Category.SELF_HARM})
 #: Hits of a kind (not a listed term) that the scorer may not clear: a generalisation about a
-#: group and an insult aimed at a person (you/你/楼上 + an insult noun); the scorer learns
+#: group, a construction (an intent to die, a death wish, a scam: constructions.py) and an
+#: insult aimed at a person (you/你/楼上 + an insult noun); the scorer learns
 #: words, and a learned clear of "楼上的死胖子" would let every new insult of the kind through.
-_UNCLEARED_KINDS = frozenset({"generalised", "addressed"})
+_UNCLEARED_KINDS = frozenset({"generalised", "addressed", "construction"})
 
 
 def cleared_state(

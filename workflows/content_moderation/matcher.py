@@ -66,6 +66,7 @@ from orchestrator.datafiles import HotReloaded, HotReloader
 from orchestrator.textnorm import LEET as _LEET
 from orchestrator.textnorm import unleet
 from workflows.content_moderation.addressed import addressed_insults, load_addressed_rules
+from workflows.content_moderation.constructions import constructions
 from workflows.content_moderation.generalised import generalisations, load_generalised_rules
 from workflows.content_moderation.lexicon import (
     DEFAULT_LEXICON_DIR,
@@ -490,6 +491,9 @@ class Matcher:
         for a, b, term in generalisations(s, general):
             add(a, b, TermRef(term, Category.HATE, general.severity, frozenset(), 100.0),
                 "generalised", 1.0)  # fmt: skip
+        for a, b, c in constructions(unleet_words(s)):  # who + what + whom (constructions.py)
+            ref = TermRef(c.term, c.category, c.severity, frozenset(), 100.0)
+            add(a, b, ref, "construction", 1.0)
         if self._cjk_re is not None and _HAN.search(s):
             self._cjk(norm, add)
         kept = [h for h in hits.values() if not self._in_excluded_context(h, norm, tokens)]
@@ -500,7 +504,10 @@ class Matcher:
             context = self.chinese_context
             drop = {id(h) for h in latin_cn if not context(h, norm.original, has_han, pinyin_post)}
             kept = [h for h in kept if id(h) not in drop]
-        return ScanResult(_drop_nested(kept), norm)
+        # a construction never hides the listed term it spans ("unalive myself" stays named)
+        built = [h for h in kept if h.how == "construction"]
+        listed = _drop_nested(h for h in kept if h.how != "construction")
+        return ScanResult(tuple(sorted((*listed, *built), key=lambda h: h.start)), norm)
 
     def chinese_style(self, word: str) -> bool:
         """True for a Latin word written the Chinese-internet way: an abbreviation or Latin

@@ -163,6 +163,7 @@ MatchKind = Literal[
     "evidence",  # a quote the model gave, found in the post
     "addressed",  # an insult aimed at the reader ("you filthy rats", 你们这群猪; addressed.py)
     "generalised",  # contempt for a whole group ("穆斯林都是恐怖分子"; generalised.py)
+    "construction",  # harm said as who + what + whom, no listed word (constructions.py)
 ]
 
 
