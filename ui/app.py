@@ -62,6 +62,7 @@ import chainlit as cl
 import chat_history
 import element_store
 import history_guard
+import signed_out
 import throttle
 from chainlit.config import config as chainlit_config
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
@@ -91,6 +92,9 @@ MODERATE = "Moderate"
 CONSOLE = history_guard.CONSOLE
 CHAT = "Customer chat"
 throttle.install(chainlit_app)  # the sign-in's client address
+#: Session tokens ended by a sign-out (``ui/signed_out.py``): beside the user file.
+SIGNED_OUT = USERS.resolve().parent / "ui_signed_out.db"
+signed_out.install(chainlit_app, SIGNED_OUT)
 
 
 @functools.cache
@@ -140,6 +144,14 @@ async def sign_in(username: str, password: str) -> cl.User | None:
         identifier=username,
         metadata={"role": user["role"], "customer_id": user.get("customer_id")},
     )
+
+
+@cl.on_logout
+def sign_out(request: Any, response: Any) -> dict[str, bool]:
+    """Chainlit's ``POST /logout``: besides clearing the cookie (Chainlit's part), the token is
+    recorded as signed out, so a copy of the cookie kept from before no longer signs in."""
+    signed_out.sign_out(SIGNED_OUT, signed_out.token_of(request.scope["headers"]))
+    return {"success": True}
 
 
 class HistoryLayer(SQLAlchemyDataLayer):
