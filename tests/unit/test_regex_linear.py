@@ -48,6 +48,12 @@ def _patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
                     seen.add(id(value))
                     if isinstance(value.pattern, str):
                         yield f"{info.name}.{name}", value
+    # compiled from a data file when first read, so no module holds them (tester15 T15-3/4/5)
+    from workflows.content_moderation.constructions import load_constructions
+
+    for c in load_constructions().constructions:
+        for i, part in enumerate([*c.parts, *([c.unless] if c.unless else [])]):
+            yield f"constructions.toml {c.term!r} part {i}", part
 
 
 def _probes(source: str) -> list[str]:
