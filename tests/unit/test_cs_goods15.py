@@ -143,21 +143,3 @@ async def test_a_part_handed_on_is_told_beside_a_question(
     outcome = await orch.handle(Request(text=text, thread_id="h", customer_id="C00002"))
     assert [h.route for h in outcome.handed_on] == ["content_moderation"]
     assert note in normalise(_reply(outcome.result)), _reply(outcome.result)
-
-
-@pytest.mark.parametrize(
-    ("first", "said"),
-    [
-        ("did my sofa come yet?", "could not find that item"),
-        ("is my espresso maker on its way?", "could not find that item"),
-        ("what's the weather like today?", "I can only help with orders from this shop"),
-    ],
-)
-async def test_goods_in_a_first_message_are_about_an_order(
-    shop: Shop, first: str, said: str
-) -> None:
-    """A first message naming goods ("my X") and no intent word the classifier knows is about
-    an order, never "I can't help with that question" (the weather still is)."""
-    store, orch = shop()
-    customer, _ = _customer(store, zh=False, orders=range(2, 99))
-    assert said in _said(await _turn(orch, first, customer, "o"))

@@ -92,11 +92,8 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     ids, bad_id = message_ids({**state, "message": refs.rest}, asks, store)
     ids = list(dict.fromkeys([*refs.orders, *ids]))
     named = bool(ids) or bad_id or bool(refs.missing)  # a loose id too: about an order
-    # goods said bought ("the X I ordered") name an order; when the classifier found no route,
-    # "my X" does too ("is my sofa on its way?": never "I can't help with that"; cs15)
-    fell_back = state.get("route") == FALLBACK
-    about = named or bool(goods_phrases(state["message"], bought=not fell_back))
-    reason = _handoff_reason(state, asks, triage, streak, about)
+    reason = _handoff_reason(state, asks, triage, streak, named)
+    about = named or bool(goods_phrases(state["message"], bought=True))  # "the X I bought"
     intent = (
         asks.writes[0]
         if asks.writes
@@ -112,7 +109,7 @@ def decide(state: CustomerServiceState, store: OrderStore | None) -> dict[str, A
     update["not_holder"] = holder  # remembered: a later plain ask on the thread is no write
     if reason is None:  # an RF-…/1Z… of no order of theirs: said so, no order's facts
         update["clarify"] = refs.question(state) or clarification(
-            state, asks, named=about, bad_id=bad_id, amended=amended
+            state, asks, named=named, bad_id=bad_id, amended=amended
         )
     language = reply_language(state["message"], str(state.get("locale") or "en_US"))
     if reason is None and holder and (asks.writes or asks.declined) and not update["clarify"]:
