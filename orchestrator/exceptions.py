@@ -29,6 +29,8 @@ catch (in parentheses). Classes are defined in this module unless a ``[module]``
     │   │   │                                    [workflows.content_moderation.addressed]
     │   │   ├── GeneralisedError ............... moderation group-generalisation list file
     │   │   │                                    [workflows.content_moderation.generalised]
+    │   │   ├── ConstructionsError ............. moderation construction file
+    │   │   │                                    [workflows.content_moderation.constructions]
     │   │   └── ZhCueError ..................... moderation Chinese cue file
     │   │                                        [workflows.content_moderation.zh_cues]
     │   ├── ThreadOwnerError (PermissionError) .. the thread belongs to another customer
