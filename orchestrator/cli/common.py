@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import regex
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -41,6 +40,7 @@ from orchestrator.exceptions import (
     ServerUnavailableError,
     UserError,
 )
+from orchestrator.textnorm import visible_format
 
 if TYPE_CHECKING:  # the serving package (and what it imports) loads when a server is needed
     from serving.launcher import ServerSupervisor, VLLMServer
@@ -55,17 +55,12 @@ CONTROL = re.compile(
 )
 
 
-#: Unicode format characters (category Cf: bidi overrides and isolates, zero-width characters):
-#: invisible, and a right-to-left override shows the rest of a line reversed.
-FORMAT = regex.compile(r"\p{Cf}")
-
-
 def shown(text: str) -> str:
     """``text`` as a person should read it in a terminal: control characters dropped
-    (:data:`CONTROL`), format characters written as ``<U+202E>`` (:data:`FORMAT`), so what a
-    person reads is what was written (tester14 G14: a customer's text shown to an operator)."""
-    text = CONTROL.sub("", text)
-    return text if text.isascii() else FORMAT.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
+    (:data:`CONTROL`), format characters written as ``<U+202E>``
+    (:func:`~orchestrator.textnorm.visible_format`), so what a person reads is what was
+    written (tester14 G14: a customer's text shown to an operator)."""
+    return visible_format(CONTROL.sub("", text))
 
 
 class OutputConsole(Console):

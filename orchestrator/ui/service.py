@@ -92,7 +92,7 @@ from orchestrator.observability import (
     tracing_from_env,
 )
 from orchestrator.observability import metrics as framework_metrics
-from orchestrator.request import Attachment, Request, resolve_attachment_path
+from orchestrator.request import MAX_NOTE_CHARS, Attachment, Request, resolve_attachment_path
 from orchestrator.routes import ROUTE_NAME, the_route
 from orchestrator.telemetry import TelemetryStore
 from orchestrator.textnorm import is_han, is_traditional, to_traditional
@@ -152,7 +152,7 @@ class DecisionIn(BaseModel):
     """An operator's decision on a handoff (the operator is the caller: their token's name)."""
 
     approve: bool
-    note: str = Field("", max_length=2000)
+    note: str = Field("", max_length=MAX_NOTE_CHARS)
     #: The temperatures of the resumed graph's replies (the chat's preset).
     preset: PresetName = "balanced"
 
