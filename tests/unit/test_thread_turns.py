@@ -125,8 +125,13 @@ async def _one_turn(url: str, text_: str, telemetry: str, barrier: Any) -> str:
 
 
 def turn_worker(url: str, text_: str, telemetry: str, barrier: Any, out: Any) -> None:
-    """One process sending one turn (a ``multiprocessing`` target)."""
-    out.put(asyncio.run(_one_turn(url, text_, telemetry, barrier)))
+    """One process sending one turn (a ``multiprocessing`` target): puts the outcome's
+    status, or the error, so that a failed process fails the test at once with its reason."""
+    try:
+        status = asyncio.run(_one_turn(url, text_, telemetry, barrier))
+    except BaseException as exc:
+        status = f"error: {exc!r}"
+    out.put(status)
 
 
 def test_two_processes_on_one_thread_both_land_in_the_memory(url: str, tmp_path: Path) -> None:
