@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from orchestrator.classification import Classification
+from orchestrator.databases import hold_setup_lock, write_ahead_log
 from orchestrator.exceptions import TelemetryError, UserError, storage_error
 from orchestrator.request import Request
 from orchestrator.telemetry import migrate
@@ -259,7 +260,7 @@ def _settle_all(items: Sequence[tuple[asyncio.Future[int | None], int | None, An
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    write_ahead_log(cursor)  # readers do not block the writer
     # WAL + NORMAL: a commit no longer waits for fsync (about 2 ms a row on the H200 host);
     # the database stays consistent, and a power cut loses at most the last commits.
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -325,6 +326,7 @@ class TelemetryStore(TelemetryReader):
                 event.listen(engine, "connect", _sqlite_pragmas)
             if upgrade:
                 with engine.begin() as connection:
+                    hold_setup_lock(connection)  # two new openers at once take turns
                     migrate.upgrade(connection)
             else:
                 with engine.connect() as connection:

@@ -127,39 +127,6 @@ def test_a_locked_conversations_file(stores: dict[str, Path]) -> None:
         holder.close()
 
 
-def test_processes_opening_one_new_conversations_file_at_once(tmp_path: Path) -> None:
-    """Four openers of one new file at the same moment (threads, each its own connection, as
-    processes would be) all get a working checkpointer. Before the file was switched to WAL
-    with a retry, LangGraph's own switch in ``setup()`` failed about one trial in ten with
-    "database is locked" (a CI failure of test_thread_turns)."""
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    from workflows.customer_service.conversations import check_conversations
-
-    async def open_one(path: Path, start: threading.Barrier) -> None:
-        start.wait(timeout=30)
-        check_conversations(path)
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-            await saver.setup()
-
-    errors: list[str] = []
-
-    def opener(path: Path, start: threading.Barrier) -> None:
-        try:
-            asyncio.run(open_one(path, start))
-        except Exception as exc:  # collected for the assertion below
-            errors.append(f"{path.name}: {exc!r}")
-
-    for trial in range(30):
-        path, start = tmp_path / f"conversations{trial}.db", threading.Barrier(4)
-        threads = [threading.Thread(target=opener, args=(path, start)) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
-    assert errors == []
-
-
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A 64 KiB tmpfs, filled to the last byte (a real full disk, not a patched write)."""

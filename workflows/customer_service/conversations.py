@@ -7,10 +7,10 @@ the fix: not a SQLite file (an overwritten header), damaged pages (a truncated f
 another process, a full disk, or a file written by a newer release (``PRAGMA user_version``
 above :data:`CONVERSATIONS_VERSION`; a new file gets that version).
 
-It also puts the file in WAL mode, the journal LangGraph's saver asks for in its own setup.
-Two processes switching one new file to WAL at the same moment can get "database is locked"
-at once, without SQLite's busy wait (seen in CI: two first turns of one thread in two
-processes); switched here with a short retry, the saver's switch is then a no-op.
+It also puts the file in WAL mode (:func:`orchestrator.databases.write_ahead_log`), the
+journal LangGraph's saver asks for in its own setup, where two processes' switches at once
+could fail (seen in CI: two first turns of one thread in two processes); the saver's switch
+is then a no-op.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_random
-
+from orchestrator.databases import write_ahead_log
 from orchestrator.exceptions import StorageError, storage_error
 
 #: The layout of the conversations file this release writes (``PRAGMA user_version``).
@@ -60,24 +59,9 @@ def check_conversations(path: Path) -> None:
             if version == 0:
                 db.execute(_SET_VERSION)
             db.commit()
-            _write_ahead_log(db)
+            write_ahead_log(db)
     except (sqlite3.Error, OSError) as exc:
         raise storage_error(exc, str(path), _WHAT) or StorageError(
             f"{_WHAT} {path} cannot be used: {exc}; move it aside or set ORCH_CS_CHECKPOINT_URL "
             "to another file"
         ) from exc
-
-
-def _locked(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-
-
-@retry(
-    retry=retry_if_exception(_locked),
-    stop=stop_after_delay(LOCK_WAIT_S),
-    wait=wait_random(0.01, 0.2),
-    reraise=True,
-)
-def _write_ahead_log(db: sqlite3.Connection) -> None:
-    """Switch ``db`` to WAL; a concurrent switch's immediate "locked" is tried again."""
-    db.execute("PRAGMA journal_mode=WAL").fetchone()

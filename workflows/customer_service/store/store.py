@@ -7,11 +7,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, inspect, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from orchestrator.databases import hold_setup_lock
 from orchestrator.exceptions import StorageError, UserError, storage_error
 from workflows.customer_service.store.schema import (
     DATA_TABLES,
@@ -78,8 +89,10 @@ class OrderStore:
         self.coordination = Coordination(self.sessions)
         try:
             self._check_whole()
-            Base.metadata.create_all(self.engine)
-            self._check_version()
+            with self.engine.begin() as connection:
+                hold_setup_lock(connection)  # two new openers at once take turns
+                Base.metadata.create_all(connection)
+                self._check_version(connection)
         except StorageError:
             raise
         except SQLAlchemyError as exc:
@@ -109,23 +122,24 @@ class OrderStore:
                 "which would lose its rows)"
             )
 
-    def _check_version(self) -> None:
-        """Record :data:`SCHEMA_VERSION` in a new store; refuse a store of a newer release.
+    def _check_version(self, connection: Connection) -> None:
+        """Record :data:`SCHEMA_VERSION` in a new store, in the setup transaction on
+        ``connection``; refuse a store of a newer release.
 
         Raises:
             StorageError: The store was written by a newer release.
         """
-        with self.sessions() as session:
-            row = session.get(StoreMeta, "schema_version")
-            if row is None:
-                session.add(StoreMeta(key="schema_version", value=str(SCHEMA_VERSION)))
-                session.commit()
-            elif not row.value.isdigit() or int(row.value) > SCHEMA_VERSION:
-                raise StorageError(
-                    f"order store {self.shown} was written by a newer release (schema version "
-                    f"{row.value}, this release knows {SCHEMA_VERSION}); upgrade the "
-                    "orchestrator package, or point ORCH_CS_DATABASE_URL (--db) at another store"
-                )
+        found = connection.scalar(select(StoreMeta.value).where(StoreMeta.key == "schema_version"))
+        if found is None:
+            connection.execute(
+                insert(StoreMeta).values(key="schema_version", value=str(SCHEMA_VERSION))
+            )
+        elif not found.isdigit() or int(found) > SCHEMA_VERSION:
+            raise StorageError(
+                f"order store {self.shown} was written by a newer release (schema version "
+                f"{found}, this release knows {SCHEMA_VERSION}); upgrade the "
+                "orchestrator package, or point ORCH_CS_DATABASE_URL (--db) at another store"
+            )
 
     def seed(self, customers: int, *, seed: int = 0, as_of: datetime | None = None) -> int:
         """Replace the store's contents with generated data; returns the orders written.
