@@ -212,6 +212,14 @@ def _no_routing(
             f"{store.url}{scope}; drop --model, or give a model name the calls were served as"
         )
     scope = f" for workflow {workflow!r}" if workflow else ""
+    if workflow:
+        known = store.rollup_workflows()
+        if workflow not in known:
+            return UserError(
+                f"no model call with routing is stored in {store.url}{scope}; the workflows "
+                f"with such calls there: {', '.join(known) or 'none'}; give one of them to "
+                "--workflow, or drop it"
+            )
     unsupported = store.count_calls(workflow=workflow, since=since, source="unsupported")
     if unsupported:
         return UserError(

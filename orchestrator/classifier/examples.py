@@ -89,7 +89,14 @@ def read_examples(path: Path | str, declared: Collection[Route]) -> list[Labelle
                     "optionally lang"
                 )
             reader.fieldnames = header
-            raw = [(i + 2, row) for i, row in enumerate(reader)]
+            # line_num: a row's own line, where a quoted text spans lines or an empty line
+            # was skipped. A row of blank cells only (",,", which spreadsheets export) is
+            # skipped as csv skips an empty line.
+            raw = [
+                (reader.line_num, row)
+                for row in reader
+                if any(_cell_text(cell) for cell in row.values())
+            ]
     except FileNotFoundError:
         raise UserError(f"{path}: no such file; give the CSV of examples") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -97,6 +104,11 @@ def read_examples(path: Path | str, declared: Collection[Route]) -> list[Labelle
     rows = [_row(path, line, cells, declared) for line, cells in raw]
     _check_counts(path, rows)
     return _split(rows)
+
+
+def _cell_text(cell: str | list[str] | None) -> str:
+    """A cell's text, stripped; the cells past the header's (a list) joined."""
+    return (" ".join(cell) if isinstance(cell, list) else cell or "").strip()
 
 
 def _row(

@@ -205,8 +205,12 @@ class RulesFile(BaseModel):
                         "the two overrides"
                     )
         names = [r.name for r in self.route]
-        if len(set(names)) != len(names):
-            raise ValueError("a route is listed twice in [[route]]")
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(
+                f"route {', '.join(map(repr, twice))} is declared more than once in [[route]]; "
+                "declare each route once"
+            )
         return self
 
 

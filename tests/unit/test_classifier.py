@@ -247,6 +247,11 @@ def _write(tmp_path: Path, body: str) -> Path:
             5,
             "route 'nowhere' is not declared",
         ),
+        (  # the route's name, so a long file's mistake is found (user49)
+            GOOD + '\n[[route]]\nname = "customer_service"\n' * 2,
+            None,
+            "route 'customer_service' is declared more than once",
+        ),
         (GOOD + 'colour = "red"\n', 8, "colour"),
         (GOOD + GOOD.split("\n", 2)[2], None, "used twice"),
         (GOOD.replace('keywords = ["refund"]', "regex = '(a+)+$'"), 3, "catastrophic"),

@@ -55,6 +55,24 @@ def test_a_good_file_is_read_split_and_languages_guessed(tmp_path: Path) -> None
     assert [r.split for r in again] == [r.split for r in rows]
 
 
+def test_rows_of_blank_cells_are_skipped_and_lines_named_as_in_the_file(tmp_path: Path) -> None:
+    """A spreadsheet's export ends or separates its rows with ``,,`` (user49); a row with a
+    text spanning two lines keeps the line numbers of the rows after it right."""
+    body = (
+        "text,route,lang\n"
+        + _rows("faq", MIN_EXAMPLES)
+        + ",,\n , ,\n,,,\n"
+        + '"a text on\ntwo lines",faq,\n'
+        + _rows("fallback", MIN_EXAMPLES)
+        + ",,\n"
+    )
+    rows = read_examples(_csv(tmp_path, body), DECLARED)
+    assert len(rows) == 2 * MIN_EXAMPLES + 1
+    bad = body.replace(",,,\n", ",,\n") + "what time do you open,nowhere,\n"
+    with pytest.raises(UserError, match=r"ex\.csv:24: route 'nowhere'"):
+        read_examples(_csv(tmp_path, bad), DECLARED)
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [

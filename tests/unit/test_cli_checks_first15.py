@@ -42,6 +42,8 @@ def no_server_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         (["chat", "--message", "a\udcffb", "--no-launch"], "--message is no text to send"),
         (["chat", "--message", "x" * 1_000_001, "--no-launch"], "--message is no text to send"),
         (["chat", "--message", "hi", "--message", "b\udcff", "--no-launch"], "--message"),
+        # the --db below names no file: chat does not make an empty store there (user49)
+        (["chat", "--message", "hi", "--no-launch"], "order store t.db does not exist"),
         (["report", "in.csv", "--out", "a_file/reports"], "cannot make the report folder"),
         (["report", "in.csv", "--no-model", "--out", "a_file/r"], "cannot make the report folder"),
         (
@@ -59,6 +61,7 @@ def test_bad_input_is_refused_before_any_server(args: list[str], said: str) -> N
     assert done.exit_code == 2, (done.output, done.exception)
     assert said in " ".join(done.output.split())
     assert done.output.count("error:") == 1 and "Traceback" not in done.output
+    assert not Path("t.db").exists()
 
 
 @pytest.mark.parametrize(

@@ -133,8 +133,10 @@ def test_expert_load_sums_stored_counts(tmp_path: Path) -> None:
     assert load.calls == 3 and load.sources == {"replay": 3}
     assert load.layers[0].shares[0] == pytest.approx(0.5)
     assert load.layers[1].shares[3] == pytest.approx(0.5)
-    with pytest.raises(UserError, match="no model call"):
+    # a workflow with no calls: the message lists the ones that have some (user49)
+    with pytest.raises(UserError, match="no model call") as err:
         expert_load(store, workflow="excel_report")
+    assert "the workflows with such calls there: customer_service;" in str(err.value)
 
 
 @pytest.mark.parametrize("where", ["file", "memory"])
