@@ -43,6 +43,7 @@ import json
 import os
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,11 +159,16 @@ def _batch_mix(clf: RuleClassifier, data_dir: Path, n: int) -> dict[str, Any]:
 
 
 def _embedding_router(
-    model: Any, tune: list[LabelledRequest], per_source: int, top_k: int
+    model: Any,
+    tune: list[LabelledRequest],
+    per_source: int,
+    top_k: int,
+    extra: Sequence[LabelledRequest] = (),
 ) -> tuple[EmbeddingRouter, int]:
     """The MiniLM router: examples and threshold from the tune split only (the first
-    ``per_source`` rows of each source are examples, the next 40 choose the threshold);
-    returns it with its number of examples."""
+    ``per_source`` rows of each source are examples, the next 40 choose the threshold), plus
+    ``extra`` examples (a user's routes; ``fallback`` rows among them are a route of their
+    own); returns it with its number of examples."""
     by_source: dict[str, list[LabelledRequest]] = defaultdict(list)
     for row in tune:
         by_source[row.source].append(row)
@@ -170,6 +176,7 @@ def _embedding_router(
     for rows in by_source.values():
         examples += [r for r in rows[:per_source] if r.route != Route("fallback")]
         held += rows[per_source : per_source + 40]
+    examples += extra
     router = EmbeddingRouter(model, examples, top_k=top_k)
     held_scores = router.scores(
         model.encode([_embed_text(r) for r in held], batch_size=64, normalize_embeddings=True)
