@@ -3,12 +3,20 @@ over pytest-xdist's workers."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 from orchestrator.config import DEFAULT_DATA_DIR
+
+# A pytest-xdist worker starts with COLUMNS=80 in its environment, where one pytest process
+# has none. The CLI's rich consoles, made at import, would then keep 80 columns for good and
+# wrap the lines that tests compare (a table, a line with a long temporary path); without it
+# they follow each test's own COLUMNS, as in one process.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
 
 #: ``../shared/data`` beside the checkout (see its SOURCES.md).
 DATA_DIR = Path(DEFAULT_DATA_DIR)

@@ -7,20 +7,11 @@ learned tiers).
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
 from tests.data.classifier_unseen import CS, FB, MOD, XL
-
-
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    logging.getLogger("orchestrator.classifier.core").setLevel(logging.ERROR)
-    return RuleClassifier(reload_interval=None)
-
 
 # --------------------------------------------------------------------- item 10: Traditional
 

@@ -11,8 +11,6 @@ several domains (banking, travel, telecom, insurance).
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from benchmarks.classifier_oos_families import (
@@ -24,12 +22,6 @@ from orchestrator.classifier import RuleClassifier
 from orchestrator.routes import Route
 
 CS, FB = Route("customer_service"), Route("fallback")
-
-
-@pytest.fixture(scope="module")
-def clf() -> RuleClassifier:
-    logging.getLogger("orchestrator.classifier.core").setLevel(logging.ERROR)
-    return RuleClassifier(reload_interval=None)
 
 
 #: cue -> questions about a product in general (English and Chinese)
