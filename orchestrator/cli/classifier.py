@@ -171,8 +171,13 @@ def classify_cmd(
         body = read_request_text(text, file)
     except typer.BadParameter as exc:
         raise fail(str(exc), 2) from exc
-    _, routes = _declared(None)  # the installed workflows' routes, as run and batch see them
-    clf = RuleClassifier(reload_interval=None, semantic=True if semantic else None, routes=routes)
+    try:  # a bad routes file or plugin route: one line, exit 2, as `batch` says it
+        _, routes = _declared(None)  # the installed workflows' routes, as run and batch see them
+        clf = RuleClassifier(
+            reload_interval=None, semantic=True if semantic else None, routes=routes
+        )
+    except OrchestratorError as exc:
+        raise fail(exc, 2) from exc
     result = clf.classify_text(body, attachments=attachment or (), channel=channel)
     console.print_json(result.model_dump_json())
     sem = result.tier("semantic")

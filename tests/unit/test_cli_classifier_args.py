@@ -67,3 +67,18 @@ def test_classify_reads_the_installed_workflows_routes(monkeypatch: pytest.Monke
     result = CliRunner().invoke(app, ["classify", "opening hours"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert '"opening_hours"' in result.stdout  # its route is one of the classifier's (as run's)
+
+
+def test_a_bad_route_is_one_line_and_exit_2_as_in_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin route with a rule the rules file would refuse (a weight over 1): classify said
+    it with exit 1, batch with 2 (user49); both are the user's input."""
+    from orchestrator.cli import classifier as cli
+    from orchestrator.routes import Route, RouteSpec
+
+    rule = {"id": "faq.x", "weight": 2.0, "keywords": ["x"]}
+    bad = RouteSpec(name=Route("faq"), rules=(rule,))
+    monkeypatch.setattr(cli, "plugin_route_specs", lambda: (bad,))
+    result = CliRunner().invoke(app, ["classify", "opening hours"], terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("error:") == 1 and "faq" in result.stderr
+    assert "Traceback" not in result.output
