@@ -57,7 +57,7 @@ async def test_a_changed_ask_is_asked_anew_and_a_shrug_again(shop: Shop) -> None
         assert store.tools(customer).refund_count(order) == 1, said
     customer, order = usd[5]
     await _turn(orch, f"refund {order}", customer, "s")
-    for said in ("fine", "随便"):
+    for said in ("fine", "随便", "👍"):
         again = await _turn(orch, said, customer, "s")
         assert again["status"] == "awaiting_confirmation" and order in _said(again), said
     assert store.tools(customer).refund_count(order) == 0

@@ -2,7 +2,8 @@
 
 While "Refund USD 59.99 for order ORD-…? Reply yes to confirm." waits, the customer may
 
-* shrug (:func:`shrug`: "fine", "whatever", "meh", 随便, "I suppose"): an answer with nothing
+* shrug (:func:`shrug`: "fine", "whatever", "meh", 随便, "I suppose", or no word at all: 👍,
+  "..."): an answer with nothing
   in it but assent that is no decision. The same question is asked again
   (:func:`asked_once_more`), nothing is written, and the offer still waits for a plain yes or
   no (before, the offer was dropped and the customer had to ask a third time);
@@ -71,12 +72,16 @@ def shrug(message: str) -> bool:
     Example:
         >>> shrug("whatever"), shrug("fine"), shrug("yes"), shrug("not now"), shrug("where is it?")
         (True, True, False, False, False)
+        >>> shrug("👍"), shrug("..."), shrug("?")
+        (True, True, False)
     """
     if is_yes(message) or is_no(message) or re.search(r"[?？]", message):
         return False
     text = normalise(message).lower()
     size = len(re.findall(r"[a-z0-9']+", text)) + len(re.findall(r"[\u3400-\u9fff]", text)) / 2
-    if not 0 < size <= _SHRUG_WORDS or ORDER_ID.search(text):
+    if size == 0:  # no word at all (👍, 🙂, "..."): no decision either; the question waits
+        return bool(message.strip())  # (before, it was dropped for "no question found")
+    if size > _SHRUG_WORDS or ORDER_ID.search(text):
         return False
     if named_amount(message)[0] is not None or doubt(message) == "negated" or _NO.search(text):
         return False
