@@ -3,7 +3,8 @@
 Two processes starting on one new SQLite file (a chat and a batch, two batch workers, the UI
 and a command) both found no tables and both created them: SQLite's Python driver runs
 ``CREATE TABLE`` outside any transaction, so the second failed with "table ... already
-exists" (the telemetry store and the order store, in every trial of four openers at once).
+exists" (the telemetry store and the order store, in nearly every trial of four openers at
+once).
 :func:`hold_setup_lock` makes the setup transaction take the database's write lock first, so
 the openers take turns and the later ones find the tables made. On PostgreSQL, where two
 ``CREATE TABLE`` of one name also collide, it takes a transaction-scoped advisory lock.

@@ -3,10 +3,9 @@
 While "Refund USD 59.99 for order ORD-…? Reply yes to confirm." waits, the customer may
 
 * shrug (:func:`shrug`: "fine", "whatever", "meh", 随便, "I suppose", or no word at all: 👍,
-  "..."): an answer with nothing
-  in it but assent that is no decision. The same question is asked again
-  (:func:`asked_once_more`), nothing is written, and the offer still waits for a plain yes or
-  no (before, the offer was dropped and the customer had to ask a third time);
+  "..."): an answer with nothing in it but assent that is no decision. The same question is
+  asked again (:func:`asked_once_more`), nothing is written, and the offer still waits for a
+  plain yes or no (before, the offer was dropped and the customer had to ask a third time);
 * change the ask (:func:`reread`): a new amount alone for the waiting refund ("actually make
   it USD 25", 改成13美元), or a "no" to the question followed by another write of their own
   ("no wait, change its address to …", 不对，取消这个订单吧). That is read as the new ask and
