@@ -27,7 +27,7 @@ from orchestrator.cli.common import (
     console,
     err,
     fail,
-    missing_sqlite_file,
+    require_order_store,
     served_settings,
     settings_from_flags,
 )
@@ -70,13 +70,8 @@ def chat(
             Request(text=text, thread_id=thread_id, customer_id=customer)
     except ValidationError as exc:
         raise fail(_id_problem(exc, thread_id, customer), 2) from exc
-    # a mistyped --db would make an empty store there and chat as a customer it lacks (user49)
-    if database_url and (missing := missing_sqlite_file(settings.cs_database_url)):
-        raise fail(
-            f"order store {missing} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
-            "or make one with `orchestrator store seed --db ...`",
-            2,
-        )
+    if database_url:  # a mistyped --db: no empty store made there (user49)
+        require_order_store(settings.cs_database_url)
     check_storage(settings, conversations=True)  # before minutes of server start
     start_tracing(trace)
     try:  # another customer's thread (ThreadOwnerError) is the user's mistake: exit 2

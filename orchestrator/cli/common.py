@@ -639,6 +639,22 @@ def missing_sqlite_file(url: str) -> str | None:
     return None
 
 
+def require_order_store(url: str) -> None:
+    """Refuse an order store ``url`` whose SQLite file does not exist (:func:`missing_sqlite_file`):
+    opening it would make an empty store there, and a mistyped ``--db`` would then read as "no
+    conversation waits" or chat as a customer the store lacks.
+
+    Raises:
+        typer.Exit: Code 2, after one line naming the file and the fix.
+    """
+    if (missing := missing_sqlite_file(url)) is not None:
+        raise fail(
+            f"order store {missing} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
+            "or make one with `orchestrator store seed`",
+            2,
+        )
+
+
 def database_url(value: str | Path | None, *, flag: str = "--db") -> str | None:
     """The SQLAlchemy URL of a ``--db``/``--database-url`` value, which is either a URL
     (``dialect[+driver]://...``, returned as given once it parses) or a file path (an SQLite

@@ -29,7 +29,7 @@ from orchestrator.cli.common import (
     ServerUrlOption,
     console,
     fail,
-    missing_sqlite_file,
+    require_order_store,
     served_settings,
     settings_from_flags,
     working,
@@ -86,12 +86,7 @@ def open_order_store(database_url: str | None) -> tuple[OrderStore, str]:
             file does not exist.
     """
     url = settings_from_flags(cs_database_url=database_url).cs_database_url
-    if (missing := missing_sqlite_file(url)) is not None:
-        raise fail(
-            f"order store {missing} does not exist; check --db (or ORCH_CS_DATABASE_URL), "
-            "or make one with `orchestrator store seed`",
-            2,
-        )
+    require_order_store(url)
     try:
         return OrderStore(url), url
     except OrchestratorError as exc:
