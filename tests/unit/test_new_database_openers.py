@@ -31,22 +31,21 @@ from postgres_server import PostgresServer
 OPENERS = 4
 
 
-def race(open_one: Callable[[], None], trials: int, fresh: Callable[[int], None]) -> list[str]:
-    """Run ``open_one`` in :data:`OPENERS` threads released together, ``trials`` times
-    (``fresh(trial)`` first points it at a new database); the errors, as text."""
+def race(open_one: Callable[[str], None], targets: list[str]) -> list[str]:
+    """``open_one(target)`` in :data:`OPENERS` threads released together, for each new
+    database of ``targets`` in turn; the errors, as text."""
     errors: list[str] = []
 
-    def opener(start: threading.Barrier) -> None:
+    def opener(target: str, start: threading.Barrier) -> None:
         start.wait(timeout=60)
         try:
-            open_one()
+            open_one(target)
         except Exception as exc:  # collected: the test asserts there are none
             errors.append(repr(exc)[:300])
 
-    for trial in range(trials):
-        fresh(trial)
+    for target in targets:
         start = threading.Barrier(OPENERS)
-        threads = [threading.Thread(target=opener, args=(start,)) for _ in range(OPENERS)]
+        threads = [threading.Thread(target=opener, args=(target, start)) for _ in range(OPENERS)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -54,60 +53,43 @@ def race(open_one: Callable[[], None], trials: int, fresh: Callable[[int], None]
     return errors
 
 
-class Target:
-    """The database URL the current trial's openers use."""
-
-    url = ""
-
-
-def open_telemetry(target: Target) -> None:
-    store = TelemetryStore(target.url)
+def open_telemetry(url: str) -> None:
+    store = TelemetryStore(url)
     with store.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM requests")).scalar() == 0
     store.engine.dispose()
 
 
-def open_orders(target: Target) -> None:
-    store = OrderStore(target.url)
+def open_orders(url: str) -> None:
+    store = OrderStore(url)
     try:
         assert store.counts()["orders"] == 0
     finally:
         store.close()
 
 
+def open_conversations(path: str) -> None:
+    async def open_saver() -> None:
+        check_conversations(Path(path))
+        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+            await saver.setup()
+
+    asyncio.run(open_saver())
+
+
 @pytest.mark.parametrize("opener", [open_telemetry, open_orders], ids=["telemetry", "orders"])
-def test_new_sqlite_file(opener: Callable[[Target], None], tmp_path: Path) -> None:
-    target = Target()
-
-    def fresh(trial: int) -> None:
-        target.url = f"sqlite:///{tmp_path / f'new{trial}.db'}"
-
-    assert race(lambda: opener(target), 10, fresh) == []
+def test_new_sqlite_file(opener: Callable[[str], None], tmp_path: Path) -> None:
+    assert race(opener, [f"sqlite:///{tmp_path / f'new{n}.db'}" for n in range(10)]) == []
 
 
 @pytest.mark.parametrize("opener", [open_telemetry, open_orders], ids=["telemetry", "orders"])
 def test_new_postgresql_database(
-    opener: Callable[[Target], None], postgres: PostgresServer, request: pytest.FixtureRequest
+    opener: Callable[[str], None], postgres: PostgresServer, request: pytest.FixtureRequest
 ) -> None:
-    target = Target()
     name = request.node.callspec.id
-
-    def fresh(trial: int) -> None:
-        target.url = postgres.create_database(f"openers_{name}_{trial}")
-
-    assert race(lambda: opener(target), 5, fresh) == []
+    urls = [postgres.create_database(f"openers_{name}_{n}") for n in range(5)]
+    assert race(opener, urls) == []
 
 
 def test_new_conversations_file(tmp_path: Path) -> None:
-    path = tmp_path / "conversations.db"
-
-    async def open_saver() -> None:
-        check_conversations(path)
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-            await saver.setup()
-
-    def fresh(trial: int) -> None:
-        nonlocal path
-        path = tmp_path / f"conversations{trial}.db"
-
-    assert race(lambda: asyncio.run(open_saver()), 30, fresh) == []
+    assert race(open_conversations, [str(tmp_path / f"conv{n}.db") for n in range(30)]) == []
